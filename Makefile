@@ -1,0 +1,51 @@
+# One venv, created from the project's own files: `make setup` on a fresh clone.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SERVER ?=
+export OMP_NUM_THREADS ?= 1
+
+.PHONY: setup demo test test-long conformance generate check-generated lint typecheck bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+# The main job: index a folder and search it (offline; the local model ships with the package).
+DEMO_ROOT ?= examples/demo
+DEMO_QUERY ?= how do I keep edits safe when two agents change the same file
+demo: setup
+	$(PY) -m local_vector_search_mcp --root $(DEMO_ROOT) --storage-path $(DEMO_ROOT)/../.demo-index/index.db --reindex
+	$(PY) -m local_vector_search_mcp --root $(DEMO_ROOT) --storage-path $(DEMO_ROOT)/../.demo-index/index.db call kb_search --query "$(DEMO_QUERY)" --top-k 3
+
+test: setup check-generated
+	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory typecheck lint
+
+test-long: setup
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q
+
+conformance: setup
+	$(PY) -m pytest -q tests/conformance $(if $(SERVER),--server "$(SERVER)")
+
+generate: setup
+	$(PY) tools/generate.py
+
+check-generated: setup
+	$(PY) tools/generate.py --check
+
+typecheck: setup
+	$(PY) -m mypy
+
+lint: setup
+	$(PY) -m ruff check src tests tools bench
+
+bench: setup
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis examples/.demo-index

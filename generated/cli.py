@@ -1,0 +1,337 @@
+# generated from spec/ by tools/generate.py, do not edit
+"""One ``call <tool>`` subcommand per tool of spec/.
+
+Scalar request fields become options (``--query``, ``--top-k``); any field,
+including nested objects, can be given as JSON with ``--json`` (a JSON
+object, ``@file`` or ``-`` for standard input). Options override ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+# (request property, argparse dest, kind) per tool, in spec order.
+FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    'kb_status': (
+    ),
+    'kb_reindex': (
+        ('scope', 'opt_scope', 'string'),
+        ('force', 'opt_force', 'boolean'),
+    ),
+    'kb_search': (
+        ('query', 'opt_query', 'string'),
+        ('mode', 'opt_mode', 'string'),
+        ('topK', 'opt_topK', 'integer'),
+    ),
+    'kb_read': (
+        ('path', 'opt_path', 'string'),
+        ('pointer', 'opt_pointer', 'string'),
+        ('maxElements', 'opt_maxElements', 'integer'),
+        ('maxBytes', 'opt_maxBytes', 'integer'),
+    ),
+    'kb_patch': (
+        ('path', 'opt_path', 'string'),
+    ),
+    'kb_edit_table': (
+        ('path', 'opt_path', 'string'),
+        ('pointer', 'opt_pointer', 'string'),
+        ('action', 'opt_action', 'string'),
+        ('rowIndex', 'opt_rowIndex', 'integer'),
+        ('column', 'opt_column', 'string'),
+        ('columnIndex', 'opt_columnIndex', 'integer'),
+        ('beforeRowIndex', 'opt_beforeRowIndex', 'integer'),
+        ('beforeColumn', 'opt_beforeColumn', 'string'),
+        ('beforeColumnIndex', 'opt_beforeColumnIndex', 'integer'),
+        ('name', 'opt_name', 'string'),
+        ('newName', 'opt_newName', 'string'),
+        ('defaultValue', 'opt_defaultValue', 'string'),
+        ('alignment', 'opt_alignment', 'string'),
+    ),
+    'kb_create': (
+        ('path', 'opt_path', 'string'),
+        ('markdown', 'opt_markdown', 'string'),
+    ),
+    'kb_move': (
+        ('sourcePath', 'opt_sourcePath', 'string'),
+        ('targetPath', 'opt_targetPath', 'string'),
+        ('expectedSourceHash', 'opt_expectedSourceHash', 'string'),
+    ),
+    'kb_delete': (
+        ('path', 'opt_path', 'string'),
+        ('expectedSourceHash', 'opt_expectedSourceHash', 'string'),
+    ),
+    'kb_list_files': (
+        ('pathPrefix', 'opt_pathPrefix', 'string'),
+        ('includeGlob', 'opt_includeGlob', 'string'),
+    ),
+    'kb_outline': (
+        ('path', 'opt_path', 'string'),
+    ),
+    'kb_create_pdf_book': (
+        ('path', 'opt_path', 'string'),
+        ('outputPath', 'opt_outputPath', 'string'),
+        ('pageFormat', 'opt_pageFormat', 'string'),
+        ('style', 'opt_style', 'string'),
+        ('profile', 'opt_profile', 'string'),
+    ),
+    'kb_download_file': (
+        ('path', 'opt_path', 'string'),
+    ),
+    'kb_save_image': (
+        ('fileName', 'opt_fileName', 'string'),
+        ('altText', 'opt_altText', 'string'),
+        ('targetPath', 'opt_targetPath', 'string'),
+    ),
+    'kb_list_images': (
+        ('cursor', 'opt_cursor', 'string'),
+        ('pageSize', 'opt_pageSize', 'integer'),
+    ),
+    'kb_load_image': (
+        ('path', 'opt_path', 'string'),
+    ),
+    'kb_delete_image': (
+        ('path', 'opt_path', 'string'),
+    ),
+    'kb_move_image': (
+        ('sourcePath', 'opt_sourcePath', 'string'),
+        ('targetPath', 'opt_targetPath', 'string'),
+        ('expectedSha256', 'opt_expectedSha256', 'string'),
+    ),
+    'kb_links': (
+        ('path', 'opt_path', 'string'),
+        ('direction', 'opt_direction', 'string'),
+        ('depth', 'opt_depth', 'integer'),
+        ('includeMissing', 'opt_includeMissing', 'boolean'),
+    ),
+}
+
+ENVELOPES: dict[str, str] = {
+    'kb_status': 'none',
+    'kb_reindex': 'request',
+    'kb_search': 'request',
+    'kb_read': 'request',
+    'kb_patch': 'request',
+    'kb_edit_table': 'flat',
+    'kb_create': 'request',
+    'kb_move': 'request',
+    'kb_delete': 'request',
+    'kb_list_files': 'request',
+    'kb_outline': 'request',
+    'kb_create_pdf_book': 'request',
+    'kb_download_file': 'request',
+    'kb_save_image': 'flat',
+    'kb_list_images': 'flat',
+    'kb_load_image': 'flat',
+    'kb_delete_image': 'flat',
+    'kb_move_image': 'request',
+    'kb_links': 'request',
+}
+
+
+def add_tool_parsers(subparsers: Any) -> None:
+    """Add one subparser per tool to an ``argparse`` subparsers action."""
+    parser = subparsers.add_parser(
+        'kb_status',
+        help='Index status',
+        description="Report the server's configuration and the state of the search index: where the index lives, which\nembedding provider and model are active, how many documents and chunks are indexed, whether a reindex\nis running (and how the last one ended), pending targeted re-indexing after edits, and whether the\nstored index is compatible with the current configuration. Call it first to orient yourself, and\nafter kb_reindex to follow progress. Takes no arguments (send `{}`); never fails because the index is\nmissing or empty.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(tool='kb_status')
+    parser = subparsers.add_parser(
+        'kb_reindex',
+        help='Rebuild the search index',
+        description="Start (re)building the search index in the background and return at once. `scope: changed` (default)\nre-indexes only Markdown files whose content changed and drops deleted or excluded ones; `scope: all`\nre-processes every file. `force: true` is needed after kb_status reports the index incompatible with\nthe configuration: it drops and rebuilds the derived index (Markdown files are never touched); on a\ncompatible index it changes nothing. Only one reindex runs at a time: if one is already running, the\ncall returns `started: false` with that run's progress and the new arguments are ignored (nothing is\nqueued). Follow progress and the outcome (`indexing.current` / `indexing.last`) with kb_status;\nincompatibility and embedding failures are reported there, not as errors of this tool.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--scope', dest='opt_scope', type=str, default=None, choices=['changed', 'all'], help='`changed` skips files whose SHA-256 equals the indexed one; `all` re-parses, re-chunks and re-embeds every file.')
+    parser.add_argument('--force', dest='opt_force', action=argparse.BooleanOptionalAction, default=None, help='Allow dropping and recreating an index that is incompatible with the current configuration (different chunker, model, dimensions, index mode, ...). Without it an incompatible index makes the run fail with the problems listed in kb_status.')
+    parser.set_defaults(tool='kb_reindex')
+    parser = subparsers.add_parser(
+        'kb_search',
+        help='Search the knowledge base',
+        description="Find the passages of the indexed Markdown most relevant to a query. Returns up to `topK` chunks, best\nfirst, each with its document path, a pointer to the chunk's first element, a snippet and a `readHint`\nto pass to kb_read for the exact current text (the index may lag behind recent edits; kb_read always\nreads the file). `mode` defaults to the configured mode (normally `hybrid`); when embeddings are off\nor failing, `hybrid` falls back to lexical results with a `warning`, while `semantic` fails with\nINDEX_NOT_READY. Narrow the search with `includeGlobs` / `excludeGlobs` (applied before ranking).\nFails with INDEX_NOT_READY when nothing is indexed yet (run kb_reindex) or a forced rebuild is running.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--query', dest='opt_query', type=str, default=None, help='What to look for, in natural language or keywords (any language). Must contain a non-whitespace character.')
+    parser.add_argument('--mode', dest='opt_mode', type=str, default=None, choices=['lexical', 'semantic', 'hybrid'], help='Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).')
+    parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, help='Maximum number of results. Omit to use the configured `search.maxResults` (default 10).')
+    parser.set_defaults(tool='kb_search')
+    parser = subparsers.add_parser(
+        'kb_read',
+        help='Read a Markdown document',
+        description="Read the current source of a Markdown document (never the index), whole or from one element on, in\npages. Returns the exact Markdown slice, the addressable elements it contains with their v2 anchors\n(`logical~selfHash~subtreeHash`, the pointers kb_patch needs), `nextPointer` for the next page (null\nat the end; consecutive pages concatenate to exactly the file) and the file's `sourceHash` (what\nkb_move / kb_delete expect). `pointer` defaults to `document`; a hashed anchor from kb_search or an\nearlier read is relocated if the element moved. When the first element read is a table, `table` holds\nits rows and columns for kb_edit_table. Fails with NOT_FOUND for a missing file, INVALID_ARGUMENT for\na malformed or absent pointer and CONFLICT when a hashed anchor no longer matches (re-read from\n`document`).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document, e.g. from kb_list_files or a search result.')
+    parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, help='Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.')
+    parser.add_argument('--max-elements', dest='opt_maxElements', type=int, default=None, help='Maximum number of elements in this page.')
+    parser.add_argument('--max-bytes', dest='opt_maxBytes', type=int, default=None, help='Maximum UTF-8 size of `markdown`; the first element is always returned even when larger. Does not limit `table`.')
+    parser.set_defaults(tool='kb_read')
+    parser = subparsers.add_parser(
+        'kb_patch',
+        help='Edit a Markdown document',
+        description="Apply one or more structural edits to a Markdown document atomically, addressed by the anchors kb_read\nreturns. All operations resolve against the same revision; the file is rewritten only if every one is\nvalid and the result keeps the document's structure (untouched bytes, line endings and BOM are\npreserved); otherwise nothing is written. Needs `knowledgeBase.allowWrites`. Returns the new\n`sourceHash`; re-read before further edits, since changed elements get new anchors. Concrete targets\nneed a hashed anchor (a plain `1.p2` is refused); a stale hash gives CONFLICT. Use kb_edit_table for\ncell/row/column edits and kb_create for new files.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of an existing document.')
+    parser.set_defaults(tool='kb_patch')
+    parser = subparsers.add_parser(
+        'kb_edit_table',
+        help='Edit a Markdown table',
+        description="Change one GFM pipe table cell-, row- or column-wise without rewriting the rest of the file. Address the\ntable with its current anchor (`tN~selfHash~subtreeHash` from kb_read, whose `table` field shows\nzero-based row and column indexes), pick one `action` and pass only that action's fields (any other\nfield is an error):\n`update_cells` → `updates`; `insert_row` → `values` or `valuesByColumn`, optional `beforeRowIndex`;\n`delete_row` → `rowIndex` or `where`; `insert_column` → `name`, optional `defaultValue`, `alignment`,\n`beforeColumn` or `beforeColumnIndex`; `delete_column` → `column` or `columnIndex`; `rename_column` →\ncolumn selector + `newName`; `set_alignment` → column selector + `alignment`.\nNames and values match exactly (case-sensitive display text). Returns the table's new anchor, so edits\ncan be chained without re-reading. Needs `knowledgeBase.allowWrites`. Delete a whole table with\nkb_patch `delete`.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document holding the table.')
+    parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, help='Hashed anchor of a standalone table (`tN` or `<section>.tN`), v2 as returned by kb_read (v1 `tN~selfHash` accepted). The table must not have been changed since.')
+    parser.add_argument('--action', dest='opt_action', type=str, default=None, choices=['update_cells', 'insert_row', 'delete_row', 'insert_column', 'delete_column', 'rename_column', 'set_alignment'], help='The edit to make; decides which other fields are allowed (see the tool description).')
+    parser.add_argument('--row-index', dest='opt_rowIndex', type=int, default=None, help='`delete_row`: zero-based data row to delete (alternative to `where`).')
+    parser.add_argument('--column', dest='opt_column', type=str, default=None, help='`delete_column`, `rename_column`, `set_alignment`: the column by header name (alternative to `columnIndex`; a column with an empty name must be selected by index).')
+    parser.add_argument('--column-index', dest='opt_columnIndex', type=int, default=None, help='`delete_column`, `rename_column`, `set_alignment`: zero-based column index (alternative to `column`).')
+    parser.add_argument('--before-row-index', dest='opt_beforeRowIndex', type=int, default=None, help='`insert_row`: insert before this zero-based data row (must be less than the row count). Omit to append after the last row.')
+    parser.add_argument('--before-column', dest='opt_beforeColumn', type=str, default=None, help='`insert_column`: insert before the column with this name. Omit both `beforeColumn` and `beforeColumnIndex` to append a last column.')
+    parser.add_argument('--before-column-index', dest='opt_beforeColumnIndex', type=int, default=None, help='`insert_column`: insert before this zero-based column (must be less than the column count).')
+    parser.add_argument('--name', dest='opt_name', type=str, default=None, help='`insert_column`: header text of the new column (plain text, escaped).')
+    parser.add_argument('--new-name', dest='opt_newName', type=str, default=None, help='`rename_column`: the new header text (plain text, escaped).')
+    parser.add_argument('--default-value', dest='opt_defaultValue', type=str, default=None, help='`insert_column`: plain-text value put in every existing row of the new column (default empty).')
+    parser.add_argument('--alignment', dest='opt_alignment', type=str, default=None, choices=['none', 'left', 'center', 'right'], help="`set_alignment` (required) and `insert_column` (optional, default `none`): the column's alignment.")
+    parser.set_defaults(tool='kb_edit_table')
+    parser = subparsers.add_parser(
+        'kb_create',
+        help='Create a Markdown document',
+        description="Create a new Markdown document with the given content (UTF-8 without BOM, written as given), creating\nmissing parent folders. Never overwrites: an existing file at `path` fails with ALREADY_EXISTS. Needs\n`knowledgeBase.allowWrites`. Returns the new file's `sourceHash`; the document is queued for\nindexing (`indexSynchronized` false until then). Use kb_read afterwards to get element anchors.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the new document, e.g. `notes/meeting-2024-05.md`.')
+    parser.add_argument('--markdown', dest='opt_markdown', type=str, default=None, help='Full content of the new file, written byte-for-byte as UTF-8 (may be empty).')
+    parser.set_defaults(tool='kb_create')
+    parser = subparsers.add_parser(
+        'kb_move',
+        help='Move or rename a Markdown document',
+        description="Move or rename a Markdown document within the knowledge base, creating missing target folders. Guarded\nby the document's current SHA-256 (`sourceHash` from kb_read or a previous edit): if the file changed\nsince, nothing happens and CONFLICT is returned. Never overwrites (ALREADY_EXISTS). Links in other\ndocuments are not updated (find them with kb_links `direction: incoming`). Needs\n`knowledgeBase.allowWrites`. Returns `path` = the new path, `previousPath` = the old one, and the\nunchanged `sourceHash`; both paths are queued for re-indexing.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, help='Root-relative path of the existing document.')
+    parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
+    parser.add_argument('--expected-source-hash', dest='opt_expectedSourceHash', type=str, default=None, help="The document's current `sourceHash` (SHA-256 hex, any case).")
+    parser.set_defaults(tool='kb_move')
+    parser = subparsers.add_parser(
+        'kb_delete',
+        help='Delete a Markdown document',
+        description='Delete a Markdown document. Guarded by its current SHA-256 (`sourceHash` from kb_read or a previous\nedit): if the file changed since, nothing is deleted and CONFLICT is returned. Folders are left in\nplace. Needs `knowledgeBase.allowWrites`. Returns `sourceHash: null`; the path is queued for removal\nfrom the index. To delete part of a document use kb_patch `delete` / `delete_section`.',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document to delete.')
+    parser.add_argument('--expected-source-hash', dest='opt_expectedSourceHash', type=str, default=None, help="The document's current `sourceHash` (SHA-256 hex, any case).")
+    parser.set_defaults(tool='kb_delete')
+    parser = subparsers.add_parser(
+        'kb_list_files',
+        help='List files',
+        description="List the files under the knowledge-base root (Markdown documents and other assets), sorted by path.\nUse it to discover document paths before kb_read, kb_outline or kb_patch.\n`pathPrefix` selects one folder (or one exact file) by whole path segments: `books/chapter` selects\n`books/chapter/...` but not `books/chapter.md`. `includeGlob` filters further (default `**/*`).\nBoth filters compare case-insensitively. `.git`, the index's own files and symlinks are never listed.\nFails with INVALID_PATH for an unsafe prefix and INVALID_ARGUMENT for a malformed glob.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--path-prefix', dest='opt_pathPrefix', type=str, default=None, help='Folder (or file) path whose files to list; a trailing `/` is ignored. Omit for the whole root.')
+    parser.add_argument('--include-glob', dest='opt_includeGlob', type=str, default=None, help='Only files whose root-relative path matches this glob (default `**/*`).')
+    parser.set_defaults(tool='kb_list_files')
+    parser = subparsers.add_parser(
+        'kb_outline',
+        help='Outline a Markdown document',
+        description="Return the heading tree of a Markdown document, read from the current file (not the index): each\nheading with its level, title and v2 anchor, nested under the nearest preceding heading of a lower\nlevel. Use it to find the section to read (kb_read with the heading's pointer) or to edit\n(kb_patch `replace_section` / `delete_section`). Headings inside lists and block quotes do not count.\nFails with NOT_FOUND for a missing file.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document.')
+    parser.set_defaults(tool='kb_outline')
+    parser = subparsers.add_parser(
+        'kb_create_pdf_book',
+        help='Export a document as PDF',
+        description="Render one Markdown document to a PDF book (headings, emphasis, code, lists, quotes, links, GFM tables\nand local images, Unicode text). Writes `outputPath` (default: the document's path with `.pdf`) inside\nthe knowledge base, replacing an existing PDF there atomically; the Markdown, other files and the\nindex are not touched. Local images that are missing or unreadable become placeholders and are listed\nin `warnings`; remote and absolute image URLs are never fetched. Needs `knowledgeBase.allowWrites`.\nFetch the result with kb_download_file (which refuses files over 25 MiB; use `profile: screen` for a\nsmaller file).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the Markdown document to export.')
+    parser.add_argument('--output-path', dest='opt_outputPath', type=str, default=None, help='Root-relative path of the PDF to write, ending in `.pdf`. Omit for `path` with its `.md` replaced by `.pdf`. An existing PDF there is replaced.')
+    parser.add_argument('--page-format', dest='opt_pageFormat', type=str, default=None, choices=['a4', 'a5', 'a6', 'b5', 'letter'], help='Page size.')
+    parser.add_argument('--style', dest='opt_style', type=str, default=None, choices=['compact', 'classic', 'modern', 'technical', 'academic'], help='Typographic style (fonts, spacing, heading and code appearance).')
+    parser.add_argument('--profile', dest='opt_profile', type=str, default=None, choices=['screen', 'standard', 'print'], help='Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Larger images are downsampled to the DPI; images already small enough, and JPEG/PNG files with colour metadata, are embedded unchanged.')
+    parser.set_defaults(tool='kb_create_pdf_book')
+    parser = subparsers.add_parser(
+        'kb_download_file',
+        help='Download a file',
+        description="Return the raw bytes of any regular file under the knowledge-base root (a PDF made by\nkb_create_pdf_book, an attachment, a Markdown file, ...) up to 25 MiB. The result has two content\nblocks: an embedded binary resource with the original bytes, then a JSON text block\n`{path, mimeType, bytes, sha256}`. Works without write permission. For looking at an image use\nkb_load_image (it converts GIFs into a viewable preview). Refuses `.git`, the index's files and\nanything reached through a symlink.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the file, e.g. from kb_list_files.')
+    parser.set_defaults(tool='kb_download_file')
+    parser = subparsers.add_parser(
+        'kb_save_image',
+        help='Save an uploaded image',
+        description="Save an image the user attached in the chat (an OpenAI file reference with an HTTPS `download_url`)\ninto the knowledge base and return a ready-to-paste Markdown image link. The bytes are downloaded\n(HTTPS only, public hosts only, at most 25 MiB) and must be a PNG, JPEG, WebP or GIF. Without\n`targetPath` the image goes to `images/` under `fileName` (or the upload's own name, or a generated\none), adding `-2`, `-3`, ... when the name is taken; with `targetPath` it is saved exactly there and\nnever overwrites (ALREADY_EXISTS). Needs `knowledgeBase.allowWrites`. The Markdown is not changed:\ninsert the returned `markdown` with kb_patch. Base64 or data-URI images are not accepted.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--file-name', dest='opt_fileName', type=str, default=None, help='File name (no folder) for the default `images/` folder, e.g. `cover` or `cover.png`; the canonical extension is added when missing, a wrong one is refused. Not allowed together with `targetPath`.')
+    parser.add_argument('--alt-text', dest='opt_altText', type=str, default=None, help='Alternative text for the returned Markdown link (line breaks become spaces; `\\`, `[`, `]` are escaped).')
+    parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, help='Full root-relative destination including file name and an extension matching the image format, e.g. `docs/img/diagram.png`. Missing folders are created. Not allowed together with `fileName`.')
+    parser.set_defaults(tool='kb_save_image')
+    parser = subparsers.add_parser(
+        'kb_list_images',
+        help='List images',
+        description="List the image files (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`, by extension) anywhere under the\nknowledge-base root, sorted by path, one page at a time. Pass `nextCursor` back as `cursor` for the\nnext page; it is null on the last page. A cursor stays valid when files are added or removed. `.git`,\nthe index's files and symlinks are skipped. Use kb_load_image to look at one.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--cursor', dest='opt_cursor', type=str, default=None, help='`nextCursor` of the previous page, unchanged. Omit for the first page.')
+    parser.add_argument('--page-size', dest='opt_pageSize', type=int, default=None, help='Maximum number of images in this page.')
+    parser.set_defaults(tool='kb_list_images')
+    parser = subparsers.add_parser(
+        'kb_load_image',
+        help='Look at an image',
+        description='Return an image from the knowledge base so you can see it. The result has two content blocks: the\nimage itself (PNG, JPEG and WebP as stored; a GIF as a PNG preview of its first frame), then a JSON\ntext block `{path, mimeType, bytes, sha256}` describing the original file. Works without write\npermission. Files over 25 MiB, folders and files whose content does not match their extension are\nrefused. Use kb_download_file for the exact bytes of other files.',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the image, e.g. from kb_list_images.')
+    parser.set_defaults(tool='kb_load_image')
+    parser = subparsers.add_parser(
+        'kb_delete_image',
+        help='Delete an image',
+        description='Delete one image file (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`) from the knowledge base. Markdown\nthat links to it is not changed (find such documents with kb_search or kb_read), folders are left in\nplace and nothing is re-indexed. Needs `knowledgeBase.allowWrites`. Returns `{path, deleted: true}`.',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the image to delete.')
+    parser.set_defaults(tool='kb_delete_image')
+    parser = subparsers.add_parser(
+        'kb_move_image',
+        help='Move or rename an image',
+        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown links to the image are not updated; fix\nthem with kb_patch. Needs `knowledgeBase.allowWrites`.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, help='Root-relative path of the existing image.')
+    parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
+    parser.add_argument('--expected-sha256', dest='opt_expectedSha256', type=str, default=None, help="The image's SHA-256 as last seen (e.g. from kb_load_image or kb_save_image); when given, the move happens only if the file still has it. Omit to move unconditionally.")
+    parser.set_defaults(tool='kb_move_image')
+    parser = subparsers.add_parser(
+        'kb_links',
+        help='Follow links between documents',
+        description='Show the explicit Markdown links between documents around one document: the documents it links to\n(`outgoing`), the documents that link to it (`incoming`), or both, optionally following links up to\n`depth` hops. Links whose target document does not exist are flagged (`targetExists: false`) and\ncollected in `missing`, which makes it a broken-link check. Only inline, reference-style and autolinks\nto relative `.md` targets inside the root count (fragments like `#install` are kept apart); web URLs,\nimages and root-absolute `/...` targets are ignored; nothing is inferred from meaning. Works from the\nindex, so it reflects the last kb_reindex / re-indexing (like kb_search); INDEX_NOT_READY when\nnothing is indexed yet.',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it).')
+    parser.add_argument('--direction', dest='opt_direction', type=str, default=None, choices=['outgoing', 'incoming', 'both'], help='`outgoing` follows links from a document to its targets, `incoming` from a target back to the documents linking to it, `both` follows both at every hop.')
+    parser.add_argument('--depth', dest='opt_depth', type=int, default=None, help='How many hops to follow from `path`; 1 lists only its direct links.')
+    parser.add_argument('--include-missing', dest='opt_includeMissing', action=argparse.BooleanOptionalAction, default=None, help='Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.')
+    parser.set_defaults(tool='kb_links')

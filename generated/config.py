@@ -1,0 +1,147 @@
+# generated from spec/ by tools/generate.py, do not edit
+# ruff: noqa
+# mypy: ignore-errors
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+
+class ServerConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    name: Annotated[str, Field(min_length=1)] = 'local-vector-search-mcp'
+    """
+    Server name announced to MCP clients.
+    """
+
+
+class StorageConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: str | None = None
+    """
+    Index database file. Relative paths resolve against the project root. Default `<project-root>/.local-vector-search-mcp/index.db`.
+    """
+
+
+class EmbeddingConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    provider: Literal['local', 'openai-compatible', 'none'] = 'local'
+    """
+    `local` runs a small multilingual model inside the server process (no service, no download); `openai-compatible` calls an `/embeddings` endpoint such as Ollama's; `none` keeps the index lexical only.
+    """
+    endpoint: str = 'http://localhost:11434/v1'
+    """
+    Base URL of the OpenAI-compatible API (`/embeddings` is appended). Must be loopback unless `allowRemoteEndpoint` is true.
+    """
+    api_key: Annotated[str, Field(alias='apiKey')] = 'ollama'
+    """
+    Bearer token sent to the endpoint. Never logged.
+    """
+    model: str | None = None
+    """
+    Model name. Default for `local` is the bundled model; required for `openai-compatible`.
+    """
+    dimensions: Annotated[int | None, Field(ge=1)] = None
+    """
+    Vector size; null means the model's own size (probed on first use for `openai-compatible`).
+    """
+    batch_size: Annotated[int, Field(alias='batchSize', ge=1, le=1024)] = 16
+    timeout_seconds: Annotated[float, Field(alias='timeoutSeconds', gt=0.0)] = 120
+    allow_remote_endpoint: Annotated[bool, Field(alias='allowRemoteEndpoint')] = False
+    """
+    Allow a non-loopback endpoint. Off by default so document text never leaves the machine by accident.
+    """
+    vector_storage: Annotated[
+        Literal['float32', 'int8', 'binary'], Field(alias='vectorStorage')
+    ] = 'float32'
+    """
+    How vectors are stored: `float32` exact; `int8` a quarter of the size; `binary` 1/32 of the size, with exact float re-ranking of a larger candidate pool.
+    """
+
+
+class ChunkingConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    max_chunk_bytes: Annotated[int, Field(alias='maxChunkBytes', ge=1)] = 4096
+    max_elements: Annotated[int, Field(alias='maxElements', ge=1)] = 20
+    include_heading_context: Annotated[bool, Field(alias='includeHeadingContext')] = (
+        True
+    )
+    include_front_matter: Annotated[bool, Field(alias='includeFrontMatter')] = True
+
+
+class SearchConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    default_mode: Annotated[
+        Literal['lexical', 'semantic', 'hybrid'], Field(alias='defaultMode')
+    ] = 'hybrid'
+    semantic_candidate_pool_size: Annotated[
+        int, Field(alias='semanticCandidatePoolSize', ge=1, le=1000)
+    ] = 50
+    lexical_candidate_pool_size: Annotated[
+        int, Field(alias='lexicalCandidatePoolSize', ge=1, le=1000)
+    ] = 50
+    max_results: Annotated[int, Field(alias='maxResults', ge=1, le=50)] = 10
+    rrf_k: Annotated[int, Field(alias='rrfK', ge=1)] = 60
+
+
+class IncludeItem(RootModel[str]):
+    root: Annotated[str, Field(min_length=1)]
+
+
+class ExcludeItem(RootModel[str]):
+    root: Annotated[str, Field(min_length=1)]
+
+
+class KnowledgeBaseConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    root: str | None = None
+    """
+    Folder holding the Markdown; relative paths resolve against the project root. Default the project root.
+    """
+    allow_writes: Annotated[bool, Field(alias='allowWrites')] = False
+    """
+    Allow the editing
+    """
+    watch_files: Annotated[bool, Field(alias='watchFiles')] = False
+    """
+    Follow edits made by other programs and re-index changed files.
+    """
+    include: Annotated[
+        list[IncludeItem], Field(min_length=1, validate_default=True)
+    ] = ['**/*.md']
+    exclude: Annotated[list[ExcludeItem], Field(validate_default=True)] = []
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    server: Annotated[ServerConfig, Field(validate_default=True)] = {}
+    storage: Annotated[StorageConfig, Field(validate_default=True)] = {}
+    embedding: Annotated[EmbeddingConfig, Field(validate_default=True)] = {}
+    chunking: Annotated[ChunkingConfig, Field(validate_default=True)] = {}
+    search: Annotated[SearchConfig, Field(validate_default=True)] = {}
+    knowledge_base: Annotated[
+        KnowledgeBaseConfig, Field(alias='knowledgeBase', validate_default=True)
+    ] = {}

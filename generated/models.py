@@ -1,0 +1,1537 @@
+# generated from spec/ by tools/generate.py, do not edit
+# ruff: noqa
+# mypy: ignore-errors
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
+
+
+class Models(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+
+
+class AnchorV2(RootModel[str]):
+    root: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
+    """
+
+
+class Glob(RootModel[str]):
+    root: Annotated[str, Field(max_length=512, min_length=1)]
+    """
+    Case-insensitive glob over root-relative paths (`**` crosses folders, `*` does not, `?` is one character). Must not start with `/` or `\\`, contain `:`, control characters or a `..` segment.
+    """
+
+
+class Hash16(RootModel[str]):
+    root: Annotated[str, Field(pattern='^[0-9a-f]{16}$')]
+    """
+    XxHash64 (seed 0) of an exact UTF-8 source span, 16 lowercase hex digits.
+    """
+
+
+class KbDeleteImageArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path of the image to delete.
+    """
+
+
+class KbDeleteImageResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path of an image with a supported extension (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`, any case). The same path rules as RelativePath apply, and the index's own files are refused.
+    """
+    deleted: Literal[True]
+    """
+    Always true; failures are errors.
+    """
+
+
+class KbListImagesArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    cursor: Annotated[str | None, Field(max_length=4096, min_length=1)] = None
+    """
+    `nextCursor` of the previous page, unchanged. Omit for the first page.
+    """
+    page_size: Annotated[int, Field(alias='pageSize', ge=1, le=200)] = 50
+    """
+    Maximum number of images in this page.
+    """
+
+
+class KbLoadImageArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path of the image, e.g. from kb_list_images.
+    """
+
+
+class KbReindexRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    scope: Literal['changed', 'all'] = 'changed'
+    """
+    `changed` skips files whose SHA-256 equals the indexed one; `all` re-parses, re-chunks and re-embeds every file.
+    """
+    force: bool = False
+    """
+    Allow dropping and recreating an index that is incompatible with the current configuration (different chunker, model, dimensions, index mode, ...). Without it an incompatible index makes the run fail with the problems listed in kb_status.
+    """
+
+
+class KbStatusArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+
+
+class MissingLink(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    target: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    The missing document the link points to.
+    """
+    pointer: AnchorV2 | None
+    """
+    v2 anchor (indexed revision) of the element holding the broken link; null when outside any addressable element. Fix it with kb_patch after kb_read.
+    """
+
+
+class OpenAiFileRef(BaseModel):
+    """
+    OpenAI file reference. Its property names are snake_case because the client defines them; unknown extra properties are ignored.
+    """
+
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    download_url: Annotated[str, Field(max_length=8192, min_length=1)]
+    """
+    Absolute `https://` URL of the file's bytes (temporary, signed). Never logged or echoed.
+    """
+    file_id: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    The client's identifier of the file.
+    """
+    mime_type: str | None = None
+    """
+    Declared MIME type; if it names a different supported image format than the bytes, the save is refused. Empty, `application/octet-stream` or unknown types are ignored.
+    """
+    file_name: str | None = None
+    """
+    Original file name; its stem is used when `fileName` and `targetPath` are omitted and it is a portable name.
+    """
+
+
+class OutlineHeading(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    Current v2 anchor of the heading (its logical part is the section path, e.g. `2.1`).
+    """
+    level: Annotated[int, Field(ge=1, le=6)]
+    """
+    Heading level (`#` = 1; setext `===` = 1, `---` = 2).
+    """
+    title: str
+    """
+    The heading's first line without the `#` markers, trimmed.
+    """
+    children: list[OutlineHeading]
+    """
+    Headings nested under this one (any deeper level, even when levels are skipped), in source order.
+    """
+
+
+class ReadElement(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    Current v2 anchor of the element; use it unchanged in kb_patch / kb_edit_table.
+    """
+    kind: Literal['document', 'front_matter', 'heading', 'paragraph', 'code_block', 'list_item', 'table', 'block_quote']
+    """
+    Element kind (never `document`).
+    """
+    text: str
+    """
+    Exact source text of the element: headings, paragraphs, code blocks and front matter their own span; quotes and tables all their lines including `>` / `|`; a list item its own text without its nested items.
+    """
+    heading_path: Annotated[str | None, Field(alias='headingPath')]
+    """
+    Titles of the enclosing headings joined with ` > ` (a heading includes itself); null before the first heading.
+    """
+
+
+class ReindexResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    scanned_files: Annotated[int, Field(alias='scannedFiles', ge=0)]
+    indexed_files: Annotated[int, Field(alias='indexedFiles', ge=0)]
+    skipped_files: Annotated[int, Field(alias='skippedFiles', ge=0)]
+    deleted_files: Annotated[int, Field(alias='deletedFiles', ge=0)]
+    chunks_indexed: Annotated[int, Field(alias='chunksIndexed', ge=0)]
+    warning: str | None
+
+
+class RelativePath(RootModel[str]):
+    root: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    """
+
+
+class SearchReadHint(BaseModel):
+    """
+    Ready-made kb_read arguments for this result.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
+    """
+    max_elements: Annotated[int, Field(alias='maxElements', ge=1, le=100)]
+    """
+    Always 20.
+    """
+    max_bytes: Annotated[int, Field(alias='maxBytes', ge=1, le=100000)]
+    """
+    Always 12000.
+    """
+
+
+class Sha256(RootModel[str]):
+    root: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of a file's raw bytes as 64 hex digits (compared case-insensitively).
+    """
+
+
+class StatusCompatibility(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    is_compatible: Annotated[bool, Field(alias='isCompatible')]
+    problems: list[str]
+
+
+class StatusSynchronization(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pending_files: Annotated[int, Field(alias='pendingFiles', ge=0)]
+    paths: list[str]
+    last_error: Annotated[str | None, Field(alias='lastError')]
+
+
+class TableCellText(RootModel[str]):
+    root: Annotated[str, Field(max_length=10000)]
+    """
+    A cell value on one line (no CR, LF, NUL or other control characters).
+    """
+
+
+class TableColumn(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    index: Annotated[int, Field(ge=0)]
+    """
+    Zero-based column index.
+    """
+    name: str
+    """
+    Header cell display text (may be empty; select such a column by index).
+    """
+    alignment: Literal['none', 'left', 'center', 'right']
+    """
+    Column alignment from the table's delimiter row: `:--` left, `--:` right, `:-:` center, `---` none.
+    """
+
+
+class TableRow(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    index: Annotated[int, Field(ge=0)]
+    """
+    Zero-based data row index.
+    """
+    cells: list[str]
+    """
+    One display string per column: inline markup removed, entities decoded, `\\|` shown as `|`, missing cells as `""`.
+    """
+
+
+class TableRowMatch(BaseModel):
+    """
+    Select one data row by the display text of one of its cells. Give exactly one of `column` / `columnIndex`. No matching row is INVALID_ARGUMENT; several are CONFLICT (use `rowIndex`).
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    column: Annotated[str | None, Field(min_length=1)] = None
+    """
+    Column header name.
+    """
+    column_index: Annotated[int | None, Field(alias='columnIndex', ge=0)] = None
+    """
+    Zero-based column.
+    """
+    equals: str
+    """
+    Exact display text the cell must have (case-sensitive).
+    """
+
+
+class DocumentLink(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Document containing the link.
+    """
+    target: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path the link resolves to (relative to the source's folder, `./` and `../` normalised, percent-decoding applied, fragment and query removed).
+    """
+    fragment: str | None
+    """
+    The link's `#fragment` without `#`, if any (not checked against headings).
+    """
+    target_exists: Annotated[bool, Field(alias='targetExists')]
+    """
+    Whether a document exists at `target` in the index.
+    """
+    pointer: AnchorV2 | None
+    """
+    v2 anchor (indexed revision) of the element that contains the link; null when the link sits outside any addressable element.
+    """
+    text: str | None
+    """
+    The link text as plain text; null for an autolink.
+    """
+    depth: Annotated[int, Field(ge=1, le=5)]
+    """
+    Hop at which the walk reached this link (1 = touches `path` directly).
+    """
+
+
+class DownloadedFile(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    """
+    mime_type: Annotated[str, Field(alias='mimeType')]
+    """
+    MIME type guessed from the extension; `application/octet-stream` when unknown.
+    """
+    bytes: Annotated[int, Field(ge=0, le=26214400)]
+    """
+    File size in bytes.
+    """
+    sha256: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of the bytes returned (lowercase hex).
+    """
+
+
+class FileEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    relative_path: Annotated[
+        str, Field(alias='relativePath', max_length=1024, min_length=1)
+    ]
+    """
+    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    """
+    kind: Literal['markdown', 'asset']
+    """
+    `markdown` for `.md` files (any case), `asset` for everything else.
+    """
+    size: Annotated[int, Field(ge=0)]
+    """
+    Size in bytes.
+    """
+    last_write_time_utc: Annotated[str, Field(alias='lastWriteTimeUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+
+
+class ImageEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path of an image with a supported extension (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`, any case). The same path rules as RelativePath apply, and the index's own files are refused.
+    """
+    mime_type: Annotated[
+        Literal['image/png', 'image/jpeg', 'image/webp', 'image/gif'],
+        Field(alias='mimeType'),
+    ]
+    """
+    Derived from the extension (the content is not checked here).
+    """
+    bytes: Annotated[int, Field(ge=0)]
+    """
+    Size in bytes.
+    """
+    last_write_time_utc: Annotated[str, Field(alias='lastWriteTimeUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+
+
+class KbCreatePdfBookRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of the Markdown document to export.
+    """
+    output_path: Annotated[
+        str | None,
+        Field(
+            alias='outputPath',
+            max_length=1024,
+            min_length=1,
+            pattern='\\.[pP][dD][fF]$',
+        ),
+    ] = None
+    """
+    Root-relative path of the PDF to write, ending in `.pdf`. Omit for `path` with its `.md` replaced by `.pdf`. An existing PDF there is replaced.
+    """
+    page_format: Annotated[
+        Literal['a4', 'a5', 'a6', 'b5', 'letter'], Field(alias='pageFormat')
+    ] = 'a5'
+    """
+    Page size.
+    """
+    style: Literal['compact', 'classic', 'modern', 'technical', 'academic'] = 'compact'
+    """
+    Typographic style (fonts, spacing, heading and code appearance).
+    """
+    profile: Literal['screen', 'standard', 'print'] = 'standard'
+    """
+    Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Larger images are downsampled to the DPI; images already small enough, and JPEG/PNG files with colour metadata, are embedded unchanged.
+    """
+
+
+class KbCreatePdfBookResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str, Field(max_length=1024, min_length=1, pattern='\\.[pP][dD][fF]$')
+    ]
+    """
+    Root-relative path of the PDF written.
+    """
+    bytes: Annotated[int, Field(ge=0)]
+    """
+    Size of the PDF in bytes.
+    """
+    warnings: list[str]
+    """
+    Problems that did not stop the export, e.g. an image that was replaced by a placeholder (with its reference as written in the document). Empty when none.
+    """
+
+
+class KbCreateRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of the new document, e.g. `notes/meeting-2024-05.md`.
+    """
+    markdown: Annotated[str, Field(max_length=1048576)]
+    """
+    Full content of the new file, written byte-for-byte as UTF-8 (may be empty).
+    """
+
+
+class KbDeleteRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of the document to delete.
+    """
+    expected_source_hash: Annotated[
+        str, Field(alias='expectedSourceHash', pattern='^[0-9a-fA-F]{64}$')
+    ]
+    """
+    The document's current `sourceHash` (SHA-256 hex, any case).
+    """
+
+
+class KbDownloadFileRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Root-relative path of the file, e.g. from kb_list_files.
+    """
+
+
+class KbEditTableResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    The table's anchor in the file as written; pass it to the next kb_edit_table call. Unchanged when the edit was a no-op (the file is then not written).
+    """
+    source_hash: Annotated[str, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of the file after the edit.
+    """
+    index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
+    """
+    True only when the search index already reflects this revision of the file (e.g. a no-op edit of an indexed file); false when re-indexing is queued or failed.
+    """
+    index_error: Annotated[str | None, Field(alias='indexError')]
+    """
+    Why the index could not be updated, if it could not.
+    """
+
+
+class KbLinksRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it).
+    """
+    direction: Literal['outgoing', 'incoming', 'both'] = 'both'
+    """
+    `outgoing` follows links from a document to its targets, `incoming` from a target back to the documents linking to it, `both` follows both at every hop.
+    """
+    depth: Annotated[int, Field(ge=1, le=5)] = 1
+    """
+    How many hops to follow from `path`; 1 lists only its direct links.
+    """
+    include_missing: Annotated[bool, Field(alias='includeMissing')] = True
+    """
+    Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.
+    """
+
+
+class KbLinksResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    links: list[DocumentLink]
+    """
+    Every link found by the walk, once each, ordered by `depth`, then `source`, then position in the source. At most 1000.
+    """
+    missing: list[MissingLink]
+    """
+    The links among `links` whose target document does not exist; empty when `includeMissing` is false.
+    """
+    truncated: bool
+    """
+    True when the walk stopped at the 1000-link limit; narrow `depth` or `direction`.
+    """
+
+
+class KbListFilesRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path_prefix: Annotated[
+        str | None, Field(alias='pathPrefix', max_length=1024, min_length=1)
+    ] = None
+    """
+    Folder (or file) path whose files to list; a trailing `/` is ignored. Omit for the whole root.
+    """
+    include_glob: Annotated[
+        str | None, Field(alias='includeGlob', max_length=512, min_length=1)
+    ] = None
+    """
+    Only files whose root-relative path matches this glob (default `**/*`).
+    """
+
+
+class KbListFilesResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    files: list[FileEntry]
+
+
+class KbListImagesResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    images: list[ImageEntry]
+    next_cursor: Annotated[str | None, Field(alias='nextCursor')]
+    """
+    Opaque cursor for the next page; null when no more images follow.
+    """
+
+
+class KbMoveImageRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source_path: Annotated[
+        str,
+        Field(
+            alias='sourcePath',
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path of the existing image.
+    """
+    target_path: Annotated[
+        str,
+        Field(
+            alias='targetPath',
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.
+    """
+    expected_sha256: Annotated[
+        str | None, Field(alias='expectedSha256', pattern='^[0-9a-fA-F]{64}$')
+    ] = None
+    """
+    The image's SHA-256 as last seen (e.g. from kb_load_image or kb_save_image); when given, the move happens only if the file still has it. Omit to move unconditionally.
+    """
+
+
+class KbMoveImageResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    previous_path: Annotated[
+        str,
+        Field(
+            alias='previousPath',
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    The source path.
+    """
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    The new path.
+    """
+    sha256: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of the moved file (unchanged by the move, lowercase hex).
+    """
+
+
+class KbMoveRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source_path: Annotated[
+        str,
+        Field(alias='sourcePath', max_length=1024, min_length=1, pattern='(?i)\\.md$'),
+    ]
+    """
+    Root-relative path of the existing document.
+    """
+    target_path: Annotated[
+        str,
+        Field(alias='targetPath', max_length=1024, min_length=1, pattern='(?i)\\.md$'),
+    ]
+    """
+    Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.
+    """
+    expected_source_hash: Annotated[
+        str, Field(alias='expectedSourceHash', pattern='^[0-9a-fA-F]{64}$')
+    ]
+    """
+    The document's current `sourceHash` (SHA-256 hex, any case).
+    """
+
+
+class KbOutlineRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of the document.
+    """
+
+
+class KbOutlineResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    source_hash: Annotated[str, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of the file's bytes as read.
+    """
+    headings: list[OutlineHeading]
+    """
+    The top-level headings in source order; empty when the document has none.
+    """
+
+
+class KbReadRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of the document, e.g. from kb_list_files or a search result.
+    """
+    pointer: Annotated[str, Field(max_length=512, min_length=1)] = 'document'
+    """
+    Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.
+    """
+    max_elements: Annotated[int, Field(alias='maxElements', ge=1, le=100)] = 20
+    """
+    Maximum number of elements in this page.
+    """
+    max_bytes: Annotated[int, Field(alias='maxBytes', ge=1, le=100000)] = 12000
+    """
+    Maximum UTF-8 size of `markdown`; the first element is always returned even when larger. Does not limit `table`.
+    """
+
+
+class KbReindexArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbReindexRequest | None = None
+
+
+class KbSaveImageArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    file: OpenAiFileRef
+    """
+    The uploaded file as the client passes it (OpenAI file parameter).
+    """
+    file_name: Annotated[
+        str | None, Field(alias='fileName', max_length=255, min_length=1)
+    ] = None
+    """
+    File name (no folder) for the default `images/` folder, e.g. `cover` or `cover.png`; the canonical extension is added when missing, a wrong one is refused. Not allowed together with `targetPath`.
+    """
+    alt_text: Annotated[str, Field(alias='altText', max_length=1000)] = ''
+    """
+    Alternative text for the returned Markdown link (line breaks become spaces; `\\`, `[`, `]` are escaped).
+    """
+    target_path: Annotated[
+        str | None,
+        Field(
+            alias='targetPath',
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ] = None
+    """
+    Full root-relative destination including file name and an extension matching the image format, e.g. `docs/img/diagram.png`. Missing folders are created. Not allowed together with `fileName`.
+    """
+
+
+class KbSaveImageResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path where the image was saved.
+    """
+    mime_type: Annotated[
+        Literal['image/png', 'image/jpeg', 'image/webp', 'image/gif'],
+        Field(alias='mimeType'),
+    ]
+    """
+    MIME type of a supported image format.
+    """
+    bytes: Annotated[int, Field(ge=1, le=26214400)]
+    """
+    Size in bytes.
+    """
+    sha256: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of the saved bytes (lowercase hex).
+    """
+    markdown: str
+    """
+    `![altText](path)` with the root-relative path (wrapped in `<...>` when it contains spaces or parentheses). Adjust the path if the document lives in a subfolder.
+    """
+
+
+class KbSearchRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    query: Annotated[str, Field(max_length=4096, min_length=1, pattern='\\S')]
+    """
+    What to look for, in natural language or keywords (any language). Must contain a non-whitespace character.
+    """
+    mode: Literal['lexical', 'semantic', 'hybrid'] | None = None
+    """
+    Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).
+    """
+    top_k: Annotated[int | None, Field(alias='topK', ge=1, le=50)] = None
+    """
+    Maximum number of results. Omit to use the configured `search.maxResults` (default 10).
+    """
+    include_globs: Annotated[
+        list[Glob] | None, Field(alias='includeGlobs', max_length=64)
+    ] = None
+    """
+    Only documents whose root-relative path matches at least one of these globs (case-insensitive). Omitted or empty means `**/*.md`.
+    """
+    exclude_globs: Annotated[
+        list[Glob] | None, Field(alias='excludeGlobs', max_length=64)
+    ] = None
+    """
+    Leave out documents whose path matches any of these globs (applied after `includeGlobs`).
+    """
+
+
+class LoadedImage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path of an image with a supported extension (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`, any case). The same path rules as RelativePath apply, and the index's own files are refused.
+    """
+    mime_type: Annotated[
+        Literal['image/png', 'image/jpeg', 'image/webp', 'image/gif'],
+        Field(alias='mimeType'),
+    ]
+    """
+    Format of the original file, detected from its bytes.
+    """
+    bytes: Annotated[int, Field(ge=1, le=26214400)]
+    """
+    Size of the original file in bytes.
+    """
+    sha256: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of the original file (lowercase hex).
+    """
+
+
+class MutationResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    """
+    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    """
+    SHA-256 of the file after the change; null when the file was deleted.
+    """
+    index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
+    """
+    True only when the search index already reflects this change; false when re-indexing of the path is queued or failed.
+    """
+    index_error: Annotated[str | None, Field(alias='indexError')]
+    """
+    Why the index could not be updated, if it could not.
+    """
+    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    """
+    The source path of a move; null otherwise.
+    """
+
+
+class PatchOperation(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    kind: Literal['replace', 'replace_element', 'replace_subtree', 'replace_section', 'delete_section', 'insert_before', 'insert_after', 'delete']
+    """
+    - `replace`: deprecated alias of `replace_element`.
+    - `replace_element`: replace one element with `markdown`, which must be exactly one element of the same kind (a heading of the same level, a paragraph with a paragraph, a table with a table, ...). On a heading it replaces only the heading line(s); the section body is preserved. On a list item it replaces only the item's own text before its nested items (no child items allowed in `markdown`; same marker style and indent); the nested items are kept. On a block quote it replaces the whole quote.
+    - `replace_subtree`: list items only: replace the item together with all its nested items with one root item (same indent and marker style) that may contain nested items. Needs the v2 anchor.
+    - `replace_section`: headings only: replace the complete owned section subtree (the heading and everything up to the next heading of the same or a higher level, or the end of file) with `markdown`, which must start with a heading of the same level, all later headings deeper; the heading level is kept. A blank line is ensured before the next section. Needs the v2 anchor.
+    - `delete_section`: headings only: remove the complete owned section subtree; omit `markdown`. Needs the v2 anchor.
+    - `insert_before` / `insert_after`: insert `markdown` as new blocks next to the element, separated by one blank line (list items: a sibling item, same indent and marker style, nested items allowed; no blank line added). With `document`: `insert_before` puts it at the top of the file, after the front matter when there is one; `insert_after` appends it at the end; exactly one blank line separates it from existing text.
+    - `delete`: remove the element. A paragraph, heading line, code block or table is removed exactly (surrounding blank lines stay; to remove a heading with its body use `delete_section`); a block quote with its line ending; a list item with all its nested items and its line ending, which needs the v2 anchor. Omit `markdown`.
+    `document` supports only `insert_before` and `insert_after` (any kind on an empty file simply sets its content).
+
+    """
+    pointer: Annotated[str, Field(max_length=512, min_length=1)]
+    """
+    Target: a hashed anchor from kb_read (v2 `logical~selfHash~subtreeHash`; v1 `logical~selfHash` only for `replace`, `replace_element`, `insert_before`, `insert_after` and `delete` of a non-list element), or `document` for `insert_before` / `insert_after` (and any operation on an empty file).
+    """
+    markdown: Annotated[str | None, Field(max_length=1048576)] = None
+    """
+    The new Markdown. Required for every kind except `delete` and `delete_section`, which must omit it.
+    """
+
+
+class ReindexOutcome(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    scope: Literal['changed', 'all']
+    force: bool
+    started_at_utc: Annotated[str, Field(alias='startedAtUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+    completed_at_utc: Annotated[str, Field(alias='completedAtUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+    outcome: Literal['succeeded', 'failed', 'cancelled']
+    result: ReindexResult | None
+    error: str | None
+
+
+class ReindexProgress(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    scope: Literal['changed', 'all']
+    force: bool
+    started_at_utc: Annotated[str, Field(alias='startedAtUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+    processed_files: Annotated[int, Field(alias='processedFiles', ge=0)]
+    total_files: Annotated[int | None, Field(alias='totalFiles')]
+    current_path: Annotated[str | None, Field(alias='currentPath')]
+    is_destructive_rebuild: Annotated[bool, Field(alias='isDestructiveRebuild')]
+
+
+class SearchResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of the document.
+    """
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    v2 anchor of the chunk's first element as of the indexed revision (not necessarily the element that matched). kb_read relocates it if the document changed since.
+    """
+    full_pointer: Annotated[str, Field(alias='fullPointer')]
+    """
+    `<path>::<pointer>`, a single string that names the passage.
+    """
+    score: float
+    """
+    Relevance, higher is better. Lexical or semantic: `1/rank`; hybrid: the RRF sum `Σ 1/(rrfK + rank)`. Only comparable within one response.
+    """
+    search_mode: Annotated[
+        Literal['lexical', 'semantic', 'hybrid'], Field(alias='searchMode')
+    ]
+    """
+    The mode that actually produced this result (`lexical` after a fallback).
+    """
+    heading_path: Annotated[str | None, Field(alias='headingPath')]
+    """
+    Titles of the enclosing headings joined with ` > `; null before the first heading.
+    """
+    snippet: str
+    """
+    Excerpt of the chunk. Lexical matches are wrapped in `[`...`]` with `...` marking cuts; otherwise the first 240 characters of the chunk followed by `...`.
+    """
+    read_hint: Annotated[SearchReadHint, Field(alias='readHint')]
+    indexed_source_hash: Annotated[
+        str, Field(alias='indexedSourceHash', pattern='^[0-9a-fA-F]{64}$')
+    ]
+    """
+    SHA-256 of the document revision the index holds; compare with kb_read's `sourceHash` to tell whether the file changed since.
+    """
+
+
+class StatusIndexing(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    is_running: Annotated[bool, Field(alias='isRunning')]
+    current: ReindexProgress | None
+    last: ReindexOutcome | None
+
+
+class StatusProject(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    root: str
+    """
+    Absolute path of the knowledge-base root.
+    """
+    documents: Annotated[int, Field(ge=0)]
+    chunks: Annotated[int, Field(ge=0)]
+    last_indexed_at_utc: Annotated[str | None, Field(alias='lastIndexedAtUtc')]
+
+
+class TableCellUpdate(BaseModel):
+    """
+    One cell to set. Give exactly one of `rowIndex` / `where` and exactly one of `column` / `columnIndex`.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    value: Annotated[str, Field(max_length=10000)]
+    """
+    The new cell content (may be empty).
+    """
+    row_index: Annotated[int | None, Field(alias='rowIndex', ge=0)] = None
+    """
+    Zero-based data row.
+    """
+    where: TableRowMatch | None = None
+    """
+    The single row whose cell in a given column equals a value.
+    """
+    column: Annotated[str | None, Field(min_length=1)] = None
+    """
+    Column header name.
+    """
+    column_index: Annotated[int | None, Field(alias='columnIndex', ge=0)] = None
+    """
+    Zero-based column.
+    """
+    value_format: Annotated[Literal['text', 'markdown'], Field(alias='valueFormat')] = (
+        'text'
+    )
+    """
+    `text` escapes the value so it displays literally (`&`, `<`, `>` become entities; backslash, `|`, `*`, `_`, backtick, `[`, `]`, `!`, `~` and `#` get a backslash); `markdown` writes it verbatim (inline Markdown allowed, an unescaped `|` is refused).
+    """
+
+
+class TableProjection(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    column_count: Annotated[int, Field(alias='columnCount', ge=1)]
+    """
+    Number of columns (header cells).
+    """
+    row_count: Annotated[int, Field(alias='rowCount', ge=0)]
+    """
+    Number of data rows (header and delimiter rows excluded).
+    """
+    columns: list[TableColumn]
+    rows: list[TableRow]
+    editable: bool
+    """
+    False when kb_edit_table will refuse this table (a row has more cells than the header; the extra cells are hidden from `rows`).
+    """
+
+
+class KbCreateArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbCreateRequest
+
+
+class KbCreatePdfBookArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbCreatePdfBookRequest
+
+
+class KbCreateResult(RootModel[MutationResult]):
+    root: Annotated[MutationResult, Field(title='KbCreateResult')]
+
+
+class KbDeleteArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbDeleteRequest
+
+
+class KbDeleteResult(RootModel[MutationResult]):
+    root: Annotated[MutationResult, Field(title='KbDeleteResult')]
+
+
+class KbDownloadFileArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbDownloadFileRequest
+
+
+class KbEditTableArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of the document holding the table.
+    """
+    pointer: Annotated[str, Field(max_length=512, min_length=1)]
+    """
+    Hashed anchor of a standalone table (`tN` or `<section>.tN`), v2 as returned by kb_read (v1 `tN~selfHash` accepted). The table must not have been changed since.
+    """
+    action: Literal['update_cells', 'insert_row', 'delete_row', 'insert_column', 'delete_column', 'rename_column', 'set_alignment']
+    """
+    The edit to make; decides which other fields are allowed (see the tool description).
+    """
+    updates: Annotated[
+        list[TableCellUpdate] | None, Field(max_length=1000, min_length=1)
+    ] = None
+    """
+    `update_cells`: the cells to set, all resolved against the table as it was before this call; the same cell may appear only once.
+    """
+    row_index: Annotated[int | None, Field(alias='rowIndex', ge=0)] = None
+    """
+    `delete_row`: zero-based data row to delete (alternative to `where`).
+    """
+    where: TableRowMatch | None = None
+    """
+    `delete_row`: delete the single row whose cell in the given column equals a value (alternative to `rowIndex`).
+    """
+    column: Annotated[str | None, Field(min_length=1)] = None
+    """
+    `delete_column`, `rename_column`, `set_alignment`: the column by header name (alternative to `columnIndex`; a column with an empty name must be selected by index).
+    """
+    column_index: Annotated[int | None, Field(alias='columnIndex', ge=0)] = None
+    """
+    `delete_column`, `rename_column`, `set_alignment`: zero-based column index (alternative to `column`).
+    """
+    values: Annotated[list[TableCellText] | None, Field(max_length=1000)] = None
+    """
+    `insert_row`: the new row's cells, exactly one per column, left to right, written as plain text (escaped like `valueFormat: text`). Alternative to `valuesByColumn`.
+    """
+    values_by_column: Annotated[
+        dict[Annotated[str, StringConstraints(min_length=1)], TableCellText] | None,
+        Field(alias='valuesByColumn'),
+    ] = None
+    """
+    `insert_row`: the new row's cells by column name, as plain text; columns not named get an empty cell; every name must match exactly one column. Alternative to `values`.
+    """
+    before_row_index: Annotated[int | None, Field(alias='beforeRowIndex', ge=0)] = None
+    """
+    `insert_row`: insert before this zero-based data row (must be less than the row count). Omit to append after the last row.
+    """
+    before_column: Annotated[str | None, Field(alias='beforeColumn', min_length=1)] = (
+        None
+    )
+    """
+    `insert_column`: insert before the column with this name. Omit both `beforeColumn` and `beforeColumnIndex` to append a last column.
+    """
+    before_column_index: Annotated[
+        int | None, Field(alias='beforeColumnIndex', ge=0)
+    ] = None
+    """
+    `insert_column`: insert before this zero-based column (must be less than the column count).
+    """
+    name: Annotated[
+        str | None, Field(max_length=10000, min_length=1, pattern='\\S')
+    ] = None
+    """
+    `insert_column`: header text of the new column (plain text, escaped).
+    """
+    new_name: Annotated[
+        str | None,
+        Field(alias='newName', max_length=10000, min_length=1, pattern='\\S'),
+    ] = None
+    """
+    `rename_column`: the new header text (plain text, escaped).
+    """
+    default_value: Annotated[
+        str | None, Field(alias='defaultValue', max_length=10000)
+    ] = None
+    """
+    `insert_column`: plain-text value put in every existing row of the new column (default empty).
+    """
+    alignment: Literal['none', 'left', 'center', 'right'] | None = None
+    """
+    `set_alignment` (required) and `insert_column` (optional, default `none`): the column's alignment.
+    """
+
+
+class KbLinksArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbLinksRequest
+
+
+class KbListFilesArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbListFilesRequest | None = None
+
+
+class KbMoveArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbMoveRequest
+
+
+class KbMoveImageArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbMoveImageRequest
+
+
+class KbMoveResult(RootModel[MutationResult]):
+    root: Annotated[MutationResult, Field(title='KbMoveResult')]
+
+
+class KbOutlineArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbOutlineRequest
+
+
+class KbPatchRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of an existing document.
+    """
+    operations: Annotated[list[PatchOperation], Field(max_length=100, min_length=1)]
+    """
+    The edits, applied together or not at all. Two operations may not target the same element or overlapping ranges; a section operation overlaps everything inside its section (but not the next heading).
+    """
+
+
+class KbPatchResult(RootModel[MutationResult]):
+    root: Annotated[MutationResult, Field(title='KbPatchResult')]
+
+
+class KbReadArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbReadRequest
+
+
+class KbReadResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    pointer: Literal['document'] | AnchorV2
+    """
+    `document` for a read from the top, otherwise the current v2 anchor of the first element returned (after relocation).
+    """
+    elements: list[ReadElement]
+    """
+    The addressable elements in this page, in source order; empty for an empty document.
+    """
+    markdown: str
+    """
+    The exact source text of the page, from the start of the first element's line (from offset 0 for a `document` read) to the line start of `nextPointer`'s element, or to the end of the file.
+    """
+    next_pointer: Annotated[AnchorV2 | None, Field(alias='nextPointer')]
+    """
+    v2 anchor of the first element not included; pass it as `pointer` to read on. Null when this page reaches the end of the file.
+    """
+    source_hash: Annotated[str, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of the whole file's bytes as read (lowercase hex).
+    """
+    table: TableProjection | None
+    """
+    Structured view of the table when the read starts at a table element (not for `document` reads); null otherwise.
+    """
+
+
+class KbReindexResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    started: bool
+    """
+    True when this call started a new run; false when a run was already in progress (its arguments were not changed).
+    """
+    current: ReindexProgress
+    """
+    The run now in progress (the one just started, or the one that was already running).
+    """
+
+
+class KbSearchArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbSearchRequest
+
+
+class KbSearchResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    results: list[SearchResult]
+    """
+    Best first; empty when nothing matched.
+    """
+    warning: str | None
+    """
+    Set when the search ran in a reduced mode, e.g. `hybrid` fell back to lexical because embeddings are off or failing.
+    """
+
+
+class KbStatusResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    database_path: Annotated[str, Field(alias='databasePath')]
+    """
+    Absolute path of the index database.
+    """
+    index_exists: Annotated[bool, Field(alias='indexExists')]
+    """
+    Whether the index database file exists yet.
+    """
+    schema_version: Annotated[str, Field(alias='schemaVersion')]
+    chunker_version: Annotated[str, Field(alias='chunkerVersion')]
+    embedding_text_builder_version: Annotated[
+        str, Field(alias='embeddingTextBuilderVersion')
+    ]
+    embedding_provider: Annotated[
+        Literal['none', 'local', 'openai-compatible'], Field(alias='embeddingProvider')
+    ]
+    embedding_model: Annotated[str, Field(alias='embeddingModel')]
+    """
+    Model name, or `none` in lexical mode.
+    """
+    embedding_dimensions: Annotated[int | None, Field(alias='embeddingDimensions')]
+    index_mode: Annotated[
+        Literal['lexical', 'vector-enabled'], Field(alias='indexMode')
+    ]
+    allow_writes: Annotated[bool, Field(alias='allowWrites')]
+    watch_files: Annotated[bool, Field(alias='watchFiles')]
+    project: StatusProject
+    synchronization: StatusSynchronization | None
+    """
+    Targeted re-indexing queued by edits and the file watcher; null when nothing is pending and nothing failed.
+    """
+    indexing: StatusIndexing
+    compatibility: StatusCompatibility
+
+
+class KbPatchArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbPatchRequest
+
+
+OutlineHeading.model_rebuild()

@@ -1,0 +1,172 @@
+"""Command line: serve MCP over stdio (the default), maintenance flags, and ``call <tool>``.
+
+    local-vector-search-mcp [options]                 serve MCP over stdio
+    local-vector-search-mcp [options] --status        print kb_status JSON and exit
+    local-vector-search-mcp [options] --reindex [--force]
+    local-vector-search-mcp [options] call <tool> [--json JSON | --field value ...]
+
+Every invalid option or configuration value prints one clear message on
+stderr and exits with code 1. ``call`` prints the tool's JSON result on
+stdout (exit 0) or its ``{code, message}`` error on stderr (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from .config import CliOptions, ConfigError, load_settings
+
+EXIT_ERROR = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # argparse exits 2 with a usage dump; the contract wants one message and exit 1.
+        self.exit(EXIT_ERROR, f"{self.prog}: {message}\n(see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="local-vector-search-mcp",
+        description="Local knowledge workbench for AI agents: an MCP server (stdio) over a project's Markdown.",
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--config", metavar="FILE", help="YAML configuration file (never loaded implicitly)")
+    p.add_argument("--project-root", metavar="DIR", help="project root (default: $CLAUDE_PROJECT_DIR, else the working folder)")
+    p.add_argument("--root", metavar="DIR", help="knowledge-base root (default: the project root)")
+    p.add_argument("--storage-path", metavar="FILE", help="index database (default: <project-root>/.local-vector-search-mcp/index.db)")
+    p.add_argument("--embedding-provider", metavar="NAME", help="local | openai-compatible | none")
+    p.add_argument("--embedding-endpoint", metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1")
+    p.add_argument("--embedding-model", metavar="NAME", help="embedding model name")
+    p.add_argument("--search-mode", metavar="MODE", help="default kb_search mode: lexical | semantic | hybrid")
+    p.add_argument("--include", action="append", metavar="GLOB", help="index only matching files (repeatable; replaces the configured list)")
+    p.add_argument("--exclude", action="append", metavar="GLOB", help="skip matching files (repeatable; replaces the configured list)")
+    p.add_argument("--watch-files", dest="watch_files", action="store_true", default=None, help="re-index files edited by other programs")
+    p.add_argument("--no-watch-files", dest="watch_files", action="store_false", help="do not watch files")
+    p.add_argument("--allow-writes", dest="allow_writes", action="store_true", default=None, help="let editing tools change files")
+    p.add_argument("--reindex", action="store_true", help="index changed files synchronously, print the result JSON, exit")
+    p.add_argument("--force", action="store_true", help="with --reindex: rebuild an incompatible index")
+    p.add_argument("--status", action="store_true", help="print the status JSON and exit")
+    p.add_argument("-v", "--verbose", action="store_true", help="log more on stderr")
+    p.add_argument("command", nargs="?", choices=["serve", "call"], help="serve (default) or call <tool>")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return p
+
+
+def _options(args: argparse.Namespace) -> CliOptions:
+    return CliOptions(
+        config=args.config,
+        project_root=args.project_root,
+        root=args.root,
+        storage_path=args.storage_path,
+        embedding_provider=args.embedding_provider,
+        embedding_endpoint=args.embedding_endpoint,
+        embedding_model=args.embedding_model,
+        search_mode=args.search_mode,
+        include=args.include,
+        exclude=args.exclude,
+        watch_files=args.watch_files,
+        allow_writes=args.allow_writes,
+    )
+
+
+def _read_json_arg(value: str) -> Any:
+    if value == "-":
+        text = sys.stdin.read()
+    elif value.startswith("@"):
+        text = Path(value[1:]).read_text(encoding="utf-8")
+    else:
+        text = value
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--json is not valid JSON: {exc}") from None
+
+
+def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
+    from ._generated.cli import ENVELOPES, FIELDS
+
+    envelope = ENVELOPES[ns.tool]
+    if envelope == "none":
+        return {}
+    body: dict[str, Any] = {}
+    if getattr(ns, "json_input", None):
+        body = _read_json_arg(ns.json_input)
+        if not isinstance(body, dict):
+            raise ConfigError("--json must be a JSON object.")
+    for prop, dest, _kind in FIELDS[ns.tool]:
+        value = getattr(ns, dest, None)
+        if value is not None:
+            body[prop] = value
+    return {"request": body} if envelope == "request" else body
+
+
+def _call(ws: Any, rest: list[str]) -> int:
+    from ._generated.cli import add_tool_parsers
+    from .dispatch import Content, invoke
+    from .errors import KbError
+
+    parser = _Parser(prog="local-vector-search-mcp call", description="Call one tool and print its JSON result.")
+    add_tool_parsers(parser.add_subparsers(dest="tool", required=True, metavar="<tool>"))
+    ns = parser.parse_args(rest)
+    try:
+        result = invoke(ws, ns.tool, tool_arguments(ns))
+    except KbError as exc:
+        print(json.dumps(exc.to_wire(), ensure_ascii=False), file=sys.stderr)
+        return EXIT_ERROR
+    if isinstance(result, Content):
+        for kind, value in result.blocks:
+            if kind == "text":
+                print(value)
+        return 0
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.force and not args.reindex:
+        print("local-vector-search-mcp: --force is only valid together with --reindex.", file=sys.stderr)
+        return EXIT_ERROR
+    if args.command != "call" and args.rest:
+        print(f"local-vector-search-mcp: Unexpected argument: {args.rest[0]}", file=sys.stderr)
+        return EXIT_ERROR
+    from .workspace import Workspace
+
+    try:
+        ws = Workspace(load_settings(_options(args)))
+        if args.command == "call":
+            return _call(ws, args.rest)
+        if args.status:
+            return _call(ws, ["kb_status"])
+        if args.reindex:
+            from .handlers import HANDLERS
+
+            if "kb_reindex" not in HANDLERS:
+                print("local-vector-search-mcp: --reindex is not available in this build yet.", file=sys.stderr)
+                return EXIT_ERROR
+            from .handlers.indexing import reindex_cli
+
+            return reindex_cli(ws, force=args.force)
+    except ConfigError as exc:
+        print(f"local-vector-search-mcp: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    from .server import serve
+
+    serve(ws)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

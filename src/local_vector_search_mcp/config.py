@@ -1,0 +1,181 @@
+"""Configuration: defaults, the ``--config`` YAML file and command-line options.
+
+Precedence (later wins): built-in defaults (from spec/config.yaml) -> the YAML
+file named by ``--config`` (never loaded implicitly) -> command-line options.
+Then paths are resolved and the result validated. Every problem is a
+:class:`ConfigError` whose message the CLI prints before exiting with code 1.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ._generated.config import Config
+from .errors import InvalidArgument
+from .globs import validate_glob
+
+__all__ = ["CliOptions", "Config", "ConfigError", "Settings", "load_settings"]
+
+DEFAULT_STORAGE = Path(".local-vector-search-mcp") / "index.db"
+# Enum-valued keys are matched case-insensitively (the contract's rule).
+_ENUM_KEYS = (("embedding", "provider"), ("embedding", "vectorStorage"), ("search", "defaultMode"))
+_LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]"}
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message says why and how to fix it."""
+
+
+@dataclass
+class CliOptions:
+    """Command-line values; ``None`` means "not given"."""
+
+    config: str | None = None
+    project_root: str | None = None
+    root: str | None = None
+    storage_path: str | None = None
+    embedding_provider: str | None = None
+    embedding_endpoint: str | None = None
+    embedding_model: str | None = None
+    search_mode: str | None = None
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    watch_files: bool | None = None
+    allow_writes: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Settings:
+    project_root: Path
+    root: Path
+    storage_path: Path
+    config: Config
+    config_file: Path | None
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml  # only when a file is given: keeps start-up fast
+
+    if not path.is_file():
+        raise ConfigError(f"Configuration file was not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"Configuration file {path} could not be read: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"Configuration file {path} must contain a mapping of sections.")
+    if "knowledgeBases" in data:
+        raise ConfigError(
+            f"Configuration file {path}: 'knowledgeBases' is not supported; "
+            "one server serves one knowledge base, configure it under the singular 'knowledgeBase'."
+        )
+    return data
+
+
+def _set(data: dict[str, Any], section: str, key: str, value: Any) -> None:
+    if value is None:
+        return
+    block = data.setdefault(section, {})
+    if not isinstance(block, dict):
+        raise ConfigError(f"'{section}' must be a mapping.")
+    block[key] = value
+
+
+def _format_validation_error(exc: Any) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key (check the spelling; see docs/reference/configuration.md)"
+        lines.append(f"  {loc}: {msg}")
+    return "Invalid configuration:\n" + "\n".join(lines)
+
+
+def build_config(data: dict[str, Any]) -> Config:
+    from pydantic import ValidationError
+
+    for section, key in _ENUM_KEYS:
+        block = data.get(section)
+        if isinstance(block, dict) and isinstance(block.get(key), str):
+            block[key] = block[key].strip().lower()
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc)) from None
+    _check_semantics(config)
+    return config
+
+
+def _check_semantics(config: Config) -> None:
+    kb = config.knowledge_base
+    for name, patterns in (("knowledgeBase.include", kb.include), ("knowledgeBase.exclude", kb.exclude)):
+        for pattern in patterns:
+            try:
+                validate_glob(str(pattern), name)
+            except InvalidArgument as exc:
+                raise ConfigError(f"Invalid configuration: {exc.message}") from None
+    emb = config.embedding
+    if emb.provider == "openai-compatible":
+        parts = urlsplit(emb.endpoint)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"Invalid configuration: embedding.endpoint {emb.endpoint!r} must be an absolute http(s) URL.")
+        if parts.hostname not in _LOOPBACK and not emb.allow_remote_endpoint:
+            raise ConfigError(
+                f"Invalid configuration: embedding.endpoint host {parts.hostname!r} is not loopback; "
+                "document text would leave this machine. Set embedding.allowRemoteEndpoint: true to allow it."
+            )
+        if not emb.model:
+            raise ConfigError("Invalid configuration: embedding.model is required for the openai-compatible provider.")
+        if not emb.api_key:
+            raise ConfigError("Invalid configuration: embedding.apiKey is required for the openai-compatible provider.")
+
+
+def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict[str, str] | None = None) -> Settings:
+    cwd = cwd or Path.cwd()
+    environ = dict(os.environ) if environ is None else environ
+
+    if options.project_root:
+        project_root = (cwd / options.project_root).resolve()
+        if not project_root.is_dir():
+            raise ConfigError(f"--project-root {options.project_root} is not an existing folder.")
+    elif environ.get("CLAUDE_PROJECT_DIR", "").strip():
+        project_root = Path(environ["CLAUDE_PROJECT_DIR"]).resolve()
+        if not project_root.is_dir():
+            raise ConfigError("CLAUDE_PROJECT_DIR does not name an existing folder.")
+    else:
+        project_root = cwd.resolve()
+
+    config_file = None
+    data: dict[str, Any] = {}
+    if options.config:
+        base = project_root if options.project_root else cwd
+        config_file = (base / options.config).resolve()
+        data = _read_yaml(config_file)
+
+    _set(data, "knowledgeBase", "root", options.root)
+    _set(data, "storage", "path", options.storage_path)
+    _set(data, "embedding", "provider", options.embedding_provider)
+    _set(data, "embedding", "endpoint", options.embedding_endpoint)
+    _set(data, "embedding", "model", options.embedding_model)
+    _set(data, "search", "defaultMode", options.search_mode)
+    _set(data, "knowledgeBase", "include", options.include)
+    _set(data, "knowledgeBase", "exclude", options.exclude)
+    _set(data, "knowledgeBase", "watchFiles", options.watch_files)
+    _set(data, "knowledgeBase", "allowWrites", options.allow_writes)
+    config = build_config(data)
+
+    root = (project_root / config.knowledge_base.root).resolve() if config.knowledge_base.root else project_root
+    if not root.is_dir():
+        raise ConfigError(f"The knowledge-base root {root} does not exist or is not a folder (it is never created).")
+    storage = Path(config.storage.path) if config.storage.path else DEFAULT_STORAGE
+    storage_path = storage if storage.is_absolute() else (project_root / storage)
+    storage_path = Path(os.path.abspath(storage_path))
+    return Settings(project_root=project_root, root=root, storage_path=storage_path, config=config, config_file=config_file)

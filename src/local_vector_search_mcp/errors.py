@@ -1,0 +1,108 @@
+"""The error hierarchy: every expected failure a tool can report.
+
+Each class carries one wire code from the catalogue in ``spec/errors.yaml``;
+the server turns any :class:`KbError` into a tool result with ``isError: true``
+and one JSON text block ``{"code": ..., "message": ...}``. Anything that is not
+a ``KbError`` is reported as ``INTERNAL_ERROR`` with a generic message, so no
+absolute path or stack trace ever leaks to a client.
+
+::
+
+    KbError                      INTERNAL_ERROR
+    ├── InvalidArgument          INVALID_ARGUMENT
+    ├── InvalidPath              INVALID_PATH
+    ├── NotFound                 NOT_FOUND
+    ├── AlreadyExists            ALREADY_EXISTS
+    ├── Conflict                 CONFLICT  (with a ``reason``)
+    ├── PermissionDenied         PERMISSION_DENIED
+    ├── UnsupportedFormat        UNSUPPORTED_FORMAT
+    ├── IndexNotReady            INDEX_NOT_READY
+    └── PartialFailure           PARTIAL_FAILURE
+
+Messages are written for the agent reading them: say what was wrong and what
+to do next, never include absolute paths, document text or secrets.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "AlreadyExists",
+    "Conflict",
+    "ConflictReason",
+    "IndexNotReady",
+    "InvalidArgument",
+    "InvalidPath",
+    "KbError",
+    "NotFound",
+    "PartialFailure",
+    "PermissionDenied",
+    "UnsupportedFormat",
+]
+
+
+class KbError(Exception):
+    """Base of every expected failure; ``code`` is its wire code."""
+
+    code = "INTERNAL_ERROR"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_wire(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+class InvalidArgument(KbError):
+    code = "INVALID_ARGUMENT"
+
+
+class InvalidPath(KbError):
+    code = "INVALID_PATH"
+
+
+class NotFound(KbError):
+    code = "NOT_FOUND"
+
+
+class AlreadyExists(KbError):
+    code = "ALREADY_EXISTS"
+
+
+class ConflictReason(StrEnum):
+    """Why an anchor or a guarded write was refused (see spec/decisions.md)."""
+
+    SELF_HASH_MISMATCH = "self_hash_mismatch"
+    TARGET_NOT_FOUND = "target_not_found"
+    AMBIGUOUS = "ambiguous"
+    SUBTREE_HASH_MISMATCH = "subtree_hash_mismatch"
+    MISSING_SUBTREE_HASH = "missing_subtree_hash"
+    RESERVED_POINTER = "reserved_pointer"
+    SOURCE_CHANGED = "source_changed"
+    AMBIGUOUS_SELECTOR = "ambiguous_selector"
+
+
+class Conflict(KbError):
+    code = "CONFLICT"
+
+    def __init__(self, message: str, reason: ConflictReason = ConflictReason.SOURCE_CHANGED) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class PermissionDenied(KbError):
+    code = "PERMISSION_DENIED"
+
+
+class UnsupportedFormat(KbError):
+    code = "UNSUPPORTED_FORMAT"
+
+
+class IndexNotReady(KbError):
+    code = "INDEX_NOT_READY"
+
+
+class PartialFailure(KbError):
+    code = "PARTIAL_FAILURE"

@@ -1,0 +1,66 @@
+"""Case-insensitive globs over root-relative, ``/``-separated paths.
+
+The semantics follow .NET's FileSystemGlobbing, which the upstream contract
+uses: ``**`` matches any number of folders (including none), ``*`` matches
+within one path segment, ``?`` matches one character of a segment; everything
+else is literal. ``**/*.md`` therefore matches ``a.md`` as well as ``x/y/a.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+from .errors import InvalidArgument
+
+__all__ = ["GlobSet", "compile_glob", "validate_glob"]
+
+
+def validate_glob(pattern: str, field: str = "glob") -> str:
+    """Return the normalised pattern or raise :class:`InvalidArgument`."""
+    if not pattern or not pattern.strip():
+        raise InvalidArgument(f"{field} must not be blank.")
+    if any(ord(c) < 32 or ord(c) == 127 for c in pattern):
+        raise InvalidArgument(f"{field} must not contain control characters.")
+    if pattern[0] in "/\\":
+        raise InvalidArgument(f"{field} {pattern!r} must be relative to the knowledge-base root (no leading slash).")
+    if ":" in pattern:
+        raise InvalidArgument(f"{field} {pattern!r} must not contain ':'.")
+    normalised = pattern.replace("\\", "/")
+    if any(segment == ".." for segment in normalised.split("/")):
+        raise InvalidArgument(f"{field} {pattern!r} must not contain a '..' segment.")
+    return normalised
+
+
+@lru_cache(maxsize=256)
+def _regex(pattern: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    segments = pattern.split("/")
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "**":
+            parts.append(".*" if last else "(?:[^/]*/)*")
+            continue
+        body = "".join(
+            "[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment
+        )
+        parts.append(body if last else body + "/")
+    return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
+
+
+def compile_glob(pattern: str, field: str = "glob") -> Callable[[str], bool]:
+    """Validate ``pattern`` and return a predicate over root-relative paths."""
+    regex = _regex(validate_glob(pattern, field))
+    return lambda path: regex.fullmatch(path) is not None
+
+
+class GlobSet:
+    """Include/exclude lists: a path matches when some include and no exclude matches."""
+
+    def __init__(self, include: list[str], exclude: list[str], field: str = "glob") -> None:
+        self._include = [compile_glob(p, f"{field} include") for p in include] or [compile_glob("**/*")]
+        self._exclude = [compile_glob(p, f"{field} exclude") for p in exclude]
+
+    def __call__(self, path: str) -> bool:
+        return any(m(path) for m in self._include) and not any(m(path) for m in self._exclude)

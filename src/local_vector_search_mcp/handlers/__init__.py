@@ -1,0 +1,13 @@
+"""Hand-written tool handlers, thin over the engine.
+
+``HANDLERS`` maps a tool name to ``"module:function"`` inside this package. A
+handler is a plain function ``(ws, request) -> dict`` (``(ws) -> dict`` for
+tools without arguments) that returns the JSON of the tool's result schema or
+raises a :class:`~local_vector_search_mcp.errors.KbError`. Only tools listed
+here are published; modules are imported on first call.
+"""
+
+HANDLERS: dict[str, str] = {
+    "kb_status": "status:kb_status",
+    "kb_list_files": "files:kb_list_files",
+}

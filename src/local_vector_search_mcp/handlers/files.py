@@ -1,0 +1,86 @@
+"""kb_list_files: walk the knowledge-base root."""
+
+from __future__ import annotations
+
+import os
+import stat
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import PermissionDenied
+from ..globs import compile_glob
+from ..workspace import Workspace
+
+
+def utc_iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def walk_files(ws: Workspace, start: str = "") -> list[tuple[str, os.stat_result]]:
+    """Every regular file under ``start`` (root-relative), skipping links, .git and index files.
+
+    Raises PermissionDenied instead of returning a silently incomplete list.
+    """
+    found: list[tuple[str, os.stat_result]] = []
+    pending = [start]
+    while pending:
+        rel_dir = pending.pop()
+        abs_dir = ws.root / rel_dir if rel_dir else ws.root
+        try:
+            with os.scandir(abs_dir) as entries:
+                items = list(entries)
+        except OSError as exc:
+            raise PermissionDenied(f"Could not list folder {rel_dir or '.'!r}: {exc.strerror}.") from None
+        for entry in items:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.name.lower() == ".git" or ws.guard.is_internal(rel):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                raise PermissionDenied(f"Could not inspect {rel!r}: {exc.strerror}.") from None
+            if stat.S_ISDIR(st.st_mode):
+                pending.append(rel)
+            elif stat.S_ISREG(st.st_mode):
+                found.append((rel, st))
+    found.sort(key=lambda item: (item[0].lower(), item[0]))
+    return found
+
+
+def kb_list_files(ws: Workspace, request: Any) -> dict[str, Any]:
+    include = compile_glob(request.include_glob or "**/*", "includeGlob")
+    prefix = ""
+    if request.path_prefix is not None:
+        prefix = ws.guard.normalise(request.path_prefix.rstrip("/\\") or "/", field="pathPrefix")
+        ws.guard.resolve(prefix, field="pathPrefix")
+    lowered = prefix.lower()
+    start = ""
+    if prefix:
+        target = ws.root / prefix
+        if target.is_dir() and not target.is_symlink():
+            start = prefix
+    files = []
+    for rel, st in walk_files(ws, start) if (not prefix or start) else _single(ws, prefix):
+        low = rel.lower()
+        if prefix and not (low == lowered or low.startswith(lowered + "/")):
+            continue
+        if not include(rel):
+            continue
+        files.append(
+            {
+                "relativePath": rel,
+                "kind": "markdown" if low.endswith(".md") else "asset",
+                "size": st.st_size,
+                "lastWriteTimeUtc": utc_iso(st.st_mtime),
+            }
+        )
+    return {"files": files}
+
+
+def _single(ws: Workspace, prefix: str) -> list[tuple[str, os.stat_result]]:
+    """The prefix names a file, not a folder (or nothing at all)."""
+    try:
+        st = os.lstat(ws.root / prefix)
+    except OSError:
+        return []
+    return [(prefix, st)] if stat.S_ISREG(st.st_mode) else []

@@ -1,0 +1,111 @@
+"""The path guard: every path a client sends goes through it.
+
+Only root-relative paths are accepted. A path is refused with
+``INVALID_PATH`` when it is absolute or rooted (``/x``, ``\\x``, ``C:x``), has
+an empty, ``.`` or ``..`` component, a component ending in a space or dot, a
+control or reserved character (``< > : " | ? *``), a Windows device name
+(``CON``, ``NUL``, ``COM1`` ...), a ``.git`` component, names the index's own
+files, or crosses a symbolic link (checked component by component with
+``lstat``, dangling links included), so nothing outside the root is ever read
+or written. Messages never contain absolute paths.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from .errors import InvalidPath
+
+__all__ = ["PathGuard"]
+
+_RESERVED_CHARS = set('<>:"|?*')
+_DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
+
+
+def _refuse(shown: str, why: str) -> InvalidPath:
+    return InvalidPath(f"Path {shown} is not permitted: {why}.")
+
+
+class PathGuard:
+    def __init__(self, root: Path, storage_path: Path) -> None:
+        self.root = root
+        self._index_names: set[str] = set()
+        self._index_dir: str | None = None
+        try:
+            rel = storage_path.relative_to(root)
+        except ValueError:
+            rel = None
+        if rel is not None:
+            self._index_file = rel.as_posix().lower()
+            if storage_path.parent.name == ".local-vector-search-mcp" and len(rel.parts) > 1:
+                self._index_dir = Path(*rel.parts[:-1]).as_posix().lower()
+        else:
+            self._index_file = None
+
+    # ------------------------------------------------------------------ checks
+
+    def normalise(self, path: str, *, field: str = "path") -> str:
+        """Validate the syntax of ``path`` and return it with ``/`` separators."""
+        if not isinstance(path, str) or not path.strip():
+            raise InvalidPath(f"{field} must be a non-empty root-relative path.")
+        if any(ord(c) < 32 or ord(c) == 127 for c in path):
+            raise _refuse(f"in {field}", "control characters are not allowed")
+        text = path.replace("\\", "/")
+        if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+            raise InvalidPath(f"{field} must be relative to the knowledge-base root; absolute paths are not allowed.")
+        shown = repr(text)
+        parts = text.split("/")
+        for part in parts:
+            if part in ("", ".", ".."):
+                raise _refuse(shown, "empty, '.' and '..' components are not allowed")
+            if part.endswith((" ", ".")):
+                raise _refuse(shown, "a component must not end with a space or a dot")
+            if _RESERVED_CHARS & set(part):
+                raise _refuse(shown, 'the characters < > : " | ? * are not allowed')
+            if _DEVICE.match(part.split(".")[0]):
+                raise _refuse(shown, "reserved device names are not allowed")
+            if part.lower() == ".git":
+                raise _refuse(shown, ".git is not part of the knowledge base")
+        lowered = text.lower()
+        if self._index_file and (
+            lowered == self._index_file
+            or lowered.startswith(self._index_file + "-")
+            or lowered.startswith(self._index_file + ".")
+        ):
+            raise _refuse(shown, "the search index's own files are not part of the knowledge base")
+        if self._index_dir and (lowered == self._index_dir or lowered.startswith(self._index_dir + "/")):
+            raise _refuse(shown, "the search index's own files are not part of the knowledge base")
+        return text
+
+    def is_internal(self, rel: str) -> bool:
+        """True for paths the navigation tools must skip (.git, index files)."""
+        try:
+            self.normalise(rel)
+        except InvalidPath:
+            return True
+        return False
+
+    def resolve(self, path: str, *, field: str = "path", markdown: bool = False) -> tuple[str, Path]:
+        """Return ``(normalised relative path, absolute path)``; refuse symlinks on the way.
+
+        The target itself may not exist (callers decide whether that is NOT_FOUND);
+        every component that does exist must be a real file or folder, not a link.
+        """
+        rel = self.normalise(path, field=field)
+        if markdown and not rel.lower().endswith(".md"):
+            raise _refuse(repr(rel), "this tool works on Markdown (.md) documents only")
+        current = self.root
+        for part in rel.split("/"):
+            current = current / part
+            try:
+                st = os.lstat(current)
+            except FileNotFoundError:
+                break  # the rest does not exist yet: nothing to follow
+            except OSError as exc:
+                raise _refuse(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
+            if stat.S_ISLNK(st.st_mode):
+                raise _refuse(repr(rel), "symbolic links are not followed")
+        return rel, current

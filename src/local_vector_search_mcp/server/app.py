@@ -1,0 +1,124 @@
+"""MCP wiring: tools/list from the generated registry, tools/call through :func:`dispatch.invoke`.
+
+Protocol traffic is on stdout only; logs go to stderr. Handlers are synchronous
+engine code and run in worker threads so a slow call never blocks the session.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+
+from .. import __version__
+from ..dispatch import Content, available_tools, invoke
+from ..errors import KbError
+from ..workspace import Workspace
+
+log = logging.getLogger("local_vector_search_mcp")
+
+INSTRUCTIONS = (
+    "Local knowledge base over this project's Markdown. Find documents with kb_search or kb_list_files, "
+    "read focused slices with kb_read (it returns semantic pointers with hashes), and edit by pointer "
+    "with kb_patch: an edit whose target changed since you read it is refused with CONFLICT; re-read and retry."
+)
+
+
+def _json_text(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, indent=2)
+
+
+def error_result(error: KbError) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(error.to_wire(), ensure_ascii=False))],
+        is_error=True,
+    )
+
+
+def _content_blocks(content: Content) -> list[Any]:
+    blocks: list[Any] = []
+    for kind, value in content.blocks:
+        if kind == "text":
+            blocks.append(types.TextContent(type="text", text=value))
+        elif kind == "image":
+            data, mime = value
+            blocks.append(types.ImageContent(type="image", data=base64.b64encode(data).decode(), mime_type=mime))
+        elif kind == "resource":
+            uri, data, mime = value
+            blocks.append(
+                types.EmbeddedResource(
+                    type="resource",
+                    resource=types.BlobResourceContents(uri=uri, blob=base64.b64encode(data).decode(), mime_type=mime),
+                )
+            )
+    return blocks
+
+
+def build_server(ws: Workspace) -> Server[Any]:
+    tools = available_tools()
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=spec.name,
+                    title=spec.title,
+                    description=spec.description,
+                    input_schema=spec.input_schema(),
+                    output_schema=spec.output_schema(),
+                    annotations=types.ToolAnnotations(
+                        title=spec.title,
+                        read_only_hint=spec.annotations["readOnlyHint"],
+                        destructive_hint=spec.annotations["destructiveHint"],
+                        idempotent_hint=spec.annotations["idempotentHint"],
+                        open_world_hint=spec.annotations["openWorldHint"],
+                    ),
+                    _meta=spec.meta,
+                )
+                for spec in tools
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            result = await anyio.to_thread.run_sync(invoke, ws, params.name, params.arguments)
+        except KbError as exc:
+            return error_result(exc)
+        except Exception:
+            log.exception("tool %s failed", params.name)
+            return error_result(KbError("Internal error; see the server log."))
+        if isinstance(result, Content):
+            return types.CallToolResult(content=_content_blocks(result))
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=_json_text(result))],
+            structured_content=result,
+        )
+
+    return Server(
+        ws.config.server.name,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def _serve(ws: Workspace) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(ws)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve(ws: Workspace) -> None:
+    """Serve MCP over stdio until stdin closes."""
+    try:
+        anyio.run(_serve, ws)
+    finally:
+        ws.close()

@@ -1,0 +1,454 @@
+"""Compile spec/ into generated/ and docs/reference/.
+
+    python tools/generate.py            write the output in place
+    python tools/generate.py --check    regenerate into a temporary folder and
+                                        fail (exit 1) on any difference
+
+Outputs, all byte-stable (no timestamps, sorted where order is not given):
+
+* ``generated/schemas/<tool>.input.json`` / ``.output.json`` and
+  ``generated/schemas/config.json``: self-contained JSON Schemas (draft
+  2020-12, every used ``$defs`` entry copied in), checked against the
+  meta-schema with ``jsonschema``;
+* ``generated/models.py`` and ``generated/config.py``: pydantic v2 models made
+  by datamodel-code-generator;
+* ``generated/registry.py``: the MCP registration table (jinja2);
+* ``generated/cli.py``: one ``call <tool>`` subcommand per tool (jinja2);
+* ``docs/reference/{tools,errors,configuration}.md`` (jinja2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import difflib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jsonschema
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "spec"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+HEADER = "generated from spec/ by tools/generate.py, do not edit"
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+ENVELOPES = {"request", "flat", "none"}
+ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+class SpecError(Exception):
+    """The spec is inconsistent; the message names the file and the problem."""
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_yaml(path: Path) -> Any:
+    with path.open(encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def load_spec() -> dict[str, Any]:
+    index = load_yaml(SPEC / "spec.yaml")
+    errors = load_yaml(SPEC / "errors.yaml")["codes"]
+    shared_defs: dict[str, Any] = load_yaml(SPEC / "defs.yaml")["$defs"]
+    config = load_yaml(SPEC / "config.yaml")
+    codes = {e["code"] for e in errors}
+    defs = dict(shared_defs)
+    tools = []
+    for name in index["tools"]:
+        path = SPEC / "tools" / f"{name}.yaml"
+        if not path.exists():
+            raise SpecError(f"spec/spec.yaml lists {name} but {path.relative_to(ROOT)} is missing")
+        tool = load_yaml(path)
+        check_tool(tool, name, codes)
+        for def_name, schema in (tool.get("defs") or {}).items():
+            if def_name in defs:
+                raise SpecError(f"{path.name}: definition {def_name} is already defined elsewhere")
+            defs[def_name] = schema
+        tools.append(tool)
+    listed = set(index["tools"])
+    for path in sorted((SPEC / "tools").glob("*.yaml")):
+        if path.stem not in listed:
+            raise SpecError(f"{path.relative_to(ROOT)} is not listed in spec/spec.yaml")
+    return {"index": index, "errors": errors, "defs": defs, "config": config, "tools": tools}
+
+
+def check_tool(tool: dict[str, Any], name: str, codes: set[str]) -> None:
+    where = f"spec/tools/{name}.yaml"
+    if tool.get("name") != name:
+        raise SpecError(f"{where}: name must be {name!r}")
+    for key in ("title", "description", "annotations", "envelope", "errors"):
+        if key not in tool:
+            raise SpecError(f"{where}: missing {key!r}")
+    if tool["envelope"] not in ENVELOPES:
+        raise SpecError(f"{where}: envelope must be one of {sorted(ENVELOPES)}")
+    if tool["envelope"] != "none" and "input" not in tool:
+        raise SpecError(f"{where}: envelope {tool['envelope']!r} needs an input schema")
+    if "output" not in tool:
+        raise SpecError(f"{where}: missing 'output' (use null for content-only tools)")
+    if tool["output"] is None and not tool.get("content"):
+        raise SpecError(f"{where}: a content-only tool must describe its blocks under 'content'")
+    for key in ANNOTATION_KEYS:
+        if not isinstance(tool["annotations"].get(key), bool):
+            raise SpecError(f"{where}: annotations.{key} must be a boolean")
+    for err in tool["errors"]:
+        if err.get("code") not in codes:
+            raise SpecError(f"{where}: unknown error code {err.get('code')!r} (see spec/errors.yaml)")
+        if not err.get("when"):
+            raise SpecError(f"{where}: error {err['code']} needs a 'when'")
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+REF = re.compile(r"^#/\$defs/([A-Za-z0-9_]+)$")
+
+
+def refs_in(node: Any) -> list[str]:
+    found: list[str] = []
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            m = REF.match(ref)
+            if not m:
+                raise SpecError(f"unsupported $ref {ref!r}: only '#/$defs/Name' is allowed")
+            found.append(m.group(1))
+        for value in node.values():
+            found.extend(refs_in(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(refs_in(value))
+    return found
+
+
+def self_contained(schema: dict[str, Any], defs: dict[str, Any], title: str) -> dict[str, Any]:
+    """Return ``schema`` with every definition it uses (transitively) under ``$defs``."""
+    used: dict[str, Any] = {}
+    pending = refs_in(schema)
+    while pending:
+        name = pending.pop()
+        if name in used:
+            continue
+        if name not in defs:
+            raise SpecError(f"{title}: $ref to unknown definition {name!r}")
+        used[name] = copy.deepcopy(defs[name])
+        pending.extend(refs_in(used[name]))
+    out: dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT, "$comment": HEADER, "title": title}
+    out.update(copy.deepcopy(schema))
+    if used:
+        out["$defs"] = {name: used[name] for name in sorted(used)}
+    jsonschema.Draft202012Validator.check_schema(out)
+    return out
+
+
+def has_required(schema: dict[str, Any]) -> bool:
+    return bool(schema.get("required"))
+
+
+def pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def tool_schemas(tool: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    name = tool["name"]
+    envelope = tool["envelope"]
+    if envelope == "none":
+        arguments: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+    elif envelope == "flat":
+        arguments = copy.deepcopy(tool["input"])
+    else:
+        request = copy.deepcopy(tool["input"])
+        request.setdefault("title", f"{pascal(name)}Request")
+        # `request` may be omitted when nothing in it is required, so `{}` works
+        # for kb_list_files and friends (spec/decisions.md).
+        arguments = {
+            "type": "object",
+            "properties": {"request": {"$ref": f"#/$defs/{pascal(name)}Request"}},
+            "additionalProperties": False,
+        }
+        if has_required(request):
+            arguments["required"] = ["request"]
+        defs = {**defs, f"{pascal(name)}Request": request}
+    input_schema = self_contained(arguments, defs, f"{pascal(name)}Arguments")
+    output_schema = None
+    if tool["output"] is not None:
+        output_schema = self_contained(tool["output"], defs, f"{pascal(name)}Result")
+    return input_schema, output_schema
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- models
+
+
+def combined_models_schema(spec: dict[str, Any]) -> dict[str, Any]:
+    """One schema whose $defs hold every tool's arguments, request and result."""
+    defs = dict(spec["defs"])
+    for tool in spec["tools"]:
+        name = pascal(tool["name"])
+        input_schema, output_schema = tool_schemas(tool, spec["defs"])
+        for schema, title in ((input_schema, f"{name}Arguments"), (output_schema, f"{name}Result")):
+            if schema is None:
+                continue
+            body = {k: v for k, v in schema.items() if k not in ("$schema", "$comment", "$defs")}
+            body["title"] = title
+            defs.update(schema.get("$defs", {}))
+            defs[title] = body
+    return {
+        "$schema": JSON_SCHEMA_DIALECT,
+        "title": "Models",
+        "type": "object",
+        "properties": {},
+        "$defs": {name: defs[name] for name in sorted(defs)},
+    }
+
+
+def run_codegen(schema: dict[str, Any], out: Path, class_name: str | None = None) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "schema.json"
+        src.write_text(dump_json(schema), encoding="utf-8")
+        cmd = [
+            str(Path(sys.executable).parent / "datamodel-codegen"),
+            "--input", str(src),
+            "--input-file-type", "jsonschema",
+            "--output", str(out),
+            "--output-model-type", "pydantic_v2.BaseModel",
+            "--target-python-version", "3.11",
+            "--use-annotated",
+            "--field-constraints",
+            "--strict-nullable",
+            "--use-standard-collections",
+            "--use-union-operator",
+            "--snake-case-field",
+            "--allow-population-by-field-name",
+            "--use-title-as-name",
+            "--collapse-root-models",
+            "--use-schema-description",
+            "--use-field-description",
+            "--deserialize-default-values", "enum",
+            "--enum-field-as-literal", "all",
+            "--disable-timestamp",
+            "--formatters", "builtin",
+            "--custom-file-header", f"# {HEADER}\n# ruff: noqa\n# mypy: ignore-errors",
+        ]
+        if class_name:
+            cmd += ["--class-name", class_name]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SpecError(f"datamodel-codegen failed:\n{result.stderr}")
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+    env.filters["pyrepr"] = repr
+    env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False)
+    env.filters["pascal"] = pascal
+    env.filters["oneline"] = lambda s: " ".join(str(s).split())
+    env.filters["mdcell"] = lambda s: " ".join(str(s).split()).replace("|", "\\|")
+    return env
+
+
+def cli_options(tool: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Shell options for the scalar fields of a tool's request (complex ones go through --json)."""
+    if tool["envelope"] == "none":
+        return []
+    options = []
+    schema = tool["input"]
+    required = set(schema.get("required", []))
+    for prop, sub in schema.get("properties", {}).items():
+        resolved = dict(sub)
+        while "$ref" in resolved:
+            target = defs[REF.match(resolved["$ref"]).group(1)]  # type: ignore[union-attr]
+            resolved = {**target, **{k: v for k, v in resolved.items() if k != "$ref"}}
+        kind = resolved.get("type")
+        if isinstance(kind, list):
+            kind = next((k for k in kind if k != "null"), None)
+        option = {
+            "prop": prop,
+            "flag": "--" + re.sub(r"(?<!^)(?=[A-Z])", "-", prop).lower(),
+            "required": prop in required,
+            "help": " ".join(str(resolved.get("description", "")).split()),
+            "choices": resolved.get("enum"),
+        }
+        if kind in ("string", "integer", "number", "boolean"):
+            option["kind"] = kind
+        elif kind == "array" and resolved.get("items", {}).get("type") in ("string", "integer"):
+            option["kind"] = "array"
+            option["item"] = resolved["items"]["type"]
+        else:
+            continue  # objects and arrays of objects: --json
+        options.append(option)
+    return options
+
+
+def generate(out_root: Path) -> list[Path]:
+    spec = load_spec()
+    env = environment()
+    written: list[Path] = []
+
+    def write(rel: str, text: str) -> None:
+        path = out_root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+        written.append(path)
+
+    tools = []
+    for tool in spec["tools"]:
+        input_schema, output_schema = tool_schemas(tool, spec["defs"])
+        write(f"generated/schemas/{tool['name']}.input.json", dump_json(input_schema))
+        if output_schema is not None:
+            write(f"generated/schemas/{tool['name']}.output.json", dump_json(output_schema))
+        tools.append(
+            {
+                **tool,
+                "class": pascal(tool["name"]),
+                "input_schema": input_schema,
+                "output_schema": output_schema,
+                "options": cli_options(tool, spec["defs"]),
+                "error_codes": tuple(dict.fromkeys(e["code"] for e in tool["errors"])),
+                "request_required": tool["envelope"] == "request" and has_required(tool["input"]),
+            }
+        )
+
+    config_schema = copy.deepcopy(spec["config"])
+    config_schema["$comment"] = HEADER
+    jsonschema.Draft202012Validator.check_schema(config_schema)
+    write("generated/schemas/config.json", dump_json(config_schema))
+
+    models = out_root / "generated" / "models.py"
+    models.parent.mkdir(parents=True, exist_ok=True)
+    run_codegen(combined_models_schema(spec), models)
+    written.append(models)
+    config_models = out_root / "generated" / "config.py"
+    run_codegen(config_schema, config_models)
+    written.append(config_models)
+
+    context = {"header": HEADER, "tools": tools, "errors": spec["errors"], "index": spec["index"]}
+    write("generated/__init__.py", env.get_template("init.py.j2").render(context))
+    write("generated/registry.py", env.get_template("registry.py.j2").render(context))
+    write("generated/cli.py", env.get_template("cli.py.j2").render(context))
+    write("docs/reference/tools.md", env.get_template("tools.md.j2").render(context))
+    write("docs/reference/errors.md", env.get_template("errors.md.j2").render(context))
+    write(
+        "docs/reference/configuration.md",
+        env.get_template("configuration.md.j2").render(
+            {**context, "sections": config_sections(config_schema)}
+        ),
+    )
+    return written
+
+
+def config_sections(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    sections = []
+    for key, prop in schema["properties"].items():
+        target = schema["$defs"][REF.match(prop["$ref"]).group(1)]  # type: ignore[union-attr]
+        rows = []
+        for name, sub in target["properties"].items():
+            kind = sub.get("type", "")
+            if isinstance(kind, list):
+                kind = " or ".join(kind)
+            if "enum" in sub:
+                kind = " / ".join(f"`{v}`" for v in sub["enum"])
+            bounds = []
+            for bound, sign in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("minItems", "items >=")):
+                if bound in sub:
+                    bounds.append(f"{sign} {sub[bound]}")
+            rows.append(
+                {
+                    "name": name,
+                    "type": kind,
+                    "default": json.dumps(sub.get("default"), ensure_ascii=False),
+                    "bounds": ", ".join(bounds),
+                    "description": sub.get("description", ""),
+                }
+            )
+        sections.append({"key": key, "rows": rows})
+    return sections
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+OUTPUTS = ("generated", "docs/reference")
+
+
+def check() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        generated = generate(Path(tmp))
+        expected = {p.relative_to(tmp).as_posix(): p for p in generated}
+        actual = {
+            p.relative_to(ROOT).as_posix(): p
+            for folder in OUTPUTS
+            for p in (ROOT / folder).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
+        problems = []
+        for rel in sorted(expected.keys() | actual.keys()):
+            if rel not in actual:
+                problems.append(f"missing: {rel}")
+            elif rel not in expected:
+                problems.append(f"not generated (stale or hand-made): {rel}")
+            else:
+                new = expected[rel].read_text(encoding="utf-8")
+                old = actual[rel].read_text(encoding="utf-8")
+                if new != old:
+                    diff = difflib.unified_diff(
+                        old.splitlines(), new.splitlines(), f"committed/{rel}", f"regenerated/{rel}", lineterm="", n=1
+                    )
+                    problems.append(f"differs: {rel}\n" + "\n".join(list(diff)[:20]))
+    if problems:
+        print("generated output does not match spec/ (run `make generate`):", file=sys.stderr)
+        for problem in problems:
+            print("  " + problem, file=sys.stderr)
+        return 1
+    print(f"generated output matches spec/ ({len(expected)} files)")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="fail if the committed output is stale")
+    args = parser.parse_args()
+    try:
+        if args.check:
+            return check()
+        with tempfile.TemporaryDirectory() as tmp:
+            files = generate(Path(tmp))
+            for folder in OUTPUTS:
+                target = ROOT / folder
+                if target.exists():
+                    shutil.rmtree(target)
+            for path in files:
+                rel = path.relative_to(tmp)
+                (ROOT / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, ROOT / rel)
+        print(f"wrote {len(files)} files")
+        return 0
+    except (SpecError, jsonschema.SchemaError) as exc:
+        print(f"spec error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
