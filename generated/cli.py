@@ -157,7 +157,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--query', dest='opt_query', type=str, default=None, help='What to look for, in natural language or keywords (any language). Must contain a non-whitespace character.')
     parser.add_argument('--mode', dest='opt_mode', type=str, default=None, choices=['lexical', 'semantic', 'hybrid'], help='Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).')
-    parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, help='Maximum number of results. Omit to use the configured `search.maxResults` (default 10).')
+    parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, help='Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).')
     parser.set_defaults(tool='kb_search')
     parser = subparsers.add_parser(
         'kb_read',
@@ -168,8 +168,8 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document, e.g. from kb_list_files or a search result.')
     parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, help='Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.')
-    parser.add_argument('--max-elements', dest='opt_maxElements', type=int, default=None, help='Maximum number of elements in this page.')
-    parser.add_argument('--max-bytes', dest='opt_maxBytes', type=int, default=None, help='Maximum UTF-8 size of `markdown`; the first element is always returned even when larger. Does not limit `table`.')
+    parser.add_argument('--max-elements', dest='opt_maxElements', type=int, default=None, help='Maximum number of elements in this page (at least 1; values above 100 are treated as 100).')
+    parser.add_argument('--max-bytes', dest='opt_maxBytes', type=int, default=None, help='Maximum UTF-8 size of `markdown` in bytes (at least 1; values above 100000 are treated as 100000). The first element is always returned even when larger. Does not limit `table`.')
     parser.set_defaults(tool='kb_read')
     parser = subparsers.add_parser(
         'kb_patch',

@@ -138,11 +138,11 @@ class MissingLink(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of a Markdown (`.md`) document.
     """
-    target: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    target: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     The missing document the link points to.
     """
@@ -258,7 +258,7 @@ class SearchReadHint(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of a Markdown (`.md`) document.
     """
@@ -373,11 +373,11 @@ class DocumentLink(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Document containing the link.
     """
-    target: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    target: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path the link resolves to (relative to the source's folder, `./` and `../` normalised, percent-decoding applied, fragment and query removed).
     """
@@ -489,7 +489,7 @@ class KbCreatePdfBookRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of the Markdown document to export.
     """
@@ -547,7 +547,7 @@ class KbCreateRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of the new document, e.g. `notes/meeting-2024-05.md`.
     """
@@ -562,7 +562,7 @@ class KbDeleteRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of the document to delete.
     """
@@ -590,7 +590,7 @@ class KbEditTableResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of a Markdown (`.md`) document.
     """
@@ -619,7 +619,7 @@ class KbLinksRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it).
     """
@@ -642,7 +642,7 @@ class KbLinksResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of a Markdown (`.md`) document.
     """
@@ -777,14 +777,18 @@ class KbMoveRequest(BaseModel):
     )
     source_path: Annotated[
         str,
-        Field(alias='sourcePath', max_length=1024, min_length=1, pattern='(?i)\\.md$'),
+        Field(
+            alias='sourcePath', max_length=1024, min_length=1, pattern='\\.[mM][dD]$'
+        ),
     ]
     """
     Root-relative path of the existing document.
     """
     target_path: Annotated[
         str,
-        Field(alias='targetPath', max_length=1024, min_length=1, pattern='(?i)\\.md$'),
+        Field(
+            alias='targetPath', max_length=1024, min_length=1, pattern='\\.[mM][dD]$'
+        ),
     ]
     """
     Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.
@@ -802,7 +806,7 @@ class KbOutlineRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of the document.
     """
@@ -813,7 +817,7 @@ class KbOutlineResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of a Markdown (`.md`) document.
     """
@@ -832,21 +836,23 @@ class KbReadRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of the document, e.g. from kb_list_files or a search result.
     """
-    pointer: Annotated[str, Field(max_length=512, min_length=1)] = 'document'
+    pointer: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')] = (
+        'document'
+    )
     """
     Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.
     """
-    max_elements: Annotated[int, Field(alias='maxElements', ge=1, le=100)] = 20
+    max_elements: Annotated[int, Field(alias='maxElements', ge=1)] = 20
     """
-    Maximum number of elements in this page.
+    Maximum number of elements in this page (at least 1; values above 100 are treated as 100).
     """
-    max_bytes: Annotated[int, Field(alias='maxBytes', ge=1, le=100000)] = 12000
+    max_bytes: Annotated[int, Field(alias='maxBytes', ge=1)] = 12000
     """
-    Maximum UTF-8 size of `markdown`; the first element is always returned even when larger. Does not limit `table`.
+    Maximum UTF-8 size of `markdown` in bytes (at least 1; values above 100000 are treated as 100000). The first element is always returned even when larger. Does not limit `table`.
     """
 
 
@@ -941,9 +947,9 @@ class KbSearchRequest(BaseModel):
     """
     Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).
     """
-    top_k: Annotated[int | None, Field(alias='topK', ge=1, le=50)] = None
+    top_k: Annotated[int | None, Field(alias='topK', ge=1)] = None
     """
-    Maximum number of results. Omit to use the configured `search.maxResults` (default 10).
+    Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).
     """
     include_globs: Annotated[
         list[Glob] | None, Field(alias='includeGlobs', max_length=64)
@@ -1007,7 +1013,7 @@ class MutationResult(BaseModel):
     """
     index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
     """
-    True only when the search index already reflects this change; false when re-indexing of the path is queued or failed.
+    True only when the search index already reflects this change (or the path is not indexed at all); false when re-indexing of the path is queued or failed.
     """
     index_error: Annotated[str | None, Field(alias='indexError')]
     """
@@ -1036,7 +1042,7 @@ class PatchOperation(BaseModel):
     `document` supports only `insert_before` and `insert_after` (any kind on an empty file simply sets its content).
 
     """
-    pointer: Annotated[str, Field(max_length=512, min_length=1)]
+    pointer: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
     """
     Target: a hashed anchor from kb_read (v2 `logical~selfHash~subtreeHash`; v1 `logical~selfHash` only for `replace`, `replace_element`, `insert_before`, `insert_after` and `delete` of a non-list element), or `document` for `insert_before` / `insert_after` (and any operation on an empty file).
     """
@@ -1088,7 +1094,7 @@ class SearchResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of the document.
     """
@@ -1256,11 +1262,11 @@ class KbEditTableArguments(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of the document holding the table.
     """
-    pointer: Annotated[str, Field(max_length=512, min_length=1)]
+    pointer: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
     """
     Hashed anchor of a standalone table (`tN` or `<section>.tN`), v2 as returned by kb_read (v1 `tN~selfHash` accepted). The table must not have been changed since.
     """
@@ -1391,7 +1397,7 @@ class KbPatchRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of an existing document.
     """
@@ -1418,7 +1424,7 @@ class KbReadResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='(?i)\\.md$')]
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of a Markdown (`.md`) document.
     """

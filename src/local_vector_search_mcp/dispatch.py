@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any
 
 from ._generated.registry import BY_NAME, ToolSpec
-from .errors import InvalidArgument, KbError
+from .errors import InvalidArgument, InvalidPath, KbError
 from .handlers import HANDLERS
 from .workspace import Workspace
 
@@ -72,6 +72,16 @@ def _fold_enums(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> Any
     return value
 
 
+# A malformed value in one of these fields is a path refusal, not an argument error
+# (spec/decisions.md): `notes.txt` where a `.md` document is required is INVALID_PATH.
+_PATH_FIELDS = {"path", "pathPrefix", "sourcePath", "targetPath", "outputPath"}
+_PATH_ERRORS = {"string_pattern_mismatch", "string_too_short", "string_too_long"}
+
+
+def _is_path_error(exc: Any) -> bool:
+    return any(err["loc"] and err["loc"][-1] in _PATH_FIELDS and err["type"] in _PATH_ERRORS for err in exc.errors())
+
+
 def _format_validation(exc: Any) -> str:
     problems = []
     for err in exc.errors()[:5]:
@@ -94,6 +104,8 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None) -> Any:
     try:
         parsed = model.model_validate(arguments)
     except ValidationError as exc:
+        if _is_path_error(exc):
+            raise InvalidPath(_format_validation(exc).replace("Invalid arguments", "Path not permitted")) from None
         raise InvalidArgument(_format_validation(exc)) from None
     if spec.envelope == "request":
         request = parsed.request

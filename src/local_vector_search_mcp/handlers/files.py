@@ -16,13 +16,23 @@ def utc_iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def walk_files(ws: Workspace, start: str = "") -> list[tuple[str, os.stat_result]]:
-    """Every regular file under ``start`` (root-relative), skipping links, .git and index files.
+def walk_files(ws: Workspace, prefix: str = "") -> list[tuple[str, os.stat_result]]:
+    """Every regular file at or under ``prefix`` (root-relative, compared case-insensitively),
+    skipping links, .git and the index's files, sorted case-insensitively.
 
     Raises PermissionDenied instead of returning a silently incomplete list.
     """
+    lowered = prefix.lower()
+
+    def wanted(rel: str, is_dir: bool) -> bool:
+        low = rel.lower()
+        if not lowered or low == lowered or low.startswith(lowered + "/"):
+            return True
+        # a folder on the way down to the prefix
+        return is_dir and lowered.startswith(low + "/")
+
     found: list[tuple[str, os.stat_result]] = []
-    pending = [start]
+    pending = [""]
     while pending:
         rel_dir = pending.pop()
         abs_dir = ws.root / rel_dir if rel_dir else ws.root
@@ -40,8 +50,9 @@ def walk_files(ws: Workspace, start: str = "") -> list[tuple[str, os.stat_result
             except OSError as exc:
                 raise PermissionDenied(f"Could not inspect {rel!r}: {exc.strerror}.") from None
             if stat.S_ISDIR(st.st_mode):
-                pending.append(rel)
-            elif stat.S_ISREG(st.st_mode):
+                if wanted(rel, True):
+                    pending.append(rel)
+            elif stat.S_ISREG(st.st_mode) and wanted(rel, False):
                 found.append((rel, st))
     found.sort(key=lambda item: (item[0].lower(), item[0]))
     return found
@@ -53,34 +64,17 @@ def kb_list_files(ws: Workspace, request: Any) -> dict[str, Any]:
     if request.path_prefix is not None:
         prefix = ws.guard.normalise(request.path_prefix.rstrip("/\\") or "/", field="pathPrefix")
         ws.guard.resolve(prefix, field="pathPrefix")
-    lowered = prefix.lower()
-    start = ""
-    if prefix:
-        target = ws.root / prefix
-        if target.is_dir() and not target.is_symlink():
-            start = prefix
     files = []
-    for rel, st in walk_files(ws, start) if (not prefix or start) else _single(ws, prefix):
-        low = rel.lower()
-        if prefix and not (low == lowered or low.startswith(lowered + "/")):
-            continue
+    for rel, st in walk_files(ws, prefix):
         if not include(rel):
             continue
         files.append(
             {
                 "relativePath": rel,
-                "kind": "markdown" if low.endswith(".md") else "asset",
+                "kind": "markdown" if rel.lower().endswith(".md") else "asset",
                 "size": st.st_size,
                 "lastWriteTimeUtc": utc_iso(st.st_mtime),
             }
         )
     return {"files": files}
 
-
-def _single(ws: Workspace, prefix: str) -> list[tuple[str, os.stat_result]]:
-    """The prefix names a file, not a folder (or nothing at all)."""
-    try:
-        st = os.lstat(ws.root / prefix)
-    except OSError:
-        return []
-    return [(prefix, st)] if stat.S_ISREG(st.st_mode) else []

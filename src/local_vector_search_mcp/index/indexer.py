@@ -1,0 +1,332 @@
+"""Reindexing: discovery, the cheap unchanged check, one transaction per file.
+
+``Indexer.reindex`` is synchronous; the single-flight background coordinator
+and the CLI both call it. Incremental by default (``scope="changed"``):
+
+1. discover ``.md`` files under the root that match include/exclude
+   (case-insensitive), sorted case-insensitively; folders starting with ``.``
+   (``.git``, the index folder) are never entered;
+2. delete indexed documents that are gone or now excluded;
+3. skip a file whose size and mtime equal the stored ones; when they differ,
+   hash it and only touch the stored stat if the content hash is unchanged;
+4. otherwise parse, chunk, embed (reusing stored vectors of unchanged chunk
+   texts) and replace the document's rows in one transaction, so a failure or
+   a kill keeps the previous revision.
+
+``scope="all"`` reprocesses every file (vectors are still reused by text hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import IndexNotReady
+from ..markdown import parse_document
+from ..search.text import cjk_index_text
+from .chunker import build_embedding_text, chunk_document, embedding_text_hash
+from .manifest import compatibility_problems, enum_value, expected_manifest, incompatible_message
+from .port import ChunkRecord, DocumentRecord, ElementRecord, IndexStore
+
+__all__ = ["Cancelled", "Indexer", "Progress", "ReindexResult", "utc_now"]
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Cancelled(Exception):
+    """The host is shutting down; the reindex stopped between two files."""
+
+
+@dataclass
+class Progress:
+    scope: str
+    force: bool
+    started_at_utc: str = field(default_factory=utc_now)
+    processed_files: int = 0
+    total_files: int | None = None
+    current_path: str | None = None
+    is_destructive_rebuild: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope,
+            "force": self.force,
+            "startedAtUtc": self.started_at_utc,
+            "processedFiles": self.processed_files,
+            "totalFiles": self.total_files,
+            "currentPath": self.current_path,
+            "isDestructiveRebuild": self.is_destructive_rebuild,
+        }
+
+
+@dataclass
+class ReindexResult:
+    scanned_files: int = 0
+    indexed_files: int = 0
+    skipped_files: int = 0
+    deleted_files: int = 0
+    chunks_indexed: int = 0
+    warning: str | None = None
+    failed_paths: list[str] = field(default_factory=list)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "scannedFiles": self.scanned_files,
+            "indexedFiles": self.indexed_files,
+            "skippedFiles": self.skipped_files,
+            "deletedFiles": self.deleted_files,
+            "chunksIndexed": self.chunks_indexed,
+            "warning": self.warning,
+        }
+
+
+class Indexer:
+    """Builds and updates the index of one knowledge base.
+
+    ``path_filter`` is the include/exclude predicate over root-relative paths;
+    ``embedder`` is ``None`` in lexical mode. ``gate`` serialises writers in
+    this process (reindex and targeted sync); SQLite serialises processes.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        store: IndexStore,
+        config: Any,
+        path_filter: Callable[[str], bool],
+        embedder: Any = None,
+        gate: threading.RLock | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.store = store
+        self.config = config
+        self.path_filter = path_filter
+        self.embedder = embedder
+        self.gate = gate or threading.RLock()
+        self.destructive_running = False
+
+    # manifest -----------------------------------------------------------------
+    def expected_manifest(self, probe: bool) -> dict[str, str]:
+        """``probe`` lets an openai-compatible provider be asked for its size."""
+        if self.embedder is None:
+            return expected_manifest(self.config, None, None)
+        dims = self.config.embedding.dimensions
+        if dims is None and (probe or self.embedder.provider == "local"):
+            dims = self.embedder.dimensions()
+        if dims is None:
+            dims = _maybe_int(self.store.read_manifest().get("embedding_dimensions"))
+        return expected_manifest(self.config, self.embedder.model, dims)
+
+    def compatibility(self, probe: bool = False) -> list[str]:
+        stored = self.store.read_manifest()
+        if not stored and self.store.counts().documents == 0:
+            return []
+        expected = self.expected_manifest(probe)
+        if "embedding_dimensions" not in expected and "embedding_dimensions" in stored:
+            expected["embedding_dimensions"] = stored["embedding_dimensions"]
+        return compatibility_problems(stored, expected)
+
+    def vector_storage(self) -> str:
+        return enum_value(self.config.embedding.vector_storage)
+
+    # discovery ----------------------------------------------------------------
+    def discover(self) -> list[str]:
+        found = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            rel_dir = os.path.relpath(dirpath, self.root)
+            for name in filenames:
+                if not name.lower().endswith(".md"):
+                    continue
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+                if self.path_filter(rel):
+                    found.append(rel)
+        found.sort(key=lambda p: (p.lower(), p))
+        return found
+
+    # full reindex ---------------------------------------------------------------
+    def reindex(
+        self,
+        scope: str = "changed",
+        force: bool = False,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> ReindexResult:
+        progress = progress or Progress(scope, force)
+        expected = self.expected_manifest(probe=True)
+        dims = _maybe_int(expected.get("embedding_dimensions"))
+        problems = self.compatibility(probe=True)
+        result = ReindexResult()
+        with self.gate:
+            if problems:
+                if not force:
+                    raise IndexNotReady(incompatible_message(problems))
+                progress.is_destructive_rebuild = True
+                self.destructive_running = True
+                try:
+                    self.store.reset(dims, self.vector_storage())
+                    self.store.write_manifest(expected)
+                finally:
+                    self.destructive_running = False
+            else:
+                self.store.ensure_schema(dims, self.vector_storage())
+                self.store.write_manifest(expected)
+        files = self.discover()
+        progress.total_files = len(files)
+        result.scanned_files = len(files)
+        wanted = set(files)
+        states = self.store.document_states()
+        for path in sorted(set(states) - wanted):
+            with self.gate:
+                if self.store.delete_document(path):
+                    result.deleted_files += 1
+        for path in files:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            progress.current_path = path
+            if on_progress:
+                on_progress(progress)
+            try:
+                outcome = self._update_file(path, states.get(path), scope == "all")
+            except FileNotFoundError:
+                outcome = None
+                with self.gate:
+                    if self.store.delete_document(path):
+                        result.deleted_files += 1
+            except _EmbeddingFailed as exc:
+                result.warning = (
+                    f"Embedding failed while indexing {path}: {exc}. Indexing stopped; files indexed "
+                    "earlier stay searchable (lexical search keeps working). Fix the provider and run "
+                    "kb_reindex again."
+                )
+                result.failed_paths.append(path)
+                break
+            if outcome is None:
+                pass  # vanished between discovery and indexing
+            elif outcome < 0:
+                result.skipped_files += 1
+            else:
+                result.indexed_files += 1
+                result.chunks_indexed += outcome
+            progress.processed_files += 1
+        progress.current_path = None
+        if on_progress:
+            on_progress(progress)
+        return result
+
+    def _update_file(self, path: str, state: Any, always: bool) -> int:
+        """Index one file if needed: chunk count, or -1 when skipped as unchanged."""
+        full = self.root / path
+        st = full.stat()
+        if not always and state is not None and state.size == st.st_size and state.mtime_ns == st.st_mtime_ns:
+            return -1
+        raw = full.read_bytes()
+        source_hash = hashlib.sha256(raw).hexdigest()
+        if not always and state is not None and state.source_hash == source_hash:
+            with self.gate:
+                self.store.touch_document(path, st.st_size, st.st_mtime_ns)
+            return -1
+        return self.index_bytes(path, raw, st.st_size, st.st_mtime_ns, source_hash)
+
+    def index_bytes(self, path: str, raw: bytes, size: int, mtime_ns: int, source_hash: str) -> int:
+        doc = parse_document(raw)
+        ch = self.config.chunking
+        chunks = chunk_document(
+            doc,
+            max_chunk_bytes=ch.max_chunk_bytes,
+            max_elements=ch.max_elements,
+            include_front_matter=ch.include_front_matter,
+        )
+        texts = [build_embedding_text(path, c.text, c.heading_path, ch.include_heading_context) for c in chunks]
+        hashes = [embedding_text_hash(t) for t in texts]
+        vectors: list[Any] = [None] * len(chunks)
+        if self.embedder is not None and chunks:
+            reuse = self.store.vectors_by_text_hash(path)
+            todo = [i for i, h in enumerate(hashes) if h not in reuse]
+            for i, h in enumerate(hashes):
+                if h in reuse:
+                    vectors[i] = reuse[h]
+            if todo:
+                try:
+                    fresh = self.embedder.embed_passages([texts[i] for i in todo])
+                except Exception as exc:  # EmbeddingError or a provider bug
+                    raise _EmbeddingFailed(str(exc)) from exc
+                for i, vec in zip(todo, fresh, strict=True):
+                    vectors[i] = np.asarray(vec, dtype=np.float32)
+        elements = [
+            ElementRecord(
+                pointer=e.pointer,
+                kind=str(e.kind),
+                start_line=doc.lines.line_of(e.start),
+                end_line=doc.lines.line_of(max(e.start, e.end - 1)),
+                heading_path=e.heading_path,
+                ordinal=i,
+                self_hash=e.self_hash,
+                subtree_hash=e.subtree_hash,
+            )
+            for i, e in enumerate(doc.elements)
+        ]
+        records = [
+            ChunkRecord(
+                ordinal=c.ordinal,
+                pointer=c.pointer,
+                anchor=c.anchor,
+                text=c.text,
+                heading_path=c.heading_path,
+                embedding_text_hash=hashes[i],
+                lexical_text=cjk_index_text(c.text),
+                lexical_heading=cjk_index_text(c.heading_path or ""),
+                vector=vectors[i],
+            )
+            for i, c in enumerate(chunks)
+        ]
+        with self.gate:
+            return self.store.replace_document(
+                DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), elements, records
+            )
+
+    # targeted synchronisation -------------------------------------------------------
+    def reconcile(self, path: str) -> str:
+        """Bring one path in line with the disk: ``indexed``, ``unchanged`` or ``deleted``."""
+        full = self.root / path
+        wanted = path.lower().endswith(".md") and self.path_filter(path) and not _hidden(path)
+        if wanted and full.is_file():
+            if self.compatibility():
+                raise IndexNotReady("index is incompatible with the configuration; run kb_reindex force=true")
+            states = self.store.document_states()
+            self.store.ensure_schema(
+                _maybe_int(self.store.read_manifest().get("embedding_dimensions")), self.vector_storage()
+            )
+            if not self.store.read_manifest():
+                self.store.write_manifest(self.expected_manifest(probe=True))
+            try:
+                outcome = self._update_file(path, states.get(path), False)
+            except _EmbeddingFailed as exc:
+                raise IndexNotReady(f"embedding failed: {exc}") from exc
+            return "unchanged" if outcome < 0 else "indexed"
+        with self.gate:
+            self.store.delete_document(path)
+        return "deleted"
+
+
+class _EmbeddingFailed(Exception):
+    pass
+
+
+def _hidden(path: str) -> bool:
+    return any(part.startswith(".") for part in path.split("/")[:-1])
+
+
+def _maybe_int(value: str | None) -> int | None:
+    return int(value) if value else None

@@ -1,0 +1,420 @@
+"""SQLite adapter of the storage port: apsw + FTS5 + sqlite-vec.
+
+One SQLite library per process: apsw bundles its own SQLite (FTS5 on,
+extension loading on) and is the only binding that loads ``vec0`` here (the
+stdlib ``sqlite3`` must never load it: two SQLite copies with vec0 in one
+process crash).
+
+Layout (schema version 5)::
+
+    index_manifest(key PK, value)
+    documents(id, path UNIQUE, source_hash, size, mtime_ns, indexed_at_utc)
+    elements(id, document_id -> documents ON DELETE CASCADE, pointer, kind,
+             start_line, end_line, heading_path, ordinal, self_hash, subtree_hash,
+             UNIQUE(document_id, pointer))
+    chunks(id, document_id -> documents ON DELETE CASCADE, ordinal, pointer,
+           anchor, text, heading_path, embedding_text_hash)
+    chunks_fts   FTS5, contentless (rows deleted by rowid), columns body and
+                 heading (CJK-bigrammed by the engine), unicode61, rank bm25(1, 2)
+    chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
+                 float32: float[D] cosine; int8: int8[D] cosine; binary: bit[D]
+    chunk_vectors_exact(chunk_id PK, embedding float32 BLOB)   binary only,
+                 used to re-rank the hamming candidates exactly
+
+Chunk text is stored once (in ``chunks``); the FTS index is contentless and
+snippets are cut in Python, which keeps the lexical index under 2x the
+Markdown. Elements are stored without their text for the same reason.
+
+Concurrency: WAL, ``synchronous=NORMAL``, a 30 s busy timeout, and every
+write is one ``BEGIN IMMEDIATE`` transaction, so several server processes on
+one project queue for the write lock instead of corrupting anything; readers
+never block. Each thread gets its own connection.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+import numpy.typing as npt
+import sqlite_vec
+
+from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, ElementRecord, PathFilter, StoreCounts
+
+__all__ = ["SqliteStore"]
+
+BUSY_TIMEOUT_MS = 30_000
+BINARY_OVERFETCH = 8
+_DERIVED = ("chunks_fts", "chunk_vectors", "chunk_vectors_exact", "chunks", "elements", "documents")
+
+
+def _f32(vec: npt.NDArray[np.float32]) -> bytes:
+    return np.ascontiguousarray(vec, dtype=np.float32).tobytes()
+
+
+def _i8(vec: npt.NDArray[np.float32]) -> bytes:
+    return np.clip(np.rint(vec * 127.0), -127, 127).astype(np.int8).tobytes()
+
+
+def _bits(vec: npt.NDArray[np.float32]) -> bytes:
+    return np.packbits(vec > 0, bitorder="little").tobytes()
+
+
+class SqliteStore:
+    """The index in one SQLite file (``path``); ``:memory:`` is not supported
+    because every thread opens its own connection."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        self._lock = threading.RLock()
+        self._connections: list[apsw.Connection] = []
+        self._conn_lock = threading.Lock()
+        self._vector_storage: str | None = None
+
+    # connections --------------------------------------------------------------
+    def _conn(self) -> apsw.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = apsw.Connection(str(self.path))
+            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            conn.enable_load_extension(True)
+            conn.load_extension(sqlite_vec.loadable_path())
+            conn.enable_load_extension(False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._conn_lock:
+                self._connections.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._conn_lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except apsw.Error:  # pragma: no cover
+                    pass
+            self._connections.clear()
+        self._local = threading.local()
+
+    @contextmanager
+    def _write(self) -> Iterator[apsw.Connection]:
+        conn = self._conn()
+        with self._lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self._conn().execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def _table_exists(self, name: str) -> bool:
+        return bool(self._one("SELECT count(*) FROM sqlite_master WHERE name = ?", (name,)))
+
+    # schema and manifest --------------------------------------------------------
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def ensure_schema(self, vector_dimensions: int | None, vector_storage: str) -> None:
+        with self._write() as c:
+            self._create(c, vector_dimensions, vector_storage)
+
+    def _create(self, c: apsw.Connection, dims: int | None, storage: str) -> None:
+        c.execute(
+            """
+            CREATE TABLE IF NOT EXISTS index_manifest(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS documents(
+                id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, source_hash TEXT NOT NULL,
+                size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, indexed_at_utc TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS elements(
+                id INTEGER PRIMARY KEY,
+                document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                pointer TEXT NOT NULL, kind TEXT NOT NULL, start_line INTEGER NOT NULL,
+                end_line INTEGER NOT NULL, heading_path TEXT, ordinal INTEGER NOT NULL,
+                self_hash TEXT NOT NULL, subtree_hash TEXT NOT NULL, UNIQUE(document_id, pointer));
+            CREATE TABLE IF NOT EXISTS chunks(
+                id INTEGER PRIMARY KEY,
+                document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                ordinal INTEGER NOT NULL, pointer TEXT NOT NULL, anchor TEXT NOT NULL, text TEXT NOT NULL,
+                heading_path TEXT, embedding_text_hash TEXT NOT NULL);
+            CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
+            """
+        )
+        if not self._table_exists("chunks_fts"):
+            c.execute(
+                "CREATE VIRTUAL TABLE chunks_fts USING fts5(body, heading, content='', "
+                "contentless_delete=1, tokenize='unicode61 remove_diacritics 2')"
+            )
+            c.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(1.0, 2.0)')")
+        if dims and not self._table_exists("chunk_vectors"):
+            column = {
+                "float32": f"float[{dims}] distance_metric=cosine",
+                "int8": f"int8[{dims}] distance_metric=cosine",
+                "binary": f"bit[{dims}]",
+            }[storage]
+            c.execute(
+                "CREATE VIRTUAL TABLE chunk_vectors USING vec0("
+                f"chunk_id INTEGER PRIMARY KEY, document_id INTEGER, embedding {column})"
+            )
+            if storage == "binary":
+                c.execute(
+                    "CREATE TABLE IF NOT EXISTS chunk_vectors_exact("
+                    "chunk_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)"
+                )
+        self._vector_storage = None
+
+    def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
+        with self._write() as c:
+            for table in _DERIVED + ("index_manifest",):
+                c.execute(f"DROP TABLE IF EXISTS {table}")
+            self._create(c, vector_dimensions, vector_storage)
+
+    def read_manifest(self) -> dict[str, str]:
+        if not self.exists() or not self._table_exists("index_manifest"):
+            return {}
+        return {k: v for k, v in self._conn().execute("SELECT key, value FROM index_manifest")}
+
+    def write_manifest(self, values: dict[str, str]) -> None:
+        with self._write() as c:
+            c.execute("DELETE FROM index_manifest")
+            c.executemany("INSERT INTO index_manifest(key, value) VALUES(?, ?)", sorted(values.items()))
+
+    def has_vectors(self) -> bool:
+        return self.exists() and self._table_exists("chunk_vectors")
+
+    def _storage(self) -> str:
+        if self._vector_storage is None:
+            sql = self._one("SELECT sql FROM sqlite_master WHERE name = 'chunk_vectors'") or ""
+            self._vector_storage = "binary" if " bit[" in sql else "int8" if " int8[" in sql else "float32"
+        return self._vector_storage
+
+    # documents --------------------------------------------------------------
+    def document_states(self) -> dict[str, DocumentState]:
+        if not self.exists() or not self._table_exists("documents"):
+            return {}
+        rows = self._conn().execute("SELECT id, path, source_hash, size, mtime_ns FROM documents")
+        return {r[1]: DocumentState(*r) for r in rows}
+
+    def touch_document(self, path: str, size: int, mtime_ns: int) -> None:
+        with self._write() as c:
+            c.execute("UPDATE documents SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
+
+    def _delete_rows(self, c: apsw.Connection, doc_id: int) -> None:
+        ids = [(r[0],) for r in c.execute("SELECT id FROM chunks WHERE document_id = ?", (doc_id,))]
+        if ids:
+            c.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ids)
+            if self._table_exists("chunk_vectors"):
+                c.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ids)
+            if self._table_exists("chunk_vectors_exact"):
+                c.executemany("DELETE FROM chunk_vectors_exact WHERE chunk_id = ?", ids)
+        c.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+    def replace_document(
+        self, doc: DocumentRecord, elements: Sequence[ElementRecord], chunks: Sequence[ChunkRecord]
+    ) -> int:
+        with self._write() as c:
+            old = self._one("SELECT id FROM documents WHERE path = ?", (doc.path,))
+            if old is not None:
+                self._delete_rows(c, old)
+            c.execute(
+                "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc) VALUES(?,?,?,?,?)",
+                (doc.path, doc.source_hash, doc.size, doc.mtime_ns, doc.indexed_at_utc),
+            )
+            doc_id = c.last_insert_rowid()
+            c.executemany(
+                "INSERT INTO elements(document_id, pointer, kind, start_line, end_line, heading_path, "
+                "ordinal, self_hash, subtree_hash) VALUES(?,?,?,?,?,?,?,?,?)",
+                [
+                    (doc_id, e.pointer, e.kind, e.start_line, e.end_line, e.heading_path, e.ordinal,
+                     e.self_hash, e.subtree_hash)
+                    for e in elements
+                ],
+            )
+            vectors = any(ch.vector is not None for ch in chunks) and self._table_exists("chunk_vectors")
+            storage = self._storage() if vectors else "float32"
+            for ch in chunks:
+                c.execute(
+                    "INSERT INTO chunks(document_id, ordinal, pointer, anchor, text, heading_path, "
+                    "embedding_text_hash) VALUES(?,?,?,?,?,?,?)",
+                    (doc_id, ch.ordinal, ch.pointer, ch.anchor, ch.text, ch.heading_path,
+                     ch.embedding_text_hash),
+                )
+                cid = c.last_insert_rowid()
+                c.execute(
+                    "INSERT INTO chunks_fts(rowid, body, heading) VALUES(?,?,?)",
+                    (cid, ch.lexical_text, ch.lexical_heading),
+                )
+                if vectors and ch.vector is not None:
+                    if storage == "float32":
+                        c.execute("INSERT INTO chunk_vectors VALUES(?,?,?)", (cid, doc_id, _f32(ch.vector)))
+                    elif storage == "int8":
+                        c.execute(
+                            "INSERT INTO chunk_vectors VALUES(?,?,vec_int8(?))", (cid, doc_id, _i8(ch.vector))
+                        )
+                    else:
+                        c.execute(
+                            "INSERT INTO chunk_vectors VALUES(?,?,vec_bit(?))", (cid, doc_id, _bits(ch.vector))
+                        )
+                        c.execute("INSERT INTO chunk_vectors_exact VALUES(?,?)", (cid, _f32(ch.vector)))
+            return len(chunks)
+
+    def delete_document(self, path: str) -> bool:
+        with self._write() as c:
+            old = self._one("SELECT id FROM documents WHERE path = ?", (path,))
+            if old is None:
+                return False
+            self._delete_rows(c, old)
+            return True
+
+    def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
+        if not self.has_vectors():
+            return {}
+        storage = self._storage()
+        table = "chunk_vectors_exact" if storage == "binary" else "chunk_vectors"
+        rows = self._conn().execute(
+            f"SELECT c.embedding_text_hash, v.embedding FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"JOIN {table} v ON v.chunk_id = c.id WHERE d.path = ?",
+            (path,),
+        )
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        for text_hash, blob in rows:
+            if storage == "int8":
+                vec = np.frombuffer(blob, dtype=np.int8).astype(np.float32) / 127.0
+                vec /= max(float(np.linalg.norm(vec)), 1e-12)
+            else:
+                vec = np.frombuffer(blob, dtype=np.float32).copy()
+            out[text_hash] = vec
+        return out
+
+    def counts(self) -> StoreCounts:
+        if not self.exists() or not self._table_exists("documents"):
+            return StoreCounts(0, 0, None)
+        c = self._conn()
+        docs, last = c.execute("SELECT count(*), max(indexed_at_utc) FROM documents").fetchone()
+        chunks = self._one("SELECT count(*) FROM chunks")
+        return StoreCounts(int(docs), int(chunks), last)
+
+    # retrieval ----------------------------------------------------------------
+    def _allowed_docs(self, path_filter: PathFilter | None) -> set[int] | None:
+        if path_filter is None:
+            return None
+        rows = list(self._conn().execute("SELECT id, path FROM documents"))
+        allowed = {i for i, p in rows if path_filter(p)}
+        return None if len(allowed) == len(rows) else allowed
+
+    def _hits(self, ids: Sequence[int], distances: dict[int, float] | None = None) -> list[ChunkHit]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self._conn().execute(
+            "SELECT c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash FROM chunks c "
+            f"JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
+            list(ids),
+        )
+        by_id = {r[0]: r for r in rows}
+        return [
+            ChunkHit(*by_id[i], distance=None if distances is None else distances.get(i))
+            for i in ids
+            if i in by_id
+        ]
+
+    def lexical(self, match: str, limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
+        if not self.exists() or not self._table_exists("chunks_fts"):
+            return []
+        allowed = self._allowed_docs(path_filter)
+        c = self._conn()
+        if allowed is None:
+            ids = [
+                r[0]
+                for r in c.execute(
+                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit)
+                )
+            ]
+        else:
+            ids = []
+            if allowed:
+                cursor = c.execute(
+                    "SELECT f.rowid, c.document_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+                    "WHERE chunks_fts MATCH ? ORDER BY f.rank",
+                    (match,),
+                )
+                for cid, doc_id in cursor:
+                    if doc_id in allowed:
+                        ids.append(cid)
+                        if len(ids) >= limit:
+                            break
+        return self._hits(ids)
+
+    def semantic(
+        self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None
+    ) -> list[ChunkHit]:
+        if not self.has_vectors():
+            return []
+        allowed = self._allowed_docs(path_filter)
+        if allowed is not None and not allowed:
+            return []
+        storage = self._storage()
+        k = limit * BINARY_OVERFETCH if storage == "binary" else limit
+        param, probe = {
+            "float32": ("?", _f32(vector)),
+            "int8": ("vec_int8(?)", _i8(vector)),
+            "binary": ("vec_bit(?)", _bits(vector)),
+        }[storage]
+        sql = f"SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH {param} AND k = ?"
+        params: list[Any] = [probe, k]
+        if allowed is not None:
+            sql += f" AND document_id IN ({','.join('?' * len(allowed))})"
+            params.extend(sorted(allowed))
+        try:
+            found = list(self._conn().execute(sql, params))
+        except apsw.SQLError:
+            # very large scopes: scan unfiltered with a bigger k and filter here
+            found = [
+                (cid, dist)
+                for cid, dist, doc_id in self._conn().execute(
+                    f"SELECT chunk_id, distance, document_id FROM chunk_vectors WHERE embedding MATCH {param} "
+                    "AND k = ?",
+                    (probe, 4096),
+                )
+                if allowed is None or doc_id in allowed
+            ]
+        if storage == "binary" and found:
+            ids = [cid for cid, _ in found]
+            marks = ",".join("?" * len(ids))
+            exact = {
+                cid: float(1.0 - np.dot(np.frombuffer(blob, dtype=np.float32), vector))
+                for cid, blob in self._conn().execute(
+                    f"SELECT chunk_id, embedding FROM chunk_vectors_exact WHERE chunk_id IN ({marks})", ids
+                )
+            }
+            found = sorted(exact.items(), key=lambda kv: (kv[1], kv[0]))
+        found = found[:limit]
+        return self._hits([cid for cid, _ in found], {cid: float(d) for cid, d in found})
+
+    def file_size(self) -> int:
+        """Bytes on disk: database + WAL."""
+        total = 0
+        for suffix in ("", "-wal"):
+            p = Path(str(self.path) + suffix)
+            if p.exists():
+                total += os.path.getsize(p)
+        return total

@@ -1,0 +1,122 @@
+"""Targeted synchronisation: the consumer of the per-path re-index queue.
+
+Edits (and the file watcher) call :meth:`SyncQueue.schedule` with
+root-relative paths (a move schedules both). A background worker reconciles
+one path at a time; a path already queued is not queued twice. Each schedule
+bumps the path's generation, and a completion only clears the path if no newer
+change arrived meanwhile. A failure keeps the path dirty with its error (shown
+by ``kb_status.synchronization``) and does not stop later items; scheduling
+the path again retries it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["WATCHER_PATH", "SyncQueue"]
+
+log = logging.getLogger(__name__)
+WATCHER_PATH = "<watcher>"
+
+
+class SyncQueue:
+    def __init__(self, reconcile: Callable[[str], Any]) -> None:
+        self._reconcile = reconcile
+        self._cond = threading.Condition()
+        self._queue: OrderedDict[str, None] = OrderedDict()
+        self._generation: dict[str, int] = {}
+        self._errors: dict[str, str] = {}
+        self._counter = 0
+        self._busy: str | None = None
+        self._last_error: str | None = None
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, paths: Iterable[str]) -> None:
+        with self._cond:
+            for path in paths:
+                self._counter += 1
+                self._generation[path] = self._counter
+                self._queue[path] = None  # no-op when already queued
+            self._ensure_thread()
+            self._cond.notify_all()
+
+    def report_error(self, path: str, message: str) -> None:
+        """Mark a pseudo-path (e.g. ``<watcher>``) dirty with an error."""
+        with self._cond:
+            self._errors[path] = message
+            self._last_error = f"{path}: {message}"
+
+    def clear_error(self, path: str) -> None:
+        with self._cond:
+            self._errors.pop(path, None)
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._stopped = False
+            self._thread = threading.Thread(target=self._run, name="kb-sync", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                path, _ = self._queue.popitem(last=False)
+                generation = self._generation.get(path, 0)
+                self._busy = path
+            error: str | None = None
+            try:
+                self._reconcile(path)
+            except Exception as exc:  # keep going with later paths
+                error = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                log.warning("targeted re-index failed for one path: %s", error)
+            with self._cond:
+                self._busy = None
+                if error is not None:
+                    self._errors[path] = error
+                    self._last_error = f"{path}: {error}"
+                else:
+                    self._errors.pop(path, None)
+                if self._generation.get(path) == generation and path not in self._queue:
+                    if error is None:
+                        self._generation.pop(path, None)
+                self._cond.notify_all()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until nothing is queued or running (tests, CLI)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._queue and self._busy is None, timeout)
+
+    def pending(self) -> list[str]:
+        with self._cond:
+            paths = set(self._queue) | set(self._errors)
+            if self._busy:
+                paths.add(self._busy)
+            return sorted(paths)
+
+    def status(self) -> dict[str, Any] | None:
+        with self._cond:
+            paths = set(self._queue) | set(self._errors)
+            if self._busy:
+                paths.add(self._busy)
+            if not paths and not self._errors:
+                return None
+            return {
+                "pendingFiles": len(paths),
+                "paths": sorted(paths),
+                "lastError": self._last_error if self._errors else None,
+            }
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

@@ -1,0 +1,142 @@
+"""File watching with watchdog: debounced paths into the sync queue.
+
+Only ``.md`` paths inside the root that match include/exclude (and are not in
+a hidden folder such as ``.git`` or the index folder) are queued; a rename
+queues the old and the new path; a moved or deleted folder queues every
+indexed path under it and every Markdown file now under its new name. A path
+is scheduled once no new event arrived for 400 ms (checked every 150 ms).
+Watcher errors are reported as the pseudo-path ``<watcher>``; the server
+keeps running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .sync import WATCHER_PATH, SyncQueue
+
+__all__ = ["DEBOUNCE_SECONDS", "MarkdownWatcher"]
+
+log = logging.getLogger(__name__)
+DEBOUNCE_SECONDS = 0.4
+TICK_SECONDS = 0.15
+
+
+class MarkdownWatcher:
+    def __init__(
+        self,
+        root: Path,
+        queue: SyncQueue,
+        path_filter: Callable[[str], bool],
+        indexed_paths: Callable[[], Iterable[str]],
+        debounce: float = DEBOUNCE_SECONDS,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.queue = queue
+        self.path_filter = path_filter
+        self.indexed_paths = indexed_paths
+        self.debounce = debounce
+        self._pending: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._observer: Any = None
+        self._ticker: threading.Thread | None = None
+
+    def start(self) -> None:
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+
+            watcher = self
+
+            class Handler(FileSystemEventHandler):  # type: ignore[misc]
+                def on_any_event(self, event: Any) -> None:
+                    try:
+                        watcher._on_event(event)
+                    except Exception as exc:  # pragma: no cover - defensive
+                        watcher.queue.report_error(WATCHER_PATH, f"watcher event failed: {exc}")
+
+            observer = Observer()
+            observer.schedule(Handler(), str(self.root), recursive=True)
+            observer.daemon = True
+            observer.start()
+            self._observer = observer
+        except Exception as exc:
+            log.warning("file watcher could not start: %s", exc)
+            self.queue.report_error(WATCHER_PATH, f"file watcher could not start: {exc}")
+            return
+        self._ticker = threading.Thread(target=self._tick, name="kb-watch-debounce", daemon=True)
+        self._ticker.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._observer is not None:
+            try:
+                self._observer.stop()
+                self._observer.join(timeout=5)
+            except Exception:  # pragma: no cover
+                pass
+
+    def _rel(self, raw: Any) -> str | None:
+        if not raw:
+            return None
+        path = os.fsdecode(raw)
+        try:
+            rel = Path(path).resolve().relative_to(self.root) if not Path(path).is_symlink() else None
+        except (ValueError, OSError):
+            rel = None
+        if rel is None:
+            try:
+                rel = Path(os.path.abspath(path)).relative_to(self.root)
+            except ValueError:
+                return None
+        text = rel.as_posix()
+        if text in (".", "") or any(part.startswith(".") for part in text.split("/")):
+            return None
+        return text
+
+    def _on_event(self, event: Any) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [self._rel(event.src_path), self._rel(getattr(event, "dest_path", None))]
+        found: set[str] = set()
+        for rel in paths:
+            if rel is None:
+                continue
+            if event.is_directory:
+                if event.event_type in ("moved", "deleted"):
+                    prefix = rel + "/"
+                    found.update(p for p in self.indexed_paths() if p.startswith(prefix))
+                full = self.root / rel
+                if full.is_dir():
+                    for dirpath, dirnames, filenames in os.walk(full):
+                        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+                        for name in filenames:
+                            sub = Path(dirpath, name).relative_to(self.root).as_posix()
+                            found.add(sub)
+            else:
+                found.add(rel)
+        now = time.monotonic()
+        with self._lock:
+            for rel in found:
+                if rel.lower().endswith(".md") and self.path_filter(rel):
+                    self._pending[rel] = now
+
+    def _tick(self) -> None:
+        while not self._stop.wait(TICK_SECONDS):
+            now = time.monotonic()
+            with self._lock:
+                ready = [p for p, t in self._pending.items() if now - t >= self.debounce]
+                for p in ready:
+                    del self._pending[p]
+            if ready:
+                self.queue.schedule(sorted(ready))
+            if self._observer is not None and not self._observer.is_alive() and not self._stop.is_set():
+                self.queue.report_error(WATCHER_PATH, "file watcher stopped unexpectedly")
+                return

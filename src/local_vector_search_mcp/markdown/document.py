@@ -1,0 +1,79 @@
+"""Loading a document: decode, parse, hash, with a small cache by sourceHash."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from .hashing import sha256_hex, utf8
+from .model import Document
+from .parser import build_elements
+from .source import BOM, LineIndex, decode_markdown, detect_eol
+
+__all__ = ["CACHE_SIZE", "clear_cache", "parse_document", "parse_text"]
+
+# A parsed 5 MB file holds tens of thousands of elements; a few dozen
+# documents is plenty for read-page-edit loops and bounds memory.
+CACHE_SIZE = 32
+
+_cache: OrderedDict[str, Document] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _cached(key: str) -> Document | None:
+    with _lock:
+        doc = _cache.get(key)
+        if doc is not None:
+            _cache.move_to_end(key)
+        return doc
+
+
+def _store(key: str, doc: Document) -> None:
+    with _lock:
+        _cache[key] = doc
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def _build(text: str, bom: bool, source_hash: str) -> Document:
+    lines = LineIndex.build(text)
+    result = build_elements(text, lines)
+    return Document.create(
+        text=text,
+        bom=bom,
+        eol=detect_eol(text),
+        source_hash=source_hash,
+        elements=result.elements,
+        reserved=result.reserved,
+        lines=lines,
+    )
+
+
+def parse_document(raw: bytes) -> Document:
+    """Parse a file's bytes. Raises ``UnsupportedFormat`` if not UTF-8.
+
+    Documents are cached by sourceHash, so an unchanged file is parsed once.
+    """
+    source_hash = sha256_hex(raw)
+    doc = _cached(source_hash)
+    if doc is not None:
+        return doc
+    text, bom = decode_markdown(raw)
+    doc = _build(text, bom, source_hash)
+    _store(source_hash, doc)
+    return doc
+
+
+def parse_text(text: str, *, bom: bool = False) -> Document:
+    """Parse already decoded text (never raises; not cached).
+
+    ``source_hash`` is that of the bytes the text would be written as.
+    """
+    raw = (BOM if bom else b"") + utf8(text)
+    return _build(text, bom, sha256_hex(raw))

@@ -1,0 +1,113 @@
+"""Anchor resolution and relocation (contract §3.4, §3.5).
+
+A hashed anchor names an element by position *and* content. The element at the
+logical position wins when its selfHash matches; otherwise the unique element
+of the same kind with that selfHash is taken (the document was edited above
+it). Anything else is a conflict: the caller must read the document again.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from local_vector_search_mcp.errors import Conflict, ConflictReason, InvalidArgument
+
+from .model import Document, Element
+from .pointers import Anchor, parse_anchor
+
+__all__ = [
+    "MutationScope",
+    "check_subtree",
+    "resolve",
+    "resolve_for_mutation",
+    "resolve_pointer",
+]
+
+_REREAD = "read the document again to get current pointers"
+
+
+class MutationScope(StrEnum):
+    SELF = "self"
+    SUBTREE = "subtree"
+
+
+def _not_found(pointer: str, path: str) -> InvalidArgument:
+    return InvalidArgument(f"Pointer '{pointer}' was not found in document '{path}'.")
+
+
+def resolve(doc: Document, anchor: Anchor, path: str) -> Element | None:
+    """The element an anchor designates now; ``None`` for ``document``.
+
+    Unhashed pointers resolve positionally (navigation). Hashed ones follow
+    §3.4; the subtree hash never takes part in finding the element.
+    """
+    if anchor.is_document:
+        return None
+    logical = anchor.logical
+    current = doc.get(logical)
+    if anchor.self_hash is None:
+        if current is None:
+            raise _not_found(logical, path)
+        return current
+    if doc.is_reserved(logical):
+        raise Conflict(
+            f"Pointer '{logical}' now names content inside a list, quote or table; {_REREAD}.",
+            ConflictReason.RESERVED_POINTER,
+        )
+    kind = anchor.kind
+    if current is not None and current.kind is kind and current.self_hash == anchor.self_hash:
+        return current
+    matches = [e for e in doc.elements if e.kind is kind and e.self_hash == anchor.self_hash]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise Conflict(
+            f"Pointer '{logical}' matches {len(matches)} elements after the document changed; {_REREAD}.",
+            ConflictReason.AMBIGUOUS,
+        )
+    if current is not None and current.kind is kind:
+        raise Conflict(
+            f"The element at '{logical}' changed since it was read (self hash mismatch); {_REREAD}.",
+            ConflictReason.SELF_HASH_MISMATCH,
+        )
+    raise Conflict(
+        f"The original element of '{logical}' could not be found in the current document; {_REREAD}.",
+        ConflictReason.TARGET_NOT_FOUND,
+    )
+
+
+def resolve_pointer(doc: Document, pointer: str, path: str) -> Element | None:
+    """Parse and resolve a pointer argument (``InvalidArgument`` on bad syntax)."""
+    return resolve(doc, parse_anchor(pointer), path)
+
+
+def check_subtree(element: Element, anchor: Anchor) -> None:
+    """For Subtree-scoped mutations: the caller's subtree hash must be current."""
+    if anchor.subtree_hash is None:
+        raise Conflict(
+            f"Pointer '{anchor.logical}' has no subtree hash, which this operation requires; {_REREAD}.",
+            ConflictReason.MISSING_SUBTREE_HASH,
+        )
+    if anchor.subtree_hash != element.subtree_hash:
+        raise Conflict(
+            f"Content below '{element.pointer}' changed since it was read (subtree hash mismatch); "
+            f"{_REREAD}.",
+            ConflictReason.SUBTREE_HASH_MISMATCH,
+        )
+
+
+def resolve_for_mutation(doc: Document, anchor: Anchor, path: str, scope: MutationScope) -> Element | None:
+    """Resolve a mutation target: concrete elements need a self hash (§3.5, item 5)."""
+    if anchor.is_document:
+        return None
+    if anchor.self_hash is None:
+        raise InvalidArgument("A fingerprint is required when mutating a concrete semantic element.")
+    if scope is MutationScope.SUBTREE and anchor.subtree_hash is None:
+        raise Conflict(
+            f"Pointer '{anchor.logical}' has no subtree hash, which this operation requires; {_REREAD}.",
+            ConflictReason.MISSING_SUBTREE_HASH,
+        )
+    element = resolve(doc, anchor, path)
+    if element is not None and scope is MutationScope.SUBTREE:
+        check_subtree(element, anchor)
+    return element

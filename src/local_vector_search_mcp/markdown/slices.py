@@ -1,0 +1,123 @@
+"""``kb_read`` slices and ``kb_outline`` trees (contract §7.1, §7.2, §2.4).
+
+Pages are cut at line starts of elements, so consecutive pages concatenate to
+exactly the document text (without BOM) and every element appears once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .hashing import utf8
+from .kinds import ElementKind
+from .model import Document, Element
+from .pointers import DOCUMENT, parse_anchor
+from .resolve import resolve
+from .tables import table_projection
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_ELEMENTS",
+    "MAX_BYTES_LIMIT",
+    "MAX_ELEMENTS_LIMIT",
+    "outline",
+    "read_slice",
+]
+
+DEFAULT_MAX_ELEMENTS = 20
+DEFAULT_MAX_BYTES = 12_000
+MAX_ELEMENTS_LIMIT = 100
+MAX_BYTES_LIMIT = 100_000
+
+
+def _clamp(value: int | None, default: int, upper: int) -> int:
+    if value is None:
+        return default
+    return max(1, min(upper, value))
+
+
+def _element_view(element: Element) -> dict[str, Any]:
+    return {
+        "pointer": element.anchor,
+        "kind": element.kind.value,
+        "text": element.text,
+        "headingPath": element.heading_path,
+    }
+
+
+def read_slice(
+    doc: Document,
+    path: str,
+    pointer: str | None = None,
+    max_elements: int | None = None,
+    max_bytes: int | None = None,
+) -> dict[str, Any]:
+    """One page of source Markdown starting at ``pointer`` (default ``document``).
+
+    Raises ``InvalidArgument`` for a malformed or unknown unhashed pointer and
+    ``Conflict`` for a stale hashed one (§3.4).
+    """
+    limit = _clamp(max_elements, DEFAULT_MAX_ELEMENTS, MAX_ELEMENTS_LIMIT)
+    budget = _clamp(max_bytes, DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT)
+    anchor = parse_anchor(DOCUMENT if pointer is None else pointer)
+    target = resolve(doc, anchor, path)
+    elements = [e for e in doc.elements if e.end > e.start]
+    text = doc.text
+    if target is None:
+        first, boundary = 0, 0
+    else:
+        first = next((i for i, e in enumerate(elements) if e.pointer == target.pointer), len(elements))
+        boundary = doc.line_start(target.start)
+    if not elements:
+        return {
+            "path": path,
+            "pointer": DOCUMENT,
+            "elements": [],
+            "markdown": text,
+            "nextPointer": None,
+            "sourceHash": doc.source_hash,
+            "table": None,
+        }
+    included: list[Element] = []
+    end = boundary
+    size = 0
+    for i in range(first, min(first + limit, len(elements))):
+        stop = doc.line_start(elements[i + 1].start) if i + 1 < len(elements) else len(text)
+        stop = max(stop, end)
+        grown = size + len(utf8(text[end:stop]))
+        if grown > budget and included:
+            break
+        included.append(elements[i])
+        end, size = stop, grown
+    following = first + len(included)
+    table = None
+    if target is not None and included and included[0].kind is ElementKind.TABLE:
+        table = table_projection(doc, included[0])
+    return {
+        "path": path,
+        "pointer": DOCUMENT if target is None else included[0].anchor,
+        "elements": [_element_view(e) for e in included],
+        "markdown": text[boundary:end],
+        "nextPointer": elements[following].anchor if following < len(elements) else None,
+        "sourceHash": doc.source_hash,
+        "table": table,
+    }
+
+
+def outline(doc: Document, path: str) -> dict[str, Any]:
+    """Heading tree ``{path, sourceHash, headings: [{pointer, level, title, children}]}``."""
+    roots: list[dict[str, Any]] = []
+    stack: list[tuple[int, dict[str, Any]]] = []
+    for heading in doc.headings:
+        level = heading.level or 1
+        node: dict[str, Any] = {
+            "pointer": heading.anchor,
+            "level": level,
+            "title": heading.title or "",
+            "children": [],
+        }
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        (stack[-1][1]["children"] if stack else roots).append(node)
+        stack.append((level, node))
+    return {"path": path, "sourceHash": doc.source_hash, "headings": roots}

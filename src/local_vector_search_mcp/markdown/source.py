@@ -1,0 +1,74 @@
+"""Decoding a Markdown file and mapping line numbers to string offsets.
+
+markdown-it only reports ``[first_line, end_line)`` per block and normalises
+CRLF/CR to LF internally without changing the line count. ``LineIndex`` treats
+``\\r\\n``, ``\\r`` and ``\\n`` each as one break, so its line numbers agree with
+the parser's while offsets stay in the original (un-normalised) text.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from local_vector_search_mcp.errors import UnsupportedFormat
+
+__all__ = ["BOM", "LineIndex", "decode_markdown", "detect_eol"]
+
+BOM = b"\xef\xbb\xbf"
+_BREAK_RE = re.compile(r"\r\n|\r|\n")
+
+
+def decode_markdown(raw: bytes) -> tuple[str, bool]:
+    """Return ``(text, had_bom)``; the BOM is not part of the text."""
+    bom = raw.startswith(BOM)
+    body = raw[len(BOM) :] if bom else raw
+    try:
+        return body.decode("utf-8", "strict"), bom
+    except UnicodeDecodeError:
+        raise UnsupportedFormat(
+            "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."
+        ) from None
+
+
+def detect_eol(text: str) -> str:
+    """The document EOL: CRLF if the file contains any CRLF, else LF (§4.7)."""
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class LineIndex:
+    """Line ``i`` is ``text[starts[i]:ends[i]]``; ``ends`` excludes the break."""
+
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    length: int
+
+    @classmethod
+    def build(cls, text: str) -> LineIndex:
+        starts = [0]
+        ends: list[int] = []
+        for match in _BREAK_RE.finditer(text):
+            ends.append(match.start())
+            starts.append(match.end())
+        ends.append(len(text))
+        return cls(tuple(starts), tuple(ends), len(text))
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+    def line_of(self, offset: int) -> int:
+        """Index of the line containing ``offset`` (a break belongs to its line)."""
+        return max(0, bisect_right(self.starts, offset) - 1)
+
+    def line_start(self, offset: int) -> int:
+        return self.starts[self.line_of(offset)]
+
+    def line_end(self, offset: int) -> int:
+        return self.ends[self.line_of(offset)]
+
+    def start_of(self, line: int) -> int:
+        """Start offset of ``line``; past the last line this is the text length."""
+        return self.starts[line] if line < len(self.starts) else self.length

@@ -1,0 +1,163 @@
+"""GFM table source map and structured projection (contract §4.6).
+
+``table_source`` splits every physical line of a standalone table into cells
+with exact content spans, which the table editor splices; ``table_projection``
+is the read-only view returned by ``kb_read`` for an addressed table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from .kinds import ElementKind
+from .model import Document, Element
+
+__all__ = ["TableCell", "TableRow", "TableSource", "cell_display_text", "table_projection", "table_source"]
+
+# Cell display text needs inline parsing (entities, code spans, emphasis).
+_MD_INLINE = MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True, slots=True)
+class TableCell:
+    """``start``/``end``: the cell content in ``Document.text``, spaces trimmed."""
+
+    start: int
+    end: int
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    start: int  # line start
+    end: int  # line end, break excluded
+    eol: str  # the line break after this line ("" on the last line of the file)
+    leading_pipe: bool
+    trailing_pipe: bool
+    cells: tuple[TableCell, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TableSource:
+    header: TableRow
+    delimiter: TableRow
+    rows: tuple[TableRow, ...]
+    alignments: tuple[str, ...]
+
+    @property
+    def column_count(self) -> int:
+        return len(self.header.cells)
+
+    @property
+    def editable(self) -> bool:
+        """False when a row has cells beyond the header's (they would be lost)."""
+        return all(len(r.cells) <= self.column_count for r in self.rows)
+
+
+def _split_row(text: str, start: int, end: int, eol: str) -> TableRow:
+    pos, stop = start, end
+    while pos < stop and text[pos] in " \t":
+        pos += 1
+    while stop > pos and text[stop - 1] in " \t":
+        stop -= 1
+    leading = pos < stop and text[pos] == "|"
+    if leading:
+        pos += 1
+    trailing = stop > pos and text[stop - 1] == "|" and (stop - 2 < pos or text[stop - 2] != "\\")
+    if trailing:
+        stop -= 1
+    bounds: list[tuple[int, int]] = []
+    cell_start, escaped = pos, False
+    # Same rule as markdown-it's escapedSplit: a pipe right after a backslash
+    # is literal, everything else separates cells (code spans do not protect).
+    for i in range(pos, stop):
+        ch = text[i]
+        if ch == "|" and not escaped:
+            bounds.append((cell_start, i))
+            cell_start = i + 1
+        escaped = ch == "\\"
+    bounds.append((cell_start, stop))
+    cells = []
+    for a, b in bounds:
+        while a < b and text[a] in " \t":
+            a += 1
+        while b > a and text[b - 1] in " \t":
+            b -= 1
+        cells.append(TableCell(a, b, text[a:b]))
+    return TableRow(start, end, eol, leading, trailing, tuple(cells))
+
+
+def _alignment(cell: str) -> str:
+    left, right = cell.startswith(":"), cell.endswith(":") and len(cell) > 1
+    if left and right:
+        return "center"
+    if right:
+        return "right"
+    if left:
+        return "left"
+    return "none"
+
+
+def table_source(doc: Document, element: Element) -> TableSource:
+    """Cell map of a table element (requires ``element.kind == TABLE``)."""
+    if element.kind is not ElementKind.TABLE:
+        raise ValueError("table_source needs a table element")
+    lines = doc.lines
+    first, last = lines.line_of(element.start), lines.line_of(element.end)
+    rows = []
+    for n in range(first, last + 1):
+        s, e = lines.starts[n], lines.ends[n]
+        nxt = lines.start_of(n + 1)
+        eol = doc.text[e:nxt] if n + 1 < lines.count else ""
+        rows.append(_split_row(doc.text, s, e, eol))
+    header, delimiter, body = rows[0], rows[1] if len(rows) > 1 else rows[0], rows[2:]
+    return TableSource(header, delimiter, tuple(body), tuple(_alignment(c.raw) for c in delimiter.cells))
+
+
+def _inline_text(tokens: list[Token] | None) -> str:
+    out: list[str] = []
+    for tok in tokens or []:
+        if tok.type in ("text", "text_special", "code_inline"):
+            out.append(tok.content)
+        elif tok.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif tok.children:
+            out.append(_inline_text(tok.children))
+    return "".join(out)
+
+
+def cell_display_text(raw: str) -> str:
+    """Display text of a cell: inline markup removed, entities decoded, ``\\|`` → ``|``."""
+    unescaped = raw.replace("\\|", "|")
+    tokens = _MD_INLINE.parseInline(unescaped)
+    return "".join(_inline_text(t.children) for t in tokens).strip()
+
+
+def table_projection(doc: Document, element: Element) -> dict[str, Any]:
+    """``{columnCount, rowCount, columns, rows, editable}`` of an addressed table."""
+    source = table_source(doc, element)
+    count = source.column_count
+    columns = [
+        {
+            "index": i,
+            "name": cell_display_text(cell.raw),
+            "alignment": source.alignments[i] if i < len(source.alignments) else "none",
+        }
+        for i, cell in enumerate(source.header.cells)
+    ]
+    rows = []
+    for index, row in enumerate(source.rows):
+        cells = [cell_display_text(c.raw) for c in row.cells[:count]]
+        cells.extend("" for _ in range(count - len(cells)))
+        rows.append({"index": index, "cells": cells})
+    return {
+        "columnCount": count,
+        "rowCount": len(rows),
+        "columns": columns,
+        "rows": rows,
+        "editable": source.editable,
+    }
