@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ServerConfig(BaseModel):
@@ -101,14 +101,6 @@ class SearchConfig(BaseModel):
     rrf_k: Annotated[int, Field(alias='rrfK', ge=1)] = 60
 
 
-class IncludeItem(RootModel[str]):
-    root: Annotated[str, Field(min_length=1)]
-
-
-class ExcludeItem(RootModel[str]):
-    root: Annotated[str, Field(min_length=1)]
-
-
 class KnowledgeBaseConfig(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -126,10 +118,8 @@ class KnowledgeBaseConfig(BaseModel):
     """
     Follow edits made by other programs and re-index changed files.
     """
-    include: Annotated[
-        list[IncludeItem], Field(min_length=1, validate_default=True)
-    ] = ['**/*.md']
-    exclude: Annotated[list[ExcludeItem], Field(validate_default=True)] = []
+    include: Annotated[list[str], Field(min_length=1)] = ['**/*.md']
+    exclude: list[str] = []
 
 
 class Config(BaseModel):

@@ -331,8 +331,8 @@ def generate(out_root: Path) -> list[Path]:
             }
         )
 
-    config_schema = copy.deepcopy(spec["config"])
-    config_schema["$comment"] = HEADER
+    config_schema = {"$schema": JSON_SCHEMA_DIALECT, "$comment": HEADER}
+    config_schema.update({k: v for k, v in copy.deepcopy(spec["config"]).items() if k != "$schema"})
     jsonschema.Draft202012Validator.check_schema(config_schema)
     write("generated/schemas/config.json", dump_json(config_schema))
 

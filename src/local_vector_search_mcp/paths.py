@@ -108,4 +108,4 @@ class PathGuard:
                 raise _refuse(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
             if stat.S_ISLNK(st.st_mode):
                 raise _refuse(repr(rel), "symbolic links are not followed")
-        return rel, current
+        return rel, self.root.joinpath(*rel.split("/"))

@@ -1,0 +1,163 @@
+"""The path guard: hostile paths are refused with INVALID_PATH and nothing outside the root is touched."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from local_vector_search_mcp.errors import InvalidPath
+from local_vector_search_mcp.paths import PathGuard
+
+# --------------------------------------------------------------------------- audit: what was touched
+
+_RECORDING: list[list[str]] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _RECORDING and event in ("open", "os.scandir", "os.listdir", "os.lstat", "os.stat"):
+        target = args[0] if args else None
+        if isinstance(target, (str, bytes, os.PathLike)):
+            _RECORDING[-1].append(os.fsdecode(target))
+
+
+sys.addaudithook(_audit)
+
+
+class touched:
+    """Context manager collecting the file-system paths opened or listed inside it."""
+
+    def __enter__(self) -> list[str]:
+        _RECORDING.append([])
+        return _RECORDING[-1]
+
+    def __exit__(self, *exc: object) -> None:
+        _RECORDING.pop()
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[PathGuard, Path, Path]:
+    root = tmp_path / "kb"
+    outside = tmp_path / "outside"
+    (root / "docs").mkdir(parents=True)
+    outside.mkdir()
+    (root / "docs" / "a.md").write_text("# A\n")
+    (outside / "secret.md").write_text("TOP SECRET\n")
+    (root / "escape").symlink_to(outside)
+    (root / "docs" / "evil.md").symlink_to(outside / "secret.md")
+    (root / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    storage = root / ".local-vector-search-mcp" / "index.db"
+    return PathGuard(root, storage), root, outside
+
+
+HOSTILE = [
+    "/etc/passwd",
+    "\\\\server\\share\\x.md",
+    "C:/Windows/x.md",
+    "c:relative.md",
+    "../outside/secret.md",
+    "docs/../../outside/secret.md",
+    "docs\\..\\..\\outside\\secret.md",
+    "./docs/a.md",
+    "docs//a.md",
+    "docs/a.md ",
+    "docs/a.md.",
+    "docs/a<b.md",
+    'docs/a"b.md',
+    "docs/a|b.md",
+    "docs/a?.md",
+    "docs/a*.md",
+    "docs/CON.md",
+    "docs/nul",
+    "docs/com1.txt",
+    "LPT9",
+    ".git/config",
+    "docs/.GIT/HEAD",
+    ".local-vector-search-mcp/index.db",
+    ".local-vector-search-mcp/other",
+    "docs/a\x00.md",
+    "docs/a\nb.md",
+    "",
+    "   ",
+    "escape/secret.md",
+    "docs/evil.md",
+    "dangling.md",
+]
+
+
+@pytest.mark.parametrize("path", HOSTILE)
+def test_hostile_paths_are_refused_without_touching_outside(layout: tuple[PathGuard, Path, Path], path: str) -> None:
+    guard, _root, outside = layout
+    with touched() as seen, pytest.raises(InvalidPath) as info:
+        guard.resolve(path)
+    assert info.value.code == "INVALID_PATH"
+    assert str(outside) not in info.value.message
+    assert str(_root) not in info.value.message
+    assert not any(p.startswith(str(outside)) for p in seen), seen
+
+
+def test_index_sidecars_are_refused(tmp_path: Path) -> None:
+    guard = PathGuard(tmp_path, tmp_path / "data" / "kb.sqlite")
+    for path in ("data/kb.sqlite", "data/kb.sqlite-wal", "data/KB.SQLITE-shm", "data/kb.sqlite.lock"):
+        with pytest.raises(InvalidPath):
+            guard.normalise(path)
+    assert guard.normalise("data/other.md") == "data/other.md"
+
+
+def test_storage_outside_root_hides_nothing(tmp_path: Path) -> None:
+    guard = PathGuard(tmp_path / "kb", tmp_path / "elsewhere" / "index.db")
+    assert guard.normalise("index.db") == "index.db"
+
+
+def test_good_paths_resolve_inside_root(layout: tuple[PathGuard, Path, Path]) -> None:
+    guard, root, _ = layout
+    assert guard.resolve("docs/a.md") == ("docs/a.md", root / "docs" / "a.md")
+    assert guard.resolve("docs\\a.md")[0] == "docs/a.md"
+    assert guard.resolve("new/folder/b.md") == ("new/folder/b.md", root / "new" / "folder" / "b.md")
+    assert guard.resolve(".github/x.yml")[0] == ".github/x.yml"
+    assert guard.resolve("~notes.md")[0] == "~notes.md"
+
+
+def test_markdown_only(layout: tuple[PathGuard, Path, Path]) -> None:
+    guard, _, _ = layout
+    with pytest.raises(InvalidPath):
+        guard.resolve("docs/a.txt", markdown=True)
+    assert guard.resolve("docs/A.MD", markdown=True)[0] == "docs/A.MD"
+
+
+segment = st.one_of(
+    st.sampled_from(["..", ".", "", ".git", "CON", "a.", "a ", "x:y", "a*b", "docs", "a.md", "escape", "dangling.md"]),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=0, max_size=6),
+)
+
+
+@given(parts=st.lists(segment, min_size=1, max_size=5), sep=st.sampled_from(["/", "\\"]), lead=st.sampled_from(["", "/", "\\", "C:", "../"]))
+def test_generated_paths_never_escape(tmp_path_factory: pytest.TempPathFactory, parts: list[str], sep: str, lead: str) -> None:
+    base = tmp_path_factory.getbasetemp() / "prop"
+    root = base / "kb"
+    outside = base / "outside"
+    if not root.exists():
+        (root / "docs").mkdir(parents=True)
+        outside.mkdir()
+        (outside / "secret.md").write_text("x")
+        (root / "escape").symlink_to(outside)
+        (root / "dangling.md").symlink_to(base / "nowhere")
+    guard = PathGuard(root, root / ".local-vector-search-mcp" / "index.db")
+    candidate = lead + sep.join(parts)
+    with touched() as seen:
+        try:
+            rel, resolved = guard.resolve(candidate)
+        except InvalidPath as exc:
+            assert str(base) not in exc.message
+        else:
+            # Accepted: strictly inside the root, no link on the way, canonical form.
+            assert resolved.is_relative_to(root) and resolved != root
+            assert os.path.realpath(resolved).startswith(os.path.realpath(root) + os.sep)
+            assert ".." not in rel.split("/") and "\\" not in rel
+            assert ".git" not in rel.lower().split("/")
+    assert not any(p.startswith(str(outside)) for p in seen)

@@ -1,0 +1,70 @@
+"""The generator: committed output is current, and drift is caught."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _copy_project(tmp_path: Path) -> Path:
+    dst = tmp_path / "proj"
+    for folder in ("spec", "tools", "generated", "docs/reference"):
+        shutil.copytree(ROOT / folder, dst / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def _check(project: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(project / "tools" / "generate.py"), "--check"], capture_output=True, text=True
+    )
+
+
+def test_committed_output_is_current() -> None:
+    result = _check(ROOT)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.slow
+def test_editing_a_description_without_regenerating_fails(tmp_path: Path) -> None:
+    project = _copy_project(tmp_path)
+    spec = project / "spec" / "tools" / "kb_status.yaml"
+    spec.write_text(spec.read_text().replace("Report the server's", "Reports the server's"))
+    result = _check(project)
+    assert result.returncode == 1
+    assert "differs: generated/registry.py" in result.stderr
+    assert "differs: docs/reference/tools.md" in result.stderr
+
+
+@pytest.mark.slow
+def test_hand_edited_output_fails(tmp_path: Path) -> None:
+    project = _copy_project(tmp_path)
+    (project / "generated" / "registry.py").write_text("# edited\n", encoding="utf-8")
+    (project / "generated" / "stray.py").write_text("", encoding="utf-8")
+    result = _check(project)
+    assert result.returncode == 1
+    assert "differs: generated/registry.py" in result.stderr
+    assert "generated/stray.py" in result.stderr
+
+
+def test_every_generated_file_says_so() -> None:
+    for path in list((ROOT / "generated").rglob("*.py")) + list((ROOT / "docs" / "reference").glob("*.md")):
+        head = path.read_text(encoding="utf-8")[:300]
+        assert "generated from spec/" in head, path
+    for path in (ROOT / "generated" / "schemas").glob("*.json"):
+        assert '"$comment": "generated from spec/' in path.read_text(encoding="utf-8")[:300], path
+
+
+def test_all_nineteen_tools_are_specified_and_documented() -> None:
+    from local_vector_search_mcp._generated.registry import TOOLS
+
+    names = [t.name for t in TOOLS]
+    assert len(names) == 19
+    doc = (ROOT / "docs" / "reference" / "tools.md").read_text(encoding="utf-8")
+    for name in names:
+        assert f"## {name}" in doc
