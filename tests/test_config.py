@@ -57,7 +57,10 @@ def test_yaml_then_cli(tmp_path: Path) -> None:
         ("knowledgeBases: []\n", "singular 'knowledgeBase'"),
         ("search:\n  maxResults: 0\n", "search.maxResults"),
         ("search:\n  defaultMode: fuzzy\n", "search.defaultMode"),
-        ("embedding:\n  provider: openai-compatible\n  model: m\n  endpoint: http://example.com/v1\n", "allowRemoteEndpoint"),
+        (
+            "embedding:\n  provider: openai-compatible\n  model: m\n  endpoint: http://example.com/v1\n",
+            "allowRemoteEndpoint",
+        ),
         ("embedding:\n  provider: openai-compatible\n  endpoint: http://localhost:1/v1\n", "embedding.model"),
         ("embedding:\n  provider: openai-compatible\n  model: m\n  endpoint: not a url\n", "absolute http"),
         ("knowledgeBase:\n  include: []\n", "knowledgeBase.include"),
@@ -81,6 +84,7 @@ def test_missing_config_file(tmp_path: Path) -> None:
 def test_remote_endpoint_allowed_explicitly(tmp_path: Path) -> None:
     cfg = tmp_path / "c.yml"
     cfg.write_text(
-        "embedding:\n  provider: openai-compatible\n  model: m\n  endpoint: https://example.com/v1\n  allowRemoteEndpoint: true\n"
+        "embedding:\n  provider: openai-compatible\n  model: m\n"
+        "  endpoint: https://example.com/v1\n  allowRemoteEndpoint: true\n"
     )
     assert load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.embedding.allow_remote_endpoint

@@ -136,8 +136,14 @@ segment = st.one_of(
 )
 
 
-@given(parts=st.lists(segment, min_size=1, max_size=5), sep=st.sampled_from(["/", "\\"]), lead=st.sampled_from(["", "/", "\\", "C:", "../"]))
-def test_generated_paths_never_escape(tmp_path_factory: pytest.TempPathFactory, parts: list[str], sep: str, lead: str) -> None:
+@given(
+    parts=st.lists(segment, min_size=1, max_size=5),
+    sep=st.sampled_from(["/", "\\"]),
+    lead=st.sampled_from(["", "/", "\\", "C:", "../"]),
+)
+def test_generated_paths_never_escape(
+    tmp_path_factory: pytest.TempPathFactory, parts: list[str], sep: str, lead: str
+) -> None:
     base = tmp_path_factory.getbasetemp() / "prop"
     root = base / "kb"
     outside = base / "outside"

@@ -220,11 +220,16 @@ def run_codegen(schema: dict[str, Any], out: Path, class_name: str | None = None
         src.write_text(dump_json(schema), encoding="utf-8")
         cmd = [
             str(Path(sys.executable).parent / "datamodel-codegen"),
-            "--input", str(src),
-            "--input-file-type", "jsonschema",
-            "--output", str(out),
-            "--output-model-type", "pydantic_v2.BaseModel",
-            "--target-python-version", "3.11",
+            "--input",
+            str(src),
+            "--input-file-type",
+            "jsonschema",
+            "--output",
+            str(out),
+            "--output-model-type",
+            "pydantic_v2.BaseModel",
+            "--target-python-version",
+            "3.11",
             "--use-annotated",
             "--field-constraints",
             "--strict-nullable",
@@ -236,11 +241,15 @@ def run_codegen(schema: dict[str, Any], out: Path, class_name: str | None = None
             "--collapse-root-models",
             "--use-schema-description",
             "--use-field-description",
-            "--deserialize-default-values", "enum",
-            "--enum-field-as-literal", "all",
+            "--deserialize-default-values",
+            "enum",
+            "--enum-field-as-literal",
+            "all",
             "--disable-timestamp",
-            "--formatters", "builtin",
-            "--custom-file-header", f"# {HEADER}\n# ruff: noqa\n# mypy: ignore-errors",
+            "--formatters",
+            "builtin",
+            "--custom-file-header",
+            f"# {HEADER}\n# ruff: noqa\n# mypy: ignore-errors",
         ]
         if class_name:
             cmd += ["--class-name", class_name]
@@ -352,9 +361,7 @@ def generate(out_root: Path) -> list[Path]:
     write("docs/reference/errors.md", env.get_template("errors.md.j2").render(context))
     write(
         "docs/reference/configuration.md",
-        env.get_template("configuration.md.j2").render(
-            {**context, "sections": config_sections(config_schema)}
-        ),
+        env.get_template("configuration.md.j2").render({**context, "sections": config_sections(config_schema)}),
     )
     return written
 
@@ -371,7 +378,12 @@ def config_sections(schema: dict[str, Any]) -> list[dict[str, Any]]:
             if "enum" in sub:
                 kind = " / ".join(f"`{v}`" for v in sub["enum"])
             bounds = []
-            for bound, sign in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("minItems", "items >=")):
+            for bound, sign in (
+                ("minimum", ">="),
+                ("exclusiveMinimum", ">"),
+                ("maximum", "<="),
+                ("minItems", "items >="),
+            ):
                 if bound in sub:
                     bounds.append(f"{sign} {sub[bound]}")
             rows.append(

@@ -38,19 +38,47 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--config", metavar="FILE", help="YAML configuration file (never loaded implicitly)")
-    p.add_argument("--project-root", metavar="DIR", help="project root (default: $CLAUDE_PROJECT_DIR, else the working folder)")
+    p.add_argument(
+        "--project-root", metavar="DIR", help="project root (default: $CLAUDE_PROJECT_DIR, else the working folder)"
+    )
     p.add_argument("--root", metavar="DIR", help="knowledge-base root (default: the project root)")
-    p.add_argument("--storage-path", metavar="FILE", help="index database (default: <project-root>/.local-vector-search-mcp/index.db)")
+    p.add_argument(
+        "--storage-path",
+        metavar="FILE",
+        help="index database (default: <project-root>/.local-vector-search-mcp/index.db)",
+    )
     p.add_argument("--embedding-provider", metavar="NAME", help="local | openai-compatible | none")
-    p.add_argument("--embedding-endpoint", metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1")
+    p.add_argument(
+        "--embedding-endpoint", metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1"
+    )
     p.add_argument("--embedding-model", metavar="NAME", help="embedding model name")
     p.add_argument("--search-mode", metavar="MODE", help="default kb_search mode: lexical | semantic | hybrid")
-    p.add_argument("--include", action="append", metavar="GLOB", help="index only matching files (repeatable; replaces the configured list)")
-    p.add_argument("--exclude", action="append", metavar="GLOB", help="skip matching files (repeatable; replaces the configured list)")
-    p.add_argument("--watch-files", dest="watch_files", action="store_true", default=None, help="re-index files edited by other programs")
+    p.add_argument(
+        "--include",
+        action="append",
+        metavar="GLOB",
+        help="index only matching files (repeatable; replaces the configured list)",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="skip matching files (repeatable; replaces the configured list)",
+    )
+    p.add_argument(
+        "--watch-files",
+        dest="watch_files",
+        action="store_true",
+        default=None,
+        help="re-index files edited by other programs",
+    )
     p.add_argument("--no-watch-files", dest="watch_files", action="store_false", help="do not watch files")
-    p.add_argument("--allow-writes", dest="allow_writes", action="store_true", default=None, help="let editing tools change files")
-    p.add_argument("--reindex", action="store_true", help="index changed files synchronously, print the result JSON, exit")
+    p.add_argument(
+        "--allow-writes", dest="allow_writes", action="store_true", default=None, help="let editing tools change files"
+    )
+    p.add_argument(
+        "--reindex", action="store_true", help="index changed files synchronously, print the result JSON, exit"
+    )
     p.add_argument("--force", action="store_true", help="with --reindex: rebuild an incompatible index")
     p.add_argument("--status", action="store_true", help="print the status JSON and exit")
     p.add_argument("-v", "--verbose", action="store_true", help="log more on stderr")

@@ -126,7 +126,9 @@ def _check_semantics(config: Config) -> None:
     if emb.provider == "openai-compatible":
         parts = urlsplit(emb.endpoint)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(f"Invalid configuration: embedding.endpoint {emb.endpoint!r} must be an absolute http(s) URL.")
+            raise ConfigError(
+                f"Invalid configuration: embedding.endpoint {emb.endpoint!r} must be an absolute http(s) URL."
+            )
         if parts.hostname not in _LOOPBACK and not emb.allow_remote_endpoint:
             raise ConfigError(
                 f"Invalid configuration: embedding.endpoint host {parts.hostname!r} is not loopback; "
@@ -178,4 +180,6 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     storage = Path(config.storage.path) if config.storage.path else DEFAULT_STORAGE
     storage_path = storage if storage.is_absolute() else (project_root / storage)
     storage_path = Path(os.path.abspath(storage_path))
-    return Settings(project_root=project_root, root=root, storage_path=storage_path, config=config, config_file=config_file)
+    return Settings(
+        project_root=project_root, root=root, storage_path=storage_path, config=config, config_file=config_file
+    )

@@ -42,9 +42,7 @@ def _regex(pattern: str) -> re.Pattern[str]:
         if segment == "**":
             parts.append(".*" if last else "(?:[^/]*/)*")
             continue
-        body = "".join(
-            "[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment
-        )
+        body = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment)
         parts.append(body if last else body + "/")
     return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
 

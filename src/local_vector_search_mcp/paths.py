@@ -32,7 +32,7 @@ def _refuse(shown: str, why: str) -> InvalidPath:
 class PathGuard:
     def __init__(self, root: Path, storage_path: Path) -> None:
         self.root = root
-        self._index_names: set[str] = set()
+        self._index_file: str | None = None
         self._index_dir: str | None = None
         try:
             rel = storage_path.relative_to(root)
@@ -42,8 +42,6 @@ class PathGuard:
             self._index_file = rel.as_posix().lower()
             if storage_path.parent.name == ".local-vector-search-mcp" and len(rel.parts) > 1:
                 self._index_dir = Path(*rel.parts[:-1]).as_posix().lower()
-        else:
-            self._index_file = None
 
     # ------------------------------------------------------------------ checks
 

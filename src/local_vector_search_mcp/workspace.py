@@ -37,7 +37,7 @@ class Workspace:
             if instance is None:
                 instance = cls(self)  # type: ignore[call-arg]
                 self._services[cls] = instance
-            return instance  # type: ignore[no-any-return]
+            return instance
 
     def has_service(self, cls: type[Any]) -> bool:
         return cls in self._services

@@ -85,9 +85,12 @@ async def connect(
     }
     params = StdioServerParameters(command=command[0], args=command[1:] + extra, env=env, cwd=str(workspace))
     with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog if not os.environ.get("CONFORMANCE_STDERR") else sys.stderr) as (
-            read,
-            write,
-        ), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=errlog if not os.environ.get("CONFORMANCE_STDERR") else sys.stderr) as (
+                read,
+                write,
+            ),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             yield Connection(session)

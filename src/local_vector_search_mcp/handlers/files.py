@@ -77,4 +77,3 @@ def kb_list_files(ws: Workspace, request: Any) -> dict[str, Any]:
             }
         )
     return {"files": files}
-
