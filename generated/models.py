@@ -557,6 +557,33 @@ class KbCreateRequest(BaseModel):
     """
 
 
+class KbCreateResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    """
+    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    """
+    SHA-256 of the file after the change; null when the file was deleted.
+    """
+    index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
+    """
+    True only when the search index already reflects this change (or the path is not indexed at all); false when re-indexing of the path is queued or failed.
+    """
+    index_error: Annotated[str | None, Field(alias='indexError')]
+    """
+    Why the index could not be updated, if it could not.
+    """
+    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    """
+    The source path of a move; null otherwise.
+    """
+
+
 class KbDeleteRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -571,6 +598,33 @@ class KbDeleteRequest(BaseModel):
     ]
     """
     The document's current `sourceHash` (SHA-256 hex, any case).
+    """
+
+
+class KbDeleteResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    """
+    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    """
+    SHA-256 of the file after the change; null when the file was deleted.
+    """
+    index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
+    """
+    True only when the search index already reflects this change (or the path is not indexed at all); false when re-indexing of the path is queued or failed.
+    """
+    index_error: Annotated[str | None, Field(alias='indexError')]
+    """
+    Why the index could not be updated, if it could not.
+    """
+    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    """
+    The source path of a move; null otherwise.
     """
 
 
@@ -801,6 +855,33 @@ class KbMoveRequest(BaseModel):
     """
 
 
+class KbMoveResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    """
+    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    """
+    SHA-256 of the file after the change; null when the file was deleted.
+    """
+    index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
+    """
+    True only when the search index already reflects this change (or the path is not indexed at all); false when re-indexing of the path is queued or failed.
+    """
+    index_error: Annotated[str | None, Field(alias='indexError')]
+    """
+    Why the index could not be updated, if it could not.
+    """
+    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    """
+    The source path of a move; null otherwise.
+    """
+
+
 class KbOutlineRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -828,6 +909,33 @@ class KbOutlineResult(BaseModel):
     headings: list[OutlineHeading]
     """
     The top-level headings in source order; empty when the document has none.
+    """
+
+
+class KbPatchResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    """
+    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    """
+    SHA-256 of the file after the change; null when the file was deleted.
+    """
+    index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
+    """
+    True only when the search index already reflects this change (or the path is not indexed at all); false when re-indexing of the path is queued or failed.
+    """
+    index_error: Annotated[str | None, Field(alias='indexError')]
+    """
+    Why the index could not be updated, if it could not.
+    """
+    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    """
+    The source path of a move; null otherwise.
     """
 
 
@@ -1233,20 +1341,12 @@ class KbCreatePdfBookArguments(BaseModel):
     request: KbCreatePdfBookRequest
 
 
-class KbCreateResult(RootModel[MutationResult]):
-    root: Annotated[MutationResult, Field(title='KbCreateResult')]
-
-
 class KbDeleteArguments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
     request: KbDeleteRequest
-
-
-class KbDeleteResult(RootModel[MutationResult]):
-    root: Annotated[MutationResult, Field(title='KbDeleteResult')]
 
 
 class KbDownloadFileArguments(BaseModel):
@@ -1380,10 +1480,6 @@ class KbMoveImageArguments(BaseModel):
     request: KbMoveImageRequest
 
 
-class KbMoveResult(RootModel[MutationResult]):
-    root: Annotated[MutationResult, Field(title='KbMoveResult')]
-
-
 class KbOutlineArguments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1405,10 +1501,6 @@ class KbPatchRequest(BaseModel):
     """
     The edits, applied together or not at all. Two operations may not target the same element or overlapping ranges; a section operation overlaps everything inside its section (but not the next heading).
     """
-
-
-class KbPatchResult(RootModel[MutationResult]):
-    root: Annotated[MutationResult, Field(title='KbPatchResult')]
 
 
 class KbReadArguments(BaseModel):

@@ -181,7 +181,16 @@ def tool_schemas(tool: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, 
     input_schema = self_contained(arguments, defs, f"{pascal(name)}Arguments")
     output_schema = None
     if tool["output"] is not None:
-        output_schema = self_contained(tool["output"], defs, f"{pascal(name)}Result")
+        output = copy.deepcopy(tool["output"])
+        # MCP requires an outputSchema of type object at the top: inline a top-level $ref.
+        while "$ref" in output:
+            target = REF.match(output.pop("$ref"))
+            if not target or target.group(1) not in defs:
+                raise SpecError(f"{name}: bad top-level output $ref")
+            output = {**copy.deepcopy(defs[target.group(1)]), **output}
+        if output.get("type") != "object":
+            raise SpecError(f"{name}: the output schema must be an object")
+        output_schema = self_contained(output, defs, f"{pascal(name)}Result")
     return input_schema, output_schema
 
 

@@ -121,7 +121,7 @@ async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) 
                     assert data == substitute(step["equals"], saved).encode("utf-8"), f"{where}: {data!r}"
                 continue
             result = await conn.call(step["call"], substitute(step.get("arguments", {}), saved))
-            expect = step.get("expect", {})
+            expect = substitute(step.get("expect", {}), saved)
             if "error" in expect:
                 err = result.error
                 assert err["code"] == expect["error"], f"{where}: expected {expect['error']}, got {err}"

@@ -10,4 +10,7 @@ here are published; modules are imported on first call.
 HANDLERS: dict[str, str] = {
     "kb_status": "status:kb_status",
     "kb_list_files": "files:kb_list_files",
+    "kb_create": "documents:kb_create",
+    "kb_move": "documents:kb_move",
+    "kb_delete": "documents:kb_delete",
 }

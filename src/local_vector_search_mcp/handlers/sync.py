@@ -1,0 +1,42 @@
+"""The index sync hook shared by every Markdown mutation (contract §9.3).
+
+A committed mutation queues its path(s) for targeted re-indexing and reports
+``indexSynchronized`` honestly: true only when nothing needs indexing (the
+path is outside the indexed set), false while re-indexing is queued; an
+``indexError`` when the queue could not take it (spec/decisions.md 21-22).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..globs import GlobSet
+from ..workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+def _indexed(ws: Workspace, rel: str) -> bool:
+    kb = ws.config.knowledge_base
+    return GlobSet(list(kb.include), list(kb.exclude))(rel)
+
+
+def mutation_result(ws: Workspace, rel: str, sha: str | None, *, previous: str | None = None) -> dict[str, Any]:
+    paths = [p for p in (previous, rel) if p is not None and _indexed(ws, p)]
+    error = None
+    if paths:
+        try:
+            from ..index.service import IndexService
+
+            ws.service(IndexService).schedule_sync(paths)
+        except Exception as exc:  # the file is committed; say so honestly instead of failing
+            log.warning("could not queue re-indexing: %s", exc)
+            error = f"The change is saved but could not be queued for re-indexing: {exc}"
+    return {
+        "path": rel,
+        "sourceHash": sha,
+        "indexSynchronized": not paths,
+        "indexError": error,
+        "previousPath": previous,
+    }

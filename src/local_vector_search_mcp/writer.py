@@ -1,0 +1,222 @@
+"""The one atomic writer every file mutation goes through.
+
+A write goes to a temporary file in the target's folder, is flushed and
+fsynced, and is renamed over the target only if the target still holds the
+revision the edit was planned on (compare-and-swap on its SHA-256); then the
+folder is fsynced. The check and the rename happen under an exclusive
+``flock`` shared by every server process of the project (the lock file sits
+next to the index), so two agents in two processes cannot both win a race on
+one file. :func:`mutate` re-plans an edit up to three times when the file
+changed underneath it, then gives up with ``CONFLICT``.
+
+Refusals never touch the target: a refused or failed edit leaves it
+byte-identical and removes its temporary file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from .errors import AlreadyExists, Conflict, ConflictReason, NotFound, PermissionDenied
+from .workspace import Workspace
+
+__all__ = ["SourceChanged", "commit", "create_new", "delete_file", "mutate", "move_file", "sha256_hex", "write_lock"]
+
+MAX_ATTEMPTS = 3
+_thread_lock = threading.RLock()
+
+
+class SourceChanged(Exception):
+    """The file no longer holds the revision an edit was planned on (internal; retried)."""
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@contextlib.contextmanager
+def write_lock(ws: Workspace) -> Iterator[None]:
+    """Serialise mutations across threads and across server processes of this project."""
+    lock_path = ws.storage_path.parent / "write.lock"
+    with _thread_lock:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot fsync folders; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def _os_error(exc: OSError, rel: str) -> Exception:
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return PermissionDenied(f"The operating system refused to change {rel!r}.")
+    if exc.errno == errno.ENOSPC:
+        return PermissionDenied(f"No space left to write {rel!r}; nothing was changed.")
+    return exc
+
+
+def _write_temp(target: Path, data: bytes, mode: int | None) -> Path:
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode & 0o7777)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is None:
+            os.chmod(tmp, 0o666 & ~_umask())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return tmp
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str) -> str:
+    """Replace ``target`` with ``data`` if it still hashes to ``expected_sha``; return the new hash."""
+    with write_lock(ws):
+        current = _read(target)
+        if current is None:
+            raise SourceChanged(rel)
+        if sha256_hex(current) != expected_sha.lower():
+            raise SourceChanged(rel)
+        try:
+            tmp = _write_temp(target, data, os.stat(target).st_mode)
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+                raise
+        except OSError as exc:
+            raise _os_error(exc, rel) from None
+        _fsync_dir(target.parent)
+    return sha256_hex(data)
+
+
+def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]) -> tuple[bytes, str]:
+    """Load, plan and commit an edit, re-planning when the file changed in between.
+
+    ``plan`` receives the current bytes and returns the new bytes (or raises a
+    KbError to refuse). Returns ``(new bytes, new sha256)``.
+    """
+    for _ in range(MAX_ATTEMPTS):
+        raw = _read(target)
+        if raw is None:
+            raise NotFound(f"Document {rel!r} was not found.")
+        data = plan(raw)
+        try:
+            return data, commit(ws, rel, target, data, sha256_hex(raw))
+        except SourceChanged:
+            continue
+    raise Conflict(
+        f"Document {rel!r} kept changing while the edit was applied ({MAX_ATTEMPTS} attempts); re-read it and retry.",
+        ConflictReason.SOURCE_CHANGED,
+    )
+
+
+def _make_parents(ws: Workspace, target: Path, rel: str) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise AlreadyExists(f"A file stands where a folder of {rel!r} should be.") from None
+    except OSError as exc:
+        raise _os_error(exc, rel) from None
+    # A link created on the way after the guard looked would lead outside the root.
+    ws.guard.resolve(rel)
+
+
+def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
+    """Create ``target`` with ``data``; never overwrites (create-new semantics)."""
+    with write_lock(ws):
+        if os.path.lexists(target):
+            raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.")
+        _make_parents(ws, target, rel)
+        try:
+            tmp = _write_temp(target, data, None)
+            try:
+                os.link(tmp, target)  # fails with EEXIST instead of overwriting
+            finally:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+        except FileExistsError:
+            raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.") from None
+        except OSError as exc:
+            raise _os_error(exc, rel) from None
+        _fsync_dir(target.parent)
+    return sha256_hex(data)
+
+
+def _check_hash(rel: str, path: Path, expected_sha: str) -> bytes:
+    current = _read(path)
+    if current is None:
+        raise NotFound(f"Document {rel!r} was not found.")
+    if sha256_hex(current) != expected_sha.lower():
+        raise Conflict(
+            f"Document {rel!r} changed since it was read (sourceHash differs); re-read it and retry.",
+            ConflictReason.SOURCE_CHANGED,
+        )
+    return current
+
+
+def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, expected_sha: str) -> str:
+    with write_lock(ws):
+        current = _check_hash(src_rel, src, expected_sha)
+        if os.path.lexists(dst):
+            raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.")
+        _make_parents(ws, dst, dst_rel)
+        try:
+            os.link(src, dst)  # no-overwrite rename: link, then drop the old name
+            os.unlink(src)
+        except FileExistsError:
+            raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.") from None
+        except OSError as exc:
+            raise _os_error(exc, src_rel) from None
+        _fsync_dir(dst.parent)
+        _fsync_dir(src.parent)
+    return sha256_hex(current)
+
+
+def delete_file(ws: Workspace, rel: str, path: Path, expected_sha: str) -> None:
+    with write_lock(ws):
+        _check_hash(rel, path, expected_sha)
+        try:
+            os.unlink(path)
+        except OSError as exc:
+            raise _os_error(exc, rel) from None
+        _fsync_dir(path.parent)
