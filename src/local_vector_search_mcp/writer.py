@@ -28,7 +28,7 @@ from pathlib import Path
 from .errors import AlreadyExists, Conflict, ConflictReason, NotFound, PermissionDenied
 from .workspace import Workspace
 
-__all__ = ["SourceChanged", "commit", "create_new", "delete_file", "mutate", "move_file", "sha256_hex", "write_lock"]
+__all__ = ["SourceChanged", "commit", "create_new", "delete_file", "move_file", "mutate", "sha256_hex", "write_lock"]
 
 MAX_ATTEMPTS = 3
 _thread_lock = threading.RLock()
