@@ -20,15 +20,21 @@ A scenario file::
 
 Subset match: a dict matches when every expected key matches; a list matches
 element-wise with the same length (``{$len: 3}`` checks only the length,
-``{$contains: x}`` checks that some element matches x); scalars compare equal.
+``{$contains: x}`` checks that some element matches x, ``{$regex: re}`` a
+string); scalars compare equal. ``{$anchor: [logical, selfText, subtreeText]}``
+expects the v2 anchor computed here, independently of the server, as
+``logical~xxh64(selfText)~xxh64(subtreeText)`` (subtreeText defaults to
+selfText); ``{$sha256: text}`` expects the SHA-256 hex of the UTF-8 text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
+import xxhash
 import yaml
 
 from .client import connect, write_files
@@ -45,7 +51,20 @@ def load_scenarios() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _xxh(text: str) -> str:
+    return xxhash.xxh64_hexdigest(text.encode("utf-8"))
+
+
 def matches(expected: Any, actual: Any, where: str = "$") -> None:
+    if isinstance(expected, dict) and "$anchor" in expected:
+        logical, own, *rest = expected["$anchor"]
+        want = f"{logical}~{_xxh(own)}~{_xxh(rest[0] if rest else own)}"
+        assert actual == want, f"{where}: expected anchor {want!r} (of {expected['$anchor']!r}), got {actual!r}"
+        return
+    if isinstance(expected, dict) and "$sha256" in expected:
+        want = hashlib.sha256(expected["$sha256"].encode("utf-8")).hexdigest()
+        assert actual == want, f"{where}: expected sha256 {want}, got {actual!r}"
+        return
     if isinstance(expected, dict) and "$len" in expected:
         assert isinstance(actual, list | str) and len(actual) == expected["$len"], (
             f"{where}: expected length {expected['$len']}, got {actual!r}"

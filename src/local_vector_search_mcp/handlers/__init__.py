@@ -10,6 +10,8 @@ here are published; modules are imported on first call.
 HANDLERS: dict[str, str] = {
     "kb_status": "status:kb_status",
     "kb_list_files": "files:kb_list_files",
+    "kb_read": "reading:kb_read",
+    "kb_outline": "reading:kb_outline",
     "kb_create": "documents:kb_create",
     "kb_move": "documents:kb_move",
     "kb_delete": "documents:kb_delete",
