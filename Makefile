@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 SERVER ?=
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: setup demo test test-long conformance generate check-generated lint typecheck bench clean
+.PHONY: setup demo test test-long conformance inspector generate check-generated lint typecheck bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,13 @@ test-long: setup
 conformance: setup
 	$(PY) -m pytest -q tests/conformance $(if $(SERVER),--server "$(SERVER)")
 
+# A second, independent MCP client: the official Inspector CLI must list our tools.
+INSPECTOR := .inspector/node_modules/.bin/mcp-inspector
+$(INSPECTOR):
+	mkdir -p .inspector && cd .inspector && npm install --silent --no-audit --no-fund @modelcontextprotocol/inspector@2.12.0
+inspector: setup $(INSPECTOR)
+	$(PY) tests/inspector_check.py $(INSPECTOR) $(VENV)/bin/local-vector-search-mcp
+
 generate: setup
 	$(PY) tools/generate.py
 
@@ -48,4 +55,4 @@ bench: setup
 	$(PY) bench/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis examples/.demo-index
+	rm -rf $(VENV) .inspector .pytest_cache .mypy_cache .hypothesis examples/.demo-index
