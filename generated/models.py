@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
+from typing_extensions import TypeAliasType
 
 
 class Models(BaseModel):
@@ -15,356 +16,12 @@ class Models(BaseModel):
     )
 
 
-class AnchorV2(RootModel[str]):
+class Pointer(RootModel[str]):
     root: Annotated[
         str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
     ]
     """
     Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
-    """
-
-
-class Glob(RootModel[str]):
-    root: Annotated[str, Field(max_length=512, min_length=1)]
-    """
-    Case-insensitive glob over root-relative paths (`**` crosses folders, `*` does not, `?` is one character). Must not start with `/` or `\\`, contain `:`, control characters or a `..` segment.
-    """
-
-
-class Hash16(RootModel[str]):
-    root: Annotated[str, Field(pattern='^[0-9a-f]{16}$')]
-    """
-    XxHash64 (seed 0) of an exact UTF-8 source span, 16 lowercase hex digits.
-    """
-
-
-class KbDeleteImageArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    path: Annotated[
-        str,
-        Field(
-            max_length=1024,
-            min_length=1,
-            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
-        ),
-    ]
-    """
-    Root-relative path of the image to delete.
-    """
-
-
-class KbDeleteImageResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    path: Annotated[
-        str,
-        Field(
-            max_length=1024,
-            min_length=1,
-            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
-        ),
-    ]
-    """
-    Root-relative path of an image with a supported extension (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`, any case). The same path rules as RelativePath apply, and the index's own files are refused.
-    """
-    deleted: Literal[True]
-    """
-    Always true; failures are errors.
-    """
-
-
-class KbListImagesArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    cursor: Annotated[str | None, Field(max_length=4096, min_length=1)] = None
-    """
-    `nextCursor` of the previous page, unchanged. Omit for the first page.
-    """
-    page_size: Annotated[int, Field(alias='pageSize', ge=1, le=200)] = 50
-    """
-    Maximum number of images in this page.
-    """
-
-
-class KbLoadImageArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    path: Annotated[
-        str,
-        Field(
-            max_length=1024,
-            min_length=1,
-            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
-        ),
-    ]
-    """
-    Root-relative path of the image, e.g. from kb_list_images.
-    """
-
-
-class KbReindexRequest(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    scope: Literal['changed', 'all'] = 'changed'
-    """
-    `changed` skips files whose SHA-256 equals the indexed one; `all` re-parses, re-chunks and re-embeds every file.
-    """
-    force: bool = False
-    """
-    Allow dropping and recreating an index that is incompatible with the current configuration (different chunker, model, dimensions, index mode, ...). Without it an incompatible index makes the run fail with the problems listed in kb_status.
-    """
-
-
-class KbStatusArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-
-
-class MissingLink(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
-    """
-    Root-relative path of a Markdown (`.md`) document.
-    """
-    target: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
-    """
-    The missing document the link points to.
-    """
-    pointer: AnchorV2 | None
-    """
-    v2 anchor (indexed revision) of the element holding the broken link; null when outside any addressable element. Fix it with kb_patch after kb_read.
-    """
-
-
-class OpenAiFileRef(BaseModel):
-    """
-    OpenAI file reference. Its property names are snake_case because the client defines them; unknown extra properties are ignored.
-    """
-
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    download_url: Annotated[str, Field(max_length=8192, min_length=1)]
-    """
-    Absolute `https://` URL of the file's bytes (temporary, signed). Never logged or echoed.
-    """
-    file_id: Annotated[str, Field(max_length=1024, min_length=1)]
-    """
-    The client's identifier of the file.
-    """
-    mime_type: str | None = None
-    """
-    Declared MIME type; if it names a different supported image format than the bytes, the save is refused. Empty, `application/octet-stream` or unknown types are ignored.
-    """
-    file_name: str | None = None
-    """
-    Original file name; its stem is used when `fileName` and `targetPath` are omitted and it is a portable name.
-    """
-
-
-class OutlineHeading(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    pointer: Annotated[
-        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
-    ]
-    """
-    Current v2 anchor of the heading (its logical part is the section path, e.g. `2.1`).
-    """
-    level: Annotated[int, Field(ge=1, le=6)]
-    """
-    Heading level (`#` = 1; setext `===` = 1, `---` = 2).
-    """
-    title: str
-    """
-    The heading's first line without the `#` markers, trimmed.
-    """
-    children: list[OutlineHeading]
-    """
-    Headings nested under this one (any deeper level, even when levels are skipped), in source order.
-    """
-
-
-class ReadElement(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    pointer: Annotated[
-        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
-    ]
-    """
-    Current v2 anchor of the element; use it unchanged in kb_patch / kb_edit_table.
-    """
-    kind: Literal['document', 'front_matter', 'heading', 'paragraph', 'code_block', 'list_item', 'table', 'block_quote']
-    """
-    Element kind (never `document`).
-    """
-    text: str
-    """
-    Exact source text of the element: headings, paragraphs, code blocks and front matter their own span; quotes and tables all their lines including `>` / `|`; a list item its own text without its nested items.
-    """
-    heading_path: Annotated[str | None, Field(alias='headingPath')]
-    """
-    Titles of the enclosing headings joined with ` > ` (a heading includes itself); null before the first heading.
-    """
-
-
-class ReindexResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    scanned_files: Annotated[int, Field(alias='scannedFiles', ge=0)]
-    indexed_files: Annotated[int, Field(alias='indexedFiles', ge=0)]
-    skipped_files: Annotated[int, Field(alias='skippedFiles', ge=0)]
-    deleted_files: Annotated[int, Field(alias='deletedFiles', ge=0)]
-    chunks_indexed: Annotated[int, Field(alias='chunksIndexed', ge=0)]
-    warning: str | None
-
-
-class RelativePath(RootModel[str]):
-    root: Annotated[str, Field(max_length=1024, min_length=1)]
-    """
-    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
-    """
-
-
-class SearchReadHint(BaseModel):
-    """
-    Ready-made kb_read arguments for this result.
-    """
-
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
-    """
-    Root-relative path of a Markdown (`.md`) document.
-    """
-    pointer: Annotated[
-        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
-    ]
-    """
-    Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
-    """
-    max_elements: Annotated[int, Field(alias='maxElements', ge=1, le=100)]
-    """
-    Always 20.
-    """
-    max_bytes: Annotated[int, Field(alias='maxBytes', ge=1, le=100000)]
-    """
-    Always 12000.
-    """
-
-
-class Sha256(RootModel[str]):
-    root: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
-    """
-    SHA-256 of a file's raw bytes as 64 hex digits (compared case-insensitively).
-    """
-
-
-class StatusCompatibility(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    is_compatible: Annotated[bool, Field(alias='isCompatible')]
-    problems: list[str]
-
-
-class StatusSynchronization(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    pending_files: Annotated[int, Field(alias='pendingFiles', ge=0)]
-    paths: list[str]
-    last_error: Annotated[str | None, Field(alias='lastError')]
-
-
-class TableCellText(RootModel[str]):
-    root: Annotated[str, Field(max_length=10000)]
-    """
-    A cell value on one line (no CR, LF, NUL or other control characters).
-    """
-
-
-class TableColumn(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    index: Annotated[int, Field(ge=0)]
-    """
-    Zero-based column index.
-    """
-    name: str
-    """
-    Header cell display text (may be empty; select such a column by index).
-    """
-    alignment: Literal['none', 'left', 'center', 'right']
-    """
-    Column alignment from the table's delimiter row: `:--` left, `--:` right, `:-:` center, `---` none.
-    """
-
-
-class TableRow(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    index: Annotated[int, Field(ge=0)]
-    """
-    Zero-based data row index.
-    """
-    cells: list[str]
-    """
-    One display string per column: inline markup removed, entities decoded, `\\|` shown as `|`, missing cells as `""`.
-    """
-
-
-class TableRowMatch(BaseModel):
-    """
-    Select one data row by the display text of one of its cells. Give exactly one of `column` / `columnIndex`. No matching row is INVALID_ARGUMENT; several are CONFLICT (use `rowIndex`).
-    """
-
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    column: Annotated[str | None, Field(min_length=1)] = None
-    """
-    Column header name.
-    """
-    column_index: Annotated[int | None, Field(alias='columnIndex', ge=0)] = None
-    """
-    Zero-based column.
-    """
-    equals: str
-    """
-    Exact display text the cell must have (case-sensitive).
     """
 
 
@@ -389,7 +46,7 @@ class DocumentLink(BaseModel):
     """
     Whether a document exists at `target` in the index.
     """
-    pointer: AnchorV2 | None
+    pointer: Pointer | None
     """
     v2 anchor (indexed revision) of the element that contains the link; null when the link sits outside any addressable element.
     """
@@ -557,6 +214,20 @@ class KbCreateRequest(BaseModel):
     """
 
 
+class SourceHash(RootModel[str]):
+    root: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of a file's raw bytes as 64 hex digits (compared case-insensitively).
+    """
+
+
+class PreviousPath(RootModel[str]):
+    root: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    """
+
+
 class KbCreateResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -566,7 +237,7 @@ class KbCreateResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -578,9 +249,49 @@ class KbCreateResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
     """
     The source path of a move; null otherwise.
+    """
+
+
+class KbDeleteImageArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path of the image to delete.
+    """
+
+
+class KbDeleteImageResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path of an image with a supported extension (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`, any case). The same path rules as RelativePath apply, and the index's own files are refused.
+    """
+    deleted: Literal[True]
+    """
+    Always true; failures are errors.
     """
 
 
@@ -610,7 +321,7 @@ class KbDeleteResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -622,7 +333,7 @@ class KbDeleteResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
     """
     The source path of a move; null otherwise.
     """
@@ -637,6 +348,14 @@ class KbDownloadFileRequest(BaseModel):
     """
     Root-relative path of the file, e.g. from kb_list_files.
     """
+
+
+ValuesByColumnAdditionalProperty = TypeAliasType(
+    "ValuesByColumnAdditionalProperty", Annotated[str, Field(max_length=10000)]
+)
+"""
+A cell value on one line (no CR, LF, NUL or other control characters).
+"""
 
 
 class KbEditTableResult(BaseModel):
@@ -691,29 +410,6 @@ class KbLinksRequest(BaseModel):
     """
 
 
-class KbLinksResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
-    """
-    Root-relative path of a Markdown (`.md`) document.
-    """
-    links: list[DocumentLink]
-    """
-    Every link found by the walk, once each, ordered by `depth`, then `source`, then position in the source. At most 1000.
-    """
-    missing: list[MissingLink]
-    """
-    The links among `links` whose target document does not exist; empty when `includeMissing` is false.
-    """
-    truncated: bool
-    """
-    True when the walk stopped at the 1000-link limit; narrow `depth` or `direction`.
-    """
-
-
 class KbListFilesRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -741,6 +437,21 @@ class KbListFilesResult(BaseModel):
     files: list[FileEntry]
 
 
+class KbListImagesArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    cursor: Annotated[str | None, Field(max_length=4096, min_length=1)] = None
+    """
+    `nextCursor` of the previous page, unchanged. Omit for the first page.
+    """
+    page_size: Annotated[int, Field(alias='pageSize', ge=1, le=200)] = 50
+    """
+    Maximum number of images in this page.
+    """
+
+
 class KbListImagesResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -750,6 +461,24 @@ class KbListImagesResult(BaseModel):
     next_cursor: Annotated[str | None, Field(alias='nextCursor')]
     """
     Opaque cursor for the next page; null when no more images follow.
+    """
+
+
+class KbLoadImageArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    Root-relative path of the image, e.g. from kb_list_images.
     """
 
 
@@ -864,7 +593,7 @@ class KbMoveResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -876,7 +605,7 @@ class KbMoveResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
     """
     The source path of a move; null otherwise.
     """
@@ -893,25 +622,6 @@ class KbOutlineRequest(BaseModel):
     """
 
 
-class KbOutlineResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
-    """
-    Root-relative path of a Markdown (`.md`) document.
-    """
-    source_hash: Annotated[str, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')]
-    """
-    SHA-256 of the file's bytes as read.
-    """
-    headings: list[OutlineHeading]
-    """
-    The top-level headings in source order; empty when the document has none.
-    """
-
-
 class KbPatchResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -921,7 +631,7 @@ class KbPatchResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -933,7 +643,7 @@ class KbPatchResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
     """
     The source path of a move; null otherwise.
     """
@@ -964,44 +674,27 @@ class KbReadRequest(BaseModel):
     """
 
 
-class KbReindexArguments(BaseModel):
+class NextPointer(RootModel[str]):
+    root: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
+    """
+
+
+class KbReindexRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    request: KbReindexRequest | None = None
-
-
-class KbSaveImageArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    file: OpenAiFileRef
+    scope: Literal['changed', 'all'] = 'changed'
     """
-    The uploaded file as the client passes it (OpenAI file parameter).
+    `changed` skips files whose SHA-256 equals the indexed one; `all` re-parses, re-chunks and re-embeds every file.
     """
-    file_name: Annotated[
-        str | None, Field(alias='fileName', max_length=255, min_length=1)
-    ] = None
+    force: bool = False
     """
-    File name (no folder) for the default `images/` folder, e.g. `cover` or `cover.png`; the canonical extension is added when missing, a wrong one is refused. Not allowed together with `targetPath`.
-    """
-    alt_text: Annotated[str, Field(alias='altText', max_length=1000)] = ''
-    """
-    Alternative text for the returned Markdown link (line breaks become spaces; `\\`, `[`, `]` are escaped).
-    """
-    target_path: Annotated[
-        str | None,
-        Field(
-            alias='targetPath',
-            max_length=1024,
-            min_length=1,
-            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
-        ),
-    ] = None
-    """
-    Full root-relative destination including file name and an extension matching the image format, e.g. `docs/img/diagram.png`. Missing folders are created. Not allowed together with `fileName`.
+    Allow dropping and recreating an index that is incompatible with the current configuration (different chunker, model, dimensions, index mode, ...). Without it an incompatible index makes the run fail with the problems listed in kb_status.
     """
 
 
@@ -1060,17 +753,24 @@ class KbSearchRequest(BaseModel):
     Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).
     """
     include_globs: Annotated[
-        list[Glob] | None, Field(alias='includeGlobs', max_length=64)
+        list[str] | None, Field(alias='includeGlobs', max_length=64)
     ] = None
     """
     Only documents whose root-relative path matches at least one of these globs (case-insensitive). Omitted or empty means `**/*.md`.
     """
     exclude_globs: Annotated[
-        list[Glob] | None, Field(alias='excludeGlobs', max_length=64)
+        list[str] | None, Field(alias='excludeGlobs', max_length=64)
     ] = None
     """
     Leave out documents whose path matches any of these globs (applied after `includeGlobs`).
     """
+
+
+class KbStatusArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
 
 
 class LoadedImage(BaseModel):
@@ -1106,6 +806,25 @@ class LoadedImage(BaseModel):
     """
 
 
+class MissingLink(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    target: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    The missing document the link points to.
+    """
+    pointer: Pointer | None
+    """
+    v2 anchor (indexed revision) of the element holding the broken link; null when outside any addressable element. Fix it with kb_patch after kb_read.
+    """
+
+
 class MutationResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1115,7 +834,7 @@ class MutationResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[Sha256 | None, Field(alias='sourceHash')]
+    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -1127,9 +846,61 @@ class MutationResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[RelativePath | None, Field(alias='previousPath')]
+    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
     """
     The source path of a move; null otherwise.
+    """
+
+
+class OpenAiFileRef(BaseModel):
+    """
+    OpenAI file reference. Its property names are snake_case because the client defines them; unknown extra properties are ignored.
+    """
+
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    download_url: Annotated[str, Field(max_length=8192, min_length=1)]
+    """
+    Absolute `https://` URL of the file's bytes (temporary, signed). Never logged or echoed.
+    """
+    file_id: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    The client's identifier of the file.
+    """
+    mime_type: str | None = None
+    """
+    Declared MIME type; if it names a different supported image format than the bytes, the save is refused. Empty, `application/octet-stream` or unknown types are ignored.
+    """
+    file_name: str | None = None
+    """
+    Original file name; its stem is used when `fileName` and `targetPath` are omitted and it is a portable name.
+    """
+
+
+class OutlineHeading(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    Current v2 anchor of the heading (its logical part is the section path, e.g. `2.1`).
+    """
+    level: Annotated[int, Field(ge=1, le=6)]
+    """
+    Heading level (`#` = 1; setext `===` = 1, `---` = 2).
+    """
+    title: str
+    """
+    The heading's first line without the `#` markers, trimmed.
+    """
+    children: list[OutlineHeading]
+    """
+    Headings nested under this one (any deeper level, even when levels are skipped), in source order.
     """
 
 
@@ -1160,24 +931,29 @@ class PatchOperation(BaseModel):
     """
 
 
-class ReindexOutcome(BaseModel):
+class ReadElement(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    scope: Literal['changed', 'all']
-    force: bool
-    started_at_utc: Annotated[str, Field(alias='startedAtUtc')]
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
     """
-    UTC time in ISO 8601 with a `Z` suffix.
+    Current v2 anchor of the element; use it unchanged in kb_patch / kb_edit_table.
     """
-    completed_at_utc: Annotated[str, Field(alias='completedAtUtc')]
+    kind: Literal['document', 'front_matter', 'heading', 'paragraph', 'code_block', 'list_item', 'table', 'block_quote']
     """
-    UTC time in ISO 8601 with a `Z` suffix.
+    Element kind (never `document`).
     """
-    outcome: Literal['succeeded', 'failed', 'cancelled']
-    result: ReindexResult | None
-    error: str | None
+    text: str
+    """
+    Exact source text of the element: headings, paragraphs, code blocks and front matter their own span; quotes and tables all their lines including `>` / `|`; a list item its own text without its nested items.
+    """
+    heading_path: Annotated[str | None, Field(alias='headingPath')]
+    """
+    Titles of the enclosing headings joined with ` > ` (a heading includes itself); null before the first heading.
+    """
 
 
 class ReindexProgress(BaseModel):
@@ -1195,6 +971,48 @@ class ReindexProgress(BaseModel):
     total_files: Annotated[int | None, Field(alias='totalFiles')]
     current_path: Annotated[str | None, Field(alias='currentPath')]
     is_destructive_rebuild: Annotated[bool, Field(alias='isDestructiveRebuild')]
+
+
+class ReindexResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    scanned_files: Annotated[int, Field(alias='scannedFiles', ge=0)]
+    indexed_files: Annotated[int, Field(alias='indexedFiles', ge=0)]
+    skipped_files: Annotated[int, Field(alias='skippedFiles', ge=0)]
+    deleted_files: Annotated[int, Field(alias='deletedFiles', ge=0)]
+    chunks_indexed: Annotated[int, Field(alias='chunksIndexed', ge=0)]
+    warning: str | None
+
+
+class SearchReadHint(BaseModel):
+    """
+    Ready-made kb_read arguments for this result.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
+    """
+    max_elements: Annotated[int, Field(alias='maxElements', ge=1, le=100)]
+    """
+    Always 20.
+    """
+    max_bytes: Annotated[int, Field(alias='maxBytes', ge=1, le=100000)]
+    """
+    Always 12000.
+    """
 
 
 class SearchResult(BaseModel):
@@ -1243,14 +1061,13 @@ class SearchResult(BaseModel):
     """
 
 
-class StatusIndexing(BaseModel):
+class StatusCompatibility(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    is_running: Annotated[bool, Field(alias='isRunning')]
-    current: ReindexProgress | None
-    last: ReindexOutcome | None
+    is_compatible: Annotated[bool, Field(alias='isCompatible')]
+    problems: list[str]
 
 
 class StatusProject(BaseModel):
@@ -1265,6 +1082,319 @@ class StatusProject(BaseModel):
     documents: Annotated[int, Field(ge=0)]
     chunks: Annotated[int, Field(ge=0)]
     last_indexed_at_utc: Annotated[str | None, Field(alias='lastIndexedAtUtc')]
+
+
+class StatusSynchronization(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pending_files: Annotated[int, Field(alias='pendingFiles', ge=0)]
+    paths: list[str]
+    last_error: Annotated[str | None, Field(alias='lastError')]
+
+
+class TableColumn(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    index: Annotated[int, Field(ge=0)]
+    """
+    Zero-based column index.
+    """
+    name: str
+    """
+    Header cell display text (may be empty; select such a column by index).
+    """
+    alignment: Literal['none', 'left', 'center', 'right']
+    """
+    Column alignment from the table's delimiter row: `:--` left, `--:` right, `:-:` center, `---` none.
+    """
+
+
+class TableRow(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    index: Annotated[int, Field(ge=0)]
+    """
+    Zero-based data row index.
+    """
+    cells: list[str]
+    """
+    One display string per column: inline markup removed, entities decoded, `\\|` shown as `|`, missing cells as `""`.
+    """
+
+
+class TableRowMatch(BaseModel):
+    """
+    Select one data row by the display text of one of its cells. Give exactly one of `column` / `columnIndex`. No matching row is INVALID_ARGUMENT; several are CONFLICT (use `rowIndex`).
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    column: Annotated[str | None, Field(min_length=1)] = None
+    """
+    Column header name.
+    """
+    column_index: Annotated[int | None, Field(alias='columnIndex', ge=0)] = None
+    """
+    Zero-based column.
+    """
+    equals: str
+    """
+    Exact display text the cell must have (case-sensitive).
+    """
+
+
+class KbCreateArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbCreateRequest
+
+
+class KbCreatePdfBookArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbCreatePdfBookRequest
+
+
+class KbDeleteArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbDeleteRequest
+
+
+class KbDownloadFileArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbDownloadFileRequest
+
+
+class KbLinksArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbLinksRequest
+
+
+class KbLinksResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    links: list[DocumentLink]
+    """
+    Every link found by the walk, once each, ordered by `depth`, then `source`, then position in the source. At most 1000.
+    """
+    missing: list[MissingLink]
+    """
+    The links among `links` whose target document does not exist; empty when `includeMissing` is false.
+    """
+    truncated: bool
+    """
+    True when the walk stopped at the 1000-link limit; narrow `depth` or `direction`.
+    """
+
+
+class KbListFilesArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbListFilesRequest | None = None
+
+
+class KbMoveArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbMoveRequest
+
+
+class KbMoveImageArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbMoveImageRequest
+
+
+class KbOutlineArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbOutlineRequest
+
+
+class KbOutlineResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    source_hash: Annotated[str, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of the file's bytes as read.
+    """
+    headings: list[OutlineHeading]
+    """
+    The top-level headings in source order; empty when the document has none.
+    """
+
+
+class KbPatchRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of an existing document.
+    """
+    operations: Annotated[list[PatchOperation], Field(max_length=100, min_length=1)]
+    """
+    The edits, applied together or not at all. Two operations may not target the same element or overlapping ranges; a section operation overlaps everything inside its section (but not the next heading).
+    """
+
+
+class KbReadArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbReadRequest
+
+
+class KbReindexArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbReindexRequest | None = None
+
+
+class KbReindexResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    started: bool
+    """
+    True when this call started a new run; false when a run was already in progress (its arguments were not changed).
+    """
+    current: ReindexProgress
+    """
+    The run now in progress (the one just started, or the one that was already running).
+    """
+
+
+class KbSaveImageArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    file: OpenAiFileRef
+    """
+    The uploaded file as the client passes it (OpenAI file parameter).
+    """
+    file_name: Annotated[
+        str | None, Field(alias='fileName', max_length=255, min_length=1)
+    ] = None
+    """
+    File name (no folder) for the default `images/` folder, e.g. `cover` or `cover.png`; the canonical extension is added when missing, a wrong one is refused. Not allowed together with `targetPath`.
+    """
+    alt_text: Annotated[str, Field(alias='altText', max_length=1000)] = ''
+    """
+    Alternative text for the returned Markdown link (line breaks become spaces; `\\`, `[`, `]` are escaped).
+    """
+    target_path: Annotated[
+        str | None,
+        Field(
+            alias='targetPath',
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ] = None
+    """
+    Full root-relative destination including file name and an extension matching the image format, e.g. `docs/img/diagram.png`. Missing folders are created. Not allowed together with `fileName`.
+    """
+
+
+class KbSearchArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    request: KbSearchRequest
+
+
+class KbSearchResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    results: list[SearchResult]
+    """
+    Best first; empty when nothing matched.
+    """
+    warning: str | None
+    """
+    Set when the search ran in a reduced mode, e.g. `hybrid` fell back to lexical because embeddings are off or failing.
+    """
+
+
+class ReindexOutcome(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    scope: Literal['changed', 'all']
+    force: bool
+    started_at_utc: Annotated[str, Field(alias='startedAtUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+    completed_at_utc: Annotated[str, Field(alias='completedAtUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+    outcome: Literal['succeeded', 'failed', 'cancelled']
+    result: ReindexResult | None
+    error: str | None
+
+
+class StatusIndexing(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    is_running: Annotated[bool, Field(alias='isRunning')]
+    current: ReindexProgress | None
+    last: ReindexOutcome | None
 
 
 class TableCellUpdate(BaseModel):
@@ -1325,38 +1455,6 @@ class TableProjection(BaseModel):
     """
 
 
-class KbCreateArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbCreateRequest
-
-
-class KbCreatePdfBookArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbCreatePdfBookRequest
-
-
-class KbDeleteArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbDeleteRequest
-
-
-class KbDownloadFileArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbDownloadFileRequest
-
-
 class KbEditTableArguments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1396,12 +1494,12 @@ class KbEditTableArguments(BaseModel):
     """
     `delete_column`, `rename_column`, `set_alignment`: zero-based column index (alternative to `column`).
     """
-    values: Annotated[list[TableCellText] | None, Field(max_length=1000)] = None
+    values: Annotated[list[str] | None, Field(max_length=1000)] = None
     """
     `insert_row`: the new row's cells, exactly one per column, left to right, written as plain text (escaped like `valueFormat: text`). Alternative to `valuesByColumn`.
     """
     values_by_column: Annotated[
-        dict[Annotated[str, StringConstraints(min_length=1)], TableCellText] | None,
+        dict[Annotated[str, StringConstraints(min_length=1)], ValuesByColumnAdditionalProperty] | None,
         Field(alias='valuesByColumn'),
     ] = None
     """
@@ -1448,67 +1546,12 @@ class KbEditTableArguments(BaseModel):
     """
 
 
-class KbLinksArguments(BaseModel):
+class KbPatchArguments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    request: KbLinksRequest
-
-
-class KbListFilesArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbListFilesRequest | None = None
-
-
-class KbMoveArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbMoveRequest
-
-
-class KbMoveImageArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbMoveImageRequest
-
-
-class KbOutlineArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbOutlineRequest
-
-
-class KbPatchRequest(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
-    """
-    Root-relative path of an existing document.
-    """
-    operations: Annotated[list[PatchOperation], Field(max_length=100, min_length=1)]
-    """
-    The edits, applied together or not at all. Two operations may not target the same element or overlapping ranges; a section operation overlaps everything inside its section (but not the next heading).
-    """
-
-
-class KbReadArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbReadRequest
+    request: KbPatchRequest
 
 
 class KbReadResult(BaseModel):
@@ -1520,7 +1563,7 @@ class KbReadResult(BaseModel):
     """
     Root-relative path of a Markdown (`.md`) document.
     """
-    pointer: Literal['document'] | AnchorV2
+    pointer: Literal['document'] | Pointer
     """
     `document` for a read from the top, otherwise the current v2 anchor of the first element returned (after relocation).
     """
@@ -1532,7 +1575,7 @@ class KbReadResult(BaseModel):
     """
     The exact source text of the page, from the start of the first element's line (from offset 0 for a `document` read) to the line start of `nextPointer`'s element, or to the end of the file.
     """
-    next_pointer: Annotated[AnchorV2 | None, Field(alias='nextPointer')]
+    next_pointer: Annotated[NextPointer | None, Field(alias='nextPointer')]
     """
     v2 anchor of the first element not included; pass it as `pointer` to read on. Null when this page reaches the end of the file.
     """
@@ -1543,44 +1586,6 @@ class KbReadResult(BaseModel):
     table: TableProjection | None
     """
     Structured view of the table when the read starts at a table element (not for `document` reads); null otherwise.
-    """
-
-
-class KbReindexResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    started: bool
-    """
-    True when this call started a new run; false when a run was already in progress (its arguments were not changed).
-    """
-    current: ReindexProgress
-    """
-    The run now in progress (the one just started, or the one that was already running).
-    """
-
-
-class KbSearchArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbSearchRequest
-
-
-class KbSearchResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    results: list[SearchResult]
-    """
-    Best first; empty when nothing matched.
-    """
-    warning: str | None
-    """
-    Set when the search ran in a reduced mode, e.g. `hybrid` fell back to lexical because embeddings are off or failing.
     """
 
 
@@ -1622,14 +1627,6 @@ class KbStatusResult(BaseModel):
     """
     indexing: StatusIndexing
     compatibility: StatusCompatibility
-
-
-class KbPatchArguments(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    request: KbPatchRequest
 
 
 OutlineHeading.model_rebuild()

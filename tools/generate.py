@@ -214,6 +214,10 @@ def combined_models_schema(spec: dict[str, Any]) -> dict[str, Any]:
             body["title"] = title
             defs.update(schema.get("$defs", {}))
             defs[title] = body
+    # Scalar definitions (paths, globs, hashes) become plain constrained `str` fields
+    # instead of RootModel wrappers that handlers would have to unwrap.
+    scalars = {name: d for name, d in defs.items() if d.get("type") != "object" and "properties" not in d}
+    defs = {name: inline_scalars(d, scalars) for name, d in defs.items() if name not in scalars}
     return {
         "$schema": JSON_SCHEMA_DIALECT,
         "title": "Models",
@@ -221,6 +225,32 @@ def combined_models_schema(spec: dict[str, Any]) -> dict[str, Any]:
         "properties": {},
         "$defs": {name: defs[name] for name in sorted(defs)},
     }
+
+
+_ITEM_CONSTRAINTS = ("minLength", "maxLength", "pattern", "minimum", "maximum", "description")
+
+
+def inline_scalars(node: Any, scalars: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        items = node.get("items")
+        if node.get("type") == "array" and isinstance(items, dict):
+            # Constrained scalar items would become RootModel classes; the models keep plain
+            # scalars (handlers validate them, e.g. globs) while the published schema keeps all.
+            item = inline_scalars(items, scalars)
+            if item.get("type") in ("string", "integer", "number") and "enum" not in item:
+                item = {k: v for k, v in item.items() if k not in _ITEM_CONSTRAINTS}
+            return {**{k: inline_scalars(v, scalars) for k, v in node.items() if k != "items"}, "items": item}
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            m = REF.match(ref)
+            if m and m.group(1) in scalars:
+                merged = {**inline_scalars(scalars[m.group(1)], scalars)}
+                merged.update({k: inline_scalars(v, scalars) for k, v in node.items() if k != "$ref"})
+                return merged
+        return {k: inline_scalars(v, scalars) for k, v in node.items()}
+    if isinstance(node, list):
+        return [inline_scalars(v, scalars) for v in node]
+    return node
 
 
 def run_codegen(schema: dict[str, Any], out: Path, class_name: str | None = None) -> None:

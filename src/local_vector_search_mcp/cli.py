@@ -174,16 +174,12 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         ws = Workspace(load_settings(_options(args)))
-        if args.command == "call":
-            return _call(ws, args.rest)
-        if args.status:
-            return _call(ws, ["kb_status"])
+        if args.command == "call" or args.status:
+            try:
+                return _call(ws, args.rest if args.command == "call" else ["kb_status"])
+            finally:
+                ws.close()
         if args.reindex:
-            from .handlers import HANDLERS
-
-            if "kb_reindex" not in HANDLERS:
-                print("local-vector-search-mcp: --reindex is not available in this build yet.", file=sys.stderr)
-                return EXIT_ERROR
             from .handlers.indexing import reindex_cli
 
             return reindex_cli(ws, force=args.force)

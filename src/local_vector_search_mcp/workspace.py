@@ -54,6 +54,6 @@ class Workspace:
             services = list(self._services.values())
             self._services.clear()
         for service in reversed(services):
-            close = getattr(service, "close", None)
+            close = getattr(service, "close", None) or getattr(service, "shutdown", None)
             if callable(close):
                 close()

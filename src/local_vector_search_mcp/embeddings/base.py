@@ -41,7 +41,8 @@ class Embedder(Protocol):
 
 def normalise(mat: Vectors) -> Vectors:
     norms = np.linalg.norm(mat, axis=-1, keepdims=True)
-    return (mat / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    out: Vectors = (mat / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return out
 
 
 def make_embedder(embedding: Any) -> Embedder | None:

@@ -95,10 +95,12 @@ class OpenAICompatibleEmbedder:
         if not texts:
             return np.zeros((0, self.dimensions()), dtype=np.float32)
         parts = [self._request(texts[i : i + self._batch]) for i in range(0, len(texts), self._batch)]
-        return np.vstack(parts)
+        out: Vectors = np.vstack(parts)
+        return out
 
     def embed_query(self, text: str) -> Vectors:
-        return self._request([text])[0]
+        out: Vectors = self._request([text])[0]
+        return out
 
     def _request(self, texts: list[str]) -> Vectors:
         body: dict[str, Any] = {"model": self._model, "input": texts}

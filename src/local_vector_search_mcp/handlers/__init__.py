@@ -9,6 +9,8 @@ here are published; modules are imported on first call.
 
 HANDLERS: dict[str, str] = {
     "kb_status": "status:kb_status",
+    "kb_reindex": "indexing:kb_reindex",
+    "kb_search": "search:kb_search",
     "kb_list_files": "files:kb_list_files",
     "kb_read": "reading:kb_read",
     "kb_outline": "reading:kb_outline",

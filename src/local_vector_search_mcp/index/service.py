@@ -75,12 +75,16 @@ class IndexService:
     # components --------------------------------------------------------------
     @property
     def provider(self) -> str:
+        if self._embedder_built and self._embedder is not None:
+            return str(self._embedder.provider)
         return enum_value(self.config.embedding.provider)
 
     def embedder(self) -> Any:
-        if self.provider == "none":
-            return None
         with self._embedder_lock:
+            if self._embedder_built:
+                return self._embedder
+            if enum_value(self.config.embedding.provider) == "none":
+                return None
             if not self._embedder_built:
                 try:
                     self._embedder = make_embedder(self.config.embedding)
@@ -88,6 +92,12 @@ class IndexService:
                     self._embedder = _FailingEmbedder(self.provider, self.config.embedding.model or "?", str(exc))
                 self._embedder_built = True
         return self._embedder
+
+    def use_embedder(self, embedder: Any) -> None:
+        """Replace the configured embedder (tests, benchmarks)."""
+        with self._embedder_lock:
+            self._embedder, self._embedder_built = embedder, True
+            self._indexer = None
 
     @property
     def indexer(self) -> Indexer:
@@ -103,6 +113,7 @@ class IndexService:
 
     # search ---------------------------------------------------------------------
     def search(self, **kwargs: Any) -> dict[str, Any]:
+        self.engine.validate(**kwargs)
         if self.indexer.destructive_running or (self._current is not None and self._current.is_destructive_rebuild):
             raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
         if self.store.counts().chunks == 0:

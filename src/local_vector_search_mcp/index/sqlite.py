@@ -33,6 +33,7 @@ never block. Each thread gets its own connection.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -59,11 +60,11 @@ def _f32(vec: npt.NDArray[np.float32]) -> bytes:
 
 
 def _i8(vec: npt.NDArray[np.float32]) -> bytes:
-    return np.clip(np.rint(vec * 127.0), -127, 127).astype(np.int8).tobytes()
+    return bytes(np.clip(np.rint(vec * 127.0), -127, 127).astype(np.int8).tobytes())
 
 
 def _bits(vec: npt.NDArray[np.float32]) -> bytes:
-    return np.packbits(vec > 0, bitorder="little").tobytes()
+    return bytes(np.packbits(vec > 0, bitorder="little").tobytes())
 
 
 class SqliteStore:
@@ -99,10 +100,8 @@ class SqliteStore:
     def close(self) -> None:
         with self._conn_lock:
             for conn in self._connections:
-                try:
+                with contextlib.suppress(apsw.Error):
                     conn.close()
-                except apsw.Error:  # pragma: no cover
-                    pass
             self._connections.clear()
         self._local = threading.local()
 
@@ -184,7 +183,7 @@ class SqliteStore:
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
         with self._write() as c:
-            for table in _DERIVED + ("index_manifest",):
+            for table in (*_DERIVED, "index_manifest"):
                 c.execute(f"DROP TABLE IF EXISTS {table}")
             self._create(c, vector_dimensions, vector_storage)
 
@@ -309,7 +308,7 @@ class SqliteStore:
         if not self.exists() or not self._table_exists("documents"):
             return StoreCounts(0, 0, None)
         c = self._conn()
-        docs, last = c.execute("SELECT count(*), max(indexed_at_utc) FROM documents").fetchone()
+        docs, last = c.execute("SELECT count(*), max(indexed_at_utc) FROM documents").fetchone() or (0, None)
         chunks = self._one("SELECT count(*) FROM chunks")
         return StoreCounts(int(docs), int(chunks), last)
 
@@ -332,7 +331,15 @@ class SqliteStore:
         )
         by_id = {r[0]: r for r in rows}
         return [
-            ChunkHit(*by_id[i], distance=None if distances is None else distances.get(i))
+            ChunkHit(
+                chunk_id=i,
+                path=by_id[i][1],
+                anchor=by_id[i][2],
+                heading_path=by_id[i][3],
+                text=by_id[i][4],
+                source_hash=by_id[i][5],
+                distance=None if distances is None else distances.get(i),
+            )
             for i in ids
             if i in by_id
         ]

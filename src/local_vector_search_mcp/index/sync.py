@@ -84,9 +84,8 @@ class SyncQueue:
                     self._last_error = f"{path}: {error}"
                 else:
                     self._errors.pop(path, None)
-                if self._generation.get(path) == generation and path not in self._queue:
-                    if error is None:
-                        self._generation.pop(path, None)
+                if error is None and self._generation.get(path) == generation and path not in self._queue:
+                    self._generation.pop(path, None)
                 self._cond.notify_all()
 
     def wait_idle(self, timeout: float | None = None) -> bool:

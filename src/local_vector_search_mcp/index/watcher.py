@@ -55,7 +55,7 @@ class MarkdownWatcher:
 
             watcher = self
 
-            class Handler(FileSystemEventHandler):  # type: ignore[misc]
+            class Handler(FileSystemEventHandler):
                 def on_any_event(self, event: Any) -> None:
                     try:
                         watcher._on_event(event)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 
 from .kinds import ElementKind
@@ -74,6 +75,19 @@ class Document:
     ) -> Document:
         index = MappingProxyType({e.pointer: i for i, e in enumerate(elements)})
         return cls(text, bom, eol, source_hash, elements, reserved, lines, index)
+
+    @cached_property
+    def readable(self) -> tuple[Element, ...]:
+        """Elements with a non-empty span: what ``kb_read`` pages over (§7.1)."""
+        return tuple(e for e in self.elements if e.end > e.start)
+
+    @cached_property
+    def _readable_index(self) -> dict[str, int]:
+        return {e.pointer: i for i, e in enumerate(self.readable)}
+
+    def readable_index(self, pointer: str) -> int | None:
+        """Position of an element in ``readable``."""
+        return self._readable_index.get(pointer)
 
     def get(self, pointer: str) -> Element | None:
         """The element at a logical pointer, or ``None``."""

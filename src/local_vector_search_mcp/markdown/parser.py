@@ -115,6 +115,7 @@ class _Builder:
         self.paragraphs: list[tuple[str, int, int, _Draft | None]] = []
         self.top_blocks: list[_TopBlock] = []
         self.has_tables = False
+        self._heading_path: str | None = None
 
     # -- line helpers -------------------------------------------------------
 
@@ -146,7 +147,7 @@ class _Builder:
 
     @property
     def heading_path(self) -> str | None:
-        return " > ".join(h.title for h in self.sections) if self.sections else None
+        return self._heading_path
 
     def count(self, section: str, leaf: str) -> int:
         n = self.counters.get((section, leaf), 0) + 1
@@ -164,6 +165,7 @@ class _Builder:
             self.root_headings += 1
             key = str(self.root_headings)
         self.sections.append(_Heading(level, key, title))
+        self._heading_path = " > ".join(h.title for h in self.sections)
         self.heading_lines.append(l0)
         self.heading_keys.append(key)
         return key

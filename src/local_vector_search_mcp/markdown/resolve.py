@@ -90,8 +90,7 @@ def check_subtree(element: Element, anchor: Anchor) -> None:
         )
     if anchor.subtree_hash != element.subtree_hash:
         raise Conflict(
-            f"Content below '{element.pointer}' changed since it was read (subtree hash mismatch); "
-            f"{_REREAD}.",
+            f"Content below '{element.pointer}' changed since it was read (subtree hash mismatch); {_REREAD}.",
             ConflictReason.SUBTREE_HASH_MISMATCH,
         )
 

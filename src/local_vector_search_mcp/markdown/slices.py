@@ -61,12 +61,13 @@ def read_slice(
     budget = _clamp(max_bytes, DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT)
     anchor = parse_anchor(DOCUMENT if pointer is None else pointer)
     target = resolve(doc, anchor, path)
-    elements = [e for e in doc.elements if e.end > e.start]
+    elements = doc.readable
     text = doc.text
     if target is None:
         first, boundary = 0, 0
     else:
-        first = next((i for i, e in enumerate(elements) if e.pointer == target.pointer), len(elements))
+        index = doc.readable_index(target.pointer)
+        first = len(elements) if index is None else index
         boundary = doc.line_start(target.start)
     if not elements:
         return {

@@ -82,14 +82,15 @@ class SearchEngine:
         vector = embedder.embed_query(query)
         return self.store.semantic(vector, limit, path_filter)
 
-    def search(
+    def validate(
         self,
         query: str | None,
         mode: str | None = None,
         top_k: int | None = None,
         include_globs: Sequence[str] | None = None,
         exclude_globs: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> tuple[str, str, int, Callable[[str], bool] | None]:
+        """Check the arguments; ``(query, mode, top_k, path_filter)`` or InvalidArgument."""
         if query is None or not query.strip():
             raise InvalidArgument("query must not be blank.")
         cfg = self.search_config
@@ -98,10 +99,20 @@ class SearchEngine:
             raise InvalidArgument(f"mode must be one of lexical, semantic, hybrid (got {mode!r}).")
         if top_k is None:
             top_k = int(cfg.max_results)
-        if top_k <= 0:
+        if isinstance(top_k, bool) or top_k <= 0:
             raise InvalidArgument("topK must be a positive integer.")
-        top_k = min(top_k, MAX_TOP_K)
-        path_filter = build_path_filter(include_globs, exclude_globs)
+        return query, mode, min(top_k, MAX_TOP_K), build_path_filter(include_globs, exclude_globs)
+
+    def search(
+        self,
+        query: str | None,
+        mode: str | None = None,
+        top_k: int | None = None,
+        include_globs: Sequence[str] | None = None,
+        exclude_globs: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        query, mode, top_k, path_filter = self.validate(query, mode, top_k, include_globs, exclude_globs)
+        cfg = self.search_config
         embedder = self.embedder_provider()
         warning: str | None = None
         effective = mode

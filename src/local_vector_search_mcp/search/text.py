@@ -34,6 +34,7 @@ _CJK = (
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORDISH = re.compile(r"[^\W_]", re.UNICODE)  # a letter or digit
 _SPLIT = re.compile(rf"([{_CJK}]+)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
 def _bigrams(run: str) -> list[str]:
@@ -76,7 +77,7 @@ def build_lexical_query(query: str) -> LexicalQuery:
     """
     fts_terms: list[str] = []
     plain: list[str] = []
-    for piece in query.split():
+    for piece in _CONTROL.sub(" ", query).split():
         for part in _SPLIT.split(piece):
             if not part:
                 continue

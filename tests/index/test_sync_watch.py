@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import threading
+import time
+
+from kb_fakes import FakeWorkspace, make_config
+
+from local_vector_search_mcp.index.service import IndexService
+from local_vector_search_mcp.index.sync import SyncQueue
+
+
+def test_queue_dedups_and_keeps_newer_generation():
+    seen: list[str] = []
+    gate = threading.Event()
+
+    def reconcile(path):
+        gate.wait(5)
+        seen.append(path)
+
+    q = SyncQueue(reconcile)
+    q.schedule(["a.md", "b.md", "a.md"])
+    assert q.status()["pendingFiles"] == 2
+    gate.set()
+    assert q.wait_idle(5)
+    assert seen == ["a.md", "b.md"]
+    assert q.status() is None
+    q.stop()
+
+
+def test_failure_is_kept_and_later_items_continue():
+    def reconcile(path):
+        if path == "bad.md":
+            raise RuntimeError("disk on fire")
+
+    q = SyncQueue(reconcile)
+    q.schedule(["bad.md", "good.md"])
+    assert q.wait_idle(5)
+    status = q.status()
+    assert status == {"pendingFiles": 1, "paths": ["bad.md"], "lastError": "bad.md: disk on fire"}
+    q.stop()
+
+
+def test_targeted_sync_indexes_and_deletes(kb):
+    svc = IndexService(FakeWorkspace(kb, make_config("none")))
+    svc.reindex()
+    (kb / "new.md").write_text("# New\n\nfreshly written words\n", encoding="utf-8")
+    (kb / "guide.md").rename(kb / "moved.md")
+    svc.schedule_sync(["new.md", "guide.md", "moved.md", "../escape.md", "notes/missing.md"])
+    assert svc.sync.wait_idle(10)
+    assert svc.search(query="freshly", mode="lexical")["results"][0]["path"] == "new.md"
+    assert svc.search(query="strong_count", mode="lexical")["results"][0]["path"] == "moved.md"
+    assert svc.status_fields()["synchronization"] is None
+
+
+def test_watcher_picks_up_changes_within_a_second(kb):
+    svc = IndexService(FakeWorkspace(kb, make_config("none")))
+    svc.reindex()
+    svc.start_watching()
+    try:
+        time.sleep(0.2)
+        start = time.monotonic()
+        (kb / "notes" / "watched.md").write_text("# W\n\nzebra crossing\n", encoding="utf-8")
+        (kb / "ignored.txt").write_text("zebra", encoding="utf-8")
+        found = False
+        while time.monotonic() - start < 5:
+            if svc.search(query="zebra", mode="lexical")["results"]:
+                found = True
+                break
+            time.sleep(0.05)
+        assert found
+        (kb / "notes" / "watched.md").rename(kb / "notes" / "renamed.md")
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            paths = [r["path"] for r in svc.search(query="zebra", mode="lexical")["results"]]
+            if paths == ["notes/renamed.md"]:
+                break
+            time.sleep(0.05)
+        assert paths == ["notes/renamed.md"]
+    finally:
+        svc.shutdown()
+
+
+def test_watcher_start_failure_is_reported(kb, monkeypatch):
+    import watchdog.observers
+
+    class Broken:
+        def __init__(self, *a, **k):
+            raise OSError("inotify watch limit reached")
+
+    monkeypatch.setattr(watchdog.observers, "Observer", Broken)
+    svc = IndexService(FakeWorkspace(kb, make_config("none")))
+    svc.start_watching()
+    status = svc.status_fields()["synchronization"]
+    assert status["paths"] == ["<watcher>"] and "inotify" in status["lastError"]

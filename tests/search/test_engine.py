@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+import pytest
+
+from local_vector_search_mcp.dispatch import invoke
+from kb_fakes import FakeWorkspace, HashEmbedder, make_config
+
+from local_vector_search_mcp.errors import IndexNotReady, InvalidArgument
+from local_vector_search_mcp.handlers.indexing import kb_reindex
+from local_vector_search_mcp.handlers.search import kb_search
+from local_vector_search_mcp.index.port import ChunkHit
+from local_vector_search_mcp.index.service import IndexService
+from local_vector_search_mcp.search.engine import rrf_fuse
+
+
+def ready(kb, provider="none", embedder=None):
+    ws = FakeWorkspace(kb, make_config(provider))
+    svc = ws.service(IndexService)
+    if embedder is not None:
+        svc.use_embedder(embedder)
+    svc.reindex()
+    return ws, svc
+
+
+def test_result_shape(kb):
+    ws, _ = ready(kb)
+    out = kb_search(ws, {"query": "strong_count", "mode": "lexical"})
+    assert out["warning"] is None
+    item = out["results"][0]
+    assert item["path"] == "guide.md" and item["searchMode"] == "lexical" and item["score"] == 1.0
+    logical, self_hash, subtree = item["pointer"].split("~")
+    assert logical == "1.1.p1" and len(self_hash) == 16 and len(subtree) == 16
+    assert item["fullPointer"] == f"guide.md::{item['pointer']}"
+    assert item["headingPath"] == "Guide > Errors"
+    assert "[" in item["snippet"]
+    assert item["readHint"] == {"path": "guide.md", "pointer": item["pointer"], "maxElements": 20, "maxBytes": 12000}
+    assert len(item["indexedSourceHash"]) == 64
+
+
+@pytest.mark.parametrize(
+    "request_, message",
+    [
+        ({"query": "  "}, "blank"),
+        ({"query": "x", "topK": 0}, "topK"),
+        ({"query": "x", "mode": "fuzzy"}, "mode"),
+        ({"query": "x", "includeGlobs": ["/abs/*.md"]}, "relative"),
+        ({"query": "x", "excludeGlobs": ["../*.md"]}, ".."),
+    ],
+)
+def test_invalid_arguments(kb, request_, message):
+    ws, _ = ready(kb)
+    with pytest.raises(InvalidArgument, match=message):
+        kb_search(ws, request_)
+
+
+def test_empty_index_is_not_ready(kb):
+    ws = FakeWorkspace(kb, make_config("none"))
+    with pytest.raises(IndexNotReady, match="kb_reindex"):
+        kb_search(ws, {"query": "x"})
+
+
+def test_topk_is_capped_and_mode_case_insensitive(kb):
+    ws, _ = ready(kb)
+    out = kb_search(ws, {"query": "the OR state 状态 天気", "mode": "LEXICAL", "topK": 500})
+    assert len(out["results"]) <= 50
+
+
+def test_globs_filter_inside_retrieval(kb):
+    ws, _ = ready(kb, embedder=HashEmbedder())
+    for mode in ("lexical", "semantic", "hybrid"):
+        out = kb_search(ws, {"query": "状态 Guide 天気", "mode": mode, "includeGlobs": ["NOTES/**"]})
+        assert out["results"] and all(r["path"].startswith("notes/") for r in out["results"]), mode
+        out = kb_search(ws, {"query": "状态 Guide 天気", "mode": mode, "excludeGlobs": ["notes/**"]})
+        assert all(r["path"] == "guide.md" for r in out["results"]), mode
+
+
+def test_lexical_only_warnings_exactly(kb):
+    ws, _ = ready(kb)
+    assert kb_search(ws, {"query": "pip", "mode": "lexical"})["warning"] is None
+    hybrid = kb_search(ws, {"query": "pip", "mode": "hybrid"})
+    assert "only lexical" in hybrid["warning"] and hybrid["results"][0]["searchMode"] == "lexical"
+    with pytest.raises(IndexNotReady, match="lexical"):
+        kb_search(ws, {"query": "pip", "mode": "semantic"})
+
+
+def test_failing_provider_falls_back(kb):
+    emb = HashEmbedder()
+    ws, _ = ready(kb, embedder=emb)
+    emb.fail = True
+    out = kb_search(ws, {"query": "pip", "mode": "hybrid"})
+    assert "Falling back to lexical search" in out["warning"]
+    assert out["results"][0]["searchMode"] == "lexical"
+    with pytest.raises(IndexNotReady, match="lexical"):
+        kb_search(ws, {"query": "pip", "mode": "semantic"})
+
+
+def test_hybrid_fuses_both(kb):
+    ws, _ = ready(kb, embedder=HashEmbedder())
+    out = kb_search(ws, {"query": "Install the tool with pip"})
+    assert out["warning"] is None and out["results"][0]["searchMode"] == "hybrid"
+    assert out["results"][0]["path"] == "guide.md"
+    assert out["results"][0]["score"] == pytest.approx(2 / 61)
+
+
+def test_rrf_ties_broken_by_chunk_id():
+    def hit(i):
+        return ChunkHit(i, "a.md", "p1~0~0", None, "", "h")
+
+    fused = rrf_fuse([[hit(5), hit(3)], [hit(3), hit(5)]], 60)
+    assert [h.chunk_id for h, _ in fused] == [3, 5]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+
+
+def test_kb_reindex_handler(kb):
+    ws = FakeWorkspace(kb, make_config("none"))
+    out = invoke(ws, "kb_reindex", {"request": {"scope": "ALL", "force": False}})
+    assert out["started"] is True and out["current"]["scope"] == "all"
+    ws.service(IndexService).wait_reindex(30)
+    with pytest.raises(InvalidArgument):
+        invoke(ws, "kb_reindex", {"request": {"scope": "some"}})

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import apsw
+from hypothesis import given
+from hypothesis import strategies as st
+
+from local_vector_search_mcp.search.text import build_lexical_query, cjk_index_text, make_snippet
+
+
+def test_cjk_runs_become_bigrams_and_final_char():
+    assert cjk_index_text("机器学习").split() == ["机器", "器学", "学习", "习"]
+    assert cjk_index_text("plain English text") == "plain English text"
+
+
+def test_query_terms_are_quoted_and_cjk_bigrammed():
+    q = build_lexical_query("共享状态 Rc::strong_count")
+    assert q.strict == '"共享" AND "享状" AND "状态" AND "Rc::strong_count"'
+    assert q.loose is not None and " OR " in q.loose
+
+
+def test_single_cjk_char_is_a_prefix_term():
+    assert build_lexical_query("雨").strict == '"雨"*'
+
+
+def test_punctuation_only_query_is_empty():
+    q = build_lexical_query('??? ( ) * "')
+    assert q.strict is None and q.loose is None
+
+
+def _fts() -> apsw.Connection:
+    c = apsw.Connection(":memory:")
+    c.execute("CREATE VIRTUAL TABLE f USING fts5(body, heading, tokenize='unicode61 remove_diacritics 2')")
+    text = cjk_index_text("東京都の天気は晴れです。雨。 NEAR AND OR")
+    c.execute("INSERT INTO f(body, heading) VALUES(?, '')", (text,))
+    return c
+
+
+@given(st.text(max_size=60))
+def test_any_user_text_is_valid_fts_syntax(text):
+    c = _fts()
+    q = build_lexical_query(text)
+    for expr in (q.strict, q.loose):
+        if expr is not None:
+            list(c.execute("SELECT rowid FROM f WHERE f MATCH ?", (expr,)))
+
+
+def test_cjk_words_of_any_length_match():
+    c = _fts()
+    for word in ("東京都", "天気", "雨", "晴れ"):
+        expr = build_lexical_query(word).strict
+        assert list(c.execute("SELECT rowid FROM f WHERE f MATCH ?", (expr,))), word
+
+
+def test_snippet_marks_matches_and_cuts():
+    text = " ".join(f"word{i}" for i in range(40)) + " target " + " ".join(f"tail{i}" for i in range(40))
+    snip = make_snippet(text, ("target",))
+    assert "[target]" in snip and snip.startswith("...") and snip.endswith("...")
+    assert make_snippet("no match here", ("zzz",)) == "no match here"
+    assert make_snippet("x" * 300, ()).endswith("...")
