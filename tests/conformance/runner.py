@@ -17,6 +17,9 @@ A scenario file::
         expect: {error: INVALID_PATH, messageExcludes: ["/tmp"]}
       - file: docs/a.md                                     # assert on the workspace
         equals: "# A\\n"
+      - call: kb_status                                     # poll: repeat the call until
+        until: 60                                           # `expect` holds (at most 60 s)
+        expect: {structured: {indexing: {isRunning: false}}}
 
 Subset match: a dict matches when every expected key matches; a list matches
 element-wise with the same length (``{$len: 3}`` checks only the length,
@@ -34,6 +37,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import anyio
 import xxhash
 import yaml
 
@@ -139,8 +143,21 @@ async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) 
                 if "equals" in step:
                     assert data == substitute(step["equals"], saved).encode("utf-8"), f"{where}: {data!r}"
                 continue
-            result = await conn.call(step["call"], substitute(step.get("arguments", {}), saved))
             expect = substitute(step.get("expect", {}), saved)
+            deadline = anyio.current_time() + float(step.get("until", 0))
+            while True:
+                result = await conn.call(step["call"], substitute(step.get("arguments", {}), saved))
+                if not step.get("until") or anyio.current_time() > deadline:
+                    break
+                try:
+                    if "error" in expect:
+                        assert result.is_error and result.error["code"] == expect["error"]
+                    else:
+                        assert not result.is_error
+                        matches(expect.get("structured", {}), result.structured)
+                    break
+                except AssertionError:
+                    await anyio.sleep(0.2)
             if "error" in expect:
                 err = result.error
                 assert err["code"] == expect["error"], f"{where}: expected {expect['error']}, got {err}"
