@@ -17,6 +17,8 @@ A scenario file::
         expect: {error: INVALID_PATH, messageExcludes: ["/tmp"]}
       - file: docs/a.md                                     # assert on the workspace
         equals: "# A\\n"
+      - write: docs/a.md                                    # another program edits a file
+        content: "# A changed\\n"
       - call: kb_status                                     # poll: repeat the call until
         until: 60                                           # `expect` holds (at most 60 s)
         expect: {structured: {indexing: {isRunning: false}}}
@@ -134,6 +136,9 @@ async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) 
     async with connect(command, workspace, scenario.get("config"), scenario.get("args")) as conn:
         for n, step in enumerate(scenario["steps"]):
             where = f"step {n}"
+            if "write" in step:  # an edit made by another program
+                write_files(workspace, {substitute(step["write"], saved): substitute(step["content"], saved)})
+                continue
             if "file" in step:
                 path = workspace / substitute(step["file"], saved)
                 if step.get("exists") is False:
