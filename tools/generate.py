@@ -350,6 +350,51 @@ def cli_options(tool: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, An
     return options
 
 
+def field_rows(tool: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, str]]:
+    """The request table of the reference docs: type, default and bounds of each field."""
+    if tool["envelope"] == "none":
+        return []
+    schema = tool["input"]
+    required = set(schema.get("required", []))
+    rows = []
+    for prop, sub in schema.get("properties", {}).items():
+        resolved = dict(sub)
+        while "$ref" in resolved:
+            target = defs[REF.match(resolved.pop("$ref")).group(1)]  # type: ignore[union-attr]
+            resolved = {**target, **resolved}
+        kind = resolved.get("type", "object" if "properties" in resolved else "")
+        if isinstance(kind, list):
+            kind = " or ".join(kind)
+        if kind == "array" and isinstance(resolved.get("items"), dict):
+            item = resolved["items"]
+            item_kind = item.get("type") or REF.match(item.get("$ref", "#/$defs/?")).group(1)  # type: ignore[union-attr]
+            kind = f"array of {item_kind}"
+        if "enum" in resolved:
+            kind = " / ".join(f"`{v}`" for v in resolved["enum"])
+        bounds = []
+        for key, sign in (
+            ("minimum", ">="),
+            ("maximum", "<="),
+            ("minLength", "length >="),
+            ("maxLength", "length <="),
+            ("minItems", "items >="),
+            ("maxItems", "items <="),
+        ):
+            if key in resolved:
+                bounds.append(f"{sign} {resolved[key]}")
+        rows.append(
+            {
+                "name": prop,
+                "required": "yes" if prop in required else "no",
+                "type": str(kind),
+                "default": f"`{json.dumps(resolved['default'], ensure_ascii=False)}`" if "default" in resolved else "",
+                "bounds": ", ".join(bounds),
+                "description": str(resolved.get("description", "")),
+            }
+        )
+    return rows
+
+
 def generate(out_root: Path) -> list[Path]:
     spec = load_spec()
     env = environment()
@@ -374,6 +419,7 @@ def generate(out_root: Path) -> list[Path]:
                 "input_schema": input_schema,
                 "output_schema": output_schema,
                 "options": cli_options(tool, spec["defs"]),
+                "fields": field_rows(tool, spec["defs"]),
                 "error_codes": tuple(dict.fromkeys(e["code"] for e in tool["errors"])),
                 "request_required": tool["envelope"] == "request" and has_required(tool["input"]),
             }
