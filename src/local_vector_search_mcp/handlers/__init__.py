@@ -17,4 +17,6 @@ HANDLERS: dict[str, str] = {
     "kb_create": "documents:kb_create",
     "kb_move": "documents:kb_move",
     "kb_delete": "documents:kb_delete",
+    "kb_patch": "editing:kb_patch",
+    "kb_edit_table": "editing:kb_edit_table",
 }

@@ -1,0 +1,167 @@
+"""kb_patch and kb_edit_table: element-level edits through the atomic writer.
+
+Both plan against the bytes the writer hands them (re-planned when the file
+changed in between, contract §5.1 step 9), so an anchor is always checked
+against the revision that is actually replaced. A planned result identical to
+the current file is not written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgument, NotFound
+from ..markdown import Document, ElementKind, parse_anchor, parse_document, resolve_for_mutation
+from ..markdown.patch import patch_text
+from ..markdown.resolve import MutationScope
+from ..markdown.source import BOM
+from ..markdown.table_edit import CellUpdate, RowMatch, TableEdit, edit_table
+from ..workspace import Workspace
+from ..writer import mutate, sha256_hex
+from .sync import mutation_result
+
+
+class _Unchanged(Exception):
+    """The planned text equals the current one: nothing to write."""
+
+    def __init__(self, raw: bytes, doc: Document) -> None:
+        super().__init__()
+        self.raw = raw
+        self.doc = doc
+
+
+def _target(ws: Workspace, path: str) -> tuple[str, Path]:
+    ws.require_writes()
+    rel, target = ws.guard.resolve(path, markdown=True)
+    if target.is_dir():
+        raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
+    if not target.is_file():
+        raise NotFound(f"Document {rel!r} was not found.")
+    return rel, target
+
+
+def _encode(doc: Document, text: str) -> bytes:
+    return (BOM if doc.bom else b"") + text.encode("utf-8")
+
+
+def kb_patch(ws: Workspace, request: Any) -> dict[str, Any]:
+    rel, target = _target(ws, request.path)
+    operations = list(request.operations)
+
+    def plan(raw: bytes) -> bytes:
+        doc = parse_document(raw)
+        text, _ = patch_text(doc, rel, operations)
+        if text == doc.text:
+            raise _Unchanged(raw, doc)
+        data = _encode(doc, text)
+        parse_document(data)  # warm the parse cache for the re-read that usually follows
+        return data
+
+    try:
+        _, sha = mutate(ws, rel, target, plan)
+    except _Unchanged as same:
+        sha = sha256_hex(same.raw)
+        return _unchanged_result(ws, rel, sha)
+    return mutation_result(ws, rel, sha)
+
+
+def _unchanged_result(ws: Workspace, rel: str, sha: str) -> dict[str, Any]:
+    """Nothing was written: the index is in sync iff it already holds this revision (decision 21)."""
+    from .sync import _indexed
+
+    synchronized = not _indexed(ws, rel)
+    if not synchronized:
+        try:
+            from ..index.service import IndexService
+
+            state = ws.service(IndexService).store.document_states().get(rel)
+            synchronized = state is not None and state.source_hash == sha
+        except Exception:  # no index yet, or it cannot be read: report "not synchronized"
+            synchronized = False
+    return {"path": rel, "sourceHash": sha, "indexSynchronized": synchronized, "indexError": None, "previousPath": None}
+
+
+def _table_request(request: Any) -> TableEdit:
+    updates = None
+    if request.updates is not None:
+        updates = [
+            CellUpdate(
+                value=u.value,
+                row_index=u.row_index,
+                where=_match(u.where),
+                column=u.column,
+                column_index=u.column_index,
+                value_format=u.value_format,
+            )
+            for u in request.updates
+        ]
+    return TableEdit(
+        action=request.action,
+        updates=updates,
+        row_index=request.row_index,
+        where=_match(request.where),
+        column=request.column,
+        column_index=request.column_index,
+        values=list(request.values) if request.values is not None else None,
+        values_by_column=dict(request.values_by_column) if request.values_by_column is not None else None,
+        before_row_index=request.before_row_index,
+        before_column=request.before_column,
+        before_column_index=request.before_column_index,
+        name=request.name,
+        new_name=request.new_name,
+        default_value=request.default_value,
+        alignment=request.alignment,
+    )
+
+
+def _match(where: Any) -> RowMatch | None:
+    if where is None:
+        return None
+    return RowMatch(column=where.column, column_index=where.column_index, equals=where.equals)
+
+
+def _resolve_table(doc: Document, rel: str, pointer: str) -> Any:
+    anchor = parse_anchor(pointer)
+    if anchor.is_document or anchor.kind is not ElementKind.TABLE:
+        raise InvalidArgument(f"kb_edit_table needs the anchor of a standalone table (`tN~...`); got '{pointer}'.")
+    element = resolve_for_mutation(doc, anchor, rel, MutationScope.SELF)
+    if element is None or element.kind is not ElementKind.TABLE:  # pragma: no cover - kinds are checked above
+        raise InvalidArgument(f"'{pointer}' does not name a table.")
+    return element
+
+
+def kb_edit_table(ws: Workspace, request: Any) -> dict[str, Any]:
+    rel, target = _target(ws, request.path)
+    edit = _table_request(request)
+    planned_start: list[int] = []
+
+    def plan(raw: bytes) -> bytes:
+        doc = parse_document(raw)
+        element = _resolve_table(doc, rel, request.pointer)
+        text = edit_table(doc, element, edit)
+        planned_start[:] = [element.start]
+        if text == doc.text:
+            raise _Unchanged(raw, doc)
+        data = _encode(doc, text)
+        return data
+
+    try:
+        data, sha = mutate(ws, rel, target, plan)
+        committed = parse_document(data)
+        result = mutation_result(ws, rel, sha)
+    except _Unchanged as same:
+        committed = same.doc
+        sha = sha256_hex(same.raw)
+        result = _unchanged_result(ws, rel, sha)
+    start = planned_start[0]
+    table = next((e for e in committed.elements if e.kind is ElementKind.TABLE and e.start == start), None)
+    if table is None:  # pragma: no cover - the table editor re-parses and checks this
+        raise InvalidArgument("The edited table could not be found again; re-read the document.")
+    return {
+        "path": rel,
+        "pointer": table.anchor,
+        "sourceHash": sha,
+        "indexSynchronized": result["indexSynchronized"],
+        "indexError": result["indexError"],
+    }

@@ -1,0 +1,325 @@
+"""kb_patch planning (contract §5): every operation kind and every refusal."""
+
+from __future__ import annotations
+
+import pytest
+
+from local_vector_search_mcp.errors import Conflict, InvalidArgument, KbError
+from local_vector_search_mcp.markdown import parse_document, parse_text
+from local_vector_search_mcp.markdown.patch import Op, list_marker, plan_patch
+
+
+def anchors(text: str) -> dict[str, str]:
+    return {e.pointer: e.anchor for e in parse_text(text).elements}
+
+
+def patch(text: str, *ops: tuple[str, str, str | None]) -> str:
+    doc = parse_text(text)
+    a = anchors(text)
+    operations = [Op(kind, a.get(ptr, ptr), md) for kind, ptr, md in ops]
+    return plan_patch(doc, "doc.md", operations)
+
+
+def refused(text: str, *ops: tuple[str, str, str | None]) -> KbError:
+    with pytest.raises(KbError) as info:
+        patch(text, *ops)
+    return info.value
+
+
+DOC = "# One\n\nA.\n\nB.\n"
+
+
+# -- non-list elements (§5.2) -------------------------------------------------------
+
+
+def test_replace_and_replace_element_are_aliases() -> None:
+    assert patch(DOC, ("replace", "1.p1", "AA.")) == "# One\n\nAA.\n\nB.\n"
+    assert patch(DOC, ("replace_element", "1.p1", "AA.")) == "# One\n\nAA.\n\nB.\n"
+
+
+def test_delete_removes_exactly_the_span() -> None:
+    assert patch("# One\n\nAA.\n\nB.\n", ("delete", "1.p2", None)) == "# One\n\nAA.\n\n\n"
+
+
+def test_insert_before_and_after_add_one_blank_line() -> None:
+    assert patch(DOC, ("insert_before", "1.p2", "New.\n\n")) == "# One\n\nA.\n\nNew.\n\nB.\n"
+    assert patch(DOC, ("insert_after", "1.p1", "\n\nNew.")) == "# One\n\nA.\n\nNew.\n\nB.\n"
+
+
+def test_replace_heading_keeps_the_section_body() -> None:
+    assert patch(DOC, ("replace_element", "1", "# Uno")) == "# Uno\n\nA.\n\nB.\n"
+
+
+def test_replace_section_spans_the_owned_section_and_keeps_a_blank_line() -> None:
+    text = "# A\n\nx\n\n## A1\n\ny\n\n# B\n\nz\n"
+    assert patch(text, ("replace_section", "1", "# New\n\n## Sub")) == "# New\n\n## Sub\n\n# B\n\nz\n"
+    assert patch(text, ("replace_section", "1", "# New\n")) == "# New\n\n# B\n\nz\n"
+    assert patch(text, ("replace_section", "1.1", "## N\n\n")) == "# A\n\nx\n\n## N\n\n# B\n\nz\n"
+    assert patch(text, ("replace_section", "2", "# Last")) == "# A\n\nx\n\n## A1\n\ny\n\n# Last"
+
+
+def test_delete_section() -> None:
+    text = "# A\n\nx\n\n## A1\n\ny\n\n# B\n\nz\n"
+    assert patch(text, ("delete_section", "1.1", None)) == "# A\n\nx\n\n# B\n\nz\n"
+    assert patch(text, ("delete_section", "2", None)) == "# A\n\nx\n\n## A1\n\ny\n\n"
+
+
+def test_code_table_quote_front_matter() -> None:
+    text = "---\na: 1\n---\n\n```\nx\n```\n\n| a |\n|---|\n| 1 |\n\n> q\n> r\n\nEnd\n"
+    assert patch(text, ("replace_element", "code1", "```py\ny\n```")).startswith("---\na: 1\n---\n\n```py\ny\n```\n")
+    assert "| b |\n|---|\n| 2 |\n\n> q" in patch(text, ("replace_element", "t1", "| b |\n|---|\n| 2 |"))
+    assert patch(text, ("replace_element", "q1", "> new")).endswith("| 1 |\n\n> new\n\nEnd\n")
+    assert patch(text, ("delete", "q1", None)).endswith("| 1 |\n\n\nEnd\n")
+    assert patch(text, ("replace_element", "frontmatter", "---\na: 2\n---")).startswith("---\na: 2\n---\n\n```")
+    assert patch(text, ("insert_after", "q1", "Para")).endswith("> r\n\nPara\n\nEnd\n")
+
+
+# -- document pointer ---------------------------------------------------------------------
+
+
+def test_document_inserts() -> None:
+    assert patch(DOC, ("insert_before", "document", "Top\n\n\n")) == "Top\n\n# One\n\nA.\n\nB.\n"
+    assert patch(DOC, ("insert_after", "document", "\nEnd\n")) == "# One\n\nA.\n\nB.\n\nEnd\n"
+    assert patch("x", ("insert_after", "document", "y")) == "x\n\ny"
+    assert patch("x\n\n", ("insert_after", "document", "y")) == "x\n\ny"
+    assert patch("\nx", ("insert_before", "document", "y")) == "y\n\nx"
+
+
+def test_document_insert_before_goes_after_front_matter() -> None:
+    text = "---\nt: 1\n---\n# H\n"
+    assert patch(text, ("insert_before", "document", "Intro")) == "---\nt: 1\n---\n\nIntro\n\n# H\n"
+    assert patch("---\nt: 1\n---\n", ("insert_before", "document", "Intro")) == "---\nt: 1\n---\n\nIntro\n"
+
+
+def test_empty_file_takes_the_content() -> None:
+    assert patch("", ("insert_after", "document", "# New\r\n")) == "# New\n"
+    assert patch("", ("replace_element", "document", "# New")) == "# New"
+
+
+@pytest.mark.parametrize("kind", ["replace", "replace_element", "replace_section", "replace_subtree"])
+def test_document_refuses_replace_kinds(kind: str) -> None:
+    err = refused(DOC, (kind, "document", "x"))
+    assert isinstance(err, InvalidArgument) and "document pointer" in err.message
+
+
+@pytest.mark.parametrize("kind", ["delete", "delete_section"])
+def test_document_refuses_delete_kinds(kind: str) -> None:
+    assert isinstance(refused(DOC, (kind, "document", None)), InvalidArgument)
+
+
+# -- fidelity -----------------------------------------------------------------------------
+
+
+def test_replacement_takes_the_document_eol_and_untouched_bytes_survive() -> None:
+    text = "# One  \r\n\r\nA.\r\n\r\n\r\nB.   \r\n"
+    out = patch(text, ("replace_element", "1.p1", "New\nline"))
+    assert out == "# One  \r\n\r\nNew\r\nline\r\n\r\n\r\nB.   \r\n"
+
+
+def test_mixed_eol_file_uses_crlf_for_new_text_and_keeps_its_mix() -> None:
+    text = "A.\n\nB.\r\n"
+    assert patch(text, ("insert_after", "p1", "N")) == "A.\r\n\r\nN\n\nB.\r\n"
+
+
+def test_bom_is_not_part_of_the_text() -> None:
+    doc = parse_document(b"\xef\xbb\xbfA.\n")
+    a = doc.elements[0].anchor
+    assert doc.bom and plan_patch(doc, "d.md", [Op("replace_element", a, "B.")]) == "B.\n"
+
+
+# -- list items (§4.4, §5.2) -----------------------------------------------------------------
+
+LIST = "- a\n- b\n  - c\n- d\n"
+
+
+def test_list_item_replace_element_keeps_children() -> None:
+    assert patch(LIST, ("replace_element", "li2", "- B")) == "- a\n- B\n  - c\n- d\n"
+    loose = "- a\n\n  - c\n"
+    assert patch(loose, ("replace_element", "li1", "- A")) == "- A\n\n  - c\n"
+
+
+def test_list_item_replace_subtree_delete_and_inserts() -> None:
+    assert patch(LIST, ("replace_subtree", "li2", "- q\n  - r\n")) == "- a\n- q\n  - r\n- d\n"
+    assert patch(LIST, ("delete", "li2", None)) == "- a\n- d\n"
+    assert patch(LIST, ("insert_before", "li1", "- z")) == "- z\n- a\n- b\n  - c\n- d\n"
+    assert patch(LIST, ("insert_after", "li2", "- X\n  - y")) == "- a\n- b\n  - c\n- X\n  - y\n- d\n"
+    assert patch(LIST, ("insert_after", "li3", "- e")) == "- a\n- b\n  - c\n- d\n- e\n"
+    assert patch("- a", ("insert_after", "li1", "- b")) == "- a\n- b"
+    assert patch(LIST, ("insert_before", "li2.li1", "  - z")) == "- a\n- b\n  - z\n  - c\n- d\n"
+
+
+def test_ordered_list_numbers_may_differ_but_delimiter_must_match() -> None:
+    text = "1. a\n2. b\n"
+    assert patch(text, ("replace_element", "li2", "7. B")) == "1. a\n7. B\n"
+    assert "marker style" in refused(text, ("replace_element", "li2", "2) B")).message
+
+
+def test_list_fragment_refusals() -> None:
+    assert "marker style" in refused(LIST, ("replace_element", "li2", "* B")).message
+    assert "nested items" in refused(LIST, ("replace_element", "li2", "- B\n  - n")).message
+    assert "exactly one list item" in refused(LIST, ("insert_after", "li2", "para")).message
+    assert "exactly one list item" in refused(LIST, ("insert_after", "li1", "- x\n\nPara")).message
+    assert "indented by 2" in refused(LIST, ("replace_element", "li2.li1", "- c2")).message
+    assert "exactly one list item" in refused(LIST, ("insert_after", "li1", "- x\n- y")).message
+
+
+def test_list_item_delete_and_subtree_need_v2_anchor() -> None:
+    doc = parse_text(LIST)
+    v1 = "~".join(doc.get("li2").anchor.split("~")[:2])  # type: ignore[union-attr]
+    with pytest.raises(Conflict):
+        plan_patch(doc, "d.md", [Op("delete", v1)])
+    with pytest.raises(Conflict):
+        plan_patch(doc, "d.md", [Op("replace_subtree", v1, "- x")])
+    assert plan_patch(doc, "d.md", [Op("replace_element", v1, "- B")]) == "- a\n- B\n  - c\n- d\n"
+
+
+def test_list_marker() -> None:
+    assert list_marker("  - x", 0) == ("-", 2)
+    assert list_marker("10) x", 0) == ("ordered:)", 0)
+    assert list_marker("text", 0) is None
+
+
+# -- argument and scope refusals -------------------------------------------------------------
+
+
+def test_no_operations() -> None:
+    with pytest.raises(InvalidArgument):
+        plan_patch(parse_text(DOC), "d.md", [])
+
+
+def test_markdown_required_and_forbidden() -> None:
+    assert "requires markdown" in refused(DOC, ("replace_element", "1.p1", None)).message
+    assert "does not take markdown" in refused(DOC, ("delete", "1.p1", "x")).message
+    assert "does not take markdown" in refused(DOC, ("delete_section", "1", "x")).message
+
+
+def test_kind_must_fit_the_target() -> None:
+    assert "requires a heading pointer" in refused(DOC, ("replace_section", "1.p1", "# X")).message
+    assert "requires a heading pointer" in refused(LIST, ("delete_section", "li1", None)).message
+    assert "requires a list item pointer" in refused(DOC, ("replace_subtree", "1.p1", "x")).message
+
+
+def test_unhashed_and_malformed_pointers() -> None:
+    doc = parse_text(DOC)
+    with pytest.raises(InvalidArgument, match="fingerprint is required"):
+        plan_patch(doc, "d.md", [Op("replace_element", "1.p1", "y")])
+    with pytest.raises(InvalidArgument, match="Invalid semantic pointer"):
+        plan_patch(doc, "d.md", [Op("replace_element", "1.x1~0000000000000000~0000000000000000", "y")])
+    with pytest.raises(InvalidArgument, match="fingerprint"):
+        plan_patch(doc, "d.md", [Op("replace_element", "1.p1~xyz", "y")])
+
+
+def test_stale_anchor_is_a_conflict() -> None:
+    doc = parse_text(DOC)
+    with pytest.raises(Conflict, match="self hash mismatch"):
+        plan_patch(doc, "d.md", [Op("replace_element", "1.p1~0000000000000000~0000000000000000", "y")])
+    old = anchors("# One\n\nZ.\n")["1.p1"]
+    with pytest.raises(Conflict):
+        plan_patch(parse_text("Other.\n"), "d.md", [Op("replace_element", old, "y")])
+
+
+def test_section_ops_need_v2_and_current_subtree() -> None:
+    doc = parse_text(DOC)
+    heading = doc.get("1")
+    assert heading is not None
+    with pytest.raises(Conflict, match="no subtree hash"):
+        plan_patch(doc, "d.md", [Op("delete_section", f"1~{heading.self_hash}")])
+    with pytest.raises(Conflict, match="subtree hash mismatch"):
+        plan_patch(doc, "d.md", [Op("delete_section", f"1~{heading.self_hash}~0000000000000000")])
+
+
+def test_relocated_anchor_is_followed() -> None:
+    old = anchors("# One\n\nB.\n")["1.p1"]
+    doc = parse_text(DOC)  # B. is now 1.p2
+    assert plan_patch(doc, "d.md", [Op("replace_element", old, "BB.")]) == "# One\n\nA.\n\nBB.\n"
+
+
+def test_reserved_pointer_is_a_conflict() -> None:
+    before = anchors("First.\n\nSecond.\n")["p2"]
+    with pytest.raises(Conflict, match="inside a list"):
+        plan_patch(parse_text("First.\n\n- Second.\n"), "d.md", [Op("replace_element", before, "x")])
+
+
+# -- fragment pre-validation (§5.3) -----------------------------------------------------------------
+
+
+def test_replacement_must_be_one_element_of_the_same_kind() -> None:
+    assert "exactly one editable Markdown element" in refused(DOC, ("replace_element", "1.p1", "X\n\nY")).message
+    assert "same kind" in refused(DOC, ("replace_element", "1.p1", "- X")).message
+    table = "| a |\n|---|\n| 1 |\n"
+    assert "same kind" in refused(table, ("replace_element", "t1", "just text")).message
+    assert "replace_section" in refused(DOC, ("replace_element", "1", "## Deeper")).message
+    assert "replace_section" in refused(DOC, ("replace_element", "1", "# X\n\nbody")).message
+    assert "whitespace" in refused(DOC, ("replace_element", "1.p1", "X\n\n<!-- c -->")).message
+
+
+def test_replace_section_fragment_rules() -> None:
+    text = "# A\n\nx\n\n# B\n"
+    assert "exactly one root section" in refused(text, ("replace_section", "1", "Intro\n\n# A")).message
+    assert "exactly one root section" in refused(text, ("replace_section", "1", "## A")).message
+    assert "exactly one root section" in refused(text, ("replace_section", "1", "# A\n\n# C")).message
+
+
+# -- batches ------------------------------------------------------------------------------------------
+
+
+def test_batch_applies_all_operations_together() -> None:
+    out = patch(DOC, ("replace_element", "1.p1", "AA."), ("delete", "1.p2", None), ("replace_element", "1", "# 1"))
+    assert out == "# 1\n\nAA.\n\n\n"
+
+
+def test_duplicate_target_is_refused() -> None:
+    assert "both target" in refused(DOC, ("replace_element", "1.p1", "x"), ("insert_after", "1.p1", "y")).message
+    assert "both target" in refused(DOC, ("insert_after", "document", "x"), ("insert_before", "document", "y")).message
+
+
+def test_overlaps_are_refused_and_next_heading_may_be_edited() -> None:
+    text = "# A\n\nx\n\n# B\n\ny\n"
+    assert "overlap" in refused(text, ("delete_section", "1", None), ("replace_element", "1.p1", "z")).message
+    out = patch(text, ("delete_section", "1", None), ("replace_element", "2", "# BB"))
+    assert out == "# BB\n\ny\n"
+    assert "overlap" in refused(LIST, ("delete", "li2", None), ("replace_element", "li2.li1", "  - z")).message
+
+
+def test_failed_batch_reports_the_first_error() -> None:
+    err = refused(DOC, ("replace_element", "1.p1", "ok"), ("replace_element", "1.p2", "- list"))
+    assert isinstance(err, InvalidArgument)
+
+
+# -- structural validator (§5.4) --------------------------------------------------------------------------
+
+
+def test_validator_refuses_merging_two_lists() -> None:
+    text = "- a\n\nPara\n\n- b\n"
+    err = refused(text, ("delete", "p2", None))
+    assert err.message.startswith("Unsupported Markdown structure at 'p2':")
+
+
+def test_validator_refuses_absorbing_untouched_text() -> None:
+    # An unclosed fence swallows everything after it.
+    err = refused(DOC, ("insert_after", "1.p1", "```"))
+    assert err.message.startswith("Unsupported Markdown structure at '1.p1':")
+    # A paragraph inserted right before a setext underline would turn into a heading... refused.
+    text = "A.\n\n<div>\nraw\n</div>\n\nB.\n"
+    assert patch(text, ("insert_after", "p1", "N.")) == "A.\n\nN.\n\n<div>\nraw\n</div>\n\nB.\n"
+
+
+def test_validator_refuses_a_list_item_joining_an_existing_list() -> None:
+    text = "Para\n\n- a\n"
+    err = refused(text, ("insert_after", "p1", "- x"))
+    assert "Unsupported Markdown structure" in err.message
+
+
+def test_validator_refuses_detached_text_after_a_list_fragment() -> None:
+    err = refused("- a\n- b\n", ("insert_after", "li1", "- x\n\n<!-- note -->"))
+    assert isinstance(err, InvalidArgument)
+    # An indented comment nests inside the new item and is accepted.
+    assert patch("- a\n- b\n", ("insert_after", "li1", "- x\n  <!-- note -->")) == "- a\n- x\n  <!-- note -->\n- b\n"
+
+
+def test_refusal_leaves_the_document_object_untouched() -> None:
+    doc = parse_text(LIST)
+    before = doc.text
+    with pytest.raises(KbError):
+        plan_patch(doc, "d.md", [Op("replace_element", doc.elements[0].anchor, "nope")])
+    assert doc.text == before

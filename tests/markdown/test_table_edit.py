@@ -1,0 +1,152 @@
+"""kb_edit_table planning (contract §6): the seven actions, selectors, values, refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+from local_vector_search_mcp.errors import Conflict, InvalidArgument
+from local_vector_search_mcp.markdown import parse_text
+from local_vector_search_mcp.markdown.table_edit import CellUpdate, RowMatch, TableEdit, edit_table, escape_cell_text
+
+TABLE = "Intro\n\n| Name | Qty |\n|:-----|----:|\n| apple | 1 |\n| pear |  |\n\nAfter\n"
+
+
+def run(text: str, edit: TableEdit, pointer: str = "t1") -> str:
+    doc = parse_text(text)
+    element = doc.get(pointer)
+    assert element is not None
+    return edit_table(doc, element, edit)
+
+
+def test_update_cells_splices_only_the_cell_and_escapes_text() -> None:
+    edit = TableEdit(
+        "update_cells",
+        updates=[
+            CellUpdate("a|b*", row_index=0, column="Name"),
+            CellUpdate("9", where=RowMatch("pear", column="Name"), column_index=1),
+        ],
+    )
+    assert run(TABLE, edit) == TABLE.replace("| apple | 1 |", "| a\\|b\\* | 1 |").replace("| pear |  |", "| pear | 9 |")
+
+
+def test_update_cells_markdown_format() -> None:
+    edit = TableEdit(
+        "update_cells", updates=[CellUpdate("**x**", row_index=0, column_index=0, value_format="markdown")]
+    )
+    assert "| **x** | 1 |" in run(TABLE, edit)
+    bad = TableEdit("update_cells", updates=[CellUpdate("x|y", row_index=0, column_index=0, value_format="markdown")])
+    with pytest.raises(InvalidArgument, match="unescaped"):
+        run(TABLE, bad)
+
+
+def test_update_of_a_row_missing_cells_re_renders_the_row() -> None:
+    text = "| a | b |\n|---|---|\n| 1 |\n"
+    out = run(text, TableEdit("update_cells", updates=[CellUpdate("2", row_index=0, column_index=1)]))
+    assert out == "| a | b |\n|---|---|\n| 1 | 2 |\n"
+
+
+def test_escape_cell_text() -> None:
+    assert escape_cell_text("a&<b>\\|*_`[]!~#") == "a&amp;&lt;b&gt;\\\\\\|\\*\\_\\`\\[\\]\\!\\~\\#"
+
+
+def test_identity_edit_is_a_no_op() -> None:
+    assert run(TABLE, TableEdit("update_cells", updates=[CellUpdate("apple", row_index=0, column_index=0)])) == TABLE
+    assert run(TABLE, TableEdit("set_alignment", column_index=0, alignment="left")) == TABLE
+
+
+def test_insert_row_then_delete_restores_the_bytes() -> None:
+    for text in (TABLE, TABLE.replace("\n", "\r\n"), "| a |\n|---|\n| 1 |"):
+        doc = parse_text(text)
+        rows = len(doc.text.splitlines()) - 2 - (4 if "Intro" in text else 0)
+        for before in (None, 0):
+            grown = run(
+                text, TableEdit("insert_row", values=["x"] * (2 if "Name" in text else 1), before_row_index=before)
+            )
+            index = rows if before is None else 0
+            assert run(grown, TableEdit("delete_row", row_index=index)) == text
+
+
+def test_insert_row_values_by_column_and_position() -> None:
+    out = run(TABLE, TableEdit("insert_row", values_by_column={"Qty": "5"}, before_row_index=0))
+    assert "|:-----|----:|\n|  | 5 |\n| apple | 1 |" in out
+
+
+def test_delete_row_by_where() -> None:
+    out = run(TABLE, TableEdit("delete_row", where=RowMatch("apple", column_index=0)))
+    assert "apple" not in out and "| pear |  |\n\nAfter" in out
+
+
+def test_insert_and_delete_column() -> None:
+    out = run(
+        TABLE, TableEdit("insert_column", name="Note", default_value="-", alignment="center", before_column_index=1)
+    )
+    assert "| Name | Note | Qty |\n| :----- | :---: | ----: |\n| apple | - | 1 |" in out
+    assert run(TABLE, TableEdit("delete_column", column="Qty")).startswith("Intro\n\n| Name |\n| :----- |\n| apple |")
+    plain = "a | b\n--|--\n1 | 2\n"
+    assert run(plain, TableEdit("delete_column", column_index=0)) == "| b |\n| -- |\n| 2 |\n"
+
+
+def test_rename_and_set_alignment() -> None:
+    assert "| Name | Count |\n" in run(TABLE, TableEdit("rename_column", column="Qty", new_name="Count"))
+    assert "|:-----|:----|" in run(TABLE, TableEdit("set_alignment", column_index=1, alignment="left"))
+    assert "|:-----|----|" in run(TABLE, TableEdit("set_alignment", column_index=1, alignment="none"))
+    assert "| a |\n|:---:|" in run("| a |\n|-|\n", TableEdit("set_alignment", column_index=0, alignment="center"))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (TableEdit("set_alignment", column_index=1, alignment="right", row_index=1), "rowIndex is not valid"),
+        (TableEdit("update_cells"), "updates"),
+        (TableEdit("update_cells", updates=[CellUpdate("x\ny", row_index=0, column_index=0)]), "line break"),
+        (TableEdit("update_cells", updates=[CellUpdate("x\x00", row_index=0, column_index=0)]), "control"),
+        (
+            TableEdit(
+                "update_cells",
+                updates=[CellUpdate("x", row_index=0, column_index=0), CellUpdate("y", row_index=0, column="Name")],
+            ),
+            "both set",
+        ),
+        (TableEdit("update_cells", updates=[CellUpdate("x", column_index=0)]), "exactly one of rowIndex"),
+        (TableEdit("update_cells", updates=[CellUpdate("x", row_index=0)]), "exactly one of column"),
+        (TableEdit("update_cells", updates=[CellUpdate("x", row_index=5, column_index=0)]), "out of range"),
+        (TableEdit("update_cells", updates=[CellUpdate("x", row_index=0, column_index=5)]), "out of range"),
+        (TableEdit("update_cells", updates=[CellUpdate("x", row_index=0, column="Nope")]), "No column"),
+        (TableEdit("delete_row", where=RowMatch("kiwi", column_index=0)), "No row"),
+        (TableEdit("delete_row", row_index=0, where=RowMatch("apple", column_index=0)), "exactly one"),
+        (TableEdit("insert_row", values=["1"]), "values has 1"),
+        (TableEdit("insert_row", values=["1", "2"], values_by_column={"Qty": "1"}), "exactly one of values"),
+        (TableEdit("insert_row", values=["1", "2"], before_row_index=2), "omit it to append"),
+        (TableEdit("insert_column", name="N", before_column_index=2), "out of range"),
+        (TableEdit("insert_column", name=" "), "non-blank"),
+        (TableEdit("rename_column", column_index=0, new_name=" "), "non-blank"),
+        (TableEdit("set_alignment", column_index=0), "alignment"),
+    ],
+)
+def test_refusals(edit: TableEdit, message: str) -> None:
+    with pytest.raises(InvalidArgument, match=message):
+        run(TABLE, edit)
+
+
+def test_ambiguous_selectors_are_conflicts() -> None:
+    text = "| a | a |\n|---|---|\n| 1 | 1 |\n| 1 | 2 |\n"
+    with pytest.raises(Conflict, match="columnIndex"):
+        run(text, TableEdit("delete_column", column="a"))
+    with pytest.raises(Conflict, match="rowIndex"):
+        run(text, TableEdit("delete_row", where=RowMatch("1", column_index=0)))
+
+
+def test_last_column_cannot_be_deleted() -> None:
+    with pytest.raises(InvalidArgument, match="last column"):
+        run("| a |\n|---|\n| 1 |\n", TableEdit("delete_column", column_index=0))
+
+
+def test_table_with_extra_cells_is_refused() -> None:
+    with pytest.raises(InvalidArgument, match="editable: false"):
+        run("| a |\n|---|\n| 1 | 2 |\n", TableEdit("rename_column", column_index=0, new_name="b"))
+
+
+def test_section_table_and_crlf() -> None:
+    text = "# S\r\n\r\n| a | b |\r\n|---|---|\r\n| 1 | 2 |\r\n"
+    out = run(text, TableEdit("insert_row", values=["3", "4"]), "1.t1")
+    assert out == text + "| 3 | 4 |\r\n"
