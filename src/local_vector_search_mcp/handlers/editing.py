@@ -19,7 +19,7 @@ from ..markdown.source import BOM
 from ..markdown.table_edit import CellUpdate, RowMatch, TableEdit, edit_table
 from ..workspace import Workspace
 from ..writer import mutate, sha256_hex
-from .sync import mutation_result
+from .sync import mutation_result, unchanged_result
 
 
 class _Unchanged(Exception):
@@ -62,24 +62,8 @@ def kb_patch(ws: Workspace, request: Any) -> dict[str, Any]:
         _, sha = mutate(ws, rel, target, plan)
     except _Unchanged as same:
         sha = sha256_hex(same.raw)
-        return _unchanged_result(ws, rel, sha)
+        return unchanged_result(ws, rel, sha)
     return mutation_result(ws, rel, sha)
-
-
-def _unchanged_result(ws: Workspace, rel: str, sha: str) -> dict[str, Any]:
-    """Nothing was written: the index is in sync iff it already holds this revision (decision 21)."""
-    from .sync import _indexed
-
-    synchronized = not _indexed(ws, rel)
-    if not synchronized:
-        try:
-            from ..index.service import IndexService
-
-            state = ws.service(IndexService).store.document_states().get(rel)
-            synchronized = state is not None and state.source_hash == sha
-        except Exception:  # no index yet, or it cannot be read: report "not synchronized"
-            synchronized = False
-    return {"path": rel, "sourceHash": sha, "indexSynchronized": synchronized, "indexError": None, "previousPath": None}
 
 
 def _table_request(request: Any) -> TableEdit:
@@ -153,7 +137,7 @@ def kb_edit_table(ws: Workspace, request: Any) -> dict[str, Any]:
     except _Unchanged as same:
         committed = same.doc
         sha = sha256_hex(same.raw)
-        result = _unchanged_result(ws, rel, sha)
+        result = unchanged_result(ws, rel, sha)
     start = planned_start[0]
     table = next((e for e in committed.elements if e.kind is ElementKind.TABLE and e.start == start), None)
     if table is None:  # pragma: no cover - the table editor re-parses and checks this

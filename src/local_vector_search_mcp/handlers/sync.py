@@ -40,3 +40,17 @@ def mutation_result(ws: Workspace, rel: str, sha: str | None, *, previous: str |
         "indexError": error,
         "previousPath": previous,
     }
+
+
+def unchanged_result(ws: Workspace, rel: str, sha: str) -> dict[str, Any]:
+    """Nothing was written: the index is in sync iff it already holds this revision (decision 21)."""
+    synchronized = not _indexed(ws, rel)
+    if not synchronized:
+        try:
+            from ..index.service import IndexService
+
+            state = ws.service(IndexService).store.document_states().get(rel)
+            synchronized = state is not None and state.source_hash == sha
+        except Exception:  # no index yet, or it cannot be read: report "not synchronized"
+            synchronized = False
+    return {"path": rel, "sourceHash": sha, "indexSynchronized": synchronized, "indexError": None, "previousPath": None}
