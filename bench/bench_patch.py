@@ -1,60 +1,81 @@
-"""kb_patch round trip on a ~1 MB document: read -> patch -> re-read.
+"""kb_patch round trip on ~1 MB documents: read (warm) -> patch -> re-read.
 
-Every figure is printed next to a same-run baseline (a plain parse of the same
-text with ``parse_text``), so ratios stay comparable across machines. The
-patch step re-parses the whole result for the structural validator and warms
-the parse cache, so the re-read that follows is a cache hit.
+The realistic flow: the agent read the document before (its parse is cached),
+then patches it, then re-reads it. ``patch_text`` re-parses only the region
+around the edit (``markdown.blocks.reparse``) and stores the result in the
+parse cache, so the re-read is a cache hit. Every figure is printed next to a
+same-run baseline, a full cold parse of the same text (``parse_text``), which
+is what the patch step cost before the parse became incremental.
 
-Run: ``python bench/bench_patch.py`` (with ``src`` importable).
+Documents: the dense synthetic 1 MB document and ~1 MB of the real corpora
+(``/work/shared/corpora``) joined. Run: ``python bench/bench_patch.py``.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_markdown import best_of, report, synthetic
+from bench_markdown import CORPORA, best_of, report, synthetic
 
 from local_vector_search_mcp.markdown import clear_cache, parse_document, parse_text, read_slice
 from local_vector_search_mcp.markdown.patch import Op, patch_text
 
 
-def main() -> None:
-    text = synthetic(1_000_000)
+def corpora_mb() -> str | None:
+    files = sorted(CORPORA.rglob("*.md")) if CORPORA.is_dir() else []
+    if not files:
+        return None
+    text = "\n\n".join(f.read_text("utf-8") for f in files)
+    data = text.encode()
+    return data[: data.rfind(b"\n", 0, 1_000_000)].decode()
+
+
+def run(name: str, text: str) -> None:
     raw = text.encode("utf-8")
-    print(f"document: {len(raw) / 1e6:.2f} MB")
+    print(f"{name}: {len(raw) / 1e6:.2f} MB")
     base = best_of(3, lambda: parse_text(text))
 
-    def read() -> None:
+    def cold() -> None:
         clear_cache()
         parse_document(raw)
 
-    ours_read = best_of(3, read)
-    report("read (parse, cold cache)", ours_read, base)
-    doc = parse_document(raw)
+    report("  cold read (full parse, not in the round trip)", best_of(3, cold), base)
+    doc = parse_document(raw)  # read before: warm cache
     target = doc.elements[len(doc.elements) // 2]
     ops = [Op("insert_after", target.anchor, "An inserted paragraph.")]
+    rounds: list[float] = []
 
     def patch() -> bytes:
-        clear_cache()  # the validator's re-parse of the result is part of the cost
-        new_text, _ = patch_text(doc, "bench.md", ops)
-        data = new_text.encode("utf-8")
-        parse_document(data)  # as the handler does (a cache hit: patch_text parsed it)
-        return data
+        new_text, _ = patch_text(parse_document(raw), "bench.md", ops)  # warm read
+        return new_text.encode("utf-8")
 
-    ours_patch = best_of(3, patch)
-    report("patch (plan + validate by full re-parse)", ours_patch, base)
-    data = patch()
-
-    def reread() -> None:
+    def reread(data: bytes) -> None:
         read_slice(parse_document(data), "bench.md", None, 20, 12000)
 
-    ours_reread = best_of(3, reread)
-    report("re-read (cache hit) + first page", ours_reread, base)
-    report("round trip read -> patch -> re-read", ours_read + ours_patch + ours_reread, base)
+    def round_trip() -> None:
+        clear_cache()
+        parse_document(raw)  # the earlier read, not timed below
+        start = time.perf_counter()
+        reread(patch())
+        rounds.append(time.perf_counter() - start)
+
+    for _ in range(5):
+        round_trip()
+    data = patch()
+    report("  re-read (cache hit) + first page", best_of(5, lambda: reread(data)), base)
+    report("  round trip warm read -> patch -> re-read", min(rounds), base, "   (goal < 100 ms)")
+
+
+def main() -> None:
+    run("dense synthetic", synthetic(1_000_000))
+    real = corpora_mb()
+    if real is not None:
+        run("real corpora joined", real)
 
 
 if __name__ == "__main__":

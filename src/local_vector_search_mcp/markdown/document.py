@@ -5,12 +5,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from .blocks import BlockState, build_state, reparse
 from .hashing import sha256_hex, utf8
 from .model import Document
-from .parser import build_elements
 from .source import BOM, LineIndex, decode_markdown, detect_eol
 
-__all__ = ["CACHE_SIZE", "clear_cache", "parse_document", "parse_text"]
+__all__ = ["CACHE_SIZE", "clear_cache", "parse_document", "parse_edited", "parse_text"]
 
 # A parsed 5 MB file holds tens of thousands of elements; a few dozen
 # documents is plenty for read-page-edit loops and bounds memory.
@@ -43,15 +43,16 @@ def clear_cache() -> None:
 
 def _build(text: str, bom: bool, source_hash: str) -> Document:
     lines = LineIndex.build(text)
-    result = build_elements(text, lines)
+    elements, reserved, state = build_state(text, lines)
     return Document.create(
         text=text,
         bom=bom,
         eol=detect_eol(text),
         source_hash=source_hash,
-        elements=result.elements,
-        reserved=result.reserved,
+        elements=elements,
+        reserved=reserved,
         lines=lines,
+        state=state,
     )
 
 
@@ -77,3 +78,33 @@ def parse_text(text: str, *, bom: bool = False) -> Document:
     """
     raw = (BOM if bom else b"") + utf8(text)
     return _build(text, bom, sha256_hex(raw))
+
+
+def parse_edited(old: Document, text: str, start: int, end: int) -> Document:
+    """Parse ``text``, which is ``old.text`` with ``[start, end)`` replaced (same BOM).
+
+    Only the region around the edit is re-parsed (``blocks.reparse``); the
+    result equals a full parse and is cached like ``parse_document``'s.
+    """
+    source_hash = sha256_hex((BOM if old.bom else b"") + utf8(text))
+    doc = _cached(source_hash)
+    if doc is not None:
+        return doc
+    state = old._state
+    result = reparse(old, state, text, start, end) if isinstance(state, BlockState) else None
+    if result is None:
+        doc = _build(text, old.bom, source_hash)
+    else:
+        elements, reserved, lines, new_state = result
+        doc = Document.create(
+            text=text,
+            bom=old.bom,
+            eol=detect_eol(text),
+            source_hash=source_hash,
+            elements=elements,
+            reserved=reserved,
+            lines=lines,
+            state=new_state,
+        )
+    _store(source_hash, doc)
+    return doc

@@ -60,6 +60,8 @@ class Document:
     reserved: frozenset[str]
     lines: LineIndex = field(repr=False)
     _by_pointer: Mapping[str, int] = field(repr=False, default_factory=lambda: MappingProxyType({}))
+    # Parser state for incremental re-parses of an edited version (``blocks.BlockState``).
+    _state: object = field(repr=False, default=None)
 
     @classmethod
     def create(
@@ -72,9 +74,10 @@ class Document:
         elements: tuple[Element, ...],
         reserved: frozenset[str],
         lines: LineIndex,
+        state: object = None,
     ) -> Document:
         index = MappingProxyType({e.pointer: i for i, e in enumerate(elements)})
-        return cls(text, bom, eol, source_hash, elements, reserved, lines, index)
+        return cls(text, bom, eol, source_hash, elements, reserved, lines, index, state)
 
     @cached_property
     def readable(self) -> tuple[Element, ...]:

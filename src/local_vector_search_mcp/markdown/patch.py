@@ -22,12 +22,11 @@ from typing import Protocol
 
 from local_vector_search_mcp.errors import InvalidArgument
 
-from .document import parse_document, parse_text
+from .document import parse_edited, parse_text
 from .kinds import ElementKind
 from .model import Document, Element
 from .pointers import DOCUMENT, Anchor, containing_section, parse_anchor
 from .resolve import MutationScope, resolve_for_mutation
-from .source import BOM
 
 __all__ = [
     "Edit",
@@ -652,8 +651,10 @@ def patch_text(doc: Document, path: str, operations: Sequence[PatchOperation]) -
     """Plan, apply and validate; return the new text and its parsed document."""
     edits = plan_edits(doc, path, operations)
     text = apply_edits(doc.text, edits)
-    # Parsed through the cache: the re-read that usually follows a patch is then free.
-    new = parse_document((BOM if doc.bom else b"") + text.encode("utf-8"))
+    # Only the region around the edits is re-parsed; the result lands in the
+    # parse cache, so the re-read that usually follows a patch is free.
+    text.encode("utf-8")  # the text must be writable as UTF-8 (as before)
+    new = parse_edited(doc, text, edits[0].start, max(e.end for e in edits))
     if doc.text:
         validate_structure(doc, new, edits)
     return text, new
