@@ -84,13 +84,22 @@ async def connect(
         "PATH": os.environ.get("PATH", ""),
     }
     params = StdioServerParameters(command=command[0], args=command[1:] + extra, env=env, cwd=str(workspace))
-    with open(os.devnull, "w") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog if not os.environ.get("CONFORMANCE_STDERR") else sys.stderr) as (
-                read,
-                write,
-            ),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield Connection(session)
+    log_path = workspace.parent / f"{workspace.name}.server-{os.getpid()}-{id(params)}.log"
+    with open(log_path, "w") as errlog:
+        try:
+            async with (
+                stdio_client(params, errlog=errlog if not os.environ.get("CONFORMANCE_STDERR") else sys.stderr) as (
+                    read,
+                    write,
+                ),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                yield Connection(session)
+        except BaseException as exc:
+            # Show what the server said on stderr next to the failure (crash, traceback, ...).
+            errlog.flush()
+            tail = log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+            if tail.strip():
+                exc.add_note(f"--- server stderr ({command[0]}) ---\n{tail}")
+            raise
