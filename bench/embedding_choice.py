@@ -48,14 +48,14 @@ def simple_chunks(root: Path, max_bytes: int = 4096) -> list[tuple[str, str | No
         in_fence = False
 
         def flush() -> None:
-            text = "\n".join(buf).strip()
-            buf.clear()
+            text = "\n".join(buf).strip()  # noqa: B023 (called within the iteration)
+            buf.clear()  # noqa: B023 (called within the iteration)
             if not text:
                 return
-            hp = " > ".join(t for _, t in stack) or None
+            hp = " > ".join(t for _, t in stack) or None  # noqa: B023 (called within the iteration)
             b = text.encode()
             for i in range(0, len(b), max_bytes):
-                out.append((rel, hp, b[i : i + max_bytes].decode("utf-8", "ignore")))
+                out.append((rel, hp, b[i : i + max_bytes].decode("utf-8", "ignore")))  # noqa: B023 (called within the iteration)
 
         for line in f.read_text(encoding="utf-8").splitlines():
             s = line.lstrip()
@@ -148,7 +148,7 @@ def main() -> None:
                 v = model.query(q)
                 qtimes.append(time.perf_counter() - t)
                 order = np.argsort(-(mat @ v))[:10]
-                return [(chunks[i][0], chunks[i][1]) for i in order]
+                return [(chunks[i][0], chunks[i][1]) for i in order]  # noqa: B023 (called within the iteration)
 
             m = evalkit.evaluate(queries, search)
             results[f"{corpus}/{key}"] = {

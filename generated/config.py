@@ -57,6 +57,10 @@ class EmbeddingConfig(BaseModel):
     Vector size; null means the model's own size (probed on first use for `openai-compatible`).
     """
     batch_size: Annotated[int, Field(alias='batchSize', ge=1, le=1024)] = 16
+    max_input_tokens: Annotated[int, Field(alias='maxInputTokens', ge=16, le=512)] = 128
+    """
+    `local` only: each chunk's embedding text is cut to this many model tokens before embedding (the path and heading lines come first, so they always count). The model's cost grows with input length; 128 was chosen by measured speed and retrieval quality (docs/performance.md). Changing it requires a forced reindex.
+    """
     timeout_seconds: Annotated[float, Field(alias='timeoutSeconds', gt=0.0)] = 120
     allow_remote_endpoint: Annotated[bool, Field(alias='allowRemoteEndpoint')] = False
     """
@@ -98,7 +102,16 @@ class SearchConfig(BaseModel):
         int, Field(alias='lexicalCandidatePoolSize', ge=1, le=1000)
     ] = 50
     max_results: Annotated[int, Field(alias='maxResults', ge=1, le=50)] = 10
-    rrf_k: Annotated[int, Field(alias='rrfK', ge=1)] = 60
+    rrf_k: Annotated[int, Field(alias='rrfK', ge=1)] = 10
+    """
+    Hybrid fusion: score = sum over the lexical and semantic lists of weight / (rrfK + rank). 10 (with semanticWeight 0.5) was chosen on the labelled dev sets (docs/performance.md); rrfK 60 with semanticWeight 1 is the reference implementation's plain RRF.
+    """
+    semantic_weight: Annotated[
+        float, Field(alias='semanticWeight', gt=0.0, le=10.0)
+    ] = 0.5
+    """
+    Weight of the semantic list in hybrid fusion (the lexical list weighs 1). Below 1 because the bundled local model ranks worse than BM25 on the dev sets; raise it for a stronger embedding model.
+    """
 
 
 class KnowledgeBaseConfig(BaseModel):

@@ -84,8 +84,8 @@ def test_failed_file_keeps_previous_revision(kb, monkeypatch):
     (kb / "guide.md").write_text("# Guide\n\nReplacement text.\n", encoding="utf-8")
     original = SqliteStore.replace_document
 
-    def boom(self, doc, elements, chunks):
-        original(self, doc, elements, [*chunks[:1], None])  # fails inside the transaction
+    def boom(self, doc, chunks):
+        original(self, doc, [*chunks[:1], None])  # fails inside the transaction
 
     monkeypatch.setattr(SqliteStore, "replace_document", boom)
     with pytest.raises(AttributeError):
@@ -139,10 +139,62 @@ def test_embedding_failure_stops_cleanly_with_warning(kb):
     (kb / "guide.md").write_text("# Guide\n\nChanged.\n", encoding="utf-8")
     emb.fail = True
     result = svc.reindex()
-    assert "Embedding failed" in result["warning"]
+    assert "Embedding failed" in result["warning"] and result["indexedFiles"] == 1
     assert svc.status_fields()["synchronization"]["paths"] == ["guide.md"]
-    # lexical still serves the previous revision
-    assert svc.search(query="strong_count", mode="lexical")["results"][0]["path"] == "guide.md"
+    # the new revision is searchable lexically at once; its chunk waits for a vector
+    assert svc.search(query="Changed", mode="lexical")["results"][0]["path"] == "guide.md"
+    assert svc.store.counts().pending_vectors == 1
+    assert "Falling back to lexical search" in svc.search(query="Changed", mode="hybrid")["warning"]
+    emb.fail = False  # queries work again; the failed pass is not retried by every search
+    out = svc.search(query="Changed", mode="hybrid")
+    assert "1 of 4 chunks do not have vectors yet (embedding failed: provider down)" in out["warning"]
+    assert svc.reindex()["warning"] is None  # the next reindex embeds what is pending
+    assert svc.store.counts().pending_vectors == 0
+    assert svc.search(query="Changed", mode="hybrid")["warning"] is None
+
+
+def test_vectors_are_filled_after_the_lexical_pass(kb):
+    """MCP reindex: lexical rows first, vectors in the same background operation."""
+    import threading
+
+    gate = threading.Event()
+    emb = HashEmbedder()
+    original = emb.embed_passages
+
+    def slow(texts):
+        gate.wait(10)
+        return original(texts)
+
+    emb.embed_passages = slow  # type: ignore[method-assign]
+    svc = service(kb, embedder=emb)
+    assert svc.start_reindex()["started"] is True
+    for _ in range(200):  # lexical phase done: everything searchable, vectors pending
+        if svc.store.counts().chunks == 5:
+            break
+        threading.Event().wait(0.02)
+    assert svc.store.counts().pending_vectors == 5
+    status = svc.indexing_status()
+    assert status["isRunning"] is True and status["current"]["processedFiles"] == 3
+    out = svc.search(query="Install the tool with pip", mode="hybrid")
+    assert out["results"][0]["path"] == "guide.md" and "5 of 5 chunks" in out["warning"]
+    assert svc.vector_status()["pendingChunks"] == 5
+    gate.set()
+    svc.wait_reindex(30)
+    assert svc.indexing_status()["last"]["outcome"] == "succeeded"
+    assert svc.vector_status() == {"embeddedChunks": 5, "pendingChunks": 0, "isRunning": False, "lastError": None}
+    assert svc.search(query="Install the tool with pip", mode="hybrid")["warning"] is None
+
+
+def test_targeted_sync_embeds_in_the_background(kb):
+    emb = HashEmbedder()
+    svc = service(kb, embedder=emb)
+    svc.reindex()
+    (kb / "new.md").write_text("# New\n\nA fresh page about kites.\n", encoding="utf-8")
+    svc.schedule_sync(["new.md"])
+    assert svc.sync.wait_idle(10)
+    svc.wait_vectors(10)
+    assert svc.store.counts().pending_vectors == 0
+    assert svc.search(query="fresh page about kites", mode="semantic")["results"][0]["path"] == "new.md"
 
 
 def test_switching_to_lexical_mode_is_incompatible(kb):
@@ -186,3 +238,38 @@ def test_status_fields_lexical(kb):
     assert status["indexMode"] == "lexical" and status["embeddingModel"] == "none"
     assert status["embeddingDimensions"] is None and status["project"]["chunks"] > 0
     assert status["synchronization"] is None
+
+
+def test_pending_vectors_left_by_a_dead_process_are_filled_after_restart(kb):
+    """A process that dies after the lexical pass leaves pending chunks; the next one embeds them."""
+    broken = HashEmbedder(fail=True)
+    first = service(kb, embedder=broken)
+    first.reindex()
+    assert first.store.counts().pending_vectors == 5
+    first.store.close()
+    restarted = service(kb, embedder=HashEmbedder())
+    out = restarted.search(query="Install the tool with pip", mode="hybrid")
+    assert out["results"][0]["path"] == "guide.md" and "5 of 5 chunks do not have vectors yet" in out["warning"]
+    restarted.wait_vectors(10)  # the search started a background pass
+    assert restarted.store.counts().pending_vectors == 0
+    assert restarted.search(query="Install the tool with pip", mode="hybrid")["warning"] is None
+
+
+def test_older_storage_layout_is_reported_not_crashed(kb):
+    """An index written by layout 1 (chunks.text, an elements table) must not break status or search."""
+    import apsw
+
+    svc = service(kb)
+    svc.reindex()
+    svc.store.close()
+    conn = apsw.Connection(str(svc.store.path))
+    conn.execute("DROP TABLE chunks; CREATE TABLE chunks(id INTEGER PRIMARY KEY, document_id INTEGER, text TEXT)")
+    conn.execute("DELETE FROM index_manifest WHERE key = 'storage_layout'")
+    conn.close()
+    again = service(kb)
+    status = again.status_fields()
+    assert any(p.startswith("storage_layout") for p in status["compatibility"]["problems"])
+    with pytest.raises(IndexNotReady, match="force=true"):
+        again.search(query="pip", mode="lexical")
+    assert again.reindex(force=True)["indexedFiles"] == 3
+    assert again.search(query="pip", mode="lexical")["results"]

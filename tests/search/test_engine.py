@@ -1,16 +1,18 @@
 from __future__ import annotations
 
 import pytest
-
-from local_vector_search_mcp.dispatch import invoke
 from kb_fakes import FakeWorkspace, HashEmbedder, make_config
 
+from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import IndexNotReady, InvalidArgument
-from local_vector_search_mcp.handlers.indexing import kb_reindex
-from local_vector_search_mcp.handlers.search import kb_search
 from local_vector_search_mcp.index.port import ChunkHit
 from local_vector_search_mcp.index.service import IndexService
 from local_vector_search_mcp.search.engine import rrf_fuse
+
+
+def kb_search(ws, request):
+    """Through the dispatcher, as MCP and the CLI call it (generated request model)."""
+    return invoke(ws, "kb_search", {"request": request})
 
 
 def ready(kb, provider="none", embedder=None):
@@ -40,7 +42,7 @@ def test_result_shape(kb):
 @pytest.mark.parametrize(
     "request_, message",
     [
-        ({"query": "  "}, "blank"),
+        ({"query": "  "}, "query"),
         ({"query": "x", "topK": 0}, "topK"),
         ({"query": "x", "mode": "fuzzy"}, "mode"),
         ({"query": "x", "includeGlobs": ["/abs/*.md"]}, "relative"),

@@ -57,3 +57,22 @@ def test_snippet_marks_matches_and_cuts():
     assert "[target]" in snip and snip.startswith("...") and snip.endswith("...")
     assert make_snippet("no match here", ("zzz",)) == "no match here"
     assert make_snippet("x" * 300, ()).endswith("...")
+
+
+def test_snippet_highlights_whole_tokens_only():
+    query = "how do I keep edits safe when two agents change the same file"
+    terms = build_lexical_query(query).terms
+    snip = make_snippet("Every pointer carries two hashes, so an agent can tell that the file changed.", terms)
+    assert "[two]" in snip and "[file]" in snip
+    assert "po[i]nter" not in snip and "carr[i]es" not in snip
+    import re
+
+    for marked in re.findall(r"\[([^\]]+)\]", snip):  # every mark is a whole word of the text
+        assert re.search(rf"(?<![\w]){re.escape(marked)}(?![\w])", snip.replace("[", "").replace("]", ""))
+    # identifiers split the way unicode61 splits them; CJK inside runs; Latin next to CJK
+    assert make_snippet("call Rc::strong_count here", build_lexical_query("strong_count").terms) == (
+        "call Rc::[strong]_[count] here"
+    )
+    assert make_snippet("在组件之间共享状态", build_lexical_query("共享").terms) == "在组件之间[共享]状态"
+    assert make_snippet("用Vue组件", build_lexical_query("vue").terms) == "用[Vue]组件"
+    assert make_snippet("Vuex and Vue", build_lexical_query("vue").terms) == "Vuex and [Vue]"

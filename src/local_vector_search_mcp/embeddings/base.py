@@ -53,7 +53,11 @@ def make_embedder(embedding: Any) -> Embedder | None:
     if provider == "local":
         from .local import LocalEmbedder
 
-        return LocalEmbedder(model=getattr(embedding, "model", None), batch_size=embedding.batch_size)
+        return LocalEmbedder(
+            model=getattr(embedding, "model", None),
+            batch_size=embedding.batch_size,
+            max_tokens=getattr(embedding, "max_input_tokens", None),
+        )
     if provider == "openai-compatible":
         from .openai import OpenAICompatibleEmbedder
 

@@ -1,5 +1,8 @@
 """kb_reindex (asynchronous, single-flight, §2.2) and the synchronous ``--reindex`` CLI.
 
+Both index every file lexically first and then embed the chunks (vector
+mode); the CLI waits for both passes and shows a progress bar for each, the
+MCP tool returns at once and the work shows in ``kb_status.indexing``.
 Compatibility and embedding failures are not tool errors: they end up in
 ``kb_status.indexing.last`` (``outcome: failed``) or in ``result.warning``.
 """
@@ -19,7 +22,7 @@ __all__ = ["kb_reindex", "reindex_cli"]
 
 
 def kb_reindex(ws: Workspace, request: Any) -> dict[str, Any]:
-    result: dict[str, Any] = ws.service(IndexService).start_reindex(request.scope, bool(request.force))
+    result: dict[str, Any] = ws.service(IndexService).start_reindex(request.scope, request.force)
     return result
 
 
@@ -36,12 +39,18 @@ class _ProgressBar:
         if not self.enabled or now - self._last < 0.1:
             return
         self._last = now
-        total = progress.total_files or 0
-        done = progress.processed_files
+        if progress.phase == "vectors":
+            done = progress.embedded_chunks
+            total = done + (progress.pending_chunks or 0)
+            label = "vectors"
+        else:
+            total = progress.total_files or 0
+            done = progress.processed_files
+            label = "files"
         width = 30
         filled = int(width * done / total) if total else 0
         name = (progress.current_path or "")[-40:]
-        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total or '?'} {name:<40}")
+        self.stream.write(f"\r{label:<7} [{'#' * filled}{'.' * (width - filled)}] {done}/{total or '?'} {name:<40}")
         self.stream.flush()
 
     def close(self) -> None:

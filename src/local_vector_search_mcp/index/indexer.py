@@ -9,9 +9,15 @@ and the CLI both call it. Incremental by default (``scope="changed"``):
 2. delete indexed documents that are gone or now excluded;
 3. skip a file whose size and mtime equal the stored ones; when they differ,
    hash it and only touch the stored stat if the content hash is unchanged;
-4. otherwise parse, chunk, embed (reusing stored vectors of unchanged chunk
-   texts) and replace the document's rows in one transaction, so a failure or
-   a kill keeps the previous revision.
+4. otherwise parse once, chunk, and replace the document's rows in one
+   transaction (so a failure or a kill keeps the previous revision). Vectors
+   of unchanged chunk texts are reused; new chunks are stored *pending*.
+
+Vectors are filled afterwards by :meth:`Indexer.embed_pending` (lexical
+search works as soon as a file's transaction commits; the local model is
+slow, so the CLI runs this pass synchronously after the files and the MCP
+server in the background). A kill during either pass leaves a usable index:
+pending chunks are simply embedded by the next pass.
 
 ``scope="all"`` reprocesses every file (vectors are still reused by text hash).
 """
@@ -34,9 +40,9 @@ from ..markdown import parse_document
 from ..search.text import cjk_index_text
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .manifest import compatibility_problems, enum_value, expected_manifest, incompatible_message
-from .port import ChunkRecord, DocumentRecord, ElementRecord, IndexStore
+from .port import ChunkRecord, DocumentRecord, IndexStore
 
-__all__ = ["Cancelled", "Indexer", "Progress", "ReindexResult", "utc_now"]
+__all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
 
 
 def utc_now() -> str:
@@ -56,6 +62,9 @@ class Progress:
     total_files: int | None = None
     current_path: str | None = None
     is_destructive_rebuild: bool = False
+    phase: str = "files"  # "files", then "vectors" while pending chunks are embedded
+    embedded_chunks: int = 0
+    pending_chunks: int | None = None
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -67,6 +76,15 @@ class Progress:
             "currentPath": self.current_path,
             "isDestructiveRebuild": self.is_destructive_rebuild,
         }
+
+
+@dataclass
+class EmbedResult:
+    embedded: int = 0
+    pending: int = 0
+    warning: str | None = None
+    error: str | None = None
+    failed_paths: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -125,7 +143,8 @@ class Indexer:
             dims = self.embedder.dimensions()
         if dims is None:
             dims = _maybe_int(self.store.read_manifest().get("embedding_dimensions"))
-        return expected_manifest(self.config, self.embedder.model, dims)
+        cap = getattr(self.embedder, "max_tokens", None)
+        return expected_manifest(self.config, self.embedder.model, dims, cap if isinstance(cap, int) else None)
 
     def compatibility(self, probe: bool = False) -> list[str]:
         stored = self.store.read_manifest()
@@ -204,14 +223,6 @@ class Indexer:
                 with self.gate:
                     if self.store.delete_document(path):
                         result.deleted_files += 1
-            except _EmbeddingFailed as exc:
-                result.warning = (
-                    f"Embedding failed while indexing {path}: {exc}. Indexing stopped; files indexed "
-                    "earlier stay searchable (lexical search keeps working). Fix the provider and run "
-                    "kb_reindex again."
-                )
-                result.failed_paths.append(path)
-                break
             if outcome is None:
                 pass  # vanished between discovery and indexing
             elif outcome < 0:
@@ -220,6 +231,9 @@ class Indexer:
                 result.indexed_files += 1
                 result.chunks_indexed += outcome
             progress.processed_files += 1
+        if result.indexed_files or result.deleted_files:
+            with self.gate:
+                self.store.refresh_term_stats()
         progress.current_path = None
         if on_progress:
             on_progress(progress)
@@ -248,35 +262,11 @@ class Indexer:
             max_elements=ch.max_elements,
             include_front_matter=ch.include_front_matter,
         )
-        texts = [build_embedding_text(path, c.text, c.heading_path, ch.include_heading_context) for c in chunks]
-        hashes = [embedding_text_hash(t) for t in texts]
-        vectors: list[Any] = [None] * len(chunks)
-        if self.embedder is not None and chunks:
-            reuse = self.store.vectors_by_text_hash(path)
-            todo = [i for i, h in enumerate(hashes) if h not in reuse]
-            for i, h in enumerate(hashes):
-                if h in reuse:
-                    vectors[i] = reuse[h]
-            if todo:
-                try:
-                    fresh = self.embedder.embed_passages([texts[i] for i in todo])
-                except Exception as exc:  # EmbeddingError or a provider bug
-                    raise _EmbeddingFailed(str(exc)) from exc
-                for i, vec in zip(todo, fresh, strict=True):
-                    vectors[i] = np.asarray(vec, dtype=np.float32)
-        elements = [
-            ElementRecord(
-                pointer=e.pointer,
-                kind=str(e.kind),
-                start_line=doc.lines.line_of(e.start),
-                end_line=doc.lines.line_of(max(e.start, e.end - 1)),
-                heading_path=e.heading_path,
-                ordinal=i,
-                self_hash=e.self_hash,
-                subtree_hash=e.subtree_hash,
-            )
-            for i, e in enumerate(doc.elements)
+        hashes = [
+            embedding_text_hash(build_embedding_text(path, c.text, c.heading_path, ch.include_heading_context))
+            for c in chunks
         ]
+        reuse = self.store.vectors_by_text_hash(path) if self.embedder is not None and chunks else {}
         records = [
             ChunkRecord(
                 ordinal=c.ordinal,
@@ -287,14 +277,70 @@ class Indexer:
                 embedding_text_hash=hashes[i],
                 lexical_text=cjk_index_text(c.text),
                 lexical_heading=cjk_index_text(c.heading_path or ""),
-                vector=vectors[i],
+                vector=reuse.get(hashes[i]),
             )
             for i, c in enumerate(chunks)
         ]
         with self.gate:
-            return self.store.replace_document(
-                DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), elements, records
-            )
+            return self.store.replace_document(DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), records)
+
+    # vectors ------------------------------------------------------------------------
+    def embed_pending(
+        self,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> EmbedResult:
+        """Embed every pending chunk, one provider batch and one transaction at a time.
+
+        Stops at the first provider failure (the chunks stay pending, their
+        path is reported); files indexed meanwhile are picked up too.
+        """
+        result = EmbedResult()
+        if self.embedder is None or not self.store.has_vectors():
+            return result
+        include_heading = self.config.chunking.include_heading_context
+        batch = max(1, int(getattr(self.config.embedding, "batch_size", 16) or 16))
+        if progress is not None:
+            progress.phase = "vectors"
+            progress.pending_chunks = self.store.pending_vector_count()
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            todo = self.store.pending_vectors(batch)
+            if not todo:
+                break
+            if progress is not None:
+                progress.current_path = todo[0].path
+                if on_progress:
+                    on_progress(progress)
+            texts = [build_embedding_text(p.path, p.text, p.heading_path, include_heading) for p in todo]
+            try:
+                vectors = self.embedder.embed_passages(texts)
+            except Exception as exc:  # EmbeddingError or a provider bug
+                result.failed_paths = sorted({p.path for p in todo})
+                result.error = str(exc) or type(exc).__name__
+                result.warning = (
+                    f"Embedding failed for {todo[0].path}: {exc}. Every file is indexed and searchable "
+                    "lexically; the chunks without vectors are embedded by the next kb_reindex once the "
+                    "provider works."
+                )
+                break
+            with self.gate:
+                stored = self.store.store_vectors(
+                    [(p.chunk_id, np.asarray(v, dtype=np.float32)) for p, v in zip(todo, vectors, strict=True)]
+                )
+            result.embedded += stored
+            if progress is not None:
+                progress.embedded_chunks += stored
+                progress.pending_chunks = max(0, (progress.pending_chunks or 0) - len(todo))
+        result.pending = self.store.pending_vector_count()
+        if progress is not None:
+            progress.current_path = None
+            progress.pending_chunks = result.pending
+            if on_progress:
+                on_progress(progress)
+        return result
 
     # targeted synchronisation -------------------------------------------------------
     def reconcile(self, path: str) -> str:
@@ -310,18 +356,11 @@ class Indexer:
             )
             if not self.store.read_manifest():
                 self.store.write_manifest(self.expected_manifest(probe=True))
-            try:
-                outcome = self._update_file(path, states.get(path), False)
-            except _EmbeddingFailed as exc:
-                raise IndexNotReady(f"embedding failed: {exc}") from exc
+            outcome = self._update_file(path, states.get(path), False)
             return "unchanged" if outcome < 0 else "indexed"
         with self.gate:
             self.store.delete_document(path)
         return "deleted"
-
-
-class _EmbeddingFailed(Exception):
-    pass
 
 
 def _hidden(path: str) -> bool:

@@ -25,9 +25,9 @@ __all__ = [
     "ChunkRecord",
     "DocumentRecord",
     "DocumentState",
-    "ElementRecord",
     "IndexStore",
     "PathFilter",
+    "PendingChunk",
     "StoreCounts",
 ]
 
@@ -55,21 +55,11 @@ class DocumentRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class ElementRecord:
-    pointer: str
-    kind: str
-    start_line: int
-    end_line: int
-    heading_path: str | None
-    ordinal: int
-    self_hash: str
-    subtree_hash: str
-
-
-@dataclass(frozen=True, slots=True)
 class ChunkRecord:
     """One chunk to store. ``lexical_text``/``lexical_heading`` are the FTS
-    inputs; ``vector`` is set only in vector-enabled mode."""
+    inputs; ``vector`` is the chunk's vector when already known (reused) and
+    ``None`` otherwise: in a vector-enabled index such a chunk is stored as
+    *pending* and gets its vector later (:meth:`IndexStore.store_vectors`)."""
 
     ordinal: int
     pointer: str
@@ -94,10 +84,22 @@ class ChunkHit:
 
 
 @dataclass(frozen=True, slots=True)
+class PendingChunk:
+    """A chunk still waiting for its vector, with what the embedding text needs."""
+
+    chunk_id: int
+    path: str
+    text: str
+    heading_path: str | None
+    embedding_text_hash: str
+
+
+@dataclass(frozen=True, slots=True)
 class StoreCounts:
     documents: int
     chunks: int
     last_indexed_at_utc: str | None
+    pending_vectors: int = 0
 
 
 class IndexStore(Protocol):
@@ -128,10 +130,17 @@ class IndexStore(Protocol):
         """Record a new size/mtime for a document whose content hash is unchanged."""
         ...
 
-    def replace_document(
-        self, doc: DocumentRecord, elements: Sequence[ElementRecord], chunks: Sequence[ChunkRecord]
-    ) -> int:
+    def replace_document(self, doc: DocumentRecord, chunks: Sequence[ChunkRecord]) -> int:
         """Atomically replace one document's rows; returns the chunk count."""
+        ...
+
+    def pending_vectors(self, limit: int) -> list[PendingChunk]:
+        """Up to ``limit`` chunks without a vector yet, in id order."""
+        ...
+
+    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+        """Store vectors of pending chunks in one transaction; chunks that are gone
+        or no longer pending are skipped. Returns how many were stored."""
         ...
 
     def delete_document(self, path: str) -> bool: ...
@@ -142,9 +151,26 @@ class IndexStore(Protocol):
 
     def counts(self) -> StoreCounts: ...
 
+    def has_chunks(self) -> bool:
+        """Whether any chunk is indexed (cheap, unlike :meth:`counts`)."""
+        ...
+
+    def pending_vector_count(self) -> int:
+        """Chunks still waiting for a vector (cheap)."""
+        ...
+
     # retrieval ----------------------------------------------------------------
     def lexical(self, match: str, limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
         """Chunks matching an FTS expression, best BM25 first, filtered before the limit."""
+        ...
+
+    def document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each full-text token (tokens absent from the index are left out);
+        a cost heuristic for query building, so it may lag behind recent writes."""
+        ...
+
+    def refresh_term_stats(self) -> None:
+        """Recompute whatever :meth:`document_frequencies` precomputes (after a full reindex)."""
         ...
 
     def semantic(

@@ -7,7 +7,14 @@ loads no model. It owns:
 * the embedder (built on first use; a provider that cannot be built becomes
   a failing embedder, so lexical search keeps working and status says why);
 * the reindex coordinator: :meth:`start_reindex` is single-flight and
-  asynchronous (MCP), :meth:`reindex` synchronous (CLI);
+  asynchronous (MCP), :meth:`reindex` synchronous (CLI). Both index every
+  file lexically first, then embed the pending chunks; the MCP operation stays
+  ``current`` through that vector phase (``currentPath`` names the file being
+  embedded), and searches meanwhile cover the embedded chunks and say in
+  ``warning`` how many still lack vectors;
+* the vector filler: chunks left pending by targeted sync, by a killed
+  process or by a failed provider are embedded by a background pass started
+  on the next search or sync (never two passes at once);
 * the targeted sync queue (:meth:`schedule_sync`) and the optional watcher.
 """
 
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -32,6 +40,7 @@ from .watcher import MarkdownWatcher
 __all__ = ["IndexService"]
 
 log = logging.getLogger(__name__)
+VECTOR_RETRY_SECONDS = 60.0  # after a provider failure, searches retry the background pass at most this often
 
 
 class _FailingEmbedder:
@@ -71,6 +80,10 @@ class IndexService:
         self._last: dict[str, Any] | None = None
         self._thread: threading.Thread | None = None
         self._cancel = threading.Event()
+        self._vector_lock = threading.Lock()
+        self._vector_thread: threading.Thread | None = None
+        self._vector_error: str | None = None
+        self._vector_error_at = 0.0
 
     # components --------------------------------------------------------------
     @property
@@ -116,14 +129,82 @@ class IndexService:
         self.engine.validate(**kwargs)
         if self.indexer.destructive_running or (self._current is not None and self._current.is_destructive_rebuild):
             raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
-        if self.store.counts().chunks == 0:
-            raise IndexNotReady(
-                "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status."
-            )
         problems = self.indexer.compatibility()
         if problems:
             raise IndexNotReady(incompatible_message(problems))
-        return self.engine.search(**kwargs)
+        if not self.store.has_chunks():
+            raise IndexNotReady(
+                "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status."
+            )
+        result = self.engine.search(**kwargs)
+        pending = self.store.pending_vector_count() if self.embedder() is not None else 0
+        if not pending:
+            return result
+        counts = self.store.counts()
+        if counts.pending_vectors and result["results"] and result["results"][0]["searchMode"] != "lexical":
+            note = (
+                f"{counts.pending_vectors} of {counts.chunks} chunks do not have vectors yet "
+                f"({self._vector_note()}); semantic matches cover only the embedded chunks, lexical matches "
+                "cover every chunk."
+            )
+            result["warning"] = f"{result['warning']} {note}" if result["warning"] else note
+        elif counts.pending_vectors and kwargs.get("mode") == "semantic" and not result["warning"]:
+            result["warning"] = (
+                f"{counts.pending_vectors} of {counts.chunks} chunks do not have vectors yet "
+                f"({self._vector_note()}); semantic search covers only the embedded chunks."
+            )
+        if counts.pending_vectors:
+            self.kick_vectors()
+        return result
+
+    def _vector_note(self) -> str:
+        if self._current is not None or self._vector_lock.locked():
+            return "they are being embedded in the background"
+        if self._vector_error:
+            return f"embedding failed: {self._vector_error}"
+        return "a background pass will embed them"
+
+    # vectors ---------------------------------------------------------------------
+    def kick_vectors(self) -> bool:
+        """Start a background pass over pending chunks unless one (or a reindex) runs."""
+        if self.embedder() is None or self._current is not None:
+            return False
+        if self._vector_error is not None and time.monotonic() - self._vector_error_at < VECTOR_RETRY_SECONDS:
+            return False
+        if not self._vector_lock.acquire(blocking=False):
+            return False
+        self._vector_thread = threading.Thread(target=self._vector_pass, name="kb-vectors", daemon=True)
+        self._vector_thread.start()
+        return True
+
+    def _vector_pass(self) -> None:
+        while True:
+            try:
+                result = self.indexer.embed_pending(cancel=self._cancel)
+                self._report_embedding(result)
+            except Cancelled:
+                result = None
+            except Exception:  # never kill the server
+                log.exception("background embedding failed")
+                result = None
+            finally:
+                self._vector_lock.release()
+            if result is None or result.warning or not result.pending:
+                return
+            if not self._vector_lock.acquire(blocking=False):
+                return
+
+    def _report_embedding(self, result: Any) -> None:
+        self._vector_error = None
+        for path in result.failed_paths:
+            self._vector_error = (result.error or "embedding failed")[:300]
+            self._vector_error_at = time.monotonic()
+            self.sync.report_error(path, result.warning or "embedding failed")
+
+    def wait_vectors(self, timeout: float | None = None) -> None:
+        thread = self._vector_thread
+        if thread is not None:
+            thread.join(timeout)
 
     # reindex ---------------------------------------------------------------------
     def reindex(
@@ -143,8 +224,12 @@ class IndexService:
         result = self.indexer.reindex(
             progress.scope, progress.force, progress=progress, cancel=self._cancel, on_progress=on_progress
         )
-        for path in result.failed_paths:
-            self.sync.report_error(path, result.warning or "indexing failed")
+        self._vector_error = None  # a reindex retries a provider that failed before
+        with self._vector_lock:  # waits for a background pass that is already running
+            embedded = self.indexer.embed_pending(progress, self._cancel, on_progress)
+        self._report_embedding(embedded)
+        if embedded.warning:
+            result.warning = f"{result.warning} {embedded.warning}" if result.warning else embedded.warning
         return result.to_wire()
 
     def start_reindex(self, scope: str = "changed", force: bool = False) -> dict[str, Any]:
@@ -198,6 +283,8 @@ class IndexService:
         if self._current is not None and self._current.is_destructive_rebuild:
             raise IndexNotReady("forced rebuild in progress")
         self.indexer.reconcile(path)
+        if self.store.pending_vector_count():
+            self.kick_vectors()
 
     def start_watching(self) -> None:
         if self.watcher is None:
@@ -212,6 +299,7 @@ class IndexService:
             self.watcher.stop()
         self.sync.stop()
         self.wait_reindex(10)
+        self.wait_vectors(10)
         self.store.close()
 
     # status -----------------------------------------------------------------------
@@ -223,6 +311,18 @@ class IndexService:
                 "current": None if current is None else current.to_wire(),
                 "last": self._last,
             }
+
+    def vector_status(self) -> dict[str, Any] | None:
+        """Proposed ``kb_status.vectors`` (not in the output schema yet): null in lexical mode."""
+        if self.embedder() is None:
+            return None
+        counts = self.store.counts()
+        return {
+            "embeddedChunks": counts.chunks - counts.pending_vectors,
+            "pendingChunks": counts.pending_vectors,
+            "isRunning": self._vector_lock.locked(),
+            "lastError": self._vector_error,
+        }
 
     def status_fields(self) -> dict[str, Any]:
         """The kb_status fields this area owns (the lead adds root, flags, paths)."""

@@ -5,25 +5,31 @@ extension loading on) and is the only binding that loads ``vec0`` here (the
 stdlib ``sqlite3`` must never load it: two SQLite copies with vec0 in one
 process crash).
 
-Layout (schema version 5)::
+Layout (schema version 5, layout 2)::
 
     index_manifest(key PK, value)
     documents(id, path UNIQUE, source_hash, size, mtime_ns, indexed_at_utc)
-    elements(id, document_id -> documents ON DELETE CASCADE, pointer, kind,
-             start_line, end_line, heading_path, ordinal, self_hash, subtree_hash,
-             UNIQUE(document_id, pointer))
-    chunks(id, document_id -> documents ON DELETE CASCADE, ordinal, pointer,
-           anchor, text, heading_path, embedding_text_hash)
+    chunks(id, document_id -> documents ON DELETE CASCADE, ordinal, anchor,
+           heading_path, embedding_text_hash, body, vector_pending)
     chunks_fts   FTS5, contentless (rows deleted by rowid), columns body and
                  heading (CJK-bigrammed by the engine), unicode61, rank bm25(1, 2)
     chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
                  float32: float[D] cosine; int8: int8[D] cosine; binary: bit[D]
     chunk_vectors_exact(chunk_id PK, embedding float32 BLOB)   binary only,
                  used to re-rank the hamming candidates exactly
+    chunks_fts_vocab fts5vocab(chunks_fts, row): chunk count per term
+    term_stats(term PK, doc) snapshot of the counts of common terms, refreshed
+                 after each full reindex (query building reads it)
 
-Chunk text is stored once (in ``chunks``); the FTS index is contentless and
-snippets are cut in Python, which keeps the lexical index under 2x the
-Markdown. Elements are stored without their text for the same reason.
+Size (lexical index <= 2x the Markdown): chunk text is stored once,
+zlib-compressed, in ``chunks.body`` (snippets are cut in Python from the few
+hits a query returns); the FTS index is contentless; the logical pointer is
+the first part of the stored anchor; there is no per-element table (nothing
+reads it: kb_read and kb_outline parse the live file).
+
+Vectors are filled after the lexical rows: a chunk stored without a vector in
+a vector-enabled index has ``vector_pending = 1`` (partial index
+``chunks_pending``) until :meth:`SqliteStore.store_vectors` writes it.
 
 Concurrency: WAL, ``synchronous=NORMAL``, a 30 s busy timeout, and every
 write is one ``BEGIN IMMEDIATE`` transaction, so several server processes on
@@ -36,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,13 +53,29 @@ import numpy as np
 import numpy.typing as npt
 import sqlite_vec
 
-from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, ElementRecord, PathFilter, StoreCounts
+from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, PathFilter, PendingChunk, StoreCounts
 
-__all__ = ["SqliteStore"]
+__all__ = ["LAYOUT_VERSION", "SqliteStore"]
+
+LAYOUT_VERSION = "2"
+DF_CACHE_SIZE = 50_000
+COMMON_TERM_MIN_CHUNKS = 256  # term_stats keeps terms found in more chunks than this
+ZLIB_LEVEL = 6
 
 BUSY_TIMEOUT_MS = 30_000
 BINARY_OVERFETCH = 8
-_DERIVED = ("chunks_fts", "chunk_vectors", "chunk_vectors_exact", "chunks", "elements", "documents")
+_DERIVED = (
+    "term_stats", "chunks_fts_vocab", "chunks_fts", "chunk_vectors", "chunk_vectors_exact", "chunks", "elements",
+    "documents",
+)
+
+
+def _pack(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8"), ZLIB_LEVEL)
+
+
+def _unpack(body: bytes) -> str:
+    return zlib.decompress(body).decode("utf-8")
 
 
 def _f32(vec: npt.NDArray[np.float32]) -> bytes:
@@ -144,18 +167,13 @@ class SqliteStore:
             CREATE TABLE IF NOT EXISTS documents(
                 id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, source_hash TEXT NOT NULL,
                 size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, indexed_at_utc TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS elements(
-                id INTEGER PRIMARY KEY,
-                document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-                pointer TEXT NOT NULL, kind TEXT NOT NULL, start_line INTEGER NOT NULL,
-                end_line INTEGER NOT NULL, heading_path TEXT, ordinal INTEGER NOT NULL,
-                self_hash TEXT NOT NULL, subtree_hash TEXT NOT NULL, UNIQUE(document_id, pointer));
             CREATE TABLE IF NOT EXISTS chunks(
                 id INTEGER PRIMARY KEY,
                 document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-                ordinal INTEGER NOT NULL, pointer TEXT NOT NULL, anchor TEXT NOT NULL, text TEXT NOT NULL,
-                heading_path TEXT, embedding_text_hash TEXT NOT NULL);
+                ordinal INTEGER NOT NULL, anchor TEXT NOT NULL, heading_path TEXT,
+                embedding_text_hash TEXT NOT NULL, body BLOB NOT NULL, vector_pending INTEGER NOT NULL DEFAULT 0);
             CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
+            CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(id) WHERE vector_pending = 1;
             """
         )
         if not self._table_exists("chunks_fts"):
@@ -164,6 +182,9 @@ class SqliteStore:
                 "contentless_delete=1, tokenize='unicode61 remove_diacritics 2')"
             )
             c.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(1.0, 2.0)')")
+        if not self._table_exists("chunks_fts_vocab"):
+            c.execute("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, row)")
+        c.execute("CREATE TABLE IF NOT EXISTS term_stats(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID")
         if dims and not self._table_exists("chunk_vectors"):
             column = {
                 "float32": f"float[{dims}] distance_metric=cosine",
@@ -227,9 +248,7 @@ class SqliteStore:
                 c.executemany("DELETE FROM chunk_vectors_exact WHERE chunk_id = ?", ids)
         c.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
-    def replace_document(
-        self, doc: DocumentRecord, elements: Sequence[ElementRecord], chunks: Sequence[ChunkRecord]
-    ) -> int:
+    def replace_document(self, doc: DocumentRecord, chunks: Sequence[ChunkRecord]) -> int:
         with self._write() as c:
             old = self._one("SELECT id FROM documents WHERE path = ?", (doc.path,))
             if old is not None:
@@ -239,42 +258,64 @@ class SqliteStore:
                 (doc.path, doc.source_hash, doc.size, doc.mtime_ns, doc.indexed_at_utc),
             )
             doc_id = c.last_insert_rowid()
+            first = int(self._one("SELECT coalesce(max(id), 0) FROM chunks")) + 1
+            ids = range(first, first + len(chunks))
+            has_table = self._table_exists("chunk_vectors")
             c.executemany(
-                "INSERT INTO elements(document_id, pointer, kind, start_line, end_line, heading_path, "
-                "ordinal, self_hash, subtree_hash) VALUES(?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks(id, document_id, ordinal, anchor, heading_path, embedding_text_hash, body, "
+                "vector_pending) VALUES(?,?,?,?,?,?,?,?)",
                 [
-                    (doc_id, e.pointer, e.kind, e.start_line, e.end_line, e.heading_path, e.ordinal,
-                     e.self_hash, e.subtree_hash)
-                    for e in elements
+                    (cid, doc_id, ch.ordinal, ch.anchor, ch.heading_path, ch.embedding_text_hash, _pack(ch.text),
+                     int(has_table and ch.vector is None))
+                    for cid, ch in zip(ids, chunks, strict=True)
                 ],
             )
-            vectors = any(ch.vector is not None for ch in chunks) and self._table_exists("chunk_vectors")
-            storage = self._storage() if vectors else "float32"
-            for ch in chunks:
-                c.execute(
-                    "INSERT INTO chunks(document_id, ordinal, pointer, anchor, text, heading_path, "
-                    "embedding_text_hash) VALUES(?,?,?,?,?,?,?)",
-                    (doc_id, ch.ordinal, ch.pointer, ch.anchor, ch.text, ch.heading_path,
-                     ch.embedding_text_hash),
+            c.executemany(
+                "INSERT INTO chunks_fts(rowid, body, heading) VALUES(?,?,?)",
+                [(cid, ch.lexical_text, ch.lexical_heading) for cid, ch in zip(ids, chunks, strict=True)],
+            )
+            if has_table:
+                self._insert_vectors(
+                    c, [(cid, doc_id, ch.vector) for cid, ch in zip(ids, chunks, strict=True) if ch.vector is not None]
                 )
-                cid = c.last_insert_rowid()
-                c.execute(
-                    "INSERT INTO chunks_fts(rowid, body, heading) VALUES(?,?,?)",
-                    (cid, ch.lexical_text, ch.lexical_heading),
-                )
-                if vectors and ch.vector is not None:
-                    if storage == "float32":
-                        c.execute("INSERT INTO chunk_vectors VALUES(?,?,?)", (cid, doc_id, _f32(ch.vector)))
-                    elif storage == "int8":
-                        c.execute(
-                            "INSERT INTO chunk_vectors VALUES(?,?,vec_int8(?))", (cid, doc_id, _i8(ch.vector))
-                        )
-                    else:
-                        c.execute(
-                            "INSERT INTO chunk_vectors VALUES(?,?,vec_bit(?))", (cid, doc_id, _bits(ch.vector))
-                        )
-                        c.execute("INSERT INTO chunk_vectors_exact VALUES(?,?)", (cid, _f32(ch.vector)))
             return len(chunks)
+
+    def _insert_vectors(
+        self, c: apsw.Connection, rows: Sequence[tuple[int, int, npt.NDArray[np.float32]]]
+    ) -> None:
+        if not rows:
+            return
+        storage = self._storage()
+        if storage == "float32":
+            c.executemany("INSERT INTO chunk_vectors VALUES(?,?,?)", [(i, d, _f32(v)) for i, d, v in rows])
+        elif storage == "int8":
+            c.executemany("INSERT INTO chunk_vectors VALUES(?,?,vec_int8(?))", [(i, d, _i8(v)) for i, d, v in rows])
+        else:
+            c.executemany("INSERT INTO chunk_vectors VALUES(?,?,vec_bit(?))", [(i, d, _bits(v)) for i, d, v in rows])
+            c.executemany("INSERT INTO chunk_vectors_exact VALUES(?,?)", [(i, _f32(v)) for i, _, v in rows])
+
+    def pending_vectors(self, limit: int) -> list[PendingChunk]:
+        if not self.has_vectors():
+            return []
+        rows = self._conn().execute(
+            "SELECT c.id, d.path, c.body, c.heading_path, c.embedding_text_hash FROM chunks c "
+            "JOIN documents d ON d.id = c.document_id WHERE c.vector_pending = 1 ORDER BY c.id LIMIT ?",
+            (limit,),
+        )
+        return [PendingChunk(cid, path, _unpack(body), hp, eth) for cid, path, body, hp, eth in rows]
+
+    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+        if not vectors or not self.has_vectors():
+            return 0
+        with self._write() as c:
+            rows = []
+            for cid, vec in vectors:
+                doc_id = self._one("SELECT document_id FROM chunks WHERE id = ? AND vector_pending = 1", (cid,))
+                if doc_id is not None:
+                    rows.append((cid, int(doc_id), vec))
+            c.executemany("UPDATE chunks SET vector_pending = 0 WHERE id = ?", [(cid,) for cid, _, _ in rows])
+            self._insert_vectors(c, rows)
+            return len(rows)
 
     def delete_document(self, path: str) -> bool:
         with self._write() as c:
@@ -310,7 +351,20 @@ class SqliteStore:
         c = self._conn()
         docs, last = c.execute("SELECT count(*), max(indexed_at_utc) FROM documents").fetchone() or (0, None)
         chunks = self._one("SELECT count(*) FROM chunks")
-        return StoreCounts(int(docs), int(chunks), last)
+        return StoreCounts(int(docs), int(chunks), last, self.pending_vector_count())
+
+    def has_chunks(self) -> bool:
+        if not self.exists() or not self._table_exists("chunks"):
+            return False
+        return self._one("SELECT 1 FROM chunks LIMIT 1") is not None
+
+    def pending_vector_count(self) -> int:
+        if not self.exists() or not self._table_exists("chunks"):
+            return 0
+        try:
+            return int(self._one("SELECT count(*) FROM chunks WHERE vector_pending = 1"))
+        except apsw.SQLError:  # an index of an older layout (incompatible; status must still answer)
+            return 0
 
     # retrieval ----------------------------------------------------------------
     def _allowed_docs(self, path_filter: PathFilter | None) -> set[int] | None:
@@ -325,7 +379,7 @@ class SqliteStore:
             return []
         marks = ",".join("?" * len(ids))
         rows = self._conn().execute(
-            "SELECT c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash FROM chunks c "
+            "SELECT c.id, d.path, c.anchor, c.heading_path, c.body, d.source_hash FROM chunks c "
             f"JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
             list(ids),
         )
@@ -336,7 +390,7 @@ class SqliteStore:
                 path=by_id[i][1],
                 anchor=by_id[i][2],
                 heading_path=by_id[i][3],
-                text=by_id[i][4],
+                text=_unpack(by_id[i][4]),
                 source_hash=by_id[i][5],
                 distance=None if distances is None else distances.get(i),
             )
@@ -370,6 +424,41 @@ class SqliteStore:
                         if len(ids) >= limit:
                             break
         return self._hits(ids)
+
+    def refresh_term_stats(self) -> None:
+        """Snapshot the chunk counts of common terms (one pass over the FTS vocabulary)."""
+        if not self._table_exists("chunks_fts_vocab"):
+            return
+        with self._write() as c:
+            c.execute("DELETE FROM term_stats")
+            c.execute(
+                "INSERT INTO term_stats(term, doc) SELECT term, doc FROM chunks_fts_vocab WHERE doc > ?",
+                (COMMON_TERM_MIN_CHUNKS,),
+            )
+
+    def document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
+        if not tokens or not self.exists() or not self._table_exists("chunks_fts_vocab"):
+            return {}
+        c = self._conn()
+        # fts5vocab counts a term by walking its posting list (~1 ms for a word in half of 50k
+        # chunks): common terms come from the term_stats snapshot (refreshed after each full
+        # reindex; slightly stale after targeted syncs, which is fine for a cost heuristic),
+        # rare ones from fts5vocab (cheap). Cached per connection until the database changes.
+        version = self._one("PRAGMA data_version")
+        cache = getattr(self._local, "df_cache", None)
+        if cache is None or self._local.df_version != version or len(cache) > DF_CACHE_SIZE:
+            cache = self._local.df_cache = {}
+            self._local.df_version = version
+        missing = [t for t in dict.fromkeys(tokens) if t not in cache]
+        if missing and self._table_exists("term_stats"):
+            marks = ",".join("?" * len(missing))
+            for term, doc in c.execute(f"SELECT term, doc FROM term_stats WHERE term IN ({marks})", missing):
+                cache[term] = int(doc)
+        for token in missing:  # one lookup per term: an IN list makes fts5vocab scan every term
+            if token not in cache:
+                row = c.execute("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (token,)).fetchone()
+                cache[token] = 0 if row is None else int(row[0])
+        return {t: cache[t] for t in tokens if cache.get(t)}
 
     def semantic(
         self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None

@@ -3,9 +3,16 @@
 * lexical: BM25 over chunk text and heading path (heading weighted 2x). All
   query terms are tried first (AND); when that yields fewer than the needed
   candidates, chunks matching any term (OR) follow, each group in BM25 order.
+  The OR query keeps only the rarest terms whose chunk counts sum to at most
+  ``LOOSE_ROW_BUDGET`` (FTS5 scores every row an OR matches before sorting, so
+  common words made questions slow on a large index; BM25 weighs them near
+  zero anyway); the ``KEEP_RAREST_TERMS`` rarest always stay.
 * semantic: k-nearest chunks to the query embedding (sqlite-vec).
-* hybrid: reciprocal rank fusion of both candidate pools,
-  ``score = sum(1 / (rrfK + rank))``, ties by chunk id ascending.
+* hybrid: weighted reciprocal rank fusion of both candidate pools,
+  ``score = sum(weight / (rrfK + rank))`` (lexical weight 1, semantic
+  ``search.semanticWeight``), ties by chunk id ascending. ``rrfK 60`` and
+  ``semanticWeight 1`` give the reference's plain RRF; the defaults (10, 0.5)
+  were chosen on the dev sets because the bundled model ranks below BM25.
 
 Include/exclude globs become one path predicate applied inside each retrieval
 before its limit. Lexical and semantic scores are ``1/rank``.
@@ -33,14 +40,20 @@ MAX_TOP_K = 50
 READ_HINT_MAX_ELEMENTS = 20
 READ_HINT_MAX_BYTES = 12000
 MODES = ("lexical", "semantic", "hybrid")
+LOOSE_ROW_BUDGET = 2000  # the OR query keeps its rarest terms while their chunk counts add up to this...
+KEEP_RAREST_TERMS = 2  # ...but always at least this many
 
 
-def rrf_fuse(lists: Sequence[Sequence[ChunkHit]], k: int) -> list[tuple[ChunkHit, float]]:
+def rrf_fuse(
+    lists: Sequence[Sequence[ChunkHit]], k: int, weights: Sequence[float] | None = None
+) -> list[tuple[ChunkHit, float]]:
+    """Weighted reciprocal rank fusion: ``sum(weight / (k + rank))``, ties by chunk id."""
     scores: dict[int, float] = {}
     hits: dict[int, ChunkHit] = {}
-    for ranked in lists:
+    for i, ranked in enumerate(lists):
+        weight = 1.0 if weights is None else float(weights[i])
         for rank, hit in enumerate(ranked, start=1):
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1.0 / (k + rank)
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (k + rank)
             hits.setdefault(hit.chunk_id, hit)
     order = sorted(scores, key=lambda cid: (-scores[cid], cid))
     return [(hits[cid], scores[cid]) for cid in order]
@@ -64,12 +77,15 @@ class SearchEngine:
 
     def lexical_hits(self, query: str, limit: int, path_filter: Callable[[str], bool] | None) -> list[ChunkHit]:
         lq = build_lexical_query(query)
-        if lq.strict is None or lq.loose is None:
+        if len(lq.parts) > KEEP_RAREST_TERMS:
+            lq = lq.with_loose_budget(self.store.document_frequencies(lq.tokens()), LOOSE_ROW_BUDGET, KEEP_RAREST_TERMS)
+        strict, loose = lq.strict, lq.loose
+        if strict is None or loose is None:
             return []
-        hits = self.store.lexical(lq.strict, limit, path_filter)
-        if len(hits) < limit and lq.loose != lq.strict:
+        hits = self.store.lexical(strict, limit, path_filter)
+        if len(hits) < limit and loose != strict:
             seen = {h.chunk_id for h in hits}
-            for h in self.store.lexical(lq.loose, limit, path_filter):
+            for h in self.store.lexical(loose, limit, path_filter):
                 if h.chunk_id not in seen:
                     hits.append(h)
                     if len(hits) >= limit:
@@ -152,7 +168,8 @@ class SearchEngine:
                 effective = "lexical"
                 scored = [(h, 1.0 / r) for r, h in enumerate(lexical[:top_k], 1)]
             else:
-                scored = rrf_fuse([semantic, lexical], int(cfg.rrf_k))[:top_k]
+                weight = float(getattr(cfg, "semantic_weight", 1.0))
+                scored = rrf_fuse([semantic, lexical], int(cfg.rrf_k), [weight, 1.0])[:top_k]
         terms = build_lexical_query(query).terms
         return {
             "results": [self._item(h, score, effective, terms) for h, score in scored],
