@@ -19,8 +19,8 @@ setup: $(VENV)/.installed
 DEMO_ROOT ?= examples/demo
 DEMO_QUERY ?= how do I keep edits safe when two agents change the same file
 demo: setup
-	$(PY) -m local_vector_search_mcp --root $(DEMO_ROOT) --storage-path $(DEMO_ROOT)/../.demo-index/index.db --reindex
-	$(PY) -m local_vector_search_mcp --root $(DEMO_ROOT) --storage-path $(DEMO_ROOT)/../.demo-index/index.db call kb_search --query "$(DEMO_QUERY)" --top-k 3
+	$(PY) -m local_vector_search_mcp --root $(DEMO_ROOT) --storage-path $(CURDIR)/.demo-index/index.db --reindex --force
+	$(PY) -m local_vector_search_mcp --root $(DEMO_ROOT) --storage-path $(CURDIR)/.demo-index/index.db call kb_search --query "$(DEMO_QUERY)" --top-k 3
 
 test: setup check-generated
 	$(PY) -m pytest -q
@@ -55,4 +55,4 @@ bench: setup
 	$(PY) bench/run.py
 
 clean:
-	rm -rf $(VENV) .inspector .pytest_cache .mypy_cache .hypothesis examples/.demo-index
+	rm -rf $(VENV) .inspector .pytest_cache .mypy_cache .hypothesis .demo-index

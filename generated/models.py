@@ -1094,6 +1094,29 @@ class StatusSynchronization(BaseModel):
     last_error: Annotated[str | None, Field(alias='lastError')]
 
 
+class StatusVectors(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    embedded_chunks: Annotated[int, Field(alias='embeddedChunks', ge=0)]
+    """
+    Chunks that have a vector.
+    """
+    pending_chunks: Annotated[int, Field(alias='pendingChunks', ge=0)]
+    """
+    Chunks indexed lexically that still wait for a vector.
+    """
+    is_running: Annotated[bool, Field(alias='isRunning')]
+    """
+    Whether an embedding pass is running now.
+    """
+    last_error: Annotated[str | None, Field(alias='lastError')]
+    """
+    Why the last embedding pass failed
+    """
+
+
 class TableColumn(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1626,6 +1649,10 @@ class KbStatusResult(BaseModel):
     Targeted re-indexing queued by edits and the file watcher; null when nothing is pending and nothing failed.
     """
     indexing: StatusIndexing
+    vectors: StatusVectors | None
+    """
+    Progress of the embedding pass that follows lexical indexing; null in lexical mode. Search works while chunks are pending (semantic and hybrid cover the embedded ones and say so in `warning`).
+    """
     compatibility: StatusCompatibility
 
 

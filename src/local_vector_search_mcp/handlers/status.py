@@ -9,7 +9,9 @@ from ..workspace import Workspace
 
 
 def kb_status(ws: Workspace) -> dict[str, Any]:
-    status = ws.service(IndexService).status_fields()
+    index = ws.service(IndexService)
+    status = index.status_fields()
+    status["vectors"] = index.vector_status()
     status["allowWrites"] = ws.config.knowledge_base.allow_writes
     status["watchFiles"] = ws.config.knowledge_base.watch_files
     return status

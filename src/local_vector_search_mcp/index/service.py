@@ -313,7 +313,7 @@ class IndexService:
             }
 
     def vector_status(self) -> dict[str, Any] | None:
-        """Proposed ``kb_status.vectors`` (not in the output schema yet): null in lexical mode."""
+        """``kb_status.vectors``: progress of the embedding pass; null in lexical mode."""
         if self.embedder() is None:
             return None
         counts = self.store.counts()
