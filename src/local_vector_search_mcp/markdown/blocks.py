@@ -43,7 +43,7 @@ from .model import Document, Element
 from .pointers import FRONT_MATTER
 from .source import LineIndex
 
-__all__ = ["BlockState", "build_state", "reparse"]
+__all__ = ["BlockState", "build_state", "reparse", "reused_elements"]
 
 
 def _block_only(md: MarkdownIt) -> MarkdownIt:
@@ -92,6 +92,11 @@ class BlockState:
     has_tables: bool
     hist: list[tuple[int, int]] | None  # historical paragraph ranges (only with tables)
     regions: list[tuple[int, int]] | None  # line ranges re-parsed without tables
+    # Set by ``reparse``: the sourceHash of the document this one was re-parsed
+    # from, and how many of its leading elements were reused as they are and how
+    # many trailing ones were reused shifted (``reused_elements``).
+    base: str | None = None
+    reused: tuple[int, int] = (0, 0)
 
 
 def _blank(text: str, lines: LineIndex, line: int) -> bool:
@@ -489,23 +494,42 @@ def _element(text: str, d: _Draft, section_end: int | None) -> Element:
     )
 
 
-def _shifted(e: Element, delta: int) -> Element:
-    end = e.section_end
-    return Element(
-        e.pointer,
-        e.kind,
-        e.start + delta,
-        e.end + delta,
-        tuple((s + delta, t + delta) for s, t in e.segments),
-        e.text,
-        e.self_hash,
-        e.subtree_hash,
-        e.heading_path,
-        e.level,
-        None if end is None else end + delta,
-        e.parent,
-        e.title,
-    )
+def _shifted(elements: Sequence[Element], delta: int) -> list[Element]:
+    """Copies of ``elements`` moved by ``delta`` (the suffix a re-parse reuses).
+
+    The hot loop of a re-parse near the start of a big document: a single-range
+    ``segments`` (every kind but a parent list item) is rebuilt without a
+    generator, and the constructor is bound locally.
+    """
+    make = Element
+    out: list[Element] = []
+    append = out.append
+    for e in elements:
+        segments = e.segments
+        if len(segments) == 1:
+            ((s, t),) = segments
+            moved: tuple[tuple[int, int], ...] = ((s + delta, t + delta),)
+        else:
+            moved = tuple([(s + delta, t + delta) for s, t in segments])
+        end = e.section_end
+        append(
+            make(
+                e.pointer,
+                e.kind,
+                e.start + delta,
+                e.end + delta,
+                moved,
+                e.text,
+                e.self_hash,
+                e.subtree_hash,
+                e.heading_path,
+                e.level,
+                None if end is None else end + delta,
+                e.parent,
+                e.title,
+            )
+        )
+    return out
 
 
 # -- historical paragraphs (§4.6) -------------------------------------------------------
@@ -748,8 +772,8 @@ def reparse(
         mp = big_l + len(mid_starts)
         shift_l = mp - big_m
         new_lines = LineIndex(
-            lines.starts[:big_l] + tuple(mid_starts) + tuple(x + delta for x in lines.starts[big_m:]),
-            lines.ends[:big_l] + tuple(mid_ends) + tuple(x + delta for x in lines.ends[big_m:]),
+            lines.starts[:big_l] + tuple(mid_starts) + tuple([x + delta for x in lines.starts[big_m:]]),
+            lines.ends[:big_l] + tuple(mid_ends) + tuple([x + delta for x in lines.ends[big_m:]]),
             len(new_text),
         )
         tokens = (_MD_HEAD if big_l == 0 else _MD_REST).parse(new_text[s_off:m_end])
@@ -886,12 +910,24 @@ def reparse(
             old_keys.add(old_elements[st.elem[k]].pointer)
     if g < nbn:
         e_g = st.elem[g_old]
-        suffix = old_elements[e_g:] if delta == 0 else [_shifted(e, delta) for e in old_elements[e_g:]]
+        suffix = old_elements[e_g:] if delta == 0 else _shifted(old_elements[e_g:], delta)
         shift_e = e_bh + len(window) - e_g
         new_elem += [x + shift_e for x in st.elem[g_old:]]
         snaps += st.snaps[g_old:]
     elements = (*prefix, *window, *suffix)
     reserved = {r for r in old.reserved if r.rpartition(".")[0] not in old_keys}
     reserved |= asm.reserved
-    state = BlockState(n_l0, n_recs, new_elem, snaps, has_tables, hist, regions)
+    state = BlockState(n_l0, n_recs, new_elem, snaps, has_tables, hist, regions, old.source_hash, (e_bh, len(suffix)))
     return elements, frozenset(reserved), new_lines, state
+
+
+def reused_elements(old: Document, new: Document) -> tuple[int, int]:
+    """``(prefix, suffix)``: ``new`` was re-parsed from ``old`` and reuses its first
+    ``prefix`` elements unchanged (same pointer, kind, span, text and parent; an
+    open heading's section end may differ) and its last ``suffix`` elements shifted
+    by the length delta. A non-empty prefix is followed, and a non-empty suffix
+    starts, with a top-level heading in both documents. ``(0, 0)`` when unknown."""
+    st = new._state
+    if not isinstance(st, BlockState) or st.base != old.source_hash:
+        return 0, 0
+    return st.reused

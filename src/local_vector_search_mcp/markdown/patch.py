@@ -22,6 +22,7 @@ from typing import Protocol
 
 from local_vector_search_mcp.errors import InvalidArgument
 
+from .blocks import reused_elements
 from .document import parse_edited, parse_text
 from .kinds import ElementKind
 from .model import Document, Element
@@ -491,14 +492,20 @@ class _Mapper:
         return self.edits[max(k, 0)]
 
 
-def _containers(doc: Document) -> dict[str, int]:
+def _containers(text: str, elements: Sequence[Element]) -> dict[str, int]:
     """List container of every item: consecutive siblings with only whitespace
-    between them and the same marker style share one (CommonMark list rules)."""
+    between them and the same marker style share one (CommonMark list rules).
+
+    ``elements`` is a run of a document's elements that starts at the document
+    start or at a top-level heading: no item after a heading continues a list
+    from before it (its key, parent or section, is new), so a run gives every
+    item in it the same container as the whole document does.
+    """
     result: dict[str, int] = {}
     last: dict[tuple[str | None, str | None], Element] = {}
-    text = doc.text
-    for e in doc.elements:
-        if e.kind is not ElementKind.LIST_ITEM:
+    list_item = ElementKind.LIST_ITEM
+    for e in elements:
+        if e.kind is not list_item:
             continue
         key = (e.parent, None if e.parent else containing_section(e.pointer))
         prev = last.get(key)
@@ -519,13 +526,64 @@ def _style_at(text: str, start: int) -> str | None:
     return marker if marker in "-+*" else marker[-1]
 
 
+def _window(old: Document, new: Document, edits: Sequence[Edit]) -> tuple[int, int]:
+    """How many leading and trailing elements the validator may skip.
+
+    When ``new`` was re-parsed from ``old`` (``reused_elements``), its first
+    ``prefix`` elements are ``old``'s and its last ``suffix`` are ``old``'s shifted
+    by the length delta. If every edit lies between the two runs, the full
+    validator provably passes on them: each is untouched, maps to its own copy
+    (nothing else starts at its mapped offset: the prefix ends before the first
+    edit, the suffix starts after the last), keeps its parent, and its list
+    container maps to its own copy. Both runs end / start at a top-level heading,
+    where list containers restart, so the containers of the middle window are
+    those of the whole document, and old and new window ids (offsets between the
+    runs) never collide with the runs' ids. ``(0, 0)`` (validate everything)
+    whenever one of these conditions cannot be confirmed.
+    """
+    prefix, suffix = reused_elements(old, new)
+    if not prefix and not suffix:
+        return 0, 0
+    n_old, n_new = len(old.elements), len(new.elements)
+    if prefix + suffix > min(n_old, n_new):
+        return 0, 0
+    heading = ElementKind.HEADING
+    if prefix:
+        if prefix >= n_old or prefix >= n_new:
+            return 0, 0
+        a_old, a_new = old.elements[prefix], new.elements[prefix]
+        if a_old.kind is not heading or a_new.kind is not heading or a_old.start != a_new.start:
+            return 0, 0
+        if a_old.start > edits[0].start:
+            return 0, 0
+    if suffix:
+        b_old, b_new = old.elements[n_old - suffix], new.elements[n_new - suffix]
+        if b_old.kind is not heading or b_new.kind is not heading:
+            return 0, 0
+        if b_old.start + len(new.text) - len(old.text) != b_new.start or b_old.start < max(e.end for e in edits):
+            return 0, 0
+    for edit in edits:  # the container checks look structured targets up in the window only
+        if edit.structured and edit.target is not None:
+            k = old.index_of(edit.target.pointer)
+            if k is None or k < prefix or k >= n_old - suffix:
+                return 0, 0
+    return prefix, suffix
+
+
 def validate_structure(old: Document, new: Document, edits: Sequence[Edit]) -> None:
-    """Refuse a result whose untouched elements changed or whose new blocks leak (§5.4)."""
+    """Refuse a result whose untouched elements changed or whose new blocks leak (§5.4).
+
+    Only the elements between the runs a re-parse reused (``_window``) are
+    compared; the outcome and message equal those of a full comparison.
+    """
+    prefix, suffix = _window(old, new, edits)
+    old_window = old.elements[prefix : len(old.elements) - suffix]
+    new_window = new.elements[prefix : len(new.elements) - suffix]
     mapper = _Mapper(edits)
-    by_start: dict[tuple[int, ElementKind], Element] = {(e.start, e.kind): e for e in new.elements}
+    by_start: dict[tuple[int, ElementKind], Element] = {(e.start, e.kind): e for e in new_window}
     matched: set[str] = set()
     survivors: dict[str, str] = {}  # old pointer -> new pointer
-    for e in old.elements:
+    for e in old_window:
         touched = None
         for s, t in e.segments or ((e.start, e.end),):
             touched = mapper.touching(s, t)
@@ -550,7 +608,7 @@ def validate_structure(old: Document, new: Document, edits: Sequence[Edit]) -> N
         survivors[e.pointer] = twin.pointer
     # New elements must stay inside the inserted text.
     roots: dict[int, list[Element]] = {}
-    for e in new.elements:
+    for e in new_window:
         if e.pointer in matched:
             continue
         first = e.segments[0][0] if e.segments else e.start
@@ -564,7 +622,9 @@ def validate_structure(old: Document, new: Document, edits: Sequence[Edit]) -> N
         if stop > b:
             raise _unsupported(mapper.edits[k].pointer, "the edit would absorb untouched text into a new block")
         roots.setdefault(k, []).append(e)
-    _check_structured(old, new, mapper, roots, survivors)
+    old_c = _containers(old.text, old_window)
+    new_c = _containers(new.text, new_window)
+    _check_structured(old, new, mapper, roots, survivors, old_c, new_c)
 
 
 def _check_structured(
@@ -573,9 +633,9 @@ def _check_structured(
     mapper: _Mapper,
     created: dict[int, list[Element]],
     survivors: dict[str, str],
+    old_c: dict[str, int],
+    new_c: dict[str, int],
 ) -> None:
-    old_c = _containers(old)
-    new_c = _containers(new)
     allowed: dict[str, int] = {}  # new root item -> new container it may join
     for k, edit in enumerate(mapper.edits):
         target = edit.target
