@@ -6,7 +6,7 @@ import pytest
 
 from local_vector_search_mcp.errors import Conflict, InvalidArgument, KbError
 from local_vector_search_mcp.markdown import parse_document, parse_text
-from local_vector_search_mcp.markdown.patch import Op, list_marker, plan_patch
+from local_vector_search_mcp.markdown.patch import Op, list_marker, patch_text, plan_patch
 
 
 def anchors(text: str) -> dict[str, str]:
@@ -323,3 +323,18 @@ def test_refusal_leaves_the_document_object_untouched() -> None:
     with pytest.raises(KbError):
         plan_patch(doc, "d.md", [Op("replace_element", doc.elements[0].anchor, "nope")])
     assert doc.text == before
+
+
+def test_an_insert_may_not_swallow_an_untouched_html_block() -> None:
+    doc = parse_text("# T\n\nPara.\n\n<!-- keep -->\n")
+    anchor = doc.get("1.p1").anchor
+    with pytest.raises(InvalidArgument, match="untouched HTML block at line 5"):
+        patch_text(doc, "x.md", [Op("insert_after", anchor, "<!-- open comment")])
+    ok, _ = patch_text(doc, "x.md", [Op("insert_after", anchor, "<!-- closed -->")])
+    assert ok == "# T\n\nPara.\n\n<!-- closed -->\n\n<!-- keep -->\n"
+
+
+def test_thematic_breaks_survive_untouched() -> None:
+    doc = parse_text("# T\n\nPara.\n\n---\n\nAfter.\n")
+    new, _ = patch_text(doc, "x.md", [Op("replace_element", doc.get("1.p1").anchor, "Other.")])
+    assert new == "# T\n\nOther.\n\n---\n\nAfter.\n"

@@ -2,7 +2,8 @@
 
 Test oracle only: ``validate_structure_full`` compares every element of both
 documents and computes the list containers of the whole documents (verbatim
-the pre-window implementation of ``markdown.patch.validate_structure``).
+the pre-window implementation of ``markdown.patch.validate_structure``, plus the
+raw-block check added later, which both share).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from local_vector_search_mcp.markdown.kinds import ElementKind
 from local_vector_search_mcp.markdown.model import Document, Element
 from local_vector_search_mcp.markdown.patch import (
     Edit,
+    _check_raw_blocks,
     _depth,
     _edit_for_new,
     _item_marker,
@@ -92,6 +94,7 @@ def validate_structure_full(old: Document, new: Document, edits: Sequence[Edit])
             raise _unsupported(mapper.edits[k].pointer, "the edit would absorb untouched text into a new block")
         roots.setdefault(k, []).append(e)
     _check_structured(old, new, mapper, roots, survivors)
+    _check_raw_blocks(old, new, mapper)  # added after the windowing; shared, not windowed
 
 
 def _check_structured(

@@ -22,7 +22,7 @@ from typing import Protocol
 
 from local_vector_search_mcp.errors import InvalidArgument
 
-from .blocks import reused_elements
+from .blocks import BlockState, reused_elements
 from .document import parse_edited, parse_text
 from .kinds import ElementKind
 from .model import Document, Element
@@ -625,6 +625,46 @@ def validate_structure(old: Document, new: Document, edits: Sequence[Edit]) -> N
     old_c = _containers(old.text, old_window)
     new_c = _containers(new.text, new_window)
     _check_structured(old, new, mapper, roots, survivors, old_c, new_c)
+    _check_raw_blocks(old, new, mapper)
+
+
+# Top-level blocks that are not elements but must survive edits unchanged (§4.2, §5.4).
+_RAW_KINDS = {"html_block": "HTML block", "hr": "thematic break"}
+
+
+def _raw_blocks(doc: Document) -> list[tuple[int, int, str]]:
+    """``(start, end, kind)`` of the top-level HTML blocks and thematic breaks, trailing blanks trimmed."""
+    state = doc._state
+    if not isinstance(state, BlockState):  # pragma: no cover - every parse keeps its block state
+        return []
+    text, lines = doc.text, doc.lines
+    out = []
+    for l0, rec in zip(state.l0, state.recs, strict=True):
+        if rec.kind not in _RAW_KINDS:
+            continue
+        last = l0 + max(rec.n, 1) - 1
+        while last > l0 and not text[lines.start_of(last) : lines.ends[last]].strip():
+            last -= 1
+        out.append((lines.start_of(l0), lines.ends[last], rec.kind))
+    return out
+
+
+def _check_raw_blocks(old: Document, new: Document, mapper: _Mapper) -> None:
+    """An untouched HTML block or thematic break must reappear as itself at its mapped place.
+
+    Elements are checked above; this catches a new block that swallows raw source,
+    e.g. an inserted ``<!-- unclosed`` comment running on into an existing comment.
+    """
+    kept = set(_raw_blocks(new))
+    for start, end, kind in _raw_blocks(old):
+        if mapper.touching(start, end) is not None:
+            continue
+        at = mapper.map(start)
+        if (at, at + end - start, kind) not in kept or new.text[at : at + end - start] != old.text[start:end]:
+            line = old.lines.line_of(start) + 1
+            raise _unsupported(
+                mapper.nearest(start).pointer, f"the edit would change the untouched {_RAW_KINDS[kind]} at line {line}"
+            )
 
 
 def _check_structured(
