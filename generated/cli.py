@@ -155,9 +155,9 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--query', dest='opt_query', type=str, default=None, help='What to look for, in natural language or keywords (any language). Must contain a non-whitespace character.')
+    parser.add_argument('--query', dest='opt_query', type=str, default=None, metavar='QUERY', help='What to look for, in natural language or keywords (any language). Must contain a non-whitespace character.')
     parser.add_argument('--mode', dest='opt_mode', type=str, default=None, choices=['lexical', 'semantic', 'hybrid'], help='Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).')
-    parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, help='Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).')
+    parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, metavar='TOP_K', help='Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).')
     parser.set_defaults(tool='kb_search')
     parser = subparsers.add_parser(
         'kb_read',
@@ -166,10 +166,10 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document, e.g. from kb_list_files or a search result.')
-    parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, help='Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.')
-    parser.add_argument('--max-elements', dest='opt_maxElements', type=int, default=None, help='Maximum number of elements in this page (at least 1; values above 100 are treated as 100).')
-    parser.add_argument('--max-bytes', dest='opt_maxBytes', type=int, default=None, help='Maximum UTF-8 size of `markdown` in bytes (at least 1; values above 100000 are treated as 100000). The first element is always returned even when larger. Does not limit `table`.')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document, e.g. from kb_list_files or a search result.')
+    parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, metavar='POINTER', help='Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.')
+    parser.add_argument('--max-elements', dest='opt_maxElements', type=int, default=None, metavar='MAX_ELEMENTS', help='Maximum number of elements in this page (at least 1; values above 100 are treated as 100).')
+    parser.add_argument('--max-bytes', dest='opt_maxBytes', type=int, default=None, metavar='MAX_BYTES', help='Maximum UTF-8 size of `markdown` in bytes (at least 1; values above 100000 are treated as 100000). The first element is always returned even when larger. Does not limit `table`.')
     parser.set_defaults(tool='kb_read')
     parser = subparsers.add_parser(
         'kb_patch',
@@ -178,7 +178,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of an existing document.')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of an existing document.')
     parser.set_defaults(tool='kb_patch')
     parser = subparsers.add_parser(
         'kb_edit_table',
@@ -187,18 +187,18 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document holding the table.')
-    parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, help='Hashed anchor of a standalone table (`tN` or `<section>.tN`), v2 as returned by kb_read (v1 `tN~selfHash` accepted). The table must not have been changed since.')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document holding the table.')
+    parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, metavar='POINTER', help='Hashed anchor of a standalone table (`tN` or `<section>.tN`), v2 as returned by kb_read (v1 `tN~selfHash` accepted). The table must not have been changed since.')
     parser.add_argument('--action', dest='opt_action', type=str, default=None, choices=['update_cells', 'insert_row', 'delete_row', 'insert_column', 'delete_column', 'rename_column', 'set_alignment'], help='The edit to make; decides which other fields are allowed (see the tool description).')
-    parser.add_argument('--row-index', dest='opt_rowIndex', type=int, default=None, help='`delete_row`: zero-based data row to delete (alternative to `where`).')
-    parser.add_argument('--column', dest='opt_column', type=str, default=None, help='`delete_column`, `rename_column`, `set_alignment`: the column by header name (alternative to `columnIndex`; a column with an empty name must be selected by index).')
-    parser.add_argument('--column-index', dest='opt_columnIndex', type=int, default=None, help='`delete_column`, `rename_column`, `set_alignment`: zero-based column index (alternative to `column`).')
-    parser.add_argument('--before-row-index', dest='opt_beforeRowIndex', type=int, default=None, help='`insert_row`: insert before this zero-based data row (must be less than the row count). Omit to append after the last row.')
-    parser.add_argument('--before-column', dest='opt_beforeColumn', type=str, default=None, help='`insert_column`: insert before the column with this name. Omit both `beforeColumn` and `beforeColumnIndex` to append a last column.')
-    parser.add_argument('--before-column-index', dest='opt_beforeColumnIndex', type=int, default=None, help='`insert_column`: insert before this zero-based column (must be less than the column count).')
-    parser.add_argument('--name', dest='opt_name', type=str, default=None, help='`insert_column`: header text of the new column (plain text, escaped).')
-    parser.add_argument('--new-name', dest='opt_newName', type=str, default=None, help='`rename_column`: the new header text (plain text, escaped).')
-    parser.add_argument('--default-value', dest='opt_defaultValue', type=str, default=None, help='`insert_column`: plain-text value put in every existing row of the new column (default empty).')
+    parser.add_argument('--row-index', dest='opt_rowIndex', type=int, default=None, metavar='ROW_INDEX', help='`delete_row`: zero-based data row to delete (alternative to `where`).')
+    parser.add_argument('--column', dest='opt_column', type=str, default=None, metavar='COLUMN', help='`delete_column`, `rename_column`, `set_alignment`: the column by header name (alternative to `columnIndex`; a column with an empty name must be selected by index).')
+    parser.add_argument('--column-index', dest='opt_columnIndex', type=int, default=None, metavar='COLUMN_INDEX', help='`delete_column`, `rename_column`, `set_alignment`: zero-based column index (alternative to `column`).')
+    parser.add_argument('--before-row-index', dest='opt_beforeRowIndex', type=int, default=None, metavar='BEFORE_ROW_INDEX', help='`insert_row`: insert before this zero-based data row (must be less than the row count). Omit to append after the last row.')
+    parser.add_argument('--before-column', dest='opt_beforeColumn', type=str, default=None, metavar='BEFORE_COLUMN', help='`insert_column`: insert before the column with this name. Omit both `beforeColumn` and `beforeColumnIndex` to append a last column.')
+    parser.add_argument('--before-column-index', dest='opt_beforeColumnIndex', type=int, default=None, metavar='BEFORE_COLUMN_INDEX', help='`insert_column`: insert before this zero-based column (must be less than the column count).')
+    parser.add_argument('--name', dest='opt_name', type=str, default=None, metavar='NAME', help='`insert_column`: header text of the new column (plain text, escaped).')
+    parser.add_argument('--new-name', dest='opt_newName', type=str, default=None, metavar='NEW_NAME', help='`rename_column`: the new header text (plain text, escaped).')
+    parser.add_argument('--default-value', dest='opt_defaultValue', type=str, default=None, metavar='DEFAULT_VALUE', help='`insert_column`: plain-text value put in every existing row of the new column (default empty).')
     parser.add_argument('--alignment', dest='opt_alignment', type=str, default=None, choices=['none', 'left', 'center', 'right'], help="`set_alignment` (required) and `insert_column` (optional, default `none`): the column's alignment.")
     parser.set_defaults(tool='kb_edit_table')
     parser = subparsers.add_parser(
@@ -208,8 +208,8 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the new document, e.g. `notes/meeting-2024-05.md`.')
-    parser.add_argument('--markdown', dest='opt_markdown', type=str, default=None, help='Full content of the new file, written byte-for-byte as UTF-8 (may be empty).')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the new document, e.g. `notes/meeting-2024-05.md`.')
+    parser.add_argument('--markdown', dest='opt_markdown', type=str, default=None, metavar='MARKDOWN', help='Full content of the new file, written byte-for-byte as UTF-8 (may be empty).')
     parser.set_defaults(tool='kb_create')
     parser = subparsers.add_parser(
         'kb_move',
@@ -218,9 +218,9 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, help='Root-relative path of the existing document.')
-    parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
-    parser.add_argument('--expected-source-hash', dest='opt_expectedSourceHash', type=str, default=None, help="The document's current `sourceHash` (SHA-256 hex, any case).")
+    parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='Root-relative path of the existing document.')
+    parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, metavar='TARGET_PATH', help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
+    parser.add_argument('--expected-source-hash', dest='opt_expectedSourceHash', type=str, default=None, metavar='EXPECTED_SOURCE_HASH', help="The document's current `sourceHash` (SHA-256 hex, any case).")
     parser.set_defaults(tool='kb_move')
     parser = subparsers.add_parser(
         'kb_delete',
@@ -229,8 +229,8 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document to delete.')
-    parser.add_argument('--expected-source-hash', dest='opt_expectedSourceHash', type=str, default=None, help="The document's current `sourceHash` (SHA-256 hex, any case).")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document to delete.')
+    parser.add_argument('--expected-source-hash', dest='opt_expectedSourceHash', type=str, default=None, metavar='EXPECTED_SOURCE_HASH', help="The document's current `sourceHash` (SHA-256 hex, any case).")
     parser.set_defaults(tool='kb_delete')
     parser = subparsers.add_parser(
         'kb_list_files',
@@ -239,8 +239,8 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path-prefix', dest='opt_pathPrefix', type=str, default=None, help='Folder (or file) path whose files to list; a trailing `/` is ignored. Omit for the whole root.')
-    parser.add_argument('--include-glob', dest='opt_includeGlob', type=str, default=None, help='Only files whose root-relative path matches this glob (default `**/*`).')
+    parser.add_argument('--path-prefix', dest='opt_pathPrefix', type=str, default=None, metavar='PATH_PREFIX', help='Folder (or file) path whose files to list; a trailing `/` is ignored. Omit for the whole root.')
+    parser.add_argument('--include-glob', dest='opt_includeGlob', type=str, default=None, metavar='INCLUDE_GLOB', help='Only files whose root-relative path matches this glob (default `**/*`).')
     parser.set_defaults(tool='kb_list_files')
     parser = subparsers.add_parser(
         'kb_outline',
@@ -249,7 +249,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document.')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document.')
     parser.set_defaults(tool='kb_outline')
     parser = subparsers.add_parser(
         'kb_create_pdf_book',
@@ -258,8 +258,8 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the Markdown document to export.')
-    parser.add_argument('--output-path', dest='opt_outputPath', type=str, default=None, help='Root-relative path of the PDF to write, ending in `.pdf`. Omit for `path` with its `.md` replaced by `.pdf`. An existing PDF there is replaced.')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the Markdown document to export.')
+    parser.add_argument('--output-path', dest='opt_outputPath', type=str, default=None, metavar='OUTPUT_PATH', help='Root-relative path of the PDF to write, ending in `.pdf`. Omit for `path` with its `.md` replaced by `.pdf`. An existing PDF there is replaced.')
     parser.add_argument('--page-format', dest='opt_pageFormat', type=str, default=None, choices=['a4', 'a5', 'a6', 'b5', 'letter'], help='Page size.')
     parser.add_argument('--style', dest='opt_style', type=str, default=None, choices=['compact', 'classic', 'modern', 'technical', 'academic'], help='Typographic style (fonts, spacing, heading and code appearance).')
     parser.add_argument('--profile', dest='opt_profile', type=str, default=None, choices=['screen', 'standard', 'print'], help='Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Larger images are downsampled to the DPI; images already small enough, and JPEG/PNG files with colour metadata, are embedded unchanged.')
@@ -271,7 +271,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the file, e.g. from kb_list_files.')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the file, e.g. from kb_list_files.')
     parser.set_defaults(tool='kb_download_file')
     parser = subparsers.add_parser(
         'kb_save_image',
@@ -280,9 +280,9 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
-    parser.add_argument('--file-name', dest='opt_fileName', type=str, default=None, help='File name (no folder) for the default `images/` folder, e.g. `cover` or `cover.png`; the canonical extension is added when missing, a wrong one is refused. Not allowed together with `targetPath`.')
-    parser.add_argument('--alt-text', dest='opt_altText', type=str, default=None, help='Alternative text for the returned Markdown link (line breaks become spaces; `\\`, `[`, `]` are escaped).')
-    parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, help='Full root-relative destination including file name and an extension matching the image format, e.g. `docs/img/diagram.png`. Missing folders are created. Not allowed together with `fileName`.')
+    parser.add_argument('--file-name', dest='opt_fileName', type=str, default=None, metavar='FILE_NAME', help='File name (no folder) for the default `images/` folder, e.g. `cover` or `cover.png`; the canonical extension is added when missing, a wrong one is refused. Not allowed together with `targetPath`.')
+    parser.add_argument('--alt-text', dest='opt_altText', type=str, default=None, metavar='ALT_TEXT', help='Alternative text for the returned Markdown link (line breaks become spaces; `\\`, `[`, `]` are escaped).')
+    parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, metavar='TARGET_PATH', help='Full root-relative destination including file name and an extension matching the image format, e.g. `docs/img/diagram.png`. Missing folders are created. Not allowed together with `fileName`.')
     parser.set_defaults(tool='kb_save_image')
     parser = subparsers.add_parser(
         'kb_list_images',
@@ -291,8 +291,8 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
-    parser.add_argument('--cursor', dest='opt_cursor', type=str, default=None, help='`nextCursor` of the previous page, unchanged. Omit for the first page.')
-    parser.add_argument('--page-size', dest='opt_pageSize', type=int, default=None, help='Maximum number of images in this page.')
+    parser.add_argument('--cursor', dest='opt_cursor', type=str, default=None, metavar='CURSOR', help='`nextCursor` of the previous page, unchanged. Omit for the first page.')
+    parser.add_argument('--page-size', dest='opt_pageSize', type=int, default=None, metavar='PAGE_SIZE', help='Maximum number of images in this page.')
     parser.set_defaults(tool='kb_list_images')
     parser = subparsers.add_parser(
         'kb_load_image',
@@ -301,7 +301,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the image, e.g. from kb_list_images.')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the image, e.g. from kb_list_images.')
     parser.set_defaults(tool='kb_load_image')
     parser = subparsers.add_parser(
         'kb_delete_image',
@@ -310,7 +310,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the image to delete.')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the image to delete.')
     parser.set_defaults(tool='kb_delete_image')
     parser = subparsers.add_parser(
         'kb_move_image',
@@ -319,9 +319,9 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, help='Root-relative path of the existing image.')
-    parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
-    parser.add_argument('--expected-sha256', dest='opt_expectedSha256', type=str, default=None, help="The image's SHA-256 as last seen (e.g. from kb_load_image or kb_save_image); when given, the move happens only if the file still has it. Omit to move unconditionally.")
+    parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='Root-relative path of the existing image.')
+    parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, metavar='TARGET_PATH', help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
+    parser.add_argument('--expected-sha256', dest='opt_expectedSha256', type=str, default=None, metavar='EXPECTED_SHA256', help="The image's SHA-256 as last seen (e.g. from kb_load_image or kb_save_image); when given, the move happens only if the file still has it. Omit to move unconditionally.")
     parser.set_defaults(tool='kb_move_image')
     parser = subparsers.add_parser(
         'kb_links',
@@ -330,8 +330,8 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, help='Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it).')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it).')
     parser.add_argument('--direction', dest='opt_direction', type=str, default=None, choices=['outgoing', 'incoming', 'both'], help='`outgoing` follows links from a document to its targets, `incoming` from a target back to the documents linking to it, `both` follows both at every hop.')
-    parser.add_argument('--depth', dest='opt_depth', type=int, default=None, help='How many hops to follow from `path`; 1 lists only its direct links.')
+    parser.add_argument('--depth', dest='opt_depth', type=int, default=None, metavar='DEPTH', help='How many hops to follow from `path`; 1 lists only its direct links.')
     parser.add_argument('--include-missing', dest='opt_includeMissing', action=argparse.BooleanOptionalAction, default=None, help='Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.')
     parser.set_defaults(tool='kb_links')

@@ -81,3 +81,18 @@ def test_stdin_eof_exits_0_and_prints_nothing(kb: Path) -> None:
     result = run(cwd=kb, stdin="")
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
+
+
+def test_closed_stdout_is_not_an_error(kb: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "local_vector_search_mcp", "call", "kb_list_files"],
+        cwd=kb,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # like `| head -0`
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0
+    assert "Traceback" not in err

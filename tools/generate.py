@@ -335,6 +335,7 @@ def cli_options(tool: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, An
         option = {
             "prop": prop,
             "flag": "--" + re.sub(r"(?<!^)(?=[A-Z])", "-", prop).lower(),
+            "metavar": re.sub(r"(?<!^)(?=[A-Z])", "_", prop).upper(),
             "required": prop in required,
             "help": " ".join(str(resolved.get("description", "")).split()),
             "choices": resolved.get("enum"),
