@@ -1,0 +1,115 @@
+"""The atomic writer: compare-and-swap, re-planning, no overwrite, no litter, modes kept."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from local_vector_search_mcp.config import CliOptions, load_settings
+from local_vector_search_mcp.errors import AlreadyExists, Conflict, InvalidArgument, NotFound
+from local_vector_search_mcp.workspace import Workspace
+from local_vector_search_mcp.writer import create_new, delete_file, move_file, mutate, sha256_hex
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "kb"
+    root.mkdir()
+    return Workspace(load_settings(CliOptions(root=str(root), embedding_provider="none"), cwd=tmp_path, environ={}))
+
+
+def _litter(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_mutate_replaces_atomically_and_keeps_the_mode(ws: Workspace) -> None:
+    target = ws.root / "a.md"
+    target.write_bytes(b"old\r\n")
+    os.chmod(target, 0o640)
+    data, sha = mutate(ws, "a.md", target, lambda raw: raw.replace(b"old", b"new"))
+    assert target.read_bytes() == data == b"new\r\n"
+    assert sha == sha256_hex(b"new\r\n")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert _litter(ws.root) == []
+
+
+def test_a_refused_plan_leaves_the_file_byte_identical(ws: Workspace) -> None:
+    target = ws.root / "a.md"
+    target.write_bytes(b"\xef\xbb\xbfkeep\r\n")
+
+    def refuse(raw: bytes) -> bytes:
+        raise InvalidArgument("no")
+
+    with pytest.raises(InvalidArgument):
+        mutate(ws, "a.md", target, refuse)
+    assert target.read_bytes() == b"\xef\xbb\xbfkeep\r\n"
+    assert _litter(ws.root) == []
+
+
+def test_a_concurrent_change_is_replanned_on_the_new_revision(ws: Workspace) -> None:
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    seen: list[bytes] = []
+
+    def plan(raw: bytes) -> bytes:
+        seen.append(raw)
+        if len(seen) == 1:
+            target.write_bytes(b"v2")  # another program saves between our read and our write
+        return raw + b"+edit"
+
+    mutate(ws, "a.md", target, plan)
+    assert seen == [b"v1", b"v2"]
+    assert target.read_bytes() == b"v2+edit"  # the other program's save is not lost
+
+
+def test_a_file_that_keeps_changing_gives_conflict(ws: Workspace) -> None:
+    target = ws.root / "a.md"
+    target.write_bytes(b"0")
+    count = [0]
+
+    def plan(raw: bytes) -> bytes:
+        count[0] += 1
+        target.write_bytes(str(count[0]).encode())
+        return b"mine"
+
+    with pytest.raises(Conflict, match="kept changing"):
+        mutate(ws, "a.md", target, plan)
+    assert count[0] == 3
+    assert target.read_bytes() == b"3"
+    assert _litter(ws.root) == []
+
+
+def test_missing_file(ws: Workspace) -> None:
+    with pytest.raises(NotFound):
+        mutate(ws, "gone.md", ws.root / "gone.md", lambda raw: raw)
+
+
+def test_create_never_overwrites(ws: Workspace) -> None:
+    target = ws.root / "sub" / "new.md"
+    sha = create_new(ws, "sub/new.md", target, b"# New\n")
+    assert target.read_bytes() == b"# New\n" and sha == sha256_hex(b"# New\n")
+    with pytest.raises(AlreadyExists):
+        create_new(ws, "sub/new.md", target, b"other")
+    assert target.read_bytes() == b"# New\n"
+    assert _litter(target.parent) == []
+
+
+def test_move_and_delete_check_the_hash_right_before_acting(ws: Workspace) -> None:
+    src = ws.root / "a.md"
+    src.write_bytes(b"A")
+    with pytest.raises(Conflict):
+        move_file(ws, "a.md", src, "b.md", ws.root / "b.md", sha256_hex(b"stale"))
+    assert src.exists() and not (ws.root / "b.md").exists()
+    (ws.root / "taken.md").write_bytes(b"T")
+    with pytest.raises(AlreadyExists):
+        move_file(ws, "a.md", src, "taken.md", ws.root / "taken.md", sha256_hex(b"A"))
+    assert (ws.root / "taken.md").read_bytes() == b"T"
+    move_file(ws, "a.md", src, "d/b.md", ws.root / "d" / "b.md", sha256_hex(b"A").upper())
+    assert (ws.root / "d" / "b.md").read_bytes() == b"A" and not src.exists()
+    with pytest.raises(Conflict):
+        delete_file(ws, "d/b.md", ws.root / "d" / "b.md", sha256_hex(b"B"))
+    delete_file(ws, "d/b.md", ws.root / "d" / "b.md", sha256_hex(b"A"))
+    assert not (ws.root / "d" / "b.md").exists()
