@@ -64,6 +64,9 @@ ZLIB_LEVEL = 6
 
 BUSY_TIMEOUT_MS = 30_000
 BINARY_OVERFETCH = 8
+# Hamming distance over 384 bits ranks poorly on its own (recall@10 0.64 when only 80
+# candidates are re-ranked, 0.97 with 400 on rust-book): re-rank at least this many exactly.
+BINARY_MIN_CANDIDATES = 400
 _DERIVED = (
     "term_stats", "chunks_fts_vocab", "chunks_fts", "chunk_vectors", "chunk_vectors_exact", "chunks", "elements",
     "documents",
@@ -469,7 +472,7 @@ class SqliteStore:
         if allowed is not None and not allowed:
             return []
         storage = self._storage()
-        k = limit * BINARY_OVERFETCH if storage == "binary" else limit
+        k = max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES) if storage == "binary" else limit
         param, probe = {
             "float32": ("?", _f32(vector)),
             "int8": ("vec_int8(?)", _i8(vector)),
