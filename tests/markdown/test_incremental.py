@@ -14,11 +14,11 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 from md_strategies import block, documents, markdown_doc, paragraph
+from reference_builder import build_elements
 
 from local_vector_search_mcp.markdown.blocks import BlockState, build_state, reparse
 from local_vector_search_mcp.markdown.document import clear_cache, parse_edited, parse_text
 from local_vector_search_mcp.markdown.model import Document
-from local_vector_search_mcp.markdown.parser import build_elements
 from local_vector_search_mcp.markdown.source import LineIndex
 
 _LINE_START = re.compile(r"(?:^|(?<=\n)|(?<=\r)(?!\n))")

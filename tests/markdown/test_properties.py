@@ -10,6 +10,7 @@ import xxhash
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from md_strategies import RAW_LINES, documents, markdown_doc
+from reference_builder import build_historical_full, historical_paragraphs
 
 from local_vector_search_mcp.errors import Conflict
 from local_vector_search_mcp.markdown import (
@@ -23,7 +24,6 @@ from local_vector_search_mcp.markdown import (
     read_slice,
     resolve,
 )
-from local_vector_search_mcp.markdown.parser import build_historical_full, historical_paragraphs
 from local_vector_search_mcp.markdown.source import LineIndex
 
 

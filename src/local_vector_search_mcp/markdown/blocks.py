@@ -5,7 +5,7 @@ per top-level block: the block's element events in block-relative line numbers,
 independent of the block's position and of the section it lands in. Phase 2
 (:class:`_Assembler`) walks the records, numbers elements per section, applies
 the historical paragraph ordinals (§4.6) and hashes. It yields exactly what the
-reference builder in ``parser.py`` yields (a property test holds them equal).
+reference builder in ``tests/markdown/reference_builder.py`` yields (a property test holds them equal).
 
 Incremental re-parse (:func:`reparse`). CommonMark block structure restarts at
 a top-level block that starts after a blank line when the block before it cannot

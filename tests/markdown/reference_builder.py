@@ -1,4 +1,7 @@
-"""Build the element model from markdown-it block tokens (contract §4).
+"""Test oracle (formerly markdown/parser.py; production uses markdown/blocks.py, and
+property tests hold both equal).
+
+Build the element model from markdown-it block tokens (contract §4).
 
 Only the block parser runs (core rules ``normalize`` and ``block``): inline
 parsing is never needed for spans or hashes and would double the cost.
@@ -23,11 +26,11 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .hashing import segments_hash, span_hash
-from .kinds import ElementKind
-from .model import Element
-from .pointers import FRONT_MATTER
-from .source import LineIndex
+from local_vector_search_mcp.markdown.hashing import segments_hash, span_hash
+from local_vector_search_mcp.markdown.kinds import ElementKind
+from local_vector_search_mcp.markdown.model import Element
+from local_vector_search_mcp.markdown.pointers import FRONT_MATTER
+from local_vector_search_mcp.markdown.source import LineIndex
 
 __all__ = ["ParseResult", "build_elements"]
 
