@@ -7,7 +7,7 @@ Only the block parser runs (core rules ``normalize`` and ``block``): inline
 parsing is never needed for spans or hashes and would double the cost.
 
 Spans come from token line maps plus ``LineIndex``; every span is a whole
-physical line range (see DECISIONS.md), except a list item that starts on the
+physical line range (see spec/decisions.md), except a list item that starts on the
 same line as its parent item (``- - a``), which starts at its own marker.
 
 Ordinals: ``pN`` and ``codeN`` count every paragraph / code block of a section,
