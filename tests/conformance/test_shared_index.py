@@ -8,12 +8,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from shared_data import CORPORA
 
 from .client import Connection, connect, server_command
 
 pytestmark = pytest.mark.conformance
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "rust-book"
+CORPUS = CORPORA / "rust-book"
 CONFIG = {"knowledgeBase": {"allowWrites": True}, "embedding": {"provider": "none"}}
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from shared_data import CORPORA
 
 from local_vector_search_mcp.config import CliOptions, load_settings
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.workspace import Workspace
-
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 
 
 def _workspace(root: Path, tmp_path: Path) -> Workspace:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from shared_data import CORPORA
 
 from local_vector_search_mcp.markdown import outline, parse_document, read_slice
 
-CORPORA = Path("/work/shared/corpora")
 FILES = sorted(CORPORA.rglob("*.md")) if CORPORA.is_dir() else []
 
 
