@@ -138,7 +138,7 @@ def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
 
 def _call(ws: Any, rest: list[str]) -> int:
     from ._generated.cli import add_tool_parsers
-    from .dispatch import Content, invoke
+    from .dispatch import invoke
     from .errors import KbError
 
     parser = _Parser(prog="local-vector-search-mcp call", description="Call one tool and print its JSON result.")
@@ -149,11 +149,6 @@ def _call(ws: Any, rest: list[str]) -> int:
     except KbError as exc:
         print(json.dumps(exc.to_wire(), ensure_ascii=False), file=sys.stderr)
         return EXIT_ERROR
-    if isinstance(result, Content):
-        for kind, value in result.blocks:
-            if kind == "text":
-                print(value)
-        return 0
     print(json.dumps(result, ensure_ascii=False, indent=2))
     return 0
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -17,20 +16,9 @@ from .errors import InvalidArgument, InvalidPath, KbError
 from .handlers import HANDLERS
 from .workspace import Workspace
 
-__all__ = ["Content", "available_tools", "invoke", "missing_handlers"]
+__all__ = ["available_tools", "invoke", "missing_handlers"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Content:
-    """A content-only result (images, downloads): MCP content blocks, no structuredContent.
-
-    ``blocks`` holds ``("text", str)``, ``("image", (bytes, mime))`` or
-    ``("resource", (uri, bytes, mime))`` tuples, in order.
-    """
-
-    blocks: list[tuple[str, Any]] = field(default_factory=list)
 
 
 def available_tools() -> list[ToolSpec]:
@@ -115,7 +103,7 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None) -> Any:
     return parsed
 
 
-def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> dict[str, Any] | Content:
+def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
     """Run tool ``name``; return its structured result or content, or raise :class:`KbError`."""
     spec = BY_NAME.get(name)
     if spec is None or name not in HANDLERS:
@@ -123,8 +111,6 @@ def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> dict[s
     request = validate_arguments(spec, arguments)
     handler = _handler(name)
     result = handler(ws) if spec.envelope == "none" else handler(ws, request)
-    if isinstance(result, Content):
-        return result
     if hasattr(result, "model_dump"):
         result = result.model_dump(mode="json", by_alias=True)
     if spec.result_model:

@@ -48,9 +48,7 @@ class LocalEmbedder:
     def __init__(self, model: str | None = None, batch_size: int = 16, max_tokens: int | None = None) -> None:
         self._model_name = model or LOCAL_MODEL
         if self._model_name not in _VARIANTS:
-            raise EmbeddingError(
-                f"Unknown local embedding model {self._model_name!r}; use one of {sorted(_VARIANTS)}."
-            )
+            raise EmbeddingError(f"Unknown local embedding model {self._model_name!r}; use one of {sorted(_VARIANTS)}.")
         self._batch = max(1, batch_size)
         self.max_tokens = DEFAULT_MAX_TOKENS if max_tokens is None else max(8, int(max_tokens))
         self._engines: dict[str, Any] = {}

@@ -139,9 +139,7 @@ class OpenAICompatibleEmbedder:
             vec = item.get("embedding")
             if not isinstance(vec, list) or not vec:
                 raise EmbeddingError("Embedding response item has no embedding vector.")
-            if not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in vec
-            ):
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in vec):
                 raise EmbeddingError("Embedding response vector holds a non-numeric or non-finite value.")
             rows[index] = vec
         width = len(rows[0] or [])

@@ -87,9 +87,7 @@ def chunk_document(
             continue
         own_section = None if e.kind is ElementKind.FRONT_MATTER else containing_section(e.pointer)
         added = len(text.encode("utf-8")) + (2 if group else 0)
-        if group and (
-            own_section != section or len(group) >= max_elements or size + added > max_chunk_bytes
-        ):
+        if group and (own_section != section or len(group) >= max_elements or size + added > max_chunk_bytes):
             flush()
             added = len(text.encode("utf-8"))
         section = own_section

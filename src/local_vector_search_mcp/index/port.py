@@ -173,9 +173,7 @@ class IndexStore(Protocol):
         """Recompute whatever :meth:`document_frequencies` precomputes (after a full reindex)."""
         ...
 
-    def semantic(
-        self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None
-    ) -> list[ChunkHit]:
+    def semantic(self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
         """Nearest chunks to ``vector``, filtered before the limit."""
         ...
 

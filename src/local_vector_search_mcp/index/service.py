@@ -115,9 +115,7 @@ class IndexService:
     @property
     def indexer(self) -> Indexer:
         if self._indexer is None:
-            self._indexer = Indexer(
-                self.ws.root, self.store, self.config, self.path_filter, self.embedder(), self.gate
-            )
+            self._indexer = Indexer(self.ws.root, self.store, self.config, self.path_filter, self.embedder(), self.gate)
         return self._indexer
 
     @property

@@ -68,7 +68,13 @@ BINARY_OVERFETCH = 8
 # candidates are re-ranked, 0.97 with 400 on rust-book): re-rank at least this many exactly.
 BINARY_MIN_CANDIDATES = 400
 _DERIVED = (
-    "term_stats", "chunks_fts_vocab", "chunks_fts", "chunk_vectors", "chunk_vectors_exact", "chunks", "elements",
+    "term_stats",
+    "chunks_fts_vocab",
+    "chunks_fts",
+    "chunk_vectors",
+    "chunk_vectors_exact",
+    "chunks",
+    "elements",
     "documents",
 )
 
@@ -268,8 +274,16 @@ class SqliteStore:
                 "INSERT INTO chunks(id, document_id, ordinal, anchor, heading_path, embedding_text_hash, body, "
                 "vector_pending) VALUES(?,?,?,?,?,?,?,?)",
                 [
-                    (cid, doc_id, ch.ordinal, ch.anchor, ch.heading_path, ch.embedding_text_hash, _pack(ch.text),
-                     int(has_table and ch.vector is None))
+                    (
+                        cid,
+                        doc_id,
+                        ch.ordinal,
+                        ch.anchor,
+                        ch.heading_path,
+                        ch.embedding_text_hash,
+                        _pack(ch.text),
+                        int(has_table and ch.vector is None),
+                    )
                     for cid, ch in zip(ids, chunks, strict=True)
                 ],
             )
@@ -283,9 +297,7 @@ class SqliteStore:
                 )
             return len(chunks)
 
-    def _insert_vectors(
-        self, c: apsw.Connection, rows: Sequence[tuple[int, int, npt.NDArray[np.float32]]]
-    ) -> None:
+    def _insert_vectors(self, c: apsw.Connection, rows: Sequence[tuple[int, int, npt.NDArray[np.float32]]]) -> None:
         if not rows:
             return
         storage = self._storage()
@@ -463,9 +475,7 @@ class SqliteStore:
                 cache[token] = 0 if row is None else int(row[0])
         return {t: cache[t] for t in tokens if cache.get(t)}
 
-    def semantic(
-        self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None
-    ) -> list[ChunkHit]:
+    def semantic(self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
         if not self.has_vectors():
             return []
         allowed = self._allowed_docs(path_filter)

@@ -147,8 +147,7 @@ class SearchEngine:
                 hits = self.semantic_hits(embedder, query, top_k, path_filter)
             except Exception as exc:
                 raise IndexNotReady(
-                    f"The embedding provider failed ({_reason(exc)}); semantic search is unavailable. "
-                    "Use mode lexical."
+                    f"The embedding provider failed ({_reason(exc)}); semantic search is unavailable. Use mode lexical."
                 ) from exc
             scored = [(h, 1.0 / r) for r, h in enumerate(hits, 1)]
         else:

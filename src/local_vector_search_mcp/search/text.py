@@ -29,8 +29,7 @@ __all__ = ["LexicalQuery", "build_lexical_query", "cjk_index_text", "highlight_t
 # Han (incl. ext. A and compatibility), Hiragana, Katakana (+ phonetic ext.,
 # half-width), CJK symbols excluded. Hangul is spaced and left to unicode61.
 _CJK = (
-    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
+    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
 )
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORDISH = re.compile(r"[^\W_]", re.UNICODE)  # a letter or digit

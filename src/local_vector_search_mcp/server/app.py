@@ -6,7 +6,6 @@ engine code and run in worker threads so a slow call never blocks the session.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 from typing import Any
@@ -16,7 +15,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from .. import __version__
-from ..dispatch import Content, available_tools, invoke
+from ..dispatch import available_tools, invoke
 from ..errors import KbError
 from ..workspace import Workspace
 
@@ -38,25 +37,6 @@ def error_result(error: KbError) -> types.CallToolResult:
         content=[types.TextContent(type="text", text=json.dumps(error.to_wire(), ensure_ascii=False))],
         is_error=True,
     )
-
-
-def _content_blocks(content: Content) -> list[Any]:
-    blocks: list[Any] = []
-    for kind, value in content.blocks:
-        if kind == "text":
-            blocks.append(types.TextContent(type="text", text=value))
-        elif kind == "image":
-            data, mime = value
-            blocks.append(types.ImageContent(type="image", data=base64.b64encode(data).decode(), mime_type=mime))
-        elif kind == "resource":
-            uri, data, mime = value
-            blocks.append(
-                types.EmbeddedResource(
-                    type="resource",
-                    resource=types.BlobResourceContents(uri=uri, blob=base64.b64encode(data).decode(), mime_type=mime),
-                )
-            )
-    return blocks
 
 
 def build_server(ws: Workspace) -> Server[Any]:
@@ -92,8 +72,6 @@ def build_server(ws: Workspace) -> Server[Any]:
         except Exception:
             log.exception("tool %s failed", params.name)
             return error_result(KbError("Internal error; see the server log."))
-        if isinstance(result, Content):
-            return types.CallToolResult(content=_content_blocks(result))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=_json_text(result))],
             structured_content=result,
