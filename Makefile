@@ -50,6 +50,7 @@ typecheck: setup
 
 lint: setup
 	$(PY) -m ruff check src tests tools bench
+	$(PY) -m ruff format --check src tests tools bench
 
 bench: setup
 	$(PY) bench/run.py

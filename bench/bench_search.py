@@ -115,8 +115,14 @@ def vector_service(corpus: str, root: Path) -> tuple[IndexService, dict[str, Any
     with Clock() as clock:
         result = svc.reindex()
     if result["indexedFiles"] or svc.store.counts().pending_vectors:
-        build = {"wall_s": clock.wall, "cpu_s": clock.cpu, "chunks": svc.store.counts().chunks,
-                 "md_bytes": md_bytes(root), "cap": svc.embedder().max_tokens, "built": time.strftime("%Y-%m-%d")}
+        build = {
+            "wall_s": clock.wall,
+            "cpu_s": clock.cpu,
+            "chunks": svc.store.counts().chunks,
+            "md_bytes": md_bytes(root),
+            "cap": svc.embedder().max_tokens,
+            "built": time.strftime("%Y-%m-%d"),
+        }
         record.write_text(json.dumps(build), "utf-8")
     return svc, json.loads(record.read_text("utf-8")) if record.exists() else {}
 
@@ -124,6 +130,7 @@ def vector_service(corpus: str, root: Path) -> tuple[IndexService, dict[str, Any
 def run_search(svc: IndexService, mode: str, **search: Any) -> Callable[[str], list[tuple[str, str | None]]]:
     cfg = svc.config.search
     saved = {k: getattr(cfg, k) for k in search}
+
     def fn(q: str) -> list[tuple[str, str | None]]:
         for k, v in search.items():
             setattr(cfg, k, v)
@@ -132,6 +139,7 @@ def run_search(svc: IndexService, mode: str, **search: Any) -> Callable[[str], l
         finally:
             for k, v in saved.items():
                 setattr(cfg, k, v)
+
     return fn
 
 
@@ -176,10 +184,14 @@ def storage_recall(svc: IndexService, corpus: str) -> dict[str, Any]:
         recb.append(len(exact & set(ids[cand[np.argsort(-(mat[cand] @ q))[:10]]])) / 10)
         recb400.append(len(exact & set(ids[wide[np.argsort(-(mat[wide] @ q))[:10]]])) / 10)
     d = mat.shape[1]
-    return {"vectors": len(ids), "int8_recall10": statistics.mean(rec8),
-            "binary_recall10_no_rerank": statistics.mean(recb_raw), "binary_recall10_rerank80": statistics.mean(recb),
-            "binary_recall10_rerank400": statistics.mean(recb400),
-            "bytes": {"float32": 4 * d, "int8": d, "binary": d // 8}}
+    return {
+        "vectors": len(ids),
+        "int8_recall10": statistics.mean(rec8),
+        "binary_recall10_no_rerank": statistics.mean(recb_raw),
+        "binary_recall10_rerank80": statistics.mean(recb),
+        "binary_recall10_rerank400": statistics.mean(recb400),
+        "bytes": {"float32": 4 * d, "int8": d, "binary": d // 8},
+    }
 
 
 # 3. speed --------------------------------------------------------------------
@@ -212,10 +224,17 @@ def cold_lexical(root: Path, db: Path) -> dict[str, Any]:
             svc.reindex()
         noops.append(noop.wall)
     svc.store.close()
-    return {"files": result["scannedFiles"], "chunks": result["chunksIndexed"], "md_bytes": size,
-            "seconds": cold.wall, "cpu_s": cold.cpu, "mb_per_s": size / 1e6 / cold.wall,
-            "mb_per_cpu_s": size / 1e6 / cold.cpu, "noop_seconds": statistics.median(noops),
-            "index_ratio": db.stat().st_size / size}
+    return {
+        "files": result["scannedFiles"],
+        "chunks": result["chunksIndexed"],
+        "md_bytes": size,
+        "seconds": cold.wall,
+        "cpu_s": cold.cpu,
+        "mb_per_s": size / 1e6 / cold.wall,
+        "mb_per_cpu_s": size / 1e6 / cold.cpu,
+        "noop_seconds": statistics.median(noops),
+        "index_ratio": db.stat().st_size / size,
+    }
 
 
 def latency(svc: IndexService, queries: list[str], reps: int = 3, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
@@ -241,9 +260,12 @@ def scale_to(src_svc: IndexService, tmp: Path, target_chunks: int = 50_000) -> I
     svc.use_embedder(src_svc.embedder())
     svc.store.ensure_schema(384, "float32")
     svc.store.write_manifest(svc.indexer.expected_manifest(probe=True))
-    rows = list(src_svc.store._conn().execute(
-        "SELECT d.path, c.ordinal, c.anchor, c.body, c.heading_path, c.embedding_text_hash, v.embedding "
-        "FROM chunks c JOIN documents d ON d.id = c.document_id JOIN chunk_vectors v ON v.chunk_id = c.id"))
+    rows = list(
+        src_svc.store._conn().execute(
+            "SELECT d.path, c.ordinal, c.anchor, c.body, c.heading_path, c.embedding_text_hash, v.embedding "
+            "FROM chunks c JOIN documents d ON d.id = c.document_id JOIN chunk_vectors v ON v.chunk_id = c.id"
+        )
+    )
     rng = np.random.default_rng(0)
     made, copy = 0, 0
     while made < target_chunks:
@@ -251,9 +273,19 @@ def scale_to(src_svc: IndexService, tmp: Path, target_chunks: int = 50_000) -> I
         for path, ordn, anchor, body, hp, eth, blob in rows:
             text = zlib.decompress(body).decode("utf-8")
             vec = np.frombuffer(blob, dtype=np.float32) + rng.normal(0, 0.02, 384).astype(np.float32)
-            by_doc.setdefault(path, []).append(ChunkRecord(
-                ordn, anchor.split("~")[0], anchor, text, hp, eth, cjk_index_text(text), cjk_index_text(hp or ""),
-                vec / np.linalg.norm(vec)))
+            by_doc.setdefault(path, []).append(
+                ChunkRecord(
+                    ordn,
+                    anchor.split("~")[0],
+                    anchor,
+                    text,
+                    hp,
+                    eth,
+                    cjk_index_text(text),
+                    cjk_index_text(hp or ""),
+                    vec / np.linalg.norm(vec),
+                )
+            )
         for path, recs in by_doc.items():
             svc.store.replace_document(DocumentRecord(f"copy{copy}/{path}", "0" * 64, 0, 0, "x"), recs)
             made += len(recs)
@@ -300,17 +332,30 @@ print(hwm, s, cpu, r["chunksIndexed"])
 def peak_rss(tmp: Path) -> dict[str, Any]:
     root = tmp / "big"
     size = make_corpus(root, min_bytes=30_000_000)
-    out = subprocess.run([sys.executable, "-c", RSS_CHILD, str(root), str(tmp / "big.db"), str(HERE)],
-                         capture_output=True, text=True, check=True).stdout.split()
-    return {"md_bytes": size, "peak_rss_mib": int(out[0]) / 1024, "seconds": float(out[1]), "cpu_s": float(out[2]),
-            "chunks": int(out[3]), "mb_per_s": size / 1e6 / float(out[1]), "mb_per_cpu_s": size / 1e6 / float(out[2]),
-            "index_ratio": (tmp / "big.db").stat().st_size / size}
+    out = subprocess.run(
+        [sys.executable, "-c", RSS_CHILD, str(root), str(tmp / "big.db"), str(HERE)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return {
+        "md_bytes": size,
+        "peak_rss_mib": int(out[0]) / 1024,
+        "seconds": float(out[1]),
+        "cpu_s": float(out[2]),
+        "chunks": int(out[3]),
+        "mb_per_s": size / 1e6 / float(out[1]),
+        "mb_per_cpu_s": size / 1e6 / float(out[2]),
+        "index_ratio": (tmp / "big.db").stat().st_size / size,
+    }
 
 
 def embed_throughput(svc: IndexService) -> dict[str, float]:
     rows = list(svc.store.pending_vectors(0)) or []
-    texts = [zlib.decompress(b).decode("utf-8") for (b,) in svc.store._conn().execute(
-        "SELECT body FROM chunks ORDER BY id LIMIT 48")]
+    texts = [
+        zlib.decompress(b).decode("utf-8")
+        for (b,) in svc.store._conn().execute("SELECT body FROM chunks ORDER BY id LIMIT 48")
+    ]
     emb = svc.embedder()
     with Clock() as clock:
         emb.embed_passages(texts)
@@ -318,8 +363,12 @@ def embed_throughput(svc: IndexService) -> dict[str, float]:
     for q in ("how do closures capture values", "组件之间如何共享状态", "trait objects", "Rc::strong_count"):
         emb.embed_query(q)
     del rows
-    return {"chunks_per_s": len(texts) / clock.wall, "chunks_per_cpu_s": len(texts) / clock.cpu,
-            "query_ms": (time.perf_counter() - t) / 4 * 1000, "cap": emb.max_tokens}
+    return {
+        "chunks_per_s": len(texts) / clock.wall,
+        "chunks_per_cpu_s": len(texts) / clock.cpu,
+        "query_ms": (time.perf_counter() - t) / 4 * 1000,
+        "cap": emb.max_tokens,
+    }
 
 
 CLI_DEMO = [sys.executable, "-m", "local_vector_search_mcp"]
@@ -334,13 +383,24 @@ def demo_run(tmp: Path) -> dict[str, Any]:
     subprocess.run([*base, "--reindex"], check=True, capture_output=True, env=env)
     index_s = time.perf_counter() - t
     t = time.perf_counter()
-    out = subprocess.run([*base, "call", "kb_search", "--query", DEMO_QUERY, "--top-k", "3"], check=True,
-                         capture_output=True, text=True, env=env).stdout
+    out = subprocess.run(
+        [*base, "call", "kb_search", "--query", DEMO_QUERY, "--top-k", "3"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout
     search_s = time.perf_counter() - t
     data = json.loads(out)
     first = data["results"][0] if data.get("results") else {}
-    return {"index_s": index_s, "search_s": search_s, "mode": first.get("searchMode"),
-            "top": first.get("path"), "snippet": first.get("snippet"), "warning": data.get("warning")}
+    return {
+        "index_s": index_s,
+        "search_s": search_s,
+        "mode": first.get("searchMode"),
+        "top": first.get("path"),
+        "snippet": first.get("snippet"),
+        "warning": data.get("warning"),
+    }
 
 
 # 4. peer --------------------------------------------------------------------------
@@ -368,16 +428,22 @@ print(cold, noop, ts[len(ts) // 2])
 def peer(root: Path, queries: list[str]) -> dict[str, Any]:
     py = PEER_VENV / "bin" / "python"
     if not py.exists():
-        install = subprocess.run(
-            [sys.executable, "-m", "venv", str(PEER_VENV)], capture_output=True, text=True
-        ).returncode == 0 and subprocess.run(
-            [str(PEER_VENV / "bin" / "pip"), "install", "--quiet", "markdown-vault-mcp==5.1.0"],
-            capture_output=True, text=True, timeout=900,
-        ).returncode == 0
+        install = (
+            subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], capture_output=True, text=True).returncode
+            == 0
+            and subprocess.run(
+                [str(PEER_VENV / "bin" / "pip"), "install", "--quiet", "markdown-vault-mcp==5.1.0"],
+                capture_output=True,
+                text=True,
+                timeout=900,
+            ).returncode
+            == 0
+        )
         if not install:
             return {"error": "markdown-vault-mcp could not be installed into bench/.cache/peer-venv"}
-    proc = subprocess.run([str(py), "-c", PEER_CHILD, str(root)], input="\n".join(queries), capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [str(py), "-c", PEER_CHILD, str(root)], input="\n".join(queries), capture_output=True, text=True, timeout=600
+    )
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1][:200]}
     cold, noop, p50 = (float(x) for x in proc.stdout.split()[-3:])
@@ -435,9 +501,13 @@ def fmt_quality(name: str, q: dict[str, Any]) -> list[str]:
             f"| {mode} | {a['ndcg_file']:.3f} | {a['ndcg_section']:.3f} | {a['recall']:.3f} | {a['mrr']:.3f} |"
         )
     types = sorted(t for t in q["lexical"] if t != "all")
-    lines += ["", "nDCG@10 (section level; file level for the baseline, which has no sections) per query type:", "",
-              "| run | " + " | ".join(f"{t} (n={int(q['lexical'][t]['n'])})" for t in types) + " |",
-              "|---|" + "---|" * len(types)]
+    lines += [
+        "",
+        "nDCG@10 (section level; file level for the baseline, which has no sections) per query type:",
+        "",
+        "| run | " + " | ".join(f"{t} (n={int(q['lexical'][t]['n'])})" for t in types) + " |",
+        "|---|" + "---|" * len(types),
+    ]
     for mode, m in q.items():
         key = "ndcg_file" if mode.startswith("baseline") else "ndcg_section"
         lines.append(f"| {mode} | " + " | ".join(f"{m[t][key]:.3f}" for t in types) + " |")
@@ -454,34 +524,65 @@ def _summary(r: dict[str, Any]) -> list[str]:
         ok = hyb["ndcg_file"] > base and all(
             hyb[m] >= o[m] for o in others.values() for m in ("ndcg_file", "ndcg_section")
         )
-        rows.append((f"{corpus}: hybrid beats the FTS5 baseline and each single mode (nDCG@10 file, section)",
-                     f"hybrid {hyb['ndcg_file']:.3f} / {hyb['ndcg_section']:.3f}; lexical "
-                     f"{others['lexical']['ndcg_file']:.3f} / {others['lexical']['ndcg_section']:.3f}; semantic "
-                     f"{others['semantic']['ndcg_file']:.3f} / {others['semantic']['ndcg_section']:.3f}; "
-                     f"baseline {base:.3f} / -", ok))
+        rows.append(
+            (
+                f"{corpus}: hybrid beats the FTS5 baseline and each single mode (nDCG@10 file, section)",
+                f"hybrid {hyb['ndcg_file']:.3f} / {hyb['ndcg_section']:.3f}; lexical "
+                f"{others['lexical']['ndcg_file']:.3f} / {others['lexical']['ndcg_section']:.3f}; semantic "
+                f"{others['semantic']['ndcg_file']:.3f} / {others['semantic']['ndcg_section']:.3f}; "
+                f"baseline {base:.3f} / -",
+                ok,
+            )
+        )
     lex = {c: q["lexical"]["all"]["ndcg_section"] for c, q in r["quality"].items()}
-    rows.append(("Chinese lexical >= English lexical (section nDCG@10)",
-                 f"{lex['vue-docs-zh-cn']:.3f} vs {lex['rust-book']:.3f}", lex["vue-docs-zh-cn"] >= lex["rust-book"]))
+    rows.append(
+        (
+            "Chinese lexical >= English lexical (section nDCG@10)",
+            f"{lex['vue-docs-zh-cn']:.3f} vs {lex['rust-book']:.3f}",
+            lex["vue-docs-zh-cn"] >= lex["rust-book"],
+        )
+    )
     c = r["cold"]
-    rows.append(("cold lexical index >= 1.5 MB/s on one core", f"{c['mb_per_cpu_s']:.2f} MB per CPU-s "
-                 f"({c['mb_per_s']:.2f} MB/s wall on the shared machine)", c["mb_per_cpu_s"] >= 1.5))
-    rows.append(("no-op reindex of 1,000 files < 0.3 s", f"{r['noop']['noop_seconds']:.3f} s",
-                 r["noop"]["noop_seconds"] < 0.3))
+    rows.append(
+        (
+            "cold lexical index >= 1.5 MB/s on one core",
+            f"{c['mb_per_cpu_s']:.2f} MB per CPU-s ({c['mb_per_s']:.2f} MB/s wall on the shared machine)",
+            c["mb_per_cpu_s"] >= 1.5,
+        )
+    )
+    rows.append(
+        ("no-op reindex of 1,000 files < 0.3 s", f"{r['noop']['noop_seconds']:.3f} s", r["noop"]["noop_seconds"] < 0.3)
+    )
     rows.append(("changed file searchable with the watcher < 1 s", f"{r['watcher_s']:.2f} s", r["watcher_s"] < 1))
     if "50k chunks" in r["latency"]:
         p95 = r["latency"]["50k chunks"]["lexical"]["p95_ms"]
         rows.append(("lexical p95 < 20 ms at 50k chunks", f"{p95:.1f} ms", p95 < 20))
     if "rss" in r:
-        rows.append(("peak RSS indexing 30 MB <= 160 MiB", f"{r['rss']['peak_rss_mib']:.0f} MiB",
-                     r["rss"]["peak_rss_mib"] <= 160))
+        rows.append(
+            (
+                "peak RSS indexing 30 MB <= 160 MiB",
+                f"{r['rss']['peak_rss_mib']:.0f} MiB",
+                r["rss"]["peak_rss_mib"] <= 160,
+            )
+        )
     rows.append(("lexical index <= 2x the Markdown", f"{c['index_ratio']:.2f}x", c["index_ratio"] <= 2))
     bld = r["builds"].get("rust-book") or {}
     if bld:
-        rows.append(("rust-book hybrid index in a few minutes on one core",
-                     f"{bld['cpu_s'] / 60:.1f} CPU-minutes ({bld['wall_s'] / 60:.1f} min wall)", bld["cpu_s"] < 300))
+        rows.append(
+            (
+                "rust-book hybrid index in a few minutes on one core",
+                f"{bld['cpu_s'] / 60:.1f} CPU-minutes ({bld['wall_s'] / 60:.1f} min wall)",
+                bld["cpu_s"] < 300,
+            )
+        )
     d = r["demo"]
-    rows.append(("`make demo` indexes and answers a hybrid search offline",
-                 f"{d['index_s']:.1f} s + {d['search_s']:.1f} s, mode {d['mode']}", d["mode"] == "hybrid"))
+    rows.append(
+        (
+            "`make demo` indexes and answers a hybrid search offline",
+            f"{d['index_s']:.1f} s + {d['search_s']:.1f} s, mode {d['mode']}",
+            d["mode"] == "hybrid",
+        )
+    )
     lines = ["## Summary", "", "| goal | this run | met |", "|---|---|---|"]
     lines += [f"| {g} | {v} | {'yes' if ok else 'NO'} |" for g, v, ok in rows]
     return [*lines, ""]
@@ -522,69 +623,96 @@ def write_report(r: dict[str, Any]) -> None:
     ]
     for corpus, q in r["quality"].items():
         lines += fmt_quality(corpus, q)
-    lines += ["## Vector storage (recall@10 against float32, eval queries)", "",
-              "| corpus | vectors | int8 | binary, no re-rank | binary + float re-rank of 80 (semantic top 10) "
-              "| binary + float re-rank of 400 (hybrid pool 50) |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        "## Vector storage (recall@10 against float32, eval queries)",
+        "",
+        "| corpus | vectors | int8 | binary, no re-rank | binary + float re-rank of 80 (semantic top 10) "
+        "| binary + float re-rank of 400 (hybrid pool 50) |",
+        "|---|---|---|---|---|---|",
+    ]
     for corpus, s in r["storage"].items():
-        lines.append(f"| {corpus} | {s['vectors']} | {s['int8_recall10']:.3f} | {s['binary_recall10_no_rerank']:.3f} "
-                     f"| {s['binary_recall10_rerank80']:.3f} | {s.get('binary_recall10_rerank400', 0):.3f} |")
+        lines.append(
+            f"| {corpus} | {s['vectors']} | {s['int8_recall10']:.3f} | {s['binary_recall10_no_rerank']:.3f} "
+            f"| {s['binary_recall10_rerank80']:.3f} | {s.get('binary_recall10_rerank400', 0):.3f} |"
+        )
     b = next(iter(r["storage"].values()))["bytes"]
-    lines += ["", f"Bytes per 384-d vector in the KNN table: float32 {b['float32']}, int8 {b['int8']}, binary "
-              f"{b['binary']} (binary also keeps the float32 copy, {b['float32']} B, in a plain table for re-ranking; "
-              "the scan reads only the bits).", ""]
+    lines += [
+        "",
+        f"Bytes per 384-d vector in the KNN table: float32 {b['float32']}, int8 {b['int8']}, binary "
+        f"{b['binary']} (binary also keeps the float32 copy, {b['float32']} B, in a plain table for re-ranking; "
+        "the scan reads only the bits).",
+        "",
+    ]
     cap_file = RESULTS / "embedding-cap.json"
     if cap_file.exists():
         caps = json.loads(cap_file.read_text("utf-8"))
-        lines += ["## Local model input cap (semantic only)", "",
-                  "`bench/embedding_cap.py` (run by hand, slow): both dev sets chunked and embedded with passages "
-                  "cut to N tokens, brute-force cosine, one thread. Speed is per CPU-second.", "",
-                  "| cap (tokens) | corpus | chunks/CPU-s | tokens/CPU-s | nDCG@10 file | nDCG@10 section "
-                  "| Recall@10 | MRR |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "## Local model input cap (semantic only)",
+            "",
+            "`bench/embedding_cap.py` (run by hand, slow): both dev sets chunked and embedded with passages "
+            "cut to N tokens, brute-force cosine, one thread. Speed is per CPU-second.",
+            "",
+            "| cap (tokens) | corpus | chunks/CPU-s | tokens/CPU-s | nDCG@10 file | nDCG@10 section "
+            "| Recall@10 | MRR |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for cap in sorted(caps, key=int):
             for corpus, v in caps[cap].items():
                 a = v["metrics"]["all"]
-                lines.append(f"| {cap} | {corpus} | {v['chunks_per_cpu_s']} | {v['tokens_per_cpu_s']} | "
-                             f"{a['ndcg_file']:.3f} | {a['ndcg_section']:.3f} | {a['recall']:.3f} | {a['mrr']:.3f} |")
+                lines.append(
+                    f"| {cap} | {corpus} | {v['chunks_per_cpu_s']} | {v['tokens_per_cpu_s']} | "
+                    f"{a['ndcg_file']:.3f} | {a['ndcg_section']:.3f} | {a['recall']:.3f} | {a['mrr']:.3f} |"
+                )
         lines.append("")
     choice = RESULTS / "embedding-choice.json"
     if choice.exists():
         data = json.loads(choice.read_text("utf-8"))
-        lines += ["## Local embedding model choice (semantic only)", "",
-                  "`bench/embedding_choice.py`: all-MiniLM-L6-v2 int8 ONNX (English only; onnxruntime + tokenizers "
-                  "installed by hand), full-length chunks. Compare with the cap table above.", "",
-                  "| corpus / model | nDCG@10 file | nDCG@10 section | Recall@10 | MRR | chunks/s |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            "## Local embedding model choice (semantic only)",
+            "",
+            "`bench/embedding_choice.py`: all-MiniLM-L6-v2 int8 ONNX (English only; onnxruntime + tokenizers "
+            "installed by hand), full-length chunks. Compare with the cap table above.",
+            "",
+            "| corpus / model | nDCG@10 file | nDCG@10 section | Recall@10 | MRR | chunks/s |",
+            "|---|---|---|---|---|---|",
+        ]
         for key, v in data.items():
             a = v["metrics"]["all"]
-            lines.append(f"| {key} | {a['ndcg_file']:.3f} | {a['ndcg_section']:.3f} | {a['recall']:.3f} | "
-                         f"{a['mrr']:.3f} | {v['chunks_per_s']} |")
+            lines.append(
+                f"| {key} | {a['ndcg_file']:.3f} | {a['ndcg_section']:.3f} | {a['recall']:.3f} | "
+                f"{a['mrr']:.3f} | {v['chunks_per_s']} |"
+            )
         lines.append("")
     c, cr, n, d, e = r["cold"], r["cold_rust"], r["noop"], r["demo"], r["embedding"]
     lines += [
-        "## Speed and size (lexical mode unless noted)", "",
-        "| measure | value | goal |", "|---|---|---|",
+        "## Speed and size (lexical mode unless noted)",
+        "",
+        "| measure | value | goal |",
+        "|---|---|---|",
         f"| `make demo`: index examples/demo with the local model (CLI process, cold) | {d['index_s']:.1f} s | "
         "seconds |",
         f"| `make demo`: then one hybrid kb_search (CLI process, loads the model) | {d['search_s']:.1f} s, mode "
         f"{d['mode']}, top hit {d['top']} | |",
-        f"| cold lexical index, both dev sets ({c['md_bytes']/1e6:.2f} MB, {c['files']} files, {c['chunks']} chunks) "
+        f"| cold lexical index, both dev sets ({c['md_bytes'] / 1e6:.2f} MB, {c['files']} files, {c['chunks']} chunks) "
         f"| {c['seconds']:.2f} s wall = {c['mb_per_s']:.2f} MB/s; {c['mb_per_cpu_s']:.2f} MB per CPU-s | >= 1.5 MB/s |",
-        f"| cold lexical index, rust-book ({cr['md_bytes']/1e6:.2f} MB) | {cr['seconds']:.2f} s wall, "
+        f"| cold lexical index, rust-book ({cr['md_bytes'] / 1e6:.2f} MB) | {cr['seconds']:.2f} s wall, "
         f"{cr['cpu_s']:.2f} CPU-s | (peer: 3.1 s) |",
     ]
     for corpus, bld in r["builds"].items():
         if bld:
-            lines.append(f"| cold hybrid index of {corpus} (CLI path: lexical, then vectors; cap {bld['cap']}; "
-                         f"built {bld['built']}) | {bld['wall_s']:.0f} s wall, {bld['cpu_s']:.0f} CPU-s, "
-                         f"{bld['chunks']} chunks | a few minutes |")
+            lines.append(
+                f"| cold hybrid index of {corpus} (CLI path: lexical, then vectors; cap {bld['cap']}; "
+                f"built {bld['built']}) | {bld['wall_s']:.0f} s wall, {bld['cpu_s']:.0f} CPU-s, "
+                f"{bld['chunks']} chunks | a few minutes |"
+            )
     if "rss" in r:
         rs = r["rss"]
         lines += [
-            f"| cold lexical index, {rs['md_bytes']/1e6:.1f} MB corpus | {rs['seconds']:.1f} s = {rs['mb_per_s']:.2f} "
+            f"| cold lexical index, {rs['md_bytes'] / 1e6:.1f} MB corpus "
+            f"| {rs['seconds']:.1f} s = {rs['mb_per_s']:.2f} "
             f"MB/s; {rs['mb_per_cpu_s']:.2f} MB per CPU-s | >= 1.5 MB/s |",
-            f"| peak RSS indexing the {rs['md_bytes']/1e6:.1f} MB corpus | {rs['peak_rss_mib']:.0f} MiB | <= 160 MiB |",
+            f"| peak RSS indexing the {rs['md_bytes'] / 1e6:.1f} MB corpus "
+            f"| {rs['peak_rss_mib']:.0f} MiB | <= 160 MiB |",
             f"| index size / Markdown size (dev sets; 30 MB corpus) | {c['index_ratio']:.2f}x; "
             f"{rs['index_ratio']:.2f}x | <= 2x |",
         ]
@@ -601,18 +729,32 @@ def write_report(r: dict[str, Any]) -> None:
     if "error" in p:
         lines.append(f"| peer markdown-vault-mcp on rust-book | not measured: {p['error']} | |")
     elif p:
-        lines.append(f"| peer markdown-vault-mcp on rust-book, same run (in process, its own venv) | cold keyword "
-                     f"index {p['cold_s']:.2f} s (ours above), no-op {p['noop_s']:.3f} s, keyword search p50 "
-                     f"{p['keyword_p50_ms']:.1f} ms | |")
-    lines += ["", "### kb_search latency (in process, through the dispatcher, ms)", "",
-              "| index | lexical p50 / p95 | semantic p50 / p95 | hybrid p50 / p95 |", "|---|---|---|---|"]
+        lines.append(
+            f"| peer markdown-vault-mcp on rust-book, same run (in process, its own venv) | cold keyword "
+            f"index {p['cold_s']:.2f} s (ours above), no-op {p['noop_s']:.3f} s, keyword search p50 "
+            f"{p['keyword_p50_ms']:.1f} ms | |"
+        )
+    lines += [
+        "",
+        "### kb_search latency (in process, through the dispatcher, ms)",
+        "",
+        "| index | lexical p50 / p95 | semantic p50 / p95 | hybrid p50 / p95 |",
+        "|---|---|---|---|",
+    ]
     for name, lat in r["latency"].items():
-        lines.append(f"| {name} ({lat['chunks']} chunks) | " + " | ".join(
-            f"{lat[m]['p50_ms']:.1f} / {lat[m]['p95_ms']:.1f}" if m in lat else "-" for m in MODES) + " |")
-    lines += ["", "Goal: lexical p95 < 20 ms at 50k chunks. Semantic and hybrid include embedding the query "
-              "with the local model. Peer figures quoted in the issue (rust-book, orientation): cold keyword "
-              "index 3.1 s (markdown-vault-mcp), 1.9 s hybrid with a static model (mdvault), no-op reindex 0.83 s, "
-              "keyword search over MCP 6.9 ms median.", ""]
+        lines.append(
+            f"| {name} ({lat['chunks']} chunks) | "
+            + " | ".join(f"{lat[m]['p50_ms']:.1f} / {lat[m]['p95_ms']:.1f}" if m in lat else "-" for m in MODES)
+            + " |"
+        )
+    lines += [
+        "",
+        "Goal: lexical p95 < 20 ms at 50k chunks. Semantic and hybrid include embedding the query "
+        "with the local model. Peer figures quoted in the issue (rust-book, orientation): cold keyword "
+        "index 3.1 s (markdown-vault-mcp), 1.9 s hybrid with a static model (mdvault), no-op reindex 0.83 s, "
+        "keyword search over MCP 6.9 ms median.",
+        "",
+    ]
     lines += _other_benches()
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text("\n".join(lines), "utf-8")
@@ -625,11 +767,15 @@ def _print_ratios(r: dict[str, Any]) -> None:
         base = q["baseline (FTS5 whole files)"]["all"]["ndcg_file"]
         for mode in MODES:
             a = q[mode]["all"]
-            print(f"{corpus:<16} {mode:<9} nDCG@10 file {a['ndcg_file']:.3f} section {a['ndcg_section']:.3f}  "
-                  f"file ratio vs FTS5 baseline {a['ndcg_file'] / base:.2f}")
+            print(
+                f"{corpus:<16} {mode:<9} nDCG@10 file {a['ndcg_file']:.3f} section {a['ndcg_section']:.3f}  "
+                f"file ratio vs FTS5 baseline {a['ndcg_file'] / base:.2f}"
+            )
     c = r["cold"]
-    print(f"cold lexical {c['mb_per_s']:.2f} MB/s wall, {c['mb_per_cpu_s']:.2f} MB/CPU-s; "
-          f"index {c['index_ratio']:.2f}x Markdown")
+    print(
+        f"cold lexical {c['mb_per_s']:.2f} MB/s wall, {c['mb_per_cpu_s']:.2f} MB/CPU-s; "
+        f"index {c['index_ratio']:.2f}x Markdown"
+    )
 
 
 if __name__ == "__main__":

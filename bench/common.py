@@ -13,16 +13,24 @@ def bench_config(
 ) -> SimpleNamespace:
     return SimpleNamespace(
         embedding=SimpleNamespace(
-            provider=provider, endpoint="http://localhost:11434/v1", api_key="ollama", model=None,
-            dimensions=None, batch_size=16, timeout_seconds=120, allow_remote_endpoint=False,
-            vector_storage=vector_storage, max_input_tokens=max_input_tokens,
+            provider=provider,
+            endpoint="http://localhost:11434/v1",
+            api_key="ollama",
+            model=None,
+            dimensions=None,
+            batch_size=16,
+            timeout_seconds=120,
+            allow_remote_endpoint=False,
+            vector_storage=vector_storage,
+            max_input_tokens=max_input_tokens,
         ),
         chunking=SimpleNamespace(
             max_chunk_bytes=4096, max_elements=20, include_heading_context=True, include_front_matter=True
         ),
         search=SimpleNamespace(**(_search_defaults() | search)),
-        knowledge_base=SimpleNamespace(root=None, allow_writes=False, watch_files=False,
-                                       include=["**/*.md"], exclude=[]),
+        knowledge_base=SimpleNamespace(
+            root=None, allow_writes=False, watch_files=False, include=["**/*.md"], exclude=[]
+        ),
     )
 
 

@@ -54,8 +54,12 @@ def run(cap: int) -> dict[str, object]:
 
         metrics = evalkit.evaluate(queries, search)
         out[corpus] = {
-            "chunks": len(texts), "tokens": tokens, "cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
-            "chunks_per_cpu_s": round(len(texts) / cpu, 2), "tokens_per_cpu_s": round(tokens / cpu),
+            "chunks": len(texts),
+            "tokens": tokens,
+            "cpu_s": round(cpu, 1),
+            "wall_s": round(wall, 1),
+            "chunks_per_cpu_s": round(len(texts) / cpu, 2),
+            "tokens_per_cpu_s": round(tokens / cpu),
             "metrics": {k: {m: round(v, 4) for m, v in d.items()} for k, d in metrics.items()},
         }
         print(cap, corpus, out[corpus]["chunks_per_cpu_s"], metrics["all"], file=sys.stderr, flush=True)

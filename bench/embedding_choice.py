@@ -115,9 +115,7 @@ class MiniLM:
         enc = self.tok.encode_batch(texts)
         ids = np.array([e.ids for e in enc], dtype=np.int64)
         mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-        out = self.sess.run(
-            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        )[0]
+        out = self.sess.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
         m = mask[..., None].astype(np.float32)
         v = (out * m).sum(1) / np.maximum(m.sum(1), 1e-9)
         return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
@@ -158,9 +156,16 @@ def main() -> None:
                 "query_ms_median": round(1000 * sorted(qtimes)[len(qtimes) // 2], 1),
                 "metrics": {t: {k: round(v, 3) for k, v in d.items()} for t, d in m.items()},
             }
-            print(json.dumps({f"{corpus}/{key}": results[f"{corpus}/{key}"]["metrics"]["all"],
-                              "chunks_per_s": results[f"{corpus}/{key}"]["chunks_per_s"]}),
-                  file=sys.stderr, flush=True)
+            print(
+                json.dumps(
+                    {
+                        f"{corpus}/{key}": results[f"{corpus}/{key}"]["metrics"]["all"],
+                        "chunks_per_s": results[f"{corpus}/{key}"]["chunks_per_s"],
+                    }
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
     print(json.dumps(results, indent=1, ensure_ascii=False))
 
 

@@ -102,9 +102,7 @@ def score_query(q: Query, hits: Sequence[tuple[str, str | None]]) -> dict[str, f
             if i not in credited and _matches(lab, path, hp):
                 credited.add(i)
                 gain = max(gain, lab.grade)
-        if not first_rel_rank and any(
-            lab.grade == 2 and _matches(lab, path, hp) for lab in q.labels
-        ):
+        if not first_rel_rank and any(lab.grade == 2 and _matches(lab, path, hp) for lab in q.labels):
             first_rel_rank = rank
         sgains.append(gain)
     ideal_s = sorted((lab.grade for lab in q.labels), reverse=True)[:K]

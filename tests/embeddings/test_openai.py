@@ -130,8 +130,12 @@ def test_provider_down_keeps_lexical_working(kb, local_server):
     cfg = make_config("openai-compatible", embedding__endpoint=local_server, embedding__model="e5-small")
     svc = IndexService(FakeWorkspace(kb, cfg))
     svc.reindex()
-    down = make_config("openai-compatible", embedding__endpoint="http://127.0.0.1:9/v1", embedding__model="e5-small",
-                       embedding__dimensions=384)
+    down = make_config(
+        "openai-compatible",
+        embedding__endpoint="http://127.0.0.1:9/v1",
+        embedding__model="e5-small",
+        embedding__dimensions=384,
+    )
     svc2 = IndexService(FakeWorkspace(kb, down))
     out = svc2.search(query="pip", mode="hybrid")
     assert "Falling back to lexical search" in out["warning"] and out["results"]

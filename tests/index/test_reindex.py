@@ -98,8 +98,14 @@ def test_failed_file_keeps_previous_revision(kb, monkeypatch):
 def test_cjk_lexical_search(kb):
     svc = service(kb)
     svc.reindex()
-    for query, path in [("共享状态", "notes/zh.md"), ("侦听器", "notes/zh.md"), ("东京", None), ("雨", "notes/ja.md"),
-                        ("東京都", "notes/ja.md"), ("天気", "notes/ja.md")]:
+    for query, path in [
+        ("共享状态", "notes/zh.md"),
+        ("侦听器", "notes/zh.md"),
+        ("东京", None),
+        ("雨", "notes/ja.md"),
+        ("東京都", "notes/ja.md"),
+        ("天気", "notes/ja.md"),
+    ]:
         results = svc.search(query=query, mode="lexical")["results"]
         if path is None:
             assert results == [] or results[0]["path"] != "guide.md"
