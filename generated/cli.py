@@ -145,7 +145,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--scope', dest='opt_scope', type=str, default=None, choices=['changed', 'all'], help='`changed` skips files whose SHA-256 equals the indexed one; `all` re-parses, re-chunks and re-embeds every file.')
+    parser.add_argument('--scope', dest='opt_scope', type=str, default=None, choices=['changed', 'all'], help='`changed` skips files whose SHA-256 equals the indexed one; `all` re-parses and re-chunks every file (vectors of unchanged chunk texts are reused: the manifest guarantees the same model and text builder).')
     parser.add_argument('--force', dest='opt_force', action=argparse.BooleanOptionalAction, default=None, help='Allow dropping and recreating an index that is incompatible with the current configuration (different chunker, model, dimensions, index mode, ...). Without it an incompatible index makes the run fail with the problems listed in kb_status.')
     parser.set_defaults(tool='kb_reindex')
     parser = subparsers.add_parser(

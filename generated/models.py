@@ -690,7 +690,7 @@ class KbReindexRequest(BaseModel):
     )
     scope: Literal['changed', 'all'] = 'changed'
     """
-    `changed` skips files whose SHA-256 equals the indexed one; `all` re-parses, re-chunks and re-embeds every file.
+    `changed` skips files whose SHA-256 equals the indexed one; `all` re-parses and re-chunks every file (vectors of unchanged chunk texts are reused: the manifest guarantees the same model and text builder).
     """
     force: bool = False
     """
