@@ -54,9 +54,9 @@ def kb_patch(ws: Workspace, request: Any) -> dict[str, Any]:
         text, _ = patch_text(doc, rel, operations)
         if text == doc.text:
             raise _Unchanged(raw, doc)
-        data = _encode(doc, text)
-        parse_document(data)  # warm the parse cache for the re-read that usually follows
-        return data
+        # patch_text already left the parsed result in the cache (keyed by the
+        # sourceHash of exactly these bytes), so the re-read that follows is free.
+        return _encode(doc, text)
 
     try:
         _, sha = mutate(ws, rel, target, plan)
