@@ -167,6 +167,15 @@ def _call(ws: Any, rest: list[str]) -> int:
     return 0
 
 
+def _recover_interrupted_writes(ws: Any) -> None:
+    # A process killed mid-write may have left a temporary file or a half-done move;
+    # every start (server, call, reindex) cleans that up before anything reads the tree.
+    from .writer import recover
+
+    for action in recover(ws):
+        logging.getLogger("local_vector_search_mcp").info("interrupted write: %s", action)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -192,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             # A server for many clients keeps an access log: one line per request (no arguments).
             logging.getLogger("local_vector_search_mcp").setLevel(logging.INFO)
         ws = Workspace(settings)
+        _recover_interrupted_writes(ws)
         if args.command == "call" or args.status:
             try:
                 return _call(ws, args.rest if args.command == "call" else ["kb_status"])
