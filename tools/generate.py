@@ -6,14 +6,20 @@
 
 Outputs, all byte-stable (no timestamps, sorted where order is not given):
 
-* ``generated/schemas/<tool>.input.json`` / ``.output.json`` and
-  ``generated/schemas/config.json``: self-contained JSON Schemas (draft
+``generated/`` holds one importable package, ``lvsm_contract`` (installed as a
+top-level package, found by mypy through ``mypy_path``), so the contract is
+checked by ``mypy --strict`` like the code written against it:
+
+* ``lvsm_contract/schemas/<tool>.input.json`` / ``.output.json`` and
+  ``lvsm_contract/schemas/config.json``: self-contained JSON Schemas (draft
   2020-12, every used ``$defs`` entry copied in), checked against the
   meta-schema with ``jsonschema``;
-* ``generated/models.py`` and ``generated/config.py``: pydantic v2 models made
-  by datamodel-code-generator;
-* ``generated/registry.py``: the MCP registration table (jinja2);
-* ``generated/cli.py``: one ``call <tool>`` subcommand per tool (jinja2);
+* ``lvsm_contract/models.py`` and ``lvsm_contract/config.py``: pydantic v2
+  models made by datamodel-code-generator;
+* ``lvsm_contract/registry.py``: the MCP registration table (jinja2);
+* ``lvsm_contract/handlers.py``: the typed signature every tool's handler must
+  have (jinja2), checked by mypy where ``handlers/__init__.py`` binds them;
+* ``lvsm_contract/cli.py``: one ``call <tool>`` subcommand per tool (jinja2);
 * ``docs/reference/{tools,errors,configuration}.md`` (jinja2).
 """
 
@@ -39,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 HEADER = "generated from spec/ by tools/generate.py, do not edit"
+PACKAGE = "generated/lvsm_contract"
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ENVELOPES = {"request", "flat", "none"}
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
@@ -288,13 +295,23 @@ def run_codegen(schema: dict[str, Any], out: Path, class_name: str | None = None
             "--formatters",
             "builtin",
             "--custom-file-header",
-            f"# {HEADER}\n# ruff: noqa\n# mypy: ignore-errors",
+            f"# {HEADER}\n# ruff: noqa",
         ]
         if class_name:
             cmd += ["--class-name", class_name]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
             raise SpecError(f"datamodel-codegen failed:\n{result.stderr}")
+    out.write_text(_typed_object_defaults(out.read_text(encoding="utf-8")), encoding="utf-8", newline="\n")
+
+
+# `section: Annotated[SectionConfig, Field(...)] = {}` is what datamodel-codegen makes of an
+# object default; pydantic validates it, but mypy --strict rightly refuses a dict for a model.
+_OBJECT_DEFAULT = re.compile(r"(: Annotated\[\s*([A-Z]\w*),[^\[\]]*?\]) = \{\}")
+
+
+def _typed_object_defaults(text: str) -> str:
+    return _OBJECT_DEFAULT.sub(lambda m: f"{m.group(1)} = Field(default_factory={m.group(2)})", text)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -410,9 +427,9 @@ def generate(out_root: Path) -> list[Path]:
     tools = []
     for tool in spec["tools"]:
         input_schema, output_schema = tool_schemas(tool, spec["defs"])
-        write(f"generated/schemas/{tool['name']}.input.json", dump_json(input_schema))
+        write(f"{PACKAGE}/schemas/{tool['name']}.input.json", dump_json(input_schema))
         if output_schema is not None:
-            write(f"generated/schemas/{tool['name']}.output.json", dump_json(output_schema))
+            write(f"{PACKAGE}/schemas/{tool['name']}.output.json", dump_json(output_schema))
         tools.append(
             {
                 **tool,
@@ -429,20 +446,21 @@ def generate(out_root: Path) -> list[Path]:
     config_schema = {"$schema": JSON_SCHEMA_DIALECT, "$comment": HEADER}
     config_schema.update({k: v for k, v in copy.deepcopy(spec["config"]).items() if k != "$schema"})
     jsonschema.Draft202012Validator.check_schema(config_schema)
-    write("generated/schemas/config.json", dump_json(config_schema))
+    write(f"{PACKAGE}/schemas/config.json", dump_json(config_schema))
 
-    models = out_root / "generated" / "models.py"
+    models = out_root / PACKAGE / "models.py"
     models.parent.mkdir(parents=True, exist_ok=True)
     run_codegen(combined_models_schema(spec), models)
     written.append(models)
-    config_models = out_root / "generated" / "config.py"
+    config_models = out_root / PACKAGE / "config.py"
     run_codegen(config_schema, config_models)
     written.append(config_models)
 
     context = {"header": HEADER, "tools": tools, "errors": spec["errors"], "index": spec["index"]}
-    write("generated/__init__.py", env.get_template("init.py.j2").render(context))
-    write("generated/registry.py", env.get_template("registry.py.j2").render(context))
-    write("generated/cli.py", env.get_template("cli.py.j2").render(context))
+    write(f"{PACKAGE}/__init__.py", env.get_template("init.py.j2").render(context))
+    write(f"{PACKAGE}/py.typed", "")  # PEP 561: installed copies are type-checked too
+    write(f"{PACKAGE}/registry.py", env.get_template("registry.py.j2").render(context))
+    write(f"{PACKAGE}/cli.py", env.get_template("cli.py.j2").render(context))
     write("docs/reference/tools.md", env.get_template("tools.md.j2").render(context))
     write("docs/reference/errors.md", env.get_template("errors.md.j2").render(context))
     write(

@@ -119,7 +119,7 @@ def _read_json_arg(value: str) -> Any:
 
 
 def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
-    from ._generated.cli import ENVELOPES, FIELDS
+    from lvsm_contract.cli import ENVELOPES, FIELDS
 
     envelope = ENVELOPES[ns.tool]
     if envelope == "none":
@@ -137,7 +137,7 @@ def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
 
 
 def _call(ws: Any, rest: list[str]) -> int:
-    from ._generated.cli import add_tool_parsers
+    from lvsm_contract.cli import add_tool_parsers
     from .dispatch import invoke
     from .errors import KbError
 

@@ -11,7 +11,7 @@ import logging
 from functools import cache
 from typing import Any
 
-from ._generated.registry import BY_NAME, ToolSpec
+from lvsm_contract.registry import BY_NAME, ToolSpec
 from .errors import InvalidArgument, InvalidPath, KbError
 from .handlers import HANDLERS
 from .workspace import Workspace
@@ -33,7 +33,7 @@ def missing_handlers() -> list[str]:
 @cache
 def _models() -> Any:
     # Imported on first call, not at start-up: building ~100 pydantic classes costs time.
-    return importlib.import_module("local_vector_search_mcp._generated.models")
+    return importlib.import_module("lvsm_contract.models")
 
 
 @cache

@@ -9,7 +9,7 @@ from local_vector_search_mcp.handlers import HANDLERS
 
 
 def test_every_handler_is_importable_and_in_the_spec() -> None:
-    from local_vector_search_mcp._generated.registry import BY_NAME
+    from lvsm_contract.registry import BY_NAME
 
     for name, target in HANDLERS.items():
         assert name in BY_NAME, f"{name} has a handler but is not in spec/"

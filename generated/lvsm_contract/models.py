@@ -1,6 +1,5 @@
 # generated from spec/ by tools/generate.py, do not edit
 # ruff: noqa
-# mypy: ignore-errors
 
 from __future__ import annotations
 
