@@ -201,6 +201,14 @@ def tool_schemas(tool: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, 
     return input_schema, output_schema
 
 
+def request_model(tool: dict[str, Any]) -> str | None:
+    """The model a tool's handler receives: the request inside the envelope, the flat
+    arguments, or nothing for a tool without arguments."""
+    return {"request": f"{pascal(tool['name'])}Request", "flat": f"{pascal(tool['name'])}Arguments"}.get(
+        tool["envelope"]
+    )
+
+
 def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -247,6 +255,9 @@ def inline_scalars(node: Any, scalars: dict[str, Any]) -> Any:
             if item.get("type") in ("string", "integer", "number") and "enum" not in item:
                 item = {k: v for k, v in item.items() if k not in _ITEM_CONSTRAINTS}
             return {**{k: inline_scalars(v, scalars) for k, v in node.items() if k != "items"}, "items": item}
+        branches = node.get("anyOf")
+        if isinstance(branches, list):
+            return _scalar_union({k: inline_scalars(v, scalars) for k, v in node.items()})
         ref = node.get("$ref")
         if isinstance(ref, str):
             m = REF.match(ref)
@@ -258,6 +269,34 @@ def inline_scalars(node: Any, scalars: dict[str, Any]) -> Any:
     if isinstance(node, list):
         return [inline_scalars(v, scalars) for v in node]
     return node
+
+
+def _is_plain_scalar(node: Any) -> bool:
+    return isinstance(node, dict) and node.get("type") in ("string", "integer", "number") and "enum" not in node
+
+
+def _scalar_union(node: dict[str, Any]) -> dict[str, Any]:
+    """Unions with constrained scalar branches would become RootModel classes that handlers must
+    wrap and unwrap (``SourceHash("…")``); the models get plain (nullable) scalars instead.
+
+    ``anyOf: [constrained scalar, null]`` becomes one nullable scalar that keeps its constraints;
+    in other unions (``"document"`` or an anchor) the scalar branch keeps only its type. The
+    published JSON Schemas keep every constraint.
+    """
+    branches = node["anyOf"]
+    scalars = [b for b in branches if _is_plain_scalar(b)]
+    nulls = [b for b in branches if b == {"type": "null"}]
+    rest = {k: v for k, v in node.items() if k != "anyOf"}
+    if len(scalars) == 1 and len(nulls) == 1 and len(branches) == 2:
+        scalar = {k: v for k, v in scalars[0].items() if k != "description"}
+        return {**scalar, **rest, "type": [scalar["type"], "null"]}
+    if not scalars:
+        return node
+    keep = ("type", "title")
+    return {
+        **rest,
+        "anyOf": [{k: v for k, v in b.items() if k in keep} if _is_plain_scalar(b) else b for b in branches],
+    }
 
 
 def run_codegen(schema: dict[str, Any], out: Path, class_name: str | None = None) -> None:
@@ -440,6 +479,8 @@ def generate(out_root: Path) -> list[Path]:
                 "fields": field_rows(tool, spec["defs"]),
                 "error_codes": tuple(dict.fromkeys(e["code"] for e in tool["errors"])),
                 "request_required": tool["envelope"] == "request" and has_required(tool["input"]),
+                "request_model": request_model(tool),
+                "result_model": f"{pascal(tool['name'])}Result" if output_schema is not None else None,
             }
         )
 
@@ -456,11 +497,20 @@ def generate(out_root: Path) -> list[Path]:
     run_codegen(config_schema, config_models)
     written.append(config_models)
 
-    context = {"header": HEADER, "tools": tools, "errors": spec["errors"], "index": spec["index"]}
+    handler_models = sorted({m for t in tools for m in (t["request_model"], t["result_model"]) if m})
+    context = {
+        "header": HEADER,
+        "tools": tools,
+        "errors": spec["errors"],
+        "index": spec["index"],
+        "handler_models": handler_models,
+    }
     write(f"{PACKAGE}/__init__.py", env.get_template("init.py.j2").render(context))
     write(f"{PACKAGE}/py.typed", "")  # PEP 561: installed copies are type-checked too
     write(f"{PACKAGE}/registry.py", env.get_template("registry.py.j2").render(context))
     write(f"{PACKAGE}/cli.py", env.get_template("cli.py.j2").render(context))
+    write(f"{PACKAGE}/handlers.py", env.get_template("handlers.py.j2").render(context))
+    write(f"{PACKAGE}/content.py", env.get_template("content.py.j2").render(context))
     write("docs/reference/tools.md", env.get_template("tools.md.j2").render(context))
     write("docs/reference/errors.md", env.get_template("errors.md.j2").render(context))
     write(

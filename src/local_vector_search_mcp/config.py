@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from lvsm_contract.config import Config
+
 from .errors import InvalidArgument
 from .globs import validate_glob
 
