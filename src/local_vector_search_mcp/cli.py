@@ -178,6 +178,15 @@ def print_content(result: ContentResult) -> None:
                 print(json.dumps({"type": "resource", "uri": uri, "mimeType": mime_type, "bytes": len(data)}))
 
 
+def _recover_interrupted_writes(ws: Workspace) -> None:
+    # A process killed mid-write may have left a temporary file or a half-done move;
+    # every start (server, call, reindex) cleans that up before anything reads the tree.
+    from .writer import recover
+
+    for action in recover(ws):
+        logging.getLogger("local_vector_search_mcp").info("interrupted write: %s", action)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -195,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         ws = Workspace(load_settings(_options(args)))
+        _recover_interrupted_writes(ws)
         if args.command == "call" or args.status:
             try:
                 return _call(ws, args.rest if args.command == "call" else ["kb_status"])
