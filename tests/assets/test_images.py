@@ -318,3 +318,16 @@ def test_move_refuses_a_file_whose_bytes_lie(ws: Workspace) -> None:
         move_image(ws, "lie.png", "x.png")
     with pytest.raises(KbError):
         move_image(ws, "lie.png", "x.png", "nothex")
+
+
+def test_staging_files_have_the_name_writer_recovery_removes(ws: Workspace) -> None:
+    from local_vector_search_mcp import writer
+    from local_vector_search_mcp.assets.store import staging_path
+
+    staged = staging_path(ws.root)
+    assert writer._TEMP_NAME.match(staged.name)
+    staged.write_bytes(PNG)
+    with writer.write_lock(ws) as intent:
+        intent.note(tmp=staged)  # as publish() does before linking; then the process dies
+    assert writer.recover(ws) == [f"removed the temporary file {staged.name}"]
+    assert not staged.exists()

@@ -462,13 +462,14 @@ def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | N
     _check_signature(dst_rel, head, dst_fmt)
     folders = CreatedFolders(ws)
     try:
-        with write_lock(ws):
+        with write_lock(ws) as intent:
             folders.ensure(dst_rel.rpartition("/")[0])
             # Re-resolve and re-hash under the lock: the file must be the one that was checked.
             ws.guard.resolve(src_rel, field="sourcePath")
             stat_regular(src_rel, src, "Image")
             if _hash_and_head(src_rel, src)[0] != sha:
                 raise Conflict(f"Image {src_rel!r} changed during the move; load it again and retry.")
+            intent.note(source=src, target=dst)  # a crash after the link is finished at the next start
             try:
                 os.link(src, dst)  # fails instead of overwriting; then drop the old name
             except FileExistsError:
@@ -481,6 +482,7 @@ def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | N
                 with contextlib.suppress(OSError):
                     os.unlink(dst)
                 raise os_error(exc, src_rel, "move") from None
+            intent.clear()
             fsync_dir(dst.parent)
             fsync_dir(src.parent)
     except BaseException:

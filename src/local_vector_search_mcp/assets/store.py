@@ -1,9 +1,15 @@
 """Putting a staged file in place without ever overwriting, and undoing folders on failure.
 
-A new image is first written (or downloaded) into a hidden ``.upload-<random>.tmp`` file in
+A new image is first written (or downloaded) into a hidden ``.upload.<12 hex>.tmp`` file in
 its destination folder, so the final step is a same-folder ``link()``: it either creates the
 name or fails with EEXIST; nothing is ever replaced, and a reader never sees half a file.
 Folders created for a save or a move are removed again (when still empty) if it fails.
+
+The staging name has the writer's temporary-file form, and :func:`publish` notes it as the
+step in flight, so a process killed between the link and the unlink leaves no litter after
+the next start (``writer.recover``). A kill during the download itself (outside the lock, which
+must not be held while waiting on the network) can leave the staging file; it is hidden,
+matches no image extension and is never listed.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import AlreadyExists, InvalidArgument, KbError, PermissionDenied
+from ..errors import AlreadyExists, KbError, PermissionDenied
 from ..workspace import Workspace
 from ..writer import write_lock
 
@@ -23,14 +29,19 @@ __all__ = ["CreatedFolders", "fsync_dir", "os_error", "publish", "staging_path"]
 
 
 def os_error(exc: OSError, rel: str, verb: str = "change") -> KbError:
-    """An operating-system failure as a wire error (never with an absolute path)."""
+    """An operating-system failure as a wire error, never with an absolute path.
+
+    Every one is PERMISSION_DENIED, as in the writer: the file system would not take it and
+    nothing changed (the catalogue has no I/O code; INTERNAL_ERROR would suggest a bug).
+    """
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return PermissionDenied(f"The operating system refused to {verb} {rel!r}.")
-    if exc.errno == errno.ENOSPC:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return PermissionDenied(f"No space left to write {rel!r}; nothing was changed.")
     if exc.errno == errno.EXDEV:
-        return InvalidArgument(f"{rel!r} cannot be moved across file systems; nothing was changed.")
-    return KbError(f"Could not {verb} {rel!r} ({exc.strerror}).")
+        return PermissionDenied(f"{rel!r} cannot be renamed across file systems; nothing was changed.")
+    reason = exc.strerror or type(exc).__name__
+    return PermissionDenied(f"The file system failed to {verb} {rel!r} ({reason}); nothing was changed.")
 
 
 def fsync_dir(folder: Path) -> None:
@@ -89,7 +100,7 @@ class CreatedFolders:
 
 
 def staging_path(folder: Path) -> Path:
-    return folder / f".upload-{secrets.token_hex(8)}.tmp"
+    return folder / f".upload.{secrets.token_hex(6)}.tmp"
 
 
 def publish(ws: Workspace, staged: Path, folder_rel: str, names: Iterable[str], *, what: str) -> str:
@@ -99,7 +110,8 @@ def publish(ws: Workspace, staged: Path, folder_rel: str, names: Iterable[str], 
     removes it in every case).
     """
     os.chmod(staged, 0o666 & ~_umask())
-    with write_lock(ws):
+    with write_lock(ws) as intent:
+        intent.note(tmp=staged)
         for name in names:
             rel = f"{folder_rel}/{name}" if folder_rel else name
             rel, target = ws.guard.resolve(rel, field="targetPath")
@@ -109,6 +121,9 @@ def publish(ws: Workspace, staged: Path, folder_rel: str, names: Iterable[str], 
                 continue
             except OSError as exc:
                 raise os_error(exc, rel, "write") from None
+            with contextlib.suppress(OSError):
+                os.unlink(staged)
+            intent.clear()
             fsync_dir(target.parent)
             return rel
     raise AlreadyExists(f"{what} already exists; the image was not saved.")
