@@ -29,7 +29,7 @@ from reportlab.platypus.tableofcontents import TableOfContents
 from ...errors import InvalidArgument, KbError
 from ...markdown import Document, ElementKind, parse_document
 from ...paths import PathGuard
-from .flowables import BlockRenderer, Chapter, Heading, _Ctx, slugify
+from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, _Ctx, slugify
 from .fonts import FontSet, font_set
 from .images import ImageStore
 from .inline import MD
@@ -249,7 +249,10 @@ class _Book:
                 for j, heading in enumerate(headings):
                     key = f"c{i}h{j}"
                     chapter.heading_keys.append(key)
-                    slug = base = slugify(self.renderer.inline.plain(heading.title or ""))
+                    custom = HEADING_ID.search(heading.title or "")
+                    if custom is not None:
+                        chapter.slugs.setdefault(custom.group(1), key)
+                    slug = base = slugify(self.renderer.inline.plain(HEADING_ID.sub("", heading.title or "")))
                     n = 1
                     while slug in chapter.slugs:
                         slug, n = f"{base}-{n}", n + 1

@@ -52,6 +52,9 @@ _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+|$)|[ \t]+#+[ \t]*$|^#+[ \t]*$")
 _IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE | re.DOTALL)
 _ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*("([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _TAG = re.compile(r"<[^>]*>", re.DOTALL)
+_SCRIPT = re.compile(r"<(script|style)\b.*?(</\1\s*>|$)", re.DOTALL | re.IGNORECASE)
+# A custom heading id (``## Title {#id}``), as VitePress and Pandoc write it.
+HEADING_ID = re.compile(r"[ \t]*\{#([^}\s]+)\}[ \t]*$")
 _COMPLEX = re.compile(r"^(?: {0,3}(?:```|~~~|>|\|)|    |\t)", re.MULTILINE)
 # Code blocks are cut into pieces of this many lines: splitting one huge
 # preformatted block page by page would re-measure all of it every time.
@@ -257,7 +260,7 @@ class BlockRenderer:
     def heading(self, element: Element, index: int | None, ctx: _Ctx) -> Flowable:
         chapter = self.chapter
         assert chapter is not None
-        raw = element.title if element.title is not None else _heading_text(element.text)
+        raw = HEADING_ID.sub("", element.title if element.title is not None else _heading_text(element.text))
         level = element.level or 1
         title = self.inline.plain(raw) or raw
         if index is None:  # a heading inside a quote or list item: styled, not in the outline
@@ -503,11 +506,12 @@ class BlockRenderer:
         columns = len(raw[0])
         natural = [0.0] * columns
         minimum = [0.0] * columns
-        for row in raw:
+        for r, row in enumerate(raw):
+            face = self.body_family.bold if r == 0 else font  # the header row is set in bold
             for c, text in enumerate(row):
                 plain = self.inline.plain(text) if text else ""
-                natural[c] = max(natural[c], min(_width(plain, font, size) * 1.05, available) + pad)
-                longest = max((_width(w, font, size) for w in plain.split()), default=0.0)
+                natural[c] = max(natural[c], min(_width(plain, face, size) * 1.05, available) + pad)
+                longest = max((_width(w, face, size) for w in plain.split()), default=0.0)
                 if self.fonts.needs_cjk_wrap(plain):
                     longest = min(longest, size * 4)
                 minimum[c] = max(minimum[c], min(longest, available / 2) + pad)
@@ -522,7 +526,7 @@ class BlockRenderer:
 
     def html_block(self, content: str, ctx: _Ctx) -> list[Flowable]:
         """Raw HTML: its pictures and its visible text; comments vanish."""
-        text = re.sub(r"<!--.*?(-->|$)", "", content, flags=re.DOTALL)
+        text = _SCRIPT.sub("", re.sub(r"<!--.*?(-->|$)", "", content, flags=re.DOTALL))
         out: list[Flowable] = []
         caption = re.search(r"<Listing\b[^>]*>", text)
         if caption is not None:

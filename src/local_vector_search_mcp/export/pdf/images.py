@@ -4,7 +4,7 @@ Nothing is ever fetched: remote, absolute and ``data:`` references become
 placeholders, like missing, unreadable or oversized files. Pictures are sized
 at their physical size (pixels / DPI, 96 DPI when the file does not say),
 shrunk to the frame, and re-encoded only when they carry more pixels than the
-profile's DPI needs at that size; JPEG/PNG files with colour metadata and
+profile's DPI needs at that size (an ICC profile travels along); JPEG and PNG
 files already small enough are embedded unchanged (spec/decisions.md).
 """
 
@@ -29,7 +29,6 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 # Decoding costs 4 bytes a pixel: 40 MP is 160 MB, the most one picture may take.
 MAX_PIXELS = 40_000_000
 _SUPPORTED = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
-_PNG_COLOUR_CHUNKS = ("icc_profile", "gamma", "chromaticity", "srgb")
 
 
 @dataclass(frozen=True)
@@ -123,10 +122,7 @@ class ImageStore:
         target_w = max(1, round(width / 72 * self.profile.dpi))
         fmt = (img.format or "").upper()
         orientation = img.getexif().get(0x0112, 1) if fmt == "JPEG" else 1
-        coloured = fmt == "JPEG" and "icc_profile" in img.info or (
-            fmt == "PNG" and any(k in img.info for k in _PNG_COLOUR_CHUNKS)
-        )
-        if fmt in ("JPEG", "PNG") and orientation == 1 and (coloured or px_w <= target_w * 1.1):
+        if fmt in ("JPEG", "PNG") and orientation == 1 and px_w <= target_w * 1.1:
             return Picture(str(path), width, height)  # already right: embed the file's own bytes
         if fmt == "JPEG":
             img.draft("RGB", (target_w, max(1, round(target_w * px_h / px_w))))  # decode at reduced size
@@ -136,12 +132,15 @@ class ImageStore:
         if pic.width > target_w:
             pic = pic.resize((target_w, max(1, round(target_w * pic.height / pic.width))), Image.Resampling.LANCZOS)
         out = io.BytesIO()
+        icc = {"icc_profile": img.info["icc_profile"]} if img.info.get("icc_profile") else {}
+        if pic.mode in ("RGBA", "LA") and pic.getchannel("A").getextrema() == (255, 255):
+            pic = pic.convert("RGB" if pic.mode == "RGBA" else "L")  # an opaque alpha channel is no reason for PNG
         has_alpha = pic.mode in ("RGBA", "LA", "PA") or (pic.mode == "P" and "transparency" in pic.info)
         if has_alpha or pic.mode in ("1", "P") and pic.width * pic.height < 250_000:
-            pic.save(out, "PNG", optimize=True)  # keep transparency and crisp palettes
+            pic.save(out, "PNG", optimize=True, **icc)  # keep transparency and crisp palettes
         else:
             pic.convert("L" if pic.mode in ("L", "1") else "RGB").save(
-                out, "JPEG", quality=self.profile.jpeg_quality, optimize=True
+                out, "JPEG", quality=self.profile.jpeg_quality, optimize=True, **icc
             )
         out.seek(0)
         return Picture(out, width, height)
