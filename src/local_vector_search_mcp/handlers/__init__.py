@@ -99,6 +99,12 @@ def _kb_edit_table() -> contract.KbEditTable[W]:
     return kb_edit_table
 
 
+def _kb_create_pdf_book() -> contract.KbCreatePdfBook[W]:
+    from .export import kb_create_pdf_book
+
+    return kb_create_pdf_book
+
+
 BINDINGS: dict[str, Binder] = {
     "kb_status": _kb_status,
     "kb_reindex": _kb_reindex,
@@ -111,4 +117,5 @@ BINDINGS: dict[str, Binder] = {
     "kb_delete": _kb_delete,
     "kb_patch": _kb_patch,
     "kb_edit_table": _kb_edit_table,
+    "kb_create_pdf_book": _kb_create_pdf_book,
 }
