@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 import yaml
 from reportlab.lib import colors
 from reportlab.lib.units import mm
-from reportlab.platypus import Flowable, PageBreak, Paragraph, Spacer
+from reportlab.platypus import Flowable, PageBreak, Paragraph, Spacer, TableStyle
 from reportlab.platypus.doctemplate import BaseDocTemplate, PageTemplate
 from reportlab.platypus.flowables import AnchorFlowable
 from reportlab.platypus.frames import Frame
@@ -134,22 +134,38 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int]] | None:
     return links if local else None
 
 
-class _Template(BaseDocTemplate):
+class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no type hints
     """Pages with a footer; headings feed the outline, bookmarks and the TOC."""
 
     def __init__(self, out: BinaryIO, sheet_: Sheet, fonts: FontSet, title_page: bool, **meta: Any) -> None:
         width, height = self._page
         super().__init__(
-            out, pagesize=(width, height), leftMargin=sheet_.margins[0], rightMargin=sheet_.margins[1],
-            topMargin=sheet_.margins[2], bottomMargin=sheet_.margins[3], invariant=1, pageCompression=1,
+            out,
+            pagesize=(width, height),
+            leftMargin=sheet_.margins[0],
+            rightMargin=sheet_.margins[1],
+            topMargin=sheet_.margins[2],
+            bottomMargin=sheet_.margins[3],
+            invariant=1,
+            pageCompression=1,
             # every page starts in this font; the default (Helvetica) would be an unembedded font
-            initialFontName=fonts.family(sheet_.theme.body).regular, **meta,
+            initialFontName=fonts.family(sheet_.theme.body).regular,
+            **meta,
         )
         self.sheet_ = sheet_
         self.fonts = fonts
         self.title_page = title_page
-        frame = Frame(self.leftMargin, self.bottomMargin, self.width, self.height, id="body", leftPadding=0,
-                      rightPadding=0, topPadding=0, bottomPadding=0)
+        frame = Frame(
+            self.leftMargin,
+            self.bottomMargin,
+            self.width,
+            self.height,
+            id="body",
+            leftPadding=0,
+            rightPadding=0,
+            topPadding=0,
+            bottomPadding=0,
+        )
         self.addPageTemplates([PageTemplate("body", [frame], onPage=self._footer)])
 
     _page: tuple[float, float] = PAGE_FORMATS["a5"]
@@ -181,8 +197,10 @@ class _Template(BaseDocTemplate):
             o = flowable.outline
             self.canv.addOutlineEntry(o.title, o.key, level=o.level, closed=o.level >= 1)
             if o.toc:
-                self.notify("TOCEntry", (o.level, self.fonts.markup(o.title, self.fonts.family(self.sheet_.theme.body)),
-                                         self.page, o.key))
+                self.notify(
+                    "TOCEntry",
+                    (o.level, self.fonts.markup(o.title, self.fonts.family(self.sheet_.theme.body)), self.page, o.key),
+                )
 
 
 class _Book:
@@ -227,7 +245,8 @@ class _Book:
             budget += len(raw)
             if budget > MAX_BOOK_BYTES:
                 raise InvalidArgument(
-                    f"The book is larger than {MAX_BOOK_BYTES // (1024 * 1024)} MiB of Markdown; export its parts separately."
+                    f"The book is larger than {MAX_BOOK_BYTES // (1024 * 1024)} MiB of Markdown; "
+                    "export its parts separately."
                 )
             try:
                 chapter = parse_document(raw)
@@ -298,15 +317,32 @@ class _Book:
         body = self.fonts.family(self.sheet.theme.body)
         title_page = bool(title)
         if title_page:
-            story += [Spacer(1, self.sheet.frame_height * 0.28), Paragraph(self.fonts.markup(title, body), self.style_cjk(self.sheet.title, title))]
+            story += [
+                Spacer(1, self.sheet.frame_height * 0.28),
+                Paragraph(self.fonts.markup(title, body), self.style_cjk(self.sheet.title, title)),
+            ]
             subtitle = str(meta.get("subtitle") or meta.get("description") or "").strip()
             if subtitle:
-                story.append(Paragraph(self.fonts.markup(subtitle, body), self.style_cjk(self.sheet.subtitle, subtitle)))
+                story.append(
+                    Paragraph(self.fonts.markup(subtitle, body), self.style_cjk(self.sheet.subtitle, subtitle))
+                )
             if author:
-                story += [Spacer(1, 12 * mm), Paragraph(self.fonts.markup(author, body), self.style_cjk(self.sheet.subtitle, author))]
+                story += [
+                    Spacer(1, 12 * mm),
+                    Paragraph(self.fonts.markup(author, body), self.style_cjk(self.sheet.subtitle, author)),
+                ]
             story.append(PageBreak())
         if is_book:
-            toc = TableOfContents(dotsMinLevel=0)
+            # The TOC is a table: name its cell font, else reportlab selects unembedded Helvetica.
+            toc_style = TableStyle(
+                [
+                    ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                    ("RIGHTPADDING", (0, 0), (-1, -1), 0),
+                    ("LEFTPADDING", (0, 0), (-1, -1), 0),
+                    ("FONT", (0, 0), (-1, -1), body.regular),
+                ]
+            )
+            toc = TableOfContents(dotsMinLevel=0, tableStyle=toc_style)
             toc.levelStyles = list(self.sheet.toc)
             heading = self.sheet.headings[0]
             story += [Paragraph(self.fonts.markup("Contents", body), heading), toc, PageBreak()]
@@ -360,8 +396,14 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
         _page = PAGE_FORMATS[options.page_format]
 
     template = Template(
-        out, book.sheet, book.fonts, title_page, title=info["title"], author=info["author"],
-        creator="local-vector-search-mcp", producer="local-vector-search-mcp (reportlab)",
+        out,
+        book.sheet,
+        book.fonts,
+        title_page,
+        title=info["title"],
+        author=info["author"],
+        creator="local-vector-search-mcp",
+        producer="local-vector-search-mcp (reportlab)",
     )
     if any(isinstance(f, TableOfContents) for f in story):
         template.multiBuild(story, maxPasses=4)

@@ -22,7 +22,6 @@ from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.platypus import (
-    CondPageBreak,
     Flowable,
     HRFlowable,
     Image,
@@ -37,7 +36,7 @@ from reportlab.platypus import (
 from reportlab.platypus.doctemplate import FrameBG
 
 from ...markdown import Document, Element, ElementKind, parse_text, table_source
-from .fonts import Family, FontSet
+from .fonts import FontSet
 from .images import ImageStore, Missing, Picture
 from .inline import MD, InlineImage, InlineRenderer
 from .styles import Sheet
@@ -84,7 +83,7 @@ class Outline:
     toc: bool
 
 
-class Heading(Paragraph):
+class Heading(Paragraph):  # type: ignore[misc]  # reportlab ships no type hints
     """A heading paragraph that carries its outline entry."""
 
     def __init__(self, text: str, style: ParagraphStyle, outline: Outline) -> None:
@@ -284,8 +283,11 @@ class BlockRenderer:
         flow = Heading(markup, style, Outline(key, number + title, outline_level, outline_level <= 2))
         if self.theme.heading_rule and outline_level <= 1:
             rule = HRFlowable(
-                width="100%", thickness=1.2 if outline_level == 0 else 0.6, color=self.theme.accent,
-                spaceBefore=0, spaceAfter=style.spaceAfter * 0.6,
+                width="100%",
+                thickness=1.2 if outline_level == 0 else 0.6,
+                color=self.theme.accent,
+                spaceBefore=0,
+                spaceAfter=style.spaceAfter * 0.6,
             )
             return KeepTogether([flow, rule])
         return flow
@@ -389,7 +391,11 @@ class BlockRenderer:
         match = _MARKER.match(first_line)
         if match is None:  # not expected from the parser; keep the text
             return self.paragraph(own, env, ctx)
-        content_indent = len(match.group(0)) if match.group(5) and len(match.group(5)) <= 4 else len(match.group(1)) + len(match.group(2)) + 1
+        content_indent = (
+            len(match.group(0))
+            if match.group(5) and len(match.group(5)) <= 4
+            else len(match.group(1)) + len(match.group(2)) + 1
+        )
         delimiter = match.group(4) or match.group(2)
         key = (element.parent, delimiter)
         if match.group(3) is not None:
@@ -429,8 +435,11 @@ class BlockRenderer:
             ink, paper = _ALERT_COLORS[kind]
             inner = rest
             title_style = ParagraphStyle(
-                "alert-title", parent=self.style(self.sheet.first, ctx.indent + pad), fontName=self.body_family.bold,
-                textColor=colors.HexColor(ink), spaceAfter=2,
+                "alert-title",
+                parent=self.style(self.sheet.first, ctx.indent + pad),
+                fontName=self.body_family.bold,
+                textColor=colors.HexColor(ink),
+                spaceAfter=2,
             )
             head: list[Flowable] = [Paragraph(self.fonts.markup(kind.capitalize(), self.body_family), title_style)]
             bg = colors.HexColor(paper)
@@ -458,9 +467,9 @@ class BlockRenderer:
         except Exception:  # not a table we can split: show its text rather than lose it
             return self.code(element.text, ctx)
         columns = source.column_count
-        aligns = [
-            {"center": TA_CENTER, "right": TA_RIGHT}.get(a, TA_LEFT) for a in source.alignments
-        ] + [TA_LEFT] * columns
+        aligns = [{"center": TA_CENTER, "right": TA_RIGHT}.get(a, TA_LEFT) for a in source.alignments] + [
+            TA_LEFT
+        ] * columns
         rows = [source.header, *source.rows]
         raw = [[c.raw for c in row.cells[:columns]] + [""] * (columns - len(row.cells)) for row in rows]
         family = self.body_family
@@ -478,6 +487,7 @@ class BlockRenderer:
         grid = colors.HexColor("#bbbbbb")
         commands: list[tuple[Any, ...]] = [
             ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ("FONT", (0, 0), (-1, -1), family.regular),  # reportlab's default would be unembedded Helvetica
             ("LINEBELOW", (0, 0), (-1, 0), 0.9, self.theme.heading_color),
             ("LEFTPADDING", (0, 0), (-1, -1), 4),
             ("RIGHTPADDING", (0, 0), (-1, -1), 4),
@@ -533,7 +543,9 @@ class BlockRenderer:
             attrs = _attrs(caption.group(0))
             label = " ".join(filter(None, [f"Listing {attrs.get('number', '')}".strip() + ":", attrs.get("caption")]))
             if attrs.get("caption") or attrs.get("number"):
-                out.append(self.para(f"<i>{self.fonts.markup(label, self.body_family)}</i>", self.sheet.small, ctx, label))
+                out.append(
+                    self.para(f"<i>{self.fonts.markup(label, self.body_family)}</i>", self.sheet.small, ctx, label)
+                )
         for tag in _IMG_TAG.findall(text):
             attrs = _attrs(tag)
             if attrs.get("src"):
@@ -602,5 +614,3 @@ def _width(text: str, font: str, size: float) -> float:
         return float(stringWidth(text, font, size))
     except (KeyError, ValueError):
         return len(text) * size * 0.55
-
-

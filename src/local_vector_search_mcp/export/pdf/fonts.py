@@ -22,7 +22,7 @@ from reportlab.lib.fonts import addMapping
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFError, TTFont
 
-__all__ = ["FontSet", "Family", "font_set", "xml_escape"]
+__all__ = ["Family", "FontSet", "font_set", "xml_escape"]
 
 # Preferred faces per role, as fontconfig patterns; the first one found wins.
 _FAMILIES: dict[str, tuple[str, ...]] = {
@@ -30,7 +30,12 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
     "serif": ("DejaVu Serif", "Liberation Serif", "FreeSerif"),
     "mono": ("DejaVu Sans Mono", "Liberation Mono", "FreeMono"),
 }
-_STYLES = {"regular": "Book,Regular", "bold": "Bold", "italic": "Oblique,Italic", "bolditalic": "Bold Oblique,Bold Italic"}
+_STYLES = {
+    "regular": "Book,Regular",
+    "bold": "Bold",
+    "italic": "Oblique,Italic",
+    "bolditalic": "Bold Oblique,Bold Italic",
+}
 # CJK faces known to be TrueType; anything else fontconfig lists for Chinese is tried after them.
 _CJK_PREFERRED = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Droid Sans Fallback", "AR PL UMing CN")
 _VERA = Path(reportlab.__file__).parent / "fonts"
@@ -113,7 +118,7 @@ def _register_family(role: str, files: dict[str, Path]) -> Family | None:
             pdfmetrics.registerFont(font)
         by_path[path] = name
         faces[style] = name
-    coverage: dict[int, int] = pdfmetrics.getFont(faces["regular"]).face.charToGlyph  # type: ignore[attr-defined]
+    coverage: dict[int, int] = pdfmetrics.getFont(faces["regular"]).face.charToGlyph
     family = f"lvsm-{role}"
     pdfmetrics.registerFontFamily(
         family, normal=faces["regular"], bold=faces["bold"], italic=faces["italic"], boldItalic=faces["bolditalic"]

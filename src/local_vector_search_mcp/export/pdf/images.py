@@ -136,7 +136,7 @@ class ImageStore:
         if pic.mode in ("RGBA", "LA") and pic.getchannel("A").getextrema() == (255, 255):
             pic = pic.convert("RGB" if pic.mode == "RGBA" else "L")  # an opaque alpha channel is no reason for PNG
         has_alpha = pic.mode in ("RGBA", "LA", "PA") or (pic.mode == "P" and "transparency" in pic.info)
-        if has_alpha or pic.mode in ("1", "P") and pic.width * pic.height < 250_000:
+        if has_alpha or (pic.mode in ("1", "P") and pic.width * pic.height < 250_000):
             pic.save(out, "PNG", optimize=True, **icc)  # keep transparency and crisp palettes
         else:
             pic.convert("L" if pic.mode in ("L", "1") else "RGB").save(

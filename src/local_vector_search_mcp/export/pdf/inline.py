@@ -18,7 +18,7 @@ from markdown_it.token import Token
 
 from .fonts import Family, FontSet
 
-__all__ = ["InlineImage", "InlineRenderer", "Rendered", "MD"]
+__all__ = ["MD", "InlineImage", "InlineRenderer", "Rendered"]
 
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
@@ -63,7 +63,9 @@ class InlineRenderer:
             elif kind == "hardbreak":
                 out.append("<br/>")
             elif kind == "code_inline":
-                out.append(f'<font face="{self.fonts.mono.regular}">{self.fonts.markup(tok.content, self.fonts.mono)}</font>')
+                out.append(
+                    f'<font face="{self.fonts.mono.regular}">{self.fonts.markup(tok.content, self.fonts.mono)}</font>'
+                )
                 visible = True
             elif kind in ("em_open", "em_close"):
                 out.append("<i>" if kind.endswith("open") else "</i>")
@@ -81,10 +83,8 @@ class InlineRenderer:
                     out.append("</a>")
             elif kind == "image":
                 images.append(InlineImage(str(tok.attrGet("src") or ""), _plain(tok.children or [])))
-            elif kind == "html_inline":
-                if tok.content.lower().startswith(("<br", "<br/")):
-                    out.append("<br/>")
-                # other inline HTML tags are dropped; the text between them stays
+            elif kind == "html_inline" and tok.content.lower().startswith("<br"):
+                out.append("<br/>")  # other inline HTML tags are dropped; the text between them stays
         return Rendered("".join(out).strip(), images, bool(images) and not visible)
 
     def plain(self, text: str) -> str:

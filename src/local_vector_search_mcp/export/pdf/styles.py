@@ -13,7 +13,6 @@ from reportlab.lib import colors
 from reportlab.lib.enums import TA_CENTER, TA_JUSTIFY, TA_LEFT
 from reportlab.lib.pagesizes import A4, A5, A6, B5, LETTER
 from reportlab.lib.styles import ParagraphStyle
-from reportlab.lib.units import mm
 
 from .fonts import FontSet
 
@@ -60,24 +59,94 @@ class Theme:
 _INK = colors.HexColor("#1a1a1a")
 THEMES: dict[str, Theme] = {
     "compact": Theme(
-        "sans", "sans", 9.5, 1.3, False, False, False, _INK, colors.HexColor("#555555"), False, False,
-        (1.6, 1.35, 1.15, 1.05, 1.0, 1.0), colors.HexColor("#f3f3f3"), False, 0.09, "center",
+        "sans",
+        "sans",
+        9.5,
+        1.3,
+        False,
+        False,
+        False,
+        _INK,
+        colors.HexColor("#555555"),
+        False,
+        False,
+        (1.6, 1.35, 1.15, 1.05, 1.0, 1.0),
+        colors.HexColor("#f3f3f3"),
+        False,
+        0.09,
+        "center",
     ),
     "classic": Theme(
-        "serif", "serif", 11, 1.45, True, True, False, _INK, colors.HexColor("#7a1f1f"), False, True,
-        (1.9, 1.45, 1.2, 1.05, 1.0, 1.0), colors.HexColor("#f7f5ef"), False, 0.14, "center",
+        "serif",
+        "serif",
+        11,
+        1.45,
+        True,
+        True,
+        False,
+        _INK,
+        colors.HexColor("#7a1f1f"),
+        False,
+        True,
+        (1.9, 1.45, 1.2, 1.05, 1.0, 1.0),
+        colors.HexColor("#f7f5ef"),
+        False,
+        0.14,
+        "center",
     ),
     "modern": Theme(
-        "sans", "sans", 10.5, 1.5, False, False, False, colors.HexColor("#0b4f8a"), colors.HexColor("#1f7ac4"),
-        True, False, (2.0, 1.5, 1.25, 1.1, 1.0, 1.0), colors.HexColor("#eef4fa"), False, 0.12, "right",
+        "sans",
+        "sans",
+        10.5,
+        1.5,
+        False,
+        False,
+        False,
+        colors.HexColor("#0b4f8a"),
+        colors.HexColor("#1f7ac4"),
+        True,
+        False,
+        (2.0, 1.5, 1.25, 1.1, 1.0, 1.0),
+        colors.HexColor("#eef4fa"),
+        False,
+        0.12,
+        "right",
     ),
     "technical": Theme(
-        "sans", "sans", 10, 1.4, False, False, True, colors.HexColor("#222222"), colors.HexColor("#b35c00"),
-        True, False, (1.6, 1.35, 1.2, 1.05, 1.0, 1.0), colors.HexColor("#f4f4f4"), True, 0.1, "right",
+        "sans",
+        "sans",
+        10,
+        1.4,
+        False,
+        False,
+        True,
+        colors.HexColor("#222222"),
+        colors.HexColor("#b35c00"),
+        True,
+        False,
+        (1.6, 1.35, 1.2, 1.05, 1.0, 1.0),
+        colors.HexColor("#f4f4f4"),
+        True,
+        0.1,
+        "right",
     ),
     "academic": Theme(
-        "serif", "serif", 11, 1.5, True, True, True, _INK, colors.HexColor("#333333"), False, True,
-        (1.5, 1.25, 1.1, 1.0, 1.0, 1.0), colors.HexColor("#f6f6f6"), True, 0.15, "center",
+        "serif",
+        "serif",
+        11,
+        1.5,
+        True,
+        True,
+        True,
+        _INK,
+        colors.HexColor("#333333"),
+        False,
+        True,
+        (1.5, 1.25, 1.1, 1.0, 1.0, 1.0),
+        colors.HexColor("#f6f6f6"),
+        True,
+        0.15,
+        "center",
     ),
 }
 
@@ -105,7 +174,7 @@ class Sheet:
 
 def _scale(page_width: float) -> float:
     # A5 is ~0.7 of A4's width, A6 ~0.5: shrink type, but less than the page.
-    return min(1.0, 0.55 + 0.45 * page_width / A4[0])
+    return min(1.0, 0.55 + 0.45 * page_width / float(A4[0]))
 
 
 def sheet(theme_name: str, page_format: str, fonts: FontSet) -> Sheet:
@@ -150,28 +219,64 @@ def sheet(theme_name: str, page_format: str, fonts: FontSet) -> Sheet:
             )
         )
     code_size = max(5.5, size - 1.5)
-    code = ParagraphStyle("code", fontName=mono.regular, bulletFontName=mono.regular, fontSize=code_size, leading=code_size * 1.3, textColor=_INK)
+    code = ParagraphStyle(
+        "code",
+        fontName=mono.regular,
+        bulletFontName=mono.regular,
+        fontSize=code_size,
+        leading=code_size * 1.3,
+        textColor=_INK,
+    )
     small = ParagraphStyle(
-        "small", parent=body, fontSize=size - 1, leading=(size - 1) * 1.3, firstLineIndent=0, alignment=TA_LEFT,
-        textColor=colors.HexColor("#444444"), spaceAfter=size * 0.5,
+        "small",
+        parent=body,
+        fontSize=size - 1,
+        leading=(size - 1) * 1.3,
+        firstLineIndent=0,
+        alignment=TA_LEFT,
+        textColor=colors.HexColor("#444444"),
+        spaceAfter=size * 0.5,
     )
     cell = ParagraphStyle(
-        "cell", parent=body, fontSize=size - 1, leading=(size - 1) * 1.25, firstLineIndent=0, alignment=TA_LEFT,
+        "cell",
+        parent=body,
+        fontSize=size - 1,
+        leading=(size - 1) * 1.25,
+        firstLineIndent=0,
+        alignment=TA_LEFT,
         spaceAfter=0,
     )
     cell_head = ParagraphStyle("cell_head", parent=cell, fontName=body_font.bold)
     title = ParagraphStyle(
-        "title", parent=body, fontName=head_font.bold, fontSize=size * 2.6, leading=size * 3.1, alignment=TA_CENTER,
-        textColor=theme.heading_color, firstLineIndent=0, spaceAfter=size * 2,
+        "title",
+        parent=body,
+        fontName=head_font.bold,
+        fontSize=size * 2.6,
+        leading=size * 3.1,
+        alignment=TA_CENTER,
+        textColor=theme.heading_color,
+        firstLineIndent=0,
+        spaceAfter=size * 2,
     )
     subtitle = ParagraphStyle(
-        "subtitle", parent=body, fontSize=size * 1.3, leading=size * 1.7, alignment=TA_CENTER, firstLineIndent=0,
+        "subtitle",
+        parent=body,
+        fontSize=size * 1.3,
+        leading=size * 1.7,
+        alignment=TA_CENTER,
+        firstLineIndent=0,
     )
     toc = tuple(
         ParagraphStyle(
-            f"toc{level}", parent=body, fontName=body_font.bold if level == 0 else body_font.regular,
-            fontSize=size - (0 if level == 0 else 0.5), leftIndent=size * 1.4 * level, firstLineIndent=0,
-            spaceBefore=size * 0.4 if level == 0 else 0, spaceAfter=size * 0.15, alignment=TA_LEFT,
+            f"toc{level}",
+            parent=body,
+            fontName=body_font.bold if level == 0 else body_font.regular,
+            fontSize=size - (0 if level == 0 else 0.5),
+            leftIndent=size * 1.4 * level,
+            firstLineIndent=0,
+            spaceBefore=size * 0.4 if level == 0 else 0,
+            spaceAfter=size * 0.15,
+            alignment=TA_LEFT,
         )
         for level in range(6)
     )
@@ -182,6 +287,19 @@ def sheet(theme_name: str, page_format: str, fonts: FontSet) -> Sheet:
     # DejaVu Sans Mono advances 0.602 em; keep a little slack for the padding.
     chars = max(20, int((frame_width - 2 * 6) / (code_size * 0.602)))
     return Sheet(
-        theme, body, first, tuple(headings), code, small, cell, cell_head, title, subtitle, toc, chars,
-        frame_width, frame_height, margins,
+        theme,
+        body,
+        first,
+        tuple(headings),
+        code,
+        small,
+        cell,
+        cell_head,
+        title,
+        subtitle,
+        toc,
+        chars,
+        frame_width,
+        frame_height,
+        margins,
     )
