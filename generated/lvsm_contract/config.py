@@ -170,6 +170,17 @@ class KnowledgeBaseConfig(BaseModel):
     exclude: list[str] = []
 
 
+class PdfExportConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    cjk_font: Annotated[str | None, Field(alias='cjkFont')] = None
+    """
+    Font for Chinese, Japanese and Korean text in kb_create_pdf_book: an absolute path to a TrueType `.ttf`/`.ttc` file, or a fontconfig family name. Default: the first TrueType CJK font fontconfig knows (WenQuanYi Micro Hei preferred). CFF-outline fonts such as Noto CJK OTF cannot be used (decision 107).
+    """
+
+
 class AllowedHost(RootModel[str]):
     root: Annotated[str, Field(max_length=253, min_length=1)]
 
@@ -187,6 +198,14 @@ class DownloadsConfig(BaseModel):
     """
 
 
+class ExportConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pdf: Annotated[PdfExportConfig, Field(validate_default=True)] = Field(default_factory=PdfExportConfig)
+
+
 class Config(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -200,4 +219,5 @@ class Config(BaseModel):
     knowledge_base: Annotated[
         KnowledgeBaseConfig, Field(alias='knowledgeBase', validate_default=True)
     ] = Field(default_factory=KnowledgeBaseConfig)
+    export: Annotated[ExportConfig, Field(validate_default=True)] = Field(default_factory=ExportConfig)
     downloads: Annotated[DownloadsConfig, Field(validate_default=True)] = Field(default_factory=DownloadsConfig)

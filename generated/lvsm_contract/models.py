@@ -167,7 +167,7 @@ class KbCreatePdfBookRequest(BaseModel):
     """
     profile: Literal['screen', 'standard', 'print'] = 'standard'
     """
-    Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Larger images are downsampled to the DPI; images already small enough, and JPEG/PNG files with colour metadata, are embedded unchanged.
+    Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Images with more pixels than the DPI needs at their printed size are downsampled (an ICC profile is kept); images already small enough are embedded unchanged.
     """
 
 

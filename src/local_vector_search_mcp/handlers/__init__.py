@@ -99,6 +99,12 @@ def _kb_edit_table() -> contract.KbEditTable[W]:
     return kb_edit_table
 
 
+def _kb_create_pdf_book() -> contract.KbCreatePdfBook[W]:
+    from .export import kb_create_pdf_book
+
+    return kb_create_pdf_book
+
+
 def _kb_download_file() -> contract.KbDownloadFile[W]:
     from .downloads import kb_download_file
 
@@ -147,6 +153,7 @@ BINDINGS: dict[str, Binder] = {
     "kb_delete": _kb_delete,
     "kb_patch": _kb_patch,
     "kb_edit_table": _kb_edit_table,
+    "kb_create_pdf_book": _kb_create_pdf_book,
     "kb_download_file": _kb_download_file,
     "kb_save_image": _kb_save_image,
     "kb_list_images": _kb_list_images,
