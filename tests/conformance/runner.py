@@ -16,7 +16,9 @@ A scenario file::
         arguments: {request: {pathPrefix: ../x}}
         expect: {error: INVALID_PATH, messageExcludes: ["/tmp"]}
       - file: docs/a.md                                     # assert on the workspace
-        equals: "# A\\n"
+        equals: "# A\\n"                                   # (or startsWith: "%PDF-")
+      - listing: docs                                       # exactly these names in docs/
+        names: [a.md]
       - write: docs/a.md                                    # another program edits a file
         content: "# A changed\\n"
       - call: kb_status                                     # poll: repeat the call until
@@ -147,6 +149,14 @@ async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) 
                 data = path.read_bytes()
                 if "equals" in step:
                     assert data == substitute(step["equals"], saved).encode("utf-8"), f"{where}: {data!r}"
+                if "startsWith" in step:
+                    want = substitute(step["startsWith"], saved).encode("utf-8")
+                    assert data.startswith(want), f"{where}: {data[:40]!r}"
+                continue
+            if "listing" in step:  # the exact names in a folder: nothing left behind
+                folder = workspace / substitute(step["listing"], saved) if step["listing"] else workspace
+                names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+                assert names == sorted(step["names"]), f"{where}: {folder.name}/ holds {names}"
                 continue
             expect = substitute(step.get("expect", {}), saved)
             deadline = anyio.current_time() + float(step.get("until", 0))
