@@ -79,6 +79,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('path', 'opt_path', 'string'),
     ),
     'kb_save_image': (
+        ('data', 'opt_data', 'string'),
         ('fileName', 'opt_fileName', 'string'),
         ('altText', 'opt_altText', 'string'),
         ('targetPath', 'opt_targetPath', 'string'),
@@ -276,10 +277,11 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_save_image',
         help='Save an uploaded image',
-        description="Save an image the user attached in the chat (an OpenAI file reference with an HTTPS `download_url`)\ninto the knowledge base and return a ready-to-paste Markdown image link. The bytes are downloaded\n(HTTPS only, public hosts only, at most 25 MiB) and must be a PNG, JPEG, WebP or GIF. Without\n`targetPath` the image goes to `images/` under `fileName` (or the upload's own name, or a generated\none), adding `-2`, `-3`, ... when the name is taken; with `targetPath` it is saved exactly there and\nnever overwrites (ALREADY_EXISTS). Needs `knowledgeBase.allowWrites`. The Markdown is not changed:\ninsert the returned `markdown` with kb_patch. Base64 or data-URI images are not accepted.",
+        description="Save an image into the knowledge base and return a ready-to-paste Markdown image link. Pass exactly\none of: `file`, when the client gives you an OpenAI file reference for an image the user attached\n(`download_url` + `file_id`; the bytes are downloaded over HTTPS from public hosts only), or `data`,\nwhen you have the image bytes yourself (Claude Code, Codex, the MCP Inspector and other clients\nwithout file references): standard base64 or a `data:image/png;base64,...` URI. The image must be\na PNG, JPEG, WebP or GIF (recognised by its bytes) of at most 25 MiB. Without `targetPath` it goes\nto `images/` under `fileName` (or the upload's own name, or a generated one), adding `-2`, `-3`, ...\nwhen the name is taken; with `targetPath` it is saved exactly there and never overwrites\n(ALREADY_EXISTS). Needs `knowledgeBase.allowWrites`. The Markdown is not changed: insert the\nreturned `markdown` with kb_patch.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--data', dest='opt_data', type=str, default=None, metavar='DATA', help="The image bytes as standard base64 (line breaks allowed) or a data URI `data:image/<png|jpeg|webp|gif>;base64,<base64>`, at most 25 MiB decoded. For clients that cannot pass an OpenAI file reference. Not together with `file`; a data URI's type must match the bytes.")
     parser.add_argument('--file-name', dest='opt_fileName', type=str, default=None, metavar='FILE_NAME', help='File name (no folder) for the default `images/` folder, e.g. `cover` or `cover.png`; the canonical extension is added when missing, a wrong one is refused. Not allowed together with `targetPath`.')
     parser.add_argument('--alt-text', dest='opt_altText', type=str, default=None, metavar='ALT_TEXT', help='Alternative text for the returned Markdown link (line breaks become spaces; `\\`, `[`, `]` are escaped).')
     parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, metavar='TARGET_PATH', help='Full root-relative destination including file name and an extension matching the image format, e.g. `docs/img/diagram.png`. Missing folders are created. Not allowed together with `fileName`.')

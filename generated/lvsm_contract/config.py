@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class ServerConfig(BaseModel):
@@ -181,6 +181,23 @@ class PdfExportConfig(BaseModel):
     """
 
 
+class AllowedHost(RootModel[str]):
+    root: Annotated[str, Field(max_length=253, min_length=1)]
+
+
+class DownloadsConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    allowed_hosts: Annotated[
+        list[AllowedHost], Field(alias='allowedHosts', validate_default=True)
+    ] = []
+    """
+    Host names or IP literals (`wiki.intranet`, `10.0.0.5`, `::1`; no scheme, port or wildcard) that kb_save_image may download from although they resolve to a private, loopback or link-local address. Matched against the URL's host only, never against resolved addresses. Everything else still applies: HTTPS with a verified certificate (system trust store, or `SSL_CERT_FILE`), 25 MiB, 5 redirects, each re-checked.
+    """
+
+
 class ExportConfig(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -203,3 +220,4 @@ class Config(BaseModel):
         KnowledgeBaseConfig, Field(alias='knowledgeBase', validate_default=True)
     ] = Field(default_factory=KnowledgeBaseConfig)
     export: Annotated[ExportConfig, Field(validate_default=True)] = Field(default_factory=ExportConfig)
+    downloads: Annotated[DownloadsConfig, Field(validate_default=True)] = Field(default_factory=DownloadsConfig)
