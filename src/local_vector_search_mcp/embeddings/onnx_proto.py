@@ -76,7 +76,7 @@ class GraphBuilder:
 
     def __init__(self) -> None:
         self._nodes: list[bytes] = []
-        self._initializers: list[bytes] = []
+        self._initializers: list[tuple[bytes, bytes]] = []
 
     def node(self, op: str, inputs: Sequence[str], outputs: Sequence[str], domain: str = "", **attrs: object) -> None:
         """Append a node (an empty input name skips an optional input)."""
@@ -90,9 +90,11 @@ class GraphBuilder:
     def const(self, name: str, value: npt.NDArray[np.generic]) -> str:
         """An initialiser holding ``value`` (C order, little-endian); returns its name."""
         array = np.ascontiguousarray(value)
-        tensor = b"".join(_int(1, d) for d in array.shape) + _int(2, _ELEM_TYPES[array.dtype])
-        tensor += _str(8, name) + _bytes(9, array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
-        self._initializers.append(tensor)
+        raw = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+        head = b"".join(_int(1, d) for d in array.shape) + _int(2, _ELEM_TYPES[array.dtype]) + _str(8, name)
+        head += _varint(9 << 3 | _BYTES) + _varint(len(raw))
+        # kept as two parts: the weights are copied once, into the model's bytes, not once per nesting level
+        self._initializers.append((head, raw))
         return name
 
     def model(
@@ -104,9 +106,11 @@ class GraphBuilder:
         ir_version: int = 8,
     ) -> bytes:
         """The serialised ModelProto; inputs and outputs are ``(name, numpy type, dims)``."""
-        graph = b"".join(_bytes(1, n) for n in self._nodes) + _str(2, name)
-        graph += b"".join(_bytes(5, t) for t in self._initializers)
-        graph += b"".join(_bytes(11, _value_info(n, _ELEM_TYPES[np.dtype(t)], d)) for n, t, d in inputs)
-        graph += b"".join(_bytes(12, _value_info(n, _ELEM_TYPES[np.dtype(t)], d)) for n, t, d in outputs)
+        graph: list[bytes] = [_bytes(1, n) for n in self._nodes] + [_str(2, name)]
+        for head, raw in self._initializers:
+            graph += [_varint(5 << 3 | _BYTES), _varint(len(head) + len(raw)), head, raw]
+        graph += [_bytes(11, _value_info(n, _ELEM_TYPES[np.dtype(t)], d)) for n, t, d in inputs]
+        graph += [_bytes(12, _value_info(n, _ELEM_TYPES[np.dtype(t)], d)) for n, t, d in outputs]
         opset_import = b"".join(_bytes(8, _str(1, domain) + _int(2, version)) for domain, version in opsets.items())
-        return _int(1, ir_version) + opset_import + _bytes(7, graph)
+        graph_len = sum(len(part) for part in graph)
+        return b"".join([_int(1, ir_version), opset_import, _varint(7 << 3 | _BYTES), _varint(graph_len), *graph])
