@@ -1,13 +1,14 @@
 """Load test of the Streamable HTTP transport (loopback only), next to stdio with one client.
 
-The mix: ``kb_search`` lexical (40 %) and hybrid (20 %), ``kb_read`` (25 %) and ``kb_patch``
-(15 %, each client edits its own scratch document: read it, replace a paragraph), on the
-rust-book corpus with the bundled local model. Three runs of 30 s each: one client over stdio
-(the reference), then 16 clients (the SDK's Streamable HTTP client, one session each) against one
-``--transport http`` server, closed loop (each client calls again as soon as it has its answer:
-the server's throughput ceiling), and with think time (each client pauses 0.5-1.5 s between calls,
-still far busier than an agent waiting for its model). Printed per tool: calls, p50/p95/p99;
-errors; throughput; the server's peak RSS and its mean RSS per quarter of the run.
+The mix: ``kb_search`` lexical (40 %) and hybrid (20 %), ``kb_read`` (25 %) and ``kb_patch`` (15 %,
+each client edits its own scratch document: read it, replace a paragraph), on the rust-book corpus
+with the bundled local model. Four runs of 30 s each: one client over stdio (the reference), one
+client over HTTP (what the transport itself costs), then 16 clients (the SDK's Streamable HTTP
+client, one session each) against one ``--transport http`` server, closed loop (each client calls
+again as soon as it has its answer: the server's throughput ceiling), and with think time (each
+client pauses 0.5-1.5 s between calls, still far busier than an agent waiting for its model).
+Printed per tool: calls, p50/p95/p99; errors; throughput; the server's peak RSS and its mean RSS per
+quarter of the run.
 
 Goal (issue 15): lexical p95 over HTTP within 2x of stdio; no error; memory flat. Clients and
 server share the machine's cores, so in the closed loop every client waits for the other 15.
@@ -248,10 +249,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def run_http(tmp: Path, pause: float) -> dict[str, Any]:
-    tmp = tmp / f"http-{pause}"
+async def run_http(tmp: Path, pause: float, clients: int = CLIENTS) -> dict[str, Any]:
+    tmp = tmp / f"http-{pause}-{clients}"
     tmp.mkdir()
-    root, config = workspace(tmp / "http", CLIENTS)
+    root, config = workspace(tmp / "http", clients)
     port = free_port()
     log = open(tmp / "http-server.log", "w")  # noqa: SIM115 - closed below
     args = ["--root", str(root), "--storage-path", str(tmp / "http" / "index.db"), "--config", str(config)]
@@ -266,7 +267,7 @@ async def run_http(tmp: Path, pause: float) -> dict[str, Any]:
                     break
                 except OSError:
                     await anyio.sleep(0.1)
-        async with http_sessions(url, CLIENTS) as sessions:
+        async with http_sessions(url, clients) as sessions:
             await wait_ready(sessions[0])
             await warm_up(sessions[0])
             deadline = time.perf_counter() + SECONDS
@@ -312,9 +313,9 @@ async def run_stdio(tmp: Path) -> dict[str, Any]:
     return stats.summary(SECONDS)
 
 
-def report(http: dict[str, Any], stdio: dict[str, Any], label: str) -> list[str]:
+def report(http: dict[str, Any], stdio: dict[str, Any], label: str, clients: int = CLIENTS) -> list[str]:
     lines = [
-        f"http ({label}): {CLIENTS} clients x {SECONDS:.0f} s, {http['calls']} calls, "
+        f"http ({label}): {clients} client{'s' if clients > 1 else ''} x {SECONDS:.0f} s, {http['calls']} calls, "
         f"{http['throughput']:.0f} calls/s, "
         f"errors {http['errors']}, server peak RSS {http['peak_rss_mib']:.0f} MiB "
         f"(mean per quarter of the run: {' / '.join(f'{q:.0f}' for q in http['rss_quarters_mib'])})",
@@ -353,15 +354,22 @@ def main() -> int:
         print("rust-book corpus not found (../shared/corpora); skipped")
         return 0
     ensure_index(source)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         stdio = anyio.run(run_stdio, Path(tmp))
+        single = anyio.run(run_http, Path(tmp), 0.0, 1)
         closed = anyio.run(run_http, Path(tmp), 0.0)
         paced = anyio.run(run_http, Path(tmp), PAUSE)
-    print(f"client and server share this machine ({os.cpu_count()} cores); one client process", flush=True)
-    print("\n".join(report(closed, stdio, "closed loop")), flush=True)
-    print("\n".join(report(paced, stdio, f"{PAUSE * 1000:.0f} ms think time")[:1]), flush=True)
-    print("\n".join(report(paced, stdio, f"{PAUSE * 1000:.0f} ms think time")[3:]), flush=True)
-    record = {"stdio": stdio, "http_closed": closed, "http_paced": paced}
+    print(
+        f"client and server share this machine ({os.cpu_count()} cores, load average {load_before:.1f} before "
+        f"and {os.getloadavg()[0]:.1f} after the runs); the clients run in one process",
+        flush=True,
+    )
+    print("\n".join(report(single, stdio, "1 client, the transport's own cost", 1)), flush=True)
+    for run, label in ((closed, "closed loop"), (paced, f"{PAUSE * 1000:.0f} ms think time")):
+        lines = report(run, stdio, label)
+        print("\n".join(lines[:1] + lines[3:]), flush=True)  # the stdio line and the header once only
+    record = {"stdio": stdio, "http_single": single, "http_closed": closed, "http_paced": paced}
     (HERE / ".cache" / "http-last-run.json").write_text(json.dumps(record, indent=1))
     return 0
 
