@@ -370,7 +370,8 @@ def main() -> int:
         lines = report(run, stdio, label)
         print("\n".join(lines[:1] + lines[3:]), flush=True)  # the stdio line and the header once only
     record = {"stdio": stdio, "http_single": single, "http_closed": closed, "http_paced": paced}
-    (HERE / ".cache" / "http-last-run.json").write_text(json.dumps(record, indent=1))
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "bench_http.json").write_text(json.dumps(record, indent=1), "utf-8")
     return 0
 
 
