@@ -16,7 +16,7 @@ A scenario file::
         arguments: {request: {pathPrefix: ../x}}
         expect: {error: INVALID_PATH, messageExcludes: ["/tmp"]}
       - file: docs/a.md                                     # assert on the workspace
-        equals: "# A\\n"
+        equals: "# A\\n"                                   # (or startsWith: "%PDF-")
       - write: docs/a.md                                    # another program edits a file
         content: "# A changed\\n"
       - call: kb_status                                     # poll: repeat the call until
@@ -234,6 +234,9 @@ async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) 
                 data = path.read_bytes()
                 if "equals" in step:
                     assert data == substitute(step["equals"], saved).encode("utf-8"), f"{where}: {data!r}"
+                if "startsWith" in step:
+                    want = substitute(step["startsWith"], saved).encode("utf-8")
+                    assert data.startswith(want), f"{where}: {data[:40]!r}"
                 if "blob" in step:
                     assert data == blobs[step["blob"]], f"{where}: {path.name} differs from blob {step['blob']}"
                 continue
