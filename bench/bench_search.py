@@ -46,9 +46,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import evalkit  # noqa: E402
 from common import BenchWorkspace, bench_config  # noqa: E402
+from local_vector_search_mcp.index.service import IndexService  # noqa: E402
 
 from local_vector_search_mcp.dispatch import invoke  # noqa: E402
-from local_vector_search_mcp.index.service import IndexService  # noqa: E402
 from local_vector_search_mcp.index.sqlite import _bits, _i8  # noqa: E402
 
 CACHE = HERE / ".cache"

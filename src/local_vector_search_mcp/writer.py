@@ -45,7 +45,7 @@ def sha256_hex(data: bytes) -> str:
 @contextlib.contextmanager
 def write_lock(ws: Workspace) -> Iterator[None]:
     """Serialise mutations across threads and across server processes of this project."""
-    lock_path = ws.storage_path.parent / "write.lock"
+    lock_path = ws.state_dir / "write.lock"
     with _thread_lock:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -3,9 +3,8 @@ from __future__ import annotations
 import threading
 import time
 
-from kb_fakes import FakeWorkspace, make_config
+from kb_fakes import client
 
-from local_vector_search_mcp.index.service import IndexService
 from local_vector_search_mcp.index.sync import SyncQueue
 
 
@@ -41,7 +40,7 @@ def test_failure_is_kept_and_later_items_continue():
 
 
 def test_targeted_sync_indexes_and_deletes(kb):
-    svc = IndexService(FakeWorkspace(kb, make_config("none")))
+    svc = client(kb)
     svc.reindex()
     (kb / "new.md").write_text("# New\n\nfreshly written words\n", encoding="utf-8")
     (kb / "guide.md").rename(kb / "moved.md")
@@ -53,7 +52,7 @@ def test_targeted_sync_indexes_and_deletes(kb):
 
 
 def test_watcher_picks_up_changes_within_a_second(kb):
-    svc = IndexService(FakeWorkspace(kb, make_config("none")))
+    svc = client(kb)
     svc.reindex()
     svc.start_watching()
     try:
@@ -88,7 +87,7 @@ def test_watcher_start_failure_is_reported(kb, monkeypatch):
             raise OSError("inotify watch limit reached")
 
     monkeypatch.setattr(watchdog.observers, "Observer", Broken)
-    svc = IndexService(FakeWorkspace(kb, make_config("none")))
+    svc = client(kb)
     svc.start_watching()
     status = svc.status_fields()["synchronization"]
     assert status["paths"] == ["<watcher>"] and "inotify" in status["lastError"]

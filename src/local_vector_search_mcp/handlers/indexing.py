@@ -15,15 +15,38 @@ import time
 from typing import Any, TextIO
 
 from ..errors import KbError
-from ..index.service import IndexService
+from ..index.indexer import Progress, ReindexResult
 from ..workspace import Workspace
 
-__all__ = ["kb_reindex", "reindex_cli"]
+__all__ = ["kb_reindex", "progress_wire", "reindex_cli", "reindex_result_wire"]
 
 
 def kb_reindex(ws: Workspace, request: Any) -> dict[str, Any]:
-    result: dict[str, Any] = ws.service(IndexService).start_reindex(request.scope, request.force)
-    return result
+    start = ws.indexing.start_reindex(request.scope, request.force)
+    return {"started": start.started, "current": progress_wire(start.current)}
+
+
+def progress_wire(progress: Progress) -> dict[str, Any]:
+    return {
+        "scope": progress.scope,
+        "force": progress.force,
+        "startedAtUtc": progress.started_at_utc,
+        "processedFiles": progress.processed_files,
+        "totalFiles": progress.total_files,
+        "currentPath": progress.current_path,
+        "isDestructiveRebuild": progress.is_destructive_rebuild,
+    }
+
+
+def reindex_result_wire(result: ReindexResult) -> dict[str, Any]:
+    return {
+        "scannedFiles": result.scanned_files,
+        "indexedFiles": result.indexed_files,
+        "skippedFiles": result.skipped_files,
+        "deletedFiles": result.deleted_files,
+        "chunksIndexed": result.chunks_indexed,
+        "warning": result.warning,
+    }
 
 
 class _ProgressBar:
@@ -63,7 +86,7 @@ def reindex_cli(ws: Workspace, *, force: bool) -> int:
     """Reindex changed files now; JSON result on stdout, exit 1 with a message on failure."""
     bar = _ProgressBar(sys.stderr)
     try:
-        result = ws.service(IndexService).reindex("changed", force, on_progress=bar)
+        result = ws.indexing.reindex("changed", force, on_progress=bar)
     except KbError as exc:
         bar.close()
         print(f"local-vector-search-mcp: {exc.message}", file=sys.stderr)
@@ -71,5 +94,5 @@ def reindex_cli(ws: Workspace, *, force: bool) -> int:
     finally:
         ws.close()
     bar.close()
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    print(json.dumps(reindex_result_wire(result), ensure_ascii=False, indent=2))
     return 0
