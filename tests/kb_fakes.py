@@ -14,6 +14,7 @@ import hashlib
 import itertools
 import json
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ def make_workspace(
         for dotted, value in overrides.items():
             section, key = dotted.split("__")
             data.setdefault(_camel(section), {})[_camel(key)] = value
-        config_file = root.parent / f"lvsm-test-{next(_config_files)}.yaml"
+        config_file = Path(tempfile.mkdtemp(prefix="lvsm-config-")) / f"config-{next(_config_files)}.yaml"
         config_file.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
         options.config = str(config_file)
     ws = Workspace(load_settings(options, cwd=root, environ={}))
@@ -74,6 +75,17 @@ class KbClient:
     @property
     def sync(self) -> Any:
         return self.ws.indexing.sync
+
+    @property
+    def config(self) -> Any:
+        return self.ws.config
+
+    @property
+    def indexer(self) -> Any:
+        return self.ws.indexing.indexer
+
+    def embedder(self) -> Any:
+        return self.ws.embedders.get()
 
     def use_embedder(self, embedder: Embedder | None) -> None:
         self.ws.embedders.replace(embedder)
