@@ -23,7 +23,7 @@ import numpy as np
 from local_vector_search_mcp.config import CliOptions, load_settings
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.embeddings import Embedder
-from local_vector_search_mcp.handlers.indexing import reindex_result_wire
+from local_vector_search_mcp.handlers.indexing import reindex_result_model
 from local_vector_search_mcp.workspace import Workspace
 
 _config_files = itertools.count()
@@ -91,7 +91,7 @@ class KbClient:
         self.ws.embedders.replace(embedder)
 
     def reindex(self, scope: str = "changed", force: bool = False) -> dict[str, Any]:
-        return reindex_result_wire(self.ws.indexing.reindex(scope, force))
+        return reindex_result_model(self.ws.indexing.reindex(scope, force)).model_dump(by_alias=True)
 
     def start_reindex(self, scope: str = "changed", force: bool = False) -> dict[str, Any]:
         return invoke(self.ws, "kb_reindex", {"request": {"scope": scope, "force": force}})

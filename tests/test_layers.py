@@ -39,7 +39,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "dispatch": {"_generated", "config", "errors", "handlers", "workspace"},
     "server": {"__init__", "config", "dispatch", "errors", "workspace"},
-    "cli": {"__init__", "_generated", "config", "dispatch", "errors", "handlers", "server", "workspace"},
+    "cli": {"__init__", "_generated", "config", "dispatch", "errors", "handlers", "server", "workspace", "writer"},
     "__main__": {"cli"},
 }
 

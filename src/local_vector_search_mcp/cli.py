@@ -18,10 +18,15 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 from .config import CliOptions, ConfigError, load_settings
+
+if TYPE_CHECKING:
+    from lvsm_contract.content import ContentResult
+
+    from .workspace import Workspace
 
 EXIT_ERROR = 1
 
@@ -119,7 +124,7 @@ def _read_json_arg(value: str) -> Any:
 
 
 def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
-    from ._generated.cli import ENVELOPES, FIELDS
+    from lvsm_contract.cli import ENVELOPES, FIELDS
 
     envelope = ENVELOPES[ns.tool]
     if envelope == "none":
@@ -136,8 +141,10 @@ def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
     return {"request": body} if envelope == "request" else body
 
 
-def _call(ws: Any, rest: list[str]) -> int:
-    from ._generated.cli import add_tool_parsers
+def _call(ws: Workspace, rest: list[str]) -> int:
+    from lvsm_contract.cli import add_tool_parsers
+    from lvsm_contract.content import ContentResult
+
     from .dispatch import invoke
     from .errors import KbError
 
@@ -149,8 +156,35 @@ def _call(ws: Any, rest: list[str]) -> int:
     except KbError as exc:
         print(json.dumps(exc.to_wire(), ensure_ascii=False), file=sys.stderr)
         return EXIT_ERROR
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    if isinstance(result, ContentResult):
+        print_content(result)
+    else:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
     return 0
+
+
+def print_content(result: ContentResult) -> None:
+    """Text blocks as they are (they hold JSON); binary blocks as a one-line JSON summary,
+    never raw bytes on a terminal."""
+    from lvsm_contract.content import BlobResource, ImageBlock, TextBlock
+
+    for block in result.blocks:
+        match block:
+            case TextBlock(text=text):
+                print(text)
+            case ImageBlock(data=data, mime_type=mime_type):
+                print(json.dumps({"type": "image", "mimeType": mime_type, "bytes": len(data)}))
+            case BlobResource(uri=uri, mime_type=mime_type, data=data):
+                print(json.dumps({"type": "resource", "uri": uri, "mimeType": mime_type, "bytes": len(data)}))
+
+
+def _recover_interrupted_writes(ws: Workspace) -> None:
+    # A process killed mid-write may have left a temporary file or a half-done move;
+    # every start (server, call, reindex) cleans that up before anything reads the tree.
+    from .writer import recover
+
+    for action in recover(ws):
+        logging.getLogger("local_vector_search_mcp").info("interrupted write: %s", action)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         ws = Workspace(load_settings(_options(args)))
+        _recover_interrupted_writes(ws)
         if args.command == "call" or args.status:
             try:
                 return _call(ws, args.rest if args.command == "call" else ["kb_status"])

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._generated.config import Config
+from lvsm_contract.config import Config
+
 from .errors import InvalidArgument
 from .globs import validate_glob
 

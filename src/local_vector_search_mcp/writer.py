@@ -5,12 +5,20 @@ fsynced, and is renamed over the target only if the target still holds the
 revision the edit was planned on (compare-and-swap on its SHA-256); then the
 folder is fsynced. The check and the rename happen under an exclusive
 ``flock`` shared by every server process of the project (the lock file sits
-next to the index), so two agents in two processes cannot both win a race on
+in the project's state folder, ``.local-vector-search-mcp/``), so two agents in two processes cannot both win a race on
 one file. :func:`mutate` re-plans an edit up to three times when the file
 changed underneath it, then gives up with ``CONFLICT``.
 
 Refusals never touch the target: a refused or failed edit leaves it
 byte-identical and removes its temporary file.
+
+A process killed in the middle of a write leaves the target wholly old or
+wholly new (the rename is the only step that changes it), but it can leave a
+temporary file behind, or, in a move, both names linked to the file. Each step
+that could leave such litter is first noted in the lock file (an intent, one
+JSON line, overwritten by the next write); :func:`recover` runs at start-up,
+reads the note under the lock and finishes or undoes the step. Nothing else
+is ever deleted, so recovery cannot touch a user's file.
 """
 
 from __future__ import annotations
@@ -19,19 +27,36 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import json
+import logging
 import os
+import re
 import secrets
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .errors import AlreadyExists, Conflict, ConflictReason, NotFound, PermissionDenied
+from .errors import AlreadyExists, Conflict, ConflictReason, KbError, NotFound, PermissionDenied
 from .workspace import Workspace
 
-__all__ = ["SourceChanged", "commit", "create_new", "delete_file", "move_file", "mutate", "sha256_hex", "write_lock"]
+__all__ = [
+    "SourceChanged",
+    "commit",
+    "create_new",
+    "delete_file",
+    "move_file",
+    "mutate",
+    "recover",
+    "sha256_hex",
+    "write_lock",
+]
+
+log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 _thread_lock = threading.RLock()
+# `.<name>.<12 hex>.tmp`: the only names recovery ever deletes.
+_TEMP_NAME = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$", re.DOTALL)
 
 
 class SourceChanged(Exception):
@@ -42,18 +67,91 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class Intent:
+    """The step in flight, noted in the (locked) lock file so a crash can be cleaned up."""
+
+    def __init__(self, fd: int, root: Path) -> None:
+        self._fd = fd
+        self._root = root
+
+    def note(self, **paths: Path) -> None:
+        record = {key: os.path.relpath(path, self._root) for key, path in paths.items()}
+        line = json.dumps(record).encode() + b"\n"
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, line, 0)
+
+    def clear(self) -> None:
+        os.ftruncate(self._fd, 0)
+
+
+def _lock_path(ws: Workspace) -> Path:
+    # the project's state folder, wherever the index lives (spec/decisions.md 95)
+    return ws.state_dir / "write.lock"
+
+
 @contextlib.contextmanager
-def write_lock(ws: Workspace) -> Iterator[None]:
+def write_lock(ws: Workspace) -> Iterator[Intent]:
     """Serialise mutations across threads and across server processes of this project."""
-    lock_path = ws.state_dir / "write.lock"
+    lock_path = _lock_path(ws)
     with _thread_lock:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
+            yield Intent(fd, ws.root)
         finally:
             os.close(fd)  # closing releases the flock
+
+
+def recover(ws: Workspace) -> list[str]:
+    """Clean up after a process killed mid-write; return what was done (start-up).
+
+    Only the step noted in the lock file is looked at: a temporary file is
+    removed, a move that had linked its target but not yet dropped its source
+    is finished. Never raises: a start must not fail because of litter.
+    """
+    lock_path = _lock_path(ws)
+    if not lock_path.exists():
+        return []
+    done: list[str] = []
+    try:
+        with write_lock(ws) as intent:
+            raw = lock_path.read_bytes()
+            try:
+                record = json.loads(raw) if raw.strip() else {}
+            except ValueError:
+                record = {}  # a note torn by the crash itself: its step had not started
+            if isinstance(record, dict):
+                done = _undo(ws.root, record)
+            intent.clear()
+    except OSError as exc:
+        log.warning("could not check for interrupted writes: %s", exc.strerror or exc)
+    return done
+
+
+def _inside(root: Path, rel: object) -> Path | None:
+    if not isinstance(rel, str) or not rel or os.path.isabs(rel) or ".." in Path(rel).parts:
+        return None
+    return root / rel
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return os.path.lexists(a) and os.path.lexists(b) and os.path.samestat(os.lstat(a), os.lstat(b))
+
+
+def _undo(root: Path, record: dict[str, object]) -> list[str]:
+    done = []
+    tmp = _inside(root, record.get("tmp"))
+    if tmp is not None and _TEMP_NAME.match(tmp.name) and os.path.lexists(tmp):
+        os.unlink(tmp)
+        done.append(f"removed the temporary file {record['tmp']}")
+    src, dst = _inside(root, record.get("source")), _inside(root, record.get("target"))
+    if src is not None and dst is not None and _same_file(src, dst):  # both names linked: finish the move
+        os.unlink(src)
+        done.append(f"finished moving {record['source']} to {record['target']}")
+    if done:
+        _fsync_dir((tmp or dst or root).parent)
+    return done
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -69,16 +167,21 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _os_error(exc: OSError, rel: str) -> Exception:
+def _os_error(exc: OSError, rel: str) -> KbError:
+    # Every OS failure of a write is the same to the agent: the file system would not take
+    # it and nothing changed (spec/decisions.md). The catalogue has no I/O code, and
+    # INTERNAL_ERROR would wrongly suggest a bug in the server.
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return PermissionDenied(f"The operating system refused to change {rel!r}.")
-    if exc.errno == errno.ENOSPC:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return PermissionDenied(f"No space left to write {rel!r}; nothing was changed.")
-    return exc
+    reason = exc.strerror or type(exc).__name__
+    return PermissionDenied(f"The file system failed to write {rel!r} ({reason}); nothing was changed.")
 
 
-def _write_temp(target: Path, data: bytes, mode: int | None) -> Path:
+def _write_temp(intent: Intent, target: Path, data: bytes, mode: int | None) -> Path:
     tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    intent.note(tmp=tmp)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode & 0o7777)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -109,14 +212,14 @@ def _read(path: Path) -> bytes | None:
 
 def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str) -> str:
     """Replace ``target`` with ``data`` if it still hashes to ``expected_sha``; return the new hash."""
-    with write_lock(ws):
+    with write_lock(ws) as intent:
         current = _read(target)
         if current is None:
             raise SourceChanged(rel)
         if sha256_hex(current) != expected_sha.lower():
             raise SourceChanged(rel)
         try:
-            tmp = _write_temp(target, data, os.stat(target).st_mode)
+            tmp = _write_temp(intent, target, data, os.stat(target).st_mode)
             try:
                 os.replace(tmp, target)
             except BaseException:
@@ -126,6 +229,7 @@ def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str
         except OSError as exc:
             raise _os_error(exc, rel) from None
         _fsync_dir(target.parent)
+        intent.clear()
     return sha256_hex(data)
 
 
@@ -163,12 +267,12 @@ def _make_parents(ws: Workspace, target: Path, rel: str) -> None:
 
 def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
     """Create ``target`` with ``data``; never overwrites (create-new semantics)."""
-    with write_lock(ws):
+    with write_lock(ws) as intent:
         if os.path.lexists(target):
             raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.")
         _make_parents(ws, target, rel)
         try:
-            tmp = _write_temp(target, data, None)
+            tmp = _write_temp(intent, target, data, None)
             try:
                 os.link(tmp, target)  # fails with EEXIST instead of overwriting
             finally:
@@ -179,6 +283,7 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
         except OSError as exc:
             raise _os_error(exc, rel) from None
         _fsync_dir(target.parent)
+        intent.clear()
     return sha256_hex(data)
 
 
@@ -195,20 +300,27 @@ def _check_hash(rel: str, path: Path, expected_sha: str) -> bytes:
 
 
 def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, expected_sha: str) -> str:
-    with write_lock(ws):
+    with write_lock(ws) as intent:
         current = _check_hash(src_rel, src, expected_sha)
         if os.path.lexists(dst):
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.")
         _make_parents(ws, dst, dst_rel)
         try:
+            intent.note(source=src, target=dst)
             os.link(src, dst)  # no-overwrite rename: link, then drop the old name
-            os.unlink(src)
         except FileExistsError:
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.") from None
         except OSError as exc:
             raise _os_error(exc, src_rel) from None
+        try:
+            os.unlink(src)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # undo: a failed move leaves one name, not two
+                os.unlink(dst)
+            raise _os_error(exc, src_rel) from None
         _fsync_dir(dst.parent)
         _fsync_dir(src.parent)
+        intent.clear()
     return sha256_hex(current)
 
 

@@ -12,7 +12,7 @@ from .client import connect, server_command
 
 pytestmark = pytest.mark.conformance
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "generated" / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "generated" / "lvsm_contract" / "schemas"
 
 
 def _command(request: pytest.FixtureRequest) -> list[str]:

@@ -5,7 +5,7 @@ import time
 
 from kb_fakes import client
 
-from local_vector_search_mcp.index.sync import SyncQueue
+from local_vector_search_mcp.index.sync import SyncQueue, SyncState
 
 
 def test_queue_dedups_and_keeps_newer_generation():
@@ -18,7 +18,7 @@ def test_queue_dedups_and_keeps_newer_generation():
 
     q = SyncQueue(reconcile)
     q.schedule(["a.md", "b.md", "a.md"])
-    assert q.status()["pendingFiles"] == 2
+    assert q.status().pending_files == 2
     gate.set()
     assert q.wait_idle(5)
     assert seen == ["a.md", "b.md"]
@@ -35,7 +35,7 @@ def test_failure_is_kept_and_later_items_continue():
     q.schedule(["bad.md", "good.md"])
     assert q.wait_idle(5)
     status = q.status()
-    assert status == {"pendingFiles": 1, "paths": ["bad.md"], "lastError": "bad.md: disk on fire"}
+    assert status == SyncState(1, ["bad.md"], "bad.md: disk on fire")
     q.stop()
 
 

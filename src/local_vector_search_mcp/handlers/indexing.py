@@ -12,41 +12,44 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
+
+from lvsm_contract.models import KbReindexRequest, KbReindexResult, ReindexProgress
+from lvsm_contract.models import ReindexResult as ReindexResultModel
 
 from ..errors import KbError
 from ..index.indexer import Progress, ReindexResult
 from ..workspace import Workspace
 
-__all__ = ["kb_reindex", "progress_wire", "reindex_cli", "reindex_result_wire"]
+__all__ = ["kb_reindex", "progress_model", "reindex_cli", "reindex_result_model"]
 
 
-def kb_reindex(ws: Workspace, request: Any) -> dict[str, Any]:
+def kb_reindex(ws: Workspace, request: KbReindexRequest) -> KbReindexResult:
     start = ws.indexing.start_reindex(request.scope, request.force)
-    return {"started": start.started, "current": progress_wire(start.current)}
+    return KbReindexResult(started=start.started, current=progress_model(start.current))
 
 
-def progress_wire(progress: Progress) -> dict[str, Any]:
-    return {
-        "scope": progress.scope,
-        "force": progress.force,
-        "startedAtUtc": progress.started_at_utc,
-        "processedFiles": progress.processed_files,
-        "totalFiles": progress.total_files,
-        "currentPath": progress.current_path,
-        "isDestructiveRebuild": progress.is_destructive_rebuild,
-    }
+def progress_model(progress: Progress) -> ReindexProgress:
+    return ReindexProgress(
+        scope=progress.scope,
+        force=progress.force,
+        started_at_utc=progress.started_at_utc,
+        processed_files=progress.processed_files,
+        total_files=progress.total_files,
+        current_path=progress.current_path,
+        is_destructive_rebuild=progress.is_destructive_rebuild,
+    )
 
 
-def reindex_result_wire(result: ReindexResult) -> dict[str, Any]:
-    return {
-        "scannedFiles": result.scanned_files,
-        "indexedFiles": result.indexed_files,
-        "skippedFiles": result.skipped_files,
-        "deletedFiles": result.deleted_files,
-        "chunksIndexed": result.chunks_indexed,
-        "warning": result.warning,
-    }
+def reindex_result_model(result: ReindexResult) -> ReindexResultModel:
+    return ReindexResultModel(
+        scanned_files=result.scanned_files,
+        indexed_files=result.indexed_files,
+        skipped_files=result.skipped_files,
+        deleted_files=result.deleted_files,
+        chunks_indexed=result.chunks_indexed,
+        warning=result.warning,
+    )
 
 
 class _ProgressBar:
@@ -57,7 +60,7 @@ class _ProgressBar:
         self.enabled = stream.isatty()
         self._last = 0.0
 
-    def __call__(self, progress: Any) -> None:
+    def __call__(self, progress: Progress) -> None:
         now = time.monotonic()
         if not self.enabled or now - self._last < 0.1:
             return
@@ -94,5 +97,5 @@ def reindex_cli(ws: Workspace, *, force: bool) -> int:
     finally:
         ws.close()
     bar.close()
-    print(json.dumps(reindex_result_wire(result), ensure_ascii=False, indent=2))
+    print(json.dumps(reindex_result_model(result).model_dump(by_alias=True), ensure_ascii=False, indent=2))
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from lvsm_contract.models import KbOutlineRequest, KbOutlineResult, KbReadRequest, KbReadResult
 
 from ..errors import InvalidArgument, NotFound, PermissionDenied
 from ..markdown import Document, outline, parse_document, read_slice
@@ -23,11 +23,11 @@ def load_document(ws: Workspace, path: str) -> tuple[str, Document]:
     return rel, parse_document(raw)
 
 
-def kb_read(ws: Workspace, request: Any) -> dict[str, Any]:
+def kb_read(ws: Workspace, request: KbReadRequest) -> KbReadResult:
     rel, doc = load_document(ws, request.path)
-    return read_slice(doc, rel, request.pointer, request.max_elements, request.max_bytes)
+    return KbReadResult.model_validate(read_slice(doc, rel, request.pointer, request.max_elements, request.max_bytes))
 
 
-def kb_outline(ws: Workspace, request: Any) -> dict[str, Any]:
+def kb_outline(ws: Workspace, request: KbOutlineRequest) -> KbOutlineResult:
     rel, doc = load_document(ws, request.path)
-    return outline(doc, rel)
+    return KbOutlineResult.model_validate(outline(doc, rel))

@@ -7,7 +7,7 @@ wire result.
 
 from __future__ import annotations
 
-from typing import Any
+from lvsm_contract.models import KbSearchRequest, KbSearchResult, SearchReadHint, SearchResult
 
 from ..search.engine import READ_HINT_MAX_BYTES, READ_HINT_MAX_ELEMENTS, SearchItem
 from ..workspace import Workspace
@@ -15,7 +15,7 @@ from ..workspace import Workspace
 __all__ = ["kb_search"]
 
 
-def kb_search(ws: Workspace, request: Any) -> dict[str, Any]:
+def kb_search(ws: Workspace, request: KbSearchRequest) -> KbSearchResult:
     outcome = ws.search.search(
         query=request.query,
         mode=request.mode,
@@ -23,23 +23,23 @@ def kb_search(ws: Workspace, request: Any) -> dict[str, Any]:
         include_globs=request.include_globs,
         exclude_globs=request.exclude_globs,
     )
-    return {"results": [_item(item) for item in outcome.items], "warning": outcome.warning}
+    return KbSearchResult(results=[_result(item) for item in outcome.items], warning=outcome.warning)
 
 
-def _item(item: SearchItem) -> dict[str, Any]:
-    return {
-        "path": item.path,
-        "pointer": item.pointer,
-        "fullPointer": f"{item.path}::{item.pointer}",
-        "score": item.score,
-        "searchMode": item.search_mode,
-        "headingPath": item.heading_path,
-        "snippet": item.snippet,
-        "readHint": {
-            "path": item.path,
-            "pointer": item.pointer,
-            "maxElements": READ_HINT_MAX_ELEMENTS,
-            "maxBytes": READ_HINT_MAX_BYTES,
-        },
-        "indexedSourceHash": item.indexed_source_hash,
-    }
+def _result(item: SearchItem) -> SearchResult:
+    return SearchResult(
+        path=item.path,
+        pointer=item.pointer,
+        full_pointer=f"{item.path}::{item.pointer}",
+        score=item.score,
+        search_mode=item.search_mode,
+        heading_path=item.heading_path,
+        snippet=item.snippet,
+        read_hint=SearchReadHint(
+            path=item.path,
+            pointer=item.pointer,
+            max_elements=READ_HINT_MAX_ELEMENTS,
+            max_bytes=READ_HINT_MAX_BYTES,
+        ),
+        indexed_source_hash=item.indexed_source_hash,
+    )

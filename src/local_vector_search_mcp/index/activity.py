@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Literal
 
-from .indexer import Progress, ReindexResult
+from .indexer import Progress, ReindexResult, ReindexScope
 
 __all__ = ["IndexActivity", "LastReindex"]
 
@@ -19,11 +20,11 @@ __all__ = ["IndexActivity", "LastReindex"]
 class LastReindex:
     """The outcome of the last asynchronous reindex (``kb_status.indexing.last``)."""
 
-    scope: str
+    scope: ReindexScope
     force: bool
     started_at_utc: str
     completed_at_utc: str
-    outcome: str  # succeeded, failed or cancelled
+    outcome: Literal["succeeded", "failed", "cancelled"]
     result: ReindexResult | None
     error: str | None
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from .port import ChunkRecord, DocumentRecord, IndexStore
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
 
 
+ReindexScope = Literal["changed", "all"]
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -55,7 +58,7 @@ class Cancelled(Exception):
 
 @dataclass
 class Progress:
-    scope: str
+    scope: ReindexScope
     force: bool
     started_at_utc: str = field(default_factory=utc_now)
     processed_files: int = 0
@@ -139,7 +142,7 @@ class Indexer:
     # full reindex ---------------------------------------------------------------
     def reindex(
         self,
-        scope: str = "changed",
+        scope: ReindexScope = "changed",
         force: bool = False,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,

@@ -26,13 +26,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from ..config import Config
 from ..embeddings import Embedder, EmbedderSlot, EmbeddingError
 from ..errors import IndexNotReady, KbError
 from ..globs import GlobSet
 from .activity import IndexActivity, LastReindex
-from .indexer import Cancelled, EmbedResult, Indexer, Progress, ReindexResult, utc_now
+from .indexer import Cancelled, EmbedResult, Indexer, Progress, ReindexResult, ReindexScope, utc_now
 from .manifest import enum_value
 from .port import IndexStore
 from .sync import SyncQueue
@@ -145,7 +146,10 @@ class IndexingService:
 
     # reindex ---------------------------------------------------------------------
     def reindex(
-        self, scope: str = "changed", force: bool = False, on_progress: Callable[[Progress], None] | None = None
+        self,
+        scope: ReindexScope = "changed",
+        force: bool = False,
+        on_progress: Callable[[Progress], None] | None = None,
     ) -> ReindexResult:
         """Synchronous reindex (CLI). Raises IndexNotReady when incompatible without force."""
         with self._reindex_lock:
@@ -170,19 +174,20 @@ class IndexingService:
         return result
 
     def start_reindex(self, scope: str | None = "changed", force: bool = False) -> ReindexStart:
-        """Single-flight asynchronous reindex (MCP)."""
-        scope = enum_value(scope) if scope else "changed"
+        """Single-flight asynchronous reindex (MCP); ``scope`` case-insensitive."""
+        resolved: ReindexScope = "all" if scope and enum_value(scope) == "all" else "changed"
         with self._reindex_lock:
             if self.activity.current is not None:
                 return ReindexStart(False, self.activity.current)
-            progress = Progress(scope, bool(force))
+            progress = Progress(resolved, bool(force))
             self.activity.current = progress
             self._thread = threading.Thread(target=self._background, args=(progress,), name="kb-reindex", daemon=True)
             self._thread.start()
             return ReindexStart(True, progress)
 
     def _background(self, progress: Progress) -> None:
-        outcome, result, error = "succeeded", None, None
+        outcome: Literal["succeeded", "failed", "cancelled"] = "succeeded"
+        result, error = None, None
         try:
             result = self._run(progress)
         except Cancelled:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..embeddings import Embedder
 from ..errors import IndexNotReady, InvalidArgument
@@ -51,6 +51,8 @@ MAX_TOP_K = 50
 READ_HINT_MAX_ELEMENTS = 20
 READ_HINT_MAX_BYTES = 12000
 MODES = ("lexical", "semantic", "hybrid")
+Mode = Literal["lexical", "semantic", "hybrid"]
+_MODE_NAMES: dict[str, Mode] = {"lexical": "lexical", "semantic": "semantic", "hybrid": "hybrid"}
 LOOSE_ROW_BUDGET = 2000  # the OR query keeps its rarest terms while their chunk counts add up to this...
 KEEP_RAREST_TERMS = 2  # ...but always at least this many
 
@@ -75,7 +77,7 @@ class SearchRequest:
     """A validated search: mode and topK resolved against the configuration."""
 
     query: str
-    mode: str
+    mode: Mode
     top_k: int
     scope: PathScope | None
 
@@ -87,7 +89,7 @@ class SearchItem:
     path: str
     pointer: str
     score: float
-    search_mode: str
+    search_mode: Mode
     heading_path: str | None
     snippet: str
     indexed_source_hash: str
@@ -97,7 +99,7 @@ class SearchItem:
 class SearchOutcome:
     items: list[SearchItem]
     warning: str | None
-    effective_mode: str
+    effective_mode: Mode
 
 
 @dataclass
@@ -136,23 +138,24 @@ class SearchEngine:
         if query is None or not query.strip():
             raise InvalidArgument("query must not be blank.")
         cfg = self.search_config
-        mode = str(getattr(mode, "value", mode) or getattr(cfg.default_mode, "value", cfg.default_mode)).lower()
-        if mode not in MODES:
-            raise InvalidArgument(f"mode must be one of lexical, semantic, hybrid (got {mode!r}).")
+        name = str(getattr(mode, "value", mode) or getattr(cfg.default_mode, "value", cfg.default_mode)).lower()
+        resolved = _MODE_NAMES.get(name)
+        if resolved is None:
+            raise InvalidArgument(f"mode must be one of lexical, semantic, hybrid (got {name!r}).")
         if top_k is None:
             top_k = int(cfg.max_results)
         if isinstance(top_k, bool) or top_k <= 0:
             raise InvalidArgument("topK must be a positive integer.")
         scope = PathScope(tuple(include_globs or ()), tuple(exclude_globs or ()))
         scope.matcher()  # validates every pattern now, whatever the store does with them
-        return SearchRequest(query, mode, min(top_k, MAX_TOP_K), None if scope.is_everything else scope)
+        return SearchRequest(query, resolved, min(top_k, MAX_TOP_K), None if scope.is_everything else scope)
 
     def search(self, request: SearchRequest) -> SearchOutcome:
         query, mode, top_k, scope = request.query, request.mode, request.top_k, request.scope
         cfg = self.search_config
         embedder = self.embedder_provider()
         warning: str | None = None
-        effective = mode
+        effective: Mode = mode
         lexical_pool = max(top_k, int(cfg.lexical_candidate_pool_size))
         semantic_pool = max(top_k, int(cfg.semantic_candidate_pool_size))
 

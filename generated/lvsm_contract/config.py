@@ -1,6 +1,5 @@
 # generated from spec/ by tools/generate.py, do not edit
 # ruff: noqa
-# mypy: ignore-errors
 
 from __future__ import annotations
 
@@ -140,11 +139,11 @@ class Config(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    server: Annotated[ServerConfig, Field(validate_default=True)] = {}
-    storage: Annotated[StorageConfig, Field(validate_default=True)] = {}
-    embedding: Annotated[EmbeddingConfig, Field(validate_default=True)] = {}
-    chunking: Annotated[ChunkingConfig, Field(validate_default=True)] = {}
-    search: Annotated[SearchConfig, Field(validate_default=True)] = {}
+    server: Annotated[ServerConfig, Field(validate_default=True)] = Field(default_factory=ServerConfig)
+    storage: Annotated[StorageConfig, Field(validate_default=True)] = Field(default_factory=StorageConfig)
+    embedding: Annotated[EmbeddingConfig, Field(validate_default=True)] = Field(default_factory=EmbeddingConfig)
+    chunking: Annotated[ChunkingConfig, Field(validate_default=True)] = Field(default_factory=ChunkingConfig)
+    search: Annotated[SearchConfig, Field(validate_default=True)] = Field(default_factory=SearchConfig)
     knowledge_base: Annotated[
         KnowledgeBaseConfig, Field(alias='knowledgeBase', validate_default=True)
-    ] = {}
+    ] = Field(default_factory=KnowledgeBaseConfig)

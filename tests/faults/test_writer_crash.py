@@ -1,0 +1,276 @@
+"""Crash safety of the atomic writer, proven by killing a real process at every step of a write.
+
+A child process performs one write (edit, create, move, delete) with every
+file-system call of the writer wrapped: before and after each call (and in
+the middle of the temporary file's contents, a torn write) it counts a step,
+and at step ``k`` it sends itself SIGKILL. The parent runs ``k = 1, 2, ...``
+until the child survives, and after each kill checks that the target is
+wholly old or wholly new, that no other byte changed, and that the next start
+(:func:`writer.recover`, run by every CLI start) leaves no temporary file and
+no half-done move behind.
+
+A full disk is injected in-process: whatever step fails with ENOSPC, the
+original is intact, nothing is left behind, and the agent gets
+PERMISSION_DENIED with a message that says what happened.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local_vector_search_mcp import writer
+from local_vector_search_mcp.cli import main as cli_main
+from local_vector_search_mcp.config import CliOptions, load_settings
+from local_vector_search_mcp.errors import PermissionDenied
+from local_vector_search_mcp.workspace import Workspace
+
+OLD = b"# Title\r\n\r\nThe old revision, \xc3\xa9 and CRLF.\r\n" * 50
+NEW = b"# Title\n\nThe new revision.\n" * 3000  # larger than a page, so a torn write is visible
+BYSTANDER = b"# Bystander\n\nNever touched.\n"
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from local_vector_search_mcp import writer
+    from local_vector_search_mcp.config import CliOptions, load_settings
+    from local_vector_search_mcp.workspace import Workspace
+
+    op, root, kill_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    old, new = Path(sys.argv[4]).read_bytes(), Path(sys.argv[5]).read_bytes()
+    ws = Workspace(load_settings(CliOptions(root=str(root), embedding_provider="none"), cwd=root, environ={}))
+    steps = 0
+
+    def tick():
+        global steps
+        steps += 1
+        if steps == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    class Torn:
+        # The temporary file: each write lands in two halves, a kill may fall between them.
+        def __init__(self, f):
+            self.f = f
+        def __enter__(self):
+            return self
+        def __exit__(self, *exc):
+            tick(); self.f.close(); tick()
+        def write(self, data):
+            half = len(data) // 2
+            tick(); self.f.write(data[:half]); self.f.flush(); tick()
+            self.f.write(data[half:]); tick()
+        def flush(self):
+            tick(); self.f.flush(); tick()
+        def fileno(self):
+            return self.f.fileno()
+
+    CALLS = {"open", "close", "fsync", "chmod", "replace", "link", "unlink", "pwrite", "ftruncate", "stat"}
+
+    class Os:
+        def __getattr__(self, name):
+            real = getattr(os, name)
+            if name == "fdopen":
+                return lambda *a, **k: Torn(real(*a, **k))
+            if name not in CALLS:
+                return real
+            def call(*a, **k):
+                tick(); result = real(*a, **k); tick()
+                return result
+            return call
+
+    writer.os = Os()
+    sha = writer.sha256_hex
+    if op == "edit":
+        writer.mutate(ws, "a.md", root / "a.md", lambda raw: new)
+    elif op == "create":
+        writer.create_new(ws, "sub/new.md", root / "sub" / "new.md", new)
+    elif op == "move":
+        writer.move_file(ws, "a.md", root / "a.md", "moved/b.md", root / "moved" / "b.md", sha(old))
+    elif op == "delete":
+        writer.delete_file(ws, "a.md", root / "a.md", sha(old))
+    print("survived", steps, flush=True)
+    """
+)
+
+
+def _workspace(root: Path) -> Workspace:
+    return Workspace(load_settings(CliOptions(root=str(root), embedding_provider="none"), cwd=root, environ={}))
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file under the root except the index folder (lock file, database)."""
+    files = {}
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".local-vector-search-mcp"]
+        for name in names:
+            path = Path(folder) / name
+            files[path.relative_to(root).as_posix()] = path.read_bytes()
+    return files
+
+
+def _fresh(tmp_path: Path, k: int) -> Path:
+    root = tmp_path / f"run{k}"
+    root.mkdir()
+    (root / "a.md").write_bytes(OLD)
+    (root / "bystander.md").write_bytes(BYSTANDER)
+    return root
+
+
+# What the tree may look like after recovery, for each operation: wholly before or wholly after.
+BEFORE = {"a.md": OLD, "bystander.md": BYSTANDER}
+OUTCOMES: dict[str, list[dict[str, bytes]]] = {
+    "edit": [BEFORE, {"a.md": NEW, "bystander.md": BYSTANDER}],
+    "create": [BEFORE, {**BEFORE, "sub/new.md": NEW}],
+    "move": [BEFORE, {"moved/b.md": OLD, "bystander.md": BYSTANDER}],
+    "delete": [BEFORE, {"bystander.md": BYSTANDER}],
+}
+
+
+def _kill_at_every_step(tmp_path: Path, op: str) -> int:
+    old_file, new_file = tmp_path / "old.bin", tmp_path / "new.bin"
+    old_file.write_bytes(OLD)
+    new_file.write_bytes(NEW)
+    for k in range(1, 200):
+        root = _fresh(tmp_path, k)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, op, str(root), str(k), str(old_file), str(new_file)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if proc.returncode == 0:
+            assert proc.stdout.startswith("survived"), proc.stdout
+            assert _tree(root) == OUTCOMES[op][1]
+            return k - 1  # every earlier step was a kill
+        assert proc.returncode == -9, proc.stderr
+        before = _tree(root)
+        # Before any clean-up the real files are already whole: the target is old or new, never mixed.
+        real = {path: data for path, data in before.items() if not writer._TEMP_NAME.match(path.rsplit("/", 1)[-1])}
+        for path, data in real.items():
+            assert data in (OLD, NEW, BYSTANDER), f"step {k}: {path} holds a torn revision"
+        writer.recover(_workspace(root))
+        after = _tree(root)
+        assert after in OUTCOMES[op], f"{op}, killed at step {k}: {sorted(after)}"
+    raise AssertionError("the child never survived: too many steps?")
+
+
+@pytest.mark.parametrize("op", ["edit", "create", "move", "delete"])
+def test_kill_at_every_step_leaves_the_file_wholly_old_or_wholly_new(tmp_path: Path, op: str) -> None:
+    kills = _kill_at_every_step(tmp_path, op)
+    assert kills >= {"edit": 25, "create": 25, "move": 20, "delete": 8}[op]  # every step was really hit
+
+
+def test_the_next_cli_start_removes_a_temporary_file_left_by_a_killed_write(tmp_path: Path) -> None:
+    root = _fresh(tmp_path, 0)
+    ws = _workspace(root)
+    with writer.write_lock(ws) as intent:  # what a killed write leaves: the note and its temp file
+        tmp = root / ".a.md.0123456789ab.tmp"
+        intent.note(tmp=tmp)
+        tmp.write_bytes(NEW[:100])
+    user_file = root / ".notes.md.fedcba987654.tmp"  # same shape, but not ours: never deleted
+    user_file.write_bytes(b"mine")
+    assert cli_main(["--root", str(root), "--project-root", str(root), "--status"]) == 0
+    assert not tmp.exists() and user_file.read_bytes() == b"mine"
+    assert (root / "a.md").read_bytes() == OLD
+
+
+def test_a_torn_intent_note_is_ignored(tmp_path: Path) -> None:
+    root = _fresh(tmp_path, 0)
+    ws = _workspace(root)
+    lock = ws.state_dir / "write.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_bytes(b'{"tmp": ".a.md.01')
+    assert writer.recover(ws) == []
+    lock.write_bytes(b'{"tmp": "../outside/.x.md.0123456789ab.tmp", "source": "/etc/passwd", "target": "a.md"}')
+    assert writer.recover(ws) == []
+    assert _tree(root) == BEFORE and lock.read_bytes() == b""
+
+
+# --------------------------------------------------------------------------- a full disk, injected
+
+
+def _failing_os(call: str, after: int) -> Any:
+    """``os`` whose ``call`` fails with ENOSPC on its ``after``-th use (and writes do too)."""
+    count = [0]
+
+    class Os:
+        def __getattr__(self, name: str) -> Any:
+            real = getattr(os, name)
+            if name == "fdopen" and call == "write":
+                return lambda *a, **k: _FullFile(real(*a, **k))
+            if name != call:
+                return real
+
+            def fail(*args: Any, **kwargs: Any) -> Any:
+                count[0] += 1
+                if count[0] == after:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                return real(*args, **kwargs)
+
+            return fail
+
+    return Os()
+
+
+class _FullFile:
+    def __init__(self, f: Any) -> None:
+        self.f = f
+
+    def __enter__(self) -> _FullFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.f.close()
+
+    def write(self, data: bytes) -> int:
+        self.f.write(data[: len(data) // 3])
+        self.f.flush()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def fileno(self) -> int:
+        return int(self.f.fileno())
+
+
+OPERATIONS: dict[str, Callable[[Workspace, Path], object]] = {
+    "edit": lambda ws, root: writer.mutate(ws, "a.md", root / "a.md", lambda raw: NEW),
+    "create": lambda ws, root: writer.create_new(ws, "sub/new.md", root / "sub" / "new.md", NEW),
+    "move": lambda ws, root: writer.move_file(
+        ws, "a.md", root / "a.md", "moved/b.md", root / "moved" / "b.md", writer.sha256_hex(OLD)
+    ),
+}
+
+
+@pytest.fixture
+def real_os() -> Iterator[None]:
+    yield
+    writer.os = os  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("op", sorted(OPERATIONS))
+@pytest.mark.parametrize(
+    "call, after",
+    [("write", 1), ("fsync", 1), ("open", 2), ("replace", 1), ("link", 1), ("unlink", 1), ("pwrite", 1), ("chmod", 1)],
+)
+def test_a_full_disk_leaves_the_original_intact(tmp_path: Path, real_os: None, op: str, call: str, after: int) -> None:
+    root = _fresh(tmp_path, 0)
+    ws = _workspace(root)
+    writer.os = _failing_os(call, after)  # type: ignore[attr-defined]
+    try:
+        OPERATIONS[op](ws, root)
+    except PermissionDenied as exc:
+        assert exc.code == "PERMISSION_DENIED"
+        assert "space" in exc.message or "file system" in exc.message
+        assert str(root) not in exc.message
+        assert _tree(root) == BEFORE  # the original intact and no temporary file left
+    else:
+        # The injected call was not on this operation's path (a move never writes a temp file).
+        assert _tree(root) in OUTCOMES[op]
