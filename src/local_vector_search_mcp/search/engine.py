@@ -3,11 +3,12 @@
 * lexical: BM25 over chunk text and heading path (heading weighted 2x). All
   query terms are tried first (AND); when that yields fewer than the needed
   candidates, chunks matching any term (OR) follow, each group in BM25 order.
-  The OR query keeps only the rarest terms whose chunk counts sum to at most
-  ``LOOSE_ROW_BUDGET`` (FTS5 scores every row an OR matches before sorting, so
-  common words made questions slow on a large index; BM25 weighs them near
-  zero anyway); the ``KEEP_RAREST_TERMS`` rarest always stay.
-* semantic: k-nearest chunks to the query embedding (sqlite-vec).
+  The OR query carries a row budget: an adapter that scores every row an OR
+  matches before sorting (FTS5) keeps only the rarest terms whose chunk counts
+  sum to at most ``LOOSE_ROW_BUDGET`` (common words made questions slow on a
+  large index; BM25 weighs them near zero anyway); the ``KEEP_RAREST_TERMS``
+  rarest always stay.
+* semantic: k-nearest chunks to the query embedding (the store's vector search).
 * hybrid: weighted reciprocal rank fusion of both candidate pools,
   ``score = sum(weight / (rrfK + rank))`` (lexical weight 1, semantic
   ``search.semanticWeight``), ties by chunk id ascending. ``rrfK 60`` and
@@ -115,7 +116,7 @@ class SearchEngine:
         hits = self.store.lexical(parsed.strict(), limit, scope)
         if len(hits) < limit and not parsed.is_single_term:
             seen = {h.chunk_id for h in hits}
-            for h in self.store.lexical(parsed.loose(LOOSE_ROW_BUDGET), limit, scope):
+            for h in self.store.lexical(parsed.loose(LOOSE_ROW_BUDGET, KEEP_RAREST_TERMS), limit, scope):
                 if h.chunk_id not in seen:
                     hits.append(h)
                     if len(hits) >= limit:

@@ -42,9 +42,9 @@ class ParsedQuery:
         """Every leaf must match."""
         return AllOf(self.leaves)
 
-    def loose(self, row_budget: int | None = None) -> AnyOf:
-        """Any leaf may match (see :class:`AnyOf` for ``row_budget``)."""
-        return AnyOf(self.leaves, row_budget)
+    def loose(self, row_budget: int | None = None, keep_at_least: int = 2) -> AnyOf:
+        """Any leaf may match (see :class:`AnyOf` for the row budget)."""
+        return AnyOf(self.leaves, row_budget, keep_at_least)
 
     @property
     def is_single_term(self) -> bool:
