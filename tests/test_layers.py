@@ -24,8 +24,10 @@ ALLOWED: dict[str, set[str]] = {
     "search": {"embeddings", "errors", "globs", "index"},
     "workspace": {"config", "embeddings", "errors", "index", "paths", "search"},
     "writer": {"errors", "paths", "workspace"},
+    "assets": {"errors", "paths", "workspace", "writer"},
     "handlers": {
         "_generated",
+        "assets",
         "config",
         "embeddings",
         "errors",

@@ -17,6 +17,42 @@ class ServerConfig(BaseModel):
     """
     Server name announced to MCP clients.
     """
+    transport: Literal['stdio', 'http'] = 'stdio'
+    """
+    `stdio` serves one client per process; `http` serves MCP Streamable HTTP at `http://<host>:<port>/mcp` to many clients sharing one index. CLI `--transport`.
+    """
+    host: Annotated[str, Field(min_length=1)] = '127.0.0.1'
+    """
+    `http` only: address to bind. Anything but a loopback address requires a bearer token (`LOCAL_VECTOR_SEARCH_MCP_TOKEN` or `tokenFile`); put a TLS reverse proxy in front for anything beyond one machine. CLI `--host`.
+    """
+    port: Annotated[int, Field(ge=0, le=65535)] = 8081
+    """
+    `http` only: TCP port; 0 picks a free one (printed on stderr). CLI `--port`.
+    """
+    token_file: Annotated[str | None, Field(alias='tokenFile')] = None
+    """
+    `http` only: file holding the bearer token (surrounding whitespace ignored; relative paths resolve against the project root). The environment variable `LOCAL_VECTOR_SEARCH_MCP_TOKEN` wins when set. With a token, every request needs `Authorization: Bearer <token>` (else 401).
+    """
+    allowed_hosts: Annotated[list[str], Field(alias='allowedHosts')] = []
+    """
+    `http` only: extra `Host` header values accepted besides the bound address and the loopback names (DNS-rebinding protection; other hosts get 421). `name` accepts any port, `name:port` only that port; e.g. the public name of a reverse proxy.
+    """
+    allowed_origins: Annotated[list[str], Field(alias='allowedOrigins')] = []
+    """
+    `http` only: browser origins (`scheme://host[:port]`) accepted besides loopback origins; a request with any other `Origin` header gets 403.
+    """
+    cors_origins: Annotated[list[str], Field(alias='corsOrigins')] = []
+    """
+    `http` only: origins that get CORS headers (browser clients such as a web IDE); they are accepted as `allowedOrigins` too. No CORS headers are sent unless configured.
+    """
+    max_request_bytes: Annotated[int, Field(alias='maxRequestBytes', ge=1024)] = 4194304
+    """
+    `http` only: largest request body accepted (4 MiB; image uploads travel base64-encoded in `data`). Larger bodies get 413 before they are read whole.
+    """
+    stateless: bool = False
+    """
+    `http` only: serve every request on its own, without MCP sessions (for several server processes behind a load balancer). Tools behave the same; clients skip session resumption.
+    """
 
 
 class StorageConfig(BaseModel):

@@ -659,13 +659,13 @@ class KbReadRequest(BaseModel):
     """
     Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.
     """
-    max_elements: Annotated[int, Field(alias='maxElements', ge=1)] = 20
+    max_elements: Annotated[int, Field(alias='maxElements')] = 20
     """
-    Maximum number of elements in this page (at least 1; values above 100 are treated as 100).
+    Maximum number of elements in this page, clamped to 1..100 (0 or less reads one element, more than 100 reads 100).
     """
-    max_bytes: Annotated[int, Field(alias='maxBytes', ge=1)] = 12000
+    max_bytes: Annotated[int, Field(alias='maxBytes')] = 12000
     """
-    Maximum UTF-8 size of `markdown` in bytes (at least 1; values above 100000 are treated as 100000). The first element is always returned even when larger. Does not limit `table`.
+    Maximum UTF-8 size of `markdown` in bytes, clamped to 1..100000. The first element is always returned even when larger. Does not limit `table`.
     """
 
 

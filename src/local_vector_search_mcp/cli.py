@@ -1,6 +1,7 @@
 """Command line: serve MCP over stdio (the default), maintenance flags, and ``call <tool>``.
 
     local-vector-search-mcp [options]                 serve MCP over stdio
+    local-vector-search-mcp --transport http [--host H] [--port P]   serve MCP over Streamable HTTP
     local-vector-search-mcp [options] --status        print kb_status JSON and exit
     local-vector-search-mcp [options] --reindex [--force]
     local-vector-search-mcp [options] call <tool> [--json JSON | --field value ...]
@@ -37,10 +38,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: {message}\n(see --help)\n")
 
 
+def _port(value: str) -> int:
+    if not value.isdigit() or int(value) > 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {value!r} (0-65535)")
+    return int(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="local-vector-search-mcp",
-        description="Local knowledge workbench for AI agents: an MCP server (stdio) over a project's Markdown.",
+        description="Local knowledge workbench for AI agents: an MCP server (stdio or Streamable HTTP) "
+        "over a project's Markdown.",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--config", metavar="FILE", help="YAML configuration file (never loaded implicitly)")
@@ -82,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-writes", dest="allow_writes", action="store_true", default=None, help="let editing tools change files"
     )
+    p.add_argument("--transport", metavar="NAME", help="stdio (default; one client) | http (many clients, at /mcp)")
+    p.add_argument("--host", metavar="ADDR", help="http: address to bind (default 127.0.0.1; others need a token)")
+    p.add_argument("--port", metavar="PORT", type=_port, help="http: TCP port (default 8081; 0 picks a free one)")
     p.add_argument(
         "--reindex", action="store_true", help="index changed files synchronously, print the result JSON, exit"
     )
@@ -107,6 +118,9 @@ def _options(args: argparse.Namespace) -> CliOptions:
         exclude=args.exclude,
         watch_files=args.watch_files,
         allow_writes=args.allow_writes,
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
     )
 
 
@@ -203,7 +217,15 @@ def main(argv: list[str] | None = None) -> int:
     from .workspace import Workspace
 
     try:
-        ws = Workspace(load_settings(_options(args)))
+        settings = load_settings(_options(args))
+        http = None
+        if settings.config.server.transport == "http" and args.command != "call" and not (args.status or args.reindex):
+            from .server.http import http_options
+
+            http = http_options(settings)
+            # A server for many clients keeps an access log: one line per request (no arguments).
+            logging.getLogger("local_vector_search_mcp").setLevel(logging.INFO)
+        ws = Workspace(settings)
         _recover_interrupted_writes(ws)
         if args.command == "call" or args.status:
             try:
@@ -217,6 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"local-vector-search-mcp: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if http is not None:
+        from .server.http import serve_http
+
+        try:
+            serve_http(ws, http)
+        except ConfigError as exc:  # the port is taken, or the address is not ours
+            print(f"local-vector-search-mcp: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        return 0
     from .server import serve
 
     serve(ws)

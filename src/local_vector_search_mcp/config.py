@@ -24,7 +24,12 @@ __all__ = ["CliOptions", "Config", "ConfigError", "Settings", "load_settings"]
 STATE_DIR = Path(".local-vector-search-mcp")
 DEFAULT_STORAGE = STATE_DIR / "index.db"
 # Enum-valued keys are matched case-insensitively (the contract's rule).
-_ENUM_KEYS = (("embedding", "provider"), ("embedding", "vectorStorage"), ("search", "defaultMode"))
+_ENUM_KEYS = (
+    ("server", "transport"),
+    ("embedding", "provider"),
+    ("embedding", "vectorStorage"),
+    ("search", "defaultMode"),
+)
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]"}
 
 
@@ -48,6 +53,9 @@ class CliOptions:
     exclude: list[str] | None = None
     watch_files: bool | None = None
     allow_writes: bool | None = None
+    transport: str | None = None
+    host: str | None = None
+    port: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -127,6 +135,22 @@ def _check_semantics(config: Config) -> None:
                 validate_glob(str(pattern), name)
             except InvalidArgument as exc:
                 raise ConfigError(f"Invalid configuration: {exc.message}") from None
+    server = config.server
+    for name, origins in (
+        ("server.allowedOrigins", server.allowed_origins),
+        ("server.corsOrigins", server.cors_origins),
+    ):
+        for origin in origins:
+            if not _is_origin(origin):
+                raise ConfigError(
+                    f"Invalid configuration: {name} entry {origin!r} must be an origin such as https://ide.example.com "
+                    "(scheme, host and optional port; no path)."
+                )
+    for host in server.allowed_hosts:
+        if not host.strip() or "/" in host or " " in host:
+            raise ConfigError(
+                f"Invalid configuration: server.allowedHosts entry {host!r} must be a host name, optionally with :port."
+            )
     emb = config.embedding
     if emb.provider == "openai-compatible":
         parts = urlsplit(emb.endpoint)
@@ -143,6 +167,15 @@ def _check_semantics(config: Config) -> None:
             raise ConfigError("Invalid configuration: embedding.model is required for the openai-compatible provider.")
         if not emb.api_key:
             raise ConfigError("Invalid configuration: embedding.apiKey is required for the openai-compatible provider.")
+
+
+def _is_origin(value: str) -> bool:
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.path in ("", "/") and not parts.query
 
 
 def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict[str, str] | None = None) -> Settings:
@@ -177,6 +210,9 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     _set(data, "knowledgeBase", "exclude", options.exclude)
     _set(data, "knowledgeBase", "watchFiles", options.watch_files)
     _set(data, "knowledgeBase", "allowWrites", options.allow_writes)
+    _set(data, "server", "transport", options.transport)
+    _set(data, "server", "host", options.host)
+    _set(data, "server", "port", options.port)
     config = build_config(data)
 
     root = (project_root / config.knowledge_base.root).resolve() if config.knowledge_base.root else project_root

@@ -85,7 +85,7 @@ class Intent:
 
 
 def _lock_path(ws: Workspace) -> Path:
-    # the project's state folder, wherever the index lives (spec/decisions.md 95)
+    # the project's state folder, wherever the index lives (spec/decisions.md 105)
     return ws.state_dir / "write.lock"
 
 
