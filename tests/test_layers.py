@@ -25,9 +25,11 @@ ALLOWED: dict[str, set[str]] = {
     "workspace": {"config", "embeddings", "errors", "index", "paths", "search"},
     "writer": {"errors", "paths", "workspace"},
     "assets": {"errors", "paths", "workspace", "writer"},
+    "export": {"errors", "markdown", "paths"},
     "handlers": {
         "_generated",
         "assets",
+        "export",
         "config",
         "embeddings",
         "errors",

@@ -167,7 +167,7 @@ class KbCreatePdfBookRequest(BaseModel):
     """
     profile: Literal['screen', 'standard', 'print'] = 'standard'
     """
-    Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Larger images are downsampled to the DPI; images already small enough, and JPEG/PNG files with colour metadata, are embedded unchanged.
+    Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Images with more pixels than the DPI needs at their printed size are downsampled (an ICC profile is kept); images already small enough are embedded unchanged.
     """
 
 
@@ -1332,9 +1332,13 @@ class KbSaveImageArguments(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    file: OpenAiFileRef
+    file: OpenAiFileRef | None = None
     """
-    The uploaded file as the client passes it (OpenAI file parameter).
+    The uploaded file as the client passes it (OpenAI file parameter). Not together with `data`.
+    """
+    data: Annotated[str | None, Field(max_length=34953000, min_length=1)] = None
+    """
+    The image bytes as standard base64 (line breaks allowed) or a data URI `data:image/<png|jpeg|webp|gif>;base64,<base64>`, at most 25 MiB decoded. For clients that cannot pass an OpenAI file reference. Not together with `file`; a data URI's type must match the bytes.
     """
     file_name: Annotated[
         str | None, Field(alias='fileName', max_length=255, min_length=1)

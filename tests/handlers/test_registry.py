@@ -15,13 +15,6 @@ from local_vector_search_mcp.workspace import Workspace
 
 # Tools spec'd but not built yet: unlisted by the server. Remove a tool here when its handler lands.
 NOT_YET_BUILT = {
-    "kb_create_pdf_book",
-    "kb_download_file",
-    "kb_save_image",
-    "kb_list_images",
-    "kb_load_image",
-    "kb_delete_image",
-    "kb_move_image",
     "kb_links",
 }
 
