@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Config, Settings
 from .errors import PermissionDenied
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from .search.service import SearchService
 
 __all__ = ["Workspace"]
+
+T = TypeVar("T")
 
 
 class Workspace:
@@ -47,6 +49,17 @@ class Workspace:
         self._activity: IndexActivity | None = None
         self._indexing: IndexingService | None = None
         self._search: SearchService | None = None
+        self._services: dict[type[Any], Any] = {}
+
+    def service(self, cls: type[T]) -> T:
+        """The workspace's single ``cls(self)`` (other areas' per-workspace state, e.g. caches),
+        created on first use; closed with the workspace when it has ``close()``."""
+        with self._lock:
+            instance = self._services.get(cls)
+            if instance is None:
+                instance = cls(self)  # type: ignore[call-arg]
+                self._services[cls] = instance
+            return instance
 
     # index services (built on first use) ----------------------------------------
     @property
@@ -115,6 +128,12 @@ class Workspace:
             indexing, store = self._indexing, self._store
             self._indexing = self._search = None
             self._store = None
+            services = list(self._services.values())
+            self._services.clear()
+        for service in reversed(services):
+            close = getattr(service, "close", None)
+            if callable(close):
+                close()
         if indexing is not None:
             indexing.shutdown()
         if store is not None:
