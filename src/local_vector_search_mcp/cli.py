@@ -218,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         settings = load_settings(_options(args))
+        if (args.host is not None or args.port is not None) and settings.config.server.transport != "http":
+            raise ConfigError("--host and --port only apply with --transport http.")
         http = None
         if settings.config.server.transport == "http" and args.command != "call" and not (args.status or args.reindex):
             from .server.http import http_options

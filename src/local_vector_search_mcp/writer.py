@@ -86,7 +86,7 @@ class Intent:
 
 
 def _lock_path(ws: Workspace) -> Path:
-    # the project's state folder, wherever the index lives (spec/decisions.md 126)
+    # the project's state folder, wherever the index lives (spec/decisions.md 127)
     return ws.state_dir / "write.lock"
 
 

@@ -174,7 +174,7 @@ def _check_target(url: httpx.URL, policy: DownloadPolicy, resolver: Resolver) ->
         raise _refused("only https:// URLs are downloaded")
     if url.userinfo:
         raise _refused("URLs with user names or passwords are not accepted")
-    host = url.host.rstrip(".").lower()
+    host = url.raw_host.decode("ascii").rstrip(".").lower()  # IDNA-encoded: what DNS, SNI and Host carry
     if not host:
         raise _refused("the URL has no host")
     port = url.port or 443
