@@ -274,3 +274,13 @@ def test_international_names_are_resolved_and_sent_idna_encoded(tmp_path: Path) 
 
     refused("https://bücher.example/x.png", tmp_path / "x.tmp", DownloadPolicy(), resolver=resolver)
     assert seen == ["xn--bcher-kva.example"]
+
+
+def test_the_deadline_covers_redirect_chains(server: TlsServer, tmp_path: Path) -> None:
+    def slow_hop(request: object) -> Reply:
+        time.sleep(0.4)
+        return Reply(302, headers={"Location": "/hop"})
+
+    server.routes["/hop"] = slow_hop
+    message = refused(server.url("/hop"), tmp_path / "x.tmp", allow("127.0.0.1", deadline=1.0))
+    assert "longer than 1 seconds" in message

@@ -276,6 +276,8 @@ def fetch_to_file(
             for hop in range(policy.max_redirects + 1):
                 if hop:
                     target = _check_target(current, policy, resolver)
+                if time.monotonic() - started > policy.deadline:  # slow redirect chains count too
+                    raise _refused(f"the download took longer than {policy.deadline:g} seconds")
                 location = _fetch_once(client, target, sink, policy, started)
                 if location is None:
                     return sink.finish()
