@@ -378,3 +378,14 @@ def test_inline_data_over_25_mib_is_refused_before_anything_is_written(ws: Works
     exact = decode_image_data(base64.b64encode(PNG + bytes(MAX_BYTES - len(PNG))).decode())
     assert len(exact.data) == MAX_BYTES
     assert tree(ws.root) == []
+
+
+def test_a_linked_images_folder_is_refused_and_nothing_lands_behind_it(ws: Workspace, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ws.root / "images").symlink_to(elsewhere)
+    with pytest.raises(InvalidPath, match="symbolic links"):
+        save_image(ws, InlineImage(PNG))
+    with pytest.raises(InvalidPath):
+        save_image(ws, InlineImage(PNG), target_path="images/x.png")
+    assert list(elsewhere.iterdir()) == []
