@@ -584,6 +584,7 @@ def _summary(r: dict[str, Any]) -> list[str]:
         )
     )
     rows += _pdf_rows()
+    rows += _summary_rows()
     lines = ["## Summary", "", "| goal | this run | met |", "|---|---|---|"]
     lines += [f"| {g} | {v} | {'yes' if ok else 'NO'} |" for g, v, ok in rows]
     return [*lines, ""]
@@ -608,6 +609,14 @@ def _pdf_rows() -> list[tuple[str, str, bool]]:
             screen["bytes"] < 0.9 * prt["bytes"],
         ),
     ]
+
+
+def _summary_rows() -> list[tuple[str, str, bool]]:
+    """Rows other benches leave as ``results/<bench>.summary.json``: a list of [goal, this run, met]."""
+    rows = []
+    for path in sorted(RESULTS.glob("*.summary.json")):
+        rows += [(str(g), str(v), bool(ok)) for g, v, ok in json.loads(path.read_text("utf-8"))]
+    return rows
 
 
 def _other_benches() -> list[str]:
