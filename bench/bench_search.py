@@ -584,6 +584,7 @@ def _summary(r: dict[str, Any]) -> list[str]:
         )
     )
     rows += _pdf_rows()
+    rows += _http_rows()
     rows += _summary_rows()
     lines = ["## Summary", "", "| goal | this run | met |", "|---|---|---|"]
     lines += [f"| {g} | {v} | {'yes' if ok else 'NO'} |" for g, v, ok in rows]
@@ -609,6 +610,40 @@ def _pdf_rows() -> list[tuple[str, str, bool]]:
             screen["bytes"] < 0.9 * prt["bytes"],
         ),
     ]
+
+
+def _http_rows() -> list[tuple[str, str, bool]]:
+    """The HTTP load test's goals (bench_http.py runs before this bench and leaves its figures)."""
+    path = RESULTS / "bench_http.json"
+    if not path.exists():
+        return []
+    h = json.loads(path.read_text("utf-8"))
+    stdio = h["stdio"]["tools"]["kb_search lexical"]["p95_ms"]
+    rows = []
+    for key, label in (
+        ("http_single", "1 client"),
+        ("http_closed", "16 clients, closed loop"),
+        ("http_paced", "16 clients, 1 s think time"),
+    ):
+        p95 = h[key]["tools"]["kb_search lexical"]["p95_ms"]
+        rows.append(
+            (
+                f"HTTP lexical p95 within 2x of stdio ({label})",
+                f"{p95:.0f} vs {stdio:.0f} ms ({p95 / stdio:.1f}x)",
+                p95 <= 2 * stdio,
+            )
+        )
+    errors = sum(h[k]["errors"] for k in h)
+    rows.append(("HTTP load test: no error", f"{errors} errors in {sum(h[k]['calls'] for k in h)} calls", errors == 0))
+    q = h["http_closed"]["rss_quarters_mib"]
+    rows.append(
+        (
+            "HTTP server memory flat over the run (16 clients)",
+            " / ".join(f"{m:.0f}" for m in q) + " MiB per quarter",
+            bool(q) and q[-1] - q[1] < 0.1 * q[1],
+        )
+    )
+    return rows
 
 
 def _summary_rows() -> list[tuple[str, str, bool]]:

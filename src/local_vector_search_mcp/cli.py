@@ -221,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         settings = load_settings(_options(args))
+        if (args.host is not None or args.port is not None) and settings.config.server.transport != "http":
+            raise ConfigError("--host and --port only apply with --transport http.")
         if args.command == "notion":
             from .notion.command import run as notion_run
 
