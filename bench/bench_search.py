@@ -45,10 +45,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import evalkit  # noqa: E402
-from common import BenchWorkspace, bench_config  # noqa: E402
+from common import KbClient, bench_service  # noqa: E402
 
 from local_vector_search_mcp.dispatch import invoke  # noqa: E402
-from local_vector_search_mcp.index.service import IndexService  # noqa: E402
 from local_vector_search_mcp.index.sqlite import _bits, _i8  # noqa: E402
 
 CACHE = HERE / ".cache"
@@ -102,11 +101,10 @@ class Baseline:
         return [(p, None) for (p,) in self.c.execute(sql, (" OR ".join(terms),))]
 
 
-def vector_service(corpus: str, root: Path) -> tuple[IndexService, dict[str, Any]]:
+def vector_service(corpus: str, root: Path) -> tuple[KbClient, dict[str, Any]]:
     """The cached vector-enabled index of a dev set, built (CLI path) if missing."""
     CACHE.mkdir(exist_ok=True)
-    ws = BenchWorkspace(root, CACHE / f"{corpus}-local.db", bench_config("local"))
-    svc = ws.service(IndexService)
+    svc = bench_service(root, CACHE / f"{corpus}-local.db", "local")
     record = CACHE / f"{corpus}-build.json"
     if svc.store.exists() and svc.indexer.compatibility(probe=True):
         svc.store.close()
@@ -127,7 +125,7 @@ def vector_service(corpus: str, root: Path) -> tuple[IndexService, dict[str, Any
     return svc, json.loads(record.read_text("utf-8")) if record.exists() else {}
 
 
-def run_search(svc: IndexService, mode: str, **search: Any) -> Callable[[str], list[tuple[str, str | None]]]:
+def run_search(svc: KbClient, mode: str, **search: Any) -> Callable[[str], list[tuple[str, str | None]]]:
     cfg = svc.config.search
     saved = {k: getattr(cfg, k) for k in search}
 
@@ -151,7 +149,7 @@ HYBRID_VARIANTS = {
 }
 
 
-def quality(corpus: str, svc: IndexService) -> dict[str, Any]:
+def quality(corpus: str, svc: KbClient) -> dict[str, Any]:
     queries = evalkit.load_queries(corpus)
     out: dict[str, Any] = {"baseline (FTS5 whole files)": evalkit.evaluate(queries, Baseline(svc.ws.root).search)}
     for mode in MODES:
@@ -162,7 +160,7 @@ def quality(corpus: str, svc: IndexService) -> dict[str, Any]:
 
 
 # 2. vector storage ----------------------------------------------------------------
-def storage_recall(svc: IndexService, corpus: str) -> dict[str, Any]:
+def storage_recall(svc: KbClient, corpus: str) -> dict[str, Any]:
     conn = svc.store._conn()
     rows = list(conn.execute("SELECT chunk_id, embedding FROM chunk_vectors ORDER BY chunk_id"))
     ids = np.array([r[0] for r in rows])
@@ -214,7 +212,7 @@ def make_corpus(target: Path, min_bytes: int = 0, min_files: int = 0) -> int:
 
 
 def cold_lexical(root: Path, db: Path) -> dict[str, Any]:
-    svc = BenchWorkspace(root, db, bench_config("none")).service(IndexService)
+    svc = bench_service(root, db)
     with Clock() as cold:
         result = svc.reindex()
     size = md_bytes(root)
@@ -237,7 +235,7 @@ def cold_lexical(root: Path, db: Path) -> dict[str, Any]:
     }
 
 
-def latency(svc: IndexService, queries: list[str], reps: int = 3, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
+def latency(svc: KbClient, queries: list[str], reps: int = 3, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
     """kb_search end to end through the dispatcher (validation, handler, output check)."""
     out: dict[str, Any] = {}
     for mode in modes:
@@ -251,12 +249,11 @@ def latency(svc: IndexService, queries: list[str], reps: int = 3, modes: tuple[s
     return out
 
 
-def scale_to(src_svc: IndexService, tmp: Path, target_chunks: int = 50_000) -> IndexService:
+def scale_to(src_svc: KbClient, tmp: Path, target_chunks: int = 50_000) -> KbClient:
     """A 50k-chunk index made from the dev-set chunks (and their vectors, jittered)."""
     from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
-    from local_vector_search_mcp.search.text import cjk_index_text
 
-    svc = BenchWorkspace(src_svc.ws.root, tmp / "scaled.db", bench_config("local")).service(IndexService)
+    svc = bench_service(src_svc.ws.root, tmp / "scaled.db", "local")
     svc.use_embedder(src_svc.embedder())
     svc.store.ensure_schema(384, "float32")
     svc.store.write_manifest(svc.indexer.expected_manifest(probe=True))
@@ -281,8 +278,6 @@ def scale_to(src_svc: IndexService, tmp: Path, target_chunks: int = 50_000) -> I
                     text,
                     hp,
                     eth,
-                    cjk_index_text(text),
-                    cjk_index_text(hp or ""),
                     vec / np.linalg.norm(vec),
                 )
             )
@@ -298,7 +293,7 @@ def watcher_latency(tmp: Path) -> float:
     root = tmp / "watch"
     root.mkdir()
     (root / "a.md").write_text("# A\n\nhello\n", "utf-8")
-    svc = BenchWorkspace(root, tmp / "watch.db", bench_config("none")).service(IndexService)
+    svc = bench_service(root, tmp / "watch.db")
     svc.reindex()
     svc.start_watching()
     time.sleep(0.3)
@@ -317,9 +312,8 @@ def watcher_latency(tmp: Path) -> float:
 RSS_CHILD = """
 import sys, time
 sys.path.insert(0, sys.argv[3])
-from common import BenchWorkspace, bench_config
-from local_vector_search_mcp.index.service import IndexService
-svc = BenchWorkspace(sys.argv[1], sys.argv[2], bench_config("none")).service(IndexService)
+from common import bench_service
+svc = bench_service(sys.argv[1], sys.argv[2])
 t = time.perf_counter(); c = time.process_time(); r = svc.reindex()
 s = time.perf_counter() - t; cpu = time.process_time() - c
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent (the bench, with
@@ -350,7 +344,7 @@ def peak_rss(tmp: Path) -> dict[str, Any]:
     }
 
 
-def embed_throughput(svc: IndexService) -> dict[str, float]:
+def embed_throughput(svc: KbClient) -> dict[str, float]:
     rows = list(svc.store.pending_vectors(0)) or []
     texts = [
         zlib.decompress(b).decode("utf-8")

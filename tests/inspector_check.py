@@ -46,6 +46,32 @@ def check_tools(where: str, out: subprocess.CompletedProcess[str]) -> list[str]:
     return names
 
 
+def check_image_round_trip(inspector: str, server: str, root: Path) -> None:
+    """A client without OpenAI file references saves an image as `data` and sees it again."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (3, 2), (9, 8, 7)).save(buffer, format="PNG")
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    base = [server, "--root", str(root), "--storage-path", f"{root}/../index.db"]
+    saved = inspect(inspector, *base, "--allow-writes", "--method", "tools/call", "--tool-name", "kb_save_image",
+                    "--tool-arg", f"data={data}", "--tool-arg", "fileName=inspector")  # fmt: skip
+    if saved.returncode != 0 or listing(saved).get("isError"):
+        print(saved.stdout, saved.stderr, file=sys.stderr)
+        raise SystemExit("inspector could not save an image with data")
+    if (root / "images" / "inspector.png").read_bytes() != buffer.getvalue():
+        raise SystemExit("the image saved through the inspector differs from the bytes sent")
+    loaded = inspect(inspector, *base, "--method", "tools/call", "--tool-name", "kb_load_image",
+                     "--tool-arg", "path=images/inspector.png")  # fmt: skip
+    blocks = listing(loaded).get("content", []) if loaded.returncode == 0 else []
+    if not blocks or blocks[0].get("type") != "image" or blocks[0].get("data") != data:
+        print(loaded.stdout, loaded.stderr, file=sys.stderr)
+        raise SystemExit("inspector did not get the image back from kb_load_image")
+
+
 def start_http(server: str, root: str, log: Any) -> tuple[subprocess.Popen[bytes], str]:
     env = {**os.environ, "LOCAL_VECTOR_SEARCH_MCP_TOKEN": TOKEN}
     args = [server, "--root", root, "--storage-path", f"{root}/../index.db", "--transport", "http", "--port", "0"]
@@ -68,6 +94,8 @@ def main() -> int:
         (root / "a.md").write_text("# A\n")
         names = check_tools("stdio", inspect(inspector, server, "--root", str(root), "--method", "tools/list"))
         print(f"MCP Inspector CLI (stdio) lists {len(names)} tools: {', '.join(names)}")
+        check_image_round_trip(inspector, server, root)
+        print("MCP Inspector CLI (stdio) saves an image sent as base64 data and loads it back byte-identical")
 
         with open(Path(tmp) / "server.log", "w") as log:
             proc, url = start_http(server, str(root), log)

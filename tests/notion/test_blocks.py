@@ -1,4 +1,4 @@
-"""Markdown -> Notion blocks: the per-block limits and the mapping rules (decision 127)."""
+"""Markdown -> Notion blocks: the per-block limits and the mapping rules (decision 129)."""
 
 from __future__ import annotations
 

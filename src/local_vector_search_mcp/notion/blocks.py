@@ -7,7 +7,7 @@ export), and its syntax tree is mapped to block dictionaries ready to be sent as
 cut into requests (``push.py``), this module only respects the per-block limits
 (2,000 characters per rich-text item, 100 items per rich-text array).
 
-What maps to what (decision 127):
+What maps to what (decision 129):
 
 * headings 1-3 -> ``heading_1..3``; 4-6 -> ``heading_3`` (Notion has three levels);
 * paragraphs -> ``paragraph`` with bold/italic/strikethrough/code annotations and

@@ -30,8 +30,8 @@ MAPPING_FILE = "notion-pages.json"
 
 
 def mapping_path(settings: Settings) -> Path:
-    """The mapping lives in the state folder beside the index database (decision 128)."""
-    return settings.storage_path.parent / MAPPING_FILE
+    """The mapping lives in the project's state folder, whatever the storage engine (decision 130)."""
+    return settings.state_dir / MAPPING_FILE
 
 
 def discover(root: Path, globs: GlobSet) -> list[str]:
@@ -81,7 +81,7 @@ def run(settings: Settings, argv: list[str]) -> int:
         raise ConfigError("notion push needs a parent page: set notion.parentPageId or pass --parent PAGE_ID.")
     kb = settings.config.knowledge_base
     globs = GlobSet(list(kb.include), list(kb.exclude))
-    guard = PathGuard(settings.root, settings.storage_path)
+    guard = PathGuard(settings.root, settings.storage_path, settings.state_dir)
     if ns.paths:
         try:
             paths = [guard.resolve(p, markdown=True)[0] for p in ns.paths]

@@ -2,7 +2,7 @@
 
 One page per document under the configured parent page. The page id of each
 document and the id and hash of each first-level block pushed are kept in
-``notion-pages.json`` in the state folder (decision 128), so a later push updates
+``notion-pages.json`` in the state folder (decision 130), so a later push updates
 the same page in place: it keeps the leading blocks that are unchanged (same hash,
 still there in Notion), deletes every block after them, and appends the new tail.
 A document whose bytes did not change since its last push costs no request. A

@@ -237,10 +237,8 @@ def serve_http(ws: Workspace, options: HttpOptions) -> None:
     )
     server = _make_server(config, manager)
     if ws.config.knowledge_base.watch_files:
-        from ..index.service import IndexService
-
         try:
-            ws.service(IndexService).start_watching()
+            ws.indexing.start_watching()
         except Exception as exc:  # the server still serves; kb_status shows the watcher error
             log.warning("file watching could not start: %s", exc)
     mode = "stateless" if options.stateless else "sessions"
