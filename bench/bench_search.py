@@ -579,6 +579,7 @@ def _summary(r: dict[str, Any]) -> list[str]:
     )
     rows += _pdf_rows()
     rows += _http_rows()
+    rows += _summary_rows()
     lines = ["## Summary", "", "| goal | this run | met |", "|---|---|---|"]
     lines += [f"| {g} | {v} | {'yes' if ok else 'NO'} |" for g, v, ok in rows]
     return [*lines, ""]
@@ -636,6 +637,14 @@ def _http_rows() -> list[tuple[str, str, bool]]:
             bool(q) and q[-1] - q[1] < 0.1 * q[1],
         )
     )
+    return rows
+
+
+def _summary_rows() -> list[tuple[str, str, bool]]:
+    """Rows other benches leave as ``results/<bench>.summary.json``: a list of [goal, this run, met]."""
+    rows = []
+    for path in sorted(RESULTS.glob("*.summary.json")):
+        rows += [(str(g), str(v), bool(ok)) for g, v, ok in json.loads(path.read_text("utf-8"))]
     return rows
 
 
