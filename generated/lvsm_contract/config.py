@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class ServerConfig(BaseModel):
@@ -170,6 +170,42 @@ class KnowledgeBaseConfig(BaseModel):
     exclude: list[str] = []
 
 
+class PdfExportConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    cjk_font: Annotated[str | None, Field(alias='cjkFont')] = None
+    """
+    Font for Chinese, Japanese and Korean text in kb_create_pdf_book: an absolute path to a TrueType `.ttf`/`.ttc` file, or a fontconfig family name. Default: the first TrueType CJK font fontconfig knows (WenQuanYi Micro Hei preferred). CFF-outline fonts such as Noto CJK OTF cannot be used (decision 107).
+    """
+
+
+class AllowedHost(RootModel[str]):
+    root: Annotated[str, Field(max_length=253, min_length=1)]
+
+
+class DownloadsConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    allowed_hosts: Annotated[
+        list[AllowedHost], Field(alias='allowedHosts', validate_default=True)
+    ] = []
+    """
+    Host names or IP literals (`wiki.intranet`, `10.0.0.5`, `::1`; no scheme, port or wildcard) that kb_save_image may download from although they resolve to a private, loopback or link-local address. Matched against the URL's host only, never against resolved addresses. Everything else still applies: HTTPS with a verified certificate (system trust store, or `SSL_CERT_FILE`), 25 MiB, 5 redirects, each re-checked.
+    """
+
+
+class ExportConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pdf: Annotated[PdfExportConfig, Field(validate_default=True)] = Field(default_factory=PdfExportConfig)
+
+
 class Config(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -183,3 +219,5 @@ class Config(BaseModel):
     knowledge_base: Annotated[
         KnowledgeBaseConfig, Field(alias='knowledgeBase', validate_default=True)
     ] = Field(default_factory=KnowledgeBaseConfig)
+    export: Annotated[ExportConfig, Field(validate_default=True)] = Field(default_factory=ExportConfig)
+    downloads: Annotated[DownloadsConfig, Field(validate_default=True)] = Field(default_factory=DownloadsConfig)

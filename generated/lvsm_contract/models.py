@@ -167,7 +167,7 @@ class KbCreatePdfBookRequest(BaseModel):
     """
     profile: Literal['screen', 'standard', 'print'] = 'standard'
     """
-    Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Larger images are downsampled to the DPI; images already small enough, and JPEG/PNG files with colour metadata, are embedded unchanged.
+    Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Images with more pixels than the DPI needs at their printed size are downsampled (an ICC profile is kept); images already small enough are embedded unchanged.
     """
 
 
@@ -659,13 +659,13 @@ class KbReadRequest(BaseModel):
     """
     Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.
     """
-    max_elements: Annotated[int, Field(alias='maxElements', ge=1)] = 20
+    max_elements: Annotated[int, Field(alias='maxElements')] = 20
     """
-    Maximum number of elements in this page (at least 1; values above 100 are treated as 100).
+    Maximum number of elements in this page, clamped to 1..100 (0 or less reads one element, more than 100 reads 100).
     """
-    max_bytes: Annotated[int, Field(alias='maxBytes', ge=1)] = 12000
+    max_bytes: Annotated[int, Field(alias='maxBytes')] = 12000
     """
-    Maximum UTF-8 size of `markdown` in bytes (at least 1; values above 100000 are treated as 100000). The first element is always returned even when larger. Does not limit `table`.
+    Maximum UTF-8 size of `markdown` in bytes, clamped to 1..100000. The first element is always returned even when larger. Does not limit `table`.
     """
 
 
@@ -1332,9 +1332,13 @@ class KbSaveImageArguments(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    file: OpenAiFileRef
+    file: OpenAiFileRef | None = None
     """
-    The uploaded file as the client passes it (OpenAI file parameter).
+    The uploaded file as the client passes it (OpenAI file parameter). Not together with `data`.
+    """
+    data: Annotated[str | None, Field(max_length=34953000, min_length=1)] = None
+    """
+    The image bytes as standard base64 (line breaks allowed) or a data URI `data:image/<png|jpeg|webp|gif>;base64,<base64>`, at most 25 MiB decoded. For clients that cannot pass an OpenAI file reference. Not together with `file`; a data URI's type must match the bytes.
     """
     file_name: Annotated[
         str | None, Field(alias='fileName', max_length=255, min_length=1)

@@ -8,7 +8,9 @@ Then paths are resolved and the result validated. Every problem is a
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,6 +125,29 @@ def build_config(data: dict[str, Any]) -> Config:
     return config
 
 
+_HOST_NAME = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$", re.I
+)
+
+
+def _allowed_host_problem(host: str) -> str | None:
+    """Why a downloads.allowedHosts entry is not a bare host name or IP literal (None when it is)."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return None
+    except ValueError:
+        pass
+    if "://" in host or "/" in host:
+        return "must be a host name or IP address, not a URL"
+    if "*" in host:
+        return "must name one host; wildcards are not supported"
+    if ":" in host:
+        return "must not carry a port"
+    if not _HOST_NAME.match(host):
+        return "is not a valid host name"
+    return None
+
+
 def _check_semantics(config: Config) -> None:
     kb = config.knowledge_base
     for name, patterns in (("knowledgeBase.include", kb.include), ("knowledgeBase.exclude", kb.exclude)):
@@ -147,6 +172,11 @@ def _check_semantics(config: Config) -> None:
             raise ConfigError(
                 f"Invalid configuration: server.allowedHosts entry {host!r} must be a host name, optionally with :port."
             )
+    for item in config.downloads.allowed_hosts:
+        host = item.root
+        problem = _allowed_host_problem(host)
+        if problem:
+            raise ConfigError(f"Invalid configuration: downloads.allowedHosts entry {host!r} {problem}.")
     emb = config.embedding
     if emb.provider == "openai-compatible":
         parts = urlsplit(emb.endpoint)

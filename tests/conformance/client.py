@@ -120,8 +120,13 @@ def write_files(root: Path, files: dict[str, Any]) -> None:
 
 @asynccontextmanager
 async def connect(
-    command: list[str], workspace: Path, config: dict[str, Any] | None = None, args: list[str] | None = None
+    command: list[str],
+    workspace: Path,
+    config: dict[str, Any] | None = None,
+    args: list[str] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> AsyncIterator[Connection]:
+    """``extra_env`` adds variables to the server's otherwise minimal environment (e.g. ``SSL_CERT_FILE``)."""
     extra = list(args or [])
     if config:
         config_path = workspace.parent / f"{workspace.name}.config.yml"
@@ -132,6 +137,7 @@ async def connect(
         "OMP_NUM_THREADS": "1",
         "PYTHONUNBUFFERED": "1",
         "PATH": os.environ.get("PATH", ""),
+        **(extra_env or {}),
     }
     params = StdioServerParameters(command=command[0], args=command[1:] + extra, env=env, cwd=str(workspace))
     log_path = workspace.parent / f"{workspace.name}.server-{os.getpid()}-{id(params)}.log"

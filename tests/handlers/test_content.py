@@ -1,6 +1,7 @@
 """Content-only tools: a handler returns content blocks; the server and the CLI render them.
 
-Uses a test-only handler bound to kb_load_image (a content-only tool of spec/ not built yet).
+Uses a test-only handler bound in place of kb_load_image (a content-only tool of spec/), so the
+rendering is checked independently of the image code.
 """
 
 from __future__ import annotations

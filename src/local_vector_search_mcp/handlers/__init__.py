@@ -99,6 +99,48 @@ def _kb_edit_table() -> contract.KbEditTable[W]:
     return kb_edit_table
 
 
+def _kb_create_pdf_book() -> contract.KbCreatePdfBook[W]:
+    from .export import kb_create_pdf_book
+
+    return kb_create_pdf_book
+
+
+def _kb_download_file() -> contract.KbDownloadFile[W]:
+    from .downloads import kb_download_file
+
+    return kb_download_file
+
+
+def _kb_save_image() -> contract.KbSaveImage[W]:
+    from .images import kb_save_image
+
+    return kb_save_image
+
+
+def _kb_list_images() -> contract.KbListImages[W]:
+    from .images import kb_list_images
+
+    return kb_list_images
+
+
+def _kb_load_image() -> contract.KbLoadImage[W]:
+    from .images import kb_load_image
+
+    return kb_load_image
+
+
+def _kb_delete_image() -> contract.KbDeleteImage[W]:
+    from .images import kb_delete_image
+
+    return kb_delete_image
+
+
+def _kb_move_image() -> contract.KbMoveImage[W]:
+    from .images import kb_move_image
+
+    return kb_move_image
+
+
 BINDINGS: dict[str, Binder] = {
     "kb_status": _kb_status,
     "kb_reindex": _kb_reindex,
@@ -111,4 +153,11 @@ BINDINGS: dict[str, Binder] = {
     "kb_delete": _kb_delete,
     "kb_patch": _kb_patch,
     "kb_edit_table": _kb_edit_table,
+    "kb_create_pdf_book": _kb_create_pdf_book,
+    "kb_download_file": _kb_download_file,
+    "kb_save_image": _kb_save_image,
+    "kb_list_images": _kb_list_images,
+    "kb_load_image": _kb_load_image,
+    "kb_delete_image": _kb_delete_image,
+    "kb_move_image": _kb_move_image,
 }
