@@ -143,6 +143,7 @@ def test_styles_look_different(kb: Path) -> None:
         faces[style] = {f["name"].split("+")[-1] for f in poppler.fonts(pdf)}
         texts[style] = poppler.text(pdf)
     assert "DejaVuSerif" in faces["classic"] and "DejaVuSerif" in faces["academic"]
+    assert "DejaVuSerif-Italic" in faces["classic"]  # a real italic, not the regular face under its name
     assert "DejaVuSerif" not in faces["compact"] and "DejaVuSans" in faces["modern"]
     # technical and academic number their headings
     assert "1.1  Sub" in texts["technical"].replace("\u00a0", " ") or "1.1 Sub" in texts["technical"]

@@ -22,6 +22,7 @@ from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.platypus import (
+    CondPageBreak,
     Flowable,
     HRFlowable,
     Image,
@@ -190,6 +191,8 @@ class BlockRenderer:
             if kind is ElementKind.FRONT_MATTER:
                 continue
             if kind is ElementKind.HEADING:
+                # a heading needs room for a few lines after it, else it starts the next page
+                out.append(CondPageBreak(self.sheet.body.leading * 5))
                 out.append(self.heading(element, heading_index if top else None, ctx))
                 heading_index += 1
                 after_heading = True
@@ -516,14 +519,25 @@ class BlockRenderer:
         columns = len(raw[0])
         natural = [0.0] * columns
         minimum = [0.0] * columns
+        mono = self.fonts.mono.regular
         for r, row in enumerate(raw):
             face = self.body_family.bold if r == 0 else font  # the header row is set in bold
             for c, text in enumerate(row):
-                plain = self.inline.plain(text) if text else ""
-                natural[c] = max(natural[c], min(_width(plain, face, size) * 1.05, available) + pad)
-                longest = max((_width(w, face, size) for w in plain.split()), default=0.0)
+                # code spans are set in the (wider) monospace face: measure them in it
+                runs = (
+                    [
+                        (self.inline.plain(part) if i % 2 == 0 else part, mono if i % 2 else face)
+                        for i, part in enumerate(text.split("`"))
+                        if part
+                    ]
+                    if text
+                    else []
+                )
+                plain = "".join(part for part, _ in runs)
+                natural[c] = max(natural[c], min(sum(_width(t, f, size) for t, f in runs) * 1.05, available) + pad)
+                longest = max((_width(w, f, size) for t, f in runs for w in t.split()), default=0.0)
                 if self.fonts.needs_cjk_wrap(plain):
-                    longest = min(longest, size * 4)
+                    longest = min(longest, size * 4)  # CJK text breaks between any two characters
                 minimum[c] = max(minimum[c], min(longest, available / 2) + pad)
         if sum(natural) <= available:
             return natural

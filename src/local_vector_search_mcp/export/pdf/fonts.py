@@ -47,19 +47,26 @@ def xml_escape(text: str) -> str:
 
 
 def _fc_match(pattern: str) -> Path | None:
-    """The file fontconfig picks for ``pattern``, only if its family really matches."""
+    """The file fontconfig picks for ``family[:style=S]``, only if family and style really match."""
     if shutil.which("fc-match") is None:
         return None
     try:
         out = subprocess.run(
-            ["fc-match", "-f", "%{family}\t%{file}", pattern], capture_output=True, text=True, timeout=10, check=False
+            ["fc-match", "-f", "%{family}\t%{style}\t%{file}", pattern],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    family, _, file = out.partition("\t")
-    wanted = pattern.split(":")[0].lower()
-    if not file or wanted not in family.lower():
-        return None  # fontconfig substitutes silently; a different family is not what we asked for
+    family, style, file = [*out.split("\t"), "", ""][:3]
+    wanted_family, _, wanted_style = pattern.partition(":style=")
+    # fontconfig substitutes silently: another family, or the regular face for a missing italic
+    if not file or wanted_family.lower() not in family.lower():
+        return None
+    if wanted_style and wanted_style.lower() not in style.lower():
+        return None
     return Path(file)
 
 
