@@ -367,3 +367,25 @@ def test_warm_pages_reuse_the_walk_until_a_folder_changes(ws: Workspace, monkeyp
     before = len(walks)
     list_images(ws)
     assert len(walks) > before
+
+
+def test_inline_data_over_25_mib_is_refused_before_anything_is_written(ws: Workspace) -> None:
+    from local_vector_search_mcp.assets.formats import MAX_BYTES
+
+    text = base64.b64encode(PNG + bytes(MAX_BYTES + 1 - len(PNG))).decode()
+    with pytest.raises(InvalidArgument, match="25 MiB"):
+        decode_image_data(text)
+    exact = decode_image_data(base64.b64encode(PNG + bytes(MAX_BYTES - len(PNG))).decode())
+    assert len(exact.data) == MAX_BYTES
+    assert tree(ws.root) == []
+
+
+def test_a_linked_images_folder_is_refused_and_nothing_lands_behind_it(ws: Workspace, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ws.root / "images").symlink_to(elsewhere)
+    with pytest.raises(InvalidPath, match="symbolic links"):
+        save_image(ws, InlineImage(PNG))
+    with pytest.raises(InvalidPath):
+        save_image(ws, InlineImage(PNG), target_path="images/x.png")
+    assert list(elsewhere.iterdir()) == []
