@@ -26,6 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "writer": {"errors", "paths", "workspace"},
     "assets": {"errors", "paths", "workspace", "writer"},
     "export": {"errors", "markdown", "paths"},
+    "notion": {"config", "errors", "globs", "paths"},
     "handlers": {
         "_generated",
         "assets",
@@ -43,7 +44,18 @@ ALLOWED: dict[str, set[str]] = {
     },
     "dispatch": {"_generated", "config", "errors", "handlers", "workspace"},
     "server": {"__init__", "config", "dispatch", "errors", "workspace"},
-    "cli": {"__init__", "_generated", "config", "dispatch", "errors", "handlers", "server", "workspace", "writer"},
+    "cli": {
+        "__init__",
+        "_generated",
+        "config",
+        "dispatch",
+        "errors",
+        "handlers",
+        "notion",
+        "server",
+        "workspace",
+        "writer",
+    },
     "__main__": {"cli"},
 }
 
