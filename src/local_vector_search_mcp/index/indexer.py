@@ -40,7 +40,8 @@ from ..errors import IndexNotReady
 from ..markdown import parse_document
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
-from .port import ChunkRecord, DocumentRecord, IndexStore
+from ..markdown.links import extract_links
+from .port import ChunkRecord, DocumentMeta, DocumentRecord, IndexStore, LinkRecord
 
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
 
@@ -241,8 +242,13 @@ class Indexer:
             )
             for i, c in enumerate(chunks)
         ]
+        graph = extract_links(doc)
+        links = [LinkRecord(ln.kind, ln.destination, ln.text, ln.pointer) for ln in graph.links]
+        meta = DocumentMeta(graph.tags, graph.aliases, graph.headings, graph.block_ids)
         with self.gate:
-            return self.store.replace_document(DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), records)
+            return self.store.replace_document(
+                DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), records, links, meta
+            )
 
     # vectors ------------------------------------------------------------------------
     def embed_pending(
