@@ -50,11 +50,12 @@ class ParsedQuery:
         """Any leaf may match (see :class:`AnyOf` for the row budget)."""
         return AnyOf(self.leaves, row_budget, keep_at_least)
 
-    def ranked(self) -> LexicalQuery:
+    def ranked(self, row_budget: int | None = None) -> LexicalQuery:
         """What lexical search runs: any leaf may match and BM25 ranks, so every
         query word takes part in scoring (an AND first would put chunks that happen
-        to hold every word of a long question above the ones about its topic)."""
-        return self.leaves[0] if self.is_single_term else AnyOf(self.leaves)
+        to hold every word of a long question above the ones about its topic).
+        ``row_budget``: the cost hint of :class:`AnyOf`."""
+        return self.leaves[0] if self.is_single_term else AnyOf(self.leaves, row_budget)
 
     def words(self) -> AnyOf | None:
         """The fallback when :meth:`ranked` finds too little: any word of a punctuated
