@@ -4,23 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidArgument, NotFound, PermissionDenied
 from ..markdown import Document, outline, parse_document, read_slice
+from ..sourcefile import read_source
 from ..workspace import Workspace
 
 
 def load_document(ws: Workspace, path: str) -> tuple[str, Document]:
     """Resolve a Markdown path through the guard and parse the file as it is now."""
     rel, target = ws.guard.resolve(path, markdown=True)
-    try:
-        raw = target.read_bytes()
-    except FileNotFoundError:
-        raise NotFound(f"Document {rel!r} was not found.") from None
-    except IsADirectoryError:
-        raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.") from None
-    except PermissionError:
-        raise PermissionDenied(f"The operating system refused to read {rel!r}.") from None
-    return rel, parse_document(raw)
+    return rel, parse_document(read_source(target, rel))
 
 
 def kb_read(ws: Workspace, request: Any) -> dict[str, Any]:
