@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 SERVER ?=
+TRANSPORT ?=
 export OMP_NUM_THREADS ?= 1
 
 .PHONY: setup demo test test-long conformance inspector generate check-generated lint typecheck bench clean
@@ -30,7 +31,7 @@ test-long: setup
 	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q
 
 conformance: setup
-	$(PY) -m pytest -q tests/conformance $(if $(SERVER),--server "$(SERVER)")
+	$(PY) -m pytest -q tests/conformance $(if $(SERVER),--server "$(SERVER)") $(if $(TRANSPORT),--transport $(TRANSPORT))
 
 # A second, independent MCP client: the official Inspector CLI must list our tools.
 INSPECTOR := .inspector/node_modules/.bin/mcp-inspector

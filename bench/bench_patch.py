@@ -2,7 +2,7 @@
 
 The realistic flow: the agent read the document before (its parse is cached),
 then patches it, then re-reads it. ``patch_text`` re-parses only the region
-around the edit (``markdown.blocks.reparse``) and stores the result in the
+around the edit (``markdown.incremental.reparse``) and stores the result in the
 parse cache, so the re-read is a cache hit. Every figure is printed next to a
 same-run baseline, a full cold parse of the same text (``parse_text``), which
 is what the patch step cost before the parse became incremental.

@@ -583,9 +583,31 @@ def _summary(r: dict[str, Any]) -> list[str]:
             d["mode"] == "hybrid",
         )
     )
+    rows += _pdf_rows()
     lines = ["## Summary", "", "| goal | this run | met |", "|---|---|---|"]
     lines += [f"| {g} | {v} | {'yes' if ok else 'NO'} |" for g, v, ok in rows]
     return [*lines, ""]
+
+
+def _pdf_rows() -> list[tuple[str, str, bool]]:
+    """bench_pdf.py's figures (it runs before this bench and leaves them in results/)."""
+    path = RESULTS / "bench_pdf.json"
+    if not path.exists():
+        return []
+    pdf = json.loads(path.read_text("utf-8"))
+    std, screen, prt = pdf["standard"], pdf["screen"], pdf["print"]
+    return [
+        (
+            "rust-book as one PDF book at `standard` < 30 s on one core",
+            f"{std['cpu_s']:.1f} CPU-s ({std['wall_s']:.0f} s wall), {std['pages']} pages, {std['bytes'] / 1e6:.2f} MB",
+            std["cpu_s"] < 30,
+        ),
+        (
+            "PDF `screen` profile noticeably smaller than `print`",
+            f"{screen['bytes'] / 1e6:.2f} MB vs {prt['bytes'] / 1e6:.2f} MB ({screen['bytes'] / prt['bytes']:.2f}x)",
+            screen["bytes"] < 0.9 * prt["bytes"],
+        ),
+    ]
 
 
 def _other_benches() -> list[str]:

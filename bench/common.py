@@ -36,7 +36,7 @@ def bench_config(
 
 def _search_defaults() -> dict[str, Any]:
     """The shipped search defaults (from the generated config model), so benches measure them."""
-    from local_vector_search_mcp._generated.config import SearchConfig
+    from lvsm_contract.config import SearchConfig
 
     return SearchConfig().model_dump()
 

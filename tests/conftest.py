@@ -19,3 +19,16 @@ def pytest_addoption(parser):  # type: ignore[no-untyped-def]
         default=None,
         help="command that starts the MCP server under test (default: this project's server)",
     )
+    parser.addoption(
+        "--transport",
+        action="store",
+        choices=["stdio", "http"],
+        default=None,
+        help="conformance: talk to the server over stdio (default) or start it with --transport http",
+    )
+
+
+def pytest_configure(config):  # type: ignore[no-untyped-def]
+    # The conformance client reads the transport from the environment, so helpers need no fixture.
+    if config.getoption("--transport"):
+        os.environ["CONFORMANCE_TRANSPORT"] = config.getoption("--transport")

@@ -88,3 +88,21 @@ def test_remote_endpoint_allowed_explicitly(tmp_path: Path) -> None:
         "  endpoint: https://example.com/v1\n  allowRemoteEndpoint: true\n"
     )
     assert load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.embedding.allow_remote_endpoint
+
+
+def test_download_allowance_takes_bare_hosts_only() -> None:
+    from local_vector_search_mcp.config import build_config
+
+    config = build_config({"downloads": {"allowedHosts": ["wiki.intranet", "10.0.0.5", "::1", "[fd00::1]", "Wiki."]}})
+    assert [h.root for h in config.downloads.allowed_hosts][:2] == ["wiki.intranet", "10.0.0.5"]
+    assert build_config({}).downloads.allowed_hosts == []
+    for bad, words in [
+        ("https://wiki", "not a URL"),
+        ("wiki:8443", "port"),
+        ("*.intranet", "wildcards"),
+        ("two words", "not a valid host name"),
+    ]:
+        with pytest.raises(ConfigError, match=words):
+            build_config({"downloads": {"allowedHosts": [bad]}})
+    with pytest.raises(ConfigError, match="unknown key"):
+        build_config({"downloads": {"allowHosts": ["x"]}})

@@ -1,4 +1,4 @@
-"""pyproject.toml lists every subpackage (the generated/ mapping needs an explicit list)."""
+"""pyproject.toml lists every package (the generated/ mapping needs an explicit list)."""
 
 from __future__ import annotations
 
@@ -17,4 +17,18 @@ def test_every_subpackage_is_listed() -> None:
         for p in src.rglob("__init__.py")
         if p.parent != src
     }
-    assert found | {"local_vector_search_mcp._generated"} == listed
+    contract = {
+        ".".join(p.parent.relative_to(ROOT / "generated").parts) for p in (ROOT / "generated").rglob("__init__.py")
+    }
+    assert contract == {"lvsm_contract"}
+    assert found | contract == listed
+
+
+def test_the_contract_package_is_mapped_and_type_checked() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["tool"]["setuptools"]["package-dir"]["lvsm_contract"] == "generated/lvsm_contract"
+    mypy = config["tool"]["mypy"]
+    assert "generated" in mypy["mypy_path"] and "lvsm_contract" in mypy["packages"]
+    assert not any("lvsm_contract" in str(o.get("module")) for o in mypy.get("overrides", []))
+    for path in (ROOT / "generated").rglob("*.py"):
+        assert "mypy: ignore-errors" not in path.read_text(encoding="utf-8"), path

@@ -6,14 +6,20 @@
 
 Outputs, all byte-stable (no timestamps, sorted where order is not given):
 
-* ``generated/schemas/<tool>.input.json`` / ``.output.json`` and
-  ``generated/schemas/config.json``: self-contained JSON Schemas (draft
+``generated/`` holds one importable package, ``lvsm_contract`` (installed as a
+top-level package, found by mypy through ``mypy_path``), so the contract is
+checked by ``mypy --strict`` like the code written against it:
+
+* ``lvsm_contract/schemas/<tool>.input.json`` / ``.output.json`` and
+  ``lvsm_contract/schemas/config.json``: self-contained JSON Schemas (draft
   2020-12, every used ``$defs`` entry copied in), checked against the
   meta-schema with ``jsonschema``;
-* ``generated/models.py`` and ``generated/config.py``: pydantic v2 models made
-  by datamodel-code-generator;
-* ``generated/registry.py``: the MCP registration table (jinja2);
-* ``generated/cli.py``: one ``call <tool>`` subcommand per tool (jinja2);
+* ``lvsm_contract/models.py`` and ``lvsm_contract/config.py``: pydantic v2
+  models made by datamodel-code-generator;
+* ``lvsm_contract/registry.py``: the MCP registration table (jinja2);
+* ``lvsm_contract/handlers.py``: the typed signature every tool's handler must
+  have (jinja2), checked by mypy where ``handlers/__init__.py`` binds them;
+* ``lvsm_contract/cli.py``: one ``call <tool>`` subcommand per tool (jinja2);
 * ``docs/reference/{tools,errors,configuration}.md`` (jinja2).
 """
 
@@ -39,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 HEADER = "generated from spec/ by tools/generate.py, do not edit"
+PACKAGE = "generated/lvsm_contract"
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ENVELOPES = {"request", "flat", "none"}
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
@@ -194,6 +201,14 @@ def tool_schemas(tool: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, 
     return input_schema, output_schema
 
 
+def request_model(tool: dict[str, Any]) -> str | None:
+    """The model a tool's handler receives: the request inside the envelope, the flat
+    arguments, or nothing for a tool without arguments."""
+    return {"request": f"{pascal(tool['name'])}Request", "flat": f"{pascal(tool['name'])}Arguments"}.get(
+        tool["envelope"]
+    )
+
+
 def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -240,6 +255,9 @@ def inline_scalars(node: Any, scalars: dict[str, Any]) -> Any:
             if item.get("type") in ("string", "integer", "number") and "enum" not in item:
                 item = {k: v for k, v in item.items() if k not in _ITEM_CONSTRAINTS}
             return {**{k: inline_scalars(v, scalars) for k, v in node.items() if k != "items"}, "items": item}
+        branches = node.get("anyOf")
+        if isinstance(branches, list):
+            return _scalar_union({k: inline_scalars(v, scalars) for k, v in node.items()})
         ref = node.get("$ref")
         if isinstance(ref, str):
             m = REF.match(ref)
@@ -251,6 +269,34 @@ def inline_scalars(node: Any, scalars: dict[str, Any]) -> Any:
     if isinstance(node, list):
         return [inline_scalars(v, scalars) for v in node]
     return node
+
+
+def _is_plain_scalar(node: Any) -> bool:
+    return isinstance(node, dict) and node.get("type") in ("string", "integer", "number") and "enum" not in node
+
+
+def _scalar_union(node: dict[str, Any]) -> dict[str, Any]:
+    """Unions with constrained scalar branches would become RootModel classes that handlers must
+    wrap and unwrap (``SourceHash("…")``); the models get plain (nullable) scalars instead.
+
+    ``anyOf: [constrained scalar, null]`` becomes one nullable scalar that keeps its constraints;
+    in other unions (``"document"`` or an anchor) the scalar branch keeps only its type. The
+    published JSON Schemas keep every constraint.
+    """
+    branches = node["anyOf"]
+    scalars = [b for b in branches if _is_plain_scalar(b)]
+    nulls = [b for b in branches if b == {"type": "null"}]
+    rest = {k: v for k, v in node.items() if k != "anyOf"}
+    if len(scalars) == 1 and len(nulls) == 1 and len(branches) == 2:
+        scalar = {k: v for k, v in scalars[0].items() if k != "description"}
+        return {**scalar, **rest, "type": [scalar["type"], "null"]}
+    if not scalars:
+        return node
+    keep = ("type", "title")
+    return {
+        **rest,
+        "anyOf": [{k: v for k, v in b.items() if k in keep} if _is_plain_scalar(b) else b for b in branches],
+    }
 
 
 def run_codegen(schema: dict[str, Any], out: Path, class_name: str | None = None) -> None:
@@ -288,13 +334,23 @@ def run_codegen(schema: dict[str, Any], out: Path, class_name: str | None = None
             "--formatters",
             "builtin",
             "--custom-file-header",
-            f"# {HEADER}\n# ruff: noqa\n# mypy: ignore-errors",
+            f"# {HEADER}\n# ruff: noqa",
         ]
         if class_name:
             cmd += ["--class-name", class_name]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
             raise SpecError(f"datamodel-codegen failed:\n{result.stderr}")
+    out.write_text(_typed_object_defaults(out.read_text(encoding="utf-8")), encoding="utf-8", newline="\n")
+
+
+# `section: Annotated[SectionConfig, Field(...)] = {}` is what datamodel-codegen makes of an
+# object default; pydantic validates it, but mypy --strict rightly refuses a dict for a model.
+_OBJECT_DEFAULT = re.compile(r"(: Annotated\[\s*([A-Z]\w*),[^\[\]]*?\]) = \{\}")
+
+
+def _typed_object_defaults(text: str) -> str:
+    return _OBJECT_DEFAULT.sub(lambda m: f"{m.group(1)} = Field(default_factory={m.group(2)})", text)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -410,9 +466,9 @@ def generate(out_root: Path) -> list[Path]:
     tools = []
     for tool in spec["tools"]:
         input_schema, output_schema = tool_schemas(tool, spec["defs"])
-        write(f"generated/schemas/{tool['name']}.input.json", dump_json(input_schema))
+        write(f"{PACKAGE}/schemas/{tool['name']}.input.json", dump_json(input_schema))
         if output_schema is not None:
-            write(f"generated/schemas/{tool['name']}.output.json", dump_json(output_schema))
+            write(f"{PACKAGE}/schemas/{tool['name']}.output.json", dump_json(output_schema))
         tools.append(
             {
                 **tool,
@@ -423,26 +479,38 @@ def generate(out_root: Path) -> list[Path]:
                 "fields": field_rows(tool, spec["defs"]),
                 "error_codes": tuple(dict.fromkeys(e["code"] for e in tool["errors"])),
                 "request_required": tool["envelope"] == "request" and has_required(tool["input"]),
+                "request_model": request_model(tool),
+                "result_model": f"{pascal(tool['name'])}Result" if output_schema is not None else None,
             }
         )
 
     config_schema = {"$schema": JSON_SCHEMA_DIALECT, "$comment": HEADER}
     config_schema.update({k: v for k, v in copy.deepcopy(spec["config"]).items() if k != "$schema"})
     jsonschema.Draft202012Validator.check_schema(config_schema)
-    write("generated/schemas/config.json", dump_json(config_schema))
+    write(f"{PACKAGE}/schemas/config.json", dump_json(config_schema))
 
-    models = out_root / "generated" / "models.py"
+    models = out_root / PACKAGE / "models.py"
     models.parent.mkdir(parents=True, exist_ok=True)
     run_codegen(combined_models_schema(spec), models)
     written.append(models)
-    config_models = out_root / "generated" / "config.py"
+    config_models = out_root / PACKAGE / "config.py"
     run_codegen(config_schema, config_models)
     written.append(config_models)
 
-    context = {"header": HEADER, "tools": tools, "errors": spec["errors"], "index": spec["index"]}
-    write("generated/__init__.py", env.get_template("init.py.j2").render(context))
-    write("generated/registry.py", env.get_template("registry.py.j2").render(context))
-    write("generated/cli.py", env.get_template("cli.py.j2").render(context))
+    handler_models = sorted({m for t in tools for m in (t["request_model"], t["result_model"]) if m})
+    context = {
+        "header": HEADER,
+        "tools": tools,
+        "errors": spec["errors"],
+        "index": spec["index"],
+        "handler_models": handler_models,
+    }
+    write(f"{PACKAGE}/__init__.py", env.get_template("init.py.j2").render(context))
+    write(f"{PACKAGE}/py.typed", "")  # PEP 561: installed copies are type-checked too
+    write(f"{PACKAGE}/registry.py", env.get_template("registry.py.j2").render(context))
+    write(f"{PACKAGE}/cli.py", env.get_template("cli.py.j2").render(context))
+    write(f"{PACKAGE}/handlers.py", env.get_template("handlers.py.j2").render(context))
+    write(f"{PACKAGE}/content.py", env.get_template("content.py.j2").render(context))
     write("docs/reference/tools.md", env.get_template("tools.md.j2").render(context))
     write("docs/reference/errors.md", env.get_template("errors.md.j2").render(context))
     write(

@@ -1,6 +1,7 @@
 """Command line: serve MCP over stdio (the default), maintenance flags, and ``call <tool>``.
 
     local-vector-search-mcp [options]                 serve MCP over stdio
+    local-vector-search-mcp --transport http [--host H] [--port P]   serve MCP over Streamable HTTP
     local-vector-search-mcp [options] --status        print kb_status JSON and exit
     local-vector-search-mcp [options] --reindex [--force]
     local-vector-search-mcp [options] call <tool> [--json JSON | --field value ...]
@@ -18,10 +19,15 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 from .config import CliOptions, ConfigError, load_settings
+
+if TYPE_CHECKING:
+    from lvsm_contract.content import ContentResult
+
+    from .workspace import Workspace
 
 EXIT_ERROR = 1
 
@@ -32,10 +38,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: {message}\n(see --help)\n")
 
 
+def _port(value: str) -> int:
+    if not value.isdigit() or int(value) > 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {value!r} (0-65535)")
+    return int(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="local-vector-search-mcp",
-        description="Local knowledge workbench for AI agents: an MCP server (stdio) over a project's Markdown.",
+        description="Local knowledge workbench for AI agents: an MCP server (stdio or Streamable HTTP) "
+        "over a project's Markdown.",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--config", metavar="FILE", help="YAML configuration file (never loaded implicitly)")
@@ -77,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-writes", dest="allow_writes", action="store_true", default=None, help="let editing tools change files"
     )
+    p.add_argument("--transport", metavar="NAME", help="stdio (default; one client) | http (many clients, at /mcp)")
+    p.add_argument("--host", metavar="ADDR", help="http: address to bind (default 127.0.0.1; others need a token)")
+    p.add_argument("--port", metavar="PORT", type=_port, help="http: TCP port (default 8081; 0 picks a free one)")
     p.add_argument(
         "--reindex", action="store_true", help="index changed files synchronously, print the result JSON, exit"
     )
@@ -102,6 +118,9 @@ def _options(args: argparse.Namespace) -> CliOptions:
         exclude=args.exclude,
         watch_files=args.watch_files,
         allow_writes=args.allow_writes,
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
     )
 
 
@@ -119,7 +138,7 @@ def _read_json_arg(value: str) -> Any:
 
 
 def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
-    from ._generated.cli import ENVELOPES, FIELDS
+    from lvsm_contract.cli import ENVELOPES, FIELDS
 
     envelope = ENVELOPES[ns.tool]
     if envelope == "none":
@@ -136,8 +155,10 @@ def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
     return {"request": body} if envelope == "request" else body
 
 
-def _call(ws: Any, rest: list[str]) -> int:
-    from ._generated.cli import add_tool_parsers
+def _call(ws: Workspace, rest: list[str]) -> int:
+    from lvsm_contract.cli import add_tool_parsers
+    from lvsm_contract.content import ContentResult
+
     from .dispatch import invoke
     from .errors import KbError
 
@@ -149,11 +170,29 @@ def _call(ws: Any, rest: list[str]) -> int:
     except KbError as exc:
         print(json.dumps(exc.to_wire(), ensure_ascii=False), file=sys.stderr)
         return EXIT_ERROR
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    if isinstance(result, ContentResult):
+        print_content(result)
+    else:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
     return 0
 
 
-def _recover_interrupted_writes(ws: Any) -> None:
+def print_content(result: ContentResult) -> None:
+    """Text blocks as they are (they hold JSON); binary blocks as a one-line JSON summary,
+    never raw bytes on a terminal."""
+    from lvsm_contract.content import BlobResource, ImageBlock, TextBlock
+
+    for block in result.blocks:
+        match block:
+            case TextBlock(text=text):
+                print(text)
+            case ImageBlock(data=data, mime_type=mime_type):
+                print(json.dumps({"type": "image", "mimeType": mime_type, "bytes": len(data)}))
+            case BlobResource(uri=uri, mime_type=mime_type, data=data):
+                print(json.dumps({"type": "resource", "uri": uri, "mimeType": mime_type, "bytes": len(data)}))
+
+
+def _recover_interrupted_writes(ws: Workspace) -> None:
     # A process killed mid-write may have left a temporary file or a half-done move;
     # every start (server, call, reindex) cleans that up before anything reads the tree.
     from .writer import recover
@@ -178,7 +217,15 @@ def main(argv: list[str] | None = None) -> int:
     from .workspace import Workspace
 
     try:
-        ws = Workspace(load_settings(_options(args)))
+        settings = load_settings(_options(args))
+        http = None
+        if settings.config.server.transport == "http" and args.command != "call" and not (args.status or args.reindex):
+            from .server.http import http_options
+
+            http = http_options(settings)
+            # A server for many clients keeps an access log: one line per request (no arguments).
+            logging.getLogger("local_vector_search_mcp").setLevel(logging.INFO)
+        ws = Workspace(settings)
         _recover_interrupted_writes(ws)
         if args.command == "call" or args.status:
             try:
@@ -192,6 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"local-vector-search-mcp: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if http is not None:
+        from .server.http import serve_http
+
+        try:
+            serve_http(ws, http)
+        except ConfigError as exc:  # the port is taken, or the address is not ours
+            print(f"local-vector-search-mcp: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        return 0
     from .server import serve
 
     serve(ws)

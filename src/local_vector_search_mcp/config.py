@@ -8,13 +8,16 @@ Then paths are resolved and the result validated. Every problem is a
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._generated.config import Config
+from lvsm_contract.config import Config
+
 from .errors import InvalidArgument
 from .globs import validate_glob
 
@@ -22,7 +25,12 @@ __all__ = ["CliOptions", "Config", "ConfigError", "Settings", "load_settings"]
 
 DEFAULT_STORAGE = Path(".local-vector-search-mcp") / "index.db"
 # Enum-valued keys are matched case-insensitively (the contract's rule).
-_ENUM_KEYS = (("embedding", "provider"), ("embedding", "vectorStorage"), ("search", "defaultMode"))
+_ENUM_KEYS = (
+    ("server", "transport"),
+    ("embedding", "provider"),
+    ("embedding", "vectorStorage"),
+    ("search", "defaultMode"),
+)
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]"}
 
 
@@ -46,6 +54,9 @@ class CliOptions:
     exclude: list[str] | None = None
     watch_files: bool | None = None
     allow_writes: bool | None = None
+    transport: str | None = None
+    host: str | None = None
+    port: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -114,6 +125,29 @@ def build_config(data: dict[str, Any]) -> Config:
     return config
 
 
+_HOST_NAME = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$", re.I
+)
+
+
+def _allowed_host_problem(host: str) -> str | None:
+    """Why a downloads.allowedHosts entry is not a bare host name or IP literal (None when it is)."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return None
+    except ValueError:
+        pass
+    if "://" in host or "/" in host:
+        return "must be a host name or IP address, not a URL"
+    if "*" in host:
+        return "must name one host; wildcards are not supported"
+    if ":" in host:
+        return "must not carry a port"
+    if not _HOST_NAME.match(host):
+        return "is not a valid host name"
+    return None
+
+
 def _check_semantics(config: Config) -> None:
     kb = config.knowledge_base
     for name, patterns in (("knowledgeBase.include", kb.include), ("knowledgeBase.exclude", kb.exclude)):
@@ -122,6 +156,27 @@ def _check_semantics(config: Config) -> None:
                 validate_glob(str(pattern), name)
             except InvalidArgument as exc:
                 raise ConfigError(f"Invalid configuration: {exc.message}") from None
+    server = config.server
+    for name, origins in (
+        ("server.allowedOrigins", server.allowed_origins),
+        ("server.corsOrigins", server.cors_origins),
+    ):
+        for origin in origins:
+            if not _is_origin(origin):
+                raise ConfigError(
+                    f"Invalid configuration: {name} entry {origin!r} must be an origin such as https://ide.example.com "
+                    "(scheme, host and optional port; no path)."
+                )
+    for host in server.allowed_hosts:
+        if not host.strip() or "/" in host or " " in host:
+            raise ConfigError(
+                f"Invalid configuration: server.allowedHosts entry {host!r} must be a host name, optionally with :port."
+            )
+    for item in config.downloads.allowed_hosts:
+        host = item.root
+        problem = _allowed_host_problem(host)
+        if problem:
+            raise ConfigError(f"Invalid configuration: downloads.allowedHosts entry {host!r} {problem}.")
     emb = config.embedding
     if emb.provider == "openai-compatible":
         parts = urlsplit(emb.endpoint)
@@ -138,6 +193,15 @@ def _check_semantics(config: Config) -> None:
             raise ConfigError("Invalid configuration: embedding.model is required for the openai-compatible provider.")
         if not emb.api_key:
             raise ConfigError("Invalid configuration: embedding.apiKey is required for the openai-compatible provider.")
+
+
+def _is_origin(value: str) -> bool:
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.path in ("", "/") and not parts.query
 
 
 def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict[str, str] | None = None) -> Settings:
@@ -172,6 +236,9 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     _set(data, "knowledgeBase", "exclude", options.exclude)
     _set(data, "knowledgeBase", "watchFiles", options.watch_files)
     _set(data, "knowledgeBase", "allowWrites", options.allow_writes)
+    _set(data, "server", "transport", options.transport)
+    _set(data, "server", "host", options.host)
+    _set(data, "server", "port", options.port)
     config = build_config(data)
 
     root = (project_root / config.knowledge_base.root).resolve() if config.knowledge_base.root else project_root

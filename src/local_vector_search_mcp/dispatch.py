@@ -1,49 +1,64 @@
-"""Invoke a tool by name: validate the arguments with the generated models,
-call the hand-written handler, check the result against the declared schema.
+"""Invoke a tool by name: validate the arguments into the generated request model,
+call the handler bound in :data:`handlers.BINDINGS`, turn its result model into JSON.
 
-Shared by the MCP server and the ``call`` CLI so both behave identically.
+Shared by the MCP server and the ``call`` CLI so both behave identically. A tool's
+output is either its structured result (a JSON object matching the declared
+outputSchema) or, for a content-only tool, a :class:`~lvsm_contract.content.ContentResult`.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Callable
 from functools import cache
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from ._generated.registry import BY_NAME, ToolSpec
+from lvsm_contract.content import ContentResult
+from lvsm_contract.registry import BY_NAME, ToolSpec
+
 from .errors import InvalidArgument, InvalidPath, KbError
-from .handlers import HANDLERS
+from .handlers import BINDINGS
 from .workspace import Workspace
 
-__all__ = ["available_tools", "invoke", "missing_handlers"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+__all__ = ["ToolOutput", "available_tools", "invoke", "missing_handlers"]
 
 log = logging.getLogger(__name__)
+
+ToolOutput = dict[str, Any] | ContentResult
+"""A structured result (JSON object) or the content blocks of a content-only tool."""
 
 
 def available_tools() -> list[ToolSpec]:
     """Spec'd tools that have a handler, in spec order: the ones the server lists."""
-    return [spec for name, spec in BY_NAME.items() if name in HANDLERS]
+    return [spec for name, spec in BY_NAME.items() if name in BINDINGS]
 
 
 def missing_handlers() -> list[str]:
-    return [name for name in BY_NAME if name not in HANDLERS]
+    return [name for name in BY_NAME if name not in BINDINGS]
 
 
 @cache
-def _models() -> Any:
+def _models() -> ModuleType:
     # Imported on first call, not at start-up: building ~100 pydantic classes costs time.
-    return importlib.import_module("local_vector_search_mcp._generated.models")
+    return importlib.import_module("lvsm_contract.models")
+
+
+def _model(name: str) -> type[BaseModel]:
+    model: type[BaseModel] = getattr(_models(), name)
+    return model
 
 
 @cache
-def _handler(name: str) -> Any:
-    module_name, _, function = HANDLERS[name].partition(":")
-    module = importlib.import_module(f"local_vector_search_mcp.handlers.{module_name}")
-    return getattr(module, function)
+def _handler(name: str) -> Callable[..., object]:
+    return BINDINGS[name]()
 
 
-def _fold_enums(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+def _fold_enums(value: object, schema: dict[str, Any], defs: dict[str, Any]) -> object:
     """Accept enum values in any case (``Hybrid`` -> ``hybrid``), as the contract does."""
     while "$ref" in schema:
         schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
@@ -66,11 +81,11 @@ _PATH_FIELDS = {"path", "pathPrefix", "sourcePath", "targetPath", "outputPath"}
 _PATH_ERRORS = {"string_pattern_mismatch", "string_too_short", "string_too_long"}
 
 
-def _is_path_error(exc: Any) -> bool:
+def _is_path_error(exc: ValidationError) -> bool:
     return any(err["loc"] and err["loc"][-1] in _PATH_FIELDS and err["type"] in _PATH_ERRORS for err in exc.errors())
 
 
-def _format_validation(exc: Any) -> str:
+def _format_validation(exc: ValidationError) -> str:
     problems = []
     for err in exc.errors()[:5]:
         loc = ".".join(str(p) for p in err["loc"]) or "arguments"
@@ -79,7 +94,8 @@ def _format_validation(exc: Any) -> str:
     return "Invalid arguments: " + "; ".join(problems)
 
 
-def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None) -> Any:
+def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
+    """The model the tool's handler receives (None for a tool without arguments)."""
     from pydantic import ValidationError
 
     if arguments is None:
@@ -88,38 +104,35 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any] | None) -> Any:
         raise InvalidArgument("Arguments must be a JSON object.")
     schema = spec.input_schema()
     arguments = _fold_enums(arguments, schema, schema.get("$defs", {}))
-    model = getattr(_models(), spec.arguments_model)
     try:
-        parsed = model.model_validate(arguments)
+        parsed = _model(spec.arguments_model).model_validate(arguments)
     except ValidationError as exc:
         if _is_path_error(exc):
             raise InvalidPath(_format_validation(exc).replace("Invalid arguments", "Path not permitted")) from None
         raise InvalidArgument(_format_validation(exc)) from None
+    if spec.request_model is None:
+        return None
     if spec.envelope == "request":
-        request = parsed.request
-        if request is None:  # optional envelope: every field has a default
-            request = getattr(_models(), f"{spec.arguments_model[: -len('Arguments')]}Request")()
-        return request
+        request: BaseModel | None = getattr(parsed, "request", None)
+        # The envelope is optional when every field has a default.
+        return _model(spec.request_model)() if request is None else request
     return parsed
 
 
-def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOutput:
     """Run tool ``name``; return its structured result or content, or raise :class:`KbError`."""
     spec = BY_NAME.get(name)
-    if spec is None or name not in HANDLERS:
+    if spec is None or name not in BINDINGS:
         raise InvalidArgument(f"Unknown tool {name!r}.")
     request = validate_arguments(spec, arguments)
     handler = _handler(name)
-    result = handler(ws) if spec.envelope == "none" else handler(ws, request)
-    if hasattr(result, "model_dump"):
-        result = result.model_dump(mode="json", by_alias=True)
-    if spec.result_model:
-        # The declared outputSchema is a promise: a handler bug must not reach the client silently.
-        from pydantic import ValidationError
-
-        try:
-            getattr(_models(), spec.result_model).model_validate(result)
-        except ValidationError as exc:
-            log.error("%s produced a result that does not match its schema: %s", name, exc)
-            raise KbError("The server produced an invalid result; see the server log.") from None
-    return dict(result)
+    result = handler(ws) if request is None else handler(ws, request)
+    if spec.result_model is None:
+        if isinstance(result, ContentResult):
+            return result
+    elif isinstance(result, _model(spec.result_model)):
+        # Constructing the model validated it: the declared outputSchema holds.
+        return result.model_dump(mode="json", by_alias=True)
+    # mypy checks every binding, so this is a handler that escaped its declared type.
+    log.error("%s returned %s instead of %s", name, type(result).__name__, spec.result_model or "ContentResult")
+    raise KbError("The server produced an invalid result; see the server log.")

@@ -48,6 +48,7 @@ __all__ = [
     "move_file",
     "mutate",
     "recover",
+    "replace_file",
     "sha256_hex",
     "write_lock",
 ]
@@ -281,6 +282,30 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
                     tmp.unlink()
         except FileExistsError:
             raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.") from None
+        except OSError as exc:
+            raise _os_error(exc, rel) from None
+        _fsync_dir(target.parent)
+        intent.clear()
+    return sha256_hex(data)
+
+
+def replace_file(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
+    """Write ``target``, replacing whatever file is there (regenerated artefacts: PDF exports).
+
+    Same steps as every write: temporary file in the target's folder, fsync,
+    rename, folder fsync; a failure leaves the old file (or none) and no litter.
+    """
+    with write_lock(ws) as intent:
+        _make_parents(ws, target, rel)
+        try:
+            mode = os.stat(target).st_mode if os.path.isfile(target) else None
+            tmp = _write_temp(intent, target, data, mode)
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+                raise
         except OSError as exc:
             raise _os_error(exc, rel) from None
         _fsync_dir(target.parent)

@@ -1,8 +1,12 @@
-"""Start any MCP server command over stdio in a temporary workspace and talk to it.
+"""Start any MCP server command in a temporary workspace and talk to it, over stdio or HTTP.
 
 The server is started with its working folder and ``CLAUDE_PROJECT_DIR`` set to
 the workspace; when a scenario needs configuration it is written as YAML
 *outside* the workspace and passed with ``--config`` (the contract's flag).
+
+With ``CONFORMANCE_TRANSPORT=http`` (``make conformance TRANSPORT=http``, or pytest's
+``--transport http``) the same command is started with ``--transport http --host 127.0.0.1
+--port <free port>`` and reached with the SDK's Streamable HTTP client at ``/mcp``.
 """
 
 from __future__ import annotations
@@ -10,21 +14,67 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 DEFAULT_SERVER = [sys.executable, "-m", "local_vector_search_mcp"]
 
 
 def server_command(option: str | None) -> list[str]:
     return shlex.split(option) if option else list(DEFAULT_SERVER)
+
+
+def transport() -> str:
+    return os.environ.get("CONFORMANCE_TRANSPORT", "stdio")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_http_server(
+    command: list[str], cwd: Path, env: dict[str, str], errlog: IO[str], timeout: float = 60
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``command --transport http`` on a free loopback port; return it once it accepts connections."""
+    port = free_port()
+    args = ["--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(command + args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=errlog, stderr=errlog)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                stop_http_server(proc)
+                raise RuntimeError(
+                    f"the server did not start listening on port {port} (exit {proc.returncode})"
+                ) from None
+            time.sleep(0.05)
+
+
+def stop_http_server(proc: subprocess.Popen[bytes], timeout: float = 30) -> int:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
 
 
 @dataclass
@@ -70,8 +120,13 @@ def write_files(root: Path, files: dict[str, Any]) -> None:
 
 @asynccontextmanager
 async def connect(
-    command: list[str], workspace: Path, config: dict[str, Any] | None = None, args: list[str] | None = None
+    command: list[str],
+    workspace: Path,
+    config: dict[str, Any] | None = None,
+    args: list[str] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> AsyncIterator[Connection]:
+    """``extra_env`` adds variables to the server's otherwise minimal environment (e.g. ``SSL_CERT_FILE``)."""
     extra = list(args or [])
     if config:
         config_path = workspace.parent / f"{workspace.name}.config.yml"
@@ -82,11 +137,24 @@ async def connect(
         "OMP_NUM_THREADS": "1",
         "PYTHONUNBUFFERED": "1",
         "PATH": os.environ.get("PATH", ""),
+        **(extra_env or {}),
     }
     params = StdioServerParameters(command=command[0], args=command[1:] + extra, env=env, cwd=str(workspace))
     log_path = workspace.parent / f"{workspace.name}.server-{os.getpid()}-{id(params)}.log"
     with open(log_path, "w") as errlog:
         try:
+            if transport() == "http":
+                proc, url = start_http_server(command + extra, workspace, env, errlog)
+                try:
+                    async with (
+                        streamable_http_client(url) as (read, write),
+                        ClientSession(read, write) as session,
+                    ):
+                        await session.initialize()
+                        yield Connection(session)
+                finally:
+                    stop_http_server(proc)
+                return
             async with (
                 stdio_client(params, errlog=errlog if not os.environ.get("CONFORMANCE_STDERR") else sys.stderr) as (
                     read,

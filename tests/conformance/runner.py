@@ -16,12 +16,31 @@ A scenario file::
         arguments: {request: {pathPrefix: ../x}}
         expect: {error: INVALID_PATH, messageExcludes: ["/tmp"]}
       - file: docs/a.md                                     # assert on the workspace
-        equals: "# A\\n"
+        equals: "# A\\n"                                   # (or startsWith: "%PDF-")
       - write: docs/a.md                                    # another program edits a file
         content: "# A changed\\n"
       - call: kb_status                                     # poll: repeat the call until
         until: 60                                           # `expect` holds (at most 60 s)
         expect: {structured: {indexing: {isRunning: false}}}
+
+Binary files (images) are declared once as ``blobs`` and used by name::
+
+    blobs: {chart: {image: {format: PNG, size: [3, 2]}}, page: {text: "<html>"}}
+    files: {img/chart.png: {blob: chart}}
+    steps:
+      - call: kb_save_image
+        arguments: {data: "${chart_b64}"}        # also ${chart_sha256}, ${chart_bytes}
+      - {file: images/chart.png, blob: chart}    # byte-identical
+      - {tree: images, equals: [images/chart.png]}   # every path under a folder ("" = all,
+                                                     # the index folder left out): nothing left behind
+      - call: kb_load_image
+        arguments: {path: img/chart.png}
+        expect:
+          content: [{type: image, mimeType: image/png, data: {$base64Of: chart}}, {type: text}]
+          json: {path: img/chart.png}            # the JSON of the last text block
+          structured: null                       # content-only tools send no structuredContent
+
+``{$image: {format: PNG, size: [w, h]}}`` matches base64 data that decodes to such an image.
 
 Subset match: a dict matches when every expected key matches; a list matches
 element-wise with the same length (``{$len: 3}`` checks only the length,
@@ -34,7 +53,10 @@ selfText); ``{$sha256: text}`` expects the SHA-256 hex of the UTF-8 text.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -61,7 +83,67 @@ def _xxh(text: str) -> str:
     return xxhash.xxh64_hexdigest(text.encode("utf-8"))
 
 
+def make_blob(spec: dict[str, Any]) -> bytes:
+    if "text" in spec:
+        return str(spec["text"]).encode("utf-8")
+    if "base64" in spec:
+        return base64.b64decode(spec["base64"])
+    from PIL import Image
+
+    image = spec["image"]
+    size = tuple(image.get("size", [3, 2]))
+    frames = [Image.new("RGB", size, (30 * i % 256, 120, 200)) for i in range(int(image.get("frames", 1)))]
+    out = io.BytesIO()
+    if len(frames) > 1:
+        frames[0].save(out, format=image["format"], save_all=True, append_images=frames[1:], duration=40)
+    else:
+        frames[0].save(out, format=image["format"])
+    return out.getvalue() + bytes(int(image.get("pad", 0)))
+
+
+def resolve_blobs(value: Any, blobs: dict[str, bytes]) -> Any:
+    """``{blob: name}`` -> the bytes; ``{$base64Of: name}`` -> their base64 text."""
+    if isinstance(value, dict) and set(value) == {"blob"}:
+        return blobs[value["blob"]]
+    if isinstance(value, dict) and set(value) == {"$base64Of"}:
+        return base64.b64encode(blobs[value["$base64Of"]]).decode("ascii")
+    if isinstance(value, dict):
+        return {k: resolve_blobs(v, blobs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_blobs(v, blobs) for v in value]
+    return value
+
+
+def tree(root: Path) -> list[str]:
+    """Every file and folder under ``root`` (root-relative to the workspace), index folder left out."""
+    workspace = root
+    while workspace.name != "ws":
+        workspace = workspace.parent
+    if not root.exists():
+        return []
+    return sorted(
+        p.relative_to(workspace).as_posix()
+        for p in root.rglob("*")
+        if ".local-vector-search-mcp" not in p.relative_to(workspace).parts
+    )
+
+
+def block_dict(block: Any) -> dict[str, Any]:
+    data: dict[str, Any] = block.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
 def matches(expected: Any, actual: Any, where: str = "$") -> None:
+    if isinstance(expected, dict) and "$image" in expected:
+        from PIL import Image
+
+        assert isinstance(actual, str), f"{where}: expected base64 image data, got {actual!r}"
+        with Image.open(io.BytesIO(base64.b64decode(actual))) as image:
+            want = expected["$image"]
+            assert image.format == want["format"], f"{where}: image format {image.format}, expected {want['format']}"
+            if "size" in want:
+                assert list(image.size) == list(want["size"]), f"{where}: image size {image.size}"
+        return
     if isinstance(expected, dict) and "$anchor" in expected:
         logical, own, *rest = expected["$anchor"]
         want = f"{logical}~{_xxh(own)}~{_xxh(rest[0] if rest else own)}"
@@ -127,12 +209,17 @@ def substitute(value: Any, saved: dict[str, Any]) -> Any:
 async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) -> None:
     workspace = tmp / "ws"
     workspace.mkdir()
-    write_files(workspace, scenario.get("files") or {})
+    blobs = {name: make_blob(spec) for name, spec in (scenario.get("blobs") or {}).items()}
+    write_files(workspace, resolve_blobs(scenario.get("files") or {}, blobs))
     write_files(tmp, scenario.get("outside") or {})
     for link, target in (scenario.get("symlinks") or {}).items():
         (workspace / link).parent.mkdir(parents=True, exist_ok=True)
         (workspace / link).symlink_to((tmp / target) if not target.startswith("/") else Path(target))
     saved: dict[str, Any] = {}
+    for name, data in blobs.items():
+        saved[f"{name}_b64"] = base64.b64encode(data).decode("ascii")
+        saved[f"{name}_sha256"] = hashlib.sha256(data).hexdigest()
+        saved[f"{name}_bytes"] = len(data)
     async with connect(command, workspace, scenario.get("config"), scenario.get("args")) as conn:
         for n, step in enumerate(scenario["steps"]):
             where = f"step {n}"
@@ -147,11 +234,23 @@ async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) 
                 data = path.read_bytes()
                 if "equals" in step:
                     assert data == substitute(step["equals"], saved).encode("utf-8"), f"{where}: {data!r}"
+                if "startsWith" in step:
+                    want = substitute(step["startsWith"], saved).encode("utf-8")
+                    assert data.startswith(want), f"{where}: {data[:40]!r}"
+                if "blob" in step:
+                    assert data == blobs[step["blob"]], f"{where}: {path.name} differs from blob {step['blob']}"
                 continue
-            expect = substitute(step.get("expect", {}), saved)
+            if "tree" in step:
+                found = tree(workspace / step["tree"] if step["tree"] else workspace)
+                want = substitute(step["equals"], saved)
+                assert found == want, f"{where}: expected {want}, found {found}"
+                continue
+            expect = resolve_blobs(substitute(step.get("expect", {}), saved), blobs)
             deadline = anyio.current_time() + float(step.get("until", 0))
             while True:
-                result = await conn.call(step["call"], substitute(step.get("arguments", {}), saved))
+                result = await conn.call(
+                    step["call"], resolve_blobs(substitute(step.get("arguments", {}), saved), blobs)
+                )
                 if not step.get("until") or anyio.current_time() > deadline:
                     break
                 try:
@@ -174,7 +273,13 @@ async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) 
             assert not result.is_error, f"{where}: unexpected error {result.texts}"
             if "structured" in expect:
                 matches(expect["structured"], result.structured, where)
+            if "content" in expect:
+                matches(expect["content"], [block_dict(b) for b in result.blocks], f"{where}.content")
+            wants_json = "json" in expect or result.structured is None
+            payload = json.loads(result.texts[-1]) if wants_json and result.texts else None
+            if "json" in expect:
+                matches(expect["json"], payload, f"{where}.json")
             for name, dotted in (expect.get("save") or {}).items():
-                saved[name] = lookup(result.structured, dotted)
+                saved[name] = lookup(result.structured if result.structured is not None else payload, dotted)
             for text in expect.get("excludes", []):
                 assert all(text not in t for t in result.texts), f"{where}: {text!r} appeared in the result"

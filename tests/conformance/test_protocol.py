@@ -12,7 +12,7 @@ from .client import connect, server_command
 
 pytestmark = pytest.mark.conformance
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "generated" / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "generated" / "lvsm_contract" / "schemas"
 
 
 def _command(request: pytest.FixtureRequest) -> list[str]:
@@ -35,6 +35,27 @@ def test_tools_list_matches_generated_schemas(tmp_path: Path, request: pytest.Fi
             else:
                 assert tool.output_schema is None, tool.name
             assert tool.description and tool.annotations is not None
+            # The Claude and OpenAI APIs refuse these at the root, and Claude Code then drops the tool.
+            assert not {"oneOf", "anyOf", "allOf", "not", "if"} & set(tool.input_schema), tool.name
+            assert tool.input_schema.get("type") == "object", tool.name
+
+    anyio.run(run)
+
+
+def test_image_and_download_tools_are_listed_as_specified(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    async def run() -> None:
+        async with connect(_command(request), tmp_path) as conn:
+            tools = {t.name: t for t in await conn.list_tools()}
+        for name in ("kb_save_image", "kb_list_images", "kb_load_image", "kb_delete_image", "kb_move_image"):
+            assert name in tools, name
+        assert "kb_download_file" in tools
+        save = tools["kb_save_image"]
+        assert (save.meta or {}).get("openai/fileParams") == ["file"]
+        assert {"file", "data"} <= set(save.input_schema["properties"])
+        assert "required" not in save.input_schema  # exactly one of file / data: checked by the server
+        assert save.annotations.open_world_hint is True
+        assert tools["kb_load_image"].output_schema is None and tools["kb_download_file"].output_schema is None
+        assert tools["kb_delete_image"].annotations.destructive_hint is True
 
     anyio.run(run)
 

@@ -53,3 +53,45 @@ def test_every_corpus_file_reads_and_outlines(corpus: str, tmp_path: Path) -> No
         headings = sum(1 for p in seen if p.split("~")[0].replace(".", "").isdigit())
         assert headings >= len(outline["headings"])
     ws.close()
+
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "markdown"
+
+
+def test_read_and_outline_wire_shape(tmp_path: Path) -> None:
+    """The engine's Slice/Outline dataclasses become exactly the spec's JSON."""
+    from local_vector_search_mcp.markdown import parse_document
+
+    ws = _workspace(FIXTURES, tmp_path)
+    doc = parse_document((FIXTURES / "basic.md").read_bytes())
+    page = invoke(ws, "kb_read", {"request": {"path": "basic.md", "maxElements": 2}})
+    assert set(page) == {"path", "pointer", "elements", "markdown", "nextPointer", "sourceHash", "table"}
+    assert page["elements"][1] == {
+        "pointer": doc.elements[1].anchor,
+        "kind": "paragraph",
+        "text": "Intro before any heading.",
+        "headingPath": None,
+    }
+    assert page["nextPointer"] == doc.elements[2].anchor and page["table"] is None
+
+    tables = parse_document((FIXTURES / "tables.md").read_bytes())
+    table = tables.get("t1")
+    assert table is not None
+    page = invoke(ws, "kb_read", {"request": {"path": "tables.md", "pointer": table.anchor, "maxBytes": 1}})
+    assert page["table"]["columnCount"] == 3 and page["table"]["rowCount"] == 3
+    assert page["table"]["columns"][1] == {"index": 1, "name": "Qty", "alignment": "right"}
+    assert page["table"]["rows"][1] == {"index": 1, "cells": ["short", "", ""]}
+    assert page["table"]["editable"] is False
+
+    tree = invoke(ws, "kb_outline", {"request": {"path": "basic.md"}})
+    assert set(tree) == {"path", "sourceHash", "headings"}
+    assert set(tree["headings"][0]) == {"pointer", "level", "title", "children"}
+    assert tree["headings"][0]["children"][0]["title"] == "X"
+
+
+def test_every_element_kind_has_a_wire_name() -> None:
+    from local_vector_search_mcp.handlers.reading import _KINDS
+    from local_vector_search_mcp.markdown import ElementKind
+
+    assert set(_KINDS) == set(ElementKind)
+    assert all(name == kind.value for kind, name in _KINDS.items())

@@ -20,14 +20,14 @@ def test_corpora_parse_page_and_outline() -> None:
         seen: list[str] = []
         page = read_slice(doc, name, max_elements=100, max_bytes=100_000)
         while True:
-            pages.append(page["markdown"])
-            seen.extend(e["pointer"] for e in page["elements"])
-            if page["nextPointer"] is None:
+            pages.append(page.markdown)
+            seen.extend(e.anchor for e in page.elements)
+            if page.next_pointer is None:
                 break
-            page = read_slice(doc, name, page["nextPointer"], max_elements=100, max_bytes=100_000)
+            page = read_slice(doc, name, page.next_pointer, max_elements=100, max_bytes=100_000)
         assert "".join(pages) == doc.text, name
         assert seen == [e.anchor for e in doc.elements if e.end > e.start], name
         for element in doc.elements:
             assert doc.text[element.start : element.end] or element.start == element.end
         tree = outline(doc, name)
-        assert tree["sourceHash"] == doc.source_hash
+        assert tree.source_hash == doc.source_hash

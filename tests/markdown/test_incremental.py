@@ -1,8 +1,8 @@
 """The incremental re-parse after an edit equals a full parse of the new text.
 
 The oracle is the reference builder (``parser.build_elements``, one walk over a
-whole-document token stream); ``blocks.build_state`` (the cold path) and
-``blocks.reparse`` (the kb_patch path) must both agree with it exactly:
+whole-document token stream); ``incremental.build_state`` (the cold path) and
+``incremental.reparse`` (the kb_patch path) must both agree with it exactly:
 pointers, kinds, spans, segments, text, hashes, heading paths, section ends,
 parents, titles, the reserved set and the line index.
 """
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from md_strategies import block, documents, markdown_doc, paragraph
 from reference_builder import build_elements
 
-from local_vector_search_mcp.markdown.blocks import BlockState, build_state, reparse
 from local_vector_search_mcp.markdown.document import clear_cache, parse_edited, parse_text
+from local_vector_search_mcp.markdown.incremental import BlockState, build_state, reparse
 from local_vector_search_mcp.markdown.model import Document
 from local_vector_search_mcp.markdown.source import LineIndex
 

@@ -130,8 +130,8 @@ def test_parsing_is_total_on_markdown_alphabet(text: str) -> None:
     doc = parse_text(text)
     check_spans(doc)
     page = read_slice(doc, "a.md", max_elements=2, max_bytes=10)
-    while page["nextPointer"]:
-        page = read_slice(doc, "a.md", page["nextPointer"], max_elements=2, max_bytes=10)
+    while page.next_pointer:
+        page = read_slice(doc, "a.md", page.next_pointer, max_elements=2, max_bytes=10)
 
 
 # -- (d) edits elsewhere keep hashes; the resolver relocates -----------------
@@ -223,15 +223,15 @@ def test_paging_visits_every_element_once(text: str, max_elements: int, max_byte
     seen: list[str] = []
     markdown: list[str] = []
     page = read_slice(doc, "a.md", None, max_elements, max_bytes)
-    assert page["pointer"] == "document"
+    assert page.pointer == "document"
     while True:
-        seen.extend(e["pointer"] for e in page["elements"])
-        markdown.append(page["markdown"])
-        assert len(page["elements"]) <= max_elements
-        if page["nextPointer"] is None:
+        seen.extend(e.anchor for e in page.elements)
+        markdown.append(page.markdown)
+        assert len(page.elements) <= max_elements
+        if page.next_pointer is None:
             break
-        page = read_slice(doc, "a.md", page["nextPointer"], max_elements, max_bytes)
-        assert page["pointer"] == page["elements"][0]["pointer"]
+        page = read_slice(doc, "a.md", page.next_pointer, max_elements, max_bytes)
+        assert page.pointer == page.elements[0].anchor
     assert seen == [e.anchor for e in doc.elements if e.end > e.start]
     assert "".join(markdown) == text
 
@@ -250,4 +250,4 @@ def test_degenerate_documents(text: str) -> None:
     doc = parse_text(text)
     check_spans(doc)
     page = read_slice(doc, "a.md")
-    assert "".join([page["markdown"]]) == text or page["nextPointer"] is not None
+    assert "".join([page.markdown]) == text or page.next_pointer is not None

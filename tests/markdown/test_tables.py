@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from local_vector_search_mcp.markdown import cell_display_text, parse_text, table_projection, table_source
+from local_vector_search_mcp.markdown import (
+    ProjectedRow,
+    cell_display_text,
+    parse_text,
+    table_projection,
+    table_source,
+)
 
 
 @pytest.mark.parametrize(
@@ -35,8 +41,8 @@ def test_cell_spans_and_pipes() -> None:
     assert first.leading_pipe and first.trailing_pipe and first.eol == "\r\n"
     assert [c.raw for c in first.cells] == ["1", "2"]
     projection = table_projection(doc, table)
-    assert projection["rows"][1] == {"index": 1, "cells": ["3", ""]}
-    assert projection["editable"] is True
+    assert projection.rows[1] == ProjectedRow(index=1, cells=("3", ""))
+    assert projection.editable is True
 
 
 def test_table_in_list_is_not_an_element() -> None:

@@ -1,6 +1,6 @@
 """The windowed structural validator decides exactly like the full one.
 
-``patch.validate_structure`` skips the elements an incremental re-parse reused
+``validate.validate_structure`` skips the elements an incremental re-parse reused
 unchanged (prefix) or shifted (suffix) and computes list containers only in
 between. The oracle (``validator_oracle.validate_structure_full``, the former
 implementation) compares every element. For generated documents and random
@@ -20,18 +20,11 @@ from validator_oracle import validate_structure_full
 
 from local_vector_search_mcp.errors import KbError
 from local_vector_search_mcp.markdown import ElementKind, parse_text
-from local_vector_search_mcp.markdown.blocks import reused_elements
 from local_vector_search_mcp.markdown.document import clear_cache, parse_edited
+from local_vector_search_mcp.markdown.incremental import reused_elements
 from local_vector_search_mcp.markdown.model import Document, Element
-from local_vector_search_mcp.markdown.patch import (
-    Edit,
-    Op,
-    _window,
-    apply_edits,
-    list_marker,
-    plan_edits,
-    validate_structure,
-)
+from local_vector_search_mcp.markdown.patch import Edit, Op, apply_edits, list_marker, plan_edits, validate_structure
+from local_vector_search_mcp.markdown.validate import _window
 
 KINDS = ["replace_element", "insert_before", "insert_after", "delete", "replace_subtree", "replace_section"]
 KINDS += ["delete_section"]

@@ -37,31 +37,31 @@ def test_editing_a_description_without_regenerating_fails(tmp_path: Path) -> Non
     spec.write_text(spec.read_text().replace("Report the server's", "Reports the server's"))
     result = _check(project)
     assert result.returncode == 1
-    assert "differs: generated/registry.py" in result.stderr
+    assert "differs: generated/lvsm_contract/registry.py" in result.stderr
     assert "differs: docs/reference/tools.md" in result.stderr
 
 
 @pytest.mark.slow
 def test_hand_edited_output_fails(tmp_path: Path) -> None:
     project = _copy_project(tmp_path)
-    (project / "generated" / "registry.py").write_text("# edited\n", encoding="utf-8")
-    (project / "generated" / "stray.py").write_text("", encoding="utf-8")
+    (project / "generated" / "lvsm_contract" / "registry.py").write_text("# edited\n", encoding="utf-8")
+    (project / "generated" / "lvsm_contract" / "stray.py").write_text("", encoding="utf-8")
     result = _check(project)
     assert result.returncode == 1
-    assert "differs: generated/registry.py" in result.stderr
-    assert "generated/stray.py" in result.stderr
+    assert "differs: generated/lvsm_contract/registry.py" in result.stderr
+    assert "generated/lvsm_contract/stray.py" in result.stderr
 
 
 def test_every_generated_file_says_so() -> None:
     for path in list((ROOT / "generated").rglob("*.py")) + list((ROOT / "docs" / "reference").glob("*.md")):
         head = path.read_text(encoding="utf-8")[:300]
         assert "generated from spec/" in head, path
-    for path in (ROOT / "generated" / "schemas").glob("*.json"):
+    for path in (ROOT / "generated" / "lvsm_contract" / "schemas").glob("*.json"):
         assert '"$comment": "generated from spec/' in path.read_text(encoding="utf-8")[:300], path
 
 
 def test_all_nineteen_tools_are_specified_and_documented() -> None:
-    from local_vector_search_mcp._generated.registry import TOOLS
+    from lvsm_contract.registry import TOOLS
 
     names = [t.name for t in TOOLS]
     assert len(names) == 19

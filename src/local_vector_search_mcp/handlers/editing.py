@@ -9,10 +9,17 @@ the current file is not written.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from lvsm_contract.models import (
+    KbEditTableArguments,
+    KbEditTableResult,
+    KbPatchRequest,
+    KbPatchResult,
+    TableRowMatch,
+)
 
 from ..errors import InvalidArgument, NotFound
-from ..markdown import Document, ElementKind, parse_anchor, parse_document, resolve_for_mutation
+from ..markdown import Document, Element, ElementKind, parse_anchor, parse_document, resolve_for_mutation
 from ..markdown.patch import patch_text
 from ..markdown.resolve import MutationScope
 from ..markdown.source import BOM
@@ -45,7 +52,7 @@ def _encode(doc: Document, text: str) -> bytes:
     return (BOM if doc.bom else b"") + text.encode("utf-8")
 
 
-def kb_patch(ws: Workspace, request: Any) -> dict[str, Any]:
+def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
     rel, target = _target(ws, request.path)
     operations = list(request.operations)
 
@@ -62,11 +69,11 @@ def kb_patch(ws: Workspace, request: Any) -> dict[str, Any]:
         _, sha = mutate(ws, rel, target, plan)
     except _Unchanged as same:
         sha = sha256_hex(same.raw)
-        return unchanged_result(ws, rel, sha)
-    return mutation_result(ws, rel, sha)
+        return unchanged_result(KbPatchResult, ws, rel, sha)
+    return mutation_result(KbPatchResult, ws, rel, sha)
 
 
-def _table_request(request: Any) -> TableEdit:
+def _table_request(request: KbEditTableArguments) -> TableEdit:
     updates = None
     if request.updates is not None:
         updates = [
@@ -99,13 +106,13 @@ def _table_request(request: Any) -> TableEdit:
     )
 
 
-def _match(where: Any) -> RowMatch | None:
+def _match(where: TableRowMatch | None) -> RowMatch | None:
     if where is None:
         return None
     return RowMatch(column=where.column, column_index=where.column_index, equals=where.equals)
 
 
-def _resolve_table(doc: Document, rel: str, pointer: str) -> Any:
+def _resolve_table(doc: Document, rel: str, pointer: str) -> Element:
     anchor = parse_anchor(pointer)
     if anchor.is_document or anchor.kind is not ElementKind.TABLE:
         raise InvalidArgument(f"kb_edit_table needs the anchor of a standalone table (`tN~...`); got '{pointer}'.")
@@ -115,7 +122,7 @@ def _resolve_table(doc: Document, rel: str, pointer: str) -> Any:
     return element
 
 
-def kb_edit_table(ws: Workspace, request: Any) -> dict[str, Any]:
+def kb_edit_table(ws: Workspace, request: KbEditTableArguments) -> KbEditTableResult:
     rel, target = _target(ws, request.path)
     edit = _table_request(request)
     planned_start: list[int] = []
@@ -133,19 +140,19 @@ def kb_edit_table(ws: Workspace, request: Any) -> dict[str, Any]:
     try:
         data, sha = mutate(ws, rel, target, plan)
         committed = parse_document(data)
-        result = mutation_result(ws, rel, sha)
+        result = mutation_result(KbPatchResult, ws, rel, sha)
     except _Unchanged as same:
         committed = same.doc
         sha = sha256_hex(same.raw)
-        result = unchanged_result(ws, rel, sha)
+        result = unchanged_result(KbPatchResult, ws, rel, sha)
     start = planned_start[0]
     table = next((e for e in committed.elements if e.kind is ElementKind.TABLE and e.start == start), None)
     if table is None:  # pragma: no cover - the table editor re-parses and checks this
         raise InvalidArgument("The edited table could not be found again; re-read the document.")
-    return {
-        "path": rel,
-        "pointer": table.anchor,
-        "sourceHash": sha,
-        "indexSynchronized": result["indexSynchronized"],
-        "indexError": result["indexError"],
-    }
+    return KbEditTableResult(
+        path=rel,
+        pointer=table.anchor,
+        source_hash=sha,
+        index_synchronized=result.index_synchronized,
+        index_error=result.index_error,
+    )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import stat
 from datetime import UTC, datetime
-from typing import Any
+
+from lvsm_contract.models import FileEntry, KbListFilesRequest, KbListFilesResult
 
 from ..errors import PermissionDenied
 from ..globs import compile_glob
@@ -58,7 +59,7 @@ def walk_files(ws: Workspace, prefix: str = "") -> list[tuple[str, os.stat_resul
     return found
 
 
-def kb_list_files(ws: Workspace, request: Any) -> dict[str, Any]:
+def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResult:
     include = compile_glob(request.include_glob or "**/*", "includeGlob")
     prefix = ""
     if request.path_prefix is not None:
@@ -69,11 +70,11 @@ def kb_list_files(ws: Workspace, request: Any) -> dict[str, Any]:
         if not include(rel):
             continue
         files.append(
-            {
-                "relativePath": rel,
-                "kind": "markdown" if rel.lower().endswith(".md") else "asset",
-                "size": st.st_size,
-                "lastWriteTimeUtc": utc_iso(st.st_mtime),
-            }
+            FileEntry(
+                relative_path=rel,
+                kind="markdown" if rel.lower().endswith(".md") else "asset",
+                size=st.st_size,
+                last_write_time_utc=utc_iso(st.st_mtime),
+            )
         )
-    return {"files": files}
+    return KbListFilesResult(files=files)

@@ -12,18 +12,21 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
+
+from lvsm_contract.models import KbReindexRequest, KbReindexResult
 
 from ..errors import KbError
+from ..index.indexer import Progress
 from ..index.service import IndexService
 from ..workspace import Workspace
 
 __all__ = ["kb_reindex", "reindex_cli"]
 
 
-def kb_reindex(ws: Workspace, request: Any) -> dict[str, Any]:
-    result: dict[str, Any] = ws.service(IndexService).start_reindex(request.scope, request.force)
-    return result
+def kb_reindex(ws: Workspace, request: KbReindexRequest) -> KbReindexResult:
+    # The index area still answers in wire JSON; validated into the result model here.
+    return KbReindexResult.model_validate(ws.service(IndexService).start_reindex(request.scope, request.force))
 
 
 class _ProgressBar:
@@ -34,7 +37,7 @@ class _ProgressBar:
         self.enabled = stream.isatty()
         self._last = 0.0
 
-    def __call__(self, progress: Any) -> None:
+    def __call__(self, progress: Progress) -> None:
         now = time.monotonic()
         if not self.enabled or now - self._last < 0.1:
             return

@@ -2,11 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
-from ..markdown import Document, outline, parse_document, read_slice
+from lvsm_contract.models import (
+    KbOutlineRequest,
+    KbOutlineResult,
+    KbReadRequest,
+    KbReadResult,
+    OutlineHeading,
+    ReadElement,
+    TableColumn,
+    TableProjection,
+    TableRow,
+)
+
+from ..markdown import Document, Element, ElementKind, OutlineNode, outline, parse_document, read_slice
+from ..markdown import TableProjection as Projection
 from ..sourcefile import read_source
 from ..workspace import Workspace
+
+# The wire names of element kinds and column alignments (the models' Literal types).
+WireKind = Literal[
+    "document", "front_matter", "heading", "paragraph", "code_block", "list_item", "table", "block_quote"
+]
+_KINDS: dict[ElementKind, WireKind] = {
+    ElementKind.FRONT_MATTER: "front_matter",
+    ElementKind.HEADING: "heading",
+    ElementKind.PARAGRAPH: "paragraph",
+    ElementKind.CODE_BLOCK: "code_block",
+    ElementKind.LIST_ITEM: "list_item",
+    ElementKind.TABLE: "table",
+    ElementKind.BLOCK_QUOTE: "block_quote",
+}
+Alignment = Literal["none", "left", "center", "right"]
+_ALIGNMENTS: dict[str, Alignment] = {"none": "none", "left": "left", "center": "center", "right": "right"}
 
 
 def load_document(ws: Workspace, path: str) -> tuple[str, Document]:
@@ -15,11 +44,42 @@ def load_document(ws: Workspace, path: str) -> tuple[str, Document]:
     return rel, parse_document(read_source(target, rel))
 
 
-def kb_read(ws: Workspace, request: Any) -> dict[str, Any]:
-    rel, doc = load_document(ws, request.path)
-    return read_slice(doc, rel, request.pointer, request.max_elements, request.max_bytes)
+def _element(element: Element) -> ReadElement:
+    return ReadElement(
+        pointer=element.anchor, kind=_KINDS[element.kind], text=element.text, heading_path=element.heading_path
+    )
 
 
-def kb_outline(ws: Workspace, request: Any) -> dict[str, Any]:
+def _table(table: Projection) -> TableProjection:
+    return TableProjection(
+        column_count=table.column_count,
+        row_count=table.row_count,
+        columns=[TableColumn(index=c.index, name=c.name, alignment=_ALIGNMENTS[c.alignment]) for c in table.columns],
+        rows=[TableRow(index=r.index, cells=list(r.cells)) for r in table.rows],
+        editable=table.editable,
+    )
+
+
+def kb_read(ws: Workspace, request: KbReadRequest) -> KbReadResult:
     rel, doc = load_document(ws, request.path)
-    return outline(doc, rel)
+    page = read_slice(doc, rel, request.pointer, request.max_elements, request.max_bytes)
+    return KbReadResult(
+        path=page.path,
+        pointer=page.pointer,
+        elements=[_element(e) for e in page.elements],
+        markdown=page.markdown,
+        next_pointer=page.next_pointer,
+        source_hash=page.source_hash,
+        table=None if page.table is None else _table(page.table),
+    )
+
+
+def _heading(node: OutlineNode) -> OutlineHeading:
+    children = [_heading(child) for child in node.children]
+    return OutlineHeading(pointer=node.pointer, level=node.level, title=node.title, children=children)
+
+
+def kb_outline(ws: Workspace, request: KbOutlineRequest) -> KbOutlineResult:
+    rel, doc = load_document(ws, request.path)
+    tree = outline(doc, rel)
+    return KbOutlineResult(path=tree.path, source_hash=tree.source_hash, headings=[_heading(h) for h in tree.headings])

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from lvsm_contract.models import KbStatusResult
 
 from ..index.service import IndexService
 from ..workspace import Workspace
 
 
-def kb_status(ws: Workspace) -> dict[str, Any]:
+def kb_status(ws: Workspace) -> KbStatusResult:
     index = ws.service(IndexService)
-    status = index.status_fields()
-    status["vectors"] = index.vector_status()
-    status["allowWrites"] = ws.config.knowledge_base.allow_writes
-    status["watchFiles"] = ws.config.knowledge_base.watch_files
-    return status
+    kb = ws.config.knowledge_base
+    # The index area still reports its part of the status in wire JSON; validated into the
+    # result model here, together with the fields this handler owns.
+    return KbStatusResult.model_validate(
+        {
+            **index.status_fields(),
+            "vectors": index.vector_status(),
+            "allowWrites": kb.allow_writes,
+            "watchFiles": kb.watch_files,
+        }
+    )

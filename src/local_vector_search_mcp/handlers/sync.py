@@ -9,12 +9,17 @@ path is outside the indexed set), false while re-indexing is queued; an
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TypeVar
+
+from lvsm_contract.models import KbCreateResult, KbDeleteResult, KbMoveResult, KbPatchResult
 
 from ..globs import GlobSet
 from ..workspace import Workspace
 
 log = logging.getLogger(__name__)
+
+# The four tools whose result is the spec's MutationResult (one wire shape, four model classes).
+MutationModel = TypeVar("MutationModel", KbCreateResult, KbMoveResult, KbDeleteResult, KbPatchResult)
 
 
 def _indexed(ws: Workspace, rel: str) -> bool:
@@ -22,7 +27,9 @@ def _indexed(ws: Workspace, rel: str) -> bool:
     return GlobSet(list(kb.include), list(kb.exclude))(rel)
 
 
-def mutation_result(ws: Workspace, rel: str, sha: str | None, *, previous: str | None = None) -> dict[str, Any]:
+def mutation_result(
+    model: type[MutationModel], ws: Workspace, rel: str, sha: str | None, *, previous: str | None = None
+) -> MutationModel:
     paths = [p for p in (previous, rel) if p is not None and _indexed(ws, p)]
     error = None
     if paths:
@@ -33,16 +40,10 @@ def mutation_result(ws: Workspace, rel: str, sha: str | None, *, previous: str |
         except Exception as exc:  # the file is committed; say so honestly instead of failing
             log.warning("could not queue re-indexing: %s", exc)
             error = f"The change is saved but could not be queued for re-indexing: {exc}"
-    return {
-        "path": rel,
-        "sourceHash": sha,
-        "indexSynchronized": not paths,
-        "indexError": error,
-        "previousPath": previous,
-    }
+    return model(path=rel, source_hash=sha, index_synchronized=not paths, index_error=error, previous_path=previous)
 
 
-def unchanged_result(ws: Workspace, rel: str, sha: str) -> dict[str, Any]:
+def unchanged_result(model: type[MutationModel], ws: Workspace, rel: str, sha: str) -> MutationModel:
     """Nothing was written: the index is in sync iff it already holds this revision (decision 21)."""
     synchronized = not _indexed(ws, rel)
     if not synchronized:
@@ -53,4 +54,4 @@ def unchanged_result(ws: Workspace, rel: str, sha: str) -> dict[str, Any]:
             synchronized = state is not None and state.source_hash == sha
         except Exception:  # no index yet, or it cannot be read: report "not synchronized"
             synchronized = False
-    return {"path": rel, "sourceHash": sha, "indexSynchronized": synchronized, "indexError": None, "previousPath": None}
+    return model(path=rel, source_hash=sha, index_synchronized=synchronized, index_error=None, previous_path=None)

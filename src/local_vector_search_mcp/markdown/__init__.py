@@ -21,8 +21,18 @@ from .pointers import (
     pointer_kind,
 )
 from .resolve import MutationScope, check_subtree, resolve, resolve_for_mutation, resolve_pointer
-from .slices import outline, read_slice
-from .tables import TableCell, TableRow, TableSource, cell_display_text, table_projection, table_source
+from .slices import Outline, OutlineNode, Slice, outline, read_slice
+from .tables import (
+    ProjectedColumn,
+    ProjectedRow,
+    TableCell,
+    TableProjection,
+    TableRow,
+    TableSource,
+    cell_display_text,
+    table_projection,
+    table_source,
+)
 
 __all__ = [
     "DOCUMENT",
@@ -32,7 +42,13 @@ __all__ = [
     "Element",
     "ElementKind",
     "MutationScope",
+    "Outline",
+    "OutlineNode",
+    "ProjectedColumn",
+    "ProjectedRow",
+    "Slice",
     "TableCell",
+    "TableProjection",
     "TableRow",
     "TableSource",
     "cell_display_text",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from .blocks import BlockState, build_state, reparse
 from .hashing import sha256_hex, utf8
+from .incremental import BlockState, build_state, reparse
 from .model import Document
 from .source import BOM, LineIndex, decode_markdown, detect_eol
 
@@ -83,7 +83,7 @@ def parse_text(text: str, *, bom: bool = False) -> Document:
 def parse_edited(old: Document, text: str, start: int, end: int) -> Document:
     """Parse ``text``, which is ``old.text`` with ``[start, end)`` replaced (same BOM).
 
-    Only the region around the edit is re-parsed (``blocks.reparse``); the
+    Only the region around the edit is re-parsed (``incremental.reparse``); the
     result equals a full parse and is cached like ``parse_document``'s.
     """
     source_hash = sha256_hex((BOM if old.bom else b"") + utf8(text))

@@ -60,7 +60,7 @@ class Document:
     reserved: frozenset[str]
     lines: LineIndex = field(repr=False)
     _by_pointer: Mapping[str, int] = field(repr=False, default_factory=lambda: MappingProxyType({}))
-    # Parser state for incremental re-parses of an edited version (``blocks.BlockState``).
+    # Parser state for incremental re-parses of an edited version (``incremental.BlockState``).
     _state: object = field(repr=False, default=None)
 
     @classmethod

@@ -6,20 +6,23 @@ exactly the document text (without BOM) and every element appears once.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from .hashing import utf8
 from .kinds import ElementKind
 from .model import Document, Element
 from .pointers import DOCUMENT, parse_anchor
 from .resolve import resolve
-from .tables import table_projection
+from .tables import TableProjection, table_projection
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ELEMENTS",
     "MAX_BYTES_LIMIT",
     "MAX_ELEMENTS_LIMIT",
+    "Outline",
+    "OutlineNode",
+    "Slice",
     "outline",
     "read_slice",
 ]
@@ -36,13 +39,32 @@ def _clamp(value: int | None, default: int, upper: int) -> int:
     return max(1, min(upper, value))
 
 
-def _element_view(element: Element) -> dict[str, Any]:
-    return {
-        "pointer": element.anchor,
-        "kind": element.kind.value,
-        "text": element.text,
-        "headingPath": element.heading_path,
-    }
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """One page of a document: ``markdown`` is the exact source text of ``elements``."""
+
+    path: str
+    pointer: str  # ``document`` or the v2 anchor of the first element
+    elements: tuple[Element, ...]
+    markdown: str
+    next_pointer: str | None  # v2 anchor of the first element not included
+    source_hash: str
+    table: TableProjection | None  # when the page starts at an addressed table
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineNode:
+    pointer: str
+    level: int
+    title: str
+    children: list[OutlineNode]
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    path: str
+    source_hash: str
+    headings: list[OutlineNode]
 
 
 def read_slice(
@@ -51,7 +73,7 @@ def read_slice(
     pointer: str | None = None,
     max_elements: int | None = None,
     max_bytes: int | None = None,
-) -> dict[str, Any]:
+) -> Slice:
     """One page of source Markdown starting at ``pointer`` (default ``document``).
 
     Raises ``InvalidArgument`` for a malformed or unknown unhashed pointer and
@@ -70,15 +92,7 @@ def read_slice(
         first = len(elements) if index is None else index
         boundary = doc.line_start(target.start)
     if not elements:
-        return {
-            "path": path,
-            "pointer": DOCUMENT,
-            "elements": [],
-            "markdown": text,
-            "nextPointer": None,
-            "sourceHash": doc.source_hash,
-            "table": None,
-        }
+        return Slice(path, DOCUMENT, (), text, None, doc.source_hash, None)
     included: list[Element] = []
     end = boundary
     size = 0
@@ -94,31 +108,25 @@ def read_slice(
     table = None
     if target is not None and included and included[0].kind is ElementKind.TABLE:
         table = table_projection(doc, included[0])
-    return {
-        "path": path,
-        "pointer": DOCUMENT if target is None else included[0].anchor,
-        "elements": [_element_view(e) for e in included],
-        "markdown": text[boundary:end],
-        "nextPointer": elements[following].anchor if following < len(elements) else None,
-        "sourceHash": doc.source_hash,
-        "table": table,
-    }
+    return Slice(
+        path=path,
+        pointer=DOCUMENT if target is None else included[0].anchor,
+        elements=tuple(included),
+        markdown=text[boundary:end],
+        next_pointer=elements[following].anchor if following < len(elements) else None,
+        source_hash=doc.source_hash,
+        table=table,
+    )
 
 
-def outline(doc: Document, path: str) -> dict[str, Any]:
-    """Heading tree ``{path, sourceHash, headings: [{pointer, level, title, children}]}``."""
-    roots: list[dict[str, Any]] = []
-    stack: list[tuple[int, dict[str, Any]]] = []
+def outline(doc: Document, path: str) -> Outline:
+    """The heading tree: each heading holds the deeper headings that follow it."""
+    roots: list[OutlineNode] = []
+    stack: list[OutlineNode] = []
     for heading in doc.headings:
-        level = heading.level or 1
-        node: dict[str, Any] = {
-            "pointer": heading.anchor,
-            "level": level,
-            "title": heading.title or "",
-            "children": [],
-        }
-        while stack and stack[-1][0] >= level:
+        node = OutlineNode(pointer=heading.anchor, level=heading.level or 1, title=heading.title or "", children=[])
+        while stack and stack[-1].level >= node.level:
             stack.pop()
-        (stack[-1][1]["children"] if stack else roots).append(node)
-        stack.append((level, node))
-    return {"path": path, "sourceHash": doc.source_hash, "headings": roots}
+        (stack[-1].children if stack else roots).append(node)
+        stack.append(node)
+    return Outline(path=path, source_hash=doc.source_hash, headings=roots)

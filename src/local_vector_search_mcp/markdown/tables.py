@@ -8,7 +8,6 @@ is the read-only view returned by ``kb_read`` for an addressed table.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -16,7 +15,17 @@ from markdown_it.token import Token
 from .kinds import ElementKind
 from .model import Document, Element
 
-__all__ = ["TableCell", "TableRow", "TableSource", "cell_display_text", "table_projection", "table_source"]
+__all__ = [
+    "ProjectedColumn",
+    "ProjectedRow",
+    "TableCell",
+    "TableProjection",
+    "TableRow",
+    "TableSource",
+    "cell_display_text",
+    "table_projection",
+    "table_source",
+]
 
 # Cell display text needs inline parsing (entities, code spans, emphasis).
 _MD_INLINE = MarkdownIt("commonmark")
@@ -137,27 +146,51 @@ def cell_display_text(raw: str) -> str:
     return "".join(_inline_text(t.children) for t in tokens).strip()
 
 
-def table_projection(doc: Document, element: Element) -> dict[str, Any]:
-    """``{columnCount, rowCount, columns, rows, editable}`` of an addressed table."""
+@dataclass(frozen=True, slots=True)
+class ProjectedColumn:
+    index: int
+    name: str
+    alignment: str  # none | left | center | right
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedRow:
+    index: int
+    cells: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TableProjection:
+    """The read-only view of an addressed table that ``kb_read`` returns."""
+
+    columns: tuple[ProjectedColumn, ...]
+    rows: tuple[ProjectedRow, ...]
+    editable: bool
+
+    @property
+    def column_count(self) -> int:
+        return len(self.columns)
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+
+def table_projection(doc: Document, element: Element) -> TableProjection:
+    """Header columns, data rows as display text (padded to the column count), editability."""
     source = table_source(doc, element)
     count = source.column_count
-    columns = [
-        {
-            "index": i,
-            "name": cell_display_text(cell.raw),
-            "alignment": source.alignments[i] if i < len(source.alignments) else "none",
-        }
+    columns = tuple(
+        ProjectedColumn(
+            index=i,
+            name=cell_display_text(cell.raw),
+            alignment=source.alignments[i] if i < len(source.alignments) else "none",
+        )
         for i, cell in enumerate(source.header.cells)
-    ]
+    )
     rows = []
     for index, row in enumerate(source.rows):
         cells = [cell_display_text(c.raw) for c in row.cells[:count]]
         cells.extend("" for _ in range(count - len(cells)))
-        rows.append({"index": index, "cells": cells})
-    return {
-        "columnCount": count,
-        "rowCount": len(rows),
-        "columns": columns,
-        "rows": rows,
-        "editable": source.editable,
-    }
+        rows.append(ProjectedRow(index=index, cells=tuple(cells)))
+    return TableProjection(columns=columns, rows=tuple(rows), editable=source.editable)

@@ -6,12 +6,14 @@ engine code and run in worker threads so a slow call never blocks the session.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from typing import Any
 
 import anyio
 import mcp_types as types
+from lvsm_contract.content import BlobResource, ContentBlock, ContentResult, ImageBlock, TextBlock
 from mcp.server.lowlevel import Server
 
 from .. import __version__
@@ -30,6 +32,22 @@ INSTRUCTIONS = (
 
 def _json_text(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, indent=2)
+
+
+def _block(block: ContentBlock) -> types.TextContent | types.ImageContent | types.EmbeddedResource:
+    match block:
+        case TextBlock(text=text):
+            return types.TextContent(type="text", text=text)
+        case ImageBlock(data=data, mime_type=mime_type):
+            return types.ImageContent(type="image", data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
+        case BlobResource(uri=uri, mime_type=mime_type, data=data):
+            blob = types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=base64.b64encode(data).decode("ascii"))
+            return types.EmbeddedResource(type="resource", resource=blob)
+
+
+def content_result(result: ContentResult) -> types.CallToolResult:
+    """A content-only tool's blocks, without structuredContent (its spec has no outputSchema)."""
+    return types.CallToolResult(content=[_block(b) for b in result.blocks])
 
 
 def error_result(error: KbError) -> types.CallToolResult:
@@ -58,7 +76,7 @@ def build_server(ws: Workspace) -> Server[Any]:
                         idempotent_hint=spec.annotations["idempotentHint"],
                         open_world_hint=spec.annotations["openWorldHint"],
                     ),
-                    _meta=spec.meta,
+                    meta=spec.meta,
                 )
                 for spec in tools
             ]
@@ -72,6 +90,8 @@ def build_server(ws: Workspace) -> Server[Any]:
         except Exception:
             log.exception("tool %s failed", params.name)
             return error_result(KbError("Internal error; see the server log."))
+        if isinstance(result, ContentResult):
+            return content_result(result)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=_json_text(result))],
             structured_content=result,

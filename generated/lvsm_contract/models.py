@@ -1,12 +1,11 @@
 # generated from spec/ by tools/generate.py, do not edit
 # ruff: noqa
-# mypy: ignore-errors
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from typing_extensions import TypeAliasType
 
 
@@ -14,15 +13,6 @@ class Models(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
-
-
-class Pointer(RootModel[str]):
-    root: Annotated[
-        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
-    ]
-    """
-    Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
-    """
 
 
 class DocumentLink(BaseModel):
@@ -46,7 +36,10 @@ class DocumentLink(BaseModel):
     """
     Whether a document exists at `target` in the index.
     """
-    pointer: Pointer | None
+    pointer: Annotated[
+        str | None,
+        Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$'),
+    ]
     """
     v2 anchor (indexed revision) of the element that contains the link; null when the link sits outside any addressable element.
     """
@@ -174,7 +167,7 @@ class KbCreatePdfBookRequest(BaseModel):
     """
     profile: Literal['screen', 'standard', 'print'] = 'standard'
     """
-    Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Larger images are downsampled to the DPI; images already small enough, and JPEG/PNG files with colour metadata, are embedded unchanged.
+    Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Images with more pixels than the DPI needs at their printed size are downsampled (an ICC profile is kept); images already small enough are embedded unchanged.
     """
 
 
@@ -214,20 +207,6 @@ class KbCreateRequest(BaseModel):
     """
 
 
-class SourceHash(RootModel[str]):
-    root: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
-    """
-    SHA-256 of a file's raw bytes as 64 hex digits (compared case-insensitively).
-    """
-
-
-class PreviousPath(RootModel[str]):
-    root: Annotated[str, Field(max_length=1024, min_length=1)]
-    """
-    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
-    """
-
-
 class KbCreateResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -237,7 +216,9 @@ class KbCreateResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
+    source_hash: Annotated[
+        str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
+    ]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -249,7 +230,9 @@ class KbCreateResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
+    previous_path: Annotated[
+        str | None, Field(alias='previousPath', max_length=1024, min_length=1)
+    ]
     """
     The source path of a move; null otherwise.
     """
@@ -321,7 +304,9 @@ class KbDeleteResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
+    source_hash: Annotated[
+        str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
+    ]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -333,7 +318,9 @@ class KbDeleteResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
+    previous_path: Annotated[
+        str | None, Field(alias='previousPath', max_length=1024, min_length=1)
+    ]
     """
     The source path of a move; null otherwise.
     """
@@ -593,7 +580,9 @@ class KbMoveResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
+    source_hash: Annotated[
+        str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
+    ]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -605,7 +594,9 @@ class KbMoveResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
+    previous_path: Annotated[
+        str | None, Field(alias='previousPath', max_length=1024, min_length=1)
+    ]
     """
     The source path of a move; null otherwise.
     """
@@ -631,7 +622,9 @@ class KbPatchResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
+    source_hash: Annotated[
+        str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
+    ]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -643,7 +636,9 @@ class KbPatchResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
+    previous_path: Annotated[
+        str | None, Field(alias='previousPath', max_length=1024, min_length=1)
+    ]
     """
     The source path of a move; null otherwise.
     """
@@ -664,22 +659,13 @@ class KbReadRequest(BaseModel):
     """
     Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.
     """
-    max_elements: Annotated[int, Field(alias='maxElements', ge=1)] = 20
+    max_elements: Annotated[int, Field(alias='maxElements')] = 20
     """
-    Maximum number of elements in this page (at least 1; values above 100 are treated as 100).
+    Maximum number of elements in this page, clamped to 1..100 (0 or less reads one element, more than 100 reads 100).
     """
-    max_bytes: Annotated[int, Field(alias='maxBytes', ge=1)] = 12000
+    max_bytes: Annotated[int, Field(alias='maxBytes')] = 12000
     """
-    Maximum UTF-8 size of `markdown` in bytes (at least 1; values above 100000 are treated as 100000). The first element is always returned even when larger. Does not limit `table`.
-    """
-
-
-class NextPointer(RootModel[str]):
-    root: Annotated[
-        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
-    ]
-    """
-    Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
+    Maximum UTF-8 size of `markdown` in bytes, clamped to 1..100000. The first element is always returned even when larger. Does not limit `table`.
     """
 
 
@@ -819,7 +805,10 @@ class MissingLink(BaseModel):
     """
     The missing document the link points to.
     """
-    pointer: Pointer | None
+    pointer: Annotated[
+        str | None,
+        Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$'),
+    ]
     """
     v2 anchor (indexed revision) of the element holding the broken link; null when outside any addressable element. Fix it with kb_patch after kb_read.
     """
@@ -834,7 +823,9 @@ class MutationResult(BaseModel):
     """
     Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
     """
-    source_hash: Annotated[SourceHash | None, Field(alias='sourceHash')]
+    source_hash: Annotated[
+        str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
+    ]
     """
     SHA-256 of the file after the change; null when the file was deleted.
     """
@@ -846,7 +837,9 @@ class MutationResult(BaseModel):
     """
     Why the index could not be updated, if it could not.
     """
-    previous_path: Annotated[PreviousPath | None, Field(alias='previousPath')]
+    previous_path: Annotated[
+        str | None, Field(alias='previousPath', max_length=1024, min_length=1)
+    ]
     """
     The source path of a move; null otherwise.
     """
@@ -1339,9 +1332,13 @@ class KbSaveImageArguments(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    file: OpenAiFileRef
+    file: OpenAiFileRef | None = None
     """
-    The uploaded file as the client passes it (OpenAI file parameter).
+    The uploaded file as the client passes it (OpenAI file parameter). Not together with `data`.
+    """
+    data: Annotated[str | None, Field(max_length=34953000, min_length=1)] = None
+    """
+    The image bytes as standard base64 (line breaks allowed) or a data URI `data:image/<png|jpeg|webp|gif>;base64,<base64>`, at most 25 MiB decoded. For clients that cannot pass an OpenAI file reference. Not together with `file`; a data URI's type must match the bytes.
     """
     file_name: Annotated[
         str | None, Field(alias='fileName', max_length=255, min_length=1)
@@ -1586,7 +1583,7 @@ class KbReadResult(BaseModel):
     """
     Root-relative path of a Markdown (`.md`) document.
     """
-    pointer: Literal['document'] | Pointer
+    pointer: str
     """
     `document` for a read from the top, otherwise the current v2 anchor of the first element returned (after relocation).
     """
@@ -1598,7 +1595,13 @@ class KbReadResult(BaseModel):
     """
     The exact source text of the page, from the start of the first element's line (from offset 0 for a `document` read) to the line start of `nextPointer`'s element, or to the end of the file.
     """
-    next_pointer: Annotated[NextPointer | None, Field(alias='nextPointer')]
+    next_pointer: Annotated[
+        str | None,
+        Field(
+            alias='nextPointer',
+            pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$',
+        ),
+    ]
     """
     v2 anchor of the first element not included; pass it as `pointer` to read on. Null when this page reaches the end of the file.
     """

@@ -1,12 +1,11 @@
 # generated from spec/ by tools/generate.py, do not edit
 # ruff: noqa
-# mypy: ignore-errors
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class ServerConfig(BaseModel):
@@ -17,6 +16,42 @@ class ServerConfig(BaseModel):
     name: Annotated[str, Field(min_length=1)] = 'local-vector-search-mcp'
     """
     Server name announced to MCP clients.
+    """
+    transport: Literal['stdio', 'http'] = 'stdio'
+    """
+    `stdio` serves one client per process; `http` serves MCP Streamable HTTP at `http://<host>:<port>/mcp` to many clients sharing one index. CLI `--transport`.
+    """
+    host: Annotated[str, Field(min_length=1)] = '127.0.0.1'
+    """
+    `http` only: address to bind. Anything but a loopback address requires a bearer token (`LOCAL_VECTOR_SEARCH_MCP_TOKEN` or `tokenFile`); put a TLS reverse proxy in front for anything beyond one machine. CLI `--host`.
+    """
+    port: Annotated[int, Field(ge=0, le=65535)] = 8081
+    """
+    `http` only: TCP port; 0 picks a free one (printed on stderr). CLI `--port`.
+    """
+    token_file: Annotated[str | None, Field(alias='tokenFile')] = None
+    """
+    `http` only: file holding the bearer token (surrounding whitespace ignored; relative paths resolve against the project root). The environment variable `LOCAL_VECTOR_SEARCH_MCP_TOKEN` wins when set. With a token, every request needs `Authorization: Bearer <token>` (else 401).
+    """
+    allowed_hosts: Annotated[list[str], Field(alias='allowedHosts')] = []
+    """
+    `http` only: extra `Host` header values accepted besides the bound address and the loopback names (DNS-rebinding protection; other hosts get 421). `name` accepts any port, `name:port` only that port; e.g. the public name of a reverse proxy.
+    """
+    allowed_origins: Annotated[list[str], Field(alias='allowedOrigins')] = []
+    """
+    `http` only: browser origins (`scheme://host[:port]`) accepted besides loopback origins; a request with any other `Origin` header gets 403.
+    """
+    cors_origins: Annotated[list[str], Field(alias='corsOrigins')] = []
+    """
+    `http` only: origins that get CORS headers (browser clients such as a web IDE); they are accepted as `allowedOrigins` too. No CORS headers are sent unless configured.
+    """
+    max_request_bytes: Annotated[int, Field(alias='maxRequestBytes', ge=1024)] = 4194304
+    """
+    `http` only: largest request body accepted (4 MiB; image uploads travel base64-encoded in `data`). Larger bodies get 413 before they are read whole.
+    """
+    stateless: bool = False
+    """
+    `http` only: serve every request on its own, without MCP sessions (for several server processes behind a load balancer). Tools behave the same; clients skip session resumption.
     """
 
 
@@ -60,6 +95,10 @@ class EmbeddingConfig(BaseModel):
     max_input_tokens: Annotated[int, Field(alias='maxInputTokens', ge=16, le=512)] = 128
     """
     `local` only: each chunk's embedding text is cut to this many model tokens before embedding (the path and heading lines come first, so they always count). The model's cost grows with input length; 128 was chosen by measured speed and retrieval quality (docs/performance.md). Changing it requires a forced reindex.
+    """
+    workers: Annotated[int, Field(ge=0, le=256)] = 0
+    """
+    `local` only (our extension): CPU threads the background embedding pass uses; 0 means every core this process may run on. Searches embed their query on a separate single-threaded engine, so they stay responsive while the pass runs.
     """
     timeout_seconds: Annotated[float, Field(alias='timeoutSeconds', gt=0.0)] = 120
     allow_remote_endpoint: Annotated[bool, Field(alias='allowRemoteEndpoint')] = False
@@ -135,16 +174,54 @@ class KnowledgeBaseConfig(BaseModel):
     exclude: list[str] = []
 
 
+class PdfExportConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    cjk_font: Annotated[str | None, Field(alias='cjkFont')] = None
+    """
+    Font for Chinese, Japanese and Korean text in kb_create_pdf_book: an absolute path to a TrueType `.ttf`/`.ttc` file, or a fontconfig family name. Default: the first TrueType CJK font fontconfig knows (WenQuanYi Micro Hei preferred). CFF-outline fonts such as Noto CJK OTF cannot be used (decision 107).
+    """
+
+
+class AllowedHost(RootModel[str]):
+    root: Annotated[str, Field(max_length=253, min_length=1)]
+
+
+class DownloadsConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    allowed_hosts: Annotated[
+        list[AllowedHost], Field(alias='allowedHosts', validate_default=True)
+    ] = []
+    """
+    Host names or IP literals (`wiki.intranet`, `10.0.0.5`, `::1`; no scheme, port or wildcard) that kb_save_image may download from although they resolve to a private, loopback or link-local address. Matched against the URL's host only, never against resolved addresses. Everything else still applies: HTTPS with a verified certificate (system trust store, or `SSL_CERT_FILE`), 25 MiB, 5 redirects, each re-checked.
+    """
+
+
+class ExportConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pdf: Annotated[PdfExportConfig, Field(validate_default=True)] = Field(default_factory=PdfExportConfig)
+
+
 class Config(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    server: Annotated[ServerConfig, Field(validate_default=True)] = {}
-    storage: Annotated[StorageConfig, Field(validate_default=True)] = {}
-    embedding: Annotated[EmbeddingConfig, Field(validate_default=True)] = {}
-    chunking: Annotated[ChunkingConfig, Field(validate_default=True)] = {}
-    search: Annotated[SearchConfig, Field(validate_default=True)] = {}
+    server: Annotated[ServerConfig, Field(validate_default=True)] = Field(default_factory=ServerConfig)
+    storage: Annotated[StorageConfig, Field(validate_default=True)] = Field(default_factory=StorageConfig)
+    embedding: Annotated[EmbeddingConfig, Field(validate_default=True)] = Field(default_factory=EmbeddingConfig)
+    chunking: Annotated[ChunkingConfig, Field(validate_default=True)] = Field(default_factory=ChunkingConfig)
+    search: Annotated[SearchConfig, Field(validate_default=True)] = Field(default_factory=SearchConfig)
     knowledge_base: Annotated[
         KnowledgeBaseConfig, Field(alias='knowledgeBase', validate_default=True)
-    ] = {}
+    ] = Field(default_factory=KnowledgeBaseConfig)
+    export: Annotated[ExportConfig, Field(validate_default=True)] = Field(default_factory=ExportConfig)
+    downloads: Annotated[DownloadsConfig, Field(validate_default=True)] = Field(default_factory=DownloadsConfig)

@@ -79,6 +79,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('path', 'opt_path', 'string'),
     ),
     'kb_save_image': (
+        ('data', 'opt_data', 'string'),
         ('fileName', 'opt_fileName', 'string'),
         ('altText', 'opt_altText', 'string'),
         ('targetPath', 'opt_targetPath', 'string'),
@@ -168,8 +169,8 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document, e.g. from kb_list_files or a search result.')
     parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, metavar='POINTER', help='Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.')
-    parser.add_argument('--max-elements', dest='opt_maxElements', type=int, default=None, metavar='MAX_ELEMENTS', help='Maximum number of elements in this page (at least 1; values above 100 are treated as 100).')
-    parser.add_argument('--max-bytes', dest='opt_maxBytes', type=int, default=None, metavar='MAX_BYTES', help='Maximum UTF-8 size of `markdown` in bytes (at least 1; values above 100000 are treated as 100000). The first element is always returned even when larger. Does not limit `table`.')
+    parser.add_argument('--max-elements', dest='opt_maxElements', type=int, default=None, metavar='MAX_ELEMENTS', help='Maximum number of elements in this page, clamped to 1..100 (0 or less reads one element, more than 100 reads 100).')
+    parser.add_argument('--max-bytes', dest='opt_maxBytes', type=int, default=None, metavar='MAX_BYTES', help='Maximum UTF-8 size of `markdown` in bytes, clamped to 1..100000. The first element is always returned even when larger. Does not limit `table`.')
     parser.set_defaults(tool='kb_read')
     parser = subparsers.add_parser(
         'kb_patch',
@@ -254,7 +255,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_create_pdf_book',
         help='Export a document as PDF',
-        description="Render one Markdown document to a PDF book (headings, emphasis, code, lists, quotes, links, GFM tables\nand local images, Unicode text). Writes `outputPath` (default: the document's path with `.pdf`) inside\nthe knowledge base, replacing an existing PDF there atomically; the Markdown, other files and the\nindex are not touched. Local images that are missing or unreadable become placeholders and are listed\nin `warnings`; remote and absolute image URLs are never fetched. Needs `knowledgeBase.allowWrites`.\nFetch the result with kb_download_file (which refuses files over 25 MiB; use `profile: screen` for a\nsmaller file).",
+        description="Render a Markdown document, or a book of chapters, to a PDF: headings with bookmarks, emphasis,\ncode, nested and task lists, quotes and GitHub alerts, GFM tables, local images and any script\n(CJK text needs a TrueType CJK font; characters no font has are listed in `warnings`). A document\nwhose blocks are only links, like mdBook's `SUMMARY.md`, is a book: the linked `.md` files are\nits chapters in order, with a title page, a table of contents and links between chapters.\nWrites `outputPath` (default: the document's path with `.pdf`) inside the knowledge base,\nreplacing an existing PDF there atomically; the Markdown, other files and the index are not\ntouched. Missing chapters and missing, unreadable, SVG or remote images become placeholders listed\nin `warnings`; remote and absolute image URLs are never fetched. Needs `knowledgeBase.allowWrites`.\nFetch the result with kb_download_file (which refuses files over 25 MiB; use `profile: screen` for a\nsmaller file).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
@@ -262,7 +263,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--output-path', dest='opt_outputPath', type=str, default=None, metavar='OUTPUT_PATH', help='Root-relative path of the PDF to write, ending in `.pdf`. Omit for `path` with its `.md` replaced by `.pdf`. An existing PDF there is replaced.')
     parser.add_argument('--page-format', dest='opt_pageFormat', type=str, default=None, choices=['a4', 'a5', 'a6', 'b5', 'letter'], help='Page size.')
     parser.add_argument('--style', dest='opt_style', type=str, default=None, choices=['compact', 'classic', 'modern', 'technical', 'academic'], help='Typographic style (fonts, spacing, heading and code appearance).')
-    parser.add_argument('--profile', dest='opt_profile', type=str, default=None, choices=['screen', 'standard', 'print'], help='Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Larger images are downsampled to the DPI; images already small enough, and JPEG/PNG files with colour metadata, are embedded unchanged.')
+    parser.add_argument('--profile', dest='opt_profile', type=str, default=None, choices=['screen', 'standard', 'print'], help='Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Images with more pixels than the DPI needs at their printed size are downsampled (an ICC profile is kept); images already small enough are embedded unchanged.')
     parser.set_defaults(tool='kb_create_pdf_book')
     parser = subparsers.add_parser(
         'kb_download_file',
@@ -276,10 +277,11 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_save_image',
         help='Save an uploaded image',
-        description="Save an image the user attached in the chat (an OpenAI file reference with an HTTPS `download_url`)\ninto the knowledge base and return a ready-to-paste Markdown image link. The bytes are downloaded\n(HTTPS only, public hosts only, at most 25 MiB) and must be a PNG, JPEG, WebP or GIF. Without\n`targetPath` the image goes to `images/` under `fileName` (or the upload's own name, or a generated\none), adding `-2`, `-3`, ... when the name is taken; with `targetPath` it is saved exactly there and\nnever overwrites (ALREADY_EXISTS). Needs `knowledgeBase.allowWrites`. The Markdown is not changed:\ninsert the returned `markdown` with kb_patch. Base64 or data-URI images are not accepted.",
+        description="Save an image into the knowledge base and return a ready-to-paste Markdown image link. Pass exactly\none of: `file`, when the client gives you an OpenAI file reference for an image the user attached\n(`download_url` + `file_id`; the bytes are downloaded over HTTPS from public hosts only), or `data`,\nwhen you have the image bytes yourself (Claude Code, Codex, the MCP Inspector and other clients\nwithout file references): standard base64 or a `data:image/png;base64,...` URI. The image must be\na PNG, JPEG, WebP or GIF (recognised by its bytes) of at most 25 MiB. Without `targetPath` it goes\nto `images/` under `fileName` (or the upload's own name, or a generated one), adding `-2`, `-3`, ...\nwhen the name is taken; with `targetPath` it is saved exactly there and never overwrites\n(ALREADY_EXISTS). Needs `knowledgeBase.allowWrites`. The Markdown is not changed: insert the\nreturned `markdown` with kb_patch.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--data', dest='opt_data', type=str, default=None, metavar='DATA', help="The image bytes as standard base64 (line breaks allowed) or a data URI `data:image/<png|jpeg|webp|gif>;base64,<base64>`, at most 25 MiB decoded. For clients that cannot pass an OpenAI file reference. Not together with `file`; a data URI's type must match the bytes.")
     parser.add_argument('--file-name', dest='opt_fileName', type=str, default=None, metavar='FILE_NAME', help='File name (no folder) for the default `images/` folder, e.g. `cover` or `cover.png`; the canonical extension is added when missing, a wrong one is refused. Not allowed together with `targetPath`.')
     parser.add_argument('--alt-text', dest='opt_altText', type=str, default=None, metavar='ALT_TEXT', help='Alternative text for the returned Markdown link (line breaks become spaces; `\\`, `[`, `]` are escaped).')
     parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, metavar='TARGET_PATH', help='Full root-relative destination including file name and an extension matching the image format, e.g. `docs/img/diagram.png`. Missing folders are created. Not allowed together with `fileName`.')

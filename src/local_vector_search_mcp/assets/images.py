@@ -1,0 +1,491 @@
+"""The five image operations (contract §11), independent of MCP.
+
+Each function takes the workspace and plain values, returns a small dataclass and raises
+:class:`~local_vector_search_mcp.errors.KbError` subclasses in the order of
+spec/decisions.md 16: writes enabled -> path safety -> existence -> hashes -> content.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import hashlib
+import os
+import re
+import stat
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import (
+    AlreadyExists,
+    Conflict,
+    ConflictReason,
+    InvalidArgument,
+    InvalidPath,
+    PermissionDenied,
+    UnsupportedFormat,
+)
+from ..workspace import Workspace
+from ..writer import write_lock
+from .download import DownloadPolicy, Resolver, fetch_to_file, system_resolver
+from .files import read_capped, stat_regular
+from .formats import MAX_BYTES, ImageFormat, detect, format_for_path
+from .naming import (
+    DEFAULT_FOLDER,
+    check_file_name,
+    generated_stem,
+    markdown_link,
+    name_candidates,
+    upload_stem,
+)
+from .preview import gif_preview_png
+from .store import CreatedFolders, fsync_dir, os_error, publish, staging_path
+
+__all__ = [
+    "ImageEntry",
+    "ImagePage",
+    "InlineImage",
+    "LoadedImage",
+    "MovedImage",
+    "RemoteImage",
+    "SavedImage",
+    "decode_image_data",
+    "delete_image",
+    "list_images",
+    "load_image",
+    "move_image",
+    "save_image",
+]
+
+
+# ---------------------------------------------------------------------------- save
+
+
+@dataclass(frozen=True)
+class RemoteImage:
+    """An OpenAI file reference: the bytes are behind a signed HTTPS URL."""
+
+    url: str
+    declared_mime: str | None = None
+    upload_name: str | None = None
+
+
+@dataclass(frozen=True)
+class InlineImage:
+    """Bytes sent in the call itself (our ``data`` extension for clients without file references)."""
+
+    data: bytes
+    declared_mime: str | None = None
+
+
+@dataclass(frozen=True)
+class SavedImage:
+    path: str
+    format: ImageFormat
+    size: int
+    sha256: str
+    markdown: str
+
+
+_DATA_URI = re.compile(r"^data:([^,;]*)((?:;[^,;]*)*?);base64,", re.IGNORECASE)
+_MAX_ENCODED = (MAX_BYTES + 2) // 3 * 4
+
+
+def decode_image_data(text: str) -> InlineImage:
+    """Standard base64 or ``data:image/<type>;base64,...`` -> bytes (at most 25 MiB decoded).
+
+    Line breaks and spaces inside the base64 are ignored (mail-style wrapping); missing
+    ``=`` padding is tolerated; any other character is refused.
+    """
+    declared = None
+    body = text.strip()
+    if body[:5].lower() == "data:":
+        match = _DATA_URI.match(body)
+        if not match:
+            raise InvalidArgument("data must be base64 or a data URI of the form data:image/png;base64,<base64>.")
+        declared = match.group(1).strip() or None
+        body = body[match.end() :]
+    body = re.sub(r"\s+", "", body)
+    if len(body) > _MAX_ENCODED + 2:
+        raise InvalidArgument(f"The image in data is larger than 25 MiB ({MAX_BYTES} bytes).")
+    body += "=" * (-len(body) % 4)
+    try:
+        raw = base64.b64decode(body, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidArgument(
+            "data is not valid standard base64 (A-Z a-z 0-9 + / with = padding) nor a base64 data URI."
+        ) from None
+    if not raw:
+        raise InvalidArgument("data is empty.")
+    if len(raw) > MAX_BYTES:
+        raise InvalidArgument(f"The image in data is larger than 25 MiB ({MAX_BYTES} bytes).")
+    return InlineImage(raw, declared)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    folder_rel: str
+    names: list[str] | None
+    """The exact name (explicit ``targetPath``), or None: names are derived from the format."""
+    stem: str | None
+    extension_format: ImageFormat | None
+    """The format the chosen name's extension claims, if it has one."""
+    explicit: bool
+    keep_extension: str | None
+    """The caller's own extension spelling (``cover.PNG`` stays ``.PNG``)."""
+
+
+def _plan(ws: Workspace, source: RemoteImage | InlineImage, file_name: str | None, target_path: str | None) -> _Plan:
+    if file_name is not None and target_path is not None:
+        raise InvalidArgument("Give either fileName or targetPath, not both.")
+    if target_path is not None:
+        rel, target = ws.guard.resolve(target_path, field="targetPath")
+        fmt = format_for_path(rel)
+        if fmt is None:
+            raise InvalidPath(f"targetPath {rel!r} must end in .png, .jpg, .jpeg, .webp or .gif.")
+        if os.path.lexists(target):
+            raise AlreadyExists(f"{rel!r} already exists; kb_save_image never overwrites a targetPath.")
+        folder, _, name = rel.rpartition("/")
+        return _Plan(folder, [name], None, fmt, True, None)
+    if file_name is not None:
+        stem, fmt = check_file_name(file_name)
+        ext = file_name[len(stem) :] if fmt is not None else None
+        return _Plan(DEFAULT_FOLDER, None, stem, fmt, False, ext)
+    own = upload_stem(source.upload_name) if isinstance(source, RemoteImage) else None
+    return _Plan(DEFAULT_FOLDER, None, own or generated_stem(), None, False, None)
+
+
+def _check_content(fmt: ImageFormat | None, declared_mime: str | None, plan: _Plan) -> ImageFormat:
+    if fmt is None:
+        raise UnsupportedFormat("The bytes are not a PNG, JPEG, WebP or GIF image; nothing was saved.")
+    named = ImageFormat.from_mime(declared_mime)
+    if named is not None and named is not fmt:
+        raise InvalidArgument(f"The file is declared as {named.mime} but its bytes are {fmt.mime}; nothing was saved.")
+    if plan.extension_format is not None and plan.extension_format is not fmt:
+        if plan.explicit:
+            raise UnsupportedFormat(
+                f"targetPath's extension says {plan.extension_format.mime} but the image is {fmt.mime}; "
+                f"use the extension {fmt.canonical}."
+            )
+        raise InvalidArgument(
+            f"fileName's extension says {plan.extension_format.mime} but the image is {fmt.mime}; "
+            f"use {fmt.canonical} or leave the extension out."
+        )
+    return fmt
+
+
+def save_image(
+    ws: Workspace,
+    source: RemoteImage | InlineImage,
+    *,
+    file_name: str | None = None,
+    alt_text: str = "",
+    target_path: str | None = None,
+    policy: DownloadPolicy | None = None,
+    resolver: Resolver = system_resolver,
+) -> SavedImage:
+    """kb_save_image: stage, check, then publish under a free name; nothing is left on failure."""
+    ws.require_writes()
+    plan = _plan(ws, source, file_name, target_path)
+    inline_format = None
+    if isinstance(source, InlineImage):
+        # Checked before any folder is created: a refused inline image leaves no trace at all.
+        inline_format = _check_content(detect(source.data[:12]), source.declared_mime, plan)
+    folders = CreatedFolders(ws)
+    staged: Path | None = None
+    try:
+        folder = folders.ensure(plan.folder_rel)
+        staged = staging_path(folder)
+        if isinstance(source, InlineImage) and inline_format is not None:
+            _write_staged(staged, source.data, plan.folder_rel)
+            fmt, sha, size = inline_format, hashlib.sha256(source.data).hexdigest(), len(source.data)
+        else:
+            assert isinstance(source, RemoteImage)
+            found: list[ImageFormat] = []
+
+            def on_head(head: bytes) -> None:
+                found.append(_check_content(detect(head), source.declared_mime, plan))
+
+            downloaded = fetch_to_file(
+                source.url, staged, policy or DownloadPolicy(), resolver=resolver, on_head=on_head
+            )
+            fmt, sha, size = found[0], downloaded.sha256, downloaded.size
+        names: Iterable[str]
+        if plan.names is not None:
+            names = plan.names
+            what = f"{plan.folder_rel + '/' if plan.folder_rel else ''}{plan.names[0]}"
+        else:
+            assert plan.stem is not None
+            ext = plan.keep_extension or fmt.canonical
+            names = name_candidates(plan.stem, ext)
+            what = f"Every name from {plan.folder_rel}/{plan.stem}{ext} on"
+        rel = publish(ws, staged, plan.folder_rel, names, what=what)
+    except BaseException:
+        if staged is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(staged)
+        folders.undo()
+        raise
+    with contextlib.suppress(OSError):
+        os.unlink(staged)
+    return SavedImage(path=rel, format=fmt, size=size, sha256=sha, markdown=markdown_link(alt_text, rel))
+
+
+def _write_staged(staged: Path, data: bytes, folder_rel: str) -> None:
+    try:
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        raise os_error(exc, folder_rel or ".", "write into") from None
+
+
+# ---------------------------------------------------------------------------- list
+
+
+@dataclass(frozen=True)
+class ImageEntry:
+    path: str
+    format: ImageFormat
+    """Claimed by the extension; the content is not opened when listing."""
+    size: int
+    mtime: float
+
+
+@dataclass(frozen=True)
+class ImagePage:
+    images: list[ImageEntry]
+    next_cursor: str | None
+
+
+_CURSOR_VERSION = "v2"
+_IMAGE_SUFFIXES = tuple(ext for fmt in ImageFormat for ext in fmt.extensions)
+
+
+def encode_cursor(rel: str) -> str:
+    raw = f"{_CURSOR_VERSION}\n{rel}".encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_cursor(ws: Workspace, cursor: str) -> str:
+    """The last path of the previous page; INVALID_ARGUMENT for anything else."""
+    restart = "start again without cursor"
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise InvalidArgument(f"cursor is malformed; {restart}.") from None
+    version, sep, rel = raw.partition("\n")
+    if not sep or version != _CURSOR_VERSION:
+        raise InvalidArgument(f"cursor comes from another version of this tool; {restart}.")
+    try:
+        rel = ws.guard.normalise(rel, field="cursor")
+    except InvalidPath:
+        raise InvalidArgument(f"cursor names a path that is not permitted; {restart}.") from None
+    return rel
+
+
+def _sort_key(rel: str) -> tuple[str, str]:
+    return (rel.lower(), rel)
+
+
+def _image_paths(ws: Workspace) -> list[str]:
+    """Every image-named regular file under the root (by extension), sorted; links never followed."""
+    found: list[str] = []
+    if not ws.root.is_dir():
+        return found
+    pending = [""]
+    while pending:
+        rel_dir = pending.pop()
+        try:
+            with os.scandir(ws.root / rel_dir if rel_dir else ws.root) as entries:
+                for entry in entries:
+                    name = entry.name
+                    rel = f"{rel_dir}/{name}" if rel_dir else name
+                    if entry.is_dir(follow_symlinks=False):
+                        if name.lower() != ".git" and not ws.guard.is_internal(rel):
+                            pending.append(rel)
+                    elif name.lower().endswith(_IMAGE_SUFFIXES) and entry.is_file(follow_symlinks=False):
+                        found.append(rel)
+        except OSError as exc:
+            # Never a silently incomplete page (contract §11.3).
+            raise PermissionDenied(f"Could not list folder {rel_dir or '.'!r}: {exc.strerror}.") from None
+    found.sort(key=_sort_key)
+    return found
+
+
+def list_images(ws: Workspace, cursor: str | None = None, page_size: int = 50) -> ImagePage:
+    """kb_list_images: one page of images after ``cursor``, sorted case-insensitively by path.
+
+    The next page starts strictly after the cursor's path in this order, so a cursor whose
+    image was deleted (or a new image before it) never skips or repeats anything else.
+    """
+    if not 1 <= page_size <= 200:
+        raise InvalidArgument("pageSize must be between 1 and 200.")
+    after = decode_cursor(ws, cursor) if cursor is not None else None
+    paths = _image_paths(ws)
+    start = bisect_right(paths, _sort_key(after), key=_sort_key) if after is not None else 0
+    images: list[ImageEntry] = []
+    more = False
+    for rel in paths[start:]:
+        if ws.guard.is_internal(rel):  # unportable names, index files: not part of the knowledge base
+            continue
+        if len(images) == page_size:
+            more = True
+            break
+        try:
+            st = os.lstat(ws.root / rel)
+        except FileNotFoundError:
+            continue  # deleted since the walk
+        except OSError as exc:
+            raise PermissionDenied(f"Could not inspect {rel!r}: {exc.strerror}.") from None
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        fmt = format_for_path(rel)
+        assert fmt is not None
+        images.append(ImageEntry(path=rel, format=fmt, size=st.st_size, mtime=st.st_mtime))
+    return ImagePage(images, encode_cursor(images[-1].path) if more and images else None)
+
+
+# ---------------------------------------------------------------------------- load
+
+
+@dataclass(frozen=True)
+class LoadedImage:
+    path: str
+    format: ImageFormat
+    """Of the original file, from its bytes."""
+    size: int
+    sha256: str
+    shown: bytes
+    """What the client sees: the stored bytes, or a PNG of a GIF's first frame."""
+    shown_mime: str
+
+
+def _claimed(rel: str) -> ImageFormat:
+    fmt = format_for_path(rel)
+    if fmt is None:
+        raise InvalidPath(f"Path {rel!r} is not permitted: an image must end in .png, .jpg, .jpeg, .webp or .gif.")
+    return fmt
+
+
+def _check_signature(rel: str, head: bytes, claimed: ImageFormat) -> ImageFormat:
+    actual = detect(head)
+    if actual is not claimed:
+        what = actual.mime if actual else "not a PNG, JPEG, WebP or GIF image"
+        raise UnsupportedFormat(f"{rel!r} is named as {claimed.mime} but its bytes are {what}.")
+    return actual
+
+
+def load_image(ws: Workspace, path: str) -> LoadedImage:
+    """kb_load_image: the bytes as stored (PNG/JPEG/WebP) or a GIF's first frame as PNG."""
+    rel, target = ws.guard.resolve(path)
+    claimed = _claimed(rel)
+    data = read_capped(rel, target, "Image")
+    fmt = _check_signature(rel, data[:12], claimed)
+    sha = hashlib.sha256(data).hexdigest()
+    if fmt is ImageFormat.GIF:
+        return LoadedImage(rel, fmt, len(data), sha, gif_preview_png(data), ImageFormat.PNG.mime)
+    return LoadedImage(rel, fmt, len(data), sha, data, fmt.mime)
+
+
+# ---------------------------------------------------------------------------- delete
+
+
+def delete_image(ws: Workspace, path: str) -> str:
+    """kb_delete_image: remove one image file; folders, Markdown and the index are left alone."""
+    ws.require_writes()
+    rel, target = ws.guard.resolve(path)
+    _claimed(rel)
+    stat_regular(rel, target, "Image")
+    with write_lock(ws):
+        try:
+            os.unlink(target)
+        except FileNotFoundError:
+            stat_regular(rel, target, "Image")  # raises NOT_FOUND
+        except OSError as exc:
+            raise os_error(exc, rel, "delete") from None
+        fsync_dir(target.parent)
+    return rel
+
+
+# ---------------------------------------------------------------------------- move
+
+
+@dataclass(frozen=True)
+class MovedImage:
+    previous_path: str
+    path: str
+    sha256: str
+
+
+def _hash_and_head(rel: str, path: Path) -> tuple[str, bytes]:
+    digest = hashlib.sha256()
+    head = b""
+    try:
+        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | getattr(os, "O_NOFOLLOW", 0))) as f:
+            while block := f.read(1 << 20):
+                head = head or block[:12]
+                digest.update(block)
+    except FileNotFoundError:
+        raise Conflict(f"Image {rel!r} disappeared during the move; list the images again.") from None
+    except OSError as exc:
+        raise os_error(exc, rel, "read") from None
+    return digest.hexdigest(), head
+
+
+def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | None = None) -> MovedImage:
+    """kb_move_image: a no-overwrite rename, optionally guarded by the file's SHA-256."""
+    ws.require_writes()
+    src_rel, src = ws.guard.resolve(source, field="sourcePath")
+    dst_rel, dst = ws.guard.resolve(target, field="targetPath")
+    src_fmt, dst_fmt = _claimed(src_rel), _claimed(dst_rel)
+    if src_rel == dst_rel:
+        raise InvalidArgument("targetPath must differ from sourcePath.")
+    if expected_sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", expected_sha256):
+        raise InvalidArgument("expectedSha256 must be 64 hexadecimal digits.")
+    stat_regular(src_rel, src, "Image")
+    if os.path.lexists(dst):
+        raise AlreadyExists(f"{dst_rel!r} already exists; kb_move_image never overwrites.")
+    sha, head = _hash_and_head(src_rel, src)
+    if expected_sha256 is not None and sha != expected_sha256.lower():
+        raise Conflict(
+            f"Image {src_rel!r} changed since it was read (its SHA-256 differs from expectedSha256); "
+            "load it again and retry.",
+            ConflictReason.SOURCE_CHANGED,
+        )
+    _check_signature(src_rel, head, src_fmt)
+    _check_signature(dst_rel, head, dst_fmt)
+    folders = CreatedFolders(ws)
+    try:
+        with write_lock(ws) as intent:
+            folders.ensure(dst_rel.rpartition("/")[0])
+            # Re-resolve and re-hash under the lock: the file must be the one that was checked.
+            ws.guard.resolve(src_rel, field="sourcePath")
+            stat_regular(src_rel, src, "Image")
+            if _hash_and_head(src_rel, src)[0] != sha:
+                raise Conflict(f"Image {src_rel!r} changed during the move; load it again and retry.")
+            intent.note(source=src, target=dst)  # a crash after the link is finished at the next start
+            try:
+                os.link(src, dst)  # fails instead of overwriting; then drop the old name
+            except FileExistsError:
+                raise AlreadyExists(f"{dst_rel!r} already exists; kb_move_image never overwrites.") from None
+            except OSError as exc:
+                raise os_error(exc, src_rel, "move") from None
+            try:
+                os.unlink(src)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.unlink(dst)
+                raise os_error(exc, src_rel, "move") from None
+            intent.clear()
+            fsync_dir(dst.parent)
+            fsync_dir(src.parent)
+    except BaseException:
+        folders.undo()
+        raise
+    return MovedImage(previous_path=src_rel, path=dst_rel, sha256=sha)

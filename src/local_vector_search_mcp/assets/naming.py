@@ -1,0 +1,115 @@
+"""Where a saved image goes and how it is linked (contract §11.2 steps 7-9).
+
+Without ``targetPath`` an image lands in ``images/`` under, in this order, the caller's
+``fileName``, the stem of the upload's own ``file_name`` when that is portable, or a
+generated ``image-YYYYMMDD-HHMMSS-<12 hex>``; a taken name gets ``-2``, ``-3``, ...
+before the extension. Names must be portable (valid on Windows too), because knowledge
+bases are shared through Git between machines.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+from ..errors import InvalidArgument
+from .formats import ImageFormat
+
+__all__ = [
+    "DEFAULT_FOLDER",
+    "MAX_SUFFIX",
+    "check_file_name",
+    "generated_stem",
+    "markdown_link",
+    "name_candidates",
+    "portable_problem",
+    "split_extension",
+    "upload_stem",
+]
+
+DEFAULT_FOLDER = "images"
+MAX_SUFFIX = 10_000
+"""Give up (ALREADY_EXISTS) after ``name-10000``: a folder that full is a mistake, not a naming problem."""
+
+_RESERVED = set('<>:"/\\|?*')
+_DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
+
+
+def portable_problem(name: str) -> str | None:
+    """Why ``name`` is not a portable file name (no folder), or None when it is."""
+    if not name.strip():
+        return "it is blank"
+    if name in (".", ".."):
+        return "'.' and '..' are not file names"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "it contains control characters"
+    if _RESERVED & set(name):
+        return 'it contains one of < > : " / \\ | ? * (a file name, not a path)'
+    if name.endswith((" ", ".")):
+        return "it ends with a space or a dot"
+    if _DEVICE.match(name.split(".")[0]):
+        return "it is a reserved device name"
+    return None
+
+
+def split_extension(name: str) -> tuple[str, str]:
+    """``cover.png`` -> (``cover``, ``.png``); ``cover`` -> (``cover``, ``""``); ``.png`` has no stem."""
+    dot = name.rfind(".")
+    if dot <= 0:
+        return name, ""
+    return name[:dot], name[dot:]
+
+
+def check_file_name(name: str) -> tuple[str, ImageFormat | None]:
+    """Validate the caller's ``fileName`` before anything is downloaded.
+
+    Returns the stem and the format its extension names (None without an extension).
+    Any other extension is refused: guessing whether ``notes.txt`` meant a stem with a
+    dot would save a file whose name lies about its content.
+    """
+    problem = portable_problem(name)
+    if problem:
+        raise InvalidArgument(f"fileName {name!r} is not a portable file name: {problem}.")
+    stem, ext = split_extension(name)
+    if not ext:
+        return stem, None
+    fmt = ImageFormat.from_extension(ext)
+    if fmt is None:
+        raise InvalidArgument(
+            f"fileName {name!r} has the extension {ext!r}; use .png, .jpg, .jpeg, .webp or .gif, "
+            "or leave the extension out to get the one matching the image."
+        )
+    return stem, fmt
+
+
+def upload_stem(file_name: str | None) -> str | None:
+    """The stem of an upload's own name, when it is portable; None otherwise (a name is generated)."""
+    if not file_name:
+        return None
+    base = file_name.replace("\\", "/").rsplit("/", 1)[-1]
+    stem, _ = split_extension(base)
+    if len(stem) > 200 or portable_problem(stem) or portable_problem(base):
+        return None
+    return stem
+
+
+def generated_stem(now: datetime | None = None) -> str:
+    now = now or datetime.now(UTC)
+    return f"image-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(6)}"
+
+
+def name_candidates(stem: str, ext: str) -> Iterator[str]:
+    """``stem.ext``, ``stem-2.ext``, ``stem-3.ext``, ... up to :data:`MAX_SUFFIX`."""
+    yield f"{stem}{ext}"
+    for n in range(2, MAX_SUFFIX + 1):
+        yield f"{stem}-{n}{ext}"
+
+
+def markdown_link(alt_text: str, path: str) -> str:
+    """``![alt](path)``: alt on one line with ``\\ [ ]`` escaped; the path in ``<...>`` when needed."""
+    alt = alt_text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    alt = alt.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    destination = f"<{path}>" if re.search(r"[\s()]", path) else path
+    return f"![{alt}]({destination})"

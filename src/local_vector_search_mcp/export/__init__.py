@@ -1,0 +1,1 @@
+"""Exports of knowledge-base documents into other formats (PDF books)."""

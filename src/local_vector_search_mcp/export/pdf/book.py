@@ -1,0 +1,424 @@
+"""Book assembly: which documents make the book, and the PDF around them.
+
+A book is one document, or, when a document is nothing but links (headings
+aside), a ``SUMMARY.md``-style table of contents whose local ``.md`` links name
+the chapters in order, list nesting giving their depth (spec/decisions.md).
+Books get a title page and a table of contents with page numbers; every
+heading gets a bookmark and an outline entry, and links between chapters
+become links inside the PDF.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+from urllib.parse import unquote, urlsplit
+
+import yaml
+from reportlab.lib import colors
+from reportlab.lib.units import mm
+from reportlab.platypus import Flowable, PageBreak, Paragraph, Spacer, TableStyle
+from reportlab.platypus.doctemplate import BaseDocTemplate, PageTemplate
+from reportlab.platypus.flowables import AnchorFlowable
+from reportlab.platypus.frames import Frame
+from reportlab.platypus.tableofcontents import TableOfContents
+
+from ...errors import InvalidArgument, KbError
+from ...markdown import Document, ElementKind, parse_document
+from ...paths import PathGuard
+from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, _Ctx, slugify
+from .fonts import FontSet, font_set
+from .images import ImageStore
+from .inline import MD
+from .styles import PAGE_FORMATS, PROFILES, Sheet, sheet
+
+__all__ = ["MAX_BOOK_BYTES", "MAX_WARNINGS", "BookOptions", "render_book"]
+
+# Everything of a book is held in memory while it is laid out: bound it.
+MAX_BOOK_BYTES = 32 * 1024 * 1024
+MAX_WARNINGS = 100
+_REMOTE = ("http", "https", "mailto", "ftp")
+
+
+@dataclass(frozen=True)
+class BookOptions:
+    page_format: str = "a5"
+    style: str = "compact"
+    profile: str = "standard"
+    cjk_font: str | None = None
+
+
+@dataclass
+class _Part:
+    """One entry of the book: a chapter document, a missing chapter or a part title."""
+
+    title: str
+    depth: int
+    rel: str | None = None
+    doc: Document | None = None
+    missing: str | None = None  # why the chapter could not be read
+
+
+@dataclass
+class _Warnings:
+    items: list[str] = field(default_factory=list)
+    dropped: int = 0
+
+    def add(self, message: str) -> None:
+        if message in self.items:
+            return
+        if len(self.items) < MAX_WARNINGS:
+            self.items.append(message)
+        else:
+            self.dropped += 1
+
+    def result(self) -> list[str]:
+        return self.items + ([f"... and {self.dropped} more warnings."] if self.dropped else [])
+
+
+def front_matter(doc: Document) -> dict[str, Any]:
+    fm = next((e for e in doc.elements if e.kind is ElementKind.FRONT_MATTER), None)
+    if fm is None:
+        return {}
+    body = "\n".join(fm.text.split("\n")[1:-1])
+    try:
+        data = yaml.safe_load(body)
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _summary_links(doc: Document) -> list[tuple[str, str, int]] | None:
+    """``(title, href, depth)`` of a link-list document, or ``None`` when it has prose."""
+    links: list[tuple[str, str, int]] = []
+    for element in doc.elements:
+        if element.kind in (ElementKind.FRONT_MATTER, ElementKind.HEADING):
+            continue
+        if element.kind not in (ElementKind.PARAGRAPH, ElementKind.LIST_ITEM):
+            return None
+        text = doc.text[element.segments[0][0] : element.segments[0][1]]
+        depth = 0
+        if element.kind is ElementKind.LIST_ITEM:
+            text = text.lstrip(" ")[1:] if text.lstrip(" ")[:1] in "-*+" else text.split(".", 1)[-1]
+            parent = element.parent
+            while parent is not None:
+                depth += 1
+                up = doc.get(parent)
+                parent = up.parent if up is not None else None
+        tokens = MD.parseInline(text.strip(), {})
+        children = tokens[0].children or [] if tokens else []
+        found: list[tuple[str, str, int]] = []
+        title: list[str] = []
+        href = ""
+        inside = False
+        for tok in children:
+            if tok.type == "link_open":
+                href, title, inside = str(tok.attrGet("href") or ""), [], True
+            elif tok.type == "link_close":
+                found.append(("".join(title).strip(), href, depth))
+                inside = False
+            elif tok.type in ("text", "code_inline"):
+                if inside:
+                    title.append(tok.content)
+                elif tok.content.strip():
+                    return None  # text outside links: prose, not a table of contents
+            elif tok.type not in ("softbreak", "em_open", "em_close", "strong_open", "strong_close"):
+                return None
+        if not found:
+            return None
+        links += found
+    local = [h for _, h, _ in links if h and not urlsplit(h).scheme and urlsplit(h).path.lower().endswith(".md")]
+    return links if local else None
+
+
+class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no type hints
+    """Pages with a footer; headings feed the outline, bookmarks and the TOC."""
+
+    def __init__(self, out: BinaryIO, sheet_: Sheet, fonts: FontSet, title_page: bool, **meta: Any) -> None:
+        width, height = self._page
+        super().__init__(
+            out,
+            pagesize=(width, height),
+            leftMargin=sheet_.margins[0],
+            rightMargin=sheet_.margins[1],
+            topMargin=sheet_.margins[2],
+            bottomMargin=sheet_.margins[3],
+            invariant=1,
+            pageCompression=1,
+            # every page starts in this font; the default (Helvetica) would be an unembedded font
+            initialFontName=fonts.family(sheet_.theme.body).regular,
+            **meta,
+        )
+        self.sheet_ = sheet_
+        self.fonts = fonts
+        self.title_page = title_page
+        frame = Frame(
+            self.leftMargin,
+            self.bottomMargin,
+            self.width,
+            self.height,
+            id="body",
+            leftPadding=0,
+            rightPadding=0,
+            topPadding=0,
+            bottomPadding=0,
+        )
+        self.addPageTemplates([PageTemplate("body", [frame], onPage=self._footer)])
+
+    _page: tuple[float, float] = PAGE_FORMATS["a5"]
+
+    def _footer(self, canvas: Any, doc: Any) -> None:
+        page = canvas.getPageNumber()
+        if self.title_page and page == 1:
+            return
+        theme = self.sheet_.theme
+        size = self.sheet_.body.fontSize - 1.5
+        canvas.saveState()
+        canvas.setFont(self.fonts.family(theme.body).regular, size)
+        canvas.setFillColor(colors.HexColor("#666666"))
+        y = self.bottomMargin * 0.45
+        text = str(page)
+        if theme.footer == "center":
+            canvas.drawCentredString(self.pagesize[0] / 2, y, text)
+        elif theme.footer == "right":
+            canvas.drawRightString(self.pagesize[0] - self.rightMargin, y, text)
+            canvas.setStrokeColor(colors.HexColor("#cccccc"))
+            canvas.setLineWidth(0.4)
+            canvas.line(self.leftMargin, y + size * 1.4, self.pagesize[0] - self.rightMargin, y + size * 1.4)
+        else:
+            canvas.drawString(self.leftMargin, y, text)
+        canvas.restoreState()
+
+    def afterFlowable(self, flowable: Flowable) -> None:
+        if isinstance(flowable, Heading):
+            o = flowable.outline
+            self.canv.addOutlineEntry(o.title, o.key, level=o.level, closed=o.level >= 1)
+            if o.toc:
+                self.notify(
+                    "TOCEntry",
+                    (o.level, self.fonts.markup(o.title, self.fonts.family(self.sheet_.theme.body)), self.page, o.key),
+                )
+
+
+class _Book:
+    def __init__(self, guard: PathGuard, rel: str, options: BookOptions) -> None:
+        self.guard = guard
+        self.rel = rel
+        self.options = options
+        self.warnings = _Warnings()
+        self.fonts = font_set(options.cjk_font)
+        self.sheet = sheet(options.style, options.page_format, self.fonts)
+        self.images = ImageStore(guard, PROFILES[options.profile])
+        self.chapters: dict[str, Chapter] = {}
+        self.renderer = BlockRenderer(self.sheet, self.fonts, self.images, self._link, self.warnings.add)
+
+    # -------------------------------------------------------------- the book's parts
+
+    def parts(self, doc: Document) -> list[_Part]:
+        links = _summary_links(doc)
+        if links is None:
+            return [_Part("", 0, self.rel, doc)]
+        parts: list[_Part] = []
+        seen = {self.rel}
+        folder = posixpath.dirname(self.rel)
+        budget = len(doc.text.encode("utf-8"))
+        for title, href, depth in links:
+            split = urlsplit(href)
+            if split.scheme or split.netloc or not split.path.lower().endswith(".md"):
+                continue
+            target = posixpath.normpath(posixpath.join(folder, unquote(split.path)))
+            if target in seen:
+                continue
+            seen.add(target)
+            try:
+                rel, path = self.guard.resolve(target, markdown=True)
+                raw = path.read_bytes()
+            except KbError:
+                parts.append(_Part(title, depth, target, missing="its path is not permitted"))
+                continue
+            except OSError:
+                parts.append(_Part(title, depth, target, missing="the file does not exist"))
+                continue
+            budget += len(raw)
+            if budget > MAX_BOOK_BYTES:
+                raise InvalidArgument(
+                    f"The book is larger than {MAX_BOOK_BYTES // (1024 * 1024)} MiB of Markdown; "
+                    "export its parts separately."
+                )
+            try:
+                chapter = parse_document(raw)
+            except KbError:
+                parts.append(_Part(title, depth, rel, missing="it is not valid UTF-8"))
+                continue
+            parts.append(_Part(title, depth, rel, chapter))
+        return parts
+
+    def _prepare(self, parts: list[_Part]) -> None:
+        """Destinations of every chapter and heading, known before any link is drawn."""
+        for i, part in enumerate(parts):
+            if part.rel is None:
+                continue
+            chapter = Chapter(part.rel, part.depth, f"c{i}")
+            if part.doc is not None:
+                headings = part.doc.headings
+                chapter.min_level = min((h.level or 1 for h in headings), default=1)
+                for j, heading in enumerate(headings):
+                    key = f"c{i}h{j}"
+                    chapter.heading_keys.append(key)
+                    custom = HEADING_ID.search(heading.title or "")
+                    if custom is not None:
+                        chapter.slugs.setdefault(custom.group(1), key)
+                    slug = base = slugify(self.renderer.inline.plain(HEADING_ID.sub("", heading.title or "")))
+                    n = 1
+                    while slug in chapter.slugs:
+                        slug, n = f"{base}-{n}", n + 1
+                    chapter.slugs[slug] = key
+            self.chapters.setdefault(part.rel, chapter)
+
+    def _link(self, chapter: Chapter, href: str) -> str | None:
+        split = urlsplit(href)
+        if split.scheme:
+            return href if split.scheme.lower() in _REMOTE else None
+        if split.netloc:
+            return None
+        if not split.path:
+            target = chapter
+        else:
+            path = unquote(split.path)
+            if path.lower().endswith(".html"):
+                path = path[:-5] + ".md"
+            rel = posixpath.normpath(posixpath.join(posixpath.dirname(chapter.rel), path))
+            found = self.chapters.get(rel)
+            if found is None:
+                return None  # a file outside the book: the link text stays, unlinked
+            target = found
+        fragment = unquote(split.fragment)
+        key = target.slugs.get(fragment) or target.slugs.get(slugify(fragment)) if fragment else None
+        return f"#{key or target.key}"
+
+    # -------------------------------------------------------------- layout
+
+    def story(self, doc: Document, parts: list[_Part]) -> tuple[list[Flowable], dict[str, str], bool]:
+        meta = front_matter(doc)
+        is_book = len(parts) != 1 or parts[0].doc is not doc
+        title = str(meta.get("title") or "").strip()
+        if not title and is_book:
+            first = next((h for h in doc.headings), None)
+            title = self.renderer.inline.plain(first.title or "") if first is not None else ""
+            title = title or posixpath.splitext(posixpath.basename(self.rel))[0]
+        author = meta.get("author") or meta.get("authors") or ""
+        if isinstance(author, list):
+            author = ", ".join(str(a) for a in author)
+        author = str(author).strip()
+        story: list[Flowable] = []
+        body = self.fonts.family(self.sheet.theme.body)
+        title_page = bool(title)
+        if title_page:
+            story += [
+                Spacer(1, self.sheet.frame_height * 0.28),
+                Paragraph(self.fonts.markup(title, body), self.style_cjk(self.sheet.title, title)),
+            ]
+            subtitle = str(meta.get("subtitle") or meta.get("description") or "").strip()
+            if subtitle:
+                story.append(
+                    Paragraph(self.fonts.markup(subtitle, body), self.style_cjk(self.sheet.subtitle, subtitle))
+                )
+            if author:
+                story += [
+                    Spacer(1, 12 * mm),
+                    Paragraph(self.fonts.markup(author, body), self.style_cjk(self.sheet.subtitle, author)),
+                ]
+            story.append(PageBreak())
+        if is_book:
+            # The TOC is a table: name its cell font, else reportlab selects unembedded Helvetica.
+            toc_style = TableStyle(
+                [
+                    ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                    ("RIGHTPADDING", (0, 0), (-1, -1), 0),
+                    ("LEFTPADDING", (0, 0), (-1, -1), 0),
+                    ("FONT", (0, 0), (-1, -1), body.regular),
+                ]
+            )
+            toc = TableOfContents(dotsMinLevel=0, tableStyle=toc_style)
+            toc.levelStyles = list(self.sheet.toc)
+            heading = self.sheet.headings[0]
+            story += [Paragraph(self.fonts.markup("Contents", body), heading), toc, PageBreak()]
+        self._prepare(parts)
+        for i, part in enumerate(parts):
+            if is_book and part.depth == 0 and i:
+                story.append(PageBreak())
+            chapter = self.chapters.get(part.rel) if part.rel else None
+            if chapter is None or chapter.rel != part.rel or chapter.key != f"c{i}":
+                continue
+            story.append(AnchorFlowable(chapter.key))
+            self.renderer.chapter = chapter
+            if part.doc is None:
+                self.warnings.add(f"Chapter {part.rel} ({part.title!r}) was replaced by a placeholder: {part.missing}.")
+                chapter.heading_keys.append(f"{chapter.key}h0")
+                fake = _heading_element(part.title or part.rel or "")
+                story.append(self.renderer.heading(fake, 0, _Ctx()))
+                story.append(self.renderer.placeholder(f"Chapter not available: {part.rel} ({part.missing})", _Ctx()))
+                continue
+            env: MutableMapping[str, Any] = {}
+            story += self.renderer.document(part.doc, env, _Ctx(), top=True)
+        info = {"title": title or _first_heading(doc) or posixpath.basename(self.rel), "author": author}
+        return story, info, title_page
+
+    def style_cjk(self, style: Any, text: str) -> Any:
+        return self.renderer.style(style, 0, None, True) if self.fonts.needs_cjk_wrap(text) else style
+
+
+def _first_heading(doc: Document) -> str:
+    first = next((h for h in doc.headings), None)
+    return (first.title or "") if first is not None else ""
+
+
+def _heading_element(title: str) -> Any:
+    from ...markdown import Element
+
+    return Element("0", ElementKind.HEADING, 0, 0, ((0, 0),), "# " + title, "", "", level=1, title=title)
+
+
+def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, options: BookOptions) -> list[str]:
+    """Lay out ``doc`` (a document or a book's table of contents) as a PDF into ``out``.
+
+    Returns the warnings: pictures and chapters replaced by placeholders and
+    characters no installed font could draw.
+    """
+    book = _Book(guard, rel, options)
+    parts = book.parts(doc)
+    story, info, title_page = book.story(doc, parts)
+
+    class Template(_Template):
+        _page = PAGE_FORMATS[options.page_format]
+
+    template = Template(
+        out,
+        book.sheet,
+        book.fonts,
+        title_page,
+        title=info["title"],
+        author=info["author"],
+        creator="local-vector-search-mcp",
+        producer="local-vector-search-mcp (reportlab)",
+    )
+    if any(isinstance(f, TableOfContents) for f in story):
+        template.multiBuild(story, maxPasses=4)
+    else:
+        template.build(story)
+    if book.fonts.missing:
+        chars = "".join(sorted(book.fonts.missing)[:40])
+        book.warnings.add(
+            f"{len(book.fonts.missing)} distinct characters could not be rendered because no installed font has "
+            f"them (install a TrueType CJK font such as fonts-wqy-microhei or set export.pdf.cjkFont): {chars}"
+        )
+    return book.warnings.result()
+
+
+def render_file(guard: PathGuard, rel: str, out: BinaryIO, options: BookOptions) -> list[str]:
+    """Convenience for tests and the bench: read ``rel`` through the guard and render it."""
+    _, path = guard.resolve(rel, markdown=True)
+    return render_book(guard, rel, parse_document(Path(path).read_bytes()), out, options)

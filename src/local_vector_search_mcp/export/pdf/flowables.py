@@ -1,0 +1,630 @@
+"""One element of the element model -> reportlab flowables.
+
+:class:`BlockRenderer` walks a parsed :class:`~local_vector_search_mcp.markdown.Document`
+in source order. Containers (list items with several blocks, block quotes,
+alerts) are re-parsed with the project's own ``parse_text`` after their markers
+are stripped and rendered recursively. Text between elements (thematic breaks,
+HTML blocks, link reference definitions) is not an element; it is tokenised by
+markdown-it on its own, which is how reference-style links resolve.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reportlab.lib import colors
+from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
+from reportlab.lib.styles import ParagraphStyle
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.platypus import (
+    CondPageBreak,
+    Flowable,
+    HRFlowable,
+    Image,
+    Indenter,
+    KeepTogether,
+    Paragraph,
+    Spacer,
+    Table,
+    TableStyle,
+    XPreformatted,
+)
+from reportlab.platypus.doctemplate import FrameBG
+
+from ...markdown import Document, Element, ElementKind, parse_text, table_source
+from .fonts import FontSet
+from .images import ImageStore, Missing, Picture
+from .inline import MD, InlineImage, InlineRenderer
+from .styles import Sheet
+
+__all__ = ["BlockRenderer", "Heading", "Outline", "slugify"]
+
+_MARKER = re.compile(r"( *)([-+*]|(\d{1,9})([.)]))([ \t]+|$)")
+_TASK = re.compile(r"\[([ xX])\][ \t]+")
+_QUOTE = re.compile(r"^ {0,3}> ?", re.MULTILINE)
+_ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*$", re.IGNORECASE)
+_ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+|$)|[ \t]+#+[ \t]*$|^#+[ \t]*$")
+_IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE | re.DOTALL)
+_ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*("([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+_TAG = re.compile(r"<[^>]*>", re.DOTALL)
+_SCRIPT = re.compile(r"<(script|style)\b.*?(</\1\s*>|$)", re.DOTALL | re.IGNORECASE)
+# A custom heading id (``## Title {#id}``), as VitePress and Pandoc write it.
+HEADING_ID = re.compile(r"[ \t]*\{#([^}\s]+)\}[ \t]*$")
+_COMPLEX = re.compile(r"^(?: {0,3}(?:```|~~~|>|\|)|    |\t)", re.MULTILINE)
+# Code blocks are cut into pieces of this many lines: splitting one huge
+# preformatted block page by page would re-measure all of it every time.
+_CODE_CHUNK = 60
+_ALERT_COLORS = {
+    "note": ("#0969da", "#eef5ff"),
+    "tip": ("#1a7f37", "#eefaf1"),
+    "important": ("#8250df", "#f5f0ff"),
+    "warning": ("#9a6700", "#fff8e5"),
+    "caution": ("#cf222e", "#ffefef"),
+}
+
+
+def slugify(title: str) -> str:
+    """GitHub-style heading slug: lower case, punctuation dropped, spaces to dashes."""
+    kept = [ch for ch in title.strip().lower() if ch in " -_" or unicodedata.category(ch)[0] in "LN"]
+    return "".join(kept).replace(" ", "-")
+
+
+@dataclass(frozen=True)
+class Outline:
+    """What the page template does when a heading is drawn (bookmark, outline, TOC)."""
+
+    key: str
+    title: str  # plain text
+    level: int
+    toc: bool
+
+
+class Heading(Paragraph):  # type: ignore[misc]  # reportlab ships no type hints
+    """A heading paragraph that carries its outline entry."""
+
+    def __init__(self, text: str, style: ParagraphStyle, outline: Outline) -> None:
+        super().__init__(text, style)
+        self.outline = outline
+
+
+@dataclass
+class Chapter:
+    """The document being rendered and what its headings and links resolve to."""
+
+    rel: str
+    depth: int  # outline level of the chapter's top heading
+    key: str  # destination of the chapter's start
+    slugs: dict[str, str] = field(default_factory=dict)  # heading slug -> destination key
+    heading_keys: list[str] = field(default_factory=list)  # destination of each heading, in order
+    min_level: int = 1
+
+
+@dataclass
+class _Ctx:
+    """Where a block is drawn: its left indent and the base width left for it."""
+
+    indent: float = 0.0
+    first_bullet: str | None = None
+
+
+class BlockRenderer:
+    def __init__(
+        self,
+        sheet: Sheet,
+        fonts: FontSet,
+        images: ImageStore,
+        links: Callable[[Chapter, str], str | None],
+        warn: Callable[[str], None],
+    ) -> None:
+        self.sheet = sheet
+        self.fonts = fonts
+        self.images = images
+        self.warn = warn
+        self._links = links
+        self.theme = sheet.theme
+        self.body_family = fonts.family(self.theme.body)
+        self.chapter: Chapter | None = None
+        self.inline = InlineRenderer(fonts, self._resolve_link, self.theme.accent.hexval().replace("0x", "#"))
+        self.counters = [0] * 6
+        self.last_level = -1
+        self._styles: dict[tuple[str, float, int], ParagraphStyle] = {}
+
+    # ------------------------------------------------------------------ helpers
+
+    def _resolve_link(self, href: str) -> str | None:
+        assert self.chapter is not None
+        return self._links(self.chapter, href)
+
+    def style(self, base: ParagraphStyle, indent: float, align: int | None = None, cjk: bool = False) -> ParagraphStyle:
+        key = (base.name, indent, (align if align is not None else -1) + (100 if cjk else 0))
+        style = self._styles.get(key)
+        if style is None:
+            extra: dict[str, Any] = {"wordWrap": "CJK"} if cjk else {}
+            style = ParagraphStyle(
+                f"{base.name}-{len(self._styles)}",
+                parent=base,
+                leftIndent=base.leftIndent + indent,
+                bulletIndent=base.leftIndent + indent - self.sheet.body.fontSize * 1.4,
+                alignment=base.alignment if align is None else align,
+                **extra,
+            )
+            self._styles[key] = style
+        return style
+
+    def para(
+        self, markup: str, base: ParagraphStyle, ctx: _Ctx, source: str = "", bullet: str | None = None
+    ) -> Paragraph:
+        cjk = self.fonts.needs_cjk_wrap(source)
+        style = self.style(base, ctx.indent, None, cjk)
+        if bullet is not None:
+            return Paragraph(markup, style, bulletText=bullet)
+        return Paragraph(markup, style)
+
+    def width(self, ctx: _Ctx) -> float:
+        return self.sheet.frame_width - ctx.indent
+
+    # ------------------------------------------------------------------ documents
+
+    def document(self, doc: Document, env: MutableMapping[str, Any], ctx: _Ctx, top: bool = False) -> list[Flowable]:
+        """All of ``doc``'s blocks, in order; ``top`` when it is a chapter (headings count)."""
+        out: list[Flowable] = []
+        gaps = self._gaps(doc, env)
+        covered = 0
+        lists: dict[tuple[str | None, str], int] = {}  # open lists: (parent, delimiter) -> next number
+        heading_index = 0
+        after_heading = True
+        for element in doc.elements:
+            if element.start >= covered:
+                gap = gaps.get(element.start)
+                if gap:
+                    out += self._gap(gap, env, ctx)
+                    lists.clear()
+                covered = max(covered, element.end)
+                if element.kind is not ElementKind.LIST_ITEM:
+                    lists.clear()
+            kind = element.kind
+            if kind is ElementKind.FRONT_MATTER:
+                continue
+            if kind is ElementKind.HEADING:
+                # a heading needs room for a few lines after it, else it starts the next page
+                out.append(CondPageBreak(self.sheet.body.leading * 5))
+                out.append(self.heading(element, heading_index if top else None, ctx))
+                heading_index += 1
+                after_heading = True
+                continue
+            if kind is ElementKind.PARAGRAPH:
+                out += self.paragraph(element.text, env, ctx, first=after_heading)
+            elif kind is ElementKind.CODE_BLOCK:
+                out += self.code(element.text, ctx)
+            elif kind is ElementKind.LIST_ITEM:
+                out += self.list_item(doc, element, env, ctx, lists)
+            elif kind is ElementKind.TABLE:
+                out += self.table(doc, element, env, ctx)
+            elif kind is ElementKind.BLOCK_QUOTE:
+                out += self.quote(element.text, env, ctx)
+            after_heading = False
+            if ctx.first_bullet is not None and out:
+                ctx = _Ctx(ctx.indent)  # the bullet went to the first block
+        tail = gaps.get(len(doc.text))
+        if tail:
+            out += self._gap(tail, env, ctx)
+        return out
+
+    def _gaps(self, doc: Document, env: MutableMapping[str, Any]) -> dict[int, str]:
+        """Text not covered by any top-level element, keyed by where it ends.
+
+        Parsed once up front so that link reference definitions anywhere in
+        the document are known before the first paragraph is rendered.
+        """
+        gaps: dict[int, str] = {}
+        covered = 0
+        for element in doc.elements:
+            if element.start >= covered:
+                if doc.text[covered : element.start].strip():
+                    gaps[element.start] = doc.text[covered : element.start]
+                covered = max(covered, element.end)
+        if doc.text[covered:].strip():
+            gaps[len(doc.text)] = doc.text[covered:]
+        for text in gaps.values():
+            if "]:" in text:
+                MD.parse(text, env)
+        return gaps
+
+    def _gap(self, text: str, env: MutableMapping[str, Any], ctx: _Ctx) -> list[Flowable]:
+        out: list[Flowable] = []
+        tokens = MD.parse(text, env)
+        for i, tok in enumerate(tokens):
+            if tok.type == "hr":
+                out.append(
+                    HRFlowable(
+                        width="60%" if self.theme.heading_center else "100%",
+                        thickness=0.6,
+                        color=colors.HexColor("#999999"),
+                        spaceBefore=self.sheet.body.fontSize * 0.6,
+                        spaceAfter=self.sheet.body.fontSize * 0.9,
+                    )
+                )
+            elif tok.type == "html_block":
+                out += self.html_block(tok.content, ctx)
+            elif tok.type == "inline" and i and tokens[i - 1].type == "paragraph_open":
+                out += self.paragraph(tok.content, env, ctx)  # never lose text a gap happened to hold
+            elif tok.type in ("fence", "code_block"):
+                out += self.code_lines(tok.content.rstrip("\n").split("\n"), ctx)
+        return out
+
+    # ------------------------------------------------------------------ blocks
+
+    def heading(self, element: Element, index: int | None, ctx: _Ctx) -> Flowable:
+        chapter = self.chapter
+        assert chapter is not None
+        raw = HEADING_ID.sub("", element.title if element.title is not None else _heading_text(element.text))
+        level = element.level or 1
+        title = self.inline.plain(raw) or raw
+        if index is None:  # a heading inside a quote or list item: styled, not in the outline
+            rendered = self.inline.render(raw, self.fonts.family(self.theme.heading))
+            return self.para(rendered.markup, self.sheet.headings[min(5, level + 1)], ctx, raw)
+        wanted = chapter.depth + max(0, level - chapter.min_level)
+        outline_level = min(wanted, self.last_level + 1)
+        self.last_level = outline_level
+        number = ""
+        if self.theme.number_headings and outline_level < 3:
+            self.counters[outline_level] += 1
+            for deeper in range(outline_level + 1, 6):
+                self.counters[deeper] = 0
+            number = ".".join(str(n) for n in self.counters[: outline_level + 1]) + "  "
+        key = chapter.heading_keys[index]
+        rendered = self.inline.render(raw, self.fonts.family(self.theme.heading))
+        style = self.sheet.headings[min(5, outline_level)]
+        if self.fonts.needs_cjk_wrap(raw):
+            style = self.style(style, 0, None, True)
+        markup = f'<a name="{key}"/>{self.fonts.markup(number, self.body_family)}{rendered.markup}'
+        flow = Heading(markup, style, Outline(key, number + title, outline_level, outline_level <= 2))
+        if self.theme.heading_rule and outline_level <= 1:
+            rule = HRFlowable(
+                width="100%",
+                thickness=1.2 if outline_level == 0 else 0.6,
+                color=self.theme.accent,
+                spaceBefore=0,
+                spaceAfter=style.spaceAfter * 0.6,
+            )
+            return KeepTogether([flow, rule])
+        return flow
+
+    def paragraph(self, text: str, env: MutableMapping[str, Any], ctx: _Ctx, first: bool = False) -> list[Flowable]:
+        rendered = self.inline.render(text, self.body_family, env)
+        out: list[Flowable] = []
+        bullet = ctx.first_bullet
+        if not rendered.only_images and rendered.markup:
+            base = self.sheet.first if first or ctx.indent else self.sheet.body
+            out.append(self.para(rendered.markup, base, ctx, text, bullet))
+            bullet = None
+        for image in rendered.images:
+            out += self.picture(image, ctx)
+        if bullet is not None and out:
+            out.insert(0, self.para("", self.sheet.first, ctx, "", bullet))
+        return out
+
+    def picture(self, image: InlineImage, ctx: _Ctx) -> list[Flowable]:
+        assert self.chapter is not None
+        loaded = self.images.load(image.src, self.chapter.rel, self.width(ctx), self.sheet.frame_height * 0.75)
+        if isinstance(loaded, Missing):
+            self.warn(f"Image {image.src!r} in {self.chapter.rel} was replaced by a placeholder: {loaded.reason}.")
+            return [self.placeholder(f"Image not available: {image.alt or image.src}", ctx)]
+        return [self._image(loaded, ctx, image.alt)]
+
+    def _image(self, picture: Picture, ctx: _Ctx, alt: str) -> Flowable:
+        flow = Image(picture.source, width=picture.width, height=picture.height)
+        flow.hAlign = "CENTER"
+        pad = Spacer(1, self.sheet.body.fontSize * 0.4)
+        if ctx.indent:
+            return KeepTogether([Indenter(left=ctx.indent), pad, flow, pad, Indenter(left=-ctx.indent)])
+        return KeepTogether([pad, flow, pad])
+
+    def placeholder(self, text: str, ctx: _Ctx) -> Flowable:
+        style = ParagraphStyle(
+            "placeholder",
+            parent=self.style(self.sheet.small, ctx.indent, TA_CENTER),
+            borderWidth=0.6,
+            borderColor=colors.HexColor("#b0b0b0"),
+            borderPadding=6,
+            backColor=colors.HexColor("#f4f4f4"),
+            spaceBefore=8,
+            spaceAfter=12,
+        )
+        return Paragraph(f"<i>{self.fonts.markup(text, self.body_family)}</i>", style)
+
+    def code(self, text: str, ctx: _Ctx) -> list[Flowable]:
+        lines = text.split("\n")
+        first = lines[0].lstrip(" ")
+        if first.startswith(("```", "~~~")):
+            fence = first[:3]
+            indent = len(lines[0]) - len(first)
+            body = lines[1:]
+            if body and body[-1].strip().startswith(fence) and not body[-1].strip().strip(fence[0]):
+                body = body[:-1]
+            lines = [line[min(indent, len(line) - len(line.lstrip(" "))) :] for line in body]
+        else:
+            lines = [line[4:] if line.startswith("    ") else line.lstrip("\t") for line in lines]
+        return self.code_lines(lines, ctx)
+
+    def code_lines(self, lines: list[str], ctx: _Ctx) -> list[Flowable]:
+        mono = self.fonts.mono
+        style = self.sheet.code
+        pad = 5.0
+        columns = max(16, int((self.width(ctx) - 2 * pad) / (style.fontSize * 0.602)))
+        mark = "\u21aa " if mono.covers("\u21aa") else "> "
+        wrapped: list[str] = []
+        for line in lines:
+            wrapped += _wrap(line.expandtabs(4), columns, mark)
+        if not wrapped:
+            wrapped = [""]
+        out: list[Flowable] = [
+            Spacer(1, style.fontSize * 0.3),
+            FrameBG(
+                color=self.theme.code_bg,
+                left=ctx.indent,
+                strokeWidth=0.5 if self.theme.code_border else None,
+                strokeColor=colors.HexColor("#c8c8c8") if self.theme.code_border else None,
+            ),
+            Indenter(left=ctx.indent + pad, right=pad),
+            Spacer(1, pad * 0.6),
+        ]
+        for i in range(0, len(wrapped), _CODE_CHUNK):
+            chunk = "\n".join(self.fonts.markup(line, mono) for line in wrapped[i : i + _CODE_CHUNK])
+            out.append(XPreformatted(chunk, style))
+        out += [Spacer(1, pad * 0.6), Indenter(left=-(ctx.indent + pad), right=-pad), FrameBG(start=False)]
+        out.append(Spacer(1, self.sheet.body.fontSize * 0.6))
+        return out
+
+    def list_item(
+        self,
+        doc: Document,
+        element: Element,
+        env: MutableMapping[str, Any],
+        ctx: _Ctx,
+        lists: dict[tuple[str | None, str], int],
+    ) -> list[Flowable]:
+        own = "\n".join(doc.text[a:b] for a, b in element.segments)
+        first_line, _, rest = own.partition("\n")
+        match = _MARKER.match(first_line)
+        if match is None:  # not expected from the parser; keep the text
+            return self.paragraph(own, env, ctx)
+        content_indent = (
+            len(match.group(0))
+            if match.group(5) and len(match.group(5)) <= 4
+            else len(match.group(1)) + len(match.group(2)) + 1
+        )
+        delimiter = match.group(4) or match.group(2)
+        key = (element.parent, delimiter)
+        if match.group(3) is not None:
+            number = lists.get(key, int(match.group(3)))
+            bullet = f"{number}{delimiter}"
+            lists[key] = number + 1
+        else:
+            lists[key] = 0
+            depth = _depth(doc, element)
+            bullet = ("\u2022", "\u25e6", "\u25aa")[depth % 3]
+        content = first_line[match.end() :]
+        task = _TASK.match(content)
+        if task is not None:
+            checked = task.group(1) != " "
+            box = "\u2611" if checked else "\u2610"
+            bullet = box if self.body_family.covers(box) else ("[x]" if checked else "[ ]")
+            content = content[task.end() :]
+        body = [content] + [_dedent(line, content_indent) for line in rest.split("\n")] if rest else [content]
+        text = "\n".join(body)
+        depth = _depth(doc, element)
+        inner = _Ctx(ctx.indent + self.sheet.body.fontSize * 1.6 * (depth + 1), bullet)
+        if not _COMPLEX.search(text) and "\n\n" not in text.strip("\n"):
+            return self.paragraph(text, env, inner, first=True)
+        nested = parse_text(text)
+        out = self.document(nested, env, inner)
+        if not out:
+            out = [self.para("", self.sheet.first, inner, "", bullet)]
+        return out
+
+    def quote(self, text: str, env: MutableMapping[str, Any], ctx: _Ctx) -> list[Flowable]:
+        inner = _QUOTE.sub("", text)
+        first, _, rest = inner.partition("\n")
+        alert = _ALERT.match(first.strip())
+        pad = self.sheet.body.fontSize * 0.8
+        if alert is not None:
+            kind = alert.group(1).lower()
+            ink, paper = _ALERT_COLORS[kind]
+            inner = rest
+            title_style = ParagraphStyle(
+                "alert-title",
+                parent=self.style(self.sheet.first, ctx.indent + pad),
+                fontName=self.body_family.bold,
+                textColor=colors.HexColor(ink),
+                spaceAfter=2,
+            )
+            head: list[Flowable] = [Paragraph(self.fonts.markup(kind.capitalize(), self.body_family), title_style)]
+            bg = colors.HexColor(paper)
+            stroke: colors.Color | None = colors.HexColor(ink)
+        else:
+            head = []
+            bg = colors.HexColor("#f2f2f2") if self.theme.body == "sans" else colors.HexColor("#f7f5ef")
+            stroke = None
+        nested = parse_text(inner)
+        body = self.document(nested, env, _Ctx(ctx.indent + pad))
+        return [
+            Spacer(1, 2),
+            FrameBG(color=bg, left=ctx.indent, strokeWidth=0.6 if stroke else None, strokeColor=stroke),
+            Spacer(1, pad * 0.5),
+            *head,
+            *body,
+            Spacer(1, pad * 0.3),
+            FrameBG(start=False),
+            Spacer(1, self.sheet.body.fontSize * 0.6),
+        ]
+
+    def table(self, doc: Document, element: Element, env: MutableMapping[str, Any], ctx: _Ctx) -> list[Flowable]:
+        try:
+            source = table_source(doc, element)
+        except Exception:  # not a table we can split: show its text rather than lose it
+            return self.code(element.text, ctx)
+        columns = source.column_count
+        aligns = [{"center": TA_CENTER, "right": TA_RIGHT}.get(a, TA_LEFT) for a in source.alignments] + [
+            TA_LEFT
+        ] * columns
+        rows = [source.header, *source.rows]
+        raw = [[c.raw for c in row.cells[:columns]] + [""] * (columns - len(row.cells)) for row in rows]
+        family = self.body_family
+        cell, head = self.sheet.cell, self.sheet.cell_head
+        data: list[list[Flowable]] = []
+        for r, cells in enumerate(raw):
+            line = []
+            for c, text in enumerate(cells):
+                base = head if r == 0 else cell
+                style = self.style(base, 0, aligns[c], self.fonts.needs_cjk_wrap(text))
+                line.append(Paragraph(self.inline.render(text.replace("\\|", "|"), family, env).markup, style))
+            data.append(line)
+        widths = self._column_widths(raw, self.width(ctx) - 2)
+        table = Table(data, colWidths=widths, repeatRows=1, splitInRow=1, hAlign="LEFT")
+        grid = colors.HexColor("#bbbbbb")
+        commands: list[tuple[Any, ...]] = [
+            ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ("FONT", (0, 0), (-1, -1), family.regular),  # reportlab's default would be unembedded Helvetica
+            ("LINEBELOW", (0, 0), (-1, 0), 0.9, self.theme.heading_color),
+            ("LEFTPADDING", (0, 0), (-1, -1), 4),
+            ("RIGHTPADDING", (0, 0), (-1, -1), 4),
+            ("TOPPADDING", (0, 0), (-1, -1), 2.5),
+            ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
+        ]
+        if self.theme.code_border:
+            commands.append(("GRID", (0, 0), (-1, -1), 0.4, grid))
+            commands.append(("BACKGROUND", (0, 0), (-1, 0), self.theme.code_bg))
+        else:
+            commands.append(("LINEBELOW", (0, 1), (-1, -1), 0.3, grid))
+            commands.append(("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, colors.HexColor("#f8f8f8")]))
+        table.setStyle(TableStyle(commands))
+        out: list[Flowable] = [Spacer(1, 3)]
+        if ctx.indent:
+            out += [Indenter(left=ctx.indent), table, Indenter(left=-ctx.indent)]
+        else:
+            out.append(table)
+        out.append(Spacer(1, self.sheet.body.fontSize * 0.8))
+        return out
+
+    def _column_widths(self, raw: list[list[str]], available: float) -> list[float]:
+        """Widths from content: natural widths if they fit, else minimums plus a share of the rest."""
+        font, size = self.body_family.regular, self.sheet.cell.fontSize
+        pad = 8.5
+        columns = len(raw[0])
+        natural = [0.0] * columns
+        minimum = [0.0] * columns
+        mono = self.fonts.mono.regular
+        for r, row in enumerate(raw):
+            face = self.body_family.bold if r == 0 else font  # the header row is set in bold
+            for c, text in enumerate(row):
+                # code spans are set in the (wider) monospace face: measure them in it
+                runs = (
+                    [
+                        (self.inline.plain(part) if i % 2 == 0 else part, mono if i % 2 else face)
+                        for i, part in enumerate(text.split("`"))
+                        if part
+                    ]
+                    if text
+                    else []
+                )
+                plain = "".join(part for part, _ in runs)
+                natural[c] = max(natural[c], min(sum(_width(t, f, size) for t, f in runs) * 1.05, available) + pad)
+                longest = max((_width(w, f, size) for t, f in runs for w in t.split()), default=0.0)
+                if self.fonts.needs_cjk_wrap(plain):
+                    longest = min(longest, size * 4)  # CJK text breaks between any two characters
+                minimum[c] = max(minimum[c], min(longest, available / 2) + pad)
+        if sum(natural) <= available:
+            return natural
+        if sum(minimum) >= available:
+            return [available * m / sum(minimum) for m in minimum]
+        spare = available - sum(minimum)
+        extra = [n - m for n, m in zip(natural, minimum, strict=True)]
+        total = sum(extra) or 1.0
+        return [m + spare * e / total for m, e in zip(minimum, extra, strict=True)]
+
+    def html_block(self, content: str, ctx: _Ctx) -> list[Flowable]:
+        """Raw HTML: its pictures and its visible text; comments vanish."""
+        text = _SCRIPT.sub("", re.sub(r"<!--.*?(-->|$)", "", content, flags=re.DOTALL))
+        out: list[Flowable] = []
+        caption = re.search(r"<Listing\b[^>]*>", text)
+        if caption is not None:
+            attrs = _attrs(caption.group(0))
+            label = " ".join(filter(None, [f"Listing {attrs.get('number', '')}".strip() + ":", attrs.get("caption")]))
+            if attrs.get("caption") or attrs.get("number"):
+                out.append(
+                    self.para(f"<i>{self.fonts.markup(label, self.body_family)}</i>", self.sheet.small, ctx, label)
+                )
+        for tag in _IMG_TAG.findall(text):
+            attrs = _attrs(tag)
+            if attrs.get("src"):
+                out += self.picture(InlineImage(attrs["src"], attrs.get("alt", "")), ctx)
+        visible = html.unescape(_TAG.sub(" ", text))
+        visible = " ".join(visible.split())
+        if visible:
+            out.append(self.para(self.fonts.markup(visible, self.body_family), self.sheet.small, ctx, visible))
+        return out
+
+
+def _attrs(tag: str) -> dict[str, str]:
+    return {
+        m.group(1).lower(): html.unescape(next(g for g in m.groups()[2:] if g is not None) or "")
+        for m in _ATTR.finditer(tag)
+    }
+
+
+def _heading_text(text: str) -> str:
+    first = text.split("\n")[0]
+    if first.lstrip().startswith("#"):
+        return _ATX.sub("", first).strip()
+    return text.rsplit("\n", 1)[0].strip()  # setext: the underline is the last line
+
+
+def _depth(doc: Document, element: Element) -> int:
+    depth, parent = 0, element.parent
+    while parent is not None:
+        depth += 1
+        up = doc.get(parent)
+        parent = up.parent if up is not None else None
+    return depth
+
+
+def _dedent(line: str, width: int) -> str:
+    spaces = len(line) - len(line.lstrip(" "))
+    return line[min(spaces, width) :]
+
+
+def _cells(ch: str) -> int:
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _wrap(line: str, columns: int, mark: str) -> list[str]:
+    """Hard-wrap one code line to ``columns`` cells; wide characters take two."""
+    if len(line) <= columns and line.isascii():
+        return [line]
+    out: list[str] = []
+    current: list[str] = []
+    used = 0
+    limit = columns
+    for ch in line:
+        need = _cells(ch)
+        if used + need > limit:
+            out.append("".join(current))
+            current, used = [mark], len(mark)
+            limit = columns
+        current.append(ch)
+        used += need
+    out.append("".join(current))
+    return out
+
+
+def _width(text: str, font: str, size: float) -> float:
+    try:
+        return float(stringWidth(text, font, size))
+    except (KeyError, ValueError):
+        return len(text) * size * 0.55

@@ -1,0 +1,244 @@
+"""Fonts: TrueType faces found through fontconfig, registered once per process.
+
+reportlab embeds TrueType fonts as subsets but has no automatic fallback, and it
+cannot read CFF-outline fonts (Noto CJK OTF). So every face here is TrueType,
+and :meth:`FontSet.markup` wraps runs a face cannot draw in ``<font>`` tags
+naming a CJK face that can; characters no face covers are collected so the
+export can warn instead of printing boxes silently (spec/decisions.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import reportlab
+from reportlab.lib.fonts import addMapping
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.ttfonts import TTFError, TTFont
+
+__all__ = ["Family", "FontSet", "font_set", "xml_escape"]
+
+# Preferred faces per role, as fontconfig patterns; the first one found wins.
+_FAMILIES: dict[str, tuple[str, ...]] = {
+    "sans": ("DejaVu Sans", "Liberation Sans", "FreeSans"),
+    "serif": ("DejaVu Serif", "Liberation Serif", "FreeSerif"),
+    "mono": ("DejaVu Sans Mono", "Liberation Mono", "FreeMono"),
+}
+_STYLES = {
+    "regular": "Book,Regular",
+    "bold": "Bold",
+    "italic": "Oblique,Italic",
+    "bolditalic": "Bold Oblique,Bold Italic",
+}
+# CJK faces known to be TrueType; anything else fontconfig lists for Chinese is tried after them.
+_CJK_PREFERRED = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Droid Sans Fallback", "AR PL UMing CN")
+_VERA = Path(reportlab.__file__).parent / "fonts"
+_VERA_FILES = {"regular": "Vera.ttf", "bold": "VeraBd.ttf", "italic": "VeraIt.ttf", "bolditalic": "VeraBI.ttf"}
+
+
+def xml_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _fc_match(pattern: str) -> Path | None:
+    """The file fontconfig picks for ``family[:style=S]``, only if family and style really match."""
+    if shutil.which("fc-match") is None:
+        return None
+    try:
+        out = subprocess.run(
+            ["fc-match", "-f", "%{family}\t%{style}\t%{file}", pattern],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    family, style, file = [*out.split("\t"), "", ""][:3]
+    wanted_family, _, wanted_style = pattern.partition(":style=")
+    # fontconfig substitutes silently: another family, or the regular face for a missing italic
+    if not file or wanted_family.lower() not in family.lower():
+        return None
+    if wanted_style and wanted_style.lower() not in style.lower():
+        return None
+    return Path(file)
+
+
+def _fc_list_cjk() -> list[Path]:
+    if shutil.which("fc-list") is None:
+        return []
+    try:
+        out = subprocess.run(
+            ["fc-list", ":lang=zh-cn", "file"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    files = sorted({line.split(":")[0].strip() for line in out.splitlines() if line.strip()})
+    return [Path(f) for f in files if f.lower().endswith((".ttf", ".ttc"))]
+
+
+def _load(name: str, path: Path) -> TTFont | None:
+    try:
+        return TTFont(name, str(path), subfontIndex=0) if path.suffix.lower() == ".ttc" else TTFont(name, str(path))
+    except (TTFError, OSError, ValueError):
+        return None  # CFF outlines, unreadable file: try the next candidate
+
+
+@dataclass(frozen=True)
+class Family:
+    """A registered family: ``name`` resolves ``<b>``/``<i>`` to its four faces."""
+
+    name: str
+    faces: dict[str, str]
+    coverage: frozenset[int] | dict[int, int]
+
+    @property
+    def regular(self) -> str:
+        return self.faces["regular"]
+
+    @property
+    def bold(self) -> str:
+        return self.faces["bold"]
+
+    def covers(self, ch: str) -> bool:
+        return ord(ch) in self.coverage
+
+
+def _register_family(role: str, files: dict[str, Path]) -> Family | None:
+    faces: dict[str, str] = {}
+    by_path: dict[Path, str] = {}
+    for style in _STYLES:
+        path = files.get(style) or files.get("bold" if style == "bolditalic" and "bold" in files else "regular")
+        if path is None:
+            return None
+        name = by_path.get(path, f"lvsm-{role}-{style}")
+        if name not in pdfmetrics.getRegisteredFontNames():
+            font = _load(name, path)
+            if font is None:
+                return None
+            pdfmetrics.registerFont(font)
+        by_path[path] = name
+        faces[style] = name
+    coverage: dict[int, int] = pdfmetrics.getFont(faces["regular"]).face.charToGlyph
+    family = f"lvsm-{role}"
+    pdfmetrics.registerFontFamily(
+        family, normal=faces["regular"], bold=faces["bold"], italic=faces["italic"], boldItalic=faces["bolditalic"]
+    )
+    for name in faces.values():  # <b> inside a run already in a face of this family
+        addMapping(name, 0, 0, faces["regular"])
+        addMapping(name, 1, 0, faces["bold"])
+        addMapping(name, 0, 1, faces["italic"])
+        addMapping(name, 1, 1, faces["bolditalic"])
+    return Family(family, faces, coverage)
+
+
+def _find_family(role: str) -> Family:
+    for pattern in _FAMILIES[role]:
+        files: dict[str, Path] = {}
+        for style, names in _STYLES.items():
+            for style_name in names.split(","):
+                path = _fc_match(f"{pattern}:style={style_name}")
+                if path is not None:
+                    files.setdefault(style, path)
+                    break
+        if "regular" in files:
+            family = _register_family(role, files)
+            if family is not None:
+                return family
+    # reportlab ships Bitstream Vera: always there, Latin only.
+    vera = {style: _VERA / name for style, name in _VERA_FILES.items()}
+    family = _register_family(f"{role}-vera", vera)
+    assert family is not None, "reportlab's bundled Vera fonts are missing"
+    return family
+
+
+def _find_cjk(configured: str | None) -> Family | None:
+    candidates: list[Path] = []
+    if configured:
+        path = Path(configured)
+        if path.suffix.lower() in (".ttf", ".ttc") and path.is_file():
+            candidates.append(path)
+        else:
+            found = _fc_match(configured)
+            if found is not None:
+                candidates.append(found)
+    else:
+        for pattern in _CJK_PREFERRED:
+            found = _fc_match(pattern)
+            if found is not None:
+                candidates.append(found)
+        candidates += _fc_list_cjk()
+    for i, path in enumerate(dict.fromkeys(candidates)):
+        family = _register_family(f"cjk{i}", dict.fromkeys(_STYLES, path))
+        if family is not None:
+            return family
+    return None
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+@dataclass
+class FontSet:
+    """The families of one export and the characters none of them could draw."""
+
+    sans: Family
+    serif: Family
+    mono: Family
+    cjk: Family | None
+    missing: set[str] = field(default_factory=set)
+
+    def family(self, role: str) -> Family:
+        return {"sans": self.sans, "serif": self.serif, "mono": self.mono}[role]
+
+    def markup(self, text: str, base: Family) -> str:
+        """``text`` escaped for a reportlab paragraph set in ``base``, with fallback runs."""
+        if text.isascii():
+            return xml_escape(text)
+        out: list[str] = []
+        run: list[str] = []
+        fallback = False
+        for ch in text:
+            covered = base.covers(ch) or ch in "\n\t"
+            use_cjk = not covered and self.cjk is not None and self.cjk.covers(ch)
+            if use_cjk != fallback and run:
+                out.append(self._run("".join(run), fallback))
+                run = []
+            fallback = use_cjk
+            if not covered and not use_cjk and unicodedata.category(ch) not in ("Cf", "Mn", "Zs", "Cc"):
+                self.missing.add(ch)
+            run.append(ch)
+        if run:
+            out.append(self._run("".join(run), fallback))
+        return "".join(out)
+
+    def _run(self, text: str, fallback: bool) -> str:
+        escaped = xml_escape(text)
+        if fallback and self.cjk is not None:
+            return f'<font face="{self.cjk.regular}">{escaped}</font>'
+        return escaped
+
+    def needs_cjk_wrap(self, text: str) -> bool:
+        """True when ``text`` has wide characters (line breaks between any two of them)."""
+        return not text.isascii() and any(_wide(ch) for ch in text)
+
+    def drawable(self, chars: Iterable[str], base: Family) -> bool:
+        return all(base.covers(ch) or (self.cjk is not None and self.cjk.covers(ch)) for ch in chars)
+
+
+@functools.cache
+def _families(cjk_font: str | None) -> tuple[Family, Family, Family, Family | None]:
+    return _find_family("sans"), _find_family("serif"), _find_family("mono"), _find_cjk(cjk_font)
+
+
+def font_set(cjk_font: str | None = None) -> FontSet:
+    """The fonts of a new export (faces are looked up and registered once per process)."""
+    sans, serif, mono, cjk = _families(cjk_font)
+    return FontSet(sans, serif, mono, cjk)

@@ -1,0 +1,146 @@
+"""Local pictures: resolved through the path guard, downsampled per profile with Pillow.
+
+Nothing is ever fetched: remote, absolute and ``data:`` references become
+placeholders, like missing, unreadable or oversized files. Pictures are sized
+at their physical size (pixels / DPI, 96 DPI when the file does not say),
+shrunk to the frame, and re-encoded only when they carry more pixels than the
+profile's DPI needs at that size (an ICC profile travels along); JPEG and PNG
+files already small enough are embedded unchanged (spec/decisions.md).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from PIL import Image, ImageOps
+
+from ...errors import KbError
+from ...paths import PathGuard
+from .styles import Profile
+
+__all__ = ["MAX_FILE_BYTES", "MAX_PIXELS", "ImageStore", "Picture"]
+
+MAX_FILE_BYTES = 50 * 1024 * 1024
+# Decoding costs 4 bytes a pixel: 40 MP is 160 MB, the most one picture may take.
+MAX_PIXELS = 40_000_000
+_SUPPORTED = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
+
+
+@dataclass(frozen=True)
+class Picture:
+    """An image ready for reportlab: a file path or encoded bytes, and its size in points."""
+
+    source: str | io.BytesIO
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class Missing:
+    reason: str
+
+
+class ImageStore:
+    """Loads the pictures of one export; one decoded copy per (file, box)."""
+
+    def __init__(self, guard: PathGuard, profile: Profile) -> None:
+        self.guard = guard
+        self.profile = profile
+        self._cache: dict[tuple[str, int, int], Picture | Missing] = {}
+
+    def resolve(self, src: str, chapter: str) -> tuple[str, Path] | Missing:
+        """The root-relative path and file of ``src`` written in ``chapter``."""
+        parts = urlsplit(src.strip())
+        if parts.scheme or parts.netloc or src.strip().startswith(("/", "\\")):
+            return Missing("remote and absolute images are never fetched")
+        if not parts.path:
+            return Missing("empty image reference")
+        folder = chapter.rsplit("/", 1)[0] if "/" in chapter else ""
+        joined: list[str] = folder.split("/") if folder else []
+        for part in unquote(parts.path).replace("\\", "/").split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not joined:
+                    return Missing("it points outside the knowledge base")
+                joined.pop()
+            else:
+                joined.append(part)
+        try:
+            return self.guard.resolve("/".join(joined))
+        except KbError:
+            return Missing("its path is not permitted")
+
+    def load(self, src: str, chapter: str, max_width: float, max_height: float) -> Picture | Missing:
+        where = self.resolve(src, chapter)
+        if isinstance(where, Missing):
+            return where
+        rel, path = where
+        key = (rel, int(max_width), int(max_height))
+        if key not in self._cache:
+            self._cache[key] = self._load(path, max_width, max_height)
+        return self._cache[key]
+
+    def _load(self, path: Path, max_width: float, max_height: float) -> Picture | Missing:
+        suffix = path.suffix.lower()
+        if suffix == ".svg":
+            return Missing("SVG pictures are not supported in PDF export")
+        if suffix not in _SUPPORTED:
+            return Missing("not a supported picture format (png, jpg, gif, webp)")
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            return Missing("the file does not exist")
+        if not path.is_file():
+            return Missing("it is not a file")
+        if size > MAX_FILE_BYTES:
+            return Missing("the file is larger than 50 MiB")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", Image.DecompressionBombWarning)
+                with Image.open(path) as img:
+                    return self._prepare(path, img, max_width, max_height)
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+            return Missing("the picture cannot be decoded")
+
+    def _prepare(self, path: Path, img: Image.Image, max_width: float, max_height: float) -> Picture | Missing:
+        px_w, px_h = img.size
+        if px_w < 1 or px_h < 1:
+            return Missing("the picture is empty")
+        if px_w * px_h > MAX_PIXELS:
+            return Missing(f"the picture has more than {MAX_PIXELS // 1_000_000} million pixels")
+        dpi = img.info.get("dpi", (96, 96))
+        dpi_x = float(dpi[0]) if dpi and dpi[0] and float(dpi[0]) >= 30 else 96.0
+        width, height = px_w * 72 / dpi_x, px_h * 72 / dpi_x
+        shrink = min(1.0, max_width / width, max_height / height)
+        width, height = width * shrink, height * shrink
+        target_w = max(1, round(width / 72 * self.profile.dpi))
+        fmt = (img.format or "").upper()
+        orientation = img.getexif().get(0x0112, 1) if fmt == "JPEG" else 1
+        if fmt in ("JPEG", "PNG") and orientation == 1 and px_w <= target_w * 1.1:
+            return Picture(str(path), width, height)  # already right: embed the file's own bytes
+        if fmt == "JPEG":
+            img.draft("RGB", (target_w, max(1, round(target_w * px_h / px_w))))  # decode at reduced size
+        if getattr(img, "n_frames", 1) > 1:
+            img.seek(0)
+        pic = ImageOps.exif_transpose(img) if orientation != 1 else img.copy()
+        if pic.width > target_w:
+            pic = pic.resize((target_w, max(1, round(target_w * pic.height / pic.width))), Image.Resampling.LANCZOS)
+        out = io.BytesIO()
+        icc = {"icc_profile": img.info["icc_profile"]} if img.info.get("icc_profile") else {}
+        if pic.mode in ("RGBA", "LA") and pic.getchannel("A").getextrema() == (255, 255):
+            pic = pic.convert("RGB" if pic.mode == "RGBA" else "L")  # an opaque alpha channel is no reason for PNG
+        has_alpha = pic.mode in ("RGBA", "LA", "PA") or (pic.mode == "P" and "transparency" in pic.info)
+        if has_alpha or (pic.mode in ("1", "P") and pic.width * pic.height < 250_000):
+            pic.save(out, "PNG", optimize=True, **icc)  # keep transparency and crisp palettes
+        else:
+            pic.convert("L" if pic.mode in ("L", "1") else "RGB").save(
+                out, "JPEG", quality=self.profile.jpeg_quality, optimize=True, **icc
+            )
+        out.seek(0)
+        return Picture(out, width, height)

@@ -1,0 +1,109 @@
+"""Inline Markdown (emphasis, code spans, links, images) as reportlab paragraph markup.
+
+markdown-it-py, the project's parser, tokenises the inline content; this module
+only maps its tokens to the small XML dialect reportlab's ``Paragraph`` reads.
+Images are not drawn inline: they are returned so the caller can place them as
+blocks after the paragraph (a picture in a line of text is rare in documents
+and would not fit the line anyway).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from .fonts import Family, FontSet
+
+__all__ = ["MD", "InlineImage", "InlineRenderer", "Rendered"]
+
+MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+@dataclass(frozen=True)
+class InlineImage:
+    src: str
+    alt: str
+
+
+@dataclass
+class Rendered:
+    markup: str
+    images: list[InlineImage] = field(default_factory=list)
+    only_images: bool = False  # the text holds nothing but images
+
+
+# Resolves a link target to ``#destination`` (internal), a URL (external) or None (plain text).
+LinkResolver = Callable[[str], str | None]
+
+
+class InlineRenderer:
+    def __init__(self, fonts: FontSet, links: LinkResolver, link_color: str) -> None:
+        self.fonts = fonts
+        self.links = links
+        self.link_color = link_color
+
+    def render(self, text: str, base: Family, env: MutableMapping[str, Any] | None = None) -> Rendered:
+        tokens = MD.parseInline(text, env if env is not None else {})
+        children = tokens[0].children or [] if tokens else []
+        out: list[str] = []
+        images: list[InlineImage] = []
+        visible = False
+        link_stack: list[bool] = []
+        for tok in children:
+            kind = tok.type
+            if kind == "text":
+                out.append(self.fonts.markup(tok.content, base))
+                visible = visible or bool(tok.content.strip())
+            elif kind == "softbreak":
+                out.append(" ")
+            elif kind == "hardbreak":
+                out.append("<br/>")
+            elif kind == "code_inline":
+                out.append(
+                    f'<font face="{self.fonts.mono.regular}">{self.fonts.markup(tok.content, self.fonts.mono)}</font>'
+                )
+                visible = True
+            elif kind in ("em_open", "em_close"):
+                out.append("<i>" if kind.endswith("open") else "</i>")
+            elif kind in ("strong_open", "strong_close"):
+                out.append("<b>" if kind.endswith("open") else "</b>")
+            elif kind in ("s_open", "s_close"):
+                out.append("<strike>" if kind.endswith("open") else "</strike>")
+            elif kind == "link_open":
+                target = self.links(str(tok.attrGet("href") or ""))
+                link_stack.append(target is not None)
+                if target is not None:
+                    out.append(f'<a href="{_attr(target)}" color="{self.link_color}">')
+            elif kind == "link_close":
+                if link_stack and link_stack.pop():
+                    out.append("</a>")
+            elif kind == "image":
+                images.append(InlineImage(str(tok.attrGet("src") or ""), _plain(tok.children or [])))
+            elif kind == "html_inline" and tok.content.lower().startswith("<br"):
+                out.append("<br/>")  # other inline HTML tags are dropped; the text between them stays
+        return Rendered("".join(out).strip(), images, bool(images) and not visible)
+
+    def plain(self, text: str) -> str:
+        """The visible text of inline Markdown (for outlines and the TOC)."""
+        tokens = MD.parseInline(text, {})
+        return _plain(tokens[0].children or [] if tokens else []).strip()
+
+
+def _plain(children: list[Token]) -> str:
+    parts: list[str] = []
+    for tok in children:
+        if tok.type in ("text", "code_inline"):
+            parts.append(tok.content)
+        elif tok.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif tok.type == "image":
+            parts.append(_plain(tok.children or []))
+    return "".join(parts)
+
+
+def _attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

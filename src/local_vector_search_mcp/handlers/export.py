@@ -1,0 +1,39 @@
+"""kb_create_pdf_book: a document or a book of chapters as a PDF, written atomically."""
+
+from __future__ import annotations
+
+import io
+
+from lvsm_contract.models import KbCreatePdfBookRequest, KbCreatePdfBookResult
+
+from ..errors import InvalidArgument, InvalidPath, NotFound
+from ..export.pdf import MAX_BOOK_BYTES, BookOptions, render_book
+from ..markdown import parse_document
+from ..workspace import Workspace
+from ..writer import replace_file
+
+
+def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCreatePdfBookResult:
+    ws.require_writes()
+    rel, path = ws.guard.resolve(request.path, markdown=True)
+    wanted = request.output_path if request.output_path is not None else rel[: -len(".md")] + ".pdf"
+    out_rel, out = ws.guard.resolve(wanted, field="outputPath")
+    if not out_rel.lower().endswith(".pdf"):
+        raise InvalidPath(f"outputPath {out_rel!r} must end in .pdf.")
+    if out.is_dir():
+        raise InvalidArgument(f"outputPath {out_rel!r} is an existing folder; name a .pdf file.")
+    if not path.is_file():
+        raise NotFound(f"Document {rel!r} was not found.")
+    if path.stat().st_size > MAX_BOOK_BYTES:
+        raise InvalidArgument(
+            f"Document {rel!r} is larger than {MAX_BOOK_BYTES // (1024 * 1024)} MiB; export it in parts."
+        )
+    doc = parse_document(path.read_bytes())
+    options = BookOptions(request.page_format, request.style, request.profile, ws.config.export.pdf.cjk_font)
+    # reportlab holds the whole PDF in memory until it is saved anyway; the bytes
+    # then go through the atomic writer like every other file the server writes.
+    buffer = io.BytesIO()
+    warnings = render_book(ws.guard, rel, doc, buffer, options)
+    data = buffer.getvalue()
+    replace_file(ws, out_rel, out, data)
+    return KbCreatePdfBookResult(path=out_rel, bytes=len(data), warnings=warnings)

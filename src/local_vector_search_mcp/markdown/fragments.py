@@ -1,0 +1,117 @@
+"""Fragment pre-validation (contract §5.3): the Markdown an operation brings
+must parse to what the operation kind promises, before anything is spliced.
+
+Each check parses the fragment on its own; the structural validator
+(``validate.py``) later checks the fragment in place.
+"""
+
+from __future__ import annotations
+
+from local_vector_search_mcp.errors import InvalidArgument
+
+from .document import parse_text
+from .edits import NEWLINES, REPLACE_ELEMENT, kind_name, unsupported
+from .kinds import ElementKind
+from .list_markers import item_marker, list_marker
+from .model import Document, Element
+
+__all__ = ["check_list_fragment", "check_section", "check_single_element"]
+
+
+def check_single_element(target: Element, markdown: str) -> None:
+    """replace_element on a block: exactly one element of the target's kind (and level)."""
+    fragment = parse_text(markdown)
+    pointer = target.pointer
+    hint = " Use replace_section to replace a heading together with its section." if target.level else ""
+    if len(fragment.elements) != 1:
+        raise InvalidArgument(
+            f"The markdown for replace_element at '{pointer}' must be exactly one editable Markdown element "
+            f"(a {kind_name(target.kind)}); it holds {len(fragment.elements)}.{hint}"
+        )
+    element = fragment.elements[0]
+    if markdown[: element.start].strip() or markdown[element.end :].strip():
+        raise InvalidArgument(
+            f"The markdown for replace_element at '{pointer}' must be exactly one editable Markdown element "
+            f"with only whitespace around it.{hint}"
+        )
+    if element.kind is not target.kind:
+        raise InvalidArgument(
+            f"The markdown for replace_element at '{pointer}' is a {kind_name(element.kind)}, but the target is a "
+            f"{kind_name(target.kind)}; the replacement must be exactly one editable Markdown element of the same "
+            "kind (use delete and insert_before/insert_after to change the kind)."
+        )
+    if target.level is not None and element.level != target.level:
+        raise InvalidArgument(
+            f"The markdown for replace_element at '{pointer}' is a level-{element.level} heading; the target is "
+            f"level {target.level}.{hint}"
+        )
+
+
+def check_section(target: Element, markdown: str) -> None:
+    """replace_section: one root section, opened by a heading of the target's level."""
+    fragment = parse_text(markdown)
+    level = target.level or 1
+    headings = fragment.headings
+    first = fragment.elements[0] if fragment.elements else None
+    ok = (
+        first is not None
+        and first.kind is ElementKind.HEADING
+        and first.level == level
+        and not markdown[: first.start].strip()
+        and all((heading.level or 0) > level for heading in headings[1:])
+    )
+    if not ok:
+        raise InvalidArgument(
+            f"The markdown for replace_section at '{target.pointer}' must be exactly one root section: it must "
+            f"start with a level-{level} heading, and every later heading must be deeper (level > {level})."
+        )
+
+
+def check_list_fragment(doc: Document, target: Element, markdown: str, kind: str) -> None:
+    """A list item fragment: one item with the target's indent and marker style."""
+    marker = item_marker(doc, target)
+    if marker is None:
+        raise unsupported(target.pointer, "unsupported list container (unknown marker style or indentation)")
+    style, indent = marker
+    what = f"The markdown for {kind} at '{target.pointer}'"
+    stripped = markdown.lstrip(NEWLINES)
+    own = list_marker(stripped, 0)
+    if own is None or own[1] != indent:
+        raise InvalidArgument(
+            f"{what} must be exactly one list item indented by {indent} space(s) with a '{_style_hint(style)}' marker."
+        )
+    if own[0] != style:
+        raise InvalidArgument(
+            f"{what} uses marker style '{_style_hint(own[0])}'; the list uses '{_style_hint(style)}' "
+            "(ordered numbers may differ)."
+        )
+    # Parse the fragment as if it stood at column 0 (an item indented by four
+    # spaces would otherwise read as indented code).
+    lines = stripped.split(doc.eol) if doc.eol in stripped else [stripped]
+    dedented = doc.eol.join(_dedent(line, indent) for line in lines)
+    fragment = parse_text(dedented)
+    roots = [e for e in fragment.elements if e.kind is ElementKind.LIST_ITEM and e.parent is None]
+    others = [e for e in fragment.elements if e.kind is not ElementKind.LIST_ITEM]
+    if len(roots) != 1 or others:
+        raise InvalidArgument(f"{what} must be exactly one list item (nested items inside it only), nothing else.")
+    root = roots[0]
+    if dedented[: root.start].strip() or dedented[root.end :].strip():
+        raise InvalidArgument(f"{what} must be exactly one list item with nothing outside it.")
+    if kind == REPLACE_ELEMENT and any(e.parent is not None for e in fragment.elements):
+        raise InvalidArgument(
+            f"{what} may not contain nested items: replace_element keeps the existing nested items. "
+            "Use replace_subtree to replace the item with its nested items."
+        )
+
+
+def _dedent(line: str, indent: int) -> str:
+    """``line`` without up to ``indent`` leading spaces or tabs."""
+    removed = 0
+    while removed < indent and removed < len(line) and line[removed] in " \t":
+        removed += 1
+    return line[removed:]
+
+
+def _style_hint(style: str) -> str:
+    """A marker as a user would type it: ``1.`` for ``ordered:.``."""
+    return "1" + style[-1] if style.startswith("ordered:") else style

@@ -1,0 +1,230 @@
+"""Edit planning (contract §5.2): every operation becomes one source splice.
+
+Anchors resolve against one revision (§3.4, §3.5) and fragments are
+pre-validated (``fragments.py``) before any splice is planned; duplicates and
+overlapping claims are refused. Nothing is ever re-serialised: every byte
+outside the splices survives and replacement text takes the document's EOL.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from local_vector_search_mcp.errors import InvalidArgument
+
+from .edits import (
+    DELETE,
+    DELETE_SECTION,
+    INSERT_AFTER,
+    INSERT_BEFORE,
+    KINDS,
+    NEWLINES,
+    NO_MARKDOWN,
+    REPLACE,
+    REPLACE_ELEMENT,
+    REPLACE_SECTION,
+    REPLACE_SUBTREE,
+    SUBTREE_KINDS,
+    Edit,
+    PatchOperation,
+    normalize_eol,
+    unsupported,
+)
+from .fragments import check_list_fragment, check_section, check_single_element
+from .kinds import ElementKind
+from .list_markers import item_marker
+from .model import Document, Element
+from .pointers import DOCUMENT, Anchor, parse_anchor
+from .resolve import MutationScope, resolve_for_mutation
+
+__all__ = ["apply_edits", "plan_edits"]
+
+
+def _scope(kind: str, target_kind: ElementKind | None) -> MutationScope:
+    """Whether the operation's anchor must match the target's subtree or only itself."""
+    if kind in SUBTREE_KINDS or (kind == DELETE and target_kind is ElementKind.LIST_ITEM):
+        return MutationScope.SUBTREE
+    return MutationScope.SELF
+
+
+def _check_arguments(kind: str, anchor: Anchor, markdown: str | None) -> None:
+    if kind not in KINDS:
+        raise InvalidArgument(f"Unknown operation kind '{kind}'; expected one of: {', '.join(KINDS)}.")
+    if kind in NO_MARKDOWN and markdown is not None:
+        raise InvalidArgument(f"Operation '{kind}' does not take markdown; omit it.")
+    if kind not in NO_MARKDOWN and markdown is None:
+        raise InvalidArgument(f"Operation '{kind}' requires markdown.")
+    target_kind = anchor.kind
+    if anchor.is_document:
+        return
+    if kind in (REPLACE_SECTION, DELETE_SECTION) and target_kind is not ElementKind.HEADING:
+        raise InvalidArgument(f"{kind} requires a heading pointer; '{anchor.logical}' is not a heading.")
+    if kind == REPLACE_SUBTREE and target_kind is not ElementKind.LIST_ITEM:
+        raise InvalidArgument(
+            f"replace_subtree requires a list item pointer; '{anchor.logical}' is not a list item "
+            "(use replace_section for a heading with its section, replace_element otherwise)."
+        )
+    if kind == INSERT_BEFORE and target_kind is ElementKind.FRONT_MATTER:
+        raise InvalidArgument(
+            "Nothing can be inserted before the front matter; use insert_before on 'document', which inserts "
+            "after the front matter."
+        )
+
+
+def _trim_end(text: str) -> str:
+    return text.rstrip(NEWLINES)
+
+
+def _trim_start(text: str) -> str:
+    return text.lstrip(NEWLINES)
+
+
+def _separator(text_end: str, eol: str) -> str:
+    """What makes ``text_end`` end with one blank line (nothing if it already does)."""
+    if text_end.endswith(eol + eol):
+        return ""
+    if text_end.endswith(eol):
+        return eol
+    return eol + eol
+
+
+def _document_edit(doc: Document, kind: str, markdown: str) -> Edit:
+    text, eol, length = doc.text, doc.eol, len(doc.text)
+    if not text:  # an empty file simply takes the content
+        return Edit(0, 0, markdown, DOCUMENT, kind, 0, 0)
+    if kind == INSERT_BEFORE:
+        front_matter = doc.get("frontmatter")
+        if front_matter is None:
+            rest, insert_at, lead = text, 0, ""
+        else:  # "before the document" means after its front matter
+            insert_at = doc.break_after(front_matter.end)
+            rest = text[insert_at:]
+            lead = eol if insert_at > front_matter.end else eol + eol
+        body = _trim_end(markdown)
+        if not rest:  # only front matter: keep the file's final line break, if any
+            separator = eol if front_matter is not None and insert_at > front_matter.end else ""
+        elif rest.startswith(eol + eol):
+            separator = ""
+        elif rest.startswith(eol):
+            separator = eol
+        else:
+            separator = eol + eol
+        return Edit(insert_at, insert_at, lead + body + separator, DOCUMENT, kind, insert_at, insert_at)
+    if kind == INSERT_AFTER:
+        return Edit(length, length, _separator(text, eol) + _trim_start(markdown), DOCUMENT, kind, length, length)
+    raise InvalidArgument(
+        f"Operation '{kind}' is not supported for the document pointer; use insert_before or insert_after "
+        "(or a concrete element's anchor)."
+    )
+
+
+def _list_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edit:
+    text, eol, pointer = doc.text, doc.eol, target.pointer
+    if item_marker(doc, target) is None:
+        raise unsupported(pointer, "unsupported list container (unknown marker style or indentation)")
+    start, end = target.start, target.end
+    if kind == REPLACE_ELEMENT:
+        # Only the item's own text before its nested items is replaced.
+        own_start, own_end = target.segments[0] if target.segments else (start, start)
+        if own_start != start:
+            raise unsupported(pointer, "the item has no own text before its nested items")
+        while own_end > own_start and text[own_end - 1] in NEWLINES:
+            own_end -= 1  # keep the blank line that separated the first nested item
+        return Edit(own_start, own_end, _trim_end(markdown), pointer, kind, own_start, own_end, target, True)
+    if kind == REPLACE_SUBTREE:
+        return Edit(start, end, _trim_end(markdown), pointer, kind, start, end, target, True)
+    after = doc.break_after(end)
+    if kind == DELETE:
+        return Edit(start, after, "", pointer, kind, start, after, target)
+    if kind == INSERT_BEFORE:
+        return Edit(start, start, _trim_end(markdown) + eol, pointer, kind, start, start, target, True)
+    if kind == INSERT_AFTER:
+        fragment = _trim_end(markdown)
+        # No line break after the item means it ends the file: the break goes first.
+        new = fragment + eol if after > 0 and text[after - 1] in NEWLINES else eol + fragment
+        return Edit(after, after, new, pointer, kind, after, after, target, True)
+    raise InvalidArgument(f"{kind} requires a heading pointer; '{pointer}' is a list item.")
+
+
+def _block_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edit:
+    eol, pointer = doc.eol, target.pointer
+    start, end = target.start, target.end
+    quote = target.kind is ElementKind.BLOCK_QUOTE
+    if kind == REPLACE_ELEMENT:
+        return Edit(start, end, markdown, pointer, kind, start, end, target, quote)
+    if kind == INSERT_BEFORE:
+        return Edit(start, start, _trim_end(markdown) + eol + eol, pointer, kind, start, start, target)
+    if kind == INSERT_AFTER:
+        return Edit(end, end, eol + eol + _trim_start(markdown), pointer, kind, end, end, target)
+    if kind == DELETE:
+        stop = doc.break_after(end) if quote else end
+        return Edit(start, stop, "", pointer, kind, start, stop, target)
+    section_end = target.section_end if target.section_end is not None else end
+    if kind == REPLACE_SECTION:
+        body = markdown
+        if section_end < len(doc.text):  # keep a blank line before the next section
+            body += _separator(body, eol)
+        return Edit(start, section_end, body, pointer, kind, start, section_end, target)
+    if kind == DELETE_SECTION:
+        return Edit(start, section_end, "", pointer, kind, start, section_end, target)
+    raise InvalidArgument(f"Operation '{kind}' is not valid for '{pointer}'.")  # pragma: no cover - checked earlier
+
+
+def _plan_one(doc: Document, kind: str, target: Element | None, markdown: str) -> Edit:
+    if target is None:
+        return _document_edit(doc, kind, markdown)
+    if target.kind is ElementKind.LIST_ITEM:
+        if kind in (REPLACE_ELEMENT, REPLACE_SUBTREE, INSERT_BEFORE, INSERT_AFTER):
+            check_list_fragment(doc, target, markdown, kind)
+        return _list_edit(doc, kind, target, markdown)
+    if kind == REPLACE_ELEMENT:
+        check_single_element(target, markdown)
+    elif kind == REPLACE_SECTION:
+        check_section(target, markdown)
+    return _block_edit(doc, kind, target, markdown)
+
+
+def plan_edits(doc: Document, path: str, operations: Sequence[PatchOperation]) -> list[Edit]:
+    """Resolve and plan every operation against ``doc``; sorted, overlap-free splices."""
+    if not operations:
+        raise InvalidArgument("At least one operation is required.")
+    edits: list[tuple[int, Edit]] = []  # (operation index, edit)
+    seen: dict[str, int] = {}  # target pointer -> operation index
+    for op_index, op in enumerate(operations):
+        kind = op.kind.lower()
+        anchor = parse_anchor(op.pointer)
+        _check_arguments(kind, anchor, op.markdown)
+        if kind == REPLACE:
+            kind = REPLACE_ELEMENT
+        markdown = normalize_eol(op.markdown or "", doc.eol)
+        target = resolve_for_mutation(doc, anchor, path, _scope(kind, anchor.kind))
+        key = DOCUMENT if target is None else target.pointer
+        if key in seen:
+            raise InvalidArgument(
+                f"Operations {seen[key] + 1} and {op_index + 1} both target '{key}' (conflict at pointer); "
+                "combine them into one operation."
+            )
+        seen[key] = op_index
+        edits.append((op_index, _plan_one(doc, kind, target, markdown)))
+    edits.sort(key=lambda pair: (pair[1].claim_start, pair[1].claim_end))
+    for (prev_index, prev), (next_index, nxt) in itertools.pairwise(edits):
+        if nxt.claim_start < prev.claim_end or nxt.claim_start == prev.claim_start:
+            raise InvalidArgument(
+                f"Operations {min(prev_index, next_index) + 1} and {max(prev_index, next_index) + 1} overlap "
+                f"('{prev.pointer}' and '{nxt.pointer}'); a section operation covers everything inside its "
+                "section. Split the patch."
+            )
+    return [edit for _, edit in edits]
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
+    """Splice sorted, non-overlapping edits into ``text``."""
+    parts: list[str] = []
+    pos = 0
+    for edit in edits:
+        parts.append(text[pos : edit.start])
+        parts.append(edit.text)
+        pos = edit.end
+    parts.append(text[pos:])
+    return "".join(parts)

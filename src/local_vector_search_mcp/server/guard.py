@@ -1,0 +1,232 @@
+"""The HTTP front door: every request passes these checks before the MCP transport sees it.
+
+In order, each answered with a JSON-RPC error body and no further reading of the request:
+
+1. ``Host`` must name this server (the bound address or a loopback name, on the bound port) or a
+   configured allowed host, else **421**. A page on ``evil.example`` whose name an attacker
+   re-points at 127.0.0.1 (DNS rebinding) still sends ``Host: evil.example``.
+2. An ``Origin`` header, when present, must be a loopback origin or a configured one, else **403**:
+   browsers always send it on cross-site requests, other clients never need it.
+3. With a token configured, ``Authorization: Bearer <token>`` must match it, compared in constant
+   time, else **401**.
+
+The body limit (413) and malformed JSON (400) are the SDK transport's, configured by
+:mod:`.http`. Each request is logged once, at info level, with its method, path, status and
+duration, never its arguments or document text.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["HostRule", "OriginRule", "RequestGuard", "bearer_matches", "is_loopback_host"]
+
+log = logging.getLogger("local_vector_search_mcp.http")
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+_WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether binding ``host`` keeps the server reachable from this machine only."""
+    host = host.strip().strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # any other name may resolve to a public address
+
+
+def _split_host(value: str, default_port: int | None) -> tuple[str, int | None] | None:
+    """``name[:port]`` or ``[v6][:port]`` -> (lower-case name without brackets, port); None if malformed."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        name, rest = value[1:end], value[end + 1 :]
+        if rest and not rest.startswith(":"):
+            return None
+        port_text = rest[1:] if rest else ""
+    elif value.count(":") == 1:
+        name, port_text = value.split(":")
+    elif ":" in value:  # a bare IPv6 address is not a valid Host header
+        return None
+    else:
+        name, port_text = value, ""
+    if not name:
+        return None
+    if not port_text:
+        return name, default_port
+    if not port_text.isdigit() or int(port_text) > 65535:
+        return None
+    return name, int(port_text)
+
+
+@dataclass(frozen=True)
+class HostRule:
+    """Which ``Host`` header values name this server.
+
+    The bound address and the loopback names count on the bound port only; a configured
+    ``name`` counts on any port (a reverse proxy forwards its own public name, usually without
+    a port), ``name:port`` on that port.
+    """
+
+    port: int
+    names: frozenset[str]
+    any_port: frozenset[str]
+    exact: frozenset[tuple[str, int]]
+
+    @classmethod
+    def build(cls, bound_host: str, port: int, allowed: Iterable[str]) -> HostRule:
+        names = set(LOOPBACK_NAMES)
+        bound = bound_host.strip().strip("[]").lower()
+        if bound not in _WILDCARDS:
+            names.add(bound)
+        any_port: set[str] = set()
+        exact: set[tuple[str, int]] = set()
+        for entry in allowed:
+            parsed = _split_host(entry, None)
+            if parsed is None:
+                continue  # rejected earlier by the configuration check
+            name, entry_port = parsed
+            if entry_port is None:
+                any_port.add(name)
+            else:
+                exact.add((name, entry_port))
+        return cls(port, frozenset(names), frozenset(any_port), frozenset(exact))
+
+    def allows(self, header: str | None) -> bool:
+        if not header:
+            return False
+        parsed = _split_host(header, 80)
+        if parsed is None:
+            return False
+        name, port = parsed
+        return (name in self.names and port == self.port) or name in self.any_port or (name, port) in self.exact
+
+
+@dataclass(frozen=True)
+class OriginRule:
+    """Loopback origins (any port, http or https) and configured ones (exact) are accepted."""
+
+    allowed: frozenset[str]
+
+    @classmethod
+    def build(cls, allowed: Iterable[str]) -> OriginRule:
+        return cls(frozenset(o for o in (_normalize_origin(a) for a in allowed) if o))
+
+    def allows(self, header: str | None) -> bool:
+        if header is None:
+            return True  # not a browser, or a same-origin GET: nothing to protect against
+        origin = _normalize_origin(header)
+        if origin is None:
+            return False  # includes the opaque origin "null" (sandboxed frames, file:// pages)
+        host = urlsplit(origin).hostname or ""
+        return host in LOOPBACK_NAMES or origin in self.allowed
+
+
+def _normalize_origin(value: str) -> str | None:
+    try:
+        parts = urlsplit(value.strip().lower().rstrip("/"))
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
+        return None
+    default = 443 if parts.scheme == "https" else 80
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
+def bearer_matches(header: str | None, token: str) -> bool:
+    """``Authorization: Bearer <token>``, compared in constant time (no early exit on a prefix)."""
+    if not header:
+        return False
+    scheme, _, given = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode("utf-8"), token.encode("utf-8"))
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def _refuse(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
+    await send({"type": "http.response.body", "body": body})
+
+
+class RequestGuard:
+    """ASGI middleware applying the checks above to every HTTP request (lifespan passes through)."""
+
+    def __init__(self, app: ASGIApp, *, hosts: HostRule, origins: OriginRule, token: str | None) -> None:
+        self.app = app
+        self.hosts = hosts
+        self.origins = origins
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 0
+
+        async def send_watching(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            refusal = self._check(scope)
+            if refusal is None:
+                await self.app(scope, receive, send_watching)
+            else:
+                code, message, extra = refusal
+                await _refuse(send_watching, code, message, extra)
+        finally:
+            session = (_header(scope, b"mcp-session-id") or "-")[:8]
+            client = scope.get("client") or ("-", 0)
+            log.info(
+                "%s %s %s %d %.1fms session=%s",
+                client[0],
+                scope["method"],
+                scope["path"],
+                status,
+                (time.perf_counter() - started) * 1000,
+                session,
+            )
+
+    def _check(self, scope: Scope) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        host = _header(scope, b"host")
+        if not self.hosts.allows(host):
+            return (
+                421,
+                f"Host {host!r} does not name this server; add it to server.allowedHosts if it should.",
+                [],
+            )
+        origin = _header(scope, b"origin")
+        if not self.origins.allows(origin):
+            return 403, f"Origin {origin!r} is not allowed; add it to server.allowedOrigins if it should be.", []
+        if self.token is not None and not bearer_matches(_header(scope, b"authorization"), self.token):
+            challenge = [(b"www-authenticate", b'Bearer realm="local-vector-search-mcp"')]
+            return 401, "Missing or wrong bearer token (Authorization: Bearer <token>).", challenge
+        return None

@@ -1,0 +1,252 @@
+"""MCP over Streamable HTTP: one process, many clients, one knowledge base.
+
+The endpoint is ``http://<host>:<port>/mcp``, served by the mcp SDK's own session manager
+with the same :class:`~mcp.server.lowlevel.Server` as stdio (so the same tools, dispatcher
+and error envelope). Every session shares the one :class:`Workspace`: one index, one sync
+queue, one watcher; tool calls run in worker threads (:mod:`.app`), so a slow export never
+stalls another session's search.
+
+Security by default (spec/decisions.md): the guard in :mod:`.guard` checks Host, Origin and
+the bearer token; the SDK refuses bodies over ``server.maxRequestBytes`` (413) and malformed
+JSON (400). Binding a non-loopback address without a token refuses to start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import stat
+import sys
+import threading
+from collections.abc import AsyncIterator, Generator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import ConfigError, Settings
+from ..workspace import Workspace
+from .guard import HostRule, OriginRule, RequestGuard, is_loopback_host
+
+__all__ = ["TOKEN_ENV", "HttpOptions", "build_app", "http_options", "serve_http"]
+
+log = logging.getLogger("local_vector_search_mcp.http")
+
+TOKEN_ENV = "LOCAL_VECTOR_SEARCH_MCP_TOKEN"
+ENDPOINT = "/mcp"
+MIN_TOKEN_LENGTH = 16
+# Long enough for an in-flight PDF export or reindex batch to finish after SIGTERM.
+GRACEFUL_SHUTDOWN_SECONDS = 30
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    host: str
+    port: int
+    token: str | None
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+    cors_origins: tuple[str, ...]
+    max_request_bytes: int
+    stateless: bool
+
+
+def _read_token(settings: Settings, environ: Mapping[str, str]) -> str | None:
+    token = environ.get(TOKEN_ENV)
+    source = f"${TOKEN_ENV}"
+    if token is None or not token.strip():
+        name = settings.config.server.token_file
+        if not name:
+            return None
+        path = Path(name) if Path(name).is_absolute() else settings.project_root / name
+        source = f"server.tokenFile {path}"
+        try:
+            token = path.read_text(encoding="utf-8")
+            mode = path.stat().st_mode
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{source} could not be read: {exc}") from None
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            log.warning("%s is readable by other users; chmod 600 it.", source)
+    token = token.strip()
+    if len(token) < MIN_TOKEN_LENGTH or any(c.isspace() or not c.isprintable() for c in token):
+        raise ConfigError(
+            f"The bearer token from {source} must be at least {MIN_TOKEN_LENGTH} printable characters without "
+            "spaces (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)."
+        )
+    return token
+
+
+def http_options(settings: Settings, environ: Mapping[str, str] | None = None) -> HttpOptions:
+    """Resolve the HTTP settings and the token; :class:`ConfigError` when the server must not start."""
+    server = settings.config.server
+    token = _read_token(settings, os.environ if environ is None else environ)
+    if token is None and not is_loopback_host(server.host):
+        raise ConfigError(
+            f"Refusing to listen on {server.host}: anything but a loopback address needs a bearer token. "
+            f"Set {TOKEN_ENV} (or server.tokenFile), and put a TLS reverse proxy in front for other machines."
+        )
+    return HttpOptions(
+        host=server.host,
+        port=server.port,
+        token=token,
+        allowed_hosts=tuple(server.allowed_hosts),
+        allowed_origins=tuple(server.allowed_origins),
+        cors_origins=tuple(server.cors_origins),
+        max_request_bytes=server.max_request_bytes,
+        stateless=server.stateless,
+    )
+
+
+def build_app(ws: Workspace, options: HttpOptions, port: int) -> tuple[Any, Any]:
+    """The ASGI application for ``port`` (the bound one) and its SDK session manager."""
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.cors import CORSMiddleware
+    from starlette.routing import Route
+
+    from .app import build_server
+
+    manager = StreamableHTTPSessionManager(
+        app=build_server(ws),
+        stateless=options.stateless,
+        # Host and Origin are checked by our guard, with our rules (allowed hosts on any port,
+        # loopback origins); the SDK still checks Content-Type and refuses big bodies.
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=options.max_request_bytes,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    middleware = []
+    if options.cors_origins:
+        # Outermost, so a browser's preflight (which carries no Authorization) gets its answer.
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(options.cors_origins),
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=[
+                    "Authorization",
+                    "Content-Type",
+                    "Mcp-Session-Id",
+                    "Mcp-Protocol-Version",
+                    "Last-Event-ID",
+                ],
+                expose_headers=["Mcp-Session-Id"],
+            )
+        )
+    middleware.append(
+        Middleware(
+            RequestGuard,
+            hosts=HostRule.build(options.host, port, options.allowed_hosts),
+            origins=OriginRule.build(options.allowed_origins + options.cors_origins),
+            token=options.token,
+        )
+    )
+    app = Starlette(
+        routes=[Route(ENDPOINT, endpoint=StreamableHTTPASGIApp(manager))],
+        middleware=middleware,
+        lifespan=lifespan,
+    )
+    return app, manager
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{ENDPOINT}"
+
+
+def _make_server(config: Any, manager: Any) -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn, minus re-raising the signal after a graceful stop: we exit 0 once the
+        workspace is closed. Open notification streams (GET) are closed first, so shutdown
+        waits only for requests in flight."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Generator[None, None, None]:
+            import signal
+
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            log.info("shutting down: finishing requests in flight")
+            # The SDK has no public "all sessions" view; without it we only wait longer.
+            for transport in list(getattr(manager, "_server_instances", {}).values()):
+                transport.close_standalone_sse_stream()
+            await super().shutdown(sockets)
+
+    return Server(config)
+
+
+def serve_http(ws: Workspace, options: HttpOptions) -> None:
+    """Serve MCP over Streamable HTTP until SIGTERM or SIGINT; then finish requests in flight and exit."""
+    import anyio
+    import uvicorn
+
+    try:
+        sock = _bind(options.host, options.port)
+    except ConfigError:
+        ws.close()
+        raise
+    port = int(sock.getsockname()[1])
+    app, manager = build_app(ws, options, port)
+    config = uvicorn.Config(
+        app,
+        loop="asyncio",
+        http="h11",
+        ws="none",
+        lifespan="on",
+        log_level="warning",
+        access_log=False,  # the guard logs one line per request
+        server_header=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+    )
+    server = _make_server(config, manager)
+    if ws.config.knowledge_base.watch_files:
+        from ..index.service import IndexService
+
+        try:
+            ws.service(IndexService).start_watching()
+        except Exception as exc:  # the server still serves; kb_status shows the watcher error
+            log.warning("file watching could not start: %s", exc)
+    mode = "stateless" if options.stateless else "sessions"
+    auth = "bearer token required" if options.token else "no token (loopback only)"
+    # Always on stderr, whatever the log level: the line tells scripts (and tests) the port.
+    print(f"local-vector-search-mcp: serving MCP at {_url(options.host, port)} ({mode}; {auth})", file=sys.stderr)
+    sys.stderr.flush()
+    try:
+        anyio.run(server.serve, [sock])
+    finally:
+        sock.close()
+        ws.close()
+        log.info("stopped")

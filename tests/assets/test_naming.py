@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import pytest
+
+from local_vector_search_mcp.assets.formats import ImageFormat, detect, format_for_path
+from local_vector_search_mcp.assets.naming import (
+    check_file_name,
+    generated_stem,
+    markdown_link,
+    name_candidates,
+    upload_stem,
+)
+from local_vector_search_mcp.errors import InvalidArgument
+
+
+@pytest.mark.parametrize(
+    "name", ["", " ", ".", "..", "a/b", "a\\b", "a:b", "x?", "end.", "end ", "CON", "con.png", "lpt9", "tab\tname"]
+)
+def test_unportable_file_names_are_refused(name: str) -> None:
+    with pytest.raises(InvalidArgument):
+        check_file_name(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "stem", "fmt"),
+    [("cover", "cover", None), ("cover.png", "cover", ImageFormat.PNG), ("cover.PNG", "cover", ImageFormat.PNG),
+     ("a.jpeg", "a", ImageFormat.JPEG), ("été 2024", "été 2024", None), ("console", "console", None)],
+)  # fmt: skip
+def test_portable_names_split_into_stem_and_claimed_format(name: str, stem: str, fmt: ImageFormat | None) -> None:
+    assert check_file_name(name) == (stem, fmt)
+
+
+def test_a_non_image_extension_is_refused() -> None:
+    with pytest.raises(InvalidArgument, match="extension"):
+        check_file_name("notes.txt")
+
+
+def test_upload_names_fall_back_to_generated() -> None:
+    assert upload_stem("Screenshot 1.png") == "Screenshot 1"
+    assert upload_stem("C:\\Users\\me\\photo.jpg") == "photo"
+    assert upload_stem("../../etc/passwd") == "passwd"
+    assert upload_stem("CON.png") is None
+    assert upload_stem("bad:name.png") is None
+    assert upload_stem(None) is None and upload_stem("") is None
+    assert generated_stem().startswith("image-") and len(generated_stem()) == len("image-20240101-000000-") + 12
+
+
+def test_collision_suffixes_go_before_the_extension() -> None:
+    names = name_candidates("cover", ".png")
+    assert [next(names) for _ in range(3)] == ["cover.png", "cover-2.png", "cover-3.png"]
+
+
+@pytest.mark.parametrize(
+    ("alt", "path", "link"),
+    [
+        ("A cat", "images/cat.png", "![A cat](images/cat.png)"),
+        ("two\r\nlines\n", "images/a b.png", "![two lines ](<images/a b.png>)"),
+        ("[x] \\ y", "images/f(1).png", "![\\[x\\] \\\\ y](<images/f(1).png>)"),
+        ("", "p.gif", "![](p.gif)"),
+    ],
+)
+def test_markdown_link(alt: str, path: str, link: str) -> None:
+    assert markdown_link(alt, path) == link
+
+
+def test_signatures_and_extensions() -> None:
+    assert detect(b"\x89PNG\r\n\x1a\n0000") is ImageFormat.PNG
+    assert detect(b"\xff\xd8\xff\xe0") is ImageFormat.JPEG
+    assert detect(b"RIFF\0\0\0\0WEBP") is ImageFormat.WEBP
+    assert detect(b"RIFF\0\0\0\0WAVE") is None
+    assert detect(b"GIF87a") is ImageFormat.GIF and detect(b"GIF89a..") is ImageFormat.GIF
+    assert detect(b"<svg") is None and detect(b"") is None
+    assert format_for_path("a/b.JPEG") is ImageFormat.JPEG and format_for_path("a/.png") is None
+    assert ImageFormat.from_mime("image/jpg") is ImageFormat.JPEG
+    assert ImageFormat.from_mime("application/octet-stream") is None

@@ -1,0 +1,84 @@
+"""What poppler reads back from a PDF: the independent check of every export test."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+needs_poppler = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils is not installed")
+
+
+def _run(*args: str) -> str:
+    return subprocess.run(args, capture_output=True, text=True, check=True, timeout=120).stdout
+
+
+def text(pdf: Path, *pages: int) -> str:
+    span = ["-f", str(pages[0]), "-l", str(pages[-1])] if pages else []
+    return _run("pdftotext", *span, str(pdf), "-")
+
+
+def flat(pdf: Path) -> str:
+    """The text with all white space removed (line breaks fall anywhere in CJK)."""
+    return re.sub(r"\s+", "", text(pdf))
+
+
+def info(pdf: Path) -> dict[str, str]:
+    out = {}
+    for line in _run("pdfinfo", str(pdf)).splitlines():
+        key, _, value = line.partition(":")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def page_size(pdf: Path) -> tuple[float, float]:
+    match = re.match(r"([\d.]+) x ([\d.]+) pts", info(pdf)["Page size"])
+    assert match is not None
+    return float(match.group(1)), float(match.group(2))
+
+
+def fonts(pdf: Path) -> list[dict[str, str]]:
+    """Rows of ``pdffonts``: name, type, emb."""
+    rows = []
+    for line in _run("pdffonts", str(pdf)).splitlines()[2:]:
+        parts = line.split()
+        # name type... encoding emb sub uni object ID: read from the right
+        rows.append({"name": parts[0], "emb": parts[-5], "sub": parts[-4], "type": " ".join(parts[1:-6])})
+    return rows
+
+
+def images(pdf: Path) -> list[dict[str, str]]:
+    """Rows of ``pdfimages -list`` (type ``image`` only, not soft masks)."""
+    lines = _run("pdfimages", "-list", str(pdf)).splitlines()[2:]
+    keys = [
+        "page",
+        "num",
+        "type",
+        "width",
+        "height",
+        "color",
+        "comp",
+        "bpc",
+        "enc",
+        "interp",
+        "object",
+        "id",
+        "x-ppi",
+        "y-ppi",
+        "size",
+        "ratio",
+    ]
+    rows = [dict(zip(keys, line.split(), strict=False)) for line in lines]
+    return [r for r in rows if r.get("type") == "image"]
+
+
+def in_order(haystack: str, needles: list[str]) -> None:
+    """Every needle occurs, each after the previous one."""
+    pos = 0
+    for needle in needles:
+        found = haystack.find(needle, pos)
+        assert found >= 0, f"{needle!r} missing or out of order after position {pos}"
+        pos = found + len(needle)

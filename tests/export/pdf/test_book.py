@@ -1,0 +1,247 @@
+"""Whole exports read back with poppler: text order, page sizes, fonts, pictures, links, outline."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from shared_data import CORPORA
+
+from local_vector_search_mcp.export.pdf.book import _summary_links
+from local_vector_search_mcp.markdown import parse_text
+
+from . import poppler
+from .conftest import export
+
+pytestmark = poppler.needs_poppler
+
+RUST = CORPORA / "rust-book"
+VUE = CORPORA / "vue-docs-zh-cn"
+needs_corpora = pytest.mark.skipif(not RUST.is_dir() or not VUE.is_dir(), reason="shared corpora not available")
+
+SAMPLE = """---
+title: My Book
+author: Jane Doe
+---
+
+# Title
+
+Para with *em* and **strong** and ~~strike~~ and `code` and [a link](#sub).
+
+- item 1
+  - nested a
+  - [ ] task
+1. one
+2. two
+
+> quote line
+>
+> second para
+
+> [!WARNING]
+> Alert text.
+
+---
+
+| left | right |
+|------|------:|
+| 1    | 2     |
+
+```rust
+fn main() {}
+```
+
+    indented code
+
+## Sub
+
+Last words.
+"""
+
+RUST_CHAPTERS = [
+    ("Installation", "ch01-01-installation.md"),
+    ("Hello, World!", "ch01-02-hello-world.md"),
+    ("Publishing a Crate to Crates.io", "ch14-02-publishing-to-crates-io.md"),
+    ("Operators and Symbols", "appendix-02-operators.md"),
+]
+
+
+def _rust_subset(root: Path) -> None:
+    lines = ["# The Rust Subset", ""]
+    for title, name in RUST_CHAPTERS:
+        shutil.copy(RUST / name, root / name)
+        lines.append(f"- [{title}]({name})")
+    (root / "SUMMARY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shutil.copytree(RUST / "img", root / "img")
+
+
+def test_every_element_kind_is_rendered_in_reading_order(kb: Path) -> None:
+    (kb / "a.md").write_text(SAMPLE, encoding="utf-8")
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text,
+        [
+            "My Book",
+            "Jane Doe",
+            "Title",
+            "Para with em and strong and strike and code and a link.",
+            "item 1",
+            "nested a",
+            "task",
+            "1. one",
+            "2. two",
+            "quote line",
+            "second para",
+            "Warning",
+            "Alert text.",
+            "left",
+            "right",
+            "fn main() {}",
+            "indented code",
+            "Sub",
+            "Last words.",
+        ],
+    )
+    assert "title:" not in text and "[!WARNING]" not in text and "```" not in text
+    meta = poppler.info(pdf)
+    assert meta["Title"] == "My Book" and meta["Author"] == "Jane Doe"
+
+
+def test_same_input_gives_the_same_bytes(kb: Path) -> None:
+    (kb / "a.md").write_text(SAMPLE, encoding="utf-8")
+    first, _ = export(kb, "a.md", kb / "1.pdf")
+    second, _ = export(kb, "a.md", kb / "2.pdf")
+    assert first.read_bytes() == second.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("page_format", "size"),
+    [
+        ("a4", (595.3, 841.9)),
+        ("a5", (419.5, 595.3)),
+        ("a6", (297.6, 419.5)),
+        ("b5", (498.9, 708.7)),
+        ("letter", (612.0, 792.0)),
+    ],
+)
+def test_page_formats(kb: Path, page_format: str, size: tuple[float, float]) -> None:
+    (kb / "a.md").write_text(SAMPLE, encoding="utf-8")
+    pdf, _ = export(kb, "a.md", page_format=page_format)
+    width, height = poppler.page_size(pdf)
+    assert abs(width - size[0]) < 1 and abs(height - size[1]) < 1
+
+
+def test_styles_look_different(kb: Path) -> None:
+    (kb / "a.md").write_text(SAMPLE, encoding="utf-8")
+    faces = {}
+    texts = {}
+    for style in ("compact", "classic", "modern", "technical", "academic"):
+        pdf, _ = export(kb, "a.md", kb / f"{style}.pdf", style=style)
+        faces[style] = {f["name"].split("+")[-1] for f in poppler.fonts(pdf)}
+        texts[style] = poppler.text(pdf)
+    assert "DejaVuSerif" in faces["classic"] and "DejaVuSerif" in faces["academic"]
+    assert "DejaVuSerif-Italic" in faces["classic"]  # a real italic, not the regular face under its name
+    assert "DejaVuSerif" not in faces["compact"] and "DejaVuSans" in faces["modern"]
+    # technical and academic number their headings
+    assert "1.1  Sub" in texts["technical"].replace("\u00a0", " ") or "1.1 Sub" in texts["technical"]
+    assert "1.1" not in texts["compact"]
+
+
+def test_a_link_list_document_is_a_book_and_prose_is_not() -> None:
+    book = parse_text("# Book\n\n[Preface](p.md)\n\n- [One](one.md)\n  - [One A](sub/a.md)\n- [Draft]()\n")
+    assert _summary_links(book) == [
+        ("Preface", "p.md", 0),
+        ("One", "one.md", 0),
+        ("One A", "sub/a.md", 1),
+        ("Draft", "", 0),
+    ]
+    assert _summary_links(parse_text("# Notes\n\nSee [one](one.md) for details.\n")) is None
+    assert _summary_links(parse_text("- [Site](https://example.com)\n")) is None
+    assert _summary_links(parse_text("- [One](one.md)\n\n```\ncode\n```\n")) is None
+
+
+def test_book_chapters_links_outline_and_placeholders(kb: Path) -> None:
+    (kb / "SUMMARY.md").write_text(
+        "# Handbook\n\n- [First](one.md)\n  - [Second](two.md)\n- [Gone](missing.md)\n", encoding="utf-8"
+    )
+    (kb / "one.md").write_text(
+        "# First chapter\n\nSee [the second](two.md#deep-part) and ![pic](nope.png).\n\n"
+        "![remote](https://example.com/x.png)\n",
+        encoding="utf-8",
+    )
+    (kb / "two.md").write_text("## Second chapter\n\n### Deep part\n\nBody.\n", encoding="utf-8")
+    pdf, warnings = export(kb, "SUMMARY.md")
+    text = poppler.text(pdf)
+    poppler.in_order(text, ["Handbook", "Contents", "First chapter", "Second chapter", "Deep part", "Gone"])
+    poppler.in_order(text.split("Contents", 1)[1], ["First chapter", "Body.", "Chapter not available"])
+    assert "Image not available" in text
+    assert len(warnings) == 3, warnings
+    assert any("nope.png" in w for w in warnings)
+    assert any("https://example.com/x.png" in w and "never fetched" in w for w in warnings)
+    assert any("missing.md" in w for w in warnings)
+    data = pdf.read_bytes()
+    assert b"/Outlines" in data and b"/Link" in data and b"/Dest" in data
+
+
+@needs_corpora
+def test_rust_book_subset(tmp_path: Path) -> None:
+    root = tmp_path / "rust"
+    root.mkdir()
+    _rust_subset(root)
+    sizes = {}
+    for profile in ("screen", "standard", "print"):
+        pdf, warnings = export(root, "SUMMARY.md", root / f"{profile}.pdf", profile=profile)
+        assert all("SVG" in w for w in warnings), warnings  # the only pictures it cannot draw
+        sizes[profile] = pdf.stat().st_size
+        images = poppler.images(pdf)
+        assert len(images) >= 4
+        ppi = {"screen": 96, "standard": 150, "print": 300}[profile]
+        # pictures bigger than the profile needs are downsampled to its resolution
+        assert all(int(img["x-ppi"]) <= ppi + 2 for img in images), images
+        assert any(abs(int(img["x-ppi"]) - ppi) <= 2 for img in images), images
+    assert sizes["screen"] < sizes["standard"] < sizes["print"]
+    assert sizes["screen"] < 0.8 * sizes["print"]
+    pdf = root / "standard.pdf"
+    assert poppler.page_size(pdf) == pytest.approx((419.5, 595.3), abs=1)
+    assert int(poppler.info(pdf)["Pages"]) > 15
+    rows = poppler.fonts(pdf)
+    assert rows and all(r["emb"] == "yes" for r in rows), rows
+    text = poppler.text(pdf)
+    poppler.in_order(text, ["The Rust Subset", "Contents"] + [t for t, _ in RUST_CHAPTERS])
+    body = text.split("Operators and Symbols", 1)[1]  # past the table of contents
+    poppler.in_order(body, ["Installation", "rustup", "Hello, World!", "fn main()", "Crates.io", "Table B-1"])
+    assert "Chapter not available" not in text
+
+
+@needs_corpora
+def test_chinese_document(kb: Path) -> None:
+    source = VUE / "guide" / "essentials" / "template-syntax.md"
+    (kb / "guide").mkdir()
+    shutil.copy(source, kb / "guide" / "t.md")
+    pdf, warnings = export(kb, "guide/t.md", style="classic")
+    assert not [w for w in warnings if "could not be rendered" in w], warnings
+    flat = poppler.flat(pdf)
+    assert "模板语法" in flat
+    assert "Vue使用一种基于HTML的模板语法，使我们能够声明式地将其组件实例的数据绑定到呈现的DOM上。" in flat
+    assert "{#template-syntax}" not in flat  # custom heading ids are anchors, not text
+    names = {f["name"].split("+")[-1]: f for f in poppler.fonts(pdf)}
+    assert any(n.startswith("WenQuanYi") for n in names), names
+    assert all(f["emb"] == "yes" for f in names.values())
+
+
+def test_without_a_cjk_font_the_warning_names_the_characters(kb: Path) -> None:
+    (kb / "a.md").write_text("# 中文\n\nLatin and 漢字 mixed.\n", encoding="utf-8")
+    pdf, warnings = export(kb, "a.md", cjk_font=str(kb / "no-such-font.ttf"))
+    assert len(warnings) == 1 and "could not be rendered" in warnings[0]
+    assert all(ch in warnings[0] for ch in "中文漢字")
+    assert "Latin and" in poppler.text(pdf)
+
+
+def test_cjk_mixed_with_latin_on_one_line(kb: Path) -> None:
+    (kb / "a.md").write_text("日本語の文と English words と한국어 text.\n", encoding="utf-8")
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    assert "日本語の文とEnglishwordsと한국어text." in poppler.flat(pdf)

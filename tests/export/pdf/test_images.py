@@ -1,0 +1,94 @@
+"""Pictures: path rules, placeholders, downsampling per profile."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from local_vector_search_mcp.export.pdf import images as images_module
+from local_vector_search_mcp.export.pdf.images import ImageStore, Missing, Picture
+from local_vector_search_mcp.export.pdf.styles import PROFILES
+from local_vector_search_mcp.paths import PathGuard
+
+
+def _store(root: Path, profile: str = "standard") -> ImageStore:
+    return ImageStore(PathGuard(root, root / ".lvsm" / "index.db"), PROFILES[profile])
+
+
+def _photo(path: Path, size: tuple[int, int], fmt: str = "JPEG", **save: object) -> None:
+    img = Image.linear_gradient("L").resize(size).convert("RGB")
+    img.save(path, fmt, **save)
+
+
+@pytest.mark.parametrize(
+    ("src", "reason"),
+    [
+        ("https://example.com/a.png", "never fetched"),
+        ("//cdn.example.com/a.png", "never fetched"),
+        ("/abs/a.png", "never fetched"),
+        ("data:image/png;base64,AAAA", "never fetched"),
+        ("../outside.png", "outside"),
+        ("missing.png", "does not exist"),
+        ("pic.svg", "SVG"),
+        ("notes.txt", "not a supported picture format"),
+        ("broken.png", "cannot be decoded"),
+    ],
+)
+def test_placeholders(tmp_path: Path, src: str, reason: str) -> None:
+    (tmp_path / "pic.svg").write_text("<svg/>")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really")
+    loaded = _store(tmp_path).load(src, "chapter.md", 300, 400)
+    assert isinstance(loaded, Missing) and reason in loaded.reason
+
+
+def test_symlinked_picture_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path.parent / "secret.png"
+    _photo(outside, (10, 10), "PNG")
+    (tmp_path / "link.png").symlink_to(outside)
+    loaded = _store(tmp_path).load("link.png", "a.md", 300, 400)
+    assert isinstance(loaded, Missing) and "not permitted" in loaded.reason
+
+
+def test_small_pictures_are_embedded_unchanged(tmp_path: Path) -> None:
+    _photo(tmp_path / "small.jpg", (100, 80))
+    loaded = _store(tmp_path).load("small.jpg", "a.md", 300, 400)
+    assert isinstance(loaded, Picture) and loaded.source == str(tmp_path / "small.jpg")
+    assert loaded.width == pytest.approx(75) and loaded.height == pytest.approx(60)  # 96 DPI
+
+
+@pytest.mark.parametrize(("profile", "dpi"), [("screen", 96), ("standard", 150), ("print", 300)])
+def test_large_pictures_are_downsampled_to_the_profile(tmp_path: Path, profile: str, dpi: int) -> None:
+    _photo(tmp_path / "big.jpg", (4000, 2000), dpi=(300, 300))
+    loaded = _store(tmp_path, profile).load("big.jpg", "a.md", 288, 400)  # 4 inches wide at most
+    assert isinstance(loaded, Picture) and isinstance(loaded.source, io.BytesIO)
+    assert loaded.width == pytest.approx(288)
+    with Image.open(loaded.source) as out:
+        assert out.width == 4 * dpi and out.format == "JPEG"
+
+
+def test_transparency_stays_png_and_icc_travels(tmp_path: Path) -> None:
+    img = Image.new("RGBA", (3000, 1000), (255, 0, 0, 0))
+    img.save(tmp_path / "alpha.png", icc_profile=b"\0" * 16)
+    loaded = _store(tmp_path, "screen").load("alpha.png", "a.md", 200, 400)
+    assert isinstance(loaded, Picture) and isinstance(loaded.source, io.BytesIO)
+    with Image.open(loaded.source) as out:
+        assert out.format == "PNG" and out.mode == "RGBA" and out.info.get("icc_profile") == b"\0" * 16
+
+
+def test_too_many_pixels_is_a_placeholder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(images_module, "MAX_PIXELS", 10_000)
+    _photo(tmp_path / "huge.png", (200, 200), "PNG")
+    loaded = _store(tmp_path).load("huge.png", "a.md", 300, 400)
+    assert isinstance(loaded, Missing) and "million pixels" in loaded.reason
+
+
+def test_relative_paths_resolve_against_the_chapter(tmp_path: Path) -> None:
+    (tmp_path / "book" / "img").mkdir(parents=True)
+    _photo(tmp_path / "book" / "img" / "a b.png", (20, 20), "PNG")
+    loaded = _store(tmp_path).load("img/a%20b.png?x=1", "book/ch1.md", 300, 400)
+    assert isinstance(loaded, Picture)
+    assert isinstance(_store(tmp_path).load("../book/img/a b.png", "book/ch1.md", 300, 400), Picture)

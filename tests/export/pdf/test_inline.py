@@ -1,0 +1,52 @@
+"""Inline Markdown -> reportlab markup."""
+
+from __future__ import annotations
+
+from local_vector_search_mcp.export.pdf.fonts import font_set
+from local_vector_search_mcp.export.pdf.inline import InlineRenderer
+
+
+def _renderer() -> InlineRenderer:
+    return InlineRenderer(font_set(), lambda href: "#c1" if ".md" in href else (href or None), "#123456")
+
+
+def test_emphasis_code_strike_and_escaping() -> None:
+    r = _renderer()
+    out = r.render("*a* **b** ~~c~~ `x<y>` & <br> d", r.fonts.sans)
+    assert out.markup.startswith("<i>a</i> <b>b</b> <strike>c</strike> <font face=")
+    assert "x&lt;y&gt;</font>" in out.markup and "&amp;" in out.markup and "<br/>" in out.markup
+
+
+def test_links_internal_external_and_dropped() -> None:
+    r = _renderer()
+    out = r.render("[in](b.md#x) [out](https://x.org/?a=1&b=2) [none]()", r.fonts.sans)
+    assert '<a href="#c1" color="#123456">in</a>' in out.markup
+    assert '<a href="https://x.org/?a=1&amp;b=2" color="#123456">out</a>' in out.markup
+    assert out.markup.endswith(" none")
+
+
+def test_reference_links_use_the_env() -> None:
+    r = _renderer()
+    from local_vector_search_mcp.export.pdf.inline import MD
+
+    env: dict[str, object] = {}
+    MD.parse("[ref]: https://example.org\n", env)
+    assert "https://example.org" in r.render("see [it][ref]", r.fonts.sans, env).markup
+
+
+def test_images_are_returned_not_inlined() -> None:
+    r = _renderer()
+    only = r.render("![alt *t*](a.png)", r.fonts.sans)
+    assert only.only_images and only.images[0].src == "a.png" and only.images[0].alt == "alt t"
+    mixed = r.render("text ![x](b.png)", r.fonts.sans)
+    assert not mixed.only_images and mixed.markup == "text"
+
+
+def test_cjk_runs_get_the_fallback_face() -> None:
+    r = _renderer()
+    fonts = r.fonts
+    assert fonts.cjk is not None
+    out = r.render("Vue 使用 **模板**", fonts.sans)
+    assert f'<font face="{fonts.cjk.regular}">使用</font>' in out.markup
+    assert fonts.missing == set()
+    assert r.plain("**a** `b` [c](d)") == "a b c"

@@ -1,0 +1,196 @@
+"""Every HTTP status rule, checked with raw httpx against a real server process.
+
+Each test fails when its rule is removed: the same request without the offending part succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+from local_vector_search_mcp.server.http import TOKEN_ENV
+
+from .http_server import HEADERS, INIT, http_server
+
+TOKEN = "team-token-0123456789abcdef"
+
+
+def post(url: str, body: object = INIT, **headers: str) -> httpx.Response:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(url, content=content, headers={**HEADERS, **headers}, timeout=30)
+
+
+def test_bearer_token_is_required_and_compared(tmp_path: Path) -> None:
+    with http_server(tmp_path, env={TOKEN_ENV: TOKEN}) as server:
+        missing = post(server.url)
+        assert missing.status_code == 401
+        assert missing.headers["www-authenticate"].startswith("Bearer")
+        assert missing.json()["error"]["message"].startswith("Missing or wrong bearer token")
+        assert post(server.url, authorization=f"Bearer {TOKEN[:-1]}").status_code == 401
+        assert post(server.url, authorization=f"Bearer {TOKEN}0").status_code == 401
+        assert post(server.url, authorization=f"Basic {TOKEN}").status_code == 401
+        # Every method and path is behind the token, not only POST /mcp.
+        assert httpx.get(server.url, headers={"accept": "text/event-stream"}).status_code == 401
+        assert httpx.get(server.url.replace("/mcp", "/other")).status_code == 401
+        ok = post(server.url, authorization=f"Bearer {TOKEN}")
+        assert ok.status_code == 200, ok.text
+        assert "mcp-session-id" in ok.headers
+    assert TOKEN not in server.log.read_text()  # never logged
+
+
+def test_token_file_from_the_configuration(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
+    with http_server(tmp_path, config={"server": {"tokenFile": str(token_file)}}) as server:
+        assert post(server.url).status_code == 401
+        assert post(server.url, authorization=f"Bearer {TOKEN}").status_code == 200
+
+
+def test_host_header_must_name_this_server(tmp_path: Path) -> None:
+    with http_server(tmp_path, config={"server": {"allowedHosts": ["kb.example.com"]}}) as server:
+        rebinding = post(server.url, host=f"evil.example:{server.port}")
+        assert rebinding.status_code == 421
+        assert "server.allowedHosts" in rebinding.json()["error"]["message"]
+        assert post(server.url, host=f"127.0.0.1:{server.port + 1}").status_code == 421
+        assert post(server.url, host=f"localhost:{server.port}").status_code == 200
+        assert post(server.url, host="kb.example.com").status_code == 200  # behind a reverse proxy
+
+
+def test_origin_must_be_loopback_or_configured(tmp_path: Path) -> None:
+    with http_server(tmp_path, config={"server": {"allowedOrigins": ["https://ide.example.com"]}}) as server:
+        assert post(server.url, origin="http://evil.example").status_code == 403
+        assert post(server.url, origin="null").status_code == 403
+        assert post(server.url, origin="http://localhost:6274").status_code == 200
+        assert post(server.url, origin="https://ide.example.com").status_code == 200
+
+
+def test_no_cors_headers_unless_configured(tmp_path: Path) -> None:
+    with http_server(tmp_path) as server:
+        response = post(server.url, origin="http://localhost:5173")
+        assert response.status_code == 200
+        assert "access-control-allow-origin" not in response.headers
+    cors = {"server": {"corsOrigins": ["https://ide.example.com"]}}
+    with http_server(tmp_path, config=cors) as server:
+        preflight = httpx.options(
+            server.url,
+            headers={
+                "origin": "https://ide.example.com",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "authorization, content-type, mcp-session-id",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://ide.example.com"
+        response = post(server.url, origin="https://ide.example.com")
+        assert response.status_code == 200
+        assert response.headers["access-control-allow-origin"] == "https://ide.example.com"
+        assert "mcp-session-id" in response.headers["access-control-expose-headers"].lower()
+
+
+def _padded_init(size: int) -> bytes:
+    body = json.dumps({**INIT, "params": {**INIT["params"], "pad": ""}}).encode()  # type: ignore[dict-item]
+    return body.replace(b'"pad": ""', b'"pad": "' + b"x" * (size - len(body)) + b'"')
+
+
+def test_request_bodies_over_the_limit_get_413(tmp_path: Path) -> None:
+    with http_server(tmp_path, config={"server": {"maxRequestBytes": 4096}}) as server:
+        assert post(server.url, _padded_init(4000)).status_code == 200
+        assert post(server.url, _padded_init(5000)).status_code == 413
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: the limit counts what arrives
+            body = _padded_init(5000)
+            for i in range(0, len(body), 1000):
+                yield body[i : i + 1000]
+
+        chunked = httpx.post(server.url, content=chunks(), headers=HEADERS)
+        assert chunked.status_code == 413
+
+
+def test_the_default_limit_is_4_mib(tmp_path: Path) -> None:
+    with http_server(tmp_path) as server:
+        assert post(server.url, _padded_init(4 * 1024 * 1024 - 64)).status_code == 200
+        assert post(server.url, _padded_init(4 * 1024 * 1024 + 64)).status_code == 413
+
+
+def test_an_announced_huge_body_is_refused_before_it_arrives(tmp_path: Path) -> None:
+    with http_server(tmp_path) as server, socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        # 1 GiB announced, 10 bytes sent: the answer must come without waiting for the rest.
+        sock.sendall(
+            (
+                f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
+                f"Accept: application/json, text/event-stream\r\nContent-Length: {1 << 30}\r\n\r\n0123456789"
+            ).encode()
+        )
+        assert sock.recv(200).startswith(b"HTTP/1.1 413")
+
+
+def test_malformed_json_is_a_parse_error_and_other_sessions_carry_on(tmp_path: Path) -> None:
+    with http_server(tmp_path) as server:
+        opened = post(server.url)
+        session = opened.headers["mcp-session-id"]
+        headers = {"mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
+        post(server.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **headers)
+        for bad in (b"{not json", b'{"jsonrpc": "2.0", "id": 2, "method": ', b"\xff\xfe"):
+            refused = post(server.url, bad)
+            assert refused.status_code == 400
+            assert refused.json()["error"]["code"] == -32700
+            assert post(server.url, bad, **headers).status_code == 400  # inside the session, too
+        listed = post(server.url, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, **headers)
+        assert listed.status_code == 200
+        assert '"kb_search"' in listed.text
+
+
+def test_binding_a_non_loopback_address_without_a_token_exits_1(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "local_vector_search_mcp", "--transport", "http", "--host", "0.0.0.0", "--port", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert out.returncode == 1
+    assert "Refusing to listen on 0.0.0.0" in out.stderr
+    assert "LOCAL_VECTOR_SEARCH_MCP_TOKEN" in out.stderr
+
+
+def test_a_taken_port_exits_1_with_a_message(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-m", "local_vector_search_mcp", "--transport", "http", "--port", str(port)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin"},
+            timeout=60,
+        )
+    assert out.returncode == 1
+    assert f"Cannot listen on 127.0.0.1:{port}" in out.stderr
+
+
+def test_one_log_line_per_request_without_arguments(tmp_path: Path) -> None:
+    with http_server(tmp_path) as server:
+        opened = post(server.url)
+        headers = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "kb_search", "arguments": {"request": {"query": "secret-query-words"}}},
+        }
+        assert post(server.url, call, **headers).status_code == 200
+    log = server.log.read_text()
+    lines = [line for line in log.splitlines() if " POST /mcp " in line]
+    assert len(lines) == 2, log
+    assert " POST /mcp 200 " in lines[1]
+    assert "secret-query-words" not in log
