@@ -44,6 +44,13 @@ ODD: dict[str, bytes] = {
     "unclosed-fence.md": b"# Fence\n\n```\nnever closed\n" + b"code\n" * 100,
     "html.md": b"<!-- unclosed comment\n\n<div>\n# not a heading\n",
     "surrogates.md": b"# Bad \xed\xa0\x80 surrogate\n",
+    # Assets: a real 1x1 PNG, a text file calling itself an image, a truncated GIF.
+    "img/pixel.png": bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    ),
+    "img/fake.png": b"# I am Markdown, not a picture\n",
+    "img/cut.gif": b"GIF89a\x01\x00",
 }
 
 

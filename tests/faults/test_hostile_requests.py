@@ -37,6 +37,7 @@ from local_vector_search_mcp.workspace import Workspace
 TOOLS = [spec.name for spec in dispatch.available_tools()]
 # 22 properties share the run time: 60 examples each by default, 600 under HYPOTHESIS_PROFILE=long.
 EXAMPLES = max(5, settings.default.max_examples * 3 // 10)
+CREATE_ANYWHERE = {"kb_save_image"}  # without targetPath it picks the name itself
 COUNTS: dict[str, dict[str, int]] = {}  # tool -> outcome ("ok" or an error code) -> count
 
 
@@ -76,6 +77,8 @@ class Setup:
             "pointer": st.sampled_from(pointers),
             "expectedSourceHash": st.sampled_from(hashes or ["0" * 64]),
             "query": st.sampled_from(['"unbalanced', "NEAR(a b)", "safe* OR -ranking", "caf\u00e9", "AND", "\u6587"]),
+            "outputPath": st.sampled_from(["book.pdf", "out/book.pdf", "notes.md", "../book.pdf", "x.PDF"]),
+            "expectedSha256": st.sampled_from(hashes or ["0" * 64]),
             "column": st.sampled_from(["name", "value", "a", "c7", "missing"]),
             "includeGlob": st.sampled_from(["**/*.md", "[", "{a,b}/**", "***", "../**", "guide/*"]),
             "markdown": st.sampled_from(
@@ -102,16 +105,19 @@ class Setup:
             operation["pointer"] = pick(anchors)
         return arguments
 
-    def targeted(self, arguments: Any) -> set[str]:
+    def targeted(self, tool: str, arguments: Any) -> set[str]:
         """The root-relative files a request may change: the paths it names, canonicalised."""
         names: set[str] = set()
         body = arguments.get("request", arguments) if isinstance(arguments, dict) else None
         if isinstance(body, dict):
-            for key in ("path", "sourcePath", "targetPath"):
+            for key in ("path", "sourcePath", "targetPath", "outputPath"):
                 value = body.get(key)
                 if isinstance(value, str):
                     with contextlib.suppress(KbError):
                         names.add(self.ws.guard.normalise(value))
+            if tool == "kb_create_pdf_book" and isinstance(body.get("path"), str) and not body.get("outputPath"):
+                with contextlib.suppress(KbError):  # the book's default name: the document's, as .pdf
+                    names.add(self.ws.guard.normalise(body["path"])[: -len(".md")] + ".pdf")
         return names
 
 
@@ -157,7 +163,9 @@ def check(setup: Setup, tool: str, arguments: Any) -> None:
     assert not [p for p in seen if p.startswith(outside)], "opened a file outside the root"
     after = snapshot(setup.root)
     changed = {rel for rel in after.keys() | setup.before.keys() if after.get(rel) != setup.before.get(rel)}
-    assert changed <= setup.targeted(arguments), f"{tool} changed {sorted(changed)}"
+    if tool in CREATE_ANYWHERE:  # may add a file under a name of its choosing, never change one
+        changed &= setup.before.keys()
+    assert changed <= setup.targeted(tool, arguments), f"{tool} changed {sorted(changed)}"
     if changed:
         restore(setup.root, setup.before)
 
