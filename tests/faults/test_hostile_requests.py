@@ -139,8 +139,20 @@ class _Errors(logging.Handler):
         self.records.append(record)
 
 
+# Known failures, each pinned by a strict xfail below: when it is fixed, that test fails until the entry goes.
+KNOWN_BUGS = {("kb_create_pdf_book", "wide-table.md")}
+
+
+def _known_bug(tool: str, arguments: Any) -> bool:
+    body = arguments.get("request") if isinstance(arguments, dict) else None
+    path = body.get("path") if isinstance(body, dict) else None
+    return isinstance(path, str) and (tool, path) in KNOWN_BUGS
+
+
 def check(setup: Setup, tool: str, arguments: Any) -> None:
     note(f"{tool} {arguments!r}"[:2000])
+    if _known_bug(tool, arguments):
+        return
     outcome = "ok"
     errors = _Errors()
     logging.getLogger().addHandler(errors)
@@ -194,3 +206,13 @@ def test_mutated_requests_get_a_typed_error(setup: Setup, tool: str) -> None:
         check(setup, tool, arguments)
 
     run()
+
+
+@pytest.mark.xfail(strict=True, reason="PDF export: reportlab raises ValueError on a 300-column table (INTERNAL_ERROR)")
+def test_a_pdf_book_of_a_300_column_table_is_a_result_or_a_typed_error(setup: Setup) -> None:
+    try:
+        dispatch.invoke(setup.ws, "kb_create_pdf_book", {"request": {"path": "wide-table.md", "outputPath": "w.pdf"}})
+    except KbError as exc:
+        assert exc.code != "INTERNAL_ERROR", exc.message
+    finally:
+        restore(setup.root, setup.before)
