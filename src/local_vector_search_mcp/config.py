@@ -23,7 +23,8 @@ from .globs import validate_glob
 
 __all__ = ["CliOptions", "Config", "ConfigError", "Settings", "load_settings"]
 
-DEFAULT_STORAGE = Path(".local-vector-search-mcp") / "index.db"
+STATE_DIR = Path(".local-vector-search-mcp")
+DEFAULT_STORAGE = STATE_DIR / "index.db"
 # Enum-valued keys are matched case-insensitively (the contract's rule).
 _ENUM_KEYS = (
     ("server", "transport"),
@@ -67,6 +68,9 @@ class Settings:
     storage_path: Path
     config: Config
     config_file: Path | None
+    # locks shared by every server process of the project (the Markdown write lock); kept apart
+    # from the index, which may live in another folder or in no file at all (spec/decisions.md)
+    state_dir: Path
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -248,5 +252,10 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     storage_path = storage if storage.is_absolute() else (project_root / storage)
     storage_path = Path(os.path.abspath(storage_path))
     return Settings(
-        project_root=project_root, root=root, storage_path=storage_path, config=config, config_file=config_file
+        project_root=project_root,
+        root=root,
+        storage_path=storage_path,
+        config=config,
+        config_file=config_file,
+        state_dir=project_root / STATE_DIR,
     )

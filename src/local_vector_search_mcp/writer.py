@@ -5,7 +5,7 @@ fsynced, and is renamed over the target only if the target still holds the
 revision the edit was planned on (compare-and-swap on its SHA-256); then the
 folder is fsynced. The check and the rename happen under an exclusive
 ``flock`` shared by every server process of the project (the lock file sits
-next to the index), so two agents in two processes cannot both win a race on
+in the project's state folder, ``.local-vector-search-mcp/``), so two agents in two processes cannot both win a race on
 one file. :func:`mutate` re-plans an edit up to three times when the file
 changed underneath it, then gives up with ``CONFLICT``.
 
@@ -87,7 +87,8 @@ class Intent:
 
 
 def _lock_path(ws: Workspace) -> Path:
-    return ws.storage_path.parent / "write.lock"
+    # the project's state folder, wherever the index lives (spec/decisions.md 127)
+    return ws.state_dir / "write.lock"
 
 
 @contextlib.contextmanager

@@ -4,18 +4,14 @@ import os
 import time
 
 import pytest
-from kb_fakes import FakeWorkspace, HashEmbedder, make_config
+from kb_fakes import HashEmbedder, client
 
 from local_vector_search_mcp.errors import IndexNotReady
-from local_vector_search_mcp.index.service import IndexService
 from local_vector_search_mcp.index.sqlite import SqliteStore
 
 
 def service(kb, provider="none", embedder=None, **overrides):
-    svc = IndexService(FakeWorkspace(kb, make_config(provider, **overrides)))
-    if embedder is not None:
-        svc.use_embedder(embedder)
-    return svc
+    return client(kb, provider, embedder=embedder, **overrides)
 
 
 def test_incremental_skip_touch_delete(kb):

@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import pytest
-from kb_fakes import FakeWorkspace, HashEmbedder, make_config
+from kb_fakes import HashEmbedder, KbClient, make_workspace
 
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import IndexNotReady, InvalidArgument
 from local_vector_search_mcp.index.port import ChunkHit
-from local_vector_search_mcp.index.service import IndexService
 from local_vector_search_mcp.search.engine import rrf_fuse
 
 
@@ -16,10 +15,8 @@ def kb_search(ws, request):
 
 
 def ready(kb, provider="none", embedder=None):
-    ws = FakeWorkspace(kb, make_config(provider))
-    svc = ws.service(IndexService)
-    if embedder is not None:
-        svc.use_embedder(embedder)
+    ws = make_workspace(kb, provider, embedder=embedder)
+    svc = KbClient(ws)
     svc.reindex()
     return ws, svc
 
@@ -56,7 +53,7 @@ def test_invalid_arguments(kb, request_, message):
 
 
 def test_empty_index_is_not_ready(kb):
-    ws = FakeWorkspace(kb, make_config("none"))
+    ws = make_workspace(kb)
     with pytest.raises(IndexNotReady, match="kb_reindex"):
         kb_search(ws, {"query": "x"})
 
@@ -101,7 +98,8 @@ def test_hybrid_fuses_both(kb):
     out = kb_search(ws, {"query": "Install the tool with pip"})
     assert out["warning"] is None and out["results"][0]["searchMode"] == "hybrid"
     assert out["results"][0]["path"] == "guide.md"
-    assert out["results"][0]["score"] == pytest.approx(2 / 61)
+    # first in both lists under the shipped fusion: semanticWeight 0.5 / (rrfK 10 + 1) + 1 / (10 + 1)
+    assert out["results"][0]["score"] == pytest.approx(0.5 / 11 + 1 / 11)
 
 
 def test_rrf_ties_broken_by_chunk_id():
@@ -114,9 +112,9 @@ def test_rrf_ties_broken_by_chunk_id():
 
 
 def test_kb_reindex_handler(kb):
-    ws = FakeWorkspace(kb, make_config("none"))
+    ws = make_workspace(kb)
     out = invoke(ws, "kb_reindex", {"request": {"scope": "ALL", "force": False}})
     assert out["started"] is True and out["current"]["scope"] == "all"
-    ws.service(IndexService).wait_reindex(30)
+    ws.indexing.wait_reindex(30)
     with pytest.raises(InvalidArgument):
         invoke(ws, "kb_reindex", {"request": {"scope": "some"}})

@@ -34,9 +34,7 @@ def mutation_result(
     error = None
     if paths:
         try:
-            from ..index.service import IndexService
-
-            ws.service(IndexService).schedule_sync(paths)
+            ws.indexing.schedule_sync(paths)
         except Exception as exc:  # the file is committed; say so honestly instead of failing
             log.warning("could not queue re-indexing: %s", exc)
             error = f"The change is saved but could not be queued for re-indexing: {exc}"
@@ -48,9 +46,7 @@ def unchanged_result(model: type[MutationModel], ws: Workspace, rel: str, sha: s
     synchronized = not _indexed(ws, rel)
     if not synchronized:
         try:
-            from ..index.service import IndexService
-
-            state = ws.service(IndexService).store.document_states().get(rel)
+            state = ws.store.document_states().get(rel)
             synchronized = state is not None and state.source_hash == sha
         except Exception:  # no index yet, or it cannot be read: report "not synchronized"
             synchronized = False

@@ -31,18 +31,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from ..embeddings import Embedder
 from ..errors import IndexNotReady
 from ..markdown import parse_document
-from ..search.text import cjk_index_text
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
-from .manifest import compatibility_problems, enum_value, expected_manifest, incompatible_message
+from .manifest import current_manifest, enum_value, incompatible_message, index_problems
 from .port import ChunkRecord, DocumentRecord, IndexStore
 
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
+
+
+ReindexScope = Literal["changed", "all"]
 
 
 def utc_now() -> str:
@@ -55,7 +58,7 @@ class Cancelled(Exception):
 
 @dataclass
 class Progress:
-    scope: str
+    scope: ReindexScope
     force: bool
     started_at_utc: str = field(default_factory=utc_now)
     processed_files: int = 0
@@ -65,17 +68,6 @@ class Progress:
     phase: str = "files"  # "files", then "vectors" while pending chunks are embedded
     embedded_chunks: int = 0
     pending_chunks: int | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "scope": self.scope,
-            "force": self.force,
-            "startedAtUtc": self.started_at_utc,
-            "processedFiles": self.processed_files,
-            "totalFiles": self.total_files,
-            "currentPath": self.current_path,
-            "isDestructiveRebuild": self.is_destructive_rebuild,
-        }
 
 
 @dataclass
@@ -97,16 +89,6 @@ class ReindexResult:
     warning: str | None = None
     failed_paths: list[str] = field(default_factory=list)
 
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "scannedFiles": self.scanned_files,
-            "indexedFiles": self.indexed_files,
-            "skippedFiles": self.skipped_files,
-            "deletedFiles": self.deleted_files,
-            "chunksIndexed": self.chunks_indexed,
-            "warning": self.warning,
-        }
-
 
 class Indexer:
     """Builds and updates the index of one knowledge base.
@@ -122,7 +104,7 @@ class Indexer:
         store: IndexStore,
         config: Any,
         path_filter: Callable[[str], bool],
-        embedder: Any = None,
+        embedder: Embedder | None = None,
         gate: threading.RLock | None = None,
     ) -> None:
         self.root = Path(root)
@@ -131,29 +113,13 @@ class Indexer:
         self.path_filter = path_filter
         self.embedder = embedder
         self.gate = gate or threading.RLock()
-        self.destructive_running = False
 
     # manifest -----------------------------------------------------------------
     def expected_manifest(self, probe: bool) -> dict[str, str]:
-        """``probe`` lets an openai-compatible provider be asked for its size."""
-        if self.embedder is None:
-            return expected_manifest(self.config, None, None)
-        dims = self.config.embedding.dimensions
-        if dims is None and (probe or self.embedder.provider == "local"):
-            dims = self.embedder.dimensions()
-        if dims is None:
-            dims = _maybe_int(self.store.read_manifest().get("embedding_dimensions"))
-        cap = getattr(self.embedder, "max_tokens", None)
-        return expected_manifest(self.config, self.embedder.model, dims, cap if isinstance(cap, int) else None)
+        return current_manifest(self.config, self.embedder, self.store, probe)
 
     def compatibility(self, probe: bool = False) -> list[str]:
-        stored = self.store.read_manifest()
-        if not stored and self.store.counts().documents == 0:
-            return []
-        expected = self.expected_manifest(probe)
-        if "embedding_dimensions" not in expected and "embedding_dimensions" in stored:
-            expected["embedding_dimensions"] = stored["embedding_dimensions"]
-        return compatibility_problems(stored, expected)
+        return index_problems(self.config, self.embedder, self.store, probe)
 
     def vector_storage(self) -> str:
         return enum_value(self.config.embedding.vector_storage)
@@ -176,7 +142,7 @@ class Indexer:
     # full reindex ---------------------------------------------------------------
     def reindex(
         self,
-        scope: str = "changed",
+        scope: ReindexScope = "changed",
         force: bool = False,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
@@ -191,13 +157,9 @@ class Indexer:
             if problems:
                 if not force:
                     raise IndexNotReady(incompatible_message(problems))
-                progress.is_destructive_rebuild = True
-                self.destructive_running = True
-                try:
-                    self.store.reset(dims, self.vector_storage())
-                    self.store.write_manifest(expected)
-                finally:
-                    self.destructive_running = False
+                progress.is_destructive_rebuild = True  # search refuses until this reindex ends
+                self.store.reset(dims, self.vector_storage())
+                self.store.write_manifest(expected)
             else:
                 self.store.ensure_schema(dims, self.vector_storage())
                 self.store.write_manifest(expected)
@@ -275,8 +237,6 @@ class Indexer:
                 text=c.text,
                 heading_path=c.heading_path,
                 embedding_text_hash=hashes[i],
-                lexical_text=cjk_index_text(c.text),
-                lexical_heading=cjk_index_text(c.heading_path or ""),
                 vector=reuse.get(hashes[i]),
             )
             for i, c in enumerate(chunks)

@@ -2,17 +2,18 @@
 
 The engine (reindex, sync, search) talks only to :class:`IndexStore`; every
 SQL dialect detail lives in an adapter (``sqlite.py`` now; a PostgreSQL +
-pgvector adapter implements the same protocol). Records are plain dataclasses.
+pgvector adapter implements the same protocol and plugs into ``stores.py``).
+Records are plain dataclasses.
 
-Lexical text handed to the store is already CJK-processed by the engine
-(``search.text.cjk_index_text``) and lexical queries arrive as FTS-style
-expressions built by ``search.text.build_lexical_query``; an adapter with
-another full-text engine translates them.
+Chunks arrive as plain text: each adapter tokenizes them for its own
+full-text engine (CJK runs through ``cjk.py``, so index and query sides agree
+per engine). Lexical queries arrive as a structured tree and path filters as
+glob data (``query.py``); the adapter renders both in its own dialect.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,18 +21,17 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .query import LexicalQuery, PathScope
+
 __all__ = [
     "ChunkHit",
     "ChunkRecord",
     "DocumentRecord",
     "DocumentState",
     "IndexStore",
-    "PathFilter",
     "PendingChunk",
     "StoreCounts",
 ]
-
-PathFilter = Callable[[str], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +56,11 @@ class DocumentRecord:
 
 @dataclass(frozen=True, slots=True)
 class ChunkRecord:
-    """One chunk to store. ``lexical_text``/``lexical_heading`` are the FTS
-    inputs; ``vector`` is the chunk's vector when already known (reused) and
-    ``None`` otherwise: in a vector-enabled index such a chunk is stored as
-    *pending* and gets its vector later (:meth:`IndexStore.store_vectors`)."""
+    """One chunk to store; ``text`` and ``heading_path`` are what lexical search
+    matches (the heading weighted higher). ``vector`` is the chunk's vector when
+    already known (reused) and ``None`` otherwise: in a vector-enabled index such
+    a chunk is stored as *pending* and gets its vector later
+    (:meth:`IndexStore.store_vectors`)."""
 
     ordinal: int
     pointer: str
@@ -67,8 +68,6 @@ class ChunkRecord:
     text: str
     heading_path: str | None
     embedding_text_hash: str
-    lexical_text: str
-    lexical_heading: str
     vector: npt.NDArray[np.float32] | None = None
 
 
@@ -107,6 +106,11 @@ class IndexStore(Protocol):
     readers across threads and processes (each thread gets its own session)."""
 
     # lifecycle and manifest -------------------------------------------------
+    @property
+    def location(self) -> str:
+        """Where the index lives, safe to show (a file path; never a password)."""
+        ...
+
     def exists(self) -> bool: ...
 
     def ensure_schema(self, vector_dimensions: int | None, vector_storage: str) -> None:
@@ -160,21 +164,18 @@ class IndexStore(Protocol):
         ...
 
     # retrieval ----------------------------------------------------------------
-    def lexical(self, match: str, limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
-        """Chunks matching an FTS expression, best BM25 first, filtered before the limit."""
-        ...
-
-    def document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
-        """How many chunks hold each full-text token (tokens absent from the index are left out);
-        a cost heuristic for query building, so it may lag behind recent writes."""
+    def lexical(self, query: LexicalQuery, limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        """Chunks matching ``query``, best first (BM25 or the engine's equivalent, the
+        heading weighted above the body), restricted to ``scope`` before the limit."""
         ...
 
     def refresh_term_stats(self) -> None:
-        """Recompute whatever :meth:`document_frequencies` precomputes (after a full reindex)."""
+        """Recompute whatever statistics lexical search precomputes (after a full reindex)."""
         ...
 
-    def semantic(self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
-        """Nearest chunks to ``vector``, filtered before the limit."""
+    def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        """Nearest chunks to ``vector`` (cosine distance in ``ChunkHit.distance``), restricted
+        to ``scope`` before the limit."""
         ...
 
     def write_lock(self) -> AbstractContextManager[None]:
@@ -182,8 +183,3 @@ class IndexStore(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def iter_batches(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]

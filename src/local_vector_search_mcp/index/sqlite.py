@@ -12,7 +12,7 @@ Layout (schema version 5, layout 2)::
     chunks(id, document_id -> documents ON DELETE CASCADE, ordinal, anchor,
            heading_path, embedding_text_hash, body, vector_pending)
     chunks_fts   FTS5, contentless (rows deleted by rowid), columns body and
-                 heading (CJK-bigrammed by the engine), unicode61, rank bm25(1, 2)
+                 heading (CJK runs bigrammed here, ``cjk.py``), unicode61, rank bm25(1, 2)
     chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
                  float32: float[D] cosine; int8: int8[D] cosine; binary: bit[D]
     chunk_vectors_exact(chunk_id PK, embedding float32 BLOB)   binary only,
@@ -43,7 +43,7 @@ import contextlib
 import os
 import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,10 @@ import numpy as np
 import numpy.typing as npt
 import sqlite_vec
 
-from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, PathFilter, PendingChunk, StoreCounts
+from .cjk import cjk_index_text
+from .fts5 import render_match
+from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, PendingChunk, StoreCounts
+from .query import LexicalQuery, PathScope
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
@@ -107,9 +110,12 @@ class SqliteStore:
         self.path = Path(path)
         self._local = threading.local()
         self._lock = threading.RLock()
-        self._connections: list[apsw.Connection] = []
+        # One connection per thread; threads come and go (a vector pass per edit, the server's
+        # worker threads), so a dead thread's connection is closed when the next one opens.
+        self._connections: dict[threading.Thread, apsw.Connection] = {}
         self._conn_lock = threading.Lock()
         self._vector_storage: str | None = None
+        self._scopes: dict[str, Callable[[str], bool]] = {}
 
     # connections --------------------------------------------------------------
     def _conn(self) -> apsw.Connection:
@@ -124,14 +130,19 @@ class SqliteStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            # scopes are evaluated next to the rows (SQL joins on documents.path), not by loading paths
+            conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn
             with self._conn_lock:
-                self._connections.append(conn)
+                for thread in [t for t in self._connections if not t.is_alive()]:
+                    with contextlib.suppress(apsw.Error):
+                        self._connections.pop(thread).close()
+                self._connections[threading.current_thread()] = conn
         return conn
 
     def close(self) -> None:
         with self._conn_lock:
-            for conn in self._connections:
+            for conn in self._connections.values():
                 with contextlib.suppress(apsw.Error):
                     conn.close()
             self._connections.clear()
@@ -153,6 +164,24 @@ class SqliteStore:
     def write_lock(self) -> Iterator[None]:
         with self._lock:
             yield
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def _in_scope(self, *args: Any) -> int:
+        """SQL ``kb_in_scope(key, path)``: 1 when ``path`` matches the registered scope ``key``."""
+        key, path = args
+        return int(self._scopes[key](path))
+
+    def _scope_key(self, scope: PathScope) -> str:
+        """Register the compiled predicate of ``scope`` for ``kb_in_scope(key, path)``."""
+        key = repr((scope.include, scope.exclude))
+        if key not in self._scopes:
+            if len(self._scopes) > 256:
+                self._scopes.clear()
+            self._scopes[key] = scope.matcher()
+        return key
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self._conn().execute(sql, params).fetchone()
@@ -289,7 +318,10 @@ class SqliteStore:
             )
             c.executemany(
                 "INSERT INTO chunks_fts(rowid, body, heading) VALUES(?,?,?)",
-                [(cid, ch.lexical_text, ch.lexical_heading) for cid, ch in zip(ids, chunks, strict=True)],
+                [
+                    (cid, cjk_index_text(ch.text), cjk_index_text(ch.heading_path or ""))
+                    for cid, ch in zip(ids, chunks, strict=True)
+                ],
             )
             if has_table:
                 self._insert_vectors(
@@ -382,12 +414,14 @@ class SqliteStore:
             return 0
 
     # retrieval ----------------------------------------------------------------
-    def _allowed_docs(self, path_filter: PathFilter | None) -> set[int] | None:
-        if path_filter is None:
+    def _allowed_docs(self, scope: PathScope | None) -> list[int] | None:
+        """Ids of the documents in ``scope``; ``None`` when that is every document."""
+        if scope is None or scope.is_everything:
             return None
-        rows = list(self._conn().execute("SELECT id, path FROM documents"))
-        allowed = {i for i, p in rows if path_filter(p)}
-        return None if len(allowed) == len(rows) else allowed
+        key = self._scope_key(scope)
+        c = self._conn()
+        allowed = [r[0] for r in c.execute("SELECT id FROM documents WHERE kb_in_scope(?, path) ORDER BY id", (key,))]
+        return None if len(allowed) == self._one("SELECT count(*) FROM documents") else allowed
 
     def _hits(self, ids: Sequence[int], distances: dict[int, float] | None = None) -> list[ChunkHit]:
         if not ids:
@@ -413,31 +447,24 @@ class SqliteStore:
             if i in by_id
         ]
 
-    def lexical(self, match: str, limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
+    def lexical(self, query: LexicalQuery, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         if not self.exists() or not self._table_exists("chunks_fts"):
             return []
-        allowed = self._allowed_docs(path_filter)
+        match = render_match(query, self._document_frequencies)
+        if match is None:
+            return []
         c = self._conn()
-        if allowed is None:
-            ids = [
-                r[0]
-                for r in c.execute(
-                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit)
-                )
-            ]
+        if scope is None or scope.is_everything:
+            sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?"
+            ids = [r[0] for r in c.execute(sql, (match, limit))]
         else:
-            ids = []
-            if allowed:
-                cursor = c.execute(
-                    "SELECT f.rowid, c.document_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
-                    "WHERE chunks_fts MATCH ? ORDER BY f.rank",
-                    (match,),
-                )
-                for cid, doc_id in cursor:
-                    if doc_id in allowed:
-                        ids.append(cid)
-                        if len(ids) >= limit:
-                            break
+            key = self._scope_key(scope)
+            sql = (
+                "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+                "JOIN documents d ON d.id = c.document_id "
+                "WHERE chunks_fts MATCH ? AND kb_in_scope(?, d.path) ORDER BY f.rank LIMIT ?"
+            )
+            ids = [r[0] for r in c.execute(sql, (match, key, limit))]
         return self._hits(ids)
 
     def refresh_term_stats(self) -> None:
@@ -451,7 +478,9 @@ class SqliteStore:
                 (COMMON_TERM_MIN_CHUNKS,),
             )
 
-    def document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
+    def _document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each unicode61 token (absent tokens are left out): the
+        cost of OR alternatives (``fts5.py``), so it may lag behind recent writes."""
         if not tokens or not self.exists() or not self._table_exists("chunks_fts_vocab"):
             return {}
         c = self._conn()
@@ -475,10 +504,10 @@ class SqliteStore:
                 cache[token] = 0 if row is None else int(row[0])
         return {t: cache[t] for t in tokens if cache.get(t)}
 
-    def semantic(self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
+    def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
         if not self.has_vectors():
             return []
-        allowed = self._allowed_docs(path_filter)
+        allowed = self._allowed_docs(scope)
         if allowed is not None and not allowed:
             return []
         storage = self._storage()
@@ -492,10 +521,11 @@ class SqliteStore:
         params: list[Any] = [probe, k]
         if allowed is not None:
             sql += f" AND document_id IN ({','.join('?' * len(allowed))})"
-            params.extend(sorted(allowed))
+            params.extend(allowed)
         try:
             found = list(self._conn().execute(sql, params))
         except apsw.SQLError:
+            allowed_set = set(allowed or ())
             # very large scopes: scan unfiltered with a bigger k and filter here
             found = [
                 (cid, dist)
@@ -504,7 +534,7 @@ class SqliteStore:
                     "AND k = ?",
                     (probe, 4096),
                 )
-                if allowed is None or doc_id in allowed
+                if allowed is None or doc_id in allowed_set
             ]
         if storage == "binary" and found:
             ids = [cid for cid, _ in found]

@@ -1,0 +1,251 @@
+"""IndexingService: keeps one knowledge base's index in line with its Markdown.
+
+Built lazily by the workspace (``ws.indexing``); construction opens nothing
+and loads no model. It owns, over the storage port:
+
+* the reindex coordinator: :meth:`start_reindex` is single-flight and
+  asynchronous (MCP), :meth:`reindex` synchronous (CLI). Both index every
+  file lexically first, then embed the pending chunks; the MCP operation stays
+  ``current`` through that vector phase (``currentPath`` names the file being
+  embedded), and searches meanwhile cover the embedded chunks;
+* the vector filler: chunks left pending by targeted sync, by a killed
+  process or by a failed provider are embedded by a background pass started
+  on the next search or sync (never two passes at once);
+* the targeted sync queue (:meth:`schedule_sync`) and the optional watcher;
+* the embedder's use for passages (the slot is shared with search).
+
+What it is doing is published in :class:`~.activity.IndexActivity`, which
+search and status read; it never imports search.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..config import Config
+from ..embeddings import Embedder, EmbedderSlot, EmbeddingError
+from ..errors import IndexNotReady, KbError
+from ..globs import GlobSet
+from .activity import IndexActivity, LastReindex
+from .indexer import Cancelled, EmbedResult, Indexer, Progress, ReindexResult, ReindexScope, utc_now
+from .manifest import enum_value
+from .port import IndexStore
+from .sync import SyncQueue
+from .watcher import MarkdownWatcher
+
+__all__ = ["IndexingService", "ReindexStart", "VectorState"]
+
+log = logging.getLogger(__name__)
+VECTOR_RETRY_SECONDS = 60.0  # after a provider failure, searches retry the background pass at most this often
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexStart:
+    """What ``kb_reindex`` answers: whether this call started a run, and the run now current."""
+
+    started: bool
+    current: Progress
+
+
+@dataclass(frozen=True, slots=True)
+class VectorState:
+    """Progress of the embedding pass (``kb_status.vectors``)."""
+
+    embedded_chunks: int
+    pending_chunks: int
+    is_running: bool
+    last_error: str | None
+
+
+class IndexingService:
+    def __init__(
+        self, root: Path, config: Config, store: IndexStore, embedders: EmbedderSlot, activity: IndexActivity
+    ) -> None:
+        self.root = root
+        self.config = config
+        self.store = store
+        self.embedders = embedders
+        self.activity = activity
+        kb = config.knowledge_base
+        self.path_filter = GlobSet(list(kb.include), list(kb.exclude))
+        self.gate = threading.RLock()
+        self._indexer: Indexer | None = None
+        self._indexer_generation = -1
+        self.sync = SyncQueue(self._reconcile)
+        self.watcher: MarkdownWatcher | None = None
+        self._reindex_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._vector_thread: threading.Thread | None = None
+        self._vector_error_at = 0.0
+
+    # components --------------------------------------------------------------
+    def embedder(self) -> Embedder | None:
+        return self.embedders.get()
+
+    def use_embedder(self, embedder: Embedder | None) -> None:
+        """Replace the configured embedder (tests, benchmarks)."""
+        self.embedders.replace(embedder)
+
+    @property
+    def indexer(self) -> Indexer:
+        if self._indexer is None or self._indexer_generation != self.embedders.generation:
+            embedder = self.embedder()
+            self._indexer = Indexer(self.root, self.store, self.config, self.path_filter, embedder, self.gate)
+            self._indexer_generation = self.embedders.generation
+        return self._indexer
+
+    # vectors ---------------------------------------------------------------------
+    def kick_vectors(self) -> bool:
+        """Start a background pass over pending chunks unless one (or a reindex) runs."""
+        if self.embedder() is None or self.activity.current is not None:
+            return False
+        if self.activity.vector_error is not None and time.monotonic() - self._vector_error_at < VECTOR_RETRY_SECONDS:
+            return False
+        if not self.activity.embedding.acquire(blocking=False):
+            return False
+        self._vector_thread = threading.Thread(target=self._vector_pass, name="kb-vectors", daemon=True)
+        self._vector_thread.start()
+        return True
+
+    def _vector_pass(self) -> None:
+        while True:
+            result: EmbedResult | None
+            try:
+                result = self.indexer.embed_pending(cancel=self._cancel)
+                self._report_embedding(result)
+            except Cancelled:
+                result = None
+            except Exception:  # never kill the server
+                log.exception("background embedding failed")
+                result = None
+            finally:
+                self.activity.embedding.release()
+            if result is None or result.warning or not result.pending:
+                return
+            if not self.activity.embedding.acquire(blocking=False):
+                return
+
+    def _report_embedding(self, result: EmbedResult) -> None:
+        self.activity.vector_error = None
+        for path in result.failed_paths:
+            self.activity.vector_error = (result.error or "embedding failed")[:300]
+            self._vector_error_at = time.monotonic()
+            self.sync.report_error(path, result.warning or "embedding failed")
+
+    def wait_vectors(self, timeout: float | None = None) -> None:
+        thread = self._vector_thread
+        if thread is not None:
+            thread.join(timeout)
+
+    # reindex ---------------------------------------------------------------------
+    def reindex(
+        self,
+        scope: ReindexScope = "changed",
+        force: bool = False,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> ReindexResult:
+        """Synchronous reindex (CLI). Raises IndexNotReady when incompatible without force."""
+        with self._reindex_lock:
+            if self.activity.current is not None:
+                raise IndexNotReady("A reindex is already running in this process.")
+            progress = self.activity.current = Progress(scope, force)
+        try:
+            return self._run(progress, on_progress)
+        finally:
+            self.activity.current = None
+
+    def _run(self, progress: Progress, on_progress: Callable[[Progress], None] | None = None) -> ReindexResult:
+        result = self.indexer.reindex(
+            progress.scope, progress.force, progress=progress, cancel=self._cancel, on_progress=on_progress
+        )
+        self.activity.vector_error = None  # a reindex retries a provider that failed before
+        with self.activity.embedding:  # waits for a background pass that is already running
+            embedded = self.indexer.embed_pending(progress, self._cancel, on_progress)
+        self._report_embedding(embedded)
+        if embedded.warning:
+            result.warning = f"{result.warning} {embedded.warning}" if result.warning else embedded.warning
+        return result
+
+    def start_reindex(self, scope: str | None = "changed", force: bool = False) -> ReindexStart:
+        """Single-flight asynchronous reindex (MCP); ``scope`` case-insensitive."""
+        resolved: ReindexScope = "all" if scope and enum_value(scope) == "all" else "changed"
+        with self._reindex_lock:
+            if self.activity.current is not None:
+                return ReindexStart(False, self.activity.current)
+            progress = Progress(resolved, bool(force))
+            self.activity.current = progress
+            self._thread = threading.Thread(target=self._background, args=(progress,), name="kb-reindex", daemon=True)
+            self._thread.start()
+            return ReindexStart(True, progress)
+
+    def _background(self, progress: Progress) -> None:
+        outcome: Literal["succeeded", "failed", "cancelled"] = "succeeded"
+        result, error = None, None
+        try:
+            result = self._run(progress)
+        except Cancelled:
+            outcome = "cancelled"
+        except KbError as exc:
+            outcome, error = "failed", exc.message
+        except EmbeddingError as exc:
+            outcome, error = "failed", f"Embedding provider failed: {exc}"
+        except Exception as exc:  # never kill the server
+            log.exception("reindex failed")
+            outcome, error = "failed", f"Reindex failed: {type(exc).__name__}: {exc}"
+        with self._reindex_lock:
+            self.activity.last = LastReindex(
+                progress.scope, progress.force, progress.started_at_utc, utc_now(), outcome, result, error
+            )
+            self.activity.current = None
+
+    def wait_reindex(self, timeout: float | None = None) -> None:
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    # targeted sync and watching ---------------------------------------------------------
+    def schedule_sync(self, paths: Iterable[str]) -> None:
+        """Queue root-relative paths for re-indexing (edits, moves: both paths)."""
+        self.sync.schedule(paths)
+
+    def _reconcile(self, path: str) -> None:
+        if self.activity.rebuild_in_progress:
+            raise IndexNotReady("forced rebuild in progress")
+        self.indexer.reconcile(path)
+        if self.store.pending_vector_count():
+            self.kick_vectors()
+
+    def start_watching(self) -> None:
+        if self.watcher is None:
+            self.watcher = MarkdownWatcher(
+                self.root, self.sync, self.path_filter, lambda: list(self.store.document_states())
+            )
+            self.watcher.start()
+
+    def shutdown(self) -> None:
+        self._cancel.set()
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.sync.stop()
+        self.wait_reindex(10)
+        self.wait_vectors(10)
+
+    # status -----------------------------------------------------------------------
+    def vector_state(self) -> VectorState | None:
+        """``kb_status.vectors``: progress of the embedding pass; ``None`` in lexical mode."""
+        if self.embedder() is None:
+            return None
+        counts = self.store.counts()
+        return VectorState(
+            counts.chunks - counts.pending_vectors,
+            counts.pending_vectors,
+            self.activity.embedding.locked(),
+            self.activity.vector_error,
+        )

@@ -1,0 +1,301 @@
+"""A second storage adapter, in memory and pure Python: proof that the port is
+engine-neutral (``tests/index/test_store_port.py`` runs the same suite on it
+and on SQLite).
+
+Simple but honest: lexical scoring is BM25 (k1 1.2, b 0.75) over the
+structured query, the heading counting twice as much as the body (as the
+SQLite adapter weights its columns), CJK segmented by ``index/cjk.py`` like
+every adapter; semantic search is exact cosine. Leaf weights scale a leaf's
+score. Nothing is persisted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from local_vector_search_mcp.index.cjk import bigrams, index_tokens
+from local_vector_search_mcp.index.port import (
+    ChunkHit,
+    ChunkRecord,
+    DocumentRecord,
+    DocumentState,
+    PendingChunk,
+    StoreCounts,
+)
+from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, LexicalQuery, PathScope, Phrase, Prefix, Term
+
+K1, B = 1.2, 0.75
+FIELD_WEIGHTS = (1.0, 2.0)  # body, heading
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class _Chunk:
+    id: int
+    doc_id: int
+    record: ChunkRecord
+    fields: tuple[list[str], list[str]]  # body and heading tokens
+    vector: npt.NDArray[np.float32] | None
+    pending: bool
+
+
+# A scoring unit: a token sequence (one token, or a phrase) or a prefix ("*" marks it).
+Unit = tuple[str, ...]
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._created = False
+        self._dims: int | None = None
+        self._manifest: dict[str, str] = {}
+        self._docs: dict[str, tuple[DocumentState, DocumentRecord]] = {}
+        self._chunks: dict[int, _Chunk] = {}
+        self._next_doc = 1
+        self._next_chunk = 1
+
+    @property
+    def location(self) -> str:
+        return ":memory:"
+
+    # lifecycle and manifest -------------------------------------------------
+    def exists(self) -> bool:
+        return self._created
+
+    def ensure_schema(self, vector_dimensions: int | None, vector_storage: str) -> None:
+        with self._lock:
+            if not self._created:
+                self._created = True
+                self._dims = vector_dimensions
+            elif self._dims is None and vector_dimensions:
+                self._dims = vector_dimensions
+
+    def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
+        with self._lock:
+            self._docs.clear()
+            self._chunks.clear()
+            self._manifest.clear()
+            self._created, self._dims = True, vector_dimensions
+
+    def read_manifest(self) -> dict[str, str]:
+        return dict(self._manifest)
+
+    def write_manifest(self, values: dict[str, str]) -> None:
+        with self._lock:
+            self._created = True
+            self._manifest = dict(values)
+
+    def has_vectors(self) -> bool:
+        return self._dims is not None
+
+    # documents ----------------------------------------------------------------
+    def document_states(self) -> dict[str, DocumentState]:
+        return {path: state for path, (state, _) in self._docs.items()}
+
+    def touch_document(self, path: str, size: int, mtime_ns: int) -> None:
+        with self._lock:
+            if path in self._docs:
+                state, doc = self._docs[path]
+                self._docs[path] = (replace(state, size=size, mtime_ns=mtime_ns), doc)
+
+    def replace_document(self, doc: DocumentRecord, chunks: Sequence[ChunkRecord]) -> int:
+        with self._lock:
+            staged = []  # build everything first: a bad record leaves the old revision in place
+            for ch in chunks:
+                fields = (index_tokens(ch.text), index_tokens(ch.heading_path or ""))
+                staged.append((ch, fields))
+            self.delete_document(doc.path)
+            self._created = True
+            doc_id = self._next_doc
+            self._next_doc += 1
+            self._docs[doc.path] = (DocumentState(doc_id, doc.path, doc.source_hash, doc.size, doc.mtime_ns), doc)
+            for ch, fields in staged:
+                vector = None if ch.vector is None else np.asarray(ch.vector, dtype=np.float32)
+                pending = self.has_vectors() and vector is None
+                self._chunks[self._next_chunk] = _Chunk(self._next_chunk, doc_id, ch, fields, vector, pending)
+                self._next_chunk += 1
+            return len(chunks)
+
+    def pending_vectors(self, limit: int) -> list[PendingChunk]:
+        with self._lock:
+            paths = self._paths_by_doc()
+            todo = [c for c in sorted(self._chunks.values(), key=lambda c: c.id) if c.pending][:limit]
+            return [
+                PendingChunk(c.id, paths[c.doc_id], c.record.text, c.record.heading_path, c.record.embedding_text_hash)
+                for c in todo
+            ]
+
+    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+        with self._lock:
+            stored = 0
+            for chunk_id, vector in vectors:
+                chunk = self._chunks.get(chunk_id)
+                if chunk is not None and chunk.pending:
+                    chunk.vector, chunk.pending = np.asarray(vector, dtype=np.float32), False
+                    stored += 1
+            return stored
+
+    def delete_document(self, path: str) -> bool:
+        with self._lock:
+            entry = self._docs.pop(path, None)
+            if entry is None:
+                return False
+            doc_id = entry[0].id
+            for chunk_id in [c.id for c in self._chunks.values() if c.doc_id == doc_id]:
+                del self._chunks[chunk_id]
+            return True
+
+    def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
+        with self._lock:
+            entry = self._docs.get(path)
+            if entry is None:
+                return {}
+            return {
+                c.record.embedding_text_hash: c.vector.copy()
+                for c in self._chunks.values()
+                if c.doc_id == entry[0].id and c.vector is not None
+            }
+
+    def counts(self) -> StoreCounts:
+        last = max((doc.indexed_at_utc for _, doc in self._docs.values()), default=None)
+        return StoreCounts(len(self._docs), len(self._chunks), last, self.pending_vector_count())
+
+    def has_chunks(self) -> bool:
+        return bool(self._chunks)
+
+    def pending_vector_count(self) -> int:
+        return sum(c.pending for c in self._chunks.values())
+
+    # retrieval ----------------------------------------------------------------
+    def _paths_by_doc(self) -> dict[int, str]:
+        return {state.id: path for path, (state, _) in self._docs.items()}
+
+    def _in_scope(self, scope: PathScope | None) -> Callable[[_Chunk], bool]:
+        if scope is None or scope.is_everything:
+            return lambda chunk: True
+        matches, paths = scope.matcher(), self._paths_by_doc()
+        return lambda chunk: matches(paths[chunk.doc_id])
+
+    def _hit(self, chunk: _Chunk, distance: float | None = None) -> ChunkHit:
+        path = self._paths_by_doc()[chunk.doc_id]
+        rec = chunk.record
+        return ChunkHit(
+            chunk.id, path, rec.anchor, rec.heading_path, rec.text, self._docs[path][1].source_hash, distance
+        )
+
+    def lexical(self, query: LexicalQuery, limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        with self._lock:
+            in_scope = self._in_scope(scope)
+            candidates = [c for c in self._chunks.values() if in_scope(c)]
+            scorer = _Bm25(list(self._chunks.values()))
+            scored = []
+            for chunk in candidates:
+                units = _match(query, chunk)
+                if units is not None and units:
+                    scored.append((-sum(w * scorer.score(u, chunk) for u, w in units), chunk.id, chunk))
+            scored.sort(key=lambda t: (t[0], t[1]))
+            return [self._hit(chunk) for _, _, chunk in scored[:limit]]
+
+    def refresh_term_stats(self) -> None:
+        """Nothing is precomputed: BM25 statistics are counted per query."""
+
+    def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        with self._lock:
+            if not self.has_vectors():
+                return []
+            in_scope = self._in_scope(scope)
+            probe = np.asarray(vector, dtype=np.float32)
+            probe = probe / max(float(np.linalg.norm(probe)), 1e-12)
+            ranked = []
+            for chunk in self._chunks.values():
+                if chunk.vector is not None and in_scope(chunk):
+                    v = chunk.vector / max(float(np.linalg.norm(chunk.vector)), 1e-12)
+                    ranked.append((1.0 - float(np.dot(v, probe)), chunk.id, chunk))
+            ranked.sort(key=lambda t: (t[0], t[1]))
+            return [self._hit(chunk, distance) for distance, _, chunk in ranked[:limit]]
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+# query evaluation -------------------------------------------------------------
+def _leaf_alternatives(leaf: Term | Phrase | Prefix | CjkRun) -> list[Unit]:
+    """The units a leaf stands for; a CJK run's bigrams (its prefix when one character)."""
+    if isinstance(leaf, Term):
+        return [tuple(t.lower() for t in _WORD.findall(leaf.text))]
+    if isinstance(leaf, Phrase):
+        return [tuple(t.lower() for w in leaf.words for t in _WORD.findall(w))]
+    if isinstance(leaf, Prefix):
+        return [("*", leaf.text.lower())]
+    return [("*", leaf.text)] if len(leaf.text) == 1 else [(b,) for b in bigrams(leaf.text)]
+
+
+def _occurs(unit: Unit, tokens: list[str]) -> int:
+    if not unit:
+        return 0
+    if unit[0] == "*":
+        return sum(t.startswith(unit[1]) for t in tokens)
+    n = len(unit)
+    if n == 1:
+        return tokens.count(unit[0])
+    return sum(tuple(tokens[i : i + n]) == unit for i in range(len(tokens) - n + 1))
+
+
+def _present(unit: Unit, chunk: _Chunk) -> bool:
+    return any(_occurs(unit, tokens) for tokens in chunk.fields)
+
+
+def _match(node: LexicalQuery, chunk: _Chunk, every: bool = True) -> list[tuple[Unit, float]] | None:
+    """The (unit, weight) pairs of ``node`` that ``chunk`` holds, or ``None`` when it does not match.
+    ``every``: a CJK run inside AllOf needs every bigram, inside AnyOf one."""
+    if isinstance(node, AllOf | AnyOf):
+        found: list[tuple[Unit, float]] = []
+        matched_any = False
+        for child in node.children:
+            units = _match(child, chunk, isinstance(node, AllOf))
+            if units is None:
+                if isinstance(node, AllOf):
+                    return None
+                continue
+            matched_any = True
+            found.extend(units)
+        return found if (matched_any or isinstance(node, AllOf)) and node.children else None
+    units = [u for u in _leaf_alternatives(node) if u]
+    held = [u for u in units if _present(u, chunk)]
+    if not units or not held or (every and len(held) < len(units)):
+        return None
+    return [(u, node.weight) for u in held]
+
+
+class _Bm25:
+    def __init__(self, chunks: list[_Chunk]) -> None:
+        self.chunks = chunks
+        self.n = len(chunks)
+        self.avg = [max(1.0, sum(len(c.fields[f]) for c in chunks) / max(1, self.n)) for f in (0, 1)]
+        self._df: dict[Unit, int] = {}
+
+    def score(self, unit: Unit, chunk: _Chunk) -> float:
+        if unit not in self._df:
+            self._df[unit] = sum(_present(unit, c) for c in self.chunks)
+        df = self._df[unit]
+        idf = math.log(1 + (self.n - df + 0.5) / (df + 0.5))
+        total = 0.0
+        for f, weight in enumerate(FIELD_WEIGHTS):
+            tf = _occurs(unit, chunk.fields[f])
+            if tf:
+                norm = K1 * (1 - B + B * len(chunk.fields[f]) / self.avg[f])
+                total += weight * idf * tf * (K1 + 1) / (tf + norm)
+        return total
