@@ -31,7 +31,6 @@ from schema_requests import mutated, requests
 from local_vector_search_mcp import dispatch
 from local_vector_search_mcp.config import CliOptions, load_settings
 from local_vector_search_mcp.errors import KbError
-from local_vector_search_mcp.index.service import IndexService
 from local_vector_search_mcp.workspace import Workspace
 
 TOOLS = [spec.name for spec in dispatch.available_tools()]
@@ -48,7 +47,7 @@ class Setup:
         self.files = build(self.root, self.outside)
         options = CliOptions(root=str(self.root), embedding_provider="none", allow_writes=True, watch_files=False)
         self.ws = Workspace(load_settings(options, cwd=self.root, environ={}))
-        self.index = self.ws.service(IndexService)
+        self.index = self.ws.indexing
         with contextlib.suppress(KbError):  # the requests below meet whatever index there is
             self.index.reindex("all")
         self.before = snapshot(self.root)
