@@ -209,9 +209,7 @@ class MemoryStore:
     def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
         wanted = {normalize_tag(t) for t in tags}
         with self._lock:
-            return {
-                path for path, meta in self._meta.items() if wanted and wanted <= set(tag_prefixes(meta.tags))
-            }
+            return {path for path, meta in self._meta.items() if wanted and wanted <= set(tag_prefixes(meta.tags))}
 
     # retrieval ----------------------------------------------------------------
     def _paths_by_doc(self) -> dict[int, str]:

@@ -42,7 +42,7 @@ class DocumentLink(BaseModel):
     """
     candidates: list[str] | None = None
     """
-    For a wikilink whose name matches several documents: all of them, sorted (`target` is then the name as written, `targetExists` false). Absent otherwise.
+    For a wikilink whose name matches several documents: all of them, sorted (`target` is then the name as written, `targetExists` false); null otherwise.
     """
     target_exists: Annotated[bool, Field(alias='targetExists')]
     """
@@ -618,9 +618,9 @@ class KbMoveResult(BaseModel):
     """
     The old path.
     """
-    updated_paths: Annotated[list[str], Field(alias='updatedPaths')]
+    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
     """
-    Documents whose links `updateLinks` rewrote (the moved document under its new path when its own links changed), sorted; empty without `updateLinks`.
+    Documents whose links `updateLinks` rewrote (the moved document under its new path when its own links changed), sorted; null without `updateLinks`.
     """
 
 
@@ -1284,13 +1284,13 @@ class KbLinksResult(BaseModel):
     """
     orphans: list[str] | None = None
     """
-    Whole-knowledge-base check only (no `path`) — indexed documents no other document links to, sorted. At most 1000.
+    Whole-knowledge-base check (no `path`) only, else null — indexed documents no other document links to, sorted. At most 1000.
     """
     missing_images: Annotated[
         list[MissingImage] | None, Field(alias='missingImages')
     ] = None
     """
-    Whole-knowledge-base check only (no `path`) — image references whose file does not exist under the root. At most 1000.
+    Whole-knowledge-base check (no `path`) only, else null — image references whose file does not exist under the root. At most 1000.
     """
 
 

@@ -199,7 +199,10 @@ def test_write_lock_is_reentrant(store: IndexStore) -> None:
 
 def test_links_and_metadata_are_replaced_with_their_document(store: IndexStore) -> None:
     store.ensure_schema(None, "float32")
-    links = [LinkRecord("inline", "b.md#x", "B", "p0~0000000000000000~0000000000000000"), LinkRecord("wikilink", "C", None, None)]
+    links = [
+        LinkRecord("inline", "b.md#x", "B", "p0~0000000000000000~0000000000000000"),
+        LinkRecord("wikilink", "C", None, None),
+    ]
     meta = DocumentMeta(("Project/Alpha", "todo"), ("A note",), ("Title",), ("blk",))
     store.replace_document(doc("a.md"), [chunk(0, "text")], links, meta)
     store.replace_document(doc("b.md"), [chunk(0, "other")])

@@ -39,7 +39,7 @@ def test_outgoing_links_of_every_form(kb: KbClient) -> None:
         ("Home.md", "guides/setup.md", "inline", False),  # paths are case-sensitive
         ("Home.md", "notes/faq.md", "reference", True),
     ]
-    first, alias, fragment, inline, ref = out["links"]
+    _, alias, fragment, inline, ref = out["links"]
     assert alias["text"] == "the setup" and fragment["fragment"] == "Install" and fragment["fragmentFound"] is True
     assert inline["text"] == "guide" and ref["text"] == "the FAQ"
     assert all(ln["pointer"] and ln["pointer"].startswith("1.p") for ln in out["links"])
@@ -70,7 +70,12 @@ def test_fragments_are_checked_against_headings_and_blocks(kb: KbClient) -> None
 
 def test_incoming_and_depth(kb: KbClient) -> None:
     inc = links(kb, path="Home.md", direction="incoming")
-    assert sorted({ln["source"] for ln in inc["links"]}) == ["Getting Started.md", "a/Note.md", "guides/Setup.md", "notes/faq.md"]
+    assert sorted({ln["source"] for ln in inc["links"]}) == [
+        "Getting Started.md",
+        "a/Note.md",
+        "guides/Setup.md",
+        "notes/faq.md",
+    ]
     deep = links(kb, path="lonely.md", direction="both", depth=3)
     assert deep["links"] == [] and deep["missing"] == []
     two = links(kb, path="a/Note.md", direction="outgoing", depth=2)

@@ -25,7 +25,8 @@ FILES: dict[str, bytes] = {
         b"# Setup\r\n\r\n## Install\r\n\r\nBack to [home](../Home.md) and [faq](../notes/faq.md#top).\r\n"
         b"Block ref [[Getting Started#^intro]].\r\n"
     ),
-    "notes/faq.md": BOM + b"# FAQ\n\nSee [[Home#Home]] and [setup](../guides/Setup.md) and [[Setup#Nope]]. #faq/general\n",
+    "notes/faq.md": BOM
+    + b"# FAQ\n\nSee [[Home#Home]] and [setup](../guides/Setup.md) and [[Setup#Nope]]. #faq/general\n",
     "a/Note.md": b"# Note A\n\nSee [[Home]].\n",
     "b/Note.md": b"# Note B\n\nLonely #tag-b.\n",
     "lonely.md": b"# Lonely\n\nNo links at all. [web](https://example.com) [abs](/root.md)\n",

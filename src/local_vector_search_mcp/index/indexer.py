@@ -38,9 +38,9 @@ import numpy as np
 from ..embeddings import Embedder
 from ..errors import IndexNotReady
 from ..markdown import parse_document
+from ..markdown.links import extract_links
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
-from ..markdown.links import extract_links
 from .port import ChunkRecord, DocumentMeta, DocumentRecord, IndexStore, LinkRecord
 
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]

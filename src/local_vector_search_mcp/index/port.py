@@ -26,8 +26,8 @@ from .query import LexicalQuery, PathScope
 __all__ = [
     "ChunkHit",
     "ChunkRecord",
-    "DocumentRecord",
     "DocumentMeta",
+    "DocumentRecord",
     "DocumentState",
     "IndexStore",
     "LinkRecord",
