@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from ..errors import KbError
 from ..markdown import parse_document
 from ..markdown.links import Link, extract_links, rewrite
 from ..markdown.source import BOM
+from ..sourcefile import read_source
 from .graph import WIKI_KINDS, Resolver
 from .port import DocumentMeta, StoredLink
 
@@ -76,7 +78,10 @@ def plan_move(
     edits: dict[str, tuple[bytes, bytes]] = {}
     moved: bytes | None = None
     for rel in documents:
-        raw = (root / rel).read_bytes()
+        try:  # a link, FIFO, folder or oversized file holds no link we may rewrite
+            raw = read_source(root / rel, rel)
+        except KbError:
+            continue
         own = is_document and rel == src
         if not own:
             folded = raw.lower()
@@ -106,7 +111,10 @@ def _needles(src: str, dst: str) -> list[bytes]:
 def _relink_file(
     raw: bytes, rel: str, src: str, dst: str, before: Resolver, after: Resolver, own: bool
 ) -> bytes | None:
-    doc = parse_document(raw)
+    try:
+        doc = parse_document(raw)
+    except KbError:  # not UTF-8: not a document we can edit
+        return None
     if (BOM if doc.bom else b"") + doc.text.encode("utf-8") != raw:
         return None  # bytes the decoder would not give back: never risk them
     source_before, source_after = rel, (dst if own else rel)

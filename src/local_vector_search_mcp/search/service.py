@@ -55,6 +55,9 @@ class SearchService:
             tagged = frozenset(self.store.paths_with_tags(tags))
             request = replace(request, scope=replace(scope, paths=tagged))
         outcome = self.engine.search(request)
+        if self.embedders.get() is not None and not self.store.has_vectors():
+            self.on_pending_vectors()  # no vector table yet: the provider has not answered; try again
+            return outcome
         pending = self.store.pending_vector_count() if self.embedders.get() is not None else 0
         if not pending:
             return outcome
