@@ -188,10 +188,15 @@ class SearchEngine:
         else:
             lexical = self.lexical_hits(query, lexical_pool, scope)
             semantic: list[ChunkHit] | None = None
-            if embedder is None or not self.store.has_vectors():
+            if embedder is None:
                 warning = (
                     "Embeddings are disabled (embedding.provider: none), so only lexical search ran; "
                     "results are lexical."
+                )
+            elif not self.store.has_vectors():
+                warning = (
+                    "The index has no vectors yet (the embedding provider has not answered so far; vectors are "
+                    "added once it does), so only lexical search ran; results are lexical."
                 )
             else:
                 try:
