@@ -21,6 +21,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import IndexNotReady
 from .query import LexicalQuery, PathScope
 
 __all__ = [
@@ -28,10 +29,15 @@ __all__ = [
     "ChunkRecord",
     "DocumentRecord",
     "DocumentState",
+    "IndexDamaged",
     "IndexStore",
     "PendingChunk",
     "StoreCounts",
 ]
+
+
+class IndexDamaged(IndexNotReady):
+    """The index database is truncated or corrupt; ``--reindex --force`` rebuilds it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +163,10 @@ class IndexStore(Protocol):
 
     def has_chunks(self) -> bool:
         """Whether any chunk is indexed (cheap, unlike :meth:`counts`)."""
+        ...
+
+    def mark_all_vectors_pending(self) -> None:
+        """Queue every chunk for a vector (the vector table was just created)."""
         ...
 
     def pending_vector_count(self) -> int:
