@@ -1,5 +1,5 @@
 """kb_links: the link graph around one document, or the whole knowledge base's broken links,
-orphans and missing images (spec/tools/kb_links.yaml, decisions 42-46, 137-139)."""
+orphans and missing images (spec/tools/kb_links.yaml, decisions 42-46, 138-140)."""
 
 from __future__ import annotations
 

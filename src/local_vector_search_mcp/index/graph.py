@@ -2,7 +2,7 @@
 
 Links are stored as written (``port.StoredLink``) and resolved here, when the
 graph is read, so a new or deleted document changes what every link reaches
-without re-indexing its sources. Rules (spec/decisions.md 43 and 137-139):
+without re-indexing its sources. Rules (spec/decisions.md 43 and 138-140):
 
 * Markdown links (inline, reference, autolink) and images: a relative path,
   resolved against the source's folder, percent-decoded, ``?query`` dropped and

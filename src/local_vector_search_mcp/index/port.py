@@ -21,6 +21,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import IndexNotReady
 from .query import LexicalQuery, PathScope
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "DocumentMeta",
     "DocumentRecord",
     "DocumentState",
+    "IndexDamaged",
     "IndexStore",
     "LinkRecord",
     "PendingChunk",
@@ -37,6 +39,10 @@ __all__ = [
     "normalize_tag",
     "tag_prefixes",
 ]
+
+
+class IndexDamaged(IndexNotReady):
+    """The index database is truncated or corrupt; ``--reindex --force`` rebuilds it."""
 
 
 @dataclass(frozen=True, slots=True)

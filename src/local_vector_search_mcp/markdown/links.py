@@ -1,6 +1,6 @@
 """Links, tags and aliases of one parsed document, read from markdown-it's tokens.
 
-What counts (spec/decisions.md 43, widened by 137): inline links and images,
+What counts (spec/decisions.md 43, widened by 138): inline links and images,
 reference-style links (the definition's destination), autolinks, and the
 Obsidian forms ``[[Note]]``, ``[[Note#Heading]]``, ``[[Note#^block]]``,
 ``[[Note|alias]]``, ``[[folder/Note]]`` and the embeds ``![[Note]]`` /
