@@ -57,6 +57,7 @@ from .cjk import cjk_index_text
 from .fts5 import render_match
 from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, PendingChunk, StoreCounts
 from .query import LexicalQuery, PathScope
+from .sqlite_chunks import ChunkTables, dump_properties
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
@@ -102,7 +103,7 @@ def _bits(vec: npt.NDArray[np.float32]) -> bytes:
     return bytes(np.packbits(vec > 0, bitorder="little").tobytes())
 
 
-class SqliteStore:
+class SqliteStore(ChunkTables):
     """The index in one SQLite file (``path``); ``:memory:`` is not supported
     because every thread opens its own connection."""
 
@@ -218,6 +219,7 @@ class SqliteStore:
         if not self._table_exists("chunks_fts_vocab"):
             c.execute("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, row)")
         c.execute("CREATE TABLE IF NOT EXISTS term_stats(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID")
+        self._create_chunk_tables(c)
         if dims and not self._table_exists("chunk_vectors"):
             column = {
                 "float32": f"float[{dims}] distance_metric=cosine",
@@ -287,8 +289,16 @@ class SqliteStore:
             if old is not None:
                 self._delete_rows(c, old)
             c.execute(
-                "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc) VALUES(?,?,?,?,?)",
-                (doc.path, doc.source_hash, doc.size, doc.mtime_ns, doc.indexed_at_utc),
+                "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc, properties) "
+                "VALUES(?,?,?,?,?,?)",
+                (
+                    doc.path,
+                    doc.source_hash,
+                    doc.size,
+                    doc.mtime_ns,
+                    doc.indexed_at_utc,
+                    dump_properties(doc.properties),
+                ),
             )
             doc_id = c.last_insert_rowid()
             first = int(self._one("SELECT coalesce(max(id), 0) FROM chunks")) + 1
@@ -505,6 +515,11 @@ class SqliteStore:
         allowed = self._allowed_docs(scope)
         if allowed is not None and not allowed:
             return []
+        found = self._knn(vector, limit, allowed)
+        return self._hits([cid for cid, _ in found], {cid: float(d) for cid, d in found})
+
+    def _knn(self, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) of the nearest Markdown chunks, within ``allowed`` documents."""
         storage = self._storage()
         k = max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES) if storage == "binary" else limit
         param, probe = {
@@ -541,8 +556,7 @@ class SqliteStore:
                 )
             }
             found = sorted(exact.items(), key=lambda kv: (kv[1], kv[0]))
-        found = found[:limit]
-        return self._hits([cid for cid, _ in found], {cid: float(d) for cid, d in found})
+        return [(int(cid), float(d)) for cid, d in found[:limit]]
 
     def file_size(self) -> int:
         """Bytes on disk: database + WAL."""
