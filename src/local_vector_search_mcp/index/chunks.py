@@ -116,7 +116,7 @@ class ChunkFilterSpec:
     tags: tuple[str, ...] = ()
     metadata: tuple[tuple[str, Any], ...] = ()
     collections: tuple[str, ...] | None = None
-    _globs: list[Any] = field(default_factory=list, compare=False, repr=False)
+    _globs: list[Any] = field(default_factory=list, compare=False, repr=False, hash=False)
 
     def __post_init__(self) -> None:
         self._globs.extend(compile_glob(g, "filter.pathGlobs") for g in self.path_globs)

@@ -242,6 +242,7 @@ class SqliteStore(ChunkTables):
             for table in (*_DERIVED, "index_manifest"):
                 c.execute(f"DROP TABLE IF EXISTS {table}")
             self._create(c, vector_dimensions, vector_storage)
+            self._bump(c)
 
     def read_manifest(self) -> dict[str, str]:
         if not self.exists() or not self._table_exists("index_manifest"):
@@ -332,6 +333,7 @@ class SqliteStore(ChunkTables):
                 self._insert_vectors(
                     c, [(cid, doc_id, ch.vector) for cid, ch in zip(ids, chunks, strict=True) if ch.vector is not None]
                 )
+            self._bump(c)
             return len(chunks)
 
     def _insert_vectors(self, c: apsw.Connection, rows: Sequence[tuple[int, int, npt.NDArray[np.float32]]]) -> None:
@@ -367,6 +369,7 @@ class SqliteStore(ChunkTables):
                     rows.append((cid, int(doc_id), vec))
             c.executemany("UPDATE chunks SET vector_pending = 0 WHERE id = ?", [(cid,) for cid, _, _ in rows])
             self._insert_vectors(c, rows)
+            self._bump(c)
             return len(rows)
 
     def delete_document(self, path: str) -> bool:
@@ -375,6 +378,7 @@ class SqliteStore(ChunkTables):
             if old is None:
                 return False
             self._delete_rows(c, old)
+            self._bump(c)
             return True
 
     def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
