@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "notion":
             from .notion.command import run as notion_run
 
-            return notion_run(settings, args.rest)
+            return notion_run(settings, args.rest, _Parser)
         http = None
         if settings.config.server.transport == "http" and args.command != "call" and not (args.status or args.reindex):
             from .server.http import http_options

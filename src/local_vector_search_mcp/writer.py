@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .errors import AlreadyExists, Conflict, ConflictReason, KbError, NotFound, PermissionDenied
+from .sourcefile import check_size
 from .workspace import Workspace
 
 __all__ = [
@@ -244,6 +245,7 @@ def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]
         raw = _read(target)
         if raw is None:
             raise NotFound(f"Document {rel!r} was not found.")
+        check_size(len(raw), rel)
         data = plan(raw)
         try:
             return data, commit(ws, rel, target, data, sha256_hex(raw))

@@ -111,7 +111,9 @@ class SqliteStore(ChunkTables):
         self.path = Path(path)
         self._local = threading.local()
         self._lock = threading.RLock()
-        self._connections: list[apsw.Connection] = []
+        # One connection per thread; threads come and go (a vector pass per edit, the server's
+        # worker threads), so a dead thread's connection is closed when the next one opens.
+        self._connections: dict[threading.Thread, apsw.Connection] = {}
         self._conn_lock = threading.Lock()
         self._vector_storage: str | None = None
         self._scopes: dict[str, Callable[[str], bool]] = {}
@@ -133,12 +135,15 @@ class SqliteStore(ChunkTables):
             conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn
             with self._conn_lock:
-                self._connections.append(conn)
+                for thread in [t for t in self._connections if not t.is_alive()]:
+                    with contextlib.suppress(apsw.Error):
+                        self._connections.pop(thread).close()
+                self._connections[threading.current_thread()] = conn
         return conn
 
     def close(self) -> None:
         with self._conn_lock:
-            for conn in self._connections:
+            for conn in self._connections.values():
                 with contextlib.suppress(apsw.Error):
                     conn.close()
             self._connections.clear()

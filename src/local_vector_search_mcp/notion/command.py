@@ -59,10 +59,11 @@ def _api_url(url: str) -> str:
     raise ConfigError(f"notion.apiUrl {url!r} must be https (or http on a loopback address); the token is sent to it.")
 
 
-def build_parser(prog: str) -> argparse.ArgumentParser:
-    from ..cli import _Parser
-
-    parser = _Parser(prog=f"{prog} notion", description="One-way sync of the Markdown to Notion pages.")
+def build_parser(
+    prog: str, parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> argparse.ArgumentParser:
+    # The CLI passes its own parser class (one message, exit 1) so this package never imports cli.
+    parser = parser_class(prog=f"{prog} notion", description="One-way sync of the Markdown to Notion pages.")
     sub = parser.add_subparsers(dest="action", required=True, metavar="<action>")
     push = sub.add_parser("push", help="create or update one Notion page per document (Markdown is never changed)")
     push.add_argument("--dry-run", action="store_true", help="convert and plan only: no token, no request sent")
@@ -73,8 +74,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def run(settings: Settings, argv: list[str]) -> int:
-    ns = build_parser("local-vector-search-mcp").parse_args(argv)
+def run(
+    settings: Settings, argv: list[str], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> int:
+    ns = build_parser("local-vector-search-mcp", parser_class).parse_args(argv)
     cfg = settings.config.notion
     parent = ns.parent or cfg.parent_page_id
     if not parent and not ns.dry_run:
