@@ -330,9 +330,9 @@ class MemoryStore:
                     assert md.vector is not None
                     scored.append((replace(md, vector=None), float(np.dot(md.vector, probe))))
             for ext in self._external.values():
-                if not ext.stale and len(ext.vector) == len(probe):
-                    if spec.matches(ext.collection, ext.source_path, ext.metadata):
-                        scored.append((self._ext(ext, False), float(np.dot(ext.vector, probe))))
+                wanted = spec.matches(ext.collection, ext.source_path, ext.metadata)
+                if wanted and not ext.stale and len(ext.vector) == len(probe):
+                    scored.append((self._ext(ext, False), float(np.dot(ext.vector, probe))))
             scored.sort(key=lambda pair: (-pair[1], pair[0].collection, pair[0].id))
             return scored[:limit]
 

@@ -58,7 +58,7 @@ def test_toolset_listing_and_refusal(tmp_path: Path) -> None:
     assert not set(CHUNK_TOOLS) & set(names)
     assert [t.name for t in available_tools(["kb", "chunks"]) if t.toolset == "chunks"] == CHUNK_TOOLS
     plain = make_workspace(tmp_path)
-    with pytest.raises(InvalidArgument, match="server.toolsets"):
+    with pytest.raises(InvalidArgument, match=r"server\.toolsets"):
         invoke(plain, "list_chunks", {})
     plain.close()
 
