@@ -4,6 +4,7 @@ search_knowledge, get_chunk, list_chunks, update_chunk, delete_chunk. Thin over
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from lvsm_contract.models import (
@@ -27,9 +28,9 @@ from lvsm_contract.models import (
 )
 from pydantic import BaseModel
 
+from ..errors import IndexNotReady, InvalidArgument, NotFound
 from ..index.chunks import StoredChunk
 from ..search.chunks import ChunkApi, filter_spec
-from ..search.chunks import index_note as run_index_note
 from ..workspace import Workspace
 
 M = TypeVar("M", bound=BaseModel)
@@ -52,6 +53,10 @@ def _wire(chunk: StoredChunk, with_vector: bool = False) -> dict[str, Any]:
     return out
 
 
+def _api(ws: Workspace) -> ChunkApi:
+    return ChunkApi(ws.config, ws.store, ws.embedders, ws.activity)
+
+
 def _chunk(model: type[M], chunk: StoredChunk, with_vector: bool = False) -> M:
     return model.model_validate(_wire(chunk, with_vector))
 
@@ -61,7 +66,7 @@ def _metadata(value: Any) -> dict[str, Any] | None:
 
 
 def index_note(ws: Workspace, request: IndexNoteArguments) -> IndexNoteResult:
-    done = run_index_note(ws, request.path)
+    done = _index_note(ws, request.path)
     return IndexNoteResult(
         path=done.path,
         chunk_ids=[c.id for c in done.chunks],
@@ -73,7 +78,7 @@ def index_note(ws: Workspace, request: IndexNoteArguments) -> IndexNoteResult:
 
 
 def upsert_vector(ws: Workspace, request: UpsertVectorArguments) -> UpsertVectorResult:
-    chunk_id, created = ChunkApi(ws).upsert(
+    chunk_id, created = _api(ws).upsert(
         request.id,
         request.source_path,
         request.chunk_index,
@@ -103,34 +108,79 @@ def _hits(found: list[tuple[StoredChunk, float]]) -> list[ChunkSearchHit]:
 
 
 def search_vectors(ws: Workspace, request: SearchVectorsArguments) -> SearchVectorsResult:
-    api = ChunkApi(ws)
+    api = _api(ws)
     spec = filter_spec(request.filter)
     vector = api.vector(request.embedding)
     return SearchVectorsResult(results=_hits(api.search(vector, request.top_k, spec)))
 
 
 def search_knowledge(ws: Workspace, request: SearchKnowledgeArguments) -> SearchKnowledgeResult:
-    api = ChunkApi(ws)
+    api = _api(ws)
     spec = filter_spec(request.filter)
     vector = api.query_vector(request.query)  # embeddings off: says so before anything else
     return SearchKnowledgeResult(results=_hits(api.search(vector, request.top_k, spec)))
 
 
 def get_chunk(ws: Workspace, request: GetChunkArguments) -> GetChunkResult:
-    chunk = ChunkApi(ws).get(request.id, request.include_embedding)
+    chunk = _api(ws).get(request.id, request.include_embedding)
     return _chunk(GetChunkResult, chunk, request.include_embedding)
 
 
 def list_chunks(ws: Workspace, request: ListChunksArguments) -> ListChunksResult:
-    page = ChunkApi(ws).page(request.source_path, request.collection, request.cursor, request.limit)
+    page = _api(ws).page(request.source_path, request.collection, request.cursor, request.limit)
     return ListChunksResult.model_validate({"chunks": [_wire(c) for c in page.chunks], "nextCursor": page.next_cursor})
 
 
 def update_chunk(ws: Workspace, request: UpdateChunkArguments) -> UpdateChunkResult:
-    chunk = ChunkApi(ws).update(request.id, request.content, request.embedding, _metadata(request.metadata))
+    chunk = _api(ws).update(request.id, request.content, request.embedding, _metadata(request.metadata))
     return _chunk(UpdateChunkResult, chunk)
 
 
 def delete_chunk(ws: Workspace, request: DeleteChunkArguments) -> DeleteChunkResult:
-    ChunkApi(ws).delete(request.id)
+    _api(ws).delete(request.id)
     return DeleteChunkResult(id=request.id, deleted=True)
+
+
+@dataclass(frozen=True)
+class IndexedNote:
+    path: str
+    chunks: list[StoredChunk]
+    dimensions: int | None
+    quantization_bits: int | None
+    warning: str | None
+
+
+def _index_note(ws: Workspace, path: str) -> IndexedNote:
+    """Index one document now and wait for its vectors (decision 132)."""
+    from ..index.manifest import incompatible_message
+
+    rel, full = ws.guard.resolve(path, markdown=True)
+    if not full.is_file():
+        raise NotFound(f"Document {rel!r} does not exist.")
+    indexing = ws.indexing
+    if not indexing.path_filter(rel):
+        raise InvalidArgument(
+            f"{rel!r} is not part of the index (knowledgeBase.include / exclude); it cannot be indexed."
+        )
+    if ws.activity.rebuild_in_progress:
+        raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
+    indexer = indexing.indexer
+    problems = indexer.compatibility(probe=True)
+    if problems:
+        raise IndexNotReady(incompatible_message(problems))
+    store = ws.store
+    if not store.read_manifest():  # a fresh index: create it with its vector table before the first file
+        manifest = indexer.expected_manifest(probe=True)
+        size = manifest.get("embedding_dimensions")
+        store.ensure_schema(int(size) if size else None, indexer.vector_storage())
+        store.write_manifest(manifest)
+    indexer.reconcile(rel)
+    warning = None
+    api = _api(ws)
+    if indexer.embedder is not None and store.pending_vector_count():
+        with ws.activity.embedding:  # after any background pass, which may hold this file's chunks
+            result = indexer.embed_pending()
+        warning = result.warning
+    chunks = store.markdown_chunks(rel, None, 1_000_000)
+    dims = store.vector_dimensions() if indexer.embedder is not None else None
+    return IndexedNote(rel, chunks, dims, api.quantization_bits(), warning)

@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..embeddings import EmbedderSlot
 from ..errors import IndexNotReady, InvalidArgument, NotFound, PermissionDenied
+from ..index.activity import IndexActivity
 from ..index.chunks import (
     MARKDOWN,
     ChunkFilterSpec,
@@ -28,7 +30,7 @@ from ..index.chunks import (
     is_markdown_id,
     parse_markdown_chunk_id,
 )
-from ..workspace import Workspace
+from ..index.port import IndexStore
 
 __all__ = ["DEFAULT_COLLECTION", "ChunkApi", "Page"]
 
@@ -83,13 +85,15 @@ def _decode(cursor: str) -> tuple[str, tuple[Any, Any]]:
 
 
 class ChunkApi:
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-        self.store = ws.store
+    def __init__(self, config: Any, store: IndexStore, embedders: EmbedderSlot, activity: IndexActivity) -> None:
+        self.config = config
+        self.store = store
+        self.embedders = embedders
+        self.activity = activity
 
     # vectors ----------------------------------------------------------------------
     def expected_dimensions(self) -> int | None:
-        return self.store.vector_dimensions() or self.ws.config.embedding.dimensions
+        return self.store.vector_dimensions() or self.config.embedding.dimensions
 
     def vector(self, values: Sequence[float], field: str = "embedding") -> npt.NDArray[np.float32]:
         """The caller's vector checked against the index's size and normalised to unit length."""
@@ -107,11 +111,11 @@ class ChunkApi:
         return vec / norm
 
     def quantization_bits(self) -> int | None:
-        if self.ws.embedders.get() is None:
+        if self.embedders.get() is None:
             return None
         from ..index.manifest import enum_value
 
-        return _BITS.get(enum_value(self.ws.config.embedding.vector_storage), 32)
+        return _BITS.get(enum_value(self.config.embedding.vector_storage), 32)
 
     # reads ---------------------------------------------------------------------------
     def get(self, chunk_id: str, with_vector: bool = False) -> StoredChunk:
@@ -152,7 +156,7 @@ class ChunkApi:
         return self.store.nearest_chunks(vector, min(top_k or DEFAULT_TOP_K, MAX_TOP_K), spec)
 
     def search_ready(self) -> None:
-        if self.ws.activity.rebuild_in_progress:
+        if self.activity.rebuild_in_progress:
             raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
         if self.store.vector_dimensions() is None:
             raise IndexNotReady(
@@ -163,7 +167,7 @@ class ChunkApi:
     def query_vector(self, query: str) -> npt.NDArray[np.float32]:
         from ..embeddings import EmbeddingError
 
-        embedder = self.ws.embedders.get()
+        embedder = self.embedders.get()
         if embedder is None:
             raise IndexNotReady(
                 "Embeddings are off (embedding.provider: none), so a query cannot be embedded; use search_vectors "
@@ -238,48 +242,3 @@ class ChunkApi:
             raise read_only(chunk_id, "deleted")
         if not self.store.delete_external(chunk_id):
             raise NotFound(f"No external chunk has the id {chunk_id!r}; list_chunks shows the current ids.")
-
-
-@dataclass(frozen=True)
-class IndexedNote:
-    path: str
-    chunks: list[StoredChunk]
-    dimensions: int | None
-    quantization_bits: int | None
-    warning: str | None
-
-
-def index_note(ws: Workspace, path: str) -> IndexedNote:
-    """Index one document now and wait for its vectors (decision 132)."""
-    from ..index.manifest import incompatible_message
-
-    rel, full = ws.guard.resolve(path, markdown=True)
-    if not full.is_file():
-        raise NotFound(f"Document {rel!r} does not exist.")
-    indexing = ws.indexing
-    if not indexing.path_filter(rel):
-        raise InvalidArgument(
-            f"{rel!r} is not part of the index (knowledgeBase.include / exclude); it cannot be indexed."
-        )
-    if ws.activity.rebuild_in_progress:
-        raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
-    indexer = indexing.indexer
-    problems = indexer.compatibility(probe=True)
-    if problems:
-        raise IndexNotReady(incompatible_message(problems))
-    store = ws.store
-    if not store.read_manifest():  # a fresh index: create it with its vector table before the first file
-        manifest = indexer.expected_manifest(probe=True)
-        size = manifest.get("embedding_dimensions")
-        store.ensure_schema(int(size) if size else None, indexer.vector_storage())
-        store.write_manifest(manifest)
-    indexer.reconcile(rel)
-    warning = None
-    api = ChunkApi(ws)
-    if indexer.embedder is not None and store.pending_vector_count():
-        with ws.activity.embedding:  # after any background pass, which may hold this file's chunks
-            result = indexer.embed_pending()
-        warning = result.warning
-    chunks = store.markdown_chunks(rel, None, 1_000_000)
-    dims = store.vector_dimensions() if indexer.embedder is not None else None
-    return IndexedNote(rel, chunks, dims, api.quantization_bits(), warning)
