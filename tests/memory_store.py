@@ -180,6 +180,9 @@ class MemoryStore:
     def has_chunks(self) -> bool:
         return bool(self._chunks)
 
+    def mark_all_vectors_pending(self) -> None:
+        pass  # the memory store has no separate vector table
+
     def pending_vector_count(self) -> int:
         return sum(c.pending for c in self._chunks.values())
 

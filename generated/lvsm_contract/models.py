@@ -1187,19 +1187,6 @@ class ReindexProgress(BaseModel):
     is_destructive_rebuild: Annotated[bool, Field(alias='isDestructiveRebuild')]
 
 
-class ReindexResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    scanned_files: Annotated[int, Field(alias='scannedFiles', ge=0)]
-    indexed_files: Annotated[int, Field(alias='indexedFiles', ge=0)]
-    skipped_files: Annotated[int, Field(alias='skippedFiles', ge=0)]
-    deleted_files: Annotated[int, Field(alias='deletedFiles', ge=0)]
-    chunks_indexed: Annotated[int, Field(alias='chunksIndexed', ge=0)]
-    warning: str | None
-
-
 class SearchKnowledgeArguments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1436,6 +1423,21 @@ class TableRowMatch(BaseModel):
     equals: str
     """
     Exact display text the cell must have (case-sensitive).
+    """
+
+
+class UnreadableFile(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Root-relative path.
+    """
+    reason: str
+    """
+    Why it could not be indexed.
     """
 
 
@@ -1824,34 +1826,28 @@ class ListChunksResult(BaseModel):
     """
 
 
-class ReindexOutcome(BaseModel):
+class ReindexResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    scope: Literal['changed', 'all']
-    force: bool
-    started_at_utc: Annotated[str, Field(alias='startedAtUtc')]
+    scanned_files: Annotated[int, Field(alias='scannedFiles', ge=0)]
+    indexed_files: Annotated[int, Field(alias='indexedFiles', ge=0)]
+    skipped_files: Annotated[int, Field(alias='skippedFiles', ge=0)]
     """
-    UTC time in ISO 8601 with a `Z` suffix.
+    Files left as they were because they did not change.
     """
-    completed_at_utc: Annotated[str, Field(alias='completedAtUtc')]
+    deleted_files: Annotated[int, Field(alias='deletedFiles', ge=0)]
+    chunks_indexed: Annotated[int, Field(alias='chunksIndexed', ge=0)]
+    warning: str | None
+    unreadable_files: Annotated[int, Field(alias='unreadableFiles', ge=0)]
     """
-    UTC time in ISO 8601 with a `Z` suffix.
+    Files that could not be read or parsed (not UTF-8, binary, unreadable, not a regular file, over 8 MiB, vanished while read). They are left out of the index; every other file is indexed.
     """
-    outcome: Literal['succeeded', 'failed', 'cancelled']
-    result: ReindexResult | None
-    error: str | None
-
-
-class StatusIndexing(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    is_running: Annotated[bool, Field(alias='isRunning')]
-    current: ReindexProgress | None
-    last: ReindexOutcome | None
+    unreadable: Annotated[list[UnreadableFile], Field(max_length=20)]
+    """
+    The first 20 unreadable files in path order, each with its reason.
+    """
 
 
 class TableCellUpdate(BaseModel):
@@ -2050,6 +2046,36 @@ class KbReadResult(BaseModel):
     """
     Structured view of the table when the read starts at a table element (not for `document` reads); null otherwise.
     """
+
+
+class ReindexOutcome(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    scope: Literal['changed', 'all']
+    force: bool
+    started_at_utc: Annotated[str, Field(alias='startedAtUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+    completed_at_utc: Annotated[str, Field(alias='completedAtUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+    outcome: Literal['succeeded', 'failed', 'cancelled']
+    result: ReindexResult | None
+    error: str | None
+
+
+class StatusIndexing(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    is_running: Annotated[bool, Field(alias='isRunning')]
+    current: ReindexProgress | None
+    last: ReindexOutcome | None
 
 
 class KbStatusResult(BaseModel):

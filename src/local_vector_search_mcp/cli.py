@@ -177,7 +177,29 @@ def _call(ws: Workspace, rest: list[str]) -> int:
         print_content(result)
     else:
         print(json.dumps(result, ensure_ascii=False, indent=2))
+    _finish_index_sync(ws)
     return 0
+
+
+SYNC_WAIT_SECONDS = 60.0
+
+
+def _finish_index_sync(ws: Workspace) -> None:
+    """Let the re-indexing a mutation queued finish before the process exits (bounded).
+
+    The sync queue runs in a daemon thread; exiting at once would drop it and leave
+    the index behind the files until the next reindex (issue 10).
+    """
+    if not ws.indexing_started:
+        return
+    sync = ws.indexing.sync
+    if not sync.wait_idle(SYNC_WAIT_SECONDS):
+        pending = sync.pending()
+        print(
+            f"local-vector-search-mcp: gave up waiting for the index after {SYNC_WAIT_SECONDS:.0f} s; "
+            f"{len(pending)} path(s) are not re-indexed yet; run --reindex to catch up.",
+            file=sys.stderr,
+        )
 
 
 def print_content(result: ContentResult) -> None:

@@ -25,7 +25,8 @@ __all__ = ["MAX_DOCUMENT_BYTES", "check_size", "read_source"]
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 
-_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+# O_NOFOLLOW: the path guard refuses links for tools; the indexer's walk must not follow one out of the root.
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 
 
 def read_source(path: Path, rel: str) -> bytes:
@@ -63,8 +64,10 @@ def check_size(size: int, rel: str) -> None:
 
 
 def _error(exc: OSError, rel: str) -> KbError:
-    if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
         return NotFound(f"Document {rel!r} was not found.")
+    if exc.errno == errno.ELOOP:
+        return UnsupportedFormat(f"{rel!r} is a symbolic link; links are not followed.")
     if exc.errno == errno.EISDIR:
         return InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
     if exc.errno in (errno.EACCES, errno.EPERM):

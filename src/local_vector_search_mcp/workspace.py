@@ -111,6 +111,11 @@ class Workspace:
         self.indexing.kick_vectors()
 
     @property
+    def indexing_started(self) -> bool:
+        """Whether the indexing service exists (a mutation queued re-indexing, or a reindex ran)."""
+        return self._indexing is not None
+
+    @property
     def index_opened(self) -> bool:
         """Whether anything has touched the index yet (status and shutdown stay cheap otherwise)."""
         return self._store is not None

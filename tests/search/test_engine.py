@@ -118,3 +118,16 @@ def test_kb_reindex_handler(kb):
     ws.indexing.wait_reindex(30)
     with pytest.raises(InvalidArgument):
         invoke(ws, "kb_reindex", {"request": {"scope": "some"}})
+
+
+def test_lexical_scores_every_word_and_never_returns_nothing_when_words_exist(tmp_path):
+    (tmp_path / "a.md").write_text("# Hashing\n\nThe title field hashed with SHA-512 here.\n", "utf-8")
+    (tmp_path / "b.md").write_text("# Other\n\nNothing about that at all, only prose.\n", "utf-8")
+    ws, _ = ready(tmp_path)
+    # written as one identifier that occurs nowhere as such: its words still find the page
+    out = kb_search(ws, {"query": "title::SHA-512", "mode": "lexical"})
+    assert [r["path"] for r in out["results"]] == ["a.md"]
+    # a long question: the stop words neither decide nor block the match
+    out = kb_search(ws, {"query": "how do I get the hashed title of a field?", "mode": "lexical"})
+    assert out["results"][0]["path"] == "a.md"
+    assert "[the]" not in out["results"][0]["snippet"]

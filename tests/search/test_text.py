@@ -96,3 +96,37 @@ def test_snippet_highlights_whole_tokens_only():
     assert make_snippet("在组件之间共享状态", build_lexical_query("共享").terms) == "在组件之间[共享]状态"
     assert make_snippet("用Vue组件", build_lexical_query("vue").terms) == "用[Vue]组件"
     assert make_snippet("Vuex and Vue", build_lexical_query("vue").terms) == "Vuex and [Vue]"
+
+
+def test_stop_words_are_dropped_when_other_words_remain():
+    parsed = build_lexical_query("How do I prompt the user for a password?")
+    assert parsed.leaves == (Term("prompt"), Term("user"), Term("password?"))
+    assert parsed.terms == ("prompt", "user", "password?")
+
+
+def test_a_query_of_stop_words_only_keeps_them():
+    assert build_lexical_query("what is it").leaves == (Term("what"), Term("is"), Term("it"))
+    assert build_lexical_query("to be or not to be").leaves == (Term("not"),)  # "not" is searchable
+
+
+def test_identifiers_are_never_stop_words():
+    assert Term("a&&b") in build_lexical_query("the a&&b of it").leaves
+    assert build_lexical_query("it's the i++").leaves == (Term("i++"),)
+
+
+def test_ranked_query_ors_every_word_and_words_splits_punctuated_pieces():
+    parsed = build_lexical_query("title::SHA-512 hashing")
+    no_stats = lambda tokens: {}  # noqa: E731
+    assert render_match(parsed.ranked(), no_stats) == '"title::SHA-512" OR "hashing"'
+    words = parsed.words()
+    assert words is not None
+    assert render_match(words, no_stats) == '"title" OR "SHA" OR "512" OR "hashing"'
+    assert build_lexical_query("plain words only").words() is None
+    assert render_match(build_lexical_query("Rc::strong_count").ranked(), no_stats) == '"Rc::strong_count"'
+
+
+def test_snippet_never_highlights_stop_words():
+    parsed = build_lexical_query("how to prompt for the password")
+    snippet = make_snippet("Use the prompt to read the password without echo.", parsed.terms)
+    assert "[prompt]" in snippet and "[password]" in snippet
+    assert "[the]" not in snippet and "[to]" not in snippet

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import TextIO
 
-from lvsm_contract.models import KbReindexRequest, KbReindexResult, ReindexProgress
+from lvsm_contract.models import KbReindexRequest, KbReindexResult, ReindexProgress, UnreadableFile
 from lvsm_contract.models import ReindexResult as ReindexResultModel
 
 from ..errors import KbError
@@ -49,6 +49,8 @@ def reindex_result_model(result: ReindexResult) -> ReindexResultModel:
         deleted_files=result.deleted_files,
         chunks_indexed=result.chunks_indexed,
         warning=result.warning,
+        unreadable_files=result.unreadable_files,
+        unreadable=[UnreadableFile(path=path, reason=reason) for path, reason in result.unreadable],
     )
 
 
@@ -98,4 +100,13 @@ def reindex_cli(ws: Workspace, *, force: bool) -> int:
         ws.close()
     bar.close()
     print(json.dumps(reindex_result_model(result).model_dump(by_alias=True), ensure_ascii=False, indent=2))
+    if result.unreadable_files:
+        # Still exit 0: every other file is indexed. Say so where a person running it looks.
+        shown = ", ".join(path for path, _ in result.unreadable[:5])
+        more = "" if result.unreadable_files <= 5 else f" and {result.unreadable_files - 5} more"
+        print(
+            f"local-vector-search-mcp: {result.unreadable_files} file(s) could not be indexed and were skipped "
+            f'({shown}{more}); see "unreadable" for the reasons.',
+            file=sys.stderr,
+        )
     return 0

@@ -25,6 +25,7 @@ pending chunks are simply embedded by the next pass.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -35,15 +36,18 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..embeddings import Embedder
-from ..errors import IndexNotReady
+from ..embeddings import Embedder, EmbeddingError
+from ..errors import IndexNotReady, KbError, NotFound
 from ..markdown import parse_document
+from ..sourcefile import read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
 from .port import ChunkRecord, DocumentRecord, IndexStore
 
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
 
+
+log = logging.getLogger(__name__)
 
 ReindexScope = Literal["changed", "all"]
 
@@ -79,6 +83,19 @@ class EmbedResult:
     failed_paths: list[str] = field(default_factory=list)
 
 
+MAX_LISTED_UNREADABLE = 20  # the result names the first ones; the count says how many in all
+
+
+class UnreadableSource(Exception):
+    """One file could not be read or parsed; the others are indexed (internal)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.message = reason
+
+
 @dataclass
 class ReindexResult:
     scanned_files: int = 0
@@ -88,6 +105,13 @@ class ReindexResult:
     chunks_indexed: int = 0
     warning: str | None = None
     failed_paths: list[str] = field(default_factory=list)
+    unreadable_files: int = 0
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, reason), capped
+
+    def add_unreadable(self, path: str, reason: str) -> None:
+        self.unreadable_files += 1
+        if len(self.unreadable) < MAX_LISTED_UNREADABLE:
+            self.unreadable.append((path, reason))
 
 
 class Indexer:
@@ -149,10 +173,17 @@ class Indexer:
         on_progress: Callable[[Progress], None] | None = None,
     ) -> ReindexResult:
         progress = progress or Progress(scope, force)
-        expected = self.expected_manifest(probe=True)
-        dims = _maybe_int(expected.get("embedding_dimensions"))
-        problems = self.compatibility(probe=True)
         result = ReindexResult()
+        try:
+            expected = self.expected_manifest(probe=True)
+            problems = self.compatibility(probe=True)
+        except EmbeddingError as exc:
+            # The provider is down: lexical indexing never waits for it. Without a known vector
+            # size no vector table is made yet; the vector pass makes it once the provider answers.
+            expected = self.expected_manifest(probe=False)
+            problems = self.compatibility(probe=False)
+            log.warning("embedding provider unavailable, indexing lexically: %s", exc)
+        dims = _maybe_int(expected.get("embedding_dimensions"))
         with self.gate:
             if problems:
                 if not force:
@@ -180,6 +211,10 @@ class Indexer:
                 on_progress(progress)
             try:
                 outcome = self._update_file(path, states.get(path), scope == "all")
+            except UnreadableSource as bad:
+                outcome = None
+                result.add_unreadable(path, bad.reason)
+                log.info("not indexed: %s: %s", path, bad.reason)
             except FileNotFoundError:
                 outcome = None
                 with self.gate:
@@ -207,13 +242,30 @@ class Indexer:
         st = full.stat()
         if not always and state is not None and state.size == st.st_size and state.mtime_ns == st.st_mtime_ns:
             return -1
-        raw = full.read_bytes()
+        try:
+            raw = read_source(full, path)
+        except NotFound:
+            raise FileNotFoundError(path) from None
+        except KbError as exc:
+            self._forget(path)
+            raise UnreadableSource(path, exc.message) from None
         source_hash = hashlib.sha256(raw).hexdigest()
         if not always and state is not None and state.source_hash == source_hash:
             with self.gate:
                 self.store.touch_document(path, st.st_size, st.st_mtime_ns)
             return -1
-        return self.index_bytes(path, raw, st.st_size, st.st_mtime_ns, source_hash)
+        try:
+            return self.index_bytes(path, raw, st.st_size, st.st_mtime_ns, source_hash)
+        except (KbError, ValueError, RecursionError, MemoryError) as exc:
+            # A file the parser cannot take (not UTF-8, ...) is one bad file, not a failed run.
+            self._forget(path)
+            reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            raise UnreadableSource(path, str(reason)[:300]) from None
+
+    def _forget(self, path: str) -> None:
+        """Drop the index entry of a file that can no longer be read: the index shows only what is on disk."""
+        with self.gate:
+            self.store.delete_document(path)
 
     def index_bytes(self, path: str, raw: bytes, size: int, mtime_ns: int, source_hash: str) -> int:
         doc = parse_document(raw)
@@ -258,8 +310,19 @@ class Indexer:
         path is reported); files indexed meanwhile are picked up too.
         """
         result = EmbedResult()
-        if self.embedder is None or not self.store.has_vectors():
+        if self.embedder is None or not self.store.exists():
             return result
+        if not self.store.has_vectors():
+            try:
+                self._add_vector_table()
+            except EmbeddingError as exc:
+                result.error = str(exc)
+                result.warning = (
+                    f"The embedding provider could not be reached ({exc}); every file is searchable lexically "
+                    "and vectors are added once it answers."
+                )
+                result.pending = self.store.counts().chunks
+                return result
         include_heading = self.config.chunking.include_heading_context
         batch = max(1, int(getattr(self.config.embedding, "batch_size", 16) or 16))
         if progress is not None:
@@ -302,6 +365,17 @@ class Indexer:
             if on_progress:
                 on_progress(progress)
         return result
+
+    def _add_vector_table(self) -> None:
+        """The provider answers at last: size the vector table and queue every chunk for a vector."""
+        assert self.embedder is not None
+        dims = self.embedder.dimensions()  # raises EmbeddingError while the provider is down
+        with self.gate:
+            if self.store.has_vectors():
+                return
+            self.store.ensure_schema(dims, self.vector_storage())
+            self.store.mark_all_vectors_pending()
+            self.store.write_manifest(self.expected_manifest(probe=False))
 
     # targeted synchronisation -------------------------------------------------------
     def reconcile(self, path: str) -> str:

@@ -43,6 +43,10 @@ __all__ = ["IndexingService", "ReindexStart", "VectorState"]
 
 log = logging.getLogger(__name__)
 VECTOR_RETRY_SECONDS = 60.0  # after a provider failure, searches retry the background pass at most this often
+# ...and a timer retries it on its own, 2 s, 4 s, 8 s ... up to every 5 minutes, until it answers.
+RETRY_FIRST_SECONDS = 2.0
+SHUTDOWN_DRAIN_SECONDS = 10.0
+RETRY_MAX_SECONDS = 300.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,8 @@ class IndexingService:
         self._cancel = threading.Event()
         self._vector_thread: threading.Thread | None = None
         self._vector_error_at = 0.0
+        self._retry_delay = RETRY_FIRST_SECONDS
+        self._retry_timer: threading.Timer | None = None
 
     # components --------------------------------------------------------------
     def embedder(self) -> Embedder | None:
@@ -102,11 +108,16 @@ class IndexingService:
         return self._indexer
 
     # vectors ---------------------------------------------------------------------
-    def kick_vectors(self) -> bool:
+    def kick_vectors(self, retry: bool = False) -> bool:
         """Start a background pass over pending chunks unless one (or a reindex) runs."""
-        if self.embedder() is None or self.activity.current is not None:
+        if self.embedder() is None:
             return False
-        if self.activity.vector_error is not None and time.monotonic() - self._vector_error_at < VECTOR_RETRY_SECONDS:
+        if self.activity.current is not None:
+            if retry:  # a reindex is running and embeds too; look again after it
+                self._retry_later()
+            return False
+        recent = time.monotonic() - self._vector_error_at < VECTOR_RETRY_SECONDS
+        if self.activity.vector_error is not None and recent and not retry:
             return False
         if not self.activity.embedding.acquire(blocking=False):
             return False
@@ -134,10 +145,28 @@ class IndexingService:
 
     def _report_embedding(self, result: EmbedResult) -> None:
         self.activity.vector_error = None
-        for path in result.failed_paths:
-            self.activity.vector_error = (result.error or "embedding failed")[:300]
+        if result.error is not None:
+            self.activity.vector_error = result.error[:300]
             self._vector_error_at = time.monotonic()
+            self._retry_later()
+        else:
+            self._retry_delay = RETRY_FIRST_SECONDS
+        for path in result.failed_paths:
             self.sync.report_error(path, result.warning or "embedding failed")
+
+    def _retry_later(self) -> None:
+        """A provider that failed is tried again with backoff, so vectors fill in without a restart."""
+        if self._cancel.is_set() or (self._retry_timer is not None and self._retry_timer.is_alive()):
+            return
+        delay, self._retry_delay = self._retry_delay, min(self._retry_delay * 2, RETRY_MAX_SECONDS)
+        self._retry_timer = threading.Timer(delay, self._on_retry_timer)
+        self._retry_timer.daemon = True
+        self._retry_timer.start()
+
+    def _on_retry_timer(self) -> None:
+        self._retry_timer = None
+        if not self._cancel.is_set():
+            self.kick_vectors(retry=True)
 
     def wait_vectors(self, timeout: float | None = None) -> None:
         thread = self._vector_thread
@@ -230,7 +259,13 @@ class IndexingService:
             self.watcher.start()
 
     def shutdown(self) -> None:
+        # Drain the targeted sync queue first (bounded): an edit made just before exit must
+        # not leave the index behind the file (issue 10).
+        self.sync.wait_idle(SHUTDOWN_DRAIN_SECONDS)
         self._cancel.set()
+        timer = self._retry_timer
+        if timer is not None:
+            timer.cancel()
         if self.watcher is not None:
             self.watcher.stop()
         self.sync.stop()
@@ -243,9 +278,11 @@ class IndexingService:
         if self.embedder() is None:
             return None
         counts = self.store.counts()
+        # No vector table yet (the provider has not answered): every chunk still waits for a vector.
+        pending = counts.pending_vectors if self.store.has_vectors() else counts.chunks
         return VectorState(
-            counts.chunks - counts.pending_vectors,
-            counts.pending_vectors,
+            counts.chunks - pending,
+            pending,
             self.activity.embedding.locked(),
             self.activity.vector_error,
         )

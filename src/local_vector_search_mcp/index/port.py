@@ -162,6 +162,10 @@ class IndexStore(Protocol):
         """Whether any chunk is indexed (cheap, unlike :meth:`counts`)."""
         ...
 
+    def mark_all_vectors_pending(self) -> None:
+        """Queue every chunk for a vector (the vector table was just created)."""
+        ...
+
     def pending_vector_count(self) -> int:
         """Chunks still waiting for a vector (cheap)."""
         ...

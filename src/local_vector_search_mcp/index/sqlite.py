@@ -363,6 +363,12 @@ class SqliteStore(ChunkTables):
         )
         return [PendingChunk(cid, path, _unpack(body), hp, eth) for cid, path, body, hp, eth in rows]
 
+    def mark_all_vectors_pending(self) -> None:
+        if not self.has_vectors():
+            return
+        with self._write() as c:
+            c.execute("UPDATE chunks SET vector_pending = 1 WHERE vector_pending = 0")
+
     def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
         if not vectors or not self.has_vectors():
             return 0

@@ -48,6 +48,9 @@ class SearchService:
         request = self.engine.validate(query, mode, top_k, include_globs, exclude_globs)
         self.check_ready()
         outcome = self.engine.search(request)
+        if self.embedders.get() is not None and not self.store.has_vectors():
+            self.on_pending_vectors()  # no vector table yet: the provider has not answered; try again
+            return outcome
         pending = self.store.pending_vector_count() if self.embedders.get() is not None else 0
         if not pending:
             return outcome

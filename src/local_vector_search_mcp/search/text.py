@@ -6,7 +6,9 @@ dialect: each whitespace-separated piece is a :class:`Term` (its internal
 order kept: ``Rc::strong_count`` must match as written), and unspaced CJK runs
 inside a piece are :class:`CjkRun` leaves that the adapter segments the same
 way it segmented the indexed text (``index/cjk.py``). Pieces without a letter
-or digit are dropped, so user text never becomes query syntax.
+or digit are dropped, so user text never becomes query syntax. Stop words
+(``stopwords.py``) are dropped when any other piece remains, on both the
+query and the snippet side, so ``[the]`` is never highlighted for a reason.
 
 Snippets highlight whole tokens as a unicode61-like tokenizer sees them.
 """
@@ -18,7 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams
-from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, Term
+from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Term
+from .stopwords import is_stop_word
 
 __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
 
@@ -26,6 +29,7 @@ _CJK = CJK_CHARS
 _CJK_RUN = CJK_RUN
 _WORDISH = re.compile(r"[^\W_]", re.UNICODE)  # a letter or digit
 _SPLIT = re.compile(rf"([{_CJK}]+)")
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)  # word pieces as unicode61 splits them (approximately)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
@@ -46,6 +50,24 @@ class ParsedQuery:
         """Any leaf may match (see :class:`AnyOf` for the row budget)."""
         return AnyOf(self.leaves, row_budget, keep_at_least)
 
+    def ranked(self, row_budget: int | None = None) -> LexicalQuery:
+        """What lexical search runs: any leaf may match and BM25 ranks, so every
+        query word takes part in scoring (an AND first would put chunks that happen
+        to hold every word of a long question above the ones about its topic).
+        ``row_budget``: the cost hint of :class:`AnyOf`."""
+        return self.leaves[0] if self.is_single_term else AnyOf(self.leaves, row_budget)
+
+    def words(self) -> AnyOf | None:
+        """The fallback when :meth:`ranked` finds too little: any word of a punctuated
+        piece on its own (``title::SHA-512`` -> ``title``, ``SHA``, ``512``), so a
+        query whose words exist in the index never returns nothing. ``None`` when
+        no piece splits."""
+        split = [Term(w) for leaf in self.leaves if isinstance(leaf, Term) for w in _WORDS.findall(leaf.text)]
+        if len(split) <= sum(isinstance(leaf, Term) for leaf in self.leaves):
+            return None
+        content = [t for t in split if not is_stop_word(t.text)] or split
+        return AnyOf((*dict.fromkeys(content), *(leaf for leaf in self.leaves if not isinstance(leaf, Term))))
+
     @property
     def is_single_term(self) -> bool:
         """One leaf that cannot match partially: the loose query would add nothing."""
@@ -54,19 +76,17 @@ class ParsedQuery:
 
 def build_lexical_query(query: str) -> ParsedQuery:
     """The structured query for arbitrary user text."""
-    found: list[LexicalLeaf] = []
-    plain: list[str] = []
+    found: list[tuple[LexicalLeaf, str, bool]] = []  # leaf, its text, whether it is a stop word
     for piece in _CONTROL.sub(" ", query).split():
         for part in _SPLIT.split(piece):
             if not part:
                 continue
             if _CJK_RUN.fullmatch(part):
-                plain.append(part)
-                found.append(CjkRun(part))
+                found.append((CjkRun(part), part, False))
             elif _WORDISH.search(part):
-                plain.append(part)
-                found.append(Term(part))
-    return ParsedQuery(tuple(dict.fromkeys(found)), tuple(plain))
+                found.append((Term(part), part, is_stop_word(part)))
+    content = [f for f in found if not f[2]] or found
+    return ParsedQuery(tuple(dict.fromkeys(leaf for leaf, _, _ in content)), tuple(text for _, text, _ in content))
 
 
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+", re.UNICODE)
