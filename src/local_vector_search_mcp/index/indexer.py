@@ -42,7 +42,7 @@ from ..markdown import parse_document
 from ..sourcefile import read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
-from .port import ChunkRecord, DocumentRecord, IndexStore
+from .port import ChunkRecord, DocumentRecord, IndexDamaged, IndexStore
 
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
 
@@ -174,6 +174,14 @@ class Indexer:
     ) -> ReindexResult:
         progress = progress or Progress(scope, force)
         result = ReindexResult()
+        try:
+            self.store.read_manifest()  # opens the database: a damaged one is found here
+        except IndexDamaged:
+            if not force:
+                raise
+            log.warning("the index database is damaged; it is set aside and rebuilt")
+            with self.gate:
+                self.store.reset(None, self.vector_storage())
         try:
             expected = self.expected_manifest(probe=True)
             problems = self.compatibility(probe=True)

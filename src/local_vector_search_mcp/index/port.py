@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import IndexNotReady
 from .chunks import ChunkFilterSpec, ExternalChunk, StoredChunk
 from .query import LexicalQuery, PathScope
 
@@ -29,10 +30,15 @@ __all__ = [
     "ChunkRecord",
     "DocumentRecord",
     "DocumentState",
+    "IndexDamaged",
     "IndexStore",
     "PendingChunk",
     "StoreCounts",
 ]
+
+
+class IndexDamaged(IndexNotReady):
+    """The index database is truncated or corrupt; ``--reindex --force`` rebuilds it."""
 
 
 @dataclass(frozen=True, slots=True)

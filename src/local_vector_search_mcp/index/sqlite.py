@@ -53,9 +53,10 @@ import numpy as np
 import numpy.typing as npt
 import sqlite_vec
 
+from ..errors import IndexNotReady
 from .cjk import cjk_index_text
 from .fts5 import render_match
-from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, PendingChunk, StoreCounts
+from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, IndexDamaged, PendingChunk, StoreCounts
 from .query import LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
 
@@ -124,13 +125,26 @@ class SqliteStore(ChunkTables):
         if conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = apsw.Connection(str(self.path))
-            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-            conn.enable_load_extension(True)
-            conn.load_extension(sqlite_vec.loadable_path())
-            conn.enable_load_extension(False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
+            try:
+                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+                conn.enable_load_extension(True)
+                conn.load_extension(sqlite_vec.loadable_path())
+                conn.enable_load_extension(False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute(
+                    "SELECT count(*) FROM sqlite_master"
+                ).fetchall()  # reads the schema: a damaged file fails here
+            except (apsw.CorruptError, apsw.NotADBError) as exc:
+                conn.close()
+                raise IndexDamaged(
+                    f"The index database is damaged ({exc.args[0] if exc.args else type(exc).__name__}); "
+                    "rebuild it with kb_reindex force=true (CLI: --reindex --force). Your Markdown is not affected."
+                ) from None
+            except apsw.BusyError:
+                conn.close()
+                raise _busy() from None
             # scopes are evaluated next to the rows (SQL joins on documents.path), not by loading paths
             conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn
@@ -140,6 +154,14 @@ class SqliteStore(ChunkTables):
                         self._connections.pop(thread).close()
                 self._connections[threading.current_thread()] = conn
         return conn
+
+    def _set_aside(self) -> None:
+        """Move a damaged database out of the way (kept as ``.damaged`` for inspection) before a rebuild."""
+        self.close()
+        os.replace(self.path, self.path.with_name(self.path.name + ".damaged"))
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
 
     def close(self) -> None:
         with self._conn_lock:
@@ -153,7 +175,10 @@ class SqliteStore(ChunkTables):
     def _write(self) -> Iterator[apsw.Connection]:
         conn = self._conn()
         with self._lock:
-            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except apsw.BusyError:
+                raise _busy() from None
             try:
                 yield conn
             except BaseException:
@@ -243,6 +268,10 @@ class SqliteStore(ChunkTables):
         self._vector_storage = None
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
+        try:
+            self._conn()
+        except IndexDamaged:
+            self._set_aside()
         with self._write() as c:
             for table in (*_DERIVED, "index_manifest"):
                 c.execute(f"DROP TABLE IF EXISTS {table}")
@@ -581,3 +610,10 @@ class SqliteStore(ChunkTables):
             if p.exists():
                 total += os.path.getsize(p)
         return total
+
+
+def _busy() -> IndexNotReady:
+    return IndexNotReady(
+        f"The index database is busy: another process held it for longer than {BUSY_TIMEOUT_MS // 1000} s. "
+        "Retry shortly; kb_status shows whether a reindex is running."
+    )
