@@ -151,7 +151,7 @@ class IndexedNote:
 
 
 def _index_note(ws: Workspace, path: str) -> IndexedNote:
-    """Index one document now and wait for its vectors (decision 138)."""
+    """Index one document now and wait for its vectors (decision 143)."""
     from ..index.manifest import incompatible_message
 
     rel, full = ws.guard.resolve(path, markdown=True)

@@ -1,6 +1,6 @@
 """The chunk and vector API (NoteHarbor's ``chunks`` tool set) over the storage port.
 
-Semantics (spec/decisions.md 138-142): Markdown chunks are read-only and named
+Semantics (spec/decisions.md 143-147): Markdown chunks are read-only and named
 ``md:<path>#<chunkIndex>``; external chunks live in their own collections that
 reindexing never touches; vectors are compared by cosine similarity after being
 normalised; filters run inside retrieval; ``list_chunks`` pages with an opaque cursor.
