@@ -100,6 +100,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('sourcePath', 'opt_sourcePath', 'string'),
         ('targetPath', 'opt_targetPath', 'string'),
         ('expectedSha256', 'opt_expectedSha256', 'string'),
+        ('updateLinks', 'opt_updateLinks', 'boolean'),
     ),
     'kb_links': (
         ('path', 'opt_path', 'string'),
@@ -363,13 +364,14 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_move_image',
         help='Move or rename an image',
-        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown links to the image are not updated; fix\nthem with kb_patch. Needs `knowledgeBase.allowWrites`.",
+        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown references to the image are left alone\nunless `updateLinks` is true. Needs `knowledgeBase.allowWrites`.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='Root-relative path of the existing image.')
     parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, metavar='TARGET_PATH', help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
     parser.add_argument('--expected-sha256', dest='opt_expectedSha256', type=str, default=None, metavar='EXPECTED_SHA256', help="The image's SHA-256 as last seen (e.g. from kb_load_image or kb_save_image); when given, the move happens only if the file still has it. Omit to move unconditionally.")
+    parser.add_argument('--update-links', dest='opt_updateLinks', action=argparse.BooleanOptionalAction, default=None, help='Our extension: also rewrite every image reference that reaches the image (`![alt](path)`, reference definitions, `![[file]]` embeds that would no longer find it), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.')
     parser.set_defaults(tool='kb_move_image')
     parser = subparsers.add_parser(
         'kb_links',

@@ -717,6 +717,10 @@ class KbMoveImageRequest(BaseModel):
     """
     The image's SHA-256 as last seen (e.g. from kb_load_image or kb_save_image); when given, the move happens only if the file still has it. Omit to move unconditionally.
     """
+    update_links: Annotated[bool, Field(alias='updateLinks')] = False
+    """
+    Our extension: also rewrite every image reference that reaches the image (`![alt](path)`, reference definitions, `![[file]]` embeds that would no longer find it), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.
+    """
 
 
 class KbMoveImageResult(BaseModel):
@@ -724,6 +728,10 @@ class KbMoveImageResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
+    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
+    """
+    Documents whose image references `updateLinks` rewrote, sorted; null without `updateLinks`.
+    """
     previous_path: Annotated[
         str,
         Field(

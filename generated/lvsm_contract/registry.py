@@ -281,7 +281,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='kb_move_image',
         title='Move or rename an image',
-        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown links to the image are not updated; fix\nthem with kb_patch. Needs `knowledgeBase.allowWrites`.",
+        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown references to the image are left alone\nunless `updateLinks` is true. Needs `knowledgeBase.allowWrites`.",
         annotations={'readOnlyHint': False, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
         envelope='request',
         arguments_model='KbMoveImageArguments',
