@@ -966,6 +966,27 @@ class ReindexProgress(BaseModel):
     is_destructive_rebuild: Annotated[bool, Field(alias='isDestructiveRebuild')]
 
 
+class SearchDuplicate(BaseModel):
+    """
+    Another place holding the passage of a result.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
+    """
+
+
 class SearchReadHint(BaseModel):
     """
     Ready-made kb_read arguments for this result.
@@ -1038,6 +1059,10 @@ class SearchResult(BaseModel):
     ]
     """
     SHA-256 of the document revision the index holds; compare with kb_read's `sourceHash` to tell whether the file changed since.
+    """
+    also_in: Annotated[list[SearchDuplicate], Field(alias='alsoIn')]
+    """
+    Our extension: other chunks with exactly the same text (leading and trailing whitespace aside), best ranked first; empty when the passage is found once. They take no place among the `topK` results.
     """
 
 

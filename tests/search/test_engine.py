@@ -131,3 +131,23 @@ def test_lexical_scores_every_word_and_never_returns_nothing_when_words_exist(tm
     out = kb_search(ws, {"query": "how do I get the hashed title of a field?", "mode": "lexical"})
     assert out["results"][0]["path"] == "a.md"
     assert "[the]" not in out["results"][0]["snippet"]
+
+
+def test_the_same_passage_in_several_files_is_one_result_with_also_in(tmp_path):
+    page = "# Install\n\nRun the installer with the --quiet flag to skip prompts.\n"
+    for version in ("1.0", "2.0", "latest"):
+        (tmp_path / version).mkdir()
+        (tmp_path / version / "install.md").write_text(page, "utf-8")
+    # same words, one differs: a different passage, never merged
+    (tmp_path / "other.md").write_text(
+        "# Install\n\nRun the installer with the --loud flag to skip prompts.\n", "utf-8"
+    )
+    ws, _ = ready(tmp_path)
+    out = kb_search(ws, {"query": "installer quiet flag", "mode": "lexical", "topK": 5})
+    results = out["results"]
+    assert [r["path"] for r in results] == ["1.0/install.md", "other.md"]
+    assert [r["score"] for r in results] == [1.0, 0.5]
+    also = results[0]["alsoIn"]
+    assert sorted(a["path"] for a in also) == ["2.0/install.md", "latest/install.md"]
+    assert all(a["pointer"] == results[0]["pointer"] for a in also)
+    assert results[1]["alsoIn"] == []

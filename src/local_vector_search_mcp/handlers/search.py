@@ -7,7 +7,7 @@ wire result.
 
 from __future__ import annotations
 
-from lvsm_contract.models import KbSearchRequest, KbSearchResult, SearchReadHint, SearchResult
+from lvsm_contract.models import KbSearchRequest, KbSearchResult, SearchDuplicate, SearchReadHint, SearchResult
 
 from ..search.engine import READ_HINT_MAX_BYTES, READ_HINT_MAX_ELEMENTS, SearchItem
 from ..workspace import Workspace
@@ -42,4 +42,5 @@ def _result(item: SearchItem) -> SearchResult:
             max_bytes=READ_HINT_MAX_BYTES,
         ),
         indexed_source_hash=item.indexed_source_hash,
+        also_in=[SearchDuplicate(path=path, pointer=pointer) for path, pointer in item.also_in],
     )

@@ -19,6 +19,11 @@
   ``semanticWeight 1`` give the reference's plain RRF; the defaults (10, 0.5)
   were chosen on the dev sets because the bundled model ranks below BM25.
 
+Every mode collapses duplicate passages (``duplicates.py``): it ranks a pool
+larger than ``topK`` (hybrid: the fusion pools; a single mode: ``3 x topK``,
+at most the configured pool) and keeps the first ``topK`` distinct passages,
+the other copies in ``alsoIn``.
+
 Include/exclude globs reach the store as data (:class:`PathScope`), which it
 applies inside each retrieval before its limit. Lexical and semantic scores
 are ``1/rank``.
@@ -39,6 +44,7 @@ from ..embeddings import Embedder
 from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
+from .duplicates import collapse
 from .text import build_lexical_query, make_snippet
 
 __all__ = [
@@ -58,6 +64,7 @@ READ_HINT_MAX_BYTES = 12000
 MODES = ("lexical", "semantic", "hybrid")
 Mode = Literal["lexical", "semantic", "hybrid"]
 _MODE_NAMES: dict[str, Mode] = {"lexical": "lexical", "semantic": "semantic", "hybrid": "hybrid"}
+DUPLICATE_HEADROOM = 3  # a single mode ranks 3 x topK chunks so copies cannot starve the results
 ROW_BUDGET = 20_000  # rows an OR query may score (see the module docstring); the 2 rarest words always stay
 
 
@@ -97,6 +104,7 @@ class SearchItem:
     heading_path: str | None
     snippet: str
     indexed_source_hash: str
+    also_in: tuple[tuple[str, str], ...] = ()  # (path, pointer) of the same passage elsewhere
 
 
 @dataclass(slots=True)
@@ -160,9 +168,10 @@ class SearchEngine:
         effective: Mode = mode
         lexical_pool = max(top_k, int(cfg.lexical_candidate_pool_size))
         semantic_pool = max(top_k, int(cfg.semantic_candidate_pool_size))
+        single_pool = min(DUPLICATE_HEADROOM * top_k, lexical_pool)  # a single mode ranks no fusion pool
 
         if mode == "lexical":
-            scored = [(h, 1.0 / r) for r, h in enumerate(self.lexical_hits(query, top_k, scope), 1)]
+            scored = [(h, 0.0) for h in self.lexical_hits(query, single_pool, scope)]
         elif mode == "semantic":
             if embedder is None or not self.store.has_vectors():
                 raise IndexNotReady(
@@ -170,12 +179,12 @@ class SearchEngine:
                     "(embedding.provider is none or the index was built without vectors). Use mode lexical."
                 )
             try:
-                hits = self.semantic_hits(embedder, query, top_k, scope)
+                hits = self.semantic_hits(embedder, query, min(DUPLICATE_HEADROOM * top_k, semantic_pool), scope)
             except Exception as exc:
                 raise IndexNotReady(
                     f"The embedding provider failed ({_reason(exc)}); semantic search is unavailable. Use mode lexical."
                 ) from exc
-            scored = [(h, 1.0 / r) for r, h in enumerate(hits, 1)]
+            scored = [(h, 0.0) for h in hits]
         else:
             lexical = self.lexical_hits(query, lexical_pool, scope)
             semantic: list[ChunkHit] | None = None
@@ -196,14 +205,24 @@ class SearchEngine:
                     warning = f"The embedding provider failed ({_reason(exc)}). Falling back to lexical search."
             if semantic is None:
                 effective = "lexical"
-                scored = [(h, 1.0 / r) for r, h in enumerate(lexical[:top_k], 1)]
+                scored = [(h, 0.0) for h in lexical]
             else:
                 weight = float(cfg.semantic_weight)
-                scored = rrf_fuse([semantic, lexical], int(cfg.rrf_k), [weight, 1.0])[:top_k]
+                scored = rrf_fuse([semantic, lexical], int(cfg.rrf_k), [weight, 1.0])
+        kept = collapse(scored, top_k)
         terms = build_lexical_query(query).terms
         items = [
-            SearchItem(h.path, h.anchor, score, effective, h.heading_path, make_snippet(h.text, terms), h.source_hash)
-            for h, score in scored
+            SearchItem(
+                c.hit.path,
+                c.hit.anchor,
+                c.score if effective == "hybrid" else 1.0 / rank,  # single modes: 1/rank among distinct passages
+                effective,
+                c.hit.heading_path,
+                make_snippet(c.hit.text, terms),
+                c.hit.source_hash,
+                tuple((d.path, d.anchor) for d in c.also_in),
+            )
+            for rank, c in enumerate(kept, 1)
         ]
         return SearchOutcome(items, warning, effective)
 
