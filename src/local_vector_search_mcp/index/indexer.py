@@ -39,10 +39,11 @@ import numpy as np
 from ..embeddings import Embedder, EmbeddingError
 from ..errors import IndexNotReady, KbError, NotFound
 from ..markdown import parse_document
+from ..markdown.links import extract_links
 from ..sourcefile import read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
-from .port import ChunkRecord, DocumentRecord, IndexDamaged, IndexStore
+from .port import ChunkRecord, DocumentMeta, DocumentRecord, IndexDamaged, IndexStore, LinkRecord
 
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
 
@@ -301,8 +302,12 @@ class Indexer:
             )
             for i, c in enumerate(chunks)
         ]
+        graph = extract_links(doc)
+        links = [LinkRecord(ln.kind, ln.destination, ln.text, ln.pointer) for ln in graph.links]
+        meta = DocumentMeta(graph.tags, graph.aliases, graph.headings, graph.block_ids)
         with self.gate:
-            return self.store.replace_document(DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), records)
+            record = DocumentRecord(path, source_hash, size, mtime_ns, utc_now(), front_matter_properties(doc))
+            return self.store.replace_document(record, records, links, meta)
 
     # vectors ------------------------------------------------------------------------
     def embed_pending(
@@ -411,3 +416,22 @@ def _hidden(path: str) -> bool:
 
 def _maybe_int(value: str | None) -> int | None:
     return int(value) if value else None
+
+
+def front_matter_properties(doc: Any) -> dict[str, Any]:
+    """The document's front matter fields for chunk filters (empty without front matter or
+    when it is not a YAML mapping: a bad header never stops indexing)."""
+    from ..markdown import ElementKind
+    from .chunks import document_properties
+
+    first = doc.elements[0] if doc.elements else None
+    if first is None or first.kind is not ElementKind.FRONT_MATTER:
+        return {}
+    import yaml
+
+    lines = first.text.splitlines()[1:-1]
+    try:
+        data = yaml.safe_load("\n".join(lines))
+    except yaml.YAMLError:
+        return {}
+    return document_properties(data) if isinstance(data, dict) else {}

@@ -16,23 +16,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import IndexNotReady
+from .chunks import ChunkFilterSpec, ExternalChunk, StoredChunk
 from .query import LexicalQuery, PathScope
 
 __all__ = [
     "ChunkHit",
     "ChunkRecord",
+    "DocumentMeta",
     "DocumentRecord",
     "DocumentState",
     "IndexDamaged",
     "IndexStore",
+    "LinkRecord",
     "PendingChunk",
     "StoreCounts",
+    "StoredLink",
+    "normalize_tag",
+    "tag_prefixes",
 ]
 
 
@@ -58,6 +64,8 @@ class DocumentRecord:
     size: int
     mtime_ns: int
     indexed_at_utc: str
+    # front matter fields kept for chunk filters and metadata (``chunks.document_properties``)
+    properties: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +83,54 @@ class ChunkRecord:
     heading_path: str | None
     embedding_text_hash: str
     vector: npt.NDArray[np.float32] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRecord:
+    """One link of a document as written (``markdown/links.py``); resolution against the
+    other documents happens when the graph is read, so it never goes stale."""
+
+    kind: str
+    destination: str
+    text: str | None
+    anchor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentMeta:
+    """What the link graph keeps per document besides its links."""
+
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    headings: tuple[str, ...] = ()
+    block_ids: tuple[str, ...] = ()
+
+
+def normalize_tag(tag: str) -> str:
+    """Tags compare case-insensitively, without a leading ``#``."""
+    return tag.strip().lstrip("#").casefold()
+
+
+def tag_prefixes(tags: Sequence[str]) -> list[str]:
+    """Each tag and the parents of a nested tag: ``a/b/c`` is also ``a/b`` and ``a``
+    (an Obsidian search for ``#a`` finds ``#a/b``)."""
+    out: dict[str, None] = {}
+    for tag in tags:
+        parts = normalize_tag(tag).split("/")
+        for i in range(1, len(parts) + 1):
+            if all(parts[:i]):
+                out["/".join(parts[:i])] = None
+    return list(out)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredLink:
+    source: str
+    ordinal: int
+    kind: str
+    destination: str
+    text: str | None
+    anchor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +196,14 @@ class IndexStore(Protocol):
         """Record a new size/mtime for a document whose content hash is unchanged."""
         ...
 
-    def replace_document(self, doc: DocumentRecord, chunks: Sequence[ChunkRecord]) -> int:
-        """Atomically replace one document's rows; returns the chunk count."""
+    def replace_document(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord] = (),
+        meta: DocumentMeta | None = None,
+    ) -> int:
+        """Atomically replace one document's rows (chunks, links, metadata); returns the chunk count."""
         ...
 
     def pending_vectors(self, limit: int) -> list[PendingChunk]:
@@ -173,6 +235,20 @@ class IndexStore(Protocol):
         """Chunks still waiting for a vector (cheap)."""
         ...
 
+    # link graph -----------------------------------------------------------------
+    def links(self) -> list[StoredLink]:
+        """Every stored link, by source path then ordinal."""
+        ...
+
+    def document_meta(self) -> dict[str, DocumentMeta]:
+        """Tags, aliases, headings and block ids of every document."""
+        ...
+
+    def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
+        """Documents carrying every one of ``tags`` (case-insensitive; ``a`` also matches
+        the nested tag ``a/b``, as in Obsidian)."""
+        ...
+
     # retrieval ----------------------------------------------------------------
     def lexical(self, query: LexicalQuery, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         """Chunks matching ``query``, best first (BM25 or the engine's equivalent, the
@@ -186,6 +262,39 @@ class IndexStore(Protocol):
     def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
         """Nearest chunks to ``vector`` (cosine distance in ``ChunkHit.distance``), restricted
         to ``scope`` before the limit."""
+        ...
+
+    # the chunk and vector API (``chunks.py``; external chunks survive every reindex) -------------
+    def markdown_chunks(
+        self, path: str | None, after: tuple[str, int] | None, limit: int, with_vector: bool = False
+    ) -> list[StoredChunk]:
+        """Chunks derived from the Markdown ordered by (path, ordinal), after ``after``, only of
+        ``path`` when given."""
+        ...
+
+    def put_external(self, chunk: ExternalChunk) -> bool:
+        """Insert or replace an external chunk (its vector unless ``stale``); True when created."""
+        ...
+
+    def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None: ...
+
+    def external_chunks(
+        self, collection: str | None, source_path: str | None, after: tuple[str, str] | None, limit: int
+    ) -> list[StoredChunk]:
+        """External chunks ordered by (collection, id), after ``after``."""
+        ...
+
+    def delete_external(self, chunk_id: str) -> bool: ...
+
+    def vector_dimensions(self) -> int | None:
+        """Size of the stored vectors (Markdown index first, else external); None when none."""
+        ...
+
+    def nearest_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
+    ) -> list[tuple[StoredChunk, float]]:
+        """Nearest non-stale chunks of both kinds with their cosine similarity, best first,
+        ``spec`` applied before the limit."""
         ...
 
     def write_lock(self) -> AbstractContextManager[None]:
