@@ -68,6 +68,20 @@ class StorageConfig(BaseModel):
     """
     Index database file. Relative paths resolve against the project root. Default `<project-root>/.local-vector-search-mcp/index.db`.
     """
+    backend: Literal['sqlite', 'postgresql'] = 'sqlite'
+    """
+    Our extension. `sqlite` keeps the index in one file (`path`); `postgresql` keeps it in a PostgreSQL database with the pgvector extension (`url`, `schema`), which several servers on several machines can share.
+    """
+    url: str | None = None
+    """
+    PostgreSQL connection URL (`postgresql://user@host:port/database`). When null, the environment variable `LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL` is read instead, so a password need not sit in this file. The password is never shown in logs, errors or `kb_status`.
+    """
+    schema_: Annotated[
+        str, Field(alias='schema', pattern='^[a-z_][a-z0-9_]{0,62}$')
+    ] = 'local_vector_search_mcp'
+    """
+    PostgreSQL schema holding this knowledge base's tables; different names let several knowledge bases share one database.
+    """
 
 
 class EmbeddingConfig(BaseModel):
