@@ -306,7 +306,7 @@ def _inline_links(
 
 
 _DEFINITION = re.compile(
-    r"^(?:[ \t]*>)*[ \t]{0,3}\[((?:[^\[\]\\]|\\.)+)\]:[ \t]*(?:\r?\n(?:[ \t]*>)*[ \t]*)?<?([^\s>]+)",
+    r"^(?:[ \t]*>)*[ \t]{0,3}\[((?:[^\[\]\\]|\\.)+)\]:[ \t]*(?:\r?\n(?:[ \t]*>)*[ \t]*)?(?:<([^<>\n]*)>|(\S+))",
     re.MULTILINE,
 )
 
@@ -322,7 +322,8 @@ class _Definitions:
             line = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
             match = _DEFINITION.match(text, line)
             if match is not None:
-                self.spans.setdefault(normalize_label(match.group(1)), match.span(2))
+                group = 2 if match.group(2) is not None else 3
+                self.spans.setdefault(normalize_label(match.group(1)), match.span(group))
             at = text.find("]:", at + 2)
 
 
