@@ -71,3 +71,69 @@ def test_a_workspace_indexes_and_searches_on_postgresql(tmp_path: Path, pg_serve
         assert ws.store.exists() and ws.store.counts().documents == 0
     finally:
         ws.store.close()
+
+
+def test_one_pass_at_a_time_across_servers_and_a_killed_holder_releases(pg_server: PgServer) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    schema = pg_server.fresh_schema()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from local_vector_search_mcp.index.postgres import PostgresStore\n"
+            "with PostgresStore(sys.argv[1], sys.argv[2]).exclusive_pass('reindex', wait=True):\n"
+            "    print('held', flush=True); time.sleep(600)\n",
+            pg_server.url,
+            schema,
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+        other = PostgresStore(pg_server.url, schema)
+        with other.exclusive_pass("reindex", wait=False) as held:
+            assert held is False  # another server's reindex is running
+        with other.exclusive_pass("embedding", wait=False) as held:
+            assert held is True  # locks are per pass
+        os.kill(holder.pid, signal.SIGKILL)  # the reindexer dies mid-pass
+        holder.wait(30)
+        import time
+
+        deadline = time.monotonic() + 30
+        while True:  # the server notices the dropped connection and releases its lock
+            with other.exclusive_pass("reindex", wait=False) as held:
+                if held or time.monotonic() > deadline:
+                    break
+            time.sleep(0.1)
+        assert held is True
+        other.close()
+    finally:
+        holder.kill()
+        holder.wait(30)
+
+
+def test_a_document_rewritten_by_two_servers_at_once_stays_one_document(pg_server: PgServer) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
+
+    schema = pg_server.fresh_schema()
+    stores = [PostgresStore(pg_server.url, schema) for _ in range(2)]
+    stores[0].ensure_schema(None, "float32")
+
+    def write(i: int) -> None:
+        store = stores[i % 2]
+        chunks = [ChunkRecord(n, f"p{n}", f"p{n}~a~b", f"revision {i} part {n}", None, f"h{i}{n}") for n in range(5)]
+        store.replace_document(DocumentRecord("a.md", f"{i:064d}", 1, 1, "2026-12-01T00:00:00.000Z"), chunks)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(write, range(40)))
+    counts = stores[1].counts()
+    assert (counts.documents, counts.chunks) == (1, 5)
+    for store in stores:
+        store.close()

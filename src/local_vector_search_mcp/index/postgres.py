@@ -157,15 +157,22 @@ class PostgresStore:
             conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:  # the message may echo the URL: never pass it on
             raise IndexNotReady(f"cannot connect to PostgreSQL at {self._location} ({type(exc).__name__})") from None
-        with conn.cursor() as cur:
+        with conn.transaction(), conn.cursor() as cur:
+            self._ddl_lock(cur)
             cur.execute("create extension if not exists vector")
             cur.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(self._schema)))
-            cur.execute(sql.SQL("set search_path to {}, public").format(sql.Identifier(self._schema)))
+        conn.execute(sql.SQL("set search_path to {}, public").format(sql.Identifier(self._schema)))
         register_vector(conn)
         self._local.conn = conn
         with self._lock:
             self._connections.append(conn)
         return conn
+
+    @staticmethod
+    def _ddl_lock(cur: psycopg.Cursor[Any]) -> None:
+        """Servers starting together must not race on ``create ... if not exists`` (it is not
+        atomic in PostgreSQL): schema changes take one database-wide transaction lock."""
+        cur.execute(b"select pg_advisory_xact_lock(hashtextextended('local-vector-search-mcp:ddl', 0))")
 
     def _rows(self, query: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         with self._conn().cursor() as cur:
@@ -190,7 +197,10 @@ class PostgresStore:
             self._create(vector_dimensions)
 
     def _create(self, dims: int | None) -> None:
+        """Create what is missing; always inside the caller's transaction."""
         conn = self._conn()
+        with conn.cursor() as cur:
+            self._ddl_lock(cur)
         conn.execute(
             b"""
             create table if not exists manifest (key text primary key, value text not null);
@@ -287,6 +297,9 @@ class PostgresStore:
             if not self.exists():
                 self._create(None)
             conn = self._conn()
+            # two servers replacing one document: the second waits here, then its delete (a new
+            # statement, a new snapshot) sees the first one's row instead of colliding with it
+            conn.execute(b"select pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._doc_key(doc.path),))
             conn.execute(b"delete from documents where path = %s", (doc.path,))
             (doc_id,) = conn.execute(
                 b"insert into documents (path, source_hash, size, mtime_ns, indexed_at_utc, properties)"
@@ -332,6 +345,9 @@ class PostgresStore:
                         ),
                     )
         return len(chunks)
+
+    def _doc_key(self, path: str) -> str:
+        return f"local-vector-search-mcp:{self._schema}:doc:{path}"
 
     def pending_vectors(self, limit: int) -> list[PendingChunk]:
         if not self.has_vectors():
@@ -653,6 +669,27 @@ class PostgresStore:
     def write_lock(self) -> Iterator[None]:
         with self._lock:
             yield
+
+    @contextmanager
+    def exclusive_pass(self, name: str, wait: bool) -> Iterator[bool]:
+        """A session advisory lock on a connection of its own: PostgreSQL releases it when the
+        pass ends or the holding server dies (its connection drops), so a killed reindexer never
+        leaves the lock behind."""
+        try:
+            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        except psycopg.Error:
+            raise IndexNotReady(f"cannot connect to PostgreSQL at {self._location}") from None
+        key = f"local-vector-search-mcp:{self._schema}:{name}"
+        try:
+            if wait:
+                conn.execute(b"select pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+                held = True
+            else:
+                row = conn.execute(b"select pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+                held = bool(row and row[0])
+            yield held
+        finally:
+            conn.close()
 
     def close(self) -> None:
         with self._lock:
