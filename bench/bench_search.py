@@ -564,6 +564,33 @@ def fmt_quality(name: str, q: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _before_after(r: dict[str, Any]) -> list[str]:
+    """Lexical mode before the issue 9 work (figures kept in results/lexical-before.json, measured
+    on that commit with this evalkit) beside this run, with this run's FTS5 baselines."""
+    path = RESULTS / "lexical-before.json"
+    if not path.exists():
+        return []
+    before = json.loads(path.read_text("utf-8"))
+    lines = [
+        "### Lexical ranking before and after issue 9",
+        "",
+        f"Before: commit {before['commit']} ({before['note']}). After: this run. Baselines: this run.",
+        "",
+        "| corpus | run | nDCG@10 file | nDCG@10 section | Recall@10 | MRR |",
+        "|---|---|---|---|---|---|",
+    ]
+    for corpus, q in r["quality"].items():
+        rows = [("lexical before", before["quality"].get(corpus, {}).get("all")), ("lexical now", q["lexical"]["all"])]
+        rows += [(b, q[b]["all"]) for b in (BASE_FILES, BASE_SECTIONS) if b in q]
+        for name, a in rows:
+            if a:
+                section = "-" if name == BASE_FILES else f"{a['ndcg_section']:.3f}"
+                lines.append(
+                    f"| {corpus} | {name} | {a['ndcg_file']:.3f} | {section} | {a['recall']:.3f} | {a['mrr']:.3f} |"
+                )
+    return [*lines, ""]
+
+
 def hybrid_shortfalls(q: dict[str, Any], tolerance: float = 0.01) -> list[str]:
     """Where hybrid falls below the better single mode by more than ``tolerance`` (per query
     type and overall, file and section level): issue 9's "hybrid never hurts"."""
@@ -782,6 +809,7 @@ def write_report(r: dict[str, Any]) -> None:
         "the rows below the main three vary the fusion settings (the first is the reference's plain RRF).",
         "",
     ]
+    lines += _before_after(r)
     for corpus, q in r["quality"].items():
         lines += fmt_quality(corpus, q)
     lines += [
