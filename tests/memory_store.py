@@ -25,10 +25,15 @@ from local_vector_search_mcp.index.cjk import bigrams, index_tokens
 from local_vector_search_mcp.index.port import (
     ChunkHit,
     ChunkRecord,
+    DocumentMeta,
     DocumentRecord,
     DocumentState,
+    LinkRecord,
     PendingChunk,
     StoreCounts,
+    StoredLink,
+    normalize_tag,
+    tag_prefixes,
 )
 from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, LexicalQuery, PathScope, Phrase, Prefix, Term
 
@@ -58,6 +63,8 @@ class MemoryStore:
         self._dims: int | None = None
         self._manifest: dict[str, str] = {}
         self._docs: dict[str, tuple[DocumentState, DocumentRecord]] = {}
+        self._links: dict[str, tuple[LinkRecord, ...]] = {}
+        self._meta: dict[str, DocumentMeta] = {}
         self._chunks: dict[int, _Chunk] = {}
         self._next_doc = 1
         self._next_chunk = 1
@@ -82,6 +89,8 @@ class MemoryStore:
         with self._lock:
             self._docs.clear()
             self._chunks.clear()
+            self._links.clear()
+            self._meta.clear()
             self._manifest.clear()
             self._created, self._dims = True, vector_dimensions
 
@@ -106,7 +115,13 @@ class MemoryStore:
                 state, doc = self._docs[path]
                 self._docs[path] = (replace(state, size=size, mtime_ns=mtime_ns), doc)
 
-    def replace_document(self, doc: DocumentRecord, chunks: Sequence[ChunkRecord]) -> int:
+    def replace_document(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord] = (),
+        meta: DocumentMeta | None = None,
+    ) -> int:
         with self._lock:
             staged = []  # build everything first: a bad record leaves the old revision in place
             for ch in chunks:
@@ -122,6 +137,8 @@ class MemoryStore:
                 pending = self.has_vectors() and vector is None
                 self._chunks[self._next_chunk] = _Chunk(self._next_chunk, doc_id, ch, fields, vector, pending)
                 self._next_chunk += 1
+            self._links[doc.path] = tuple(links)
+            self._meta[doc.path] = meta or DocumentMeta()
             return len(chunks)
 
     def pending_vectors(self, limit: int) -> list[PendingChunk]:
@@ -149,6 +166,8 @@ class MemoryStore:
             if entry is None:
                 return False
             doc_id = entry[0].id
+            self._links.pop(path, None)
+            self._meta.pop(path, None)
             for chunk_id in [c.id for c in self._chunks.values() if c.doc_id == doc_id]:
                 del self._chunks[chunk_id]
             return True
@@ -176,6 +195,24 @@ class MemoryStore:
 
     def pending_vector_count(self) -> int:
         return sum(c.pending for c in self._chunks.values())
+
+    # link graph -----------------------------------------------------------------
+    def links(self) -> list[StoredLink]:
+        with self._lock:
+            return [
+                StoredLink(path, i, ln.kind, ln.destination, ln.text, ln.anchor)
+                for path in sorted(self._links)
+                for i, ln in enumerate(self._links[path])
+            ]
+
+    def document_meta(self) -> dict[str, DocumentMeta]:
+        with self._lock:
+            return {path: meta for path, meta in self._meta.items() if meta != DocumentMeta()}
+
+    def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
+        wanted = {normalize_tag(t) for t in tags}
+        with self._lock:
+            return {path for path, meta in self._meta.items() if wanted and wanted <= set(tag_prefixes(meta.tags))}
 
     # retrieval ----------------------------------------------------------------
     def _paths_by_doc(self) -> dict[int, str]:

@@ -23,6 +23,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('query', 'opt_query', 'string'),
         ('mode', 'opt_mode', 'string'),
         ('topK', 'opt_topK', 'integer'),
+        ('tags', 'opt_tags', 'array'),
     ),
     'kb_read': (
         ('path', 'opt_path', 'string'),
@@ -56,6 +57,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('sourcePath', 'opt_sourcePath', 'string'),
         ('targetPath', 'opt_targetPath', 'string'),
         ('expectedSourceHash', 'opt_expectedSourceHash', 'string'),
+        ('updateLinks', 'opt_updateLinks', 'boolean'),
     ),
     'kb_delete': (
         ('path', 'opt_path', 'string'),
@@ -159,6 +161,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--query', dest='opt_query', type=str, default=None, metavar='QUERY', help='What to look for, in natural language or keywords (any language). Must contain a non-whitespace character.')
     parser.add_argument('--mode', dest='opt_mode', type=str, default=None, choices=['lexical', 'semantic', 'hybrid'], help='Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).')
     parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, metavar='TOP_K', help='Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).')
+    parser.add_argument('--tags', dest='opt_tags', action="append", type=str, default=None, metavar='TAGS', help='Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs. (repeatable)')
     parser.set_defaults(tool='kb_search')
     parser = subparsers.add_parser(
         'kb_read',
@@ -215,13 +218,14 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_move',
         help='Move or rename a Markdown document',
-        description="Move or rename a Markdown document within the knowledge base, creating missing target folders. Guarded\nby the document's current SHA-256 (`sourceHash` from kb_read or a previous edit): if the file changed\nsince, nothing happens and CONFLICT is returned. Never overwrites (ALREADY_EXISTS). Links in other\ndocuments are not updated (find them with kb_links `direction: incoming`). Needs\n`knowledgeBase.allowWrites`. Returns `path` = the new path, `previousPath` = the old one, and the\nunchanged `sourceHash`; both paths are queued for re-indexing.",
+        description="Move or rename a Markdown document within the knowledge base, creating missing target folders. Guarded\nby the document's current SHA-256 (`sourceHash` from kb_read or a previous edit): if the file changed\nsince, nothing happens and CONFLICT is returned. Never overwrites (ALREADY_EXISTS). Links in other\ndocuments are left alone unless `updateLinks` is true (find them with kb_links `direction: incoming`). Needs\n`knowledgeBase.allowWrites`. Returns `path` = the new path, `previousPath` = the old one, and the\nunchanged `sourceHash`; both paths are queued for re-indexing.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='Root-relative path of the existing document.')
     parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, metavar='TARGET_PATH', help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
     parser.add_argument('--expected-source-hash', dest='opt_expectedSourceHash', type=str, default=None, metavar='EXPECTED_SOURCE_HASH', help="The document's current `sourceHash` (SHA-256 hex, any case).")
+    parser.add_argument('--update-links', dest='opt_updateLinks', action=argparse.BooleanOptionalAction, default=None, help="Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve) and the moved document's own relative links, so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.")
     parser.set_defaults(tool='kb_move')
     parser = subparsers.add_parser(
         'kb_delete',
@@ -328,11 +332,11 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_links',
         help='Follow links between documents',
-        description='Show the explicit Markdown links between documents around one document: the documents it links to\n(`outgoing`), the documents that link to it (`incoming`), or both, optionally following links up to\n`depth` hops. Links whose target document does not exist are flagged (`targetExists: false`) and\ncollected in `missing`, which makes it a broken-link check. Only inline, reference-style and autolinks\nto relative `.md` targets inside the root count (fragments like `#install` are kept apart); web URLs,\nimages and root-absolute `/...` targets are ignored; nothing is inferred from meaning. Works from the\nindex, so it reflects the last kb_reindex / re-indexing (like kb_search); INDEX_NOT_READY when\nnothing is indexed yet.',
+        description='Show the explicit links between documents around one document: the documents it links to\n(`outgoing`), the documents that link to it (`incoming`), or both, optionally following links up to\n`depth` hops. Links whose target document does not exist are flagged (`targetExists: false`) and\ncollected in `missing`, which makes it a broken-link check. Inline, reference-style and autolinks to\nrelative `.md` targets inside the root count (fragments like `#install` are kept apart), and so do\nObsidian wikilinks and embeds (`[[Note]]`, `[[Note#Heading]]`, `[[Note|alias]]`, `![[Note]]`), which\nresolve like Obsidian: by root-relative path, else by a unique file name or alias anywhere in the\nknowledge base; an ambiguous name is reported with its `candidates`, never guessed. Web URLs and\nroot-absolute `/...` targets are ignored; links in code or HTML comments do not count; nothing is\ninferred from meaning. Without `path`, the whole knowledge base is checked: `links` and `missing` hold\nevery broken link, `orphans` the documents nothing links to and `missingImages` the image references\n(Markdown images and embeds) whose file does not exist. Works from the index, so it reflects the last\nkb_reindex / re-indexing (like kb_search); INDEX_NOT_READY when nothing is indexed yet.',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it).')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it). Omit it to check the whole knowledge base (broken links, orphans, missing images; `direction` and `depth` do not apply then).')
     parser.add_argument('--direction', dest='opt_direction', type=str, default=None, choices=['outgoing', 'incoming', 'both'], help='`outgoing` follows links from a document to its targets, `incoming` from a target back to the documents linking to it, `both` follows both at every hop.')
     parser.add_argument('--depth', dest='opt_depth', type=int, default=None, metavar='DEPTH', help='How many hops to follow from `path`; 1 lists only its direct links.')
     parser.add_argument('--include-missing', dest='opt_includeMissing', action=argparse.BooleanOptionalAction, default=None, help='Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.')

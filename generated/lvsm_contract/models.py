@@ -20,6 +20,10 @@ class DocumentLink(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
+    kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed']
+    """
+    How the link is written (`embed` is `![[Note]]`).
+    """
     source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Document containing the link.
@@ -30,11 +34,19 @@ class DocumentLink(BaseModel):
     """
     fragment: str | None
     """
-    The link's `#fragment` without `#`, if any (not checked against headings).
+    The link's `#fragment` without `#`, if any (`^id` for an Obsidian block reference).
+    """
+    fragment_found: Annotated[bool | None, Field(alias='fragmentFound')] = None
+    """
+    Whether the fragment names a heading of the target (a Markdown fragment by its GitHub-style slug, a wikilink fragment by heading text) or, for `^id`, a block marker; null without a fragment or when the target does not exist.
+    """
+    candidates: list[str] | None = None
+    """
+    For a wikilink whose name matches several documents: all of them, sorted (`target` is then the name as written, `targetExists` false); null otherwise.
     """
     target_exists: Annotated[bool, Field(alias='targetExists')]
     """
-    Whether a document exists at `target` in the index.
+    Whether a document exists at `target` in the index (false for an ambiguous wikilink).
     """
     pointer: Annotated[
         str | None,
@@ -379,9 +391,11 @@ class KbLinksRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    path: Annotated[
+        str | None, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')
+    ] = None
     """
-    Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it).
+    Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it). Omit it to check the whole knowledge base (broken links, orphans, missing images; `direction` and `depth` do not apply then).
     """
     direction: Literal['outgoing', 'incoming', 'both'] = 'both'
     """
@@ -569,6 +583,10 @@ class KbMoveRequest(BaseModel):
     """
     The document's current `sourceHash` (SHA-256 hex, any case).
     """
+    update_links: Annotated[bool, Field(alias='updateLinks')] = False
+    """
+    Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve) and the moved document's own relative links, so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.
+    """
 
 
 class KbMoveResult(BaseModel):
@@ -578,17 +596,17 @@ class KbMoveResult(BaseModel):
     )
     path: Annotated[str, Field(max_length=1024, min_length=1)]
     """
-    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    The new path.
     """
     source_hash: Annotated[
         str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
     ]
     """
-    SHA-256 of the file after the change; null when the file was deleted.
+    SHA-256 of the moved document (changed only when `updateLinks` rewrote its own relative links).
     """
     index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
     """
-    True only when the search index already reflects this change (or the path is not indexed at all); false when re-indexing of the path is queued or failed.
+    True only when the search index already reflects this change; false when re-indexing is queued or failed.
     """
     index_error: Annotated[str | None, Field(alias='indexError')]
     """
@@ -598,7 +616,11 @@ class KbMoveResult(BaseModel):
         str | None, Field(alias='previousPath', max_length=1024, min_length=1)
     ]
     """
-    The source path of a move; null otherwise.
+    The old path.
+    """
+    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
+    """
+    Documents whose links `updateLinks` rewrote (the moved document under its new path when its own links changed), sorted; null without `updateLinks`.
     """
 
 
@@ -750,6 +772,10 @@ class KbSearchRequest(BaseModel):
     """
     Leave out documents whose path matches any of these globs (applied after `includeGlobs`).
     """
+    tags: Annotated[list[str] | None, Field(max_length=16, min_length=1)] = None
+    """
+    Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs.
+    """
 
 
 class KbStatusArguments(BaseModel):
@@ -789,6 +815,32 @@ class LoadedImage(BaseModel):
     sha256: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
     """
     SHA-256 of the original file (lowercase hex).
+    """
+
+
+class MissingImage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    target: str
+    """
+    Root-relative path the image reference resolves to (or the name as written when an embed's file name matches nothing).
+    """
+    pointer: Annotated[
+        str | None,
+        Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$'),
+    ]
+    """
+    v2 anchor (indexed revision) of the element holding the reference; null when outside any addressable element.
+    """
+    kind: Literal['image', 'embed']
+    """
+    `image` for `![alt](path)`, `embed` for `![[file]]`.
     """
 
 
@@ -1231,7 +1283,7 @@ class KbLinksArguments(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    request: KbLinksRequest
+    request: KbLinksRequest | None = None
 
 
 class KbLinksResult(BaseModel):
@@ -1239,9 +1291,11 @@ class KbLinksResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    path: Annotated[
+        str | None, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')
+    ]
     """
-    Root-relative path of a Markdown (`.md`) document.
+    The `path` asked about; null for the whole-knowledge-base check.
     """
     links: list[DocumentLink]
     """
@@ -1253,7 +1307,17 @@ class KbLinksResult(BaseModel):
     """
     truncated: bool
     """
-    True when the walk stopped at the 1000-link limit; narrow `depth` or `direction`.
+    True when the walk (or a whole-knowledge-base list) stopped at the 1000-item limit; narrow `depth` or `direction`.
+    """
+    orphans: list[str] | None = None
+    """
+    Whole-knowledge-base check (no `path`) only, else null — indexed documents no other document links to, sorted. At most 1000.
+    """
+    missing_images: Annotated[
+        list[MissingImage] | None, Field(alias='missingImages')
+    ] = None
+    """
+    Whole-knowledge-base check (no `path`) only, else null — image references whose file does not exist under the root. At most 1000.
     """
 
 

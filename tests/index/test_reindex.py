@@ -80,8 +80,8 @@ def test_failed_file_keeps_previous_revision(kb, monkeypatch):
     (kb / "guide.md").write_text("# Guide\n\nReplacement text.\n", encoding="utf-8")
     original = SqliteStore.replace_document
 
-    def boom(self, doc, chunks):
-        original(self, doc, [*chunks[:1], None])  # fails inside the transaction
+    def boom(self, doc, chunks, *graph):
+        original(self, doc, [*chunks[:1], None], *graph)  # fails inside the transaction
 
     monkeypatch.setattr(SqliteStore, "replace_document", boom)
     with pytest.raises(AttributeError):

@@ -12,7 +12,7 @@ import pytest
 from kb_fakes import make_workspace
 from memory_store import MemoryStore
 
-from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord, IndexStore
+from local_vector_search_mcp.index.port import ChunkRecord, DocumentMeta, DocumentRecord, IndexStore, LinkRecord
 from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, PathScope, Phrase, Prefix, Term
 
 
@@ -195,3 +195,36 @@ def test_hits_carry_what_results_show(filled: IndexStore) -> None:
 def test_write_lock_is_reentrant(store: IndexStore) -> None:
     with store.write_lock(), store.write_lock():
         store.ensure_schema(None, "float32")
+
+
+def test_links_and_metadata_are_replaced_with_their_document(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    links = [
+        LinkRecord("inline", "b.md#x", "B", "p0~0000000000000000~0000000000000000"),
+        LinkRecord("wikilink", "C", None, None),
+    ]
+    meta = DocumentMeta(("Project/Alpha", "todo"), ("A note",), ("Title",), ("blk",))
+    store.replace_document(doc("a.md"), [chunk(0, "text")], links, meta)
+    store.replace_document(doc("b.md"), [chunk(0, "other")])
+    got = [(ln.source, ln.ordinal, ln.kind, ln.destination, ln.text, ln.anchor) for ln in store.links()]
+    assert got == [
+        ("a.md", 0, "inline", "b.md#x", "B", "p0~0000000000000000~0000000000000000"),
+        ("a.md", 1, "wikilink", "C", None, None),
+    ]
+    assert store.document_meta() == {"a.md": meta}
+    assert store.paths_with_tags(["project"]) == {"a.md"}  # a parent of a nested tag matches
+    assert store.paths_with_tags(["#TODO", "project/alpha"]) == {"a.md"}
+    assert store.paths_with_tags(["todo", "other"]) == set()
+    assert store.paths_with_tags(["alpha"]) == set()  # only parents, never a suffix
+    store.replace_document(doc("a.md"), [chunk(0, "text")], [LinkRecord("inline", "c.md", None, None)])
+    assert [ln.destination for ln in store.links()] == ["c.md"]
+    assert store.document_meta() == {} and store.paths_with_tags(["todo"]) == set()
+    store.delete_document("a.md")
+    assert store.links() == []
+
+
+def test_reset_drops_the_link_graph(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("a.md"), [], [LinkRecord("inline", "b.md", None, None)], DocumentMeta(("t",)))
+    store.reset(None, "float32")
+    assert store.links() == [] and store.document_meta() == {} and store.paths_with_tags(["t"]) == set()

@@ -141,6 +141,12 @@ def _kb_move_image() -> contract.KbMoveImage[W]:
     return kb_move_image
 
 
+def _kb_links() -> contract.KbLinks[W]:
+    from .links import kb_links
+
+    return kb_links
+
+
 BINDINGS: dict[str, Binder] = {
     "kb_status": _kb_status,
     "kb_reindex": _kb_reindex,
@@ -148,6 +154,7 @@ BINDINGS: dict[str, Binder] = {
     "kb_list_files": _kb_list_files,
     "kb_read": _kb_read,
     "kb_outline": _kb_outline,
+    "kb_links": _kb_links,
     "kb_create": _kb_create,
     "kb_move": _kb_move,
     "kb_delete": _kb_delete,

@@ -22,6 +22,7 @@ def kb_search(ws: Workspace, request: KbSearchRequest) -> KbSearchResult:
         top_k=request.top_k,
         include_globs=request.include_globs,
         exclude_globs=request.exclude_globs,
+        tags=request.tags,
     )
     return KbSearchResult(results=[_result(item) for item in outcome.items], warning=outcome.warning)
 

@@ -41,6 +41,16 @@ def mutation_result(
     return model(path=rel, source_hash=sha, index_synchronized=not paths, index_error=error, previous_path=previous)
 
 
+def queue_sync(ws: Workspace, paths: list[str]) -> None:
+    """Queue re-indexing of other files a mutation rewrote (their links); failures are logged only."""
+    wanted = [p for p in paths if _indexed(ws, p)]
+    if wanted:
+        try:
+            ws.indexing.schedule_sync(wanted)
+        except Exception as exc:  # the files are committed; the next reindex picks them up
+            log.warning("could not queue re-indexing: %s", exc)
+
+
 def unchanged_result(model: type[MutationModel], ws: Workspace, rel: str, sha: str) -> MutationModel:
     """Nothing was written: the index is in sync iff it already holds this revision (decision 21)."""
     synchronized = not _indexed(ws, rel)

@@ -39,10 +39,11 @@ import numpy as np
 from ..embeddings import Embedder, EmbeddingError
 from ..errors import IndexNotReady, KbError, NotFound
 from ..markdown import parse_document
+from ..markdown.links import extract_links
 from ..sourcefile import read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
-from .port import ChunkRecord, DocumentRecord, IndexDamaged, IndexStore
+from .port import ChunkRecord, DocumentMeta, DocumentRecord, IndexDamaged, IndexStore, LinkRecord
 
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
 
@@ -301,8 +302,13 @@ class Indexer:
             )
             for i, c in enumerate(chunks)
         ]
+        graph = extract_links(doc)
+        links = [LinkRecord(ln.kind, ln.destination, ln.text, ln.pointer) for ln in graph.links]
+        meta = DocumentMeta(graph.tags, graph.aliases, graph.headings, graph.block_ids)
         with self.gate:
-            return self.store.replace_document(DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), records)
+            return self.store.replace_document(
+                DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), records, links, meta
+            )
 
     # vectors ------------------------------------------------------------------------
     def embed_pending(

@@ -31,7 +31,7 @@ __all__ = [
 
 SCHEMA_VERSION = "5"
 LEXICAL_TOKENIZER = "unicode61+cjk-bigram-1"
-STORAGE_LAYOUT = "2"
+STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 
 
 def enum_value(value: Any) -> str:

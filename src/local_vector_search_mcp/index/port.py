@@ -27,12 +27,17 @@ from .query import LexicalQuery, PathScope
 __all__ = [
     "ChunkHit",
     "ChunkRecord",
+    "DocumentMeta",
     "DocumentRecord",
     "DocumentState",
     "IndexDamaged",
     "IndexStore",
+    "LinkRecord",
     "PendingChunk",
     "StoreCounts",
+    "StoredLink",
+    "normalize_tag",
+    "tag_prefixes",
 ]
 
 
@@ -75,6 +80,54 @@ class ChunkRecord:
     heading_path: str | None
     embedding_text_hash: str
     vector: npt.NDArray[np.float32] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRecord:
+    """One link of a document as written (``markdown/links.py``); resolution against the
+    other documents happens when the graph is read, so it never goes stale."""
+
+    kind: str
+    destination: str
+    text: str | None
+    anchor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentMeta:
+    """What the link graph keeps per document besides its links."""
+
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    headings: tuple[str, ...] = ()
+    block_ids: tuple[str, ...] = ()
+
+
+def normalize_tag(tag: str) -> str:
+    """Tags compare case-insensitively, without a leading ``#``."""
+    return tag.strip().lstrip("#").casefold()
+
+
+def tag_prefixes(tags: Sequence[str]) -> list[str]:
+    """Each tag and the parents of a nested tag: ``a/b/c`` is also ``a/b`` and ``a``
+    (an Obsidian search for ``#a`` finds ``#a/b``)."""
+    out: dict[str, None] = {}
+    for tag in tags:
+        parts = normalize_tag(tag).split("/")
+        for i in range(1, len(parts) + 1):
+            if all(parts[:i]):
+                out["/".join(parts[:i])] = None
+    return list(out)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredLink:
+    source: str
+    ordinal: int
+    kind: str
+    destination: str
+    text: str | None
+    anchor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +193,14 @@ class IndexStore(Protocol):
         """Record a new size/mtime for a document whose content hash is unchanged."""
         ...
 
-    def replace_document(self, doc: DocumentRecord, chunks: Sequence[ChunkRecord]) -> int:
-        """Atomically replace one document's rows; returns the chunk count."""
+    def replace_document(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord] = (),
+        meta: DocumentMeta | None = None,
+    ) -> int:
+        """Atomically replace one document's rows (chunks, links, metadata); returns the chunk count."""
         ...
 
     def pending_vectors(self, limit: int) -> list[PendingChunk]:
@@ -171,6 +230,20 @@ class IndexStore(Protocol):
 
     def pending_vector_count(self) -> int:
         """Chunks still waiting for a vector (cheap)."""
+        ...
+
+    # link graph -----------------------------------------------------------------
+    def links(self) -> list[StoredLink]:
+        """Every stored link, by source path then ordinal."""
+        ...
+
+    def document_meta(self) -> dict[str, DocumentMeta]:
+        """Tags, aliases, headings and block ids of every document."""
+        ...
+
+    def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
+        """Documents carrying every one of ``tags`` (case-insensitive; ``a`` also matches
+        the nested tag ``a/b``, as in Obsidian)."""
         ...
 
     # retrieval ----------------------------------------------------------------

@@ -95,17 +95,22 @@ def leaves(query: LexicalQuery) -> Iterator[LexicalLeaf]:
 @dataclass(frozen=True, slots=True)
 class PathScope:
     """Root-relative paths matching some ``include`` glob (every ``.md`` when
-    empty) and no ``exclude`` glob; case-insensitive (``globs.py``)."""
+    empty) and no ``exclude`` glob; case-insensitive (``globs.py``). ``paths``,
+    when set, further keeps only those exact paths (the kb_search tag filter)."""
 
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    paths: frozenset[str] | None = None
 
     @property
     def is_everything(self) -> bool:
-        return not self.include and not self.exclude
+        return not self.include and not self.exclude and self.paths is None
 
     def matcher(self) -> Callable[[str], bool]:
         """The predicate over paths (validates the patterns: InvalidArgument on a bad one)."""
         include = [compile_glob(p, "includeGlobs") for p in self.include] or [compile_glob("**/*.md")]
         exclude = [compile_glob(p, "excludeGlobs") for p in self.exclude]
-        return lambda path: any(m(path) for m in include) and not any(m(path) for m in exclude)
+        paths = self.paths
+        return lambda path: (
+            (paths is None or path in paths) and any(m(path) for m in include) and not any(m(path) for m in exclude)
+        )

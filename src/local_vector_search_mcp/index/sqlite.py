@@ -5,7 +5,7 @@ extension loading on) and is the only binding that loads ``vec0`` here (the
 stdlib ``sqlite3`` must never load it: two SQLite copies with vec0 in one
 process crash).
 
-Layout (schema version 5, layout 2)::
+Layout (schema version 5, layout 3)::
 
     index_manifest(key PK, value)
     documents(id, path UNIQUE, source_hash, size, mtime_ns, indexed_at_utc)
@@ -20,6 +20,12 @@ Layout (schema version 5, layout 2)::
     chunks_fts_vocab fts5vocab(chunks_fts, row): chunk count per term
     term_stats(term PK, doc) snapshot of the counts of common terms, refreshed
                  after each full reindex (query building reads it)
+    links(document_id -> documents ON DELETE CASCADE, ordinal, kind, destination,
+          text, anchor)   links as written; resolved when read (``index/links.py``)
+    document_meta(document_id PK -> documents ON DELETE CASCADE, tags, aliases,
+          headings, block_ids)   JSON arrays
+    document_tags(tag, document_id -> documents ON DELETE CASCADE)   casefolded,
+          one row per tag and per parent of a nested tag (the tag filter)
 
 Size (lexical index <= 2x the Markdown): chunk text is stored once,
 zlib-compressed, in ``chunks.body`` (snippets are cut in Python from the few
@@ -40,6 +46,7 @@ never block. Each thread gets its own connection.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 import zlib
@@ -56,12 +63,25 @@ import sqlite_vec
 from ..errors import IndexNotReady
 from .cjk import cjk_index_text
 from .fts5 import render_match
-from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, IndexDamaged, PendingChunk, StoreCounts
+from .port import (
+    ChunkHit,
+    ChunkRecord,
+    DocumentMeta,
+    DocumentRecord,
+    DocumentState,
+    IndexDamaged,
+    LinkRecord,
+    PendingChunk,
+    StoreCounts,
+    StoredLink,
+    normalize_tag,
+    tag_prefixes,
+)
 from .query import LexicalQuery, PathScope
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
-LAYOUT_VERSION = "2"
+LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
 COMMON_TERM_MIN_CHUNKS = 256  # term_stats keeps terms found in more chunks than this
 ZLIB_LEVEL = 6
@@ -72,6 +92,9 @@ BINARY_OVERFETCH = 8
 # candidates are re-ranked, 0.97 with 400 on rust-book): re-rank at least this many exactly.
 BINARY_MIN_CANDIDATES = 400
 _DERIVED = (
+    "links",
+    "document_meta",
+    "document_tags",
     "term_stats",
     "chunks_fts_vocab",
     "chunks_fts",
@@ -201,7 +224,7 @@ class SqliteStore:
 
     def _scope_key(self, scope: PathScope) -> str:
         """Register the compiled predicate of ``scope`` for ``kb_in_scope(key, path)``."""
-        key = repr((scope.include, scope.exclude))
+        key = repr((scope.include, scope.exclude, None if scope.paths is None else sorted(scope.paths)))
         if key not in self._scopes:
             if len(self._scopes) > 256:
                 self._scopes.clear()
@@ -237,6 +260,17 @@ class SqliteStore:
                 embedding_text_hash TEXT NOT NULL, body BLOB NOT NULL, vector_pending INTEGER NOT NULL DEFAULT 0);
             CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
             CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(id) WHERE vector_pending = 1;
+            CREATE TABLE IF NOT EXISTS links(
+                document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                ordinal INTEGER NOT NULL, kind TEXT NOT NULL, destination TEXT NOT NULL,
+                text TEXT, anchor TEXT, PRIMARY KEY(document_id, ordinal)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS document_meta(
+                document_id INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+                tags TEXT NOT NULL, aliases TEXT NOT NULL, headings TEXT NOT NULL, block_ids TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS document_tags(
+                tag TEXT NOT NULL, document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                PRIMARY KEY(tag, document_id)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS document_tags_document ON document_tags(document_id);
             """
         )
         if not self._table_exists("chunks_fts"):
@@ -315,7 +349,13 @@ class SqliteStore:
                 c.executemany("DELETE FROM chunk_vectors_exact WHERE chunk_id = ?", ids)
         c.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
-    def replace_document(self, doc: DocumentRecord, chunks: Sequence[ChunkRecord]) -> int:
+    def replace_document(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord] = (),
+        meta: DocumentMeta | None = None,
+    ) -> int:
         with self._write() as c:
             old = self._one("SELECT id FROM documents WHERE path = ?", (doc.path,))
             if old is not None:
@@ -356,7 +396,25 @@ class SqliteStore:
                 self._insert_vectors(
                     c, [(cid, doc_id, ch.vector) for cid, ch in zip(ids, chunks, strict=True) if ch.vector is not None]
                 )
+            self._insert_graph(c, doc_id, links, meta or DocumentMeta())
             return len(chunks)
+
+    def _insert_graph(self, c: apsw.Connection, doc_id: int, links: Sequence[LinkRecord], meta: DocumentMeta) -> None:
+        if links:
+            c.executemany(
+                "INSERT INTO links(document_id, ordinal, kind, destination, text, anchor) VALUES(?,?,?,?,?,?)",
+                [(doc_id, i, ln.kind, ln.destination, ln.text, ln.anchor) for i, ln in enumerate(links)],
+            )
+        if meta != DocumentMeta():
+            c.execute(
+                "INSERT INTO document_meta(document_id, tags, aliases, headings, block_ids) VALUES(?,?,?,?,?)",
+                (doc_id, *(json.dumps(list(v)) for v in (meta.tags, meta.aliases, meta.headings, meta.block_ids))),
+            )
+        if meta.tags:
+            c.executemany(
+                "INSERT OR IGNORE INTO document_tags(tag, document_id) VALUES(?, ?)",
+                [(tag, doc_id) for tag in tag_prefixes(meta.tags)],
+            )
 
     def _insert_vectors(self, c: apsw.Connection, rows: Sequence[tuple[int, int, npt.NDArray[np.float32]]]) -> None:
         if not rows:
@@ -447,6 +505,39 @@ class SqliteStore:
             return int(self._one("SELECT count(*) FROM chunks WHERE vector_pending = 1"))
         except apsw.SQLError:  # an index of an older layout (incompatible; status must still answer)
             return 0
+
+    # link graph -----------------------------------------------------------------
+    def links(self) -> list[StoredLink]:
+        if not self.exists() or not self._table_exists("links"):
+            return []
+        rows = self._conn().execute(
+            "SELECT d.path, l.ordinal, l.kind, l.destination, l.text, l.anchor FROM links l "
+            "JOIN documents d ON d.id = l.document_id ORDER BY d.path, l.ordinal"
+        )
+        return [StoredLink(*row) for row in rows]
+
+    def document_meta(self) -> dict[str, DocumentMeta]:
+        if not self.exists() or not self._table_exists("document_meta"):
+            return {}
+        rows = self._conn().execute(
+            "SELECT d.path, m.tags, m.aliases, m.headings, m.block_ids FROM document_meta m "
+            "JOIN documents d ON d.id = m.document_id"
+        )
+        return {path: DocumentMeta(*(tuple(json.loads(v)) for v in rest)) for path, *rest in rows}
+
+    def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
+        if not self.exists() or not self._table_exists("document_tags"):
+            return set()
+        wanted = sorted({normalize_tag(t) for t in tags})
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        rows = self._conn().execute(
+            f"SELECT d.path FROM document_tags t JOIN documents d ON d.id = t.document_id "
+            f"WHERE t.tag IN ({marks}) GROUP BY d.id HAVING count(*) = ?",
+            [*wanted, len(wanted)],
+        )
+        return {r[0] for r in rows}
 
     # retrieval ----------------------------------------------------------------
     def _allowed_docs(self, scope: PathScope | None) -> list[int] | None:

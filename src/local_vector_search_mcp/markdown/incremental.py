@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from .assemble import Assembler, SectionState
 from .elements import finish_run, shifted, with_section_end
+from .links import LinkSource, link_source
 from .model import Document, Element
 from .numbering import LineRange, historical_ranges, is_chunk_cut
 from .scan import NO_RESTART, PARSER_HEAD, PARSER_REST, BlockRecord, is_blank, scan_blocks
@@ -63,6 +64,9 @@ class BlockState:
     # many trailing ones were reused shifted (``reused_elements``).
     base: str | None = None
     reused: tuple[int, int] = (0, 0)
+    # Set by a full parse only: what link extraction needs of the block tokens (``links.py``),
+    # so indexing a document never parses its blocks twice.
+    link_source: LinkSource | None = None
 
 
 Built = tuple[tuple[Element, ...], frozenset[str], BlockState]
@@ -70,7 +74,9 @@ Built = tuple[tuple[Element, ...], frozenset[str], BlockState]
 
 def build_state(text: str, lines: LineIndex) -> Built:
     """Full parse: elements, reserved pointers and the state for later re-parses."""
-    first_lines, records = scan_blocks(PARSER_HEAD.parse(text), text, lines, 0)
+    env: dict[str, object] = {}
+    tokens = PARSER_HEAD.parse(text, env)
+    first_lines, records = scan_blocks(tokens, text, lines, 0)
     has_tables = any(record.has_table for record in records)
     history = regions = None
     if has_tables:
@@ -80,7 +86,16 @@ def build_state(text: str, lines: LineIndex) -> Built:
         assembler.add_block(block_first, record)
     assembler.assign_paragraphs(history)
     elements, _ = finish_run(text, assembler, [], None, 0, _no_old_end)
-    state = BlockState(first_lines, records, assembler.first_elements, assembler.states, has_tables, history, regions)
+    state = BlockState(
+        first_lines,
+        records,
+        assembler.first_elements,
+        assembler.states,
+        has_tables,
+        history,
+        regions,
+        link_source=link_source(tokens, env),
+    )
     return tuple(elements), frozenset(assembler.reserved), state
 
 

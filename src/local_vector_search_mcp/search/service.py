@@ -9,6 +9,7 @@ background embedding pass).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..embeddings import EmbedderSlot
@@ -16,6 +17,7 @@ from ..errors import IndexNotReady
 from ..index.activity import IndexActivity
 from ..index.manifest import incompatible_message, index_problems
 from ..index.port import IndexStore
+from ..index.query import PathScope
 from .engine import SearchEngine, SearchOutcome
 
 __all__ = ["SearchService"]
@@ -44,9 +46,14 @@ class SearchService:
         top_k: int | None = None,
         include_globs: Sequence[str] | None = None,
         exclude_globs: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
     ) -> SearchOutcome:
         request = self.engine.validate(query, mode, top_k, include_globs, exclude_globs)
         self.check_ready()
+        if tags:  # documents carrying every tag, as exact paths in the scope (filtered before ranking)
+            scope = request.scope or PathScope()
+            tagged = frozenset(self.store.paths_with_tags(tags))
+            request = replace(request, scope=replace(scope, paths=tagged))
         outcome = self.engine.search(request)
         if self.embedders.get() is not None and not self.store.has_vectors():
             self.on_pending_vectors()  # no vector table yet: the provider has not answered; try again
