@@ -37,7 +37,7 @@ def check_tools(where: str, out: subprocess.CompletedProcess[str]) -> list[str]:
     names = [tool["name"] for tool in tools]
     from local_vector_search_mcp.dispatch import available_tools
 
-    expected = [tool.name for tool in available_tools()]
+    expected = [tool.name for tool in available_tools(["kb"])]  # the default server.toolsets
     if names != expected:
         raise SystemExit(f"inspector over {where} listed {names}, expected {expected}")
     missing_schema = [t["name"] for t in tools if "inputSchema" not in t]

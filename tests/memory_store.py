@@ -21,6 +21,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from local_vector_search_mcp.index.chunks import (
+    MARKDOWN,
+    ChunkFilterSpec,
+    ExternalChunk,
+    StoredChunk,
+    markdown_chunk_id,
+    markdown_metadata,
+)
 from local_vector_search_mcp.index.cjk import bigrams, index_tokens
 from local_vector_search_mcp.index.port import (
     ChunkHit,
@@ -68,6 +76,7 @@ class MemoryStore:
         self._chunks: dict[int, _Chunk] = {}
         self._next_doc = 1
         self._next_chunk = 1
+        self._external: dict[str, ExternalChunk] = {}  # survives reset(), like the SQLite tables
 
     @property
     def location(self) -> str:
@@ -261,6 +270,111 @@ class MemoryStore:
                     ranked.append((1.0 - float(np.dot(v, probe)), chunk.id, chunk))
             ranked.sort(key=lambda t: (t[0], t[1]))
             return [self._hit(chunk, distance) for distance, _, chunk in ranked[:limit]]
+
+    # the chunk and vector API ---------------------------------------------------------
+    def _md(self, chunk: _Chunk, with_vector: bool) -> StoredChunk:
+        path = self._paths_by_doc()[chunk.doc_id]
+        doc = self._docs[path][1]
+        rec = chunk.record
+        vector = None if chunk.vector is None else chunk.vector / max(float(np.linalg.norm(chunk.vector)), 1e-12)
+        return StoredChunk(
+            markdown_chunk_id(path, rec.ordinal),
+            MARKDOWN,
+            path,
+            rec.ordinal,
+            rec.text,
+            markdown_metadata(rec.heading_path, rec.anchor, doc.properties or {}, doc.source_hash),
+            None if vector is None else len(vector),
+            False,
+            vector if with_vector else None,
+        )
+
+    @staticmethod
+    def _ext(chunk: ExternalChunk, with_vector: bool) -> StoredChunk:
+        return StoredChunk(
+            chunk.id,
+            chunk.collection,
+            chunk.source_path,
+            chunk.chunk_index,
+            chunk.content,
+            dict(chunk.metadata),
+            len(chunk.vector),
+            chunk.stale,
+            chunk.vector.copy() if with_vector else None,
+        )
+
+    def markdown_chunks(
+        self, path: str | None, after: tuple[str, int] | None, limit: int, with_vector: bool = False
+    ) -> list[StoredChunk]:
+        with self._lock:
+            paths = self._paths_by_doc()
+            rows = sorted(self._chunks.values(), key=lambda c: (paths[c.doc_id], c.record.ordinal))
+            out = []
+            for chunk in rows:
+                key = (paths[chunk.doc_id], chunk.record.ordinal)
+                if (path is None or key[0] == path) and (after is None or key > after):
+                    out.append(self._md(chunk, with_vector))
+                    if len(out) == limit:
+                        break
+            return out
+
+    def put_external(self, chunk: ExternalChunk) -> bool:
+        with self._lock:
+            created = chunk.id not in self._external
+            self._external[chunk.id] = chunk
+            return created
+
+    def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None:
+        chunk = self._external.get(chunk_id)
+        return None if chunk is None else self._ext(chunk, with_vector)
+
+    def external_chunks(
+        self, collection: str | None, source_path: str | None, after: tuple[str, str] | None, limit: int
+    ) -> list[StoredChunk]:
+        with self._lock:
+            rows = sorted(self._external.values(), key=lambda c: (c.collection, c.id))
+            return [
+                self._ext(c, False)
+                for c in rows
+                if (collection is None or c.collection == collection)
+                and (source_path is None or c.source_path == source_path)
+                and (after is None or (c.collection, c.id) > after)
+            ][:limit]
+
+    def delete_external(self, chunk_id: str) -> bool:
+        with self._lock:
+            return self._external.pop(chunk_id, None) is not None
+
+    def vector_dimensions(self) -> int | None:
+        if self._dims:
+            return self._dims
+        return next((len(c.vector) for c in self._external.values()), None)
+
+    def nearest_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
+    ) -> list[tuple[StoredChunk, float]]:
+        with self._lock:
+            probe = np.asarray(vector, dtype=np.float32)
+            probe = probe / max(float(np.linalg.norm(probe)), 1e-12)
+            scored: list[tuple[StoredChunk, float]] = []
+            paths = self._paths_by_doc()
+            for chunk in self._chunks.values():
+                path = paths[chunk.doc_id]
+                fields = self._docs[path][1].properties or {}
+                if (
+                    chunk.vector is not None
+                    and len(chunk.vector) == len(probe)
+                    and spec.matches(MARKDOWN, path, fields)
+                ):
+                    md = self._md(chunk, True)
+                    assert md.vector is not None
+                    scored.append((replace(md, vector=None), float(np.dot(md.vector, probe))))
+            for ext in self._external.values():
+                wanted = spec.matches(ext.collection, ext.source_path, ext.metadata)
+                if wanted and not ext.stale and len(ext.vector) == len(probe):
+                    scored.append((self._ext(ext, False), float(np.dot(ext.vector, probe))))
+            scored.sort(key=lambda pair: (-pair[1], pair[0].collection, pair[0].id))
+            return scored[:limit]
 
     @contextmanager
     def write_lock(self) -> Iterator[None]:

@@ -13,6 +13,10 @@ class ServerConfig(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
+    toolsets: Annotated[list[Literal['kb', 'chunks']], Field(min_length=1)] = ['kb']
+    """
+    Tool sets the server lists (our extension): `kb` (the kb_* tools) and `chunks` (NoteHarbor's chunk and vector API: index_note, upsert_vector, search_vectors, search_knowledge, get_chunk, list_chunks, update_chunk, delete_chunk). A tool outside the enabled sets is neither listed nor callable.
+    """
     name: Annotated[str, Field(min_length=1)] = 'local-vector-search-mcp'
     """
     Server name announced to MCP clients.
@@ -149,7 +153,7 @@ class SearchConfig(BaseModel):
         float, Field(alias='semanticWeight', gt=0.0, le=10.0)
     ] = 0.5
     """
-    Weight of the semantic list in hybrid fusion of a prose query (the lexical list weighs 1); keyword, identifier and code queries use a tenth of it (decision 143). Below 1 because the bundled local model ranks worse than BM25 on the dev sets; raise it for a stronger embedding model.
+    Weight of the semantic list in hybrid fusion of a prose query (the lexical list weighs 1); keyword, identifier and code queries use a tenth of it (decision 148). Below 1 because the bundled local model ranks worse than BM25 on the dev sets; raise it for a stronger embedding model.
     """
 
 

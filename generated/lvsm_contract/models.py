@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
 from typing_extensions import TypeAliasType
 
 
@@ -13,6 +13,105 @@ class Models(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
     )
+
+
+class ChunkFilter(BaseModel):
+    """
+    Restricts retrieval before ranking (never applied after the limit). Every given condition must hold.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path_prefix: Annotated[str | None, Field(alias='pathPrefix', max_length=1024)] = (
+        None
+    )
+    """
+    Source path equal to this, or under this folder (`guide` matches `guide/a.md`, not `guides/b.md`). Case-insensitive.
+    """
+    path_globs: Annotated[list[str] | None, Field(alias='pathGlobs', max_length=64)] = (
+        None
+    )
+    """
+    Source path matches at least one of these globs.
+    """
+    tags: Annotated[list[str] | None, Field(max_length=32)] = None
+    """
+    The chunk carries every one of these tags (front matter `tags` for Markdown chunks, metadata `tags` for external ones).
+    """
+    metadata: Annotated[
+        dict[str, str | float | bool | None] | None, Field(max_length=32)
+    ] = None
+    """
+    Equality on metadata fields. For Markdown chunks the fields are the document's front matter keys (e.g. `status`); for external chunks their metadata.
+    """
+    collections: Annotated[list[str] | None, Field(max_length=32)] = None
+    """
+    Only these collections (`markdown` = chunks derived from the Markdown). Default: every collection.
+    """
+
+
+class ChunkMetadata(RootModel[dict[str, Any]]):
+    """
+    Free-form metadata (JSON values). For Markdown chunks: `headingPath`, `pointer` (v2 anchor of the chunk's first element), `tags` and `status` from the front matter, `indexedRevision` (SHA-256 of the indexed file).
+    """
+
+    root: Annotated[dict[str, Any], Field(max_length=64)]
+
+
+class ChunkSearchHit(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    collection: str
+    source_path: Annotated[str, Field(alias='sourcePath')]
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    content: str
+    metadata: ChunkMetadata
+    score: float
+    """
+    Cosine similarity between the query vector and the stored vector (1 = same direction).
+    """
+
+
+class ChunkSearchResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    results: list[ChunkSearchHit]
+    """
+    Best first.
+    """
+
+
+class DeleteChunkArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+
+
+class DeleteChunkResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    deleted: Literal[True]
 
 
 class DocumentLink(BaseModel):
@@ -113,6 +212,62 @@ class FileEntry(BaseModel):
     """
 
 
+class GetChunkArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    include_embedding: Annotated[bool, Field(alias='includeEmbedding')] = False
+
+
+class GetChunkResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    collection: str
+    """
+    `markdown` for chunks derived from the Markdown, else the external collection.
+    """
+    source_path: Annotated[str, Field(alias='sourcePath')]
+    """
+    Root-relative path of the document
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    """
+    Position of the chunk within its source (0-based).
+    """
+    content: str
+    """
+    The chunk's text.
+    """
+    metadata: ChunkMetadata
+    embedding_dimensions: Annotated[int | None, Field(alias='embeddingDimensions')]
+    """
+    Size of the stored vector; null when the chunk has none (yet).
+    """
+    embedding_stale: Annotated[bool, Field(alias='embeddingStale')]
+    """
+    External chunks only: the content changed without a new embedding; the chunk is left out of vector search until update_chunk gives one.
+    """
+    read_only: Annotated[bool, Field(alias='readOnly')]
+    """
+    True for Markdown chunks: change the Markdown with kb_patch instead.
+    """
+    embedding: list[float] | None = None
+    """
+    The stored vector (as stored, after normalisation; int8 storage returns the restored values), only when `includeEmbedding` was asked.
+    """
+
+
 class ImageEntry(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -143,6 +298,50 @@ class ImageEntry(BaseModel):
     last_write_time_utc: Annotated[str, Field(alias='lastWriteTimeUtc')]
     """
     UTC time in ISO 8601 with a `Z` suffix.
+    """
+
+
+class IndexNoteArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+
+
+class IndexNoteResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    chunk_ids: Annotated[list[str], Field(alias='chunkIds')]
+    """
+    In document order.
+    """
+    chunks: Annotated[int, Field(ge=0)]
+    """
+    Number of chunks.
+    """
+    dimensions: int | None
+    """
+    Embedding dimensions; null when embeddings are off.
+    """
+    quantization_bits: Annotated[
+        Literal[32, 8, 1] | None, Field(alias='quantizationBits')
+    ]
+    """
+    Bits per stored vector component (`embedding.vectorStorage`: float32 32, int8 8, binary 1); null when embeddings are off.
+    """
+    warning: str | None = None
+    """
+    Set when the vectors could not be computed (the lexical index is updated anyway).
     """
 
 
@@ -518,6 +717,10 @@ class KbMoveImageRequest(BaseModel):
     """
     The image's SHA-256 as last seen (e.g. from kb_load_image or kb_save_image); when given, the move happens only if the file still has it. Omit to move unconditionally.
     """
+    update_links: Annotated[bool, Field(alias='updateLinks')] = False
+    """
+    Our extension: also rewrite every image reference that reaches the image (`![alt](path)`, reference definitions, `![[file]]` embeds that would no longer find it), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.
+    """
 
 
 class KbMoveImageResult(BaseModel):
@@ -525,6 +728,10 @@ class KbMoveImageResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
+    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
+    """
+    Documents whose image references `updateLinks` rewrote, sorted; null without `updateLinks`.
+    """
     previous_path: Annotated[
         str,
         Field(
@@ -785,6 +992,28 @@ class KbStatusArguments(BaseModel):
     )
 
 
+class ListChunksArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source_path: Annotated[
+        str | None, Field(alias='sourcePath', max_length=1024, min_length=1)
+    ] = None
+    collection: Annotated[
+        str | None,
+        Field(max_length=128, min_length=1, pattern='^[A-Za-z0-9][A-Za-z0-9_.-]*$'),
+    ] = None
+    """
+    Namespace of external chunks (default `external`). `markdown` is reserved for chunks derived from the Markdown.
+    """
+    cursor: Annotated[str | None, Field(max_length=2048, min_length=1)] = None
+    """
+    `nextCursor` of the previous page.
+    """
+    limit: Annotated[int, Field(ge=1, le=500)] = 50
+
+
 class LoadedImage(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1039,6 +1268,30 @@ class SearchDuplicate(BaseModel):
     """
 
 
+class SearchKnowledgeArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    query: Annotated[str, Field(max_length=4096, min_length=1, pattern='\\S')]
+    top_k: Annotated[int | None, Field(alias='topK', ge=1)] = None
+    """
+    Maximum results (default 10; values above 100 are treated as 100).
+    """
+    filter: ChunkFilter | None = None
+
+
+class SearchKnowledgeResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    results: list[ChunkSearchHit]
+    """
+    Best first.
+    """
+
+
 class SearchReadHint(BaseModel):
     """
     Ready-made kb_read arguments for this result.
@@ -1115,6 +1368,33 @@ class SearchResult(BaseModel):
     also_in: Annotated[list[SearchDuplicate], Field(alias='alsoIn')]
     """
     Our extension: other chunks with exactly the same text (leading and trailing whitespace aside), best ranked first; empty when the passage is found once. They take no place among the `topK` results.
+    """
+
+
+class SearchVectorsArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    embedding: Annotated[list[float], Field(max_length=8192, min_length=1)]
+    """
+    An embedding vector; any length is normalised to unit length before use. Its size must equal the index's embedding dimensions.
+    """
+    top_k: Annotated[int | None, Field(alias='topK', ge=1)] = None
+    """
+    Maximum results (default 10; values above 100 are treated as 100).
+    """
+    filter: ChunkFilter | None = None
+
+
+class SearchVectorsResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    results: list[ChunkSearchHit]
+    """
+    Best first.
     """
 
 
@@ -1243,6 +1523,159 @@ class UnreadableFile(BaseModel):
     reason: str
     """
     Why it could not be indexed.
+    """
+
+
+class UpdateChunkArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    content: Annotated[str | None, Field(max_length=1000000)] = None
+    embedding: Annotated[list[float] | None, Field(max_length=8192, min_length=1)] = (
+        None
+    )
+    """
+    An embedding vector; any length is normalised to unit length before use. Its size must equal the index's embedding dimensions.
+    """
+    metadata: ChunkMetadata | None = None
+
+
+class UpdateChunkResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    collection: str
+    """
+    `markdown` for chunks derived from the Markdown, else the external collection.
+    """
+    source_path: Annotated[str, Field(alias='sourcePath')]
+    """
+    Root-relative path of the document
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    """
+    Position of the chunk within its source (0-based).
+    """
+    content: str
+    """
+    The chunk's text.
+    """
+    metadata: ChunkMetadata
+    embedding_dimensions: Annotated[int | None, Field(alias='embeddingDimensions')]
+    """
+    Size of the stored vector; null when the chunk has none (yet).
+    """
+    embedding_stale: Annotated[bool, Field(alias='embeddingStale')]
+    """
+    External chunks only: the content changed without a new embedding; the chunk is left out of vector search until update_chunk gives one.
+    """
+    read_only: Annotated[bool, Field(alias='readOnly')]
+    """
+    True for Markdown chunks: change the Markdown with kb_patch instead.
+    """
+    embedding: list[float] | None = None
+    """
+    The stored vector (as stored, after normalisation; int8 storage returns the restored values), only when `includeEmbedding` was asked.
+    """
+
+
+class UpsertVectorArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str | None, Field(max_length=512, min_length=1, pattern='\\S')] = None
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    source_path: Annotated[
+        str, Field(alias='sourcePath', max_length=1024, min_length=1)
+    ]
+    """
+    Where the chunk comes from (any string; used by `pathPrefix` / `pathGlobs` filters).
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    content: Annotated[str, Field(max_length=1000000)]
+    embedding: Annotated[list[float], Field(max_length=8192, min_length=1)]
+    """
+    An embedding vector; any length is normalised to unit length before use. Its size must equal the index's embedding dimensions.
+    """
+    metadata: ChunkMetadata | None = None
+    collection: Annotated[
+        str | None,
+        Field(max_length=128, min_length=1, pattern='^[A-Za-z0-9][A-Za-z0-9_.-]*$'),
+    ] = None
+    """
+    Namespace of external chunks (default `external`). `markdown` is reserved for chunks derived from the Markdown.
+    """
+
+
+class UpsertVectorResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    created: bool
+    """
+    False when an existing chunk was replaced.
+    """
+
+
+class Chunk(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    collection: str
+    """
+    `markdown` for chunks derived from the Markdown, else the external collection.
+    """
+    source_path: Annotated[str, Field(alias='sourcePath')]
+    """
+    Root-relative path of the document
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    """
+    Position of the chunk within its source (0-based).
+    """
+    content: str
+    """
+    The chunk's text.
+    """
+    metadata: ChunkMetadata
+    embedding_dimensions: Annotated[int | None, Field(alias='embeddingDimensions')]
+    """
+    Size of the stored vector; null when the chunk has none (yet).
+    """
+    embedding_stale: Annotated[bool, Field(alias='embeddingStale')]
+    """
+    External chunks only: the content changed without a new embedding; the chunk is left out of vector search until update_chunk gives one.
+    """
+    read_only: Annotated[bool, Field(alias='readOnly')]
+    """
+    True for Markdown chunks: change the Markdown with kb_patch instead.
+    """
+    embedding: list[float] | None = None
+    """
+    The stored vector (as stored, after normalisation; int8 storage returns the restored values), only when `includeEmbedding` was asked.
     """
 
 
@@ -1475,6 +1908,18 @@ class KbSearchResult(BaseModel):
     warning: str | None
     """
     Set when the search ran in a reduced mode, e.g. `hybrid` fell back to lexical because embeddings are off or failing.
+    """
+
+
+class ListChunksResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    chunks: list[Chunk]
+    next_cursor: Annotated[str | None, Field(alias='nextCursor')]
+    """
+    Null when this was the last page.
     """
 
 

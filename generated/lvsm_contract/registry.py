@@ -26,6 +26,8 @@ class ToolSpec:
     result_model: str | None
     meta: dict[str, Any] | None
     errors: tuple[str, ...]
+    # Listed only when ``server.toolsets`` names it (``kb`` by default).
+    toolset: str = "kb"
 
     def input_schema(self) -> dict[str, Any]:
         return _schema(f"{self.name}.input.json")
@@ -66,6 +68,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbStatusResult',
         meta=None,
         errors=('INTERNAL_ERROR',),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_reindex',
@@ -78,6 +81,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbReindexResult',
         meta=None,
         errors=('INVALID_ARGUMENT', 'INTERNAL_ERROR'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_search',
@@ -90,6 +94,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbSearchResult',
         meta=None,
         errors=('INVALID_ARGUMENT', 'INDEX_NOT_READY', 'INTERNAL_ERROR'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_read',
@@ -102,6 +107,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbReadResult',
         meta=None,
         errors=('INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'CONFLICT', 'UNSUPPORTED_FORMAT', 'PERMISSION_DENIED'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_patch',
@@ -114,6 +120,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbPatchResult',
         meta=None,
         errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'CONFLICT', 'UNSUPPORTED_FORMAT'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_edit_table',
@@ -126,6 +133,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbEditTableResult',
         meta=None,
         errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'CONFLICT', 'UNSUPPORTED_FORMAT'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_create',
@@ -138,6 +146,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbCreateResult',
         meta=None,
         errors=('PERMISSION_DENIED', 'INVALID_PATH', 'ALREADY_EXISTS', 'INVALID_ARGUMENT'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_move',
@@ -150,6 +159,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbMoveResult',
         meta=None,
         errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'ALREADY_EXISTS', 'INVALID_ARGUMENT', 'CONFLICT'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_delete',
@@ -162,6 +172,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbDeleteResult',
         meta=None,
         errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'CONFLICT'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_list_files',
@@ -174,6 +185,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbListFilesResult',
         meta=None,
         errors=('INVALID_PATH', 'INVALID_ARGUMENT', 'PERMISSION_DENIED'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_outline',
@@ -186,6 +198,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbOutlineResult',
         meta=None,
         errors=('INVALID_PATH', 'NOT_FOUND', 'UNSUPPORTED_FORMAT', 'PERMISSION_DENIED'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_create_pdf_book',
@@ -198,6 +211,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbCreatePdfBookResult',
         meta=None,
         errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'UNSUPPORTED_FORMAT'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_download_file',
@@ -210,6 +224,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model=None,
         meta=None,
         errors=('INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'PERMISSION_DENIED'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_save_image',
@@ -222,6 +237,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbSaveImageResult',
         meta={'openai/fileParams': ['file']},
         errors=('INVALID_ARGUMENT', 'PERMISSION_DENIED', 'INVALID_PATH', 'UNSUPPORTED_FORMAT', 'ALREADY_EXISTS'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_list_images',
@@ -234,6 +250,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbListImagesResult',
         meta=None,
         errors=('INVALID_ARGUMENT', 'PERMISSION_DENIED'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_load_image',
@@ -246,6 +263,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model=None,
         meta=None,
         errors=('INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'UNSUPPORTED_FORMAT', 'PERMISSION_DENIED'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_delete_image',
@@ -258,11 +276,12 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbDeleteImageResult',
         meta=None,
         errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_move_image',
         title='Move or rename an image',
-        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown links to the image are not updated; fix\nthem with kb_patch. Needs `knowledgeBase.allowWrites`.",
+        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown references to the image are left alone\nunless `updateLinks` is true. Needs `knowledgeBase.allowWrites`.",
         annotations={'readOnlyHint': False, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
         envelope='request',
         arguments_model='KbMoveImageArguments',
@@ -270,6 +289,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbMoveImageResult',
         meta=None,
         errors=('PERMISSION_DENIED', 'INVALID_PATH', 'INVALID_ARGUMENT', 'NOT_FOUND', 'ALREADY_EXISTS', 'UNSUPPORTED_FORMAT', 'CONFLICT'),
+        toolset='kb',
     ),
     ToolSpec(
         name='kb_links',
@@ -282,6 +302,111 @@ TOOLS: tuple[ToolSpec, ...] = (
         result_model='KbLinksResult',
         meta=None,
         errors=('INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'INDEX_NOT_READY'),
+        toolset='kb',
+    ),
+    ToolSpec(
+        name='index_note',
+        title='Index one note now',
+        description="Index one Markdown document immediately (lexical and vectors) and wait until its chunks have their\nvectors, then return the ids of its chunks (`md:<path>#<chunkIndex>`), their count, the embedding\ndimensions and the quantization bits of the stored vectors (32 float, 8 int8, 1 binary; null without\nembeddings). A document outside the indexed set (include/exclude globs) is refused. Part of the\n`chunks` tool set (NoteHarbor's API; enable with `server.toolsets: [kb, chunks]`).",
+        annotations={'readOnlyHint': False, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
+        envelope='flat',
+        arguments_model='IndexNoteArguments',
+        request_model='IndexNoteArguments',
+        result_model='IndexNoteResult',
+        meta=None,
+        errors=('INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'INDEX_NOT_READY', 'INTERNAL_ERROR'),
+        toolset='chunks',
+    ),
+    ToolSpec(
+        name='upsert_vector',
+        title='Store an external chunk and its embedding',
+        description="Store a chunk produced outside this server (your own text and embedding) in its own collection\n(default `external`), which reindexing never touches. With the `id` of an existing external chunk\nit replaces that chunk; without `id` a new one is created (`ext_<32 hex>`). The embedding must have\nthe index's dimensions (kb_status `embeddingDimensions`; without embeddings, the first external\nvector fixes the size). Ids of Markdown chunks (`md:...`) are refused: change the Markdown with\nkb_patch. Part of the `chunks` tool set.",
+        annotations={'readOnlyHint': False, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
+        envelope='flat',
+        arguments_model='UpsertVectorArguments',
+        request_model='UpsertVectorArguments',
+        result_model='UpsertVectorResult',
+        meta=None,
+        errors=('INVALID_ARGUMENT', 'PERMISSION_DENIED', 'INTERNAL_ERROR'),
+        toolset='chunks',
+    ),
+    ToolSpec(
+        name='search_vectors',
+        title='Nearest chunks to a vector',
+        description="Return the `topK` chunks (Markdown and external) whose stored vectors are closest to `embedding`,\nbest first, with `score` = cosine similarity. `filter` narrows by source path prefix or globs,\ntags, metadata equality and collections inside retrieval, before the limit. The vector must have\nthe index's dimensions (kb_status `embeddingDimensions`). Chunks still waiting for their vector and\nexternal chunks marked `embeddingStale` are not found. Part of the `chunks` tool set.",
+        annotations={'readOnlyHint': True, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
+        envelope='flat',
+        arguments_model='SearchVectorsArguments',
+        request_model='SearchVectorsArguments',
+        result_model='SearchVectorsResult',
+        meta=None,
+        errors=('INVALID_ARGUMENT', 'INDEX_NOT_READY', 'INTERNAL_ERROR'),
+        toolset='chunks',
+    ),
+    ToolSpec(
+        name='search_knowledge',
+        title='Semantic search returning chunks',
+        description='Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 the\nquery is quantized and restored the same way first. `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.',
+        annotations={'readOnlyHint': True, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
+        envelope='flat',
+        arguments_model='SearchKnowledgeArguments',
+        request_model='SearchKnowledgeArguments',
+        result_model='SearchKnowledgeResult',
+        meta=None,
+        errors=('INVALID_ARGUMENT', 'INDEX_NOT_READY', 'INTERNAL_ERROR'),
+        toolset='chunks',
+    ),
+    ToolSpec(
+        name='get_chunk',
+        title='Read one chunk',
+        description='Return one chunk by id: its text, source, metadata and the size of its vector; the vector itself\nonly with `includeEmbedding: true`. Part of the `chunks` tool set.',
+        annotations={'readOnlyHint': True, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
+        envelope='flat',
+        arguments_model='GetChunkArguments',
+        request_model='GetChunkArguments',
+        result_model='GetChunkResult',
+        meta=None,
+        errors=('NOT_FOUND', 'INTERNAL_ERROR'),
+        toolset='chunks',
+    ),
+    ToolSpec(
+        name='list_chunks',
+        title='List chunks page by page',
+        description='List chunks in a stable order (Markdown chunks by path and index, then external chunks by collection\nand id), `limit` per page; pass `nextCursor` back as `cursor` for the next page (null on the last).\nNarrow with `sourcePath` (exact) and `collection` (`markdown` for chunks derived from the Markdown).\nVectors are never included. Part of the `chunks` tool set.',
+        annotations={'readOnlyHint': True, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
+        envelope='flat',
+        arguments_model='ListChunksArguments',
+        request_model='ListChunksArguments',
+        result_model='ListChunksResult',
+        meta=None,
+        errors=('INVALID_ARGUMENT', 'INTERNAL_ERROR'),
+        toolset='chunks',
+    ),
+    ToolSpec(
+        name='update_chunk',
+        title='Change an external chunk',
+        description='Change the content, embedding and/or metadata of an external chunk (given fields replace the stored\nones; `metadata` replaces the whole object). Changing `content` without a new `embedding` keeps the\nold vector but marks the chunk `embeddingStale`, which leaves it out of vector search until an\nembedding is given. Markdown chunks are read-only: edit the Markdown with kb_patch. Part of the\n`chunks` tool set.',
+        annotations={'readOnlyHint': False, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
+        envelope='flat',
+        arguments_model='UpdateChunkArguments',
+        request_model='UpdateChunkArguments',
+        result_model='UpdateChunkResult',
+        meta=None,
+        errors=('NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_ARGUMENT', 'INTERNAL_ERROR'),
+        toolset='chunks',
+    ),
+    ToolSpec(
+        name='delete_chunk',
+        title='Delete an external chunk',
+        description='Delete an external chunk and its vector. Markdown chunks are refused: they disappear when the\nMarkdown changes (kb_patch, kb_delete). Part of the `chunks` tool set.',
+        annotations={'readOnlyHint': False, 'destructiveHint': True, 'idempotentHint': False, 'openWorldHint': False},
+        envelope='flat',
+        arguments_model='DeleteChunkArguments',
+        request_model='DeleteChunkArguments',
+        result_model='DeleteChunkResult',
+        meta=None,
+        errors=('NOT_FOUND', 'PERMISSION_DENIED', 'INTERNAL_ERROR'),
+        toolset='chunks',
     ),
 )
 

@@ -429,8 +429,8 @@ def move_with_rewrites(
             if isinstance(exc, OSError):
                 raise _os_error(exc, src_rel) from None
             raise
-        _fsync_dir(dst.parent)
-        _fsync_dir(src.parent)
+        for folder in sorted({dst.parent, src.parent} | {path.parent for _, path, _, _ in done}):
+            _fsync_dir(folder)  # once per folder: a hundred rewritten notes often share a few
         intent.clear()
     return sha256_hex(current if moved_data is None else moved_data)
 
@@ -443,7 +443,6 @@ def _replace(intent: Intent, path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _fsync_dir(path.parent)
 
 
 def delete_file(ws: Workspace, rel: str, path: Path, expected_sha: str) -> None:

@@ -228,3 +228,71 @@ def test_reset_drops_the_link_graph(store: IndexStore) -> None:
     store.replace_document(doc("a.md"), [], [LinkRecord("inline", "b.md", None, None)], DocumentMeta(("t",)))
     store.reset(None, "float32")
     assert store.links() == [] and store.document_meta() == {} and store.paths_with_tags(["t"]) == set()
+
+
+# ---------------------------------------------------------------------------- the chunk and vector API
+def _external(chunk_id: str, *hot: int, collection: str = "external", path: str = "ext/a.txt", **meta: object):
+    from local_vector_search_mcp.index.chunks import ExternalChunk
+
+    return ExternalChunk(chunk_id, collection, path, 0, f"text of {chunk_id}", dict(meta), vec(*hot))
+
+
+def test_markdown_chunks_carry_ids_and_front_matter(store: IndexStore) -> None:
+    from dataclasses import replace
+
+    store.ensure_schema(DIMS, "float32")
+    store.write_manifest({"embedding_dimensions": str(DIMS)})
+    record = replace(doc("b.md"), properties={"tags": ["x", "y"], "status": "draft"})
+    store.replace_document(record, [chunk(0, "zero", "H", vec(0)), chunk(1, "one", "H", vec(1))])
+    store.replace_document(doc("a.md"), [chunk(0, "first", None, vec(2))])
+    listed = store.markdown_chunks(None, None, 10)
+    assert [c.id for c in listed] == ["md:a.md#0", "md:b.md#0", "md:b.md#1"]
+    assert [c.id for c in store.markdown_chunks(None, ("b.md", 0), 10)] == ["md:b.md#1"]
+    assert [c.id for c in store.markdown_chunks("b.md", None, 1)] == ["md:b.md#0"]
+    b0 = store.markdown_chunks("b.md", None, 1, with_vector=True)[0]
+    assert b0.metadata["tags"] == ["x", "y"] and b0.metadata["status"] == "draft"
+    assert b0.metadata["indexedRevision"] == "s" * 64 and b0.metadata["headingPath"] == "H"
+    assert b0.dimensions == DIMS and b0.vector is not None and np.allclose(b0.vector, vec(0))
+    assert store.vector_dimensions() == DIMS
+
+
+def test_external_chunks_crud_and_order(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    assert store.put_external(_external("b", 1)) is True
+    assert store.put_external(_external("a", 2, collection="crm")) is True
+    assert store.put_external(_external("b", 3, customer="acme")) is False  # replaced
+    got = store.external_chunk("b", with_vector=True)
+    assert got is not None and got.metadata == {"customer": "acme"} and np.allclose(got.vector, vec(3))
+    assert [c.id for c in store.external_chunks(None, None, None, 10)] == ["a", "b"]  # crm < external
+    assert [c.id for c in store.external_chunks(None, None, ("crm", "a"), 10)] == ["b"]
+    assert [c.id for c in store.external_chunks("crm", None, None, 10)] == ["a"]
+    assert store.vector_dimensions() == DIMS
+    store.reset(None, "float32")  # a forced rebuild of the Markdown's index keeps them
+    assert store.delete_external("a") is True and store.delete_external("a") is False
+    assert store.external_chunk("a") is None and store.external_chunk("b") is not None
+
+
+def test_nearest_chunks_filters_inside_retrieval(store: IndexStore) -> None:
+    from dataclasses import replace
+
+    from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+
+    store.ensure_schema(DIMS, "float32")
+    store.write_manifest({"embedding_dimensions": str(DIMS)})
+    store.replace_document(replace(doc("guide/a.md"), properties={"tags": ["t"]}), [chunk(0, "a", None, vec(0))])
+    store.replace_document(doc("notes/b.md"), [chunk(0, "b", None, vec(0, 1))])
+    store.put_external(_external("x", 0, 2, kind="crm"))
+    store.put_external(replace(_external("stale", 0), stale=True))
+
+    everything = store.nearest_chunks(vec(0), 10, ChunkFilterSpec())
+    assert [c.id for c, _ in everything][:1] == ["md:guide/a.md#0"] and everything[0][1] == pytest.approx(1.0)
+    assert "stale" not in [c.id for c, _ in everything]
+    assert [c.id for c, _ in store.nearest_chunks(vec(0), 1, ChunkFilterSpec(path_prefix="notes"))] == [
+        "md:notes/b.md#0"
+    ]
+    assert [c.id for c, _ in store.nearest_chunks(vec(0), 1, ChunkFilterSpec(tags=("t",)))] == ["md:guide/a.md#0"]
+    assert [c.id for c, _ in store.nearest_chunks(vec(0), 1, ChunkFilterSpec(metadata=(("kind", "crm"),)))] == ["x"]
+    only_ext = store.nearest_chunks(vec(0), 5, ChunkFilterSpec(collections=("external",)))
+    assert [c.id for c, _ in only_ext] == ["x"]
+    globbed = store.nearest_chunks(vec(0), 5, ChunkFilterSpec(path_globs=("guide/**",)))
+    assert [c.id for c, _ in globbed] == ["md:guide/a.md#0"]

@@ -132,3 +132,26 @@ def test_a_stale_plan_is_refused_before_anything_is_written(kb: KbClient, monkey
         move(kb, "guides/Setup.md", "manual/Setup.md", updateLinks=True)
     assert (root / "notes/faq.md").read_bytes() == FILES["notes/faq.md"]
     assert (root / "guides/Setup.md").exists()
+
+
+def test_moving_an_image_rewrites_its_references(kb: KbClient) -> None:
+    root = kb.ws.root
+    data = (root / "img/logo.png").read_bytes()
+    request = {"sourcePath": "img/logo.png", "targetPath": "assets/brand/logo.png", "updateLinks": True}
+    out = invoke(kb.ws, "kb_move_image", {"request": {**request, "expectedSha256": sha(data)}})
+    assert out["updatedPaths"] == ["Home.md"] and out["sha256"] == sha(data)
+    assert (root / "Home.md").read_bytes() == FILES["Home.md"].replace(b"(img/logo.png)", b"(assets/brand/logo.png)")
+    out = invoke(
+        kb.ws,
+        "kb_move_image",
+        {"request": {"sourcePath": "diagram.png", "targetPath": "pics/d2.png", "updateLinks": True}},
+    )
+    assert out["updatedPaths"] == ["Home.md"]
+    assert b"![[d2.png]]" in (root / "Home.md").read_bytes()  # a bare embed stays a bare name
+    out = invoke(
+        kb.ws, "kb_move_image", {"request": {"sourcePath": "pics/d2.png", "targetPath": "d2.png", "updateLinks": True}}
+    )
+    assert out["updatedPaths"] == []  # found by its name anywhere: nothing to rewrite
+    kb.reindex()
+    missing = invoke(kb.ws, "kb_links", {"request": {}})["missingImages"]
+    assert sorted(m["target"] for m in missing) == ["img/gone.png", "missing.png"]  # only the ones missing before

@@ -49,12 +49,14 @@ from .store import CreatedFolders, fsync_dir, os_error, publish, staging_path
 __all__ = [
     "ImageCatalog",
     "ImageEntry",
+    "ImageMove",
     "ImagePage",
     "InlineImage",
     "LoadedImage",
     "MovedImage",
     "RemoteImage",
     "SavedImage",
+    "check_move",
     "decode_image_data",
     "delete_image",
     "list_images",
@@ -511,8 +513,19 @@ def _hash_and_head(rel: str, path: Path) -> tuple[str, bytes]:
     return digest.hexdigest(), head
 
 
-def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | None = None) -> MovedImage:
-    """kb_move_image: a no-overwrite rename, optionally guarded by the file's SHA-256."""
+@dataclass(frozen=True, slots=True)
+class ImageMove:
+    """A move every check before the rename has accepted (see :func:`check_move`)."""
+
+    src_rel: str
+    src: Path
+    dst_rel: str
+    dst: Path
+    sha256: str
+
+
+def check_move(ws: Workspace, source: str, target: str, expected_sha256: str | None = None) -> ImageMove:
+    """Everything kb_move_image checks before it takes the write lock (paths, formats, hash)."""
     ws.require_writes()
     src_rel, src = ws.guard.resolve(source, field="sourcePath")
     dst_rel, dst = ws.guard.resolve(target, field="targetPath")
@@ -533,6 +546,13 @@ def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | N
         )
     _check_signature(src_rel, head, src_fmt)
     _check_signature(dst_rel, head, dst_fmt)
+    return ImageMove(src_rel, src, dst_rel, dst, sha)
+
+
+def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | None = None) -> MovedImage:
+    """kb_move_image: a no-overwrite rename, optionally guarded by the file's SHA-256."""
+    move = check_move(ws, source, target, expected_sha256)
+    src_rel, src, dst_rel, dst, sha = move.src_rel, move.src, move.dst_rel, move.dst, move.sha256
     folders = CreatedFolders(ws)
     try:
         with write_lock(ws) as intent:

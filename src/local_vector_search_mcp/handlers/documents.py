@@ -46,7 +46,7 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
             ConflictReason.SOURCE_CHANGED,
         )
     plan = plan_move(ws.root, markdown_files(ws.root), _aliases(ws), src_rel, dst_rel)
-    rewrites = {rel: (_safe(ws, rel), old, new) for rel, (old, new) in plan.edits.items()}
+    rewrites = _rewrites(ws, plan.edits)
     move = (src_rel, src, dst_rel, dst, request.expected_source_hash)
     sha = move_with_rewrites(ws, move, plan.moved, rewrites)
     queue_sync(ws, sorted(rewrites))
@@ -54,6 +54,18 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     result = mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel)
     result.updated_paths = updated
     return result
+
+
+def relink_rewrites(
+    ws: Workspace, src_rel: str, dst_rel: str, *, is_document: bool
+) -> dict[str, tuple[Path, bytes, bytes]]:
+    """The documents whose links a move of ``src_rel`` to ``dst_rel`` would break, and their new bytes."""
+    plan = plan_move(ws.root, markdown_files(ws.root), _aliases(ws), src_rel, dst_rel, is_document=is_document)
+    return _rewrites(ws, plan.edits)
+
+
+def _rewrites(ws: Workspace, edits: dict[str, tuple[bytes, bytes]]) -> dict[str, tuple[Path, bytes, bytes]]:
+    return {rel: (_safe(ws, rel), old, new) for rel, (old, new) in edits.items()}
 
 
 def _aliases(ws: Workspace) -> dict[str, DocumentMeta]:

@@ -306,9 +306,8 @@ class Indexer:
         links = [LinkRecord(ln.kind, ln.destination, ln.text, ln.pointer) for ln in graph.links]
         meta = DocumentMeta(graph.tags, graph.aliases, graph.headings, graph.block_ids)
         with self.gate:
-            return self.store.replace_document(
-                DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), records, links, meta
-            )
+            record = DocumentRecord(path, source_hash, size, mtime_ns, utc_now(), front_matter_properties(doc))
+            return self.store.replace_document(record, records, links, meta)
 
     # vectors ------------------------------------------------------------------------
     def embed_pending(
@@ -417,3 +416,22 @@ def _hidden(path: str) -> bool:
 
 def _maybe_int(value: str | None) -> int | None:
     return int(value) if value else None
+
+
+def front_matter_properties(doc: Any) -> dict[str, Any]:
+    """The document's front matter fields for chunk filters (empty without front matter or
+    when it is not a YAML mapping: a bad header never stops indexing)."""
+    from ..markdown import ElementKind
+    from .chunks import document_properties
+
+    first = doc.elements[0] if doc.elements else None
+    if first is None or first.kind is not ElementKind.FRONT_MATTER:
+        return {}
+    import yaml
+
+    lines = first.text.splitlines()[1:-1]
+    try:
+        data = yaml.safe_load("\n".join(lines))
+    except yaml.YAMLError:
+        return {}
+    return document_properties(data) if isinstance(data, dict) else {}

@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import IndexNotReady
+from .chunks import ChunkFilterSpec, ExternalChunk, StoredChunk
 from .query import LexicalQuery, PathScope
 
 __all__ = [
@@ -63,6 +64,8 @@ class DocumentRecord:
     size: int
     mtime_ns: int
     indexed_at_utc: str
+    # front matter fields kept for chunk filters and metadata (``chunks.document_properties``)
+    properties: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +262,39 @@ class IndexStore(Protocol):
     def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
         """Nearest chunks to ``vector`` (cosine distance in ``ChunkHit.distance``), restricted
         to ``scope`` before the limit."""
+        ...
+
+    # the chunk and vector API (``chunks.py``; external chunks survive every reindex) -------------
+    def markdown_chunks(
+        self, path: str | None, after: tuple[str, int] | None, limit: int, with_vector: bool = False
+    ) -> list[StoredChunk]:
+        """Chunks derived from the Markdown ordered by (path, ordinal), after ``after``, only of
+        ``path`` when given."""
+        ...
+
+    def put_external(self, chunk: ExternalChunk) -> bool:
+        """Insert or replace an external chunk (its vector unless ``stale``); True when created."""
+        ...
+
+    def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None: ...
+
+    def external_chunks(
+        self, collection: str | None, source_path: str | None, after: tuple[str, str] | None, limit: int
+    ) -> list[StoredChunk]:
+        """External chunks ordered by (collection, id), after ``after``."""
+        ...
+
+    def delete_external(self, chunk_id: str) -> bool: ...
+
+    def vector_dimensions(self) -> int | None:
+        """Size of the stored vectors (Markdown index first, else external); None when none."""
+        ...
+
+    def nearest_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
+    ) -> list[tuple[StoredChunk, float]]:
+        """Nearest non-stale chunks of both kinds with their cosine similarity, best first,
+        ``spec`` applied before the limit."""
         ...
 
     def write_lock(self) -> AbstractContextManager[None]:

@@ -78,6 +78,7 @@ from .port import (
     tag_prefixes,
 )
 from .query import LexicalQuery, PathScope
+from .sqlite_chunks import ChunkTables, dump_properties
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
@@ -126,7 +127,7 @@ def _bits(vec: npt.NDArray[np.float32]) -> bytes:
     return bytes(np.packbits(vec > 0, bitorder="little").tobytes())
 
 
-class SqliteStore:
+class SqliteStore(ChunkTables):
     """The index in one SQLite file (``path``); ``:memory:`` is not supported
     because every thread opens its own connection."""
 
@@ -282,6 +283,7 @@ class SqliteStore:
         if not self._table_exists("chunks_fts_vocab"):
             c.execute("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, row)")
         c.execute("CREATE TABLE IF NOT EXISTS term_stats(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID")
+        self._create_chunk_tables(c)
         if dims and not self._table_exists("chunk_vectors"):
             column = {
                 "float32": f"float[{dims}] distance_metric=cosine",
@@ -308,6 +310,7 @@ class SqliteStore:
             for table in (*_DERIVED, "index_manifest"):
                 c.execute(f"DROP TABLE IF EXISTS {table}")
             self._create(c, vector_dimensions, vector_storage)
+            self._bump(c)
 
     def read_manifest(self) -> dict[str, str]:
         if not self.exists() or not self._table_exists("index_manifest"):
@@ -361,8 +364,16 @@ class SqliteStore:
             if old is not None:
                 self._delete_rows(c, old)
             c.execute(
-                "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc) VALUES(?,?,?,?,?)",
-                (doc.path, doc.source_hash, doc.size, doc.mtime_ns, doc.indexed_at_utc),
+                "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc, properties) "
+                "VALUES(?,?,?,?,?,?)",
+                (
+                    doc.path,
+                    doc.source_hash,
+                    doc.size,
+                    doc.mtime_ns,
+                    doc.indexed_at_utc,
+                    dump_properties(doc.properties),
+                ),
             )
             doc_id = c.last_insert_rowid()
             first = int(self._one("SELECT coalesce(max(id), 0) FROM chunks")) + 1
@@ -397,6 +408,7 @@ class SqliteStore:
                     c, [(cid, doc_id, ch.vector) for cid, ch in zip(ids, chunks, strict=True) if ch.vector is not None]
                 )
             self._insert_graph(c, doc_id, links, meta or DocumentMeta())
+            self._bump(c)
             return len(chunks)
 
     def _insert_graph(self, c: apsw.Connection, doc_id: int, links: Sequence[LinkRecord], meta: DocumentMeta) -> None:
@@ -455,6 +467,7 @@ class SqliteStore:
                     rows.append((cid, int(doc_id), vec))
             c.executemany("UPDATE chunks SET vector_pending = 0 WHERE id = ?", [(cid,) for cid, _, _ in rows])
             self._insert_vectors(c, rows)
+            self._bump(c)
             return len(rows)
 
     def delete_document(self, path: str) -> bool:
@@ -463,6 +476,7 @@ class SqliteStore:
             if old is None:
                 return False
             self._delete_rows(c, old)
+            self._bump(c)
             return True
 
     def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
@@ -636,6 +650,11 @@ class SqliteStore:
         allowed = self._allowed_docs(scope)
         if allowed is not None and not allowed:
             return []
+        found = self._knn(vector, limit, allowed)
+        return self._hits([cid for cid, _ in found], {cid: float(d) for cid, d in found})
+
+    def _knn(self, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) of the nearest Markdown chunks, within ``allowed`` documents."""
         storage = self._storage()
         k = max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES) if storage == "binary" else limit
         param, probe = {
@@ -672,8 +691,7 @@ class SqliteStore:
                 )
             }
             found = sorted(exact.items(), key=lambda kv: (kv[1], kv[0]))
-        found = found[:limit]
-        return self._hits([cid for cid, _ in found], {cid: float(d) for cid, d in found})
+        return [(int(cid), float(d)) for cid, d in found[:limit]]
 
     def file_size(self) -> int:
         """Bytes on disk: database + WAL."""

@@ -22,10 +22,12 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Literal
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
+from markdown_it import helpers as _helpers
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
@@ -90,9 +92,10 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
     """Collected from the block tokens of the element model's own full parse."""
     runs: list[tuple[int, int, str]] = []
     front_matter = None
+    maybe = _MAYBE_WITH_REFERENCES if env.get("references") else _MAYBE_INLINE
     for token in tokens:
         if token.type == "inline":
-            if token.map is not None and _MAYBE_INLINE.search(token.content):
+            if token.map is not None and maybe.search(token.content):
                 runs.append((token.map[0], token.map[1], token.content))
         elif token.type == "front_matter":
             front_matter = token.content
@@ -129,8 +132,31 @@ def _always(url: str) -> bool:
     return True
 
 
+# markdown-it's parseLinkDestination walks character by character and was a quarter of the
+# extraction time; a plain destination (no "<", parentheses, backslash, entity or control
+# character) ends at the first space or ")" and is taken in one regex step, anything else goes
+# to markdown-it's own function, so the result is always the one markdown-it would give.
+_PLAIN_DESTINATION = re.compile(r"[^\x00-\x20\x7f()<\\&]+")
+
+
+def _destination(string: str, pos: int, maximum: int) -> Any:
+    match = _PLAIN_DESTINATION.match(string, pos, maximum)
+    if match is not None:
+        end = match.end()
+        if end == maximum or string[end] in " )" or string[end] < " " or string[end] == "\x7f":
+            result = _helpers.parse_link_destination._Result()
+            result.ok, result.pos, result.str = True, end, string[pos:end]
+            return result
+    return _helpers.parseLinkDestination(string, pos, maximum)
+
+
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    md.helpers = SimpleNamespace(  # type: ignore[assignment]  # this instance's own, never the shared module
+        parseLinkLabel=_helpers.parseLinkLabel,
+        parseLinkDestination=_destination,
+        parseLinkTitle=_helpers.parseLinkTitle,
+    )
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
     # destinations exactly as written (no percent-encoding, no scheme filter): they are
     # matched against the source text and resolved as paths, never rendered
@@ -139,16 +165,20 @@ def _parser() -> MarkdownIt:
     md.disable(["inline", "text_join"])  # inline runs only where a link can be (below)
     # what cannot hide or make a link is not parsed: emphasis, entities, line breaks
     md.disable(["emphasis", "entity", "newline", "balance_pairs", "fragments_join"])
+    # Text runs stop only where a remaining rule can start (or where a link label can end,
+    # which parseLinkLabel looks for): every other character is plain text in one step.
+    md.inline.terminator_re = re.compile(r"[\[\]!`\\<]")
     return md
 
 
 _MD = _parser()
-# a run can hold a link only with a "[" (CommonMark autolinks need a scheme, so none is a
-# relative path) and a tag only with a "#" after a space or at its start
-_MAYBE_INLINE = re.compile(r"\[|(?:^|\s)#[^\s#]", re.MULTILINE)
-# Obsidian tags: after start or whitespace, letters/digits/_/-// with at least one non-digit
+# A run can hold a link only with "](" (inline links and images), "[[" (wikilinks, embeds) or,
+# when the document defines references, any "[" (reference links); CommonMark autolinks need a
+# scheme, so none is a relative path. A tag needs "#" after a space or at the start of the run.
+_MAYBE_INLINE = re.compile(r"\]\(|\[\[|(?:^|\s)#[^\s#]", re.MULTILINE)
+_MAYBE_WITH_REFERENCES = re.compile(r"\[|(?:^|\s)#[^\s#]", re.MULTILINE)
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w/-]*[^\W\d][\w/-]*)", re.UNICODE)
-_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
+_BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*(?=\r|\n|\Z)")
 _WS = re.compile(r"\s+")
 
 
@@ -218,11 +248,14 @@ def extract_links(doc: Document) -> DocumentLinks:
         anchor = _element_at(doc, starts, region[0])
         pointer = anchor.anchor if anchor is not None else None
         links.extend(_inline_links(children, source.references, region, locate, pointer, text))
-        for child in children:
-            if child.type == "text":
-                tags.extend(m.group(1) for m in _TAG.finditer(child.content))
+        if "#" in content:
+            for child in children:
+                if child.type == "text" and "#" in child.content:
+                    tags.extend(m.group(1) for m in _TAG.finditer(child.content))
     headings = tuple(e.title or "" for e in doc.headings)
-    block_ids = tuple(m.group(1) for m in _BLOCK_ID.finditer(text)) if "^" in text else ()
+    block_ids = tuple(
+        m.group(1) for m in _BLOCK_ID.finditer(text) if m.start() == 0 or text[m.start() - 1] in " \t\r\n"
+    )
     return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, block_ids)
 
 
@@ -273,7 +306,7 @@ def _inline_links(
 
 
 _DEFINITION = re.compile(
-    r"^(?:[ \t]*>)*[ \t]{0,3}\[((?:[^\[\]\\]|\\.)+)\]:[ \t]*(?:\r?\n(?:[ \t]*>)*[ \t]*)?<?([^\s>]+)",
+    r"^(?:[ \t]*>)*[ \t]{0,3}\[((?:[^\[\]\\]|\\.)+)\]:[ \t]*(?:\r?\n(?:[ \t]*>)*[ \t]*)?(?:<([^<>\n]*)>|(\S+))",
     re.MULTILINE,
 )
 
@@ -289,7 +322,8 @@ class _Definitions:
             line = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
             match = _DEFINITION.match(text, line)
             if match is not None:
-                self.spans.setdefault(normalize_label(match.group(1)), match.span(2))
+                group = 2 if match.group(2) is not None else 3
+                self.spans.setdefault(normalize_label(match.group(1)), match.span(group))
             at = text.find("]:", at + 2)
 
 

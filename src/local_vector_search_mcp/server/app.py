@@ -58,7 +58,7 @@ def error_result(error: KbError) -> types.CallToolResult:
 
 
 def build_server(ws: Workspace) -> Server[Any]:
-    tools = available_tools()
+    tools = available_tools(ws.config.server.toolsets)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
