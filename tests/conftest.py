@@ -44,3 +44,6 @@ def kb(tmp_path: Path) -> Path:
     from kb_fakes import make_kb
 
     return make_kb(tmp_path)
+
+
+from pg_server import pg_server  # noqa: E402,F401  (session PostgreSQL for the tests that ask for it)

@@ -68,6 +68,20 @@ class StorageConfig(BaseModel):
     """
     Index database file. Relative paths resolve against the project root. Default `<project-root>/.local-vector-search-mcp/index.db`.
     """
+    backend: Literal['sqlite', 'postgresql'] = 'sqlite'
+    """
+    Our extension. `sqlite` keeps the index in one file (`path`); `postgresql` keeps it in a PostgreSQL database with the pgvector extension (`url`, `schema`), which several servers on several machines can share.
+    """
+    url: str | None = None
+    """
+    PostgreSQL connection URL (`postgresql://user@host:port/database`). When null, the environment variable `LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL` is read instead, so a password need not sit in this file. The password is never shown in logs, errors or `kb_status`.
+    """
+    schema_: Annotated[
+        str, Field(alias='schema', pattern='^[a-z_][a-z0-9_]{0,62}$')
+    ] = 'local_vector_search_mcp'
+    """
+    PostgreSQL schema holding this knowledge base's tables; different names let several knowledge bases share one database.
+    """
 
 
 class EmbeddingConfig(BaseModel):
@@ -153,7 +167,7 @@ class SearchConfig(BaseModel):
         float, Field(alias='semanticWeight', gt=0.0, le=10.0)
     ] = 0.5
     """
-    Weight of the semantic list in hybrid fusion of a prose query (the lexical list weighs 1); keyword, identifier and code queries use a tenth of it (decision 148). Below 1 because the bundled local model ranks worse than BM25 on the dev sets; raise it for a stronger embedding model.
+    Weight of the semantic list in hybrid fusion of a prose query (the lexical list weighs 1); keyword, identifier and code queries use a tenth of it (decision 153). Below 1 because the bundled local model ranks worse than BM25 on the dev sets; raise it for a stronger embedding model.
     """
 
 

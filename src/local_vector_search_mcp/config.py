@@ -71,6 +71,9 @@ class Settings:
     # locks shared by every server process of the project (the Markdown write lock); kept apart
     # from the index, which may live in another folder or in no file at all (spec/decisions.md)
     state_dir: Path
+    # storage.backend postgresql: storage.url, else LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL (may hold
+    # a password: never logged or shown; index/postgres.py shows host, port and database only)
+    database_url: str | None = field(default=None, repr=False)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -258,4 +261,25 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
         config=config,
         config_file=config_file,
         state_dir=project_root / STATE_DIR,
+        database_url=_database_url(config, environ),
     )
+
+
+DATABASE_URL_ENV = "LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL"
+
+
+def _database_url(config: Config, environ: dict[str, str]) -> str | None:
+    """The PostgreSQL URL when that backend is chosen: ``storage.url``, else the environment
+    (so a password can stay out of YAML). Errors never repeat the URL: it may hold a password."""
+    if config.storage.backend != "postgresql":
+        return None
+    url = config.storage.url or environ.get(DATABASE_URL_ENV, "").strip()
+    if not url:
+        raise ConfigError(
+            f"storage.backend is postgresql but no database URL is set: give storage.url or {DATABASE_URL_ENV}."
+        )
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(
+            "The PostgreSQL URL must start with postgresql:// (the URL is not shown: it may hold a password)."
+        )
+    return url

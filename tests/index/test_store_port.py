@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from kb_fakes import make_workspace
 from memory_store import MemoryStore
+from pg_server import PgServer
 
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentMeta, DocumentRecord, IndexStore, LinkRecord
 from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, PathScope, Phrase, Prefix, Term
@@ -22,13 +23,23 @@ def _sqlite(tmp_path: Path) -> IndexStore:
     return make_workspace(root).store  # the factory the server uses (index/stores.py)
 
 
+def _postgresql(tmp_path: Path, server: PgServer) -> IndexStore:
+    from local_vector_search_mcp.index.postgres import PostgresStore
+
+    return PostgresStore(server.url, server.fresh_schema())  # a fresh schema: an empty knowledge base
+
+
 ENGINES: dict[str, Callable[[Path], IndexStore]] = {"sqlite": _sqlite, "memory": lambda tmp_path: MemoryStore()}
+SERVER_ENGINES = {"postgresql": _postgresql}  # need the session's PostgreSQL (tests/pg_server.py)
 DIMS = 8
 
 
-@pytest.fixture(params=sorted(ENGINES))
+@pytest.fixture(params=sorted([*ENGINES, *SERVER_ENGINES]))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IndexStore]:
-    made = ENGINES[request.param](tmp_path)
+    if request.param in SERVER_ENGINES:
+        made = SERVER_ENGINES[request.param](tmp_path, request.getfixturevalue("pg_server"))
+    else:
+        made = ENGINES[request.param](tmp_path)
     yield made
     made.close()
 

@@ -129,8 +129,11 @@ class IndexingService:
         while True:
             result: EmbedResult | None
             try:
-                result = self.indexer.embed_pending(cancel=self._cancel)
-                self._report_embedding(result)
+                with self.store.exclusive_pass("embedding", wait=False) as held:
+                    # another server embedding: it fills the same pending rows, nothing to do here
+                    result = self.indexer.embed_pending(cancel=self._cancel) if held else None
+                if result is not None:
+                    self._report_embedding(result)
             except Cancelled:
                 result = None
             except Exception:  # never kill the server
@@ -191,11 +194,15 @@ class IndexingService:
             self.activity.current = None
 
     def _run(self, progress: Progress, on_progress: Callable[[Progress], None] | None = None) -> ReindexResult:
-        result = self.indexer.reindex(
-            progress.scope, progress.force, progress=progress, cancel=self._cancel, on_progress=on_progress
-        )
+        # one reindex at a time across every server sharing the store (PostgreSQL: an advisory
+        # lock; a server that dies releases it); the others keep searching and editing meanwhile
+        with self.store.exclusive_pass("reindex", wait=True):
+            result = self.indexer.reindex(
+                progress.scope, progress.force, progress=progress, cancel=self._cancel, on_progress=on_progress
+            )
         self.activity.vector_error = None  # a reindex retries a provider that failed before
-        with self.activity.embedding:  # waits for a background pass that is already running
+        with self.activity.embedding, self.store.exclusive_pass("embedding", wait=True):
+            # waits for a background pass of this process, or of another server, already running
             embedded = self.indexer.embed_pending(progress, self._cancel, on_progress)
         self._report_embedding(embedded)
         if embedded.warning:

@@ -301,4 +301,11 @@ class IndexStore(Protocol):
         """Serialise multi-statement writers (reindex, sync) within this process."""
         ...
 
+    def exclusive_pass(self, name: str, wait: bool) -> AbstractContextManager[bool]:
+        """Hold the index-wide lock ``name`` (``reindex``, ``embedding``) across every server
+        sharing this store; yields whether it is held (False only when ``wait`` is off and
+        another server holds it). A store only one machine's processes share may yield True
+        at once: the engine already runs one pass at a time per process."""
+        ...
+
     def close(self) -> None: ...
