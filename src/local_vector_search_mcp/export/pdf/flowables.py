@@ -119,6 +119,7 @@ class Chapter:
     slugs: dict[str, str] = field(default_factory=dict)  # heading slug -> destination key
     heading_keys: list[str] = field(default_factory=list)  # destination of each heading, in order
     min_level: int = 1
+    numbered: bool = True
 
 
 @dataclass
@@ -289,7 +290,7 @@ class BlockRenderer:
         outline_level = min(wanted, self.last_level + 1)
         self.last_level = outline_level
         number = ""
-        if self.theme.number_headings and outline_level < 3:
+        if self.theme.number_headings and chapter.numbered and outline_level < 3:
             self.counters[outline_level] += 1
             for deeper in range(outline_level + 1, 6):
                 self.counters[deeper] = 0
