@@ -20,14 +20,19 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-if not SHARED.exists():  # running from a clone next to shared/
-    SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# ../shared next to the checkout, else LVSM_SHARED or /work/shared (a worktree lives one level deeper).
+_CANDIDATES = [
+    Path(os.environ["LVSM_SHARED"]) if os.environ.get("LVSM_SHARED") else None,
+    Path(__file__).resolve().parents[2] / "shared",
+    Path("/work/shared"),
+]
+SHARED = next((p for p in _CANDIDATES if p is not None and (p / "corpora").is_dir()), Path("/nonexistent/shared"))
 
 CORPORA = {
     "rust-book": SHARED / "corpora" / "rust-book",

@@ -96,6 +96,10 @@ class EmbeddingConfig(BaseModel):
     """
     `local` only: each chunk's embedding text is cut to this many model tokens before embedding (the path and heading lines come first, so they always count). The model's cost grows with input length; 128 was chosen by measured speed and retrieval quality (docs/performance.md). Changing it requires a forced reindex.
     """
+    workers: Annotated[int, Field(ge=0, le=256)] = 0
+    """
+    `local` only (our extension): CPU threads the background embedding pass uses; 0 means every core this process may run on. Searches embed their query on a separate single-threaded engine, so they stay responsive while the pass runs.
+    """
     timeout_seconds: Annotated[float, Field(alias='timeoutSeconds', gt=0.0)] = 120
     allow_remote_endpoint: Annotated[bool, Field(alias='allowRemoteEndpoint')] = False
     """

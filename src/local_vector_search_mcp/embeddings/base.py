@@ -57,6 +57,7 @@ def make_embedder(embedding: Any) -> Embedder | None:
             model=getattr(embedding, "model", None),
             batch_size=embedding.batch_size,
             max_tokens=getattr(embedding, "max_input_tokens", None),
+            workers=getattr(embedding, "workers", None),
         )
     if provider == "openai-compatible":
         from .openai import OpenAICompatibleEmbedder
