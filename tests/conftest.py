@@ -1,9 +1,13 @@
-"""Shared test configuration: Hypothesis profiles and the conformance --server option."""
+"""Shared test configuration: Hypothesis profiles, the conformance --server option and the
+``kb`` fixture. Helpers shared by several test folders live in importable modules next to
+this file (``kb_fakes.py``, ``shared_data.py``): pytest puts this folder on ``sys.path``."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("default", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -32,3 +36,14 @@ def pytest_configure(config):  # type: ignore[no-untyped-def]
     # The conformance client reads the transport from the environment, so helpers need no fixture.
     if config.getoption("--transport"):
         os.environ["CONFORMANCE_TRANSPORT"] = config.getoption("--transport")
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    """A tiny English/Chinese/Japanese knowledge base (``kb_fakes.make_kb``)."""
+    from kb_fakes import make_kb
+
+    return make_kb(tmp_path)
+
+
+from pg_server import pg_server  # noqa: E402,F401  (session PostgreSQL for the tests that ask for it)

@@ -68,6 +68,10 @@ def test_status_flag(kb: Path) -> None:
         (["--force"], "--force is only valid together with --reindex"),
         (["serve", "extra"], "Unexpected argument: extra"),
         (["call", "kb_nope"], "invalid choice"),
+        (["--transport", "pigeon"], "server.transport"),
+        (["--port", "8082"], "--host and --port only apply with --transport http"),
+        (["--transport", "http", "--port", "99999"], "invalid port"),
+        (["--transport", "http", "--host", "0.0.0.0"], "Refusing to listen on 0.0.0.0"),
     ],
 )
 def test_invalid_invocations_exit_1_with_a_message(kb: Path, args: list[str], message: str) -> None:

@@ -3,41 +3,15 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from fs_audit import touched
 from hypothesis import given
 from hypothesis import strategies as st
 
 from local_vector_search_mcp.errors import InvalidPath
 from local_vector_search_mcp.paths import PathGuard
-
-# --------------------------------------------------------------------------- audit: what was touched
-
-_RECORDING: list[list[str]] = []
-
-
-def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if _RECORDING and event in ("open", "os.scandir", "os.listdir", "os.lstat", "os.stat"):
-        target = args[0] if args else None
-        if isinstance(target, (str, bytes, os.PathLike)):
-            _RECORDING[-1].append(os.fsdecode(target))
-
-
-sys.addaudithook(_audit)
-
-
-class touched:
-    """Context manager collecting the file-system paths opened or listed inside it."""
-
-    def __enter__(self) -> list[str]:
-        _RECORDING.append([])
-        return _RECORDING[-1]
-
-    def __exit__(self, *exc: object) -> None:
-        _RECORDING.pop()
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ HEADER = "generated from spec/ by tools/generate.py, do not edit"
 PACKAGE = "generated/lvsm_contract"
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ENVELOPES = {"request", "flat", "none"}
+TOOLSETS = {"kb", "chunks"}  # server.toolsets; a tool without `toolset` belongs to kb
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
@@ -96,6 +97,8 @@ def check_tool(tool: dict[str, Any], name: str, codes: set[str]) -> None:
     for key in ("title", "description", "annotations", "envelope", "errors"):
         if key not in tool:
             raise SpecError(f"{where}: missing {key!r}")
+    if tool.get("toolset", "kb") not in TOOLSETS:
+        raise SpecError(f"{where}: toolset must be one of {sorted(TOOLSETS)}")
     if tool["envelope"] not in ENVELOPES:
         raise SpecError(f"{where}: envelope must be one of {sorted(ENVELOPES)}")
     if tool["envelope"] != "none" and "input" not in tool:

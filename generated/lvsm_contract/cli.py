@@ -23,6 +23,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('query', 'opt_query', 'string'),
         ('mode', 'opt_mode', 'string'),
         ('topK', 'opt_topK', 'integer'),
+        ('tags', 'opt_tags', 'array'),
     ),
     'kb_read': (
         ('path', 'opt_path', 'string'),
@@ -56,6 +57,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('sourcePath', 'opt_sourcePath', 'string'),
         ('targetPath', 'opt_targetPath', 'string'),
         ('expectedSourceHash', 'opt_expectedSourceHash', 'string'),
+        ('updateLinks', 'opt_updateLinks', 'boolean'),
     ),
     'kb_delete': (
         ('path', 'opt_path', 'string'),
@@ -98,12 +100,47 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('sourcePath', 'opt_sourcePath', 'string'),
         ('targetPath', 'opt_targetPath', 'string'),
         ('expectedSha256', 'opt_expectedSha256', 'string'),
+        ('updateLinks', 'opt_updateLinks', 'boolean'),
     ),
     'kb_links': (
         ('path', 'opt_path', 'string'),
         ('direction', 'opt_direction', 'string'),
         ('depth', 'opt_depth', 'integer'),
         ('includeMissing', 'opt_includeMissing', 'boolean'),
+    ),
+    'index_note': (
+        ('path', 'opt_path', 'string'),
+    ),
+    'upsert_vector': (
+        ('id', 'opt_id', 'string'),
+        ('sourcePath', 'opt_sourcePath', 'string'),
+        ('chunkIndex', 'opt_chunkIndex', 'integer'),
+        ('content', 'opt_content', 'string'),
+        ('collection', 'opt_collection', 'string'),
+    ),
+    'search_vectors': (
+        ('topK', 'opt_topK', 'integer'),
+    ),
+    'search_knowledge': (
+        ('query', 'opt_query', 'string'),
+        ('topK', 'opt_topK', 'integer'),
+    ),
+    'get_chunk': (
+        ('id', 'opt_id', 'string'),
+        ('includeEmbedding', 'opt_includeEmbedding', 'boolean'),
+    ),
+    'list_chunks': (
+        ('sourcePath', 'opt_sourcePath', 'string'),
+        ('collection', 'opt_collection', 'string'),
+        ('cursor', 'opt_cursor', 'string'),
+        ('limit', 'opt_limit', 'integer'),
+    ),
+    'update_chunk': (
+        ('id', 'opt_id', 'string'),
+        ('content', 'opt_content', 'string'),
+    ),
+    'delete_chunk': (
+        ('id', 'opt_id', 'string'),
     ),
 }
 
@@ -127,6 +164,14 @@ ENVELOPES: dict[str, str] = {
     'kb_delete_image': 'flat',
     'kb_move_image': 'request',
     'kb_links': 'request',
+    'index_note': 'flat',
+    'upsert_vector': 'flat',
+    'search_vectors': 'flat',
+    'search_knowledge': 'flat',
+    'get_chunk': 'flat',
+    'list_chunks': 'flat',
+    'update_chunk': 'flat',
+    'delete_chunk': 'flat',
 }
 
 
@@ -152,13 +197,14 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_search',
         help='Search the knowledge base',
-        description="Find the passages of the indexed Markdown most relevant to a query. Returns up to `topK` chunks, best\nfirst, each with its document path, a pointer to the chunk's first element, a snippet and a `readHint`\nto pass to kb_read for the exact current text (the index may lag behind recent edits; kb_read always\nreads the file). `mode` defaults to the configured mode (normally `hybrid`); when embeddings are off\nor failing, `hybrid` falls back to lexical results with a `warning`, while `semantic` fails with\nINDEX_NOT_READY. Narrow the search with `includeGlobs` / `excludeGlobs` (applied before ranking).\nFails with INDEX_NOT_READY when nothing is indexed yet (run kb_reindex) or a forced rebuild is running.",
+        description="Find the passages of the indexed Markdown most relevant to a query. Returns up to `topK` chunks, best\nfirst, each with its document path, a pointer to the chunk's first element, a snippet and a `readHint`\nto pass to kb_read for the exact current text (the index may lag behind recent edits; kb_read always\nreads the file). `mode` defaults to the configured mode (normally `hybrid`); when embeddings are off\nor failing, `hybrid` falls back to lexical results with a `warning`, while `semantic` fails with\nINDEX_NOT_READY. Narrow the search with `includeGlobs` / `excludeGlobs` (applied before ranking).\nA passage found in several files (versioned or copied pages) is one result; `alsoIn` names the other\nplaces, so `topK` results are `topK` different passages.\nFails with INDEX_NOT_READY when nothing is indexed yet (run kb_reindex) or a forced rebuild is running.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--query', dest='opt_query', type=str, default=None, metavar='QUERY', help='What to look for, in natural language or keywords (any language). Must contain a non-whitespace character.')
     parser.add_argument('--mode', dest='opt_mode', type=str, default=None, choices=['lexical', 'semantic', 'hybrid'], help='Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).')
     parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, metavar='TOP_K', help='Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).')
+    parser.add_argument('--tags', dest='opt_tags', action="append", type=str, default=None, metavar='TAGS', help='Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs. (repeatable)')
     parser.set_defaults(tool='kb_search')
     parser = subparsers.add_parser(
         'kb_read',
@@ -215,13 +261,14 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_move',
         help='Move or rename a Markdown document',
-        description="Move or rename a Markdown document within the knowledge base, creating missing target folders. Guarded\nby the document's current SHA-256 (`sourceHash` from kb_read or a previous edit): if the file changed\nsince, nothing happens and CONFLICT is returned. Never overwrites (ALREADY_EXISTS). Links in other\ndocuments are not updated (find them with kb_links `direction: incoming`). Needs\n`knowledgeBase.allowWrites`. Returns `path` = the new path, `previousPath` = the old one, and the\nunchanged `sourceHash`; both paths are queued for re-indexing.",
+        description="Move or rename a Markdown document within the knowledge base, creating missing target folders. Guarded\nby the document's current SHA-256 (`sourceHash` from kb_read or a previous edit): if the file changed\nsince, nothing happens and CONFLICT is returned. Never overwrites (ALREADY_EXISTS). Links in other\ndocuments are left alone unless `updateLinks` is true (find them with kb_links `direction: incoming`). Needs\n`knowledgeBase.allowWrites`. Returns `path` = the new path, `previousPath` = the old one, and the\nunchanged `sourceHash`; both paths are queued for re-indexing.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='Root-relative path of the existing document.')
     parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, metavar='TARGET_PATH', help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
     parser.add_argument('--expected-source-hash', dest='opt_expectedSourceHash', type=str, default=None, metavar='EXPECTED_SOURCE_HASH', help="The document's current `sourceHash` (SHA-256 hex, any case).")
+    parser.add_argument('--update-links', dest='opt_updateLinks', action=argparse.BooleanOptionalAction, default=None, help="Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve) and the moved document's own relative links, so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.")
     parser.set_defaults(tool='kb_move')
     parser = subparsers.add_parser(
         'kb_delete',
@@ -317,23 +364,106 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_move_image',
         help='Move or rename an image',
-        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown links to the image are not updated; fix\nthem with kb_patch. Needs `knowledgeBase.allowWrites`.",
+        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown references to the image are left alone\nunless `updateLinks` is true. Needs `knowledgeBase.allowWrites`.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='Root-relative path of the existing image.')
     parser.add_argument('--target-path', dest='opt_targetPath', type=str, default=None, metavar='TARGET_PATH', help='Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.')
     parser.add_argument('--expected-sha256', dest='opt_expectedSha256', type=str, default=None, metavar='EXPECTED_SHA256', help="The image's SHA-256 as last seen (e.g. from kb_load_image or kb_save_image); when given, the move happens only if the file still has it. Omit to move unconditionally.")
+    parser.add_argument('--update-links', dest='opt_updateLinks', action=argparse.BooleanOptionalAction, default=None, help='Our extension: also rewrite every image reference that reaches the image (`![alt](path)`, reference definitions, `![[file]]` embeds that would no longer find it), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.')
     parser.set_defaults(tool='kb_move_image')
     parser = subparsers.add_parser(
         'kb_links',
         help='Follow links between documents',
-        description='Show the explicit Markdown links between documents around one document: the documents it links to\n(`outgoing`), the documents that link to it (`incoming`), or both, optionally following links up to\n`depth` hops. Links whose target document does not exist are flagged (`targetExists: false`) and\ncollected in `missing`, which makes it a broken-link check. Only inline, reference-style and autolinks\nto relative `.md` targets inside the root count (fragments like `#install` are kept apart); web URLs,\nimages and root-absolute `/...` targets are ignored; nothing is inferred from meaning. Works from the\nindex, so it reflects the last kb_reindex / re-indexing (like kb_search); INDEX_NOT_READY when\nnothing is indexed yet.',
+        description='Show the explicit links between documents around one document: the documents it links to\n(`outgoing`), the documents that link to it (`incoming`), or both, optionally following links up to\n`depth` hops. Links whose target document does not exist are flagged (`targetExists: false`) and\ncollected in `missing`, which makes it a broken-link check. Inline, reference-style and autolinks to\nrelative `.md` targets inside the root count (fragments like `#install` are kept apart), and so do\nObsidian wikilinks and embeds (`[[Note]]`, `[[Note#Heading]]`, `[[Note|alias]]`, `![[Note]]`), which\nresolve like Obsidian: by root-relative path, else by a unique file name or alias anywhere in the\nknowledge base; an ambiguous name is reported with its `candidates`, never guessed. Web URLs and\nroot-absolute `/...` targets are ignored; links in code or HTML comments do not count; nothing is\ninferred from meaning. Without `path`, the whole knowledge base is checked: `links` and `missing` hold\nevery broken link, `orphans` the documents nothing links to and `missingImages` the image references\n(Markdown images and embeds) whose file does not exist. Works from the index, so it reflects the last\nkb_reindex / re-indexing (like kb_search); INDEX_NOT_READY when nothing is indexed yet.',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it).')
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it). Omit it to check the whole knowledge base (broken links, orphans, missing images; `direction` and `depth` do not apply then).')
     parser.add_argument('--direction', dest='opt_direction', type=str, default=None, choices=['outgoing', 'incoming', 'both'], help='`outgoing` follows links from a document to its targets, `incoming` from a target back to the documents linking to it, `both` follows both at every hop.')
     parser.add_argument('--depth', dest='opt_depth', type=int, default=None, metavar='DEPTH', help='How many hops to follow from `path`; 1 lists only its direct links.')
     parser.add_argument('--include-missing', dest='opt_includeMissing', action=argparse.BooleanOptionalAction, default=None, help='Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.')
     parser.set_defaults(tool='kb_links')
+    parser = subparsers.add_parser(
+        'index_note',
+        help='Index one note now',
+        description="Index one Markdown document immediately (lexical and vectors) and wait until its chunks have their\nvectors, then return the ids of its chunks (`md:<path>#<chunkIndex>`), their count, the embedding\ndimensions and the quantization bits of the stored vectors (32 float, 8 int8, 1 binary; null without\nembeddings). A document outside the indexed set (include/exclude globs) is refused. Part of the\n`chunks` tool set (NoteHarbor's API; enable with `server.toolsets: [kb, chunks]`).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of a Markdown (`.md`) document.')
+    parser.set_defaults(tool='index_note')
+    parser = subparsers.add_parser(
+        'upsert_vector',
+        help='Store an external chunk and its embedding',
+        description="Store a chunk produced outside this server (your own text and embedding) in its own collection\n(default `external`), which reindexing never touches. With the `id` of an existing external chunk\nit replaces that chunk; without `id` a new one is created (`ext_<32 hex>`). The embedding must have\nthe index's dimensions (kb_status `embeddingDimensions`; without embeddings, the first external\nvector fixes the size). Ids of Markdown chunks (`md:...`) are refused: change the Markdown with\nkb_patch. Part of the `chunks` tool set.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--id', dest='opt_id', type=str, default=None, metavar='ID', help='Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.')
+    parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='Where the chunk comes from (any string; used by `pathPrefix` / `pathGlobs` filters).')
+    parser.add_argument('--chunk-index', dest='opt_chunkIndex', type=int, default=None, metavar='CHUNK_INDEX', help='')
+    parser.add_argument('--content', dest='opt_content', type=str, default=None, metavar='CONTENT', help='')
+    parser.add_argument('--collection', dest='opt_collection', type=str, default=None, metavar='COLLECTION', help='Namespace of external chunks (default `external`). `markdown` is reserved for chunks derived from the Markdown.')
+    parser.set_defaults(tool='upsert_vector')
+    parser = subparsers.add_parser(
+        'search_vectors',
+        help='Nearest chunks to a vector',
+        description="Return the `topK` chunks (Markdown and external) whose stored vectors are closest to `embedding`,\nbest first, with `score` = cosine similarity. `filter` narrows by source path prefix or globs,\ntags, metadata equality and collections inside retrieval, before the limit. The vector must have\nthe index's dimensions (kb_status `embeddingDimensions`). Chunks still waiting for their vector and\nexternal chunks marked `embeddingStale` are not found. Part of the `chunks` tool set.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, metavar='TOP_K', help='Maximum results (default 10; values above 100 are treated as 100).')
+    parser.set_defaults(tool='search_vectors')
+    parser = subparsers.add_parser(
+        'search_knowledge',
+        help='Semantic search returning chunks',
+        description='Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 the\nquery is quantized and restored the same way first. `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--query', dest='opt_query', type=str, default=None, metavar='QUERY', help='')
+    parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, metavar='TOP_K', help='Maximum results (default 10; values above 100 are treated as 100).')
+    parser.set_defaults(tool='search_knowledge')
+    parser = subparsers.add_parser(
+        'get_chunk',
+        help='Read one chunk',
+        description='Return one chunk by id: its text, source, metadata and the size of its vector; the vector itself\nonly with `includeEmbedding: true`. Part of the `chunks` tool set.',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--id', dest='opt_id', type=str, default=None, metavar='ID', help='Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.')
+    parser.add_argument('--include-embedding', dest='opt_includeEmbedding', action=argparse.BooleanOptionalAction, default=None, help='')
+    parser.set_defaults(tool='get_chunk')
+    parser = subparsers.add_parser(
+        'list_chunks',
+        help='List chunks page by page',
+        description='List chunks in a stable order (Markdown chunks by path and index, then external chunks by collection\nand id), `limit` per page; pass `nextCursor` back as `cursor` for the next page (null on the last).\nNarrow with `sourcePath` (exact) and `collection` (`markdown` for chunks derived from the Markdown).\nVectors are never included. Part of the `chunks` tool set.',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='')
+    parser.add_argument('--collection', dest='opt_collection', type=str, default=None, metavar='COLLECTION', help='Namespace of external chunks (default `external`). `markdown` is reserved for chunks derived from the Markdown.')
+    parser.add_argument('--cursor', dest='opt_cursor', type=str, default=None, metavar='CURSOR', help='`nextCursor` of the previous page.')
+    parser.add_argument('--limit', dest='opt_limit', type=int, default=None, metavar='LIMIT', help='')
+    parser.set_defaults(tool='list_chunks')
+    parser = subparsers.add_parser(
+        'update_chunk',
+        help='Change an external chunk',
+        description='Change the content, embedding and/or metadata of an external chunk (given fields replace the stored\nones; `metadata` replaces the whole object). Changing `content` without a new `embedding` keeps the\nold vector but marks the chunk `embeddingStale`, which leaves it out of vector search until an\nembedding is given. Markdown chunks are read-only: edit the Markdown with kb_patch. Part of the\n`chunks` tool set.',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--id', dest='opt_id', type=str, default=None, metavar='ID', help='Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.')
+    parser.add_argument('--content', dest='opt_content', type=str, default=None, metavar='CONTENT', help='')
+    parser.set_defaults(tool='update_chunk')
+    parser = subparsers.add_parser(
+        'delete_chunk',
+        help='Delete an external chunk',
+        description='Delete an external chunk and its vector. Markdown chunks are refused: they disappear when the\nMarkdown changes (kb_patch, kb_delete). Part of the `chunks` tool set.',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
+    parser.add_argument('--id', dest='opt_id', type=str, default=None, metavar='ID', help='Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.')
+    parser.set_defaults(tool='delete_chunk')

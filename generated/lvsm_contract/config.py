@@ -13,6 +13,10 @@ class ServerConfig(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
+    toolsets: Annotated[list[Literal['kb', 'chunks']], Field(min_length=1)] = ['kb']
+    """
+    Tool sets the server lists (our extension): `kb` (the kb_* tools) and `chunks` (NoteHarbor's chunk and vector API: index_note, upsert_vector, search_vectors, search_knowledge, get_chunk, list_chunks, update_chunk, delete_chunk). A tool outside the enabled sets is neither listed nor callable.
+    """
     name: Annotated[str, Field(min_length=1)] = 'local-vector-search-mcp'
     """
     Server name announced to MCP clients.
@@ -63,6 +67,20 @@ class StorageConfig(BaseModel):
     path: str | None = None
     """
     Index database file. Relative paths resolve against the project root. Default `<project-root>/.local-vector-search-mcp/index.db`.
+    """
+    backend: Literal['sqlite', 'postgresql'] = 'sqlite'
+    """
+    Our extension. `sqlite` keeps the index in one file (`path`); `postgresql` keeps it in a PostgreSQL database with the pgvector extension (`url`, `schema`), which several servers on several machines can share.
+    """
+    url: str | None = None
+    """
+    PostgreSQL connection URL (`postgresql://user@host:port/database`). When null, the environment variable `LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL` is read instead, so a password need not sit in this file. The password is never shown in logs, errors or `kb_status`.
+    """
+    schema_: Annotated[
+        str, Field(alias='schema', pattern='^[a-z_][a-z0-9_]{0,62}$')
+    ] = 'local_vector_search_mcp'
+    """
+    PostgreSQL schema holding this knowledge base's tables; different names let several knowledge bases share one database.
     """
 
 
@@ -202,6 +220,35 @@ class DownloadsConfig(BaseModel):
     """
 
 
+class NotionConfig(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    parent_page_id: Annotated[str | None, Field(alias='parentPageId')] = None
+    """
+    `notion push`: id of the Notion page under which every document gets its own page (share that page with the integration). CLI `notion push --parent`.
+    """
+    token_env: Annotated[
+        str, Field(alias='tokenEnv', pattern='^[A-Za-z_][A-Za-z0-9_]*$')
+    ] = 'NOTION_TOKEN'
+    """
+    `notion push`: name of the environment variable holding the integration token (the token itself is never configured in a file, printed or logged).
+    """
+    api_url: Annotated[str, Field(alias='apiUrl', min_length=1)] = (
+        'https://api.notion.com'
+    )
+    """
+    `notion push`: base URL of Notion's REST API (`/v1/...` is appended). Must be https, or http on a loopback address (a local test server).
+    """
+    requests_per_second: Annotated[
+        float, Field(alias='requestsPerSecond', gt=0.0, le=100.0)
+    ] = 3
+    """
+    `notion push`: requests are spaced to this average rate (Notion documents three per second); HTTP 429 answers are retried after their `Retry-After`.
+    """
+
+
 class ExportConfig(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -225,3 +272,4 @@ class Config(BaseModel):
     ] = Field(default_factory=KnowledgeBaseConfig)
     export: Annotated[ExportConfig, Field(validate_default=True)] = Field(default_factory=ExportConfig)
     downloads: Annotated[DownloadsConfig, Field(validate_default=True)] = Field(default_factory=DownloadsConfig)
+    notion: Annotated[NotionConfig, Field(validate_default=True)] = Field(default_factory=NotionConfig)

@@ -18,6 +18,12 @@ from typing import TypeAlias, TypeVar
 
 from .content import ContentResult
 from .models import (
+    DeleteChunkArguments,
+    DeleteChunkResult,
+    GetChunkArguments,
+    GetChunkResult,
+    IndexNoteArguments,
+    IndexNoteResult,
     KbCreatePdfBookRequest,
     KbCreatePdfBookResult,
     KbCreateRequest,
@@ -53,6 +59,16 @@ from .models import (
     KbSearchRequest,
     KbSearchResult,
     KbStatusResult,
+    ListChunksArguments,
+    ListChunksResult,
+    SearchKnowledgeArguments,
+    SearchKnowledgeResult,
+    SearchVectorsArguments,
+    SearchVectorsResult,
+    UpdateChunkArguments,
+    UpdateChunkResult,
+    UpsertVectorArguments,
+    UpsertVectorResult,
 )
 
 W = TypeVar("W")
@@ -76,3 +92,11 @@ KbLoadImage: TypeAlias = Callable[[W, KbLoadImageArguments], ContentResult]
 KbDeleteImage: TypeAlias = Callable[[W, KbDeleteImageArguments], KbDeleteImageResult]
 KbMoveImage: TypeAlias = Callable[[W, KbMoveImageRequest], KbMoveImageResult]
 KbLinks: TypeAlias = Callable[[W, KbLinksRequest], KbLinksResult]
+IndexNote: TypeAlias = Callable[[W, IndexNoteArguments], IndexNoteResult]
+UpsertVector: TypeAlias = Callable[[W, UpsertVectorArguments], UpsertVectorResult]
+SearchVectors: TypeAlias = Callable[[W, SearchVectorsArguments], SearchVectorsResult]
+SearchKnowledge: TypeAlias = Callable[[W, SearchKnowledgeArguments], SearchKnowledgeResult]
+GetChunk: TypeAlias = Callable[[W, GetChunkArguments], GetChunkResult]
+ListChunks: TypeAlias = Callable[[W, ListChunksArguments], ListChunksResult]
+UpdateChunk: TypeAlias = Callable[[W, UpdateChunkArguments], UpdateChunkResult]
+DeleteChunk: TypeAlias = Callable[[W, DeleteChunkArguments], DeleteChunkResult]

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints
 from typing_extensions import TypeAliasType
 
 
@@ -15,11 +15,114 @@ class Models(BaseModel):
     )
 
 
+class ChunkFilter(BaseModel):
+    """
+    Restricts retrieval before ranking (never applied after the limit). Every given condition must hold.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path_prefix: Annotated[str | None, Field(alias='pathPrefix', max_length=1024)] = (
+        None
+    )
+    """
+    Source path equal to this, or under this folder (`guide` matches `guide/a.md`, not `guides/b.md`). Case-insensitive.
+    """
+    path_globs: Annotated[list[str] | None, Field(alias='pathGlobs', max_length=64)] = (
+        None
+    )
+    """
+    Source path matches at least one of these globs.
+    """
+    tags: Annotated[list[str] | None, Field(max_length=32)] = None
+    """
+    The chunk carries every one of these tags (front matter `tags` for Markdown chunks, metadata `tags` for external ones).
+    """
+    metadata: Annotated[
+        dict[str, str | float | bool | None] | None, Field(max_length=32)
+    ] = None
+    """
+    Equality on metadata fields. For Markdown chunks the fields are the document's front matter keys (e.g. `status`); for external chunks their metadata.
+    """
+    collections: Annotated[list[str] | None, Field(max_length=32)] = None
+    """
+    Only these collections (`markdown` = chunks derived from the Markdown). Default: every collection.
+    """
+
+
+class ChunkMetadata(RootModel[dict[str, Any]]):
+    """
+    Free-form metadata (JSON values). For Markdown chunks: `headingPath`, `pointer` (v2 anchor of the chunk's first element), `tags` and `status` from the front matter, `indexedRevision` (SHA-256 of the indexed file).
+    """
+
+    root: Annotated[dict[str, Any], Field(max_length=64)]
+
+
+class ChunkSearchHit(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    collection: str
+    source_path: Annotated[str, Field(alias='sourcePath')]
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    content: str
+    metadata: ChunkMetadata
+    score: float
+    """
+    Cosine similarity between the query vector and the stored vector (1 = same direction).
+    """
+
+
+class ChunkSearchResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    results: list[ChunkSearchHit]
+    """
+    Best first.
+    """
+
+
+class DeleteChunkArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+
+
+class DeleteChunkResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    deleted: Literal[True]
+
+
 class DocumentLink(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
+    kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed']
+    """
+    How the link is written (`embed` is `![[Note]]`).
+    """
     source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Document containing the link.
@@ -30,11 +133,19 @@ class DocumentLink(BaseModel):
     """
     fragment: str | None
     """
-    The link's `#fragment` without `#`, if any (not checked against headings).
+    The link's `#fragment` without `#`, if any (`^id` for an Obsidian block reference).
+    """
+    fragment_found: Annotated[bool | None, Field(alias='fragmentFound')] = None
+    """
+    Whether the fragment names a heading of the target (a Markdown fragment by its GitHub-style slug, a wikilink fragment by heading text) or, for `^id`, a block marker; null without a fragment or when the target does not exist.
+    """
+    candidates: list[str] | None = None
+    """
+    For a wikilink whose name matches several documents: all of them, sorted (`target` is then the name as written, `targetExists` false); null otherwise.
     """
     target_exists: Annotated[bool, Field(alias='targetExists')]
     """
-    Whether a document exists at `target` in the index.
+    Whether a document exists at `target` in the index (false for an ambiguous wikilink).
     """
     pointer: Annotated[
         str | None,
@@ -101,6 +212,62 @@ class FileEntry(BaseModel):
     """
 
 
+class GetChunkArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    include_embedding: Annotated[bool, Field(alias='includeEmbedding')] = False
+
+
+class GetChunkResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    collection: str
+    """
+    `markdown` for chunks derived from the Markdown, else the external collection.
+    """
+    source_path: Annotated[str, Field(alias='sourcePath')]
+    """
+    Root-relative path of the document
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    """
+    Position of the chunk within its source (0-based).
+    """
+    content: str
+    """
+    The chunk's text.
+    """
+    metadata: ChunkMetadata
+    embedding_dimensions: Annotated[int | None, Field(alias='embeddingDimensions')]
+    """
+    Size of the stored vector; null when the chunk has none (yet).
+    """
+    embedding_stale: Annotated[bool, Field(alias='embeddingStale')]
+    """
+    External chunks only: the content changed without a new embedding; the chunk is left out of vector search until update_chunk gives one.
+    """
+    read_only: Annotated[bool, Field(alias='readOnly')]
+    """
+    True for Markdown chunks: change the Markdown with kb_patch instead.
+    """
+    embedding: list[float] | None = None
+    """
+    The stored vector (as stored, after normalisation; int8 storage returns the restored values), only when `includeEmbedding` was asked.
+    """
+
+
 class ImageEntry(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -131,6 +298,50 @@ class ImageEntry(BaseModel):
     last_write_time_utc: Annotated[str, Field(alias='lastWriteTimeUtc')]
     """
     UTC time in ISO 8601 with a `Z` suffix.
+    """
+
+
+class IndexNoteArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+
+
+class IndexNoteResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    chunk_ids: Annotated[list[str], Field(alias='chunkIds')]
+    """
+    In document order.
+    """
+    chunks: Annotated[int, Field(ge=0)]
+    """
+    Number of chunks.
+    """
+    dimensions: int | None
+    """
+    Embedding dimensions; null when embeddings are off.
+    """
+    quantization_bits: Annotated[
+        Literal[32, 8, 1] | None, Field(alias='quantizationBits')
+    ]
+    """
+    Bits per stored vector component (`embedding.vectorStorage`: float32 32, int8 8, binary 1); null when embeddings are off.
+    """
+    warning: str | None = None
+    """
+    Set when the vectors could not be computed (the lexical index is updated anyway).
     """
 
 
@@ -379,9 +590,11 @@ class KbLinksRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    path: Annotated[
+        str | None, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')
+    ] = None
     """
-    Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it).
+    Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it). Omit it to check the whole knowledge base (broken links, orphans, missing images; `direction` and `depth` do not apply then).
     """
     direction: Literal['outgoing', 'incoming', 'both'] = 'both'
     """
@@ -504,6 +717,10 @@ class KbMoveImageRequest(BaseModel):
     """
     The image's SHA-256 as last seen (e.g. from kb_load_image or kb_save_image); when given, the move happens only if the file still has it. Omit to move unconditionally.
     """
+    update_links: Annotated[bool, Field(alias='updateLinks')] = False
+    """
+    Our extension: also rewrite every image reference that reaches the image (`![alt](path)`, reference definitions, `![[file]]` embeds that would no longer find it), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.
+    """
 
 
 class KbMoveImageResult(BaseModel):
@@ -511,6 +728,10 @@ class KbMoveImageResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
+    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
+    """
+    Documents whose image references `updateLinks` rewrote, sorted; null without `updateLinks`.
+    """
     previous_path: Annotated[
         str,
         Field(
@@ -569,6 +790,10 @@ class KbMoveRequest(BaseModel):
     """
     The document's current `sourceHash` (SHA-256 hex, any case).
     """
+    update_links: Annotated[bool, Field(alias='updateLinks')] = False
+    """
+    Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve) and the moved document's own relative links, so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.
+    """
 
 
 class KbMoveResult(BaseModel):
@@ -578,17 +803,17 @@ class KbMoveResult(BaseModel):
     )
     path: Annotated[str, Field(max_length=1024, min_length=1)]
     """
-    Root-relative path with forward slashes, e.g. `docs/guide.md`. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused.
+    The new path.
     """
     source_hash: Annotated[
         str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
     ]
     """
-    SHA-256 of the file after the change; null when the file was deleted.
+    SHA-256 of the moved document (changed only when `updateLinks` rewrote its own relative links).
     """
     index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
     """
-    True only when the search index already reflects this change (or the path is not indexed at all); false when re-indexing of the path is queued or failed.
+    True only when the search index already reflects this change; false when re-indexing is queued or failed.
     """
     index_error: Annotated[str | None, Field(alias='indexError')]
     """
@@ -598,7 +823,11 @@ class KbMoveResult(BaseModel):
         str | None, Field(alias='previousPath', max_length=1024, min_length=1)
     ]
     """
-    The source path of a move; null otherwise.
+    The old path.
+    """
+    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
+    """
+    Documents whose links `updateLinks` rewrote (the moved document under its new path when its own links changed), sorted; null without `updateLinks`.
     """
 
 
@@ -750,6 +979,10 @@ class KbSearchRequest(BaseModel):
     """
     Leave out documents whose path matches any of these globs (applied after `includeGlobs`).
     """
+    tags: Annotated[list[str] | None, Field(max_length=16, min_length=1)] = None
+    """
+    Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs.
+    """
 
 
 class KbStatusArguments(BaseModel):
@@ -757,6 +990,28 @@ class KbStatusArguments(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
+
+
+class ListChunksArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source_path: Annotated[
+        str | None, Field(alias='sourcePath', max_length=1024, min_length=1)
+    ] = None
+    collection: Annotated[
+        str | None,
+        Field(max_length=128, min_length=1, pattern='^[A-Za-z0-9][A-Za-z0-9_.-]*$'),
+    ] = None
+    """
+    Namespace of external chunks (default `external`). `markdown` is reserved for chunks derived from the Markdown.
+    """
+    cursor: Annotated[str | None, Field(max_length=2048, min_length=1)] = None
+    """
+    `nextCursor` of the previous page.
+    """
+    limit: Annotated[int, Field(ge=1, le=500)] = 50
 
 
 class LoadedImage(BaseModel):
@@ -789,6 +1044,32 @@ class LoadedImage(BaseModel):
     sha256: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
     """
     SHA-256 of the original file (lowercase hex).
+    """
+
+
+class MissingImage(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    target: str
+    """
+    Root-relative path the image reference resolves to (or the name as written when an embed's file name matches nothing).
+    """
+    pointer: Annotated[
+        str | None,
+        Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$'),
+    ]
+    """
+    v2 anchor (indexed revision) of the element holding the reference; null when outside any addressable element.
+    """
+    kind: Literal['image', 'embed']
+    """
+    `image` for `![alt](path)`, `embed` for `![[file]]`.
     """
 
 
@@ -966,17 +1247,49 @@ class ReindexProgress(BaseModel):
     is_destructive_rebuild: Annotated[bool, Field(alias='isDestructiveRebuild')]
 
 
-class ReindexResult(BaseModel):
+class SearchDuplicate(BaseModel):
+    """
+    Another place holding the passage of a result.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    scanned_files: Annotated[int, Field(alias='scannedFiles', ge=0)]
-    indexed_files: Annotated[int, Field(alias='indexedFiles', ge=0)]
-    skipped_files: Annotated[int, Field(alias='skippedFiles', ge=0)]
-    deleted_files: Annotated[int, Field(alias='deletedFiles', ge=0)]
-    chunks_indexed: Annotated[int, Field(alias='chunksIndexed', ge=0)]
-    warning: str | None
+    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Root-relative path of a Markdown (`.md`) document.
+    """
+    pointer: Annotated[
+        str, Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$')
+    ]
+    """
+    Canonical v2 anchor `logical~selfHash~subtreeHash` as emitted by the server.
+    """
+
+
+class SearchKnowledgeArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    query: Annotated[str, Field(max_length=4096, min_length=1, pattern='\\S')]
+    top_k: Annotated[int | None, Field(alias='topK', ge=1)] = None
+    """
+    Maximum results (default 10; values above 100 are treated as 100).
+    """
+    filter: ChunkFilter | None = None
+
+
+class SearchKnowledgeResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    results: list[ChunkSearchHit]
+    """
+    Best first.
+    """
 
 
 class SearchReadHint(BaseModel):
@@ -1051,6 +1364,37 @@ class SearchResult(BaseModel):
     ]
     """
     SHA-256 of the document revision the index holds; compare with kb_read's `sourceHash` to tell whether the file changed since.
+    """
+    also_in: Annotated[list[SearchDuplicate], Field(alias='alsoIn')]
+    """
+    Our extension: other chunks with exactly the same text (leading and trailing whitespace aside), best ranked first; empty when the passage is found once. They take no place among the `topK` results.
+    """
+
+
+class SearchVectorsArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    embedding: Annotated[list[float], Field(max_length=8192, min_length=1)]
+    """
+    An embedding vector; any length is normalised to unit length before use. Its size must equal the index's embedding dimensions.
+    """
+    top_k: Annotated[int | None, Field(alias='topK', ge=1)] = None
+    """
+    Maximum results (default 10; values above 100 are treated as 100).
+    """
+    filter: ChunkFilter | None = None
+
+
+class SearchVectorsResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    results: list[ChunkSearchHit]
+    """
+    Best first.
     """
 
 
@@ -1167,6 +1511,174 @@ class TableRowMatch(BaseModel):
     """
 
 
+class UnreadableFile(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Root-relative path.
+    """
+    reason: str
+    """
+    Why it could not be indexed.
+    """
+
+
+class UpdateChunkArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    content: Annotated[str | None, Field(max_length=1000000)] = None
+    embedding: Annotated[list[float] | None, Field(max_length=8192, min_length=1)] = (
+        None
+    )
+    """
+    An embedding vector; any length is normalised to unit length before use. Its size must equal the index's embedding dimensions.
+    """
+    metadata: ChunkMetadata | None = None
+
+
+class UpdateChunkResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    collection: str
+    """
+    `markdown` for chunks derived from the Markdown, else the external collection.
+    """
+    source_path: Annotated[str, Field(alias='sourcePath')]
+    """
+    Root-relative path of the document
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    """
+    Position of the chunk within its source (0-based).
+    """
+    content: str
+    """
+    The chunk's text.
+    """
+    metadata: ChunkMetadata
+    embedding_dimensions: Annotated[int | None, Field(alias='embeddingDimensions')]
+    """
+    Size of the stored vector; null when the chunk has none (yet).
+    """
+    embedding_stale: Annotated[bool, Field(alias='embeddingStale')]
+    """
+    External chunks only: the content changed without a new embedding; the chunk is left out of vector search until update_chunk gives one.
+    """
+    read_only: Annotated[bool, Field(alias='readOnly')]
+    """
+    True for Markdown chunks: change the Markdown with kb_patch instead.
+    """
+    embedding: list[float] | None = None
+    """
+    The stored vector (as stored, after normalisation; int8 storage returns the restored values), only when `includeEmbedding` was asked.
+    """
+
+
+class UpsertVectorArguments(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str | None, Field(max_length=512, min_length=1, pattern='\\S')] = None
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    source_path: Annotated[
+        str, Field(alias='sourcePath', max_length=1024, min_length=1)
+    ]
+    """
+    Where the chunk comes from (any string; used by `pathPrefix` / `pathGlobs` filters).
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    content: Annotated[str, Field(max_length=1000000)]
+    embedding: Annotated[list[float], Field(max_length=8192, min_length=1)]
+    """
+    An embedding vector; any length is normalised to unit length before use. Its size must equal the index's embedding dimensions.
+    """
+    metadata: ChunkMetadata | None = None
+    collection: Annotated[
+        str | None,
+        Field(max_length=128, min_length=1, pattern='^[A-Za-z0-9][A-Za-z0-9_.-]*$'),
+    ] = None
+    """
+    Namespace of external chunks (default `external`). `markdown` is reserved for chunks derived from the Markdown.
+    """
+
+
+class UpsertVectorResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    created: bool
+    """
+    False when an existing chunk was replaced.
+    """
+
+
+class Chunk(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')]
+    """
+    Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.
+    """
+    collection: str
+    """
+    `markdown` for chunks derived from the Markdown, else the external collection.
+    """
+    source_path: Annotated[str, Field(alias='sourcePath')]
+    """
+    Root-relative path of the document
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    """
+    Position of the chunk within its source (0-based).
+    """
+    content: str
+    """
+    The chunk's text.
+    """
+    metadata: ChunkMetadata
+    embedding_dimensions: Annotated[int | None, Field(alias='embeddingDimensions')]
+    """
+    Size of the stored vector; null when the chunk has none (yet).
+    """
+    embedding_stale: Annotated[bool, Field(alias='embeddingStale')]
+    """
+    External chunks only: the content changed without a new embedding; the chunk is left out of vector search until update_chunk gives one.
+    """
+    read_only: Annotated[bool, Field(alias='readOnly')]
+    """
+    True for Markdown chunks: change the Markdown with kb_patch instead.
+    """
+    embedding: list[float] | None = None
+    """
+    The stored vector (as stored, after normalisation; int8 storage returns the restored values), only when `includeEmbedding` was asked.
+    """
+
+
 class KbCreateArguments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1204,7 +1716,7 @@ class KbLinksArguments(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    request: KbLinksRequest
+    request: KbLinksRequest | None = None
 
 
 class KbLinksResult(BaseModel):
@@ -1212,9 +1724,11 @@ class KbLinksResult(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    path: Annotated[
+        str | None, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')
+    ]
     """
-    Root-relative path of a Markdown (`.md`) document.
+    The `path` asked about; null for the whole-knowledge-base check.
     """
     links: list[DocumentLink]
     """
@@ -1226,7 +1740,17 @@ class KbLinksResult(BaseModel):
     """
     truncated: bool
     """
-    True when the walk stopped at the 1000-link limit; narrow `depth` or `direction`.
+    True when the walk (or a whole-knowledge-base list) stopped at the 1000-item limit; narrow `depth` or `direction`.
+    """
+    orphans: list[str] | None = None
+    """
+    Whole-knowledge-base check (no `path`) only, else null — indexed documents no other document links to, sorted. At most 1000.
+    """
+    missing_images: Annotated[
+        list[MissingImage] | None, Field(alias='missingImages')
+    ] = None
+    """
+    Whole-knowledge-base check (no `path`) only, else null — image references whose file does not exist under the root. At most 1000.
     """
 
 
@@ -1387,34 +1911,40 @@ class KbSearchResult(BaseModel):
     """
 
 
-class ReindexOutcome(BaseModel):
+class ListChunksResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    scope: Literal['changed', 'all']
-    force: bool
-    started_at_utc: Annotated[str, Field(alias='startedAtUtc')]
+    chunks: list[Chunk]
+    next_cursor: Annotated[str | None, Field(alias='nextCursor')]
     """
-    UTC time in ISO 8601 with a `Z` suffix.
+    Null when this was the last page.
     """
-    completed_at_utc: Annotated[str, Field(alias='completedAtUtc')]
-    """
-    UTC time in ISO 8601 with a `Z` suffix.
-    """
-    outcome: Literal['succeeded', 'failed', 'cancelled']
-    result: ReindexResult | None
-    error: str | None
 
 
-class StatusIndexing(BaseModel):
+class ReindexResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    is_running: Annotated[bool, Field(alias='isRunning')]
-    current: ReindexProgress | None
-    last: ReindexOutcome | None
+    scanned_files: Annotated[int, Field(alias='scannedFiles', ge=0)]
+    indexed_files: Annotated[int, Field(alias='indexedFiles', ge=0)]
+    skipped_files: Annotated[int, Field(alias='skippedFiles', ge=0)]
+    """
+    Files left as they were because they did not change.
+    """
+    deleted_files: Annotated[int, Field(alias='deletedFiles', ge=0)]
+    chunks_indexed: Annotated[int, Field(alias='chunksIndexed', ge=0)]
+    warning: str | None
+    unreadable_files: Annotated[int, Field(alias='unreadableFiles', ge=0)]
+    """
+    Files that could not be read or parsed (not UTF-8, binary, unreadable, not a regular file, over 8 MiB, vanished while read). They are left out of the index; every other file is indexed.
+    """
+    unreadable: Annotated[list[UnreadableFile], Field(max_length=20)]
+    """
+    The first 20 unreadable files in path order, each with its reason.
+    """
 
 
 class TableCellUpdate(BaseModel):
@@ -1613,6 +2143,36 @@ class KbReadResult(BaseModel):
     """
     Structured view of the table when the read starts at a table element (not for `document` reads); null otherwise.
     """
+
+
+class ReindexOutcome(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    scope: Literal['changed', 'all']
+    force: bool
+    started_at_utc: Annotated[str, Field(alias='startedAtUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+    completed_at_utc: Annotated[str, Field(alias='completedAtUtc')]
+    """
+    UTC time in ISO 8601 with a `Z` suffix.
+    """
+    outcome: Literal['succeeded', 'failed', 'cancelled']
+    result: ReindexResult | None
+    error: str | None
+
+
+class StatusIndexing(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    is_running: Annotated[bool, Field(alias='isRunning')]
+    current: ReindexProgress | None
+    last: ReindexOutcome | None
 
 
 class KbStatusResult(BaseModel):

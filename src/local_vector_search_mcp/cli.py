@@ -5,6 +5,7 @@
     local-vector-search-mcp [options] --status        print kb_status JSON and exit
     local-vector-search-mcp [options] --reindex [--force]
     local-vector-search-mcp [options] call <tool> [--json JSON | --field value ...]
+    local-vector-search-mcp [options] notion push [--dry-run] [--parent PAGE_ID] [PATH ...]
 
 Every invalid option or configuration value prints one clear message on
 stderr and exits with code 1. ``call`` prints the tool's JSON result on
@@ -99,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="with --reindex: rebuild an incompatible index")
     p.add_argument("--status", action="store_true", help="print the status JSON and exit")
     p.add_argument("-v", "--verbose", action="store_true", help="log more on stderr")
-    p.add_argument("command", nargs="?", choices=["serve", "call"], help="serve (default) or call <tool>")
+    p.add_argument(
+        "command", nargs="?", choices=["serve", "call", "notion"], help="serve (default), call <tool> or notion push"
+    )
     p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return p
 
@@ -174,7 +177,29 @@ def _call(ws: Workspace, rest: list[str]) -> int:
         print_content(result)
     else:
         print(json.dumps(result, ensure_ascii=False, indent=2))
+    _finish_index_sync(ws)
     return 0
+
+
+SYNC_WAIT_SECONDS = 60.0
+
+
+def _finish_index_sync(ws: Workspace) -> None:
+    """Let the re-indexing a mutation queued finish before the process exits (bounded).
+
+    The sync queue runs in a daemon thread; exiting at once would drop it and leave
+    the index behind the files until the next reindex (issue 10).
+    """
+    if not ws.indexing_started:
+        return
+    sync = ws.indexing.sync
+    if not sync.wait_idle(SYNC_WAIT_SECONDS):
+        pending = sync.pending()
+        print(
+            f"local-vector-search-mcp: gave up waiting for the index after {SYNC_WAIT_SECONDS:.0f} s; "
+            f"{len(pending)} path(s) are not re-indexed yet; run --reindex to catch up.",
+            file=sys.stderr,
+        )
 
 
 def print_content(result: ContentResult) -> None:
@@ -211,13 +236,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.force and not args.reindex:
         print("local-vector-search-mcp: --force is only valid together with --reindex.", file=sys.stderr)
         return EXIT_ERROR
-    if args.command != "call" and args.rest:
+    if args.command not in ("call", "notion") and args.rest:
         print(f"local-vector-search-mcp: Unexpected argument: {args.rest[0]}", file=sys.stderr)
         return EXIT_ERROR
     from .workspace import Workspace
 
     try:
         settings = load_settings(_options(args))
+        if (args.host is not None or args.port is not None) and settings.config.server.transport != "http":
+            raise ConfigError("--host and --port only apply with --transport http.")
+        if args.command == "notion":
+            from .notion.command import run as notion_run
+
+            return notion_run(settings, args.rest, _Parser)
         http = None
         if settings.config.server.transport == "http" and args.command != "call" and not (args.status or args.reindex):
             from .server.http import http_options

@@ -23,7 +23,8 @@ from .globs import validate_glob
 
 __all__ = ["CliOptions", "Config", "ConfigError", "Settings", "load_settings"]
 
-DEFAULT_STORAGE = Path(".local-vector-search-mcp") / "index.db"
+STATE_DIR = Path(".local-vector-search-mcp")
+DEFAULT_STORAGE = STATE_DIR / "index.db"
 # Enum-valued keys are matched case-insensitively (the contract's rule).
 _ENUM_KEYS = (
     ("server", "transport"),
@@ -67,6 +68,12 @@ class Settings:
     storage_path: Path
     config: Config
     config_file: Path | None
+    # locks shared by every server process of the project (the Markdown write lock); kept apart
+    # from the index, which may live in another folder or in no file at all (spec/decisions.md)
+    state_dir: Path
+    # storage.backend postgresql: storage.url, else LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL (may hold
+    # a password: never logged or shown; index/postgres.py shows host, port and database only)
+    database_url: str | None = field(default=None, repr=False)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -248,5 +255,31 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     storage_path = storage if storage.is_absolute() else (project_root / storage)
     storage_path = Path(os.path.abspath(storage_path))
     return Settings(
-        project_root=project_root, root=root, storage_path=storage_path, config=config, config_file=config_file
+        project_root=project_root,
+        root=root,
+        storage_path=storage_path,
+        config=config,
+        config_file=config_file,
+        state_dir=project_root / STATE_DIR,
+        database_url=_database_url(config, environ),
     )
+
+
+DATABASE_URL_ENV = "LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL"
+
+
+def _database_url(config: Config, environ: dict[str, str]) -> str | None:
+    """The PostgreSQL URL when that backend is chosen: ``storage.url``, else the environment
+    (so a password can stay out of YAML). Errors never repeat the URL: it may hold a password."""
+    if config.storage.backend != "postgresql":
+        return None
+    url = config.storage.url or environ.get(DATABASE_URL_ENV, "").strip()
+    if not url:
+        raise ConfigError(
+            f"storage.backend is postgresql but no database URL is set: give storage.url or {DATABASE_URL_ENV}."
+        )
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(
+            "The PostgreSQL URL must start with postgresql:// (the URL is not shown: it may hold a password)."
+        )
+    return url

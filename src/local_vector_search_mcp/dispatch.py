@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -33,9 +33,12 @@ ToolOutput = dict[str, Any] | ContentResult
 """A structured result (JSON object) or the content blocks of a content-only tool."""
 
 
-def available_tools() -> list[ToolSpec]:
-    """Spec'd tools that have a handler, in spec order: the ones the server lists."""
-    return [spec for name, spec in BY_NAME.items() if name in BINDINGS]
+def available_tools(toolsets: Sequence[str] | None = None) -> list[ToolSpec]:
+    """Spec'd tools that have a handler, in spec order, of the enabled tool sets (``server.toolsets``;
+    every set when ``None``): the ones the server lists."""
+    return [
+        spec for name, spec in BY_NAME.items() if name in BINDINGS and (toolsets is None or spec.toolset in toolsets)
+    ]
 
 
 def missing_handlers() -> list[str]:
@@ -124,6 +127,11 @@ def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOu
     spec = BY_NAME.get(name)
     if spec is None or name not in BINDINGS:
         raise InvalidArgument(f"Unknown tool {name!r}.")
+    if spec.toolset not in ws.config.server.toolsets:
+        raise InvalidArgument(
+            f"Tool {name!r} belongs to the {spec.toolset!r} tool set, which is not enabled "
+            f"(server.toolsets: {list(ws.config.server.toolsets)})."
+        )
     request = validate_arguments(spec, arguments)
     handler = _handler(name)
     result = handler(ws) if request is None else handler(ws, request)

@@ -30,10 +30,14 @@ def _refuse(shown: str, why: str) -> InvalidPath:
 
 
 class PathGuard:
-    def __init__(self, root: Path, storage_path: Path) -> None:
+    def __init__(self, root: Path, storage_path: Path, state_dir: Path | None = None) -> None:
         self.root = root
         self._index_file: str | None = None
         self._index_dir: str | None = None
+        self._state_dir: str | None = None
+        # the lock folder is never part of the knowledge base either
+        if state_dir is not None and state_dir.is_relative_to(root) and state_dir != root:
+            self._state_dir = state_dir.relative_to(root).as_posix().lower()
         try:
             rel = storage_path.relative_to(root)
         except ValueError:
@@ -75,6 +79,8 @@ class PathGuard:
         ):
             raise _refuse(shown, "the search index's own files are not part of the knowledge base")
         if self._index_dir and (lowered == self._index_dir or lowered.startswith(self._index_dir + "/")):
+            raise _refuse(shown, "the search index's own files are not part of the knowledge base")
+        if self._state_dir and (lowered == self._state_dir or lowered.startswith(self._state_dir + "/")):
             raise _refuse(shown, "the search index's own files are not part of the knowledge base")
         return text
 

@@ -1,19 +1,34 @@
-"""The workspace: one knowledge base, its settings and its lazily built services.
+"""The workspace: one knowledge base, its settings and its lazily wired services.
 
-Handlers receive a :class:`Workspace`. Heavy services (the index, the embedding
-model, the sync queue) are created on first use through :meth:`Workspace.service`,
-so starting the server never opens the database or loads a model.
+Handlers receive a :class:`Workspace`. The index services are built on first
+use, so starting the server never opens the database or loads a model::
+
+    store      = index.stores.open_store(settings)        the storage port
+    embedders  = embeddings.EmbedderSlot(config.embedding) one embedder, shared
+    activity   = index.activity.IndexActivity()           what indexing is doing
+    indexing   = IndexingService(store, embedders, activity)
+    search     = SearchService(store, embedders, activity, on_pending_vectors=indexing.kick_vectors)
+
+Indexing and search never import each other; this is the one place that
+connects them.
 """
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Config, Settings
 from .errors import PermissionDenied
 from .paths import PathGuard
+
+if TYPE_CHECKING:
+    from .embeddings import EmbedderSlot
+    from .index.activity import IndexActivity
+    from .index.indexing import IndexingService
+    from .index.port import IndexStore
+    from .search.service import SearchService
 
 __all__ = ["Workspace"]
 
@@ -25,13 +40,20 @@ class Workspace:
         self.settings = settings
         self.root: Path = settings.root
         self.storage_path: Path = settings.storage_path
+        self.state_dir: Path = settings.state_dir
         self.config: Config = settings.config
-        self.guard = PathGuard(settings.root, settings.storage_path)
-        self._services: dict[type[Any], Any] = {}
+        self.guard = PathGuard(settings.root, settings.storage_path, settings.state_dir)
         self._lock = threading.RLock()
+        self._store: IndexStore | None = None
+        self._embedders: EmbedderSlot | None = None
+        self._activity: IndexActivity | None = None
+        self._indexing: IndexingService | None = None
+        self._search: SearchService | None = None
+        self._services: dict[type[Any], Any] = {}
 
     def service(self, cls: type[T]) -> T:
-        """Return the workspace's single ``cls(self)``, creating it on first use."""
+        """The workspace's single ``cls(self)`` (other areas' per-workspace state, e.g. caches),
+        created on first use; closed with the workspace when it has ``close()``."""
         with self._lock:
             instance = self._services.get(cls)
             if instance is None:
@@ -39,9 +61,66 @@ class Workspace:
                 self._services[cls] = instance
             return instance
 
-    def has_service(self, cls: type[Any]) -> bool:
-        return cls in self._services
+    # index services (built on first use) ----------------------------------------
+    @property
+    def store(self) -> IndexStore:
+        with self._lock:
+            if self._store is None:
+                from .index.stores import open_store
 
+                self._store = open_store(self.settings)
+            return self._store
+
+    @property
+    def embedders(self) -> EmbedderSlot:
+        with self._lock:
+            if self._embedders is None:
+                from .embeddings import EmbedderSlot
+
+                self._embedders = EmbedderSlot(self.config.embedding)
+            return self._embedders
+
+    @property
+    def activity(self) -> IndexActivity:
+        with self._lock:
+            if self._activity is None:
+                from .index.activity import IndexActivity
+
+                self._activity = IndexActivity()
+            return self._activity
+
+    @property
+    def indexing(self) -> IndexingService:
+        with self._lock:
+            if self._indexing is None:
+                from .index.indexing import IndexingService
+
+                self._indexing = IndexingService(self.root, self.config, self.store, self.embedders, self.activity)
+            return self._indexing
+
+    @property
+    def search(self) -> SearchService:
+        with self._lock:
+            if self._search is None:
+                from .search.service import SearchService
+
+                self._search = SearchService(self.config, self.store, self.embedders, self.activity, self._kick_vectors)
+            return self._search
+
+    def _kick_vectors(self) -> None:
+        self.indexing.kick_vectors()
+
+    @property
+    def indexing_started(self) -> bool:
+        """Whether the indexing service exists (a mutation queued re-indexing, or a reindex ran)."""
+        return self._indexing is not None
+
+    @property
+    def index_opened(self) -> bool:
+        """Whether anything has touched the index yet (status and shutdown stay cheap otherwise)."""
+        return self._store is not None
+
+    # writes ---------------------------------------------------------------------
     def require_writes(self) -> None:
         if not self.config.knowledge_base.allow_writes:
             raise PermissionDenied(
@@ -51,9 +130,16 @@ class Workspace:
 
     def close(self) -> None:
         with self._lock:
+            indexing, store = self._indexing, self._store
+            self._indexing = self._search = None
+            self._store = None
             services = list(self._services.values())
             self._services.clear()
         for service in reversed(services):
-            close = getattr(service, "close", None) or getattr(service, "shutdown", None)
+            close = getattr(service, "close", None)
             if callable(close):
                 close()
+        if indexing is not None:
+            indexing.shutdown()
+        if store is not None:
+            store.close()

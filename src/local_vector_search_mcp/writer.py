@@ -5,7 +5,7 @@ fsynced, and is renamed over the target only if the target still holds the
 revision the edit was planned on (compare-and-swap on its SHA-256); then the
 folder is fsynced. The check and the rename happen under an exclusive
 ``flock`` shared by every server process of the project (the lock file sits
-next to the index), so two agents in two processes cannot both win a race on
+in the project's state folder, ``.local-vector-search-mcp/``), so two agents in two processes cannot both win a race on
 one file. :func:`mutate` re-plans an edit up to three times when the file
 changed underneath it, then gives up with ``CONFLICT``.
 
@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .errors import AlreadyExists, Conflict, ConflictReason, KbError, NotFound, PermissionDenied
+from .sourcefile import check_size
 from .workspace import Workspace
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "create_new",
     "delete_file",
     "move_file",
+    "move_with_rewrites",
     "mutate",
     "recover",
     "replace_file",
@@ -86,7 +88,8 @@ class Intent:
 
 
 def _lock_path(ws: Workspace) -> Path:
-    return ws.storage_path.parent / "write.lock"
+    # the project's state folder, wherever the index lives (spec/decisions.md 127)
+    return ws.state_dir / "write.lock"
 
 
 @contextlib.contextmanager
@@ -243,6 +246,7 @@ def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]
         raw = _read(target)
         if raw is None:
             raise NotFound(f"Document {rel!r} was not found.")
+        check_size(len(raw), rel)
         data = plan(raw)
         try:
             return data, commit(ws, rel, target, data, sha256_hex(raw))
@@ -346,6 +350,99 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
         _fsync_dir(src.parent)
         intent.clear()
     return sha256_hex(current)
+
+
+def move_with_rewrites(
+    ws: Workspace,
+    move: tuple[str, Path, str, Path, str],
+    moved_data: bytes | None,
+    rewrites: dict[str, tuple[Path, bytes, bytes]],
+    *,
+    guard_document: bool = True,
+) -> str:
+    """A move plus rewrites of other files, all or nothing (kb_move ``updateLinks``).
+
+    ``move`` is ``(src_rel, src, dst_rel, dst, expected_sha)`` (``expected_sha`` empty:
+    unguarded); ``moved_data`` replaces the moved file's bytes when its own links
+    changed; ``rewrites`` maps a path to ``(file, bytes planned on, new bytes)``.
+    Under the project write lock every file is checked before anything is written:
+    a file that changed since it was planned is CONFLICT naming it, and nothing
+    happens. Files are then replaced one by one (each atomically); if one changes in
+    the short window before its rename (an editor outside the server) or the OS
+    refuses, the files already rewritten get their previous bytes back and the move
+    is not made, so no file is left half-done. Returns the moved file's SHA-256.
+    """
+    src_rel, src, dst_rel, dst, expected_sha = move
+    with write_lock(ws) as intent:
+        current = _read(src)
+        if current is None:
+            raise NotFound(f"{'Document' if guard_document else 'File'} {src_rel!r} was not found.")
+        if expected_sha and sha256_hex(current) != expected_sha.lower():
+            raise Conflict(
+                f"{src_rel!r} changed since it was read (hash differs); re-read it and retry.",
+                ConflictReason.SOURCE_CHANGED,
+            )
+        if os.path.lexists(dst):
+            raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
+        for rel, (path, old, _) in sorted(rewrites.items()):
+            if _read(path) != old:
+                raise Conflict(
+                    f"{rel!r} changed while the move was prepared; nothing was written. Retry the move.",
+                    ConflictReason.SOURCE_CHANGED,
+                )
+        done: list[tuple[str, Path, bytes, bytes]] = []
+        try:
+            for rel, (path, old, new) in sorted(rewrites.items()):
+                if _read(path) != old:
+                    raise SourceChanged(rel)
+                _replace(intent, path, new)
+                done.append((rel, path, old, new))
+            _make_parents(ws, dst, dst_rel)
+            if moved_data is None:
+                intent.note(source=src, target=dst)
+                os.link(src, dst)  # no-overwrite rename: link, then drop the old name
+            else:
+                tmp = _write_temp(intent, dst, moved_data, os.stat(src).st_mode)
+                try:
+                    os.link(tmp, dst)
+                finally:
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
+            try:
+                os.unlink(src)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.unlink(dst)
+                raise
+        except (SourceChanged, OSError, KbError) as exc:
+            for _rel, path, old, new in reversed(done):  # put back what was already rewritten
+                if _read(path) == new:
+                    with contextlib.suppress(OSError):
+                        _replace(intent, path, old)
+            if isinstance(exc, SourceChanged):
+                raise Conflict(
+                    f"{exc.args[0]!r} changed while the move was applied; every file was restored. Retry the move.",
+                    ConflictReason.SOURCE_CHANGED,
+                ) from None
+            if isinstance(exc, FileExistsError):
+                raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.") from None
+            if isinstance(exc, OSError):
+                raise _os_error(exc, src_rel) from None
+            raise
+        for folder in sorted({dst.parent, src.parent} | {path.parent for _, path, _, _ in done}):
+            _fsync_dir(folder)  # once per folder: a hundred rewritten notes often share a few
+        intent.clear()
+    return sha256_hex(current if moved_data is None else moved_data)
+
+
+def _replace(intent: Intent, path: Path, data: bytes) -> None:
+    tmp = _write_temp(intent, path, data, os.stat(path).st_mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def delete_file(ws: Workspace, rel: str, path: Path, expected_sha: str) -> None:

@@ -255,3 +255,32 @@ def test_signed_urls_never_reach_the_log(server: TlsServer, tmp_path: Path, capl
         with pytest.raises(InvalidArgument):
             fetch_to_file(server.url(f"/gone?{SECRET}"), tmp_path / "y.tmp", allow("127.0.0.1"))
     assert SECRET not in caplog.text and "/img.png" not in caplog.text
+
+
+@pytest.mark.parametrize("url", ["https://2130706433/x.png", "https://127.1/x.png", "https://0177.0.0.1/x.png"])
+def test_numeric_host_spellings_resolve_to_the_address_they_mean(url: str, tmp_path: Path) -> None:
+    """inet_aton forms are not IP literals to ``ipaddress``: the (system) lookup turns them into the
+    address they mean, which is checked; httpx itself refuses the octal form as an invalid URL."""
+    message = refused(url, tmp_path / "x.tmp", DownloadPolicy())
+    assert "loopback" in message or "not a valid" in message
+
+
+def test_international_names_are_resolved_and_sent_idna_encoded(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        seen.append(host)
+        return ["10.0.0.1"]
+
+    refused("https://bücher.example/x.png", tmp_path / "x.tmp", DownloadPolicy(), resolver=resolver)
+    assert seen == ["xn--bcher-kva.example"]
+
+
+def test_the_deadline_covers_redirect_chains(server: TlsServer, tmp_path: Path) -> None:
+    def slow_hop(request: object) -> Reply:
+        time.sleep(0.4)
+        return Reply(302, headers={"Location": "/hop"})
+
+    server.routes["/hop"] = slow_hop
+    message = refused(server.url("/hop"), tmp_path / "x.tmp", allow("127.0.0.1", deadline=1.0))
+    assert "longer than 1 seconds" in message

@@ -331,3 +331,61 @@ def test_staging_files_have_the_name_writer_recovery_removes(ws: Workspace) -> N
         intent.note(tmp=staged)  # as publish() does before linking; then the process dies
     assert writer.recover(ws) == [f"removed the temporary file {staged.name}"]
     assert not staged.exists()
+
+
+def test_warm_pages_reuse_the_walk_until_a_folder_changes(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    from local_vector_search_mcp.assets import images as engine
+
+    (ws.root / "sub").mkdir()
+    for name in ["a.png", "sub/b.png"]:
+        (ws.root / name).write_bytes(PNG)
+    hour_ago = os.stat(ws.root).st_mtime - 3600
+    for folder in (ws.root, ws.root / "sub"):
+        os.utime(folder, (hour_ago, hour_ago))
+    walks: list[object] = []
+    real_scandir = os.scandir
+
+    def counting(path: object) -> object:
+        walks.append(path)
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine.os, "scandir", counting)
+    assert [e.path for e in list_images(ws).images] == ["a.png", "sub/b.png"]
+    first = len(walks)
+    # ctime still changes with the writes above, so let the racy window pass without sleeping
+    monkeypatch.setattr(engine, "_RACY_NS", 0)
+    list_images(ws)
+    settled = len(walks)
+    assert [e.path for e in list_images(ws).images] == ["a.png", "sub/b.png"]
+    assert len(walks) == settled, "an unchanged tree must not be walked again"
+    assert first > 0
+    (ws.root / "sub" / "c.png").write_bytes(PNG)  # changes sub's mtime
+    assert [e.path for e in list_images(ws).images] == ["a.png", "sub/b.png", "sub/c.png"]
+    (ws.root / "a.png").unlink()
+    assert [e.path for e in list_images(ws).images] == ["sub/b.png", "sub/c.png"]
+    (ws.root / "sub").chmod(0o700)  # ctime only: still re-walked
+    before = len(walks)
+    list_images(ws)
+    assert len(walks) > before
+
+
+def test_inline_data_over_25_mib_is_refused_before_anything_is_written(ws: Workspace) -> None:
+    from local_vector_search_mcp.assets.formats import MAX_BYTES
+
+    text = base64.b64encode(PNG + bytes(MAX_BYTES + 1 - len(PNG))).decode()
+    with pytest.raises(InvalidArgument, match="25 MiB"):
+        decode_image_data(text)
+    exact = decode_image_data(base64.b64encode(PNG + bytes(MAX_BYTES - len(PNG))).decode())
+    assert len(exact.data) == MAX_BYTES
+    assert tree(ws.root) == []
+
+
+def test_a_linked_images_folder_is_refused_and_nothing_lands_behind_it(ws: Workspace, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ws.root / "images").symlink_to(elsewhere)
+    with pytest.raises(InvalidPath, match="symbolic links"):
+        save_image(ws, InlineImage(PNG))
+    with pytest.raises(InvalidPath):
+        save_image(ws, InlineImage(PNG), target_path="images/x.png")
+    assert list(elsewhere.iterdir()) == []

@@ -206,7 +206,15 @@ def substitute(value: Any, saved: dict[str, Any]) -> Any:
     return value
 
 
-async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) -> None:
+async def run_scenario(
+    command: list[str],
+    scenario: dict[str, Any],
+    tmp: Path,
+    storage: dict[str, Any] | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> None:
+    """``storage`` merges into the scenario's ``storage`` config section (the engine under
+    test); ``extra_env`` adds server environment variables (the database URL)."""
     workspace = tmp / "ws"
     workspace.mkdir()
     blobs = {name: make_blob(spec) for name, spec in (scenario.get("blobs") or {}).items()}
@@ -220,7 +228,10 @@ async def run_scenario(command: list[str], scenario: dict[str, Any], tmp: Path) 
         saved[f"{name}_b64"] = base64.b64encode(data).decode("ascii")
         saved[f"{name}_sha256"] = hashlib.sha256(data).hexdigest()
         saved[f"{name}_bytes"] = len(data)
-    async with connect(command, workspace, scenario.get("config"), scenario.get("args")) as conn:
+    config = scenario.get("config")
+    if storage:
+        config = {**(config or {}), "storage": {**((config or {}).get("storage") or {}), **storage}}
+    async with connect(command, workspace, config, scenario.get("args"), extra_env) as conn:
         for n, step in enumerate(scenario["steps"]):
             where = f"step {n}"
             if "write" in step:  # an edit made by another program

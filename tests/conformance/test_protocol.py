@@ -83,3 +83,38 @@ def test_success_has_structured_content_and_the_same_json_text(tmp_path: Path, r
             assert result.structured["indexMode"] in ("lexical", "vector-enabled")
 
     anyio.run(run)
+
+
+CHUNK_TOOLS = [
+    "index_note",
+    "upsert_vector",
+    "search_vectors",
+    "search_knowledge",
+    "get_chunk",
+    "list_chunks",
+    "update_chunk",
+    "delete_chunk",
+]
+
+
+def test_chunk_tools_are_listed_only_when_enabled(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    async def run() -> None:
+        (tmp_path / "a").mkdir()
+        (tmp_path / "b").mkdir()
+        async with connect(_command(request), tmp_path / "a") as conn:
+            default = [t.name for t in await conn.list_tools()]
+        config = {"server": {"toolsets": ["kb", "chunks"]}}
+        async with connect(_command(request), tmp_path / "b", config) as conn:
+            enabled = {t.name: t for t in await conn.list_tools()}
+        assert not set(CHUNK_TOOLS) & set(default)
+        assert set(default) < set(enabled)
+        assert [n for n in enabled if n in CHUNK_TOOLS] == CHUNK_TOOLS
+        for name in CHUNK_TOOLS:  # flat, camelCase arguments as NoteHarbor names them
+            schema = enabled[name].input_schema
+            assert "request" not in schema.get("properties", {}), name
+        assert {"sourcePath", "chunkIndex", "content", "embedding", "metadata", "collection", "id"} == set(
+            enabled["upsert_vector"].input_schema["properties"]
+        )
+        assert enabled["delete_chunk"].annotations.destructive_hint is True
+
+    anyio.run(run)

@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
+from pg_server import PgServer
 
 from .client import server_command
 from .runner import load_scenarios, run_scenario
@@ -16,7 +17,17 @@ pytestmark = pytest.mark.conformance
 CASES = load_scenarios()
 
 
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("scenario", [c[1] for c in CASES], ids=[c[0] for c in CASES])
-def test_scenario(scenario: dict[str, Any], tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_scenario(scenario: dict[str, Any], engine: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Every scenario on both storage engines: with ``storage.backend: postgresql`` every tool
+    behaves exactly as on SQLite (the URL reaches the server through the environment, as a
+    deployment keeping its password out of YAML would pass it)."""
     command = server_command(request.config.getoption("--server"))
-    anyio.run(run_scenario, command, scenario, tmp_path)
+    if engine == "postgresql":
+        server: PgServer = request.getfixturevalue("pg_server")
+        storage = {"backend": "postgresql", "schema": server.fresh_schema()}
+        env = {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": server.url}
+        anyio.run(run_scenario, command, scenario, tmp_path, storage, env)
+    else:
+        anyio.run(run_scenario, command, scenario, tmp_path)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pg_server import PgServer
 from shared_data import CORPORA
 
 from .client import Connection, connect, server_command
@@ -28,7 +29,18 @@ async def _wait_idle(conn: Connection) -> dict:  # type: ignore[type-arg]
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpora not available")
-def test_concurrent_reindex_and_edits_keep_the_index_consistent(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+def test_concurrent_reindex_and_edits_keep_the_index_consistent(
+    tmp_path: Path, request: pytest.FixtureRequest, engine: str
+) -> None:
+    """Two servers, one index: on PostgreSQL an advisory lock runs one reindex at a time and a
+    per-document lock keeps concurrent rewrites of one file from colliding."""
+    config: dict = dict(CONFIG)  # type: ignore[type-arg]
+    env: dict[str, str] | None = None
+    if engine == "postgresql":
+        server: PgServer = request.getfixturevalue("pg_server")
+        config["storage"] = {"backend": "postgresql", "schema": server.fresh_schema()}
+        env = {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": server.url}
     ws = tmp_path / "ws"
     ws.mkdir()
     files = sorted(CORPUS.glob("ch0*.md"))[:40]
@@ -38,8 +50,8 @@ def test_concurrent_reindex_and_edits_keep_the_index_consistent(tmp_path: Path, 
 
     async def run() -> None:
         async with AsyncExitStack() as stack:
-            a = await stack.enter_async_context(connect(command, ws, CONFIG))
-            b = await stack.enter_async_context(connect(command, ws, CONFIG))
+            a = await stack.enter_async_context(connect(command, ws, config, extra_env=env))
+            b = await stack.enter_async_context(connect(command, ws, config, extra_env=env))
             async with anyio.create_task_group() as tg:
                 tg.start_soon(a.call, "kb_reindex", {"request": {"scope": "all"}})
                 tg.start_soon(b.call, "kb_reindex", {"request": {"scope": "all"}})

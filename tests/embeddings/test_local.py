@@ -1,10 +1,9 @@
 from __future__ import annotations
 
 import numpy as np
-from kb_fakes import FakeWorkspace, make_config
+from kb_fakes import client
 
 from local_vector_search_mcp.embeddings.local import LOCAL_MODEL, LocalEmbedder
-from local_vector_search_mcp.index.service import IndexService
 
 
 def test_local_model_is_multilingual():
@@ -16,7 +15,7 @@ def test_local_model_is_multilingual():
 
 
 def test_default_provider_gives_hybrid_offline(kb):
-    svc = IndexService(FakeWorkspace(kb, make_config("local")))
+    svc = client(kb, "local")
     assert svc.reindex()["indexedFiles"] == 3
     status = svc.status_fields()
     assert status["embeddingModel"] == LOCAL_MODEL and status["indexMode"] == "vector-enabled"

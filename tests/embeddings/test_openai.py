@@ -7,12 +7,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import numpy as np
 import pytest
-from kb_fakes import FakeWorkspace, make_config
+from kb_fakes import client
 
 from local_vector_search_mcp.embeddings import EmbeddingError
 from local_vector_search_mcp.embeddings.local import LocalEmbedder
 from local_vector_search_mcp.embeddings.openai import OpenAICompatibleEmbedder, is_loopback_url
-from local_vector_search_mcp.index.service import IndexService
 
 
 def mock(handler):
@@ -112,10 +111,9 @@ def local_server():
 
 
 def test_hybrid_search_through_a_real_loopback_server(kb, local_server):
-    cfg = make_config(
-        "openai-compatible", embedding__endpoint=local_server, embedding__model="e5-small", embedding__batch_size=4
+    svc = client(
+        kb, "openai-compatible", embedding__endpoint=local_server, embedding__model="e5-small", embedding__batch_size=4
     )
-    svc = IndexService(FakeWorkspace(kb, cfg))
     result = svc.reindex()
     assert result["warning"] is None and result["indexedFiles"] == 3
     status = svc.status_fields()
@@ -127,15 +125,14 @@ def test_hybrid_search_through_a_real_loopback_server(kb, local_server):
 
 
 def test_provider_down_keeps_lexical_working(kb, local_server):
-    cfg = make_config("openai-compatible", embedding__endpoint=local_server, embedding__model="e5-small")
-    svc = IndexService(FakeWorkspace(kb, cfg))
+    svc = client(kb, "openai-compatible", embedding__endpoint=local_server, embedding__model="e5-small")
     svc.reindex()
-    down = make_config(
+    svc2 = client(
+        kb,
         "openai-compatible",
         embedding__endpoint="http://127.0.0.1:9/v1",
         embedding__model="e5-small",
         embedding__dimensions=384,
     )
-    svc2 = IndexService(FakeWorkspace(kb, down))
     out = svc2.search(query="pip", mode="hybrid")
     assert "Falling back to lexical search" in out["warning"] and out["results"]

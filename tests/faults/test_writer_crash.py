@@ -186,7 +186,7 @@ def test_the_next_cli_start_removes_a_temporary_file_left_by_a_killed_write(tmp_
 def test_a_torn_intent_note_is_ignored(tmp_path: Path) -> None:
     root = _fresh(tmp_path, 0)
     ws = _workspace(root)
-    lock = ws.storage_path.parent / "write.lock"
+    lock = ws.state_dir / "write.lock"
     lock.parent.mkdir(parents=True)
     lock.write_bytes(b'{"tmp": ".a.md.01')
     assert writer.recover(ws) == []

@@ -10,17 +10,14 @@ import textwrap
 import time
 from pathlib import Path
 
-from kb_fakes import FakeWorkspace, make_config
-
-from local_vector_search_mcp.index.service import IndexService
+from kb_fakes import client
 
 CHILD = textwrap.dedent(
     """
     import sys, time
     sys.path.insert(0, sys.argv[3])
-    from kb_fakes import FakeWorkspace, make_config
+    from kb_fakes import make_workspace
     from local_vector_search_mcp.index.indexer import Indexer
-    from local_vector_search_mcp.index.service import IndexService
     from pathlib import Path
 
     original = Indexer.index_bytes
@@ -30,8 +27,7 @@ CHILD = textwrap.dedent(
         time.sleep(0.05)
         return n
     Indexer.index_bytes = slow
-    svc = IndexService(FakeWorkspace(Path(sys.argv[1]), make_config("none"), Path(sys.argv[2])))
-    svc.reindex("all")
+    make_workspace(Path(sys.argv[1]), storage=Path(sys.argv[2])).indexing.reindex("all")
     print("done", flush=True)
     """
 )
@@ -43,11 +39,10 @@ def test_kill_mid_reindex_leaves_a_usable_index(tmp_path: Path) -> None:
     for i in range(200):
         (root / f"doc{i:03}.md").write_text(f"# Doc {i}\n\nalpha beta gamma {i}\n\n" + "filler " * 200, "utf-8")
     storage = tmp_path / "index.db"
-    ws = FakeWorkspace(root, make_config("none"), storage)
-    IndexService(ws).reindex()
+    client(root, storage=storage).reindex()
     for i in range(200):  # change every file so the next run rewrites them all
         (root / f"doc{i:03}.md").write_text(f"# Doc {i}\n\ndelta epsilon {i}\n", "utf-8")
-    helpers = str(Path(__file__).parent)
+    helpers = str(Path(__file__).parents[1])  # kb_fakes.py
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(root), str(storage), helpers],
         stdout=subprocess.PIPE,
@@ -62,7 +57,7 @@ def test_kill_mid_reindex_leaves_a_usable_index(tmp_path: Path) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
 
-    svc = IndexService(FakeWorkspace(root, make_config("none"), storage))
+    svc = client(root, storage=storage)
     status = svc.status_fields()
     assert status["compatibility"]["isCompatible"] and status["project"]["documents"] == 200
     # every document is either the old or the new revision, never half of each

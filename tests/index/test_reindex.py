@@ -4,18 +4,14 @@ import os
 import time
 
 import pytest
-from kb_fakes import FakeWorkspace, HashEmbedder, make_config
+from kb_fakes import HashEmbedder, client
 
 from local_vector_search_mcp.errors import IndexNotReady
-from local_vector_search_mcp.index.service import IndexService
 from local_vector_search_mcp.index.sqlite import SqliteStore
 
 
 def service(kb, provider="none", embedder=None, **overrides):
-    svc = IndexService(FakeWorkspace(kb, make_config(provider, **overrides)))
-    if embedder is not None:
-        svc.use_embedder(embedder)
-    return svc
+    return client(kb, provider, embedder=embedder, **overrides)
 
 
 def test_incremental_skip_touch_delete(kb):
@@ -84,8 +80,8 @@ def test_failed_file_keeps_previous_revision(kb, monkeypatch):
     (kb / "guide.md").write_text("# Guide\n\nReplacement text.\n", encoding="utf-8")
     original = SqliteStore.replace_document
 
-    def boom(self, doc, chunks):
-        original(self, doc, [*chunks[:1], None])  # fails inside the transaction
+    def boom(self, doc, chunks, *graph):
+        original(self, doc, [*chunks[:1], None], *graph)  # fails inside the transaction
 
     monkeypatch.setattr(SqliteStore, "replace_document", boom)
     with pytest.raises(AttributeError):

@@ -1,13 +1,10 @@
 from __future__ import annotations
 
-from kb_fakes import FakeWorkspace, make_config
-
-from local_vector_search_mcp.index.service import IndexService
+from kb_fakes import client
 
 
 def test_lexical_reindex_and_search(kb):
-    ws = FakeWorkspace(kb, make_config("none"))
-    svc = IndexService(ws)
+    svc = client(kb)
     result = svc.reindex()
     assert result["indexedFiles"] == 3
     out = svc.search(query="strong_count", mode="lexical")

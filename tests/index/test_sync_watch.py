@@ -3,10 +3,9 @@ from __future__ import annotations
 import threading
 import time
 
-from kb_fakes import FakeWorkspace, make_config
+from kb_fakes import client
 
-from local_vector_search_mcp.index.service import IndexService
-from local_vector_search_mcp.index.sync import SyncQueue
+from local_vector_search_mcp.index.sync import SyncQueue, SyncState
 
 
 def test_queue_dedups_and_keeps_newer_generation():
@@ -19,7 +18,7 @@ def test_queue_dedups_and_keeps_newer_generation():
 
     q = SyncQueue(reconcile)
     q.schedule(["a.md", "b.md", "a.md"])
-    assert q.status()["pendingFiles"] == 2
+    assert q.status().pending_files == 2
     gate.set()
     assert q.wait_idle(5)
     assert seen == ["a.md", "b.md"]
@@ -36,12 +35,12 @@ def test_failure_is_kept_and_later_items_continue():
     q.schedule(["bad.md", "good.md"])
     assert q.wait_idle(5)
     status = q.status()
-    assert status == {"pendingFiles": 1, "paths": ["bad.md"], "lastError": "bad.md: disk on fire"}
+    assert status == SyncState(1, ["bad.md"], "bad.md: disk on fire")
     q.stop()
 
 
 def test_targeted_sync_indexes_and_deletes(kb):
-    svc = IndexService(FakeWorkspace(kb, make_config("none")))
+    svc = client(kb)
     svc.reindex()
     (kb / "new.md").write_text("# New\n\nfreshly written words\n", encoding="utf-8")
     (kb / "guide.md").rename(kb / "moved.md")
@@ -53,7 +52,7 @@ def test_targeted_sync_indexes_and_deletes(kb):
 
 
 def test_watcher_picks_up_changes_within_a_second(kb):
-    svc = IndexService(FakeWorkspace(kb, make_config("none")))
+    svc = client(kb)
     svc.reindex()
     svc.start_watching()
     try:
@@ -88,7 +87,7 @@ def test_watcher_start_failure_is_reported(kb, monkeypatch):
             raise OSError("inotify watch limit reached")
 
     monkeypatch.setattr(watchdog.observers, "Observer", Broken)
-    svc = IndexService(FakeWorkspace(kb, make_config("none")))
+    svc = client(kb)
     svc.start_watching()
     status = svc.status_fields()["synchronization"]
     assert status["paths"] == ["<watcher>"] and "inotify" in status["lastError"]

@@ -1,56 +1,85 @@
-"""Test oracle (formerly markdown/parser.py; production uses markdown/blocks.py, and
-property tests hold both equal).
+"""Test oracle: the element model built the plain way (contract §4).
 
-Build the element model from markdown-it block tokens (contract §4).
+Production builds elements in phases that an incremental re-parse can resume
+(``markdown/scan.py``, ``assemble.py``, ``numbering.py``, ``elements.py``); this
+builder walks one whole-document token stream instead, and property tests hold
+both equal. It shares no code with production: line splitting, hashing, marker
+offsets, own segments and the paragraph ordinals of §4.6 are written here again,
+and the historical ordinals come from one parse of the whole document without
+the table extension, exactly as the contract words the rule (production parses
+only the chunks that hold a table). Only the output types (``Element``,
+``ElementKind``) come from production.
 
-Only the block parser runs (core rules ``normalize`` and ``block``): inline
-parsing is never needed for spans or hashes and would double the cost.
-
-Spans come from token line maps plus ``LineIndex``; every span is a whole
-physical line range (see spec/decisions.md), except a list item that starts on the
-same line as its parent item (``- - a``), which starts at its own marker.
-
-Ordinals: ``pN`` and ``codeN`` count every paragraph / code block of a section,
-also those hidden inside lists and quotes (their pointers are reserved). ``pN``
-additionally follows the historical rule of §4.6: ordinals are those of a parse
-without the table extension wherever a paragraph's line range is unchanged.
+Spans are whole physical line ranges (see spec/decisions.md), except a list item
+that starts on the same line as its parent item (``- - a``), which starts at its
+own marker. ``pN`` and ``codeN`` count every paragraph / code block of a section,
+also those hidden inside lists and quotes (their pointers are reserved).
 """
 
 from __future__ import annotations
 
+import re
+import struct
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import xxhash
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from local_vector_search_mcp.markdown.hashing import segments_hash, span_hash
 from local_vector_search_mcp.markdown.kinds import ElementKind
 from local_vector_search_mcp.markdown.model import Element
-from local_vector_search_mcp.markdown.pointers import FRONT_MATTER
-from local_vector_search_mcp.markdown.source import LineIndex
 
-__all__ = ["ParseResult", "build_elements"]
+__all__ = ["ParseResult", "build_elements", "historical_paragraph_ranges", "line_spans"]
+
+# Block structure only: spans never need the inline rules.
+_MD_CURRENT = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
+_MD_HISTORICAL = MarkdownIt("commonmark").use(front_matter_plugin).disable(["inline", "text_join"])
+
+_LIST_OPEN = ("bullet_list_open", "ordered_list_open")
+_LIST_CLOSE = ("bullet_list_close", "ordered_list_close")
+_MARKER_RE = re.compile(r"[ \t]*(?:[-+*]|[0-9]+[.)])[ \t]*")
 
 
-def _block_only(md: MarkdownIt) -> MarkdownIt:
-    # ``inline`` and ``text_join`` are the expensive core rules we never need.
-    md.disable(["inline", "text_join"])
-    return md
+def _hash(text: str) -> str:
+    """§3.3: XxHash64, seed 0, over the UTF-8 bytes, 16 lowercase hex digits."""
+    return xxhash.xxh64(text.encode("utf-8", "surrogatepass"), seed=0).hexdigest()
 
 
-_MD_CURRENT = _block_only(MarkdownIt("commonmark").enable("table").use(front_matter_plugin))
-_MD_HISTORICAL_HEAD = _block_only(MarkdownIt("commonmark").use(front_matter_plugin))
-# Front matter is only recognised on line 0; a chunk starting later must not
-# mistake a ``---`` line for it.
-_MD_HISTORICAL = _block_only(MarkdownIt("commonmark"))
+def _segments_hash(parts: list[str]) -> str:
+    """§3.3: one segment hashes like a span; several are framed (count, then length + bytes each)."""
+    if len(parts) <= 1:
+        return _hash(parts[0] if parts else "")
+    data = [part.encode("utf-8", "surrogatepass") for part in parts]
+    framed = struct.pack("<i", len(data)) + b"".join(struct.pack("<i", len(d)) + d for d in data)
+    return xxhash.xxh64(framed, seed=0).hexdigest()
 
-_LIST_OPEN = frozenset({"bullet_list_open", "ordered_list_open"})
-_LIST_CLOSE = frozenset({"bullet_list_close", "ordered_list_close"})
-# Top-level blocks that may continue across a blank line.
-_CONTINUABLE = frozenset({"bullet_list_open", "ordered_list_open", "fence", "code_block", "html_block"})
+
+def line_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end before its break) of every line; CRLF, CR and LF each end a line."""
+    spans = []
+    start = 0
+    for match in re.finditer(r"\r\n|\r|\n", text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+class _Lines:
+    def __init__(self, text: str) -> None:
+        spans = line_spans(text)
+        self.starts = [start for start, _ in spans]
+        self.ends = [end for _, end in spans]
+        self.count = len(spans)
+
+
+def _after_marker(text: str, pos: int) -> int:
+    """Offset just past the list marker (and the blanks after it) at ``pos``."""
+    match = _MARKER_RE.match(text, pos)
+    return match.end() if match else pos
 
 
 @dataclass(slots=True)
@@ -86,13 +115,6 @@ class _Heading:
     child_count: int = 0
 
 
-@dataclass(slots=True)
-class _TopBlock:
-    l0: int
-    l1: int
-    has_table: bool = False
-
-
 @dataclass(frozen=True, slots=True)
 class ParseResult:
     elements: tuple[Element, ...]
@@ -103,10 +125,36 @@ def _prefix(section: str) -> str:
     return f"{section}." if section else ""
 
 
+def _own_segments(text: str, d: _Draft) -> tuple[tuple[int, int], ...]:
+    """§4.4: the item's range minus each direct child's range, together with the
+    line break just before the child and the one just after it."""
+    removed = []
+    for child in d.children:
+        start, end = child.start, child.end
+        for brk in ("\r\n", "\r", "\n"):
+            if text.endswith(brk, 0, start):
+                start -= len(brk)
+                break
+        for brk in ("\r\n", "\r", "\n"):
+            if text.startswith(brk, end):
+                end += len(brk)
+                break
+        removed.append((start, end))
+    segments = []
+    pos = d.start
+    for start, end in sorted(removed):
+        if start > pos:
+            segments.append((pos, min(start, d.end)))
+        pos = max(pos, end)
+    if d.end > pos:
+        segments.append((pos, d.end))
+    return tuple(segment for segment in segments if segment[1] > segment[0])
+
+
 class _Builder:
-    def __init__(self, text: str, lines: LineIndex) -> None:
+    def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = lines
+        self.lines = _Lines(text)
         self.drafts: list[_Draft] = []
         self.reserved: set[str] = set()
         self.counters: dict[tuple[str, str], int] = {}
@@ -116,8 +164,6 @@ class _Builder:
         self.heading_keys: list[str] = []
         # (section, l0, l1, published draft or None) of every counted paragraph.
         self.paragraphs: list[tuple[str, int, int, _Draft | None]] = []
-        self.top_blocks: list[_TopBlock] = []
-        self.has_tables = False
         self._heading_path: str | None = None
 
     # -- line helpers -------------------------------------------------------
@@ -193,9 +239,6 @@ class _Builder:
             tok = tokens[i]
             kind = tok.type
             depth = len(stack)
-            if depth == 0 and tok.nesting >= 0 and tok.map is not None:
-                l0, l1 = self.map_of(tok)
-                self.top_blocks.append(_TopBlock(l0, l1))
             if kind == "heading_open":
                 if depth == 0:
                     self.heading(tok, tokens[i + 1] if i + 1 < n else None)
@@ -206,16 +249,13 @@ class _Builder:
             elif kind in ("fence", "code_block"):
                 self.code(tok, depth)
             elif kind == "table_open":
-                self.has_tables = True
-                if self.top_blocks:
-                    self.top_blocks[-1].has_table = True
                 if depth == 0:
                     l0, l1 = self.map_of(tok)
                     self.add(ElementKind.TABLE, l0, self.trim(l0, l1), self.leaf("t"))
                 i = self.skip_to(tokens, i, "table_close")
             elif kind == "front_matter" and depth == 0:
                 l0, l1 = self.map_of(tok)
-                self.add(ElementKind.FRONT_MATTER, l0, self.trim(l0, l1), FRONT_MATTER)
+                self.add(ElementKind.FRONT_MATTER, l0, self.trim(l0, l1), "frontmatter")
             elif kind == "blockquote_open":
                 l0, l1 = self.map_of(tok)
                 l1 = self.trim(l0, l1)
@@ -285,29 +325,13 @@ class _Builder:
             pointer = self.leaf("li")
         start = self.lines.starts[l0]
         if parent is not None and parent.l0 == l0:
-            start = self._after_marker(parent.start)
+            start = _after_marker(self.text, parent.start)
         draft = _Draft(ElementKind.LIST_ITEM, start, start, l0, l1, self.section, self.heading_path, pointer)
         draft.parent = parent
         if parent is not None:
             parent.children.append(draft)
         self.drafts.append(draft)
         return _Frame("item", l0, l1, draft)
-
-    def _after_marker(self, pos: int) -> int:
-        """Offset of the content after the list marker starting at/after ``pos``."""
-        text, end = self.text, self.lines.line_end(pos)
-        while pos < end and text[pos] in " \t":
-            pos += 1
-        if pos < end and text[pos] in "-+*":
-            pos += 1
-        else:
-            while pos < end and text[pos].isdigit():
-                pos += 1
-            if pos < end and text[pos] in ".)":
-                pos += 1
-        while pos < end and text[pos] in " \t":
-            pos += 1
-        return pos
 
     def close_item(self, draft: _Draft) -> None:
         draft.l1 = self.trim(draft.l0, draft.l1)
@@ -316,111 +340,35 @@ class _Builder:
     # -- paragraph ordinals (§4.6) -------------------------------------------
 
     def assign_paragraphs(self) -> None:
-        history = self.historical_paragraphs() if self.has_tables else None
-        current: dict[str, list[tuple[int, int, _Draft | None]]] = {}
+        """A paragraph whose line range a table-less parse also finds keeps that
+        parse's ordinal in its section; the others take the lowest free ordinal,
+        in order; historical ordinals nobody took are reserved."""
+        historical: dict[tuple[int, int], tuple[str, int]] = {}
+        seen: dict[str, int] = {}
+        for l0, l1 in historical_paragraph_ranges(self.text):
+            section = self.section_at(l0)
+            seen[section] = seen.get(section, 0) + 1
+            historical[(l0, l1)] = (section, seen[section])
+        taken: dict[str, set[int]] = {}
+        for section, l0, l1, _ in self.paragraphs:
+            if historical.get((l0, l1), ("", 0))[0] == section and (l0, l1) in historical:
+                taken.setdefault(section, set()).add(historical[(l0, l1)][1])
         for section, l0, l1, draft in self.paragraphs:
-            current.setdefault(section, []).append((l0, l1, draft))
-        historical: dict[str, dict[tuple[int, int], int]] = {}
-        if history is None:
-            for section, occurrences in current.items():
-                historical[section] = {(l0, l1): k for k, (l0, l1, _) in enumerate(occurrences, 1)}
-        else:
-            for l0, l1 in history:
-                table = historical.setdefault(self.section_at(l0), {})
-                table[(l0, l1)] = len(table) + 1
-        for section in current.keys() | historical.keys():
-            known = historical.get(section, {})
-            occurrences = current.get(section, [])
-            ordinals: list[int | None] = [known.get((l0, l1)) for l0, l1, _ in occurrences]
-            used = {o for o in ordinals if o is not None}
-            lowest = 1
-            for k, ordinal in enumerate(ordinals):
-                if ordinal is None:
-                    while lowest in used:
-                        lowest += 1
-                    ordinals[k] = lowest
-                    used.add(lowest)
-            prefix = _prefix(section)
-            for (_, _, draft), ordinal in zip(occurrences, ordinals, strict=True):
-                if draft is None:
-                    self.reserved.add(f"{prefix}p{ordinal}")
-                else:
-                    draft.pointer = f"{prefix}p{ordinal}"
-            self.reserved.update(f"{prefix}p{o}" for o in known.values() if o not in used)
-
-    def historical_paragraphs(self) -> list[tuple[int, int]]:
-        """Paragraph line ranges of a parse without the table extension.
-
-        Only chunks holding a table are re-parsed. A chunk is a run of
-        top-level blocks; chunks are cut where a top-level block starts after
-        a blank line, where block structure cannot depend on earlier lines.
-        """
-        blocks = self.top_blocks
-        chunks: list[list[int]] = []  # [first block, last block, has table]
-        for k, block in enumerate(blocks):
-            prev = blocks[k - 1] if k else None
-            cut = (
-                prev is not None
-                and block.l0 > 0
-                and self.blank(block.l0 - 1)
-                and all(self.blank(x) for x in range(min(prev.l1, block.l0), block.l0))
-            )
-            if not chunks or cut:
-                chunks.append([k, k, int(block.has_table)])
+            known = historical.get((l0, l1))
+            if known is not None and known[0] == section:
+                ordinal = known[1]
             else:
-                chunks[-1][1] = k
-                chunks[-1][2] |= int(block.has_table)
-        regions: list[tuple[int, int]] = []
-        result: list[tuple[int, int]] = []
-        c = 0
-        while c < len(chunks):
-            if not chunks[c][2]:
-                c += 1
-                continue
-            first = c
-            while True:
-                a = blocks[chunks[first][0]].l0 if first else 0
-                b = blocks[chunks[c + 1][0]].l0 if c + 1 < len(chunks) else self.lines.count
-                found, last_type = self.parse_region(a, b)
-                if last_type in _CONTINUABLE and c + 1 < len(chunks):
-                    c += 1  # the old parse may run on past the cut: re-parse wider
-                    continue
-                break
-            regions.append((a, b))
-            result.extend(found)
-            c += 1
-        starts = [a for a, _ in regions]
-        for _, l0, l1, _ in self.paragraphs:
-            r = bisect_right(starts, l0) - 1
-            if r < 0 or l0 >= regions[r][1]:
-                result.append((l0, l1))
-        result.sort()
-        return result
-
-    def parse_region(self, a: int, b: int) -> tuple[list[tuple[int, int]], str | None]:
-        src = "\n".join(self.text[self.lines.starts[x] : self.lines.ends[x]] for x in range(a, b))
-        md = _MD_HISTORICAL_HEAD if a == 0 else _MD_HISTORICAL
-        tokens = md.parse(src)
-        found: list[tuple[int, int]] = []
-        quotes: list[tuple[int, int] | None] = []  # quote ranges; None for lists/items
-        last_type: str | None = None
-        for tok in tokens:
-            if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
-                last_type = tok.type
-            if tok.type == "blockquote_open":
-                l0, l1 = self.map_of(tok)
-                quotes.append((l0 + a, self.trim(l0 + a, l1 + a)))
-            elif tok.type in _LIST_OPEN or tok.type == "list_item_open":
-                quotes.append(None)
-            elif tok.type in _LIST_CLOSE or tok.type in ("list_item_close", "blockquote_close"):
-                if quotes:
-                    quotes.pop()
-            elif tok.type == "paragraph_open":
-                l0, l1 = self.map_of(tok)
-                rng = (l0 + a, self.trim(l0 + a, l1 + a))
-                if not (quotes and quotes[-1] == rng):
-                    found.append(rng)
-        return found, last_type
+                used = taken.setdefault(section, set())
+                ordinal = next(n for n in range(1, len(used) + 2) if n not in used)
+                used.add(ordinal)
+            pointer = f"{_prefix(section)}p{ordinal}"
+            if draft is None:
+                self.reserved.add(pointer)
+            else:
+                draft.pointer = pointer
+        for section, ordinal in historical.values():
+            if ordinal not in taken.get(section, set()):
+                self.reserved.add(f"{_prefix(section)}p{ordinal}")
 
     # -- finishing ----------------------------------------------------------
 
@@ -441,19 +389,19 @@ class _Builder:
         elements = []
         for k, d in enumerate(self.drafts):
             if d.kind is ElementKind.LIST_ITEM:
-                segments = self.own_segments(d)
+                segments = _own_segments(text, d)
                 parts = [text[s:e] for s, e in segments]
                 own = "".join(parts)
-                self_hash = segments_hash(parts)
-                subtree = span_hash(text[d.start : d.end]) if d.children else self_hash
+                self_hash = _segments_hash(parts)
+                subtree = _hash(text[d.start : d.end]) if d.children else self_hash
             else:
                 segments = ((d.start, d.end),)
                 own = text[d.start : d.end]
-                self_hash = span_hash(own)
+                self_hash = _hash(own)
                 subtree = self_hash
             end_of_section = section_end.get(k)
             if end_of_section is not None:
-                subtree = span_hash(text[d.start : end_of_section])
+                subtree = _hash(text[d.start : end_of_section])
             elements.append(
                 Element(
                     pointer=d.pointer,
@@ -473,46 +421,32 @@ class _Builder:
             )
         return ParseResult(tuple(elements), frozenset(self.reserved))
 
-    def own_segments(self, d: _Draft) -> tuple[tuple[int, int], ...]:
-        """Item range minus direct children; the break before a child is cut
-        from the preceding segment and the break after a child skipped (§4.4)."""
-        text = self.text
-        segments: list[tuple[int, int]] = []
-        pos = d.start
-        for child in d.children:
-            cut = child.start
-            if cut - 2 >= pos and text.startswith("\r\n", cut - 2):
-                cut -= 2
-            elif cut - 1 >= pos and text[cut - 1] in "\r\n":
-                cut -= 1
-            if cut > pos:
-                segments.append((pos, cut))
-            pos = max(pos, child.end)
-            if text.startswith("\r\n", pos):
-                pos += 2
-            elif pos < len(text) and text[pos] in "\r\n":
-                pos += 1
-        if d.end > pos:
-            segments.append((pos, d.end))
-        return tuple(segments)
 
-
-def build_elements(text: str, lines: LineIndex) -> ParseResult:
+def build_elements(text: str) -> ParseResult:
     """Parse ``text`` and return its addressable elements and reserved pointers."""
-    builder = _Builder(text, lines)
+    builder = _Builder(text)
     builder.walk(_MD_CURRENT.parse(text))
     return builder.finish()
 
 
-def build_historical_full(text: str, lines: LineIndex) -> list[tuple[int, int]]:
-    """Test oracle: paragraph ranges of a whole-document parse without tables."""
-    builder = _Builder(text, lines)
-    found, _ = builder.parse_region(0, lines.count)
-    return found
-
-
-def historical_paragraphs(text: str, lines: LineIndex) -> list[tuple[int, int]]:
-    """Test hook: the chunked historical paragraph ranges (tables parsed or not)."""
-    builder = _Builder(text, lines)
-    builder.walk(_MD_CURRENT.parse(text))
-    return builder.historical_paragraphs()
+def historical_paragraph_ranges(text: str) -> list[tuple[int, int]]:
+    """Paragraph line ranges of the whole document parsed without tables (§4.6),
+    trailing blank lines trimmed; a paragraph filling its quote is not counted."""
+    builder = _Builder(text)
+    found: list[tuple[int, int]] = []
+    quotes: list[tuple[int, int] | None] = []  # quote ranges; None for lists and items
+    for tok in _MD_HISTORICAL.parse(text):
+        if tok.type == "blockquote_open":
+            l0, l1 = builder.map_of(tok)
+            quotes.append((l0, builder.trim(l0, l1)))
+        elif tok.type in _LIST_OPEN or tok.type == "list_item_open":
+            quotes.append(None)
+        elif tok.type in _LIST_CLOSE or tok.type in ("list_item_close", "blockquote_close"):
+            if quotes:
+                quotes.pop()
+        elif tok.type == "paragraph_open":
+            l0, l1 = builder.map_of(tok)
+            rng = (l0, builder.trim(l0, l1))
+            if not (quotes and quotes[-1] == rng):
+                found.append(rng)
+    return sorted(found)

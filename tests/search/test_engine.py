@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import pytest
-from kb_fakes import FakeWorkspace, HashEmbedder, make_config
+from kb_fakes import HashEmbedder, KbClient, make_workspace
 
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import IndexNotReady, InvalidArgument
 from local_vector_search_mcp.index.port import ChunkHit
-from local_vector_search_mcp.index.service import IndexService
 from local_vector_search_mcp.search.engine import rrf_fuse
 
 
@@ -16,10 +15,8 @@ def kb_search(ws, request):
 
 
 def ready(kb, provider="none", embedder=None):
-    ws = FakeWorkspace(kb, make_config(provider))
-    svc = ws.service(IndexService)
-    if embedder is not None:
-        svc.use_embedder(embedder)
+    ws = make_workspace(kb, provider, embedder=embedder)
+    svc = KbClient(ws)
     svc.reindex()
     return ws, svc
 
@@ -56,7 +53,7 @@ def test_invalid_arguments(kb, request_, message):
 
 
 def test_empty_index_is_not_ready(kb):
-    ws = FakeWorkspace(kb, make_config("none"))
+    ws = make_workspace(kb)
     with pytest.raises(IndexNotReady, match="kb_reindex"):
         kb_search(ws, {"query": "x"})
 
@@ -101,7 +98,8 @@ def test_hybrid_fuses_both(kb):
     out = kb_search(ws, {"query": "Install the tool with pip"})
     assert out["warning"] is None and out["results"][0]["searchMode"] == "hybrid"
     assert out["results"][0]["path"] == "guide.md"
-    assert out["results"][0]["score"] == pytest.approx(2 / 61)
+    # first in both lists under the shipped fusion: semanticWeight 0.5 / (rrfK 10 + 1) + 1 / (10 + 1)
+    assert out["results"][0]["score"] == pytest.approx(0.5 / 11 + 1 / 11)
 
 
 def test_rrf_ties_broken_by_chunk_id():
@@ -114,9 +112,42 @@ def test_rrf_ties_broken_by_chunk_id():
 
 
 def test_kb_reindex_handler(kb):
-    ws = FakeWorkspace(kb, make_config("none"))
+    ws = make_workspace(kb)
     out = invoke(ws, "kb_reindex", {"request": {"scope": "ALL", "force": False}})
     assert out["started"] is True and out["current"]["scope"] == "all"
-    ws.service(IndexService).wait_reindex(30)
+    ws.indexing.wait_reindex(30)
     with pytest.raises(InvalidArgument):
         invoke(ws, "kb_reindex", {"request": {"scope": "some"}})
+
+
+def test_lexical_scores_every_word_and_never_returns_nothing_when_words_exist(tmp_path):
+    (tmp_path / "a.md").write_text("# Hashing\n\nThe title field hashed with SHA-512 here.\n", "utf-8")
+    (tmp_path / "b.md").write_text("# Other\n\nNothing about that at all, only prose.\n", "utf-8")
+    ws, _ = ready(tmp_path)
+    # written as one identifier that occurs nowhere as such: its words still find the page
+    out = kb_search(ws, {"query": "title::SHA-512", "mode": "lexical"})
+    assert [r["path"] for r in out["results"]] == ["a.md"]
+    # a long question: the stop words neither decide nor block the match
+    out = kb_search(ws, {"query": "how do I get the hashed title of a field?", "mode": "lexical"})
+    assert out["results"][0]["path"] == "a.md"
+    assert "[the]" not in out["results"][0]["snippet"]
+
+
+def test_the_same_passage_in_several_files_is_one_result_with_also_in(tmp_path):
+    page = "# Install\n\nRun the installer with the --quiet flag to skip prompts.\n"
+    for version in ("1.0", "2.0", "latest"):
+        (tmp_path / version).mkdir()
+        (tmp_path / version / "install.md").write_text(page, "utf-8")
+    # same words, one differs: a different passage, never merged
+    (tmp_path / "other.md").write_text(
+        "# Install\n\nRun the installer with the --loud flag to skip prompts.\n", "utf-8"
+    )
+    ws, _ = ready(tmp_path)
+    out = kb_search(ws, {"query": "installer quiet flag", "mode": "lexical", "topK": 5})
+    results = out["results"]
+    assert [r["path"] for r in results] == ["1.0/install.md", "other.md"]
+    assert [r["score"] for r in results] == [1.0, 0.5]
+    also = results[0]["alsoIn"]
+    assert sorted(a["path"] for a in also) == ["2.0/install.md", "latest/install.md"]
+    assert all(a["pointer"] == results[0]["pointer"] for a in also)
+    assert results[1]["alsoIn"] == []

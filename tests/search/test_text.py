@@ -4,7 +4,19 @@ import apsw
 from hypothesis import given
 from hypothesis import strategies as st
 
-from local_vector_search_mcp.search.text import build_lexical_query, cjk_index_text, make_snippet
+from local_vector_search_mcp.index.cjk import cjk_index_text
+from local_vector_search_mcp.index.fts5 import render_match
+from local_vector_search_mcp.index.query import CjkRun, Term
+from local_vector_search_mcp.search.text import build_lexical_query, make_snippet
+
+
+def fts(query):
+    """The FTS5 strict (AND) and loose (OR) expressions of ``query``, as the SQLite adapter renders them."""
+    parsed = build_lexical_query(query)
+    if not parsed.leaves:
+        return None, None
+    no_stats = lambda tokens: {}  # noqa: E731
+    return render_match(parsed.strict(), no_stats), render_match(parsed.loose(), no_stats)
 
 
 def test_cjk_runs_become_bigrams_and_final_char():
@@ -12,19 +24,28 @@ def test_cjk_runs_become_bigrams_and_final_char():
     assert cjk_index_text("plain English text") == "plain English text"
 
 
-def test_query_terms_are_quoted_and_cjk_bigrammed():
-    q = build_lexical_query("共享状态 Rc::strong_count")
-    assert q.strict == '"共享" AND "享状" AND "状态" AND "Rc::strong_count"'
-    assert q.loose is not None and " OR " in q.loose
+def test_query_is_a_tree_of_user_text_and_fts5_quotes_and_bigrams_it():
+    assert build_lexical_query("共享状态 Rc::strong_count").leaves == (CjkRun("共享状态"), Term("Rc::strong_count"))
+    strict, loose = fts("共享状态 Rc::strong_count")
+    assert strict == '"共享" AND "享状" AND "状态" AND "Rc::strong_count"'
+    assert loose == '"共享" OR "享状" OR "状态" OR "Rc::strong_count"'
 
 
 def test_single_cjk_char_is_a_prefix_term():
-    assert build_lexical_query("雨").strict == '"雨"*'
+    assert fts("雨")[0] == '"雨"*'
 
 
 def test_punctuation_only_query_is_empty():
-    q = build_lexical_query('??? ( ) * "')
-    assert q.strict is None and q.loose is None
+    assert build_lexical_query('??? ( ) * "').leaves == ()
+    assert fts('??? ( ) * "') == (None, None)
+
+
+def test_or_row_budget_keeps_the_rarest_alternatives():
+    parsed = build_lexical_query("common rare medium")
+    df = {"common": 5000, "rare": 3, "medium": 900}
+    budgeted = render_match(parsed.loose(row_budget=1000), lambda tokens: {t: df[t] for t in tokens if t in df})
+    assert budgeted == '"rare" OR "medium"'
+    assert render_match(parsed.loose(), lambda tokens: df) == '"common" OR "rare" OR "medium"'
 
 
 def _fts() -> apsw.Connection:
@@ -38,8 +59,7 @@ def _fts() -> apsw.Connection:
 @given(st.text(max_size=60))
 def test_any_user_text_is_valid_fts_syntax(text):
     c = _fts()
-    q = build_lexical_query(text)
-    for expr in (q.strict, q.loose):
+    for expr in fts(text):
         if expr is not None:
             list(c.execute("SELECT rowid FROM f WHERE f MATCH ?", (expr,)))
 
@@ -47,7 +67,7 @@ def test_any_user_text_is_valid_fts_syntax(text):
 def test_cjk_words_of_any_length_match():
     c = _fts()
     for word in ("東京都", "天気", "雨", "晴れ"):
-        expr = build_lexical_query(word).strict
+        expr = fts(word)[0]
         assert list(c.execute("SELECT rowid FROM f WHERE f MATCH ?", (expr,))), word
 
 
@@ -76,3 +96,37 @@ def test_snippet_highlights_whole_tokens_only():
     assert make_snippet("在组件之间共享状态", build_lexical_query("共享").terms) == "在组件之间[共享]状态"
     assert make_snippet("用Vue组件", build_lexical_query("vue").terms) == "用[Vue]组件"
     assert make_snippet("Vuex and Vue", build_lexical_query("vue").terms) == "Vuex and [Vue]"
+
+
+def test_stop_words_are_dropped_when_other_words_remain():
+    parsed = build_lexical_query("How do I prompt the user for a password?")
+    assert parsed.leaves == (Term("prompt"), Term("user"), Term("password?"))
+    assert parsed.terms == ("prompt", "user", "password?")
+
+
+def test_a_query_of_stop_words_only_keeps_them():
+    assert build_lexical_query("what is it").leaves == (Term("what"), Term("is"), Term("it"))
+    assert build_lexical_query("to be or not to be").leaves == (Term("not"),)  # "not" is searchable
+
+
+def test_identifiers_are_never_stop_words():
+    assert Term("a&&b") in build_lexical_query("the a&&b of it").leaves
+    assert build_lexical_query("it's the i++").leaves == (Term("i++"),)
+
+
+def test_ranked_query_ors_every_word_and_words_splits_punctuated_pieces():
+    parsed = build_lexical_query("title::SHA-512 hashing")
+    no_stats = lambda tokens: {}  # noqa: E731
+    assert render_match(parsed.ranked(), no_stats) == '"title::SHA-512" OR "hashing"'
+    words = parsed.words()
+    assert words is not None
+    assert render_match(words, no_stats) == '"title" OR "SHA" OR "512" OR "hashing"'
+    assert build_lexical_query("plain words only").words() is None
+    assert render_match(build_lexical_query("Rc::strong_count").ranked(), no_stats) == '"Rc::strong_count"'
+
+
+def test_snippet_never_highlights_stop_words():
+    parsed = build_lexical_query("how to prompt for the password")
+    snippet = make_snippet("Use the prompt to read the password without echo.", parsed.terms)
+    assert "[prompt]" in snippet and "[password]" in snippet
+    assert "[the]" not in snippet and "[to]" not in snippet

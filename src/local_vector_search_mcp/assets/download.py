@@ -174,7 +174,7 @@ def _check_target(url: httpx.URL, policy: DownloadPolicy, resolver: Resolver) ->
         raise _refused("only https:// URLs are downloaded")
     if url.userinfo:
         raise _refused("URLs with user names or passwords are not accepted")
-    host = url.host.rstrip(".").lower()
+    host = url.raw_host.decode("ascii").rstrip(".").lower()  # IDNA-encoded: what DNS, SNI and Host carry
     if not host:
         raise _refused("the URL has no host")
     port = url.port or 443
@@ -276,6 +276,8 @@ def fetch_to_file(
             for hop in range(policy.max_redirects + 1):
                 if hop:
                     target = _check_target(current, policy, resolver)
+                if time.monotonic() - started > policy.deadline:  # slow redirect chains count too
+                    raise _refused(f"the download took longer than {policy.deadline:g} seconds")
                 location = _fetch_once(client, target, sink, policy, started)
                 if location is None:
                     return sink.finish()

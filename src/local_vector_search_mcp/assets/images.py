@@ -14,6 +14,8 @@ import hashlib
 import os
 import re
 import stat
+import threading
+import time
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,13 +47,16 @@ from .preview import gif_preview_png
 from .store import CreatedFolders, fsync_dir, os_error, publish, staging_path
 
 __all__ = [
+    "ImageCatalog",
     "ImageEntry",
+    "ImageMove",
     "ImagePage",
     "InlineImage",
     "LoadedImage",
     "MovedImage",
     "RemoteImage",
     "SavedImage",
+    "check_move",
     "decode_image_data",
     "delete_image",
     "list_images",
@@ -293,29 +298,92 @@ def _sort_key(rel: str) -> tuple[str, str]:
     return (rel.lower(), rel)
 
 
-def _image_paths(ws: Workspace) -> list[str]:
-    """Every image-named regular file under the root (by extension), sorted; links never followed."""
-    found: list[str] = []
-    if not ws.root.is_dir():
-        return found
-    pending = [""]
-    while pending:
-        rel_dir = pending.pop()
-        try:
-            with os.scandir(ws.root / rel_dir if rel_dir else ws.root) as entries:
-                for entry in entries:
-                    name = entry.name
-                    rel = f"{rel_dir}/{name}" if rel_dir else name
-                    if entry.is_dir(follow_symlinks=False):
-                        if name.lower() != ".git" and not ws.guard.is_internal(rel):
-                            pending.append(rel)
-                    elif name.lower().endswith(_IMAGE_SUFFIXES) and entry.is_file(follow_symlinks=False):
-                        found.append(rel)
-        except OSError as exc:
-            # Never a silently incomplete page (contract §11.3).
-            raise PermissionDenied(f"Could not list folder {rel_dir or '.'!r}: {exc.strerror}.") from None
-    found.sort(key=_sort_key)
-    return found
+# A folder changed less than this before a walk may change again within the same timestamp tick
+# (coarse file-system clocks): such a walk is not trusted for reuse (git's "racy clean" rule).
+_RACY_NS = 2_000_000_000
+
+
+class ImageCatalog:
+    """The sorted image paths of one workspace, walked again only when a folder changed.
+
+    A warm page must not re-read 10,000 directory entries: the last walk is reused while every
+    folder it saw still has the same ``(mtime, ctime)`` (adding, removing or renaming an entry
+    changes the folder's mtime; chmod changes its ctime), checked with one ``lstat`` per folder.
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self._ws = ws
+        self._lock = threading.Lock()
+        self._folders: dict[str, tuple[int, int]] = {}
+        self._paths: list[str] = []
+        self._keys: list[tuple[str, str]] = []
+        self._walked_ns = 0
+        self._formats: dict[str, ImageFormat | None] = {}
+        self._root = str(ws.root)
+
+    def format_of(self, rel: str) -> ImageFormat | None:
+        """The format a listed path's extension claims; None when the path guard refuses the name.
+
+        Remembered per path (until the next walk): a page then costs one ``lstat`` per entry.
+        """
+        fmt = self._formats.get(rel, False)
+        if fmt is False:
+            fmt = None if self._ws.guard.is_internal(rel) else format_for_path(rel)
+            self._formats[rel] = fmt
+        return fmt  # type: ignore[return-value]
+
+    def lstat(self, rel: str) -> os.stat_result:
+        return os.lstat(os.path.join(self._root, rel))
+
+    def sorted_paths(self) -> tuple[list[str], list[tuple[str, str]]]:
+        with self._lock:
+            if not self._still_valid():
+                self._walk()
+            return self._paths, self._keys
+
+    def _still_valid(self) -> bool:
+        if not self._walked_ns:
+            return False
+        racy = self._walked_ns - _RACY_NS
+        for rel_dir, stamp in self._folders.items():
+            try:
+                st = os.lstat(self._ws.root / rel_dir if rel_dir else self._ws.root)
+            except OSError:
+                return False
+            if (st.st_mtime_ns, st.st_ctime_ns) != stamp or max(stamp) >= racy:
+                return False
+        return True
+
+    def _walk(self) -> None:
+        walked_ns = time.time_ns()
+        found: list[str] = []
+        folders: dict[str, tuple[int, int]] = {}
+        if self._ws.root.is_dir():
+            pending = [""]
+            while pending:
+                rel_dir = pending.pop()
+                folder = self._ws.root / rel_dir if rel_dir else self._ws.root
+                try:
+                    st = os.lstat(folder)
+                    folders[rel_dir] = (st.st_mtime_ns, st.st_ctime_ns)
+                    with os.scandir(folder) as entries:
+                        for entry in entries:
+                            name = entry.name
+                            rel = f"{rel_dir}/{name}" if rel_dir else name
+                            if entry.is_dir(follow_symlinks=False):
+                                if name.lower() != ".git" and not self._ws.guard.is_internal(rel):
+                                    pending.append(rel)
+                            elif name.lower().endswith(_IMAGE_SUFFIXES) and entry.is_file(follow_symlinks=False):
+                                found.append(rel)
+                except OSError as exc:
+                    # Never a silently incomplete page (contract §11.3).
+                    self._walked_ns = 0
+                    raise PermissionDenied(f"Could not list folder {rel_dir or '.'!r}: {exc.strerror}.") from None
+        found.sort()  # ordinal, then a stable case-insensitive sort: the order of _sort_key, in C
+        found.sort(key=str.lower)
+        self._folders, self._paths, self._walked_ns = folders, found, walked_ns
+        self._keys = [_sort_key(rel) for rel in found]
+        self._formats = {}
 
 
 def list_images(ws: Workspace, cursor: str | None = None, page_size: int = 50) -> ImagePage:
@@ -327,26 +395,26 @@ def list_images(ws: Workspace, cursor: str | None = None, page_size: int = 50) -
     if not 1 <= page_size <= 200:
         raise InvalidArgument("pageSize must be between 1 and 200.")
     after = decode_cursor(ws, cursor) if cursor is not None else None
-    paths = _image_paths(ws)
-    start = bisect_right(paths, _sort_key(after), key=_sort_key) if after is not None else 0
+    catalog = ws.service(ImageCatalog)
+    paths, keys = catalog.sorted_paths()
+    start = bisect_right(keys, _sort_key(after)) if after is not None else 0
     images: list[ImageEntry] = []
     more = False
     for rel in paths[start:]:
-        if ws.guard.is_internal(rel):  # unportable names, index files: not part of the knowledge base
+        fmt = catalog.format_of(rel)
+        if fmt is None:  # unportable names, index files: not part of the knowledge base
             continue
         if len(images) == page_size:
             more = True
             break
         try:
-            st = os.lstat(ws.root / rel)
+            st = catalog.lstat(rel)
         except FileNotFoundError:
             continue  # deleted since the walk
         except OSError as exc:
             raise PermissionDenied(f"Could not inspect {rel!r}: {exc.strerror}.") from None
         if not stat.S_ISREG(st.st_mode):
             continue
-        fmt = format_for_path(rel)
-        assert fmt is not None
         images.append(ImageEntry(path=rel, format=fmt, size=st.st_size, mtime=st.st_mtime))
     return ImagePage(images, encode_cursor(images[-1].path) if more and images else None)
 
@@ -387,10 +455,17 @@ def load_image(ws: Workspace, path: str) -> LoadedImage:
     claimed = _claimed(rel)
     data = read_capped(rel, target, "Image")
     fmt = _check_signature(rel, data[:12], claimed)
-    sha = hashlib.sha256(data).hexdigest()
-    if fmt is ImageFormat.GIF:
-        return LoadedImage(rel, fmt, len(data), sha, gif_preview_png(data), ImageFormat.PNG.mime)
-    return LoadedImage(rel, fmt, len(data), sha, data, fmt.mime)
+    if fmt is not ImageFormat.GIF:
+        return LoadedImage(rel, fmt, len(data), hashlib.sha256(data).hexdigest(), data, fmt.mime)
+    # hashlib releases the GIL on large inputs: hash the original while pillow decodes the frame.
+    digest = hashlib.sha256()
+    hasher = threading.Thread(target=digest.update, args=(data,), name="gif-sha256")
+    hasher.start()
+    try:
+        preview = gif_preview_png(data)
+    finally:
+        hasher.join()
+    return LoadedImage(rel, fmt, len(data), digest.hexdigest(), preview, ImageFormat.PNG.mime)
 
 
 # ---------------------------------------------------------------------------- delete
@@ -438,8 +513,19 @@ def _hash_and_head(rel: str, path: Path) -> tuple[str, bytes]:
     return digest.hexdigest(), head
 
 
-def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | None = None) -> MovedImage:
-    """kb_move_image: a no-overwrite rename, optionally guarded by the file's SHA-256."""
+@dataclass(frozen=True, slots=True)
+class ImageMove:
+    """A move every check before the rename has accepted (see :func:`check_move`)."""
+
+    src_rel: str
+    src: Path
+    dst_rel: str
+    dst: Path
+    sha256: str
+
+
+def check_move(ws: Workspace, source: str, target: str, expected_sha256: str | None = None) -> ImageMove:
+    """Everything kb_move_image checks before it takes the write lock (paths, formats, hash)."""
     ws.require_writes()
     src_rel, src = ws.guard.resolve(source, field="sourcePath")
     dst_rel, dst = ws.guard.resolve(target, field="targetPath")
@@ -460,6 +546,13 @@ def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | N
         )
     _check_signature(src_rel, head, src_fmt)
     _check_signature(dst_rel, head, dst_fmt)
+    return ImageMove(src_rel, src, dst_rel, dst, sha)
+
+
+def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | None = None) -> MovedImage:
+    """kb_move_image: a no-overwrite rename, optionally guarded by the file's SHA-256."""
+    move = check_move(ws, source, target, expected_sha256)
+    src_rel, src, dst_rel, dst, sha = move.src_rel, move.src, move.dst_rel, move.dst, move.sha256
     folders = CreatedFolders(ws)
     try:
         with write_lock(ws) as intent:

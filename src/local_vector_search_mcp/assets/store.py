@@ -74,6 +74,7 @@ class CreatedFolders:
         """The absolute folder, created as needed; every existing component was checked by the guard."""
         if not folder_rel:
             return self._ws.root
+        self._ws.guard.resolve(folder_rel)  # an existing link on the way is INVALID_PATH, not a folder
         current = self._ws.root
         walked = ""
         for part in folder_rel.split("/"):

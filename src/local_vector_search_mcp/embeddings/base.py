@@ -1,13 +1,13 @@
-"""The embedding port and the provider factory."""
+"""The embedding port: what every provider offers (implementations never import each other)."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "EmbeddingError", "Vectors", "make_embedder"]
+__all__ = ["Embedder", "EmbeddingError", "Vectors", "normalise"]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -43,32 +43,3 @@ def normalise(mat: Vectors) -> Vectors:
     norms = np.linalg.norm(mat, axis=-1, keepdims=True)
     out: Vectors = (mat / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
     return out
-
-
-def make_embedder(embedding: Any) -> Embedder | None:
-    """Build the provider named by ``embedding.provider`` (``None`` for ``none``)."""
-    provider = str(getattr(embedding, "provider", "none")).lower()
-    if provider == "none":
-        return None
-    if provider == "local":
-        from .local import LocalEmbedder
-
-        return LocalEmbedder(
-            model=getattr(embedding, "model", None),
-            batch_size=embedding.batch_size,
-            max_tokens=getattr(embedding, "max_input_tokens", None),
-            workers=getattr(embedding, "workers", None),
-        )
-    if provider == "openai-compatible":
-        from .openai import OpenAICompatibleEmbedder
-
-        return OpenAICompatibleEmbedder(
-            endpoint=embedding.endpoint,
-            api_key=embedding.api_key,
-            model=embedding.model,
-            dimensions=embedding.dimensions,
-            batch_size=embedding.batch_size,
-            timeout_seconds=float(embedding.timeout_seconds),
-            allow_remote_endpoint=bool(embedding.allow_remote_endpoint),
-        )
-    raise ValueError(f"Unknown embedding provider {provider!r}.")

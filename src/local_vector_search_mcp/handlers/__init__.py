@@ -141,6 +141,60 @@ def _kb_move_image() -> contract.KbMoveImage[W]:
     return kb_move_image
 
 
+def _kb_links() -> contract.KbLinks[W]:
+    from .links import kb_links
+
+    return kb_links
+
+
+def _index_note() -> contract.IndexNote[W]:
+    from .chunks import index_note
+
+    return index_note
+
+
+def _upsert_vector() -> contract.UpsertVector[W]:
+    from .chunks import upsert_vector
+
+    return upsert_vector
+
+
+def _search_vectors() -> contract.SearchVectors[W]:
+    from .chunks import search_vectors
+
+    return search_vectors
+
+
+def _search_knowledge() -> contract.SearchKnowledge[W]:
+    from .chunks import search_knowledge
+
+    return search_knowledge
+
+
+def _get_chunk() -> contract.GetChunk[W]:
+    from .chunks import get_chunk
+
+    return get_chunk
+
+
+def _list_chunks() -> contract.ListChunks[W]:
+    from .chunks import list_chunks
+
+    return list_chunks
+
+
+def _update_chunk() -> contract.UpdateChunk[W]:
+    from .chunks import update_chunk
+
+    return update_chunk
+
+
+def _delete_chunk() -> contract.DeleteChunk[W]:
+    from .chunks import delete_chunk
+
+    return delete_chunk
+
+
 BINDINGS: dict[str, Binder] = {
     "kb_status": _kb_status,
     "kb_reindex": _kb_reindex,
@@ -148,6 +202,7 @@ BINDINGS: dict[str, Binder] = {
     "kb_list_files": _kb_list_files,
     "kb_read": _kb_read,
     "kb_outline": _kb_outline,
+    "kb_links": _kb_links,
     "kb_create": _kb_create,
     "kb_move": _kb_move,
     "kb_delete": _kb_delete,
@@ -160,4 +215,12 @@ BINDINGS: dict[str, Binder] = {
     "kb_load_image": _kb_load_image,
     "kb_delete_image": _kb_delete_image,
     "kb_move_image": _kb_move_image,
+    "index_note": _index_note,
+    "upsert_vector": _upsert_vector,
+    "search_vectors": _search_vectors,
+    "search_knowledge": _search_knowledge,
+    "get_chunk": _get_chunk,
+    "list_chunks": _list_chunks,
+    "update_chunk": _update_chunk,
+    "delete_chunk": _delete_chunk,
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lvsm_contract.models import (
     KbCreateRequest,
     KbCreateResult,
@@ -11,10 +13,12 @@ from lvsm_contract.models import (
     KbMoveResult,
 )
 
-from ..errors import InvalidArgument, NotFound
+from ..errors import Conflict, ConflictReason, InvalidArgument, NotFound
+from ..index.port import DocumentMeta
+from ..index.relink import markdown_files, plan_move
 from ..workspace import Workspace
-from ..writer import create_new, delete_file, move_file
-from .sync import mutation_result
+from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex
+from .sync import mutation_result, queue_sync
 
 
 def kb_create(ws: Workspace, request: KbCreateRequest) -> KbCreateResult:
@@ -32,8 +36,49 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
         raise InvalidArgument("targetPath must differ from sourcePath.")
     if not src.is_file():
         raise NotFound(f"Document {src_rel!r} was not found.")
-    sha = move_file(ws, src_rel, src, dst_rel, dst, request.expected_source_hash)
-    return mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel)
+    if not request.update_links:
+        sha = move_file(ws, src_rel, src, dst_rel, dst, request.expected_source_hash)
+        return mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel)
+    current = src.read_bytes()
+    if sha256_hex(current) != request.expected_source_hash.lower():
+        raise Conflict(
+            f"Document {src_rel!r} changed since it was read (sourceHash differs); re-read it and retry.",
+            ConflictReason.SOURCE_CHANGED,
+        )
+    plan = plan_move(ws.root, markdown_files(ws.root), _aliases(ws), src_rel, dst_rel)
+    rewrites = _rewrites(ws, plan.edits)
+    move = (src_rel, src, dst_rel, dst, request.expected_source_hash)
+    sha = move_with_rewrites(ws, move, plan.moved, rewrites)
+    queue_sync(ws, sorted(rewrites))
+    updated = sorted([*rewrites, *([dst_rel] if plan.moved is not None else [])])
+    result = mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel)
+    result.updated_paths = updated
+    return result
+
+
+def relink_rewrites(
+    ws: Workspace, src_rel: str, dst_rel: str, *, is_document: bool
+) -> dict[str, tuple[Path, bytes, bytes]]:
+    """The documents whose links a move of ``src_rel`` to ``dst_rel`` would break, and their new bytes."""
+    plan = plan_move(ws.root, markdown_files(ws.root), _aliases(ws), src_rel, dst_rel, is_document=is_document)
+    return _rewrites(ws, plan.edits)
+
+
+def _rewrites(ws: Workspace, edits: dict[str, tuple[bytes, bytes]]) -> dict[str, tuple[Path, bytes, bytes]]:
+    return {rel: (_safe(ws, rel), old, new) for rel, (old, new) in edits.items()}
+
+
+def _aliases(ws: Workspace) -> dict[str, DocumentMeta]:
+    """Front-matter aliases from the index (wikilinks resolve through them); none without an index."""
+    try:
+        return ws.store.document_meta()
+    except Exception:  # no index yet or unreadable: names and paths still resolve
+        return {}
+
+
+def _safe(ws: Workspace, rel: str) -> Path:
+    _, path = ws.guard.resolve(rel, markdown=True)
+    return path
 
 
 def kb_delete(ws: Workspace, request: KbDeleteRequest) -> KbDeleteResult:

@@ -14,19 +14,44 @@ import sys
 import time
 from typing import TextIO
 
-from lvsm_contract.models import KbReindexRequest, KbReindexResult
+from lvsm_contract.models import KbReindexRequest, KbReindexResult, ReindexProgress, UnreadableFile
+from lvsm_contract.models import ReindexResult as ReindexResultModel
 
 from ..errors import KbError
-from ..index.indexer import Progress
-from ..index.service import IndexService
+from ..index.indexer import Progress, ReindexResult
 from ..workspace import Workspace
 
-__all__ = ["kb_reindex", "reindex_cli"]
+__all__ = ["kb_reindex", "progress_model", "reindex_cli", "reindex_result_model"]
 
 
 def kb_reindex(ws: Workspace, request: KbReindexRequest) -> KbReindexResult:
-    # The index area still answers in wire JSON; validated into the result model here.
-    return KbReindexResult.model_validate(ws.service(IndexService).start_reindex(request.scope, request.force))
+    start = ws.indexing.start_reindex(request.scope, request.force)
+    return KbReindexResult(started=start.started, current=progress_model(start.current))
+
+
+def progress_model(progress: Progress) -> ReindexProgress:
+    return ReindexProgress(
+        scope=progress.scope,
+        force=progress.force,
+        started_at_utc=progress.started_at_utc,
+        processed_files=progress.processed_files,
+        total_files=progress.total_files,
+        current_path=progress.current_path,
+        is_destructive_rebuild=progress.is_destructive_rebuild,
+    )
+
+
+def reindex_result_model(result: ReindexResult) -> ReindexResultModel:
+    return ReindexResultModel(
+        scanned_files=result.scanned_files,
+        indexed_files=result.indexed_files,
+        skipped_files=result.skipped_files,
+        deleted_files=result.deleted_files,
+        chunks_indexed=result.chunks_indexed,
+        warning=result.warning,
+        unreadable_files=result.unreadable_files,
+        unreadable=[UnreadableFile(path=path, reason=reason) for path, reason in result.unreadable],
+    )
 
 
 class _ProgressBar:
@@ -66,7 +91,7 @@ def reindex_cli(ws: Workspace, *, force: bool) -> int:
     """Reindex changed files now; JSON result on stdout, exit 1 with a message on failure."""
     bar = _ProgressBar(sys.stderr)
     try:
-        result = ws.service(IndexService).reindex("changed", force, on_progress=bar)
+        result = ws.indexing.reindex("changed", force, on_progress=bar)
     except KbError as exc:
         bar.close()
         print(f"local-vector-search-mcp: {exc.message}", file=sys.stderr)
@@ -74,5 +99,14 @@ def reindex_cli(ws: Workspace, *, force: bool) -> int:
     finally:
         ws.close()
     bar.close()
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    print(json.dumps(reindex_result_model(result).model_dump(by_alias=True), ensure_ascii=False, indent=2))
+    if result.unreadable_files:
+        # Still exit 0: every other file is indexed. Say so where a person running it looks.
+        shown = ", ".join(path for path, _ in result.unreadable[:5])
+        more = "" if result.unreadable_files <= 5 else f" and {result.unreadable_files - 5} more"
+        print(
+            f"local-vector-search-mcp: {result.unreadable_files} file(s) could not be indexed and were skipped "
+            f'({shown}{more}); see "unreadable" for the reasons.',
+            file=sys.stderr,
+        )
     return 0

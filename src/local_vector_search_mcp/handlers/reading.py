@@ -16,9 +16,9 @@ from lvsm_contract.models import (
     TableRow,
 )
 
-from ..errors import InvalidArgument, NotFound, PermissionDenied
 from ..markdown import Document, Element, ElementKind, OutlineNode, outline, parse_document, read_slice
 from ..markdown import TableProjection as Projection
+from ..sourcefile import read_source
 from ..workspace import Workspace
 
 # The wire names of element kinds and column alignments (the models' Literal types).
@@ -41,15 +41,7 @@ _ALIGNMENTS: dict[str, Alignment] = {"none": "none", "left": "left", "center": "
 def load_document(ws: Workspace, path: str) -> tuple[str, Document]:
     """Resolve a Markdown path through the guard and parse the file as it is now."""
     rel, target = ws.guard.resolve(path, markdown=True)
-    try:
-        raw = target.read_bytes()
-    except FileNotFoundError:
-        raise NotFound(f"Document {rel!r} was not found.") from None
-    except IsADirectoryError:
-        raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.") from None
-    except PermissionError:
-        raise PermissionDenied(f"The operating system refused to read {rel!r}.") from None
-    return rel, parse_document(raw)
+    return rel, parse_document(read_source(target, rel))
 
 
 def _element(element: Element) -> ReadElement:

@@ -1,23 +1,95 @@
-"""kb_status: configuration and index state. Never fails because the index is missing."""
+"""kb_status: configuration and index state, assembled here (the one place) from
+the services' pieces: store counts and manifest, indexing activity, sync queue,
+vectors. Never fails because the index is missing."""
 
 from __future__ import annotations
 
-from lvsm_contract.models import KbStatusResult
+from typing import Literal
 
-from ..index.service import IndexService
+from lvsm_contract.models import (
+    KbStatusResult,
+    ReindexOutcome,
+    StatusCompatibility,
+    StatusIndexing,
+    StatusProject,
+    StatusSynchronization,
+    StatusVectors,
+)
+
+from ..index.chunker import CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
+from ..index.manifest import SCHEMA_VERSION, index_problems
 from ..workspace import Workspace
+from .indexing import progress_model, reindex_result_model
+
+Provider = Literal["none", "local", "openai-compatible"]
+_PROVIDERS: dict[str, Provider] = {"none": "none", "local": "local", "openai-compatible": "openai-compatible"}
 
 
 def kb_status(ws: Workspace) -> KbStatusResult:
-    index = ws.service(IndexService)
-    kb = ws.config.knowledge_base
-    # The index area still reports its part of the status in wire JSON; validated into the
-    # result model here, together with the fields this handler owns.
-    return KbStatusResult.model_validate(
-        {
-            **index.status_fields(),
-            "vectors": index.vector_status(),
-            "allowWrites": kb.allow_writes,
-            "watchFiles": kb.watch_files,
-        }
+    store, indexing, activity, kb = ws.store, ws.indexing, ws.activity, ws.config.knowledge_base
+    counts = store.counts()
+    manifest = store.read_manifest()
+    emb = ws.embedders.get()
+    dims: int | None
+    if emb is None:
+        model, dims = "none", None
+    else:
+        model = emb.model
+        dims = ws.config.embedding.dimensions
+        if dims is None and emb.provider == "local":
+            dims = emb.dimensions()
+        if dims is None and manifest.get("embedding_dimensions"):
+            dims = int(manifest["embedding_dimensions"])
+    try:
+        problems = index_problems(ws.config, emb, store)
+    except Exception as exc:  # pragma: no cover - status never fails
+        problems = [f"compatibility could not be checked: {exc}"]
+    current, last = activity.current, activity.last
+    sync = indexing.sync.status()
+    vectors = indexing.vector_state()
+    return KbStatusResult(
+        database_path=store.location,
+        index_exists=store.exists(),
+        schema_version=SCHEMA_VERSION,
+        chunker_version=CHUNKER_VERSION,
+        embedding_text_builder_version=EMBEDDING_TEXT_BUILDER_VERSION,
+        embedding_provider=_PROVIDERS[ws.embedders.provider],
+        embedding_model=model,
+        embedding_dimensions=dims,
+        index_mode="lexical" if emb is None else "vector-enabled",
+        allow_writes=kb.allow_writes,
+        watch_files=kb.watch_files,
+        project=StatusProject(
+            root=str(ws.root),
+            documents=counts.documents,
+            chunks=counts.chunks,
+            last_indexed_at_utc=counts.last_indexed_at_utc,
+        ),
+        synchronization=None
+        if sync is None
+        else StatusSynchronization(pending_files=sync.pending_files, paths=sync.paths, last_error=sync.last_error),
+        indexing=StatusIndexing(
+            is_running=current is not None,
+            current=None if current is None else progress_model(current),
+            last=None
+            if last is None
+            else ReindexOutcome(
+                scope=last.scope,
+                force=last.force,
+                started_at_utc=last.started_at_utc,
+                completed_at_utc=last.completed_at_utc,
+                outcome=last.outcome,
+                result=None if last.result is None else reindex_result_model(last.result),
+                error=last.error,
+            ),
+        ),
+        vectors=None
+        if vectors is None
+        else StatusVectors(
+            embedded_chunks=vectors.embedded_chunks,
+            pending_chunks=vectors.pending_chunks,
+            is_running=vectors.is_running,
+            last_error=vectors.last_error,
+        ),
+        compatibility=StatusCompatibility(is_compatible=not problems, problems=problems),
     )

@@ -34,13 +34,21 @@ def mutation_result(
     error = None
     if paths:
         try:
-            from ..index.service import IndexService
-
-            ws.service(IndexService).schedule_sync(paths)
+            ws.indexing.schedule_sync(paths)
         except Exception as exc:  # the file is committed; say so honestly instead of failing
             log.warning("could not queue re-indexing: %s", exc)
             error = f"The change is saved but could not be queued for re-indexing: {exc}"
     return model(path=rel, source_hash=sha, index_synchronized=not paths, index_error=error, previous_path=previous)
+
+
+def queue_sync(ws: Workspace, paths: list[str]) -> None:
+    """Queue re-indexing of other files a mutation rewrote (their links); failures are logged only."""
+    wanted = [p for p in paths if _indexed(ws, p)]
+    if wanted:
+        try:
+            ws.indexing.schedule_sync(wanted)
+        except Exception as exc:  # the files are committed; the next reindex picks them up
+            log.warning("could not queue re-indexing: %s", exc)
 
 
 def unchanged_result(model: type[MutationModel], ws: Workspace, rel: str, sha: str) -> MutationModel:
@@ -48,9 +56,7 @@ def unchanged_result(model: type[MutationModel], ws: Workspace, rel: str, sha: s
     synchronized = not _indexed(ws, rel)
     if not synchronized:
         try:
-            from ..index.service import IndexService
-
-            state = ws.service(IndexService).store.document_states().get(rel)
+            state = ws.store.document_states().get(rel)
             synchronized = state is not None and state.source_hash == sha
         except Exception:  # no index yet, or it cannot be read: report "not synchronized"
             synchronized = False

@@ -25,24 +25,32 @@ pending chunks are simply embedded by the next pass.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import IndexNotReady
+from ..embeddings import Embedder, EmbeddingError
+from ..errors import IndexNotReady, KbError, NotFound
 from ..markdown import parse_document
-from ..search.text import cjk_index_text
+from ..markdown.links import extract_links
+from ..sourcefile import read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
-from .manifest import compatibility_problems, enum_value, expected_manifest, incompatible_message
-from .port import ChunkRecord, DocumentRecord, IndexStore
+from .manifest import current_manifest, enum_value, incompatible_message, index_problems
+from .port import ChunkRecord, DocumentMeta, DocumentRecord, IndexDamaged, IndexStore, LinkRecord
 
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
+
+
+log = logging.getLogger(__name__)
+
+ReindexScope = Literal["changed", "all"]
 
 
 def utc_now() -> str:
@@ -55,7 +63,7 @@ class Cancelled(Exception):
 
 @dataclass
 class Progress:
-    scope: str
+    scope: ReindexScope
     force: bool
     started_at_utc: str = field(default_factory=utc_now)
     processed_files: int = 0
@@ -65,17 +73,6 @@ class Progress:
     phase: str = "files"  # "files", then "vectors" while pending chunks are embedded
     embedded_chunks: int = 0
     pending_chunks: int | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "scope": self.scope,
-            "force": self.force,
-            "startedAtUtc": self.started_at_utc,
-            "processedFiles": self.processed_files,
-            "totalFiles": self.total_files,
-            "currentPath": self.current_path,
-            "isDestructiveRebuild": self.is_destructive_rebuild,
-        }
 
 
 @dataclass
@@ -87,6 +84,19 @@ class EmbedResult:
     failed_paths: list[str] = field(default_factory=list)
 
 
+MAX_LISTED_UNREADABLE = 20  # the result names the first ones; the count says how many in all
+
+
+class UnreadableSource(Exception):
+    """One file could not be read or parsed; the others are indexed (internal)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.message = reason
+
+
 @dataclass
 class ReindexResult:
     scanned_files: int = 0
@@ -96,16 +106,13 @@ class ReindexResult:
     chunks_indexed: int = 0
     warning: str | None = None
     failed_paths: list[str] = field(default_factory=list)
+    unreadable_files: int = 0
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, reason), capped
 
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "scannedFiles": self.scanned_files,
-            "indexedFiles": self.indexed_files,
-            "skippedFiles": self.skipped_files,
-            "deletedFiles": self.deleted_files,
-            "chunksIndexed": self.chunks_indexed,
-            "warning": self.warning,
-        }
+    def add_unreadable(self, path: str, reason: str) -> None:
+        self.unreadable_files += 1
+        if len(self.unreadable) < MAX_LISTED_UNREADABLE:
+            self.unreadable.append((path, reason))
 
 
 class Indexer:
@@ -122,7 +129,7 @@ class Indexer:
         store: IndexStore,
         config: Any,
         path_filter: Callable[[str], bool],
-        embedder: Any = None,
+        embedder: Embedder | None = None,
         gate: threading.RLock | None = None,
     ) -> None:
         self.root = Path(root)
@@ -131,29 +138,13 @@ class Indexer:
         self.path_filter = path_filter
         self.embedder = embedder
         self.gate = gate or threading.RLock()
-        self.destructive_running = False
 
     # manifest -----------------------------------------------------------------
     def expected_manifest(self, probe: bool) -> dict[str, str]:
-        """``probe`` lets an openai-compatible provider be asked for its size."""
-        if self.embedder is None:
-            return expected_manifest(self.config, None, None)
-        dims = self.config.embedding.dimensions
-        if dims is None and (probe or self.embedder.provider == "local"):
-            dims = self.embedder.dimensions()
-        if dims is None:
-            dims = _maybe_int(self.store.read_manifest().get("embedding_dimensions"))
-        cap = getattr(self.embedder, "max_tokens", None)
-        return expected_manifest(self.config, self.embedder.model, dims, cap if isinstance(cap, int) else None)
+        return current_manifest(self.config, self.embedder, self.store, probe)
 
     def compatibility(self, probe: bool = False) -> list[str]:
-        stored = self.store.read_manifest()
-        if not stored and self.store.counts().documents == 0:
-            return []
-        expected = self.expected_manifest(probe)
-        if "embedding_dimensions" not in expected and "embedding_dimensions" in stored:
-            expected["embedding_dimensions"] = stored["embedding_dimensions"]
-        return compatibility_problems(stored, expected)
+        return index_problems(self.config, self.embedder, self.store, probe)
 
     def vector_storage(self) -> str:
         return enum_value(self.config.embedding.vector_storage)
@@ -176,28 +167,39 @@ class Indexer:
     # full reindex ---------------------------------------------------------------
     def reindex(
         self,
-        scope: str = "changed",
+        scope: ReindexScope = "changed",
         force: bool = False,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
         on_progress: Callable[[Progress], None] | None = None,
     ) -> ReindexResult:
         progress = progress or Progress(scope, force)
-        expected = self.expected_manifest(probe=True)
-        dims = _maybe_int(expected.get("embedding_dimensions"))
-        problems = self.compatibility(probe=True)
         result = ReindexResult()
+        try:
+            self.store.read_manifest()  # opens the database: a damaged one is found here
+        except IndexDamaged:
+            if not force:
+                raise
+            log.warning("the index database is damaged; it is set aside and rebuilt")
+            with self.gate:
+                self.store.reset(None, self.vector_storage())
+        try:
+            expected = self.expected_manifest(probe=True)
+            problems = self.compatibility(probe=True)
+        except EmbeddingError as exc:
+            # The provider is down: lexical indexing never waits for it. Without a known vector
+            # size no vector table is made yet; the vector pass makes it once the provider answers.
+            expected = self.expected_manifest(probe=False)
+            problems = self.compatibility(probe=False)
+            log.warning("embedding provider unavailable, indexing lexically: %s", exc)
+        dims = _maybe_int(expected.get("embedding_dimensions"))
         with self.gate:
             if problems:
                 if not force:
                     raise IndexNotReady(incompatible_message(problems))
-                progress.is_destructive_rebuild = True
-                self.destructive_running = True
-                try:
-                    self.store.reset(dims, self.vector_storage())
-                    self.store.write_manifest(expected)
-                finally:
-                    self.destructive_running = False
+                progress.is_destructive_rebuild = True  # search refuses until this reindex ends
+                self.store.reset(dims, self.vector_storage())
+                self.store.write_manifest(expected)
             else:
                 self.store.ensure_schema(dims, self.vector_storage())
                 self.store.write_manifest(expected)
@@ -218,6 +220,10 @@ class Indexer:
                 on_progress(progress)
             try:
                 outcome = self._update_file(path, states.get(path), scope == "all")
+            except UnreadableSource as bad:
+                outcome = None
+                result.add_unreadable(path, bad.reason)
+                log.info("not indexed: %s: %s", path, bad.reason)
             except FileNotFoundError:
                 outcome = None
                 with self.gate:
@@ -245,13 +251,30 @@ class Indexer:
         st = full.stat()
         if not always and state is not None and state.size == st.st_size and state.mtime_ns == st.st_mtime_ns:
             return -1
-        raw = full.read_bytes()
+        try:
+            raw = read_source(full, path)
+        except NotFound:
+            raise FileNotFoundError(path) from None
+        except KbError as exc:
+            self._forget(path)
+            raise UnreadableSource(path, exc.message) from None
         source_hash = hashlib.sha256(raw).hexdigest()
         if not always and state is not None and state.source_hash == source_hash:
             with self.gate:
                 self.store.touch_document(path, st.st_size, st.st_mtime_ns)
             return -1
-        return self.index_bytes(path, raw, st.st_size, st.st_mtime_ns, source_hash)
+        try:
+            return self.index_bytes(path, raw, st.st_size, st.st_mtime_ns, source_hash)
+        except (KbError, ValueError, RecursionError, MemoryError) as exc:
+            # A file the parser cannot take (not UTF-8, ...) is one bad file, not a failed run.
+            self._forget(path)
+            reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            raise UnreadableSource(path, str(reason)[:300]) from None
+
+    def _forget(self, path: str) -> None:
+        """Drop the index entry of a file that can no longer be read: the index shows only what is on disk."""
+        with self.gate:
+            self.store.delete_document(path)
 
     def index_bytes(self, path: str, raw: bytes, size: int, mtime_ns: int, source_hash: str) -> int:
         doc = parse_document(raw)
@@ -275,14 +298,16 @@ class Indexer:
                 text=c.text,
                 heading_path=c.heading_path,
                 embedding_text_hash=hashes[i],
-                lexical_text=cjk_index_text(c.text),
-                lexical_heading=cjk_index_text(c.heading_path or ""),
                 vector=reuse.get(hashes[i]),
             )
             for i, c in enumerate(chunks)
         ]
+        graph = extract_links(doc)
+        links = [LinkRecord(ln.kind, ln.destination, ln.text, ln.pointer) for ln in graph.links]
+        meta = DocumentMeta(graph.tags, graph.aliases, graph.headings, graph.block_ids)
         with self.gate:
-            return self.store.replace_document(DocumentRecord(path, source_hash, size, mtime_ns, utc_now()), records)
+            record = DocumentRecord(path, source_hash, size, mtime_ns, utc_now(), front_matter_properties(doc))
+            return self.store.replace_document(record, records, links, meta)
 
     # vectors ------------------------------------------------------------------------
     def embed_pending(
@@ -297,8 +322,19 @@ class Indexer:
         path is reported); files indexed meanwhile are picked up too.
         """
         result = EmbedResult()
-        if self.embedder is None or not self.store.has_vectors():
+        if self.embedder is None or not self.store.exists():
             return result
+        if not self.store.has_vectors():
+            try:
+                self._add_vector_table()
+            except EmbeddingError as exc:
+                result.error = str(exc)
+                result.warning = (
+                    f"The embedding provider could not be reached ({exc}); every file is searchable lexically "
+                    "and vectors are added once it answers."
+                )
+                result.pending = self.store.counts().chunks
+                return result
         include_heading = self.config.chunking.include_heading_context
         batch = max(1, int(getattr(self.config.embedding, "batch_size", 16) or 16))
         if progress is not None:
@@ -342,6 +378,17 @@ class Indexer:
                 on_progress(progress)
         return result
 
+    def _add_vector_table(self) -> None:
+        """The provider answers at last: size the vector table and queue every chunk for a vector."""
+        assert self.embedder is not None
+        dims = self.embedder.dimensions()  # raises EmbeddingError while the provider is down
+        with self.gate:
+            if self.store.has_vectors():
+                return
+            self.store.ensure_schema(dims, self.vector_storage())
+            self.store.mark_all_vectors_pending()
+            self.store.write_manifest(self.expected_manifest(probe=False))
+
     # targeted synchronisation -------------------------------------------------------
     def reconcile(self, path: str) -> str:
         """Bring one path in line with the disk: ``indexed``, ``unchanged`` or ``deleted``."""
@@ -369,3 +416,22 @@ def _hidden(path: str) -> bool:
 
 def _maybe_int(value: str | None) -> int | None:
     return int(value) if value else None
+
+
+def front_matter_properties(doc: Any) -> dict[str, Any]:
+    """The document's front matter fields for chunk filters (empty without front matter or
+    when it is not a YAML mapping: a bad header never stops indexing)."""
+    from ..markdown import ElementKind
+    from .chunks import document_properties
+
+    first = doc.elements[0] if doc.elements else None
+    if first is None or first.kind is not ElementKind.FRONT_MATTER:
+        return {}
+    import yaml
+
+    lines = first.text.splitlines()[1:-1]
+    try:
+        data = yaml.safe_load("\n".join(lines))
+    except yaml.YAMLError:
+        return {}
+    return document_properties(data) if isinstance(data, dict) else {}

@@ -13,21 +13,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..embeddings import Embedder
 from .chunker import CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
+from .port import IndexStore
 
 __all__ = [
     "LEXICAL_TOKENIZER",
     "SCHEMA_VERSION",
     "STORAGE_LAYOUT",
     "compatibility_problems",
+    "current_manifest",
     "enum_value",
     "expected_manifest",
     "incompatible_message",
+    "index_problems",
 ]
 
 SCHEMA_VERSION = "5"
 LEXICAL_TOKENIZER = "unicode61+cjk-bigram-1"
-STORAGE_LAYOUT = "2"
+STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 
 
 def enum_value(value: Any) -> str:
@@ -86,3 +90,29 @@ def incompatible_message(problems: list[str]) -> str:
         + "). Rebuild it with kb_reindex force=true (CLI: --reindex --force); "
         "nothing is deleted without force."
     )
+
+
+def current_manifest(config: Any, embedder: Embedder | None, store: IndexStore, probe: bool) -> dict[str, str]:
+    """The manifest the running configuration expects. ``probe`` lets an
+    openai-compatible provider be asked for its vector size."""
+    if embedder is None:
+        return expected_manifest(config, None, None)
+    dims = config.embedding.dimensions
+    if dims is None and (probe or embedder.provider == "local"):
+        dims = embedder.dimensions()
+    if dims is None:
+        stored = store.read_manifest().get("embedding_dimensions")
+        dims = int(stored) if stored else None
+    cap = getattr(embedder, "max_tokens", None)
+    return expected_manifest(config, embedder.model, dims, cap if isinstance(cap, int) else None)
+
+
+def index_problems(config: Any, embedder: Embedder | None, store: IndexStore, probe: bool = False) -> list[str]:
+    """Why the stored index cannot serve the running configuration (empty: it can)."""
+    stored = store.read_manifest()
+    if not stored and store.counts().documents == 0:
+        return []
+    expected = current_manifest(config, embedder, store, probe)
+    if "embedding_dimensions" not in expected and "embedding_dimensions" in stored:
+        expected["embedding_dimensions"] = stored["embedding_dimensions"]
+    return compatibility_problems(stored, expected)

@@ -2,36 +2,48 @@
 
 The engine (reindex, sync, search) talks only to :class:`IndexStore`; every
 SQL dialect detail lives in an adapter (``sqlite.py`` now; a PostgreSQL +
-pgvector adapter implements the same protocol). Records are plain dataclasses.
+pgvector adapter implements the same protocol and plugs into ``stores.py``).
+Records are plain dataclasses.
 
-Lexical text handed to the store is already CJK-processed by the engine
-(``search.text.cjk_index_text``) and lexical queries arrive as FTS-style
-expressions built by ``search.text.build_lexical_query``; an adapter with
-another full-text engine translates them.
+Chunks arrive as plain text: each adapter tokenizes them for its own
+full-text engine (CJK runs through ``cjk.py``, so index and query sides agree
+per engine). Lexical queries arrive as a structured tree and path filters as
+glob data (``query.py``); the adapter renders both in its own dialect.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import IndexNotReady
+from .chunks import ChunkFilterSpec, ExternalChunk, StoredChunk
+from .query import LexicalQuery, PathScope
+
 __all__ = [
     "ChunkHit",
     "ChunkRecord",
+    "DocumentMeta",
     "DocumentRecord",
     "DocumentState",
+    "IndexDamaged",
     "IndexStore",
-    "PathFilter",
+    "LinkRecord",
     "PendingChunk",
     "StoreCounts",
+    "StoredLink",
+    "normalize_tag",
+    "tag_prefixes",
 ]
 
-PathFilter = Callable[[str], bool]
+
+class IndexDamaged(IndexNotReady):
+    """The index database is truncated or corrupt; ``--reindex --force`` rebuilds it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +64,17 @@ class DocumentRecord:
     size: int
     mtime_ns: int
     indexed_at_utc: str
+    # front matter fields kept for chunk filters and metadata (``chunks.document_properties``)
+    properties: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ChunkRecord:
-    """One chunk to store. ``lexical_text``/``lexical_heading`` are the FTS
-    inputs; ``vector`` is the chunk's vector when already known (reused) and
-    ``None`` otherwise: in a vector-enabled index such a chunk is stored as
-    *pending* and gets its vector later (:meth:`IndexStore.store_vectors`)."""
+    """One chunk to store; ``text`` and ``heading_path`` are what lexical search
+    matches (the heading weighted higher). ``vector`` is the chunk's vector when
+    already known (reused) and ``None`` otherwise: in a vector-enabled index such
+    a chunk is stored as *pending* and gets its vector later
+    (:meth:`IndexStore.store_vectors`)."""
 
     ordinal: int
     pointer: str
@@ -67,9 +82,55 @@ class ChunkRecord:
     text: str
     heading_path: str | None
     embedding_text_hash: str
-    lexical_text: str
-    lexical_heading: str
     vector: npt.NDArray[np.float32] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRecord:
+    """One link of a document as written (``markdown/links.py``); resolution against the
+    other documents happens when the graph is read, so it never goes stale."""
+
+    kind: str
+    destination: str
+    text: str | None
+    anchor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentMeta:
+    """What the link graph keeps per document besides its links."""
+
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    headings: tuple[str, ...] = ()
+    block_ids: tuple[str, ...] = ()
+
+
+def normalize_tag(tag: str) -> str:
+    """Tags compare case-insensitively, without a leading ``#``."""
+    return tag.strip().lstrip("#").casefold()
+
+
+def tag_prefixes(tags: Sequence[str]) -> list[str]:
+    """Each tag and the parents of a nested tag: ``a/b/c`` is also ``a/b`` and ``a``
+    (an Obsidian search for ``#a`` finds ``#a/b``)."""
+    out: dict[str, None] = {}
+    for tag in tags:
+        parts = normalize_tag(tag).split("/")
+        for i in range(1, len(parts) + 1):
+            if all(parts[:i]):
+                out["/".join(parts[:i])] = None
+    return list(out)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredLink:
+    source: str
+    ordinal: int
+    kind: str
+    destination: str
+    text: str | None
+    anchor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +168,11 @@ class IndexStore(Protocol):
     readers across threads and processes (each thread gets its own session)."""
 
     # lifecycle and manifest -------------------------------------------------
+    @property
+    def location(self) -> str:
+        """Where the index lives, safe to show (a file path; never a password)."""
+        ...
+
     def exists(self) -> bool: ...
 
     def ensure_schema(self, vector_dimensions: int | None, vector_storage: str) -> None:
@@ -130,8 +196,14 @@ class IndexStore(Protocol):
         """Record a new size/mtime for a document whose content hash is unchanged."""
         ...
 
-    def replace_document(self, doc: DocumentRecord, chunks: Sequence[ChunkRecord]) -> int:
-        """Atomically replace one document's rows; returns the chunk count."""
+    def replace_document(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord] = (),
+        meta: DocumentMeta | None = None,
+    ) -> int:
+        """Atomically replace one document's rows (chunks, links, metadata); returns the chunk count."""
         ...
 
     def pending_vectors(self, limit: int) -> list[PendingChunk]:
@@ -155,35 +227,85 @@ class IndexStore(Protocol):
         """Whether any chunk is indexed (cheap, unlike :meth:`counts`)."""
         ...
 
+    def mark_all_vectors_pending(self) -> None:
+        """Queue every chunk for a vector (the vector table was just created)."""
+        ...
+
     def pending_vector_count(self) -> int:
         """Chunks still waiting for a vector (cheap)."""
         ...
 
-    # retrieval ----------------------------------------------------------------
-    def lexical(self, match: str, limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
-        """Chunks matching an FTS expression, best BM25 first, filtered before the limit."""
+    # link graph -----------------------------------------------------------------
+    def links(self) -> list[StoredLink]:
+        """Every stored link, by source path then ordinal."""
         ...
 
-    def document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
-        """How many chunks hold each full-text token (tokens absent from the index are left out);
-        a cost heuristic for query building, so it may lag behind recent writes."""
+    def document_meta(self) -> dict[str, DocumentMeta]:
+        """Tags, aliases, headings and block ids of every document."""
+        ...
+
+    def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
+        """Documents carrying every one of ``tags`` (case-insensitive; ``a`` also matches
+        the nested tag ``a/b``, as in Obsidian)."""
+        ...
+
+    # retrieval ----------------------------------------------------------------
+    def lexical(self, query: LexicalQuery, limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        """Chunks matching ``query``, best first (BM25 or the engine's equivalent, the
+        heading weighted above the body), restricted to ``scope`` before the limit."""
         ...
 
     def refresh_term_stats(self) -> None:
-        """Recompute whatever :meth:`document_frequencies` precomputes (after a full reindex)."""
+        """Recompute whatever statistics lexical search precomputes (after a full reindex)."""
         ...
 
-    def semantic(self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
-        """Nearest chunks to ``vector``, filtered before the limit."""
+    def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        """Nearest chunks to ``vector`` (cosine distance in ``ChunkHit.distance``), restricted
+        to ``scope`` before the limit."""
+        ...
+
+    # the chunk and vector API (``chunks.py``; external chunks survive every reindex) -------------
+    def markdown_chunks(
+        self, path: str | None, after: tuple[str, int] | None, limit: int, with_vector: bool = False
+    ) -> list[StoredChunk]:
+        """Chunks derived from the Markdown ordered by (path, ordinal), after ``after``, only of
+        ``path`` when given."""
+        ...
+
+    def put_external(self, chunk: ExternalChunk) -> bool:
+        """Insert or replace an external chunk (its vector unless ``stale``); True when created."""
+        ...
+
+    def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None: ...
+
+    def external_chunks(
+        self, collection: str | None, source_path: str | None, after: tuple[str, str] | None, limit: int
+    ) -> list[StoredChunk]:
+        """External chunks ordered by (collection, id), after ``after``."""
+        ...
+
+    def delete_external(self, chunk_id: str) -> bool: ...
+
+    def vector_dimensions(self) -> int | None:
+        """Size of the stored vectors (Markdown index first, else external); None when none."""
+        ...
+
+    def nearest_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
+    ) -> list[tuple[StoredChunk, float]]:
+        """Nearest non-stale chunks of both kinds with their cosine similarity, best first,
+        ``spec`` applied before the limit."""
         ...
 
     def write_lock(self) -> AbstractContextManager[None]:
         """Serialise multi-statement writers (reindex, sync) within this process."""
         ...
 
+    def exclusive_pass(self, name: str, wait: bool) -> AbstractContextManager[bool]:
+        """Hold the index-wide lock ``name`` (``reindex``, ``embedding``) across every server
+        sharing this store; yields whether it is held (False only when ``wait`` is off and
+        another server holds it). A store only one machine's processes share may yield True
+        at once: the engine already runs one pass at a time per process."""
+        ...
+
     def close(self) -> None: ...
-
-
-def iter_batches(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]

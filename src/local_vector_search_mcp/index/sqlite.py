@@ -5,14 +5,14 @@ extension loading on) and is the only binding that loads ``vec0`` here (the
 stdlib ``sqlite3`` must never load it: two SQLite copies with vec0 in one
 process crash).
 
-Layout (schema version 5, layout 2)::
+Layout (schema version 5, layout 3)::
 
     index_manifest(key PK, value)
     documents(id, path UNIQUE, source_hash, size, mtime_ns, indexed_at_utc)
     chunks(id, document_id -> documents ON DELETE CASCADE, ordinal, anchor,
            heading_path, embedding_text_hash, body, vector_pending)
     chunks_fts   FTS5, contentless (rows deleted by rowid), columns body and
-                 heading (CJK-bigrammed by the engine), unicode61, rank bm25(1, 2)
+                 heading (CJK runs bigrammed here, ``cjk.py``), unicode61, rank bm25(1, 2)
     chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
                  float32: float[D] cosine; int8: int8[D] cosine; binary: bit[D]
     chunk_vectors_exact(chunk_id PK, embedding float32 BLOB)   binary only,
@@ -20,6 +20,12 @@ Layout (schema version 5, layout 2)::
     chunks_fts_vocab fts5vocab(chunks_fts, row): chunk count per term
     term_stats(term PK, doc) snapshot of the counts of common terms, refreshed
                  after each full reindex (query building reads it)
+    links(document_id -> documents ON DELETE CASCADE, ordinal, kind, destination,
+          text, anchor)   links as written; resolved when read (``index/links.py``)
+    document_meta(document_id PK -> documents ON DELETE CASCADE, tags, aliases,
+          headings, block_ids)   JSON arrays
+    document_tags(tag, document_id -> documents ON DELETE CASCADE)   casefolded,
+          one row per tag and per parent of a nested tag (the tag filter)
 
 Size (lexical index <= 2x the Markdown): chunk text is stored once,
 zlib-compressed, in ``chunks.body`` (snippets are cut in Python from the few
@@ -40,10 +46,11 @@ never block. Each thread gets its own connection.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -53,11 +60,29 @@ import numpy as np
 import numpy.typing as npt
 import sqlite_vec
 
-from .port import ChunkHit, ChunkRecord, DocumentRecord, DocumentState, PathFilter, PendingChunk, StoreCounts
+from ..errors import IndexNotReady
+from .cjk import cjk_index_text
+from .fts5 import render_match
+from .port import (
+    ChunkHit,
+    ChunkRecord,
+    DocumentMeta,
+    DocumentRecord,
+    DocumentState,
+    IndexDamaged,
+    LinkRecord,
+    PendingChunk,
+    StoreCounts,
+    StoredLink,
+    normalize_tag,
+    tag_prefixes,
+)
+from .query import LexicalQuery, PathScope
+from .sqlite_chunks import ChunkTables, dump_properties
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
-LAYOUT_VERSION = "2"
+LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
 COMMON_TERM_MIN_CHUNKS = 256  # term_stats keeps terms found in more chunks than this
 ZLIB_LEVEL = 6
@@ -68,6 +93,9 @@ BINARY_OVERFETCH = 8
 # candidates are re-ranked, 0.97 with 400 on rust-book): re-rank at least this many exactly.
 BINARY_MIN_CANDIDATES = 400
 _DERIVED = (
+    "links",
+    "document_meta",
+    "document_tags",
     "term_stats",
     "chunks_fts_vocab",
     "chunks_fts",
@@ -99,7 +127,7 @@ def _bits(vec: npt.NDArray[np.float32]) -> bytes:
     return bytes(np.packbits(vec > 0, bitorder="little").tobytes())
 
 
-class SqliteStore:
+class SqliteStore(ChunkTables):
     """The index in one SQLite file (``path``); ``:memory:`` is not supported
     because every thread opens its own connection."""
 
@@ -107,9 +135,12 @@ class SqliteStore:
         self.path = Path(path)
         self._local = threading.local()
         self._lock = threading.RLock()
-        self._connections: list[apsw.Connection] = []
+        # One connection per thread; threads come and go (a vector pass per edit, the server's
+        # worker threads), so a dead thread's connection is closed when the next one opens.
+        self._connections: dict[threading.Thread, apsw.Connection] = {}
         self._conn_lock = threading.Lock()
         self._vector_storage: str | None = None
+        self._scopes: dict[str, Callable[[str], bool]] = {}
 
     # connections --------------------------------------------------------------
     def _conn(self) -> apsw.Connection:
@@ -117,21 +148,47 @@ class SqliteStore:
         if conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = apsw.Connection(str(self.path))
-            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-            conn.enable_load_extension(True)
-            conn.load_extension(sqlite_vec.loadable_path())
-            conn.enable_load_extension(False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
+            try:
+                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+                conn.enable_load_extension(True)
+                conn.load_extension(sqlite_vec.loadable_path())
+                conn.enable_load_extension(False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute(
+                    "SELECT count(*) FROM sqlite_master"
+                ).fetchall()  # reads the schema: a damaged file fails here
+            except (apsw.CorruptError, apsw.NotADBError) as exc:
+                conn.close()
+                raise IndexDamaged(
+                    f"The index database is damaged ({exc.args[0] if exc.args else type(exc).__name__}); "
+                    "rebuild it with kb_reindex force=true (CLI: --reindex --force). Your Markdown is not affected."
+                ) from None
+            except apsw.BusyError:
+                conn.close()
+                raise _busy() from None
+            # scopes are evaluated next to the rows (SQL joins on documents.path), not by loading paths
+            conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn
             with self._conn_lock:
-                self._connections.append(conn)
+                for thread in [t for t in self._connections if not t.is_alive()]:
+                    with contextlib.suppress(apsw.Error):
+                        self._connections.pop(thread).close()
+                self._connections[threading.current_thread()] = conn
         return conn
+
+    def _set_aside(self) -> None:
+        """Move a damaged database out of the way (kept as ``.damaged`` for inspection) before a rebuild."""
+        self.close()
+        os.replace(self.path, self.path.with_name(self.path.name + ".damaged"))
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
 
     def close(self) -> None:
         with self._conn_lock:
-            for conn in self._connections:
+            for conn in self._connections.values():
                 with contextlib.suppress(apsw.Error):
                     conn.close()
             self._connections.clear()
@@ -141,7 +198,10 @@ class SqliteStore:
     def _write(self) -> Iterator[apsw.Connection]:
         conn = self._conn()
         with self._lock:
-            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except apsw.BusyError:
+                raise _busy() from None
             try:
                 yield conn
             except BaseException:
@@ -153,6 +213,29 @@ class SqliteStore:
     def write_lock(self) -> Iterator[None]:
         with self._lock:
             yield
+
+    @contextmanager
+    def exclusive_pass(self, name: str, wait: bool) -> Iterator[bool]:
+        """Always granted: SQLite's own locking keeps concurrent writers of one file consistent."""
+        yield True
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def _in_scope(self, *args: Any) -> int:
+        """SQL ``kb_in_scope(key, path)``: 1 when ``path`` matches the registered scope ``key``."""
+        key, path = args
+        return int(self._scopes[key](path))
+
+    def _scope_key(self, scope: PathScope) -> str:
+        """Register the compiled predicate of ``scope`` for ``kb_in_scope(key, path)``."""
+        key = repr((scope.include, scope.exclude, None if scope.paths is None else sorted(scope.paths)))
+        if key not in self._scopes:
+            if len(self._scopes) > 256:
+                self._scopes.clear()
+            self._scopes[key] = scope.matcher()
+        return key
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self._conn().execute(sql, params).fetchone()
@@ -183,6 +266,17 @@ class SqliteStore:
                 embedding_text_hash TEXT NOT NULL, body BLOB NOT NULL, vector_pending INTEGER NOT NULL DEFAULT 0);
             CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
             CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(id) WHERE vector_pending = 1;
+            CREATE TABLE IF NOT EXISTS links(
+                document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                ordinal INTEGER NOT NULL, kind TEXT NOT NULL, destination TEXT NOT NULL,
+                text TEXT, anchor TEXT, PRIMARY KEY(document_id, ordinal)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS document_meta(
+                document_id INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+                tags TEXT NOT NULL, aliases TEXT NOT NULL, headings TEXT NOT NULL, block_ids TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS document_tags(
+                tag TEXT NOT NULL, document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                PRIMARY KEY(tag, document_id)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS document_tags_document ON document_tags(document_id);
             """
         )
         if not self._table_exists("chunks_fts"):
@@ -194,6 +288,7 @@ class SqliteStore:
         if not self._table_exists("chunks_fts_vocab"):
             c.execute("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, row)")
         c.execute("CREATE TABLE IF NOT EXISTS term_stats(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID")
+        self._create_chunk_tables(c)
         if dims and not self._table_exists("chunk_vectors"):
             column = {
                 "float32": f"float[{dims}] distance_metric=cosine",
@@ -212,10 +307,15 @@ class SqliteStore:
         self._vector_storage = None
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
+        try:
+            self._conn()
+        except IndexDamaged:
+            self._set_aside()
         with self._write() as c:
             for table in (*_DERIVED, "index_manifest"):
                 c.execute(f"DROP TABLE IF EXISTS {table}")
             self._create(c, vector_dimensions, vector_storage)
+            self._bump(c)
 
     def read_manifest(self) -> dict[str, str]:
         if not self.exists() or not self._table_exists("index_manifest"):
@@ -257,14 +357,28 @@ class SqliteStore:
                 c.executemany("DELETE FROM chunk_vectors_exact WHERE chunk_id = ?", ids)
         c.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
-    def replace_document(self, doc: DocumentRecord, chunks: Sequence[ChunkRecord]) -> int:
+    def replace_document(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord] = (),
+        meta: DocumentMeta | None = None,
+    ) -> int:
         with self._write() as c:
             old = self._one("SELECT id FROM documents WHERE path = ?", (doc.path,))
             if old is not None:
                 self._delete_rows(c, old)
             c.execute(
-                "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc) VALUES(?,?,?,?,?)",
-                (doc.path, doc.source_hash, doc.size, doc.mtime_ns, doc.indexed_at_utc),
+                "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc, properties) "
+                "VALUES(?,?,?,?,?,?)",
+                (
+                    doc.path,
+                    doc.source_hash,
+                    doc.size,
+                    doc.mtime_ns,
+                    doc.indexed_at_utc,
+                    dump_properties(doc.properties),
+                ),
             )
             doc_id = c.last_insert_rowid()
             first = int(self._one("SELECT coalesce(max(id), 0) FROM chunks")) + 1
@@ -289,13 +403,35 @@ class SqliteStore:
             )
             c.executemany(
                 "INSERT INTO chunks_fts(rowid, body, heading) VALUES(?,?,?)",
-                [(cid, ch.lexical_text, ch.lexical_heading) for cid, ch in zip(ids, chunks, strict=True)],
+                [
+                    (cid, cjk_index_text(ch.text), cjk_index_text(ch.heading_path or ""))
+                    for cid, ch in zip(ids, chunks, strict=True)
+                ],
             )
             if has_table:
                 self._insert_vectors(
                     c, [(cid, doc_id, ch.vector) for cid, ch in zip(ids, chunks, strict=True) if ch.vector is not None]
                 )
+            self._insert_graph(c, doc_id, links, meta or DocumentMeta())
+            self._bump(c)
             return len(chunks)
+
+    def _insert_graph(self, c: apsw.Connection, doc_id: int, links: Sequence[LinkRecord], meta: DocumentMeta) -> None:
+        if links:
+            c.executemany(
+                "INSERT INTO links(document_id, ordinal, kind, destination, text, anchor) VALUES(?,?,?,?,?,?)",
+                [(doc_id, i, ln.kind, ln.destination, ln.text, ln.anchor) for i, ln in enumerate(links)],
+            )
+        if meta != DocumentMeta():
+            c.execute(
+                "INSERT INTO document_meta(document_id, tags, aliases, headings, block_ids) VALUES(?,?,?,?,?)",
+                (doc_id, *(json.dumps(list(v)) for v in (meta.tags, meta.aliases, meta.headings, meta.block_ids))),
+            )
+        if meta.tags:
+            c.executemany(
+                "INSERT OR IGNORE INTO document_tags(tag, document_id) VALUES(?, ?)",
+                [(tag, doc_id) for tag in tag_prefixes(meta.tags)],
+            )
 
     def _insert_vectors(self, c: apsw.Connection, rows: Sequence[tuple[int, int, npt.NDArray[np.float32]]]) -> None:
         if not rows:
@@ -319,6 +455,12 @@ class SqliteStore:
         )
         return [PendingChunk(cid, path, _unpack(body), hp, eth) for cid, path, body, hp, eth in rows]
 
+    def mark_all_vectors_pending(self) -> None:
+        if not self.has_vectors():
+            return
+        with self._write() as c:
+            c.execute("UPDATE chunks SET vector_pending = 1 WHERE vector_pending = 0")
+
     def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
         if not vectors or not self.has_vectors():
             return 0
@@ -330,6 +472,7 @@ class SqliteStore:
                     rows.append((cid, int(doc_id), vec))
             c.executemany("UPDATE chunks SET vector_pending = 0 WHERE id = ?", [(cid,) for cid, _, _ in rows])
             self._insert_vectors(c, rows)
+            self._bump(c)
             return len(rows)
 
     def delete_document(self, path: str) -> bool:
@@ -338,6 +481,7 @@ class SqliteStore:
             if old is None:
                 return False
             self._delete_rows(c, old)
+            self._bump(c)
             return True
 
     def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
@@ -381,13 +525,48 @@ class SqliteStore:
         except apsw.SQLError:  # an index of an older layout (incompatible; status must still answer)
             return 0
 
+    # link graph -----------------------------------------------------------------
+    def links(self) -> list[StoredLink]:
+        if not self.exists() or not self._table_exists("links"):
+            return []
+        rows = self._conn().execute(
+            "SELECT d.path, l.ordinal, l.kind, l.destination, l.text, l.anchor FROM links l "
+            "JOIN documents d ON d.id = l.document_id ORDER BY d.path, l.ordinal"
+        )
+        return [StoredLink(*row) for row in rows]
+
+    def document_meta(self) -> dict[str, DocumentMeta]:
+        if not self.exists() or not self._table_exists("document_meta"):
+            return {}
+        rows = self._conn().execute(
+            "SELECT d.path, m.tags, m.aliases, m.headings, m.block_ids FROM document_meta m "
+            "JOIN documents d ON d.id = m.document_id"
+        )
+        return {path: DocumentMeta(*(tuple(json.loads(v)) for v in rest)) for path, *rest in rows}
+
+    def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
+        if not self.exists() or not self._table_exists("document_tags"):
+            return set()
+        wanted = sorted({normalize_tag(t) for t in tags})
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        rows = self._conn().execute(
+            f"SELECT d.path FROM document_tags t JOIN documents d ON d.id = t.document_id "
+            f"WHERE t.tag IN ({marks}) GROUP BY d.id HAVING count(*) = ?",
+            [*wanted, len(wanted)],
+        )
+        return {r[0] for r in rows}
+
     # retrieval ----------------------------------------------------------------
-    def _allowed_docs(self, path_filter: PathFilter | None) -> set[int] | None:
-        if path_filter is None:
+    def _allowed_docs(self, scope: PathScope | None) -> list[int] | None:
+        """Ids of the documents in ``scope``; ``None`` when that is every document."""
+        if scope is None or scope.is_everything:
             return None
-        rows = list(self._conn().execute("SELECT id, path FROM documents"))
-        allowed = {i for i, p in rows if path_filter(p)}
-        return None if len(allowed) == len(rows) else allowed
+        key = self._scope_key(scope)
+        c = self._conn()
+        allowed = [r[0] for r in c.execute("SELECT id FROM documents WHERE kb_in_scope(?, path) ORDER BY id", (key,))]
+        return None if len(allowed) == self._one("SELECT count(*) FROM documents") else allowed
 
     def _hits(self, ids: Sequence[int], distances: dict[int, float] | None = None) -> list[ChunkHit]:
         if not ids:
@@ -413,31 +592,24 @@ class SqliteStore:
             if i in by_id
         ]
 
-    def lexical(self, match: str, limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
+    def lexical(self, query: LexicalQuery, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         if not self.exists() or not self._table_exists("chunks_fts"):
             return []
-        allowed = self._allowed_docs(path_filter)
+        match = render_match(query, self._document_frequencies)
+        if match is None:
+            return []
         c = self._conn()
-        if allowed is None:
-            ids = [
-                r[0]
-                for r in c.execute(
-                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit)
-                )
-            ]
+        if scope is None or scope.is_everything:
+            sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?"
+            ids = [r[0] for r in c.execute(sql, (match, limit))]
         else:
-            ids = []
-            if allowed:
-                cursor = c.execute(
-                    "SELECT f.rowid, c.document_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
-                    "WHERE chunks_fts MATCH ? ORDER BY f.rank",
-                    (match,),
-                )
-                for cid, doc_id in cursor:
-                    if doc_id in allowed:
-                        ids.append(cid)
-                        if len(ids) >= limit:
-                            break
+            key = self._scope_key(scope)
+            sql = (
+                "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+                "JOIN documents d ON d.id = c.document_id "
+                "WHERE chunks_fts MATCH ? AND kb_in_scope(?, d.path) ORDER BY f.rank LIMIT ?"
+            )
+            ids = [r[0] for r in c.execute(sql, (match, key, limit))]
         return self._hits(ids)
 
     def refresh_term_stats(self) -> None:
@@ -451,7 +623,9 @@ class SqliteStore:
                 (COMMON_TERM_MIN_CHUNKS,),
             )
 
-    def document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
+    def _document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each unicode61 token (absent tokens are left out): the
+        cost of OR alternatives (``fts5.py``), so it may lag behind recent writes."""
         if not tokens or not self.exists() or not self._table_exists("chunks_fts_vocab"):
             return {}
         c = self._conn()
@@ -475,12 +649,17 @@ class SqliteStore:
                 cache[token] = 0 if row is None else int(row[0])
         return {t: cache[t] for t in tokens if cache.get(t)}
 
-    def semantic(self, vector: npt.NDArray[np.float32], limit: int, path_filter: PathFilter | None) -> list[ChunkHit]:
+    def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
         if not self.has_vectors():
             return []
-        allowed = self._allowed_docs(path_filter)
+        allowed = self._allowed_docs(scope)
         if allowed is not None and not allowed:
             return []
+        found = self._knn(vector, limit, allowed)
+        return self._hits([cid for cid, _ in found], {cid: float(d) for cid, d in found})
+
+    def _knn(self, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) of the nearest Markdown chunks, within ``allowed`` documents."""
         storage = self._storage()
         k = max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES) if storage == "binary" else limit
         param, probe = {
@@ -492,10 +671,11 @@ class SqliteStore:
         params: list[Any] = [probe, k]
         if allowed is not None:
             sql += f" AND document_id IN ({','.join('?' * len(allowed))})"
-            params.extend(sorted(allowed))
+            params.extend(allowed)
         try:
             found = list(self._conn().execute(sql, params))
         except apsw.SQLError:
+            allowed_set = set(allowed or ())
             # very large scopes: scan unfiltered with a bigger k and filter here
             found = [
                 (cid, dist)
@@ -504,7 +684,7 @@ class SqliteStore:
                     "AND k = ?",
                     (probe, 4096),
                 )
-                if allowed is None or doc_id in allowed
+                if allowed is None or doc_id in allowed_set
             ]
         if storage == "binary" and found:
             ids = [cid for cid, _ in found]
@@ -516,8 +696,7 @@ class SqliteStore:
                 )
             }
             found = sorted(exact.items(), key=lambda kv: (kv[1], kv[0]))
-        found = found[:limit]
-        return self._hits([cid for cid, _ in found], {cid: float(d) for cid, d in found})
+        return [(int(cid), float(d)) for cid, d in found[:limit]]
 
     def file_size(self) -> int:
         """Bytes on disk: database + WAL."""
@@ -527,3 +706,10 @@ class SqliteStore:
             if p.exists():
                 total += os.path.getsize(p)
         return total
+
+
+def _busy() -> IndexNotReady:
+    return IndexNotReady(
+        f"The index database is busy: another process held it for longer than {BUSY_TIMEOUT_MS // 1000} s. "
+        "Retry shortly; kb_status shows whether a reindex is running."
+    )

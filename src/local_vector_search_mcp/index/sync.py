@@ -15,12 +15,20 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["WATCHER_PATH", "SyncQueue"]
+__all__ = ["WATCHER_PATH", "SyncQueue", "SyncState"]
 
 log = logging.getLogger(__name__)
 WATCHER_PATH = "<watcher>"
+
+
+@dataclass(frozen=True, slots=True)
+class SyncState:
+    pending_files: int
+    paths: list[str]
+    last_error: str | None
 
 
 class SyncQueue:
@@ -100,18 +108,15 @@ class SyncQueue:
                 paths.add(self._busy)
             return sorted(paths)
 
-    def status(self) -> dict[str, Any] | None:
+    def status(self) -> SyncState | None:
+        """What is queued or failed; ``None`` when nothing is (``kb_status.synchronization``)."""
         with self._cond:
             paths = set(self._queue) | set(self._errors)
             if self._busy:
                 paths.add(self._busy)
             if not paths and not self._errors:
                 return None
-            return {
-                "pendingFiles": len(paths),
-                "paths": sorted(paths),
-                "lastError": self._last_error if self._errors else None,
-            }
+            return SyncState(len(paths), sorted(paths), self._last_error if self._errors else None)
 
     def stop(self) -> None:
         with self._cond:

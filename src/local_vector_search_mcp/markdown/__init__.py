@@ -1,6 +1,14 @@
-"""The Markdown engine: element model, pointers, hashes, slices, outline.
+"""The Markdown engine: element model, pointers, hashes, slices, outline, patching.
 
 Pure functions over a decoded document; no I/O and no MCP here.
+
+Reading a document: ``source`` (decoding, line index) -> ``document`` (parse
+cache) -> ``incremental`` (full and incremental builds) over ``scan`` (block
+records), ``assemble`` (section numbering), ``numbering`` (paragraph ordinals,
+§4.6) and ``elements`` (hashed elements). Addressing: ``pointers``,
+``resolve``, ``slices``, ``tables``. Editing: ``patch`` (entry points) over
+``edits``, ``list_markers``, ``fragments``, ``planning`` and ``validate``;
+``table_edit`` for cell edits.
 """
 
 from __future__ import annotations

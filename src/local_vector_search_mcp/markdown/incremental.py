@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from .assemble import Assembler, SectionState
 from .elements import finish_run, shifted, with_section_end
+from .links import LinkSource, link_source
 from .model import Document, Element
 from .numbering import LineRange, historical_ranges, is_chunk_cut
 from .scan import NO_RESTART, PARSER_HEAD, PARSER_REST, BlockRecord, is_blank, scan_blocks
@@ -63,6 +64,9 @@ class BlockState:
     # many trailing ones were reused shifted (``reused_elements``).
     base: str | None = None
     reused: tuple[int, int] = (0, 0)
+    # Set by a full parse only: what link extraction needs of the block tokens (``links.py``),
+    # so indexing a document never parses its blocks twice.
+    link_source: LinkSource | None = None
 
 
 Built = tuple[tuple[Element, ...], frozenset[str], BlockState]
@@ -70,7 +74,9 @@ Built = tuple[tuple[Element, ...], frozenset[str], BlockState]
 
 def build_state(text: str, lines: LineIndex) -> Built:
     """Full parse: elements, reserved pointers and the state for later re-parses."""
-    first_lines, records = scan_blocks(PARSER_HEAD.parse(text), text, lines, 0)
+    env: dict[str, object] = {}
+    tokens = PARSER_HEAD.parse(text, env)
+    first_lines, records = scan_blocks(tokens, text, lines, 0)
     has_tables = any(record.has_table for record in records)
     history = regions = None
     if has_tables:
@@ -80,7 +86,16 @@ def build_state(text: str, lines: LineIndex) -> Built:
         assembler.add_block(block_first, record)
     assembler.assign_paragraphs(history)
     elements, _ = finish_run(text, assembler, [], None, 0, _no_old_end)
-    state = BlockState(first_lines, records, assembler.first_elements, assembler.states, has_tables, history, regions)
+    state = BlockState(
+        first_lines,
+        records,
+        assembler.first_elements,
+        assembler.states,
+        has_tables,
+        history,
+        regions,
+        link_source=link_source(tokens, env),
+    )
     return tuple(elements), frozenset(assembler.reserved), state
 
 
@@ -270,39 +285,33 @@ def _update_history(
 # -- re-parse -------------------------------------------------------------------------------
 
 
-def reparse(
-    old: Document, state: BlockState, new_text: str, edit_start: int, edit_end: int
-) -> tuple[tuple[Element, ...], frozenset[str], LineIndex, BlockState] | None:
-    """Elements of ``new_text``, which is ``old.text`` with ``[edit_start, edit_end)`` replaced.
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """The blocks re-assembled: ``[heading_block, sync_block)`` of the new document."""
 
-    ``None`` when the region cannot be bounded (the caller then parses fully).
-    """
-    if not state.first_lines:
-        return None
-    window = _reparse_window(old, state, new_text, edit_start, edit_end)
-    if window is None:  # pragma: no cover - the last attempt always parses to the end
-        return None
-    delta = len(new_text) - len(old.text)
-    first_block, old_resume = window.first_block, window.old_resume
-    new_lines = window.lines
-    new_first_lines = (
-        state.first_lines[:first_block]
-        + window.first_lines
-        + [first + window.line_shift for first in state.first_lines[old_resume:]]
-    )
-    new_records = state.records[:first_block] + window.records + state.records[old_resume:]
-    window_end = first_block + len(window.first_lines)  # first new block after the window
-    block_shift = window_end - old_resume  # new block index minus old, after the window
-    new_block_count = len(new_first_lines)
-    has_tables = any(record.has_table for record in new_records)
+    assembler: Assembler
+    heading_block: int  # the heading opening the section of the first changed block (0 if none)
+    at_heading: bool  # False: the run starts at the document start
+    start_state: SectionState
+    sync_block: int  # from here on old elements are reused (the block count if none are)
 
-    history: list[LineRange] | None = None
-    regions: list[LineRange] | None = None
-    history_synced = 0  # the first new block from which on old historical ranges were reused
-    if has_tables:
-        history, regions, history_synced = _update_history(old, state, window, new_text, new_first_lines, new_records)
 
-    # Assembly restarts at the heading opening the section of the first changed block.
+def _assemble_run(
+    state: BlockState,
+    new_text: str,
+    new_lines: LineIndex,
+    new_first_lines: list[int],
+    new_records: list[BlockRecord],
+    first_block: int,
+    window_end: int,
+    block_shift: int,
+    history: list[LineRange] | None,
+    history_synced: int,
+) -> _Run:
+    """Assembly restarts at the heading opening the section of the first changed
+    block, from the section state saved there, and stops at a heading after the
+    window where the state equals the one the old document had there (numbering
+    from there on is unchanged), once the historical ranges are in sync too."""
     heading_block = first_block - 1
     while heading_block >= 0 and state.section_states[heading_block] is None:
         heading_block -= 1
@@ -313,8 +322,7 @@ def reparse(
     else:
         heading_block = 0
     assembler = Assembler(new_text, new_lines, start_state)
-    # ... and stops at a heading after the window where the section state equals
-    # the one the old document had there: numbering from there on is unchanged.
+    new_block_count = len(new_first_lines)
     sync_block = new_block_count
     for block in range(heading_block, new_block_count):
         if block >= window_end and block >= history_synced:
@@ -329,12 +337,87 @@ def reparse(
     if history is not None:
         run_history = history[bisect_left(history, (run_first_line, -1)) : bisect_left(history, (run_end_line, -1))]
     assembler.assign_paragraphs(run_history)
+    return _Run(assembler, heading_block, at_heading, start_state, sync_block)
 
+
+def reparse(
+    old: Document, state: BlockState, new_text: str, edit_start: int, edit_end: int
+) -> tuple[tuple[Element, ...], frozenset[str], LineIndex, BlockState] | None:
+    """Elements of ``new_text``, which is ``old.text`` with ``[edit_start, edit_end)`` replaced.
+
+    ``None`` when the region cannot be bounded (the caller then parses fully).
+    """
+    if not state.first_lines:
+        return None
+    window = _reparse_window(old, state, new_text, edit_start, edit_end)
+    if window is None:  # pragma: no cover - the last attempt always parses to the end
+        return None
+    first_block, old_resume = window.first_block, window.old_resume
+    new_first_lines = (
+        state.first_lines[:first_block]
+        + window.first_lines
+        + [first + window.line_shift for first in state.first_lines[old_resume:]]
+    )
+    new_records = state.records[:first_block] + window.records + state.records[old_resume:]
+    window_end = first_block + len(window.first_lines)  # first new block after the window
+    block_shift = window_end - old_resume  # new block index minus old, after the window
+    has_tables = any(record.has_table for record in new_records)
+    history: list[LineRange] | None = None
+    regions: list[LineRange] | None = None
+    history_synced = 0  # the first new block from which on old historical ranges were reused
+    if has_tables:
+        history, regions, history_synced = _update_history(old, state, window, new_text, new_first_lines, new_records)
+    run = _assemble_run(
+        state,
+        new_text,
+        window.lines,
+        new_first_lines,
+        new_records,
+        first_block,
+        window_end,
+        block_shift,
+        history,
+        history_synced,
+    )
+    spliced = _splice(old, state, new_text, window.lines, new_first_lines, new_records, run, block_shift)
+    if spliced is None:  # pragma: no cover - saved state always names old headings
+        return None
+    elements, reserved, first_elements, section_states, reused = spliced
+    new_state = BlockState(
+        new_first_lines,
+        new_records,
+        first_elements,
+        section_states,
+        has_tables,
+        history,
+        regions,
+        old.source_hash,
+        reused,
+    )
+    return elements, reserved, window.lines, new_state
+
+
+def _splice(
+    old: Document,
+    state: BlockState,
+    new_text: str,
+    new_lines: LineIndex,
+    new_first_lines: list[int],
+    new_records: list[BlockRecord],
+    run: _Run,
+    block_shift: int,
+) -> tuple[tuple[Element, ...], frozenset[str], list[int], list[SectionState | None], tuple[int, int]] | None:
+    """The old prefix (open headings re-ended), the run's elements and the old
+    suffix shifted; with the reserved set, the per-block element starts and
+    section states, and how many elements were reused on each side."""
+    delta = len(new_text) - len(old.text)
     old_elements = old.elements
+    heading_block, sync_block = run.heading_block, run.sync_block
+    new_block_count = len(new_first_lines)
     # Headings open at the restart (``(level, element index, key)``): their
     # sections may now end elsewhere.
     prefix_open: list[tuple[int, int, str]] = []
-    for level, key, _, _ in start_state[1]:
+    for level, key, _, _ in run.start_state[1]:
         element_index = old.index_of(key)
         if element_index is None:  # pragma: no cover - saved state always names old headings
             return None
@@ -353,10 +436,11 @@ def reparse(
         _, heading_first, _, heading_level, _ = new_records[sync_block].ops[0]
         stop_start = new_lines.starts[new_first_lines[sync_block] + heading_first]
         stop_level = heading_level
+    assembler = run.assembler
     run_elements, prefix_ends = finish_run(new_text, assembler, prefix_open, stop_start, stop_level, old_section_end)
 
-    # Splice: old prefix (open headings re-ended), the run, the old suffix shifted.
-    prefix_length = state.first_elements[heading_block] if heading_block < len(state.first_lines) else len(old_elements)
+    block_count = len(state.first_lines)
+    prefix_length = state.first_elements[heading_block] if heading_block < block_count else len(old_elements)
     prefix = list(old_elements[:prefix_length])
     for _, element_index, _ in prefix_open:
         prefix[element_index] = with_section_end(new_text, prefix[element_index], prefix_ends[element_index])
@@ -366,8 +450,8 @@ def reparse(
     ]
     section_states = state.section_states[:heading_block] + assembler.states
     # Sections the run re-numbered: their old reserved pointers are recomputed.
-    renumbered: set[str] = set() if at_heading else {""}
-    old_sync_block = sync_block - block_shift if sync_block < new_block_count else len(state.first_lines)
+    renumbered: set[str] = set() if run.at_heading else {""}
+    old_sync_block = sync_block - block_shift if sync_block < new_block_count else block_count
     for block in range(heading_block, old_sync_block):
         if state.section_states[block] is not None:
             renumbered.add(old_elements[state.first_elements[block]].pointer)
@@ -381,15 +465,4 @@ def reparse(
     elements = (*prefix, *run_elements, *suffix)
     reserved = {pointer for pointer in old.reserved if pointer.rpartition(".")[0] not in renumbered}
     reserved |= assembler.reserved
-    new_state = BlockState(
-        new_first_lines,
-        new_records,
-        first_elements,
-        section_states,
-        has_tables,
-        history,
-        regions,
-        old.source_hash,
-        (prefix_length, len(suffix)),
-    )
-    return elements, frozenset(reserved), new_lines, new_state
+    return elements, frozenset(reserved), first_elements, section_states, (prefix_length, len(suffix))

@@ -1,2 +1,3 @@
-"""Search: CJK-aware lexical text, FTS5 query building, snippets, RRF fusion
-and the search engine that combines lexical and semantic retrieval."""
+"""Search over the storage port: structured lexical queries and snippets (text.py), RRF fusion
+and the engine combining lexical and semantic retrieval (engine.py), readiness and warnings
+(service.py)."""

@@ -1,21 +1,16 @@
-"""Lexical text processing shared by indexing and querying.
+"""Lexical query building and snippets.
 
-FTS5's ``unicode61`` tokenizer treats an unbroken run of Chinese or Japanese
-as one token, so ``学习`` inside ``机器学习很有趣`` can never match. We keep
-``unicode61`` (fast, good for every spaced script) and rewrite CJK runs on the
-application side before they reach FTS5:
+:func:`build_lexical_query` turns arbitrary user text into a structured query
+(``index/query.py``) that each storage adapter renders in its own full-text
+dialect: each whitespace-separated piece is a :class:`Term` (its internal
+order kept: ``Rc::strong_count`` must match as written), and unspaced CJK runs
+inside a piece are :class:`CjkRun` leaves that the adapter segments the same
+way it segmented the indexed text (``index/cjk.py``). Pieces without a letter
+or digit are dropped, so user text never becomes query syntax. Stop words
+(``stopwords.py``) are dropped when any other piece remains, on both the
+query and the snippet side, so ``[the]`` is never highlighted for a reason.
 
-* index side: each run becomes its overlapping character bigrams plus its last
-  character on its own (``机器学习`` -> ``机器 器学 学习 习``);
-* query side: a run becomes its bigrams as separate terms (ranked by BM25, so a
-  sentence-long Chinese question still finds documents sharing some words), and
-  a single character becomes the prefix term ``"字"*``, which matches every
-  bigram starting with it and the run-final character.
-
-Latin text is untouched, so English ranking is exactly plain unicode61.
-
-Query building never lets user text reach FTS5 syntax: every term is a quoted
-string (``"`` doubled), and pieces without a letter or digit are dropped.
+Snippets highlight whole tokens as a unicode61-like tokenizer sees them.
 """
 
 from __future__ import annotations
@@ -24,113 +19,74 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["LexicalQuery", "build_lexical_query", "cjk_index_text", "highlight_terms", "make_snippet"]
+from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams
+from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Term
+from .stopwords import is_stop_word
 
-# Han (incl. ext. A and compatibility), Hiragana, Katakana (+ phonetic ext.,
-# half-width), CJK symbols excluded. Hangul is spaced and left to unicode61.
-_CJK = (
-    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
-)
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+__all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
+
+_CJK = CJK_CHARS
+_CJK_RUN = CJK_RUN
 _WORDISH = re.compile(r"[^\W_]", re.UNICODE)  # a letter or digit
 _SPLIT = re.compile(rf"([{_CJK}]+)")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)  # word pieces as unicode61 splits them (approximately)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
-def _bigrams(run: str) -> list[str]:
-    if len(run) == 1:
-        return [run]
-    return [run[i : i + 2] for i in range(len(run) - 1)]
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    """The searchable leaves of one user query, in order, without repeats
+    (empty when nothing is searchable); ``terms`` are the plain strings used
+    for snippet highlighting."""
 
-
-def cjk_index_text(text: str) -> str:
-    """Text as handed to FTS5: CJK runs replaced by bigrams + final char."""
-    if not _CJK_RUN.search(text):
-        return text
-    return _CJK_RUN.sub(lambda m: " " + " ".join([*_bigrams(m.group()), m.group()[-1]]) + " ", text)
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-@dataclass(frozen=True)
-class LexicalQuery:
-    """FTS5 match expressions for one user query.
-
-    ``strict`` requires every term (AND); ``loose`` any term (OR). Both are
-    ``None`` when the query has nothing searchable. ``terms`` are the plain
-    strings used for snippet highlighting.
-    """
-
-    strict: str | None
-    loose: str | None
+    leaves: tuple[LexicalLeaf, ...]
     terms: tuple[str, ...]
-    parts: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
-    def with_loose_budget(self, df: dict[str, int], budget: int, keep: int) -> LexicalQuery:
-        """The same query whose OR part keeps only the rarest terms whose chunk
-        counts add up to at most ``budget`` (at least ``keep`` terms stay).
+    def strict(self) -> AllOf:
+        """Every leaf must match."""
+        return AllOf(self.leaves)
 
-        FTS5 computes BM25 for every row an OR query matches before it can
-        sort, so the cost grows with the summed posting-list sizes; on a large
-        index a question full of common words would score most of the index.
-        ``df`` maps tokens to chunk counts; a phrase counts as its rarest
-        token. The AND part is left whole (it matches few rows by nature).
-        """
-        if len(self.parts) <= keep:
-            return self
-        # a CJK single-character prefix term has no posting list of its own and can match
-        # many: it counts as the whole budget
-        rarity = sorted(
-            (min((df.get(t, 0) for t in tokens), default=budget), i) for i, (_, tokens) in enumerate(self.parts)
-        )
-        kept: set[int] = set()
-        total = 0
-        for count, i in rarity:
-            if len(kept) >= keep and total + count > budget:
-                break
-            kept.add(i)
-            total += count
-        if len(kept) == len(self.parts):
-            return self
-        loose = " OR ".join(term for i, (term, _) in enumerate(self.parts) if i in kept)
-        return LexicalQuery(self.strict, loose, self.terms, self.parts)
+    def loose(self, row_budget: int | None = None, keep_at_least: int = 2) -> AnyOf:
+        """Any leaf may match (see :class:`AnyOf` for the row budget)."""
+        return AnyOf(self.leaves, row_budget, keep_at_least)
 
-    def tokens(self) -> list[str]:
-        return sorted({t for _, tokens in self.parts for t in tokens})
+    def ranked(self, row_budget: int | None = None) -> LexicalQuery:
+        """What lexical search runs: any leaf may match and BM25 ranks, so every
+        query word takes part in scoring (an AND first would put chunks that happen
+        to hold every word of a long question above the ones about its topic).
+        ``row_budget``: the cost hint of :class:`AnyOf`."""
+        return self.leaves[0] if self.is_single_term else AnyOf(self.leaves, row_budget)
+
+    def words(self) -> AnyOf | None:
+        """The fallback when :meth:`ranked` finds too little: any word of a punctuated
+        piece on its own (``title::SHA-512`` -> ``title``, ``SHA``, ``512``), so a
+        query whose words exist in the index never returns nothing. ``None`` when
+        no piece splits."""
+        split = [Term(w) for leaf in self.leaves if isinstance(leaf, Term) for w in _WORDS.findall(leaf.text)]
+        if len(split) <= sum(isinstance(leaf, Term) for leaf in self.leaves):
+            return None
+        content = [t for t in split if not is_stop_word(t.text)] or split
+        return AnyOf((*dict.fromkeys(content), *(leaf for leaf in self.leaves if not isinstance(leaf, Term))))
+
+    @property
+    def is_single_term(self) -> bool:
+        """One leaf that cannot match partially: the loose query would add nothing."""
+        return len(self.leaves) == 1 and isinstance(self.leaves[0], Term)
 
 
-def build_lexical_query(query: str) -> LexicalQuery:
-    """Turn arbitrary user text into safe FTS5 expressions.
-
-    Each whitespace-separated piece keeps its internal order as an FTS phrase
-    (``Rc::strong_count`` -> ``"Rc::strong_count"``, which unicode61 reads as the
-    phrase ``rc strong count``); CJK runs inside a piece become bigram terms.
-    """
-    fts_terms: list[tuple[str, tuple[str, ...]]] = []
-    plain: list[str] = []
+def build_lexical_query(query: str) -> ParsedQuery:
+    """The structured query for arbitrary user text."""
+    found: list[tuple[LexicalLeaf, str, bool]] = []  # leaf, its text, whether it is a stop word
     for piece in _CONTROL.sub(" ", query).split():
         for part in _SPLIT.split(piece):
             if not part:
                 continue
             if _CJK_RUN.fullmatch(part):
-                plain.append(part)
-                if len(part) == 1:
-                    fts_terms.append((_quote(part) + "*", ()))  # prefix: no single posting list to look up
-                else:
-                    fts_terms.extend((_quote(b), (b,)) for b in _bigrams(part))
+                found.append((CjkRun(part), part, False))
             elif _WORDISH.search(part):
-                plain.append(part)
-                fts_terms.append((_quote(part), tuple(t.lower() for t in _WORD.findall(part))))
-    # de-duplicate while keeping order
-    seen: set[str] = set()
-    unique = [t for t in fts_terms if not (t[0] in seen or seen.add(t[0]))]  # type: ignore[func-returns-value]
-    if not unique:
-        return LexicalQuery(None, None, ())
-    terms = [t for t, _ in unique]
-    return LexicalQuery(" AND ".join(terms), " OR ".join(terms), tuple(plain), tuple(unique))
+                found.append((Term(part), part, is_stop_word(part)))
+    content = [f for f in found if not f[2]] or found
+    return ParsedQuery(tuple(dict.fromkeys(leaf for leaf, _, _ in content)), tuple(text for _, text, _ in content))
 
 
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+", re.UNICODE)
@@ -143,7 +99,7 @@ def highlight_terms(terms: tuple[str, ...]) -> list[str]:
         if _CJK_RUN.fullmatch(term):
             out.append(term)
             if len(term) > 2:
-                out.extend(_bigrams(term))
+                out.extend(bigrams(term))
         else:
             out.extend(t.lower() for t in re.findall(r"[^\W_]+", term))
     # longest first so a regex alternation prefers whole words/runs

@@ -58,7 +58,7 @@ def error_result(error: KbError) -> types.CallToolResult:
 
 
 def build_server(ws: Workspace) -> Server[Any]:
-    tools = available_tools()
+    tools = available_tools(ws.config.server.toolsets)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
@@ -118,10 +118,8 @@ def serve(ws: Workspace) -> None:
     """Serve MCP over stdio until stdin closes."""
     if ws.config.knowledge_base.watch_files:
         # The watcher only queues paths; nothing is indexed or loaded until a change arrives.
-        from ..index.service import IndexService
-
         try:
-            ws.service(IndexService).start_watching()
+            ws.indexing.start_watching()
         except Exception as exc:  # the server still serves; kb_status shows the watcher error
             log.warning("file watching could not start: %s", exc)
     try:

@@ -1,0 +1,379 @@
+"""Load test of the Streamable HTTP transport (loopback only), next to stdio with one client.
+
+The mix: ``kb_search`` lexical (40 %) and hybrid (20 %), ``kb_read`` (25 %) and ``kb_patch`` (15 %,
+each client edits its own scratch document: read it, replace a paragraph), on the rust-book corpus
+with the bundled local model. Four runs of 30 s each: one client over stdio (the reference), one
+client over HTTP (what the transport itself costs), then 16 clients (the SDK's Streamable HTTP
+client, one session each) against one ``--transport http`` server, closed loop (each client calls
+again as soon as it has its answer: the server's throughput ceiling), and with think time (each
+client pauses 0.5-1.5 s between calls, still far busier than an agent waiting for its model).
+Printed per tool: calls, p50/p95/p99; errors; throughput; the server's peak RSS and its mean RSS per
+quarter of the run.
+
+Goal (issue 15): lexical p95 over HTTP within 2x of stdio; no error; memory flat. Clients and
+server share the machine's cores, so in the closed loop every client waits for the other 15.
+The hybrid index is built once (a few CPU-minutes) into bench/.cache/http-rust-book and copied
+for every run. ``BENCH_HTTP_SECONDS`` shortens the run while developing; ``BENCH_HTTP_CLIENTS``
+changes the client count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+HERE = Path(__file__).resolve().parent
+CORPUS_CANDIDATES = [
+    Path(os.environ.get("LVSM_SHARED", "")) / "corpora" / "rust-book",
+    HERE.parent.parent / "shared" / "corpora" / "rust-book",
+    Path("/work/shared/corpora/rust-book"),
+]
+CACHE = HERE / ".cache" / "http-rust-book"
+SECONDS = float(os.environ.get("BENCH_HTTP_SECONDS", "30"))
+CLIENTS = int(os.environ.get("BENCH_HTTP_CLIENTS", "16"))
+PAUSE = float(os.environ.get("BENCH_HTTP_PAUSE", "1.0"))
+SERVER = [sys.executable, "-m", "local_vector_search_mcp"]
+QUERIES = [
+    "ownership rules",
+    "borrow checker",
+    "lifetime annotations",
+    "Rc::strong_count",
+    "trait objects dynamic dispatch",
+    "pattern matching enums",
+    "cargo workspaces",
+    "error handling with Result",
+    "closures capture environment",
+    "iterator adapters",
+    "smart pointers Box",
+    "threads and message passing",
+    "unsafe rust raw pointers",
+    "testing with cargo test",
+    "slices and strings",
+    "how do I share data between threads safely",
+]
+SCRATCH = "# Scratch {n}\n\nEdited {k} times.\n\nA second paragraph that stays.\n"
+
+
+def corpus() -> Path | None:
+    return next((p for p in CORPUS_CANDIDATES if p.is_dir()), None)
+
+
+def ensure_index(source: Path) -> None:
+    """Build the hybrid index once (lexical, then vectors, through the CLI) and keep it."""
+    if (CACHE / "index.db").exists():
+        return
+    shutil.rmtree(CACHE, ignore_errors=True)
+    shutil.copytree(source, CACHE / "kb")
+    for path in [CACHE / "kb", *(CACHE / "kb").rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    t0 = time.perf_counter()
+    subprocess.run(
+        [*SERVER, "--root", str(CACHE / "kb"), "--storage-path", str(CACHE / "index.db"), "--reindex"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    print(f"(built the hybrid index of rust-book once: {time.perf_counter() - t0:.0f} s)", flush=True)
+
+
+def workspace(tmp: Path, clients: int) -> tuple[Path, Path]:
+    shutil.copytree(CACHE / "kb", tmp / "kb")
+    for path in [tmp / "kb", *(tmp / "kb").rglob("*")]:  # the shared corpus is read-only
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    shutil.copy(CACHE / "index.db", tmp / "index.db")
+    (tmp / "kb" / "scratch").mkdir()
+    for n in range(clients):
+        (tmp / "kb" / "scratch" / f"c{n}.md").write_text(SCRATCH.format(n=n, k=0), encoding="utf-8")
+    config = tmp / "bench.yml"
+    config.write_text("knowledgeBase: {allowWrites: true}\n", encoding="utf-8")
+    return tmp / "kb", config
+
+
+def rss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.latency: dict[str, list[float]] = defaultdict(list)
+        self.errors: list[str] = []
+        self.rss: list[tuple[float, int]] = []
+
+    def summary(self, seconds: float) -> dict[str, Any]:
+        def pct(values: list[float], q: float) -> float:
+            values = sorted(values)
+            return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
+
+        tools = {
+            name: {
+                "calls": len(v),
+                "p50_ms": pct(v, 0.50),
+                "p95_ms": pct(v, 0.95),
+                "p99_ms": pct(v, 0.99),
+            }
+            for name, v in sorted(self.latency.items())
+        }
+        samples = [kib for _, kib in self.rss if kib]
+        quarter = max(1, len(samples) // 4)
+        quarters = [samples[i * quarter : (i + 1) * quarter] or samples[-1:] for i in range(4)] if samples else []
+        return {
+            "tools": tools,
+            "calls": sum(len(v) for v in self.latency.values()),
+            "throughput": sum(len(v) for v in self.latency.values()) / seconds,
+            "errors": len(self.errors),
+            "first_errors": self.errors[:3],
+            "peak_rss_mib": max(samples, default=0) / 1024,
+            # Mean RSS per quarter of the run: flat from the second quarter on means no leak
+            # (the first still fills caches and starts worker threads).
+            "rss_quarters_mib": [statistics.mean(q) / 1024 for q in quarters],
+        }
+
+
+async def client_loop(
+    session: ClientSession, n: int, deadline: float, stats: Stats, seed: int, pause: float = 0.0
+) -> None:
+    rng = random.Random(seed)
+    listed = await session.call_tool("kb_list_files", {})
+    paths = [f["relativePath"] for f in (listed.structured_content or {}).get("files", [])]
+    paths = [p for p in paths if p.endswith(".md") and not p.startswith("scratch/")]
+    assert paths, listed
+    edits = 0
+
+    async def timed(label: str, tool: str, arguments: dict[str, Any]) -> Any:
+        t0 = time.perf_counter()
+        try:
+            result = await session.call_tool(tool, arguments)
+        except Exception as exc:
+            stats.errors.append(f"{label}: {type(exc).__name__}: {exc}")
+            return None
+        stats.latency[label].append(time.perf_counter() - t0)
+        if result.is_error:
+            text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+            stats.errors.append(f"{label}: {text[:200]}")
+            return None
+        return result.structured_content
+
+    while time.perf_counter() < deadline:
+        if pause:
+            await anyio.sleep(pause * (0.5 + rng.random()))  # an agent thinking between calls
+        roll = rng.random()
+        if roll < 0.40:
+            await timed(
+                "kb_search lexical", "kb_search", {"request": {"query": rng.choice(QUERIES), "mode": "lexical"}}
+            )
+        elif roll < 0.60:
+            await timed("kb_search hybrid", "kb_search", {"request": {"query": rng.choice(QUERIES), "mode": "hybrid"}})
+        elif roll < 0.85:
+            await timed("kb_read", "kb_read", {"request": {"path": rng.choice(paths)}})
+        else:
+            path = f"scratch/c{n}.md"
+            read = await timed("kb_read", "kb_read", {"request": {"path": path}})
+            if read is None:
+                continue
+            pointer = read["elements"][1]["pointer"]
+            edits += 1
+            op = {"kind": "replace_element", "pointer": pointer, "markdown": f"Edited {edits} times."}
+            await timed("kb_patch", "kb_patch", {"request": {"path": path, "operations": [op]}})
+
+
+async def sample_rss(pid_of: Callable[[], int | None], stats: Stats, deadline: float) -> None:
+    while time.perf_counter() < deadline:
+        pid = pid_of()
+        if pid:
+            stats.rss.append((time.perf_counter(), rss_kib(pid)))
+        await anyio.sleep(0.5)
+
+
+async def warm_up(session: ClientSession) -> None:
+    """Load the model and the caches once (a first hybrid search loads the query encoder)."""
+    for mode in ("lexical", "hybrid"):
+        await session.call_tool("kb_search", {"request": {"query": "ownership", "mode": mode}})
+    await session.call_tool("kb_read", {"request": {"path": "ch04-01-what-is-ownership.md"}})
+
+
+async def wait_ready(session: ClientSession) -> None:
+    """Until the copied index is current (the scratch files are new) and every vector is stored."""
+    with anyio.fail_after(600):
+        await session.call_tool("kb_reindex", {})
+        while True:
+            status = (await session.call_tool("kb_status", {})).structured_content or {}
+            vectors = status.get("vectors") or {}
+            if not status["indexing"]["isRunning"] and not vectors.get("pending"):
+                if not status["compatibility"]["isCompatible"]:
+                    raise SystemExit(f"cached index is not compatible: {status['compatibility']}")
+                return
+            await anyio.sleep(0.5)
+
+
+@asynccontextmanager
+async def http_sessions(url: str, count: int) -> AsyncIterator[list[ClientSession]]:
+    import contextlib
+
+    async with contextlib.AsyncExitStack() as stack:
+        sessions = []
+        for _ in range(count):
+            read, write = await stack.enter_async_context(streamable_http_client(url))
+            session = await stack.enter_async_context(ClientSession(read, write))
+            await session.initialize()
+            sessions.append(session)
+        yield sessions
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def run_http(tmp: Path, pause: float, clients: int = CLIENTS) -> dict[str, Any]:
+    tmp = tmp / f"http-{pause}-{clients}"
+    tmp.mkdir()
+    root, config = workspace(tmp / "http", clients)
+    port = free_port()
+    log = open(tmp / "http-server.log", "w")  # noqa: SIM115 - closed below
+    args = ["--root", str(root), "--storage-path", str(tmp / "http" / "index.db"), "--config", str(config)]
+    proc = subprocess.Popen([*SERVER, *args, "--transport", "http", "--port", str(port)], stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}/mcp"
+    stats = Stats()
+    try:
+        with anyio.fail_after(60):
+            while True:
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    await anyio.sleep(0.1)
+        async with http_sessions(url, clients) as sessions:
+            await wait_ready(sessions[0])
+            await warm_up(sessions[0])
+            deadline = time.perf_counter() + SECONDS
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sample_rss, lambda: proc.pid, stats, deadline)
+                for n, session in enumerate(sessions):
+                    tg.start_soon(client_loop, session, n, deadline, stats, n, pause)
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        log.close()
+    return stats.summary(SECONDS)
+
+
+def _child_pids() -> list[int]:
+    me = str(os.getpid())
+    pids = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == me:
+            pids.append(int(status.parent.name))
+    return pids
+
+
+async def run_stdio(tmp: Path) -> dict[str, Any]:
+    root, config = workspace(tmp / "stdio", 1)
+    args = ["--root", str(root), "--storage-path", str(tmp / "stdio" / "index.db"), "--config", str(config)]
+    params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], *args], env=dict(os.environ))
+    stats = Stats()
+    with open(tmp / "stdio-server.log", "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await wait_ready(session)
+            await warm_up(session)
+            pids = _child_pids()
+            deadline = time.perf_counter() + SECONDS
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sample_rss, lambda: pids[0] if pids else None, stats, deadline)
+                tg.start_soon(client_loop, session, 0, deadline, stats, 0)
+    return stats.summary(SECONDS)
+
+
+def report(http: dict[str, Any], stdio: dict[str, Any], label: str, clients: int = CLIENTS) -> list[str]:
+    lines = [
+        f"http ({label}): {clients} client{'s' if clients > 1 else ''} x {SECONDS:.0f} s, {http['calls']} calls, "
+        f"{http['throughput']:.0f} calls/s, "
+        f"errors {http['errors']}, server peak RSS {http['peak_rss_mib']:.0f} MiB "
+        f"(mean per quarter of the run: {' / '.join(f'{q:.0f}' for q in http['rss_quarters_mib'])})",
+        f"stdio: 1 client x {SECONDS:.0f} s, {stdio['calls']} calls, {stdio['throughput']:.0f} calls/s, "
+        f"errors {stdio['errors']}, server peak RSS {stdio['peak_rss_mib']:.0f} MiB",
+        f"{'tool':<20} {'http calls':>10} {'p50':>8} {'p95':>8} {'p99':>8} | {'stdio calls':>11} {'p50':>8} "
+        f"{'p95':>8} {'p99':>8}   (ms)",
+    ]
+    for tool in sorted(set(http["tools"]) | set(stdio["tools"])):
+        h = http["tools"].get(tool, {})
+        s = stdio["tools"].get(tool, {})
+
+        def row(d: dict[str, Any], width: int) -> str:
+            if not d:
+                return f"{'-':>{width}} {'-':>8} {'-':>8} {'-':>8}"
+            return f"{d['calls']:>{width}} {d['p50_ms']:>8.1f} {d['p95_ms']:>8.1f} {d['p99_ms']:>8.1f}"
+
+        lines.append(f"{tool:<20} {row(h, 10)} | {row(s, 11)}")
+    lex_h = http["tools"].get("kb_search lexical", {}).get("p95_ms", float("nan"))
+    lex_s = stdio["tools"].get("kb_search lexical", {}).get("p95_ms", float("nan"))
+    ratio = lex_h / lex_s if lex_s else float("nan")
+    quarters = http["rss_quarters_mib"] or [0.0, 0.0]
+    growth = quarters[-1] - quarters[1 if len(quarters) > 1 else 0]
+    lines.append(
+        f"lexical p95 http ({label})/stdio {ratio:.2f}x (goal <= 2x) | errors {http['errors'] + stdio['errors']} "
+        f"(goal 0) | server RSS 4th - 2nd quarter {growth:+.0f} MiB (goal: flat)"
+    )
+    for err in http["first_errors"] + stdio["first_errors"]:
+        lines.append(f"error: {err}")
+    return lines
+
+
+def main() -> int:
+    source = corpus()
+    if source is None:
+        print("rust-book corpus not found (../shared/corpora); skipped")
+        return 0
+    ensure_index(source)
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        stdio = anyio.run(run_stdio, Path(tmp))
+        single = anyio.run(run_http, Path(tmp), 0.0, 1)
+        closed = anyio.run(run_http, Path(tmp), 0.0)
+        paced = anyio.run(run_http, Path(tmp), PAUSE)
+    print(
+        f"client and server share this machine ({os.cpu_count()} cores, load average {load_before:.1f} before "
+        f"and {os.getloadavg()[0]:.1f} after the runs); the clients run in one process",
+        flush=True,
+    )
+    print("\n".join(report(single, stdio, "1 client, the transport's own cost", 1)), flush=True)
+    for run, label in ((closed, "closed loop"), (paced, f"{PAUSE * 1000:.0f} ms think time")):
+        lines = report(run, stdio, label)
+        print("\n".join(lines[:1] + lines[3:]), flush=True)  # the stdio line and the header once only
+    record = {"stdio": stdio, "http_single": single, "http_closed": closed, "http_paced": paced}
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "bench_http.json").write_text(json.dumps(record, indent=1), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""The ``chunks`` tool set (NoteHarbor's API): index_note, upsert_vector, search_vectors,
+search_knowledge, get_chunk, list_chunks, update_chunk, delete_chunk. Thin over
+:mod:`..search.chunks`; listed only when ``server.toolsets`` holds ``chunks``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from lvsm_contract.models import (
+    ChunkSearchHit,
+    DeleteChunkArguments,
+    DeleteChunkResult,
+    GetChunkArguments,
+    GetChunkResult,
+    IndexNoteArguments,
+    IndexNoteResult,
+    ListChunksArguments,
+    ListChunksResult,
+    SearchKnowledgeArguments,
+    SearchKnowledgeResult,
+    SearchVectorsArguments,
+    SearchVectorsResult,
+    UpdateChunkArguments,
+    UpdateChunkResult,
+    UpsertVectorArguments,
+    UpsertVectorResult,
+)
+from pydantic import BaseModel
+
+from ..errors import IndexNotReady, InvalidArgument, NotFound
+from ..index.chunks import StoredChunk
+from ..search.chunks import ChunkApi, filter_spec
+from ..workspace import Workspace
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _wire(chunk: StoredChunk, with_vector: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": chunk.id,
+        "collection": chunk.collection,
+        "sourcePath": chunk.source_path,
+        "chunkIndex": chunk.chunk_index,
+        "content": chunk.content,
+        "metadata": chunk.metadata,
+        "embeddingDimensions": chunk.dimensions,
+        "embeddingStale": chunk.stale,
+        "readOnly": chunk.collection == "markdown",
+    }
+    if with_vector:
+        out["embedding"] = None if chunk.vector is None else [float(x) for x in chunk.vector]
+    return out
+
+
+def _api(ws: Workspace) -> ChunkApi:
+    return ChunkApi(ws.config, ws.store, ws.embedders, ws.activity)
+
+
+def _chunk(model: type[M], chunk: StoredChunk, with_vector: bool = False) -> M:
+    return model.model_validate(_wire(chunk, with_vector))
+
+
+def _metadata(value: Any) -> dict[str, Any] | None:
+    return None if value is None else dict(value.root)
+
+
+def index_note(ws: Workspace, request: IndexNoteArguments) -> IndexNoteResult:
+    done = _index_note(ws, request.path)
+    return IndexNoteResult(
+        path=done.path,
+        chunk_ids=[c.id for c in done.chunks],
+        chunks=len(done.chunks),
+        dimensions=done.dimensions,
+        quantization_bits=done.quantization_bits,  # type: ignore[arg-type]  # 32 | 8 | 1 | None
+        warning=done.warning,
+    )
+
+
+def upsert_vector(ws: Workspace, request: UpsertVectorArguments) -> UpsertVectorResult:
+    chunk_id, created = _api(ws).upsert(
+        request.id,
+        request.source_path,
+        request.chunk_index,
+        request.content,
+        request.embedding,
+        _metadata(request.metadata),
+        request.collection,
+    )
+    return UpsertVectorResult(id=chunk_id, created=created)
+
+
+def _hits(found: list[tuple[StoredChunk, float]]) -> list[ChunkSearchHit]:
+    return [
+        ChunkSearchHit.model_validate(
+            {
+                "id": c.id,
+                "collection": c.collection,
+                "sourcePath": c.source_path,
+                "chunkIndex": c.chunk_index,
+                "content": c.content,
+                "metadata": c.metadata,
+                "score": round(score, 6),
+            }
+        )
+        for c, score in found
+    ]
+
+
+def search_vectors(ws: Workspace, request: SearchVectorsArguments) -> SearchVectorsResult:
+    api = _api(ws)
+    spec = filter_spec(request.filter)
+    vector = api.vector(request.embedding)
+    return SearchVectorsResult(results=_hits(api.search(vector, request.top_k, spec)))
+
+
+def search_knowledge(ws: Workspace, request: SearchKnowledgeArguments) -> SearchKnowledgeResult:
+    api = _api(ws)
+    spec = filter_spec(request.filter)
+    vector = api.query_vector(request.query)  # embeddings off: says so before anything else
+    return SearchKnowledgeResult(results=_hits(api.search(vector, request.top_k, spec)))
+
+
+def get_chunk(ws: Workspace, request: GetChunkArguments) -> GetChunkResult:
+    chunk = _api(ws).get(request.id, request.include_embedding)
+    return _chunk(GetChunkResult, chunk, request.include_embedding)
+
+
+def list_chunks(ws: Workspace, request: ListChunksArguments) -> ListChunksResult:
+    page = _api(ws).page(request.source_path, request.collection, request.cursor, request.limit)
+    return ListChunksResult.model_validate({"chunks": [_wire(c) for c in page.chunks], "nextCursor": page.next_cursor})
+
+
+def update_chunk(ws: Workspace, request: UpdateChunkArguments) -> UpdateChunkResult:
+    chunk = _api(ws).update(request.id, request.content, request.embedding, _metadata(request.metadata))
+    return _chunk(UpdateChunkResult, chunk)
+
+
+def delete_chunk(ws: Workspace, request: DeleteChunkArguments) -> DeleteChunkResult:
+    _api(ws).delete(request.id)
+    return DeleteChunkResult(id=request.id, deleted=True)
+
+
+@dataclass(frozen=True)
+class IndexedNote:
+    path: str
+    chunks: list[StoredChunk]
+    dimensions: int | None
+    quantization_bits: int | None
+    warning: str | None
+
+
+def _index_note(ws: Workspace, path: str) -> IndexedNote:
+    """Index one document now and wait for its vectors (decision 143)."""
+    from ..index.manifest import incompatible_message
+
+    rel, full = ws.guard.resolve(path, markdown=True)
+    if not full.is_file():
+        raise NotFound(f"Document {rel!r} does not exist.")
+    indexing = ws.indexing
+    if not indexing.path_filter(rel):
+        raise InvalidArgument(
+            f"{rel!r} is not part of the index (knowledgeBase.include / exclude); it cannot be indexed."
+        )
+    if ws.activity.rebuild_in_progress:
+        raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
+    indexer = indexing.indexer
+    problems = indexer.compatibility(probe=True)
+    if problems:
+        raise IndexNotReady(incompatible_message(problems))
+    store = ws.store
+    if not store.read_manifest():  # a fresh index: create it with its vector table before the first file
+        manifest = indexer.expected_manifest(probe=True)
+        size = manifest.get("embedding_dimensions")
+        store.ensure_schema(int(size) if size else None, indexer.vector_storage())
+        store.write_manifest(manifest)
+    indexer.reconcile(rel)
+    warning = None
+    api = _api(ws)
+    if indexer.embedder is not None and store.pending_vector_count():
+        with ws.activity.embedding:  # after any background pass, which may hold this file's chunks
+            result = indexer.embed_pending()
+        warning = result.warning
+    chunks = store.markdown_chunks(rel, None, 1_000_000)
+    dims = store.vector_dimensions() if indexer.embedder is not None else None
+    return IndexedNote(rel, chunks, dims, api.quantization_bits(), warning)

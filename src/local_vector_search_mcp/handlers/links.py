@@ -1,0 +1,108 @@
+"""kb_links: the link graph around one document, or the whole knowledge base's broken links,
+orphans and missing images (spec/tools/kb_links.yaml, decisions 42-46, 138-140)."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+from lvsm_contract.models import DocumentLink, KbLinksRequest, KbLinksResult, MissingImage, MissingLink
+
+from ..errors import InvalidArgument, NotFound
+from ..index.graph import Graph, ResolvedLink
+from ..workspace import Workspace
+
+__all__ = ["LIMIT", "kb_links", "load_graph"]
+
+LIMIT = 1000
+IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif"})
+
+
+def load_graph(ws: Workspace) -> Graph:
+    store = ws.store
+    return Graph(store.links(), store.document_states(), store.document_meta())
+
+
+def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
+    ws.search.check_ready()
+    graph = load_graph(ws)
+    if request.path is None:
+        return _whole(ws, graph, request.include_missing)
+    rel, _ = ws.guard.resolve(request.path, markdown=True)
+    if rel not in graph.documents and rel not in graph.incoming:
+        raise NotFound(f"{rel!r} is neither an indexed document nor the target of an indexed link.")
+    if request.direction not in ("outgoing", "incoming", "both"):  # pragma: no cover - the model refuses it
+        raise InvalidArgument("direction must be outgoing, incoming or both.")
+    walked, truncated = graph.walk(rel, request.direction, request.depth, LIMIT)
+    links = [(hop, ln) for hop, ln in walked if request.include_missing or ln.exists]
+    return KbLinksResult(
+        path=rel,
+        links=[_link(ln, hop) for hop, ln in links],
+        missing=[_missing(ln) for _, ln in links if not ln.exists] if request.include_missing else [],
+        truncated=truncated,
+    )
+
+
+def _whole(ws: Workspace, graph: Graph, include_missing: bool) -> KbLinksResult:
+    broken = [ln for ln in graph.document_links() if not ln.exists] if include_missing else []
+    orphans = graph.orphans()
+    images = [ln for ln in graph.links if ln.is_image and _is_image(ln.target)]
+    by_name = _files_by_name(ws, images)
+    missing_images = [ln for ln in images if not _image_exists(ws, ln, by_name)]
+    truncated = max(len(broken), len(orphans), len(missing_images)) > LIMIT
+    return KbLinksResult(
+        path=None,
+        links=[_link(ln, 1) for ln in broken[:LIMIT]],
+        missing=[_missing(ln) for ln in broken[:LIMIT]],
+        truncated=truncated,
+        orphans=orphans[:LIMIT],
+        missing_images=[
+            MissingImage(
+                source=ln.source, target=ln.target, pointer=ln.pointer, kind="embed" if ln.kind == "embed" else "image"
+            )
+            for ln in missing_images[:LIMIT]
+        ],
+    )
+
+
+def _is_image(target: str) -> bool:
+    return posixpath.splitext(target)[1].lower() in IMAGE_EXTENSIONS
+
+
+def _files_by_name(ws: Workspace, images: list[ResolvedLink]) -> dict[str, list[str]]:
+    """File names under the root (lower case), walked only when an embed names a bare file."""
+    names: dict[str, list[str]] = {}
+    if not any(ln.kind == "embed" and "/" not in ln.target for ln in images):
+        return names
+    for dirpath, dirnames, filenames in os.walk(ws.root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel_dir = os.path.relpath(dirpath, ws.root).replace(os.sep, "/")
+        for name in filenames:
+            names.setdefault(name.lower(), []).append(name if rel_dir == "." else f"{rel_dir}/{name}")
+    return names
+
+
+def _image_exists(ws: Workspace, link: ResolvedLink, by_name: dict[str, list[str]]) -> bool:
+    if (ws.root / link.target).is_file():
+        return True
+    # an embed resolves like a note: by path, else by a file name found anywhere (Obsidian)
+    return link.kind == "embed" and "/" not in link.target and bool(by_name.get(link.target.lower()))
+
+
+def _link(ln: ResolvedLink, hop: int) -> DocumentLink:
+    return DocumentLink(
+        kind=ln.kind,  # type: ignore[arg-type]  # the resolver yields only document-link kinds here
+        source=ln.source,
+        target=ln.target,
+        fragment=ln.fragment,
+        fragment_found=ln.fragment_found,
+        candidates=list(ln.candidates) if ln.candidates else None,
+        target_exists=ln.exists,
+        pointer=ln.pointer,
+        text=ln.text,
+        depth=hop,
+    )
+
+
+def _missing(ln: ResolvedLink) -> MissingLink:
+    return MissingLink(source=ln.source, target=ln.target, pointer=ln.pointer)

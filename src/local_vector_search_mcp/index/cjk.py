@@ -1,0 +1,49 @@
+"""CJK segmentation shared by every storage adapter's index and query sides.
+
+Full-text tokenizers that split on spaces (FTS5 ``unicode61``, PostgreSQL's
+``simple`` configuration) read an unbroken run of Chinese or Japanese as one
+token, so ``学习`` inside ``机器学习很有趣`` could never match. Adapters rewrite
+CJK runs before their tokenizer sees them, the same way on both sides:
+
+* indexed text: each run becomes its overlapping character bigrams plus its
+  last character on its own (``机器学习`` -> ``机器 器学 学习 习``);
+* a query run (:class:`~.query.CjkRun`): its bigrams; a single character
+  matches every bigram that starts with it (a prefix) and the run-final one.
+
+Latin text is untouched. The engine never bigrams anything: it hands runs to
+the adapter as :class:`~.query.CjkRun` leaves.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CJK_CHARS", "CJK_RUN", "bigrams", "cjk_index_text", "index_tokens"]
+
+# Han (incl. ext. A and compatibility), Hiragana, Katakana (+ phonetic ext.,
+# half-width), CJK symbols excluded. Hangul is spaced and left to the tokenizer.
+CJK_CHARS = (
+    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
+)
+CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
+
+
+def bigrams(run: str) -> list[str]:
+    """Overlapping character pairs of a CJK run (the run itself when it has one character)."""
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def cjk_index_text(text: str) -> str:
+    """Text as handed to a space-splitting tokenizer: CJK runs replaced by bigrams + final char."""
+    if not CJK_RUN.search(text):
+        return text
+    return CJK_RUN.sub(lambda m: " " + " ".join([*bigrams(m.group()), m.group()[-1]]) + " ", text)
+
+
+def index_tokens(text: str) -> list[str]:
+    """Lower-cased tokens of ``cjk_index_text(text)`` as unicode61 splits them (approximately):
+    what an adapter without its own full-text engine indexes."""
+    return [t.lower() for t in _WORD.findall(cjk_index_text(text))]

@@ -1,0 +1,96 @@
+"""Renders a structured lexical query (``query.py``) as an FTS5 MATCH expression.
+
+Every leaf becomes a quoted FTS5 string (``"`` doubled), so user text never
+reaches FTS5 syntax: unicode61 reads ``"Rc::strong_count"`` as the phrase
+``rc strong count``, exactly as it tokenized the indexed text. A CJK run
+becomes its bigrams (``cjk.py``; a single character the prefix ``"字"*``,
+which matches every bigram starting with it and the run-final character).
+FTS5 cannot weight terms inside MATCH, so leaf weights are ignored here.
+
+An :class:`~.query.AnyOf` with a ``row_budget`` keeps only its rarest
+alternatives: FTS5 computes BM25 for every row an OR matches before it can
+sort, so the cost grows with the summed posting-list sizes; BM25 weighs the
+common words near zero anyway.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .cjk import bigrams
+from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
+
+__all__ = ["Atom", "render_match"]
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
+
+# One FTS5 operand and the unicode61 tokens whose posting lists it reads (empty: unknown cost).
+Atom = tuple[str, tuple[str, ...]]
+Frequencies = Callable[[list[str]], dict[str, int]]
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(t.lower() for t in _WORD.findall(text))
+
+
+def _atoms(node: LexicalQuery, frequencies: Frequencies) -> list[Atom]:
+    """The operands ``node`` contributes to the group around it."""
+    if isinstance(node, Term):
+        return [(_quote(node.text), _tokens(node.text))]
+    if isinstance(node, Phrase):
+        text = " ".join(node.words)
+        return [(_quote(text), _tokens(text))]
+    if isinstance(node, Prefix):
+        return [(_quote(node.text) + "*", ())]
+    if isinstance(node, CjkRun):
+        if len(node.text) == 1:
+            return [(_quote(node.text) + "*", ())]  # a prefix: no single posting list to look up
+        return [(_quote(b), (b,)) for b in bigrams(node.text)]
+    rendered = _render_group(node, frequencies)
+    return [] if rendered is None else [(f"({rendered})", ())]
+
+
+def _render_group(group: AllOf | AnyOf, frequencies: Frequencies) -> str | None:
+    atoms: list[Atom] = []
+    seen: set[str] = set()
+    for child in group.children:
+        for atom in _atoms(child, frequencies):
+            if atom[0] not in seen:
+                seen.add(atom[0])
+                atoms.append(atom)
+    if not atoms:
+        return None
+    if isinstance(group, AllOf):
+        return " AND ".join(a for a, _ in atoms)
+    if group.row_budget is not None and len(atoms) > group.keep_at_least:
+        atoms = _within_budget(atoms, group.row_budget, group.keep_at_least, frequencies)
+    return " OR ".join(a for a, _ in atoms)
+
+
+def _within_budget(atoms: list[Atom], budget: int, keep: int, frequencies: Frequencies) -> list[Atom]:
+    """The rarest atoms whose chunk counts add up to at most ``budget`` (at least ``keep`` stay);
+    an atom without tokens of its own (a prefix) counts as the whole budget."""
+    df = frequencies(sorted({t for _, tokens in atoms for t in tokens}))
+    rarity = sorted((min((df.get(t, 0) for t in tokens), default=budget), i) for i, (_, tokens) in enumerate(atoms))
+    kept: set[int] = set()
+    total = 0
+    for count, i in rarity:
+        if len(kept) >= keep and total + count > budget:
+            break
+        kept.add(i)
+        total += count
+    return [atom for i, atom in enumerate(atoms) if i in kept]
+
+
+def render_match(query: LexicalQuery, frequencies: Frequencies) -> str | None:
+    """The MATCH expression for ``query`` (``None`` when nothing in it is searchable).
+    ``frequencies`` maps unicode61 tokens to chunk counts (for row budgets)."""
+    if isinstance(query, AllOf | AnyOf):
+        return _render_group(query, frequencies)
+    atoms = _atoms(query, frequencies)
+    return " AND ".join(a for a, _ in atoms) if atoms else None

@@ -1,0 +1,226 @@
+"""The link graph: stored links resolved against the indexed documents.
+
+Links are stored as written (``port.StoredLink``) and resolved here, when the
+graph is read, so a new or deleted document changes what every link reaches
+without re-indexing its sources. Rules (spec/decisions.md 43 and 138-140):
+
+* Markdown links (inline, reference, autolink) and images: a relative path,
+  resolved against the source's folder, percent-decoded, ``?query`` dropped and
+  ``#fragment`` kept apart. URLs with a scheme, ``//host``, root-absolute
+  ``/...`` and targets escaping the root are not links. A link counts as a
+  document link when its path ends in ``.md``; an image counts as an image.
+* Wikilinks and embeds resolve like Obsidian: the root-relative path (``.md``
+  optional), else the unique document whose path ends with ``/<name>.md``
+  (case-insensitive), else the unique document carrying the name as an alias.
+  Several matches are *ambiguous*: reported with their candidates, never guessed.
+  An embed with another extension (``![[diagram.png]]``) is an image.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from .port import DocumentMeta, StoredLink
+
+__all__ = ["Graph", "ResolvedLink", "Resolver", "slug"]
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+WIKI_KINDS = frozenset({"wikilink", "embed"})
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedLink:
+    source: str
+    ordinal: int
+    kind: str
+    text: str | None
+    pointer: str | None
+    destination: str
+    target: str  # root-relative path, or the wikilink name as written when ambiguous or unmatched
+    fragment: str | None
+    exists: bool
+    is_image: bool
+    candidates: tuple[str, ...] = ()
+    fragment_found: bool | None = None
+
+
+def slug(title: str) -> str:
+    """GitHub-style heading slug: lowercase, punctuation dropped, spaces to dashes."""
+    text = unicodedata.normalize("NFC", title).strip().lower()
+    return _SLUG_DROP.sub("", text).replace(" ", "-")
+
+
+def _folded(title: str) -> str:
+    return " ".join(title.split()).casefold()
+
+
+class Resolver:
+    """Resolves destinations against one snapshot of the indexed documents."""
+
+    def __init__(self, documents: Iterable[str], meta: Mapping[str, DocumentMeta]) -> None:
+        self.documents = set(documents)
+        self.meta = meta
+        self._by_lower: dict[str, list[str]] = defaultdict(list)
+        self._by_name: dict[str, list[str]] = defaultdict(list)
+        for path in self.documents:
+            self._by_lower[path.casefold()].append(path)
+            self._by_name[posixpath.basename(path)[:-3].casefold()].append(path)
+        self._by_alias: dict[str, list[str]] = defaultdict(list)
+        for path, m in meta.items():
+            for alias in m.aliases:
+                self._by_alias[alias.casefold()].append(path)
+
+    def resolve(self, link: StoredLink) -> ResolvedLink | None:
+        """``None`` when the destination is not a link to a document or an image."""
+        if link.kind in WIKI_KINDS:
+            return self._wiki(link)
+        return self._markdown(link)
+
+    def _markdown(self, link: StoredLink) -> ResolvedLink | None:
+        dest = link.destination.strip()
+        if not dest or dest.startswith(("#", "/")) or _SCHEME.match(dest):
+            return None
+        path, _, fragment = dest.partition("#")
+        path = unquote(path.partition("?")[0])
+        if not path:
+            return None
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(link.source), path))
+        if target == ".." or target.startswith("../") or target.startswith("/"):
+            return None
+        is_image = link.kind == "image"
+        if not is_image and not target.lower().endswith(".md"):
+            return None
+        exists = target in self.documents
+        found = self._fragment_found(target, fragment, wiki=False) if exists and fragment else None
+        return ResolvedLink(
+            link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
+            target, fragment or None, exists, is_image, (), found,
+        )  # fmt: skip
+
+    def _wiki(self, link: StoredLink) -> ResolvedLink | None:
+        name, _, fragment = link.destination.partition("#")
+        name = name.strip()
+        if not name:
+            return None  # [[#Heading]]: a link inside the same note
+        ext = posixpath.splitext(name)[1].lower()
+        if ext and ext != ".md" and not _looks_like_note(ext):
+            return ResolvedLink(
+                link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
+                name.lstrip("/"), fragment or None, False, True,
+            )  # fmt: skip
+        matches = self.match_note(name)
+        if len(matches) == 1:
+            target = matches[0]
+            found = self._fragment_found(target, fragment, wiki=True) if fragment else None
+            return ResolvedLink(
+                link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
+                target, fragment or None, True, False, (), found,
+            )  # fmt: skip
+        written = name.lstrip("/")
+        target = written if written.lower().endswith(".md") else f"{written}.md"
+        return ResolvedLink(
+            link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
+            target, fragment or None, False, False, tuple(sorted(matches)),
+        )  # fmt: skip
+
+    def match_note(self, name: str) -> list[str]:
+        """Every document a wikilink name could mean, by the first rule that matches."""
+        written = name.strip().lstrip("/")
+        with_ext = written if written.lower().endswith(".md") else f"{written}.md"
+        exact = self._by_lower.get(with_ext.casefold(), [])
+        if exact:
+            return [with_ext] if with_ext in exact else sorted(exact)
+        if "/" in written:
+            suffix = "/" + with_ext.casefold()
+            found = [p for p in self.documents if p.casefold().endswith(suffix)]
+        else:
+            found = list(self._by_name.get(with_ext[:-3].casefold(), []))
+        if found:
+            return sorted(found)
+        return sorted(self._by_alias.get(written.casefold(), []))
+
+    def _fragment_found(self, target: str, fragment: str, wiki: bool) -> bool:
+        meta = self.meta.get(target, DocumentMeta())
+        if fragment.startswith("^"):
+            return fragment[1:] in meta.block_ids
+        wanted = unquote(fragment)
+        if wiki:
+            folded = _folded(wanted)
+            return any(_folded(h) == folded or slug(h) == slug(wanted) for h in meta.headings)
+        return any(slug(h) == wanted.lower() for h in meta.headings) or any(
+            slug(h) == slug(wanted) for h in meta.headings
+        )
+
+
+def _looks_like_note(ext: str) -> bool:
+    """``[[v1.2 notes]]`` has a dot but is a note name: only short alphanumeric
+    extensions are file types."""
+    return not (1 < len(ext) <= 6 and ext[1:].isalnum() and not ext[1:].isdigit())
+
+
+class Graph:
+    """Every resolved link of the index, with incoming and outgoing adjacency."""
+
+    def __init__(self, links: Sequence[StoredLink], documents: Iterable[str], meta: Mapping[str, DocumentMeta]) -> None:
+        self.resolver = Resolver(documents, meta)
+        self.documents = self.resolver.documents
+        self.links: list[ResolvedLink] = []
+        self.outgoing: dict[str, list[ResolvedLink]] = defaultdict(list)
+        self.incoming: dict[str, list[ResolvedLink]] = defaultdict(list)
+        for stored in links:
+            resolved = self.resolver.resolve(stored)
+            if resolved is None:
+                continue
+            self.links.append(resolved)
+            if not resolved.is_image:
+                self.outgoing[resolved.source].append(resolved)
+                self.incoming[resolved.target].append(resolved)
+
+    def document_links(self) -> list[ResolvedLink]:
+        return [ln for ln in self.links if not ln.is_image]
+
+    def walk(self, start: str, direction: str, depth: int, limit: int) -> tuple[list[tuple[int, ResolvedLink]], bool]:
+        """Breadth-first from ``start``: each link once, with the hop that reached it."""
+        seen_links: set[tuple[str, int]] = set()
+        seen_docs = {start}
+        frontier = [start]
+        found: list[tuple[int, ResolvedLink]] = []
+        for hop in range(1, depth + 1):
+            layer: list[ResolvedLink] = []
+            nxt: list[str] = []
+            for doc in frontier:
+                edges: list[tuple[ResolvedLink, str]] = []
+                if direction in ("outgoing", "both"):
+                    edges.extend((ln, ln.target) for ln in self.outgoing.get(doc, ()))
+                if direction in ("incoming", "both"):
+                    edges.extend((ln, ln.source) for ln in self.incoming.get(doc, ()))
+                for link, other in edges:
+                    key = (link.source, link.ordinal)
+                    if key in seen_links:
+                        continue
+                    seen_links.add(key)
+                    layer.append(link)
+                    if other not in seen_docs and (link.exists or other == link.source):
+                        seen_docs.add(other)
+                        nxt.append(other)
+            layer.sort(key=lambda ln: (ln.source, ln.ordinal))
+            for link in layer:
+                if len(found) >= limit:
+                    return found, True
+                found.append((hop, link))
+            frontier = nxt
+            if not frontier:
+                break
+        return found, False
+
+    def orphans(self) -> list[str]:
+        """Documents that no other document links to."""
+        linked = {ln.target for ln in self.links if ln.exists and ln.source != ln.target}
+        return sorted(self.documents - linked)

@@ -1,0 +1,295 @@
+"""IndexingService: keeps one knowledge base's index in line with its Markdown.
+
+Built lazily by the workspace (``ws.indexing``); construction opens nothing
+and loads no model. It owns, over the storage port:
+
+* the reindex coordinator: :meth:`start_reindex` is single-flight and
+  asynchronous (MCP), :meth:`reindex` synchronous (CLI). Both index every
+  file lexically first, then embed the pending chunks; the MCP operation stays
+  ``current`` through that vector phase (``currentPath`` names the file being
+  embedded), and searches meanwhile cover the embedded chunks;
+* the vector filler: chunks left pending by targeted sync, by a killed
+  process or by a failed provider are embedded by a background pass started
+  on the next search or sync (never two passes at once);
+* the targeted sync queue (:meth:`schedule_sync`) and the optional watcher;
+* the embedder's use for passages (the slot is shared with search).
+
+What it is doing is published in :class:`~.activity.IndexActivity`, which
+search and status read; it never imports search.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..config import Config
+from ..embeddings import Embedder, EmbedderSlot, EmbeddingError
+from ..errors import IndexNotReady, KbError
+from ..globs import GlobSet
+from .activity import IndexActivity, LastReindex
+from .indexer import Cancelled, EmbedResult, Indexer, Progress, ReindexResult, ReindexScope, utc_now
+from .manifest import enum_value
+from .port import IndexStore
+from .sync import SyncQueue
+from .watcher import MarkdownWatcher
+
+__all__ = ["IndexingService", "ReindexStart", "VectorState"]
+
+log = logging.getLogger(__name__)
+VECTOR_RETRY_SECONDS = 60.0  # after a provider failure, searches retry the background pass at most this often
+# ...and a timer retries it on its own, 2 s, 4 s, 8 s ... up to every 5 minutes, until it answers.
+RETRY_FIRST_SECONDS = 2.0
+SHUTDOWN_DRAIN_SECONDS = 10.0
+RETRY_MAX_SECONDS = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexStart:
+    """What ``kb_reindex`` answers: whether this call started a run, and the run now current."""
+
+    started: bool
+    current: Progress
+
+
+@dataclass(frozen=True, slots=True)
+class VectorState:
+    """Progress of the embedding pass (``kb_status.vectors``)."""
+
+    embedded_chunks: int
+    pending_chunks: int
+    is_running: bool
+    last_error: str | None
+
+
+class IndexingService:
+    def __init__(
+        self, root: Path, config: Config, store: IndexStore, embedders: EmbedderSlot, activity: IndexActivity
+    ) -> None:
+        self.root = root
+        self.config = config
+        self.store = store
+        self.embedders = embedders
+        self.activity = activity
+        kb = config.knowledge_base
+        self.path_filter = GlobSet(list(kb.include), list(kb.exclude))
+        self.gate = threading.RLock()
+        self._indexer: Indexer | None = None
+        self._indexer_generation = -1
+        self.sync = SyncQueue(self._reconcile)
+        self.watcher: MarkdownWatcher | None = None
+        self._reindex_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._vector_thread: threading.Thread | None = None
+        self._vector_error_at = 0.0
+        self._retry_delay = RETRY_FIRST_SECONDS
+        self._retry_timer: threading.Timer | None = None
+
+    # components --------------------------------------------------------------
+    def embedder(self) -> Embedder | None:
+        return self.embedders.get()
+
+    def use_embedder(self, embedder: Embedder | None) -> None:
+        """Replace the configured embedder (tests, benchmarks)."""
+        self.embedders.replace(embedder)
+
+    @property
+    def indexer(self) -> Indexer:
+        if self._indexer is None or self._indexer_generation != self.embedders.generation:
+            embedder = self.embedder()
+            self._indexer = Indexer(self.root, self.store, self.config, self.path_filter, embedder, self.gate)
+            self._indexer_generation = self.embedders.generation
+        return self._indexer
+
+    # vectors ---------------------------------------------------------------------
+    def kick_vectors(self, retry: bool = False) -> bool:
+        """Start a background pass over pending chunks unless one (or a reindex) runs."""
+        if self.embedder() is None:
+            return False
+        if self.activity.current is not None:
+            if retry:  # a reindex is running and embeds too; look again after it
+                self._retry_later()
+            return False
+        recent = time.monotonic() - self._vector_error_at < VECTOR_RETRY_SECONDS
+        if self.activity.vector_error is not None and recent and not retry:
+            return False
+        if not self.activity.embedding.acquire(blocking=False):
+            return False
+        self._vector_thread = threading.Thread(target=self._vector_pass, name="kb-vectors", daemon=True)
+        self._vector_thread.start()
+        return True
+
+    def _vector_pass(self) -> None:
+        while True:
+            result: EmbedResult | None
+            try:
+                with self.store.exclusive_pass("embedding", wait=False) as held:
+                    # another server embedding: it fills the same pending rows, nothing to do here
+                    result = self.indexer.embed_pending(cancel=self._cancel) if held else None
+                if result is not None:
+                    self._report_embedding(result)
+            except Cancelled:
+                result = None
+            except Exception:  # never kill the server
+                log.exception("background embedding failed")
+                result = None
+            finally:
+                self.activity.embedding.release()
+            if result is None or result.warning or not result.pending:
+                return
+            if not self.activity.embedding.acquire(blocking=False):
+                return
+
+    def _report_embedding(self, result: EmbedResult) -> None:
+        self.activity.vector_error = None
+        if result.error is not None:
+            self.activity.vector_error = result.error[:300]
+            self._vector_error_at = time.monotonic()
+            self._retry_later()
+        else:
+            self._retry_delay = RETRY_FIRST_SECONDS
+        for path in result.failed_paths:
+            self.sync.report_error(path, result.warning or "embedding failed")
+
+    def _retry_later(self) -> None:
+        """A provider that failed is tried again with backoff, so vectors fill in without a restart."""
+        if self._cancel.is_set() or (self._retry_timer is not None and self._retry_timer.is_alive()):
+            return
+        delay, self._retry_delay = self._retry_delay, min(self._retry_delay * 2, RETRY_MAX_SECONDS)
+        self._retry_timer = threading.Timer(delay, self._on_retry_timer)
+        self._retry_timer.daemon = True
+        self._retry_timer.start()
+
+    def _on_retry_timer(self) -> None:
+        self._retry_timer = None
+        if not self._cancel.is_set():
+            self.kick_vectors(retry=True)
+
+    def wait_vectors(self, timeout: float | None = None) -> None:
+        thread = self._vector_thread
+        if thread is not None:
+            thread.join(timeout)
+
+    # reindex ---------------------------------------------------------------------
+    def reindex(
+        self,
+        scope: ReindexScope = "changed",
+        force: bool = False,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> ReindexResult:
+        """Synchronous reindex (CLI). Raises IndexNotReady when incompatible without force."""
+        with self._reindex_lock:
+            if self.activity.current is not None:
+                raise IndexNotReady("A reindex is already running in this process.")
+            progress = self.activity.current = Progress(scope, force)
+        try:
+            return self._run(progress, on_progress)
+        finally:
+            self.activity.current = None
+
+    def _run(self, progress: Progress, on_progress: Callable[[Progress], None] | None = None) -> ReindexResult:
+        # one reindex at a time across every server sharing the store (PostgreSQL: an advisory
+        # lock; a server that dies releases it); the others keep searching and editing meanwhile
+        with self.store.exclusive_pass("reindex", wait=True):
+            result = self.indexer.reindex(
+                progress.scope, progress.force, progress=progress, cancel=self._cancel, on_progress=on_progress
+            )
+        self.activity.vector_error = None  # a reindex retries a provider that failed before
+        with self.activity.embedding, self.store.exclusive_pass("embedding", wait=True):
+            # waits for a background pass of this process, or of another server, already running
+            embedded = self.indexer.embed_pending(progress, self._cancel, on_progress)
+        self._report_embedding(embedded)
+        if embedded.warning:
+            result.warning = f"{result.warning} {embedded.warning}" if result.warning else embedded.warning
+        return result
+
+    def start_reindex(self, scope: str | None = "changed", force: bool = False) -> ReindexStart:
+        """Single-flight asynchronous reindex (MCP); ``scope`` case-insensitive."""
+        resolved: ReindexScope = "all" if scope and enum_value(scope) == "all" else "changed"
+        with self._reindex_lock:
+            if self.activity.current is not None:
+                return ReindexStart(False, self.activity.current)
+            progress = Progress(resolved, bool(force))
+            self.activity.current = progress
+            self._thread = threading.Thread(target=self._background, args=(progress,), name="kb-reindex", daemon=True)
+            self._thread.start()
+            return ReindexStart(True, progress)
+
+    def _background(self, progress: Progress) -> None:
+        outcome: Literal["succeeded", "failed", "cancelled"] = "succeeded"
+        result, error = None, None
+        try:
+            result = self._run(progress)
+        except Cancelled:
+            outcome = "cancelled"
+        except KbError as exc:
+            outcome, error = "failed", exc.message
+        except EmbeddingError as exc:
+            outcome, error = "failed", f"Embedding provider failed: {exc}"
+        except Exception as exc:  # never kill the server
+            log.exception("reindex failed")
+            outcome, error = "failed", f"Reindex failed: {type(exc).__name__}: {exc}"
+        with self._reindex_lock:
+            self.activity.last = LastReindex(
+                progress.scope, progress.force, progress.started_at_utc, utc_now(), outcome, result, error
+            )
+            self.activity.current = None
+
+    def wait_reindex(self, timeout: float | None = None) -> None:
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    # targeted sync and watching ---------------------------------------------------------
+    def schedule_sync(self, paths: Iterable[str]) -> None:
+        """Queue root-relative paths for re-indexing (edits, moves: both paths)."""
+        self.sync.schedule(paths)
+
+    def _reconcile(self, path: str) -> None:
+        if self.activity.rebuild_in_progress:
+            raise IndexNotReady("forced rebuild in progress")
+        self.indexer.reconcile(path)
+        if self.store.pending_vector_count():
+            self.kick_vectors()
+
+    def start_watching(self) -> None:
+        if self.watcher is None:
+            self.watcher = MarkdownWatcher(
+                self.root, self.sync, self.path_filter, lambda: list(self.store.document_states())
+            )
+            self.watcher.start()
+
+    def shutdown(self) -> None:
+        # Drain the targeted sync queue first (bounded): an edit made just before exit must
+        # not leave the index behind the file (issue 10).
+        self.sync.wait_idle(SHUTDOWN_DRAIN_SECONDS)
+        self._cancel.set()
+        timer = self._retry_timer
+        if timer is not None:
+            timer.cancel()
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.sync.stop()
+        self.wait_reindex(10)
+        self.wait_vectors(10)
+
+    # status -----------------------------------------------------------------------
+    def vector_state(self) -> VectorState | None:
+        """``kb_status.vectors``: progress of the embedding pass; ``None`` in lexical mode."""
+        if self.embedder() is None:
+            return None
+        counts = self.store.counts()
+        # No vector table yet (the provider has not answered): every chunk still waits for a vector.
+        pending = counts.pending_vectors if self.store.has_vectors() else counts.chunks
+        return VectorState(
+            counts.chunks - pending,
+            pending,
+            self.activity.embedding.locked(),
+            self.activity.vector_error,
+        )

@@ -1,0 +1,698 @@
+"""The PostgreSQL + pgvector adapter of the storage port (``storage.backend: postgresql``).
+
+One knowledge base lives in one schema (``storage.schema``), so several share a
+database. Every thread gets its own connection; a document's rows change in one
+transaction, as on SQLite.
+
+Lexical search uses PostgreSQL full-text search, but never its parser: the
+adapter tokenizes chunks and queries itself with the tokenizer the SQLite side
+approximates (``cjk.index_tokens``: unicode61-like words, CJK runs as bigrams)
+and writes ``tsvector``/``tsquery`` literals directly. Index and query sides
+therefore agree whatever locale the server runs with. The heading's tokens
+carry weight A and the body's weight B, ranked by ``ts_rank_cd`` with A counted
+twice B (the SQLite adapter weights its heading column the same way).
+
+Semantic search uses an HNSW index (cosine) with ``hnsw.ef_search`` raised and
+iterative scans on, so a path scope filters before the limit instead of
+starving it.
+
+The URL may carry a password: :attr:`PostgresStore.location` and every error
+this module raises show host, port and database only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+
+from ..errors import IndexNotReady
+from .chunks import (
+    MARKDOWN,
+    ChunkFilterSpec,
+    ExternalChunk,
+    StoredChunk,
+    markdown_chunk_id,
+    markdown_metadata,
+    unit,
+)
+from .cjk import bigrams, index_tokens
+from .port import (
+    ChunkHit,
+    ChunkRecord,
+    DocumentMeta,
+    DocumentRecord,
+    DocumentState,
+    LinkRecord,
+    PendingChunk,
+    StoreCounts,
+    StoredLink,
+    normalize_tag,
+    tag_prefixes,
+)
+from .query import AllOf, AnyOf, CjkRun, LexicalQuery, PathScope, Phrase, Prefix, Term
+
+__all__ = ["EF_SEARCH", "PostgresStore", "safe_location"]
+
+EF_SEARCH = 100  # pgvector's default is 40; 100 keeps recall@10 >= 0.95 at a small cost
+RANK_WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"  # D, C, B (body), A (heading): heading counts twice the body
+_MAX_POSITION = 16383  # tsvector positions stop there
+_MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_DERIVED = ("links", "doc_meta", "vectors", "chunks", "documents", "manifest")
+
+
+def safe_location(url: str, schema: str) -> str:
+    """``postgresql://host:port/database#schema``: never the user's password."""
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    port = parts.port or 5432
+    database = parts.path.lstrip("/") or "postgres"
+    return f"postgresql://{host}:{port}/{database}#{schema}"
+
+
+def _array(value: Any) -> npt.NDArray[np.float32]:
+    """A stored vector as numpy (pgvector's loader hands back its own ``Vector``)."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+def _lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(text: str, heading: str | None) -> str:
+    """The chunk's tsvector as text: heading tokens (weight A) then body tokens (weight B)."""
+    positions: dict[str, list[str]] = {}
+    pos = 0
+    for tokens, weight in ((index_tokens(heading or ""), "A"), (index_tokens(text), "B")):
+        pos += 1  # a gap: a phrase never spans heading and body
+        for token in tokens:
+            pos = min(pos + 1, _MAX_POSITION)
+            if len(token) <= _MAX_LEXEME:
+                positions.setdefault(token, []).append(f"{pos}{weight}")
+    return " ".join(f"{_lexeme(tok)}:{','.join(ps[:256])}" for tok, ps in positions.items())
+
+
+def _words(text: str) -> list[str]:
+    return [t.lower() for t in _WORD.findall(text) if len(t) <= _MAX_LEXEME]
+
+
+def tsquery_literal(node: LexicalQuery, every: bool = True) -> str | None:
+    """``node`` as a tsquery literal; ``None`` when it can match nothing (an empty leaf)."""
+    if isinstance(node, AllOf | AnyOf):
+        parts = [tsquery_literal(child, isinstance(node, AllOf)) for child in node.children]
+        if isinstance(node, AllOf) and (None in parts or not parts):
+            return None
+        kept = [p for p in parts if p is not None]
+        if not kept:
+            return None
+        return "(" + (" & " if isinstance(node, AllOf) else " | ").join(kept) + ")"
+    if isinstance(node, Term | Phrase):
+        words = _words(node.text) if isinstance(node, Term) else [t for w in node.words for t in _words(w)]
+        return "(" + " <-> ".join(_lexeme(w) for w in words) + ")" if words else None
+    if isinstance(node, Prefix):
+        words = _words(node.text)
+        return f"{_lexeme(node.text.lower())}:*" if words and len(words) == 1 else None
+    assert isinstance(node, CjkRun)
+    if not node.text:
+        return None
+    if len(node.text) == 1:
+        return f"{_lexeme(node.text)}:*"
+    return "(" + (" & " if every else " | ").join(_lexeme(b) for b in bigrams(node.text)) + ")"
+
+
+class PostgresStore:
+    def __init__(self, url: str, schema: str = "local_vector_search_mcp") -> None:
+        self._url = url
+        self._schema = schema
+        self._location = safe_location(url, schema)
+        self._local = threading.local()
+        self._connections: list[psycopg.Connection[Any]] = []
+        self._lock = threading.RLock()
+        self._ready = False
+
+    @property
+    def location(self) -> str:
+        return self._location
+
+    # sessions ------------------------------------------------------------------
+    def _conn(self) -> psycopg.Connection[Any]:
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if conn is not None and not conn.closed:
+            return conn
+        try:
+            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:  # the message may echo the URL: never pass it on
+            raise IndexNotReady(f"cannot connect to PostgreSQL at {self._location} ({type(exc).__name__})") from None
+        with conn.transaction(), conn.cursor() as cur:
+            self._ddl_lock(cur)
+            cur.execute("create extension if not exists vector")
+            cur.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(self._schema)))
+        conn.execute(sql.SQL("set search_path to {}, public").format(sql.Identifier(self._schema)))
+        register_vector(conn)
+        self._local.conn = conn
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    @staticmethod
+    def _ddl_lock(cur: psycopg.Cursor[Any]) -> None:
+        """Servers starting together must not race on ``create ... if not exists`` (it is not
+        atomic in PostgreSQL): schema changes take one database-wide transaction lock."""
+        cur.execute(b"select pg_advisory_xact_lock(hashtextextended('local-vector-search-mcp:ddl', 0))")
+
+    def _rows(self, query: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        with self._conn().cursor() as cur:
+            cur.execute(query.encode(), params)
+            return cur.fetchall() if cur.description else []
+
+    def _table_exists(self, name: str) -> bool:
+        rows = self._rows(
+            "select 1 from information_schema.tables where table_schema = %s and table_name = %s",
+            (self._schema, name),
+        )
+        return bool(rows)
+
+    # lifecycle and manifest -------------------------------------------------
+    def exists(self) -> bool:
+        if not self._ready:
+            self._ready = self._table_exists("manifest")
+        return self._ready
+
+    def ensure_schema(self, vector_dimensions: int | None, vector_storage: str) -> None:
+        with self._lock, self._conn().transaction():
+            self._create(vector_dimensions)
+
+    def _create(self, dims: int | None) -> None:
+        """Create what is missing; always inside the caller's transaction."""
+        conn = self._conn()
+        with conn.cursor() as cur:
+            self._ddl_lock(cur)
+        conn.execute(
+            b"""
+            create table if not exists manifest (key text primary key, value text not null);
+            create table if not exists documents (
+                id bigserial primary key, path text not null unique, source_hash text not null,
+                size bigint not null, mtime_ns bigint not null, indexed_at_utc text not null, properties jsonb);
+            create table if not exists chunks (
+                id bigserial primary key, doc_id bigint not null references documents(id) on delete cascade,
+                ordinal integer not null, pointer text not null, anchor text not null, text text not null,
+                heading_path text, embedding_text_hash text not null, tsv tsvector not null,
+                unique (doc_id, ordinal));
+            create index if not exists chunks_tsv on chunks using gin (tsv);
+            create table if not exists links (
+                doc_id bigint not null references documents(id) on delete cascade, ordinal integer not null,
+                kind text not null, destination text not null, text text, anchor text,
+                primary key (doc_id, ordinal));
+            create table if not exists doc_meta (
+                doc_id bigint primary key references documents(id) on delete cascade,
+                tags text[] not null, aliases text[] not null, headings text[] not null,
+                block_ids text[] not null, tag_keys text[] not null);
+            create index if not exists doc_meta_tags on doc_meta using gin (tag_keys);
+            create table if not exists external_chunks (
+                id text primary key, collection text not null, source_path text not null,
+                chunk_index integer not null, content text not null, metadata jsonb not null,
+                embedding vector not null, stale boolean not null default false);
+            """
+        )
+        if dims and not self._table_exists("vectors"):
+            conn.execute(
+                sql.SQL(
+                    "create table vectors (chunk_id bigint primary key references chunks(id) on delete cascade,"
+                    " embedding vector({}) not null);"
+                    " create index vectors_hnsw on vectors using hnsw (embedding vector_cosine_ops)"
+                ).format(sql.Literal(int(dims)))
+            )
+        self._ready = True
+
+    def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
+        with self._lock, self._conn().transaction():
+            for table in _DERIVED:  # external chunks survive, as on SQLite
+                self._conn().execute(sql.SQL("drop table if exists {} cascade").format(sql.Identifier(table)))
+            self._create(vector_dimensions)
+
+    def read_manifest(self) -> dict[str, str]:
+        if not self.exists():
+            return {}
+        return dict(self._rows("select key, value from manifest"))
+
+    def write_manifest(self, values: dict[str, str]) -> None:
+        with self._lock, self._conn().transaction():
+            if not self.exists():
+                self._create(None)
+            conn = self._conn()
+            conn.execute(b"delete from manifest")
+            with conn.cursor() as cur:
+                cur.executemany(b"insert into manifest (key, value) values (%s, %s)", list(values.items()))
+
+    def has_vectors(self) -> bool:
+        return self.exists() and self._table_exists("vectors")
+
+    # documents ----------------------------------------------------------------
+    def document_states(self) -> dict[str, DocumentState]:
+        if not self.exists():
+            return {}
+        rows = self._rows("select id, path, source_hash, size, mtime_ns from documents")
+        return {r[1]: DocumentState(*r) for r in rows}
+
+    def touch_document(self, path: str, size: int, mtime_ns: int) -> None:
+        self._rows("update documents set size = %s, mtime_ns = %s where path = %s", (size, mtime_ns, path))
+
+    def replace_document(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord] = (),
+        meta: DocumentMeta | None = None,
+    ) -> int:
+        # everything is computed before the transaction: a bad record leaves the old revision in place
+        rows = [
+            (
+                c.ordinal,
+                c.pointer,
+                c.anchor,
+                c.text,
+                c.heading_path,
+                c.embedding_text_hash,
+                tsvector_literal(c.text, c.heading_path),
+                c.vector,
+            )
+            for c in chunks
+        ]
+        link_rows = [(i, ln.kind, ln.destination, ln.text, ln.anchor) for i, ln in enumerate(links)]
+        with self._lock, self._conn().transaction():
+            if not self.exists():
+                self._create(None)
+            conn = self._conn()
+            # two servers replacing one document: the second waits here, then its delete (a new
+            # statement, a new snapshot) sees the first one's row instead of colliding with it
+            conn.execute(b"select pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._doc_key(doc.path),))
+            conn.execute(b"delete from documents where path = %s", (doc.path,))
+            (doc_id,) = conn.execute(
+                b"insert into documents (path, source_hash, size, mtime_ns, indexed_at_utc, properties)"
+                b" values (%s, %s, %s, %s, %s, %s) returning id",
+                (
+                    doc.path,
+                    doc.source_hash,
+                    doc.size,
+                    doc.mtime_ns,
+                    doc.indexed_at_utc,
+                    None if doc.properties is None else json.dumps(doc.properties),
+                ),
+            ).fetchone() or (None,)
+            vectors = self._table_exists("vectors")
+            with conn.cursor() as cur:
+                for *fields, tsv, vector in rows:
+                    (chunk_id,) = cur.execute(
+                        b"insert into chunks (doc_id, ordinal, pointer, anchor, text, heading_path,"
+                        b" embedding_text_hash, tsv) values (%s, %s, %s, %s, %s, %s, %s, %s::tsvector) returning id",
+                        (doc_id, *fields, tsv),
+                    ).fetchone() or (None,)
+                    if vectors and vector is not None:
+                        cur.execute(
+                            b"insert into vectors (chunk_id, embedding) values (%s, %s)",
+                            (chunk_id, unit(vector)),
+                        )
+                cur.executemany(
+                    b"insert into links (doc_id, ordinal, kind, destination, text, anchor)"
+                    b" values (%s, %s, %s, %s, %s, %s)",
+                    [(doc_id, *row) for row in link_rows],
+                )
+                if meta is not None and meta != DocumentMeta():
+                    cur.execute(
+                        b"insert into doc_meta (doc_id, tags, aliases, headings, block_ids, tag_keys)"
+                        b" values (%s, %s, %s, %s, %s, %s)",
+                        (
+                            doc_id,
+                            list(meta.tags),
+                            list(meta.aliases),
+                            list(meta.headings),
+                            list(meta.block_ids),
+                            tag_prefixes(meta.tags),
+                        ),
+                    )
+        return len(chunks)
+
+    def _doc_key(self, path: str) -> str:
+        return f"local-vector-search-mcp:{self._schema}:doc:{path}"
+
+    def pending_vectors(self, limit: int) -> list[PendingChunk]:
+        if not self.has_vectors():
+            return []
+        rows = self._rows(
+            "select c.id, d.path, c.text, c.heading_path, c.embedding_text_hash from chunks c"
+            " join documents d on d.id = c.doc_id"
+            " where not exists (select 1 from vectors v where v.chunk_id = c.id) order by c.id limit %s",
+            (limit,),
+        )
+        return [PendingChunk(*r) for r in rows]
+
+    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+        if not vectors or not self.has_vectors():
+            return 0
+        stored = 0
+        with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
+            for chunk_id, vector in vectors:
+                cur.execute(
+                    b"insert into vectors (chunk_id, embedding) select id, %s from chunks where id = %s"
+                    b" on conflict (chunk_id) do nothing",
+                    (unit(vector), chunk_id),
+                )
+                stored += cur.rowcount
+        return stored
+
+    def delete_document(self, path: str) -> bool:
+        if not self.exists():
+            return False
+        with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
+            cur.execute(b"delete from documents where path = %s", (path,))
+            return cur.rowcount > 0
+
+    def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
+        if not self.has_vectors():
+            return {}
+        rows = self._rows(
+            "select c.embedding_text_hash, v.embedding from chunks c join documents d on d.id = c.doc_id"
+            " join vectors v on v.chunk_id = c.id where d.path = %s",
+            (path,),
+        )
+        return {h: _array(v) for h, v in rows}
+
+    def counts(self) -> StoreCounts:
+        if not self.exists():
+            return StoreCounts(0, 0, None, 0)
+        ((documents, last),) = self._rows("select count(*), max(indexed_at_utc) from documents")
+        ((chunks,),) = self._rows("select count(*) from chunks")
+        return StoreCounts(documents, chunks, last, self.pending_vector_count())
+
+    def has_chunks(self) -> bool:
+        return self.exists() and bool(self._rows("select 1 from chunks limit 1"))
+
+    def mark_all_vectors_pending(self) -> None:
+        """Nothing to do: a chunk is pending exactly while it has no row in ``vectors``."""
+
+    def pending_vector_count(self) -> int:
+        if not self.has_vectors():
+            return 0
+        ((n,),) = self._rows(
+            "select count(*) from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id)"
+        )
+        return int(n)
+
+    # link graph -----------------------------------------------------------------
+    def links(self) -> list[StoredLink]:
+        if not self.exists():
+            return []
+        rows = self._rows(
+            "select d.path, l.ordinal, l.kind, l.destination, l.text, l.anchor from links l"
+            ' join documents d on d.id = l.doc_id order by d.path collate "C", l.ordinal'
+        )
+        return [StoredLink(*r) for r in rows]
+
+    def document_meta(self) -> dict[str, DocumentMeta]:
+        if not self.exists():
+            return {}
+        rows = self._rows(
+            "select d.path, m.tags, m.aliases, m.headings, m.block_ids"
+            " from doc_meta m join documents d on d.id = m.doc_id"
+        )
+        return {r[0]: DocumentMeta(*(tuple(v) for v in r[1:])) for r in rows}
+
+    def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
+        wanted = sorted({normalize_tag(t) for t in tags})
+        if not wanted or not self.exists():
+            return set()
+        rows = self._rows(
+            "select d.path from doc_meta m join documents d on d.id = m.doc_id where m.tag_keys @> %s", (wanted,)
+        )
+        return {r[0] for r in rows}
+
+    # retrieval ----------------------------------------------------------------
+    def _scope_ids(self, scope: PathScope | None) -> list[int] | None:
+        """Document ids inside ``scope`` (``None``: everything). Globs are matched in Python over
+        the documents table (one row per file), then the id list filters chunks in SQL before the limit."""
+        if scope is None or scope.is_everything:
+            return None
+        matches = scope.matcher()
+        return [doc_id for doc_id, path in self._rows("select id, path from documents") if matches(path)]
+
+    def _hits(self, rows: list[tuple[Any, ...]], with_distance: bool) -> list[ChunkHit]:
+        return [ChunkHit(r[0], r[1], r[2], r[3], r[4], r[5], float(r[6]) if with_distance else None) for r in rows]
+
+    def lexical(self, query: LexicalQuery, limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        tsquery = tsquery_literal(query)
+        if tsquery is None or not self.exists():
+            return []
+        ids = self._scope_ids(scope)
+        rows = self._rows(
+            "select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash from chunks c"
+            " join documents d on d.id = c.doc_id, cast(%(q)s as tsquery) q"
+            " where c.tsv @@ q and (cast(%(ids)s as bigint[]) is null or c.doc_id = any(%(ids)s))"
+            " order by ts_rank_cd(cast(%(w)s as real[]), c.tsv, q) desc, c.id limit %(limit)s",
+            {"q": tsquery, "ids": ids, "w": RANK_WEIGHTS, "limit": limit},
+        )
+        return self._hits(rows, False)
+
+    def refresh_term_stats(self) -> None:
+        if self.exists():
+            self._rows("analyze chunks")
+
+    def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        if not self.has_vectors():
+            return []
+        ids = self._scope_ids(scope)
+        conn = self._conn()
+        with self._lock, conn.transaction():
+            conn.execute(sql.SQL("set local hnsw.ef_search = {}").format(sql.Literal(max(EF_SEARCH, limit))))
+            conn.execute(b"set local hnsw.iterative_scan = strict_order")
+            rows = conn.execute(
+                b"select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash, v.distance from"
+                b" (select chunk_id, embedding <=> %(v)s as distance from vectors"
+                b"  order by embedding <=> %(v)s limit %(n)s) v"
+                b" join chunks c on c.id = v.chunk_id join documents d on d.id = c.doc_id"
+                b" order by v.distance, c.id"
+                if ids is None
+                else b"select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash,"
+                b" v.embedding <=> %(v)s as distance from vectors v join chunks c on c.id = v.chunk_id"
+                b" join documents d on d.id = c.doc_id where c.doc_id = any(%(ids)s)"
+                b" order by v.embedding <=> %(v)s, c.id limit %(n)s",
+                {"v": unit(vector), "n": limit, "ids": ids},
+            ).fetchall()
+        return self._hits(rows, True)
+
+    # the chunk and vector API ---------------------------------------------------------
+    _MD_COLUMNS = "d.path, c.ordinal, c.text, c.heading_path, c.anchor, d.properties, d.source_hash, v.embedding"
+
+    def _md_from(self) -> str:
+        vectors = (
+            "left join vectors v on v.chunk_id = c.id"
+            if self.has_vectors()
+            else "left join (select null::bigint as chunk_id, null::vector as embedding) v on false"
+        )
+        return f" from chunks c join documents d on d.id = c.doc_id {vectors}"
+
+    @staticmethod
+    def _md(row: tuple[Any, ...], with_vector: bool) -> StoredChunk:
+        path, ordinal, text, heading, anchor, properties, source_hash, embedding = row
+        vector = None if embedding is None else _array(embedding)
+        return StoredChunk(
+            markdown_chunk_id(path, ordinal),
+            MARKDOWN,
+            path,
+            ordinal,
+            text,
+            markdown_metadata(heading, anchor, properties or {}, source_hash),
+            None if vector is None else len(vector),
+            False,
+            vector if with_vector else None,
+        )
+
+    def markdown_chunks(
+        self, path: str | None, after: tuple[str, int] | None, limit: int, with_vector: bool = False
+    ) -> list[StoredChunk]:
+        if not self.exists():
+            return []
+        rows = self._rows(
+            f"select {self._MD_COLUMNS}{self._md_from()}"
+            " where (cast(%(path)s as text) is null or d.path = %(path)s)"
+            ' and (cast(%(ap)s as text) is null or (d.path collate "C", c.ordinal) > (%(ap)s, %(ao)s))'
+            ' order by d.path collate "C", c.ordinal limit %(limit)s',
+            {"path": path, "ap": after[0] if after else None, "ao": after[1] if after else 0, "limit": limit},
+        )
+        return [self._md(r, with_vector) for r in rows]
+
+    @staticmethod
+    def _ext(row: tuple[Any, ...], with_vector: bool) -> StoredChunk:
+        chunk_id, collection, source_path, index, content, metadata, embedding, stale = row
+        vector = _array(embedding)
+        return StoredChunk(
+            chunk_id,
+            collection,
+            source_path,
+            index,
+            content,
+            dict(metadata),
+            len(vector),
+            stale,
+            vector if with_vector else None,
+        )
+
+    _EXT_COLUMNS = "id, collection, source_path, chunk_index, content, metadata, embedding, stale"
+
+    def put_external(self, chunk: ExternalChunk) -> bool:
+        with self._lock, self._conn().transaction():
+            if not self.exists():
+                self._create(None)
+            row = (
+                self._conn()
+                .execute(
+                    b"insert into external_chunks (id, collection, source_path, chunk_index, content, metadata,"
+                    b" embedding, stale) values (%s, %s, %s, %s, %s, %s, %s, %s)"
+                    b" on conflict (id) do update set collection = excluded.collection,"
+                    b" source_path = excluded.source_path, chunk_index = excluded.chunk_index,"
+                    b" content = excluded.content, metadata = excluded.metadata, embedding = excluded.embedding,"
+                    b" stale = excluded.stale returning (xmax = 0)",
+                    (
+                        chunk.id,
+                        chunk.collection,
+                        chunk.source_path,
+                        chunk.chunk_index,
+                        chunk.content,
+                        json.dumps(chunk.metadata),
+                        np.asarray(chunk.vector, dtype=np.float32),
+                        chunk.stale,
+                    ),
+                )
+                .fetchone()
+            )
+        return bool(row and row[0])
+
+    def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None:
+        if not self.exists():
+            return None
+        rows = self._rows(f"select {self._EXT_COLUMNS} from external_chunks where id = %s", (chunk_id,))
+        return self._ext(rows[0], with_vector) if rows else None
+
+    def external_chunks(
+        self, collection: str | None, source_path: str | None, after: tuple[str, str] | None, limit: int
+    ) -> list[StoredChunk]:
+        if not self.exists():
+            return []
+        rows = self._rows(
+            f"select {self._EXT_COLUMNS} from external_chunks"
+            " where (cast(%(c)s as text) is null or collection = %(c)s)"
+            " and (cast(%(s)s as text) is null or source_path = %(s)s)"
+            " and (cast(%(ac)s as text) is null"
+            '      or (collection collate "C", id collate "C") > (%(ac)s, %(ai)s))'
+            ' order by collection collate "C", id collate "C" limit %(limit)s',
+            {
+                "c": collection,
+                "s": source_path,
+                "ac": after[0] if after else None,
+                "ai": after[1] if after else "",
+                "limit": limit,
+            },
+        )
+        return [self._ext(r, False) for r in rows]
+
+    def delete_external(self, chunk_id: str) -> bool:
+        if not self.exists():
+            return False
+        with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
+            cur.execute(b"delete from external_chunks where id = %s", (chunk_id,))
+            return cur.rowcount > 0
+
+    def vector_dimensions(self) -> int | None:
+        if self.has_vectors():
+            rows = self._rows(
+                "select atttypmod from pg_attribute where attrelid = to_regclass(%s) and attname = 'embedding'",
+                (f'"{self._schema}".vectors',),
+            )
+            if rows and rows[0][0] > 0:
+                return int(rows[0][0])
+        if not self.exists():
+            return None
+        rows = self._rows("select vector_dims(embedding) from external_chunks limit 1")
+        return int(rows[0][0]) if rows else None
+
+    def nearest_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
+    ) -> list[tuple[StoredChunk, float]]:
+        """Exact cosine over both kinds; ``spec`` is applied to the rows as they stream in,
+        nearest first, so it filters before the limit."""
+        if not self.exists() or limit <= 0:
+            return []
+        probe = unit(vector)
+        scored: list[tuple[StoredChunk, float]] = []
+        if spec.wants(MARKDOWN) and self.has_vectors() and self.vector_dimensions() == len(probe):
+            with self._conn().cursor() as cur:
+                cur.execute(
+                    f"select {self._MD_COLUMNS}, 1 - (v.embedding <=> %(v)s){self._md_from()}"
+                    " where v.embedding is not null order by v.embedding <=> %(v)s, d.path, c.ordinal".encode(),
+                    {"v": probe},
+                )
+                for row in cur:
+                    md = self._md(row[:-1], False)
+                    properties = row[5] or {}
+                    if spec.matches(MARKDOWN, md.source_path, properties):
+                        scored.append((md, float(row[-1])))
+                        if len(scored) == limit:
+                            break
+        ext_rows = self._rows(
+            f"select {self._EXT_COLUMNS}, 1 - (embedding <=> %(v)s) from external_chunks"
+            " where not stale and vector_dims(embedding) = %(n)s order by embedding <=> %(v)s",
+            {"v": probe, "n": len(probe)},
+        )
+        kept = 0
+        for row in ext_rows:
+            ext = self._ext(row[:-1], False)
+            if kept < limit and spec.matches(ext.collection, ext.source_path, ext.metadata):
+                scored.append((ext, float(row[-1])))
+                kept += 1
+        scored.sort(key=lambda pair: (-pair[1], pair[0].collection, pair[0].id))
+        return [(replace(c, vector=None), s) for c, s in scored[:limit]]
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    @contextmanager
+    def exclusive_pass(self, name: str, wait: bool) -> Iterator[bool]:
+        """A session advisory lock on a connection of its own: PostgreSQL releases it when the
+        pass ends or the holding server dies (its connection drops), so a killed reindexer never
+        leaves the lock behind."""
+        try:
+            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        except psycopg.Error:
+            raise IndexNotReady(f"cannot connect to PostgreSQL at {self._location}") from None
+        key = f"local-vector-search-mcp:{self._schema}:{name}"
+        try:
+            if wait:
+                conn.execute(b"select pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+                held = True
+            else:
+                row = conn.execute(b"select pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+                held = bool(row and row[0])
+            yield held
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()

@@ -1,0 +1,185 @@
+"""Planning a link-preserving move (``kb_move`` / ``kb_move_image`` with ``updateLinks``).
+
+Pure planning over the files as they are on disk now (the index may lag): which
+documents hold a link that the move would break, and their new bytes. Only the
+destination span of each such link changes (``markdown/links.py`` located it),
+so link text, aliases, fragments, BOM, line endings and every other byte stay.
+Writing the plan, all or nothing, is the writer's job (``writer.commit_many``).
+
+* Markdown links and images that reach the moved file get the new path relative
+  to their source's folder (percent-encoded only when the old destination was, or
+  the new path needs it); reference definitions are rewritten once.
+* Wikilinks and embeds are rewritten only when they would no longer resolve to
+  the same file after the move (a bare name stays valid if still unique): the new
+  name is the shortest unique form (file name, else the root-relative path),
+  with ``.md`` kept if the author wrote it.
+* The moved document's own relative Markdown links are rewritten against its
+  new folder so they still reach their targets.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from ..errors import KbError
+from ..markdown import parse_document
+from ..markdown.links import Link, extract_links, rewrite
+from ..markdown.source import BOM
+from ..sourcefile import read_source
+from .graph import WIKI_KINDS, Resolver
+from .port import DocumentMeta, StoredLink
+
+__all__ = ["RelinkPlan", "markdown_files", "plan_move"]
+
+_NEEDS_ENCODING = frozenset(" ()<>")
+
+
+@dataclass(frozen=True, slots=True)
+class RelinkPlan:
+    """New bytes per root-relative path (old bytes kept for the compare-and-swap);
+    ``moved`` is the moved document's new bytes when its own links changed."""
+
+    edits: dict[str, tuple[bytes, bytes]]
+    moved: bytes | None
+
+
+def markdown_files(root: Path) -> list[str]:
+    """Every ``.md`` file under ``root`` (dot folders skipped): links may live outside the indexed set."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        for name in filenames:
+            if name.lower().endswith(".md"):
+                found.append(name if rel_dir == "." else f"{rel_dir}/{name}")
+    return sorted(found)
+
+
+def plan_move(
+    root: Path,
+    documents: list[str],
+    meta: Mapping[str, DocumentMeta],
+    src: str,
+    dst: str,
+    *,
+    is_document: bool = True,
+) -> RelinkPlan:
+    """The rewrites that keep every link to ``src`` (and, for a document, from it) working."""
+    after_docs = [dst if d == src else d for d in documents] if is_document else documents
+    after_meta = {dst if k == src else k: v for k, v in meta.items()} if is_document else meta
+    before = Resolver(documents, meta)
+    after = Resolver(after_docs, after_meta)
+    needles = _needles(src, dst)
+    edits: dict[str, tuple[bytes, bytes]] = {}
+    moved: bytes | None = None
+    for rel in documents:
+        try:  # a link, FIFO, folder or oversized file holds no link we may rewrite
+            raw = read_source(root / rel, rel)
+        except KbError:
+            continue
+        own = is_document and rel == src
+        if not own:
+            folded = raw.lower()
+            if not any(n in folded for n in needles):
+                continue
+        new = _relink_file(raw, rel, src, dst, before, after, own)
+        if new is None:
+            continue
+        if own:
+            moved = new
+        else:
+            edits[rel] = (raw, new)
+    return RelinkPlan(edits, moved)
+
+
+def _needles(src: str, dst: str) -> list[bytes]:
+    """Byte strings a file must contain to possibly link to ``src`` (or be confused by ``dst``)."""
+    out = set()
+    for path in (src, dst):
+        name = posixpath.basename(path)
+        stem = posixpath.splitext(name)[0]
+        for form in (stem, quote(stem)):
+            out.add(form.lower().encode("utf-8"))
+    return sorted(out)
+
+
+def _relink_file(
+    raw: bytes, rel: str, src: str, dst: str, before: Resolver, after: Resolver, own: bool
+) -> bytes | None:
+    try:
+        doc = parse_document(raw)
+    except KbError:  # not UTF-8: not a document we can edit
+        return None
+    if (BOM if doc.bom else b"") + doc.text.encode("utf-8") != raw:
+        return None  # bytes the decoder would not give back: never risk them
+    source_before, source_after = rel, (dst if own else rel)
+    changes: set[tuple[int, int, str]] = set()
+    for link in extract_links(doc).links:
+        if link.start < 0:
+            continue
+        change = _new_destination(link, source_before, source_after, src, dst, before, after)
+        if change is not None:
+            changes.add(change)
+    if not changes:
+        return None
+    return (BOM if doc.bom else b"") + rewrite(doc.text, changes).encode("utf-8")
+
+
+def _stored(link: Link, source: str) -> StoredLink:
+    return StoredLink(source, 0, link.kind, link.destination, link.text, link.pointer)
+
+
+def _new_destination(
+    link: Link,
+    source_before: str,
+    source_after: str,
+    src: str,
+    dst: str,
+    before: Resolver,
+    after: Resolver,
+) -> tuple[int, int, str] | None:
+    resolved = before.resolve(_stored(link, source_before))
+    if resolved is None or resolved.candidates:
+        return None
+    if link.kind in WIKI_KINDS:
+        return _wiki_change(link, resolved.target, resolved.exists, src, dst, after)
+    target = resolved.target
+    if target == src:
+        target = dst
+    elif source_before == source_after:
+        return None  # neither end moved
+    path_part = link.destination.split("#", 1)[0].split("?", 1)[0]
+    new_path = posixpath.relpath(target, posixpath.dirname(source_after) or ".")
+    if "%" in path_part or _NEEDS_ENCODING & set(new_path):
+        new_path = quote(new_path, safe="/!$&'*+,;=:@-._~")
+    if unquote(path_part) == unquote(new_path):
+        return None
+    return link.start, link.start + len(path_part), new_path
+
+
+def _wiki_change(
+    link: Link, target: str, exists: bool, src: str, dst: str, after: Resolver
+) -> tuple[int, int, str] | None:
+    name = link.destination.split("#", 1)[0].rstrip()
+    if not target.lower().endswith(".md"):  # an embedded file: by path, else by file name anywhere
+        bare = "/" not in name
+        if not (target == src or (bare and posixpath.basename(src).lower() == name.lower())):
+            return None
+        if bare and posixpath.basename(src) == posixpath.basename(dst):
+            return None  # still found by its name
+        return link.start, link.start + len(name), posixpath.basename(dst) if bare else dst
+    if not exists:
+        return None  # unresolved before: nothing to preserve
+    wanted = dst if target == src else target
+    if after.match_note(name) == [wanted]:
+        return None
+    forms = [posixpath.basename(wanted)[:-3], wanted[:-3]]
+    if name.lower().endswith(".md"):
+        forms = [f + wanted[-3:] for f in forms]
+    new = next((f for f in forms if after.match_note(f) == [wanted]), forms[-1])
+    return link.start, link.start + len(name), new

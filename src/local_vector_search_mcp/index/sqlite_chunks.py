@@ -1,0 +1,407 @@
+"""The SQLite adapter's half of the chunk and vector API (``chunks.py``), mixed into ``SqliteStore``.
+
+Tables (beside the Markdown's, and never dropped by a forced rebuild)::
+
+    documents.properties  JSON of the front matter fields (added to older indexes in place)
+    external_chunks(rid PK, id UNIQUE, collection, source_path, chunk_index, body, metadata JSON,
+                    embedding float32 BLOB, dims, stale)
+    vector_generation(n)  bumped by every write that changes a stored vector
+
+Nearest neighbours are exact: the vectors of each kind are held as one unit-row matrix per
+process (rebuilt when ``vector_generation`` moves), scored with one matrix product; a filter
+is a mask over the rows applied before the top-k cut, so it never cuts after the limit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+import apsw
+import numpy as np
+import numpy.typing as npt
+
+from .chunks import (
+    MARKDOWN,
+    ChunkFilterSpec,
+    ExternalChunk,
+    StoredChunk,
+    markdown_chunk_id,
+    markdown_metadata,
+)
+
+__all__ = ["ChunkTables", "dump_properties"]
+
+
+def dump_properties(properties: dict[str, Any] | None) -> str | None:
+    return json.dumps(properties, ensure_ascii=False, sort_keys=True) if properties else None
+
+
+def _load(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
+
+
+class ChunkTables:
+    """Needs the host's connection helpers (``_conn``, ``_write``, ``_one``, ``_table_exists``,
+    ``_storage``, ``has_vectors``, ``_knn``, ``read_manifest``)."""
+
+    if TYPE_CHECKING:  # provided by SqliteStore
+
+        def _conn(self) -> apsw.Connection: ...
+        def _write(self) -> AbstractContextManager[apsw.Connection]: ...
+        def _one(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+        def _table_exists(self, name: str) -> bool: ...
+        def _storage(self) -> str: ...
+        def has_vectors(self) -> bool: ...
+        def exists(self) -> bool: ...
+        def read_manifest(self) -> dict[str, str]: ...
+        def _knn(
+            self, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None
+        ) -> list[tuple[int, float]]: ...
+
+    # schema ---------------------------------------------------------------------
+    def _create_chunk_tables(self, c: apsw.Connection) -> None:
+        columns = {row[1] for row in c.execute("PRAGMA table_info(documents)")}
+        if columns and "properties" not in columns:
+            c.execute("ALTER TABLE documents ADD COLUMN properties TEXT")
+        c.execute(
+            """
+            CREATE TABLE IF NOT EXISTS external_chunks(
+                rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, collection TEXT NOT NULL,
+                source_path TEXT NOT NULL, chunk_index INTEGER NOT NULL, body TEXT NOT NULL,
+                metadata TEXT NOT NULL, embedding BLOB NOT NULL, dims INTEGER NOT NULL,
+                stale INTEGER NOT NULL DEFAULT 0);
+            CREATE INDEX IF NOT EXISTS external_order ON external_chunks(collection, id);
+            CREATE TABLE IF NOT EXISTS vector_generation(n INTEGER NOT NULL);
+            """
+        )
+        if self._one("SELECT count(*) FROM vector_generation") == 0:
+            c.execute("INSERT INTO vector_generation(n) VALUES(0)")
+
+    def _bump(self, c: apsw.Connection) -> None:
+        """Inside a write that changes stored vectors: invalidates every process's vector matrices."""
+        if self._table_exists("vector_generation"):
+            c.execute("UPDATE vector_generation SET n = n + 1")
+
+    def _generation(self) -> int:
+        return int(self._one("SELECT n FROM vector_generation") or 0) if self._table_exists("vector_generation") else 0
+
+    def _matrix(self, kind: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """``(row ids, owner ids, unit vectors)`` of one kind, cached until a write changes any vector.
+
+        ``markdown``: chunk ids, document ids, the stored vectors (int8 restored the way vec0
+        compares them); ``external``: rids, rids, the non-stale vectors. One matrix product then
+        scores every chunk exactly, several times faster than vec0's scan, and filters become masks.
+        """
+        generation = self._generation()
+        cache: dict[str, Any] = self.__dict__.setdefault("_matrices", {})
+        hit = cache.get(kind)
+        if hit is not None and hit[0] == generation:
+            return hit[1]  # type: ignore[no-any-return]
+        c = self._conn()
+        if kind == "external":
+            rows = list(c.execute("SELECT rid, rid, embedding FROM external_chunks WHERE stale = 0 ORDER BY rid"))
+            dtype: Any = np.float32
+        else:
+            storage = self._storage()
+            if storage == "binary":
+                sql = (
+                    "SELECT e.chunk_id, c.document_id, e.embedding FROM chunk_vectors_exact e "
+                    "JOIN chunks c ON c.id = e.chunk_id ORDER BY e.chunk_id"
+                )
+            else:
+                sql = "SELECT chunk_id, document_id, embedding FROM chunk_vectors ORDER BY chunk_id"
+            rows = list(c.execute(sql))
+            dtype = np.int8 if storage == "int8" else np.float32
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        owners = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        if rows:
+            matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=dtype).reshape(len(rows), -1).astype(np.float32)
+            matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        else:
+            matrix = np.zeros((0, 0), dtype=np.float32)
+        value = (ids, owners, matrix)
+        cache[kind] = (generation, value)
+        cache[kind + ":bits"] = _signs(matrix) if len(rows) > EXACT_ROWS else None
+        self.__dict__.setdefault("_masks", {}).clear()  # masks of the previous generation
+        return value
+
+    def _bits(self, kind: str) -> npt.NDArray[np.uint64] | None:
+        bits: npt.NDArray[np.uint64] | None = self.__dict__.get("_matrices", {}).get(kind + ":bits")
+        return bits
+
+    def _mask(self, kind: str, spec: ChunkFilterSpec, owners: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_] | None:
+        """The rows ``spec`` admits, cached per filter until the next vector write (a pipeline
+        repeating one filter pays the metadata scan once)."""
+        if kind == MARKDOWN and not (spec.path_prefix or spec.path_globs or spec.tags or spec.metadata):
+            return None
+        if kind == "external" and spec.is_everything:
+            return None
+        masks: dict[tuple[str, ChunkFilterSpec], npt.NDArray[np.bool_]] = self.__dict__.setdefault("_masks", {})
+        key = (kind, spec)
+        if key not in masks:
+            if kind == MARKDOWN:
+                rows = self._conn().execute("SELECT id, path, properties FROM documents")
+                admitted = [i for i, path, props in rows if spec.path_ok(path) and spec.fields_ok(_load(props))]
+            else:
+                rows = self._conn().execute(
+                    "SELECT rid, collection, source_path, metadata FROM external_chunks WHERE stale = 0"
+                )
+                admitted = [rid for rid, coll, path, meta in rows if spec.matches(coll, path, _load(meta))]
+            if len(masks) > 64:
+                masks.clear()
+            masks[key] = np.isin(owners, np.asarray(admitted, dtype=np.int64))
+        return masks[key]
+
+    def _ready(self) -> bool:
+        return self.exists() and self._table_exists("external_chunks")
+
+    def _external_dims(self) -> int | None:
+        if not self._ready():
+            return None
+        dims = self._one("SELECT dims FROM external_chunks LIMIT 1")
+        return None if dims is None else int(dims)
+
+    def _markdown_dims(self) -> int | None:
+        value = self.read_manifest().get("embedding_dimensions")
+        return int(value) if value and self.has_vectors() else None
+
+    def vector_dimensions(self) -> int | None:
+        return self._markdown_dims() or self._external_dims()
+
+    # Markdown chunks ----------------------------------------------------------------
+    _MD_SELECT = (
+        "SELECT c.id, d.path, c.ordinal, c.anchor, c.heading_path, c.body, d.source_hash, d.properties, "
+        "c.vector_pending FROM chunks c JOIN documents d ON d.id = c.document_id"
+    )
+
+    def _md_chunk(self, row: Sequence[Any], with_vector: bool) -> StoredChunk:
+        from .sqlite import _unpack
+
+        cid, path, ordinal, anchor, heading, body, source_hash, properties, pending = row
+        dims = None if pending or not self.has_vectors() else self._markdown_dims()
+        return StoredChunk(
+            id=markdown_chunk_id(path, ordinal),
+            collection=MARKDOWN,
+            source_path=path,
+            chunk_index=int(ordinal),
+            content=_unpack(body),
+            metadata=markdown_metadata(heading, anchor, _load(properties), source_hash),
+            dimensions=dims,
+            vector=self._markdown_vector(int(cid)) if with_vector and dims else None,
+        )
+
+    def _markdown_vector(self, chunk_id: int) -> npt.NDArray[np.float32] | None:
+        storage = self._storage()
+        table = "chunk_vectors_exact" if storage == "binary" else "chunk_vectors"
+        blob = self._one(f"SELECT embedding FROM {table} WHERE chunk_id = ?", (chunk_id,))
+        if blob is None:
+            return None
+        if storage == "int8":  # restored the way the index compares it
+            vec = np.frombuffer(blob, dtype=np.int8).astype(np.float32) / 127.0
+            return vec / max(float(np.linalg.norm(vec)), 1e-12)
+        return np.frombuffer(blob, dtype=np.float32).copy()
+
+    def markdown_chunks(
+        self, path: str | None, after: tuple[str, int] | None, limit: int, with_vector: bool = False
+    ) -> list[StoredChunk]:
+        if not self.exists() or not self._table_exists("chunks"):
+            return []
+        where: list[str] = []
+        params: list[Any] = []
+        if path is not None:
+            where.append("d.path = ?")
+            params.append(path)
+        if after is not None:
+            where.append("(d.path > ? OR (d.path = ? AND c.ordinal > ?))")
+            params.extend([after[0], after[0], after[1]])
+        sql = self._MD_SELECT + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY d.path, c.ordinal LIMIT ?"
+        rows = list(self._conn().execute(sql, [*params, limit]))
+        return [self._md_chunk(r, with_vector) for r in rows]
+
+    # external chunks ------------------------------------------------------------------
+    def _ext_chunk(self, row: Sequence[Any], with_vector: bool) -> StoredChunk:
+        _rid, cid, collection, source_path, index, body, metadata, blob, dims, stale = row
+        return StoredChunk(
+            id=cid,
+            collection=collection,
+            source_path=source_path,
+            chunk_index=int(index),
+            content=body,
+            metadata=_load(metadata),
+            dimensions=int(dims),
+            stale=bool(stale),
+            vector=np.frombuffer(blob, dtype=np.float32).copy() if with_vector else None,
+        )
+
+    _EXT_SELECT = (
+        "SELECT rid, id, collection, source_path, chunk_index, body, metadata, embedding, dims, stale "
+        "FROM external_chunks"
+    )
+
+    def put_external(self, chunk: ExternalChunk) -> bool:
+        vector = np.ascontiguousarray(chunk.vector, dtype=np.float32)
+        with self._write() as c:
+            self._create_chunk_tables(c)
+            row = (
+                chunk.collection,
+                chunk.source_path,
+                chunk.chunk_index,
+                chunk.content,
+                json.dumps(chunk.metadata, ensure_ascii=False),
+                vector.tobytes(),
+                len(vector),
+                int(chunk.stale),
+            )
+            rid = self._one("SELECT rid FROM external_chunks WHERE id = ?", (chunk.id,))
+            created = rid is None
+            if rid is None:
+                c.execute(
+                    "INSERT INTO external_chunks(collection, source_path, chunk_index, body, metadata, embedding, "
+                    "dims, stale, id) VALUES(?,?,?,?,?,?,?,?,?)",
+                    (*row, chunk.id),
+                )
+                rid = c.last_insert_rowid()
+            else:
+                c.execute(
+                    "UPDATE external_chunks SET collection = ?, source_path = ?, chunk_index = ?, body = ?, "
+                    "metadata = ?, embedding = ?, dims = ?, stale = ? WHERE rid = ?",
+                    (*row, rid),
+                )
+            self._bump(c)
+            return created
+
+    def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None:
+        if not self._ready():
+            return None
+        row = self._conn().execute(self._EXT_SELECT + " WHERE id = ?", (chunk_id,)).fetchone()
+        return None if row is None else self._ext_chunk(row, with_vector)
+
+    def external_chunks(
+        self, collection: str | None, source_path: str | None, after: tuple[str, str] | None, limit: int
+    ) -> list[StoredChunk]:
+        if not self._ready():
+            return []
+        where: list[str] = []
+        params: list[Any] = []
+        if collection is not None:
+            where.append("collection = ?")
+            params.append(collection)
+        if source_path is not None:
+            where.append("source_path = ?")
+            params.append(source_path)
+        if after is not None:
+            where.append("(collection > ? OR (collection = ? AND id > ?))")
+            params.extend([after[0], after[0], after[1]])
+        sql = self._EXT_SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY collection, id LIMIT ?"
+        return [self._ext_chunk(r, False) for r in self._conn().execute(sql, [*params, limit])]
+
+    def delete_external(self, chunk_id: str) -> bool:
+        if not self._ready():
+            return False
+        with self._write() as c:
+            rid = self._one("SELECT rid FROM external_chunks WHERE id = ?", (chunk_id,))
+            if rid is None:
+                return False
+            c.execute("DELETE FROM external_chunks WHERE rid = ?", (rid,))
+            self._bump(c)
+            return True
+
+    # nearest neighbours ---------------------------------------------------------------
+    def nearest_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
+    ) -> list[tuple[StoredChunk, float]]:
+        probe = np.ascontiguousarray(vector, dtype=np.float32)
+        found: list[tuple[StoredChunk, float]] = []
+        if spec.wants(MARKDOWN) and self._markdown_dims() == len(probe):
+            found += self._nearest_markdown(probe, limit, spec)
+        if self._ready() and self._external_dims() == len(probe):
+            found += self._nearest_external(probe, limit, spec)
+        found.sort(key=lambda pair: (-pair[1], pair[0].collection, pair[0].id))
+        return found[:limit]
+
+    def _nearest_markdown(
+        self, probe: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
+    ) -> list[tuple[StoredChunk, float]]:
+        ids, docs, matrix = self._matrix(MARKDOWN)
+        if not len(ids):
+            return []
+        if self._storage() == "int8":  # the query is quantized and restored like the stored vectors
+            probe = np.clip(np.rint(probe * 127.0), -127, 127).astype(np.float32) / 127.0
+        best = _top(matrix, probe, limit, self._mask(MARKDOWN, spec, docs), self._bits(MARKDOWN))
+        if not best:
+            return []
+        wanted = [int(ids[i]) for i, _ in best]
+        marks = ",".join("?" * len(wanted))
+        rows = {r[0]: r for r in self._conn().execute(self._MD_SELECT + f" WHERE c.id IN ({marks})", wanted)}
+        return [(self._md_chunk(rows[int(ids[i])], False), score) for i, score in best if int(ids[i]) in rows]
+
+    def _nearest_external(
+        self, probe: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
+    ) -> list[tuple[StoredChunk, float]]:
+        rids, _, matrix = self._matrix("external")
+        if not len(rids):
+            return []
+        c = self._conn()
+        best = _top(matrix, probe, limit, self._mask("external", spec, rids), self._bits("external"))
+        if not best:
+            return []
+        wanted = [int(rids[i]) for i, _ in best]
+        marks = ",".join("?" * len(wanted))
+        rows = {r[0]: r for r in c.execute(self._EXT_SELECT + f" WHERE rid IN ({marks})", wanted)}
+        return [(self._ext_chunk(rows[int(rids[i])], False), score) for i, score in best if int(rids[i]) in rows]
+
+
+# Up to this many rows every query scores every row exactly (one matrix product, a few ms);
+# above it, sign bits pick the candidates (popcount of XOR, ~10x less memory traffic) and
+# the candidates are scored exactly: RERANK_PER_RESULT per asked result, at least RERANK_MIN.
+EXACT_ROWS = 20_000
+RERANK_PER_RESULT = 100
+RERANK_MIN = 2_000
+
+
+def _signs(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
+    packed = np.packbits(matrix > 0, axis=1)
+    pad = (-packed.shape[1]) % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)
+
+
+def _top(
+    matrix: npt.NDArray[np.float32],
+    probe: npt.NDArray[np.float32],
+    limit: int,
+    mask: npt.NDArray[np.bool_] | None,
+    bits: npt.NDArray[np.uint64] | None = None,
+) -> list[tuple[int, float]]:
+    """(row, cosine similarity) of the ``limit`` best rows, ``mask`` applied before any cut."""
+    if matrix.shape[1] != len(probe) or limit <= 0:
+        return []
+    unit = probe / max(float(np.linalg.norm(probe)), 1e-12)
+    candidates: npt.NDArray[np.intp] | None = None
+    pool = max(limit * RERANK_PER_RESULT, RERANK_MIN)
+    if bits is not None and pool < len(matrix):
+        distance = np.bitwise_count(bits ^ _signs(unit[None, :])[0]).sum(axis=1, dtype=np.int32)
+        if mask is not None:
+            distance = np.where(mask, distance, np.iinfo(np.int32).max)
+            pool = min(pool, int(mask.sum()))
+        if pool <= 0:
+            return []
+        candidates = np.argpartition(distance, pool - 1)[:pool]
+        scores = matrix[candidates] @ unit
+    else:
+        scores = matrix @ unit
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+    k = min(limit, len(scores))
+    part = np.argpartition(-scores, k - 1)[:k]
+    order = part[np.lexsort((part, -scores[part]))]
+    rows = order if candidates is None else candidates[order]
+    return [(int(r), float(scores[i])) for r, i in zip(rows, order, strict=True) if np.isfinite(scores[i])]

@@ -1,0 +1,439 @@
+"""Markdown -> Notion block objects (the request shapes of Notion's public API).
+
+The document is tokenised by markdown-it-py, the project's own parser (same
+CommonMark + tables + strikethrough dialect as the element model and the PDF
+export), and its syntax tree is mapped to block dictionaries ready to be sent as
+``children``. Nothing here talks to Notion: the pusher decides how the blocks are
+cut into requests (``push.py``), this module only respects the per-block limits
+(2,000 characters per rich-text item, 100 items per rich-text array).
+
+What maps to what (decision 129):
+
+* headings 1-3 -> ``heading_1..3``; 4-6 -> ``heading_3`` (Notion has three levels);
+* paragraphs -> ``paragraph`` with bold/italic/strikethrough/code annotations and
+  links (absolute ``http(s)``/``mailto`` only: Notion refuses relative URLs, so a
+  link to another file keeps its text and loses its target);
+* bullet / ordered items -> ``bulleted_list_item`` / ``numbered_list_item``; an item
+  starting ``[ ]``/``[x]`` -> ``to_do``; the item's later blocks become its children;
+* fenced / indented code -> ``code`` (language mapped to Notion's list, else ``plain text``);
+* block quotes -> ``quote``; GitHub alerts (``> [!NOTE]`` ...) -> ``callout`` with an icon;
+* tables -> ``table`` with ``table_row`` children, first row as column header;
+* thematic breaks -> ``divider``; HTML blocks -> ``code`` (``html``), comments dropped;
+* images with an absolute ``http(s)`` URL -> ``image`` (external); any other image ->
+  a placeholder paragraph naming it (Notion cannot fetch a local file).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from markdown_it.tree import SyntaxTreeNode
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+__all__ = ["MAX_RICH_TEXT_ITEMS", "MAX_TEXT", "Block", "Converted", "convert", "rich_text"]
+
+Block = dict[str, Any]
+
+MD = MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin)
+
+MAX_TEXT = 2000  # characters per rich-text item (text.content) and per URL
+MAX_RICH_TEXT_ITEMS = 100  # items per rich-text array
+
+_TASK = re.compile(r"^\[([ xX])\][ \t]+")
+_ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*$", re.IGNORECASE)
+_ALERTS = {
+    "note": ("ℹ️", "blue_background"),
+    "tip": ("💡", "green_background"),
+    "important": ("❗", "purple_background"),
+    "warning": ("⚠️", "yellow_background"),
+    "caution": ("🛑", "red_background"),
+}
+_ABSOLUTE = re.compile(r"^(https?://|mailto:)", re.IGNORECASE)
+_IMAGE_URL = re.compile(r"^https?://", re.IGNORECASE)
+
+# Notion's code-block languages (the API refuses any other value) and common Markdown aliases.
+_LANGUAGES = frozenset(
+    [
+        "abap",
+        "arduino",
+        "bash",
+        "basic",
+        "c",
+        "clojure",
+        "coffeescript",
+        "c++",
+        "c#",
+        "css",
+        "dart",
+        "diff",
+        "docker",
+        "elixir",
+        "elm",
+        "erlang",
+        "flow",
+        "fortran",
+        "f#",
+        "gherkin",
+        "glsl",
+        "go",
+        "graphql",
+        "groovy",
+        "haskell",
+        "html",
+        "java",
+        "javascript",
+        "json",
+        "julia",
+        "kotlin",
+        "latex",
+        "less",
+        "lisp",
+        "livescript",
+        "lua",
+        "makefile",
+        "markdown",
+        "markup",
+        "matlab",
+        "mermaid",
+        "nix",
+        "objective-c",
+        "ocaml",
+        "pascal",
+        "perl",
+        "php",
+        "powershell",
+        "prolog",
+        "protobuf",
+        "python",
+        "r",
+        "reason",
+        "ruby",
+        "rust",
+        "sass",
+        "scala",
+        "scheme",
+        "scss",
+        "shell",
+        "sql",
+        "swift",
+        "typescript",
+        "verilog",
+        "vhdl",
+        "xml",
+        "yaml",
+    ]
+) | {"plain text", "vb.net", "visual basic", "webassembly", "java/c/c++/c#"}
+_ALIASES = {
+    "py": "python",
+    "python3": "python",
+    "js": "javascript",
+    "jsx": "javascript",
+    "mjs": "javascript",
+    "ts": "typescript",
+    "tsx": "typescript",
+    "sh": "shell",
+    "console": "shell",
+    "zsh": "shell",
+    "rs": "rust",
+    "yml": "yaml",
+    "cpp": "c++",
+    "cxx": "c++",
+    "h": "c",
+    "cs": "c#",
+    "csharp": "c#",
+    "fsharp": "f#",
+    "md": "markdown",
+    "dockerfile": "docker",
+    "rb": "ruby",
+    "kt": "kotlin",
+    "golang": "go",
+    "ps1": "powershell",
+    "proto": "protobuf",
+    "tex": "latex",
+    "objc": "objective-c",
+    "wasm": "webassembly",
+    "text": "plain text",
+    "txt": "plain text",
+    "plaintext": "plain text",
+    "toml": "plain text",
+}
+
+
+@dataclass(frozen=True)
+class Converted:
+    title: str | None  # front matter ``title``, else the first heading's text
+    blocks: list[Block]
+
+
+def code_language(info: str) -> str:
+    word = info.strip().split(maxsplit=1)[0].split(",")[0].lower() if info.strip() else ""
+    word = _ALIASES.get(word, word)
+    return word if word in _LANGUAGES else "plain text"
+
+
+# ---------------------------------------------------------------------------- rich text
+def _item(text: str, bold: bool, italic: bool, strike: bool, code: bool, url: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"content": text}
+    if url:
+        body["link"] = {"url": url}
+    item: dict[str, Any] = {"type": "text", "text": body}
+    if bold or italic or strike or code:
+        item["annotations"] = {
+            "bold": bold,
+            "italic": italic,
+            "strikethrough": strike,
+            "underline": False,
+            "code": code,
+            "color": "default",
+        }
+    return item
+
+
+class _Runs:
+    """Collects (text, style) runs, merges neighbours of one style, cuts at the 2,000-character limit."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, tuple[bool, bool, bool, bool, str | None]]] = []
+
+    def add(self, text: str, style: tuple[bool, bool, bool, bool, str | None]) -> None:
+        if not text:
+            return
+        if self.runs and self.runs[-1][1] == style:
+            self.runs[-1] = (self.runs[-1][0] + text, style)
+        else:
+            self.runs.append((text, style))
+
+    def items(self) -> list[dict[str, Any]]:
+        out = []
+        for text, (bold, italic, strike, code, url) in self.runs:
+            for start in range(0, len(text), MAX_TEXT):
+                out.append(_item(text[start : start + MAX_TEXT], bold, italic, strike, code, url))
+        return out
+
+
+@dataclass(frozen=True)
+class _Image:
+    src: str
+    alt: str
+
+
+def _plain(tokens: Sequence[Token]) -> str:
+    return "".join(t.content if t.type in ("text", "code_inline") else " " if "break" in t.type else "" for t in tokens)
+
+
+def _inline(tokens: Sequence[Token], runs: _Runs, images: list[_Image]) -> None:
+    bold = italic = strike = False
+    links: list[str | None] = []
+    for tok in tokens:
+        url = next((u for u in reversed(links) if u), None) if links else None
+        style = (bold, italic, strike, False, url)
+        kind = tok.type
+        if kind == "text":
+            runs.add(tok.content, style)
+        elif kind == "softbreak":
+            runs.add(" ", style)
+        elif kind == "hardbreak":
+            runs.add("\n", style)
+        elif kind == "code_inline":
+            runs.add(tok.content, (bold, italic, strike, True, url))
+        elif kind in ("strong_open", "strong_close"):
+            bold = kind == "strong_open"
+        elif kind in ("em_open", "em_close"):
+            italic = kind == "em_open"
+        elif kind in ("s_open", "s_close"):
+            strike = kind == "s_open"
+        elif kind == "link_open":
+            href = str(tok.attrGet("href") or "")
+            links.append(href if _ABSOLUTE.match(href) and len(href) <= MAX_TEXT else None)
+        elif kind == "link_close":
+            if links:
+                links.pop()
+        elif kind == "image":
+            images.append(_Image(str(tok.attrGet("src") or ""), _plain(tok.children or [])))
+        elif kind == "html_inline" and tok.content.lower().startswith("<br"):
+            runs.add("\n", style)
+        # other inline HTML tags are dropped; the text between them stays
+
+
+def rich_text(markdown: str) -> list[dict[str, Any]]:
+    """Rich-text items of one line of inline Markdown (images dropped)."""
+    tokens = MD.parseInline(markdown, {})
+    runs = _Runs()
+    _inline(tokens[0].children or [] if tokens else [], runs, [])
+    return runs.items()
+
+
+# ---------------------------------------------------------------------------- blocks
+def _text_block(kind: str, items: list[dict[str, Any]], **extra: Any) -> list[Block]:
+    """One block of ``kind`` (several when the rich text has more than 100 items)."""
+    chunks = [items[i : i + MAX_RICH_TEXT_ITEMS] for i in range(0, len(items), MAX_RICH_TEXT_ITEMS)] or [[]]
+    return [{"type": kind, kind: {"rich_text": chunk, **extra}} for chunk in chunks]
+
+
+def _with_children(block: Block, children: list[Block]) -> Block:
+    if children:
+        block[block["type"]]["children"] = children
+    return block
+
+
+def image_block(image: _Image) -> Block:
+    if _IMAGE_URL.match(image.src) and len(image.src) <= MAX_TEXT:
+        body: dict[str, Any] = {"type": "external", "external": {"url": image.src}}
+        if image.alt.strip():
+            body["caption"] = [_item(image.alt.strip()[:MAX_TEXT], False, False, False, False, None)]
+        return {"type": "image", "image": body}
+    label = f"Image not uploaded: {image.alt.strip() or 'image'} ({image.src or 'no source'})"
+    return {"type": "paragraph", "paragraph": {"rich_text": [_item(label[:MAX_TEXT], False, True, False, False, None)]}}
+
+
+class _Converter:
+    def __init__(self) -> None:
+        self.first_heading: str | None = None
+        self.front_title: str | None = None
+
+    def inline(self, node: SyntaxTreeNode | None) -> tuple[list[dict[str, Any]], list[_Image]]:
+        runs = _Runs()
+        images: list[_Image] = []
+        if node is not None and node.type == "inline":
+            _inline(node.token.children or [] if node.token else [], runs, images)
+        return runs.items(), images
+
+    def blocks(self, nodes: Sequence[SyntaxTreeNode]) -> list[Block]:
+        out: list[Block] = []
+        for node in nodes:
+            out.extend(self.block(node))
+        return out
+
+    def block(self, node: SyntaxTreeNode) -> list[Block]:
+        kind = node.type
+        if kind == "paragraph":
+            items, images = self.inline(node.children[0] if node.children else None)
+            head = _text_block("paragraph", items) if items else []
+            return head + [image_block(i) for i in images]
+        if kind == "heading":
+            level = int(node.tag[1:]) if node.tag[1:].isdigit() else 1
+            items, images = self.inline(node.children[0] if node.children else None)
+            if self.first_heading is None:
+                self.first_heading = "".join(i["text"]["content"] for i in items).strip() or None
+            name = f"heading_{min(level, 3)}"
+            return _text_block(name, items)[:1] + [image_block(i) for i in images]
+        if kind in ("bullet_list", "ordered_list"):
+            item_kind = "bulleted_list_item" if kind == "bullet_list" else "numbered_list_item"
+            return [b for item in node.children for b in self.list_item(item, item_kind)]
+        if kind == "blockquote":
+            return [self.quote(node)]
+        if kind in ("fence", "code_block"):
+            text = node.content[:-1] if node.content.endswith("\n") else node.content
+            language = code_language(node.info) if kind == "fence" else "plain text"
+            return self.code(text, language)
+        if kind == "hr":
+            return [{"type": "divider", "divider": {}}]
+        if kind == "html_block":
+            text = node.content.strip()
+            if not text or (text.startswith("<!--") and text.endswith("-->")):
+                return []
+            return self.code(text, "html")
+        if kind == "table":
+            return [self.table(node)]
+        if kind == "front_matter":
+            self.front_title = _front_matter_title(node.content)
+            return []
+        return self.blocks(node.children)
+
+    def code(self, text: str, language: str) -> list[Block]:
+        runs = _Runs()
+        runs.add(text, (False, False, False, False, None))
+        return _text_block("code", runs.items() or [], language=language)
+
+    def list_item(self, node: SyntaxTreeNode, item_kind: str) -> list[Block]:
+        children = list(node.children)
+        items: list[dict[str, Any]] = []
+        extra: list[Block] = []
+        kind, body = item_kind, {}
+        if children and children[0].type == "paragraph":
+            first = children.pop(0)
+            inline = first.children[0] if first.children else None
+            source = inline.content if inline is not None else ""
+            task = _TASK.match(source)
+            if task:
+                kind, body = "to_do", {"checked": task.group(1) in "xX"}
+                items = rich_text(source[task.end() :]) if inline is not None else []
+                images: list[_Image] = []
+            else:
+                items, images = self.inline(inline)
+            extra = [image_block(i) for i in images]
+        blocks = _text_block(kind, items, **body)
+        _with_children(blocks[-1], extra + self.blocks(children))
+        return blocks
+
+    def quote(self, node: SyntaxTreeNode) -> Block:
+        children = list(node.children)
+        alert = None
+        items: list[dict[str, Any]] = []
+        extra: list[Block] = []
+        if children and children[0].type == "paragraph":
+            inline = children[0].children[0] if children[0].children else None
+            source = inline.content if inline is not None else ""
+            first_line, _, rest = source.partition("\n")
+            match = _ALERT.match(first_line.strip())
+            if match:
+                alert = match.group(1).lower()
+                children.pop(0)
+                items = rich_text(rest)
+            else:
+                children.pop(0)
+                items, images = self.inline(inline)
+                extra = [image_block(i) for i in images]
+        if alert is not None:
+            emoji, color = _ALERTS[alert]
+            block: Block = {
+                "type": "callout",
+                "callout": {
+                    "rich_text": items[:MAX_RICH_TEXT_ITEMS],
+                    "icon": {"type": "emoji", "emoji": emoji},
+                    "color": color,
+                },
+            }
+        else:
+            block = {"type": "quote", "quote": {"rich_text": items[:MAX_RICH_TEXT_ITEMS]}}
+        return _with_children(block, extra + self.blocks(children))
+
+    def table(self, node: SyntaxTreeNode) -> Block:
+        rows: list[list[list[dict[str, Any]]]] = []
+        for section in node.children:
+            for tr in section.children:
+                cells = []
+                for cell in tr.children:
+                    items, _ = self.inline(cell.children[0] if cell.children else None)
+                    cells.append(items[:MAX_RICH_TEXT_ITEMS])
+                rows.append(cells)
+        width = max((len(r) for r in rows), default=1) or 1
+        children = [{"type": "table_row", "table_row": {"cells": r + [[]] * (width - len(r))}} for r in rows]
+        return {
+            "type": "table",
+            "table": {"table_width": width, "has_column_header": True, "has_row_header": False, "children": children},
+        }
+
+
+def _front_matter_title(content: str) -> str | None:
+    import yaml
+
+    try:
+        data = yaml.safe_load(content)
+    except yaml.YAMLError:
+        return None
+    title = data.get("title") if isinstance(data, dict) else None
+    return str(title).strip() or None if title is not None else None
+
+
+def convert(markdown: str) -> Converted:
+    """The Notion blocks of one Markdown document, and the title it names for itself."""
+    tree = SyntaxTreeNode(MD.parse(markdown))
+    converter = _Converter()
+    blocks = converter.blocks(tree.children)
+    return Converted(converter.front_title or converter.first_heading, blocks)

@@ -1,0 +1,193 @@
+"""The Notion port and its HTTP adapter over Notion's public REST API (httpx).
+
+:class:`NotionPort` is what the pusher needs from Notion: five endpoints, no more.
+:class:`NotionClient` implements it against ``https://api.notion.com/v1`` with the
+``Notion-Version`` header pinned, the integration token sent as a bearer token
+(never logged, never part of an error message), requests spaced to the documented
+average of three per second, and HTTP 429 (and 503/529 overload) answered by waiting
+``Retry-After`` seconds before trying again.
+
+Endpoints used (request -> response shapes from Notion's API reference):
+
+=====================================  ===============================================
+``POST /v1/pages``                     ``{parent: {page_id}, properties: {title}}`` -> page
+``PATCH /v1/pages/{id}``               ``{properties}`` or ``{archived: true}`` -> page
+``GET /v1/blocks/{id}/children``       ``?page_size=100&start_cursor=`` -> ``{results, has_more, next_cursor}``
+``PATCH /v1/blocks/{id}/children``     ``{children: [...]}`` -> ``{results: [created first-level blocks]}``
+``DELETE /v1/blocks/{id}``             -> the block, archived
+=====================================  ===============================================
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import httpx
+
+__all__ = ["NOTION_VERSION", "NotionClient", "NotionError", "NotionPort", "title_property"]
+
+NOTION_VERSION = "2022-06-28"
+_RETRY_STATUS = frozenset({429, 503, 529})
+_MAX_WAIT_S = 120.0  # a Retry-After beyond this means "come back later", not "wait"
+
+log = logging.getLogger(__name__)
+
+
+class NotionError(Exception):
+    """A Notion request failed; ``status`` is the HTTP status (0: no answer), ``code`` Notion's error code."""
+
+    def __init__(self, message: str, status: int = 0, code: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+def title_property(title: str) -> dict[str, Any]:
+    """The ``properties`` of a page under a page parent: its title, cut to the 2,000-character limit."""
+    return {"title": {"title": [{"type": "text", "text": {"content": title[:2000]}}]}}
+
+
+class NotionPort(Protocol):
+    def create_page(self, parent_page_id: str, title: str) -> str:
+        """Create an empty page under ``parent_page_id``; its id."""
+
+    def set_title(self, page_id: str, title: str) -> None: ...
+
+    def archive_page(self, page_id: str) -> None: ...
+
+    def list_children(self, block_id: str) -> list[str]:
+        """Ids of the block's (or page's) first-level children, in order, across every page of results."""
+
+    def append_children(self, block_id: str, children: list[dict[str, Any]]) -> list[str]:
+        """Append at most 100 blocks; the ids of the created first-level blocks, in order."""
+
+    def delete_block(self, block_id: str) -> None: ...
+
+
+class NotionClient:
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str = "https://api.notion.com",
+        requests_per_second: float = 3.0,
+        max_retries: int = 5,
+        timeout: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/") + "/v1/",
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Notion-Version": NOTION_VERSION,
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+            },
+            timeout=timeout,
+        )
+        self._interval = 1.0 / requests_per_second
+        self._max_retries = max_retries
+        self._sleep = sleep
+        self._clock = clock
+        self._next_at = 0.0
+        self.requests = 0  # sent, retries included
+
+    def __repr__(self) -> str:  # never show the token
+        return f"NotionClient({self._http.base_url})"
+
+    def close(self) -> None:
+        self._http.close()
+
+    # the port -----------------------------------------------------------------
+    def create_page(self, parent_page_id: str, title: str) -> str:
+        page = self._request(
+            "POST", "pages", {"parent": {"page_id": parent_page_id}, "properties": title_property(title)}
+        )
+        return str(page["id"])
+
+    def set_title(self, page_id: str, title: str) -> None:
+        self._request("PATCH", f"pages/{page_id}", {"properties": title_property(title)})
+
+    def archive_page(self, page_id: str) -> None:
+        self._request("PATCH", f"pages/{page_id}", {"archived": True})
+
+    def list_children(self, block_id: str) -> list[str]:
+        ids: list[str] = []
+        cursor: str | None = None
+        while True:
+            params = {"page_size": "100"} | ({"start_cursor": cursor} if cursor else {})
+            page = self._request("GET", f"blocks/{block_id}/children", params=params)
+            ids.extend(str(block["id"]) for block in page.get("results", []))
+            cursor = page.get("next_cursor")
+            if not page.get("has_more") or not cursor:
+                return ids
+
+    def append_children(self, block_id: str, children: list[dict[str, Any]]) -> list[str]:
+        if len(children) > 100:
+            raise ValueError("Notion appends at most 100 children per request")
+        page = self._request("PATCH", f"blocks/{block_id}/children", {"children": children})
+        return [str(block["id"]) for block in page.get("results", [])]
+
+    def delete_block(self, block_id: str) -> None:
+        self._request("DELETE", f"blocks/{block_id}")
+
+    # transport ----------------------------------------------------------------
+    def _throttle(self) -> None:
+        now = self._clock()
+        if now < self._next_at:
+            self._sleep(self._next_at - now)
+        self._next_at = max(now, self._next_at) + self._interval
+
+    def _request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        attempt = 0
+        while True:
+            self._throttle()
+            self.requests += 1
+            try:
+                response = self._http.request(method, path, json=body, params=params)
+            except httpx.HTTPError as exc:
+                raise NotionError(f"Notion could not be reached ({method} /v1/{path}): {type(exc).__name__}") from None
+            if response.status_code in _RETRY_STATUS and attempt < self._max_retries:
+                attempt += 1
+                wait = _retry_after(response, attempt)
+                if wait > _MAX_WAIT_S:
+                    raise NotionError(
+                        f"Notion asks to wait {wait:.0f} s before {method} /v1/{path}; try the push again later.",
+                        response.status_code,
+                        "rate_limited",
+                    )
+                log.info("notion: %s on %s /v1/%s, waiting %.1f s", response.status_code, method, path, wait)
+                self._sleep(wait)
+                continue
+            if response.is_error:
+                raise _error(method, path, response)
+            data = response.json() if response.content else {}
+            return data if isinstance(data, dict) else {}
+
+
+def _retry_after(response: httpx.Response, attempt: int) -> float:
+    value = response.headers.get("Retry-After", "").strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return float(min(2 ** (attempt - 1), 30))  # no usable header: back off exponentially
+
+
+def _error(method: str, path: str, response: httpx.Response) -> NotionError:
+    code, message = "", ""
+    try:
+        data = response.json()
+        if isinstance(data, dict):
+            code, message = str(data.get("code", "")), str(data.get("message", ""))
+    except ValueError:
+        pass
+    detail = f"{code}: {message}" if code or message else response.reason_phrase
+    return NotionError(
+        f"Notion refused {method} /v1/{path} (HTTP {response.status_code}) {detail}", response.status_code, code
+    )

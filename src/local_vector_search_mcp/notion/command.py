@@ -1,0 +1,130 @@
+"""``local-vector-search-mcp notion push [--dry-run] [--parent PAGE_ID] [PATH ...]``.
+
+Pushes every indexed-kind document (``.md`` files the include/exclude globs admit,
+hidden folders skipped, as the indexer discovers them) or only the given paths,
+and prints a JSON report. ``--dry-run`` needs neither a token nor the network: it
+converts every document and counts the requests a push would send.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import json
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..config import ConfigError, Settings
+from ..errors import KbError
+from ..globs import GlobSet
+from ..paths import PathGuard
+from .client import NotionClient, NotionError, NotionPort
+from .push import DryRunPort, Mapping, Pusher, PushReport
+
+__all__ = ["MAPPING_FILE", "discover", "mapping_path", "run"]
+
+MAPPING_FILE = "notion-pages.json"
+
+
+def mapping_path(settings: Settings) -> Path:
+    """The mapping lives in the project's state folder, whatever the storage engine (decision 130)."""
+    return settings.state_dir / MAPPING_FILE
+
+
+def discover(root: Path, globs: GlobSet) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in filenames:
+            if name.lower().endswith(".md"):
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+                if globs(rel):
+                    found.append(rel)
+    found.sort(key=lambda p: (p.lower(), p))
+    return found
+
+
+def _api_url(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    loopback = host == "localhost"
+    with contextlib.suppress(ValueError):
+        loopback = loopback or ipaddress.ip_address(host).is_loopback
+    if parts.scheme == "https" or (parts.scheme == "http" and loopback):
+        return url
+    raise ConfigError(f"notion.apiUrl {url!r} must be https (or http on a loopback address); the token is sent to it.")
+
+
+def build_parser(
+    prog: str, parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> argparse.ArgumentParser:
+    # The CLI passes its own parser class (one message, exit 1) so this package never imports cli.
+    parser = parser_class(prog=f"{prog} notion", description="One-way sync of the Markdown to Notion pages.")
+    sub = parser.add_subparsers(dest="action", required=True, metavar="<action>")
+    push = sub.add_parser("push", help="create or update one Notion page per document (Markdown is never changed)")
+    push.add_argument("--dry-run", action="store_true", help="convert and plan only: no token, no request sent")
+    push.add_argument("--parent", metavar="PAGE_ID", help="parent page id (default: notion.parentPageId)")
+    push.add_argument(
+        "paths", nargs="*", metavar="PATH", help="documents to push (default: all; only a full push archives)"
+    )
+    return parser
+
+
+def run(
+    settings: Settings, argv: list[str], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> int:
+    ns = build_parser("local-vector-search-mcp", parser_class).parse_args(argv)
+    cfg = settings.config.notion
+    parent = ns.parent or cfg.parent_page_id
+    if not parent and not ns.dry_run:
+        raise ConfigError("notion push needs a parent page: set notion.parentPageId or pass --parent PAGE_ID.")
+    kb = settings.config.knowledge_base
+    globs = GlobSet(list(kb.include), list(kb.exclude))
+    guard = PathGuard(settings.root, settings.storage_path, settings.state_dir)
+    if ns.paths:
+        try:
+            paths = [guard.resolve(p, markdown=True)[0] for p in ns.paths]
+        except KbError as exc:
+            raise ConfigError(exc.message) from None
+    else:
+        paths = discover(settings.root, globs)
+    mapping = Mapping(mapping_path(settings), persist=not ns.dry_run)
+    parent_id = parent or "dry-run-parent"
+    port: NotionPort
+    client: NotionClient | None = None
+    dry: DryRunPort | None = None
+    if ns.dry_run:
+        pages = {e.page_id: [b for b, _ in e.blocks] for e in mapping.pages(parent_id).values()}
+        port = dry = DryRunPort(lambda block_id: pages.get(block_id, []))
+    else:
+        token = os.environ.get(cfg.token_env, "").strip()
+        if not token:
+            raise ConfigError(f"notion push needs the integration token in the environment variable {cfg.token_env}.")
+        port = client = NotionClient(
+            token, base_url=_api_url(cfg.api_url), requests_per_second=float(cfg.requests_per_second)
+        )
+
+    report = PushReport(dry_run=ns.dry_run)
+    code = 0
+    try:
+        Pusher(port, mapping, parent_id).push(((p, _read(settings.root, p)) for p in paths), report, prune=not ns.paths)
+    except NotionError as exc:
+        print(f"local-vector-search-mcp: {exc}", file=sys.stderr)
+        code = 1
+    finally:
+        if client is not None:
+            client.close()
+    report.requests = dry.calls if dry is not None else {"sent": client.requests if client else 0}
+    print(json.dumps(report.to_wire(), ensure_ascii=False, indent=2))
+    return code
+
+
+def _read(root: Path, rel: str) -> bytes:
+    try:
+        return (root / rel).read_bytes()
+    except OSError as exc:
+        raise NotionError(f"Could not read {rel!r}: {exc.strerror}.") from None

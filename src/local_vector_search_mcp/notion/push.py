@@ -1,0 +1,333 @@
+"""One-way push of the knowledge base's Markdown to Notion pages (the ``notion push`` command).
+
+One page per document under the configured parent page. The page id of each
+document and the id and hash of each first-level block pushed are kept in
+``notion-pages.json`` in the state folder (decision 130), so a later push updates
+the same page in place: it keeps the leading blocks that are unchanged (same hash,
+still there in Notion), deletes every block after them, and appends the new tail.
+A document whose bytes did not change since its last push costs no request. A
+document that left the knowledge base has its page archived (Notion's trash).
+
+The Markdown is only read. Blocks are cut into requests within Notion's limits:
+at most 100 children and about 1,000 block elements per append, one level of
+children sent with their parent and deeper levels appended to the created blocks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .blocks import Block, convert
+from .client import NotionError, NotionPort
+
+__all__ = ["DryRunPort", "Mapping", "PageEntry", "PushReport", "Pusher", "block_hash"]
+
+MAX_CHILDREN = 100
+# Notion's documented ceiling is 1,000 block elements and 500 KB per request; stay below both.
+MAX_ELEMENTS = 900
+MAX_PAYLOAD = 400_000
+MAPPING_VERSION = 1
+
+
+def block_hash(block: Block) -> str:
+    raw = json.dumps(block, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
+
+
+def source_hash(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+# ----------------------------------------------------------------------------- the mapping file
+@dataclass
+class PageEntry:
+    page_id: str
+    title: str
+    source_hash: str
+    blocks: list[tuple[str, str]] = field(default_factory=list)  # (block id, block hash), first level
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pageId": self.page_id,
+            "title": self.title,
+            "sourceHash": self.source_hash,
+            "blocks": [list(b) for b in self.blocks],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PageEntry:
+        return cls(
+            str(data["pageId"]),
+            str(data.get("title", "")),
+            str(data.get("sourceHash", "")),
+            [(str(i), str(h)) for i, h in data.get("blocks", [])],
+        )
+
+
+class Mapping:
+    """``notion-pages.json``: for each parent page, document path -> its page and pushed blocks.
+
+    Written atomically (temporary file + rename) after every document, so an
+    interrupted push loses at most the blocks of the document in flight, which
+    the next push replaces.
+    """
+
+    def __init__(self, path: Path, persist: bool = True) -> None:
+        self.path = path
+        self.persist = persist
+        self.parents: dict[str, dict[str, PageEntry]] = {}
+        if path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise NotionError(f"The Notion page mapping {path.name} cannot be read: {exc}") from None
+            if not isinstance(data, dict) or data.get("version") != MAPPING_VERSION:
+                raise NotionError(
+                    f"The Notion page mapping {path.name} has an unknown format; move it away to start over."
+                )
+            for parent, pages in data.get("parents", {}).items():
+                self.parents[parent] = {p: PageEntry.from_json(e) for p, e in pages.items()}
+
+    def pages(self, parent: str) -> dict[str, PageEntry]:
+        return self.parents.setdefault(parent, {})
+
+    def save(self) -> None:
+        if not self.persist:
+            return
+        data = {
+            "version": MAPPING_VERSION,
+            "parents": {
+                parent: {p: e.to_json() for p, e in sorted(pages.items())} for parent, pages in self.parents.items()
+            },
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".notion-pages.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(data, out, ensure_ascii=False, indent=1)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+# ----------------------------------------------------------------------------- dry run
+class DryRunPort:
+    """A port that sends nothing: counts the requests a push would make and invents ids.
+
+    ``list_children`` answers from the mapping (what the last push left), so a dry
+    run plans the same updates a real push would when nobody edited the pages.
+    """
+
+    def __init__(self, known_children: Callable[[str], list[str]]) -> None:
+        self._known = known_children
+        self._children: dict[str, list[str]] = {}  # blocks created during this run -> their children
+        self._next = 0
+        self.calls: dict[str, int] = {}
+
+    def _id(self) -> str:
+        self._next += 1
+        return f"dry-run-{self._next:08d}"
+
+    def _count(self, name: str, n: int = 1) -> None:
+        self.calls[name] = self.calls.get(name, 0) + n
+
+    def create_page(self, parent_page_id: str, title: str) -> str:
+        self._count("createPage")
+        return self._id()
+
+    def set_title(self, page_id: str, title: str) -> None:
+        self._count("updatePage")
+
+    def archive_page(self, page_id: str) -> None:
+        self._count("archivePage")
+
+    def list_children(self, block_id: str) -> list[str]:
+        known = self._children.get(block_id)
+        if known is None:
+            known = self._known(block_id)
+        self._count("listChildren", 1 + max(0, (len(known) - 1) // 100))
+        return list(known)
+
+    def append_children(self, block_id: str, children: list[dict[str, Any]]) -> list[str]:
+        self._count("appendChildren")
+        ids = []
+        for child in children:
+            child_id = self._id()
+            self._children[child_id] = [self._id() for _ in _children(child)]
+            ids.append(child_id)
+        self._children.setdefault(block_id, []).extend(ids)
+        return ids
+
+    def delete_block(self, block_id: str) -> None:
+        self._count("deleteBlock")
+
+
+# ----------------------------------------------------------------------------- appending a tree
+def _children(block: Block) -> list[Block]:
+    children = block[block["type"]].get("children")
+    return children if isinstance(children, list) else []
+
+
+def _shallow(block: Block) -> Block:
+    """``block`` with its first 100 children, and none of their children (sent later)."""
+    kids = _children(block)
+    if not kids:
+        return block
+    body = dict(block[block["type"]])
+    body["children"] = [_strip(k) for k in kids[:MAX_CHILDREN]]
+    return {**block, block["type"]: body}
+
+
+def _strip(block: Block) -> Block:
+    if not _children(block):
+        return block
+    body = {k: v for k, v in block[block["type"]].items() if k != "children"}
+    return {**block, block["type"]: body}
+
+
+def _weight(block: Block) -> tuple[int, int]:
+    """(block elements, JSON bytes) of ``block`` as sent."""
+    sent = _shallow(block)
+    return 1 + min(len(_children(block)), MAX_CHILDREN), len(json.dumps(sent, ensure_ascii=False))
+
+
+def _batches(blocks: Sequence[Block]) -> Iterable[list[Block]]:
+    batch: list[Block] = []
+    elements = size = 0
+    for block in blocks:
+        count, nbytes = _weight(block)
+        if batch and (len(batch) >= MAX_CHILDREN or elements + count > MAX_ELEMENTS or size + nbytes > MAX_PAYLOAD):
+            yield batch
+            batch, elements, size = [], 0, 0
+        batch.append(block)
+        elements += count
+        size += nbytes
+    if batch:
+        yield batch
+
+
+def append_blocks(port: NotionPort, parent_id: str, blocks: Sequence[Block]) -> list[str]:
+    """Append ``blocks`` (any size, any depth) under ``parent_id``; the ids of the first-level blocks."""
+    ids: list[str] = []
+    for batch in _batches(blocks):
+        created = port.append_children(parent_id, [_shallow(b) for b in batch])
+        if len(created) != len(batch):
+            raise NotionError(f"Notion created {len(created)} blocks where {len(batch)} were sent.")
+        ids.extend(created)
+        for block, block_id in zip(batch, created, strict=True):
+            kids = _children(block)
+            sent = kids[:MAX_CHILDREN]
+            if any(_children(k) for k in sent):
+                kid_ids = port.list_children(block_id)
+                for kid, kid_id in zip(sent, kid_ids, strict=False):
+                    if _children(kid):
+                        append_blocks(port, kid_id, _children(kid))
+            if len(kids) > MAX_CHILDREN:
+                append_blocks(port, block_id, kids[MAX_CHILDREN:])
+    return ids
+
+
+# ----------------------------------------------------------------------------- the push
+@dataclass
+class PushReport:
+    dry_run: bool
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    blocks_sent: int = 0
+    requests: dict[str, int] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "dryRun": self.dry_run,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "archived": self.archived,
+            "blocksSent": self.blocks_sent,
+            "requests": self.requests,
+        }
+
+
+def _count_blocks(blocks: Sequence[Block]) -> int:
+    return sum(1 + _count_blocks(_children(b)) for b in blocks)
+
+
+class Pusher:
+    def __init__(self, port: NotionPort, mapping: Mapping, parent_page_id: str) -> None:
+        self.port = port
+        self.mapping = mapping
+        self.parent = parent_page_id
+        self.pages = mapping.pages(parent_page_id)
+
+    def push(self, documents: Iterable[tuple[str, bytes]], report: PushReport, *, prune: bool) -> PushReport:
+        """Push ``(path, raw bytes)`` documents; with ``prune``, archive pages of documents not among them."""
+        seen: set[str] = set()
+        for path, raw in documents:
+            seen.add(path)
+            self.push_one(path, raw, report)
+        if prune:
+            for path in sorted(set(self.pages) - seen):
+                entry = self.pages.pop(path)
+                try:
+                    self.port.archive_page(entry.page_id)
+                except NotionError as exc:
+                    if exc.status != 404:  # already gone in Notion: nothing to archive
+                        self.pages[path] = entry
+                        raise
+                report.archived.append(path)
+                self.mapping.save()
+        return report
+
+    def push_one(self, path: str, raw: bytes, report: PushReport) -> None:
+        digest = source_hash(raw)
+        entry = self.pages.get(path)
+        if entry is not None and entry.source_hash == digest:
+            report.unchanged.append(path)
+            return
+        converted = convert(raw.decode("utf-8-sig", errors="replace"))
+        title = converted.title or PurePosixPath(path).stem
+        blocks = converted.blocks
+        hashes = [block_hash(b) for b in blocks]
+        if entry is not None:
+            try:
+                actual = self.port.list_children(entry.page_id)
+            except NotionError as exc:
+                if exc.status != 404:
+                    raise
+                entry = None  # the page was deleted in Notion: create it again
+        if entry is None:
+            page_id = self.port.create_page(self.parent, title)
+            entry = PageEntry(page_id, title, "", [])
+            self.pages[path] = entry
+            self.mapping.save()
+            actual, keep = [], 0
+            report.created.append(path)
+        else:
+            if entry.title != title:
+                self.port.set_title(entry.page_id, title)
+                entry.title = title
+            keep = 0
+            limit = min(len(actual), len(entry.blocks), len(blocks))
+            while keep < limit and actual[keep] == entry.blocks[keep][0] and entry.blocks[keep][1] == hashes[keep]:
+                keep += 1
+            for block_id in actual[keep:]:
+                self.port.delete_block(block_id)
+            report.updated.append(path)
+        tail = blocks[keep:]
+        new_ids = append_blocks(self.port, entry.page_id, tail)
+        report.blocks_sent += _count_blocks(tail)
+        entry.blocks = entry.blocks[:keep] + list(zip(new_ids, hashes[keep:], strict=True))
+        entry.source_hash = digest
+        self.mapping.save()

@@ -1,0 +1,244 @@
+"""The chunk and vector API (NoteHarbor's ``chunks`` tool set) over the storage port.
+
+Semantics (spec/decisions.md 143-147): Markdown chunks are read-only and named
+``md:<path>#<chunkIndex>``; external chunks live in their own collections that
+reindexing never touches; vectors are compared by cosine similarity after being
+normalised; filters run inside retrieval; ``list_chunks`` pages with an opaque cursor.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..embeddings import EmbedderSlot
+from ..errors import IndexNotReady, InvalidArgument, NotFound, PermissionDenied
+from ..index.activity import IndexActivity
+from ..index.chunks import (
+    MARKDOWN,
+    ChunkFilterSpec,
+    ExternalChunk,
+    StoredChunk,
+    is_markdown_id,
+    parse_markdown_chunk_id,
+)
+from ..index.port import IndexStore
+
+__all__ = ["DEFAULT_COLLECTION", "ChunkApi", "Page"]
+
+DEFAULT_COLLECTION = "external"
+DEFAULT_TOP_K = 10
+MAX_TOP_K = 100
+_BITS = {"float32": 32, "int8": 8, "binary": 1}
+
+
+def read_only(chunk_id: str, verb: str) -> PermissionDenied:
+    return PermissionDenied(
+        f"Chunk {chunk_id!r} is derived from the Markdown and cannot be {verb} here: the Markdown is the single "
+        "source of truth. Change the document with kb_patch (or kb_delete); its chunks follow on re-indexing."
+    )
+
+
+@dataclass(frozen=True)
+class Page:
+    chunks: list[StoredChunk]
+    next_cursor: str | None
+
+
+def filter_spec(value: Any) -> ChunkFilterSpec:
+    """A ``ChunkFilter`` model (or None) as data for the store."""
+    if value is None:
+        return ChunkFilterSpec()
+    data = value.model_dump(by_alias=True, exclude_none=True) if hasattr(value, "model_dump") else dict(value)
+    collections = data.get("collections")
+    return ChunkFilterSpec(
+        path_prefix=data.get("pathPrefix") or None,
+        path_globs=tuple(data.get("pathGlobs") or ()),
+        tags=tuple(data.get("tags") or ()),
+        metadata=tuple(sorted((data.get("metadata") or {}).items())),
+        collections=tuple(str(c.root if hasattr(c, "root") else c) for c in collections) if collections else None,
+    )
+
+
+def _encode(cursor: list[Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(cursor, ensure_ascii=False).encode()).decode().rstrip("=")
+
+
+def _decode(cursor: str) -> tuple[str, tuple[Any, Any]]:
+    try:
+        kind, a, b = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if kind == "m" and isinstance(a, str) and isinstance(b, int):
+            return "m", (a, b)
+        if kind == "x" and isinstance(a, str) and isinstance(b, str):
+            return "x", (a, b)
+    except (ValueError, TypeError):
+        pass
+    raise InvalidArgument("cursor was not produced by list_chunks; start again without a cursor.")
+
+
+class ChunkApi:
+    def __init__(self, config: Any, store: IndexStore, embedders: EmbedderSlot, activity: IndexActivity) -> None:
+        self.config = config
+        self.store = store
+        self.embedders = embedders
+        self.activity = activity
+
+    # vectors ----------------------------------------------------------------------
+    def expected_dimensions(self) -> int | None:
+        return self.store.vector_dimensions() or self.config.embedding.dimensions
+
+    def vector(self, values: Sequence[float], field: str = "embedding") -> npt.NDArray[np.float32]:
+        """The caller's vector checked against the index's size and normalised to unit length."""
+        expected = self.expected_dimensions()
+        if expected is not None and len(values) != expected:
+            raise InvalidArgument(
+                f"{field} has {len(values)} dimensions but the index stores {expected}-dimensional vectors."
+            )
+        if not all(math.isfinite(v) for v in values):
+            raise InvalidArgument(f"{field} has a component that is not a finite number.")
+        vec = np.asarray(values, dtype=np.float32)
+        norm = float(np.linalg.norm(vec))
+        if norm == 0.0 or not math.isfinite(norm):
+            raise InvalidArgument(f"{field} must not be all zeros.")
+        return vec / norm
+
+    def quantization_bits(self) -> int | None:
+        if self.embedders.get() is None:
+            return None
+        from ..index.manifest import enum_value
+
+        return _BITS.get(enum_value(self.config.embedding.vector_storage), 32)
+
+    # reads ---------------------------------------------------------------------------
+    def get(self, chunk_id: str, with_vector: bool = False) -> StoredChunk:
+        md = parse_markdown_chunk_id(chunk_id)
+        if md is not None:
+            found = self.store.markdown_chunks(md[0], (md[0], md[1] - 1), 1, with_vector)
+            if found and found[0].chunk_index == md[1]:
+                return found[0]
+        elif not is_markdown_id(chunk_id):
+            chunk = self.store.external_chunk(chunk_id, with_vector)
+            if chunk is not None:
+                return chunk
+        raise NotFound(f"No chunk has the id {chunk_id!r}; list_chunks shows the current ids.")
+
+    def page(self, source_path: str | None, collection: str | None, cursor: str | None, limit: int) -> Page:
+        kind, key = _decode(cursor) if cursor else ("m", None)
+        out: list[StoredChunk] = []
+        if kind == "m" and collection in (None, MARKDOWN):
+            out += self.store.markdown_chunks(source_path, key if key else None, limit + 1)
+        if len(out) <= limit and collection != MARKDOWN:
+            after = key if kind == "x" else None
+            out += self.store.external_chunks(collection, source_path, after, limit + 1 - len(out))
+        if len(out) <= limit:
+            return Page(out, None)
+        out = out[:limit]
+        last = out[-1]
+        token = (
+            ["m", last.source_path, last.chunk_index]
+            if last.collection == MARKDOWN
+            else ["x", last.collection, last.id]
+        )
+        return Page(out, _encode(token))
+
+    def search(
+        self, vector: npt.NDArray[np.float32], top_k: int | None, spec: ChunkFilterSpec
+    ) -> list[tuple[StoredChunk, float]]:
+        self.search_ready()
+        return self.store.nearest_chunks(vector, min(top_k or DEFAULT_TOP_K, MAX_TOP_K), spec)
+
+    def search_ready(self) -> None:
+        if self.activity.rebuild_in_progress:
+            raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
+        if self.store.vector_dimensions() is None:
+            raise IndexNotReady(
+                "No vector is stored yet: index the Markdown with embeddings on (kb_reindex, index_note) "
+                "or store external chunks with upsert_vector."
+            )
+
+    def query_vector(self, query: str) -> npt.NDArray[np.float32]:
+        from ..embeddings import EmbeddingError
+
+        embedder = self.embedders.get()
+        if embedder is None:
+            raise IndexNotReady(
+                "Embeddings are off (embedding.provider: none), so a query cannot be embedded; use search_vectors "
+                "with your own vector, or kb_search for lexical search."
+            )
+        try:
+            vec = np.asarray(embedder.embed_query(query), dtype=np.float32).reshape(-1)
+        except EmbeddingError as exc:
+            raise IndexNotReady(f"The embedding provider failed: {exc}") from None
+        return vec / max(float(np.linalg.norm(vec)), 1e-12)
+
+    # writes --------------------------------------------------------------------------
+    def upsert(
+        self,
+        chunk_id: str | None,
+        source_path: str,
+        chunk_index: int,
+        content: str,
+        embedding: Sequence[float],
+        metadata: Mapping[str, Any] | None,
+        collection: str | None,
+    ) -> tuple[str, bool]:
+        if chunk_id is not None and is_markdown_id(chunk_id):
+            raise read_only(chunk_id, "replaced")
+        if collection == MARKDOWN:
+            raise InvalidArgument("The collection name `markdown` is reserved for chunks derived from the Markdown.")
+        vector = self.vector(embedding)
+        existing = self.store.external_chunk(chunk_id) if chunk_id else None
+        if existing is not None and collection is not None and collection != existing.collection:
+            raise InvalidArgument(
+                f"Chunk {chunk_id!r} is in collection {existing.collection!r}; delete it first to move it to "
+                f"{collection!r}."
+            )
+        final_id = chunk_id or f"ext_{uuid.uuid4().hex}"
+        final_collection = existing.collection if existing is not None else collection or DEFAULT_COLLECTION
+        created = self.store.put_external(
+            ExternalChunk(final_id, final_collection, source_path, chunk_index, content, dict(metadata or {}), vector)
+        )
+        return final_id, created
+
+    def update(
+        self,
+        chunk_id: str,
+        content: str | None,
+        embedding: Sequence[float] | None,
+        metadata: Mapping[str, Any] | None,
+    ) -> StoredChunk:
+        if is_markdown_id(chunk_id):
+            raise read_only(chunk_id, "updated")
+        current = self.store.external_chunk(chunk_id, with_vector=True)
+        if current is None or current.vector is None:
+            raise NotFound(f"No external chunk has the id {chunk_id!r}; list_chunks shows the current ids.")
+        vector = self.vector(embedding) if embedding is not None else current.vector
+        changed_text = content is not None and content != current.content
+        stale = False if embedding is not None else current.stale or changed_text
+        self.store.put_external(
+            ExternalChunk(
+                chunk_id,
+                current.collection,
+                current.source_path,
+                current.chunk_index,
+                current.content if content is None else content,
+                dict(current.metadata if metadata is None else metadata),
+                vector,
+                stale,
+            )
+        )
+        return self.get(chunk_id)
+
+    def delete(self, chunk_id: str) -> None:
+        if is_markdown_id(chunk_id):
+            raise read_only(chunk_id, "deleted")
+        if not self.store.delete_external(chunk_id):
+            raise NotFound(f"No external chunk has the id {chunk_id!r}; list_chunks shows the current ids.")

@@ -1,0 +1,55 @@
+"""Near-duplicate collapse: a passage found in several files is one result.
+
+Versioned documentation trees hold the same page several times (``1.0/``,
+``2.0/``, ``latest/``), so five copies of one answer took five of the ten
+places. Two chunks are the same passage when their text is equal (leading and
+trailing whitespace aside). The best-ranked copy stays; the others ride along
+in its ``also_in`` and take no place.
+
+The rule is exact, not a similarity threshold: it needs no tuning, costs one
+hash per candidate (~5 us for a 4 KB chunk; case-folding and collapsing
+whitespace first cost 20x that, 4 ms a query over a 50-chunk pool, for copies
+that differ in nothing else in practice), and never merges two passages that
+differ in a word or a number (ignoring digits was tried and merged pages that
+differ only in a status code or a counter: different answers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import xxhash
+
+from ..index.port import ChunkHit
+
+__all__ = ["Collapsed", "collapse", "passage_key"]
+
+
+def passage_key(text: str) -> bytes:
+    """What two chunks share when they hold the same passage."""
+    return xxhash.xxh3_128_digest(text.strip().encode("utf-8"))
+
+
+@dataclass(slots=True)
+class Collapsed:
+    """A kept hit, its score, and the hits with the same passage that ranked below it."""
+
+    hit: ChunkHit
+    score: float
+    also_in: list[ChunkHit] = field(default_factory=list)
+
+
+def collapse(ranked: Sequence[tuple[ChunkHit, float]], limit: int) -> list[Collapsed]:
+    """The first ``limit`` distinct passages of ``ranked`` (best first); every later copy of a
+    kept passage in ``ranked`` is listed in its ``also_in``, in rank order."""
+    kept: dict[bytes, Collapsed] = {}
+    for hit, score in ranked:
+        key = passage_key(hit.text)
+        found = kept.get(key)
+        if found is not None:
+            if found.hit.path != hit.path or found.hit.anchor != hit.anchor:
+                found.also_in.append(hit)
+        elif len(kept) < limit:
+            kept[key] = Collapsed(hit, score)
+    return list(kept.values())

@@ -1,0 +1,91 @@
+"""SearchService: readiness, warnings and ranking of kb_search over the storage port.
+
+It reads what indexing is doing (``index/activity.py``) and never talks to the
+indexing service: when chunks still lack vectors it says so in ``warning``
+and calls ``on_pending_vectors`` (wired by the workspace to start the
+background embedding pass).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..embeddings import EmbedderSlot
+from ..errors import IndexNotReady
+from ..index.activity import IndexActivity
+from ..index.manifest import incompatible_message, index_problems
+from ..index.port import IndexStore
+from ..index.query import PathScope
+from .engine import SearchEngine, SearchOutcome
+
+__all__ = ["SearchService"]
+
+
+class SearchService:
+    def __init__(
+        self,
+        config: Any,
+        store: IndexStore,
+        embedders: EmbedderSlot,
+        activity: IndexActivity,
+        on_pending_vectors: Callable[[], object] = lambda: None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.embedders = embedders
+        self.activity = activity
+        self.on_pending_vectors = on_pending_vectors
+        self.engine = SearchEngine(store, config.search, embedders.get)
+
+    def search(
+        self,
+        query: str | None,
+        mode: str | None = None,
+        top_k: int | None = None,
+        include_globs: Sequence[str] | None = None,
+        exclude_globs: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> SearchOutcome:
+        request = self.engine.validate(query, mode, top_k, include_globs, exclude_globs)
+        self.check_ready()
+        if tags:  # documents carrying every tag, as exact paths in the scope (filtered before ranking)
+            scope = request.scope or PathScope()
+            tagged = frozenset(self.store.paths_with_tags(tags))
+            request = replace(request, scope=replace(scope, paths=tagged))
+        outcome = self.engine.search(request)
+        if self.embedders.get() is not None and not self.store.has_vectors():
+            self.on_pending_vectors()  # no vector table yet: the provider has not answered; try again
+            return outcome
+        pending = self.store.pending_vector_count() if self.embedders.get() is not None else 0
+        if not pending:
+            return outcome
+        counts = self.store.counts()
+        missing = f"{counts.pending_vectors} of {counts.chunks} chunks do not have vectors yet"
+        if counts.pending_vectors and outcome.items and outcome.effective_mode != "lexical":
+            note = (
+                f"{missing} ({self.activity.vector_note()}); semantic matches cover only the embedded chunks, "
+                "lexical matches cover every chunk."
+            )
+            outcome.warning = f"{outcome.warning} {note}" if outcome.warning else note
+        elif counts.pending_vectors and request.mode == "semantic" and not outcome.warning:
+            outcome.warning = (
+                f"{missing} ({self.activity.vector_note()}); semantic search covers only the embedded chunks."
+            )
+        if counts.pending_vectors:
+            self.on_pending_vectors()
+        return outcome
+
+    def check_ready(self) -> None:
+        """IndexNotReady unless the index can answer: no forced rebuild running, built with
+        the running settings, not empty."""
+        if self.activity.rebuild_in_progress:
+            raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
+        problems = index_problems(self.config, self.embedders.get(), self.store)
+        if problems:
+            raise IndexNotReady(incompatible_message(problems))
+        if not self.store.has_chunks():
+            raise IndexNotReady(
+                "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status."
+            )

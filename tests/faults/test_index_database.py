@@ -1,0 +1,99 @@
+"""A damaged or busy index database: a clear INDEX_NOT_READY, never a traceback or a hang; force rebuilds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from local_vector_search_mcp import dispatch
+from local_vector_search_mcp.cli import main as cli_main
+from local_vector_search_mcp.config import CliOptions, load_settings
+from local_vector_search_mcp.errors import IndexNotReady
+from local_vector_search_mcp.index import sqlite
+from local_vector_search_mcp.workspace import Workspace
+
+
+def _kb(tmp_path: Path) -> tuple[Path, list[str]]:
+    root = tmp_path / "kb"
+    root.mkdir()
+    for i in range(40):
+        (root / f"d{i}.md").write_text(f"# Doc {i}\n\nword{i} and some filler text\n", "utf-8")
+    storage = tmp_path / "state" / "index.db"
+    args = ["--root", str(root), "--storage-path", str(storage), "--embedding-provider", "none"]
+    return storage, args
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "zeroed header"])
+def test_a_damaged_index_is_reported_clearly_and_force_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    storage, args = _kb(tmp_path)
+    assert cli_main([*args, "--reindex"]) == 0
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{storage}{suffix}"):
+            os.unlink(f"{storage}{suffix}")
+    data = storage.read_bytes()
+    storage.write_bytes(
+        {
+            "truncated": data[: len(data) // 2],
+            "garbage": os.urandom(len(data)),
+            "zeroed header": bytes(100) + data[100:],
+        }[damage]
+    )
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 1
+    error = json.loads(capsys.readouterr().err)
+    assert error["code"] == "INDEX_NOT_READY" and "--reindex --force" in error["message"]
+    assert cli_main([*args, "--reindex"]) == 1
+    assert "damaged" in capsys.readouterr().err
+    assert cli_main([*args, "--reindex", "--force"]) == 0
+    assert json.loads(capsys.readouterr().out)["indexedFiles"] == 40
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "d3.md"
+    assert storage.with_name("index.db.damaged").exists()  # kept for inspection, never silently deleted
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time, apsw
+    conn = apsw.Connection(sys.argv[1])
+    conn.execute("BEGIN EXCLUSIVE")
+    print("holding", flush=True)
+    sys.stdin.readline()
+    """
+)
+
+
+def test_a_database_held_by_another_process_gives_index_not_ready_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage, _ = _kb(tmp_path)
+    options = CliOptions(root=str(tmp_path / "kb"), storage_path=str(storage), embedding_provider="none")
+    ws = Workspace(load_settings(options, cwd=tmp_path, environ={}))
+    ws.indexing.reindex()
+    ws.close()
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 1000)  # the real timeout is 30 s
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(storage)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        ws = Workspace(load_settings(options, cwd=tmp_path, environ={}))
+        try:
+            # Readers are not blocked in WAL mode: search keeps answering while another process writes.
+            found = dispatch.invoke(ws, "kb_search", {"request": {"query": "word3", "mode": "lexical"}})
+            assert found["results"][0]["path"] == "d3.md"
+            with pytest.raises(IndexNotReady, match="busy"):  # a writer waits the busy timeout, then says so
+                ws.indexing.reindex("all")
+        finally:
+            ws.close()
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(10)

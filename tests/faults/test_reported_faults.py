@@ -1,0 +1,185 @@
+"""The three faults reported in issue 10, each reproduced as it was found, and what must happen instead.
+
+1. one non-UTF-8 ``.md`` stopped the whole reindex (exit 1, no file named, later files never indexed);
+2. an embedding service that is down stopped lexical indexing too (a traceback from the dimension probe);
+3. ``call kb_move`` exited while the sync queue still held the paths (the moved document missing).
+
+Plus the recovery the issue asks for: when the provider comes back, the
+pending vectors are filled without a restart (a real loopback HTTP server
+that first refuses connections, then serves).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local_vector_search_mcp import dispatch
+from local_vector_search_mcp.cli import main as cli_main
+from local_vector_search_mcp.config import CliOptions, load_settings
+from local_vector_search_mcp.workspace import Workspace
+
+
+def _folder(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nalpha words\n", "utf-8")
+    (root / "b.md").write_bytes(b"\xff\xfe# B\n")
+    (root / "c.md").write_text("# C\n\ncharlie words\n", "utf-8")
+    return root
+
+
+def _search(args: list[str], query: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    assert cli_main([*args, "call", "kb_search", "--query", query, "--mode", "lexical"]) == 0
+    return [hit["path"] for hit in json.loads(capsys.readouterr().out)["results"]]
+
+
+def test_one_non_utf8_file_no_longer_stops_the_reindex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _folder(tmp_path)
+    args = ["--root", str(root), "--project-root", str(tmp_path), "--embedding-provider", "none"]
+    assert cli_main([*args, "--reindex"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["indexedFiles"] == 2 and result["unreadableFiles"] == 1
+    assert result["unreadable"] == [
+        {"path": "b.md", "reason": "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."}
+    ]
+    assert "1 file(s) could not be indexed" in captured.err and "b.md" in captured.err
+    assert _search(args, "charlie", capsys) == ["c.md"]
+
+
+def test_every_odd_file_is_skipped_and_named_while_the_rest_is_indexed(tmp_path: Path) -> None:
+    from odd_files import GOOD, ODD, build
+
+    root = tmp_path / "kb"
+    build(root, tmp_path / "outside")
+    ws = Workspace(load_settings(CliOptions(root=str(root), embedding_provider="none"), cwd=tmp_path, environ={}))
+    try:
+        result = ws.indexing.reindex("all")
+        named = dict(result.unreadable)
+        # Each not-UTF-8, binary or link entry is named with a reason; each good file is indexed.
+        for rel in ("latin1.md", "bad-bom.md", "utf16.md", "image.md", "surrogates.md", "escape.md", "fifo.md"):
+            assert rel in named, (rel, named)
+        assert "symbolic link" in named["escape.md"] and "regular file" in named["fifo.md"]
+        indexed = set(ws.store.document_states())
+        assert set(GOOD) <= indexed and not indexed & set(named)
+        assert result.unreadable_files == len(named)
+        assert len(indexed) + len(named) >= len(GOOD) + len(ODD) - 3  # a few odd files are fine Markdown
+        assert not any("outside" in path for path in indexed)
+    finally:
+        ws.close()
+
+
+# --------------------------------------------------------------------------- a provider that is down
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class _Embeddings(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        data = [{"index": i, "embedding": [1.0, float(len(t) % 7), 0.5, 0.25]} for i, t in enumerate(body["input"])]
+        payload = json.dumps({"data": data}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def late_provider() -> Iterator[tuple[str, Any]]:
+    """An endpoint that refuses connections until ``start()`` is called."""
+    port = _free_port()
+    servers: list[ThreadingHTTPServer] = []
+
+    def start() -> None:
+        server = ThreadingHTTPServer(("127.0.0.1", port), _Embeddings)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+
+    yield f"http://127.0.0.1:{port}/v1", start
+    for server in servers:
+        server.shutdown()
+
+
+def test_a_down_embedding_service_no_longer_stops_lexical_indexing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], late_provider: tuple[str, Any]
+) -> None:
+    endpoint, _start = late_provider
+    root = _folder(tmp_path)
+    (root / "b.md").write_text("# B\n\nbravo words\n", "utf-8")
+    args = ["--root", str(root), "--project-root", str(tmp_path), "--embedding-provider", "openai-compatible"]
+    args += ["--embedding-endpoint", endpoint, "--embedding-model", "m"]
+    assert cli_main([*args, "--reindex"]) == 0  # was: a traceback from the dimension probe
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["indexedFiles"] == 3 and "could not be reached" in result["warning"]
+    assert "Traceback" not in captured.err
+    assert _search(args, "charlie", capsys) == ["c.md"]
+    assert cli_main([*args, "call", "kb_search", "--query", "charlie"]) == 0  # hybrid: lexical, with a warning
+    hybrid = json.loads(capsys.readouterr().out)
+    assert hybrid["results"] and "no vectors yet" in hybrid["warning"]
+
+
+def test_vectors_are_filled_when_the_provider_comes_back_without_a_restart(
+    tmp_path: Path, late_provider: tuple[str, Any]
+) -> None:
+    endpoint, start = late_provider
+    root = _folder(tmp_path)
+    (root / "b.md").write_text("# B\n\nbravo words\n", "utf-8")
+    options = CliOptions(
+        root=str(root), embedding_provider="openai-compatible", embedding_endpoint=endpoint, embedding_model="m"
+    )
+    ws = Workspace(load_settings(options, cwd=tmp_path, environ={}))
+    try:
+        ws.indexing.reindex()
+        status = dispatch.invoke(ws, "kb_status", None)
+        assert status["vectors"]["pendingChunks"] == 3 and status["vectors"]["lastError"]
+        start()  # the service comes back; nobody restarts anything
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            vectors = dispatch.invoke(ws, "kb_status", None)["vectors"]
+            if vectors["pendingChunks"] == 0 and not vectors["isRunning"]:
+                break
+            time.sleep(0.2)
+        assert vectors == {"embeddedChunks": 3, "pendingChunks": 0, "isRunning": False, "lastError": None}
+        found = dispatch.invoke(ws, "kb_search", {"request": {"query": "charlie", "mode": "hybrid"}})
+        assert found["results"][0]["path"] == "c.md" and not found.get("warning")
+    finally:
+        ws.close()
+
+
+# --------------------------------------------------------------------------- a CLI edit and its index sync
+
+
+def test_a_cli_move_no_longer_leaves_the_index_behind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    for i in range(30):  # enough files that a re-index is not instant
+        (root / f"doc{i}.md").write_text(f"# Doc {i}\n\nfiller text {i}\n", "utf-8")
+    (root / "a.md").write_text("# A\n\nzebra crossing\n", "utf-8")
+    args = ["--root", str(root), "--project-root", str(tmp_path), "--embedding-provider", "none", "--allow-writes"]
+    assert cli_main([*args, "--reindex"]) == 0
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_read", "--path", "a.md"]) == 0
+    sha = json.loads(capsys.readouterr().out)["sourceHash"]
+    move = {"sourcePath": "a.md", "targetPath": "moved/z.md", "expectedSourceHash": sha}
+    assert cli_main([*args, "call", "kb_move", "--json", json.dumps(move)]) == 0
+    capsys.readouterr()
+    assert _search(args, "zebra", capsys) == ["moved/z.md"]  # was: nothing until the next reindex

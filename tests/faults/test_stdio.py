@@ -1,0 +1,178 @@
+"""The stdio server keeps serving whatever arrives on its input.
+
+Raw JSON-RPC lines are written to a real server process: garbage (not JSON,
+not UTF-8, JSON that is not a request), unknown methods, a 50 MB line, calls
+cancelled while they run. After each, the server must still answer
+``tools/list`` and ``tools/call``, and it never writes anything but JSON-RPC
+to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TIMEOUT = 60.0
+
+
+class RawServer:
+    def __init__(self, root: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "local_vector_search_mcp", "--root", str(root), "--embedding-provider", "none"],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.stderr: list[bytes] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+        threading.Thread(target=self._drain, daemon=True).start()
+        self.next_id = 100
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    def send(self, raw: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(raw if raw.endswith(b"\n") else raw + b"\n")
+        self.proc.stdin.flush()
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params or {}}).encode())
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> int:
+        self.next_id += 1
+        self.send(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}}).encode())
+        return self.next_id
+
+    def response(self, request_id: int) -> dict[str, Any]:
+        """The response to ``request_id``; every line read on the way must be JSON-RPC."""
+        while True:
+            try:
+                line = self.lines.get(timeout=TIMEOUT)
+            except queue.Empty:
+                tail = b"".join(self.stderr)[-2000:]
+                raise AssertionError(f"no response to {request_id}; stderr: {tail!r}") from None
+            assert line, f"server exited; stderr: {b''.join(self.stderr)[-2000:]!r}"
+            message = json.loads(line)  # stdout carries JSON-RPC only
+            assert message.get("jsonrpc") == "2.0", message
+            if message.get("id") == request_id:
+                return dict(message)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.response(self.request("tools/call", {"name": name, "arguments": arguments}))
+
+    def still_serving(self) -> None:
+        tools = self.response(self.request("tools/list"))["result"]["tools"]
+        assert any(tool["name"] == "kb_status" for tool in tools)
+        status = self.call("kb_status", {})["result"]
+        assert not status.get("isError"), status
+        assert self.proc.poll() is None
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(20)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RawServer]:
+    (tmp_path / "a.md").write_text("# A\n\nalpha beta\n", "utf-8")
+    s = RawServer(tmp_path)
+    init = s.request(
+        "initialize",
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "0"}},
+    )
+    assert "result" in s.response(init)
+    s.notify("notifications/initialized")
+    yield s
+    s.close()
+
+
+GARBAGE = [
+    b"this is not json",
+    b"{",
+    b"[]",
+    b"[1, 2, 3]",
+    b"null",
+    b'"a string"',
+    b"\xff\xfe\x00 not utf-8 \xc3\x28",
+    b'{"jsonrpc": "2.0"}',
+    b'{"jsonrpc": "1.0", "id": 1, "method": "tools/list"}',
+    b'{"jsonrpc": "2.0", "id": {"nested": true}, "method": "tools/list"}',
+    b'{"jsonrpc": "2.0", "id": 5, "method": 42}',
+    b'{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": "not an object"}',
+    b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": 12, "arguments": []}}',
+    b'{"jsonrpc": "2.0", "method": "notifications/unknown", "params": {}}',
+    b"\x00" * 100,
+    b"   ",
+]
+
+
+def test_garbage_lines_leave_the_server_serving(server: RawServer) -> None:
+    for line in GARBAGE:
+        server.send(line)
+        server.still_serving()
+
+
+def test_unknown_methods_get_an_error_and_the_server_keeps_serving(server: RawServer) -> None:
+    for method in ("nope", "tools/nope", "resources/read", "prompts/get", ""):
+        reply = server.response(server.request(method, {"x": 1}))
+        assert "error" in reply and reply["error"]["code"] < 0, reply
+    assert server.call("kb_nope", {})["result"]["isError"]
+    server.still_serving()
+
+
+def test_a_50_mb_line_is_answered_or_refused_and_the_server_keeps_serving(server: RawServer) -> None:
+    server.next_id += 1
+    request_id = server.next_id
+    query = "x" * (50 * 1024 * 1024)
+    server.send(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": "kb_search", "arguments": {"request": {"query": query}}},
+            }
+        ).encode()
+    )
+    del query
+    reply = server.response(request_id)
+    assert reply["result"]["isError"]
+    assert json.loads(reply["result"]["content"][0]["text"])["code"] == "INVALID_ARGUMENT"
+    server.still_serving()
+
+
+def test_cancelled_requests_leave_the_server_serving(server: RawServer) -> None:
+    ids = []
+    for _ in range(5):
+        request_id = server.request("tools/call", {"name": "kb_reindex", "arguments": {"request": {"scope": "all"}}})
+        server.notify("notifications/cancelled", {"requestId": request_id, "reason": "changed my mind"})
+        ids.append(request_id)
+    search = server.request("tools/call", {"name": "kb_read", "arguments": {"request": {"path": "a.md"}}})
+    server.notify("notifications/cancelled", {"requestId": search})
+    server.notify("notifications/cancelled", {"requestId": 99999})  # never sent
+    server.notify("notifications/cancelled", {"requestId": "garbage"})
+    server.still_serving()

@@ -1,0 +1,275 @@
+"""The chunks tool set through dispatch (the same path MCP and ``call`` take), on a real index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from kb_fakes import HashEmbedder, make_workspace
+
+from local_vector_search_mcp.dispatch import available_tools, invoke
+from local_vector_search_mcp.errors import IndexNotReady, InvalidArgument, NotFound, PermissionDenied
+from local_vector_search_mcp.workspace import Workspace
+
+DIMS = 64
+CHUNK_TOOLS = [
+    "index_note",
+    "upsert_vector",
+    "search_vectors",
+    "search_knowledge",
+    "get_chunk",
+    "list_chunks",
+    "update_chunk",
+    "delete_chunk",
+]
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Any:
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "guide" / "install.md").write_text(
+        "---\ntags: [setup, python]\nstatus: published\n---\n# Install\n\nInstall the tool with pip.\n\n"
+        "## Upgrade\n\nUpgrade with pip install --upgrade.\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "notes.md").write_text(
+        "---\ntags: [ideas]\nstatus: draft\n---\n# Notes\n\nRandom ideas about gardening tomatoes.\n",
+        encoding="utf-8",
+    )
+    workspace = make_workspace(tmp_path, "local", embedder=HashEmbedder(DIMS), server__toolsets=["kb", "chunks"])
+    yield workspace
+    workspace.close()
+
+
+def call(ws: Workspace, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = invoke(ws, tool, arguments)
+    assert isinstance(result, dict)
+    return result
+
+
+def vec(text: str) -> list[float]:
+    return [float(x) for x in HashEmbedder(DIMS)._vec(text)]
+
+
+def test_toolset_listing_and_refusal(tmp_path: Path) -> None:
+    names = [t.name for t in available_tools(["kb"])]
+    assert not set(CHUNK_TOOLS) & set(names)
+    assert [t.name for t in available_tools(["kb", "chunks"]) if t.toolset == "chunks"] == CHUNK_TOOLS
+    plain = make_workspace(tmp_path)
+    with pytest.raises(InvalidArgument, match=r"server\.toolsets"):
+        invoke(plain, "list_chunks", {})
+    plain.close()
+
+
+def test_index_note_then_search_by_text_and_vector(ws: Workspace) -> None:
+    done = call(ws, "index_note", path="guide/install.md")
+    assert done["path"] == "guide/install.md"
+    assert done["chunks"] == len(done["chunkIds"]) >= 1
+    assert done["chunkIds"][0] == "md:guide/install.md#0"
+    assert done["dimensions"] == DIMS and done["quantizationBits"] == 32
+    call(ws, "index_note", path="notes.md")
+
+    found = call(ws, "search_knowledge", query="install the tool with pip", topK=3)["results"]
+    top = found[0]
+    assert top["sourcePath"] == "guide/install.md" and 0.5 < top["score"] <= 1.0 + 1e-6
+    assert top["metadata"]["tags"] == ["setup", "python"] and top["metadata"]["status"] == "published"
+    assert top["metadata"]["pointer"].startswith("1")
+    assert [r["score"] for r in found] == sorted((r["score"] for r in found), reverse=True)
+
+    by_vector = call(ws, "search_vectors", embedding=vec("random ideas about gardening tomatoes"), topK=1)
+    assert by_vector["results"][0]["sourcePath"] == "notes.md"
+
+    # filters run inside retrieval: the best match overall is excluded, the next one still comes back
+    query = vec("install the tool with pip")
+    assert (
+        call(ws, "search_vectors", embedding=query, topK=1, filter={"tags": ["ideas"]})["results"][0]["sourcePath"]
+        == "notes.md"
+    )
+    assert (
+        call(ws, "search_vectors", embedding=query, topK=1, filter={"pathPrefix": "notes.md"})["results"][0][
+            "sourcePath"
+        ]
+        == "notes.md"
+    )
+    assert (
+        call(ws, "search_vectors", embedding=query, filter={"metadata": {"status": "draft"}})["results"][0][
+            "sourcePath"
+        ]
+        == "notes.md"
+    )
+    assert (
+        call(ws, "search_vectors", embedding=query, filter={"pathGlobs": ["guide/**"]})["results"][0]["sourcePath"]
+        == "guide/install.md"
+    )
+    assert call(ws, "search_vectors", embedding=query, filter={"tags": ["nope"]})["results"] == []
+
+
+def test_wrong_dimension_names_both_sizes(ws: Workspace) -> None:
+    call(ws, "index_note", path="notes.md")
+    with pytest.raises(InvalidArgument, match=r"3 dimensions.*64-dimensional"):
+        invoke(ws, "search_vectors", {"embedding": [1.0, 0.0, 0.0]})
+    with pytest.raises(InvalidArgument, match="all zeros"):
+        invoke(ws, "search_vectors", {"embedding": [0.0] * DIMS})
+
+
+def test_markdown_chunks_are_read_only(ws: Workspace) -> None:
+    call(ws, "index_note", path="notes.md")
+    chunk = call(ws, "get_chunk", id="md:notes.md#0")
+    assert chunk["readOnly"] is True and chunk["collection"] == "markdown"
+    assert chunk["embeddingDimensions"] == DIMS and chunk["embedding"] is None
+    assert len(call(ws, "get_chunk", id="md:notes.md#0", includeEmbedding=True)["embedding"]) == DIMS
+    for tool, args in (
+        ("update_chunk", {"id": "md:notes.md#0", "content": "x"}),
+        ("delete_chunk", {"id": "md:notes.md#0"}),
+        (
+            "upsert_vector",
+            {"id": "md:notes.md#0", "sourcePath": "x", "chunkIndex": 0, "content": "x", "embedding": vec("x")},
+        ),
+    ):
+        with pytest.raises(PermissionDenied, match="kb_patch"):
+            invoke(ws, tool, args)
+    with pytest.raises(NotFound):
+        invoke(ws, "get_chunk", {"id": "md:notes.md#99"})
+
+
+def test_external_crud_and_stale_vectors(ws: Workspace) -> None:
+    created = call(
+        ws,
+        "upsert_vector",
+        sourcePath="crm/acme.txt",
+        chunkIndex=0,
+        content="Acme renews in March",
+        embedding=vec("acme renews in march"),
+        metadata={"customer": "acme", "tags": ["crm"]},
+    )
+    ext_id = created["id"]
+    assert created["created"] is True and ext_id.startswith("ext_")
+    again = call(
+        ws,
+        "upsert_vector",
+        id=ext_id,
+        sourcePath="crm/acme.txt",
+        chunkIndex=0,
+        content="Acme renews in April",
+        embedding=vec("acme renews in april"),
+    )
+    assert again == {"id": ext_id, "created": False}
+    chunk = call(ws, "get_chunk", id=ext_id)
+    assert chunk["collection"] == "external" and chunk["content"] == "Acme renews in April"
+    assert chunk["metadata"] == {} and chunk["readOnly"] is False and chunk["embeddingStale"] is False
+
+    hits = call(ws, "search_vectors", embedding=vec("acme renews in april"), topK=1)["results"]
+    assert hits[0]["id"] == ext_id and hits[0]["score"] == pytest.approx(1.0, abs=1e-5)
+    assert call(ws, "search_vectors", embedding=vec("acme renews in april"), filter={"collections": ["markdown"]})[
+        "results"
+    ] == [] or all(
+        r["collection"] == "markdown"
+        for r in call(ws, "search_vectors", embedding=vec("acme"), filter={"collections": ["markdown"]})["results"]
+    )
+
+    stale = call(ws, "update_chunk", id=ext_id, content="Acme churned", metadata={"customer": "acme"})
+    assert stale["embeddingStale"] is True and stale["metadata"] == {"customer": "acme"}
+    assert all(r["id"] != ext_id for r in call(ws, "search_vectors", embedding=vec("acme renews in april"))["results"])
+    fresh = call(ws, "update_chunk", id=ext_id, embedding=vec("acme churned"))
+    assert fresh["embeddingStale"] is False
+    assert (
+        call(ws, "search_vectors", embedding=vec("acme churned"), filter={"metadata": {"customer": "acme"}})["results"][
+            0
+        ]["id"]
+        == ext_id
+    )
+
+    assert call(ws, "delete_chunk", id=ext_id) == {"id": ext_id, "deleted": True}
+    with pytest.raises(NotFound):
+        invoke(ws, "get_chunk", {"id": ext_id})
+    with pytest.raises(NotFound):
+        invoke(ws, "delete_chunk", {"id": ext_id})
+
+
+def test_external_chunks_survive_a_forced_reindex(ws: Workspace) -> None:
+    call(
+        ws,
+        "upsert_vector",
+        id="keep-me",
+        sourcePath="s",
+        chunkIndex=0,
+        content="c",
+        embedding=vec("keep me"),
+        collection="crm",
+    )
+    ws.indexing.reindex("all", force=True)
+    assert call(ws, "get_chunk", id="keep-me")["collection"] == "crm"
+    with pytest.raises(InvalidArgument, match="collection"):
+        invoke(
+            ws,
+            "upsert_vector",
+            {
+                "id": "keep-me",
+                "sourcePath": "s",
+                "chunkIndex": 0,
+                "content": "c",
+                "embedding": vec("x"),
+                "collection": "other",
+            },
+        )
+
+
+def test_list_chunks_pages_through_both_kinds(ws: Workspace) -> None:
+    call(ws, "index_note", path="guide/install.md")
+    notes = call(ws, "index_note", path="notes.md")["chunkIds"]
+    for i in range(5):
+        call(
+            ws, "upsert_vector", id=f"e{i}", sourcePath="src", chunkIndex=i, content=f"c{i}", embedding=vec(f"word{i}")
+        )
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = call(ws, "list_chunks", limit=2, **({"cursor": cursor} if cursor else {}))
+        assert len(page["chunks"]) <= 2
+        seen += [c["id"] for c in page["chunks"]]
+        cursor = page["nextCursor"]
+        if cursor is None:
+            break
+    md = [s for s in seen if s.startswith("md:")]
+    assert seen == md + [f"e{i}" for i in range(5)] and len(set(seen)) == len(seen)
+    assert md == sorted(md, key=lambda s: (s.split("#")[0], int(s.split("#")[1])))
+    only = call(ws, "list_chunks", collection="markdown", sourcePath="notes.md")
+    assert [c["id"] for c in only["chunks"]] == notes and only["nextCursor"] is None
+    ext = call(ws, "list_chunks", collection="external", limit=500)
+    assert [c["id"] for c in ext["chunks"]] == [f"e{i}" for i in range(5)]
+    with pytest.raises(InvalidArgument, match="cursor"):
+        invoke(ws, "list_chunks", {"cursor": "bogus"})
+
+
+def test_search_knowledge_needs_an_embedder(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
+    plain = make_workspace(tmp_path, "none", server__toolsets=["kb", "chunks"])
+    with pytest.raises(IndexNotReady, match="provider: none"):
+        invoke(plain, "search_knowledge", {"query": "text"})
+    with pytest.raises(IndexNotReady, match="No vector"):
+        invoke(plain, "search_vectors", {"embedding": [1.0, 2.0]})
+    # without a Markdown index the first external vector fixes the size
+    call(plain, "upsert_vector", sourcePath="s", chunkIndex=0, content="c", embedding=[1.0, 0.0, 0.0])
+    with pytest.raises(InvalidArgument, match="2 dimensions"):
+        invoke(plain, "upsert_vector", {"sourcePath": "s", "chunkIndex": 1, "content": "c", "embedding": [1.0, 0.0]})
+    assert call(plain, "search_vectors", embedding=[0.0, 0.0, 2.0])["results"][0]["score"] == pytest.approx(0.0)
+    done = call(plain, "index_note", path="a.md")
+    assert done["dimensions"] is None and done["quantizationBits"] is None and done["chunks"] == 1
+    plain.close()
+
+
+def test_int8_storage_reports_8_bits_and_scores_quantized(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nalpha beta gamma\n", encoding="utf-8")
+    ws = make_workspace(
+        tmp_path, "local", embedder=HashEmbedder(DIMS), server__toolsets=["chunks"], embedding__vector_storage="int8"
+    )
+    done = call(ws, "index_note", path="a.md")
+    assert done["quantizationBits"] == 8
+    hit = call(ws, "search_knowledge", query="alpha beta gamma")["results"][0]
+    stored = np.asarray(call(ws, "get_chunk", id=hit["id"], includeEmbedding=True)["embedding"])
+    query = np.clip(np.rint(np.asarray(vec("alpha beta gamma")) * 127), -127, 127) / 127  # quantized, restored
+    expected = float(np.dot(stored, query / np.linalg.norm(query)))
+    assert hit["score"] == pytest.approx(expected, abs=1e-4)
+    ws.close()

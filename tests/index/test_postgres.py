@@ -1,0 +1,139 @@
+"""PostgreSQL specifics the shared port suite does not cover: configuration, and that
+the URL's password never shows (location, errors, settings repr)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kb_fakes import make_workspace
+from pg_server import PgServer
+
+from local_vector_search_mcp.config import CliOptions, ConfigError, load_settings
+from local_vector_search_mcp.errors import IndexNotReady
+from local_vector_search_mcp.index.postgres import PostgresStore, safe_location, tsquery_literal, tsvector_literal
+from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, Phrase, Prefix, Term
+
+ENV = "LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL"
+SECRET_URL = "postgresql://kb:s3cr3t-pw@db.example:6543/knowledge"
+
+
+def _settings(tmp_path: Path, storage: dict[str, object], environ: dict[str, str]):  # type: ignore[no-untyped-def]
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({"storage": storage}), encoding="utf-8")
+    return load_settings(CliOptions(root=".", config=str(config)), cwd=tmp_path, environ=environ)
+
+
+def test_the_url_comes_from_the_environment_and_never_shows(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, {"backend": "postgresql", "schema": "team_docs"}, {ENV: SECRET_URL})
+    assert settings.database_url == SECRET_URL and "s3cr3t" not in repr(settings)
+    store = make_workspace(tmp_path, storage__backend="postgresql", storage__url=SECRET_URL).store
+    assert store.location == "postgresql://db.example:6543/knowledge#local_vector_search_mcp"
+    assert safe_location(SECRET_URL, "team_docs").endswith("#team_docs")
+
+
+def test_configuration_mistakes_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=ENV):
+        _settings(tmp_path, {"backend": "postgresql"}, {})
+    with pytest.raises(ConfigError) as bad_scheme:
+        _settings(tmp_path, {"backend": "postgresql", "url": "mysql://u:s3cr3t-pw@h/d"}, {})
+    assert "s3cr3t" not in str(bad_scheme.value)
+    with pytest.raises(ConfigError):
+        _settings(tmp_path, {"backend": "postgresql", "url": SECRET_URL, "schema": "Bad-Name"}, {})
+    assert _settings(tmp_path, {}, {ENV: SECRET_URL}).database_url is None  # SQLite ignores it
+
+
+def test_a_refused_connection_names_the_server_but_not_the_password() -> None:
+    store = PostgresStore("postgresql://kb:s3cr3t-pw@127.0.0.1:1/knowledge", "kb")
+    with pytest.raises(IndexNotReady) as refused:
+        store.counts()
+    assert "127.0.0.1:1/knowledge" in str(refused.value) and "s3cr3t" not in str(refused.value)
+    assert refused.value.__cause__ is None  # psycopg's message (which may echo the URL) is not chained
+
+
+def test_text_is_tokenized_by_the_adapter_not_the_server() -> None:
+    assert tsvector_literal("Use Rc::strong_count", "Rc") == "'rc':2A,5B 'use':4B 'strong':6B 'count':7B"
+    assert tsquery_literal(Term("Rc::strong_count")) == "('rc' <-> 'strong' <-> 'count')"
+    assert tsquery_literal(AnyOf((Prefix("Inst"), Phrase(("a", "b"))))) == "('inst':* | ('a' <-> 'b'))"
+    assert tsquery_literal(AllOf((CjkRun("東京都"), Term("--")))) is None  # an empty leaf matches nothing
+    assert tsquery_literal(AnyOf((CjkRun("東京都"), Term("--")), row_budget=1)) == "(('東京' | '京都'))"
+    assert tsvector_literal("it's", None) == "'it':3B 's':4B"
+
+
+def test_a_workspace_indexes_and_searches_on_postgresql(tmp_path: Path, pg_server: PgServer) -> None:
+    (tmp_path / "guide.md").write_text("# Install\n\nInstall the tool with pip.\n", encoding="utf-8")
+    schema = pg_server.fresh_schema()
+    ws = make_workspace(tmp_path, storage__backend="postgresql", storage__url=pg_server.url, storage__schema=schema)
+    try:
+        assert ws.store.location.endswith(f"#{schema}")
+        ws.store.ensure_schema(None, "float32")
+        assert ws.store.exists() and ws.store.counts().documents == 0
+    finally:
+        ws.store.close()
+
+
+def test_one_pass_at_a_time_across_servers_and_a_killed_holder_releases(pg_server: PgServer) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    schema = pg_server.fresh_schema()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from local_vector_search_mcp.index.postgres import PostgresStore\n"
+            "with PostgresStore(sys.argv[1], sys.argv[2]).exclusive_pass('reindex', wait=True):\n"
+            "    print('held', flush=True); time.sleep(600)\n",
+            pg_server.url,
+            schema,
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+        other = PostgresStore(pg_server.url, schema)
+        with other.exclusive_pass("reindex", wait=False) as held:
+            assert held is False  # another server's reindex is running
+        with other.exclusive_pass("embedding", wait=False) as held:
+            assert held is True  # locks are per pass
+        os.kill(holder.pid, signal.SIGKILL)  # the reindexer dies mid-pass
+        holder.wait(30)
+        import time
+
+        deadline = time.monotonic() + 30
+        while True:  # the server notices the dropped connection and releases its lock
+            with other.exclusive_pass("reindex", wait=False) as held:
+                if held or time.monotonic() > deadline:
+                    break
+            time.sleep(0.1)
+        assert held is True
+        other.close()
+    finally:
+        holder.kill()
+        holder.wait(30)
+
+
+def test_a_document_rewritten_by_two_servers_at_once_stays_one_document(pg_server: PgServer) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
+
+    schema = pg_server.fresh_schema()
+    stores = [PostgresStore(pg_server.url, schema) for _ in range(2)]
+    stores[0].ensure_schema(None, "float32")
+
+    def write(i: int) -> None:
+        store = stores[i % 2]
+        chunks = [ChunkRecord(n, f"p{n}", f"p{n}~a~b", f"revision {i} part {n}", None, f"h{i}{n}") for n in range(5)]
+        store.replace_document(DocumentRecord("a.md", f"{i:064d}", 1, 1, "2026-12-01T00:00:00.000Z"), chunks)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(write, range(40)))
+    counts = stores[1].counts()
+    assert (counts.documents, counts.chunks) == (1, 5)
+    for store in stores:
+        store.close()

@@ -1,0 +1,309 @@
+"""The storage-port contract, run against every adapter: SQLite (through the
+production factory) and the in-memory adapter of the tests. A new engine adds
+itself to ``ENGINES`` and must pass the same suite."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kb_fakes import make_workspace
+from memory_store import MemoryStore
+from pg_server import PgServer
+
+from local_vector_search_mcp.index.port import ChunkRecord, DocumentMeta, DocumentRecord, IndexStore, LinkRecord
+from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, PathScope, Phrase, Prefix, Term
+
+
+def _sqlite(tmp_path: Path) -> IndexStore:
+    root = tmp_path / "kb"
+    root.mkdir()
+    return make_workspace(root).store  # the factory the server uses (index/stores.py)
+
+
+def _postgresql(tmp_path: Path, server: PgServer) -> IndexStore:
+    from local_vector_search_mcp.index.postgres import PostgresStore
+
+    return PostgresStore(server.url, server.fresh_schema())  # a fresh schema: an empty knowledge base
+
+
+ENGINES: dict[str, Callable[[Path], IndexStore]] = {"sqlite": _sqlite, "memory": lambda tmp_path: MemoryStore()}
+SERVER_ENGINES = {"postgresql": _postgresql}  # need the session's PostgreSQL (tests/pg_server.py)
+DIMS = 8
+
+
+@pytest.fixture(params=sorted([*ENGINES, *SERVER_ENGINES]))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IndexStore]:
+    if request.param in SERVER_ENGINES:
+        made = SERVER_ENGINES[request.param](tmp_path, request.getfixturevalue("pg_server"))
+    else:
+        made = ENGINES[request.param](tmp_path)
+    yield made
+    made.close()
+
+
+def vec(*hot: int) -> np.ndarray:
+    v = np.zeros(DIMS, dtype=np.float32)
+    for i in hot:
+        v[i] = 1.0
+    return v / np.linalg.norm(v)
+
+
+def chunk(ordinal: int, text: str, heading: str | None = None, vector: np.ndarray | None = None) -> ChunkRecord:
+    return ChunkRecord(
+        ordinal, f"p{ordinal}", f"p{ordinal}~{ordinal:016x}~{ordinal:016x}", text, heading, f"h{text}", vector
+    )
+
+
+def doc(path: str, source_hash: str = "s" * 64) -> DocumentRecord:
+    return DocumentRecord(path, source_hash, 10, 20, "2026-11-30T00:00:00.000Z")
+
+
+def lexical_paths(store: IndexStore, query, scope: PathScope | None = None, limit: int = 10) -> list[str]:
+    return [h.path for h in store.lexical(query, limit, scope)]
+
+
+@pytest.fixture
+def filled(store: IndexStore) -> IndexStore:
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("guide.md"), [chunk(0, "Install the tool with pip.", "Guide")])
+    store.replace_document(doc("Notes/rc.md"), [chunk(0, "Use Rc::strong_count to count references.", "Rc")])
+    store.replace_document(doc("notes/count.md"), [chunk(0, "count strong rc backwards, installation notes", "Misc")])
+    store.replace_document(doc("zh/state.md"), [chunk(0, "在组件之间共享状态可以使用响应式 API。", "状态管理")])
+    store.replace_document(doc("ja/rain.md"), [chunk(0, "東京都の天気は晴れです。雨は降りません。", "天気")])
+    return store
+
+
+def test_an_empty_store_answers_without_failing(store: IndexStore) -> None:
+    assert store.counts().documents == 0 and store.counts().chunks == 0
+    assert not store.has_chunks() and store.pending_vector_count() == 0
+    assert store.document_states() == {} and store.read_manifest() == {}
+    assert store.lexical(Term("pip"), 10, None) == []
+    assert isinstance(store.location, str) and store.location
+
+
+def test_manifest_round_trip_replaces_every_key(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    store.write_manifest({"a": "1", "b": "2"})
+    store.write_manifest({"b": "3"})
+    assert store.read_manifest() == {"b": "3"}
+    assert store.exists() and not store.has_vectors()
+
+
+def test_documents_replace_touch_delete(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    assert store.replace_document(doc("a.md"), [chunk(0, "one"), chunk(1, "two")]) == 2
+    assert store.replace_document(doc("a.md", "t" * 64), [chunk(0, "three")]) == 1  # replaces, never adds
+    state = store.document_states()["a.md"]
+    assert (state.source_hash, state.size, state.mtime_ns) == ("t" * 64, 10, 20)
+    store.touch_document("a.md", 11, 21)
+    assert (store.document_states()["a.md"].size, store.document_states()["a.md"].mtime_ns) == (11, 21)
+    counts = store.counts()
+    assert (counts.documents, counts.chunks, counts.last_indexed_at_utc) == (1, 1, "2026-11-30T00:00:00.000Z")
+    assert lexical_paths(store, Term("three")) == ["a.md"] and lexical_paths(store, Term("one")) == []
+    assert store.delete_document("a.md") is True and store.delete_document("a.md") is False
+    assert not store.has_chunks() and lexical_paths(store, Term("three")) == []
+
+
+def test_a_failed_replace_keeps_the_previous_revision(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("a.md"), [chunk(0, "original words")])
+    with pytest.raises((AttributeError, TypeError)):
+        store.replace_document(doc("a.md"), [chunk(0, "new words"), None])  # type: ignore[list-item]
+    assert lexical_paths(store, Term("original")) == ["a.md"] and lexical_paths(store, Term("new")) == []
+
+
+def test_terms_are_words_and_pieces_keep_their_order(filled: IndexStore) -> None:
+    assert lexical_paths(filled, Term("PIP")) == ["guide.md"]  # case-insensitive
+    assert lexical_paths(filled, Term("Rc::strong_count")) == ["Notes/rc.md"]  # not "count strong rc"
+    assert lexical_paths(filled, Phrase(("strong", "count"))) == ["Notes/rc.md"]
+    assert lexical_paths(filled, Term("instal")) == []
+    assert sorted(lexical_paths(filled, Prefix("instal"))) == ["guide.md", "notes/count.md"]
+
+
+def test_groups_combine_leaves(filled: IndexStore) -> None:
+    assert lexical_paths(filled, AllOf((Term("count"), Term("references")))) == ["Notes/rc.md"]
+    assert sorted(lexical_paths(filled, AnyOf((Term("pip"), Term("backwards"))))) == ["guide.md", "notes/count.md"]
+    assert lexical_paths(filled, AllOf((Term("pip"), Term("backwards")))) == []
+    # a row budget is a cost hint: the rarest alternatives always stay
+    assert lexical_paths(filled, AnyOf((Term("pip"), Term("zzz"), Term("qqq")), row_budget=1)) == ["guide.md"]
+
+
+def test_cjk_runs_match_inside_longer_runs(filled: IndexStore) -> None:
+    assert lexical_paths(filled, CjkRun("共享状态")) == ["zh/state.md"]
+    assert lexical_paths(filled, CjkRun("東京都")) == ["ja/rain.md"]
+    assert lexical_paths(filled, CjkRun("雨")) == ["ja/rain.md"]  # one character
+    assert lexical_paths(filled, CjkRun("东京")) == []  # simplified vs traditional: different characters
+    assert lexical_paths(filled, AnyOf((CjkRun("共享东京"),))) == ["zh/state.md"]  # some bigram suffices
+    assert lexical_paths(filled, AllOf((CjkRun("共享东京"),))) == []
+
+
+def test_headings_weigh_more_than_body(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("body.md"), [chunk(0, "kites fly high over the hills today", "Weather")])
+    store.replace_document(doc("heading.md"), [chunk(0, "they fly high over the hills today", "Kites")])
+    assert lexical_paths(store, Term("kites")) == ["heading.md", "body.md"]
+
+
+def test_scopes_filter_before_the_limit(filled: IndexStore) -> None:
+    everything = AnyOf((Term("pip"), Term("count"), Term("installation")))
+    assert lexical_paths(filled, everything, PathScope(("NOTES/**",)), limit=1) in (["Notes/rc.md"], ["notes/count.md"])
+    assert sorted(lexical_paths(filled, everything, PathScope(("notes/**",)))) == ["Notes/rc.md", "notes/count.md"]
+    assert lexical_paths(filled, everything, PathScope((), ("notes/**",))) == ["guide.md"]
+    assert lexical_paths(filled, everything, PathScope(("*.md",), ("guide.md",))) == []
+
+
+def test_vectors_pending_then_stored_then_searched(store: IndexStore) -> None:
+    store.ensure_schema(DIMS, "float32")
+    assert store.has_vectors()
+    store.replace_document(doc("a.md"), [chunk(0, "alpha", vector=vec(0)), chunk(1, "beta")])
+    store.replace_document(doc("b/c.md"), [chunk(0, "gamma"), chunk(1, "delta")])
+    assert store.pending_vector_count() == 3 and store.counts().pending_vectors == 3
+    pending = store.pending_vectors(2)
+    assert [(p.path, p.text) for p in pending] == [("a.md", "beta"), ("b/c.md", "gamma")]  # id order
+    ids = {p.text: p.chunk_id for p in store.pending_vectors(10)}
+    assert store.store_vectors([(ids["beta"], vec(1)), (ids["gamma"], vec(2)), (ids["delta"], vec(3))]) == 3
+    assert store.store_vectors([(ids["beta"], vec(4))]) == 0  # no longer pending: skipped
+    assert store.pending_vector_count() == 0 and store.pending_vectors(10) == []
+    hits = store.semantic(vec(1, 0), 2, None)
+    assert {h.text for h in hits} == {"alpha", "beta"} and hits[0].distance is not None
+    assert hits[0].distance <= hits[1].distance  # type: ignore[operator]
+    assert [h.text for h in store.semantic(vec(2), 1, None)] == ["gamma"]
+    (scoped,) = store.semantic(vec(0), 1, PathScope(("b/**",)))
+    assert scoped.path == "b/c.md"
+    reuse = store.vectors_by_text_hash("a.md")
+    assert set(reuse) == {"halpha", "hbeta"} and float(np.dot(reuse["halpha"], vec(0))) > 0.99
+
+
+def test_a_lexical_store_has_no_vectors(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("a.md"), [chunk(0, "alpha")])
+    assert not store.has_vectors() and store.pending_vector_count() == 0 and store.pending_vectors(5) == []
+    assert store.store_vectors([(1, vec(0))]) == 0 and store.semantic(vec(0), 5, None) == []
+
+
+def test_reset_drops_everything(filled: IndexStore) -> None:
+    filled.write_manifest({"k": "v"})
+    filled.refresh_term_stats()
+    filled.reset(None, "float32")
+    assert filled.counts().documents == 0 and filled.read_manifest() == {} and not filled.has_chunks()
+    assert lexical_paths(filled, Term("pip")) == []
+
+
+def test_hits_carry_what_results_show(filled: IndexStore) -> None:
+    (hit,) = filled.lexical(Term("pip"), 5, None)
+    assert (hit.path, hit.anchor, hit.heading_path, hit.text) == (
+        "guide.md",
+        "p0~0000000000000000~0000000000000000",
+        "Guide",
+        "Install the tool with pip.",
+    )
+    assert hit.source_hash == "s" * 64
+
+
+def test_write_lock_is_reentrant(store: IndexStore) -> None:
+    with store.write_lock(), store.write_lock():
+        store.ensure_schema(None, "float32")
+
+
+def test_links_and_metadata_are_replaced_with_their_document(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    links = [
+        LinkRecord("inline", "b.md#x", "B", "p0~0000000000000000~0000000000000000"),
+        LinkRecord("wikilink", "C", None, None),
+    ]
+    meta = DocumentMeta(("Project/Alpha", "todo"), ("A note",), ("Title",), ("blk",))
+    store.replace_document(doc("a.md"), [chunk(0, "text")], links, meta)
+    store.replace_document(doc("b.md"), [chunk(0, "other")])
+    got = [(ln.source, ln.ordinal, ln.kind, ln.destination, ln.text, ln.anchor) for ln in store.links()]
+    assert got == [
+        ("a.md", 0, "inline", "b.md#x", "B", "p0~0000000000000000~0000000000000000"),
+        ("a.md", 1, "wikilink", "C", None, None),
+    ]
+    assert store.document_meta() == {"a.md": meta}
+    assert store.paths_with_tags(["project"]) == {"a.md"}  # a parent of a nested tag matches
+    assert store.paths_with_tags(["#TODO", "project/alpha"]) == {"a.md"}
+    assert store.paths_with_tags(["todo", "other"]) == set()
+    assert store.paths_with_tags(["alpha"]) == set()  # only parents, never a suffix
+    store.replace_document(doc("a.md"), [chunk(0, "text")], [LinkRecord("inline", "c.md", None, None)])
+    assert [ln.destination for ln in store.links()] == ["c.md"]
+    assert store.document_meta() == {} and store.paths_with_tags(["todo"]) == set()
+    store.delete_document("a.md")
+    assert store.links() == []
+
+
+def test_reset_drops_the_link_graph(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("a.md"), [], [LinkRecord("inline", "b.md", None, None)], DocumentMeta(("t",)))
+    store.reset(None, "float32")
+    assert store.links() == [] and store.document_meta() == {} and store.paths_with_tags(["t"]) == set()
+
+
+# ---------------------------------------------------------------------------- the chunk and vector API
+def _external(chunk_id: str, *hot: int, collection: str = "external", path: str = "ext/a.txt", **meta: object):
+    from local_vector_search_mcp.index.chunks import ExternalChunk
+
+    return ExternalChunk(chunk_id, collection, path, 0, f"text of {chunk_id}", dict(meta), vec(*hot))
+
+
+def test_markdown_chunks_carry_ids_and_front_matter(store: IndexStore) -> None:
+    from dataclasses import replace
+
+    store.ensure_schema(DIMS, "float32")
+    store.write_manifest({"embedding_dimensions": str(DIMS)})
+    record = replace(doc("b.md"), properties={"tags": ["x", "y"], "status": "draft"})
+    store.replace_document(record, [chunk(0, "zero", "H", vec(0)), chunk(1, "one", "H", vec(1))])
+    store.replace_document(doc("a.md"), [chunk(0, "first", None, vec(2))])
+    listed = store.markdown_chunks(None, None, 10)
+    assert [c.id for c in listed] == ["md:a.md#0", "md:b.md#0", "md:b.md#1"]
+    assert [c.id for c in store.markdown_chunks(None, ("b.md", 0), 10)] == ["md:b.md#1"]
+    assert [c.id for c in store.markdown_chunks("b.md", None, 1)] == ["md:b.md#0"]
+    b0 = store.markdown_chunks("b.md", None, 1, with_vector=True)[0]
+    assert b0.metadata["tags"] == ["x", "y"] and b0.metadata["status"] == "draft"
+    assert b0.metadata["indexedRevision"] == "s" * 64 and b0.metadata["headingPath"] == "H"
+    assert b0.dimensions == DIMS and b0.vector is not None and np.allclose(b0.vector, vec(0))
+    assert store.vector_dimensions() == DIMS
+
+
+def test_external_chunks_crud_and_order(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    assert store.put_external(_external("b", 1)) is True
+    assert store.put_external(_external("a", 2, collection="crm")) is True
+    assert store.put_external(_external("b", 3, customer="acme")) is False  # replaced
+    got = store.external_chunk("b", with_vector=True)
+    assert got is not None and got.metadata == {"customer": "acme"} and np.allclose(got.vector, vec(3))
+    assert [c.id for c in store.external_chunks(None, None, None, 10)] == ["a", "b"]  # crm < external
+    assert [c.id for c in store.external_chunks(None, None, ("crm", "a"), 10)] == ["b"]
+    assert [c.id for c in store.external_chunks("crm", None, None, 10)] == ["a"]
+    assert store.vector_dimensions() == DIMS
+    store.reset(None, "float32")  # a forced rebuild of the Markdown's index keeps them
+    assert store.delete_external("a") is True and store.delete_external("a") is False
+    assert store.external_chunk("a") is None and store.external_chunk("b") is not None
+
+
+def test_nearest_chunks_filters_inside_retrieval(store: IndexStore) -> None:
+    from dataclasses import replace
+
+    from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+
+    store.ensure_schema(DIMS, "float32")
+    store.write_manifest({"embedding_dimensions": str(DIMS)})
+    store.replace_document(replace(doc("guide/a.md"), properties={"tags": ["t"]}), [chunk(0, "a", None, vec(0))])
+    store.replace_document(doc("notes/b.md"), [chunk(0, "b", None, vec(0, 1))])
+    store.put_external(_external("x", 0, 2, kind="crm"))
+    store.put_external(replace(_external("stale", 0), stale=True))
+
+    everything = store.nearest_chunks(vec(0), 10, ChunkFilterSpec())
+    assert [c.id for c, _ in everything][:1] == ["md:guide/a.md#0"] and everything[0][1] == pytest.approx(1.0)
+    assert "stale" not in [c.id for c, _ in everything]
+    assert [c.id for c, _ in store.nearest_chunks(vec(0), 1, ChunkFilterSpec(path_prefix="notes"))] == [
+        "md:notes/b.md#0"
+    ]
+    assert [c.id for c, _ in store.nearest_chunks(vec(0), 1, ChunkFilterSpec(tags=("t",)))] == ["md:guide/a.md#0"]
+    assert [c.id for c, _ in store.nearest_chunks(vec(0), 1, ChunkFilterSpec(metadata=(("kind", "crm"),)))] == ["x"]
+    only_ext = store.nearest_chunks(vec(0), 5, ChunkFilterSpec(collections=("external",)))
+    assert [c.id for c, _ in only_ext] == ["x"]
+    globbed = store.nearest_chunks(vec(0), 5, ChunkFilterSpec(path_globs=("guide/**",)))
+    assert [c.id for c, _ in globbed] == ["md:guide/a.md#0"]

@@ -1,0 +1,70 @@
+"""Link extraction from the element model's parse: forms, spans, what hides a link."""
+
+from __future__ import annotations
+
+from local_vector_search_mcp.markdown import parse_document, parse_text
+from local_vector_search_mcp.markdown.document import parse_edited
+from local_vector_search_mcp.markdown.links import extract_links, rewrite
+
+
+def spans(text: str) -> list[tuple[str, str, str]]:
+    doc = parse_document(text.encode("utf-8"))
+    return [(ln.kind, ln.destination, doc.text[ln.start : ln.end]) for ln in extract_links(doc).links]
+
+
+def test_every_form_is_found_with_its_exact_span() -> None:
+    text = (
+        "# T\n\n[a](a.md) ![i](i.png) [[W]] ![[E.png]] [[F#^b|x]] [r][R] [s]\n\n"
+        "| c | d |\n|---|---|\n| [t](t.md) | [[U]] |\n\n"
+        "> quoted [q](q.md)\n\n"
+        "[R]: <r dir/r.md> 'title'\n[s]: s%20s.md\n"
+    )
+    assert spans(text) == [
+        ("inline", "a.md", "a.md"),
+        ("image", "i.png", "i.png"),
+        ("wikilink", "W", "W"),
+        ("embed", "E.png", "E.png"),
+        ("wikilink", "F#^b", "F#^b"),
+        ("reference", "r%20dir/r.md", "r dir/r.md"),  # the definition's span, as written
+        ("reference", "s%20s.md", "s%20s.md"),
+        ("inline", "t.md", "t.md"),
+        ("wikilink", "U", "U"),
+        ("inline", "q.md", "q.md"),
+    ]
+
+
+def test_code_comments_and_escapes_hide_links() -> None:
+    text = (
+        "`[a](a.md)` and ``[[b]]`` <!-- [c](c.md) [[d]] --> \\[e](e.md) \\[[f]]\n\n"
+        "```\n[g](g.md)\n```\n\n    [h](h.md)\n\n<div>\n[[i]]\n</div>\n"
+    )
+    assert spans(text) == []
+
+
+def test_a_link_written_with_escapes_is_counted_but_never_located() -> None:
+    doc = parse_document(b"[x](a\\_b.md)\n")
+    (link,) = extract_links(doc).links
+    assert (link.destination, link.start, link.end) == ("a_b.md", -1, -1)
+
+
+def test_tags_aliases_headings_blocks() -> None:
+    text = "---\ntags: '#one, two'\nalias: Other\n---\n# Head #inhead\n\nText #three and `#code` 4#x #123 #a/b ^blk\n"
+    links = extract_links(parse_document(text.encode()))
+    assert links.tags == ("one", "two", "inhead", "three", "a/b")  # Obsidian reads tags in headings too
+    assert links.aliases == ("Other",)
+    assert links.headings == ("Head #inhead",)
+    assert links.block_ids == ("blk",)
+
+
+def test_an_incrementally_reparsed_document_gives_the_same_links() -> None:
+    old = parse_text("# A\n\nsee [x](x.md)\n\n## B\n\n[[y]] and [r]\n\n[r]: r.md\n")
+    start = old.text.index("see")
+    edited = old.text[:start] + "look at [[z]] " + old.text[start:]
+    new = parse_edited(old, edited, start, start)
+    full = parse_text(edited)
+    assert extract_links(new).links == extract_links(full).links
+
+
+def test_rewrite_replaces_only_the_spans() -> None:
+    assert rewrite("ab[x](y.md)cd", [(6, 10, "z/y.md")]) == "ab[x](z/y.md)cd"
+    assert rewrite("abc", []) == "abc"

@@ -1,0 +1,125 @@
+"""kb_links over the synthetic vault: the graph, Obsidian resolution, the whole-vault check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kb_fakes import KbClient, client
+
+from local_vector_search_mcp.dispatch import invoke
+from local_vector_search_mcp.errors import NotFound
+
+from .vault import write_vault
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> KbClient:
+    c = client(write_vault(tmp_path / "vault"))
+    c.reindex()
+    yield c
+    c.shutdown()
+
+
+def links(kb: KbClient, **request: Any) -> dict[str, Any]:
+    return invoke(kb.ws, "kb_links", {"request": request})
+
+
+def edges(result: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
+    return [(ln["source"], ln["target"], ln["kind"], ln["targetExists"]) for ln in result["links"]]
+
+
+def test_outgoing_links_of_every_form(kb: KbClient) -> None:
+    out = links(kb, path="Home.md", direction="outgoing")
+    assert edges(out) == [
+        ("Home.md", "Getting Started.md", "wikilink", True),
+        ("Home.md", "guides/Setup.md", "wikilink", True),
+        ("Home.md", "guides/Setup.md", "wikilink", True),
+        ("Home.md", "guides/setup.md", "inline", False),  # paths are case-sensitive
+        ("Home.md", "notes/faq.md", "reference", True),
+    ]
+    _, alias, fragment, inline, ref = out["links"]
+    assert alias["text"] == "the setup" and fragment["fragment"] == "Install" and fragment["fragmentFound"] is True
+    assert inline["text"] == "guide" and ref["text"] == "the FAQ"
+    assert all(ln["pointer"] and ln["pointer"].startswith("1.p") for ln in out["links"])
+    assert out["missing"] == [{"source": "Home.md", "target": "guides/setup.md", "pointer": inline["pointer"]}]
+
+
+def test_wikilinks_resolve_by_name_alias_and_report_ambiguity(kb: KbClient) -> None:
+    out = links(kb, path="Getting Started.md", direction="outgoing")
+    got = {ln["target"]: ln for ln in out["links"]}
+    assert [ln["target"] for ln in out["links"]] == ["Home.md", "Home.md", "Note.md", "Ghost.md"]
+    assert out["links"][1]["text"] is None and out["links"][1]["targetExists"]  # [[Start]] via aliases
+    assert got["Note.md"]["candidates"] == ["a/Note.md", "b/Note.md"] and not got["Note.md"]["targetExists"]
+    assert "candidates" not in got["Ghost.md"] or got["Ghost.md"]["candidates"] is None
+    assert {m["target"] for m in out["missing"]} == {"Note.md", "Ghost.md"}
+
+
+def test_fragments_are_checked_against_headings_and_blocks(kb: KbClient) -> None:
+    out = links(kb, path="notes/faq.md", direction="outgoing")
+    found = [(ln["target"], ln["fragment"], ln["fragmentFound"]) for ln in out["links"]]
+    assert found == [("Home.md", "Home", True), ("guides/Setup.md", None, None), ("guides/Setup.md", "Nope", False)]
+    crlf = links(kb, path="guides/Setup.md", direction="outgoing")
+    assert [(ln["target"], ln["fragment"], ln["fragmentFound"]) for ln in crlf["links"]] == [
+        ("Home.md", None, None),
+        ("notes/faq.md", "top", False),
+        ("Getting Started.md", "^intro", False),
+    ]
+
+
+def test_incoming_and_depth(kb: KbClient) -> None:
+    inc = links(kb, path="Home.md", direction="incoming")
+    assert sorted({ln["source"] for ln in inc["links"]}) == [
+        "Getting Started.md",
+        "a/Note.md",
+        "guides/Setup.md",
+        "notes/faq.md",
+    ]
+    deep = links(kb, path="lonely.md", direction="both", depth=3)
+    assert deep["links"] == [] and deep["missing"] == []
+    two = links(kb, path="a/Note.md", direction="outgoing", depth=2)
+    assert {ln["depth"] for ln in two["links"]} == {1, 2}
+    assert two["links"][0] == {**two["links"][0], "source": "a/Note.md", "target": "Home.md", "depth": 1}
+
+
+def test_a_missing_document_still_linked_is_accepted(kb: KbClient) -> None:
+    out = links(kb, path="Ghost.md", direction="incoming")
+    assert [(ln["source"], ln["kind"]) for ln in out["links"]] == [("Getting Started.md", "wikilink")]
+    with pytest.raises(NotFound):
+        links(kb, path="nowhere.md")
+
+
+def test_whole_vault_check(kb: KbClient) -> None:
+    out = links(kb)
+    assert out["path"] is None
+    assert sorted((m["source"], m["target"]) for m in out["missing"]) == [
+        ("Getting Started.md", "Ghost.md"),
+        ("Getting Started.md", "Note.md"),
+        ("Home.md", "guides/setup.md"),
+    ]
+    assert out["orphans"] == ["a/Note.md", "b/Note.md", "lonely.md"]  # an ambiguous name links neither
+    assert sorted((m["target"], m["kind"]) for m in out["missingImages"]) == [
+        ("img/gone.png", "image"),
+        ("missing.png", "embed"),
+    ]
+
+
+def test_links_in_code_and_comments_do_not_count(kb: KbClient) -> None:
+    targets = {ln["target"] for ln in links(kb)["links"]} | {
+        ln["target"] for ln in links(kb, path="Home.md", direction="outgoing")["links"]
+    }
+    assert not targets & {"Not A Link.md", "Hidden.md", "hidden.md", "Fenced.md", "fenced.md", "indented.md"}
+
+
+def test_search_tag_filter_returns_only_tagged_documents(kb: KbClient) -> None:
+    def paths(**kw: Any) -> set[str]:
+        return {r["path"] for r in kb.search("home setup faq note links", mode="lexical", top_k=50, **kw)["results"]}
+
+    assert len(paths()) > 2
+    assert paths(tags=["hub"]) == {"Home.md"}
+    assert paths(tags=["#Project"]) == {"Home.md"}  # front matter, nested tag parent, any case
+    assert paths(tags=["faq"]) == {"notes/faq.md"}  # inline #faq/general
+    assert paths(tags=["welcome", "hub"]) == {"Home.md"}  # inline and front matter together
+    assert paths(tags=["hub", "faq"]) == set()
+    assert paths(tags=["faq"], exclude_globs=["notes/**"]) == set()

@@ -1,0 +1,157 @@
+"""kb_move with updateLinks: every link keeps working, only link bytes change, all or nothing."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kb_fakes import KbClient, client
+
+from local_vector_search_mcp import writer
+from local_vector_search_mcp.dispatch import invoke
+from local_vector_search_mcp.errors import Conflict
+
+from .vault import FILES, write_vault
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Iterator[KbClient]:
+    c = client(write_vault(tmp_path / "vault"), knowledge_base__allow_writes=True)
+    c.reindex()
+    yield c
+    c.shutdown()
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def move(kb: KbClient, src: str, dst: str, **extra: Any) -> dict[str, Any]:
+    data = (kb.ws.root / src).read_bytes()
+    request = {"sourcePath": src, "targetPath": dst, "expectedSourceHash": sha(data), **extra}
+    return invoke(kb.ws, "kb_move", {"request": request})
+
+
+def broken(kb: KbClient) -> list[tuple[str, str]]:
+    kb.reindex()
+    result = invoke(kb.ws, "kb_links", {"request": {}})
+    return sorted((m["source"], m["target"]) for m in result["missing"])
+
+
+def test_rename_keeps_every_link_and_changes_only_link_bytes(kb: KbClient) -> None:
+    before = broken(kb)
+    out = move(kb, "guides/Setup.md", "manual/setup/Install Guide.md", updateLinks=True)
+    assert out["path"] == "manual/setup/Install Guide.md" and out["previousPath"] == "guides/Setup.md"
+    assert out["updatedPaths"] == ["Home.md", "manual/setup/Install Guide.md", "notes/faq.md"]
+    root = kb.ws.root
+    assert (root / "Home.md").read_bytes() == FILES["Home.md"].replace(
+        b"[[guides/Setup|the setup]] and [[Setup#Install]]",
+        b"[[Install Guide|the setup]] and [[Install Guide#Install]]",
+    )
+    assert (root / "notes/faq.md").read_bytes() == FILES["notes/faq.md"].replace(
+        b"[setup](../guides/Setup.md) and [[Setup#Nope]]",
+        b"[setup](../manual/setup/Install%20Guide.md) and [[Install Guide#Nope]]",
+    )  # the BOM stays
+    moved = (root / "manual/setup/Install Guide.md").read_bytes()
+    assert moved == FILES["guides/Setup.md"].replace(b"(../Home.md)", b"(../../Home.md)").replace(
+        b"(../notes/faq.md#top)", b"(../../notes/faq.md#top)"
+    )  # CRLF kept
+    assert out["sourceHash"] == sha(moved)
+    assert not (root / "guides/Setup.md").exists()
+    for rel, data in FILES.items():  # every other file is byte-identical
+        if rel not in ("Home.md", "notes/faq.md", "guides/Setup.md"):
+            assert (root / rel).read_bytes() == data
+    assert broken(kb) == before  # nothing newly broken (the vault's own broken links stay as they were)
+    graph = invoke(kb.ws, "kb_links", {"request": {"path": "manual/setup/Install Guide.md", "direction": "incoming"}})
+    assert {ln["source"] for ln in graph["links"]} == {"Home.md", "notes/faq.md"}
+    assert all(ln["targetExists"] for ln in graph["links"])
+
+
+def test_a_bare_name_that_stays_unique_is_left_alone(kb: KbClient) -> None:
+    out = move(kb, "Getting Started.md", "archive/Getting Started.md", updateLinks=True)
+    assert out["updatedPaths"] == []  # [[Getting Started]] still resolves by name
+    assert (kb.ws.root / "Home.md").read_bytes() == FILES["Home.md"]
+
+
+def test_without_update_links_nothing_else_changes(kb: KbClient) -> None:
+    out = move(kb, "guides/Setup.md", "manual/Setup2.md")
+    assert out["updatedPaths"] is None
+    assert (kb.ws.root / "Home.md").read_bytes() == FILES["Home.md"]
+
+
+def test_moving_an_aliased_note_keeps_alias_links(kb: KbClient) -> None:
+    out = move(kb, "Home.md", "hub/Main.md", updateLinks=True)
+    root = kb.ws.root
+    started = (root / "Getting Started.md").read_bytes()
+    assert started == FILES["Getting Started.md"].replace(b"[[Home]]", b"[[Main]]")  # [[Start]] is an alias
+    assert "Getting Started.md" in out["updatedPaths"] and "hub/Main.md" in out["updatedPaths"]
+    main = (root / "hub/Main.md").read_bytes()
+    assert b"[guide](../guides/setup.md#install)" in main and b"![logo](../img/logo.png)" in main
+    assert b"[faq]: ../notes/faq.md" in main and b"![[diagram.png]]" in main
+    assert broken(kb) == [
+        ("Getting Started.md", "Ghost.md"),
+        ("Getting Started.md", "Note.md"),
+        ("hub/Main.md", "guides/setup.md"),
+    ]
+
+
+def test_a_file_changed_during_the_move_leaves_every_file_as_it_was(kb: KbClient, monkeypatch) -> None:
+    root = kb.ws.root
+    original = writer._replace
+    calls = []
+
+    def racing(intent, path, data):  # an editor outside the server changes faq.md after Home.md was written
+        calls.append(path.name)
+        original(intent, path, data)
+        if len(calls) == 1:
+            (root / "notes/faq.md").write_bytes(b"# FAQ edited elsewhere\n")
+
+    monkeypatch.setattr(writer, "_replace", racing)
+    with pytest.raises(Conflict, match=r"notes/faq\.md"):
+        move(kb, "guides/Setup.md", "manual/Setup.md", updateLinks=True)
+    assert (root / "Home.md").read_bytes() == FILES["Home.md"]  # restored
+    assert (root / "guides/Setup.md").read_bytes() == FILES["guides/Setup.md"] and not (root / "manual").exists()
+
+
+def test_a_stale_plan_is_refused_before_anything_is_written(kb: KbClient, monkeypatch) -> None:
+    root = kb.ws.root
+    from local_vector_search_mcp.index import relink
+
+    real = relink.plan_move
+
+    def stale(*args, **kwargs):
+        plan = real(*args, **kwargs)
+        (root / "Home.md").write_bytes(FILES["Home.md"] + b"\nmore\n")
+        return plan
+
+    monkeypatch.setattr("local_vector_search_mcp.handlers.documents.plan_move", stale)
+    with pytest.raises(Conflict, match=r"Home\.md"):
+        move(kb, "guides/Setup.md", "manual/Setup.md", updateLinks=True)
+    assert (root / "notes/faq.md").read_bytes() == FILES["notes/faq.md"]
+    assert (root / "guides/Setup.md").exists()
+
+
+def test_moving_an_image_rewrites_its_references(kb: KbClient) -> None:
+    root = kb.ws.root
+    data = (root / "img/logo.png").read_bytes()
+    request = {"sourcePath": "img/logo.png", "targetPath": "assets/brand/logo.png", "updateLinks": True}
+    out = invoke(kb.ws, "kb_move_image", {"request": {**request, "expectedSha256": sha(data)}})
+    assert out["updatedPaths"] == ["Home.md"] and out["sha256"] == sha(data)
+    assert (root / "Home.md").read_bytes() == FILES["Home.md"].replace(b"(img/logo.png)", b"(assets/brand/logo.png)")
+    out = invoke(
+        kb.ws,
+        "kb_move_image",
+        {"request": {"sourcePath": "diagram.png", "targetPath": "pics/d2.png", "updateLinks": True}},
+    )
+    assert out["updatedPaths"] == ["Home.md"]
+    assert b"![[d2.png]]" in (root / "Home.md").read_bytes()  # a bare embed stays a bare name
+    out = invoke(
+        kb.ws, "kb_move_image", {"request": {"sourcePath": "pics/d2.png", "targetPath": "d2.png", "updateLinks": True}}
+    )
+    assert out["updatedPaths"] == []  # found by its name anywhere: nothing to rewrite
+    kb.reindex()
+    missing = invoke(kb.ws, "kb_links", {"request": {}})["missingImages"]
+    assert sorted(m["target"] for m in missing) == ["img/gone.png", "missing.png"]  # only the ones missing before

@@ -1,0 +1,344 @@
+"""The Notion push end to end: the real httpx client against a local server speaking Notion's API."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from local_vector_search_mcp.cli import main
+from local_vector_search_mcp.notion.blocks import convert
+from local_vector_search_mcp.notion.client import NotionClient, NotionError
+
+from .fake_notion import TOKEN, FakeNotion
+
+PARENT = "11111111-2222-3333-4444-555555555555"
+
+EVERY_BLOCK = """\
+---
+title: Every block
+---
+# Heading one
+
+Some *italic*, **bold**, ~~struck~~, `code`, a [link](https://example.com/a) and [a file](other.md).
+
+#### Heading four
+
+- bullet
+  - nested
+    - deeper
+      - deepest
+1. first
+- [ ] open task
+- [x] done task
+
+```rust
+fn main() {}
+```
+
+> A quote
+> on two lines
+
+> [!WARNING]
+> Be careful.
+
+| a | b |
+|---|---|
+| 1 | **2** |
+
+---
+
+![remote](https://example.com/img.png)
+
+![local](images/pic.png)
+"""
+
+
+@pytest.fixture
+def notion() -> Iterator[FakeNotion]:
+    fake = FakeNotion()
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
+def kb(tmp_path: Path, notion: FakeNotion, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "kb"
+    root.mkdir()
+    (tmp_path / "config.yaml").write_text(
+        json.dumps({"notion": {"parentPageId": PARENT, "apiUrl": notion.url, "requestsPerSecond": 100}}),
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("NOTION_TOKEN", TOKEN)
+    return root
+
+
+def push(kb: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, object], str]:
+    code = main(["--project-root", str(kb.parent), "--root", "kb", "--config", "config.yaml", "notion", "push", *extra])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.strip() else {}, err
+
+
+def page_of(notion: FakeNotion) -> str:
+    (page_id,) = notion.pages
+    return page_id
+
+
+def test_first_push_sends_exact_requests(kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]) -> None:
+    (kb / "note.md").write_text("# Title\n\nHello **world**.\n", encoding="utf-8")
+    code, report, _ = push(kb, capsys)
+    assert code == 0, report
+    assert report["created"] == ["note.md"]
+    assert notion.calls()[0] == ("POST", "/v1/pages")
+    first = notion.requests[0]
+    assert first.headers["authorization"] == f"Bearer {TOKEN}"
+    assert first.headers["notion-version"] == "2022-06-28"
+    assert first.headers["content-type"] == "application/json"
+    assert first.body == {
+        "parent": {"page_id": PARENT},
+        "properties": {"title": {"title": [{"type": "text", "text": {"content": "Title"}}]}},
+    }
+    page_id = page_of(notion)
+    assert notion.calls()[1:] == [("PATCH", f"/v1/blocks/{page_id}/children")]
+    bold = {
+        "bold": True,
+        "italic": False,
+        "strikethrough": False,
+        "underline": False,
+        "code": False,
+        "color": "default",
+    }
+    assert notion.requests[1].body == {
+        "children": [
+            {"type": "heading_1", "heading_1": {"rich_text": [{"type": "text", "text": {"content": "Title"}}]}},
+            {
+                "type": "paragraph",
+                "paragraph": {
+                    "rich_text": [
+                        {"type": "text", "text": {"content": "Hello "}},
+                        {"type": "text", "text": {"content": "world"}, "annotations": bold},
+                        {"type": "text", "text": {"content": "."}},
+                    ]
+                },
+            },
+        ]
+    }
+
+
+def test_every_block_kind(kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]) -> None:
+    (kb / "all.md").write_text(EVERY_BLOCK, encoding="utf-8")
+    before = (kb / "all.md").read_bytes()
+    code, _, err = push(kb, capsys)
+    assert code == 0, err
+    assert (kb / "all.md").read_bytes() == before  # the Markdown is only read
+    page_id = page_of(notion)
+    assert notion.pages[page_id]["title"][0]["text"]["content"] == "Every block"
+    tree = notion.tree(page_id)
+    assert tree == convert(EVERY_BLOCK).blocks  # nothing lost on the way, whatever the nesting
+    kinds = [b["type"] for b in tree]
+    assert kinds == [
+        "heading_1",
+        "paragraph",
+        "heading_3",
+        "bulleted_list_item",
+        "numbered_list_item",
+        "to_do",
+        "to_do",
+        "code",
+        "quote",
+        "callout",
+        "table",
+        "divider",
+        "image",
+        "paragraph",
+    ]
+    paragraph = tree[1]["paragraph"]["rich_text"]
+    link = next(i for i in paragraph if i["text"]["content"] == "link")
+    assert link["text"]["link"] == {"url": "https://example.com/a"}
+    assert all("link" not in i["text"] for i in paragraph if i["text"]["content"] != "link")  # relative: text only
+    assert [t["to_do"]["checked"] for t in tree[5:7]] == [False, True]
+    assert tree[7]["code"]["language"] == "rust"
+    assert tree[9]["callout"]["icon"] == {"type": "emoji", "emoji": "⚠️"}
+    assert tree[9]["callout"]["rich_text"] == [{"type": "text", "text": {"content": "Be careful."}}]
+    assert tree[10]["table"]["table_width"] == 2 and len(tree[10]["table"]["children"]) == 2
+    assert tree[12]["image"]["external"] == {"url": "https://example.com/img.png"}
+    assert "images/pic.png" in tree[13]["paragraph"]["rich_text"][0]["text"]["content"]
+    # four list levels: one level of children per request, deeper ones appended to the created blocks
+    deepest = tree[3]["bulleted_list_item"]["children"][0]["bulleted_list_item"]["children"][0]
+    assert (
+        deepest["bulleted_list_item"]["children"][0]["bulleted_list_item"]["rich_text"][0]["text"]["content"]
+        == "deepest"
+    )
+
+
+def test_second_push_updates_the_same_page(kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]) -> None:
+    text = "# Doc\n\n" + "".join(f"Paragraph {i}.\n\n" for i in range(10))
+    (kb / "doc.md").write_text(text, encoding="utf-8")
+    assert push(kb, capsys)[0] == 0
+    page_id = page_of(notion)
+    kept = notion.page_children[page_id][:8]
+    notion.requests.clear()
+
+    edited = text.replace("Paragraph 7.", "Paragraph seven, edited.").replace("# Doc", "# Doc")
+    (kb / "doc.md").write_text(edited, encoding="utf-8")
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["updated"] == ["doc.md"] and report["created"] == []
+    assert list(notion.pages) == [page_id]  # no second page
+    old_tail = [r for r in notion.requests if r.method == "DELETE"]
+    assert len(old_tail) == 3  # paragraphs 7, 8, 9 replaced; heading and 0-6 kept
+    assert notion.calls()[0] == ("GET", f"/v1/blocks/{page_id}/children")
+    assert notion.calls()[-1] == ("PATCH", f"/v1/blocks/{page_id}/children")
+    assert len(notion.requests[-1].body["children"]) == 3
+    assert notion.page_children[page_id][:8] == kept
+    assert notion.tree(page_id) == convert(edited).blocks
+
+    notion.requests.clear()
+    code, report, _ = push(kb, capsys)
+    assert report["unchanged"] == ["doc.md"] and notion.requests == []  # unchanged bytes: no request at all
+
+    (kb / "doc.md").write_text(edited.replace("# Doc", "# Renamed"), encoding="utf-8")
+    assert push(kb, capsys)[0] == 0
+    assert notion.pages[page_id]["title"][0]["text"]["content"] == "Renamed"
+    assert notion.tree(page_id) == convert(edited.replace("# Doc", "# Renamed")).blocks
+
+
+def test_blocks_edited_in_notion_are_replaced(kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]) -> None:
+    (kb / "doc.md").write_text("# A\n\none\n\ntwo\n", encoding="utf-8")
+    push(kb, capsys)
+    page_id = page_of(notion)
+    notion.delete(notion.page_children[page_id][1])  # someone removed a block by hand
+    notion.append(page_id, {"children": [{"type": "paragraph", "paragraph": {"rich_text": []}}]})
+    (kb / "doc.md").write_text("# A\n\none\n\ntwo\n\nthree\n", encoding="utf-8")
+    assert push(kb, capsys)[0] == 0
+    assert notion.tree(page_id) == convert("# A\n\none\n\ntwo\n\nthree\n").blocks
+
+
+def test_large_document_stays_within_limits(kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = "".join(f"| {i} | v{i} |\n" for i in range(150))
+    items = "".join(f"- item {i}\n" for i in range(130))
+    nested = "- top\n" + "".join(f"  - child {i}\n" for i in range(120))
+    code = "```\n" + "x" * 4500 + "\n```\n"
+    long_par = ("word " * 900).strip()
+    text = (
+        "# Big\n\n"
+        + "".join(f"Paragraph {i}.\n\n" for i in range(230))
+        + f"| a | b |\n|---|---|\n{rows}\n{items}\n{nested}\n{code}\n{long_par}\n"
+    )
+    (kb / "big.md").write_text(text, encoding="utf-8")
+    exit_code, _, err = push(kb, capsys)
+    assert exit_code == 0, err  # the fake answers validation_error past any documented limit
+    page_id = page_of(notion)
+    assert notion.tree(page_id) == convert(text).blocks
+    appends = [r.body["children"] for r in notion.requests if r.method == "PATCH" and r.path.endswith("/children")]
+    assert max(len(c) for c in appends) == 100
+    table = next(b for b in notion.tree(page_id) if b["type"] == "table")
+    assert len(table["table"]["children"]) == 151
+    code_block = next(b for b in notion.tree(page_id) if b["type"] == "code")
+    assert [len(i["text"]["content"]) for i in code_block["code"]["rich_text"]] == [2000, 2000, 500]
+
+
+def test_rate_limit_retry_after_is_honoured(notion: FakeNotion) -> None:
+    waits: list[float] = []
+    notion.inject = [(429, {"Retry-After": "2"}), (429, {"Retry-After": "1"})]
+    client = NotionClient(TOKEN, base_url=notion.url, requests_per_second=1000, sleep=waits.append)
+    page_id = client.create_page(PARENT, "T")
+    assert page_id in notion.pages
+    assert [w for w in waits if w >= 1] == [2.0, 1.0]
+    assert client.requests == 3
+    assert [r.body for r in notion.requests] == [notion.requests[0].body] * 3  # the same request, resent
+    client.close()
+
+
+def test_requests_are_spaced_to_the_configured_rate(notion: FakeNotion) -> None:
+    now = [100.0]
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    client = NotionClient(TOKEN, base_url=notion.url, requests_per_second=3, sleep=sleep, clock=lambda: now[0])
+    page_id = client.create_page(PARENT, "T")
+    for _ in range(3):
+        client.list_children(page_id)
+    assert waits == pytest.approx([1 / 3] * 3)  # back to back: each request waits its third of a second
+    now[0] += 10  # an idle caller is not made to wait
+    client.list_children(page_id)
+    assert len(waits) == 3
+    client.close()
+
+
+def test_errors_name_notion_code_never_the_token(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    monkeypatch.setenv("NOTION_TOKEN", "secret_wrong_token_9")
+    code, _, err = push(kb, capsys)
+    assert code == 1 and "unauthorized" in err and "HTTP 401" in err
+    assert "secret_wrong_token_9" not in err
+    client = NotionClient("secret_wrong_token_9", base_url=notion.url)
+    assert "secret" not in repr(client)
+    with pytest.raises(NotionError) as info:
+        client.list_children("nope")
+    assert info.value.status == 401 and "secret" not in str(info.value)
+    client.close()
+
+
+def test_missing_token_or_parent_is_a_clear_error(
+    kb: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOTION_TOKEN")
+    code, _, err = push(kb, capsys)
+    assert code == 1 and "NOTION_TOKEN" in err
+    code = main(["--project-root", str(kb.parent), "--root", "kb", "notion", "push"])
+    assert code == 1 and "parentPageId" in capsys.readouterr().err
+
+
+def test_removed_document_archives_its_page(kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]) -> None:
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    (kb / "b.md").write_text("# B\n", encoding="utf-8")
+    push(kb, capsys)
+    (kb / "b.md").unlink()
+    code, report, _ = push(kb, capsys, "--dry-run")
+    assert report["archived"] == ["b.md"] and report["requests"] == {"archivePage": 1}
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["archived"] == ["b.md"] and report["unchanged"] == ["a.md"]
+    assert sorted(p["archived"] for p in notion.pages.values()) == [False, True]
+
+
+def test_page_deleted_in_notion_is_created_again(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    push(kb, capsys)
+    (old,) = notion.pages
+    del notion.page_children[old]  # gone for good: the API answers object_not_found
+    (kb / "a.md").write_text("# A\n\nmore\n", encoding="utf-8")
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["created"] == ["a.md"]
+    new = next(p for p in notion.pages if p != old)
+    assert notion.tree(new) == convert("# A\n\nmore\n").blocks
+
+
+def test_dry_run_sends_nothing_and_keeps_no_state(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOTION_TOKEN")
+    (kb / "all.md").write_text(EVERY_BLOCK, encoding="utf-8")
+    code, report, _ = push(kb, capsys, "--dry-run")
+    assert code == 0 and report["created"] == ["all.md"] and report["dryRun"] is True
+    assert report["requests"]["createPage"] == 1
+    assert notion.requests == []
+    assert not (kb.parent / ".local-vector-search-mcp" / "notion-pages.json").exists()
+
+
+def test_paths_push_only_those(kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]) -> None:
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    (kb / "b.md").write_text("# B\n", encoding="utf-8")
+    code, report, _ = push(kb, capsys, "b.md")
+    assert code == 0 and report["created"] == ["b.md"] and report["archived"] == []
+    code, _, err = push(kb, capsys, "../outside.md")
+    assert code == 1 and "not permitted" in err
+    assert len(notion.pages) == 1
