@@ -542,12 +542,19 @@ def main() -> None:
     write_report(report)
 
 
+def _section_cells(run: str, a: dict[str, float]) -> str:
+    """nDCG@10 section, Recall@10 and MRR cells; "-" for the whole-file baseline, whose hits have no
+    heading (the shared labels name sections, so it would score 0 there by construction)."""
+    if run == BASE_FILES:
+        return "- | - | -"
+    return f"{a['ndcg_section']:.3f} | {a['recall']:.3f} | {a['mrr']:.3f}"
+
+
 def fmt_quality(name: str, q: dict[str, Any]) -> list[str]:
     lines = [f"### {name}", "", "| run | nDCG@10 file | nDCG@10 section | Recall@10 | MRR |", "|---|---|---|---|---|"]
     for mode, m in q.items():
         a = m["all"]
-        section = "-" if mode == BASE_FILES else f"{a['ndcg_section']:.3f}"
-        lines.append(f"| {mode} | {a['ndcg_file']:.3f} | {section} | {a['recall']:.3f} | {a['mrr']:.3f} |")
+        lines.append(f"| {mode} | {a['ndcg_file']:.3f} | {_section_cells(mode, a)} |")
     types = sorted(t for t in q["lexical"] if t != "all")
     for key, level in (("ndcg_file", "file"), ("ndcg_section", "section")):
         lines += [
@@ -561,6 +568,30 @@ def fmt_quality(name: str, q: dict[str, Any]) -> list[str]:
             if key == "ndcg_section" and mode == BASE_FILES:
                 continue
             lines.append(f"| {mode} | " + " | ".join(f"{m[t][key]:.3f}" for t in types) + " |")
+    return [*lines, ""]
+
+
+def _before_after(r: dict[str, Any]) -> list[str]:
+    """Lexical mode before the issue 9 work (figures kept in results/lexical-before.json, measured
+    on that commit with this evalkit) beside this run, with this run's FTS5 baselines."""
+    path = RESULTS / "lexical-before.json"
+    if not path.exists():
+        return []
+    before = json.loads(path.read_text("utf-8"))
+    lines = [
+        "### Lexical ranking before and after issue 9",
+        "",
+        f"Before: commit {before['commit']} ({before['note']}). After: this run. Baselines: this run.",
+        "",
+        "| corpus | run | nDCG@10 file | nDCG@10 section | Recall@10 | MRR |",
+        "|---|---|---|---|---|---|",
+    ]
+    for corpus, q in r["quality"].items():
+        rows = [("lexical before", before["quality"].get(corpus, {}).get("all")), ("lexical now", q["lexical"]["all"])]
+        rows += [(b, q[b]["all"]) for b in (BASE_FILES, BASE_SECTIONS) if b in q]
+        for name, a in rows:
+            if a:
+                lines.append(f"| {corpus} | {name} | {a['ndcg_file']:.3f} | {_section_cells(name, a)} |")
     return [*lines, ""]
 
 
@@ -783,6 +814,7 @@ def write_report(r: dict[str, Any]) -> None:
         "the rows below the main three vary the fusion settings (the first is the reference's plain RRF).",
         "",
     ]
+    lines += _before_after(r)
     for corpus, q in r["quality"].items():
         lines += fmt_quality(corpus, q)
     lines += [

@@ -167,7 +167,7 @@ class SearchConfig(BaseModel):
         float, Field(alias='semanticWeight', gt=0.0, le=10.0)
     ] = 0.5
     """
-    Weight of the semantic list in hybrid fusion (the lexical list weighs 1). Below 1 because the bundled local model ranks worse than BM25 on the dev sets; raise it for a stronger embedding model.
+    Weight of the semantic list in hybrid fusion of a prose query (the lexical list weighs 1); keyword, identifier and code queries use a tenth of it (decision 153). Below 1 because the bundled local model ranks worse than BM25 on the dev sets; raise it for a stronger embedding model.
     """
 
 

@@ -15,7 +15,8 @@
 * semantic: k-nearest chunks to the query embedding (the store's vector search).
 * hybrid: weighted reciprocal rank fusion of both candidate pools,
   ``score = sum(weight / (rrfK + rank))`` (lexical weight 1, semantic
-  ``search.semanticWeight``), ties by chunk id ascending. ``rrfK 60`` and
+  ``search.semanticWeight`` for prose queries and a tenth of it for keyword,
+  identifier and code queries, ``fusion.py``), ties by chunk id ascending. ``rrfK 60`` and
   ``semanticWeight 1`` give the reference's plain RRF; the defaults (10, 0.5)
   were chosen on the dev sets because the bundled model ranks below BM25.
 
@@ -45,6 +46,7 @@ from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .duplicates import collapse
+from .fusion import semantic_weight
 from .text import build_lexical_query, make_snippet
 
 __all__ = [
@@ -207,7 +209,7 @@ class SearchEngine:
                 effective = "lexical"
                 scored = [(h, 0.0) for h in lexical]
             else:
-                weight = float(cfg.semantic_weight)
+                weight = semantic_weight(query, float(cfg.semantic_weight))
                 scored = rrf_fuse([semantic, lexical], int(cfg.rrf_k), [weight, 1.0])
         kept = collapse(scored, top_k)
         terms = build_lexical_query(query).terms

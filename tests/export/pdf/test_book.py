@@ -153,10 +153,10 @@ def test_styles_look_different(kb: Path) -> None:
 def test_a_link_list_document_is_a_book_and_prose_is_not() -> None:
     book = parse_text("# Book\n\n[Preface](p.md)\n\n- [One](one.md)\n  - [One A](sub/a.md)\n- [Draft]()\n")
     assert _summary_links(book) == [
-        ("Preface", "p.md", 0),
-        ("One", "one.md", 0),
-        ("One A", "sub/a.md", 1),
-        ("Draft", "", 0),
+        ("Preface", "p.md", 0, False),
+        ("One", "one.md", 0, True),
+        ("One A", "sub/a.md", 1, True),
+        ("Draft", "", 0, True),
     ]
     assert _summary_links(parse_text("# Notes\n\nSee [one](one.md) for details.\n")) is None
     assert _summary_links(parse_text("- [Site](https://example.com)\n")) is None
@@ -245,3 +245,13 @@ def test_cjk_mixed_with_latin_on_one_line(kb: Path) -> None:
     pdf, warnings = export(kb, "a.md")
     assert warnings == []
     assert "日本語の文とEnglishwordsと한국어text." in poppler.flat(pdf)
+
+
+def test_list_chapters_are_numbered_and_prefix_chapters_are_not(kb: Path) -> None:
+    (kb / "SUMMARY.md").write_text("# B\n\n[Foreword](f.md)\n\n- [Alpha](a.md)\n", encoding="utf-8")
+    (kb / "f.md").write_text("# Foreword\n\nWords.\n", encoding="utf-8")
+    (kb / "a.md").write_text("# Alpha\n\n## Beta\n", encoding="utf-8")
+    pdf, _ = export(kb, "SUMMARY.md", style="technical")
+    body = poppler.text(pdf).split("Contents", 1)[1]
+    assert "1 Foreword" not in body and "1.1" not in body.split("Alpha")[0]
+    poppler.in_order(" ".join(body.split()), ["Foreword", "Words.", "1 Alpha", "1.1 Beta"])

@@ -50,3 +50,9 @@ def test_cjk_runs_get_the_fallback_face() -> None:
     assert f'<font face="{fonts.cjk.regular}">使用</font>' in out.markup
     assert fonts.missing == set()
     assert r.plain("**a** `b` [c](d)") == "a b c"
+
+
+def test_inline_html_images_are_pictures_too() -> None:
+    r = _renderer()
+    out = r.render('<img src="img/a.png" alt="A &amp; B" class="x"> caption', r.fonts.sans)
+    assert out.images[0].src == "img/a.png" and out.images[0].alt == "A & B"

@@ -59,6 +59,7 @@ class _Part:
     depth: int
     rel: str | None = None
     doc: Document | None = None
+    numbered: bool = True  # headings get numbers in the styles that number them
     missing: str | None = None  # why the chapter could not be read
 
 
@@ -91,9 +92,13 @@ def front_matter(doc: Document) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _summary_links(doc: Document) -> list[tuple[str, str, int]] | None:
-    """``(title, href, depth)`` of a link-list document, or ``None`` when it has prose."""
-    links: list[tuple[str, str, int]] = []
+def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
+    """``(title, href, depth, numbered)`` of a link-list document, or ``None`` when it has prose.
+
+    As in mdBook, chapters in a list are numbered, links in paragraphs (prefix and suffix
+    chapters such as a foreword) are not.
+    """
+    links: list[tuple[str, str, int, bool]] = []
     for element in doc.elements:
         if element.kind in (ElementKind.FRONT_MATTER, ElementKind.HEADING):
             continue
@@ -110,7 +115,7 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int]] | None:
                 parent = up.parent if up is not None else None
         tokens = MD.parseInline(text.strip(), {})
         children = tokens[0].children or [] if tokens else []
-        found: list[tuple[str, str, int]] = []
+        found: list[tuple[str, str, int, bool]] = []
         title: list[str] = []
         href = ""
         inside = False
@@ -118,7 +123,7 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int]] | None:
             if tok.type == "link_open":
                 href, title, inside = str(tok.attrGet("href") or ""), [], True
             elif tok.type == "link_close":
-                found.append(("".join(title).strip(), href, depth))
+                found.append(("".join(title).strip(), href, depth, element.kind is ElementKind.LIST_ITEM))
                 inside = False
             elif tok.type in ("text", "code_inline"):
                 if inside:
@@ -130,7 +135,7 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int]] | None:
         if not found:
             return None
         links += found
-    local = [h for _, h, _ in links if h and not urlsplit(h).scheme and urlsplit(h).path.lower().endswith(".md")]
+    local = [h for _, h, _, _ in links if h and not urlsplit(h).scheme and urlsplit(h).path.lower().endswith(".md")]
     return links if local else None
 
 
@@ -225,7 +230,7 @@ class _Book:
         seen = {self.rel}
         folder = posixpath.dirname(self.rel)
         budget = len(doc.text.encode("utf-8"))
-        for title, href, depth in links:
+        for title, href, depth, numbered in links:
             split = urlsplit(href)
             if split.scheme or split.netloc or not split.path.lower().endswith(".md"):
                 continue
@@ -237,10 +242,10 @@ class _Book:
                 rel, path = self.guard.resolve(target, markdown=True)
                 raw = path.read_bytes()
             except KbError:
-                parts.append(_Part(title, depth, target, missing="its path is not permitted"))
+                parts.append(_Part(title, depth, target, numbered=numbered, missing="its path is not permitted"))
                 continue
             except OSError:
-                parts.append(_Part(title, depth, target, missing="the file does not exist"))
+                parts.append(_Part(title, depth, target, numbered=numbered, missing="the file does not exist"))
                 continue
             budget += len(raw)
             if budget > MAX_BOOK_BYTES:
@@ -251,9 +256,9 @@ class _Book:
             try:
                 chapter = parse_document(raw)
             except KbError:
-                parts.append(_Part(title, depth, rel, missing="it is not valid UTF-8"))
+                parts.append(_Part(title, depth, rel, numbered=numbered, missing="it is not valid UTF-8"))
                 continue
-            parts.append(_Part(title, depth, rel, chapter))
+            parts.append(_Part(title, depth, rel, chapter, numbered=numbered))
         return parts
 
     def _prepare(self, parts: list[_Part]) -> None:
@@ -261,7 +266,7 @@ class _Book:
         for i, part in enumerate(parts):
             if part.rel is None:
                 continue
-            chapter = Chapter(part.rel, part.depth, f"c{i}")
+            chapter = Chapter(part.rel, part.depth, f"c{i}", numbered=part.numbered)
             if part.doc is not None:
                 headings = part.doc.headings
                 chapter.min_level = min((h.level or 1 for h in headings), default=1)

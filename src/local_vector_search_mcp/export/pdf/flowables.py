@@ -27,7 +27,6 @@ from reportlab.platypus import (
     HRFlowable,
     Image,
     Indenter,
-    KeepTogether,
     Paragraph,
     Spacer,
     Table,
@@ -85,11 +84,29 @@ class Outline:
 
 
 class Heading(Paragraph):  # type: ignore[misc]  # reportlab ships no type hints
-    """A heading paragraph that carries its outline entry."""
+    """A heading paragraph that carries its outline entry and, in some styles, a rule below.
 
-    def __init__(self, text: str, style: ParagraphStyle, outline: Outline) -> None:
+    The rule is drawn by the heading itself rather than being a flowable of its own, so
+    ``keepWithNext`` keeps the heading with the block after it (a group would not be).
+    """
+
+    def __init__(
+        self, text: str, style: ParagraphStyle, outline: Outline, rule: tuple[float, colors.Color] | None = None
+    ) -> None:
         super().__init__(text, style)
         self.outline = outline
+        self.rule = rule
+
+    def draw(self) -> None:
+        super().draw()
+        if self.rule is not None:
+            width, color = self.rule
+            self.canv.saveState()
+            self.canv.setStrokeColor(color)
+            self.canv.setLineWidth(width)
+            y = -self.style.fontSize * 0.3
+            self.canv.line(0, y, self.width, y)
+            self.canv.restoreState()
 
 
 @dataclass
@@ -102,6 +119,7 @@ class Chapter:
     slugs: dict[str, str] = field(default_factory=dict)  # heading slug -> destination key
     heading_keys: list[str] = field(default_factory=list)  # destination of each heading, in order
     min_level: int = 1
+    numbered: bool = True
 
 
 @dataclass
@@ -272,7 +290,7 @@ class BlockRenderer:
         outline_level = min(wanted, self.last_level + 1)
         self.last_level = outline_level
         number = ""
-        if self.theme.number_headings and outline_level < 3:
+        if self.theme.number_headings and chapter.numbered and outline_level < 3:
             self.counters[outline_level] += 1
             for deeper in range(outline_level + 1, 6):
                 self.counters[deeper] = 0
@@ -283,17 +301,10 @@ class BlockRenderer:
         if self.fonts.needs_cjk_wrap(raw):
             style = self.style(style, 0, None, True)
         markup = f'<a name="{key}"/>{self.fonts.markup(number, self.body_family)}{rendered.markup}'
-        flow = Heading(markup, style, Outline(key, number + title, outline_level, outline_level <= 2))
+        rule = None
         if self.theme.heading_rule and outline_level <= 1:
-            rule = HRFlowable(
-                width="100%",
-                thickness=1.2 if outline_level == 0 else 0.6,
-                color=self.theme.accent,
-                spaceBefore=0,
-                spaceAfter=style.spaceAfter * 0.6,
-            )
-            return KeepTogether([flow, rule])
-        return flow
+            rule = (1.2 if outline_level == 0 else 0.6, self.theme.accent)
+        return Heading(markup, style, Outline(key, number + title, outline_level, outline_level <= 2), rule)
 
     def paragraph(self, text: str, env: MutableMapping[str, Any], ctx: _Ctx, first: bool = False) -> list[Flowable]:
         rendered = self.inline.render(text, self.body_family, env)
@@ -318,12 +329,11 @@ class BlockRenderer:
         return [self._image(loaded, ctx, image.alt)]
 
     def _image(self, picture: Picture, ctx: _Ctx, alt: str) -> Flowable:
+        # A bare flowable (no group around it), so a heading's keepWithNext can take it along.
         flow = Image(picture.source, width=picture.width, height=picture.height)
         flow.hAlign = "CENTER"
-        pad = Spacer(1, self.sheet.body.fontSize * 0.4)
-        if ctx.indent:
-            return KeepTogether([Indenter(left=ctx.indent), pad, flow, pad, Indenter(left=-ctx.indent)])
-        return KeepTogether([pad, flow, pad])
+        flow.spaceBefore = flow.spaceAfter = self.sheet.body.fontSize * 0.5
+        return flow
 
     def placeholder(self, text: str, ctx: _Ctx) -> Flowable:
         style = ParagraphStyle(

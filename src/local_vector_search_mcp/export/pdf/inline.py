@@ -9,6 +9,8 @@ and would not fit the line anyway).
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +23,8 @@ from .fonts import Family, FontSet
 __all__ = ["MD", "InlineImage", "InlineRenderer", "Rendered"]
 
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+_IMG_SRC = re.compile(r"""\bsrc\s*=\s*(["'])(.*?)\1""", re.IGNORECASE | re.DOTALL)
+_IMG_ALT = re.compile(r"""\balt\s*=\s*(["'])(.*?)\1""", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,12 @@ class InlineRenderer:
             elif kind == "image":
                 images.append(InlineImage(str(tok.attrGet("src") or ""), _plain(tok.children or [])))
             elif kind == "html_inline" and tok.content.lower().startswith("<br"):
-                out.append("<br/>")  # other inline HTML tags are dropped; the text between them stays
+                out.append("<br/>")
+            elif kind == "html_inline" and tok.content.lower().startswith("<img"):
+                src, alt = _IMG_SRC.search(tok.content), _IMG_ALT.search(tok.content)
+                if src is not None:
+                    images.append(InlineImage(html.unescape(src.group(2)), html.unescape(alt.group(2)) if alt else ""))
+            # other inline HTML tags are dropped; the text between them stays
         return Rendered("".join(out).strip(), images, bool(images) and not visible)
 
     def plain(self, text: str) -> str:
