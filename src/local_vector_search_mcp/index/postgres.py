@@ -65,7 +65,7 @@ from .query import AllOf, AnyOf, CjkRun, LexicalQuery, PathScope, Phrase, Prefix
 
 __all__ = ["EF_SEARCH", "PostgresStore", "safe_location"]
 
-EF_SEARCH = 100  # pgvector's default is 40; 100 keeps recall@10 >= 0.95 at a small cost
+EF_SEARCH = 400  # measured: recall@10 0.98 on hard synthetic 384-d data (0.79 at 100); decision 150
 RANK_WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"  # D, C, B (body), A (heading): heading counts twice the body
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
