@@ -9,6 +9,7 @@ When it cannot start, the tests that need it skip with the reason, unless
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -100,10 +101,14 @@ class PgServer:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
+    server: PgServer | None = None
     try:
         server = PgServer()
         server.start()
     except Exception as exc:  # any failure to start is reported the same way
+        if server is not None:  # a half-started server: stop what runs, delete its folder
+            with contextlib.suppress(Exception):
+                server.stop()
         detail = getattr(exc, "stderr", b"") or b""
         reason = f"PostgreSQL could not start: {exc} {detail.decode(errors='replace')[-500:]}"
         if REQUIRE:
