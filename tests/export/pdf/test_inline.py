@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from local_vector_search_mcp.export.pdf.fonts import font_set
 from local_vector_search_mcp.export.pdf.inline import InlineRenderer
+
 from .poppler import needs_cjk_font
 
 
