@@ -310,3 +310,44 @@ def test_nearest_chunks_filters_inside_retrieval(store: IndexStore) -> None:
     assert [c.id for c, _ in only_ext] == ["x"]
     globbed = store.nearest_chunks(vec(0), 5, ChunkFilterSpec(path_globs=("guide/**",)))
     assert [c.id for c, _ in globbed] == ["md:guide/a.md#0"]
+
+
+# ---------------------------------------------------------------------------- moving an index (index copy)
+def test_export_then_import_gives_every_row_back(store: IndexStore) -> None:
+    from dataclasses import replace
+
+    store.ensure_schema(DIMS, "float32")
+    odd = np.array([0.3, 0.1, 0.7, 0.0, 0.2, 0.5, 0.1, 0.3], dtype=np.float32)  # not unit: kept as given
+    links = [LinkRecord("inline", "b.md#x", "B", None), LinkRecord("wikilink", "C", None, "p0~a~b")]
+    meta = DocumentMeta(("Project/Alpha",), ("A note",), ("Title",), ())
+    store.replace_document(
+        replace(doc("b.md"), properties={"tags": ["x"], "n": 2}),
+        [chunk(0, "zero", "H", vec(0)), chunk(1, "one", None)],  # the second waits for its vector
+        links,
+        meta,
+    )
+    store.replace_document(doc("a.md"), [chunk(0, "first", None, vec(2))])
+    store.replace_document(doc("c.md"), [chunk(0, "third", None, vec(3))])
+    first = store.export_documents(None, 2)
+    assert [d.document.path for d in first] == ["a.md", "b.md"]
+    rest = store.export_documents("b.md", 2)
+    assert [d.document.path for d in rest] == ["c.md"] and store.export_documents("c.md", 2) == []
+    b = first[1]
+    assert b.links == tuple(links) and b.meta == meta and b.document.properties == {"tags": ["x"], "n": 2}
+    assert [(c.ordinal, c.text, c.heading_path, c.anchor) for c in b.chunks] == [
+        (0, "zero", "H", "p0~0000000000000000~0000000000000000"),
+        (1, "one", None, "p1~0000000000000001~0000000000000001"),
+    ]
+    assert b.chunks[0].vector is not None and b.chunks[1].vector is None
+    dumps = [*first, *rest]
+    dumps[2] = replace(dumps[2], chunks=(replace(dumps[2].chunks[0], vector=odd),))
+    store.reset(DIMS, "float32")
+    assert store.import_documents(dumps) == 4
+    again = store.export_documents(None, 10)
+    assert [d.document.path for d in again] == ["a.md", "b.md", "c.md"]
+    assert again[1].links == tuple(links) and again[1].meta == meta
+    assert again[2].chunks[0].vector is not None
+    assert again[2].chunks[0].vector.tobytes() == odd.tobytes()  # stored exactly as given, never renormalised
+    assert store.pending_vector_count() == 1 and store.counts().chunks == 4
+    assert lexical_paths(store, Term("third")) == ["c.md"] and store.paths_with_tags(["project"]) == {"b.md"}
+    assert [h.path for h in store.semantic(odd, 1, None)] == ["c.md"]

@@ -138,9 +138,10 @@ class VectorLayout:
     def insert_marks(self) -> str:
         return "%s, %s, %s" if self.storage == "int8" else "%s"
 
-    def row(self, vector: npt.NDArray[np.float32]) -> tuple[Any, ...]:
-        """The stored values of one vector (normalised to unit length first)."""
-        v = unit(vector)
+    def row(self, vector: npt.NDArray[np.float32], normalise: bool = True) -> tuple[Any, ...]:
+        """The stored values of one vector, normalised to unit length first unless it comes
+        from another index as it was stored (a copy between engines keeps float32 bit for bit)."""
+        v = unit(vector) if normalise else np.asarray(vector, dtype=np.float32)
         if self.storage == "float16":
             return (HalfVector(v),)
         if self.storage == "int8":

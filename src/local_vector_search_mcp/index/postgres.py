@@ -54,6 +54,7 @@ from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
     ChunkRecord,
+    DocumentDump,
     DocumentMeta,
     DocumentRecord,
     DocumentState,
@@ -287,6 +288,17 @@ class PostgresStore:
         links: Sequence[LinkRecord] = (),
         meta: DocumentMeta | None = None,
     ) -> int:
+        return self._replace(doc, chunks, links, meta, exact=False)
+
+    def _replace(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord],
+        meta: DocumentMeta | None,
+        exact: bool,
+    ) -> int:
+        """``exact``: store vectors as given (an imported index), else normalised."""
         # everything is computed before the transaction: a bad record leaves the old revision in place
         rows = [
             (
@@ -334,7 +346,7 @@ class PostgresStore:
                         cur.execute(
                             f"insert into vectors (chunk_id, {layout.insert_columns})"
                             f" values (%s, {layout.insert_marks})".encode(),
-                            (chunk_id, *layout.row(vector)),
+                            (chunk_id, *layout.row(vector, normalise=not exact)),
                         )
                 cur.executemany(
                     b"insert into links (doc_id, ordinal, kind, destination, text, anchor)"
@@ -401,6 +413,62 @@ class PostgresStore:
             (path,),
         )
         return {h: unit(to_numpy(v)) for h, v in rows}
+
+    # moving an index between engines ---------------------------------------------------
+    def export_documents(self, after: str | None, limit: int) -> list[DocumentDump]:
+        if not self.exists():
+            return []
+        vectors = self.has_vectors()
+        restore = vectors and self._layout().storage == "int8"
+        conn = self._conn()
+        with self._lock, conn.transaction():
+            conn.execute(b"set transaction isolation level repeatable read")  # one snapshot per page
+            docs = conn.execute(
+                b"select id, path, source_hash, size, mtime_ns, indexed_at_utc, properties from documents"
+                b' where %(after)s::text is null or path collate "C" > %(after)s order by path collate "C"'
+                b" limit %(limit)s",
+                {"after": after, "limit": limit},
+            ).fetchall()
+            ids = [d[0] for d in docs]
+            chunk_rows = conn.execute(
+                b"select c.doc_id, c.ordinal, c.pointer, c.anchor, c.text, c.heading_path, c.embedding_text_hash, "
+                + (self._layout().read_expr("v").encode() if vectors else b"null")
+                + b" from chunks c"
+                + (b" left join vectors v on v.chunk_id = c.id" if vectors else b"")
+                + b" where c.doc_id = any(%s) order by c.doc_id, c.ordinal",
+                (ids,),
+            ).fetchall()
+            link_rows = conn.execute(
+                b"select doc_id, kind, destination, text, anchor from links where doc_id = any(%s)"
+                b" order by doc_id, ordinal",
+                (ids,),
+            ).fetchall()
+            meta_rows = conn.execute(
+                b"select doc_id, tags, aliases, headings, block_ids from doc_meta where doc_id = any(%s)", (ids,)
+            ).fetchall()
+        chunks: dict[int, list[ChunkRecord]] = {i: [] for i in ids}
+        for doc_id, ordinal, pointer, anchor, text, heading, text_hash, embedding in chunk_rows:
+            vector = None if embedding is None else to_numpy(embedding)
+            if vector is not None and restore:  # int8: the codes, restored as a unit vector
+                vector = unit(vector)
+            chunks[doc_id].append(ChunkRecord(ordinal, pointer, anchor, text, heading, text_hash, vector))
+        links: dict[int, list[LinkRecord]] = {i: [] for i in ids}
+        for doc_id, *fields in link_rows:
+            links[doc_id].append(LinkRecord(*fields))
+        metas = {r[0]: DocumentMeta(*(tuple(v) for v in r[1:])) for r in meta_rows}
+        return [
+            DocumentDump(
+                DocumentRecord(path, source_hash, size, mtime_ns, indexed_at, properties),
+                tuple(chunks[doc_id]),
+                tuple(links[doc_id]),
+                metas.get(doc_id, DocumentMeta()),
+            )
+            for doc_id, path, source_hash, size, mtime_ns, indexed_at, properties in docs
+        ]
+
+    def import_documents(self, dumps: Sequence[DocumentDump]) -> int:
+        with self._lock, self._conn().transaction():
+            return sum(self._replace(d.document, d.chunks, d.links, d.meta, exact=True) for d in dumps)
 
     def counts(self) -> StoreCounts:
         if not self.exists():
