@@ -40,6 +40,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from ..errors import IndexNotReady
+from ..globs import posix_regex, posix_regex_literal
 from .chunks import (
     MARKDOWN,
     ChunkFilterSpec,
@@ -129,6 +130,45 @@ def tsquery_literal(node: LexicalQuery, every: bool = True) -> str | None:
     if len(node.text) == 1:
         return f"{_lexeme(node.text)}:*"
     return "(" + (" & " if every else " | ").join(_lexeme(b) for b in bigrams(node.text)) + ")"
+
+
+def _json_alternatives(value: Any) -> list[str]:
+    """JSON texts equal to ``value`` the way Python compares (``True == 1 == 1.0``); jsonb compares
+    numbers by value already (``1 = 1.0``) but never a boolean with a number."""
+    alternatives = [value]
+    if isinstance(value, bool):
+        alternatives.append(int(value))
+    elif isinstance(value, int | float) and value in (0, 1):
+        alternatives.append(bool(value))
+    return [json.dumps(v) for v in alternatives]
+
+
+def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str) -> tuple[str, dict[str, Any]]:
+    """``spec``'s path, tag and metadata conditions as `` and ...`` clauses over the text column
+    ``path`` and the jsonb column ``fields``; the rows ``ChunkFilterSpec.path_ok`` and ``fields_ok``
+    admit (tags as ``chunks._tags`` reads them: a string or the scalars of a list)."""
+    clauses: list[str] = []
+    params: dict[str, Any] = {}
+    if spec.prefix is not None:
+        clauses.append(f"{path} ~ %(prefix)s")
+        params["prefix"] = "^" + posix_regex_literal(spec.prefix) + "(?:/.*)?$"
+    if spec.path_globs:
+        clauses.append(f"{path} ~ any(cast(%(globs)s as text[]))")
+        params["globs"] = [posix_regex(g, "filter.pathGlobs") for g in spec.path_globs]
+    if spec.tags:
+        tags = f"{fields} -> 'tags'"
+        clauses.append(
+            f"cast(%(tags)s as text[]) <@ (case jsonb_typeof({tags}) when 'string' then array[{fields} ->> 'tags']"
+            f" when 'array' then array(select case jsonb_typeof(t) when 'boolean' then initcap(t #>> '{{}}')"
+            f" else t #>> '{{}}' end from jsonb_array_elements({tags}) t"
+            " where jsonb_typeof(t) in ('string', 'number', 'boolean')) else array[]::text[] end)"
+        )
+        params["tags"] = list(spec.tags)
+    for i, (key, value) in enumerate(spec.metadata):
+        clauses.append(f"{fields} -> %(mk{i})s = any(cast(%(mv{i})s as jsonb[]))")
+        params[f"mk{i}"] = key
+        params[f"mv{i}"] = _json_alternatives(value)
+    return "".join(f" and {c}" for c in clauses), params
 
 
 class PostgresStore:
@@ -521,12 +561,20 @@ class PostgresStore:
 
     # retrieval ----------------------------------------------------------------
     def _scope_ids(self, scope: PathScope | None) -> list[int] | None:
-        """Document ids inside ``scope`` (``None``: everything). Globs are matched in Python over
-        the documents table (one row per file), then the id list filters chunks in SQL before the limit."""
+        """Document ids inside ``scope`` (``None``: everything), selected by PostgreSQL itself: the
+        globs become case-insensitive POSIX regular expressions (``globs.posix_regex``, the same
+        matches as the SQLite side's Python predicate); the id list then filters chunks before the limit."""
         if scope is None or scope.is_everything:
             return None
-        matches = scope.matcher()
-        return [doc_id for doc_id, path in self._rows("select id, path from documents") if matches(path)]
+        include = [posix_regex(p, "includeGlobs") for p in scope.include] or [posix_regex("**/*.md")]
+        exclude = [posix_regex(p, "excludeGlobs") for p in scope.exclude]
+        rows = self._rows(
+            "select id from documents where path ~ any(cast(%(inc)s as text[]))"
+            " and not (path ~ any(cast(%(exc)s as text[])))"
+            " and (cast(%(paths)s as text[]) is null or path = any(%(paths)s))",
+            {"inc": include, "exc": exclude, "paths": None if scope.paths is None else sorted(scope.paths)},
+        )
+        return [r[0] for r in rows]
 
     def _hits(self, rows: list[tuple[Any, ...]], with_distance: bool) -> list[ChunkHit]:
         return [ChunkHit(r[0], r[1], r[2], r[3], r[4], r[5], float(r[6]) if with_distance else None) for r in rows]
@@ -712,8 +760,8 @@ class PostgresStore:
     def nearest_chunks(
         self, vector: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
     ) -> list[tuple[StoredChunk, float]]:
-        """Exact cosine over both kinds; ``spec`` is applied to the rows as they stream in,
-        nearest first, so it filters before the limit."""
+        """Exact cosine over both kinds (ordered by similarity, an expression the HNSW index does
+        not serve); ``spec`` is a WHERE clause (``chunk_filter_sql``), so it filters before the limit."""
         if not self.exists() or limit <= 0:
             return []
         probe = unit(vector)
@@ -721,30 +769,25 @@ class PostgresStore:
         if spec.wants(MARKDOWN) and self.has_vectors() and self.vector_dimensions() == len(probe):
             layout = self._layout()
             exact = layout.exact_distance("v")  # int8: the quantized query against the codes, as SQLite
-            with self._conn().cursor() as cur:
-                cur.execute(
-                    f"select {self._md_columns()}, 1 - ({exact}){self._md_from()}"
-                    f" where v.embedding is not null order by {exact}, d.path, c.ordinal".encode(),
-                    layout.probe(probe),
-                )
-                for row in cur:
-                    md = self._md(row[:-1], False)
-                    properties = row[5] or {}
-                    if spec.matches(MARKDOWN, md.source_path, properties):
-                        scored.append((md, float(row[-1])))
-                        if len(scored) == limit:
-                            break
-        ext_rows = self._rows(
-            f"select {self._EXT_COLUMNS}, 1 - (embedding <=> %(v)s) from external_chunks"
-            " where not stale and vector_dims(embedding) = %(n)s order by embedding <=> %(v)s",
-            {"v": probe, "n": len(probe)},
+            where, params = chunk_filter_sql(spec, "d.path", "d.properties")
+            rows = self._rows(
+                f"select {self._md_columns()}, 1 - ({exact}) as score{self._md_from()}"
+                f" where v.embedding is not null{where}"
+                ' order by score desc, d.path collate "C", c.ordinal limit %(limit)s',
+                {**params, **layout.probe(probe), "limit": limit},
+            )
+            scored += [(self._md(row[:-1], False), float(row[-1])) for row in rows]
+        where, params = chunk_filter_sql(spec, "source_path", "metadata")
+        if spec.collections is not None:
+            where += " and collection = any(cast(%(collections)s as text[]))"
+            params["collections"] = list(spec.collections)
+        rows = self._rows(
+            f"select {self._EXT_COLUMNS}, 1 - (embedding <=> %(v)s) as score from external_chunks"
+            f" where not stale and vector_dims(embedding) = %(n)s{where}"
+            ' order by score desc, collection collate "C", id collate "C" limit %(limit)s',
+            {**params, "v": probe, "n": len(probe), "limit": limit},
         )
-        kept = 0
-        for row in ext_rows:
-            ext = self._ext(row[:-1], False)
-            if kept < limit and spec.matches(ext.collection, ext.source_path, ext.metadata):
-                scored.append((ext, float(row[-1])))
-                kept += 1
+        scored += [(self._ext(row[:-1], False), float(row[-1])) for row in rows]
         scored.sort(key=lambda pair: (-pair[1], pair[0].collection, pair[0].id))
         return [(replace(c, vector=None), s) for c, s in scored[:limit]]
 
