@@ -14,7 +14,9 @@ twice B (the SQLite adapter weights its heading column the same way).
 
 Semantic search uses an HNSW index (cosine) with ``hnsw.ef_search`` raised and
 iterative scans on, so a path scope filters before the limit instead of
-starving it.
+starving it. How vectors are stored and compared per ``embedding.vectorStorage``
+(float32, float16 as ``halfvec``, int8 codes in ``bytea``, binary) is
+``pg_vectors.VectorLayout``.
 
 The URL may carry a password: :attr:`PostgresStore.location` and every error
 this module raises show host, port and database only.
@@ -49,6 +51,7 @@ from .chunks import (
     unit,
 )
 from .cjk import bigrams, index_tokens
+from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -82,13 +85,6 @@ def safe_location(url: str, schema: str) -> str:
     port = parts.port or 5432
     database = parts.path.lstrip("/") or "postgres"
     return f"postgresql://{host}:{port}/{database}#{schema}"
-
-
-def _array(value: Any) -> npt.NDArray[np.float32]:
-    """A stored vector as numpy (pgvector's loader hands back its own ``Vector``)."""
-    if hasattr(value, "to_numpy"):
-        value = value.to_numpy()
-    return np.asarray(value, dtype=np.float32)
 
 
 def _lexeme(token: str) -> str:
@@ -184,6 +180,7 @@ class PostgresStore:
         self._connections: list[psycopg.Connection[Any]] = []
         self._lock = threading.RLock()
         self._ready = False
+        self._layout_cache: VectorLayout | None = None
 
     @property
     def location(self) -> str:
@@ -235,9 +232,9 @@ class PostgresStore:
 
     def ensure_schema(self, vector_dimensions: int | None, vector_storage: str) -> None:
         with self._lock, self._conn().transaction():
-            self._create(vector_dimensions)
+            self._create(vector_dimensions, vector_storage)
 
-    def _create(self, dims: int | None) -> None:
+    def _create(self, dims: int | None, storage: str = "float32") -> None:
         """Create what is missing; always inside the caller's transaction."""
         conn = self._conn()
         with conn.cursor() as cur:
@@ -270,20 +267,18 @@ class PostgresStore:
             """
         )
         if dims and not self._table_exists("vectors"):
-            conn.execute(
-                sql.SQL(
-                    "create table vectors (chunk_id bigint primary key references chunks(id) on delete cascade,"
-                    " embedding vector({}) not null);"
-                    " create index vectors_hnsw on vectors using hnsw (embedding vector_cosine_ops)"
-                ).format(sql.Literal(int(dims)))
-            )
+            (extension,) = conn.execute(
+                b"select extnamespace::regnamespace::text from pg_extension where extname = 'vector'"
+            ).fetchone() or ("public",)
+            conn.execute(VectorLayout(storage, int(dims)).create(str(extension).strip('"')))
+        self._layout_cache = None
         self._ready = True
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
         with self._lock, self._conn().transaction():
             for table in _DERIVED:  # external chunks survive, as on SQLite
                 self._conn().execute(sql.SQL("drop table if exists {} cascade").format(sql.Identifier(table)))
-            self._create(vector_dimensions)
+            self._create(vector_dimensions, vector_storage)
 
     def read_manifest(self) -> dict[str, str]:
         if not self.exists():
@@ -301,6 +296,20 @@ class PostgresStore:
 
     def has_vectors(self) -> bool:
         return self.exists() and self._table_exists("vectors")
+
+    def _layout(self) -> VectorLayout:
+        """How the ``vectors`` table stores its vectors (read once; this process's reset forgets it)."""
+        if self._layout_cache is None:
+            rows = self._rows(
+                "select obj_description(a.attrelid, 'pg_class'), format_type(a.atttypid, a.atttypmod),"
+                " coalesce((select indexdef from pg_indexes where schemaname = %s and indexname = 'vectors_hnsw'),"
+                " ''), a.atttypmod from pg_attribute a where a.attrelid = to_regclass(%s) and a.attname = 'embedding'",
+                (self._schema, f'"{self._schema}".vectors'),
+            )
+            if not rows:
+                raise IndexNotReady(f"the vector table of {self._location} is missing; rebuild the index")
+            self._layout_cache = VectorLayout.from_catalog(*rows[0])
+        return self._layout_cache
 
     # documents ----------------------------------------------------------------
     def document_states(self) -> dict[str, DocumentState]:
@@ -365,7 +374,7 @@ class PostgresStore:
                     None if doc.properties is None else json.dumps(doc.properties),
                 ),
             ).fetchone() or (None,)
-            vectors = self._table_exists("vectors")
+            layout = self._layout() if self._table_exists("vectors") else None
             with conn.cursor() as cur:
                 for *fields, tsv, vector in rows:
                     (chunk_id,) = cur.execute(
@@ -373,10 +382,11 @@ class PostgresStore:
                         b" embedding_text_hash, tsv) values (%s, %s, %s, %s, %s, %s, %s, %s::tsvector) returning id",
                         (doc_id, *fields, tsv),
                     ).fetchone() or (None,)
-                    if vectors and vector is not None:
+                    if layout is not None and vector is not None:
                         cur.execute(
-                            b"insert into vectors (chunk_id, embedding) values (%s, %s)",
-                            (chunk_id, vector if exact else unit(vector)),
+                            f"insert into vectors (chunk_id, {layout.insert_columns})"
+                            f" values (%s, {layout.insert_marks})".encode(),
+                            (chunk_id, *layout.row(vector, normalise=not exact)),
                         )
                 cur.executemany(
                     b"insert into links (doc_id, ordinal, kind, destination, text, anchor)"
@@ -416,13 +426,14 @@ class PostgresStore:
         if not vectors or not self.has_vectors():
             return 0
         stored = 0
+        layout = self._layout()
+        query = (
+            f"insert into vectors (chunk_id, {layout.insert_columns}) select id, {layout.insert_marks}"
+            " from chunks where id = %s on conflict (chunk_id) do nothing"
+        ).encode()
         with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
             for chunk_id, vector in vectors:
-                cur.execute(
-                    b"insert into vectors (chunk_id, embedding) select id, %s from chunks where id = %s"
-                    b" on conflict (chunk_id) do nothing",
-                    (unit(vector), chunk_id),
-                )
+                cur.execute(query, (*layout.row(vector), chunk_id))
                 stored += cur.rowcount
         return stored
 
@@ -437,17 +448,18 @@ class PostgresStore:
         if not self.has_vectors():
             return {}
         rows = self._rows(
-            "select c.embedding_text_hash, v.embedding from chunks c join documents d on d.id = c.doc_id"
-            " join vectors v on v.chunk_id = c.id where d.path = %s",
+            f"select c.embedding_text_hash, {self._layout().read_expr('v')} from chunks c"
+            " join documents d on d.id = c.doc_id join vectors v on v.chunk_id = c.id where d.path = %s",
             (path,),
         )
-        return {h: _array(v) for h, v in rows}
+        return {h: unit(to_numpy(v)) for h, v in rows}
 
     # moving an index between engines ---------------------------------------------------
     def export_documents(self, after: str | None, limit: int) -> list[DocumentDump]:
         if not self.exists():
             return []
         vectors = self.has_vectors()
+        restore = vectors and self._layout().storage == "int8"
         conn = self._conn()
         with self._lock, conn.transaction():
             conn.execute(b"set transaction isolation level repeatable read")  # one snapshot per page
@@ -460,7 +472,7 @@ class PostgresStore:
             ids = [d[0] for d in docs]
             chunk_rows = conn.execute(
                 b"select c.doc_id, c.ordinal, c.pointer, c.anchor, c.text, c.heading_path, c.embedding_text_hash, "
-                + (b"v.embedding" if vectors else b"null")
+                + (self._layout().read_expr("v").encode() if vectors else b"null")
                 + b" from chunks c"
                 + (b" left join vectors v on v.chunk_id = c.id" if vectors else b"")
                 + b" where c.doc_id = any(%s) order by c.doc_id, c.ordinal",
@@ -476,7 +488,9 @@ class PostgresStore:
             ).fetchall()
         chunks: dict[int, list[ChunkRecord]] = {i: [] for i in ids}
         for doc_id, ordinal, pointer, anchor, text, heading, text_hash, embedding in chunk_rows:
-            vector = None if embedding is None else _array(embedding)
+            vector = None if embedding is None else to_numpy(embedding)
+            if vector is not None and restore:  # int8: the codes, restored as a unit vector
+                vector = unit(vector)
             chunks[doc_id].append(ChunkRecord(ordinal, pointer, anchor, text, heading, text_hash, vector))
         links: dict[int, list[LinkRecord]] = {i: [] for i in ids}
         for doc_id, *fields in link_rows:
@@ -587,27 +601,34 @@ class PostgresStore:
         if not self.has_vectors():
             return []
         ids = self._scope_ids(scope)
+        layout = self._layout()
+        exact, ann = layout.exact_distance("v"), layout.ann_distance("v")
+        candidates = layout.candidates(limit)
         conn = self._conn()
         with self._lock, conn.transaction():
-            conn.execute(sql.SQL("set local hnsw.ef_search = {}").format(sql.Literal(max(EF_SEARCH, limit))))
+            ef_search = min(max(EF_SEARCH, candidates), MAX_EF_SEARCH)
+            conn.execute(sql.SQL("set local hnsw.ef_search = {}").format(sql.Literal(ef_search)))
             conn.execute(b"set local hnsw.iterative_scan = strict_order")
-            rows = conn.execute(
-                b"select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash, v.distance from"
-                b" (select chunk_id, embedding <=> %(v)s as distance from vectors"
-                b"  order by embedding <=> %(v)s limit %(n)s) v"
-                b" join chunks c on c.id = v.chunk_id join documents d on d.id = c.doc_id"
-                b" order by v.distance, c.id"
+            # unscoped: the HNSW index proposes candidates (binary: a larger pool, re-ranked exactly);
+            # scoped: an exact scan of the scope's rows
+            query = (
+                "select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash, v.distance from"
+                f" (select v.chunk_id, {exact} as distance from vectors v order by {ann} limit %(k)s) v"
+                " join chunks c on c.id = v.chunk_id join documents d on d.id = c.doc_id"
+                " order by v.distance, c.id limit %(n)s"
                 if ids is None
-                else b"select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash,"
-                b" v.embedding <=> %(v)s as distance from vectors v join chunks c on c.id = v.chunk_id"
-                b" join documents d on d.id = c.doc_id where c.doc_id = any(%(ids)s)"
-                b" order by v.embedding <=> %(v)s, c.id limit %(n)s",
-                {"v": unit(vector), "n": limit, "ids": ids},
-            ).fetchall()
+                else f"select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash, {exact} as distance"
+                " from vectors v join chunks c on c.id = v.chunk_id join documents d on d.id = c.doc_id"
+                f" where c.doc_id = any(%(ids)s) order by {exact}, c.id limit %(n)s"
+            )
+            params = {**layout.probe(vector), "k": candidates, "n": limit, "ids": ids}
+            rows = conn.execute(query.encode(), params).fetchall()
         return self._hits(rows, True)
 
     # the chunk and vector API ---------------------------------------------------------
-    _MD_COLUMNS = "d.path, c.ordinal, c.text, c.heading_path, c.anchor, d.properties, d.source_hash, v.embedding"
+    def _md_columns(self) -> str:
+        vector = self._layout().read_expr("v") if self.has_vectors() else "v.embedding"
+        return f"d.path, c.ordinal, c.text, c.heading_path, c.anchor, d.properties, d.source_hash, {vector}"
 
     def _md_from(self) -> str:
         vectors = (
@@ -620,7 +641,7 @@ class PostgresStore:
     @staticmethod
     def _md(row: tuple[Any, ...], with_vector: bool) -> StoredChunk:
         path, ordinal, text, heading, anchor, properties, source_hash, embedding = row
-        vector = None if embedding is None else _array(embedding)
+        vector = None if embedding is None else unit(to_numpy(embedding))
         return StoredChunk(
             markdown_chunk_id(path, ordinal),
             MARKDOWN,
@@ -639,7 +660,7 @@ class PostgresStore:
         if not self.exists():
             return []
         rows = self._rows(
-            f"select {self._MD_COLUMNS}{self._md_from()}"
+            f"select {self._md_columns()}{self._md_from()}"
             " where (cast(%(path)s as text) is null or d.path = %(path)s)"
             ' and (cast(%(ap)s as text) is null or (d.path collate "C", c.ordinal) > (%(ap)s, %(ao)s))'
             ' order by d.path collate "C", c.ordinal limit %(limit)s',
@@ -650,7 +671,7 @@ class PostgresStore:
     @staticmethod
     def _ext(row: tuple[Any, ...], with_vector: bool) -> StoredChunk:
         chunk_id, collection, source_path, index, content, metadata, embedding, stale = row
-        vector = _array(embedding)
+        vector = to_numpy(embedding)
         return StoredChunk(
             chunk_id,
             collection,
@@ -729,13 +750,8 @@ class PostgresStore:
             return cur.rowcount > 0
 
     def vector_dimensions(self) -> int | None:
-        if self.has_vectors():
-            rows = self._rows(
-                "select atttypmod from pg_attribute where attrelid = to_regclass(%s) and attname = 'embedding'",
-                (f'"{self._schema}".vectors',),
-            )
-            if rows and rows[0][0] > 0:
-                return int(rows[0][0])
+        if self.has_vectors() and self._layout().dimensions > 0:
+            return self._layout().dimensions
         if not self.exists():
             return None
         rows = self._rows("select vector_dims(embedding) from external_chunks limit 1")
@@ -751,12 +767,14 @@ class PostgresStore:
         probe = unit(vector)
         scored: list[tuple[StoredChunk, float]] = []
         if spec.wants(MARKDOWN) and self.has_vectors() and self.vector_dimensions() == len(probe):
+            layout = self._layout()
+            exact = layout.exact_distance("v")  # int8: the quantized query against the codes, as SQLite
             where, params = chunk_filter_sql(spec, "d.path", "d.properties")
             rows = self._rows(
-                f"select {self._MD_COLUMNS}, 1 - (v.embedding <=> %(v)s) as score{self._md_from()}"
+                f"select {self._md_columns()}, 1 - ({exact}) as score{self._md_from()}"
                 f" where v.embedding is not null{where}"
                 ' order by score desc, d.path collate "C", c.ordinal limit %(limit)s',
-                {**params, "v": probe, "limit": limit},
+                {**params, **layout.probe(probe), "limit": limit},
             )
             scored += [(self._md(row[:-1], False), float(row[-1])) for row in rows]
         where, params = chunk_filter_sql(spec, "source_path", "metadata")
