@@ -20,13 +20,13 @@ CHILD = textwrap.dedent(
     from local_vector_search_mcp.index.indexer import Indexer
     from pathlib import Path
 
-    original = Indexer.index_bytes
+    original = Indexer.store_prepared
     def slow(self, *a, **k):
         n = original(self, *a, **k)
         print("indexed", flush=True)
         time.sleep(0.05)
         return n
-    Indexer.index_bytes = slow
+    Indexer.store_prepared = slow
     make_workspace(Path(sys.argv[1]), storage=Path(sys.argv[2])).indexing.reindex("all")
     print("done", flush=True)
     """
