@@ -53,6 +53,7 @@ ALLOWED: dict[str, set[str]] = {
         "dispatch",
         "errors",
         "handlers",
+        "index",  # `index copy` (index/copy.py), like `notion push`
         "notion",
         "server",
         "workspace",

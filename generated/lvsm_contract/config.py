@@ -124,10 +124,10 @@ class EmbeddingConfig(BaseModel):
     Allow a non-loopback endpoint. Off by default so document text never leaves the machine by accident.
     """
     vector_storage: Annotated[
-        Literal['float32', 'int8', 'binary'], Field(alias='vectorStorage')
+        Literal['float32', 'float16', 'int8', 'binary'], Field(alias='vectorStorage')
     ] = 'float32'
     """
-    How vectors are stored: `float32` exact; `int8` a quarter of the size; `binary` 1/32 of the size, with exact float re-ranking of a larger candidate pool.
+    How vectors are stored: `float32` exact; `float16` half the size (PostgreSQL only: sqlite-vec has no half-precision type, so SQLite refuses it); `int8` a quarter of the size (symmetric: round(v x 127), scale 1/127, zero point 0); `binary` sign bits for the candidate search, with exact float re-ranking of a larger candidate pool. Changing it on an existing index needs a rebuild (kb_reindex force=true).
     """
 
 
