@@ -190,6 +190,10 @@ class KnowledgeBaseConfig(BaseModel):
     """
     include: Annotated[list[str], Field(min_length=1)] = ['**/*.md']
     exclude: list[str] = []
+    index_workers: Annotated[int, Field(alias='indexWorkers', ge=0, le=256)] = 0
+    """
+    Our extension: processes that read, parse and chunk Markdown during a reindex (this process stays the only writer of the index). 0 means every core this process may run on, at most 8; 1 parses in this process. A reindex with fewer than 300 files to parse always runs in this process (starting workers costs more than it saves), and so do the single-file updates of edits and the watcher. Workers of a reindex started by `kb_reindex` run at a lower priority, so searches keep their core.
+    """
 
 
 class PdfExportConfig(BaseModel):

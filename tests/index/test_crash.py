@@ -21,13 +21,13 @@ CHILD = textwrap.dedent(
     from local_vector_search_mcp.index.indexer import Indexer
     from pathlib import Path
 
-    original = Indexer.index_bytes
+    original = Indexer.store_prepared
     def slow(self, *a, **k):
         n = original(self, *a, **k)
         print("indexed", flush=True)
         time.sleep(0.05)
         return n
-    Indexer.index_bytes = slow
+    Indexer.store_prepared = slow
     make_workspace(Path(sys.argv[1]), storage=Path(sys.argv[2])).indexing.reindex("all")
     print("done", flush=True)
     """
@@ -79,12 +79,12 @@ SLOW_SERVER = textwrap.dedent(
     """
     import sys, time
     from local_vector_search_mcp.index.indexer import Indexer
-    original = Indexer.index_bytes
+    original = Indexer.store_prepared
     def slow(self, *a, **k):
         n = original(self, *a, **k)
         time.sleep(0.03)
         return n
-    Indexer.index_bytes = slow
+    Indexer.store_prepared = slow
     from local_vector_search_mcp.cli import run
     run()
     """

@@ -489,8 +489,8 @@ class PostgresStore:
         chunks: dict[int, list[ChunkRecord]] = {i: [] for i in ids}
         for doc_id, ordinal, pointer, anchor, text, heading, text_hash, embedding in chunk_rows:
             vector = None if embedding is None else to_numpy(embedding)
-            if vector is not None and restore:  # int8: the codes, restored as a unit vector
-                vector = unit(vector)
+            if vector is not None and restore:  # int8: the codes / 127 as SQLite gives them (port.DocumentDump):
+                vector = vector / np.float32(127.0)  # re-quantizing yields the same codes, bit for bit
             chunks[doc_id].append(ChunkRecord(ordinal, pointer, anchor, text, heading, text_hash, vector))
         links: dict[int, list[LinkRecord]] = {i: [] for i in ids}
         for doc_id, *fields in link_rows:
