@@ -13,9 +13,9 @@ Layout (schema version 5, layout 3)::
            heading_path, embedding_text_hash, body, vector_pending)
     chunks_fts   FTS5, contentless (rows deleted by rowid), columns body and
                  heading (CJK runs bigrammed here, ``cjk.py``), unicode61, rank bm25(1, 2)
-    chunks_stems FTS5, contentless: the English stems of the chunk's tokens whose
-                 stem differs from the token (``stem.py``); searched beside
-                 chunks_fts and combined with half its weight (``fts5.py``)
+    chunks_stems FTS5, contentless, detail=none: the English stems of the chunk's
+                 words (``stem.py``); searched beside chunks_fts and combined
+                 with a quarter of its weight (``fts5.py``)
     chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
                  float32: float[D] cosine; int8: int8[D] cosine; binary: bit[D]
     chunk_vectors_exact(chunk_id PK, embedding float32 BLOB)   binary only,
@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -296,7 +295,7 @@ class SqliteStore(ChunkTables):
             c.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(1.0, 2.0)')")
         if not self._table_exists("chunks_stems"):
             c.execute(
-                "CREATE VIRTUAL TABLE chunks_stems USING fts5(stems, content='', "
+                "CREATE VIRTUAL TABLE chunks_stems USING fts5(stems, content='', detail=none, "
                 "contentless_delete=1, tokenize='unicode61 remove_diacritics 2')"
             )
         if not self._table_exists("chunks_fts_vocab"):
