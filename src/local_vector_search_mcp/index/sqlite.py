@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
