@@ -163,5 +163,7 @@ def test_snippet_highlights_words_sharing_a_query_words_stem():
     snippet = make_snippet("Agents edit documents; editing a file is safe. Editorial notes stay.", parsed.terms, 40)
     assert "[Agents]" in snippet and "[edit]" in snippet and "[editing]" in snippet and "[file]" in snippet
     assert "[Editorial]" not in snippet and "[a]" not in snippet  # another stem; a stop word
-    snippet = make_snippet("Be happy: echoes of Echo, not echolocation.", build_lexical_query("echoing happiness").terms)
+    snippet = make_snippet(
+        "Be happy: echoes of Echo, not echolocation.", build_lexical_query("echoing happiness").terms
+    )
     assert "[happy]" in snippet and "[echoes]" in snippet and "[Echo]" in snippet and "[echolocation]" not in snippet
