@@ -51,7 +51,7 @@ from .chunks import (
     unit,
 )
 from .cjk import bigrams, index_tokens
-from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
+from .pg_vectors import INT8_SCALE, MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -489,8 +489,8 @@ class PostgresStore:
         chunks: dict[int, list[ChunkRecord]] = {i: [] for i in ids}
         for doc_id, ordinal, pointer, anchor, text, heading, text_hash, embedding in chunk_rows:
             vector = None if embedding is None else to_numpy(embedding)
-            if vector is not None and restore:  # int8: the codes, restored as a unit vector
-                vector = unit(vector)
+            if vector is not None and restore:  # int8: the codes x their scale, as the port says
+                vector = vector * np.float32(INT8_SCALE)
             chunks[doc_id].append(ChunkRecord(ordinal, pointer, anchor, text, heading, text_hash, vector))
         links: dict[int, list[LinkRecord]] = {i: [] for i in ids}
         for doc_id, *fields in link_rows:
