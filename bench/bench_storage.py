@@ -153,9 +153,14 @@ def main() -> int:
         server.stop()
     results["load_after"] = os.getloadavg()[0]
     (RESULTS / "storage.json").write_text(json.dumps(results, indent=1) + "\n", "utf-8")
-    print(table(results))
-    (RESULTS / "bench_storage.summary.json").write_text(json.dumps(summary(results)) + "\n", "utf-8")
+    report(results)
     return 0
+
+
+def report(results: dict[str, Any]) -> None:
+    print(table(results))
+    print(f"load {results['load_before']:.1f} -> {results['load_after']:.1f}")
+    (RESULTS / "bench_storage.summary.json").write_text(json.dumps(summary(results)) + "\n", "utf-8")
 
 
 def table(results: dict[str, Any]) -> str:
@@ -183,13 +188,16 @@ def summary(results: dict[str, Any]) -> list[list[Any]]:
             worst = min(results[name][key]["recall10"] for name in sets)
             rows.append(
                 [
-                    f"vectorStorage {storage} on {engine}: recall@10 vs float32 >= 0.95 (binary: >= 0.9)",
-                    f"{recalls}; {size['bytes_per_vector']:.0f} bytes per 384-d vector on disk",
-                    worst >= (0.9 if storage == "binary" else 0.95),
+                    f"`vectorStorage: {storage}` on {engine}: recall@10 vs exact float32 >= 0.95 (the HNSW bar)",
+                    f"{recalls}; {size['bytes_per_vector']:.0f} bytes per 384-d vector on disk (vectors + index)",
+                    worst >= 0.95,
                 ]
             )
     return rows
 
 
 if __name__ == "__main__":
+    if "--report" in sys.argv:  # re-print from results/storage.json
+        report(json.loads((RESULTS / "storage.json").read_text("utf-8")))
+        sys.exit(0)
     sys.exit(main())
