@@ -125,15 +125,18 @@ async def hybrid(servers: dict[str, list[str]], cwd: Path, queries: list[str]) -
             session = await stack.enter_async_context(ClientSession(read, write))
             await session.initialize()
             await ready(session)
-            await session.call_tool("kb_search", {"query": queries[0], "mode": "hybrid"})  # loads the model
+            await session.call_tool(
+                "kb_search", {"request": {"query": queries[0], "mode": "hybrid"}}
+            )  # loads the model
             sessions[name] = session
         for _ in range(ROUNDS):
             for q in queries:
                 for name, session in sessions.items():
                     t0 = time.perf_counter()
-                    result = await session.call_tool("kb_search", {"query": q, "mode": "hybrid"})
+                    result = await session.call_tool("kb_search", {"request": {"query": q, "mode": "hybrid"}})
                     times[name].append((time.perf_counter() - t0) * 1000)
-                    if result.isError:
+                    found = (result.structured_content or {}).get("results") or []
+                    if result.is_error or not found or found[0]["searchMode"] != "hybrid":  # an error or a fallback
                         errors[name] += 1
     return {
         name: {"p50_ms": statistics.median(t), "p95_ms": pct(t, 0.95), "calls": len(t), "errors": errors[name]}
