@@ -156,3 +156,14 @@ def test_stems_query_mirrors_the_tree_with_english_words_stemmed():
     assert render_stems(parsed.strict(), no_stats) is None  # an identifier must match: exact table only
     assert render_stems(build_lexical_query("echoing indexes").strict(), no_stats) == '"echo" AND "index"'
     assert render_stems(Term("v2"), no_stats) is None
+
+
+def test_snippet_highlights_words_sharing_a_query_words_stem():
+    parsed = build_lexical_query("how do I keep edits safe when agents change the file")
+    snippet = make_snippet("Agents edit documents; editing a file is safe. Editorial notes stay.", parsed.terms, 40)
+    assert "[Agents]" in snippet and "[edit]" in snippet and "[editing]" in snippet and "[file]" in snippet
+    assert "[Editorial]" not in snippet and "[a]" not in snippet  # another stem; a stop word
+    snippet = make_snippet(
+        "Be happy: echoes of Echo, not echolocation.", build_lexical_query("echoing happiness").terms
+    )
+    assert "[happy]" in snippet and "[echoes]" in snippet and "[Echo]" in snippet and "[echolocation]" not in snippet

@@ -22,6 +22,7 @@ from itertools import pairwise
 
 from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams
 from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
+from ..index.stem import is_stemmable, stem
 from .stopwords import is_stop_word
 
 __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
@@ -136,11 +137,36 @@ def highlight_terms(terms: tuple[str, ...]) -> list[str]:
 _WORD_CHAR = re.compile(rf"(?![{_CJK}])[^\W_]")
 
 
+@dataclass(frozen=True, slots=True)
+class _Highlighter:
+    """What lights up for one query: its words exactly, and any English word sharing the stem
+    of one of them (``edits`` -> ``edit``, ``editing``), as lexical search matched them."""
+
+    pattern: re.Pattern[str]
+    exact: frozenset[str]
+    stems: frozenset[str]
+
+    def hit(self, m: re.Match[str]) -> bool:
+        """Whether ``m`` is a whole token matched for a reason."""
+        if not _whole(m):
+            return False
+        token = m.group().lower()
+        if token in self.exact or _CJK_RUN.match(token):
+            return True
+        return is_stemmable(token) and stem(token) in self.stems
+
+
 @lru_cache(maxsize=256)
-def _highlight_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    # plain alternation, longest first: cheap to compile (a character class with the CJK ranges
-    # inside per-word lookarounds took ~70 ms to compile); boundaries are checked by _whole
-    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+def _highlighter(words: tuple[str, ...]) -> _Highlighter:
+    # plain alternation: cheap to compile (a character class with the CJK ranges inside
+    # per-word lookarounds took ~70 ms to compile); boundaries are checked by _whole. Stems
+    # first, each as ``stem[a-z]*`` (a Snowball stem ending in ``i`` stands for ``y``: ``happi``
+    # -> ``happ[a-z]*``), so a whole inflected word is tried before a shorter literal inside
+    # it; then the words themselves, longest first.
+    stems = {stem(w) for w in words if is_stemmable(w)}
+    prefixes = sorted({s[:-1] if s.endswith("i") else s for s in stems}, key=len, reverse=True)
+    parts = [re.escape(p) + "[a-z]*" for p in prefixes] + [re.escape(w) for w in words]
+    return _Highlighter(re.compile("|".join(parts), re.IGNORECASE), frozenset(words), frozenset(stems))
 
 
 def _whole(m: re.Match[str]) -> bool:
@@ -161,15 +187,17 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     """A short excerpt around the first match, matches wrapped in ``[``...``]``.
 
     About ``width`` tokens (a CJK character counts as one); ``...`` marks cuts.
-    Only whole tokens are highlighted. Without any match, the first 240
+    Only whole tokens are highlighted: the query's words and the English words
+    sharing one's stem (``stem.py``), never stop words. Without any match, the first 240
     characters of the text (+ ``...``).
     """
     flat = " ".join(text.split())
     words = highlight_terms(terms)
     if not words:
         return _head(flat)
-    pattern = _highlight_pattern(tuple(words))
-    first = next((m for m in pattern.finditer(flat) if _whole(m)), None)
+    light = _highlighter(tuple(words))
+    pattern = light.pattern
+    first = next((m for m in pattern.finditer(flat) if light.hit(m)), None)
     if first is None:
         return _head(flat)
     # tokenise only a window around the first match (chunks run to 4 KB; snippets to ~16 tokens)
@@ -184,7 +212,7 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     lo = max(0, min(lo, hi - width))
     start = tokens[lo].start() if tokens else 0
     end = tokens[hi - 1].end() if tokens else len(flat)
-    body = pattern.sub(lambda m: f"[{m.group()}]" if _whole(m) else m.group(), flat[start:end])
+    body = pattern.sub(lambda m: f"[{m.group()}]" if light.hit(m) else m.group(), flat[start:end])
     return ("..." if start > 0 else "") + body + ("..." if end < len(flat) else "")
 
 
