@@ -197,3 +197,27 @@ def test_quantized_vectors_come_back_as_stored(tmp_path: Path, storage: str) -> 
     assert blobs[0] == blobs[1] and len(blobs[0]) >= 15  # the stored bytes themselves
     for s in (original, first, second):
         s.close()
+
+
+@pytest.mark.parametrize("storage", ["int8", "binary"])
+def test_quantized_vectors_cross_engines_and_come_back_as_stored(
+    tmp_path: Path, pg_server: PgServer, storage: str
+) -> None:
+    """SQLite -> PostgreSQL -> SQLite with int8 codes or binary's exact rows: the final SQLite
+    file holds the very bytes the first one did, and every copy verifies."""
+    root = tmp_path / "kb"
+    _kb(root)
+    ws = make_workspace(root, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage=storage)
+    ws.indexing.reindex("all", False)
+    ws.indexing.wait_vectors(60)
+    ws.close()
+    original = SqliteStore(root / ".local-vector-search-mcp" / "index.db")
+    middle = PostgresStore(pg_server.url, pg_server.fresh_schema())
+    back = SqliteStore(tmp_path / "back.db")
+    assert verify_copy(original, middle, copy_index(original, middle))["mismatches"] == []
+    assert verify_copy(middle, back, copy_index(middle, back))["mismatches"] == []
+    raw = "chunk_vectors_exact" if storage == "binary" else "chunk_vectors"
+    blobs = [sorted(bytes(r[0]) for r in s._conn().execute(f"SELECT embedding FROM {raw}")) for s in (original, back)]
+    assert blobs[0] == blobs[1] and len(blobs[0]) >= 15
+    for s in (original, middle, back):
+        s.close()
