@@ -14,7 +14,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# System packages (fonts, poppler, openssl) come from the distribution; see tools/system-deps.sh.
 setup: $(VENV)/.installed
+	@sh tools/system-deps.sh
 
 # The main job: index a folder and search it (offline; the local model ships with the package).
 DEMO_ROOT ?= examples/demo

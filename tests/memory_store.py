@@ -33,6 +33,7 @@ from local_vector_search_mcp.index.cjk import bigrams, index_tokens
 from local_vector_search_mcp.index.port import (
     ChunkHit,
     ChunkRecord,
+    DocumentDump,
     DocumentMeta,
     DocumentRecord,
     DocumentState,
@@ -191,6 +192,27 @@ class MemoryStore:
                 for c in self._chunks.values()
                 if c.doc_id == entry[0].id and c.vector is not None
             }
+
+    def export_documents(self, after: str | None, limit: int) -> list[DocumentDump]:
+        with self._lock:
+            paths = sorted(p for p in self._docs if after is None or p > after)[:limit]
+            out = []
+            for path in paths:
+                state, record = self._docs[path]
+                chunks = sorted((c for c in self._chunks.values() if c.doc_id == state.id), key=lambda c: c.id)
+                out.append(
+                    DocumentDump(
+                        record,
+                        tuple(replace(c.record, vector=None if c.vector is None else c.vector.copy()) for c in chunks),
+                        self._links.get(path, ()),
+                        self._meta.get(path, DocumentMeta()),
+                    )
+                )
+            return out
+
+    def import_documents(self, dumps: Sequence[DocumentDump]) -> int:
+        with self._lock:
+            return sum(self.replace_document(d.document, d.chunks, d.links, d.meta) for d in dumps)
 
     def counts(self) -> StoreCounts:
         last = max((doc.indexed_at_utc for _, doc in self._docs.values()), default=None)

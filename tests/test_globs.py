@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from local_vector_search_mcp.errors import InvalidArgument
-from local_vector_search_mcp.globs import GlobSet, compile_glob
+from local_vector_search_mcp.globs import GlobSet, compile_glob, posix_regex
 
 
 @pytest.mark.parametrize(
@@ -38,3 +42,34 @@ def test_invalid(pattern: str) -> None:
 def test_globset() -> None:
     g = GlobSet(["**/*.md"], ["drafts/**"])
     assert g("a.md") and not g("drafts/a.md") and not g("a.txt")
+
+
+_ALPHABET = "aAbsSſkK\u212aiIİıßẞ*?/.%_[]()+^$|{}\\ 東-"
+
+
+_SWAPS = {"s": "Sſ", "k": "K\u212a", "i": "Iİı", "ß": "ẞ", "a": "A", "b": "B"}
+
+
+@given(
+    pattern=st.text(_ALPHABET, min_size=1, max_size=12).filter(lambda p: p.strip() and p[0] not in "/\\"),
+    noise=st.text(_ALPHABET.replace("*", "").replace("?", ""), max_size=14),
+    data=st.data(),
+)
+def test_the_posix_form_matches_what_the_glob_matches(pattern: str, noise: str, data: st.DataObject) -> None:
+    """The SQL engines' form of a glob (PostgreSQL ``~``, case-sensitive: the case variants are
+    spelled out) keeps the same paths; its syntax is a subset Python's ``re`` reads alike."""
+    try:
+        glob = compile_glob(pattern)
+    except InvalidArgument:
+        with pytest.raises(InvalidArgument):
+            posix_regex(pattern)
+        return
+    # a path close to the pattern (wildcards filled, letters in another case) and a random one
+    near = "".join(
+        data.draw(st.sampled_from([c, *_SWAPS.get(c.lower(), "")]))
+        if c not in "*?"
+        else data.draw(st.sampled_from(["", "x", "x/y", "?"]))
+        for c in pattern.replace("\\", "/")
+    )
+    for path in (near, noise):
+        assert (re.fullmatch(posix_regex(pattern), path, re.DOTALL) is not None) is glob(path), path

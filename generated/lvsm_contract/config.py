@@ -124,10 +124,10 @@ class EmbeddingConfig(BaseModel):
     Allow a non-loopback endpoint. Off by default so document text never leaves the machine by accident.
     """
     vector_storage: Annotated[
-        Literal['float32', 'int8', 'binary'], Field(alias='vectorStorage')
+        Literal['float32', 'float16', 'int8', 'binary'], Field(alias='vectorStorage')
     ] = 'float32'
     """
-    How vectors are stored: `float32` exact; `int8` a quarter of the size; `binary` 1/32 of the size, with exact float re-ranking of a larger candidate pool.
+    How vectors are stored: `float32` exact; `float16` half the size (PostgreSQL only: sqlite-vec has no half-precision type, so SQLite refuses it); `int8` a quarter of the size (symmetric: round(v x 127), scale 1/127, zero point 0); `binary` sign bits for the candidate search, with exact float re-ranking of a larger candidate pool. Changing it on an existing index needs a rebuild (kb_reindex force=true).
     """
 
 
@@ -190,6 +190,10 @@ class KnowledgeBaseConfig(BaseModel):
     """
     include: Annotated[list[str], Field(min_length=1)] = ['**/*.md']
     exclude: list[str] = []
+    index_workers: Annotated[int, Field(alias='indexWorkers', ge=0, le=256)] = 0
+    """
+    Our extension: processes that read, parse and chunk Markdown during a reindex (this process stays the only writer of the index). 0 means every core this process may run on, at most 8; 1 parses in this process. A reindex with fewer than 300 files to parse always runs in this process (starting workers costs more than it saves), and so do the single-file updates of edits and the watcher. Workers of a reindex started by `kb_reindex` run at a lower priority, so searches keep their core.
+    """
 
 
 class PdfExportConfig(BaseModel):

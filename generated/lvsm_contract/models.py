@@ -334,10 +334,10 @@ class IndexNoteResult(BaseModel):
     Embedding dimensions; null when embeddings are off.
     """
     quantization_bits: Annotated[
-        Literal[32, 8, 1] | None, Field(alias='quantizationBits')
+        Literal[32, 16, 8, 1] | None, Field(alias='quantizationBits')
     ]
     """
-    Bits per stored vector component (`embedding.vectorStorage`: float32 32, int8 8, binary 1); null when embeddings are off.
+    Bits per stored vector component (`embedding.vectorStorage`: float32 32, float16 16, int8 8, binary 1); null when embeddings are off.
     """
     warning: str | None = None
     """

@@ -6,6 +6,7 @@
     local-vector-search-mcp [options] --reindex [--force]
     local-vector-search-mcp [options] call <tool> [--json JSON | --field value ...]
     local-vector-search-mcp [options] notion push [--dry-run] [--parent PAGE_ID] [PATH ...]
+    local-vector-search-mcp [options] index copy --to STORE [--from STORE] [--force]
 
 Every invalid option or configuration value prints one clear message on
 stderr and exits with code 1. ``call`` prints the tool's JSON result on
@@ -101,7 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", action="store_true", help="print the status JSON and exit")
     p.add_argument("-v", "--verbose", action="store_true", help="log more on stderr")
     p.add_argument(
-        "command", nargs="?", choices=["serve", "call", "notion"], help="serve (default), call <tool> or notion push"
+        "command",
+        nargs="?",
+        choices=["serve", "call", "notion", "index"],
+        help="serve (default), call <tool>, notion push or index copy",
     )
     p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return p
@@ -220,9 +224,9 @@ def print_content(result: ContentResult) -> None:
 def _recover_interrupted_writes(ws: Workspace) -> None:
     # A process killed mid-write may have left a temporary file or a half-done move;
     # every start (server, call, reindex) cleans that up before anything reads the tree.
-    from .writer import recover
+    from .writer import recover, recover_staging
 
-    for action in recover(ws):
+    for action in [*recover(ws), *recover_staging(ws)]:
         logging.getLogger("local_vector_search_mcp").info("interrupted write: %s", action)
 
 
@@ -236,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.force and not args.reindex:
         print("local-vector-search-mcp: --force is only valid together with --reindex.", file=sys.stderr)
         return EXIT_ERROR
-    if args.command not in ("call", "notion") and args.rest:
+    if args.command not in ("call", "notion", "index") and args.rest:
         print(f"local-vector-search-mcp: Unexpected argument: {args.rest[0]}", file=sys.stderr)
         return EXIT_ERROR
     from .workspace import Workspace
@@ -249,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
             from .notion.command import run as notion_run
 
             return notion_run(settings, args.rest, _Parser)
+        if args.command == "index":
+            from .index.copy import run as index_run
+
+            return index_run(settings, args.rest, _Parser)
         http = None
         if settings.config.server.transport == "http" and args.command != "call" and not (args.status or args.reindex):
             from .server.http import http_options

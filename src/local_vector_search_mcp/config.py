@@ -185,6 +185,13 @@ def _check_semantics(config: Config) -> None:
         if problem:
             raise ConfigError(f"Invalid configuration: downloads.allowedHosts entry {host!r} {problem}.")
     emb = config.embedding
+    storage = str(getattr(emb.vector_storage, "value", emb.vector_storage))
+    if storage == "float16" and str(getattr(config.storage.backend, "value", config.storage.backend)) != "postgresql":
+        raise ConfigError(
+            "Invalid configuration: embedding.vectorStorage float16 needs storage.backend postgresql (pgvector "
+            "halfvec); sqlite-vec stores float32, int8 or bit vectors only. On SQLite use int8 (a quarter of "
+            "float32's size; recall in docs/performance.md) or float32."
+        )
     if emb.provider == "openai-compatible":
         parts = urlsplit(emb.endpoint)
         if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from .errors import InvalidArgument
 
-__all__ = ["GlobSet", "compile_glob", "validate_glob"]
+__all__ = ["GlobSet", "compile_glob", "posix_regex", "posix_regex_literal", "validate_glob"]
 
 
 def validate_glob(pattern: str, field: str = "glob") -> str:
@@ -45,6 +45,59 @@ def _regex(pattern: str) -> re.Pattern[str]:
         body = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment)
         parts.append(body if last else body + "/")
     return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
+
+
+# ----------------------------------------------------------------------------- SQL engines
+# A database engine evaluates the same glob as a POSIX regular expression (PostgreSQL's ``~``).
+# Case-insensitivity is spelled out as bracket classes of each letter's case variants, the
+# variants Python's ``re.IGNORECASE`` accepts, so the result does not depend on the database
+# server's locale and equals :func:`compile_glob`'s.
+_CASED_LIMIT = 0x1F000  # no cased character lies above (the last is U+1E943, Adlam)
+
+
+@lru_cache(maxsize=1)
+def _case_partners() -> dict[str, frozenset[str]]:
+    """Characters grouped by their lower- and upper-case mappings (built once, under 0.1 s)."""
+    groups: dict[str, set[str]] = {}
+    for code in range(_CASED_LIMIT):
+        ch = chr(code)
+        for other in (ch.lower(), ch.upper()):
+            if other != ch:
+                other = other[0]  # a full mapping starts with the simple one (the filter below is exact)
+                merged = groups.setdefault(ch, {ch}) | groups.setdefault(other, {other})
+                for member in merged:
+                    groups[member] = merged
+    return {ch: frozenset(group) for ch, group in groups.items()}
+
+
+@lru_cache(maxsize=4096)
+def _posix_char(ch: str) -> str:
+    partners = _case_partners().get(ch)
+    if partners:
+        accepted = sorted(p for p in partners if re.fullmatch(re.escape(ch), p, re.IGNORECASE))
+        if len(accepted) > 1:
+            return "[" + "".join(accepted) + "]"
+    return ch if ch.isalnum() else "\\" + ch  # a backslash before a non-alphanumeric: that literal
+
+
+def posix_regex(pattern: str, field: str = "glob") -> str:
+    """``pattern`` as an anchored POSIX (PostgreSQL ARE) regular expression, case-insensitive by
+    construction; the same paths match as with :func:`compile_glob` (validates the pattern)."""
+    parts: list[str] = []
+    segments = validate_glob(pattern, field).split("/")
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "**":
+            parts.append(".*" if last else "(?:[^/]*/)*")
+            continue
+        body = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else _posix_char(c) for c in segment)
+        parts.append(body if last else body + "/")
+    return "^(?:" + "".join(parts) + ")$"
+
+
+def posix_regex_literal(text: str) -> str:
+    """``text`` matched literally and case-insensitively, unanchored (to compose prefixes)."""
+    return "".join(_posix_char(c) for c in text)
 
 
 def compile_glob(pattern: str, field: str = "glob") -> Callable[[str], bool]:

@@ -55,6 +55,7 @@ CHILD = textwrap.dedent(
             edit = {"path": rel, "pointer": tables[0], "action": "insert_row", "valuesByColumn": {"c0": "new"}}
             run("edit_table", "kb_edit_table", edit)
     operation = {"kind": "insert_after", "pointer": "document", "markdown": "Appended."}
+    run("pdf", "kb_create_pdf_book", {"request": {"path": rel, "outputPath": "out.pdf"}})
     run("patch", "kb_patch", {"request": {"path": rel, "operations": [operation]}})
     report["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     ws.close()
@@ -101,8 +102,9 @@ def test_pathological_documents_end_in_a_result_or_a_clear_error(tmp_path: Path,
     assert set(outcomes.values()) <= ALLOWED, report
     assert report["maxrss_mb"] < MAX_RSS_MB, report
     if len(data) > 8 * 1024 * 1024:
-        assert outcomes["read"] == outcomes["patch"] == "UNSUPPORTED_FORMAT"
+        assert outcomes["read"] == outcomes["patch"] == outcomes["pdf"] == "UNSUPPORTED_FORMAT"
         assert "MiB" in report["read.message"] and "Split it" in report["read.message"]
         assert (root / "doc.md").read_bytes() == data
     else:
-        assert outcomes["read"] == outcomes["outline"] == "ok", report
+        assert outcomes["read"] == outcomes["outline"] == outcomes["pdf"] == "ok", report
+        assert (root / "out.pdf").read_bytes().startswith(b"%PDF-")  # wide, deep and long: all printed

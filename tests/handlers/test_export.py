@@ -115,3 +115,23 @@ def test_a_book_too_large_is_refused(root: Path, tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(handler, "MAX_BOOK_BYTES", 10)
     assert _code(_workspace(root, tmp_path), path="docs/a.md") == "INVALID_ARGUMENT"
     assert pdf_engine.MAX_BOOK_BYTES > 10
+
+
+def test_a_fifo_is_refused_not_waited_on_and_a_bad_chapter_is_a_placeholder(root: Path, tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(root / "docs" / "pipe.md")  # opening it for reading without O_NONBLOCK blocks forever
+    (root / "docs" / "huge.md").write_bytes(b"# Huge\n\n" + b"word " * (9 * 1024 * 1024 // 5))
+    (root / "docs" / "latin1.md").write_bytes("# Caf\u00e9\n".encode("latin-1"))
+    (root / "docs" / "SUMMARY.md").write_text(
+        "# Book\n\n- [A](a.md)\n- [Pipe](pipe.md)\n- [Huge](huge.md)\n- [Latin](latin1.md)\n", encoding="utf-8"
+    )
+    ws = _workspace(root, tmp_path)
+    assert _code(ws, path="docs/pipe.md") == "UNSUPPORTED_FORMAT"
+    assert _code(ws, path="docs/huge.md") == "UNSUPPORTED_FORMAT"  # the 8 MiB document cap, as kb_read
+    result = _call(ws, path="docs/SUMMARY.md")
+    warnings = "\n".join(result["warnings"])  # type: ignore[arg-type]
+    assert "docs/pipe.md" in warnings and "not a regular file" in warnings
+    assert "docs/huge.md" in warnings and "MiB" in warnings
+    assert "docs/latin1.md" in warnings and "UTF-8" in warnings
+    assert (root / "docs" / "SUMMARY.pdf").read_bytes().startswith(b"%PDF-")

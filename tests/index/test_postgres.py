@@ -137,3 +137,45 @@ def test_a_document_rewritten_by_two_servers_at_once_stays_one_document(pg_serve
     assert (counts.documents, counts.chunks) == (1, 5)
     for store in stores:
         store.close()
+
+
+def test_filters_and_scopes_run_in_sql_before_the_limit(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14 item 2 / issue 16 item 3: the database evaluates path globs and chunk filters, so
+    only the rows they admit come back (a filter applied to rows after the limit, or in Python
+    over every row, would read the 40 nearer chunks first)."""
+    import numpy as np
+
+    from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+    from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
+    from local_vector_search_mcp.index.query import PathScope
+
+    store = PostgresStore(pg_server.url, pg_server.fresh_schema())
+    store.ensure_schema(4, "float32")
+    store.write_manifest({"embedding_dimensions": "4"})
+    near, far = np.array([1, 0, 0, 0], np.float32), np.array([0.2, 1, 0, 0], np.float32)
+    for i in range(41):
+        path = "wanted/x.md" if i == 40 else f"other/{i:02}.md"
+        props = {"tags": ["w"], "status": "ok"} if i == 40 else {"tags": ["o"]}
+        record = DocumentRecord(path, "s" * 64, 1, 1, "2026-12-01T00:00:00.000Z", props)
+        store.replace_document(
+            record, [ChunkRecord(0, "p0", "p0~a~b", "needle", None, f"h{i}", far if i == 40 else near)]
+        )
+    converted: list[object] = []
+    original = PostgresStore._md
+    monkeypatch.setattr(PostgresStore, "_md", staticmethod(lambda row, v: converted.append(row) or original(row, v)))
+    for spec in (
+        ChunkFilterSpec(path_prefix="WANTED"),
+        ChunkFilterSpec(path_globs=("w*/**",)),
+        ChunkFilterSpec(tags=("w",)),
+        ChunkFilterSpec(metadata=(("status", "ok"),)),
+    ):
+        converted.clear()
+        assert [c.id for c, _ in store.nearest_chunks(near, 1, spec)] == ["md:wanted/x.md#0"], spec
+        assert len(converted) == 1, spec
+    fetched: list[str] = []
+    rows = store._rows
+    monkeypatch.setattr(store, "_rows", lambda q, p=(): fetched.append(q) or rows(q, p))
+    assert [h.path for h in store.semantic(near, 1, PathScope(("WANTED/**",)))] == ["wanted/x.md"]
+    assert [h.path for h in store.lexical(Term("needle"), 1, PathScope(("**",), ("other/**",)))] == ["wanted/x.md"]
+    assert sum("path ~ any(" in q for q in fetched) == 2  # each scope became a regular-expression match in SQL
+    store.close()

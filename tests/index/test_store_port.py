@@ -155,8 +155,11 @@ def test_scopes_filter_before_the_limit(filled: IndexStore) -> None:
     assert lexical_paths(filled, everything, PathScope(("*.md",), ("guide.md",))) == []
 
 
-def test_vectors_pending_then_stored_then_searched(store: IndexStore) -> None:
-    store.ensure_schema(DIMS, "float32")
+@pytest.mark.parametrize("storage", ["float32", "float16", "int8", "binary"])
+def test_vectors_pending_then_stored_then_searched(store: IndexStore, storage: str) -> None:
+    if storage == "float16" and type(store).__name__ == "SqliteStore":
+        pytest.skip("float16 is PostgreSQL only: the configuration refuses it on SQLite (decision 171)")
+    store.ensure_schema(DIMS, storage)
     assert store.has_vectors()
     store.replace_document(doc("a.md"), [chunk(0, "alpha", vector=vec(0)), chunk(1, "beta")])
     store.replace_document(doc("b/c.md"), [chunk(0, "gamma"), chunk(1, "delta")])
@@ -307,3 +310,152 @@ def test_nearest_chunks_filters_inside_retrieval(store: IndexStore) -> None:
     assert [c.id for c, _ in only_ext] == ["x"]
     globbed = store.nearest_chunks(vec(0), 5, ChunkFilterSpec(path_globs=("guide/**",)))
     assert [c.id for c, _ in globbed] == ["md:guide/a.md#0"]
+
+
+# ---------------------------------------------------------------------------- moving an index (index copy)
+def test_export_then_import_gives_every_row_back(store: IndexStore) -> None:
+    from dataclasses import replace
+
+    store.ensure_schema(DIMS, "float32")
+    odd = np.array([0.3, 0.1, 0.7, 0.0, 0.2, 0.5, 0.1, 0.3], dtype=np.float32)  # not unit: kept as given
+    links = [LinkRecord("inline", "b.md#x", "B", None), LinkRecord("wikilink", "C", None, "p0~a~b")]
+    meta = DocumentMeta(("Project/Alpha",), ("A note",), ("Title",), ())
+    store.replace_document(
+        replace(doc("b.md"), properties={"tags": ["x"], "n": 2}),
+        [chunk(0, "zero", "H", vec(0)), chunk(1, "one", None)],  # the second waits for its vector
+        links,
+        meta,
+    )
+    store.replace_document(doc("a.md"), [chunk(0, "first", None, vec(2))])
+    store.replace_document(doc("c.md"), [chunk(0, "third", None, vec(3))])
+    first = store.export_documents(None, 2)
+    assert [d.document.path for d in first] == ["a.md", "b.md"]
+    rest = store.export_documents("b.md", 2)
+    assert [d.document.path for d in rest] == ["c.md"] and store.export_documents("c.md", 2) == []
+    b = first[1]
+    assert b.links == tuple(links) and b.meta == meta and b.document.properties == {"tags": ["x"], "n": 2}
+    assert [(c.ordinal, c.text, c.heading_path, c.anchor) for c in b.chunks] == [
+        (0, "zero", "H", "p0~0000000000000000~0000000000000000"),
+        (1, "one", None, "p1~0000000000000001~0000000000000001"),
+    ]
+    assert b.chunks[0].vector is not None and b.chunks[1].vector is None
+    dumps = [*first, *rest]
+    dumps[2] = replace(dumps[2], chunks=(replace(dumps[2].chunks[0], vector=odd),))
+    store.reset(DIMS, "float32")
+    assert store.import_documents(dumps) == 4
+    again = store.export_documents(None, 10)
+    assert [d.document.path for d in again] == ["a.md", "b.md", "c.md"]
+    assert again[1].links == tuple(links) and again[1].meta == meta
+    assert again[2].chunks[0].vector is not None
+    assert again[2].chunks[0].vector.tobytes() == odd.tobytes()  # stored exactly as given, never renormalised
+    assert store.pending_vector_count() == 1 and store.counts().chunks == 4
+    assert lexical_paths(store, Term("third")) == ["c.md"] and store.paths_with_tags(["project"]) == {"b.md"}
+    assert [h.path for h in store.semantic(odd, 1, None)] == ["c.md"]
+
+
+TRICKY_PATHS = [
+    "a.md",
+    "Docs/Guide.MD",
+    "docs/sub/deep/x.md",
+    "docs/100%_done.md",
+    "docs/100x-done.md",
+    "docs/[draft].md",
+    "docs/[d]x.md",
+    "docs/d.md",
+    "notes/Straße.md",
+    "notes/STRASSE.md",
+    "notes/ſtate.md",
+    "notes/file.v2.md",
+    "notes/file-v2.md",
+    "notes/a+b (1).md",
+    "notes/$x^y.md",
+    "notes/back\\slash.md",
+    "日本/東京.md",
+    "\u212a/x.md",
+]
+TRICKY_SCOPES = [
+    PathScope(),
+    PathScope(("**",)),
+    PathScope(("docs/**",)),
+    PathScope(("docs/*",)),
+    PathScope(("**/*.MD",)),
+    PathScope(("docs/?.md",)),
+    PathScope(("docs/100%_done.md",)),  # % and _ are literal, not LIKE wildcards
+    PathScope(("docs/[draft].md",)),  # brackets are literal, not a character class
+    PathScope(("docs/[d]*.md",)),
+    PathScope(("notes/straße.md",)),
+    PathScope(("notes/state.md",)),  # Python's re: long s matches s case-insensitively
+    PathScope(("notes/file.v2.md",)),  # the dot is literal
+    PathScope(("notes/a+b (1).md", "notes/$x^y.md", "notes/back\\slash.md")),
+    PathScope(("日本/*",)),
+    PathScope(("K/*",)),
+    PathScope(("**/*.md",), ("docs/**", "notes/s*")),
+    PathScope((), ("**/d.md",)),
+    PathScope(("**",), paths=frozenset({"a.md", "docs/d.md", "missing.md"})),
+    PathScope(("docs/**/x.md", "*.md")),
+]
+
+
+def test_path_scopes_match_the_reference_globs(store: IndexStore) -> None:
+    """Tricky globs and paths: every engine keeps exactly the paths ``PathScope.matcher`` keeps
+    (PostgreSQL evaluates them in SQL as regular expressions)."""
+    store.ensure_schema(DIMS, "float32")
+    for i, path in enumerate(TRICKY_PATHS):
+        store.replace_document(doc(path), [chunk(0, "needle", vector=vec(i % DIMS))])
+    for scope in TRICKY_SCOPES:
+        expected = sorted(p for p in TRICKY_PATHS if scope.matcher()(p))
+        assert sorted(lexical_paths(store, Term("needle"), scope, limit=100)) == expected, scope
+        assert sorted(h.path for h in store.semantic(vec(0), 100, scope)) == expected, scope
+
+
+def test_chunk_filters_match_the_reference_predicates(store: IndexStore) -> None:
+    """Every filter kind, with the odd values front matter and metadata hold, keeps exactly the
+    chunks ``ChunkFilterSpec.matches`` admits (PostgreSQL: in SQL, before the limit)."""
+    from dataclasses import replace
+
+    from local_vector_search_mcp.index.chunks import ChunkFilterSpec, markdown_chunk_id
+
+    store.ensure_schema(DIMS, "float32")
+    store.write_manifest({"embedding_dimensions": str(DIMS)})
+    props: list[dict[str, object] | None] = [
+        {"tags": ["x", "y"], "status": "draft"},
+        {"tags": "x", "n": 1},
+        {"tags": [1, 2.5, True, None, {"a": 1}], "n": 1.0, "flag": True},
+        {"tags": [], "n": True, "nested": {"a": [1, "b"]}},
+        None,
+        {"status": None, "n": 0},
+    ]
+    paths = ["Docs/a.md", "docs/sub/b.md", "docsx/c.md", "notes/100%_d.md", "ſtate/e.md", "docs"]
+    reference: dict[str, tuple[str, str, dict[str, object]]] = {}
+    for i, (path, p) in enumerate(zip(paths, props, strict=True)):
+        store.replace_document(replace(doc(path), properties=p), [chunk(0, f"t{i}", None, vec(i % DIMS, 7))])
+        reference[markdown_chunk_id(path, 0)] = ("markdown", path, dict(p or {}))
+    for i, meta in enumerate([{"tags": ["x"], "n": 1}, {"n": False, "kind": "crm"}, {"nested": {"a": [1, "b"]}}]):
+        chunk_id = f"e{i}"
+        store.put_external(_external(chunk_id, i, 7, collection="crm" if i else "external", path=paths[i], **meta))
+        reference[chunk_id] = ("crm" if i else "external", paths[i], meta)
+    specs = [
+        ChunkFilterSpec(),
+        ChunkFilterSpec(path_prefix="docs"),
+        ChunkFilterSpec(path_prefix="/DOCS/"),
+        ChunkFilterSpec(path_prefix="docs/sub/b.md"),
+        ChunkFilterSpec(path_prefix="state"),  # long s: case-insensitive like the globs
+        ChunkFilterSpec(path_prefix="notes/100%_"),
+        ChunkFilterSpec(path_globs=("docs/**", "*/e.md")),
+        ChunkFilterSpec(tags=("x",)),
+        ChunkFilterSpec(tags=("x", "y")),
+        ChunkFilterSpec(tags=("1", "2.5", "True")),
+        ChunkFilterSpec(metadata=(("n", 1),)),
+        ChunkFilterSpec(metadata=(("n", True),)),
+        ChunkFilterSpec(metadata=(("n", 0),)),
+        ChunkFilterSpec(metadata=(("status", None),)),
+        ChunkFilterSpec(metadata=(("flag", True), ("n", 1))),
+        ChunkFilterSpec(metadata=(("kind", "crm"),), collections=("crm",)),
+        ChunkFilterSpec(collections=("markdown",), path_prefix="docs"),
+    ]
+    for spec in specs:
+        expected = {cid for cid, (coll, path, fields) in reference.items() if spec.matches(coll, path, fields)}
+        found = store.nearest_chunks(vec(7), 100, spec)
+        assert {c.id for c, _ in found} == expected, spec
+        if expected:  # the filter applies before the limit: the one best admitted chunk is found
+            assert len(store.nearest_chunks(vec(7), 1, spec)) == 1, spec

@@ -72,7 +72,7 @@ def index_note(ws: Workspace, request: IndexNoteArguments) -> IndexNoteResult:
         chunk_ids=[c.id for c in done.chunks],
         chunks=len(done.chunks),
         dimensions=done.dimensions,
-        quantization_bits=done.quantization_bits,  # type: ignore[arg-type]  # 32 | 8 | 1 | None
+        quantization_bits=done.quantization_bits,  # type: ignore[arg-type]  # 32 | 16 | 8 | 1 | None
         warning=done.warning,
     )
 

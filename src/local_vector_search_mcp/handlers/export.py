@@ -6,9 +6,10 @@ import io
 
 from lvsm_contract.models import KbCreatePdfBookRequest, KbCreatePdfBookResult
 
-from ..errors import InvalidArgument, InvalidPath, NotFound
+from ..errors import InvalidArgument, InvalidPath
 from ..export.pdf import MAX_BOOK_BYTES, BookOptions, render_book
 from ..markdown import parse_document
+from ..sourcefile import read_source
 from ..workspace import Workspace
 from ..writer import replace_file
 
@@ -22,13 +23,12 @@ def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCrea
         raise InvalidPath(f"outputPath {out_rel!r} must end in .pdf.")
     if out.is_dir():
         raise InvalidArgument(f"outputPath {out_rel!r} is an existing folder; name a .pdf file.")
-    if not path.is_file():
-        raise NotFound(f"Document {rel!r} was not found.")
-    if path.stat().st_size > MAX_BOOK_BYTES:
+    raw = read_source(path, rel)  # a FIFO, link or folder is refused, never waited on; capped at 8 MiB
+    if len(raw) > MAX_BOOK_BYTES:
         raise InvalidArgument(
             f"Document {rel!r} is larger than {MAX_BOOK_BYTES // (1024 * 1024)} MiB; export it in parts."
         )
-    doc = parse_document(path.read_bytes())
+    doc = parse_document(raw)
     options = BookOptions(request.page_format, request.style, request.profile, ws.config.export.pdf.cjk_font)
     # reportlab holds the whole PDF in memory until it is saved anyway; the bytes
     # then go through the atomic writer like every other file the server writes.

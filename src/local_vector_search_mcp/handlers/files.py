@@ -11,6 +11,7 @@ from lvsm_contract.models import FileEntry, KbListFilesRequest, KbListFilesResul
 from ..errors import PermissionDenied
 from ..globs import compile_glob
 from ..workspace import Workspace
+from ..writer import is_temp_name
 
 
 def utc_iso(timestamp: float) -> str:
@@ -44,7 +45,7 @@ def walk_files(ws: Workspace, prefix: str = "") -> list[tuple[str, os.stat_resul
             raise PermissionDenied(f"Could not list folder {rel_dir or '.'!r}: {exc.strerror}.") from None
         for entry in items:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if entry.name.lower() == ".git" or ws.guard.is_internal(rel):
+            if entry.name.lower() == ".git" or ws.guard.is_internal(rel) or is_temp_name(entry.name):
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)

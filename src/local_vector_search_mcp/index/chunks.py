@@ -9,6 +9,7 @@ predicates are the reference semantics each adapter applies inside retrieval.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,11 +129,17 @@ class ChunkFilterSpec:
     def wants(self, collection: str) -> bool:
         return self.collections is None or collection in self.collections
 
+    @property
+    def prefix(self) -> str | None:
+        """``path_prefix`` without its slashes; ``None`` when it filters nothing."""
+        return (self.path_prefix or "").strip("/") or None
+
     def path_ok(self, path: str) -> bool:
-        if self.path_prefix:
-            prefix, low = self.path_prefix.strip("/").lower(), path.lower()
-            if prefix and low != prefix and not low.startswith(prefix + "/"):
-                return False
+        """The prefix is the path or a folder of it, compared case-insensitively as globs are
+        (``re.IGNORECASE``, which SQL engines spell out: ``globs.posix_regex_literal``)."""
+        prefix = self.prefix
+        if prefix is not None and not re.fullmatch(re.escape(prefix) + "(?:/.*)?", path, re.IGNORECASE | re.DOTALL):
+            return False
         return not self._globs or any(m(path) for m in self._globs)
 
     def fields_ok(self, fields: Mapping[str, Any]) -> bool:

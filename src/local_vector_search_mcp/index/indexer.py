@@ -13,6 +13,11 @@ and the CLI both call it. Incremental by default (``scope="changed"``):
    transaction (so a failure or a kill keeps the previous revision). Vectors
    of unchanged chunk texts are reused; new chunks are stored *pending*.
 
+Reading, hashing, parsing and chunking (``prepare.py``) run in worker
+processes when there are many files to parse (``parallel.py``,
+``knowledgeBase.indexWorkers``); this process stays the only writer and
+stores the files in discovery order, so the index is the same either way.
+
 Vectors are filled afterwards by :meth:`Indexer.embed_pending` (lexical
 search works as soon as a file's transaction commits; the local model is
 slow, so the CLI runs this pass synchronously after the files and the MCP
@@ -24,12 +29,12 @@ pending chunks are simply embedded by the next pass.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -37,15 +42,24 @@ from typing import Any, Literal
 import numpy as np
 
 from ..embeddings import Embedder, EmbeddingError
-from ..errors import IndexNotReady, KbError, NotFound
-from ..markdown import parse_document
-from ..markdown.links import extract_links
-from ..sourcefile import read_source
-from .chunker import build_embedding_text, chunk_document, embedding_text_hash
+from ..errors import IndexNotReady
+from .chunker import build_embedding_text
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
-from .port import ChunkRecord, DocumentMeta, DocumentRecord, IndexDamaged, IndexStore, LinkRecord
+from .parallel import ParsePool, plan_workers
+from .port import DocumentRecord, IndexDamaged, IndexStore
+from .prepare import (
+    ChunkSettings,
+    Outcome,
+    Prepared,
+    Task,
+    Unchanged,
+    Unreadable,
+    Vanished,
+    front_matter_properties,
+    prepare,
+)
 
-__all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "utc_now"]
+__all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "front_matter_properties", "utc_now"]
 
 
 log = logging.getLogger(__name__)
@@ -172,7 +186,9 @@ class Indexer:
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        worker_nice: int = 0,
     ) -> ReindexResult:
+        """Bring the index in line with every file (``worker_nice``: priority of parse workers)."""
         progress = progress or Progress(scope, force)
         result = ReindexResult()
         try:
@@ -212,31 +228,50 @@ class Indexer:
             with self.gate:
                 if self.store.delete_document(path):
                     result.deleted_files += 1
-        for path in files:
+        tasks = []
+        for path in files:  # the cheap unchanged check needs no worker
+            state = None if scope == "all" else states.get(path)
+            if state is not None and self._same_stat(path, state):
+                result.skipped_files += 1
+                progress.processed_files += 1
+            else:
+                tasks.append(Task(path, None if state is None else state.source_hash))
+        workers = plan_workers(self.config.knowledge_base.index_workers, len(tasks))
+        with ExitStack() as stack:
+            outcomes: Iterable[Outcome]
+            if workers:
+                pool = stack.enter_context(ParsePool(self.root, self.chunk_settings(), workers, worker_nice))
+                outcomes = pool.run(tasks, cancel)
+            else:
+                outcomes = self._prepare_here(tasks)
+            for prepared in outcomes:
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled()
+                path = prepared.path
+                progress.current_path = path
+                if on_progress:
+                    on_progress(progress)
+                try:
+                    outcome: int | None = self._write(prepared)
+                except UnreadableSource as bad:
+                    outcome = None
+                    result.add_unreadable(path, bad.reason)
+                    log.info("not indexed: %s: %s", path, bad.reason)
+                except FileNotFoundError:
+                    outcome = None
+                    with self.gate:
+                        if self.store.delete_document(path):
+                            result.deleted_files += 1
+                if outcome is None:
+                    pass  # vanished between discovery and indexing
+                elif outcome < 0:
+                    result.skipped_files += 1
+                else:
+                    result.indexed_files += 1
+                    result.chunks_indexed += outcome
+                progress.processed_files += 1
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
-            progress.current_path = path
-            if on_progress:
-                on_progress(progress)
-            try:
-                outcome = self._update_file(path, states.get(path), scope == "all")
-            except UnreadableSource as bad:
-                outcome = None
-                result.add_unreadable(path, bad.reason)
-                log.info("not indexed: %s: %s", path, bad.reason)
-            except FileNotFoundError:
-                outcome = None
-                with self.gate:
-                    if self.store.delete_document(path):
-                        result.deleted_files += 1
-            if outcome is None:
-                pass  # vanished between discovery and indexing
-            elif outcome < 0:
-                result.skipped_files += 1
-            else:
-                result.indexed_files += 1
-                result.chunks_indexed += outcome
-            progress.processed_files += 1
         if result.indexed_files or result.deleted_files:
             with self.gate:
                 self.store.refresh_term_stats()
@@ -245,69 +280,66 @@ class Indexer:
             on_progress(progress)
         return result
 
+    def chunk_settings(self) -> ChunkSettings:
+        return ChunkSettings.from_config(self.config)
+
+    def _prepare_here(self, tasks: list[Task]) -> Iterator[Outcome]:
+        settings = self.chunk_settings()
+        for task in tasks:
+            yield prepare(self.root, task, settings)
+
+    def _same_stat(self, path: str, state: Any) -> bool:
+        try:
+            st = os.stat(self.root / path)
+        except OSError:
+            return False  # preparing it says what is wrong (gone, unreadable)
+        return bool(state.size == st.st_size and state.mtime_ns == st.st_mtime_ns)
+
     def _update_file(self, path: str, state: Any, always: bool) -> int:
-        """Index one file if needed: chunk count, or -1 when skipped as unchanged."""
-        full = self.root / path
-        st = full.stat()
-        if not always and state is not None and state.size == st.st_size and state.mtime_ns == st.st_mtime_ns:
+        """Index one file if needed, in this process: chunk count, or -1 when skipped as unchanged."""
+        if not always and state is not None and self._same_stat(path, state):
             return -1
-        try:
-            raw = read_source(full, path)
-        except NotFound:
-            raise FileNotFoundError(path) from None
-        except KbError as exc:
-            self._forget(path)
-            raise UnreadableSource(path, exc.message) from None
-        source_hash = hashlib.sha256(raw).hexdigest()
-        if not always and state is not None and state.source_hash == source_hash:
+        known = None if always or state is None else state.source_hash
+        # cache: an edit just parsed this revision, so the targeted sync that follows reuses it
+        return self._write(prepare(self.root, Task(path, known), self.chunk_settings(), cache=True))
+
+    def _write(self, outcome: Outcome) -> int:
+        """Store one prepared file: its chunk count, or -1 when its bytes are unchanged.
+        Raises :class:`UnreadableSource` (its old entry dropped) or ``FileNotFoundError``."""
+        if isinstance(outcome, Prepared):
+            return self.store_prepared(outcome)
+        if isinstance(outcome, Unchanged):
             with self.gate:
-                self.store.touch_document(path, st.st_size, st.st_mtime_ns)
+                self.store.touch_document(outcome.path, outcome.size, outcome.mtime_ns)
             return -1
-        try:
-            return self.index_bytes(path, raw, st.st_size, st.st_mtime_ns, source_hash)
-        except (KbError, ValueError, RecursionError, MemoryError) as exc:
-            # A file the parser cannot take (not UTF-8, ...) is one bad file, not a failed run.
-            self._forget(path)
-            reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-            raise UnreadableSource(path, str(reason)[:300]) from None
+        if isinstance(outcome, Unreadable):
+            self._forget(outcome.path)
+            raise UnreadableSource(outcome.path, outcome.reason)
+        assert isinstance(outcome, Vanished)
+        raise FileNotFoundError(outcome.path)
 
     def _forget(self, path: str) -> None:
         """Drop the index entry of a file that can no longer be read: the index shows only what is on disk."""
         with self.gate:
             self.store.delete_document(path)
 
-    def index_bytes(self, path: str, raw: bytes, size: int, mtime_ns: int, source_hash: str) -> int:
-        doc = parse_document(raw)
-        ch = self.config.chunking
-        chunks = chunk_document(
-            doc,
-            max_chunk_bytes=ch.max_chunk_bytes,
-            max_elements=ch.max_elements,
-            include_front_matter=ch.include_front_matter,
-        )
-        hashes = [
-            embedding_text_hash(build_embedding_text(path, c.text, c.heading_path, ch.include_heading_context))
-            for c in chunks
-        ]
-        reuse = self.store.vectors_by_text_hash(path) if self.embedder is not None and chunks else {}
-        records = [
-            ChunkRecord(
-                ordinal=c.ordinal,
-                pointer=c.pointer,
-                anchor=c.anchor,
-                text=c.text,
-                heading_path=c.heading_path,
-                embedding_text_hash=hashes[i],
-                vector=reuse.get(hashes[i]),
-            )
-            for i, c in enumerate(chunks)
-        ]
-        graph = extract_links(doc)
-        links = [LinkRecord(ln.kind, ln.destination, ln.text, ln.pointer) for ln in graph.links]
-        meta = DocumentMeta(graph.tags, graph.aliases, graph.headings, graph.block_ids)
+    def store_prepared(self, prepared: Prepared) -> int:
+        """Replace one document's rows with ``prepared`` in one transaction (vectors of unchanged
+        chunk texts reused); returns the chunk count."""
+        chunks = prepared.chunks
+        reuse = self.store.vectors_by_text_hash(prepared.path) if self.embedder is not None and chunks else {}
+        if reuse:
+            chunks = [replace(c, vector=reuse.get(c.embedding_text_hash)) for c in chunks]
         with self.gate:
-            record = DocumentRecord(path, source_hash, size, mtime_ns, utc_now(), front_matter_properties(doc))
-            return self.store.replace_document(record, records, links, meta)
+            record = DocumentRecord(
+                prepared.path,
+                prepared.source_hash,
+                prepared.size,
+                prepared.mtime_ns,
+                utc_now(),
+                prepared.properties,
+            )
+            return self.store.replace_document(record, chunks, prepared.links, prepared.meta)
 
     # vectors ------------------------------------------------------------------------
     def embed_pending(
@@ -416,22 +448,3 @@ def _hidden(path: str) -> bool:
 
 def _maybe_int(value: str | None) -> int | None:
     return int(value) if value else None
-
-
-def front_matter_properties(doc: Any) -> dict[str, Any]:
-    """The document's front matter fields for chunk filters (empty without front matter or
-    when it is not a YAML mapping: a bad header never stops indexing)."""
-    from ..markdown import ElementKind
-    from .chunks import document_properties
-
-    first = doc.elements[0] if doc.elements else None
-    if first is None or first.kind is not ElementKind.FRONT_MATTER:
-        return {}
-    import yaml
-
-    lines = first.text.splitlines()[1:-1]
-    try:
-        data = yaml.safe_load("\n".join(lines))
-    except yaml.YAMLError:
-        return {}
-    return document_properties(data) if isinstance(data, dict) else {}

@@ -47,6 +47,7 @@ VECTOR_RETRY_SECONDS = 60.0  # after a provider failure, searches retry the back
 RETRY_FIRST_SECONDS = 2.0
 SHUTDOWN_DRAIN_SECONDS = 10.0
 RETRY_MAX_SECONDS = 300.0
+BACKGROUND_WORKER_NICE = 10  # parse workers of kb_reindex (the CLI's run at normal priority)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,12 +194,22 @@ class IndexingService:
         finally:
             self.activity.current = None
 
-    def _run(self, progress: Progress, on_progress: Callable[[Progress], None] | None = None) -> ReindexResult:
+    def _run(
+        self,
+        progress: Progress,
+        on_progress: Callable[[Progress], None] | None = None,
+        worker_nice: int = 0,
+    ) -> ReindexResult:
         # one reindex at a time across every server sharing the store (PostgreSQL: an advisory
         # lock; a server that dies releases it); the others keep searching and editing meanwhile
         with self.store.exclusive_pass("reindex", wait=True):
             result = self.indexer.reindex(
-                progress.scope, progress.force, progress=progress, cancel=self._cancel, on_progress=on_progress
+                progress.scope,
+                progress.force,
+                progress=progress,
+                cancel=self._cancel,
+                on_progress=on_progress,
+                worker_nice=worker_nice,
             )
         self.activity.vector_error = None  # a reindex retries a provider that failed before
         with self.activity.embedding, self.store.exclusive_pass("embedding", wait=True):
@@ -225,7 +236,8 @@ class IndexingService:
         outcome: Literal["succeeded", "failed", "cancelled"] = "succeeded"
         result, error = None, None
         try:
-            result = self._run(progress)
+            # the server's own reindex: parse workers yield the CPU to searches and the event loop
+            result = self._run(progress, worker_nice=BACKGROUND_WORKER_NICE)
         except Cancelled:
             outcome = "cancelled"
         except KbError as exc:

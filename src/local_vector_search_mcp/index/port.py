@@ -28,6 +28,7 @@ from .query import LexicalQuery, PathScope
 __all__ = [
     "ChunkHit",
     "ChunkRecord",
+    "DocumentDump",
     "DocumentMeta",
     "DocumentRecord",
     "DocumentState",
@@ -121,6 +122,20 @@ def tag_prefixes(tags: Sequence[str]) -> list[str]:
             if all(parts[:i]):
                 out["/".join(parts[:i])] = None
     return list(out)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentDump:
+    """One document's rows as a store holds them (:meth:`IndexStore.export_documents`), which
+    :meth:`IndexStore.import_documents` writes into any engine without re-chunking or re-embedding.
+    Each chunk's ``vector`` is its stored vector (``None`` while pending), restored to float32
+    without renormalising: an int8 vector comes back as its values / 127, so an index of the
+    same vector storage stores exactly the same values again."""
+
+    document: DocumentRecord
+    chunks: tuple[ChunkRecord, ...]
+    links: tuple[LinkRecord, ...] = ()
+    meta: DocumentMeta = DocumentMeta()
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,6 +310,17 @@ class IndexStore(Protocol):
     ) -> list[tuple[StoredChunk, float]]:
         """Nearest non-stale chunks of both kinds with their cosine similarity, best first,
         ``spec`` applied before the limit."""
+        ...
+
+    # moving an index between engines (``index/copy.py``) -----------------------------------
+    def export_documents(self, after: str | None, limit: int) -> list[DocumentDump]:
+        """Up to ``limit`` documents whose path sorts after ``after`` (code-point order), with
+        their chunks, stored vectors, links and metadata, in that order."""
+        ...
+
+    def import_documents(self, dumps: Sequence[DocumentDump]) -> int:
+        """Replace each dumped document's rows in one transaction, vectors stored exactly as
+        given (never renormalised; a chunk without one is pending). Returns the chunk count."""
         ...
 
     def write_lock(self) -> AbstractContextManager[None]:

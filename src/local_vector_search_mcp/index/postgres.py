@@ -14,7 +14,9 @@ twice B (the SQLite adapter weights its heading column the same way).
 
 Semantic search uses an HNSW index (cosine) with ``hnsw.ef_search`` raised and
 iterative scans on, so a path scope filters before the limit instead of
-starving it.
+starving it. How vectors are stored and compared per ``embedding.vectorStorage``
+(float32, float16 as ``halfvec``, int8 codes in ``bytea``, binary) is
+``pg_vectors.VectorLayout``.
 
 The URL may carry a password: :attr:`PostgresStore.location` and every error
 this module raises show host, port and database only.
@@ -38,6 +40,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from ..errors import IndexNotReady
+from ..globs import posix_regex, posix_regex_literal
 from .chunks import (
     MARKDOWN,
     ChunkFilterSpec,
@@ -48,9 +51,11 @@ from .chunks import (
     unit,
 )
 from .cjk import bigrams, index_tokens
+from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
     ChunkRecord,
+    DocumentDump,
     DocumentMeta,
     DocumentRecord,
     DocumentState,
@@ -80,13 +85,6 @@ def safe_location(url: str, schema: str) -> str:
     port = parts.port or 5432
     database = parts.path.lstrip("/") or "postgres"
     return f"postgresql://{host}:{port}/{database}#{schema}"
-
-
-def _array(value: Any) -> npt.NDArray[np.float32]:
-    """A stored vector as numpy (pgvector's loader hands back its own ``Vector``)."""
-    if hasattr(value, "to_numpy"):
-        value = value.to_numpy()
-    return np.asarray(value, dtype=np.float32)
 
 
 def _lexeme(token: str) -> str:
@@ -134,6 +132,45 @@ def tsquery_literal(node: LexicalQuery, every: bool = True) -> str | None:
     return "(" + (" & " if every else " | ").join(_lexeme(b) for b in bigrams(node.text)) + ")"
 
 
+def _json_alternatives(value: Any) -> list[str]:
+    """JSON texts equal to ``value`` the way Python compares (``True == 1 == 1.0``); jsonb compares
+    numbers by value already (``1 = 1.0``) but never a boolean with a number."""
+    alternatives = [value]
+    if isinstance(value, bool):
+        alternatives.append(int(value))
+    elif isinstance(value, int | float) and value in (0, 1):
+        alternatives.append(bool(value))
+    return [json.dumps(v) for v in alternatives]
+
+
+def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str) -> tuple[str, dict[str, Any]]:
+    """``spec``'s path, tag and metadata conditions as `` and ...`` clauses over the text column
+    ``path`` and the jsonb column ``fields``; the rows ``ChunkFilterSpec.path_ok`` and ``fields_ok``
+    admit (tags as ``chunks._tags`` reads them: a string or the scalars of a list)."""
+    clauses: list[str] = []
+    params: dict[str, Any] = {}
+    if spec.prefix is not None:
+        clauses.append(f"{path} ~ %(prefix)s")
+        params["prefix"] = "^" + posix_regex_literal(spec.prefix) + "(?:/.*)?$"
+    if spec.path_globs:
+        clauses.append(f"{path} ~ any(cast(%(globs)s as text[]))")
+        params["globs"] = [posix_regex(g, "filter.pathGlobs") for g in spec.path_globs]
+    if spec.tags:
+        tags = f"{fields} -> 'tags'"
+        clauses.append(
+            f"cast(%(tags)s as text[]) <@ (case jsonb_typeof({tags}) when 'string' then array[{fields} ->> 'tags']"
+            f" when 'array' then array(select case jsonb_typeof(t) when 'boolean' then initcap(t #>> '{{}}')"
+            f" else t #>> '{{}}' end from jsonb_array_elements({tags}) t"
+            " where jsonb_typeof(t) in ('string', 'number', 'boolean')) else array[]::text[] end)"
+        )
+        params["tags"] = list(spec.tags)
+    for i, (key, value) in enumerate(spec.metadata):
+        clauses.append(f"{fields} -> %(mk{i})s = any(cast(%(mv{i})s as jsonb[]))")
+        params[f"mk{i}"] = key
+        params[f"mv{i}"] = _json_alternatives(value)
+    return "".join(f" and {c}" for c in clauses), params
+
+
 class PostgresStore:
     def __init__(self, url: str, schema: str = "local_vector_search_mcp") -> None:
         self._url = url
@@ -143,6 +180,7 @@ class PostgresStore:
         self._connections: list[psycopg.Connection[Any]] = []
         self._lock = threading.RLock()
         self._ready = False
+        self._layout_cache: VectorLayout | None = None
 
     @property
     def location(self) -> str:
@@ -194,9 +232,9 @@ class PostgresStore:
 
     def ensure_schema(self, vector_dimensions: int | None, vector_storage: str) -> None:
         with self._lock, self._conn().transaction():
-            self._create(vector_dimensions)
+            self._create(vector_dimensions, vector_storage)
 
-    def _create(self, dims: int | None) -> None:
+    def _create(self, dims: int | None, storage: str = "float32") -> None:
         """Create what is missing; always inside the caller's transaction."""
         conn = self._conn()
         with conn.cursor() as cur:
@@ -229,20 +267,18 @@ class PostgresStore:
             """
         )
         if dims and not self._table_exists("vectors"):
-            conn.execute(
-                sql.SQL(
-                    "create table vectors (chunk_id bigint primary key references chunks(id) on delete cascade,"
-                    " embedding vector({}) not null);"
-                    " create index vectors_hnsw on vectors using hnsw (embedding vector_cosine_ops)"
-                ).format(sql.Literal(int(dims)))
-            )
+            (extension,) = conn.execute(
+                b"select extnamespace::regnamespace::text from pg_extension where extname = 'vector'"
+            ).fetchone() or ("public",)
+            conn.execute(VectorLayout(storage, int(dims)).create(str(extension).strip('"')))
+        self._layout_cache = None
         self._ready = True
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
         with self._lock, self._conn().transaction():
             for table in _DERIVED:  # external chunks survive, as on SQLite
                 self._conn().execute(sql.SQL("drop table if exists {} cascade").format(sql.Identifier(table)))
-            self._create(vector_dimensions)
+            self._create(vector_dimensions, vector_storage)
 
     def read_manifest(self) -> dict[str, str]:
         if not self.exists():
@@ -261,6 +297,20 @@ class PostgresStore:
     def has_vectors(self) -> bool:
         return self.exists() and self._table_exists("vectors")
 
+    def _layout(self) -> VectorLayout:
+        """How the ``vectors`` table stores its vectors (read once; this process's reset forgets it)."""
+        if self._layout_cache is None:
+            rows = self._rows(
+                "select obj_description(a.attrelid, 'pg_class'), format_type(a.atttypid, a.atttypmod),"
+                " coalesce((select indexdef from pg_indexes where schemaname = %s and indexname = 'vectors_hnsw'),"
+                " ''), a.atttypmod from pg_attribute a where a.attrelid = to_regclass(%s) and a.attname = 'embedding'",
+                (self._schema, f'"{self._schema}".vectors'),
+            )
+            if not rows:
+                raise IndexNotReady(f"the vector table of {self._location} is missing; rebuild the index")
+            self._layout_cache = VectorLayout.from_catalog(*rows[0])
+        return self._layout_cache
+
     # documents ----------------------------------------------------------------
     def document_states(self) -> dict[str, DocumentState]:
         if not self.exists():
@@ -278,6 +328,17 @@ class PostgresStore:
         links: Sequence[LinkRecord] = (),
         meta: DocumentMeta | None = None,
     ) -> int:
+        return self._replace(doc, chunks, links, meta, exact=False)
+
+    def _replace(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord],
+        meta: DocumentMeta | None,
+        exact: bool,
+    ) -> int:
+        """``exact``: store vectors as given (an imported index), else normalised."""
         # everything is computed before the transaction: a bad record leaves the old revision in place
         rows = [
             (
@@ -313,7 +374,7 @@ class PostgresStore:
                     None if doc.properties is None else json.dumps(doc.properties),
                 ),
             ).fetchone() or (None,)
-            vectors = self._table_exists("vectors")
+            layout = self._layout() if self._table_exists("vectors") else None
             with conn.cursor() as cur:
                 for *fields, tsv, vector in rows:
                     (chunk_id,) = cur.execute(
@@ -321,10 +382,11 @@ class PostgresStore:
                         b" embedding_text_hash, tsv) values (%s, %s, %s, %s, %s, %s, %s, %s::tsvector) returning id",
                         (doc_id, *fields, tsv),
                     ).fetchone() or (None,)
-                    if vectors and vector is not None:
+                    if layout is not None and vector is not None:
                         cur.execute(
-                            b"insert into vectors (chunk_id, embedding) values (%s, %s)",
-                            (chunk_id, unit(vector)),
+                            f"insert into vectors (chunk_id, {layout.insert_columns})"
+                            f" values (%s, {layout.insert_marks})".encode(),
+                            (chunk_id, *layout.row(vector, normalise=not exact)),
                         )
                 cur.executemany(
                     b"insert into links (doc_id, ordinal, kind, destination, text, anchor)"
@@ -364,13 +426,14 @@ class PostgresStore:
         if not vectors or not self.has_vectors():
             return 0
         stored = 0
+        layout = self._layout()
+        query = (
+            f"insert into vectors (chunk_id, {layout.insert_columns}) select id, {layout.insert_marks}"
+            " from chunks where id = %s on conflict (chunk_id) do nothing"
+        ).encode()
         with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
             for chunk_id, vector in vectors:
-                cur.execute(
-                    b"insert into vectors (chunk_id, embedding) select id, %s from chunks where id = %s"
-                    b" on conflict (chunk_id) do nothing",
-                    (unit(vector), chunk_id),
-                )
+                cur.execute(query, (*layout.row(vector), chunk_id))
                 stored += cur.rowcount
         return stored
 
@@ -385,11 +448,67 @@ class PostgresStore:
         if not self.has_vectors():
             return {}
         rows = self._rows(
-            "select c.embedding_text_hash, v.embedding from chunks c join documents d on d.id = c.doc_id"
-            " join vectors v on v.chunk_id = c.id where d.path = %s",
+            f"select c.embedding_text_hash, {self._layout().read_expr('v')} from chunks c"
+            " join documents d on d.id = c.doc_id join vectors v on v.chunk_id = c.id where d.path = %s",
             (path,),
         )
-        return {h: _array(v) for h, v in rows}
+        return {h: unit(to_numpy(v)) for h, v in rows}
+
+    # moving an index between engines ---------------------------------------------------
+    def export_documents(self, after: str | None, limit: int) -> list[DocumentDump]:
+        if not self.exists():
+            return []
+        vectors = self.has_vectors()
+        restore = vectors and self._layout().storage == "int8"
+        conn = self._conn()
+        with self._lock, conn.transaction():
+            conn.execute(b"set transaction isolation level repeatable read")  # one snapshot per page
+            docs = conn.execute(
+                b"select id, path, source_hash, size, mtime_ns, indexed_at_utc, properties from documents"
+                b' where %(after)s::text is null or path collate "C" > %(after)s order by path collate "C"'
+                b" limit %(limit)s",
+                {"after": after, "limit": limit},
+            ).fetchall()
+            ids = [d[0] for d in docs]
+            chunk_rows = conn.execute(
+                b"select c.doc_id, c.ordinal, c.pointer, c.anchor, c.text, c.heading_path, c.embedding_text_hash, "
+                + (self._layout().read_expr("v").encode() if vectors else b"null")
+                + b" from chunks c"
+                + (b" left join vectors v on v.chunk_id = c.id" if vectors else b"")
+                + b" where c.doc_id = any(%s) order by c.doc_id, c.ordinal",
+                (ids,),
+            ).fetchall()
+            link_rows = conn.execute(
+                b"select doc_id, kind, destination, text, anchor from links where doc_id = any(%s)"
+                b" order by doc_id, ordinal",
+                (ids,),
+            ).fetchall()
+            meta_rows = conn.execute(
+                b"select doc_id, tags, aliases, headings, block_ids from doc_meta where doc_id = any(%s)", (ids,)
+            ).fetchall()
+        chunks: dict[int, list[ChunkRecord]] = {i: [] for i in ids}
+        for doc_id, ordinal, pointer, anchor, text, heading, text_hash, embedding in chunk_rows:
+            vector = None if embedding is None else to_numpy(embedding)
+            if vector is not None and restore:  # int8: the codes / 127 as SQLite gives them (port.DocumentDump):
+                vector = vector / np.float32(127.0)  # re-quantizing yields the same codes, bit for bit
+            chunks[doc_id].append(ChunkRecord(ordinal, pointer, anchor, text, heading, text_hash, vector))
+        links: dict[int, list[LinkRecord]] = {i: [] for i in ids}
+        for doc_id, *fields in link_rows:
+            links[doc_id].append(LinkRecord(*fields))
+        metas = {r[0]: DocumentMeta(*(tuple(v) for v in r[1:])) for r in meta_rows}
+        return [
+            DocumentDump(
+                DocumentRecord(path, source_hash, size, mtime_ns, indexed_at, properties),
+                tuple(chunks[doc_id]),
+                tuple(links[doc_id]),
+                metas.get(doc_id, DocumentMeta()),
+            )
+            for doc_id, path, source_hash, size, mtime_ns, indexed_at, properties in docs
+        ]
+
+    def import_documents(self, dumps: Sequence[DocumentDump]) -> int:
+        with self._lock, self._conn().transaction():
+            return sum(self._replace(d.document, d.chunks, d.links, d.meta, exact=True) for d in dumps)
 
     def counts(self) -> StoreCounts:
         if not self.exists():
@@ -442,12 +561,20 @@ class PostgresStore:
 
     # retrieval ----------------------------------------------------------------
     def _scope_ids(self, scope: PathScope | None) -> list[int] | None:
-        """Document ids inside ``scope`` (``None``: everything). Globs are matched in Python over
-        the documents table (one row per file), then the id list filters chunks in SQL before the limit."""
+        """Document ids inside ``scope`` (``None``: everything), selected by PostgreSQL itself: the
+        globs become case-insensitive POSIX regular expressions (``globs.posix_regex``, the same
+        matches as the SQLite side's Python predicate); the id list then filters chunks before the limit."""
         if scope is None or scope.is_everything:
             return None
-        matches = scope.matcher()
-        return [doc_id for doc_id, path in self._rows("select id, path from documents") if matches(path)]
+        include = [posix_regex(p, "includeGlobs") for p in scope.include] or [posix_regex("**/*.md")]
+        exclude = [posix_regex(p, "excludeGlobs") for p in scope.exclude]
+        rows = self._rows(
+            "select id from documents where path ~ any(cast(%(inc)s as text[]))"
+            " and not (path ~ any(cast(%(exc)s as text[])))"
+            " and (cast(%(paths)s as text[]) is null or path = any(%(paths)s))",
+            {"inc": include, "exc": exclude, "paths": None if scope.paths is None else sorted(scope.paths)},
+        )
+        return [r[0] for r in rows]
 
     def _hits(self, rows: list[tuple[Any, ...]], with_distance: bool) -> list[ChunkHit]:
         return [ChunkHit(r[0], r[1], r[2], r[3], r[4], r[5], float(r[6]) if with_distance else None) for r in rows]
@@ -474,27 +601,34 @@ class PostgresStore:
         if not self.has_vectors():
             return []
         ids = self._scope_ids(scope)
+        layout = self._layout()
+        exact, ann = layout.exact_distance("v"), layout.ann_distance("v")
+        candidates = layout.candidates(limit)
         conn = self._conn()
         with self._lock, conn.transaction():
-            conn.execute(sql.SQL("set local hnsw.ef_search = {}").format(sql.Literal(max(EF_SEARCH, limit))))
+            ef_search = min(max(EF_SEARCH, candidates), MAX_EF_SEARCH)
+            conn.execute(sql.SQL("set local hnsw.ef_search = {}").format(sql.Literal(ef_search)))
             conn.execute(b"set local hnsw.iterative_scan = strict_order")
-            rows = conn.execute(
-                b"select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash, v.distance from"
-                b" (select chunk_id, embedding <=> %(v)s as distance from vectors"
-                b"  order by embedding <=> %(v)s limit %(n)s) v"
-                b" join chunks c on c.id = v.chunk_id join documents d on d.id = c.doc_id"
-                b" order by v.distance, c.id"
+            # unscoped: the HNSW index proposes candidates (binary: a larger pool, re-ranked exactly);
+            # scoped: an exact scan of the scope's rows
+            query = (
+                "select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash, v.distance from"
+                f" (select v.chunk_id, {exact} as distance from vectors v order by {ann} limit %(k)s) v"
+                " join chunks c on c.id = v.chunk_id join documents d on d.id = c.doc_id"
+                " order by v.distance, c.id limit %(n)s"
                 if ids is None
-                else b"select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash,"
-                b" v.embedding <=> %(v)s as distance from vectors v join chunks c on c.id = v.chunk_id"
-                b" join documents d on d.id = c.doc_id where c.doc_id = any(%(ids)s)"
-                b" order by v.embedding <=> %(v)s, c.id limit %(n)s",
-                {"v": unit(vector), "n": limit, "ids": ids},
-            ).fetchall()
+                else f"select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash, {exact} as distance"
+                " from vectors v join chunks c on c.id = v.chunk_id join documents d on d.id = c.doc_id"
+                f" where c.doc_id = any(%(ids)s) order by {exact}, c.id limit %(n)s"
+            )
+            params = {**layout.probe(vector), "k": candidates, "n": limit, "ids": ids}
+            rows = conn.execute(query.encode(), params).fetchall()
         return self._hits(rows, True)
 
     # the chunk and vector API ---------------------------------------------------------
-    _MD_COLUMNS = "d.path, c.ordinal, c.text, c.heading_path, c.anchor, d.properties, d.source_hash, v.embedding"
+    def _md_columns(self) -> str:
+        vector = self._layout().read_expr("v") if self.has_vectors() else "v.embedding"
+        return f"d.path, c.ordinal, c.text, c.heading_path, c.anchor, d.properties, d.source_hash, {vector}"
 
     def _md_from(self) -> str:
         vectors = (
@@ -507,7 +641,7 @@ class PostgresStore:
     @staticmethod
     def _md(row: tuple[Any, ...], with_vector: bool) -> StoredChunk:
         path, ordinal, text, heading, anchor, properties, source_hash, embedding = row
-        vector = None if embedding is None else _array(embedding)
+        vector = None if embedding is None else unit(to_numpy(embedding))
         return StoredChunk(
             markdown_chunk_id(path, ordinal),
             MARKDOWN,
@@ -526,7 +660,7 @@ class PostgresStore:
         if not self.exists():
             return []
         rows = self._rows(
-            f"select {self._MD_COLUMNS}{self._md_from()}"
+            f"select {self._md_columns()}{self._md_from()}"
             " where (cast(%(path)s as text) is null or d.path = %(path)s)"
             ' and (cast(%(ap)s as text) is null or (d.path collate "C", c.ordinal) > (%(ap)s, %(ao)s))'
             ' order by d.path collate "C", c.ordinal limit %(limit)s',
@@ -537,7 +671,7 @@ class PostgresStore:
     @staticmethod
     def _ext(row: tuple[Any, ...], with_vector: bool) -> StoredChunk:
         chunk_id, collection, source_path, index, content, metadata, embedding, stale = row
-        vector = _array(embedding)
+        vector = to_numpy(embedding)
         return StoredChunk(
             chunk_id,
             collection,
@@ -616,13 +750,8 @@ class PostgresStore:
             return cur.rowcount > 0
 
     def vector_dimensions(self) -> int | None:
-        if self.has_vectors():
-            rows = self._rows(
-                "select atttypmod from pg_attribute where attrelid = to_regclass(%s) and attname = 'embedding'",
-                (f'"{self._schema}".vectors',),
-            )
-            if rows and rows[0][0] > 0:
-                return int(rows[0][0])
+        if self.has_vectors() and self._layout().dimensions > 0:
+            return self._layout().dimensions
         if not self.exists():
             return None
         rows = self._rows("select vector_dims(embedding) from external_chunks limit 1")
@@ -631,37 +760,34 @@ class PostgresStore:
     def nearest_chunks(
         self, vector: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
     ) -> list[tuple[StoredChunk, float]]:
-        """Exact cosine over both kinds; ``spec`` is applied to the rows as they stream in,
-        nearest first, so it filters before the limit."""
+        """Exact cosine over both kinds (ordered by similarity, an expression the HNSW index does
+        not serve); ``spec`` is a WHERE clause (``chunk_filter_sql``), so it filters before the limit."""
         if not self.exists() or limit <= 0:
             return []
         probe = unit(vector)
         scored: list[tuple[StoredChunk, float]] = []
         if spec.wants(MARKDOWN) and self.has_vectors() and self.vector_dimensions() == len(probe):
-            with self._conn().cursor() as cur:
-                cur.execute(
-                    f"select {self._MD_COLUMNS}, 1 - (v.embedding <=> %(v)s){self._md_from()}"
-                    " where v.embedding is not null order by v.embedding <=> %(v)s, d.path, c.ordinal".encode(),
-                    {"v": probe},
-                )
-                for row in cur:
-                    md = self._md(row[:-1], False)
-                    properties = row[5] or {}
-                    if spec.matches(MARKDOWN, md.source_path, properties):
-                        scored.append((md, float(row[-1])))
-                        if len(scored) == limit:
-                            break
-        ext_rows = self._rows(
-            f"select {self._EXT_COLUMNS}, 1 - (embedding <=> %(v)s) from external_chunks"
-            " where not stale and vector_dims(embedding) = %(n)s order by embedding <=> %(v)s",
-            {"v": probe, "n": len(probe)},
+            layout = self._layout()
+            exact = layout.exact_distance("v")  # int8: the quantized query against the codes, as SQLite
+            where, params = chunk_filter_sql(spec, "d.path", "d.properties")
+            rows = self._rows(
+                f"select {self._md_columns()}, 1 - ({exact}) as score{self._md_from()}"
+                f" where v.embedding is not null{where}"
+                ' order by score desc, d.path collate "C", c.ordinal limit %(limit)s',
+                {**params, **layout.probe(probe), "limit": limit},
+            )
+            scored += [(self._md(row[:-1], False), float(row[-1])) for row in rows]
+        where, params = chunk_filter_sql(spec, "source_path", "metadata")
+        if spec.collections is not None:
+            where += " and collection = any(cast(%(collections)s as text[]))"
+            params["collections"] = list(spec.collections)
+        rows = self._rows(
+            f"select {self._EXT_COLUMNS}, 1 - (embedding <=> %(v)s) as score from external_chunks"
+            f" where not stale and vector_dims(embedding) = %(n)s{where}"
+            ' order by score desc, collection collate "C", id collate "C" limit %(limit)s',
+            {**params, "v": probe, "n": len(probe), "limit": limit},
         )
-        kept = 0
-        for row in ext_rows:
-            ext = self._ext(row[:-1], False)
-            if kept < limit and spec.matches(ext.collection, ext.source_path, ext.metadata):
-                scored.append((ext, float(row[-1])))
-                kept += 1
+        scored += [(self._ext(row[:-1], False), float(row[-1])) for row in rows]
         scored.sort(key=lambda pair: (-pair[1], pair[0].collection, pair[0].id))
         return [(replace(c, vector=None), s) for c, s in scored[:limit]]
 

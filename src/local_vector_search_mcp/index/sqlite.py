@@ -66,6 +66,7 @@ from .fts5 import render_match
 from .port import (
     ChunkHit,
     ChunkRecord,
+    DocumentDump,
     DocumentMeta,
     DocumentRecord,
     DocumentState,
@@ -365,56 +366,67 @@ class SqliteStore(ChunkTables):
         meta: DocumentMeta | None = None,
     ) -> int:
         with self._write() as c:
-            old = self._one("SELECT id FROM documents WHERE path = ?", (doc.path,))
-            if old is not None:
-                self._delete_rows(c, old)
-            c.execute(
-                "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc, properties) "
-                "VALUES(?,?,?,?,?,?)",
-                (
-                    doc.path,
-                    doc.source_hash,
-                    doc.size,
-                    doc.mtime_ns,
-                    doc.indexed_at_utc,
-                    dump_properties(doc.properties),
-                ),
-            )
-            doc_id = c.last_insert_rowid()
-            first = int(self._one("SELECT coalesce(max(id), 0) FROM chunks")) + 1
-            ids = range(first, first + len(chunks))
-            has_table = self._table_exists("chunk_vectors")
-            c.executemany(
-                "INSERT INTO chunks(id, document_id, ordinal, anchor, heading_path, embedding_text_hash, body, "
-                "vector_pending) VALUES(?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        cid,
-                        doc_id,
-                        ch.ordinal,
-                        ch.anchor,
-                        ch.heading_path,
-                        ch.embedding_text_hash,
-                        _pack(ch.text),
-                        int(has_table and ch.vector is None),
-                    )
-                    for cid, ch in zip(ids, chunks, strict=True)
-                ],
-            )
-            c.executemany(
-                "INSERT INTO chunks_fts(rowid, body, heading) VALUES(?,?,?)",
-                [
-                    (cid, cjk_index_text(ch.text), cjk_index_text(ch.heading_path or ""))
-                    for cid, ch in zip(ids, chunks, strict=True)
-                ],
-            )
-            if has_table:
-                self._insert_vectors(
-                    c, [(cid, doc_id, ch.vector) for cid, ch in zip(ids, chunks, strict=True) if ch.vector is not None]
-                )
-            self._insert_graph(c, doc_id, links, meta or DocumentMeta())
+            n = self._replace_rows(c, doc, chunks, links, meta)
             self._bump(c)
-            return len(chunks)
+            return n
+
+    def _replace_rows(
+        self,
+        c: apsw.Connection,
+        doc: DocumentRecord,
+        chunks: Sequence[ChunkRecord],
+        links: Sequence[LinkRecord],
+        meta: DocumentMeta | None,
+    ) -> int:
+        """One document's rows, inside the caller's write transaction."""
+        old = self._one("SELECT id FROM documents WHERE path = ?", (doc.path,))
+        if old is not None:
+            self._delete_rows(c, old)
+        c.execute(
+            "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc, properties) VALUES(?,?,?,?,?,?)",
+            (
+                doc.path,
+                doc.source_hash,
+                doc.size,
+                doc.mtime_ns,
+                doc.indexed_at_utc,
+                dump_properties(doc.properties),
+            ),
+        )
+        doc_id = c.last_insert_rowid()
+        first = int(self._one("SELECT coalesce(max(id), 0) FROM chunks")) + 1
+        ids = range(first, first + len(chunks))
+        has_table = self._table_exists("chunk_vectors")
+        c.executemany(
+            "INSERT INTO chunks(id, document_id, ordinal, anchor, heading_path, embedding_text_hash, body, "
+            "vector_pending) VALUES(?,?,?,?,?,?,?,?)",
+            [
+                (
+                    cid,
+                    doc_id,
+                    ch.ordinal,
+                    ch.anchor,
+                    ch.heading_path,
+                    ch.embedding_text_hash,
+                    _pack(ch.text),
+                    int(has_table and ch.vector is None),
+                )
+                for cid, ch in zip(ids, chunks, strict=True)
+            ],
+        )
+        c.executemany(
+            "INSERT INTO chunks_fts(rowid, body, heading) VALUES(?,?,?)",
+            [
+                (cid, cjk_index_text(ch.text), cjk_index_text(ch.heading_path or ""))
+                for cid, ch in zip(ids, chunks, strict=True)
+            ],
+        )
+        if has_table:
+            self._insert_vectors(
+                c, [(cid, doc_id, ch.vector) for cid, ch in zip(ids, chunks, strict=True) if ch.vector is not None]
+            )
+        self._insert_graph(c, doc_id, links, meta or DocumentMeta())
+        return len(chunks)
 
     def _insert_graph(self, c: apsw.Connection, doc_id: int, links: Sequence[LinkRecord], meta: DocumentMeta) -> None:
         if links:
@@ -503,6 +515,81 @@ class SqliteStore(ChunkTables):
                 vec = np.frombuffer(blob, dtype=np.float32).copy()
             out[text_hash] = vec
         return out
+
+    # moving an index between engines ---------------------------------------------------
+    def export_documents(self, after: str | None, limit: int) -> list[DocumentDump]:
+        if not self.exists() or not self._table_exists("documents"):
+            return []
+        c = self._conn()
+        c.execute("BEGIN")  # one snapshot per page: a writer elsewhere cannot tear a document
+        try:
+            docs = list(
+                c.execute(
+                    "SELECT id, path, source_hash, size, mtime_ns, indexed_at_utc, properties FROM documents "
+                    "WHERE path > ? ORDER BY path LIMIT ?",
+                    (after or "", limit),
+                )
+            )
+            if not docs:
+                return []
+            marks = ",".join("?" * len(docs))
+            ids = [d[0] for d in docs]
+            vectors: dict[int, npt.NDArray[np.float32]] = {}
+            if self.has_vectors():
+                storage = self._storage()
+                table = "chunk_vectors_exact" if storage == "binary" else "chunk_vectors"
+                for cid, blob in c.execute(
+                    f"SELECT v.chunk_id, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "
+                    f"WHERE c.document_id IN ({marks})",
+                    ids,
+                ):
+                    if storage == "int8":  # the stored values, not renormalised: re-quantizing gives them back
+                        vectors[cid] = np.frombuffer(blob, dtype=np.int8).astype(np.float32) / np.float32(127.0)
+                    else:
+                        vectors[cid] = np.frombuffer(blob, dtype=np.float32).copy()
+            chunks: dict[int, list[ChunkRecord]] = {i: [] for i in ids}
+            for cid, doc_id, ordinal, anchor, heading, text_hash, body in c.execute(
+                "SELECT id, document_id, ordinal, anchor, heading_path, embedding_text_hash, body FROM chunks "
+                f"WHERE document_id IN ({marks}) ORDER BY document_id, ordinal",
+                ids,
+            ):
+                pointer = anchor.split("~", 1)[0]  # the logical pointer is the anchor's first part
+                chunks[doc_id].append(
+                    ChunkRecord(ordinal, pointer, anchor, _unpack(body), heading, text_hash, vectors.get(cid))
+                )
+            links: dict[int, list[LinkRecord]] = {i: [] for i in ids}
+            for doc_id, kind, destination, text, anchor in c.execute(
+                "SELECT document_id, kind, destination, text, anchor FROM links "
+                f"WHERE document_id IN ({marks}) ORDER BY document_id, ordinal",
+                ids,
+            ):
+                links[doc_id].append(LinkRecord(kind, destination, text, anchor))
+            metas = {
+                doc_id: DocumentMeta(*(tuple(json.loads(v)) for v in rest))
+                for doc_id, *rest in c.execute(
+                    "SELECT document_id, tags, aliases, headings, block_ids FROM document_meta "
+                    f"WHERE document_id IN ({marks})",
+                    ids,
+                )
+            }
+        finally:
+            c.execute("COMMIT")
+        return [
+            DocumentDump(
+                DocumentRecord(path, source_hash, size, mtime_ns, indexed_at, json.loads(props) if props else None),
+                tuple(chunks[doc_id]),
+                tuple(links[doc_id]),
+                metas.get(doc_id, DocumentMeta()),
+            )
+            for doc_id, path, source_hash, size, mtime_ns, indexed_at, props in docs
+        ]
+
+    def import_documents(self, dumps: Sequence[DocumentDump]) -> int:
+        """Every dump in one write transaction (SQLite stores vectors as given anyway)."""
+        with self._write() as c:
+            n = sum(self._replace_rows(c, d.document, d.chunks, d.links, d.meta) for d in dumps)
+            self._bump(c)
+            return n
 
     def counts(self) -> StoreCounts:
         if not self.exists() or not self._table_exists("documents"):

@@ -9,25 +9,66 @@ engine sees only :class:`~.port.IndexStore`.
 
 from __future__ import annotations
 
-from ..config import ConfigError, Settings
+import os
+import re
+from pathlib import Path
+
+from ..config import DATABASE_URL_ENV, ConfigError, Settings
 from .port import IndexStore
 
-__all__ = ["open_store"]
+__all__ = ["open_store", "open_store_spec"]
+
+_SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")  # storage.schema's pattern (spec/config.yaml)
 
 
 def open_store(settings: Settings) -> IndexStore:
     """The store of ``settings`` (opens nothing yet: adapters connect on first use)."""
     storage = settings.config.storage
     if storage.backend == "postgresql":
-        try:
-            from .postgres import PostgresStore  # psycopg loads only when PostgreSQL is configured
-        except ImportError as exc:
-            raise ConfigError(
-                f"storage.backend postgresql needs the optional packages: pip install"
-                f" 'local-vector-search-mcp[postgresql]' ({exc.name} is missing)."
-            ) from None
-
-        return PostgresStore(settings.database_url or "", storage.schema_)
+        return _postgres(settings.database_url or "", storage.schema_)
     from .sqlite import SqliteStore  # apsw and sqlite-vec load only when the index is used
 
     return SqliteStore(settings.storage_path)
+
+
+def _postgres(url: str, schema: str) -> IndexStore:
+    try:
+        from .postgres import PostgresStore  # psycopg loads only when PostgreSQL is used
+    except ImportError as exc:
+        raise ConfigError(
+            f"storage.backend postgresql needs the optional packages: pip install"
+            f" 'local-vector-search-mcp[postgresql]' ({exc.name} is missing)."
+        ) from None
+    return PostgresStore(url, schema)
+
+
+def open_store_spec(spec: str, settings: Settings) -> IndexStore:
+    """A store named on the command line (``index copy``): ``sqlite:PATH`` (relative to the
+    project root), ``postgresql://...[#schema]``, or ``postgresql:SCHEMA`` with the URL from
+    ``storage.url`` or the environment. Errors never repeat a URL (it may hold a password)."""
+    kind, sep, rest = spec.partition(":")
+    if kind == "sqlite" and sep and rest:
+        path = Path(rest).expanduser()
+        return open_store_path(path if path.is_absolute() else settings.project_root / path)
+    if kind in ("postgresql", "postgres") and sep:
+        if rest.startswith("//"):
+            url, _, schema = spec.partition("#")
+            schema = schema or "local_vector_search_mcp"
+        else:
+            schema = rest or settings.config.storage.schema_
+            url = settings.config.storage.url or os.environ.get(DATABASE_URL_ENV, "").strip()
+            if not url:
+                raise ConfigError(f"{kind}:{schema} needs a database URL: set {DATABASE_URL_ENV} or storage.url.")
+        if not _SCHEMA.match(schema):
+            raise ConfigError(f"PostgreSQL schema {schema!r} must match {_SCHEMA.pattern}.")
+        return _postgres(url, schema)
+    raise ConfigError(
+        "A store is sqlite:PATH, postgresql://user@host:port/database[#schema] or postgresql:SCHEMA"
+        f" (got {spec.split('://')[0]!r}...)."
+    )
+
+
+def open_store_path(path: Path) -> IndexStore:
+    from .sqlite import SqliteStore
+
+    return SqliteStore(Path(os.path.abspath(path)))

@@ -56,18 +56,21 @@ def _build(text: str, bom: bool, source_hash: str) -> Document:
     )
 
 
-def parse_document(raw: bytes) -> Document:
+def parse_document(raw: bytes, *, cache: bool = True) -> Document:
     """Parse a file's bytes. Raises ``UnsupportedFormat`` if not UTF-8.
 
-    Documents are cached by sourceHash, so an unchanged file is parsed once.
+    Documents are cached by sourceHash, so an unchanged file is parsed once;
+    ``cache=False`` neither reads nor fills the cache (a reindex pass reads
+    each file once: caching would only evict the documents being edited).
     """
     source_hash = sha256_hex(raw)
-    doc = _cached(source_hash)
+    doc = _cached(source_hash) if cache else None
     if doc is not None:
         return doc
     text, bom = decode_markdown(raw)
     doc = _build(text, bom, source_hash)
-    _store(source_hash, doc)
+    if cache:
+        _store(source_hash, doc)
     return doc
 
 

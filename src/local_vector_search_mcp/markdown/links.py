@@ -41,6 +41,7 @@ __all__ = [
     "LinkSource",
     "extract_links",
     "link_source",
+    "load_yaml",
     "normalize_label",
     "rewrite",
 ]
@@ -344,11 +345,9 @@ def _front_matter(source: str) -> tuple[list[str], list[str]]:
     """``tags``/``tag`` and ``aliases``/``alias`` of YAML front matter (lists or comma strings)."""
     if "tag" not in source and "alias" not in source:
         return [], []
-    import yaml
-
     try:
-        data = yaml.safe_load(source)
-    except yaml.YAMLError:
+        data = load_yaml(source)
+    except ValueError:
         return [], []  # broken front matter is the author's to fix; the links still count
     if not isinstance(data, dict):
         return [], []
@@ -362,6 +361,25 @@ def _front_matter(source: str) -> tuple[list[str], list[str]]:
         return out
 
     return [t.lstrip("#") for t in values("tags", "tag")], values("aliases", "alias")
+
+
+def load_yaml(source: str) -> Any:
+    """``yaml.safe_load`` of front matter, through libyaml when PyYAML has it (20x faster: the
+    pure-Python loader was a sixth of a cold reindex). What libyaml refuses is tried again with
+    the pure-Python loader, so no header that loaded before is lost. Raises ``ValueError``
+    when neither loads it."""
+    import yaml
+
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            return yaml.load(source, Loader=fast)  # the C build of SafeLoader
+        except yaml.YAMLError:
+            pass
+    try:
+        return yaml.safe_load(source)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def rewrite(text: str, edits: Iterable[tuple[int, int, str]]) -> str:

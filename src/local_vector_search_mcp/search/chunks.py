@@ -37,7 +37,7 @@ __all__ = ["DEFAULT_COLLECTION", "ChunkApi", "Page"]
 DEFAULT_COLLECTION = "external"
 DEFAULT_TOP_K = 10
 MAX_TOP_K = 100
-_BITS = {"float32": 32, "int8": 8, "binary": 1}
+_BITS = {"float32": 32, "float16": 16, "int8": 8, "binary": 1}
 
 
 def read_only(chunk_id: str, verb: str) -> PermissionDenied:

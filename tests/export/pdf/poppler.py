@@ -1,4 +1,5 @@
-"""What poppler reads back from a PDF: the independent check of every export test."""
+"""What poppler reads back from a PDF: the independent check of every export test; and the marks
+of the tests that need poppler or a CJK font (``tools/system-deps.sh`` installs both)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from system import needs
 
-needs_poppler = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils is not installed")
+from local_vector_search_mcp.export.pdf.fonts import font_set
+
+needs_poppler = needs(shutil.which("pdftotext") is not None, "poppler-utils is not installed")
+needs_cjk_font = needs(font_set().cjk is not None, "no TrueType CJK font is installed (fonts-wqy-microhei)")
 
 
 def _run(*args: str) -> str:

@@ -217,6 +217,7 @@ def test_rust_book_subset(tmp_path: Path) -> None:
 
 
 @needs_corpora
+@poppler.needs_cjk_font
 def test_chinese_document(kb: Path) -> None:
     source = VUE / "guide" / "essentials" / "template-syntax.md"
     (kb / "guide").mkdir()
@@ -240,6 +241,7 @@ def test_without_a_cjk_font_the_warning_names_the_characters(kb: Path) -> None:
     assert "Latin and" in poppler.text(pdf)
 
 
+@poppler.needs_cjk_font
 def test_cjk_mixed_with_latin_on_one_line(kb: Path) -> None:
     (kb / "a.md").write_text("日本語の文と English words と한국어 text.\n", encoding="utf-8")
     pdf, warnings = export(kb, "a.md")

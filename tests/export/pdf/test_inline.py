@@ -5,6 +5,8 @@ from __future__ import annotations
 from local_vector_search_mcp.export.pdf.fonts import font_set
 from local_vector_search_mcp.export.pdf.inline import InlineRenderer
 
+from .poppler import needs_cjk_font
+
 
 def _renderer() -> InlineRenderer:
     return InlineRenderer(font_set(), lambda href: "#c1" if ".md" in href else (href or None), "#123456")
@@ -42,6 +44,7 @@ def test_images_are_returned_not_inlined() -> None:
     assert not mixed.only_images and mixed.markup == "text"
 
 
+@needs_cjk_font
 def test_cjk_runs_get_the_fallback_face() -> None:
     r = _renderer()
     fonts = r.fonts

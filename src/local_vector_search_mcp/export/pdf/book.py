@@ -13,7 +13,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
 
@@ -26,9 +25,10 @@ from reportlab.platypus.flowables import AnchorFlowable
 from reportlab.platypus.frames import Frame
 from reportlab.platypus.tableofcontents import TableOfContents
 
-from ...errors import InvalidArgument, KbError
+from ...errors import InvalidArgument, KbError, NotFound
 from ...markdown import Document, ElementKind, parse_document
 from ...paths import PathGuard
+from ...sourcefile import read_source
 from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, _Ctx, slugify
 from .fonts import FontSet, font_set
 from .images import ImageStore
@@ -240,12 +240,16 @@ class _Book:
             seen.add(target)
             try:
                 rel, path = self.guard.resolve(target, markdown=True)
-                raw = path.read_bytes()
             except KbError:
                 parts.append(_Part(title, depth, target, numbered=numbered, missing="its path is not permitted"))
                 continue
-            except OSError:
-                parts.append(_Part(title, depth, target, numbered=numbered, missing="the file does not exist"))
+            try:  # never a FIFO (it would block), a link, or a file over the document cap
+                raw = read_source(path, rel)
+            except NotFound:
+                parts.append(_Part(title, depth, rel, numbered=numbered, missing="the file does not exist"))
+                continue
+            except KbError as exc:
+                parts.append(_Part(title, depth, rel, numbered=numbered, missing=_reason(exc.message)))
                 continue
             budget += len(raw)
             if budget > MAX_BOOK_BYTES:
@@ -425,5 +429,10 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
 
 def render_file(guard: PathGuard, rel: str, out: BinaryIO, options: BookOptions) -> list[str]:
     """Convenience for tests and the bench: read ``rel`` through the guard and render it."""
-    _, path = guard.resolve(rel, markdown=True)
-    return render_book(guard, rel, parse_document(Path(path).read_bytes()), out, options)
+    rel, path = guard.resolve(rel, markdown=True)
+    return render_book(guard, rel, parse_document(read_source(path, rel)), out, options)
+
+
+def _reason(message: str) -> str:
+    """A read error's message as a placeholder's reason (its own sentence, without the final stop)."""
+    return message.rstrip(".")

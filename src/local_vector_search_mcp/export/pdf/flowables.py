@@ -58,6 +58,18 @@ _COMPLEX = re.compile(r"^(?: {0,3}(?:```|~~~|>|\|)|    |\t)", re.MULTILINE)
 # Code blocks are cut into pieces of this many lines: splitting one huge
 # preformatted block page by page would re-measure all of it every time.
 _CODE_CHUNK = 60
+# Tables: 4 pt of padding each side plus a hair; a table over this many cells is printed as its
+# text (reportlab lays out every cell as a paragraph, ~0.1 ms each); the first column is repeated
+# in every part of a split table when it takes at most this share of the width.
+CELL_PADDING = 8.5
+# Hostile nesting and lengths (bounded time, no recursion limit): containers deeper than this are
+# printed as their Markdown text; indentation stops growing at this share of the frame; a paragraph
+# longer than this many characters is set in pieces cut between words.
+MAX_NESTING = 40
+MAX_INDENT_SHARE = 0.5
+MAX_PARAGRAPH_CHARS = 20_000
+MAX_TABLE_CELLS = 20_000
+KEY_COLUMN_SHARE = 0.25
 _ALERT_COLORS = {
     "note": ("#0969da", "#eef5ff"),
     "tip": ("#1a7f37", "#eefaf1"),
@@ -128,6 +140,7 @@ class _Ctx:
 
     indent: float = 0.0
     first_bullet: str | None = None
+    depth: int = 0  # containers (quotes, list items) around it
 
 
 class BlockRenderer:
@@ -186,6 +199,12 @@ class BlockRenderer:
     def width(self, ctx: _Ctx) -> float:
         return self.sheet.frame_width - ctx.indent
 
+    def _inner(self, ctx: _Ctx, step: float, bullet: str | None = None) -> _Ctx:
+        """The context of a container's content: indented by ``step``, but never past
+        :data:`MAX_INDENT_SHARE` of the frame (deep nesting must leave room for the text)."""
+        indent = min(ctx.indent + step, max(ctx.indent, self.sheet.frame_width * MAX_INDENT_SHARE))
+        return _Ctx(indent, bullet, ctx.depth + 1)
+
     # ------------------------------------------------------------------ documents
 
     def document(self, doc: Document, env: MutableMapping[str, Any], ctx: _Ctx, top: bool = False) -> list[Flowable]:
@@ -227,7 +246,7 @@ class BlockRenderer:
                 out += self.quote(element.text, env, ctx)
             after_heading = False
             if ctx.first_bullet is not None and out:
-                ctx = _Ctx(ctx.indent)  # the bullet went to the first block
+                ctx = _Ctx(ctx.indent, None, ctx.depth)  # the bullet went to the first block
         tail = gaps.get(len(doc.text))
         if tail:
             out += self._gap(tail, env, ctx)
@@ -307,15 +326,18 @@ class BlockRenderer:
         return Heading(markup, style, Outline(key, number + title, outline_level, outline_level <= 2), rule)
 
     def paragraph(self, text: str, env: MutableMapping[str, Any], ctx: _Ctx, first: bool = False) -> list[Flowable]:
-        rendered = self.inline.render(text, self.body_family, env)
         out: list[Flowable] = []
         bullet = ctx.first_bullet
-        if not rendered.only_images and rendered.markup:
-            base = self.sheet.first if first or ctx.indent else self.sheet.body
-            out.append(self.para(rendered.markup, base, ctx, text, bullet))
-            bullet = None
-        for image in rendered.images:
-            out += self.picture(image, ctx)
+        # reportlab re-wraps the rest of a paragraph at every page break (quadratic: a 1 MB
+        # line took minutes); a huge one is set as consecutive paragraphs cut between words.
+        for piece in _pieces(text, MAX_PARAGRAPH_CHARS):
+            rendered = self.inline.render(piece, self.body_family, env)
+            if not rendered.only_images and rendered.markup:
+                base = self.sheet.first if first or ctx.indent else self.sheet.body
+                out.append(self.para(rendered.markup, base, ctx, piece, bullet))
+                bullet = None
+            for image in rendered.images:
+                out += self.picture(image, ctx)
         if bullet is not None and out:
             out.insert(0, self.para("", self.sheet.first, ctx, "", bullet))
         return out
@@ -429,9 +451,11 @@ class BlockRenderer:
         body = [content] + [_dedent(line, content_indent) for line in rest.split("\n")] if rest else [content]
         text = "\n".join(body)
         depth = _depth(doc, element)
-        inner = _Ctx(ctx.indent + self.sheet.body.fontSize * 1.6 * (depth + 1), bullet)
+        inner = self._inner(ctx, self.sheet.body.fontSize * 1.6 * (depth + 1), bullet)
         if not _COMPLEX.search(text) and "\n\n" not in text.strip("\n"):
             return self.paragraph(text, env, inner, first=True)
+        if inner.depth > MAX_NESTING:  # deeper containers are shown as their Markdown text
+            return self.code(text, inner)
         nested = parse_text(text)
         out = self.document(nested, env, inner)
         if not out:
@@ -461,8 +485,10 @@ class BlockRenderer:
             head = []
             bg = colors.HexColor("#f2f2f2") if self.theme.body == "sans" else colors.HexColor("#f7f5ef")
             stroke = None
-        nested = parse_text(inner)
-        body = self.document(nested, env, _Ctx(ctx.indent + pad))
+        inside = self._inner(ctx, pad)
+        # deeper containers are shown as their Markdown text
+        deep = inside.depth > MAX_NESTING
+        body = self.code(inner, inside) if deep else self.document(parse_text(inner), env, inside)
         return [
             Spacer(1, 2),
             FrameBG(color=bg, left=ctx.indent, strokeWidth=0.6 if stroke else None, strokeColor=stroke),
@@ -480,11 +506,43 @@ class BlockRenderer:
         except Exception:  # not a table we can split: show its text rather than lose it
             return self.code(element.text, ctx)
         columns = source.column_count
+        rows = [source.header, *source.rows]
+        if columns * len(rows) > MAX_TABLE_CELLS:
+            self.warn(
+                f"A table of {len(rows)} rows x {columns} columns ({columns * len(rows)} cells, over "
+                f"{MAX_TABLE_CELLS}) is printed as its Markdown text."
+            )
+            return self.code(element.text, ctx)
         aligns = [{"center": TA_CENTER, "right": TA_RIGHT}.get(a, TA_LEFT) for a in source.alignments] + [
             TA_LEFT
         ] * columns
-        rows = [source.header, *source.rows]
         raw = [[c.raw for c in row.cells[:columns]] + [""] * (columns - len(row.cells)) for row in rows]
+        available = self.width(ctx) - 2
+        natural, minimum = self._measure(raw, available)
+        groups = column_groups(minimum, available)
+        out: list[Flowable] = [Spacer(1, 3)]
+        # Too wide for the page even at the narrowest readable widths: printed as several tables
+        # of consecutive columns, each after the first repeating column 1 as the row's key.
+        key = len(groups) > 1 and all(group[0] == 0 for group in groups)
+        for part, group in enumerate(groups):
+            if len(groups) > 1:
+                first = group[1] if key and part else group[0]
+                label = f"Columns {first + 1}\u2013{group[-1] + 1} of {columns}"
+                label += ", column 1 repeated" if key and part else ""
+                out.append(self.para(f"<i>{self.fonts.markup(label, self.body_family)}</i>", self.sheet.small, ctx))
+            widths = fit_widths([natural[c] for c in group], [minimum[c] for c in group], available)
+            cells = [[row[c] for c in group] for row in raw]
+            table = self._table(cells, [aligns[c] for c in group], widths, env)
+            if ctx.indent:
+                out += [Indenter(left=ctx.indent), table, Indenter(left=-ctx.indent)]
+            else:
+                out.append(table)
+            out.append(Spacer(1, self.sheet.body.fontSize * 0.8))
+        return out
+
+    def _table(
+        self, raw: list[list[str]], aligns: list[int], widths: list[float], env: MutableMapping[str, Any]
+    ) -> Table:
         family = self.body_family
         cell, head = self.sheet.cell, self.sheet.cell_head
         data: list[list[Flowable]] = []
@@ -495,7 +553,6 @@ class BlockRenderer:
                 style = self.style(base, 0, aligns[c], self.fonts.needs_cjk_wrap(text))
                 line.append(Paragraph(self.inline.render(text.replace("\\|", "|"), family, env).markup, style))
             data.append(line)
-        widths = self._column_widths(raw, self.width(ctx) - 2)
         table = Table(data, colWidths=widths, repeatRows=1, splitInRow=1, hAlign="LEFT")
         grid = colors.HexColor("#bbbbbb")
         commands: list[tuple[Any, ...]] = [
@@ -514,18 +571,12 @@ class BlockRenderer:
             commands.append(("LINEBELOW", (0, 1), (-1, -1), 0.3, grid))
             commands.append(("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, colors.HexColor("#f8f8f8")]))
         table.setStyle(TableStyle(commands))
-        out: list[Flowable] = [Spacer(1, 3)]
-        if ctx.indent:
-            out += [Indenter(left=ctx.indent), table, Indenter(left=-ctx.indent)]
-        else:
-            out.append(table)
-        out.append(Spacer(1, self.sheet.body.fontSize * 0.8))
-        return out
+        return table
 
-    def _column_widths(self, raw: list[list[str]], available: float) -> list[float]:
-        """Widths from content: natural widths if they fit, else minimums plus a share of the rest."""
+    def _measure(self, raw: list[list[str]], available: float) -> tuple[list[float], list[float]]:
+        """Each column's natural width (its longest cell on one line) and minimum (its longest word)."""
         font, size = self.body_family.regular, self.sheet.cell.fontSize
-        pad = 8.5
+        pad = CELL_PADDING
         columns = len(raw[0])
         natural = [0.0] * columns
         minimum = [0.0] * columns
@@ -549,14 +600,7 @@ class BlockRenderer:
                 if self.fonts.needs_cjk_wrap(plain):
                     longest = min(longest, size * 4)  # CJK text breaks between any two characters
                 minimum[c] = max(minimum[c], min(longest, available / 2) + pad)
-        if sum(natural) <= available:
-            return natural
-        if sum(minimum) >= available:
-            return [available * m / sum(minimum) for m in minimum]
-        spare = available - sum(minimum)
-        extra = [n - m for n, m in zip(natural, minimum, strict=True)]
-        total = sum(extra) or 1.0
-        return [m + spare * e / total for m, e in zip(minimum, extra, strict=True)]
+        return natural, minimum
 
     def html_block(self, content: str, ctx: _Ctx) -> list[Flowable]:
         """Raw HTML: its pictures and its visible text; comments vanish."""
@@ -579,6 +623,55 @@ class BlockRenderer:
         if visible:
             out.append(self.para(self.fonts.markup(visible, self.body_family), self.sheet.small, ctx, visible))
         return out
+
+
+def column_groups(minimum: list[float], available: float) -> list[list[int]]:
+    """Consecutive columns that fit ``available`` at their minimum widths, as few groups as possible.
+
+    One group when the table fits. Otherwise every group after the first starts with
+    column 0 again (the row's key) when that column is narrow enough to repeat.
+    """
+    if sum(minimum) <= available:
+        return [list(range(len(minimum)))]
+    key = minimum[0] <= available * KEY_COLUMN_SHARE
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = 0.0
+    for c in range(1 if key else 0, len(minimum)):
+        if current and used + minimum[c] > available:
+            groups.append(current)
+            current = []
+        if not current:
+            current, used = ([0], minimum[0]) if key else ([], 0.0)
+        current.append(c)
+        used += minimum[c]
+    groups.append(current)
+    return groups
+
+
+def fit_widths(natural: list[float], minimum: list[float], available: float) -> list[float]:
+    """Widths from content: natural widths if they fit, else minimums plus a share of the rest."""
+    if sum(natural) <= available:
+        return natural
+    if sum(minimum) >= available:
+        return [available * m / sum(minimum) for m in minimum]
+    spare = available - sum(minimum)
+    extra = [n - m for n, m in zip(natural, minimum, strict=True)]
+    total = sum(extra) or 1.0
+    return [m + spare * e / total for m, e in zip(minimum, extra, strict=True)]
+
+
+def _pieces(text: str, limit: int) -> list[str]:
+    """``text`` cut into pieces of at most ``limit`` characters, at the last white space before
+    each cut when there is one (one piece when it is short enough)."""
+    pieces: list[str] = []
+    while len(text) > limit:
+        cut = max(text.rfind(" ", 0, limit), text.rfind("\n", 0, limit))
+        cut = cut if cut > limit // 2 else limit
+        pieces.append(text[:cut])
+        text = text[cut:].lstrip(" \n")
+    pieces.append(text)
+    return pieces
 
 
 def _attrs(tag: str) -> dict[str, str]:

@@ -1,0 +1,207 @@
+"""How the PostgreSQL adapter stores and compares vectors, per ``embedding.vectorStorage``.
+
+One ``vectors`` table beside ``chunks`` in every layout; its comment records the layout as JSON
+(``{"storage": ..., "dimensions": ...}``) so the adapter reads back what it created::
+
+    float32  embedding vector(n)                    HNSW vector_cosine_ops            4n bytes
+    float16  embedding halfvec(n)                   HNSW halfvec_cosine_ops           2n bytes
+    int8     embedding bytea (n codes), q_scale     HNSW on the codes as halfvec(n)   n bytes
+             real, q_zero smallint                  (an expression index)
+    binary   embedding vector(n)                    HNSW bit_hamming_ops on           4n bytes
+                                                    binary_quantize(embedding)::bit(n)
+
+(bytes: the table row's vector; each HNSW index holds its own copy of what it compares: 4n, 2n,
+2n and n/8 bytes plus the graph.)
+
+int8: pgvector has no int8 type. The codes are symmetric scalar quantization (clamped to
+[-1, 1], ``round(v * 127)``), stored as ``bytea`` with their scale (1/127) and zero point (0) on
+the row so other schemes can follow. The HNSW index is built over an expression that turns the
+codes into a ``halfvec``: integers up to 2048 are exact in half precision, so the index compares
+exactly the int8 codes (cosine ignores the scale) and nothing needs re-ranking: its distances
+are the int8 distances SQLite's ``vec0 int8`` computes. The query is quantized the same way.
+
+binary: the HNSW index over the sign bits (Hamming distance) proposes
+``max(8 x limit, 400)`` candidates (the SQLite adapter's pool), re-ranked by exact cosine over
+the float32 column.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pgvector import Bit, HalfVector
+
+from .chunks import unit
+
+__all__ = [
+    "BINARY_MIN_CANDIDATES",
+    "BINARY_OVERFETCH",
+    "INT8_SCALE",
+    "INT8_ZERO_POINT",
+    "STORAGES",
+    "VectorLayout",
+    "int8_codes",
+    "to_numpy",
+]
+
+STORAGES = ("float32", "float16", "int8", "binary")
+INT8_SCALE = 1.0 / 127.0
+INT8_ZERO_POINT = 0
+BINARY_OVERFETCH = 8  # as the SQLite adapter: Hamming ranks poorly on its own
+BINARY_MIN_CANDIDATES = 400
+MAX_EF_SEARCH = 1000  # pgvector's upper bound
+
+# The codes as a halfvec (minus the zero point): the expression the int8 HNSW index is built on.
+# The type is schema-qualified: index builds run with a search path of pg_catalog only.
+INT8_FUNCTION = """
+create or replace function lvsm_int8_halfvec(codes bytea, zero smallint) returns {ext}.halfvec
+immutable strict parallel safe language sql as $$
+  select array(select ((get_byte(codes, i) + 128) % 256 - 128 - zero)::real
+               from generate_series(0, length(codes) - 1) as i)::{ext}.halfvec
+$$
+"""
+
+
+def int8_codes(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
+    """Symmetric scalar quantization: clamp to [-1, 1], ``round(v * 127)``."""
+    codes: npt.NDArray[np.int8] = np.clip(np.rint(np.clip(vector, -1.0, 1.0) / INT8_SCALE), -127, 127).astype(np.int8)
+    return codes
+
+
+@dataclass(frozen=True)
+class VectorLayout:
+    storage: str
+    dimensions: int
+
+    # schema ---------------------------------------------------------------------------
+    def create(self, extension_schema: str) -> bytes:
+        """The table, its HNSW index and its comment (run inside the caller's transaction).
+        Only integers, constants and the quoted schema of the ``vector`` extension go into the
+        text: nothing here comes from a user."""
+        n = int(self.dimensions)
+        column = {
+            "float32": f"embedding vector({n}) not null",
+            "float16": f"embedding halfvec({n}) not null",
+            "int8": f"embedding bytea not null check (length(embedding) = {n}),"
+            " q_scale real not null, q_zero smallint not null",
+            "binary": f"embedding vector({n}) not null",
+        }[self.storage]
+        parts = [
+            f"create table vectors (chunk_id bigint primary key references chunks(id) on delete cascade, {column})",
+            self.index(),
+            "comment on table vectors is '" + self.comment().replace("'", "''") + "'",
+        ]
+        if self.storage == "int8":
+            ext = '"' + extension_schema.replace('"', '""') + '"'
+            parts.insert(0, INT8_FUNCTION.format(ext=ext))
+        return "; ".join(parts).encode()
+
+    def index(self) -> str:
+        """The HNSW index (m 16, ef_construction 64: pgvector's defaults)."""
+        ops = {
+            "float32": "vector_cosine_ops",
+            "float16": "halfvec_cosine_ops",
+            "int8": "halfvec_cosine_ops",
+            "binary": "bit_hamming_ops",
+        }[self.storage]
+        return f"create index vectors_hnsw on vectors using hnsw ({self._ann_expr('')} {ops})"
+
+    def comment(self) -> str:
+        return json.dumps({"storage": self.storage, "dimensions": self.dimensions})
+
+    @classmethod
+    def from_catalog(cls, comment: str | None, column_type: str, index_def: str, typmod: int) -> VectorLayout:
+        """The layout of an existing table: its comment, else (tables made before the comment
+        existed: float32 only) the column's type."""
+        if comment:
+            try:
+                found = json.loads(comment)
+                return cls(str(found["storage"]), int(found["dimensions"]))
+            except (ValueError, KeyError, TypeError):
+                pass
+        if column_type.startswith("halfvec"):
+            return cls("float16", typmod)
+        if "binary_quantize" in index_def:
+            return cls("binary", typmod)
+        return cls("float32", typmod)
+
+    # values -----------------------------------------------------------------------------
+    @property
+    def insert_columns(self) -> str:
+        return "embedding, q_scale, q_zero" if self.storage == "int8" else "embedding"
+
+    @property
+    def insert_marks(self) -> str:
+        return "%s, %s, %s" if self.storage == "int8" else "%s"
+
+    def row(self, vector: npt.NDArray[np.float32], normalise: bool = True) -> tuple[Any, ...]:
+        """The stored values of one vector, normalised to unit length first unless it comes
+        from another index as it was stored (a copy between engines keeps float32 bit for bit)."""
+        v = unit(vector) if normalise else np.asarray(vector, dtype=np.float32)
+        if self.storage == "float16":
+            return (HalfVector(v),)
+        if self.storage == "int8":
+            return (int8_codes(v).tobytes(), INT8_SCALE, INT8_ZERO_POINT)
+        return (v,)
+
+    def read_expr(self, alias: str) -> str:
+        """SQL giving a stored vector back in a type the pgvector loaders turn into numpy."""
+        if self.storage == "int8":
+            return f"lvsm_int8_halfvec({alias}.embedding, {alias}.q_zero)"
+        return f"{alias}.embedding"
+
+    # comparisons ---------------------------------------------------------------------------
+    def probe(self, vector: npt.NDArray[np.float32]) -> dict[str, Any]:
+        """Query parameters: ``v`` for the exact distance, ``a`` for the ANN index's."""
+        q = unit(vector)
+        if self.storage == "float16":
+            return {"v": HalfVector(q), "a": HalfVector(q)}
+        if self.storage == "int8":
+            codes = HalfVector(int8_codes(q).astype(np.float32))
+            return {"v": codes, "a": codes}
+        if self.storage == "binary":
+            return {"v": q, "a": Bit(q > 0)}
+        return {"v": q, "a": q}
+
+    def _ann_expr(self, alias: str) -> str:
+        col = f"{alias}.embedding" if alias else "embedding"
+        zero = f"{alias}.q_zero" if alias else "q_zero"
+        n = int(self.dimensions)
+        if self.storage == "int8":
+            return f"(lvsm_int8_halfvec({col}, {zero})::halfvec({n}))"
+        if self.storage == "binary":
+            return f"(binary_quantize({col})::bit({n}))"
+        return col
+
+    def ann_distance(self, alias: str) -> str:
+        """The distance the HNSW index orders by (``%(a)s`` the probe)."""
+        op = "<~>" if self.storage == "binary" else "<=>"
+        return f"{self._ann_expr(alias)} {op} %(a)s"
+
+    def exact_distance(self, alias: str) -> str:
+        """Cosine distance as this layout scores it (``%(v)s`` the probe): over float32 (float32,
+        binary), the halves (float16), the int8 codes (int8: the index's own distance)."""
+        if self.storage == "int8":
+            return self.ann_distance(alias).replace("%(a)s", "%(v)s")
+        return f"{alias}.embedding <=> %(v)s"
+
+    def candidates(self, limit: int) -> int:
+        """How many rows the ANN index proposes for ``limit`` results."""
+        if self.storage == "binary":
+            return min(max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES), MAX_EF_SEARCH)
+        return limit
+
+    @property
+    def reranks(self) -> bool:
+        return self.storage == "binary"
+
+
+def to_numpy(value: Any) -> npt.NDArray[np.float32]:
+    """A stored vector as a float32 numpy array (pgvector's loaders hand back their own types)."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)

@@ -1,0 +1,210 @@
+"""One file's way from disk to index records, without the index.
+
+:func:`prepare` reads a file, hashes it, parses it once and returns what the
+store needs (chunks, links, tags, front matter fields), or why it cannot: the
+file vanished, it is unreadable or unparsable (the reason is kept), or its
+bytes equal the indexed revision. It never touches the store, so it runs the
+same in the indexing process and in the parse workers of ``parallel.py``:
+:func:`worker_main` is a worker's whole life (this module imports no storage
+adapter, and a worker never opens the database).
+
+Every failure is per file and comes back as :class:`Unreadable`; nothing a
+file holds can stop a reindex pass (spec/decisions.md 134, 190).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import signal
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from ..errors import KbError, NotFound
+from ..markdown import Document, ElementKind, parse_document
+from ..markdown.links import extract_links, load_yaml
+from ..sourcefile import read_source
+from .chunker import build_embedding_text, chunk_document, embedding_text_hash
+from .chunks import document_properties
+from .port import ChunkRecord, DocumentMeta, LinkRecord
+
+__all__ = [
+    "READY",
+    "ChunkSettings",
+    "Outcome",
+    "Prepared",
+    "Task",
+    "Unchanged",
+    "Unreadable",
+    "Vanished",
+    "front_matter_properties",
+    "prepare",
+    "worker_main",
+]
+
+log = logging.getLogger(__name__)
+
+READY = "ready"  # a worker's first message: its imports worked, so a later death is a file's doing
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSettings:
+    """The ``chunking`` settings a worker needs (plain data: it crosses a process boundary)."""
+
+    max_chunk_bytes: int
+    max_elements: int
+    include_front_matter: bool
+    include_heading_context: bool
+
+    @classmethod
+    def from_config(cls, config: Any) -> ChunkSettings:
+        ch = config.chunking
+        return cls(ch.max_chunk_bytes, ch.max_elements, ch.include_front_matter, ch.include_heading_context)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """Index ``path`` (root-relative); ``known_hash`` is the indexed revision's source hash,
+    ``None`` to index the file whatever it holds (new file, ``scope="all"``)."""
+
+    path: str
+    known_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    path: str
+    size: int
+    mtime_ns: int
+    source_hash: str
+    chunks: list[ChunkRecord]  # vectors not set: the writer reuses stored ones
+    links: list[LinkRecord]
+    meta: DocumentMeta
+    properties: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """Same bytes as the indexed revision (only size or mtime moved)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Vanished:
+    path: str
+
+
+Outcome = Prepared | Unchanged | Unreadable | Vanished
+
+
+def prepare(root: Path, task: Task, settings: ChunkSettings, *, cache: bool = False) -> Outcome:
+    """Read, hash, parse and chunk one file. Never raises for anything the file holds."""
+    path = task.path
+    full = root / path
+    try:
+        st = os.stat(full)
+        raw = read_source(full, path)
+    except FileNotFoundError:
+        return Vanished(path)
+    except NotFound:
+        return Vanished(path)
+    except KbError as exc:
+        return Unreadable(path, exc.message)
+    except OSError as exc:  # stat refused (a loop of links, a permission on the folder)
+        return Unreadable(path, f"The file system refused to read {path!r} ({exc.strerror or type(exc).__name__}).")
+    source_hash = hashlib.sha256(raw).hexdigest()
+    if task.known_hash == source_hash:
+        return Unchanged(path, st.st_size, st.st_mtime_ns)
+    try:
+        return _parse(path, raw, st.st_size, st.st_mtime_ns, source_hash, settings, cache)
+    except (KbError, ValueError, RecursionError, MemoryError) as exc:
+        # A file the parser cannot take (not UTF-8, ...) is one bad file, not a failed run.
+        reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        return Unreadable(path, str(reason)[:300])
+    except Exception as exc:  # a parser bug on odd input: report the file, keep the pass going
+        log.warning("parsing %s failed", path, exc_info=True)
+        return Unreadable(path, f"{type(exc).__name__}: {exc}"[:300])
+
+
+def _parse(
+    path: str, raw: bytes, size: int, mtime_ns: int, source_hash: str, settings: ChunkSettings, cache: bool
+) -> Prepared:
+    doc = parse_document(raw, cache=cache)
+    chunks = chunk_document(
+        doc,
+        max_chunk_bytes=settings.max_chunk_bytes,
+        max_elements=settings.max_elements,
+        include_front_matter=settings.include_front_matter,
+    )
+    records = [
+        ChunkRecord(
+            ordinal=c.ordinal,
+            pointer=c.pointer,
+            anchor=c.anchor,
+            text=c.text,
+            heading_path=c.heading_path,
+            embedding_text_hash=embedding_text_hash(
+                build_embedding_text(path, c.text, c.heading_path, settings.include_heading_context)
+            ),
+        )
+        for c in chunks
+    ]
+    graph = extract_links(doc)
+    links = [LinkRecord(ln.kind, ln.destination, ln.text, ln.pointer) for ln in graph.links]
+    meta = DocumentMeta(graph.tags, graph.aliases, graph.headings, graph.block_ids)
+    return Prepared(path, size, mtime_ns, source_hash, records, links, meta, front_matter_properties(doc))
+
+
+def front_matter_properties(doc: Document) -> dict[str, Any]:
+    """The document's front matter fields for chunk filters (empty without front matter or
+    when it is not a YAML mapping: a bad header never stops indexing)."""
+    first = doc.elements[0] if doc.elements else None
+    if first is None or first.kind is not ElementKind.FRONT_MATTER:
+        return {}
+    lines = first.text.splitlines()[1:-1]
+    try:
+        data = load_yaml("\n".join(lines))
+    except ValueError:
+        return {}
+    return document_properties(data) if isinstance(data, dict) else {}
+
+
+def worker_main(read_fd: int, write_fd: int) -> None:
+    """A parse worker's life (``parallel.py`` starts it as ``python -c``, never through
+    multiprocessing's spawn, which would run the host's main module again): receive
+    ``(root, settings, nice)``, then answer each :class:`Task` with its :data:`Outcome`, in
+    order, until told to stop (``None``) or the parent is gone (its pipe closes)."""
+    # Ctrl-C reaches the whole process group; the parent decides and stops its workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    inbox = Connection(read_fd, writable=False)
+    outbox = Connection(write_fd, readable=False)
+    try:
+        root, settings, nice = inbox.recv()
+        if nice > 0:
+            with contextlib.suppress(OSError):  # not permitted here: run at the parent's priority
+                os.nice(nice)
+        base = Path(root)
+        outbox.send(READY)
+        while (task := inbox.recv()) is not None:
+            outcome = prepare(base, task, settings)
+            try:
+                outbox.send(outcome)
+            except (OSError, EOFError):
+                raise
+            except Exception as exc:  # e.g. a value that does not pickle: still one file's problem
+                outbox.send(Unreadable(task.path, f"{type(exc).__name__}: {exc}"[:300]))
+    except (OSError, EOFError):
+        return  # the parent went away

@@ -1,0 +1,77 @@
+"""Wide tables: split into parts of consecutive columns that fit the page, never a reportlab error."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from local_vector_search_mcp.export.pdf.flowables import KEY_COLUMN_SHARE, column_groups, fit_widths
+
+from .conftest import export
+from .poppler import needs_poppler, text
+
+
+def _table(columns: int, rows: int, header: str = "c{}", cell: str = "v{}") -> bytes:
+    line = lambda cells: "| " + " | ".join(cells) + " |\n"  # noqa: E731
+    out = line(header.format(i) for i in range(columns)) + "|" + "---|" * columns + "\n"
+    for r in range(rows):
+        out += line(cell.format(f"{r}.{i}") for i in range(columns))
+    return out.encode()
+
+
+def test_a_table_that_fits_stays_one_group() -> None:
+    assert column_groups([30.0, 40.0, 50.0], 400.0) == [[0, 1, 2]]
+
+
+def test_groups_fit_the_width_and_repeat_a_narrow_first_column() -> None:
+    minimum = [20.0] + [60.0] * 30
+    groups = column_groups(minimum, 300.0)
+    assert all(g[0] == 0 for g in groups)
+    assert sorted({c for g in groups for c in g}) == list(range(31))  # every column is printed
+    assert [c for g in groups for c in g[1:]] == list(range(1, 31))  # once, in order (the key aside)
+    assert all(sum(minimum[c] for c in g) <= 300.0 for g in groups)
+
+
+def test_a_wide_first_column_is_not_repeated() -> None:
+    minimum = [300.0 * KEY_COLUMN_SHARE + 1] + [60.0] * 10
+    groups = column_groups(minimum, 300.0)
+    assert [c for g in groups for c in g] == list(range(11)) and groups[1][0] != 0
+
+
+def test_widths_never_fall_below_the_minimum_when_the_minimums_fit() -> None:
+    widths = fit_widths([500.0, 20.0, 300.0], [50.0, 20.0, 40.0], 200.0)
+    assert abs(sum(widths) - 200.0) < 1e-6
+    assert all(w >= m for w, m in zip(widths, [50.0, 20.0, 40.0], strict=True))
+
+
+@needs_poppler
+def test_a_300_column_table_is_printed_in_parts_with_every_column(kb: Path) -> None:
+    (kb / "wide.md").write_bytes(_table(300, 2))
+    pdf, warnings = export(kb, "wide.md")
+    assert warnings == []
+    words = text(pdf).split()
+    assert all(f"c{i}" in words for i in range(300)) and "v1.299" in words
+    assert "Columns 1\u2013" in text(pdf, 1) and "column 1 repeated" in text(pdf, 1)
+
+
+@needs_poppler
+def test_long_headers_are_split_rather_than_squeezed_into_slivers(kb: Path) -> None:
+    (kb / "t.md").write_bytes(_table(12, 3, header="a_long_column_name_{}"))
+    pdf, _ = export(kb, "t.md")
+    words = text(pdf).split()
+    assert all(f"a_long_column_name_{i}" in words for i in range(12))  # each header whole, not broken
+
+
+def test_a_5000_column_table_finishes_in_bounded_time(kb: Path) -> None:
+    (kb / "huge.md").write_bytes(_table(5000, 1))
+    started = time.process_time()
+    pdf, warnings = export(kb, "huge.md")
+    assert pdf.read_bytes().startswith(b"%PDF-") and warnings == []
+    assert time.process_time() - started < 60  # a hang guard: about 3 CPU seconds here
+
+
+def test_a_table_over_the_cell_cap_is_printed_as_text_with_a_warning(kb: Path) -> None:
+    (kb / "big.md").write_bytes(_table(5, 5000))
+    pdf, warnings = export(kb, "big.md")
+    assert len(warnings) == 1 and "printed as its Markdown text" in warnings[0]
+    assert pdf.read_bytes().startswith(b"%PDF-")

@@ -1,0 +1,298 @@
+"""Parsing in worker processes (index/parallel.py): the same index as in-process, and no file,
+dead worker or hung parse stops the pass."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+from kb_fakes import HashEmbedder, client
+
+from local_vector_search_mcp.index import parallel
+from local_vector_search_mcp.index.parallel import ParsePool, plan_workers
+from local_vector_search_mcp.index.prepare import ChunkSettings, Prepared, Task, Unreadable, prepare
+
+SETTINGS = ChunkSettings(4096, 20, True, True)
+
+
+@pytest.fixture
+def pools(monkeypatch: pytest.MonkeyPatch) -> list[ParsePool]:
+    """Every pass uses workers, however small the tree; the pools made are recorded."""
+    made: list[ParsePool] = []
+    original = ParsePool.__init__
+
+    def record(self: ParsePool, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_FILES", 0)
+    monkeypatch.setattr(ParsePool, "__init__", record)
+    return made
+
+
+def _tree(root: Path, copies: int = 6) -> None:
+    """Varied documents: front matter with tags, links, tables, lists, code, CJK, a BOM and CRLF."""
+    pages = {
+        "guide.md": (
+            "---\ntitle: Guide\ntags: [howto, edit]\naliases: Handbook\nweight: 3\n---\n"
+            "# Guide\n\nInstall it with `pip`. See [notes](notes/ja.md) and [[Other page#Part]].\n\n"
+            "## Tables\n\n| name | value |\n|---|---|\n| alpha | 1 |\n\n- one\n  - nested #tag/child\n- two\n\n"
+            "```python\nprint('x')\n```\n\n> quoted ^block-1\n"
+        ),
+        "notes/ja.md": "# 東京の天気\n\n今日は雨です。共有状態について。\n\n## 詳細\n\n検索と索引。\n",
+        "notes/zh.md": "# 状态管理\n\n侦听器与共享状态。![图](img.png)\n",
+        "crlf.md": (
+            "\ufeff---\r\ntitle: CRLF\r\n---\r\n# Windows\r\n\r\nLine one.\r\n\r\n"
+            "| a | b |\r\n|---|---|\r\n| 1 | 2 |\r\n"
+        ),
+        "plain.md": "Just a paragraph without heading.\n\nAnother one with a <https://example.com> link.\n",
+        "empty.md": "",
+    }
+    for i in range(copies):
+        for rel, text in pages.items():
+            path = root / f"part{i}" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode("utf-8") + f"\n\ncopy {i}\n".encode())
+
+
+def _rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every stored row that describes the Markdown (times of indexing aside)."""
+    con = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        queries = {
+            "documents": "SELECT id, path, source_hash, size, mtime_ns, properties FROM documents ORDER BY id",
+            "chunks": "SELECT * FROM chunks ORDER BY id",
+            "links": "SELECT * FROM links ORDER BY document_id, ordinal",
+            "document_meta": "SELECT * FROM document_meta ORDER BY document_id",
+            "document_tags": "SELECT * FROM document_tags ORDER BY tag, document_id",
+            # contentless FTS: its vocabulary says what each row was indexed with
+            "fts": "SELECT term, doc, col, cnt FROM fts_vocab ORDER BY term, col",
+        }
+        con.execute("CREATE TEMP TABLE IF NOT EXISTS x(y)")  # read-only main; the vocab table lives in temp
+        con.execute("CREATE VIRTUAL TABLE temp.fts_vocab USING fts5vocab(main, chunks_fts, 'col')")
+        return {name: list(con.execute(sql)) for name, sql in queries.items()}
+    finally:
+        con.close()
+
+
+def test_parallel_reindex_stores_the_same_rows_as_in_process(tmp_path: Path, pools: list[ParsePool]) -> None:
+    root = tmp_path / "kb"
+    _tree(root)
+    here = client(root, storage=tmp_path / "here.db", knowledge_base__index_workers=1)
+    there = client(root, storage=tmp_path / "there.db", knowledge_base__index_workers=3)
+    first = here.reindex()
+    assert not pools  # indexWorkers 1: this process
+    second = there.reindex()
+    assert len(pools) == 1 and pools[0].size == 3 and pools[0].deaths == 0
+    assert first == second and first["indexedFiles"] == 36 and first["chunksIndexed"] > 36
+    here.store.close()
+    there.store.close()
+    a, b = _rows(tmp_path / "here.db"), _rows(tmp_path / "there.db")
+    assert all(a[name] for name in ("documents", "chunks", "links", "document_meta", "document_tags", "fts"))
+    assert a == b
+
+
+def test_edits_and_deletions_in_a_parallel_pass(tmp_path: Path, pools: list[ParsePool]) -> None:
+    root = tmp_path / "kb"
+    _tree(root, copies=2)
+    emb = HashEmbedder()
+    svc = client(root, embedder=emb, knowledge_base__index_workers=2)
+    assert svc.reindex()["indexedFiles"] == 12
+    calls = emb.calls
+    (root / "part0" / "plain.md").write_text("A new paragraph about kites.\n", encoding="utf-8")
+    os.utime(root / "part1" / "plain.md", ns=(time.time_ns(), time.time_ns() + 10**9))  # same bytes
+    (root / "part1" / "notes" / "zh.md").unlink()
+    result = svc.reindex()
+    assert (result["indexedFiles"], result["skippedFiles"], result["deletedFiles"]) == (1, 10, 1)
+    assert emb.calls - calls == 1  # unchanged chunk texts kept their vectors
+    assert svc.search(query="kites", mode="lexical")["results"][0]["path"] == "part0/plain.md"
+    assert svc.reindex("all")["indexedFiles"] == 11
+
+
+def test_hostile_files_in_workers_are_skipped_and_named_like_in_process(tmp_path: Path, pools: list[ParsePool]) -> None:
+    sys.path.insert(0, str(Path(__file__).parents[1] / "faults"))
+    try:
+        from odd_files import GOOD, build
+    finally:
+        sys.path.pop(0)
+    root = tmp_path / "kb"
+    build(root, tmp_path / "outside")
+    results = []
+    for workers in (1, 2):
+        svc = client(root, storage=tmp_path / f"w{workers}.db", knowledge_base__index_workers=workers)
+        results.append((svc.reindex("all"), set(svc.store.document_states())))
+        svc.store.close()
+    (here, indexed_here), (there, indexed_there) = results
+    assert len(pools) == 1
+    assert here == there and indexed_here == indexed_there
+    named = {item["path"]: item["reason"] for item in there["unreadable"]}
+    assert {"latin1.md", "bad-bom.md", "image.md", "fifo.md", "escape.md"} <= set(named)
+    assert set(GOOD) <= indexed_there
+
+
+# --------------------------------------------------------------------------- workers that die or hang
+
+
+def _boot(monkeypatch: pytest.MonkeyPatch, body: str) -> None:
+    """Workers run ``body`` (with ``prepare`` wrapped as ``hostile``) before their loop."""
+    script = (
+        "import os, sys, time, signal\n"
+        "import local_vector_search_mcp.index.prepare as p\n"
+        "real = p.prepare\n"
+        "def hostile(root, task, settings, **kw):\n"
+        + "".join(f"    {line}\n" for line in body.splitlines())
+        + "    return real(root, task, settings, **kw)\n"
+        "p.prepare = hostile\n"
+        "p.worker_main(int(sys.argv[1]), int(sys.argv[2]))\n"
+    )
+    monkeypatch.setattr(parallel, "_BOOT", script)
+
+
+def _files(root: Path, n: int) -> list[Task]:
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (root / f"doc{i:02}.md").write_text(f"# Doc {i}\n\nword{i} text\n", encoding="utf-8")
+    return [Task(f"doc{i:02}.md") for i in range(n)]
+
+
+def test_a_file_that_kills_its_worker_is_reported_and_the_rest_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _boot(monkeypatch, "if task.path == 'doc07.md':\n    os.kill(os.getpid(), signal.SIGKILL)")
+    tasks = _files(tmp_path, 20)
+    with ParsePool(tmp_path, SETTINGS, 2) as pool:
+        outcomes = list(pool.run(tasks))
+    assert [o.path for o in outcomes] == [t.path for t in tasks]  # in order, none lost
+    bad = outcomes[7]
+    assert isinstance(bad, Unreadable) and "killed by SIGKILL" in bad.reason and "2 times" in bad.reason
+    assert all(isinstance(o, Prepared) for i, o in enumerate(outcomes) if i != 7)
+    assert pool.deaths == 2
+
+
+def test_a_worker_killed_from_outside_does_not_hang_the_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _boot(monkeypatch, "time.sleep(0.05)")
+    tasks = _files(tmp_path, 40)
+    with ParsePool(tmp_path, SETTINGS, 2) as pool:
+        run = pool.run(tasks)
+        outcomes = [next(run)]
+        os.kill(pool._workers[0].process.pid, signal.SIGKILL)  # e.g. the OOM killer
+        started = time.monotonic()
+        outcomes += list(run)
+    assert time.monotonic() - started < 30
+    assert pool.deaths == 1
+    # the file it was parsing is tried again in a new worker: nothing is lost
+    assert [o.path for o in outcomes] == [t.path for t in tasks]
+    assert all(isinstance(o, Prepared) for o in outcomes)
+
+
+def test_a_hung_parse_is_reported_after_the_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _boot(monkeypatch, "if task.path == 'doc03.md':\n    time.sleep(3600)")
+    monkeypatch.setattr(parallel, "PARSE_TIMEOUT_SECONDS", 1.5)
+    tasks = _files(tmp_path, 8)
+    started = time.monotonic()
+    with ParsePool(tmp_path, SETTINGS, 2) as pool:
+        outcomes = list(pool.run(tasks))
+    assert time.monotonic() - started < 30
+    assert isinstance(outcomes[3], Unreadable) and "longer than 2 s" in outcomes[3].reason
+    assert [o.path for o in outcomes] == [t.path for t in tasks]
+    assert sum(isinstance(o, Prepared) for o in outcomes) == 7
+
+
+def test_workers_that_cannot_start_leave_the_pass_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parallel, "_BOOT", "import sys; sys.exit(3)")
+    tasks = _files(tmp_path, 10)
+    with ParsePool(tmp_path, SETTINGS, 2) as pool:
+        outcomes = list(pool.run(tasks))
+    assert [o.path for o in outcomes] == [t.path for t in tasks]
+    assert all(isinstance(o, Prepared) for o in outcomes)
+    assert outcomes == [prepare(tmp_path, t, SETTINGS) for t in tasks]
+
+
+def test_a_cancelled_pass_stops_its_workers(tmp_path: Path, pools: list[ParsePool]) -> None:
+    root = tmp_path / "kb"
+    _tree(root, copies=4)
+    svc = client(root, knowledge_base__index_workers=2)
+    cancel = svc.ws.indexing._cancel
+    seen = threading.Event()
+
+    def on_progress(progress: Any) -> None:
+        if progress.current_path and not seen.is_set():
+            seen.set()
+            cancel.set()
+
+    from local_vector_search_mcp.index.indexer import Cancelled
+
+    with pytest.raises(Cancelled):
+        svc.ws.indexing.reindex(on_progress=on_progress)
+    assert pools and not pools[0]._workers
+
+
+def test_kb_reindex_in_the_background_uses_workers(tmp_path: Path, pools: list[ParsePool]) -> None:
+    root = tmp_path / "kb"
+    _tree(root, copies=2)
+    svc = client(root, knowledge_base__index_workers=2)
+    assert svc.start_reindex()["started"] is True
+    svc.wait_reindex(60)
+    last = svc.indexing_status()["last"]
+    assert last["outcome"] == "succeeded" and last["result"]["indexedFiles"] == 12
+    assert len(pools) == 1 and pools[0].nice == 10
+
+
+def test_the_cli_reindex_runs_workers_without_rerunning_its_main(tmp_path: Path) -> None:
+    """``python -m local_vector_search_mcp`` has no main guard: multiprocessing's spawn would run the
+    CLI again in every worker. Our workers start as ``python -c``."""
+    root = tmp_path / "kb"
+    for i in range(parallel.MIN_PARALLEL_FILES + 20):
+        path = root / f"d{i % 7}" / f"n{i:04}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# Note {i}\n\nbody{i} words\n", encoding="utf-8")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "local_vector_search_mcp",
+            "--root",
+            str(root),
+            "--embedding-provider",
+            "none",
+            "--reindex",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert '"indexedFiles": 320' in proc.stdout
+    assert "could not start" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_workers_never_load_a_storage_adapter() -> None:
+    code = (
+        "import sys, local_vector_search_mcp.index.prepare\n"
+        "bad = [m for m in sys.modules\n"
+        "       if m in ('apsw', 'psycopg', 'sqlite3') or m.endswith(('.sqlite', '.postgres'))]\n"
+        "print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_plan_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "available_cores", lambda: 16)
+    small = parallel.MIN_PARALLEL_FILES - 1
+    assert plan_workers(0, small) == 0 and plan_workers(4, small) == 0  # start-up costs more than it saves
+    assert plan_workers(0, 5000) == parallel.MAX_AUTO_WORKERS
+    assert plan_workers(3, 5000) == 3 and plan_workers(1, 5000) == 0  # 1: in this process
+    monkeypatch.setattr(parallel, "available_cores", lambda: 1)
+    assert plan_workers(0, 5000) == 0
