@@ -119,8 +119,20 @@ def test_terms_are_words_and_pieces_keep_their_order(filled: IndexStore) -> None
     assert lexical_paths(filled, Term("PIP")) == ["guide.md"]  # case-insensitive
     assert lexical_paths(filled, Term("Rc::strong_count")) == ["Notes/rc.md"]  # not "count strong rc"
     assert lexical_paths(filled, Phrase(("strong", "count"))) == ["Notes/rc.md"]
-    assert lexical_paths(filled, Term("instal")) == []
-    assert sorted(lexical_paths(filled, Prefix("instal"))) == ["guide.md", "notes/count.md"]
+    assert lexical_paths(filled, Term("insta")) == []  # a word, not a prefix
+    assert sorted(lexical_paths(filled, Prefix("insta"))) == ["guide.md", "notes/count.md"]
+
+
+def test_a_word_meets_its_inflections_and_the_exact_form_ranks_first(filled: IndexStore) -> None:
+    # "installing" is nowhere: its stem finds "Install" and "installation"
+    assert sorted(lexical_paths(filled, Term("installing"))) == ["guide.md", "notes/count.md"]
+    assert lexical_paths(filled, Term("installation"))[0] == "notes/count.md"  # written exactly there
+    assert lexical_paths(filled, Term("Install"))[0] == "guide.md"
+    assert sorted(lexical_paths(filled, Term("counting"))) == ["Notes/rc.md", "notes/count.md"]
+    # identifiers are matched as written, never by stem; CJK is left alone
+    assert lexical_paths(filled, Term("strong_counts")) == []
+    assert lexical_paths(filled, Term("Rc::strong_count")) == ["Notes/rc.md"]
+    assert lexical_paths(filled, CjkRun("状态")) == ["zh/state.md"]
 
 
 def test_groups_combine_leaves(filled: IndexStore) -> None:

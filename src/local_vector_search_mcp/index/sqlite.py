@@ -13,6 +13,9 @@ Layout (schema version 5, layout 3)::
            heading_path, embedding_text_hash, body, vector_pending)
     chunks_fts   FTS5, contentless (rows deleted by rowid), columns body and
                  heading (CJK runs bigrammed here, ``cjk.py``), unicode61, rank bm25(1, 2)
+    chunks_stems FTS5, contentless, detail=none: the English stems of the chunk's
+                 words (``stem.py``); searched beside chunks_fts and combined
+                 with a quarter of its weight (``fts5.py``)
     chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
                  float32: float[D] cosine; int8: int8[D] cosine; binary: bit[D]
     chunk_vectors_exact(chunk_id PK, embedding float32 BLOB)   binary only,
@@ -62,7 +65,7 @@ import sqlite_vec
 
 from ..errors import IndexNotReady
 from .cjk import cjk_index_text
-from .fts5 import render_match
+from .fts5 import STEM_WEIGHT, combine_stemmed, render_match, render_stems
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -80,6 +83,7 @@ from .port import (
 )
 from .query import LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
+from .stem import stem_index_text
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
@@ -100,12 +104,17 @@ _DERIVED = (
     "term_stats",
     "chunks_fts_vocab",
     "chunks_fts",
+    "chunks_stems",
     "chunk_vectors",
     "chunk_vectors_exact",
     "chunks",
     "elements",
     "documents",
 )
+
+
+STEM_BUDGET = 5_000  # the stems query's row budget (fts5.render_stems): ~15% less CPU, same nDCG
+STEM_DEPTH = 100  # rows of each list (exact, stems) combined
 
 
 def _pack(text: str) -> bytes:
@@ -286,6 +295,11 @@ class SqliteStore(ChunkTables):
                 "contentless_delete=1, tokenize='unicode61 remove_diacritics 2')"
             )
             c.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(1.0, 2.0)')")
+        if not self._table_exists("chunks_stems"):
+            c.execute(
+                "CREATE VIRTUAL TABLE chunks_stems USING fts5(stems, content='', detail=none, "
+                "contentless_delete=1, tokenize='unicode61 remove_diacritics 2')"
+            )
         if not self._table_exists("chunks_fts_vocab"):
             c.execute("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, row)")
         c.execute("CREATE TABLE IF NOT EXISTS term_stats(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID")
@@ -352,6 +366,7 @@ class SqliteStore(ChunkTables):
         ids = [(r[0],) for r in c.execute("SELECT id FROM chunks WHERE document_id = ?", (doc_id,))]
         if ids:
             c.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ids)
+            c.executemany("DELETE FROM chunks_stems WHERE rowid = ?", ids)
             if self._table_exists("chunk_vectors"):
                 c.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ids)
             if self._table_exists("chunk_vectors_exact"):
@@ -421,6 +436,8 @@ class SqliteStore(ChunkTables):
                 for cid, ch in zip(ids, chunks, strict=True)
             ],
         )
+        stems = [(cid, stem_index_text(ch.heading_path or "", ch.text)) for cid, ch in zip(ids, chunks, strict=True)]
+        c.executemany("INSERT INTO chunks_stems(rowid, stems) VALUES(?,?)", [r for r in stems if r[1]])
         if has_table:
             self._insert_vectors(
                 c, [(cid, doc_id, ch.vector) for cid, ch in zip(ids, chunks, strict=True) if ch.vector is not None]
@@ -685,19 +702,31 @@ class SqliteStore(ChunkTables):
         match = render_match(query, self._document_frequencies)
         if match is None:
             return []
+        stems = (
+            render_stems(query, self._document_frequencies, STEM_BUDGET)
+            if STEM_WEIGHT and self._table_exists("chunks_stems")
+            else None
+        )
+        depth = max(limit, STEM_DEPTH)
+        exact = self._ranked("chunks_fts", match, depth, scope)
+        scored = (
+            exact if stems is None else combine_stemmed(exact, self._ranked("chunks_stems", stems, depth, scope), depth)
+        )
+        return self._hits([rid for rid, _ in scored[:limit]])
+
+    def _ranked(self, table: str, match: str, limit: int, scope: PathScope | None) -> list[tuple[int, float]]:
+        """(rowid, bm25) of the best ``limit`` rows of ``table`` matching ``match``, inside ``scope``."""
         c = self._conn()
         if scope is None or scope.is_everything:
-            sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?"
-            ids = [r[0] for r in c.execute(sql, (match, limit))]
-        else:
-            key = self._scope_key(scope)
-            sql = (
-                "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
-                "JOIN documents d ON d.id = c.document_id "
-                "WHERE chunks_fts MATCH ? AND kb_in_scope(?, d.path) ORDER BY f.rank LIMIT ?"
-            )
-            ids = [r[0] for r in c.execute(sql, (match, key, limit))]
-        return self._hits(ids)
+            sql = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
+            return [(r[0], r[1]) for r in c.execute(sql, (match, limit))]
+        key = self._scope_key(scope)
+        sql = (
+            f"SELECT f.rowid, f.rank FROM {table} f JOIN chunks c ON c.id = f.rowid "
+            "JOIN documents d ON d.id = c.document_id "
+            f"WHERE {table} MATCH ? AND kb_in_scope(?, d.path) ORDER BY f.rank LIMIT ?"
+        )
+        return [(r[0], r[1]) for r in c.execute(sql, (match, key, limit))]
 
     def refresh_term_stats(self) -> None:
         """Snapshot the chunk counts of common terms (one pass over the FTS vocabulary)."""
