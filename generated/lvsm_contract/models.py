@@ -1407,20 +1407,6 @@ class StatusCompatibility(BaseModel):
     problems: list[str]
 
 
-class StatusProject(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    root: str
-    """
-    Absolute path of the knowledge-base root.
-    """
-    documents: Annotated[int, Field(ge=0)]
-    chunks: Annotated[int, Field(ge=0)]
-    last_indexed_at_utc: Annotated[str | None, Field(alias='lastIndexedAtUtc')]
-
-
 class StatusSynchronization(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1940,6 +1926,28 @@ class ReindexResult(BaseModel):
     unreadable_files: Annotated[int, Field(alias='unreadableFiles', ge=0)]
     """
     Files that could not be read or parsed (not UTF-8, binary, unreadable, not a regular file, over 8 MiB, vanished while read). They are left out of the index; every other file is indexed.
+    """
+    unreadable: Annotated[list[UnreadableFile], Field(max_length=20)]
+    """
+    The first 20 unreadable files in path order, each with its reason.
+    """
+
+
+class StatusProject(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    root: str
+    """
+    Absolute path of the knowledge-base root.
+    """
+    documents: Annotated[int, Field(ge=0)]
+    chunks: Annotated[int, Field(ge=0)]
+    last_indexed_at_utc: Annotated[str | None, Field(alias='lastIndexedAtUtc')]
+    unreadable_files: Annotated[int, Field(alias='unreadableFiles', ge=0)]
+    """
+    Markdown files left out of the index because they could not be read or parsed (not UTF-8, binary, unreadable, not a regular file, over 8 MiB), as the last reindex or re-index of each found them; kept across restarts. Fixing a file and re-indexing it (an edit, the watcher, kb_reindex) removes it from the count.
     """
     unreadable: Annotated[list[UnreadableFile], Field(max_length=20)]
     """
