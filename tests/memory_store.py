@@ -79,6 +79,7 @@ class MemoryStore:
         self._next_doc = 1
         self._next_chunk = 1
         self._external: dict[str, ExternalChunk] = {}  # survives reset(), like the SQLite tables
+        self._unreadable: dict[str, str] = {}
 
     @property
     def location(self) -> str:
@@ -103,6 +104,7 @@ class MemoryStore:
             self._links.clear()
             self._meta.clear()
             self._manifest.clear()
+            self._unreadable.clear()
             self._created, self._dims = True, vector_dimensions
 
     def read_manifest(self) -> dict[str, str]:
@@ -119,6 +121,16 @@ class MemoryStore:
     # documents ----------------------------------------------------------------
     def document_states(self) -> dict[str, DocumentState]:
         return {path: state for path, (state, _) in self._docs.items()}
+
+    def unreadable_files(self) -> dict[str, str]:
+        return dict(self._unreadable)
+
+    def set_unreadable(self, path: str, reason: str | None) -> None:
+        with self._lock:
+            if reason is None:
+                self._unreadable.pop(path, None)
+            else:
+                self._unreadable[path] = reason
 
     def touch_document(self, path: str, size: int, mtime_ns: int) -> None:
         with self._lock:

@@ -92,6 +92,21 @@ def test_manifest_round_trip_replaces_every_key(store: IndexStore) -> None:
     assert store.exists() and not store.has_vectors()
 
 
+def test_unreadable_files_are_kept_replaced_forgotten_and_reset(store: IndexStore) -> None:
+    assert store.unreadable_files() == {}  # no schema yet: nothing recorded, no failure
+    store.ensure_schema(None, "float32")
+    store.set_unreadable("b.md", "not UTF-8")
+    store.set_unreadable("Deep/c.md", "a FIFO")
+    store.set_unreadable("b.md", "binary")  # the latest reason replaces the old one
+    store.write_manifest({"a": "1"})  # the manifest is rewritten by every reindex: the list is not
+    assert store.unreadable_files() == {"b.md": "binary", "Deep/c.md": "a FIFO"}
+    store.set_unreadable("b.md", None)
+    store.set_unreadable("never.md", None)  # forgetting what is not there is fine
+    assert store.unreadable_files() == {"Deep/c.md": "a FIFO"}
+    store.reset(None, "float32")  # a forced rebuild finds them again
+    assert store.unreadable_files() == {}
+
+
 def test_documents_replace_touch_delete(store: IndexStore) -> None:
     store.ensure_schema(None, "float32")
     assert store.replace_document(doc("a.md"), [chunk(0, "one"), chunk(1, "two")]) == 2

@@ -79,7 +79,7 @@ RANK_WEIGHTS = "{0.1, 0.125, 0.5, 1.0}"
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_DERIVED = ("links", "doc_meta", "vectors", "chunks", "documents", "manifest")
+_DERIVED = ("unreadable_files", "links", "doc_meta", "vectors", "chunks", "documents", "manifest")
 
 
 def safe_location(url: str, schema: str) -> str:
@@ -270,6 +270,7 @@ class PostgresStore:
                 tags text[] not null, aliases text[] not null, headings text[] not null,
                 block_ids text[] not null, tag_keys text[] not null);
             create index if not exists doc_meta_tags on doc_meta using gin (tag_keys);
+            create table if not exists unreadable_files (path text primary key, reason text not null);
             create table if not exists external_chunks (
                 id text primary key, collection text not null, source_path text not null,
                 chunk_index integer not null, content text not null, metadata jsonb not null,
@@ -327,6 +328,21 @@ class PostgresStore:
             return {}
         rows = self._rows("select id, path, source_hash, size, mtime_ns from documents")
         return {r[1]: DocumentState(*r) for r in rows}
+
+    def unreadable_files(self) -> dict[str, str]:
+        if not self.exists() or not self._table_exists("unreadable_files"):
+            return {}  # an index from before the table: nothing recorded yet
+        return dict(self._rows("select path, reason from unreadable_files"))
+
+    def set_unreadable(self, path: str, reason: str | None) -> None:
+        if reason is None:
+            self._rows("delete from unreadable_files where path = %s", (path,))
+        else:
+            self._rows(
+                "insert into unreadable_files (path, reason) values (%s, %s)"
+                " on conflict (path) do update set reason = excluded.reason",
+                (path, reason),
+            )
 
     def touch_document(self, path: str, size: int, mtime_ns: int) -> None:
         self._rows("update documents set size = %s, mtime_ns = %s where path = %s", (size, mtime_ns, path))

@@ -98,6 +98,7 @@ BINARY_OVERFETCH = 8
 # candidates are re-ranked, 0.97 with 400 on rust-book): re-rank at least this many exactly.
 BINARY_MIN_CANDIDATES = 400
 _DERIVED = (
+    "unreadable_files",
     "links",
     "document_meta",
     "document_tags",
@@ -287,6 +288,7 @@ class SqliteStore(ChunkTables):
                 tag TEXT NOT NULL, document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
                 PRIMARY KEY(tag, document_id)) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS document_tags_document ON document_tags(document_id);
+            CREATE TABLE IF NOT EXISTS unreadable_files(path TEXT PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID;
             """
         )
         if not self._table_exists("chunks_fts"):
@@ -357,6 +359,18 @@ class SqliteStore(ChunkTables):
             return {}
         rows = self._conn().execute("SELECT id, path, source_hash, size, mtime_ns FROM documents")
         return {r[1]: DocumentState(*r) for r in rows}
+
+    def unreadable_files(self) -> dict[str, str]:
+        if not self.exists() or not self._table_exists("unreadable_files"):
+            return {}  # an index from before the table: nothing recorded yet
+        return {path: reason for path, reason in self._conn().execute("SELECT path, reason FROM unreadable_files")}
+
+    def set_unreadable(self, path: str, reason: str | None) -> None:
+        with self._write() as c:
+            if reason is None:
+                c.execute("DELETE FROM unreadable_files WHERE path = ?", (path,))
+            else:
+                c.execute("INSERT OR REPLACE INTO unreadable_files(path, reason) VALUES(?, ?)", (path, reason))
 
     def touch_document(self, path: str, size: int, mtime_ns: int) -> None:
         with self._write() as c:
