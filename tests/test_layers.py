@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "workspace": {"config", "embeddings", "errors", "index", "paths", "search"},
     "writer": {"errors", "paths", "sourcefile", "workspace"},
     "assets": {"errors", "paths", "workspace", "writer"},
-    "export": {"errors", "markdown", "paths"},
+    "export": {"errors", "markdown", "paths", "sourcefile"},  # documents read as the indexer reads them
     "notion": {"config", "errors", "globs", "paths"},
     "handlers": {
         "_generated",

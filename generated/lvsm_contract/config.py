@@ -159,15 +159,15 @@ class SearchConfig(BaseModel):
         int, Field(alias='lexicalCandidatePoolSize', ge=1, le=1000)
     ] = 50
     max_results: Annotated[int, Field(alias='maxResults', ge=1, le=50)] = 10
-    rrf_k: Annotated[int, Field(alias='rrfK', ge=1)] = 10
+    rrf_k: Annotated[int, Field(alias='rrfK', ge=1)] = 20
     """
-    Hybrid fusion: score = sum over the lexical and semantic lists of weight / (rrfK + rank). 10 (with semanticWeight 0.5) was chosen on the labelled dev sets (docs/performance.md); rrfK 60 with semanticWeight 1 is the reference implementation's plain RRF.
+    Hybrid fusion: score = sum over the lexical and semantic lists of weight / (rrfK + rank). 20 (with semanticWeight 0.3) was chosen on the three labelled sets together (decision 182, docs/performance.md); rrfK 60 with semanticWeight 1 is the reference implementation's plain RRF.
     """
     semantic_weight: Annotated[
         float, Field(alias='semanticWeight', gt=0.0, le=10.0)
-    ] = 0.5
+    ] = 0.3
     """
-    Weight of the semantic list in hybrid fusion of a prose query (the lexical list weighs 1); keyword, identifier and code queries use a tenth of it (decision 153). Below 1 because the bundled local model ranks worse than BM25 on the dev sets; raise it for a stronger embedding model.
+    Weight of the semantic list in hybrid fusion of a prose query (the lexical list weighs 1); keyword, identifier and code queries use a tenth of it (decisions 153, 182). Below 1 because the bundled local model ranks worse than BM25 on the dev sets; raise it for a stronger embedding model.
     """
 
 

@@ -629,14 +629,6 @@ class KbListFilesRequest(BaseModel):
     """
 
 
-class KbListFilesResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    files: list[FileEntry]
-
-
 class KbListImagesArguments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1398,6 +1390,21 @@ class SearchVectorsResult(BaseModel):
     """
 
 
+class SkippedEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Root-relative path of the folder or entry.
+    """
+    reason: str
+    """
+    Why it was left out, e.g. `the folder could not be listed (Permission denied)`.
+    """
+
+
 class StatusCompatibility(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1405,20 +1412,6 @@ class StatusCompatibility(BaseModel):
     )
     is_compatible: Annotated[bool, Field(alias='isCompatible')]
     problems: list[str]
-
-
-class StatusProject(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    root: str
-    """
-    Absolute path of the knowledge-base root.
-    """
-    documents: Annotated[int, Field(ge=0)]
-    chunks: Annotated[int, Field(ge=0)]
-    last_indexed_at_utc: Annotated[str | None, Field(alias='lastIndexedAtUtc')]
 
 
 class StatusSynchronization(BaseModel):
@@ -1762,6 +1755,22 @@ class KbListFilesArguments(BaseModel):
     request: KbListFilesRequest | None = None
 
 
+class KbListFilesResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    files: list[FileEntry]
+    skipped_folders: Annotated[int, Field(alias='skippedFolders', ge=0)]
+    """
+    How many folders (or entries) could not be listed or inspected; their files are not in `files`. 0 normally.
+    """
+    skipped: Annotated[list[SkippedEntry], Field(max_length=100)]
+    """
+    The first 100 of them in path order (`.` is the root or prefix folder itself), each with the reason.
+    """
+
+
 class KbMoveArguments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1940,6 +1949,28 @@ class ReindexResult(BaseModel):
     unreadable_files: Annotated[int, Field(alias='unreadableFiles', ge=0)]
     """
     Files that could not be read or parsed (not UTF-8, binary, unreadable, not a regular file, over 8 MiB, vanished while read). They are left out of the index; every other file is indexed.
+    """
+    unreadable: Annotated[list[UnreadableFile], Field(max_length=20)]
+    """
+    The first 20 unreadable files in path order, each with its reason.
+    """
+
+
+class StatusProject(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    root: str
+    """
+    Absolute path of the knowledge-base root.
+    """
+    documents: Annotated[int, Field(ge=0)]
+    chunks: Annotated[int, Field(ge=0)]
+    last_indexed_at_utc: Annotated[str | None, Field(alias='lastIndexedAtUtc')]
+    unreadable_files: Annotated[int, Field(alias='unreadableFiles', ge=0)]
+    """
+    Markdown files left out of the index because they could not be read or parsed (not UTF-8, binary, unreadable, not a regular file, over 8 MiB), as the last reindex or re-index of each found them; kept across restarts. Fixing a file and re-indexing it (an edit, the watcher, kb_reindex) removes it from the count.
     """
     unreadable: Annotated[list[UnreadableFile], Field(max_length=20)]
     """

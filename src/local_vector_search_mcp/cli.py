@@ -224,9 +224,9 @@ def print_content(result: ContentResult) -> None:
 def _recover_interrupted_writes(ws: Workspace) -> None:
     # A process killed mid-write may have left a temporary file or a half-done move;
     # every start (server, call, reindex) cleans that up before anything reads the tree.
-    from .writer import recover
+    from .writer import recover, recover_staging
 
-    for action in recover(ws):
+    for action in [*recover(ws), *recover_staging(ws)]:
         logging.getLogger("local_vector_search_mcp").info("interrupted write: %s", action)
 
 

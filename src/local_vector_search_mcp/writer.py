@@ -42,6 +42,7 @@ from .workspace import Workspace
 
 __all__ = [
     "SourceChanged",
+    "StagingNote",
     "commit",
     "create_new",
     "delete_file",
@@ -49,6 +50,7 @@ __all__ = [
     "move_with_rewrites",
     "mutate",
     "recover",
+    "recover_staging",
     "replace_file",
     "sha256_hex",
     "write_lock",
@@ -60,6 +62,14 @@ MAX_ATTEMPTS = 3
 _thread_lock = threading.RLock()
 # `.<name>.<12 hex>.tmp`: the only names recovery ever deletes.
 _TEMP_NAME = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$", re.DOTALL)
+_STAGING_NAME = re.compile(r"^\.upload\.[0-9a-f]{12}\.tmp$")  # assets.store.staging_path
+_NOTE_NAME = re.compile(r"^[0-9a-f]{12}\.json$")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name has the form of the server's own temporary and staging files
+    (never listed: they hold a write or a download in flight, or its litter after a crash)."""
+    return _TEMP_NAME.match(name) is not None
 
 
 class SourceChanged(Exception):
@@ -154,6 +164,97 @@ def _undo(root: Path, record: dict[str, object]) -> list[str]:
         done.append(f"finished moving {record['source']} to {record['target']}")
     if done:
         _fsync_dir((tmp or dst or root).parent)
+    return done
+
+
+def _notes_dir(ws: Workspace) -> Path:
+    return ws.state_dir / "staging"
+
+
+class StagingNote:
+    """The record of one image save in flight, for a crash during its download (decisions 202).
+
+    Written before the staging file is created, naming it and the folders the save created;
+    flock-ed until ``close()``, so :func:`recover_staging` can tell a dead process's save from a
+    live one. The lock is not used: it must not be held while waiting on the network.
+    """
+
+    def __init__(self, ws: Workspace, staged: Path, folders: list[Path]) -> None:
+        self._path: Path | None = None
+        self._fd: int | None = None
+        record = {
+            "tmp": os.path.relpath(staged, ws.root),
+            "folders": [os.path.relpath(f, ws.root) for f in folders],
+        }
+        try:
+            notes = _notes_dir(ws)
+            notes.mkdir(parents=True, exist_ok=True)
+            path = notes / f"{secrets.token_hex(6)}.json"
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)  # held until close(): a live save is never "recovered"
+            os.write(fd, json.dumps(record).encode() + b"\n")
+        except OSError as exc:  # the save itself still works; only its crash cleanup is lost
+            log.warning("could not note a save in flight: %s", exc.strerror or exc)
+            return
+        self._path, self._fd = path, fd
+
+    def close(self) -> None:
+        if self._path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._path)
+            self._path = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def recover_staging(ws: Workspace) -> list[str]:
+    """Remove what saves killed mid-transfer left behind (start-up); never raises."""
+    done: list[str] = []
+    try:
+        names = sorted(os.listdir(_notes_dir(ws)))
+    except OSError:
+        return done
+    for name in names:
+        if not _NOTE_NAME.match(name):
+            continue
+        path = _notes_dir(ws) / name
+        try:
+            fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a live server's save in flight
+            try:
+                record = json.loads(os.read(fd, 1 << 16) or b"{}")
+            except ValueError:
+                record = {}  # torn by the crash before the note was written: nothing was staged yet
+            done += _clean(ws.root, record if isinstance(record, dict) else {})
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        except OSError as exc:
+            log.warning("could not clean up an interrupted save: %s", exc.strerror or exc)
+        finally:
+            os.close(fd)
+    return done
+
+
+def _clean(root: Path, record: dict[str, object]) -> list[str]:
+    done = []
+    tmp = _inside(root, record.get("tmp"))
+    if tmp is not None and _STAGING_NAME.match(tmp.name) and os.path.lexists(tmp):
+        os.unlink(tmp)
+        done.append(f"removed the staging file {record['tmp']} of an interrupted image save")
+    folders = record.get("folders")
+    for rel in reversed(folders if isinstance(folders, list) else []):
+        folder = _inside(root, rel)
+        if folder is not None and folder.is_dir() and not folder.is_symlink():
+            with contextlib.suppress(OSError):  # still holds something: not ours to remove
+                os.rmdir(folder)
+                done.append(f"removed the empty folder {rel} created by an interrupted image save")
     return done
 
 

@@ -56,6 +56,46 @@ def test_one_non_utf8_file_no_longer_stops_the_reindex(tmp_path: Path, capsys: p
     assert _search(args, "charlie", capsys) == ["c.md"]
 
 
+def _status_project(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    assert cli_main([*args, "--status"]) == 0  # a new process, as a restarted server is
+    project: dict[str, Any] = json.loads(capsys.readouterr().out)["project"]
+    return project
+
+
+def test_a_restarted_server_still_names_the_files_it_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _folder(tmp_path)
+    args = ["--root", str(root), "--project-root", str(tmp_path), "--embedding-provider", "none"]
+    assert cli_main([*args, "--reindex"]) == 0
+    capsys.readouterr()
+    project = _status_project(args, capsys)  # was: nothing, the list lived in one process's memory
+    assert project["unreadableFiles"] == 1 and project["documents"] == 2
+    assert project["unreadable"] == [
+        {"path": "b.md", "reason": "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."}
+    ]
+
+    def sync(path: str) -> None:  # what an edit or the watcher does
+        ws = Workspace(load_settings(CliOptions(root=str(root), embedding_provider="none"), cwd=tmp_path, environ={}))
+        try:
+            ws.indexing.schedule_sync([path])
+            assert ws.indexing.sync.wait_idle(30)
+        finally:
+            ws.close()
+
+    (root / "b.md").write_text("# B\n\nbravo words\n", "utf-8")  # fixed
+    sync("b.md")
+    assert _status_project(args, capsys)["unreadableFiles"] == 0
+    (root / "c.md").write_bytes(b"\x00\xff binary now")  # broken by a later edit
+    sync("c.md")
+    project = _status_project(args, capsys)
+    assert [f["path"] for f in project["unreadable"]] == ["c.md"] and project["documents"] == 2
+    (root / "c.md").unlink()  # gone: no longer unreadable either
+    assert cli_main([*args, "--reindex"]) == 0
+    capsys.readouterr()
+    assert _status_project(args, capsys)["unreadable"] == []
+
+
 def test_every_odd_file_is_skipped_and_named_while_the_rest_is_indexed(tmp_path: Path) -> None:
     from odd_files import GOOD, ODD, build
 

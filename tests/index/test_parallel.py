@@ -296,3 +296,50 @@ def test_plan_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     assert plan_workers(3, 5000) == 3 and plan_workers(1, 5000) == 0  # 1: in this process
     monkeypatch.setattr(parallel, "available_cores", lambda: 1)
     assert plan_workers(0, 5000) == 0
+
+
+KILLED_PARENT = """
+import sys, time
+from pathlib import Path
+from local_vector_search_mcp.index import parallel
+from local_vector_search_mcp.index.prepare import ChunkSettings, Task
+parallel._BOOT = sys.argv[2]
+root = Path(sys.argv[1])
+with parallel.ParsePool(root, ChunkSettings(4096, 20, True, True), 2) as pool:
+    run = pool.run([Task(f"doc{i:02}.md") for i in range(20)])
+    next(run)
+    print(" ".join(str(w.process.pid) for w in pool._workers), flush=True)
+    time.sleep(3600)
+"""
+
+
+def test_workers_exit_when_the_indexing_process_is_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _boot(monkeypatch, "time.sleep(0.2)")
+    _files(tmp_path, 20)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_PARENT, str(tmp_path), parallel._BOOT], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    assert len(pids) == 2
+    proc.kill()
+    proc.wait(10)
+    deadline = time.monotonic() + 20
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [pid for pid in pids if _running(pid)]
+    assert not alive  # their pipe closed: they finished the file at hand and left
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for good (its parent was killed; init reaps it)
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -53,8 +53,11 @@ def test_a_refused_connection_names_the_server_but_not_the_password() -> None:
 
 
 def test_text_is_tokenized_by_the_adapter_not_the_server() -> None:
-    assert tsvector_literal("Use Rc::strong_count", "Rc") == "'rc':2A,5B 'use':4B 'strong':6B 'count':7B"
+    assert tsvector_literal("Use Rc::strong_count", "Rc") == (
+        "'rc':2A,5B 'use':4B '~use':4C 'strong':6B '~strong':6C 'count':7B '~count':7C"
+    )  # English words also give their stem (weight C, marked "~")
     assert tsquery_literal(Term("Rc::strong_count")) == "('rc' <-> 'strong' <-> 'count')"
+    assert tsquery_literal(Term("Installing")) == "('installing' | '~instal')"  # the word or its stem
     assert tsquery_literal(AnyOf((Prefix("Inst"), Phrase(("a", "b"))))) == "('inst':* | ('a' <-> 'b'))"
     assert tsquery_literal(AllOf((CjkRun("東京都"), Term("--")))) is None  # an empty leaf matches nothing
     assert tsquery_literal(AnyOf((CjkRun("東京都"), Term("--")), row_budget=1)) == "(('東京' | '京都'))"

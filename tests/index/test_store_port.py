@@ -92,6 +92,21 @@ def test_manifest_round_trip_replaces_every_key(store: IndexStore) -> None:
     assert store.exists() and not store.has_vectors()
 
 
+def test_unreadable_files_are_kept_replaced_forgotten_and_reset(store: IndexStore) -> None:
+    assert store.unreadable_files() == {}  # no schema yet: nothing recorded, no failure
+    store.ensure_schema(None, "float32")
+    store.set_unreadable("b.md", "not UTF-8")
+    store.set_unreadable("Deep/c.md", "a FIFO")
+    store.set_unreadable("b.md", "binary")  # the latest reason replaces the old one
+    store.write_manifest({"a": "1"})  # the manifest is rewritten by every reindex: the list is not
+    assert store.unreadable_files() == {"b.md": "binary", "Deep/c.md": "a FIFO"}
+    store.set_unreadable("b.md", None)
+    store.set_unreadable("never.md", None)  # forgetting what is not there is fine
+    assert store.unreadable_files() == {"Deep/c.md": "a FIFO"}
+    store.reset(None, "float32")  # a forced rebuild finds them again
+    assert store.unreadable_files() == {}
+
+
 def test_documents_replace_touch_delete(store: IndexStore) -> None:
     store.ensure_schema(None, "float32")
     assert store.replace_document(doc("a.md"), [chunk(0, "one"), chunk(1, "two")]) == 2
@@ -119,8 +134,20 @@ def test_terms_are_words_and_pieces_keep_their_order(filled: IndexStore) -> None
     assert lexical_paths(filled, Term("PIP")) == ["guide.md"]  # case-insensitive
     assert lexical_paths(filled, Term("Rc::strong_count")) == ["Notes/rc.md"]  # not "count strong rc"
     assert lexical_paths(filled, Phrase(("strong", "count"))) == ["Notes/rc.md"]
-    assert lexical_paths(filled, Term("instal")) == []
-    assert sorted(lexical_paths(filled, Prefix("instal"))) == ["guide.md", "notes/count.md"]
+    assert lexical_paths(filled, Term("insta")) == []  # a word, not a prefix
+    assert sorted(lexical_paths(filled, Prefix("insta"))) == ["guide.md", "notes/count.md"]
+
+
+def test_a_word_meets_its_inflections_and_the_exact_form_ranks_first(filled: IndexStore) -> None:
+    # "installing" is nowhere: its stem finds "Install" and "installation"
+    assert sorted(lexical_paths(filled, Term("installing"))) == ["guide.md", "notes/count.md"]
+    assert lexical_paths(filled, Term("installation"))[0] == "notes/count.md"  # written exactly there
+    assert lexical_paths(filled, Term("Install"))[0] == "guide.md"
+    assert sorted(lexical_paths(filled, Term("counting"))) == ["Notes/rc.md", "notes/count.md"]
+    # identifiers are matched as written, never by stem; CJK is left alone
+    assert lexical_paths(filled, Term("strong_counts")) == []
+    assert lexical_paths(filled, Term("Rc::strong_count")) == ["Notes/rc.md"]
+    assert lexical_paths(filled, CjkRun("状态")) == ["zh/state.md"]
 
 
 def test_groups_combine_leaves(filled: IndexStore) -> None:

@@ -98,8 +98,8 @@ def test_hybrid_fuses_both(kb):
     out = kb_search(ws, {"query": "Install the tool with pip"})
     assert out["warning"] is None and out["results"][0]["searchMode"] == "hybrid"
     assert out["results"][0]["path"] == "guide.md"
-    # first in both lists under the shipped fusion: semanticWeight 0.5 / (rrfK 10 + 1) + 1 / (10 + 1)
-    assert out["results"][0]["score"] == pytest.approx(0.5 / 11 + 1 / 11)
+    # first in both lists under the shipped fusion: semanticWeight 0.3 / (rrfK 20 + 1) + 1 / (20 + 1)
+    assert out["results"][0]["score"] == pytest.approx(0.3 / 21 + 1 / 21)
 
 
 def test_rrf_ties_broken_by_chunk_id():

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from local_vector_search_mcp.index.cjk import cjk_index_text
-from local_vector_search_mcp.index.fts5 import render_match
+from local_vector_search_mcp.index.fts5 import render_match, render_stems
 from local_vector_search_mcp.index.query import CjkRun, Term
 from local_vector_search_mcp.search.text import build_lexical_query, make_snippet
 
@@ -14,9 +14,14 @@ def fts(query):
     """The FTS5 strict (AND) and loose (OR) expressions of ``query``, as the SQLite adapter renders them."""
     parsed = build_lexical_query(query)
     if not parsed.leaves:
-        return None, None
+        return None, None, None, None
     no_stats = lambda tokens: {}  # noqa: E731
-    return render_match(parsed.strict(), no_stats), render_match(parsed.loose(), no_stats)
+    return (
+        render_match(parsed.strict(), no_stats),
+        render_match(parsed.loose(), no_stats),
+        render_match(parsed.ranked(), no_stats),
+        render_stems(parsed.ranked(), no_stats, 10),
+    )
 
 
 def test_cjk_runs_become_bigrams_and_final_char():
@@ -26,7 +31,7 @@ def test_cjk_runs_become_bigrams_and_final_char():
 
 def test_query_is_a_tree_of_user_text_and_fts5_quotes_and_bigrams_it():
     assert build_lexical_query("共享状态 Rc::strong_count").leaves == (CjkRun("共享状态"), Term("Rc::strong_count"))
-    strict, loose = fts("共享状态 Rc::strong_count")
+    strict, loose, *_ = fts("共享状态 Rc::strong_count")
     assert strict == '"共享" AND "享状" AND "状态" AND "Rc::strong_count"'
     assert loose == '"共享" OR "享状" OR "状态" OR "Rc::strong_count"'
 
@@ -37,7 +42,7 @@ def test_single_cjk_char_is_a_prefix_term():
 
 def test_punctuation_only_query_is_empty():
     assert build_lexical_query('??? ( ) * "').leaves == ()
-    assert fts('??? ( ) * "') == (None, None)
+    assert fts('??? ( ) * "') == (None, None, None, None)
 
 
 def test_or_row_budget_keeps_the_rarest_alternatives():
@@ -130,3 +135,35 @@ def test_snippet_never_highlights_stop_words():
     snippet = make_snippet("Use the prompt to read the password without echo.", parsed.terms)
     assert "[prompt]" in snippet and "[password]" in snippet
     assert "[the]" not in snippet and "[to]" not in snippet
+
+
+def test_adjacent_content_words_add_a_phrase_for_proximity():
+    no_stats = lambda tokens: {}  # noqa: E731
+    ranked = render_match(build_lexical_query("keyword field ignore case").ranked(), no_stats)
+    assert ranked is not None and ranked.endswith('"keyword field" OR "field ignore" OR "ignore case"')
+    # not across a stop word, a clause break or an identifier; sentence punctuation is trimmed
+    assert build_lexical_query("number of replicas").pairs == ()
+    assert build_lexical_query("file, bucket").pairs == ()
+    assert build_lexical_query("Rc::strong_count docs").pairs == ()
+    assert [p.words for p in build_lexical_query("back up to an S3 bucket?").pairs] == [("S3", "bucket")]
+    assert build_lexical_query("pip").ranked() == Term("pip")  # one word: no group at all
+
+
+def test_stems_query_mirrors_the_tree_with_english_words_stemmed():
+    no_stats = lambda tokens: {}  # noqa: E731
+    parsed = build_lexical_query("echoing Rc::strong_count 机器 indexes")
+    assert render_stems(parsed.ranked(), no_stats) == '"echo" OR "index"'  # others match exactly only
+    assert render_stems(parsed.strict(), no_stats) is None  # an identifier must match: exact table only
+    assert render_stems(build_lexical_query("echoing indexes").strict(), no_stats) == '"echo" AND "index"'
+    assert render_stems(Term("v2"), no_stats) is None
+
+
+def test_snippet_highlights_words_sharing_a_query_words_stem():
+    parsed = build_lexical_query("how do I keep edits safe when agents change the file")
+    snippet = make_snippet("Agents edit documents; editing a file is safe. Editorial notes stay.", parsed.terms, 40)
+    assert "[Agents]" in snippet and "[edit]" in snippet and "[editing]" in snippet and "[file]" in snippet
+    assert "[Editorial]" not in snippet and "[a]" not in snippet  # another stem; a stop word
+    snippet = make_snippet(
+        "Be happy: echoes of Echo, not echolocation.", build_lexical_query("echoing happiness").terms
+    )
+    assert "[happy]" in snippet and "[echoes]" in snippet and "[Echo]" in snippet and "[echolocation]" not in snippet

@@ -31,7 +31,7 @@ from ..errors import (
     UnsupportedFormat,
 )
 from ..workspace import Workspace
-from ..writer import write_lock
+from ..writer import StagingNote, write_lock
 from .download import DownloadPolicy, Resolver, fetch_to_file, system_resolver
 from .files import read_capped, stat_regular
 from .formats import MAX_BYTES, ImageFormat, detect, format_for_path
@@ -201,9 +201,11 @@ def save_image(
         inline_format = _check_content(detect(source.data[:12]), source.declared_mime, plan)
     folders = CreatedFolders(ws)
     staged: Path | None = None
+    note: StagingNote | None = None
     try:
         folder = folders.ensure(plan.folder_rel)
         staged = staging_path(folder)
+        note = StagingNote(ws, staged, folders.created)  # a kill from here on is cleaned up at the next start
         if isinstance(source, InlineImage) and inline_format is not None:
             _write_staged(staged, source.data, plan.folder_rel)
             fmt, sha, size = inline_format, hashlib.sha256(source.data).hexdigest(), len(source.data)
@@ -233,9 +235,13 @@ def save_image(
             with contextlib.suppress(OSError):
                 os.unlink(staged)
         folders.undo()
+        if note is not None:
+            note.close()
         raise
     with contextlib.suppress(OSError):
         os.unlink(staged)
+    if note is not None:
+        note.close()
     return SavedImage(path=rel, format=fmt, size=size, sha256=sha, markdown=markdown_link(alt_text, rel))
 
 

@@ -8,8 +8,12 @@ Folders created for a save or a move are removed again (when still empty) if it 
 The staging name has the writer's temporary-file form, and :func:`publish` notes it as the
 step in flight, so a process killed between the link and the unlink leaves no litter after
 the next start (``writer.recover``). A kill during the download itself (outside the lock, which
-must not be held while waiting on the network) can leave the staging file; it is hidden,
-matches no image extension and is never listed.
+must not be held while waiting on the network) is covered by a ``writer.StagingNote``: one small
+file per save in flight, ``<state>/staging/<12 hex>.json``, naming the staging file and the
+folders the save created, flock-ed by its process for as long as the save runs. At start,
+``writer.recover_staging`` removes what each note whose lock is free (its process is gone) names:
+the staging file (only a ``.upload.<12 hex>.tmp`` name inside the root) and the created folders
+that are still empty. A note still locked belongs to a live server and is left alone.
 """
 
 from __future__ import annotations
@@ -91,6 +95,10 @@ class CreatedFolders:
         # A link swapped in after the guard looked would lead outside the root.
         self._ws.guard.resolve(folder_rel)
         return current
+
+    @property
+    def created(self) -> list[Path]:
+        return list(self._created)
 
     def undo(self) -> None:
         """Remove the folders this object created, deepest first, if they are still empty."""

@@ -14,9 +14,11 @@ from lvsm_contract.models import (
     StatusProject,
     StatusSynchronization,
     StatusVectors,
+    UnreadableFile,
 )
 
 from ..index.chunker import CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
+from ..index.indexer import MAX_LISTED_UNREADABLE
 from ..index.manifest import SCHEMA_VERSION, index_problems
 from ..workspace import Workspace
 from .indexing import progress_model, reindex_result_model
@@ -29,6 +31,7 @@ def kb_status(ws: Workspace) -> KbStatusResult:
     store, indexing, activity, kb = ws.store, ws.indexing, ws.activity, ws.config.knowledge_base
     counts = store.counts()
     manifest = store.read_manifest()
+    unreadable = store.unreadable_files()  # stored: a restarted server still names them
     emb = ws.embedders.get()
     dims: int | None
     if emb is None:
@@ -64,6 +67,11 @@ def kb_status(ws: Workspace) -> KbStatusResult:
             documents=counts.documents,
             chunks=counts.chunks,
             last_indexed_at_utc=counts.last_indexed_at_utc,
+            unreadable_files=len(unreadable),
+            unreadable=[
+                UnreadableFile(path=path, reason=unreadable[path])
+                for path in sorted(unreadable, key=lambda p: (p.lower(), p))[:MAX_LISTED_UNREADABLE]
+            ],
         ),
         synchronization=None
         if sync is None

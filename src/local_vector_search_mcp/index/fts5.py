@@ -1,4 +1,4 @@
-"""Renders a structured lexical query (``query.py``) as an FTS5 MATCH expression.
+"""Renders a structured lexical query (``query.py``) as FTS5 MATCH expressions.
 
 Every leaf becomes a quoted FTS5 string (``"`` doubled), so user text never
 reaches FTS5 syntax: unicode61 reads ``"Rc::strong_count"`` as the phrase
@@ -11,6 +11,16 @@ An :class:`~.query.AnyOf` with a ``row_budget`` keeps only its rarest
 alternatives: FTS5 computes BM25 for every row an OR matches before it can
 sort, so the cost grows with the summed posting-list sizes; BM25 weighs the
 common words near zero anyway.
+
+Stemming (``stem.py``) runs as a second query over the ``chunks_stems`` table
+(the stem of every English word of the chunk):
+:func:`render_stems` ORs the stems of the query's one-word terms, and
+:func:`combine_stemmed` ranks by ``bm25(exact) + STEM_WEIGHT * bm25(stems)``.
+A separate table, not a third column, because FTS5's BM25 normalises by the
+length of the whole row: a stems column made every row longer and cost
+opensearch-docs 0.04 nDCG even at stems weight 0. A chunk holding the query
+word exactly scores in both lists (the exact-form boost); one holding only an
+inflection (``echoes`` for ``echoing``) in the stems list alone.
 """
 
 from __future__ import annotations
@@ -20,8 +30,11 @@ from collections.abc import Callable
 
 from .cjk import bigrams
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
+from .stem import is_stemmable, stem
 
-__all__ = ["Atom", "render_match"]
+__all__ = ["STEM_WEIGHT", "Atom", "combine_stemmed", "render_match", "render_stems"]
+
+STEM_WEIGHT = 0.25  # the stems list's share of the combined BM25 (decision 180)
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
 
@@ -94,3 +107,55 @@ def render_match(query: LexicalQuery, frequencies: Frequencies) -> str | None:
         return _render_group(query, frequencies)
     atoms = _atoms(query, frequencies)
     return " AND ".join(a for a, _ in atoms) if atoms else None
+
+
+def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | None = None) -> str | None:
+    """The MATCH expression over the stems table: ``query`` with every one-word English term
+    replaced by its stem (``None`` when nothing in it can match by stem). Inside
+    :class:`~.query.AnyOf` other leaves drop out (they match in the exact table only);
+    an :class:`~.query.AllOf` holding one makes its group exact-only. ``budget``: as
+    :class:`~.query.AnyOf`'s row budget of a top-level OR, counted with the words' exact
+    chunk counts (the stems table's are not kept): the stems of the commonest words go
+    first, their BM25 weight being small anyway."""
+    if isinstance(query, AllOf | AnyOf):
+        atoms: list[Atom] = []
+        for child in query.children:
+            if isinstance(child, Term):
+                tokens = _tokens(child.text)
+                rendered = _quote(stem(tokens[0])) if len(tokens) == 1 and is_stemmable(tokens[0]) else None
+            else:
+                tokens = ()
+                inner = render_stems(child, frequencies) if isinstance(child, AllOf | AnyOf) else None
+                rendered = None if inner is None else f"({inner})"
+            if rendered is None:
+                if isinstance(query, AllOf):
+                    return None
+                continue
+            if rendered not in {a for a, _ in atoms}:
+                atoms.append((rendered, tokens))
+        if not atoms:
+            return None
+        if isinstance(query, AllOf):
+            return " AND ".join(a for a, _ in atoms)
+        if budget is not None and len(atoms) > 2:
+            atoms = _within_budget(atoms, budget, 2, frequencies)
+        return " OR ".join(a for a, _ in atoms)
+    if isinstance(query, Term):
+        return render_stems(AllOf((query,)), frequencies)
+    return None
+
+
+def combine_stemmed(
+    exact: list[tuple[int, float]], stemmed: list[tuple[int, float]], depth: int
+) -> list[tuple[int, float]]:
+    """Row ids by ``bm25(exact) + STEM_WEIGHT * bm25(stems)`` (bm25 is negative: lower is better).
+    A row missing from a list that was cut at ``depth`` scores that list's last score there
+    (it ranked below it); from a list that was not cut, 0 (it does not match)."""
+
+    def floor(rows: list[tuple[int, float]]) -> float:
+        return rows[-1][1] if len(rows) >= depth else 0.0
+
+    e, s = dict(exact), dict(stemmed)
+    fe, fs = floor(exact), floor(stemmed)
+    score = {rid: e.get(rid, fe) + STEM_WEIGHT * s.get(rid, fs) for rid in (*e, *s)}
+    return sorted(score.items(), key=lambda kv: (kv[1], kv[0]))

@@ -164,9 +164,17 @@ class Indexer:
         return enum_value(self.config.embedding.vector_storage)
 
     # discovery ----------------------------------------------------------------
-    def discover(self) -> list[str]:
+    def discover(self, unlisted: dict[str, str] | None = None) -> list[str]:
+        """The Markdown files to index; folders that cannot be listed go to ``unlisted``
+        (``folder/`` -> reason) instead of vanishing silently."""
         found = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
+
+        def refused(exc: OSError) -> None:
+            if unlisted is not None and exc.filename is not None and not isinstance(exc, FileNotFoundError):
+                rel = os.path.relpath(exc.filename, self.root).replace(os.sep, "/")
+                unlisted[f"{rel}/"] = f"The folder could not be listed ({exc.strerror or type(exc).__name__})."
+
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=refused):
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             rel_dir = os.path.relpath(dirpath, self.root)
             for name in filenames:
@@ -219,15 +227,29 @@ class Indexer:
             else:
                 self.store.ensure_schema(dims, self.vector_storage())
                 self.store.write_manifest(expected)
-        files = self.discover()
+        unlisted: dict[str, str] = {}
+        files = self.discover(unlisted)
         progress.total_files = len(files)
         result.scanned_files = len(files)
         wanted = set(files)
         states = self.store.document_states()
+        known = self.store.unreadable_files()  # kept across restarts for kb_status
+        # A folder that cannot be listed is reported, and its documents keep their entries:
+        # not seeing a file is no proof that it is gone.
+        hidden = tuple(unlisted)
         for path in sorted(set(states) - wanted):
+            if path.startswith(hidden):
+                continue
             with self.gate:
                 if self.store.delete_document(path):
                     result.deleted_files += 1
+        for folder, reason in sorted(unlisted.items()):
+            result.add_unreadable(folder, reason)
+            self._note_unreadable(folder, reason, known)
+            log.info("not listed: %s: %s", folder, reason)
+        for path in sorted(set(known) - wanted - set(unlisted)):  # gone, now excluded, or listable again
+            if not (path.startswith(hidden) and not path.endswith("/")):
+                self._note_unreadable(path, None, known)
         tasks = []
         for path in files:  # the cheap unchanged check needs no worker
             state = None if scope == "all" else states.get(path)
@@ -256,12 +278,16 @@ class Indexer:
                 except UnreadableSource as bad:
                     outcome = None
                     result.add_unreadable(path, bad.reason)
+                    self._note_unreadable(path, bad.reason, known)
                     log.info("not indexed: %s: %s", path, bad.reason)
                 except FileNotFoundError:
                     outcome = None
                     with self.gate:
                         if self.store.delete_document(path):
                             result.deleted_files += 1
+                    self._note_unreadable(path, None, known)
+                if outcome is not None:
+                    self._note_unreadable(path, None, known)
                 if outcome is None:
                     pass  # vanished between discovery and indexing
                 elif outcome < 0:
@@ -279,6 +305,17 @@ class Indexer:
         if on_progress:
             on_progress(progress)
         return result
+
+    def _note_unreadable(self, path: str, reason: str | None, known: dict[str, str]) -> None:
+        """Keep the stored list of unreadable files in step (written only when it changes)."""
+        if known.get(path) == reason:
+            return
+        with self.gate:
+            self.store.set_unreadable(path, reason)
+        if reason is None:
+            known.pop(path, None)
+        else:
+            known[path] = reason
 
     def chunk_settings(self) -> ChunkSettings:
         return ChunkSettings.from_config(self.config)
@@ -426,7 +463,8 @@ class Indexer:
         """Bring one path in line with the disk: ``indexed``, ``unchanged`` or ``deleted``."""
         full = self.root / path
         wanted = path.lower().endswith(".md") and self.path_filter(path) and not _hidden(path)
-        if wanted and full.is_file():
+        # a link, FIFO or device is read (and refused, reported) like a file, as the reindex does
+        if wanted and os.path.lexists(full) and not full.is_dir():
             if self.compatibility():
                 raise IndexNotReady("index is incompatible with the configuration; run kb_reindex force=true")
             states = self.store.document_states()
@@ -435,10 +473,18 @@ class Indexer:
             )
             if not self.store.read_manifest():
                 self.store.write_manifest(self.expected_manifest(probe=True))
-            outcome = self._update_file(path, states.get(path), False)
+            known = self.store.unreadable_files()
+            try:
+                outcome = self._update_file(path, states.get(path), False)
+            except UnreadableSource as bad:
+                self._note_unreadable(path, bad.reason, known)
+                raise
+            self._note_unreadable(path, None, known)
             return "unchanged" if outcome < 0 else "indexed"
         with self.gate:
             self.store.delete_document(path)
+        if self.store.exists():
+            self._note_unreadable(path, None, self.store.unreadable_files())
         return "deleted"
 
 

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "5"
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-1"
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-1+stems-1"
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 
 

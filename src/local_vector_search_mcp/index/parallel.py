@@ -10,9 +10,10 @@ store (it applies each file's records in its own transaction, as before).
   every child, and not ``fork``, which would copy open database connections
   and the locks of the server's threads). Nothing of the parent is inherited
   but the two pipes (stdin and stdout, the MCP channel, are ``/dev/null``), and
-  a worker never opens the database. They run at the priority the caller asks
-  (the server's background reindex runs them at nice +10, so searches keep
-  their core).
+  a worker never opens the database. Each starts its own session (Linux
+  shares CPU between sessions: decision 193). They run at the priority the
+  caller asks (the server's background reindex runs them at nice +10, so
+  searches keep their core).
 * Outcomes are handed back **in task order** (the writer's order, so the index
   is the same, row for row, as an in-process pass); at most
   ``workers x WINDOW_PER_WORKER`` finished files wait for the writer, so memory
@@ -174,6 +175,9 @@ class ParsePool:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,  # stdout may be the MCP channel
                 env=self._env,
+                # Linux's autogroup scheduler shares the CPU between sessions: workers left in ours
+                # would share one process's worth of it whenever anything else runs (decision 193)
+                start_new_session=True,
             )
         except OSError as exc:  # no processes here (sandbox, limits): parse in-process
             for fd in (to_child, from_parent, from_child, to_parent):

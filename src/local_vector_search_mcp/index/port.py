@@ -207,6 +207,15 @@ class IndexStore(Protocol):
     # documents ----------------------------------------------------------------
     def document_states(self) -> dict[str, DocumentState]: ...
 
+    def unreadable_files(self) -> dict[str, str]:
+        """Files left out of the index because they could not be read or parsed (path -> reason),
+        as the last reindex or sync of each found them; kept across restarts (empty: none)."""
+        ...
+
+    def set_unreadable(self, path: str, reason: str | None) -> None:
+        """Record why ``path`` was left out of the index; ``None`` forgets it (indexed, or gone)."""
+        ...
+
     def touch_document(self, path: str, size: int, mtime_ns: int) -> None:
         """Record a new size/mtime for a document whose content hash is unchanged."""
         ...

@@ -10,7 +10,9 @@ approximates (``cjk.index_tokens``: unicode61-like words, CJK runs as bigrams)
 and writes ``tsvector``/``tsquery`` literals directly. Index and query sides
 therefore agree whatever locale the server runs with. The heading's tokens
 carry weight A and the body's weight B, ranked by ``ts_rank_cd`` with A counted
-twice B (the SQLite adapter weights its heading column the same way).
+twice B (the SQLite adapter weights its heading column the same way). English
+stems (``stem.py``) ride along as ``~stem`` lexemes of weight C, counted a
+quarter of B, as the SQLite adapter's stems table.
 
 Semantic search uses an HNSW index (cosine) with ``hnsw.ef_search`` raised and
 iterative scans on, so a path scope filters before the limit instead of
@@ -67,15 +69,17 @@ from .port import (
     tag_prefixes,
 )
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, PathScope, Phrase, Prefix, Term
+from .stem import STEM_MARK, is_stemmable, stem
 
 __all__ = ["EF_SEARCH", "PostgresStore", "safe_location"]
 
 EF_SEARCH = 400  # measured: recall@10 0.98 on hard synthetic 384-d data (0.79 at 100); decision 150
-RANK_WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"  # D, C, B (body), A (heading): heading counts twice the body
+# D, C (stems), B (body), A (heading): heading counts twice the body, stems a quarter (SQLite's weights)
+RANK_WEIGHTS = "{0.1, 0.125, 0.5, 1.0}"
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_DERIVED = ("links", "doc_meta", "vectors", "chunks", "documents", "manifest")
+_DERIVED = ("unreadable_files", "links", "doc_meta", "vectors", "chunks", "documents", "manifest")
 
 
 def safe_location(url: str, schema: str) -> str:
@@ -92,7 +96,8 @@ def _lexeme(token: str) -> str:
 
 
 def tsvector_literal(text: str, heading: str | None) -> str:
-    """The chunk's tsvector as text: heading tokens (weight A) then body tokens (weight B)."""
+    """The chunk's tsvector as text: heading tokens (weight A) then body tokens (weight B);
+    an English word also gives ``~stem`` at its position (weight C, ``stem.py``)."""
     positions: dict[str, list[str]] = {}
     pos = 0
     for tokens, weight in ((index_tokens(heading or ""), "A"), (index_tokens(text), "B")):
@@ -101,6 +106,8 @@ def tsvector_literal(text: str, heading: str | None) -> str:
             pos = min(pos + 1, _MAX_POSITION)
             if len(token) <= _MAX_LEXEME:
                 positions.setdefault(token, []).append(f"{pos}{weight}")
+                if is_stemmable(token):
+                    positions.setdefault(STEM_MARK + stem(token), []).append(f"{pos}C")
     return " ".join(f"{_lexeme(tok)}:{','.join(ps[:256])}" for tok, ps in positions.items())
 
 
@@ -118,6 +125,9 @@ def tsquery_literal(node: LexicalQuery, every: bool = True) -> str | None:
         if not kept:
             return None
         return "(" + (" & " if isinstance(node, AllOf) else " | ").join(kept) + ")"
+    if isinstance(node, Term) and len(words := _words(node.text)) == 1 and is_stemmable(words[0]):
+        # one English word: exactly, or its stem among the stems (stem.py)
+        return f"({_lexeme(words[0])} | {_lexeme(STEM_MARK + stem(words[0]))})"
     if isinstance(node, Term | Phrase):
         words = _words(node.text) if isinstance(node, Term) else [t for w in node.words for t in _words(w)]
         return "(" + " <-> ".join(_lexeme(w) for w in words) + ")" if words else None
@@ -260,6 +270,7 @@ class PostgresStore:
                 tags text[] not null, aliases text[] not null, headings text[] not null,
                 block_ids text[] not null, tag_keys text[] not null);
             create index if not exists doc_meta_tags on doc_meta using gin (tag_keys);
+            create table if not exists unreadable_files (path text primary key, reason text not null);
             create table if not exists external_chunks (
                 id text primary key, collection text not null, source_path text not null,
                 chunk_index integer not null, content text not null, metadata jsonb not null,
@@ -317,6 +328,21 @@ class PostgresStore:
             return {}
         rows = self._rows("select id, path, source_hash, size, mtime_ns from documents")
         return {r[1]: DocumentState(*r) for r in rows}
+
+    def unreadable_files(self) -> dict[str, str]:
+        if not self.exists() or not self._table_exists("unreadable_files"):
+            return {}  # an index from before the table: nothing recorded yet
+        return dict(self._rows("select path, reason from unreadable_files"))
+
+    def set_unreadable(self, path: str, reason: str | None) -> None:
+        if reason is None:
+            self._rows("delete from unreadable_files where path = %s", (path,))
+        else:
+            self._rows(
+                "insert into unreadable_files (path, reason) values (%s, %s)"
+                " on conflict (path) do update set reason = excluded.reason",
+                (path, reason),
+            )
 
     def touch_document(self, path: str, size: int, mtime_ns: int) -> None:
         self._rows("update documents set size = %s, mtime_ns = %s where path = %s", (size, mtime_ns, path))

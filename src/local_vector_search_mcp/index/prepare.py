@@ -194,8 +194,7 @@ def worker_main(read_fd: int, write_fd: int) -> None:
     try:
         root, settings, nice = inbox.recv()
         if nice > 0:
-            with contextlib.suppress(OSError):  # not permitted here: run at the parent's priority
-                os.nice(nice)
+            _lower_priority(nice)
         base = Path(root)
         outbox.send(READY)
         while (task := inbox.recv()) is not None:
@@ -208,3 +207,12 @@ def worker_main(read_fd: int, write_fd: int) -> None:
                 outbox.send(Unreadable(task.path, f"{type(exc).__name__}: {exc}"[:300]))
     except (OSError, EOFError):
         return  # the parent went away
+
+
+def _lower_priority(nice: int) -> None:
+    """Run below the server: this process's nice value, and its session's where Linux groups
+    scheduling by session (autogroup; a process's own nice only counts inside its group)."""
+    with contextlib.suppress(OSError):  # not permitted here: run at the parent's priority
+        os.nice(nice)
+    with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as group:
+        group.write(str(nice))

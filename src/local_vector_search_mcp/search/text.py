@@ -18,9 +18,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams
-from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Term
+from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
+from ..index.stem import is_stemmable, stem
 from .stopwords import is_stop_word
 
 __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
@@ -41,6 +43,7 @@ class ParsedQuery:
 
     leaves: tuple[LexicalLeaf, ...]
     terms: tuple[str, ...]
+    pairs: tuple[Phrase, ...] = ()
 
     def strict(self) -> AllOf:
         """Every leaf must match."""
@@ -55,7 +58,9 @@ class ParsedQuery:
         query word takes part in scoring (an AND first would put chunks that happen
         to hold every word of a long question above the ones about its topic).
         ``row_budget``: the cost hint of :class:`AnyOf`."""
-        return self.leaves[0] if self.is_single_term else AnyOf(self.leaves, row_budget)
+        if self.is_single_term:
+            return self.leaves[0]
+        return AnyOf((*self.leaves, *self.pairs), row_budget)
 
     def words(self) -> AnyOf | None:
         """The fallback when :meth:`ranked` finds too little: any word of a punctuated
@@ -86,7 +91,29 @@ def build_lexical_query(query: str) -> ParsedQuery:
             elif _WORDISH.search(part):
                 found.append((Term(part), part, is_stop_word(part)))
     content = [f for f in found if not f[2]] or found
-    return ParsedQuery(tuple(dict.fromkeys(leaf for leaf, _, _ in content)), tuple(text for _, text, _ in content))
+    return ParsedQuery(
+        tuple(dict.fromkeys(leaf for leaf, _, _ in content)),
+        tuple(text for _, text, _ in content),
+        _pairs(found),
+    )
+
+
+_TRIM = "\"'()[]{}<>"  # quotes and brackets around a word
+_CLAUSE_END = ".,;:?!"
+
+
+def _pairs(found: list[tuple[LexicalLeaf, str, bool]]) -> tuple[Phrase, ...]:
+    """Adjacent two-word phrases of the query (proximity boost): two plain words written next
+    to each other, neither a stop word nor punctuated inside, not across a clause break
+    (``S3 bucket?`` -> ``"S3 bucket"``; ``file, bucket`` -> nothing)."""
+    out: list[Phrase] = []
+    for (a, ta, stop_a), (b, tb, stop_b) in pairwise(found):
+        if not isinstance(a, Term) or not isinstance(b, Term) or stop_a or stop_b:
+            continue
+        wa, wb = ta.strip(_TRIM), tb.strip(_TRIM).rstrip(_CLAUSE_END)
+        if _WORDS.fullmatch(wa) and _WORDS.fullmatch(wb):
+            out.append(Phrase((wa, wb)))
+    return tuple(dict.fromkeys(out))
 
 
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+", re.UNICODE)
@@ -110,11 +137,36 @@ def highlight_terms(terms: tuple[str, ...]) -> list[str]:
 _WORD_CHAR = re.compile(rf"(?![{_CJK}])[^\W_]")
 
 
+@dataclass(frozen=True, slots=True)
+class _Highlighter:
+    """What lights up for one query: its words exactly, and any English word sharing the stem
+    of one of them (``edits`` -> ``edit``, ``editing``), as lexical search matched them."""
+
+    pattern: re.Pattern[str]
+    exact: frozenset[str]
+    stems: frozenset[str]
+
+    def hit(self, m: re.Match[str]) -> bool:
+        """Whether ``m`` is a whole token matched for a reason."""
+        if not _whole(m):
+            return False
+        token = m.group().lower()
+        if token in self.exact or _CJK_RUN.match(token):
+            return True
+        return is_stemmable(token) and stem(token) in self.stems
+
+
 @lru_cache(maxsize=256)
-def _highlight_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    # plain alternation, longest first: cheap to compile (a character class with the CJK ranges
-    # inside per-word lookarounds took ~70 ms to compile); boundaries are checked by _whole
-    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+def _highlighter(words: tuple[str, ...]) -> _Highlighter:
+    # plain alternation: cheap to compile (a character class with the CJK ranges inside
+    # per-word lookarounds took ~70 ms to compile); boundaries are checked by _whole. Stems
+    # first, each as ``stem[a-z]*`` (a Snowball stem ending in ``i`` stands for ``y``: ``happi``
+    # -> ``happ[a-z]*``), so a whole inflected word is tried before a shorter literal inside
+    # it; then the words themselves, longest first.
+    stems = {stem(w) for w in words if is_stemmable(w)}
+    prefixes = sorted({s[:-1] if s.endswith("i") else s for s in stems}, key=len, reverse=True)
+    parts = [re.escape(p) + "[a-z]*" for p in prefixes] + [re.escape(w) for w in words]
+    return _Highlighter(re.compile("|".join(parts), re.IGNORECASE), frozenset(words), frozenset(stems))
 
 
 def _whole(m: re.Match[str]) -> bool:
@@ -135,15 +187,17 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     """A short excerpt around the first match, matches wrapped in ``[``...``]``.
 
     About ``width`` tokens (a CJK character counts as one); ``...`` marks cuts.
-    Only whole tokens are highlighted. Without any match, the first 240
+    Only whole tokens are highlighted: the query's words and the English words
+    sharing one's stem (``stem.py``), never stop words. Without any match, the first 240
     characters of the text (+ ``...``).
     """
     flat = " ".join(text.split())
     words = highlight_terms(terms)
     if not words:
         return _head(flat)
-    pattern = _highlight_pattern(tuple(words))
-    first = next((m for m in pattern.finditer(flat) if _whole(m)), None)
+    light = _highlighter(tuple(words))
+    pattern = light.pattern
+    first = next((m for m in pattern.finditer(flat) if light.hit(m)), None)
     if first is None:
         return _head(flat)
     # tokenise only a window around the first match (chunks run to 4 KB; snippets to ~16 tokens)
@@ -158,7 +212,7 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     lo = max(0, min(lo, hi - width))
     start = tokens[lo].start() if tokens else 0
     end = tokens[hi - 1].end() if tokens else len(flat)
-    body = pattern.sub(lambda m: f"[{m.group()}]" if _whole(m) else m.group(), flat[start:end])
+    body = pattern.sub(lambda m: f"[{m.group()}]" if light.hit(m) else m.group(), flat[start:end])
     return ("..." if start > 0 else "") + body + ("..." if end < len(flat) else "")
 
 

@@ -1,0 +1,61 @@
+"""English stemming shared by every storage adapter's index and query sides.
+
+``echoing`` should meet ``echo`` and ``indexes`` should meet ``index``, but an
+identifier must still win where it is written exactly. So stems do not
+replace the exact tokens: an adapter indexes the exact tokens as before and,
+beside them, the stem of every English word (a separate FTS5 table in SQLite;
+lexemes marked with :data:`STEM_MARK` in PostgreSQL). A query word ``w`` with
+stem ``s`` matches ``w`` exactly or ``s`` among the stems, the stems counting
+a quarter of the exact tokens (``fts5.STEM_WEIGHT``): a chunk holding ``w``
+itself scores in both (the exact-form boost), one holding only ``echoes`` or
+``echo`` for ``echoing`` in the stems alone.
+
+Only words of 3 to 40 ASCII letters are stemmed (the Snowball English stemmer,
+``snowballstemmer``); tokens with digits, CJK and other scripts are left alone,
+so ``sha512``, ``机器`` or ``v2`` never change. Identifiers written with
+punctuation (``Rc::strong_count``) are matched as phrases of exact tokens and
+never stemmed on the query side.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import snowballstemmer
+
+__all__ = ["STEM_MARK", "is_stemmable", "stem", "stem_index_text", "stem_tokens"]
+
+STEM_MARK = "~"  # PostgreSQL: a stem lexeme is "~" + stem, so it never equals an exact token
+_ASCII_WORD = re.compile(r"[a-z]{3,40}")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+def is_stemmable(token: str) -> bool:
+    """Whether a lower-cased token is an English word this module stems."""
+    return _ASCII_WORD.fullmatch(token) is not None
+
+
+@lru_cache(maxsize=1 << 16)
+def _stem_lower(token: str) -> str:
+    return str(_STEMMER.stemWord(token))
+
+
+def stem(token: str) -> str:
+    """The English stem of one token (lower-cased); the token itself when it is not
+    3-40 ASCII letters."""
+    token = token.lower()
+    return _stem_lower(token) if is_stemmable(token) else token
+
+
+def stem_tokens(tokens: list[str]) -> list[str]:
+    """The stems of the stemmable lower-cased ``tokens``, in order (what an adapter
+    indexes beside the exact tokens)."""
+    return [_stem_lower(t) for t in tokens if _ASCII_WORD.fullmatch(t)]
+
+
+def stem_index_text(*texts: str) -> str:
+    """A chunk's stems as one space-separated text: :func:`stem_tokens` of every text's
+    unicode61-like tokens (empty when none is an English word)."""
+    return " ".join(s for text in texts for s in stem_tokens([t.lower() for t in _WORD.findall(text)]))
