@@ -307,6 +307,13 @@ class SqliteStore(ChunkTables):
         c.execute("CREATE TABLE IF NOT EXISTS term_stats(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID")
         self._create_chunk_tables(c)
         if dims and not self._table_exists("chunk_vectors"):
+            if storage not in ("float32", "int8", "binary"):  # float16 from a PostgreSQL index (decision 171)
+                from ..config import ConfigError
+
+                raise ConfigError(
+                    f"SQLite cannot store {storage} vectors (sqlite-vec has float32, int8 and bit columns): keep "
+                    "this index on PostgreSQL, or rebuild it with embedding.vectorStorage float32 or int8."
+                )
             column = {
                 "float32": f"float[{dims}] distance_metric=cosine",
                 "int8": f"int8[{dims}] distance_metric=cosine",
