@@ -164,9 +164,17 @@ class Indexer:
         return enum_value(self.config.embedding.vector_storage)
 
     # discovery ----------------------------------------------------------------
-    def discover(self) -> list[str]:
+    def discover(self, unlisted: dict[str, str] | None = None) -> list[str]:
+        """The Markdown files to index; folders that cannot be listed go to ``unlisted``
+        (``folder/`` -> reason) instead of vanishing silently."""
         found = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
+
+        def refused(exc: OSError) -> None:
+            if unlisted is not None and exc.filename is not None and not isinstance(exc, FileNotFoundError):
+                rel = os.path.relpath(exc.filename, self.root).replace(os.sep, "/")
+                unlisted[f"{rel}/"] = f"The folder could not be listed ({exc.strerror or type(exc).__name__})."
+
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=refused):
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             rel_dir = os.path.relpath(dirpath, self.root)
             for name in filenames:
@@ -219,18 +227,29 @@ class Indexer:
             else:
                 self.store.ensure_schema(dims, self.vector_storage())
                 self.store.write_manifest(expected)
-        files = self.discover()
+        unlisted: dict[str, str] = {}
+        files = self.discover(unlisted)
         progress.total_files = len(files)
         result.scanned_files = len(files)
         wanted = set(files)
         states = self.store.document_states()
         known = self.store.unreadable_files()  # kept across restarts for kb_status
+        # A folder that cannot be listed is reported, and its documents keep their entries:
+        # not seeing a file is no proof that it is gone.
+        hidden = tuple(unlisted)
         for path in sorted(set(states) - wanted):
+            if path.startswith(hidden):
+                continue
             with self.gate:
                 if self.store.delete_document(path):
                     result.deleted_files += 1
-        for path in sorted(set(known) - wanted):  # gone or now excluded
-            self._note_unreadable(path, None, known)
+        for folder, reason in sorted(unlisted.items()):
+            result.add_unreadable(folder, reason)
+            self._note_unreadable(folder, reason, known)
+            log.info("not listed: %s: %s", folder, reason)
+        for path in sorted(set(known) - wanted - set(unlisted)):  # gone, now excluded, or listable again
+            if not (path.startswith(hidden) and not path.endswith("/")):
+                self._note_unreadable(path, None, known)
         tasks = []
         for path in files:  # the cheap unchanged check needs no worker
             state = None if scope == "all" else states.get(path)

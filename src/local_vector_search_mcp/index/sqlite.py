@@ -63,6 +63,7 @@ import numpy as np
 import numpy.typing as npt
 import sqlite_vec
 
+from ..config import ConfigError
 from ..errors import IndexNotReady
 from .cjk import cjk_index_text
 from .fts5 import STEM_WEIGHT, combine_stemmed, render_match, render_stems
@@ -307,18 +308,16 @@ class SqliteStore(ChunkTables):
         c.execute("CREATE TABLE IF NOT EXISTS term_stats(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID")
         self._create_chunk_tables(c)
         if dims and not self._table_exists("chunk_vectors"):
-            if storage not in ("float32", "int8", "binary"):  # float16 from a PostgreSQL index (decision 171)
-                from ..config import ConfigError
-
-                raise ConfigError(
-                    f"SQLite cannot store {storage} vectors (sqlite-vec has float32, int8 and bit columns): keep "
-                    "this index on PostgreSQL, or rebuild it with embedding.vectorStorage float32 or int8."
-                )
-            column = {
+            columns = {
                 "float32": f"float[{dims}] distance_metric=cosine",
                 "int8": f"int8[{dims}] distance_metric=cosine",
                 "binary": f"bit[{dims}]",
-            }[storage]
+            }
+            if storage not in columns:  # float16 is PostgreSQL's (an index copied from there)
+                raise ConfigError(
+                    f"A SQLite index cannot store {storage!r} vectors (float32, int8 or binary); nothing was written."
+                )
+            column = columns[storage]
             c.execute(
                 "CREATE VIRTUAL TABLE chunk_vectors USING vec0("
                 f"chunk_id INTEGER PRIMARY KEY, document_id INTEGER, embedding {column})"
