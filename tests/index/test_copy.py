@@ -242,3 +242,23 @@ def test_a_storage_the_target_engine_lacks_is_refused_cleanly(tmp_path: Path, pg
     assert target.counts().documents == 0 and target.read_manifest() == {}
     source.close()
     target.close()
+
+
+def test_store_names_on_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from local_vector_search_mcp.config import CliOptions, ConfigError, load_settings
+    from local_vector_search_mcp.index.stores import open_store_spec
+
+    settings = load_settings(CliOptions(root="."), cwd=tmp_path, environ={})
+    store = open_store_spec("postgresql://kb:s3cret@db.example:6543/knowledge#team_docs", settings)
+    assert store.location == "postgresql://db.example:6543/knowledge#team_docs"  # never the password
+    assert open_store_spec("postgres://db/k", settings).location.endswith("/k#local_vector_search_mcp")
+    assert open_store_spec("sqlite:idx/a.db", settings).location == str(tmp_path / "idx" / "a.db")
+    monkeypatch.delenv("LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL"):
+        open_store_spec("postgresql:team", settings)
+    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL", "postgresql://u:pw@h:1/d")
+    assert open_store_spec("postgresql:team", settings).location == "postgresql://h:1/d#team"
+    for bad in ("postgresql:Bad-Name", "postgresql://u:pw@h/d#x;drop", "mysql://u:pw@h/d", "sqlite:"):
+        with pytest.raises(ConfigError) as caught:
+            open_store_spec(bad, settings)
+        assert "pw" not in str(caught.value)
