@@ -13,7 +13,7 @@ Layout (schema version 5, layout 3)::
            heading_path, embedding_text_hash, body, vector_pending)
     chunks_fts   FTS5, contentless (rows deleted by rowid), columns body and
                  heading (CJK runs bigrammed here, ``cjk.py``), unicode61, rank bm25(1, 2)
-    chunks_stems FTS5, contentless, detail=none: the English stems of the chunk's
+    chunks_stems FTS5, contentless: the English stems of the chunk's
                  words (``stem.py``); searched beside chunks_fts and combined
                  with a quarter of its weight (``fts5.py``)
     chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
@@ -115,7 +115,7 @@ _DERIVED = (
 )
 
 
-STEM_BUDGET = 5_000  # the stems query's row budget (fts5.render_stems): ~15% less CPU, same nDCG
+STEM_BUDGET = 2_000  # the stems query's row budget (fts5.render_stems; decision 180)
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
 
 
@@ -300,7 +300,7 @@ class SqliteStore(ChunkTables):
             c.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(1.0, 2.0)')")
         if not self._table_exists("chunks_stems"):
             c.execute(
-                "CREATE VIRTUAL TABLE chunks_stems USING fts5(stems, content='', detail=none, "
+                "CREATE VIRTUAL TABLE chunks_stems USING fts5(stems, content='', "
                 "contentless_delete=1, tokenize='unicode61 remove_diacritics 2')"
             )
         if not self._table_exists("chunks_fts_vocab"):
