@@ -390,7 +390,8 @@ def run_size(n: int, server: PgServer, tmp: Path) -> dict[str, Any]:
 
 def server_cpu(pg: dict[str, Any]) -> str:
     if "semantic_server_cpu_p95_ms" in pg:
-        return f"server CPU per query p50 {pg['semantic_server_cpu_p50_ms']:.1f} / p95 {pg['semantic_server_cpu_p95_ms']:.1f} ms"
+        p50, p95 = pg["semantic_server_cpu_p50_ms"], pg["semantic_server_cpu_p95_ms"]
+        return f"server CPU per query p50 {p50:.1f} / p95 {p95:.1f} ms"
     return f"{pg.get('semantic_server_cpu_ms', 0):.1f} server CPU-ms per query"
 
 
