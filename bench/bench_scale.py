@@ -369,22 +369,31 @@ def summary_rows() -> list[list[Any]]:
         rows.append(
             [
                 f"HNSW semantic at {label} chunks (384-d): p95 < 20 ms, recall@10 >= 0.95",
-                f"p95 {pg['semantic_p95_ms']:.1f} ms wall (p50 {pg['semantic_p50_ms']:.1f}; server "
-                f"{pg.get('semantic_server_cpu_ms', 0):.1f} CPU-ms per query), recall@10 {pg['recall10']:.3f}; "
-                f"sqlite-vec exact p95 {sq['semantic_p95_ms']:.0f} ms, recall {sq['recall10']:.3f} "
-                f"(load {r['load_before']:.1f}, {r['when_utc']})",
+                f"p95 {pg['semantic_p95_ms']:.1f} ms wall at load {r['load_before']:.0f} on 2 cores (p50 "
+                f"{pg['semantic_p50_ms']:.1f}; {pg.get('semantic_server_cpu_ms', 0):.1f} server CPU-ms per query), "
+                f"recall@10 {pg['recall10']:.3f}; sqlite-vec exact p95 {sq['semantic_p95_ms']:.0f} ms "
+                f"({sq.get('semantic_cpu_ms', 0):.0f} CPU-ms), recall {sq['recall10']:.3f} ({r['when_utc'][:10]})",
                 pg["semantic_p95_ms"] < 20 and pg["recall10"] >= 0.95,
             ]
         )
         rows.append(
             [
                 f"PostgreSQL lexical p95 < 50 ms at {label} chunks",
-                f"{pg['lexical_p95_ms']:.1f} ms (p50 {pg['lexical_p50_ms']:.1f}); build {pg['build_wall_s']:.0f} s "
-                f"(HNSW {pg['vectors_hnsw_wall_s']:.0f} s) vs SQLite {sq['build_wall_s']:.0f} s",
+                f"{pg['lexical_p95_ms']:.1f} ms (p50 {pg['lexical_p50_ms']:.1f}) for two content words; "
+                f"{pg.get('lexical_with_stop_words_p95_ms', 0):.0f} ms when one is a top-100 word; build "
+                f"{pg['build_wall_s']:.0f} s (HNSW {pg['vectors_hnsw_wall_s']:.0f} s) vs SQLite "
+                f"{sq['build_wall_s']:.0f} s",
                 pg["lexical_p95_ms"] < 50,
             ]
         )
     return rows
+
+
+def report() -> None:
+    rows = summary_rows()
+    (RESULTS / "bench_scale.summary.json").write_text(json.dumps(rows) + "\n", "utf-8")
+    for goal, value, ok in rows:
+        print(f"{'met' if ok else 'NOT MET'}: {goal}: {value}")
 
 
 def main() -> int:
@@ -411,12 +420,12 @@ def main() -> int:
                 )
     finally:
         server.stop()
-    rows = summary_rows()
-    (RESULTS / "bench_scale.summary.json").write_text(json.dumps(rows) + "\n", "utf-8")
-    for goal, value, ok in rows:
-        print(f"{'met' if ok else 'NOT MET'}: {goal}: {value}")
+    report()
     return 0
 
 
 if __name__ == "__main__":
+    if "--report" in sys.argv:  # the summary rows again, from results/scale-*.json
+        report()
+        sys.exit(0)
     sys.exit(main())

@@ -38,6 +38,11 @@ ENDPOINT = "/mcp"
 MIN_TOKEN_LENGTH = 16
 # Long enough for an in-flight PDF export or reindex batch to finish after SIGTERM.
 GRACEFUL_SHUTDOWN_SECONDS = 30
+# An idle keep-alive connection stays open this long (uvicorn's default is 5 s). Clients drop
+# idle connections after their own limit (httpx and the mcp SDK: 5 s, Node: 4-5 s, a reverse
+# proxy: typically 60 s); the server must wait longer, or a request sent on a connection the
+# server is closing at that moment fails with a read error (decision 213).
+KEEP_ALIVE_SECONDS = 75
 
 
 @dataclass(frozen=True)
@@ -234,6 +239,7 @@ def serve_http(ws: Workspace, options: HttpOptions) -> None:
         access_log=False,  # the guard logs one line per request
         server_header=False,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
     server = _make_server(config, manager)
     if ws.config.knowledge_base.watch_files:
