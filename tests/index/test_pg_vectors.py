@@ -174,3 +174,21 @@ def test_changing_the_storage_needs_a_forced_rebuild(tmp_path: Path, pg_server: 
         assert hit["path"] == "guide.md"
     finally:
         second.store.close()
+
+
+def test_a_float16_index_cannot_be_copied_into_sqlite(tmp_path: Path, pg_server: PgServer) -> None:
+    from local_vector_search_mcp.index.copy import copy_index
+    from local_vector_search_mcp.index.sqlite import SqliteStore
+
+    source = _filled(pg_server, "float16", _vectors(20))
+    source.write_manifest(
+        {"vector_storage": "float16", "embedding_dimensions": str(DIMS), "index_mode": "vector-enabled"}
+    )
+    target = SqliteStore(tmp_path / "copy.db")
+    try:
+        with pytest.raises(ConfigError, match=r"cannot store 'float16' vectors"):
+            copy_index(source, target)
+        assert not target.has_vectors() and target.counts().chunks == 0
+    finally:
+        source.close()
+        target.close()
