@@ -127,6 +127,10 @@ def test_exact_scores_and_scoped_search(pg_server: PgServer, storage: str) -> No
         else:
             expected = 1 - float(q @ vectors[i])
         assert hit.distance == pytest.approx(expected, abs=1e-4)
+        from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+
+        (nearest, score), *_ = store.nearest_chunks(q, 3, ChunkFilterSpec())  # the chunk API: exact, same scores
+        assert nearest.content == hit.text and score == pytest.approx(1 - expected, abs=1e-4)
         from local_vector_search_mcp.index.query import PathScope
 
         scoped = store.semantic(q, 5, PathScope(("d01.md",)))

@@ -306,6 +306,25 @@ class Indexer:
             on_progress(progress)
         return result
 
+    def changed_paths(self) -> list[str] | None:
+        """The paths whose file differs from its index entry by size or mtime, is new, or is gone
+        (a stat per file, nothing read); ``None`` when there is no usable index to compare with.
+
+        Files recorded as unreadable are left to the next reindex or edit (re-reading them at
+        every start would only repeat their error); folders that cannot be listed keep theirs.
+        """
+        if not self.store.exists() or not self.store.read_manifest() or self.compatibility():
+            return None
+        unlisted: dict[str, str] = {}
+        files = self.discover(unlisted)
+        states = self.store.document_states()
+        known = self.store.unreadable_files()
+        hidden = tuple(unlisted)
+        changed = {p for p in files if p not in known and (p not in states or not self._same_stat(p, states[p]))}
+        present = set(files)
+        changed.update(p for p in states if p not in present and not p.startswith(hidden))
+        return sorted(changed, key=lambda p: (p.lower(), p))
+
     def _note_unreadable(self, path: str, reason: str | None, known: dict[str, str]) -> None:
         """Keep the stored list of unreadable files in step (written only when it changes)."""
         if known.get(path) == reason:
