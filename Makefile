@@ -6,7 +6,7 @@ SERVER ?=
 TRANSPORT ?=
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: setup demo test test-long conformance inspector generate check-generated lint typecheck bench clean
+.PHONY: setup demo test test-long conformance inspector generate check-generated lint typecheck bench bench-scale clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,10 @@ lint: setup
 
 bench: setup
 	$(PY) bench/run.py
+
+# The scale run at 1M chunks too (tens of minutes on 2 cores); `make bench` runs 100k only.
+bench-scale: setup
+	BENCH_SCALE=1M $(PY) bench/bench_scale.py
 
 clean:
 	rm -rf $(VENV) .inspector .pytest_cache .mypy_cache .hypothesis .demo-index

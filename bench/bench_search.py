@@ -622,13 +622,41 @@ def _before_after(r: dict[str, Any]) -> list[str]:
         "| corpus | run | nDCG@10 file | nDCG@10 section | Recall@10 | MRR |",
         "|---|---|---|---|---|---|",
     ]
+    second = RESULTS / "lexical-before-h15.json"
+    middle = json.loads(second.read_text("utf-8")) if second.exists() else None
+    if middle:
+        lines[2] += f" Middle: commit {middle['commit']} ({middle['note']})."
     for corpus, q in r["quality"].items():
-        rows = [("lexical before", before["quality"].get(corpus, {}).get("all")), ("lexical now", q["lexical"]["all"])]
+        rows = [("lexical before", before["quality"].get(corpus, {}).get("all"))]
+        if middle:
+            rows.append((f"lexical at {middle['commit']}", middle["quality"].get(corpus, {}).get("all")))
+        rows.append(("lexical now", q["lexical"]["all"]))
         rows += [(b, q[b]["all"]) for b in (BASE_FILES, BASE_SECTIONS) if b in q]
         for name, a in rows:
             if a:
                 lines.append(f"| {corpus} | {name} | {a['ndcg_file']:.3f} | {_section_cells(name, a)} |")
+    if middle:
+        lines += [
+            "",
+            f"Per query type, lexical at {middle['commit']} -> now (nDCG@10 file / section):",
+            "",
+            "| corpus | " + " | ".join(TYPES) + " |",
+            "|---|" + "---|" * len(TYPES),
+        ]
+        for corpus, q in r["quality"].items():
+            was = middle["quality"].get(corpus, {})
+            cells = [
+                f"{was[t]['ndcg_file']:.3f} / {was[t]['ndcg_section']:.3f} -> "
+                f"{q['lexical'][t]['ndcg_file']:.3f} / {q['lexical'][t]['ndcg_section']:.3f}"
+                if t in was and t in q["lexical"]
+                else "-"
+                for t in TYPES
+            ]
+            lines.append(f"| {corpus} | " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+TYPES = ("identifier", "keyword", "short", "question", "paraphrase")
 
 
 def hybrid_shortfalls(q: dict[str, Any], tolerance: float = 0.01) -> list[str]:

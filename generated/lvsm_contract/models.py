@@ -629,14 +629,6 @@ class KbListFilesRequest(BaseModel):
     """
 
 
-class KbListFilesResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    files: list[FileEntry]
-
-
 class KbListImagesArguments(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1398,6 +1390,21 @@ class SearchVectorsResult(BaseModel):
     """
 
 
+class SkippedEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Root-relative path of the folder or entry.
+    """
+    reason: str
+    """
+    Why it was left out, e.g. `the folder could not be listed (Permission denied)`.
+    """
+
+
 class StatusCompatibility(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1746,6 +1753,22 @@ class KbListFilesArguments(BaseModel):
         populate_by_name=True,
     )
     request: KbListFilesRequest | None = None
+
+
+class KbListFilesResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    files: list[FileEntry]
+    skipped_folders: Annotated[int, Field(alias='skippedFolders', ge=0)]
+    """
+    How many folders (or entries) could not be listed or inspected; their files are not in `files`. 0 normally.
+    """
+    skipped: Annotated[list[SkippedEntry], Field(max_length=100)]
+    """
+    The first 100 of them in path order (`.` is the root or prefix folder itself), each with the reason.
+    """
 
 
 class KbMoveArguments(BaseModel):

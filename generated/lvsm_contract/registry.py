@@ -177,14 +177,14 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='kb_list_files',
         title='List files',
-        description="List the files under the knowledge-base root (Markdown documents and other assets), sorted by path.\nUse it to discover document paths before kb_read, kb_outline or kb_patch.\n`pathPrefix` selects one folder (or one exact file) by whole path segments: `books/chapter` selects\n`books/chapter/...` but not `books/chapter.md`. `includeGlob` filters further (default `**/*`).\nBoth filters compare case-insensitively. `.git`, the index's own files and symlinks are never listed.\nFails with INVALID_PATH for an unsafe prefix and INVALID_ARGUMENT for a malformed glob.",
+        description="List the files under the knowledge-base root (Markdown documents and other assets), sorted by path.\nUse it to discover document paths before kb_read, kb_outline or kb_patch.\n`pathPrefix` selects one folder (or one exact file) by whole path segments: `books/chapter` selects\n`books/chapter/...` but not `books/chapter.md`. `includeGlob` filters further (default `**/*`).\nBoth filters compare case-insensitively. `.git`, the index's own files, the server's temporary files\nand symlinks are never listed. A folder the operating system refuses to list is left out and named\nin `skipped` with the reason; everything else is still listed.\nFails with INVALID_PATH for an unsafe prefix and INVALID_ARGUMENT for a malformed glob.",
         annotations={'readOnlyHint': True, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
         envelope='request',
         arguments_model='KbListFilesArguments',
         request_model='KbListFilesRequest',
         result_model='KbListFilesResult',
         meta=None,
-        errors=('INVALID_PATH', 'INVALID_ARGUMENT', 'PERMISSION_DENIED'),
+        errors=('INVALID_PATH', 'INVALID_ARGUMENT'),
         toolset='kb',
     ),
     ToolSpec(

@@ -24,9 +24,18 @@ TIMEOUT = 60.0
 
 
 class RawServer:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *options: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "local_vector_search_mcp", "--root", str(root), "--embedding-provider", "none"],
+            [
+                sys.executable,
+                "-m",
+                "local_vector_search_mcp",
+                "--root",
+                str(root),
+                "--embedding-provider",
+                "none",
+                *options,
+            ],
             cwd=root,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

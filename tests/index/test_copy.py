@@ -221,3 +221,44 @@ def test_quantized_vectors_cross_engines_and_come_back_as_stored(
     assert blobs[0] == blobs[1] and len(blobs[0]) >= 15
     for s in (original, middle, back):
         s.close()
+
+
+def test_a_storage_the_target_engine_lacks_is_refused_cleanly(tmp_path: Path, pg_server: PgServer) -> None:
+    """float16 exists only on PostgreSQL: copying such an index into SQLite stops with a clear
+    message and leaves the target as it was."""
+    from local_vector_search_mcp.config import ConfigError
+    from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
+
+    source = PostgresStore(pg_server.url, pg_server.fresh_schema())
+    source.ensure_schema(DIMS, "float16")
+    source.replace_document(
+        DocumentRecord("a.md", "s" * 64, 1, 1, "2026-12-01T00:00:00.000Z"),
+        [ChunkRecord(0, "p0", "p0~a~b", "alpha", None, "h", np.ones(DIMS, np.float32))],
+    )
+    source.write_manifest({"embedding_dimensions": str(DIMS), "vector_storage": "float16"})
+    target = SqliteStore(tmp_path / "copy.db")
+    with pytest.raises(ConfigError, match="float16"):
+        copy_index(source, target)
+    assert target.counts().documents == 0 and target.read_manifest() == {}
+    source.close()
+    target.close()
+
+
+def test_store_names_on_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from local_vector_search_mcp.config import CliOptions, ConfigError, load_settings
+    from local_vector_search_mcp.index.stores import open_store_spec
+
+    settings = load_settings(CliOptions(root="."), cwd=tmp_path, environ={})
+    store = open_store_spec("postgresql://kb:s3cret@db.example:6543/knowledge#team_docs", settings)
+    assert store.location == "postgresql://db.example:6543/knowledge#team_docs"  # never the password
+    assert open_store_spec("postgres://db/k", settings).location.endswith("/k#local_vector_search_mcp")
+    assert open_store_spec("sqlite:idx/a.db", settings).location == str(tmp_path / "idx" / "a.db")
+    monkeypatch.delenv("LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL"):
+        open_store_spec("postgresql:team", settings)
+    monkeypatch.setenv("LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL", "postgresql://u:pw@h:1/d")
+    assert open_store_spec("postgresql:team", settings).location == "postgresql://h:1/d#team"
+    for bad in ("postgresql:Bad-Name", "postgresql://u:pw@h/d#x;drop", "mysql://u:pw@h/d", "sqlite:"):
+        with pytest.raises(ConfigError) as caught:
+            open_store_spec(bad, settings)
+        assert "pw" not in str(caught.value)

@@ -88,6 +88,29 @@ def test_each_layout_stores_its_own_type_and_finds_the_exact_neighbours(pg_serve
         store.close()
 
 
+@pytest.mark.parametrize("storage", STORAGES)
+def test_an_export_imports_into_the_same_layout_unchanged(pg_server: PgServer, storage: str) -> None:
+    """The copy between engines (decision 160) goes through export/import: the same layout
+    stores exactly the same values again (int8: the codes x 1/127, re-quantized to the same codes)."""
+    vectors = _vectors(40)
+    source = _filled(pg_server, storage, vectors)
+    target = PostgresStore(pg_server.url, pg_server.fresh_schema())
+    try:
+        target.ensure_schema(DIMS, storage)
+        dumps = source.export_documents(None, 10)
+        assert target.import_documents(dumps) == 40
+        column = "embedding::text" if storage != "int8" else "encode(embedding, 'hex')"
+        query = f"select c.ordinal, d.path, {column} from vectors v join chunks c on c.id = v.chunk_id"
+        query += " join documents d on d.id = c.doc_id order by 2, 1"
+        assert target._rows(query) == source._rows(query)
+        if storage == "int8":
+            chunk = dumps[0].chunks[0]
+            assert chunk.vector is not None and np.array_equal(np.rint(chunk.vector * 127), int8_codes(vectors[0]))
+    finally:
+        source.close()
+        target.close()
+
+
 @pytest.mark.parametrize("storage", ["int8", "binary"])
 def test_exact_scores_and_scoped_search(pg_server: PgServer, storage: str) -> None:
     """int8 scores compare the quantized query with the codes (as SQLite's vec0 int8); binary
@@ -104,6 +127,10 @@ def test_exact_scores_and_scoped_search(pg_server: PgServer, storage: str) -> No
         else:
             expected = 1 - float(q @ vectors[i])
         assert hit.distance == pytest.approx(expected, abs=1e-4)
+        from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+
+        (nearest, score), *_ = store.nearest_chunks(q, 3, ChunkFilterSpec())  # the chunk API: exact, same scores
+        assert nearest.content == hit.text and score == pytest.approx(1 - expected, abs=1e-4)
         from local_vector_search_mcp.index.query import PathScope
 
         scoped = store.semantic(q, 5, PathScope(("d01.md",)))
@@ -151,3 +178,21 @@ def test_changing_the_storage_needs_a_forced_rebuild(tmp_path: Path, pg_server: 
         assert hit["path"] == "guide.md"
     finally:
         second.store.close()
+
+
+def test_a_float16_index_cannot_be_copied_into_sqlite(tmp_path: Path, pg_server: PgServer) -> None:
+    from local_vector_search_mcp.index.copy import copy_index
+    from local_vector_search_mcp.index.sqlite import SqliteStore
+
+    source = _filled(pg_server, "float16", _vectors(20))
+    source.write_manifest(
+        {"vector_storage": "float16", "embedding_dimensions": str(DIMS), "index_mode": "vector-enabled"}
+    )
+    target = SqliteStore(tmp_path / "copy.db")
+    try:
+        with pytest.raises(ConfigError, match=r"cannot store 'float16' vectors"):
+            copy_index(source, target)
+        assert not target.has_vectors() and target.counts().chunks == 0
+    finally:
+        source.close()
+        target.close()

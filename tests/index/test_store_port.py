@@ -486,3 +486,12 @@ def test_chunk_filters_match_the_reference_predicates(store: IndexStore) -> None
         assert {c.id for c, _ in found} == expected, spec
         if expected:  # the filter applies before the limit: the one best admitted chunk is found
             assert len(store.nearest_chunks(vec(7), 1, spec)) == 1, spec
+
+
+def test_matches_by_stem_alone_are_ranked_by_bm25(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    filler = " ".join(f"word{i}" for i in range(60))
+    store.replace_document(doc("long.md"), [chunk(0, f"{filler} echo {filler}")])  # inserted first
+    store.replace_document(doc("short.md"), [chunk(0, "Echoes echoed: echo.")])
+    store.replace_document(doc("other.md"), [chunk(0, "nothing to see")])
+    assert lexical_paths(store, Term("echoing")) == ["short.md", "long.md"]

@@ -6,9 +6,8 @@ import os
 import stat
 from datetime import UTC, datetime
 
-from lvsm_contract.models import FileEntry, KbListFilesRequest, KbListFilesResult
+from lvsm_contract.models import FileEntry, KbListFilesRequest, KbListFilesResult, SkippedEntry
 
-from ..errors import PermissionDenied
 from ..globs import compile_glob
 from ..workspace import Workspace
 from ..writer import is_temp_name
@@ -18,13 +17,21 @@ def utc_iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def walk_files(ws: Workspace, prefix: str = "") -> list[tuple[str, os.stat_result]]:
-    """Every regular file at or under ``prefix`` (root-relative, compared case-insensitively),
-    skipping links, .git and the index's files, sorted case-insensitively.
+MAX_LISTED_SKIPPED = 100
 
-    Raises PermissionDenied instead of returning a silently incomplete list.
+
+def walk_files(
+    ws: Workspace, prefix: str = "", skipped: list[tuple[str, str]] | None = None
+) -> list[tuple[str, os.stat_result]]:
+    """Every regular file at or under ``prefix`` (root-relative, compared case-insensitively),
+    skipping links, .git, the index's files and the server's temporary files, sorted
+    case-insensitively.
+
+    A folder that cannot be listed, or an entry that cannot be inspected, is left out and
+    appended to ``skipped`` as ``(path, reason)``; the rest is still listed.
     """
     lowered = prefix.lower()
+    skipped = [] if skipped is None else skipped
 
     def wanted(rel: str, is_dir: bool) -> bool:
         low = rel.lower()
@@ -42,7 +49,8 @@ def walk_files(ws: Workspace, prefix: str = "") -> list[tuple[str, os.stat_resul
             with os.scandir(abs_dir) as entries:
                 items = list(entries)
         except OSError as exc:
-            raise PermissionDenied(f"Could not list folder {rel_dir or '.'!r}: {exc.strerror}.") from None
+            skipped.append((rel_dir or ".", f"the folder could not be listed ({_reason(exc)})"))
+            continue
         for entry in items:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if entry.name.lower() == ".git" or ws.guard.is_internal(rel) or is_temp_name(entry.name):
@@ -50,14 +58,21 @@ def walk_files(ws: Workspace, prefix: str = "") -> list[tuple[str, os.stat_resul
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                raise PermissionDenied(f"Could not inspect {rel!r}: {exc.strerror}.") from None
+                if not isinstance(exc, FileNotFoundError):  # deleted meanwhile: simply not there
+                    skipped.append((rel, f"it could not be inspected ({_reason(exc)})"))
+                continue
             if stat.S_ISDIR(st.st_mode):
                 if wanted(rel, True):
                     pending.append(rel)
             elif stat.S_ISREG(st.st_mode) and wanted(rel, False):
                 found.append((rel, st))
     found.sort(key=lambda item: (item[0].lower(), item[0]))
+    skipped.sort(key=lambda item: (item[0].lower(), item[0]))
     return found
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
 
 
 def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResult:
@@ -67,7 +82,8 @@ def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResu
         prefix = ws.guard.normalise(request.path_prefix.rstrip("/\\") or "/", field="pathPrefix")
         ws.guard.resolve(prefix, field="pathPrefix")
     files = []
-    for rel, st in walk_files(ws, prefix):
+    skipped: list[tuple[str, str]] = []
+    for rel, st in walk_files(ws, prefix, skipped):
         if not include(rel):
             continue
         files.append(
@@ -78,4 +94,8 @@ def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResu
                 last_write_time_utc=utc_iso(st.st_mtime),
             )
         )
-    return KbListFilesResult(files=files)
+    return KbListFilesResult(
+        files=files,
+        skipped_folders=len(skipped),
+        skipped=[SkippedEntry(path=path, reason=reason) for path, reason in skipped[:MAX_LISTED_SKIPPED]],
+    )

@@ -164,9 +164,17 @@ class Indexer:
         return enum_value(self.config.embedding.vector_storage)
 
     # discovery ----------------------------------------------------------------
-    def discover(self) -> list[str]:
+    def discover(self, unlisted: dict[str, str] | None = None) -> list[str]:
+        """The Markdown files to index; folders that cannot be listed go to ``unlisted``
+        (``folder/`` -> reason) instead of vanishing silently."""
         found = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
+
+        def refused(exc: OSError) -> None:
+            if unlisted is not None and exc.filename is not None and not isinstance(exc, FileNotFoundError):
+                rel = os.path.relpath(exc.filename, self.root).replace(os.sep, "/")
+                unlisted[f"{rel}/"] = f"The folder could not be listed ({exc.strerror or type(exc).__name__})."
+
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=refused):
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             rel_dir = os.path.relpath(dirpath, self.root)
             for name in filenames:
@@ -219,18 +227,29 @@ class Indexer:
             else:
                 self.store.ensure_schema(dims, self.vector_storage())
                 self.store.write_manifest(expected)
-        files = self.discover()
+        unlisted: dict[str, str] = {}
+        files = self.discover(unlisted)
         progress.total_files = len(files)
         result.scanned_files = len(files)
         wanted = set(files)
         states = self.store.document_states()
         known = self.store.unreadable_files()  # kept across restarts for kb_status
+        # A folder that cannot be listed is reported, and its documents keep their entries:
+        # not seeing a file is no proof that it is gone.
+        hidden = tuple(unlisted)
         for path in sorted(set(states) - wanted):
+            if path.startswith(hidden):
+                continue
             with self.gate:
                 if self.store.delete_document(path):
                     result.deleted_files += 1
-        for path in sorted(set(known) - wanted):  # gone or now excluded
-            self._note_unreadable(path, None, known)
+        for folder, reason in sorted(unlisted.items()):
+            result.add_unreadable(folder, reason)
+            self._note_unreadable(folder, reason, known)
+            log.info("not listed: %s: %s", folder, reason)
+        for path in sorted(set(known) - wanted - set(unlisted)):  # gone, now excluded, or listable again
+            if not (path.startswith(hidden) and not path.endswith("/")):
+                self._note_unreadable(path, None, known)
         tasks = []
         for path in files:  # the cheap unchanged check needs no worker
             state = None if scope == "all" else states.get(path)
@@ -286,6 +305,25 @@ class Indexer:
         if on_progress:
             on_progress(progress)
         return result
+
+    def changed_paths(self) -> list[str] | None:
+        """The paths whose file differs from its index entry by size or mtime, is new, or is gone
+        (a stat per file, nothing read); ``None`` when there is no usable index to compare with.
+
+        Files recorded as unreadable are left to the next reindex or edit (re-reading them at
+        every start would only repeat their error); folders that cannot be listed keep theirs.
+        """
+        if not self.store.exists() or not self.store.read_manifest() or self.compatibility():
+            return None
+        unlisted: dict[str, str] = {}
+        files = self.discover(unlisted)
+        states = self.store.document_states()
+        known = self.store.unreadable_files()
+        hidden = tuple(unlisted)
+        changed = {p for p in files if p not in known and (p not in states or not self._same_stat(p, states[p]))}
+        present = set(files)
+        changed.update(p for p in states if p not in present and not p.startswith(hidden))
+        return sorted(changed, key=lambda p: (p.lower(), p))
 
     def _note_unreadable(self, path: str, reason: str | None, known: dict[str, str]) -> None:
         """Keep the stored list of unreadable files in step (written only when it changes)."""

@@ -46,6 +46,9 @@ VECTOR_RETRY_SECONDS = 60.0  # after a provider failure, searches retry the back
 # ...and a timer retries it on its own, 2 s, 4 s, 8 s ... up to every 5 minutes, until it answers.
 RETRY_FIRST_SECONDS = 2.0
 SHUTDOWN_DRAIN_SECONDS = 10.0
+# At start, up to this many changed files are re-indexed one by one (targeted sync); more start
+# a "changed" reindex (each targeted sync reads every document's state: many would be quadratic).
+CATCH_UP_SYNC_LIMIT = 200
 RETRY_MAX_SECONDS = 300.0
 BACKGROUND_WORKER_NICE = 10  # parse workers of kb_reindex (the CLI's run at normal priority)
 
@@ -91,6 +94,7 @@ class IndexingService:
         self._vector_error_at = 0.0
         self._retry_delay = RETRY_FIRST_SECONDS
         self._retry_timer: threading.Timer | None = None
+        self._catch_up_thread: threading.Thread | None = None
 
     # components --------------------------------------------------------------
     def embedder(self) -> Embedder | None:
@@ -270,6 +274,36 @@ class IndexingService:
         if self.store.pending_vector_count():
             self.kick_vectors()
 
+    def start_serving(self) -> None:
+        """A server starts: watch the files (when configured), then catch up in the background
+        with what changed while no server ran, or what a killed server still had queued."""
+        if self.config.knowledge_base.watch_files:
+            try:
+                self.start_watching()
+            except Exception as exc:  # the server still serves; kb_status shows the watcher error
+                log.warning("file watching could not start: %s", exc)
+        self._catch_up_thread = threading.Thread(target=self._catch_up, name="kb-catch-up", daemon=True)
+        self._catch_up_thread.start()
+
+    def _catch_up(self) -> None:
+        try:
+            changed = self.indexer.changed_paths()
+        except Exception as exc:  # a damaged or busy index: searches and kb_status say so
+            log.warning("could not compare the files with the index at start: %s", getattr(exc, "message", exc))
+            return
+        if not changed or self._cancel.is_set():
+            return
+        log.info("%d file(s) changed since the index was last updated; re-indexing them", len(changed))
+        if len(changed) > CATCH_UP_SYNC_LIMIT:
+            self.start_reindex("changed")  # one pass (parallel parsing) beats many targeted syncs
+        else:
+            self.schedule_sync(changed)
+
+    def wait_catch_up(self, timeout: float | None = None) -> None:
+        thread = self._catch_up_thread
+        if thread is not None:
+            thread.join(timeout)
+
     def start_watching(self) -> None:
         if self.watcher is None:
             self.watcher = MarkdownWatcher(
@@ -279,7 +313,9 @@ class IndexingService:
 
     def shutdown(self) -> None:
         # Drain the targeted sync queue first (bounded): an edit made just before exit must
-        # not leave the index behind the file (issue 10).
+        # not leave the index behind the file (issue 10). What is left, the next start's
+        # catch-up finds again (start_serving).
+        self.wait_catch_up(SHUTDOWN_DRAIN_SECONDS)
         self.sync.wait_idle(SHUTDOWN_DRAIN_SECONDS)
         self._cancel.set()
         timer = self._retry_timer

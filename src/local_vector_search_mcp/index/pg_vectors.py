@@ -56,10 +56,12 @@ BINARY_MIN_CANDIDATES = 400
 MAX_EF_SEARCH = 1000  # pgvector's upper bound
 
 # The codes as a halfvec (minus the zero point): the expression the int8 HNSW index is built on.
-# The type is schema-qualified: index builds run with a search path of pg_catalog only.
+# The type is schema-qualified: index builds run with a search path of pg_catalog only. Its cost
+# is declared high (it unpacks n bytes) so the planner walks the HNSW index instead of computing
+# it for every row of a sequential scan.
 INT8_FUNCTION = """
 create or replace function lvsm_int8_halfvec(codes bytea, zero smallint) returns {ext}.halfvec
-immutable strict parallel safe language sql as $$
+immutable strict parallel safe cost 10000 language sql as $$
   select array(select ((get_byte(codes, i) + 128) % 256 - 128 - zero)::real
                from generate_series(0, length(codes) - 1) as i)::{ext}.halfvec
 $$

@@ -13,7 +13,7 @@ Layout (schema version 5, layout 3)::
            heading_path, embedding_text_hash, body, vector_pending)
     chunks_fts   FTS5, contentless (rows deleted by rowid), columns body and
                  heading (CJK runs bigrammed here, ``cjk.py``), unicode61, rank bm25(1, 2)
-    chunks_stems FTS5, contentless, detail=none: the English stems of the chunk's
+    chunks_stems FTS5, contentless: the English stems of the chunk's
                  words (``stem.py``); searched beside chunks_fts and combined
                  with a quarter of its weight (``fts5.py``)
     chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
@@ -63,6 +63,7 @@ import numpy as np
 import numpy.typing as npt
 import sqlite_vec
 
+from ..config import ConfigError
 from ..errors import IndexNotReady
 from .cjk import cjk_index_text
 from .fts5 import STEM_WEIGHT, combine_stemmed, render_match, render_stems
@@ -114,7 +115,7 @@ _DERIVED = (
 )
 
 
-STEM_BUDGET = 5_000  # the stems query's row budget (fts5.render_stems): ~15% less CPU, same nDCG
+STEM_BUDGET = 2_000  # the stems query's row budget (fts5.render_stems; decision 180)
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
 
 
@@ -299,7 +300,7 @@ class SqliteStore(ChunkTables):
             c.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(1.0, 2.0)')")
         if not self._table_exists("chunks_stems"):
             c.execute(
-                "CREATE VIRTUAL TABLE chunks_stems USING fts5(stems, content='', detail=none, "
+                "CREATE VIRTUAL TABLE chunks_stems USING fts5(stems, content='', "
                 "contentless_delete=1, tokenize='unicode61 remove_diacritics 2')"
             )
         if not self._table_exists("chunks_fts_vocab"):
@@ -307,11 +308,16 @@ class SqliteStore(ChunkTables):
         c.execute("CREATE TABLE IF NOT EXISTS term_stats(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID")
         self._create_chunk_tables(c)
         if dims and not self._table_exists("chunk_vectors"):
-            column = {
+            columns = {
                 "float32": f"float[{dims}] distance_metric=cosine",
                 "int8": f"int8[{dims}] distance_metric=cosine",
                 "binary": f"bit[{dims}]",
-            }[storage]
+            }
+            if storage not in columns:  # float16 is PostgreSQL's (an index copied from there)
+                raise ConfigError(
+                    f"A SQLite index cannot store {storage!r} vectors (float32, int8 or binary); nothing was written."
+                )
+            column = columns[storage]
             c.execute(
                 "CREATE VIRTUAL TABLE chunk_vectors USING vec0("
                 f"chunk_id INTEGER PRIMARY KEY, document_id INTEGER, embedding {column})"

@@ -55,7 +55,23 @@ def stem_tokens(tokens: list[str]) -> list[str]:
     return [_stem_lower(t) for t in tokens if _ASCII_WORD.fullmatch(t)]
 
 
+_INDEX_CACHE: dict[str, str] = {}  # token as written -> its stem, "" when not stemmable (cleared when large)
+_INDEX_CACHE_MAX = 200_000
+
+
 def stem_index_text(*texts: str) -> str:
     """A chunk's stems as one space-separated text: :func:`stem_tokens` of every text's
     unicode61-like tokens (empty when none is an English word)."""
-    return " ".join(s for text in texts for s in stem_tokens([t.lower() for t in _WORD.findall(text)]))
+    cache = _INDEX_CACHE
+    if len(cache) > _INDEX_CACHE_MAX:
+        cache.clear()
+    out: list[str] = []
+    for text in texts:
+        for token in _WORD.findall(text):
+            s = cache.get(token)
+            if s is None:
+                word = token.lower()
+                s = cache[token] = str(_STEMMER.stemWord(word)) if _ASCII_WORD.fullmatch(word) else ""
+            if s:
+                out.append(s)
+    return " ".join(out)

@@ -115,7 +115,8 @@ class MarkdownWatcher:
                     found.update(p for p in self.indexed_paths() if p.startswith(prefix))
                 full = self.root / rel
                 if full.is_dir():
-                    for dirpath, dirnames, filenames in os.walk(full):
+                    self.queue.clear_error(f"{rel}/")  # listed again below, or reported again
+                    for dirpath, dirnames, filenames in os.walk(full, onerror=self._unlisted):
                         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
                         for name in filenames:
                             sub = Path(dirpath, name).relative_to(self.root).as_posix()
@@ -127,6 +128,17 @@ class MarkdownWatcher:
             for rel in found:
                 if rel.lower().endswith(".md") and self.path_filter(rel):
                     self._pending[rel] = now
+
+    def _unlisted(self, exc: OSError) -> None:
+        """A folder that appeared but cannot be listed: its files cannot be queued; say so."""
+        if exc.filename is None or isinstance(exc, FileNotFoundError):
+            return
+        try:
+            rel = Path(os.fsdecode(exc.filename)).relative_to(self.root).as_posix()
+        except ValueError:
+            return
+        reason = exc.strerror or type(exc).__name__
+        self.queue.report_error(f"{rel}/", f"the folder could not be listed ({reason}); its files are not indexed")
 
     def _tick(self) -> None:
         while not self._stop.wait(TICK_SECONDS):

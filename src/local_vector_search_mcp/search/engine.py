@@ -2,7 +2,10 @@
 
 * lexical: BM25 over chunk text and heading path (heading weighted 2x), the
   query's words OR-ed after dropping stop words (``stopwords.py``; kept when
-  the query has nothing else). Every remaining word takes part in scoring at
+  the query has nothing else), plus each pair of adjacent content words as a
+  phrase (proximity). English words also match by stem at a quarter weight
+  (``index/stem.py``), so ``echoing`` finds ``echo`` while the exact form
+  ranks first; identifiers are never stemmed. Every remaining word takes part in scoring at
   any index size: an earlier row budget kept only the rarest words of an OR
   and, on a 50k-chunk index, threw away the words that mattered (issue 9).
   The OR carries a cost bound, ``ROW_BUDGET`` rows: an adapter that scores

@@ -180,12 +180,9 @@ async def _serve(ws: Workspace) -> None:
 
 def serve(ws: Workspace) -> None:
     """Serve MCP over stdio until stdin closes."""
-    if ws.config.knowledge_base.watch_files:
-        # The watcher only queues paths; nothing is indexed or loaded until a change arrives.
-        try:
-            ws.indexing.start_watching()
-        except Exception as exc:  # the server still serves; kb_status shows the watcher error
-            log.warning("file watching could not start: %s", exc)
+    # The watcher only queues paths; the catch-up compares file states (stat only) with an
+    # existing index in the background: nothing blocks the start, no model is loaded for it.
+    ws.indexing.start_serving()
     try:
         anyio.run(_serve, ws)
     finally:

@@ -1,0 +1,126 @@
+"""A folder the operating system refuses to list: skipped and named, everything else still served.
+
+Tests run as root on CI, and root lists every folder; the calls under test therefore run in a
+child process without the capabilities that let root ignore permissions (``setpriv``), so the
+refusal is the kernel's own EACCES, not an injected one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local_vector_search_mcp.cli import main as cli_main
+
+DROP = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+pytestmark = pytest.mark.skipif(
+    os.geteuid() == 0 and shutil.which("setpriv") is None, reason="root without setpriv cannot be refused a folder"
+)
+
+
+def _unprivileged(args: list[str]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, *args]
+    return subprocess.run(
+        DROP + command if os.geteuid() == 0 else command, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    for rel, text in {
+        "a.md": "# A\n\nalpha\n",
+        "secret/b.md": "# B\n\nbravo hidden words\n",
+        "secret/sub/c.md": "# C\n\ncharlie\n",
+        "open/d.md": "# D\n\ndelta\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, "utf-8")
+    return root
+
+
+def _cli(root: Path, *rest: str) -> list[str]:
+    args = ["-m", "local_vector_search_mcp", "--root", str(root), "--project-root", str(root.parent)]
+    return [*args, "--embedding-provider", "none", *rest]
+
+
+def test_list_files_skips_and_names_a_folder_it_cannot_list(kb: Path) -> None:
+    (kb / "secret").chmod(0)
+    try:
+        done = _unprivileged(_cli(kb, "call", "kb_list_files"))
+    finally:
+        (kb / "secret").chmod(0o755)
+    assert done.returncode == 0, done.stderr  # was: PERMISSION_DENIED for the whole listing
+    result = json.loads(done.stdout)
+    assert [f["relativePath"] for f in result["files"]] == ["a.md", "open/d.md"]
+    assert result["skippedFolders"] == 1
+    assert result["skipped"] == [{"path": "secret", "reason": "the folder could not be listed (Permission denied)"}]
+
+
+def test_a_reindex_reports_the_folder_and_keeps_its_documents(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(_cli(kb, "--reindex")[2:]) == 0
+    capsys.readouterr()
+    (kb / "secret").chmod(0)
+    try:
+        done = _unprivileged(_cli(kb, "--reindex"))
+        status = _unprivileged(_cli(kb, "--status"))
+    finally:
+        (kb / "secret").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    # was: the folder's documents silently deleted from the index, as if the files were gone
+    assert result["deletedFiles"] == 0 and result["unreadableFiles"] == 1
+    assert result["unreadable"] == [
+        {"path": "secret/", "reason": "The folder could not be listed (Permission denied)."}
+    ]
+    project: dict[str, Any] = json.loads(status.stdout)["project"]
+    assert project["documents"] == 4 and [u["path"] for u in project["unreadable"]] == ["secret/"]
+    assert cli_main(_cli(kb, "call", "kb_search", "--query", "bravo", "--mode", "lexical")[2:]) == 0
+    assert [hit["path"] for hit in json.loads(capsys.readouterr().out)["results"]] == ["secret/b.md"]
+    # listable again: the next reindex forgets the report
+    assert cli_main(_cli(kb, "--reindex")[2:]) == 0
+    assert json.loads(capsys.readouterr().out)["unreadableFiles"] == 0
+    assert cli_main(_cli(kb, "--status")[2:]) == 0
+    assert json.loads(capsys.readouterr().out)["project"]["unreadable"] == []
+
+
+WATCHER_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from types import SimpleNamespace
+    from pathlib import Path
+    from local_vector_search_mcp.index.sync import SyncQueue
+    from local_vector_search_mcp.index.watcher import MarkdownWatcher
+
+    queue = SyncQueue(lambda path: None)
+    scheduled = []
+    queue.schedule = lambda paths: scheduled.extend(paths)
+    watcher = MarkdownWatcher(Path(sys.argv[1]), queue, lambda rel: True, lambda: [])
+    event = SimpleNamespace(event_type="moved", is_directory=True, src_path=sys.argv[2], dest_path=sys.argv[3])
+    watcher._on_event(event)
+    status = queue.status()
+    print(json.dumps({"pending": sorted(watcher._pending), "paths": status.paths if status else [],
+                      "error": status.last_error if status else None}))
+    """
+)
+
+
+def test_the_watcher_names_a_moved_in_folder_it_cannot_list(kb: Path, tmp_path: Path) -> None:
+    (kb / "secret").rename(kb / "moved")
+    (kb / "moved").chmod(0)
+    try:
+        done = _unprivileged(["-c", WATCHER_CHILD, str(kb), str(tmp_path / "elsewhere"), str(kb / "moved")])
+    finally:
+        (kb / "moved").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["pending"] == []  # nothing it could see
+    assert report["paths"] == ["moved/"] and "could not be listed (Permission denied)" in report["error"]
