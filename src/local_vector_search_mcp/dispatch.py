@@ -132,6 +132,7 @@ def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOu
             f"Tool {name!r} belongs to the {spec.toolset!r} tool set, which is not enabled "
             f"(server.toolsets: {list(ws.config.server.toolsets)})."
         )
+    ws.catch_up_once()  # a server's first call: compare the files with the index (decision 205)
     request = validate_arguments(spec, arguments)
     handler = _handler(name)
     result = handler(ws) if request is None else handler(ws, request)

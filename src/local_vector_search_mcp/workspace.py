@@ -15,6 +15,7 @@ connects them.
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["Workspace"]
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class Workspace:
@@ -50,6 +52,8 @@ class Workspace:
         self._indexing: IndexingService | None = None
         self._search: SearchService | None = None
         self._services: dict[type[Any], Any] = {}
+        self._closed = False
+        self._catch_up_pending = False
 
     def service(self, cls: type[T]) -> T:
         """The workspace's single ``cls(self)`` (other areas' per-workspace state, e.g. caches),
@@ -107,6 +111,30 @@ class Workspace:
                 self._search = SearchService(self.config, self.store, self.embedders, self.activity, self._kick_vectors)
             return self._search
 
+    def start_serving(self) -> None:
+        """A server starts: the watcher starts now (when configured); the catch-up with what
+        changed while no server ran starts with the first tool call (:meth:`catch_up_once`), so
+        nothing competes with the session's first requests and a bare start opens nothing."""
+        self._catch_up_pending = True
+        if self.config.knowledge_base.watch_files:
+            # The watcher only queues paths; nothing is indexed or loaded until a change arrives.
+            try:
+                self.indexing.start_watching()
+            except Exception as exc:  # the server still serves; kb_status shows the watcher error
+                log.warning("file watching could not start: %s", exc)
+
+    def catch_up_once(self) -> None:
+        """The first tool call of a server starts its catch-up (decision 205); later calls and
+        the CLI's one-shot ``call`` do nothing here."""
+        if not self._catch_up_pending:
+            return
+        with self._lock:
+            if not self._catch_up_pending or self._closed:
+                return
+            self._catch_up_pending = False
+            indexing = self.indexing
+        indexing.start_catch_up()
+
     def _kick_vectors(self) -> None:
         self.indexing.kick_vectors()
 
@@ -130,6 +158,7 @@ class Workspace:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             indexing, store = self._indexing, self._store
             self._indexing = self._search = None
             self._store = None

@@ -170,7 +170,8 @@ def test_many_changes_at_start_run_one_reindex_and_none_without_an_index(tmp_pat
         assert len(ws.indexing.indexer.changed_paths()) == 20
         indexing.CATCH_UP_SYNC_LIMIT, saved = 10, indexing.CATCH_UP_SYNC_LIMIT
         try:
-            ws.indexing.start_serving()
+            ws.start_serving()
+            ws.catch_up_once()
             ws.indexing.wait_catch_up(30)
         finally:
             indexing.CATCH_UP_SYNC_LIMIT = saved
@@ -186,7 +187,8 @@ def test_many_changes_at_start_run_one_reindex_and_none_without_an_index(tmp_pat
     ws = _workspace(fresh)
     try:
         assert ws.indexing.indexer.changed_paths() is None  # no index: nothing to compare, nothing created
-        ws.indexing.start_serving()
+        ws.start_serving()
+        ws.catch_up_once()
         ws.indexing.wait_catch_up(30)
         assert not ws.store.exists() and ws.indexing.sync.status() is None
     finally:

@@ -274,19 +274,16 @@ class IndexingService:
         if self.store.pending_vector_count():
             self.kick_vectors()
 
-    def start_serving(self) -> None:
-        """A server starts: watch the files (when configured), then catch up in the background
-        with what changed while no server ran, or what a killed server still had queued."""
-        if self.config.knowledge_base.watch_files:
-            try:
-                self.start_watching()
-            except Exception as exc:  # the server still serves; kb_status shows the watcher error
-                log.warning("file watching could not start: %s", exc)
+    def start_catch_up(self) -> None:
+        """Catch up in the background with what changed while no server ran, or what a killed
+        server still had queued (decision 205)."""
         self._catch_up_thread = threading.Thread(target=self._catch_up, name="kb-catch-up", daemon=True)
         self._catch_up_thread.start()
 
     def _catch_up(self) -> None:
         try:
+            if not self.store.exists():  # nothing to compare with: build no indexer, load nothing
+                return
             changed = self.indexer.changed_paths()
         except Exception as exc:  # a damaged or busy index: searches and kb_status say so
             log.warning("could not compare the files with the index at start: %s", getattr(exc, "message", exc))

@@ -180,9 +180,9 @@ async def _serve(ws: Workspace) -> None:
 
 def serve(ws: Workspace) -> None:
     """Serve MCP over stdio until stdin closes."""
-    # The watcher only queues paths; the catch-up compares file states (stat only) with an
-    # existing index in the background: nothing blocks the start, no model is loaded for it.
-    ws.indexing.start_serving()
+    # The watcher (when configured) starts now; the catch-up with an existing index (a stat per
+    # file, in the background) starts with the first tool call.
+    ws.start_serving()
     try:
         anyio.run(_serve, ws)
     finally:

@@ -242,9 +242,9 @@ def serve_http(ws: Workspace, options: HttpOptions) -> None:
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
     server = _make_server(config, manager)
-    # The watcher only queues paths; the catch-up compares file states (stat only) with an
-    # existing index in the background: nothing blocks the start, no model is loaded for it.
-    ws.indexing.start_serving()
+    # The watcher (when configured) starts now; the catch-up with an existing index (a stat per
+    # file, in the background) starts with the first tool call.
+    ws.start_serving()
     mode = "stateless" if options.stateless else "sessions"
     auth = "bearer token required" if options.token else "no token (loopback only)"
     # Always on stderr, whatever the log level: the line tells scripts (and tests) the port.
