@@ -69,7 +69,9 @@ def _quiet_rules(md: MarkdownIt) -> None:
         scope = getattr(fn, "__globals__", None)
         if not isinstance(fn, types.FunctionType) or scope is None or "LOGGER" not in scope:
             continue
-        quiet = types.FunctionType(fn.__code__, {**scope, "LOGGER": _QUIET}, fn.__name__, fn.__defaults__, fn.__closure__)
+        quiet = types.FunctionType(
+            fn.__code__, {**scope, "LOGGER": _QUIET}, fn.__name__, fn.__defaults__, fn.__closure__
+        )
         quiet.__kwdefaults__ = fn.__kwdefaults__
         ruler.at(rule.name, quiet, {"alt": list(rule.alt)})
 
