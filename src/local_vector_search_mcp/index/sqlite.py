@@ -65,7 +65,7 @@ import sqlite_vec
 from ..config import ConfigError
 from ..errors import IndexNotReady
 from .cjk import cjk_index_text
-from .coverage import coverage, coverage_words, rescore
+from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .derive import chunk_stems, pack_body, unpack_body
 from .fts5 import STEM_WEIGHT, combine_stemmed, render_match, render_stems
 from .port import (
@@ -83,7 +83,7 @@ from .port import (
     normalize_tag,
     tag_prefixes,
 )
-from .query import AnyOf, LexicalQuery, PathScope
+from .query import LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
@@ -116,7 +116,6 @@ _DERIVED = (
 
 STEM_BUDGET = 2_000  # the stems query's row budget (fts5.render_stems; decision 180)
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
-COVERAGE_DEPTH = 100  # best rows a coverage query rescores (coverage.py; decision 220)
 
 
 _pack = pack_body
@@ -731,16 +730,11 @@ class SqliteStore(ChunkTables):
         scored = (
             exact if stems is None else combine_stemmed(exact, self._ranked("chunks_stems", stems, depth, scope), depth)
         )
-        if isinstance(query, AnyOf) and query.coverage > 0 and (words := coverage_words(query)):
-            # rescore the best rows by the share of the query's words each holds; the rows below
-            # keep their order after them (decision 220)
-            top = self._hits([rid for rid, _ in scored[:COVERAGE_DEPTH]])
-            shares = [coverage(words, f"{h.heading_path or ''}\n{h.text}") for h in top]
+        if wants_coverage(query):  # a question: its best rows by the share of its words they hold (decision 220)
             bm25 = dict(scored[:COVERAGE_DEPTH])
-            ranked = rescore([(h.chunk_id, bm25[h.chunk_id]) for h in top], shares, query.coverage)
-            by_id = {h.chunk_id: h for h in top}
-            head = [by_id[rid] for rid, _ in ranked[:limit]]
-            return head + self._hits([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
+            top = self._hits([rid for rid, _ in scored[:COVERAGE_DEPTH]])
+            ranked = rerank(query, top, lambda h: bm25[h.chunk_id], lambda h: f"{h.heading_path or ''}\n{h.text}")
+            return ranked[:limit] + self._hits([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
         return self._hits([rid for rid, _ in scored[:limit]])
 
     def _ranked(self, table: str, match: str, limit: int, scope: PathScope | None) -> list[tuple[int, float]]:
