@@ -52,7 +52,6 @@ import contextlib
 import json
 import os
 import threading
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,6 +66,7 @@ from ..config import ConfigError
 from ..errors import IndexNotReady
 from .cjk import cjk_index_text
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
+from .derive import chunk_stems, pack_body, unpack_body
 from .fts5 import STEM_WEIGHT, combine_stemmed, render_match, render_stems
 from .port import (
     ChunkHit,
@@ -85,14 +85,12 @@ from .port import (
 )
 from .query import LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
-from .stem import stem_index_text
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
 LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
 COMMON_TERM_MIN_CHUNKS = 256  # term_stats keeps terms found in more chunks than this
-ZLIB_LEVEL = 6
 
 BUSY_TIMEOUT_MS = 30_000
 BINARY_OVERFETCH = 8
@@ -120,12 +118,8 @@ STEM_BUDGET = 2_000  # the stems query's row budget (fts5.render_stems; decision
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
 
 
-def _pack(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8"), ZLIB_LEVEL)
-
-
-def _unpack(body: bytes) -> str:
-    return zlib.decompress(body).decode("utf-8")
+_pack = pack_body
+_unpack = unpack_body
 
 
 def _f32(vec: npt.NDArray[np.float32]) -> bytes:
@@ -444,7 +438,7 @@ class SqliteStore(ChunkTables):
                     ch.anchor,
                     ch.heading_path,
                     ch.embedding_text_hash,
-                    _pack(ch.text),
+                    ch.packed_body if ch.packed_body is not None else pack_body(ch.text),
                     int(has_table and ch.vector is None),
                 )
                 for cid, ch in zip(ids, chunks, strict=True)
@@ -457,7 +451,10 @@ class SqliteStore(ChunkTables):
                 for cid, ch in zip(ids, chunks, strict=True)
             ],
         )
-        stems = [(cid, stem_index_text(ch.heading_path or "", ch.text)) for cid, ch in zip(ids, chunks, strict=True)]
+        stems = [
+            (cid, ch.stems if ch.stems is not None else chunk_stems(ch.text, ch.heading_path))
+            for cid, ch in zip(ids, chunks, strict=True)
+        ]
         c.executemany("INSERT INTO chunks_stems(rowid, stems) VALUES(?,?)", [r for r in stems if r[1]])
         if has_table:
             self._insert_vectors(
