@@ -78,9 +78,25 @@ def corpus() -> Path | None:
     return next((p for p in CORPUS_CANDIDATES if p.is_dir()), None)
 
 
+def cached_index_is_current() -> bool:
+    """The cached index exists and the running code can serve it (a new tokenizer or chunker is not)."""
+    if not (CACHE / "index.db").exists():
+        return False
+    out = subprocess.run(
+        [*SERVER, "--root", str(CACHE / "kb"), "--storage-path", str(CACHE / "index.db"), "--status"],
+        capture_output=True,
+        text=True,
+    )
+    try:
+        status = json.loads(out.stdout)
+    except ValueError:
+        return False
+    return bool(status.get("compatibility", {}).get("isCompatible"))
+
+
 def ensure_index(source: Path) -> None:
-    """Build the hybrid index once (lexical, then vectors, through the CLI) and keep it."""
-    if (CACHE / "index.db").exists():
+    """Build the hybrid index once (lexical, then vectors, through the CLI) and keep it while current."""
+    if cached_index_is_current():
         return
     shutil.rmtree(CACHE, ignore_errors=True)
     shutil.copytree(source, CACHE / "kb")

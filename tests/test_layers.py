@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "writer": {"errors", "paths", "sourcefile", "workspace"},
     "assets": {"errors", "paths", "workspace", "writer"},
     "export": {"errors", "markdown", "paths", "sourcefile"},  # documents read as the indexer reads them
-    "notion": {"config", "errors", "globs", "paths"},
+    "notion": {"config", "errors", "globs", "paths", "sourcefile"},
     "handlers": {
         "_generated",
         "assets",

@@ -166,6 +166,7 @@ def _kill_at_every_step(tmp_path: Path, op: str) -> int:
 @pytest.mark.parametrize("op", ["edit", "create", "move", "delete"])
 def test_kill_at_every_step_leaves_the_file_wholly_old_or_wholly_new(tmp_path: Path, op: str) -> None:
     kills = _kill_at_every_step(tmp_path, op)
+    print(f"\nwriter crash injection, {op}: killed at {kills} steps, each recovered wholly old or new")
     assert kills >= {"edit": 25, "create": 25, "move": 20, "delete": 8}[op]  # every step was really hit
 
 

@@ -343,3 +343,56 @@ def _running(pid: int) -> bool:
             return f.read().split(") ")[-1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_kb_reindex_over_stdio_with_workers_keeps_the_protocol_clean(tmp_path: Path) -> None:
+    """The workers of a server's reindex never write to its stdout (the MCP channel)."""
+    import json
+
+    root = tmp_path / "kb"
+    count = parallel.MIN_PARALLEL_FILES + 40
+    for i in range(count):
+        path = root / f"d{i % 5}" / f"n{i:04}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\ntags: [t{i % 3}]\n---\n# Note {i}\n\nbody{i} words\n", encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "local_vector_search_mcp", "--root", str(root), "--embedding-provider", "none"],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    lines: list[dict[str, Any]] = []
+
+    def rpc(message: dict[str, Any]) -> dict[str, Any] | None:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+        while "id" in message:
+            reply = json.loads(proc.stdout.readline())  # any stray byte on stdout fails here
+            lines.append(reply)
+            if reply.get("id") == message["id"]:
+                return reply  # type: ignore[no-any-return]
+        return None
+
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert "result" in (rpc({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}) or {})
+        rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {"name": "kb_reindex", "arguments": {"request": {}}}
+        started = rpc({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}) or {}
+        assert started["result"]["structuredContent"]["started"] is True
+        deadline, last, ident = time.monotonic() + 120, None, 3
+        while last is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            status_call = {"name": "kb_status", "arguments": {}}
+            reply = rpc({"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": status_call}) or {}
+            ident += 1
+            last = reply["result"]["structuredContent"]["indexing"]["last"]
+        assert last is not None and last["outcome"] == "succeeded", last
+        assert last["result"]["indexedFiles"] == count
+    finally:
+        proc.kill()
+        proc.wait(30)
+    assert all(line.get("jsonrpc") == "2.0" for line in lines)

@@ -155,3 +155,17 @@ def test_moving_an_image_rewrites_its_references(kb: KbClient) -> None:
     kb.reindex()
     missing = invoke(kb.ws, "kb_links", {"request": {}})["missingImages"]
     assert sorted(m["target"] for m in missing) == ["img/gone.png", "missing.png"]  # only the ones missing before
+
+
+def test_a_document_over_the_size_cap_is_refused_with_update_links_and_nothing_moves(kb: KbClient) -> None:
+    from local_vector_search_mcp.errors import UnsupportedFormat
+    from local_vector_search_mcp.sourcefile import MAX_DOCUMENT_BYTES
+
+    root = kb.ws.root
+    big = b"# Big\n\n[home](Home.md)\n\n" + b"word " * (MAX_DOCUMENT_BYTES // 5)
+    (root / "big.md").write_bytes(big)
+    before = {p: p.read_bytes() for p in root.rglob("*.md")}
+    # was: read whole, its own links silently left unrewritten, and the move made
+    with pytest.raises(UnsupportedFormat, match="MiB"):
+        move(kb, "big.md", "deeper/big.md", updateLinks=True)
+    assert {p: p.read_bytes() for p in root.rglob("*.md")} == before

@@ -342,3 +342,14 @@ def test_paths_push_only_those(kb: Path, notion: FakeNotion, capsys: pytest.Capt
     code, _, err = push(kb, capsys, "../outside.md")
     assert code == 1 and "not permitted" in err
     assert len(notion.pages) == 1
+
+
+def test_a_fifo_named_md_is_refused_not_waited_on(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    monkeypatch.delenv("NOTION_TOKEN")
+    os.mkfifo(kb / "pipe.md")  # was: the push blocked forever opening it
+    code, _, err = push(kb, capsys, "--dry-run")
+    assert code == 1 and "pipe.md" in err and "not a regular file" in err

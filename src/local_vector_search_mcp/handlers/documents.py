@@ -16,6 +16,7 @@ from lvsm_contract.models import (
 from ..errors import Conflict, ConflictReason, InvalidArgument, NotFound
 from ..index.port import DocumentMeta
 from ..index.relink import markdown_files, plan_move
+from ..sourcefile import read_source
 from ..workspace import Workspace
 from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex
 from .sync import mutation_result, queue_sync
@@ -39,7 +40,8 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     if not request.update_links:
         sha = move_file(ws, src_rel, src, dst_rel, dst, request.expected_source_hash)
         return mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel)
-    current = src.read_bytes()
+    # its own links are rewritten too: it must be a document that can be read (not a FIFO, not over the cap)
+    current = read_source(src, src_rel)
     if sha256_hex(current) != request.expected_source_hash.lower():
         raise Conflict(
             f"Document {src_rel!r} changed since it was read (sourceHash differs); re-read it and retry.",

@@ -66,6 +66,7 @@ import sqlite_vec
 from ..config import ConfigError
 from ..errors import IndexNotReady
 from .cjk import cjk_index_text
+from .coverage import coverage, coverage_words, rescore
 from .fts5 import STEM_WEIGHT, combine_stemmed, render_match, render_stems
 from .port import (
     ChunkHit,
@@ -82,7 +83,7 @@ from .port import (
     normalize_tag,
     tag_prefixes,
 )
-from .query import LexicalQuery, PathScope
+from .query import AnyOf, LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
 from .stem import stem_index_text
 
@@ -117,6 +118,7 @@ _DERIVED = (
 
 STEM_BUDGET = 2_000  # the stems query's row budget (fts5.render_stems; decision 180)
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
+COVERAGE_DEPTH = 100  # best rows a coverage query rescores (coverage.py; decision 220)
 
 
 def _pack(text: str) -> bytes:
@@ -732,6 +734,16 @@ class SqliteStore(ChunkTables):
         scored = (
             exact if stems is None else combine_stemmed(exact, self._ranked("chunks_stems", stems, depth, scope), depth)
         )
+        if isinstance(query, AnyOf) and query.coverage > 0 and (words := coverage_words(query)):
+            # rescore the best rows by the share of the query's words each holds; the rows below
+            # keep their order after them (decision 220)
+            top = self._hits([rid for rid, _ in scored[:COVERAGE_DEPTH]])
+            shares = [coverage(words, f"{h.heading_path or ''}\n{h.text}") for h in top]
+            bm25 = dict(scored[:COVERAGE_DEPTH])
+            ranked = rescore([(h.chunk_id, bm25[h.chunk_id]) for h in top], shares, query.coverage)
+            by_id = {h.chunk_id: h for h in top}
+            head = [by_id[rid] for rid, _ in ranked[:limit]]
+            return head + self._hits([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
         return self._hits([rid for rid, _ in scored[:limit]])
 
     def _ranked(self, table: str, match: str, limit: int, scope: PathScope | None) -> list[tuple[int, float]]:

@@ -21,6 +21,7 @@ from ..config import ConfigError, Settings
 from ..errors import KbError
 from ..globs import GlobSet
 from ..paths import PathGuard
+from ..sourcefile import read_source
 from .client import NotionClient, NotionError, NotionPort
 from .push import DryRunPort, Mapping, Pusher, PushReport
 
@@ -124,7 +125,7 @@ def run(
 
 
 def _read(root: Path, rel: str) -> bytes:
-    try:
-        return (root / rel).read_bytes()
-    except OSError as exc:
-        raise NotionError(f"Could not read {rel!r}: {exc.strerror}.") from None
+    try:  # a FIFO named .md must not hang the push, nor a link lead out of the root
+        return read_source(root / rel, rel)
+    except KbError as exc:
+        raise NotionError(f"Could not read {rel!r}: {exc.message}") from None
