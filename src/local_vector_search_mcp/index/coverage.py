@@ -17,14 +17,18 @@ a whole token whose exact form or stem is the word's.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
-from .query import AnyOf, Term
+from .query import AnyOf, LexicalQuery, Term
 from .stem import is_stemmable, stem
 
-__all__ = ["CoverageWords", "coverage", "coverage_words", "rescore"]
+__all__ = ["COVERAGE_DEPTH", "CoverageWords", "coverage", "coverage_words", "rerank", "rescore", "wants_coverage"]
+
+COVERAGE_DEPTH = 100  # the best rows a coverage query rescores (decision 220)
+R = TypeVar("R")
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
 
@@ -85,3 +89,23 @@ def rescore(scored: Sequence[tuple[int, float]], covered: Sequence[float], expon
     ``bm25 * covered[i] ** exponent`` (``covered[i]``: row i's coverage)."""
     out = [(rid, score * cov**exponent) for (rid, score), cov in zip(scored, covered, strict=True)]
     return sorted(out, key=lambda kv: (kv[1], kv[0]))
+
+
+def wants_coverage(query: LexicalQuery) -> CoverageWords:
+    """The words to count when ``query`` asks for coverage rescoring (empty otherwise)."""
+    return coverage_words(query) if isinstance(query, AnyOf) and query.coverage > 0 else ()
+
+
+def rerank(query: LexicalQuery, rows: Sequence[R], score: Callable[[R], float], text: Callable[[R], str]) -> list[R]:
+    """``rows`` in a store's order (best first), the first :data:`COVERAGE_DEPTH` re-sorted by
+    ``score(row) * share ** query.coverage`` (``score``: lower is better, e.g. FTS5's negative
+    bm25 or a negated ``ts_rank``; ties keep the store's order), the rest after them unchanged.
+    Every adapter applies the hint through this one function."""
+    words = wants_coverage(query)
+    if not words or not rows:
+        return list(rows)
+    assert isinstance(query, AnyOf)
+    top = rows[:COVERAGE_DEPTH]
+    shares = [coverage(words, text(row)) for row in top]
+    order = rescore([(i, score(row)) for i, row in enumerate(top)], shares, query.coverage)
+    return [top[i] for i, _ in order] + list(rows[COVERAGE_DEPTH:])

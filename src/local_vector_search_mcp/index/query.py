@@ -76,8 +76,8 @@ class AnyOf:
     at most ``row_budget`` rows, keeping at least ``keep_at_least`` of them.
     ``coverage`` > 0 asks the store to rescore its best candidates by how many
     of the plain-word children each holds, ``score * share ** coverage``
-    (``coverage.py``; a ranking hint like a leaf's weight: an adapter that
-    cannot may ignore it)."""
+    (``coverage.py``: every adapter applies it with ``coverage.rerank`` over its
+    own score)."""
 
     children: tuple[LexicalQuery, ...]
     row_budget: int | None = None

@@ -52,7 +52,6 @@ import contextlib
 import json
 import os
 import threading
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,7 +65,8 @@ import sqlite_vec
 from ..config import ConfigError
 from ..errors import IndexNotReady
 from .cjk import cjk_index_text
-from .coverage import coverage, coverage_words, rescore
+from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
+from .derive import chunk_stems, pack_body, unpack_body
 from .fts5 import STEM_WEIGHT, combine_stemmed, render_match, render_stems
 from .port import (
     ChunkHit,
@@ -83,16 +83,14 @@ from .port import (
     normalize_tag,
     tag_prefixes,
 )
-from .query import AnyOf, LexicalQuery, PathScope
+from .query import LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
-from .stem import stem_index_text
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
 LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
 COMMON_TERM_MIN_CHUNKS = 256  # term_stats keeps terms found in more chunks than this
-ZLIB_LEVEL = 6
 
 BUSY_TIMEOUT_MS = 30_000
 BINARY_OVERFETCH = 8
@@ -118,15 +116,10 @@ _DERIVED = (
 
 STEM_BUDGET = 2_000  # the stems query's row budget (fts5.render_stems; decision 180)
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
-COVERAGE_DEPTH = 100  # best rows a coverage query rescores (coverage.py; decision 220)
 
 
-def _pack(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8"), ZLIB_LEVEL)
-
-
-def _unpack(body: bytes) -> str:
-    return zlib.decompress(body).decode("utf-8")
+_pack = pack_body
+_unpack = unpack_body
 
 
 def _f32(vec: npt.NDArray[np.float32]) -> bytes:
@@ -445,7 +438,7 @@ class SqliteStore(ChunkTables):
                     ch.anchor,
                     ch.heading_path,
                     ch.embedding_text_hash,
-                    _pack(ch.text),
+                    ch.packed_body if ch.packed_body is not None else pack_body(ch.text),
                     int(has_table and ch.vector is None),
                 )
                 for cid, ch in zip(ids, chunks, strict=True)
@@ -458,7 +451,10 @@ class SqliteStore(ChunkTables):
                 for cid, ch in zip(ids, chunks, strict=True)
             ],
         )
-        stems = [(cid, stem_index_text(ch.heading_path or "", ch.text)) for cid, ch in zip(ids, chunks, strict=True)]
+        stems = [
+            (cid, ch.stems if ch.stems is not None else chunk_stems(ch.text, ch.heading_path))
+            for cid, ch in zip(ids, chunks, strict=True)
+        ]
         c.executemany("INSERT INTO chunks_stems(rowid, stems) VALUES(?,?)", [r for r in stems if r[1]])
         if has_table:
             self._insert_vectors(
@@ -734,16 +730,11 @@ class SqliteStore(ChunkTables):
         scored = (
             exact if stems is None else combine_stemmed(exact, self._ranked("chunks_stems", stems, depth, scope), depth)
         )
-        if isinstance(query, AnyOf) and query.coverage > 0 and (words := coverage_words(query)):
-            # rescore the best rows by the share of the query's words each holds; the rows below
-            # keep their order after them (decision 220)
-            top = self._hits([rid for rid, _ in scored[:COVERAGE_DEPTH]])
-            shares = [coverage(words, f"{h.heading_path or ''}\n{h.text}") for h in top]
+        if wants_coverage(query):  # a question: its best rows by the share of its words they hold (decision 220)
             bm25 = dict(scored[:COVERAGE_DEPTH])
-            ranked = rescore([(h.chunk_id, bm25[h.chunk_id]) for h in top], shares, query.coverage)
-            by_id = {h.chunk_id: h for h in top}
-            head = [by_id[rid] for rid, _ in ranked[:limit]]
-            return head + self._hits([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
+            top = self._hits([rid for rid, _ in scored[:COVERAGE_DEPTH]])
+            ranked = rerank(query, top, lambda h: bm25[h.chunk_id], lambda h: f"{h.heading_path or ''}\n{h.text}")
+            return ranked[:limit] + self._hits([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
         return self._hits([rid for rid, _ in scored[:limit]])
 
     def _ranked(self, table: str, match: str, limit: int, scope: PathScope | None) -> list[tuple[int, float]]:
