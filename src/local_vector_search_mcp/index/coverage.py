@@ -62,6 +62,11 @@ def coverage_words(query: AnyOf) -> CoverageWords:
     return tuple(dict.fromkeys(out))
 
 
+@lru_cache(maxsize=1 << 16)
+def _token_stem(token: str) -> str:
+    return stem(token) if is_stemmable(token) else ""
+
+
 def _holds(word: _Word, lowered: str) -> bool:
     if word.stem not in lowered and word.token not in lowered:
         return False
@@ -70,7 +75,7 @@ def _holds(word: _Word, lowered: str) -> bool:
         if start and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
             continue  # inside a token, not at its start
         token = m.group()
-        if token == word.token or (is_stemmable(token) and stem(token) == word.stem):
+        if token == word.token or _token_stem(token) == word.stem:
             return True
     return False
 
