@@ -404,7 +404,8 @@ def summary_rows() -> list[list[Any]]:
         rows.append(
             [
                 f"HNSW semantic at {label} chunks (384-d): p95 < 20 ms, recall@10 >= 0.95",
-                f"p95 {pg['semantic_p95_ms']:.1f} ms wall at load {r['load_before']:.0f} on 2 cores (p50 "
+                f"p95 {pg['semantic_p95_ms']:.1f} ms wall on 2 shared cores (load {r['load_before']:.1f} before, "
+                f"{r['load_after']:.1f} after; p50 "
                 f"{pg['semantic_p50_ms']:.1f}; {server_cpu(pg)}), "
                 f"recall@10 {pg['recall10']:.3f}; sqlite-vec exact p95 {sq['semantic_p95_ms']:.0f} ms "
                 f"({sq.get('semantic_cpu_ms', 0):.0f} CPU-ms), recall {sq['recall10']:.3f} ({r['when_utc'][:10]})",

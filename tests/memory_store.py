@@ -30,6 +30,7 @@ from local_vector_search_mcp.index.chunks import (
     markdown_metadata,
 )
 from local_vector_search_mcp.index.cjk import bigrams, index_tokens
+from local_vector_search_mcp.index.coverage import rerank
 from local_vector_search_mcp.index.port import (
     ChunkHit,
     ChunkRecord,
@@ -287,6 +288,9 @@ class MemoryStore:
                 if units is not None and units:
                     scored.append((-sum(w * scorer.score(u, chunk) for u, w in units), chunk.id, chunk))
             scored.sort(key=lambda t: (t[0], t[1]))
+            scored = rerank(
+                query, scored, lambda t: t[0], lambda t: f"{t[2].record.heading_path or ''}\n{t[2].record.text}"
+            )
             return [self._hit(chunk) for _, _, chunk in scored[:limit]]
 
     def refresh_term_stats(self) -> None:

@@ -495,3 +495,17 @@ def test_matches_by_stem_alone_are_ranked_by_bm25(store: IndexStore) -> None:
     store.replace_document(doc("short.md"), [chunk(0, "Echoes echoed: echo.")])
     store.replace_document(doc("other.md"), [chunk(0, "nothing to see")])
     assert lexical_paths(store, Term("echoing")) == ["short.md", "long.md"]
+
+
+def test_a_coverage_query_ranks_the_chunk_holding_more_of_its_words_first(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("rare.md"), [chunk(0, "exists exists exists", "Exists")])
+    store.replace_document(doc("most.md"), [chunk(0, "change the number of replicas and shards of each one")])
+    for i in range(3):  # words on several pages weigh less in BM25 than "exists" on one
+        store.replace_document(doc(f"f{i}.md"), [chunk(0, f"change number replicas shards {i}")])
+    for i in range(8):
+        store.replace_document(doc(f"other{i}.md"), [chunk(0, f"unrelated text {i}")])
+    words = (Term("change"), Term("number"), Term("replicas"), Term("shards"), Term("exists"))
+    assert lexical_paths(store, AnyOf(words))[0] == "rare.md"
+    ranked = lexical_paths(store, AnyOf(words, coverage=1.0))
+    assert ranked.index("most.md") < ranked.index("rare.md")

@@ -151,3 +151,47 @@ def test_the_same_passage_in_several_files_is_one_result_with_also_in(tmp_path):
     assert sorted(a["path"] for a in also) == ["2.0/install.md", "latest/install.md"]
     assert all(a["pointer"] == results[0]["pointer"] for a in also)
     assert results[1]["alsoIn"] == []
+
+
+def _question_corpus(root):
+    """One short page holding the question's rarest word twice, one long section holding
+    most of its words once, each of those words also alone on a few pages."""
+    (root / "exists.md").write_text("# Exists\n\nCheck that it exists, exists.\n", "utf-8")
+    for word in ("change", "number", "replicas", "index"):
+        for i in range(3):
+            (root / f"{word}{i}.md").write_text(f"# About {word}\n\nSome {word} here, the {word} again.\n", "utf-8")
+    (root / "settings.md").write_text(
+        "# Update settings\n\nTo change the number of replicas of an index, update the index settings with a "
+        "request body naming the new value; shards are then copied across nodes as the cluster allocates them. "
+        "The allocation waits for free disk space, respects awareness attributes and throttles recoveries so "
+        "that searches keep running while new copies are built on other machines of the cluster.\n",
+        "utf-8",
+    )
+    for i in range(12):
+        text = f"# Topic {i}\n\nUnrelated prose about topic {i} and nothing else.\n"
+        (root / f"other{i}.md").write_text(text, "utf-8")
+
+
+def test_a_question_ranks_the_section_holding_most_of_its_words_first(tmp_path):
+    _question_corpus(tmp_path)
+    ws, _ = ready(tmp_path)
+    question = "How do I change the number of replicas on an index that already exists?"
+    out = kb_search(ws, {"query": question, "mode": "lexical", "topK": 3})
+    assert [r["path"] for r in out["results"]][:2] == ["settings.md", "exists.md"]
+    # the same words as keywords (not a question): plain BM25, where the rare word decides
+    out = kb_search(ws, {"query": "change number replicas index already exists", "mode": "lexical", "topK": 3})
+    assert out["results"][0]["path"] == "exists.md"
+
+
+def test_coverage_is_a_hint_the_store_applies_to_an_or_query(tmp_path):
+    from local_vector_search_mcp.search.text import build_lexical_query
+
+    _question_corpus(tmp_path)
+    _, svc = ready(tmp_path)
+    parsed = build_lexical_query("How do I change the number of replicas on an index that already exists?")
+    plain = [h.path for h in svc.store.lexical(parsed.ranked(20_000), 3, None)]
+    covered = [h.path for h in svc.store.lexical(parsed.ranked(20_000, 1.0), 3, None)]
+    assert plain[0] == "exists.md" and covered[0] == "settings.md"
+    # limits beyond the rescored depth keep every row, each once
+    many = svc.store.lexical(parsed.ranked(20_000, 1.0), 50, None)
+    assert len(many) == len({h.chunk_id for h in many}) == len(svc.store.lexical(parsed.ranked(20_000), 50, None))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from local_vector_search_mcp.search.fusion import KEYWORD_SHARE, is_prose, semantic_weight
+from local_vector_search_mcp.search.fusion import KEYWORD_SHARE, is_prose, is_question, semantic_weight
 
 
 @pytest.mark.parametrize(
@@ -32,3 +32,20 @@ def test_prose_fuses_with_the_configured_weight(query):
 def test_keyword_and_code_queries_lean_on_lexical(query):
     assert not is_prose(query)
     assert semantic_weight(query, 0.5) == pytest.approx(0.5 * KEYWORD_SHARE)
+
+
+@pytest.mark.parametrize(
+    ("query", "question"),
+    [
+        ("How do I change the number of replicas?", True),
+        ("can I back up my indexes to S3", True),
+        ("My search stops at 10000 hits, how do I page through all of the results?", True),
+        ("get rid of old log data automatically once it is a week old", False),  # a task, not a question
+        ("replicas number change", False),  # keywords
+        ("How does Rc::strong_count work?", False),  # code: not prose
+        ("为什么解构 reactive 对象之后就失去响应性了？", True),
+        ("生命周期", False),
+    ],
+)
+def test_is_question(query, question):
+    assert is_question(query) is question

@@ -84,6 +84,11 @@ class ChunkRecord:
     heading_path: str | None
     embedding_text_hash: str
     vector: npt.NDArray[np.float32] | None = None
+    # Worked out where the file was parsed (a parse worker, spec/decisions.md 230) so the one
+    # writer only runs SQL: the stems text (``stem.stem_index_text(heading, text)``) and the
+    # compressed body (``derive.pack_body``). ``None``: the adapter derives them itself.
+    stems: str | None = None
+    packed_body: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,7 @@ from .chunks import (
     unit,
 )
 from .cjk import bigrams, index_tokens
+from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
@@ -610,14 +611,18 @@ class PostgresStore:
         if tsquery is None or not self.exists():
             return []
         ids = self._scope_ids(scope)
+        covered = bool(wants_coverage(query))  # a question: rescored by coverage (decision 220)
         rows = self._rows(
-            "select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash from chunks c"
+            "select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash,"
+            " ts_rank_cd(cast(%(w)s as real[]), c.tsv, q) as lexical_rank from chunks c"
             " join documents d on d.id = c.doc_id, cast(%(q)s as tsquery) q"
             " where c.tsv @@ q and (cast(%(ids)s as bigint[]) is null or c.doc_id = any(%(ids)s))"
-            " order by ts_rank_cd(cast(%(w)s as real[]), c.tsv, q) desc, c.id limit %(limit)s",
-            {"q": tsquery, "ids": ids, "w": RANK_WEIGHTS, "limit": limit},
+            " order by lexical_rank desc, c.id limit %(limit)s",
+            {"q": tsquery, "ids": ids, "w": RANK_WEIGHTS, "limit": max(limit, COVERAGE_DEPTH) if covered else limit},
         )
-        return self._hits(rows, False)
+        if covered:
+            rows = rerank(query, rows, lambda r: -float(r[6]), lambda r: f"{r[3] or ''}\n{r[4]}")
+        return self._hits([r[:6] for r in rows[:limit]], False)
 
     def refresh_term_stats(self) -> None:
         if self.exists():

@@ -30,6 +30,7 @@ from ..markdown.links import extract_links, load_yaml
 from ..sourcefile import read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .chunks import document_properties
+from .derive import chunk_stems, pack_body
 from .port import ChunkRecord, DocumentMeta, LinkRecord
 
 __all__ = [
@@ -159,6 +160,8 @@ def _parse(
             embedding_text_hash=embedding_text_hash(
                 build_embedding_text(path, c.text, c.heading_path, settings.include_heading_context)
             ),
+            stems=chunk_stems(c.text, c.heading_path),
+            packed_body=pack_body(c.text),
         )
         for c in chunks
     ]

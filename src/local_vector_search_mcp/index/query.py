@@ -73,11 +73,16 @@ class AnyOf:
     """Any child matches. ``row_budget`` is a cost hint for engines that score
     every row an OR matches before sorting (FTS5): the adapter may drop the
     alternatives with the longest posting lists while the kept ones add up to
-    at most ``row_budget`` rows, keeping at least ``keep_at_least`` of them."""
+    at most ``row_budget`` rows, keeping at least ``keep_at_least`` of them.
+    ``coverage`` > 0 asks the store to rescore its best candidates by how many
+    of the plain-word children each holds, ``score * share ** coverage``
+    (``coverage.py``: every adapter applies it with ``coverage.rerank`` over its
+    own score)."""
 
     children: tuple[LexicalQuery, ...]
     row_budget: int | None = None
     keep_at_least: int = 2
+    coverage: float = 0.0
 
 
 LexicalQuery = LexicalLeaf | AllOf | AnyOf

@@ -52,7 +52,6 @@ import contextlib
 import json
 import os
 import threading
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,6 +65,8 @@ import sqlite_vec
 from ..config import ConfigError
 from ..errors import IndexNotReady
 from .cjk import cjk_index_text
+from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
+from .derive import chunk_stems, pack_body, unpack_body
 from .fts5 import STEM_WEIGHT, combine_stemmed, render_match, render_stems
 from .port import (
     ChunkHit,
@@ -84,14 +85,12 @@ from .port import (
 )
 from .query import LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
-from .stem import stem_index_text
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
 LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
 COMMON_TERM_MIN_CHUNKS = 256  # term_stats keeps terms found in more chunks than this
-ZLIB_LEVEL = 6
 
 BUSY_TIMEOUT_MS = 30_000
 BINARY_OVERFETCH = 8
@@ -119,12 +118,8 @@ STEM_BUDGET = 2_000  # the stems query's row budget (fts5.render_stems; decision
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
 
 
-def _pack(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8"), ZLIB_LEVEL)
-
-
-def _unpack(body: bytes) -> str:
-    return zlib.decompress(body).decode("utf-8")
+_pack = pack_body
+_unpack = unpack_body
 
 
 def _f32(vec: npt.NDArray[np.float32]) -> bytes:
@@ -443,7 +438,7 @@ class SqliteStore(ChunkTables):
                     ch.anchor,
                     ch.heading_path,
                     ch.embedding_text_hash,
-                    _pack(ch.text),
+                    ch.packed_body if ch.packed_body is not None else pack_body(ch.text),
                     int(has_table and ch.vector is None),
                 )
                 for cid, ch in zip(ids, chunks, strict=True)
@@ -456,7 +451,10 @@ class SqliteStore(ChunkTables):
                 for cid, ch in zip(ids, chunks, strict=True)
             ],
         )
-        stems = [(cid, stem_index_text(ch.heading_path or "", ch.text)) for cid, ch in zip(ids, chunks, strict=True)]
+        stems = [
+            (cid, ch.stems if ch.stems is not None else chunk_stems(ch.text, ch.heading_path))
+            for cid, ch in zip(ids, chunks, strict=True)
+        ]
         c.executemany("INSERT INTO chunks_stems(rowid, stems) VALUES(?,?)", [r for r in stems if r[1]])
         if has_table:
             self._insert_vectors(
@@ -732,6 +730,11 @@ class SqliteStore(ChunkTables):
         scored = (
             exact if stems is None else combine_stemmed(exact, self._ranked("chunks_stems", stems, depth, scope), depth)
         )
+        if wants_coverage(query):  # a question: its best rows by the share of its words they hold (decision 220)
+            bm25 = dict(scored[:COVERAGE_DEPTH])
+            top = self._hits([rid for rid, _ in scored[:COVERAGE_DEPTH]])
+            ranked = rerank(query, top, lambda h: bm25[h.chunk_id], lambda h: f"{h.heading_path or ''}\n{h.text}")
+            return ranked[:limit] + self._hits([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
         return self._hits([rid for rid, _ in scored[:limit]])
 
     def _ranked(self, table: str, match: str, limit: int, scope: PathScope | None) -> list[tuple[int, float]]:

@@ -14,7 +14,10 @@
   three shared sets nothing that matters is dropped, and long CJK questions,
   made of many common bigrams, stay inside the 20 ms p95 goal at 50k chunks). A punctuated
   piece is matched as written (its tokens adjacent); when that finds fewer
-  than the needed chunks, its words on their own follow.
+  than the needed chunks, its words on their own follow. An English question
+  of three or more words (``fusion.is_question``) asks the store to rescore its
+  best candidates by the share of the question's words each holds
+  (``index/coverage.py``, decision 220).
 * semantic: k-nearest chunks to the query embedding (the store's vector search).
 * hybrid: weighted reciprocal rank fusion of both candidate pools,
   ``score = sum(weight / (rrfK + rank))`` (lexical weight 1, semantic
@@ -50,7 +53,7 @@ from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .duplicates import collapse
-from .fusion import semantic_weight
+from .fusion import is_question, semantic_weight
 from .text import build_lexical_query, make_snippet
 
 __all__ = [
@@ -72,6 +75,8 @@ Mode = Literal["lexical", "semantic", "hybrid"]
 _MODE_NAMES: dict[str, Mode] = {"lexical": "lexical", "semantic": "semantic", "hybrid": "hybrid"}
 DUPLICATE_HEADROOM = 3  # a single mode ranks 3 x topK chunks so copies cannot starve the results
 ROW_BUDGET = 20_000  # rows an OR query may score (see the module docstring); the 2 rarest words always stay
+QUESTION_COVERAGE = 1.0  # a question's candidates: bm25 * (share of its words held) ** this (decision 220)
+QUESTION_MIN_WORDS = 3  # ... when it has at least this many plain words
 
 
 def rrf_fuse(
@@ -130,7 +135,8 @@ class SearchEngine:
         parsed = build_lexical_query(query)
         if not parsed.leaves:
             return []
-        hits = self.store.lexical(parsed.ranked(ROW_BUDGET), limit, scope)
+        cover = QUESTION_COVERAGE if parsed.word_count >= QUESTION_MIN_WORDS and is_question(query) else 0.0
+        hits = self.store.lexical(parsed.ranked(ROW_BUDGET, cover), limit, scope)
         fallback = parsed.words() if len(hits) < limit else None
         if fallback is not None:
             seen = {h.chunk_id for h in hits}

@@ -24,7 +24,7 @@ import re
 from ..index.cjk import CJK_RUN
 from .stopwords import is_stop_word
 
-__all__ = ["CJK_CLAUSE", "KEYWORD_SHARE", "is_prose", "looks_like_code", "semantic_weight"]
+__all__ = ["CJK_CLAUSE", "KEYWORD_SHARE", "is_prose", "is_question", "looks_like_code", "semantic_weight"]
 
 KEYWORD_SHARE = 0.1
 CJK_CLAUSE = 6
@@ -45,6 +45,53 @@ def is_prose(query: str) -> bool:
     if any(looks_like_code(p) for p in pieces):
         return False
     return any(is_stop_word(p) for p in pieces) or any(len(m) >= CJK_CLAUSE for m in CJK_RUN.findall(query))
+
+
+_INTERROGATIVES = frozenset(
+    (
+        "how",
+        "what",
+        "why",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "can",
+        "could",
+        "should",
+        "shall",
+        "is",
+        "are",
+        "am",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "may",
+        "might",
+        "must",
+        "has",
+        "have",
+        "had",
+    )
+)
+
+
+def is_question(query: str) -> bool:
+    """Whether ``query`` is an English question: prose (:func:`is_prose`) that ends with a
+    question mark or opens with an interrogative or auxiliary word (``How do I ...``,
+    ``Can I ...``). Lexical search rescores a question's candidates by how many of its
+    words they hold (decision 220); a task description (``get rid of old logs ...``) is not
+    a question."""
+    if not is_prose(query):
+        return False
+    pieces = query.split()
+    return query.rstrip().endswith(("?", "\uff1f")) or pieces[0].lower().strip("\"'") in _INTERROGATIVES
 
 
 def semantic_weight(query: str, configured: float) -> float:

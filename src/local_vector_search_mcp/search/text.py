@@ -53,14 +53,19 @@ class ParsedQuery:
         """Any leaf may match (see :class:`AnyOf` for the row budget)."""
         return AnyOf(self.leaves, row_budget, keep_at_least)
 
-    def ranked(self, row_budget: int | None = None) -> LexicalQuery:
+    def ranked(self, row_budget: int | None = None, coverage: float = 0.0) -> LexicalQuery:
         """What lexical search runs: any leaf may match and BM25 ranks, so every
         query word takes part in scoring (an AND first would put chunks that happen
         to hold every word of a long question above the ones about its topic).
-        ``row_budget``: the cost hint of :class:`AnyOf`."""
+        ``row_budget`` and ``coverage``: the hints of :class:`AnyOf`."""
         if self.is_single_term:
             return self.leaves[0]
-        return AnyOf((*self.leaves, *self.pairs), row_budget)
+        return AnyOf((*self.leaves, *self.pairs), row_budget, coverage=coverage)
+
+    @property
+    def word_count(self) -> int:
+        """How many plain (non-CJK) terms the query has."""
+        return sum(isinstance(leaf, Term) for leaf in self.leaves)
 
     def words(self) -> AnyOf | None:
         """The fallback when :meth:`ranked` finds too little: any word of a punctuated

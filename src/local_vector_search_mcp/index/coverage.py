@@ -1,0 +1,116 @@
+"""Coverage: how many of a question's words a candidate chunk holds (decision 220).
+
+A long OR query ranks by summed BM25, so a chunk holding one rare word of a
+question (``exists`` in the heading ``Index Exists API``) can outrank the
+section holding most of the words the question is about. For questions, a
+store may rescore its best candidates as ``bm25 * coverage ** exponent``
+(:class:`~.query.AnyOf` ``coverage``), where coverage is the share of the
+query's words the chunk holds, each exactly or by English stem (``stem.py``),
+heading path included. BM25 keeps deciding between chunks that cover as much.
+
+Matching is textual, over the chunk text the store already holds: a word's
+stem (or the word, when it is not stemmable) is first looked for as a plain
+substring of the lower-cased text (most misses end there), then confirmed on
+a whole token whose exact form or stem is the word's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TypeVar
+
+from .query import AnyOf, LexicalQuery, Term
+from .stem import is_stemmable, stem
+
+__all__ = ["COVERAGE_DEPTH", "CoverageWords", "coverage", "coverage_words", "rerank", "rescore", "wants_coverage"]
+
+COVERAGE_DEPTH = 100  # the best rows a coverage query rescores (decision 220)
+R = TypeVar("R")
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    token: str  # lower-cased
+    stem: str  # its stem, or the token when it is not stemmable
+    pattern: re.Pattern[str]  # the stem's stable prefix and the rest of its token (a literal first: fast)
+
+
+CoverageWords = tuple[tuple[_Word, ...], ...]  # per query term: the tokens it is made of (all must be found)
+
+
+@lru_cache(maxsize=1024)
+def _word(token: str) -> _Word:
+    s = stem(token) if is_stemmable(token) else token
+    prefix = s[:-1] if is_stemmable(token) and s.endswith("i") else s  # Snowball's "happi" stands for "happy"
+    return _Word(token, s, re.compile(re.escape(prefix) + r"[^\W_]*"))
+
+
+def coverage_words(query: AnyOf) -> CoverageWords:
+    """The words coverage counts: the plain :class:`~.query.Term` children of ``query``
+    (phrases and CJK runs are left out), each as its unicode61 tokens."""
+    out: list[tuple[_Word, ...]] = []
+    for child in query.children:
+        if isinstance(child, Term):
+            tokens = tuple(dict.fromkeys(t.lower() for t in _WORD.findall(child.text)))
+            if tokens:
+                out.append(tuple(_word(t) for t in tokens))
+    return tuple(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=1 << 16)
+def _token_stem(token: str) -> str:
+    return stem(token) if is_stemmable(token) else ""
+
+
+def _holds(word: _Word, lowered: str) -> bool:
+    if word.stem not in lowered and word.token not in lowered:
+        return False
+    for m in word.pattern.finditer(lowered):
+        start = m.start()
+        if start and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
+            continue  # inside a token, not at its start
+        token = m.group()
+        if token == word.token or _token_stem(token) == word.stem:
+            return True
+    return False
+
+
+def coverage(words: CoverageWords, text: str) -> float:
+    """The share of ``words`` (a term counts when all its tokens occur) that ``text`` holds."""
+    if not words:
+        return 1.0
+    lowered = text.lower()
+    held = sum(all(_holds(w, lowered) for w in term) for term in words)
+    return held / len(words)
+
+
+def rescore(scored: Sequence[tuple[int, float]], covered: Sequence[float], exponent: float) -> list[tuple[int, float]]:
+    """The rows of ``scored`` (row id, bm25; lower is better) re-sorted by
+    ``bm25 * covered[i] ** exponent`` (``covered[i]``: row i's coverage)."""
+    out = [(rid, score * cov**exponent) for (rid, score), cov in zip(scored, covered, strict=True)]
+    return sorted(out, key=lambda kv: (kv[1], kv[0]))
+
+
+def wants_coverage(query: LexicalQuery) -> CoverageWords:
+    """The words to count when ``query`` asks for coverage rescoring (empty otherwise)."""
+    return coverage_words(query) if isinstance(query, AnyOf) and query.coverage > 0 else ()
+
+
+def rerank(query: LexicalQuery, rows: Sequence[R], score: Callable[[R], float], text: Callable[[R], str]) -> list[R]:
+    """``rows`` in a store's order (best first), the first :data:`COVERAGE_DEPTH` re-sorted by
+    ``score(row) * share ** query.coverage`` (``score``: lower is better, e.g. FTS5's negative
+    bm25 or a negated ``ts_rank``; ties keep the store's order), the rest after them unchanged.
+    Every adapter applies the hint through this one function."""
+    words = wants_coverage(query)
+    if not words or not rows:
+        return list(rows)
+    assert isinstance(query, AnyOf)
+    top = rows[:COVERAGE_DEPTH]
+    shares = [coverage(words, text(row)) for row in top]
+    order = rescore([(i, score(row)) for i, row in enumerate(top)], shares, query.coverage)
+    return [top[i] for i, _ in order] + list(rows[COVERAGE_DEPTH:])

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from local_vector_search_mcp.index.coverage import coverage, coverage_words, rescore
+from local_vector_search_mcp.index.query import AnyOf, CjkRun, Phrase, Term
+
+
+def words(*texts: str):
+    return coverage_words(AnyOf(tuple(Term(t) for t in texts)))
+
+
+def test_a_word_counts_exactly_or_by_stem_as_a_whole_token():
+    w = words("replicas", "indexes", "echoing")
+    assert coverage(w, "Set the number of replicas.") == 1 / 3
+    assert coverage(w, "Each index keeps one replica; echo it.") == 1.0  # stems: replica, index, echo
+    # inside another token it does not count (prefix of a longer word with another stem, or mid-word)
+    assert coverage(w, "replicationfactor; reindexing; xecho") == 0.0
+    assert coverage(w, "REPLICAS") == 1 / 3  # case-insensitive
+
+
+def test_a_punctuated_term_needs_all_its_tokens_and_words_are_counted_once():
+    w = words("read-only", "disk", "disk?", "(disk)")
+    assert len(w) == 2
+    assert coverage(w, "The disk is read only now") == 1.0
+    assert coverage(w, "The disk is read") == 0.5
+
+
+def test_only_plain_terms_count():
+    q = AnyOf((Term("shard"), Phrase(("shard", "stuck")), CjkRun("组件")))
+    assert [tuple(x.token for x in term) for term in coverage_words(q)] == [("shard",)]
+    assert coverage((), "anything") == 1.0
+
+
+def test_rescore_scales_bm25_by_coverage_and_sorts_lower_first():
+    scored = [(1, -10.0), (2, -6.0), (3, -6.0)]
+    assert rescore(scored, [0.25, 1.0, 1.0], 1.0) == [(2, -6.0), (3, -6.0), (1, -2.5)]
+    assert rescore(scored, [0.25, 1.0, 0.5], 0.0) == scored  # exponent 0: plain bm25

@@ -1,0 +1,62 @@
+"""A chunk's stored forms worked out in the parse worker (index/derive.py, decision 230):
+the rows are the same as when the adapter derives them itself."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import apsw
+from test_parallel import SETTINGS, _tree
+
+from local_vector_search_mcp.index.derive import chunk_stems, pack_body, unpack_body
+from local_vector_search_mcp.index.port import DocumentRecord
+from local_vector_search_mcp.index.prepare import Prepared, Task, prepare
+from local_vector_search_mcp.index.sqlite import SqliteStore
+
+
+def _store(db: Path, prepared: list[Prepared], strip: bool) -> None:
+    store = SqliteStore(db)
+    store.ensure_schema(None, "float32")
+    for p in prepared:
+        chunks = [replace(c, stems=None, packed_body=None) for c in p.chunks] if strip else p.chunks
+        record = DocumentRecord(p.path, p.source_hash, p.size, p.mtime_ns, "2026-01-01T00:00:00Z", p.properties)
+        store.replace_document(record, chunks, p.links, p.meta)
+    store.close()
+
+
+def _rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    con = apsw.Connection(str(db))
+    try:
+        con.execute("CREATE VIRTUAL TABLE temp.stems_vocab USING fts5vocab(main, chunks_stems, 'instance')")
+        con.execute("CREATE VIRTUAL TABLE temp.body_vocab USING fts5vocab(main, chunks_fts, 'instance')")
+        return {
+            "chunks": list(con.execute("SELECT * FROM chunks ORDER BY id")),
+            "stems": list(con.execute("SELECT * FROM stems_vocab ORDER BY term, doc, offset")),
+            "body": list(con.execute("SELECT * FROM body_vocab ORDER BY term, doc, col, offset")),
+        }
+    finally:
+        con.close()
+
+
+def test_prepared_forms_equal_the_adapters_own(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    _tree(root, copies=2)
+    prepared = []
+    for path in sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md")):
+        outcome = prepare(root, Task(path), SETTINGS)
+        assert isinstance(outcome, Prepared)
+        prepared.append(outcome)
+    chunks = [c for p in prepared for c in p.chunks]
+    assert chunks and all(c.stems is not None and c.packed_body is not None for c in chunks)
+    for c in chunks:
+        assert c.packed_body is not None and unpack_body(c.packed_body) == c.text
+        assert c.stems == chunk_stems(c.text, c.heading_path)
+        assert c.packed_body == pack_body(c.text)
+    assert any(c.stems for c in chunks)  # the tree holds English words
+    _store(tmp_path / "given.db", prepared, strip=False)
+    _store(tmp_path / "derived.db", prepared, strip=True)
+    given, derived = _rows(tmp_path / "given.db"), _rows(tmp_path / "derived.db")
+    assert given["chunks"] and given["stems"] and given["body"]
+    assert given == derived
