@@ -173,8 +173,10 @@ def build_server(ws: Workspace) -> Server[Any]:
 async def _serve(ws: Workspace) -> None:
     from mcp.server.stdio import stdio_server
 
+    from .drain import answer_before_eof
+
     server = build_server(ws)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server() as (stdin, stdout), answer_before_eof(stdin, stdout) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

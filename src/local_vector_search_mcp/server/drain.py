@@ -1,0 +1,70 @@
+"""Stdio: every request read before stdin closed gets its reply.
+
+The SDK's dispatcher cancels the handlers still running when its read stream ends: it takes a
+closed input as a caller that is gone. A client that writes its requests and then closes stdin
+(a shell pipe, a one-shot script, an agent harness that half-closes) is still reading stdout, and
+under load lost the replies it was owed (the install test caught it: `tools/list` unanswered).
+These two pumps sit between the stdio transport and the server and hold the end of input back
+until each request read so far has its reply on its way to stdout or was cancelled by the client,
+for at most ``grace`` seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
+GRACE_S = 300.0  # longer than any tool call is expected to take; a hung one cannot hold exit forever
+POLL_S = 0.01
+
+
+@asynccontextmanager
+async def answer_before_eof(
+    read_stream: ObjectReceiveStream[SessionMessage | Exception],
+    write_stream: ObjectSendStream[SessionMessage],
+    grace: float = GRACE_S,
+) -> AsyncIterator[tuple[ObjectReceiveStream[SessionMessage | Exception], ObjectSendStream[SessionMessage]]]:
+    """The server's side of the streams: the same messages, with the end of input held back."""
+    pending: set[Any] = set()
+    to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def pump_in() -> None:
+        async with to_server:
+            async for item in read_stream:
+                if isinstance(item, SessionMessage):
+                    message = item.message
+                    if isinstance(message, JSONRPCRequest):
+                        pending.add(message.id)
+                    elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+                        # A request the client cancelled is never answered (the protocol's rule).
+                        pending.discard((message.params or {}).get("requestId"))
+                try:
+                    await to_server.send(item)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return  # the server stopped reading (it is shutting down): nothing left to hold
+            with anyio.move_on_after(grace):
+                while pending:
+                    await anyio.sleep(POLL_S)
+
+    async def pump_out() -> None:
+        async with from_server, write_stream:
+            async for item in from_server:
+                try:
+                    await write_stream.send(item)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return  # stdout is gone: no reply can reach the client any more
+                message = item.message
+                if isinstance(message, JSONRPCResponse | JSONRPCError):
+                    pending.discard(message.id)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pump_in)
+        tg.start_soon(pump_out)
+        yield server_reads, server_writes
