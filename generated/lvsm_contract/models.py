@@ -715,44 +715,6 @@ class KbMoveImageRequest(BaseModel):
     """
 
 
-class KbMoveImageResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
-    """
-    Documents whose image references `updateLinks` rewrote, sorted; null without `updateLinks`.
-    """
-    previous_path: Annotated[
-        str,
-        Field(
-            alias='previousPath',
-            max_length=1024,
-            min_length=1,
-            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
-        ),
-    ]
-    """
-    The source path.
-    """
-    path: Annotated[
-        str,
-        Field(
-            max_length=1024,
-            min_length=1,
-            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
-        ),
-    ]
-    """
-    The new path.
-    """
-    sha256: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
-    """
-    SHA-256 of the moved file (unchanged by the move, lowercase hex).
-    """
-
-
 class KbMoveRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -785,41 +747,6 @@ class KbMoveRequest(BaseModel):
     update_links: Annotated[bool, Field(alias='updateLinks')] = False
     """
     Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve) and the moved document's own relative links, so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.
-    """
-
-
-class KbMoveResult(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    path: Annotated[str, Field(max_length=1024, min_length=1)]
-    """
-    The new path.
-    """
-    source_hash: Annotated[
-        str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
-    ]
-    """
-    SHA-256 of the moved document (changed only when `updateLinks` rewrote its own relative links).
-    """
-    index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
-    """
-    True only when the search index already reflects this change; false when re-indexing is queued or failed.
-    """
-    index_error: Annotated[str | None, Field(alias='indexError')]
-    """
-    Why the index could not be updated, if it could not.
-    """
-    previous_path: Annotated[
-        str | None, Field(alias='previousPath', max_length=1024, min_length=1)
-    ]
-    """
-    The old path.
-    """
-    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
-    """
-    Documents whose links `updateLinks` rewrote (the moved document under its new path when its own links changed), sorted; null without `updateLinks`.
     """
 
 
@@ -1745,6 +1672,14 @@ class KbLinksResult(BaseModel):
     """
     Whole-knowledge-base check (no `path`) only, else null — image references whose file does not exist under the root. At most 1000.
     """
+    skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
+    """
+    Whole-knowledge-base check only, when an `![[file]]` embed names a bare file and the folders were searched for it; else null. How many folders could not be listed: an embed whose file lies in one of them is reported in `missingImages` although it may exist.
+    """
+    skipped: list[SkippedEntry] | None = None
+    """
+    The first 100 of those folders in path order (`.` is the root), each with the reason, as in kb_list_files; null when `skippedFolders` is.
+    """
 
 
 class KbListFilesArguments(BaseModel):
@@ -1785,6 +1720,95 @@ class KbMoveImageArguments(BaseModel):
         populate_by_name=True,
     )
     request: KbMoveImageRequest
+
+
+class KbMoveImageResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
+    """
+    Documents whose image references `updateLinks` rewrote, sorted; null without `updateLinks`.
+    """
+    skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
+    """
+    With `updateLinks`: how many folders could not be listed while looking for image references (0 normally); links in documents inside them were NOT updated and may now be broken. Null without `updateLinks`.
+    """
+    skipped: list[SkippedEntry] | None = None
+    """
+    With `updateLinks`: the first 100 of those folders in path order (`.` is the root), each with the reason, as in kb_list_files. Null without `updateLinks`.
+    """
+    previous_path: Annotated[
+        str,
+        Field(
+            alias='previousPath',
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    The source path.
+    """
+    path: Annotated[
+        str,
+        Field(
+            max_length=1024,
+            min_length=1,
+            pattern='\\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$',
+        ),
+    ]
+    """
+    The new path.
+    """
+    sha256: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
+    """
+    SHA-256 of the moved file (unchanged by the move, lowercase hex).
+    """
+
+
+class KbMoveResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    The new path.
+    """
+    source_hash: Annotated[
+        str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
+    ]
+    """
+    SHA-256 of the moved document (changed only when `updateLinks` rewrote its own relative links).
+    """
+    index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
+    """
+    True only when the search index already reflects this change; false when re-indexing is queued or failed.
+    """
+    index_error: Annotated[str | None, Field(alias='indexError')]
+    """
+    Why the index could not be updated, if it could not.
+    """
+    previous_path: Annotated[
+        str | None, Field(alias='previousPath', max_length=1024, min_length=1)
+    ]
+    """
+    The old path.
+    """
+    updated_paths: Annotated[list[str] | None, Field(alias='updatedPaths')] = None
+    """
+    Documents whose links `updateLinks` rewrote (the moved document under its new path when its own links changed), sorted; null without `updateLinks`.
+    """
+    skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
+    """
+    With `updateLinks`: how many folders could not be listed while looking for links (0 normally); links in documents inside them were NOT updated and may now be broken. Null without `updateLinks`.
+    """
+    skipped: list[SkippedEntry] | None = None
+    """
+    With `updateLinks`: the first 100 of those folders in path order (`.` is the root), each with the reason, as in kb_list_files. Null without `updateLinks`.
+    """
 
 
 class KbOutlineArguments(BaseModel):

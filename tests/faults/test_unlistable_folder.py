@@ -7,6 +7,7 @@ refusal is the kernel's own EACCES, not an injected one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -124,3 +125,78 @@ def test_the_watcher_names_a_moved_in_folder_it_cannot_list(kb: Path, tmp_path: 
     report = json.loads(done.stdout)
     assert report["pending"] == []  # nothing it could see
     assert report["paths"] == ["moved/"] and "could not be listed (Permission denied)" in report["error"]
+
+
+def _link_kb(kb: Path) -> None:
+    (kb / "open/d.md").write_text("# D\n\ndelta, see [A](../a.md) and ![pic](../pic.png)\n", "utf-8")
+    (kb / "secret/b.md").write_text("# B\n\nbravo, see [A](../a.md) and ![pic](../pic.png)\n", "utf-8")
+    (kb / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _move_args(kb: Path) -> list[str]:
+    sha = _sha(kb / "a.md")
+    return ["--source-path", "a.md", "--target-path", "new/a.md", "--expected-source-hash", sha, "--update-links"]
+
+
+REFUSED = [{"path": "secret", "reason": "the folder could not be listed (Permission denied)"}]
+
+
+def test_a_move_that_updates_links_names_the_folder_it_could_not_search(kb: Path) -> None:
+    _link_kb(kb)
+    (kb / "secret").chmod(0)
+    try:
+        done = _unprivileged(_cli(kb, "--allow-writes", "call", "kb_move", *_move_args(kb)))
+    finally:
+        (kb / "secret").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["updatedPaths"] == ["open/d.md"]
+    # was: no word that secret/b.md was never searched, and its link to a.md is now broken
+    assert result["skippedFolders"] == 1 and result["skipped"] == REFUSED
+    assert (kb / "secret/b.md").read_text("utf-8").count("](../a.md)") == 1
+
+
+def test_an_image_move_that_updates_links_names_the_folder_it_could_not_search(kb: Path) -> None:
+    _link_kb(kb)
+    (kb / "secret").chmod(0)
+    try:
+        image = ["--source-path", "pic.png", "--target-path", "img/pic.png", "--update-links"]
+        done = _unprivileged(_cli(kb, "--allow-writes", "call", "kb_move_image", *image))
+    finally:
+        (kb / "secret").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["updatedPaths"] == ["open/d.md"]
+    assert result["skippedFolders"] == 1 and result["skipped"] == REFUSED
+
+
+def test_a_move_without_a_refused_folder_reports_none(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _link_kb(kb)
+    assert cli_main(_cli(kb, "--allow-writes", "call", "kb_move", *_move_args(kb))[2:]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["skippedFolders"] == 0 and result["skipped"] == []
+    assert result["updatedPaths"] == ["open/d.md", "secret/b.md"]
+
+
+def test_the_links_check_names_the_folder_it_searched_embeds_in_and_could_not_list(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / "a.md").write_text("# A\n\n![[found.png]] and ![[hidden.png]]\n", "utf-8")
+    (kb / "open/found.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(32))
+    (kb / "secret/hidden.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(32))
+    assert cli_main(_cli(kb, "--reindex")[2:]) == 0
+    capsys.readouterr()
+    (kb / "secret").chmod(0)
+    try:
+        done = _unprivileged(_cli(kb, "call", "kb_links"))
+    finally:
+        (kb / "secret").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [m["target"] for m in result["missingImages"]] == ["hidden.png"]
+    # was: reported missing with no word that a folder it may be in could not be searched
+    assert result["skippedFolders"] == 1 and result["skipped"] == REFUSED

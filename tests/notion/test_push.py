@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -347,9 +351,62 @@ def test_paths_push_only_those(kb: Path, notion: FakeNotion, capsys: pytest.Capt
 def test_a_fifo_named_md_is_refused_not_waited_on(
     kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import os
-
     monkeypatch.delenv("NOTION_TOKEN")
     os.mkfifo(kb / "pipe.md")  # was: the push blocked forever opening it
-    code, _, err = push(kb, capsys, "--dry-run")
-    assert code == 1 and "pipe.md" in err and "not a regular file" in err
+    code, report, err = push(kb, capsys, "--dry-run")
+    assert code == 0 and report["skippedCount"] == 1 and "1 document(s) or folder(s)" in err
+    [skipped] = report["skipped"]  # type: ignore[misc]
+    assert skipped["path"] == "pipe.md" and "not a regular file" in skipped["reason"]
+
+
+def test_an_unreadable_document_is_skipped_named_and_the_rest_pushed(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    os.mkfifo(kb / "b.md")
+    (kb / "c.md").write_text("# C\n", encoding="utf-8")
+    code, report, err = push(kb, capsys)
+    # was: exit 1 at b.md, and c.md never pushed
+    assert code == 0 and report["created"] == ["a.md", "c.md"] and len(notion.pages) == 2
+    assert report["skippedCount"] == 1 and [s["path"] for s in report["skipped"]] == ["b.md"]  # type: ignore[attr-defined]
+    assert "b.md" not in err and "1 document(s)" in err  # the report names it; stderr gives the count
+
+
+def test_a_document_that_became_unreadable_keeps_its_page(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    (kb / "b.md").write_text("# B\n", encoding="utf-8")
+    push(kb, capsys)
+    (kb / "b.md").unlink()
+    os.mkfifo(kb / "b.md")  # still there, only unreadable: its page must not be archived
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["archived"] == [] and report["unchanged"] == ["a.md"]
+    assert [s["path"] for s in report["skipped"]] == ["b.md"]  # type: ignore[attr-defined]
+    assert not any(p["archived"] for p in notion.pages.values())
+
+
+DROP = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None, reason="root cannot be refused a folder")
+def test_a_folder_that_cannot_be_listed_is_named_and_its_pages_kept(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    (kb / "secret").mkdir()
+    (kb / "secret/b.md").write_text("# B\n", encoding="utf-8")
+    push(kb, capsys)
+    (kb / "secret").chmod(0)
+    command = [sys.executable, "-m", "local_vector_search_mcp", "--project-root", str(kb.parent), "--root", "kb"]
+    command += ["--config", "config.yaml", "notion", "push", "--dry-run"]
+    try:  # as root, only a child without the capabilities that ignore permissions is refused
+        done = subprocess.run(
+            DROP + command if os.geteuid() == 0 else command, capture_output=True, text=True, timeout=120, check=False
+        )
+    finally:
+        (kb / "secret").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["archived"] == []  # was: secret/b.md's page archived as if the file were gone
+    assert report["skipped"] == [{"path": "secret/", "reason": "The folder could not be listed (Permission denied)."}]

@@ -11,6 +11,7 @@ from lvsm_contract.models import (
     KbDeleteResult,
     KbMoveRequest,
     KbMoveResult,
+    SkippedEntry,
 )
 
 from ..errors import Conflict, ConflictReason, InvalidArgument, NotFound
@@ -19,6 +20,7 @@ from ..index.relink import markdown_files, plan_move
 from ..sourcefile import read_source
 from ..workspace import Workspace
 from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex
+from .files import MAX_LISTED_SKIPPED
 from .sync import mutation_result, queue_sync
 
 
@@ -47,7 +49,8 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
             f"Document {src_rel!r} changed since it was read (sourceHash differs); re-read it and retry.",
             ConflictReason.SOURCE_CHANGED,
         )
-    plan = plan_move(ws.root, markdown_files(ws.root), _aliases(ws), src_rel, dst_rel)
+    unlisted: list[tuple[str, str]] = []
+    plan = plan_move(ws.root, markdown_files(ws.root, unlisted), _aliases(ws), src_rel, dst_rel)
     rewrites = _rewrites(ws, plan.edits)
     move = (src_rel, src, dst_rel, dst, request.expected_source_hash)
     sha = move_with_rewrites(ws, move, plan.moved, rewrites)
@@ -55,14 +58,23 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     updated = sorted([*rewrites, *([dst_rel] if plan.moved is not None else [])])
     result = mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel)
     result.updated_paths = updated
+    result.skipped_folders, result.skipped = skipped_entries(unlisted)
     return result
 
 
+def skipped_entries(unlisted: list[tuple[str, str]]) -> tuple[int, list[SkippedEntry]]:
+    """Folders a link walk could not list, for a result's ``skippedFolders``/``skipped`` (decision 245)."""
+    return len(unlisted), [SkippedEntry(path=path, reason=reason) for path, reason in unlisted[:MAX_LISTED_SKIPPED]]
+
+
 def relink_rewrites(
-    ws: Workspace, src_rel: str, dst_rel: str, *, is_document: bool
+    ws: Workspace, src_rel: str, dst_rel: str, *, is_document: bool, unlisted: list[tuple[str, str]] | None = None
 ) -> dict[str, tuple[Path, bytes, bytes]]:
-    """The documents whose links a move of ``src_rel`` to ``dst_rel`` would break, and their new bytes."""
-    plan = plan_move(ws.root, markdown_files(ws.root), _aliases(ws), src_rel, dst_rel, is_document=is_document)
+    """The documents whose links a move of ``src_rel`` to ``dst_rel`` would break, and their new bytes
+    (folders that could not be searched go to ``unlisted``)."""
+    plan = plan_move(
+        ws.root, markdown_files(ws.root, unlisted), _aliases(ws), src_rel, dst_rel, is_document=is_document
+    )
     return _rewrites(ws, plan.edits)
 
 

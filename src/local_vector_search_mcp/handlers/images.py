@@ -29,7 +29,7 @@ from ..assets.formats import ImageFormat
 from ..errors import InvalidArgument
 from ..workspace import Workspace
 from ..writer import move_with_rewrites
-from .documents import relink_rewrites
+from .documents import relink_rewrites, skipped_entries
 from .files import utc_iso
 from .sync import queue_sync
 
@@ -116,9 +116,18 @@ def kb_move_image(ws: Workspace, request: KbMoveImageRequest) -> KbMoveImageResu
         moved = images.move_image(ws, request.source_path, request.target_path, request.expected_sha256)
         return KbMoveImageResult(previous_path=moved.previous_path, path=moved.path, sha256=moved.sha256)
     move = images.check_move(ws, request.source_path, request.target_path, request.expected_sha256)
-    rewrites = relink_rewrites(ws, move.src_rel, move.dst_rel, is_document=False)
+    unlisted: list[tuple[str, str]] = []
+    rewrites = relink_rewrites(ws, move.src_rel, move.dst_rel, is_document=False, unlisted=unlisted)
     sha = move_with_rewrites(
         ws, (move.src_rel, move.src, move.dst_rel, move.dst, move.sha256), None, rewrites, guard_document=False
     )
     queue_sync(ws, sorted(rewrites))
-    return KbMoveImageResult(previous_path=move.src_rel, path=move.dst_rel, sha256=sha, updated_paths=sorted(rewrites))
+    count, entries = skipped_entries(unlisted)
+    return KbMoveImageResult(
+        previous_path=move.src_rel,
+        path=move.dst_rel,
+        sha256=sha,
+        updated_paths=sorted(rewrites),
+        skipped_folders=count,
+        skipped=entries,
+    )

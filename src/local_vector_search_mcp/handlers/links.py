@@ -6,11 +6,19 @@ from __future__ import annotations
 import os
 import posixpath
 
-from lvsm_contract.models import DocumentLink, KbLinksRequest, KbLinksResult, MissingImage, MissingLink
+from lvsm_contract.models import (
+    DocumentLink,
+    KbLinksRequest,
+    KbLinksResult,
+    MissingImage,
+    MissingLink,
+    SkippedEntry,
+)
 
 from ..errors import InvalidArgument, NotFound
 from ..index.graph import Graph, ResolvedLink
 from ..workspace import Workspace
+from .files import MAX_LISTED_SKIPPED
 
 __all__ = ["LIMIT", "kb_links", "load_graph"]
 
@@ -47,7 +55,8 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool) -> KbLinksResult:
     broken = [ln for ln in graph.document_links() if not ln.exists] if include_missing else []
     orphans = graph.orphans()
     images = [ln for ln in graph.links if ln.is_image and _is_image(ln.target)]
-    by_name = _files_by_name(ws, images)
+    unlisted: list[tuple[str, str]] | None = [] if _needs_names(images) else None
+    by_name = _files_by_name(ws, unlisted) if unlisted is not None else {}
     missing_images = [ln for ln in images if not _image_exists(ws, ln, by_name)]
     truncated = max(len(broken), len(orphans), len(missing_images)) > LIMIT
     return KbLinksResult(
@@ -62,6 +71,10 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool) -> KbLinksResult:
             )
             for ln in missing_images[:LIMIT]
         ],
+        skipped_folders=None if unlisted is None else len(unlisted),
+        skipped=None
+        if unlisted is None
+        else [SkippedEntry(path=path, reason=reason) for path, reason in unlisted[:MAX_LISTED_SKIPPED]],
     )
 
 
@@ -69,16 +82,26 @@ def _is_image(target: str) -> bool:
     return posixpath.splitext(target)[1].lower() in IMAGE_EXTENSIONS
 
 
-def _files_by_name(ws: Workspace, images: list[ResolvedLink]) -> dict[str, list[str]]:
-    """File names under the root (lower case), walked only when an embed names a bare file."""
+def _needs_names(images: list[ResolvedLink]) -> bool:
+    """The folders are walked only when an embed names a bare file."""
+    return any(ln.kind == "embed" and "/" not in ln.target for ln in images)
+
+
+def _files_by_name(ws: Workspace, unlisted: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """File names under the root (lower case); folders that cannot be listed go to ``unlisted``."""
     names: dict[str, list[str]] = {}
-    if not any(ln.kind == "embed" and "/" not in ln.target for ln in images):
-        return names
-    for dirpath, dirnames, filenames in os.walk(ws.root):
+
+    def refused(exc: OSError) -> None:
+        if exc.filename is not None and not isinstance(exc, FileNotFoundError):
+            rel = os.path.relpath(exc.filename, ws.root).replace(os.sep, "/")
+            unlisted.append((rel, f"the folder could not be listed ({exc.strerror or type(exc).__name__})"))
+
+    for dirpath, dirnames, filenames in os.walk(ws.root, onerror=refused):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel_dir = os.path.relpath(dirpath, ws.root).replace(os.sep, "/")
         for name in filenames:
             names.setdefault(name.lower(), []).append(name if rel_dir == "." else f"{rel_dir}/{name}")
+    unlisted.sort(key=lambda item: (item[0].lower(), item[0]))
     return names
 
 

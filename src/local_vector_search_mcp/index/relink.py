@@ -48,15 +48,28 @@ class RelinkPlan:
     moved: bytes | None
 
 
-def markdown_files(root: Path) -> list[str]:
-    """Every ``.md`` file under ``root`` (dot folders skipped): links may live outside the indexed set."""
+def markdown_files(root: Path, skipped: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every ``.md`` file under ``root`` (dot folders skipped): links may live outside the indexed set.
+
+    A folder the operating system refuses to list is appended to ``skipped`` as
+    ``(root-relative folder, reason)`` (decision 245): its links cannot be seen, so the
+    caller must say so rather than report a complete rewrite.
+    """
     found = []
-    for dirpath, dirnames, filenames in os.walk(root):
+
+    def refused(exc: OSError) -> None:
+        if skipped is not None and exc.filename is not None and not isinstance(exc, FileNotFoundError):
+            rel = os.path.relpath(exc.filename, root).replace(os.sep, "/")
+            skipped.append((rel, f"the folder could not be listed ({exc.strerror or type(exc).__name__})"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=refused):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         for name in filenames:
             if name.lower().endswith(".md"):
                 found.append(name if rel_dir == "." else f"{rel_dir}/{name}")
+    if skipped is not None:
+        skipped.sort(key=lambda item: (item[0].lower(), item[0]))
     return sorted(found)
 
 

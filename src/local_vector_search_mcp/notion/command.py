@@ -35,9 +35,16 @@ def mapping_path(settings: Settings) -> Path:
     return settings.state_dir / MAPPING_FILE
 
 
-def discover(root: Path, globs: GlobSet) -> list[str]:
+def discover(root: Path, globs: GlobSet, unlisted: list[tuple[str, str]] | None = None) -> list[str]:
+    """The documents to push; folders that cannot be listed go to ``unlisted`` as ``folder/``."""
     found = []
-    for dirpath, dirnames, filenames in os.walk(root):
+
+    def refused(exc: OSError) -> None:
+        if unlisted is not None and exc.filename is not None and not isinstance(exc, FileNotFoundError):
+            rel = os.path.relpath(exc.filename, root).replace(os.sep, "/")
+            unlisted.append((f"{rel}/", f"The folder could not be listed ({exc.strerror or type(exc).__name__})."))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=refused):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel_dir = os.path.relpath(dirpath, root)
         for name in filenames:
@@ -86,13 +93,14 @@ def run(
     kb = settings.config.knowledge_base
     globs = GlobSet(list(kb.include), list(kb.exclude))
     guard = PathGuard(settings.root, settings.storage_path, settings.state_dir)
+    report = PushReport(dry_run=ns.dry_run)
     if ns.paths:
         try:
             paths = [guard.resolve(p, markdown=True)[0] for p in ns.paths]
         except KbError as exc:
             raise ConfigError(exc.message) from None
     else:
-        paths = discover(settings.root, globs)
+        paths = discover(settings.root, globs, report.skipped)
     mapping = Mapping(mapping_path(settings), persist=not ns.dry_run)
     parent_id = parent or "dry-run-parent"
     port: NotionPort
@@ -109,10 +117,10 @@ def run(
             token, base_url=_api_url(cfg.api_url), requests_per_second=float(cfg.requests_per_second)
         )
 
-    report = PushReport(dry_run=ns.dry_run)
     code = 0
     try:
-        Pusher(port, mapping, parent_id).push(((p, _read(settings.root, p)) for p in paths), report, prune=not ns.paths)
+        documents = ((p, _read(settings.root, p, report)) for p in paths)
+        Pusher(port, mapping, parent_id).push(documents, report, prune=not ns.paths)
     except NotionError as exc:
         print(f"local-vector-search-mcp: {exc}", file=sys.stderr)
         code = 1
@@ -121,11 +129,19 @@ def run(
             client.close()
     report.requests = dry.calls if dry is not None else {"sent": client.requests if client else 0}
     print(json.dumps(report.to_wire(), ensure_ascii=False, indent=2))
+    if report.skipped:  # as --reindex: the rest was pushed, exit 0, the count said (decision 246)
+        print(
+            f"local-vector-search-mcp: {len(report.skipped)} document(s) or folder(s) could not be read "
+            'and were skipped (see "skipped" in the report).',
+            file=sys.stderr,
+        )
     return code
 
 
-def _read(root: Path, rel: str) -> bytes:
+def _read(root: Path, rel: str, report: PushReport) -> bytes | None:
+    """The document's bytes, or None after naming it in ``report.skipped`` when it cannot be read."""
     try:  # a FIFO named .md must not hang the push, nor a link lead out of the root
         return read_source(root / rel, rel)
     except KbError as exc:
-        raise NotionError(f"Could not read {rel!r}: {exc.message}") from None
+        report.skipped.append((rel, exc.message))
+        return None

@@ -247,6 +247,7 @@ class PushReport:
     archived: list[str] = field(default_factory=list)
     blocks_sent: int = 0
     requests: dict[str, int] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -257,6 +258,8 @@ class PushReport:
             "archived": self.archived,
             "blocksSent": self.blocks_sent,
             "requests": self.requests,
+            "skippedCount": len(self.skipped),
+            "skipped": [{"path": path, "reason": reason} for path, reason in self.skipped],
         }
 
 
@@ -271,14 +274,23 @@ class Pusher:
         self.parent = parent_page_id
         self.pages = mapping.pages(parent_page_id)
 
-    def push(self, documents: Iterable[tuple[str, bytes]], report: PushReport, *, prune: bool) -> PushReport:
-        """Push ``(path, raw bytes)`` documents; with ``prune``, archive pages of documents not among them."""
+    def push(self, documents: Iterable[tuple[str, bytes | None]], report: PushReport, *, prune: bool) -> PushReport:
+        """Push ``(path, raw bytes)`` documents; with ``prune``, archive pages of documents not among them.
+
+        ``None`` bytes mark a document that could not be read (the caller named it in
+        ``report.skipped``): it is still there, so its page is neither pushed nor archived;
+        nor is any page under a folder named in ``report.skipped`` with a trailing ``/``.
+        """
         seen: set[str] = set()
         for path, raw in documents:
             seen.add(path)
-            self.push_one(path, raw, report)
+            if raw is not None:
+                self.push_one(path, raw, report)
         if prune:
+            hidden = tuple(path for path, _ in report.skipped if path.endswith("/"))
             for path in sorted(set(self.pages) - seen):
+                if hidden and (path.startswith(hidden) or "./" in hidden):
+                    continue  # in a folder that could not be listed: not known to be gone
                 entry = self.pages.pop(path)
                 try:
                     self.port.archive_page(entry.page_id)
