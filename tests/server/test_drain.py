@@ -66,50 +66,30 @@ def test_every_request_read_before_eof_is_answered() -> None:
     assert sorted(replies) == [1, 2]
 
 
+async def _seconds_to_exit_with_a_silent_server(messages: list[SessionMessage], grace: float) -> float:
+    """How long the pumps hold the exit when the server reads everything and answers nothing."""
+    to_srv, srv_in = anyio.create_memory_object_stream[SessionMessage | Exception](10)
+    srv_out, _ = anyio.create_memory_object_stream[SessionMessage](10)
+    for m in messages:
+        to_srv.send_nowait(m)
+    to_srv.close()
+    started = anyio.current_time()
+    async with answer_before_eof(srv_in, srv_out, grace=grace) as (reads, writes), reads, writes:
+        async for _ in reads:
+            pass
+    return anyio.current_time() - started
+
+
 def test_a_cancelled_request_does_not_hold_the_exit() -> None:
     cancel = SessionMessage(
         JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params={"requestId": 7})
     )
     lost = SessionMessage(JSONRPCRequest(jsonrpc="2.0", id=7, method="tools/list", params={}))
-
-    async def run() -> float:
-        to_srv, srv_in = anyio.create_memory_object_stream[SessionMessage | Exception](10)
-        srv_out, _ = anyio.create_memory_object_stream[SessionMessage](10)
-        for m in (lost, cancel):
-            to_srv.send_nowait(m)
-        to_srv.close()
-        started = anyio.current_time()
-
-        async def never_answers(reads, writes) -> None:  # type: ignore[no-untyped-def]
-            async with reads, writes:
-                async for _ in reads:
-                    pass
-
-        async with answer_before_eof(srv_in, srv_out, grace=30) as (reads, writes):
-            await never_answers(reads, writes)
-        return anyio.current_time() - started
-
-    assert anyio.run(run) < 5
+    assert anyio.run(_seconds_to_exit_with_a_silent_server, [lost, cancel], 30) < 5
 
 
 def test_the_grace_time_bounds_a_request_that_never_ends() -> None:
-    async def run() -> float:
-        to_srv, srv_in = anyio.create_memory_object_stream[SessionMessage | Exception](10)
-        srv_out, _ = anyio.create_memory_object_stream[SessionMessage](10)
-        to_srv.send_nowait(_request(1))
-        to_srv.close()
-        started = anyio.current_time()
-
-        async def never_answers(reads, writes) -> None:  # type: ignore[no-untyped-def]
-            async with reads, writes:
-                async for _ in reads:
-                    pass
-
-        async with answer_before_eof(srv_in, srv_out, grace=0.3) as (reads, writes):
-            await never_answers(reads, writes)
-        return anyio.current_time() - started
-
-    assert 0.3 <= anyio.run(run) < 5
+    assert 0.3 <= anyio.run(_seconds_to_exit_with_a_silent_server, [_request(1)], 0.3) < 5
 
 
 @pytest.mark.slow
