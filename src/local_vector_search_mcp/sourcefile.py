@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .errors import InvalidArgument, KbError, NotFound, PermissionDenied, UnsupportedFormat
 
-__all__ = ["MAX_DOCUMENT_BYTES", "check_size", "read_source"]
+__all__ = ["MAX_DOCUMENT_BYTES", "check_size", "os_reason", "read_source", "unlisted_folder"]
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 
@@ -63,6 +63,16 @@ def check_size(size: int, rel: str) -> None:
         )
 
 
+def os_reason(exc: OSError) -> str:
+    """The operating system's words for a failure (``Permission denied``), else the error's type."""
+    return exc.strerror or type(exc).__name__
+
+
+def unlisted_folder(exc: OSError) -> str:
+    """Why a walk skipped a folder, the same words in every tool that reports one."""
+    return f"the folder could not be listed ({os_reason(exc)})"
+
+
 def _error(exc: OSError, rel: str) -> KbError:
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
         return NotFound(f"Document {rel!r} was not found.")
@@ -72,5 +82,4 @@ def _error(exc: OSError, rel: str) -> KbError:
         return InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
     if exc.errno in (errno.EACCES, errno.EPERM):
         return PermissionDenied(f"The operating system refused to read {rel!r}.")
-    reason = exc.strerror or type(exc).__name__
-    return PermissionDenied(f"The file system failed to read {rel!r} ({reason}).")
+    return PermissionDenied(f"The file system failed to read {rel!r} ({os_reason(exc)}).")

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from lvsm_contract.models import FileEntry, KbListFilesRequest, KbListFilesResult, SkippedEntry
 
 from ..globs import compile_glob
+from ..sourcefile import os_reason, unlisted_folder
 from ..workspace import Workspace
 from ..writer import is_temp_name
 
@@ -49,7 +50,7 @@ def walk_files(
             with os.scandir(abs_dir) as entries:
                 items = list(entries)
         except OSError as exc:
-            skipped.append((rel_dir or ".", f"the folder could not be listed ({_reason(exc)})"))
+            skipped.append((rel_dir or ".", unlisted_folder(exc)))
             continue
         for entry in items:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -59,7 +60,7 @@ def walk_files(
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 if not isinstance(exc, FileNotFoundError):  # deleted meanwhile: simply not there
-                    skipped.append((rel, f"it could not be inspected ({_reason(exc)})"))
+                    skipped.append((rel, f"it could not be inspected ({os_reason(exc)})"))
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if wanted(rel, True):
@@ -69,10 +70,6 @@ def walk_files(
     found.sort(key=lambda item: (item[0].lower(), item[0]))
     skipped.sort(key=lambda item: (item[0].lower(), item[0]))
     return found
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or type(exc).__name__
 
 
 def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResult:

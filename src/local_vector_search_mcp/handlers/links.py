@@ -17,6 +17,7 @@ from lvsm_contract.models import (
 
 from ..errors import InvalidArgument, NotFound
 from ..index.graph import Graph, ResolvedLink
+from ..sourcefile import unlisted_folder
 from ..workspace import Workspace
 from .files import MAX_LISTED_SKIPPED
 
@@ -94,7 +95,7 @@ def _files_by_name(ws: Workspace, unlisted: list[tuple[str, str]]) -> dict[str, 
     def refused(exc: OSError) -> None:
         if exc.filename is not None and not isinstance(exc, FileNotFoundError):
             rel = os.path.relpath(exc.filename, ws.root).replace(os.sep, "/")
-            unlisted.append((rel, f"the folder could not be listed ({exc.strerror or type(exc).__name__})"))
+            unlisted.append((rel, unlisted_folder(exc)))
 
     for dirpath, dirnames, filenames in os.walk(ws.root, onerror=refused):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]

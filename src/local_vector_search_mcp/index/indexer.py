@@ -43,6 +43,7 @@ import numpy as np
 
 from ..embeddings import Embedder, EmbeddingError
 from ..errors import IndexNotReady
+from ..sourcefile import os_reason
 from .chunker import build_embedding_text
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
 from .parallel import ParsePool, plan_workers
@@ -172,7 +173,7 @@ class Indexer:
         def refused(exc: OSError) -> None:
             if unlisted is not None and exc.filename is not None and not isinstance(exc, FileNotFoundError):
                 rel = os.path.relpath(exc.filename, self.root).replace(os.sep, "/")
-                unlisted[f"{rel}/"] = f"The folder could not be listed ({exc.strerror or type(exc).__name__})."
+                unlisted[f"{rel}/"] = f"The folder could not be listed ({os_reason(exc)})."
 
         for dirpath, dirnames, filenames in os.walk(self.root, onerror=refused):
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]

@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import KbError, NotFound
 from ..markdown import Document, ElementKind, parse_document
 from ..markdown.links import extract_links, load_yaml
-from ..sourcefile import read_source
+from ..sourcefile import os_reason, read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .chunks import document_properties
 from .derive import chunk_stems, pack_body
@@ -125,7 +125,7 @@ def prepare(root: Path, task: Task, settings: ChunkSettings, *, cache: bool = Fa
     except KbError as exc:
         return Unreadable(path, exc.message)
     except OSError as exc:  # stat refused (a loop of links, a permission on the folder)
-        return Unreadable(path, f"The file system refused to read {path!r} ({exc.strerror or type(exc).__name__}).")
+        return Unreadable(path, f"The file system refused to read {path!r} ({os_reason(exc)}).")
     source_hash = hashlib.sha256(raw).hexdigest()
     if task.known_hash == source_hash:
         return Unchanged(path, st.st_size, st.st_mtime_ns)

@@ -30,7 +30,7 @@ from ..errors import KbError
 from ..markdown import parse_document
 from ..markdown.links import Link, extract_links, rewrite
 from ..markdown.source import BOM
-from ..sourcefile import read_source
+from ..sourcefile import read_source, unlisted_folder
 from .graph import WIKI_KINDS, Resolver
 from .port import DocumentMeta, StoredLink
 
@@ -60,7 +60,7 @@ def markdown_files(root: Path, skipped: list[tuple[str, str]] | None = None) -> 
     def refused(exc: OSError) -> None:
         if skipped is not None and exc.filename is not None and not isinstance(exc, FileNotFoundError):
             rel = os.path.relpath(exc.filename, root).replace(os.sep, "/")
-            skipped.append((rel, f"the folder could not be listed ({exc.strerror or type(exc).__name__})"))
+            skipped.append((rel, unlisted_folder(exc)))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=refused):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]

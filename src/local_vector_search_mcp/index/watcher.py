@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ..sourcefile import unlisted_folder
 from .sync import WATCHER_PATH, SyncQueue
 
 __all__ = ["DEBOUNCE_SECONDS", "MarkdownWatcher"]
@@ -137,8 +138,7 @@ class MarkdownWatcher:
             rel = Path(os.fsdecode(exc.filename)).relative_to(self.root).as_posix()
         except ValueError:
             return
-        reason = exc.strerror or type(exc).__name__
-        self.queue.report_error(f"{rel}/", f"the folder could not be listed ({reason}); its files are not indexed")
+        self.queue.report_error(f"{rel}/", f"{unlisted_folder(exc)}; its files are not indexed")
 
     def _tick(self) -> None:
         while not self._stop.wait(TICK_SECONDS):

@@ -21,7 +21,7 @@ from ..config import ConfigError, Settings
 from ..errors import KbError
 from ..globs import GlobSet
 from ..paths import PathGuard
-from ..sourcefile import read_source
+from ..sourcefile import os_reason, read_source
 from .client import NotionClient, NotionError, NotionPort
 from .push import DryRunPort, Mapping, Pusher, PushReport
 
@@ -42,7 +42,7 @@ def discover(root: Path, globs: GlobSet, unlisted: list[tuple[str, str]] | None 
     def refused(exc: OSError) -> None:
         if unlisted is not None and exc.filename is not None and not isinstance(exc, FileNotFoundError):
             rel = os.path.relpath(exc.filename, root).replace(os.sep, "/")
-            unlisted.append((f"{rel}/", f"The folder could not be listed ({exc.strerror or type(exc).__name__})."))
+            unlisted.append((f"{rel}/", f"The folder could not be listed ({os_reason(exc)})."))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=refused):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
