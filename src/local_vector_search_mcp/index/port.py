@@ -16,14 +16,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import IndexNotReady
 from .chunks import ChunkFilterSpec, ExternalChunk, StoredChunk
 from .query import LexicalQuery, PathScope
+
+if TYPE_CHECKING:  # annotations only: parse workers import this module and never need numpy
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "ChunkHit",
