@@ -32,7 +32,7 @@ from .cjk import bigrams
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import is_stemmable, stem
 
-__all__ = ["STEM_WEIGHT", "Atom", "combine_stemmed", "render_match", "render_stems"]
+__all__ = ["STEM_WEIGHT", "Atom", "combine_stemmed", "quote_phrase", "render_match", "render_stems"]
 
 STEM_WEIGHT = 0.25  # the stems list's share of the combined BM25 (decision 180)
 
@@ -43,7 +43,8 @@ Atom = tuple[str, tuple[str, ...]]
 Frequencies = Callable[[list[str]], dict[str, int]]
 
 
-def _quote(text: str) -> str:
+def quote_phrase(text: str) -> str:
+    """``text`` as one FTS5 string (a phrase of its tokens)."""
     return '"' + text.replace('"', '""') + '"'
 
 
@@ -54,16 +55,16 @@ def _tokens(text: str) -> tuple[str, ...]:
 def _atoms(node: LexicalQuery, frequencies: Frequencies) -> list[Atom]:
     """The operands ``node`` contributes to the group around it."""
     if isinstance(node, Term):
-        return [(_quote(node.text), _tokens(node.text))]
+        return [(quote_phrase(node.text), _tokens(node.text))]
     if isinstance(node, Phrase):
         text = " ".join(node.words)
-        return [(_quote(text), _tokens(text))]
+        return [(quote_phrase(text), _tokens(text))]
     if isinstance(node, Prefix):
-        return [(_quote(node.text) + "*", ())]
+        return [(quote_phrase(node.text) + "*", ())]
     if isinstance(node, CjkRun):
         if len(node.text) == 1:
-            return [(_quote(node.text) + "*", ())]  # a prefix: no single posting list to look up
-        return [(_quote(b), (b,)) for b in bigrams(node.text)]
+            return [(quote_phrase(node.text) + "*", ())]  # a prefix: no single posting list to look up
+        return [(quote_phrase(b), (b,)) for b in bigrams(node.text)]
     rendered = _render_group(node, frequencies)
     return [] if rendered is None else [(f"({rendered})", ())]
 
@@ -122,7 +123,7 @@ def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | No
         for child in query.children:
             if isinstance(child, Term):
                 tokens = _tokens(child.text)
-                rendered = _quote(stem(tokens[0])) if len(tokens) == 1 and is_stemmable(tokens[0]) else None
+                rendered = quote_phrase(stem(tokens[0])) if len(tokens) == 1 and is_stemmable(tokens[0]) else None
             else:
                 tokens = ()
                 inner = render_stems(child, frequencies) if isinstance(child, AllOf | AnyOf) else None
