@@ -295,6 +295,17 @@ class MemoryStore:
             )
             return [self._hit(chunk) for _, _, chunk in scored[:limit]]
 
+    def titled(self, words: Sequence[str], limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        want = index_tokens(" ".join(words))
+        with self._lock:
+            in_scope = self._in_scope(scope)
+            first: dict[int, _Chunk] = {}
+            for chunk in sorted(self._chunks.values(), key=lambda c: c.id):
+                heading = chunk.record.heading_path
+                if in_scope(chunk) and heading and index_tokens(heading)[: len(want)] == want:
+                    first.setdefault(chunk.doc_id, chunk)
+            return [self._hit(chunk) for chunk in sorted(first.values(), key=lambda c: c.id)[:limit]]
+
     def refresh_term_stats(self) -> None:
         """Nothing is precomputed: BM25 statistics are counted per query."""
 

@@ -509,3 +509,24 @@ def test_a_coverage_query_ranks_the_chunk_holding_more_of_its_words_first(store:
     assert lexical_paths(store, AnyOf(words))[0] == "rare.md"
     ranked = lexical_paths(store, AnyOf(words, coverage=1.0))
     assert ranked.index("most.md") < ranked.index("rare.md")
+
+
+def test_titled_gives_the_first_chunk_of_each_document_whose_heading_path_begins_with_the_words(
+    store: IndexStore,
+) -> None:
+    store.ensure_schema(None, "float32")
+    store.replace_document(
+        doc("seg.md"),
+        [chunk(0, "Overview text.", "Segment replication"), chunk(1, "Settings.", "Segment replication > Settings")],
+    )
+    store.replace_document(
+        doc("sub.md"), [chunk(0, "Intro.", "Cluster"), chunk(1, "x", "Cluster > Segment replication")]
+    )
+    store.replace_document(doc("back.md"), [chunk(0, "Pressure.", "Segment replication backpressure")])
+    store.replace_document(doc("zh.md"), [chunk(0, "插槽内容。", "具名插槽 {#named-slots}")])
+    found = store.titled(("segment", "replication"), 10, None)
+    assert [(h.path, h.anchor.split("~")[0]) for h in found if h.path != "back.md"] == [("seg.md", "p0")]
+    assert "sub.md" not in {h.path for h in found}  # the words must open the heading path
+    assert [h.path for h in store.titled(("具名插槽",), 10, None)] == ["zh.md"]
+    assert [h.path for h in store.titled(("segment", "replication"), 10, PathScope(("back*",)))] == ["back.md"]
+    assert store.titled(("absent",), 10, None) == []

@@ -32,7 +32,7 @@ from .cjk import bigrams
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import is_stemmable, stem
 
-__all__ = ["STEM_WEIGHT", "Atom", "combine_stemmed", "render_match", "render_stems"]
+__all__ = ["STEM_WEIGHT", "Atom", "combine_stemmed", "quote_phrase", "render_match", "render_stems"]
 
 STEM_WEIGHT = 0.25  # the stems list's share of the combined BM25 (decision 180)
 
@@ -43,7 +43,8 @@ Atom = tuple[str, tuple[str, ...]]
 Frequencies = Callable[[list[str]], dict[str, int]]
 
 
-def _quote(text: str) -> str:
+def quote_phrase(text: str) -> str:
+    """``text`` as one FTS5 string (a phrase of its tokens)."""
     return '"' + text.replace('"', '""') + '"'
 
 
@@ -54,16 +55,16 @@ def _tokens(text: str) -> tuple[str, ...]:
 def _atoms(node: LexicalQuery, frequencies: Frequencies) -> list[Atom]:
     """The operands ``node`` contributes to the group around it."""
     if isinstance(node, Term):
-        return [(_quote(node.text), _tokens(node.text))]
+        return [(quote_phrase(node.text), _tokens(node.text))]
     if isinstance(node, Phrase):
         text = " ".join(node.words)
-        return [(_quote(text), _tokens(text))]
+        return [(quote_phrase(text), _tokens(text))]
     if isinstance(node, Prefix):
-        return [(_quote(node.text) + "*", ())]
+        return [(quote_phrase(node.text) + "*", ())]
     if isinstance(node, CjkRun):
         if len(node.text) == 1:
-            return [(_quote(node.text) + "*", ())]  # a prefix: no single posting list to look up
-        return [(_quote(b), (b,)) for b in bigrams(node.text)]
+            return [(quote_phrase(node.text) + "*", ())]  # a prefix: no single posting list to look up
+        return [(quote_phrase(b), (b,)) for b in bigrams(node.text)]
     rendered = _render_group(node, frequencies)
     return [] if rendered is None else [(f"({rendered})", ())]
 
@@ -116,13 +117,15 @@ def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | No
     an :class:`~.query.AllOf` holding one makes its group exact-only. ``budget``: as
     :class:`~.query.AnyOf`'s row budget of a top-level OR, counted with the words' exact
     chunk counts (the stems table's are not kept): the stems of the commonest words go
-    first, their BM25 weight being small anyway."""
+    first, their BM25 weight being small anyway, and unlike the exact query's none has to
+    stay (decision 261): the stems list only adds inflections to what the exact list found,
+    and one very common stem (``use`` on a 50k-chunk Rust index) cost 28 ms alone."""
     if isinstance(query, AllOf | AnyOf):
         atoms: list[Atom] = []
         for child in query.children:
             if isinstance(child, Term):
                 tokens = _tokens(child.text)
-                rendered = _quote(stem(tokens[0])) if len(tokens) == 1 and is_stemmable(tokens[0]) else None
+                rendered = quote_phrase(stem(tokens[0])) if len(tokens) == 1 and is_stemmable(tokens[0]) else None
             else:
                 tokens = ()
                 inner = render_stems(child, frequencies) if isinstance(child, AllOf | AnyOf) else None
@@ -137,9 +140,9 @@ def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | No
             return None
         if isinstance(query, AllOf):
             return " AND ".join(a for a, _ in atoms)
-        if budget is not None and len(atoms) > 2:
-            atoms = _within_budget(atoms, budget, 2, frequencies)
-        return " OR ".join(a for a, _ in atoms)
+        if budget is not None:
+            atoms = _within_budget(atoms, budget, 0, frequencies)
+        return " OR ".join(a for a, _ in atoms) if atoms else None
     if isinstance(query, Term):
         return render_stems(AllOf((query,)), frequencies)
     return None

@@ -312,6 +312,14 @@ class IndexStore(Protocol):
         heading weighted above the body), restricted to ``scope`` before the limit."""
         ...
 
+    def titled(self, words: Sequence[str], limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        """The first chunk of each document holding a chunk whose heading path begins with
+        ``words`` (the query's words, tokenized as the adapter tokenizes headings), in
+        document-id order, at most ``limit``, restricted to ``scope`` before the limit: the
+        candidates of the engine's title match (``search/titles.py``), which compares the
+        first heading with the words itself, so an adapter may return more than that."""
+        ...
+
     def refresh_term_stats(self) -> None:
         """Recompute whatever statistics lexical search precomputes (after a full reindex)."""
         ...

@@ -52,7 +52,7 @@ from .chunks import (
     markdown_metadata,
     unit,
 )
-from .cjk import bigrams, index_tokens
+from .cjk import CJK_RUN, bigrams, index_tokens
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
@@ -625,6 +625,24 @@ class PostgresStore:
         if covered:
             rows = rerank(query, rows, lambda r: -float(r[6]), lambda r: f"{r[3] or ''}\n{r[4]}")
         return self._hits([r[:6] for r in rows[:limit]], False)
+
+    def titled(self, words: Sequence[str], limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        every = AllOf(tuple(CjkRun(w) if CJK_RUN.fullmatch(w) else Term(w) for w in words))
+        tsquery = tsquery_literal(every) if words else None
+        if tsquery is None or not self.exists():
+            return []
+        # every word (GIN index) in chunks whose heading path holds the first word before its
+        # first separator; then each document's first such chunk
+        rows = self._rows(
+            "select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash from chunks c"
+            " join documents d on d.id = c.doc_id where c.id in (select min(c.id) from chunks c"
+            " where c.tsv @@ cast(%(q)s as tsquery)"
+            " and strpos(lower(split_part(c.heading_path, ' > ', 1)), %(first)s) > 0"
+            " and (cast(%(ids)s as bigint[]) is null or c.doc_id = any(%(ids)s))"
+            " group by c.doc_id) order by c.id limit %(limit)s",
+            {"q": tsquery, "first": words[0].lower(), "ids": self._scope_ids(scope), "limit": limit},
+        )
+        return self._hits(rows, False)
 
     def refresh_term_stats(self) -> None:
         if self.exists():

@@ -68,7 +68,7 @@ from ..errors import IndexNotReady
 from .cjk import cjk_index_text
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .derive import chunk_stems, pack_body, unpack_body
-from .fts5 import STEM_WEIGHT, combine_stemmed, render_match, render_stems
+from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase, render_match, render_stems
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -822,6 +822,23 @@ class SqliteStore(ChunkTables):
             ranked = rerank(query, top, lambda h: bm25[h.chunk_id], lambda h: f"{h.heading_path or ''}\n{h.text}")
             return ranked[:limit] + self._hits([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
         return self._hits([rid for rid, _ in scored[:limit]])
+
+    def titled(self, words: Sequence[str], limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        if not words or not self.exists() or not self._table_exists("chunks_fts"):
+            return []
+        # the words as a phrase at the first token of the heading column (FTS5 ``^``), which
+        # holds the heading path; then each document's first such chunk
+        match = "heading : ^" + quote_phrase(cjk_index_text(" ".join(words)))
+        scoped = scope is not None and not scope.is_everything
+        sql = (
+            "SELECT min(c.id) FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+            + ("JOIN documents d ON d.id = c.document_id " if scoped else "")
+            + "WHERE chunks_fts MATCH ? "
+            + ("AND kb_in_scope(?, d.path) " if scoped else "")
+            + "GROUP BY c.document_id ORDER BY 1 LIMIT ?"
+        )
+        params = (match, self._scope_key(scope), limit) if scoped and scope is not None else (match, limit)
+        return self._hits([r[0] for r in self._conn().execute(sql, params)])
 
     def _ranked(self, table: str, match: str, limit: int, scope: PathScope | None) -> list[tuple[int, float]]:
         """(rowid, bm25) of the best ``limit`` rows of ``table`` matching ``match``, inside ``scope``."""

@@ -17,7 +17,9 @@
   than the needed chunks, its words on their own follow. An English question
   of three or more words (``fusion.is_question``) asks the store to rescore its
   best candidates by the share of the question's words each holds
-  (``index/coverage.py``, decision 220).
+  (``index/coverage.py``, decision 220). Any other query of a few words that is
+  exactly a document's title puts that document's first chunk ahead
+  (``titles.py``, decision 260).
 * semantic: k-nearest chunks to the query embedding (the store's vector search).
 * hybrid: weighted reciprocal rank fusion of both candidate pools,
   ``score = sum(weight / (rrfK + rank))`` (lexical weight 1, semantic
@@ -53,8 +55,9 @@ from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .duplicates import collapse
-from .fusion import is_question, semantic_weight
+from .fusion import KEYWORD_SHARE, is_question, semantic_weight
 from .text import build_lexical_query, make_snippet
+from .titles import promote_titles, titled_hits
 
 __all__ = [
     "MAX_TOP_K",
@@ -132,17 +135,23 @@ class SearchEngine:
     embedder_provider: Callable[[], Embedder | None]  # the embedder, or None (lexical mode)
 
     def lexical_hits(self, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        return self._lexical(query, limit, scope)[0]
+
+    def _lexical(self, query: str, limit: int, scope: PathScope | None) -> tuple[list[ChunkHit], bool]:
+        """The lexical hits, and whether ``query`` is the title of a document among them."""
         parsed = build_lexical_query(query)
         if not parsed.leaves:
-            return []
-        cover = QUESTION_COVERAGE if parsed.word_count >= QUESTION_MIN_WORDS and is_question(query) else 0.0
+            return [], False
+        question = is_question(query)
+        cover = QUESTION_COVERAGE if parsed.word_count >= QUESTION_MIN_WORDS and question else 0.0
         hits = self.store.lexical(parsed.ranked(ROW_BUDGET, cover), limit, scope)
         fallback = parsed.words() if len(hits) < limit else None
         if fallback is not None:
             seen = {h.chunk_id for h in hits}
             more = [h for h in self.store.lexical(fallback, limit, scope) if h.chunk_id not in seen]
             hits += more[: limit - len(hits)]
-        return hits
+        titled = [] if question else titled_hits(self.store, query, scope)
+        return promote_titles(hits, titled, limit), bool(titled)
 
     def semantic_hits(self, embedder: Embedder, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         vector = embedder.embed_query(query)
@@ -198,7 +207,7 @@ class SearchEngine:
                 ) from exc
             scored = [(h, 0.0) for h in hits]
         else:
-            lexical = self.lexical_hits(query, lexical_pool, scope)
+            lexical, titled = self._lexical(query, lexical_pool, scope)
             semantic: list[ChunkHit] | None = None
             if embedder is None:
                 warning = (
@@ -219,7 +228,9 @@ class SearchEngine:
                 effective = "lexical"
                 scored = [(h, 0.0) for h in lexical]
             else:
-                weight = semantic_weight(query, float(cfg.semantic_weight))
+                configured = float(cfg.semantic_weight)
+                # a query naming a document's title is a name, not prose (titles.py)
+                weight = configured * KEYWORD_SHARE if titled else semantic_weight(query, configured)
                 scored = rrf_fuse([semantic, lexical], int(cfg.rrf_k), [weight, 1.0])
         kept = collapse(scored, top_k)
         terms = build_lexical_query(query).terms

@@ -1,0 +1,24 @@
+"""FTS5 MATCH rendering: row budgets of the exact and the stems queries."""
+
+from __future__ import annotations
+
+from local_vector_search_mcp.index.fts5 import render_match, render_stems
+from local_vector_search_mcp.index.query import AnyOf, Term
+
+
+def frequencies(counts: dict[str, int]):
+    return lambda tokens: {t: counts[t] for t in tokens if t in counts}
+
+
+QUESTION = AnyOf((Term("use"), Term("instead"), Term("echoing")), row_budget=2_000)
+
+
+def test_the_exact_query_keeps_its_two_rarest_words_whatever_they_cost() -> None:
+    common = frequencies({"use": 40_000, "instead": 9_000, "echoing": 5_000})
+    assert render_match(QUESTION, common) == '"instead" OR "echoing"'
+
+
+def test_the_stems_query_keeps_only_what_fits_its_budget_and_may_keep_nothing() -> None:
+    assert render_stems(QUESTION, frequencies({"use": 40_000, "instead": 9_000, "echoing": 50}), 2_000) == '"echo"'
+    assert render_stems(QUESTION, frequencies({"use": 40_000, "instead": 9_000, "echoing": 5_000}), 2_000) is None
+    assert render_stems(QUESTION, frequencies({}), 2_000) == '"use" OR "instead" OR "echo"'

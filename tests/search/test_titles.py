@@ -1,0 +1,54 @@
+"""Title match (decision 260): a query that is a document's title ranks that document first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb_fakes import KbClient, make_workspace
+
+from local_vector_search_mcp.index.port import ChunkHit
+from local_vector_search_mcp.search.titles import promote_titles, title_words
+
+
+def hit(cid: int, path: str) -> ChunkHit:
+    return ChunkHit(cid, path, f"1.p{cid}~0~0", "H", "text", "s" * 64)
+
+
+def test_title_words_ignore_case_punctuation_and_heading_ids() -> None:
+    assert title_words("Point in Time") == ("point", "in", "time")
+    assert title_words("处理 `v-model` 修饰符 {#handling-v-model-modifiers}") == ("处理", "v", "model", "修饰符")
+
+
+def test_titled_documents_go_first_in_the_order_of_their_best_lexical_hit() -> None:
+    hits = [hit(1, "a.md"), hit(2, "b.md"), hit(3, "c.md"), hit(4, "b.md")]
+    titled = [hit(9, "c.md"), hit(4, "b.md"), hit(7, "z.md")]
+    assert [h.chunk_id for h in promote_titles(hits, titled, 10)] == [4, 9, 7, 1, 2, 3]
+    assert [h.chunk_id for h in promote_titles(hits, titled, 2)] == [4, 9]
+    assert promote_titles(hits, [], 3) == hits[:3]
+
+
+def _write(root: Path, name: str, text: str) -> None:
+    (root / name).write_text(text, "utf-8")
+
+
+def test_a_query_equal_to_a_title_finds_that_page_before_pages_that_mention_it_in_passing(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    _write(
+        root,
+        "replication.md",
+        "# Segment replication\n\nCopies segment files between nodes instead of re-indexing documents on every "
+        "replica, which saves CPU on the replicas at the cost of some network traffic and a little delay.\n",
+    )
+    for i in range(3):  # short chunks that say the words more densely
+        _write(root, f"settings{i}.md", f"# Settings {i}\n\n## Segment replication\n\nSegment replication: on.\n")
+    svc = KbClient(make_workspace(root))
+    svc.reindex()
+    top = svc.search(query="segment replication", mode="lexical", top_k=3)["results"]
+    assert top[0]["path"] == "replication.md"
+    # a question is not a title: plain BM25 order
+    asked = svc.search(query="how is segment replication configured?", mode="lexical", top_k=3)["results"]
+    assert asked[0]["path"].startswith("settings")
+    # a title with other words is not a title match either
+    more = svc.search(query="segment replication on", mode="lexical", top_k=3)["results"]
+    assert more[0]["path"].startswith("settings")
