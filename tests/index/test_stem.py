@@ -25,3 +25,18 @@ def test_index_text_holds_the_stem_of_every_english_word_in_order():
 def test_index_text_agrees_with_the_token_by_token_rule(text):
     # the indexing fast path must stem exactly what the query side and PostgreSQL stem
     assert stem_index_text(text) == " ".join(stem_tokens([t.lower() for t in _WORD.findall(text)]))
+
+
+# ASCII text takes a cheaper tokenizer (runs of 3+ letters or digits): words, digits, short words,
+# underscores and punctuation side by side, and the odd non-ASCII letter that switches paths
+_ASCII_MIX = st.lists(
+    st.sampled_from(["echoing", "Indexes", "ab", "a", "sha512", "2024", "_", "::", " ", "\n", "-", "K", "\u212a", "é"])
+    | st.text(alphabet="abcXYZ019_ .-", max_size=6),
+    max_size=20,
+).map("".join)
+
+
+@given(_ASCII_MIX, _ASCII_MIX)
+def test_ascii_and_mixed_texts_agree_with_the_token_by_token_rule(heading, text):
+    expected = " ".join(stem_tokens([t.lower() for t in _WORD.findall(heading) + _WORD.findall(text)]))
+    assert stem_index_text(heading, text) == expected

@@ -29,6 +29,9 @@ __all__ = ["STEM_MARK", "is_stemmable", "stem", "stem_index_text", "stem_tokens"
 STEM_MARK = "~"  # PostgreSQL: a stem lexeme is "~" + stem, so it never equals an exact token
 _ASCII_WORD = re.compile(r"[a-z]{3,40}")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
+# In ASCII text _WORD's tokens are the runs of [A-Za-z0-9]; only those of 3 or more characters
+# can be stemmed, and this finds exactly them (a run shorter than 3 fails at every position).
+_ASCII_CANDIDATE = re.compile(r"[A-Za-z0-9]{3,}")
 _STEMMER = snowballstemmer.stemmer("english")
 
 
@@ -67,11 +70,16 @@ def stem_index_text(*texts: str) -> str:
         cache.clear()
     out: list[str] = []
     for text in texts:
-        for token in _WORD.findall(text):
-            s = cache.get(token)
-            if s is None:
-                word = token.lower()
-                s = cache[token] = str(_STEMMER.stemWord(word)) if _ASCII_WORD.fullmatch(word) else ""
-            if s:
-                out.append(s)
+        # most chunks are ASCII: a cheaper pattern, and the tokens too short to stem never come back
+        tokens = (_ASCII_CANDIDATE if text.isascii() else _WORD).findall(text)
+        stems = list(map(cache.get, tokens))
+        if None in stems:
+            for i, token in enumerate(tokens):
+                if stems[i] is None:
+                    s = cache.get(token)
+                    if s is None:
+                        word = token.lower()
+                        s = cache[token] = str(_STEMMER.stemWord(word)) if _ASCII_WORD.fullmatch(word) else ""
+                    stems[i] = s
+        out.extend(filter(None, stems))
     return " ".join(out)
