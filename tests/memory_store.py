@@ -15,7 +15,7 @@ import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -39,9 +39,11 @@ from local_vector_search_mcp.index.port import (
     DocumentRecord,
     DocumentState,
     LinkRecord,
+    NoBatch,
     PendingChunk,
     StoreCounts,
     StoredLink,
+    WriteBatch,
     normalize_tag,
     tag_prefixes,
 )
@@ -431,6 +433,9 @@ class MemoryStore:
     def write_lock(self) -> Iterator[None]:
         with self._lock:
             yield
+
+    def write_batch(self, hold: object = None) -> AbstractContextManager[WriteBatch]:
+        return nullcontext(NoBatch())  # every write is its own: nothing to batch in memory
 
     @contextmanager
     def exclusive_pass(self, name: str, wait: bool) -> Iterator[bool]:

@@ -28,13 +28,17 @@ CHILD = textwrap.dedent(
         time.sleep(0.05)
         return n
     Indexer.store_prepared = slow
+    if sys.argv[4] == "workers":  # parse workers, and so write batches (decision 250)
+        from local_vector_search_mcp.index import parallel
+        parallel.MIN_PARALLEL_FILES = 0
     make_workspace(Path(sys.argv[1]), storage=Path(sys.argv[2])).indexing.reindex("all")
     print("done", flush=True)
     """
 )
 
 
-def test_kill_mid_reindex_leaves_a_usable_index(tmp_path: Path) -> None:
+@pytest.mark.parametrize("parse", ["in-process", "workers"])
+def test_kill_mid_reindex_leaves_a_usable_index(tmp_path: Path, parse: str) -> None:
     root = tmp_path / "kb"
     root.mkdir()
     for i in range(200):
@@ -45,7 +49,7 @@ def test_kill_mid_reindex_leaves_a_usable_index(tmp_path: Path) -> None:
         (root / f"doc{i:03}.md").write_text(f"# Doc {i}\n\ndelta epsilon {i}\n", "utf-8")
     helpers = str(Path(__file__).parents[1])  # kb_fakes.py
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(root), str(storage), helpers],
+        [sys.executable, "-c", CHILD, str(root), str(storage), helpers, parse],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -278,10 +278,11 @@ def test_the_cli_reindex_runs_workers_without_rerunning_its_main(tmp_path: Path)
 
 
 def test_workers_never_load_a_storage_adapter() -> None:
+    # nor numpy: a third of a worker's start-up, and a parse never makes a vector
     code = (
         "import sys, local_vector_search_mcp.index.prepare\n"
         "bad = [m for m in sys.modules\n"
-        "       if m in ('apsw', 'psycopg', 'sqlite3') or m.endswith(('.sqlite', '.postgres'))]\n"
+        "       if m in ('apsw', 'psycopg', 'sqlite3', 'numpy') or m.endswith(('.sqlite', '.postgres'))]\n"
         "print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from ..globs import compile_glob
+
+if TYPE_CHECKING:  # numpy is imported where vectors are made: a parse worker never needs it
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "MARKDOWN",
@@ -155,5 +156,7 @@ class ChunkFilterSpec:
 
 
 def unit(vector: Sequence[float] | npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    import numpy as np
+
     v = np.asarray(vector, dtype=np.float32)
     return v / max(float(np.linalg.norm(v)), 1e-12)

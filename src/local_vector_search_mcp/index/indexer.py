@@ -12,6 +12,11 @@ and the CLI both call it. Incremental by default (``scope="changed"``):
 4. otherwise parse once, chunk, and replace the document's rows in one
    transaction (so a failure or a kill keeps the previous revision). Vectors
    of unchanged chunk texts are reused; new chunks are stored *pending*.
+   With parse workers, consecutive files share a transaction (a write batch
+   of at most :data:`BATCH_FILES` files or :data:`BATCH_SECONDS`, committed
+   before the writer waits any longer for the workers): a kill loses at most
+   the open batch, whose files keep their previous revision and are indexed
+   again by the next pass (spec/decisions.md 250).
 
 Reading, hashing, parsing and chunking (``prepare.py``) run in worker
 processes when there are many files to parse (``parallel.py``,
@@ -36,6 +41,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,7 +53,7 @@ from ..sourcefile import os_reason
 from .chunker import build_embedding_text
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
 from .parallel import ParsePool, plan_workers
-from .port import DocumentRecord, IndexDamaged, IndexStore
+from .port import DocumentRecord, IndexDamaged, IndexStore, NoBatch, WriteBatch
 from .prepare import (
     ChunkSettings,
     Outcome,
@@ -67,9 +73,22 @@ log = logging.getLogger(__name__)
 
 ReindexScope = Literal["changed", "all"]
 
+# A write batch (parse workers only) commits after this many files or once it is this old
+# (other writers of this process wait for it at most that long, plus one file).
+BATCH_FILES = 64
+BATCH_SECONDS = 0.05
+
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _idle(batch: WriteBatch) -> bool:
+    """The writer is about to wait for parse workers: commit a batch that is old enough;
+    True while one stays open (the wait is then kept short)."""
+    if batch.age >= BATCH_SECONDS:
+        batch.flush()
+    return batch.files > 0
 
 
 class Cancelled(Exception):
@@ -262,9 +281,12 @@ class Indexer:
         workers = plan_workers(self.config.knowledge_base.index_workers, len(tasks))
         with ExitStack() as stack:
             outcomes: Iterable[Outcome]
+            batch: WriteBatch = NoBatch()
             if workers:
                 pool = stack.enter_context(ParsePool(self.root, self.chunk_settings(), workers, worker_nice))
-                outcomes = pool.run(tasks, cancel)
+                # the batch is left first: its last files are committed before the workers stop
+                batch = stack.enter_context(self.store.write_batch(self.gate))
+                outcomes = pool.run(tasks, cancel, partial(_idle, batch))
             else:
                 outcomes = self._prepare_here(tasks)
             for prepared in outcomes:
@@ -297,6 +319,8 @@ class Indexer:
                     result.indexed_files += 1
                     result.chunks_indexed += outcome
                 progress.processed_files += 1
+                if batch.files >= BATCH_FILES or batch.age >= BATCH_SECONDS:
+                    batch.flush()
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
         if result.indexed_files or result.deleted_files:

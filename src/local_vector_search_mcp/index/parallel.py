@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from types import TracebackType
@@ -66,6 +66,7 @@ WINDOW_PER_WORKER = 8  # parsed files per worker that may wait for the writer (m
 PARSE_TIMEOUT_SECONDS = 300.0  # one file; an 8 MiB document parses in well under a minute
 START_FAILURES_ALLOWED = 2  # workers dying before they are ready: then the parent parses the rest
 ATTEMPTS_PER_FILE = 2  # a file that ends this many workers is reported, not retried
+IDLE_WAKE_SECONDS = 0.02  # longest wait for workers while the caller's idle hook holds something
 
 
 def available_cores() -> int:
@@ -199,9 +200,15 @@ class ParsePool:
         return False
 
     # the pass -------------------------------------------------------------------
-    def run(self, tasks: Sequence[Task], cancel: threading.Event | None = None) -> Iterator[Outcome]:
+    def run(
+        self, tasks: Sequence[Task], cancel: threading.Event | None = None, idle: Callable[[], bool] | None = None
+    ) -> Iterator[Outcome]:
         """Outcomes of ``tasks``, in order. Stops early only when ``cancel`` is set (the
-        caller then leaves the context, which kills the workers)."""
+        caller then leaves the context, which kills the workers).
+
+        ``idle`` is called whenever the next outcome is not ready yet, before waiting for the
+        workers; while it returns True (the caller holds something it wants to release soon:
+        an open write batch) the wait is cut to :data:`IDLE_WAKE_SECONDS` and it is called again."""
         while len(self._workers) < min(self.size, len(tasks)) and self._start_failures < START_FAILURES_ALLOWED:
             if not self._start_worker():
                 break
@@ -223,7 +230,9 @@ class ParsePool:
                 done[nxt] = prepare(self.root, tasks[nxt], self.settings)
                 continue
             self._dispatch(tasks, pending, nxt + window, done, attempts)
-            self._collect(tasks, pending, done, attempts)
+            if nxt not in done:  # _dispatch may have taken finished outcomes off the pipes
+                waiting = idle() if idle is not None else False
+                self._collect(tasks, pending, done, attempts, IDLE_WAKE_SECONDS if waiting else 1.0)
 
     def _go_in_process(self) -> None:
         if not self._in_process:
@@ -247,14 +256,19 @@ class ParsePool:
                 w.queue.append(index)
 
     def _collect(
-        self, tasks: Sequence[Task], pending: list[int], done: dict[int, Outcome], attempts: dict[int, int]
+        self,
+        tasks: Sequence[Task],
+        pending: list[int],
+        done: dict[int, Outcome],
+        attempts: dict[int, int],
+        longest: float = 1.0,
     ) -> None:
         now = time.monotonic()
         busy = [w for w in self._workers if w.queue]
-        timeout = min((w.head_since + PARSE_TIMEOUT_SECONDS - now for w in busy), default=1.0)
+        timeout = min((w.head_since + PARSE_TIMEOUT_SECONDS - now for w in busy), default=longest)
         by_inbox = {w.inbox: w for w in self._workers}
         # wake at least every second: a cancelled pass must not wait for a slow file
-        for inbox in wait(list(by_inbox), timeout=min(1.0, max(0.0, timeout))):
+        for inbox in wait(list(by_inbox), timeout=min(longest, max(0.0, timeout))):
             w = by_inbox[inbox]  # type: ignore[index]
             if not self._receive(w, done):  # end of file: the worker is gone
                 self._lost(w, tasks, pending, done, attempts)

@@ -16,14 +16,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import IndexNotReady
 from .chunks import ChunkFilterSpec, ExternalChunk, StoredChunk
 from .query import LexicalQuery, PathScope
+
+if TYPE_CHECKING:  # annotations only: parse workers import this module and never need numpy
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "ChunkHit",
@@ -35,9 +36,11 @@ __all__ = [
     "IndexDamaged",
     "IndexStore",
     "LinkRecord",
+    "NoBatch",
     "PendingChunk",
     "StoreCounts",
     "StoredLink",
+    "WriteBatch",
     "normalize_tag",
     "tag_prefixes",
 ]
@@ -181,6 +184,31 @@ class StoreCounts:
     chunks: int
     last_indexed_at_utc: str | None
     pending_vectors: int = 0
+
+
+class WriteBatch(Protocol):
+    """Writes that share one transaction until :meth:`flush` (``IndexStore.write_batch``)."""
+
+    files: int  # writes in the open transaction (0: none open)
+
+    @property
+    def age(self) -> float:
+        """Seconds since the open transaction began (0.0: none open)."""
+        ...
+
+    def flush(self) -> None:
+        """Commit the open transaction, if any."""
+        ...
+
+
+class NoBatch:
+    """The :class:`WriteBatch` of a store whose writes each commit on their own."""
+
+    files = 0
+    age = 0.0
+
+    def flush(self) -> None:
+        return None
 
 
 class IndexStore(Protocol):
@@ -347,6 +375,13 @@ class IndexStore(Protocol):
 
     def write_lock(self) -> AbstractContextManager[None]:
         """Serialise multi-statement writers (reindex, sync) within this process."""
+        ...
+
+    def write_batch(self, hold: AbstractContextManager[Any] | None = None) -> AbstractContextManager[WriteBatch]:
+        """Within the block, this thread's writes may share a transaction until the yielded
+        batch is flushed (and at the end of the block). ``hold`` (the caller's writer gate) is
+        entered before the store's own lock while a shared transaction is open. A store may
+        commit each write on its own (:class:`NoBatch`)."""
         ...
 
     def exclusive_pass(self, name: str, wait: bool) -> AbstractContextManager[bool]:

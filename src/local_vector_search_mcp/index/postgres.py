@@ -30,7 +30,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -63,9 +63,11 @@ from .port import (
     DocumentRecord,
     DocumentState,
     LinkRecord,
+    NoBatch,
     PendingChunk,
     StoreCounts,
     StoredLink,
+    WriteBatch,
     normalize_tag,
     tag_prefixes,
 )
@@ -844,6 +846,10 @@ class PostgresStore:
     def write_lock(self) -> Iterator[None]:
         with self._lock:
             yield
+
+    def write_batch(self, hold: AbstractContextManager[Any] | None = None) -> AbstractContextManager[WriteBatch]:
+        """Each write commits on its own here (PostgreSQL's inserts are not the writer's cost)."""
+        return nullcontext(NoBatch())
 
     @contextmanager
     def exclusive_pass(self, name: str, wait: bool) -> Iterator[bool]:

@@ -52,8 +52,9 @@ import contextlib
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,7 @@ from .port import (
     PendingChunk,
     StoreCounts,
     StoredLink,
+    WriteBatch,
     normalize_tag,
     tag_prefixes,
 )
@@ -132,6 +134,72 @@ def _i8(vec: npt.NDArray[np.float32]) -> bytes:
 
 def _bits(vec: npt.NDArray[np.float32]) -> bytes:
     return bytes(np.packbits(vec > 0, bitorder="little").tobytes())
+
+
+class _Batch:
+    """Writes of one thread in one transaction, begun at the first write after a flush.
+
+    The transaction holds the store's lock (and ``hold``, taken first: the caller's
+    writer gate, so no other thread of this process can wait on the lock while
+    holding the gate this thread needs next). A write that fails rolls back the
+    whole open transaction, not only its own rows: its exception ends the caller's
+    pass, and the files of the unflushed batch are simply not stored yet.
+    """
+
+    def __init__(self, store: SqliteStore, hold: AbstractContextManager[Any] | None) -> None:
+        self.store = store
+        self.hold = hold
+        self.conn: apsw.Connection | None = None
+        self.files = 0  # writes in the open transaction
+        self.since = 0.0
+        self._release = ExitStack()
+
+    @property
+    def age(self) -> float:
+        return time.monotonic() - self.since if self.conn is not None else 0.0
+
+    def _begin(self) -> apsw.Connection:
+        conn = self.store._conn()
+        with ExitStack() as held:
+            if self.hold is not None:
+                held.enter_context(self.hold)
+            held.enter_context(self.store._lock)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except apsw.BusyError:
+                raise _busy() from None
+            self._release = held.pop_all()
+        self.conn, self.files, self.since = conn, 0, time.monotonic()
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[apsw.Connection]:
+        conn = self.conn if self.conn is not None else self._begin()
+        try:
+            yield conn
+        except BaseException:
+            self._end("ROLLBACK")
+            raise
+        self.files += 1
+
+    def flush(self) -> None:
+        """Commit the open transaction, if any (a failed commit rolls it back and raises)."""
+        if self.conn is not None:
+            self._end("COMMIT")
+
+    def _end(self, verb: str) -> None:
+        conn, self.conn, self.files = self.conn, None, 0
+        try:
+            if conn is not None:
+                try:
+                    conn.execute(verb)
+                except BaseException:
+                    if verb == "COMMIT":
+                        with contextlib.suppress(apsw.Error):
+                            conn.execute("ROLLBACK")
+                    raise
+        finally:
+            self._release.close()
 
 
 class SqliteStore(ChunkTables):
@@ -203,6 +271,11 @@ class SqliteStore(ChunkTables):
 
     @contextmanager
     def _write(self) -> Iterator[apsw.Connection]:
+        batch: _Batch | None = getattr(self._local, "batch", None)
+        if batch is not None:
+            with batch.write() as conn:
+                yield conn
+            return
         conn = self._conn()
         with self._lock:
             try:
@@ -220,6 +293,19 @@ class SqliteStore(ChunkTables):
     def write_lock(self) -> Iterator[None]:
         with self._lock:
             yield
+
+    @contextmanager
+    def write_batch(self, hold: AbstractContextManager[Any] | None = None) -> Iterator[WriteBatch]:
+        """This thread's writes share transactions until the batch is flushed (spec/decisions.md 250)."""
+        if getattr(self._local, "batch", None) is not None:
+            raise RuntimeError("write batches do not nest")
+        batch = _Batch(self, hold)
+        self._local.batch = batch
+        try:
+            yield batch
+        finally:
+            self._local.batch = None
+            batch.flush()
 
     @contextmanager
     def exclusive_pass(self, name: str, wait: bool) -> Iterator[bool]:
