@@ -138,6 +138,16 @@ def test_hostile_files_in_workers_are_skipped_and_named_like_in_process(tmp_path
     assert set(GOOD) <= indexed_there
 
 
+def test_workers_told_to_stop_exit_cleanly_with_every_outcome_delivered(tmp_path: Path) -> None:
+    tasks = _files(tmp_path, 12)
+    with ParsePool(tmp_path, SETTINGS, 2) as pool:
+        outcomes = list(pool.run(tasks))
+        processes = [w.process for w in pool._workers]
+    assert [o.path for o in outcomes] == [t.path for t in tasks] and all(isinstance(o, Prepared) for o in outcomes)
+    assert len(processes) == 2 and [p.returncode for p in processes] == [0, 0]  # exited, not killed
+    assert pool.deaths == 0
+
+
 # --------------------------------------------------------------------------- workers that die or hang
 
 
