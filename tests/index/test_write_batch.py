@@ -134,3 +134,41 @@ def test_other_writers_of_the_process_proceed_during_a_parallel_pass(
     assert len(writes) > 1 and max(writes) < 5.0
     assert svc.store.counts().documents == 120
     svc.store.close()
+
+
+def _generation_elsewhere(db: Path) -> int:
+    con = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return int(con.execute("SELECT n FROM vector_generation").fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_a_batch_bumps_the_vector_generation_once_when_it_commits(store: SqliteStore) -> None:
+    """Other processes drop their vector matrices when the generation moves; a batch moves it
+    once, with its commit (a bump per file would make FTS5 flush a segment per file)."""
+    start = _generation_elsewhere(store.path)
+    store.replace_document(_doc("a.md"), [_chunk("alpha")])
+    assert _generation_elsewhere(store.path) == start + 1  # a plain write bumps at once
+    with store.write_batch() as batch:
+        for name in ("b.md", "c.md", "d.md"):
+            store.replace_document(_doc(name), [_chunk(name)])
+        assert _generation_elsewhere(store.path) == start + 1
+        batch.flush()
+        assert _generation_elsewhere(store.path) == start + 2
+        store.replace_document(_doc("e.md"), [_chunk("epsilon")])
+        with pytest.raises((AttributeError, TypeError)):
+            store.replace_document(_doc("f.md"), [_chunk("phi"), None])  # type: ignore[list-item]
+    assert _generation_elsewhere(store.path) == start + 2  # the failed batch changed nothing
+    assert _paths_seen_elsewhere(store.path) == ["a.md", "b.md", "c.md", "d.md"]
+    store.close()
+
+
+def test_a_failed_write_leaves_the_generation_alone(store: SqliteStore) -> None:
+    start = _generation_elsewhere(store.path)
+    with store.write_batch():
+        store.replace_document(_doc("a.md"), [_chunk("alpha")])
+        with pytest.raises((AttributeError, TypeError)):
+            store.replace_document(_doc("b.md"), [_chunk("beta"), None])  # type: ignore[list-item]
+    assert _generation_elsewhere(store.path) == start and _paths_seen_elsewhere(store.path) == []
+    store.close()
