@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .dispatch import dispatch_by_first_char, fast_line_tables
 from .source import LineIndex
 
 __all__ = [
@@ -80,7 +81,8 @@ def block_only(md: MarkdownIt) -> MarkdownIt:
     # Spans and hashes need block structure only; the inline rules would double the cost.
     md.disable(["inline", "text_join"])
     _quiet_rules(md)
-    return md
+    fast_line_tables(md)
+    return dispatch_by_first_char(md)  # last: any later rule change would recompile the chains
 
 
 # Front matter is only recognised at the very start of a document, so a region

@@ -1,0 +1,168 @@
+"""Two shortcuts for our block parsers, tokens unchanged (spec/decisions.md 252).
+
+**Trying only the block rules a line can start.**
+
+markdown-it tries its block rules one by one at every block start, and a
+paragraph tries every *terminator* rule (table, fence, quote, rule, list,
+HTML, heading) at each of its lines: about 1.5 million calls in a cold index
+of a large tree, nearly all of them returning False at their first look at
+the line's first non-space character. :func:`dispatch_by_first_char` replaces
+each rule chain of one parser with a single function that calls, in the
+chain's order, only the rules whose opening test that character (and, for a
+few, a cheap condition) can pass. A rule left out is one that would have
+returned False before touching the parser state, so the tokens are exactly
+the same (a test compares them token for token with stock markdown-it over
+the shared corpora, and the property tests compare the element model with a
+reference built on stock parsers). A rule this module does not know is
+always called.
+
+**Line tables at C speed.** markdown-it's block state measures every line
+(start, end, indentation) in a Python loop per line; :class:`_LineTables`
+computes the same lists from one ``split`` with ``map`` and ``accumulate``
+(a test holds them equal to markdown-it's for any text).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from itertools import accumulate
+from operator import add, methodcaller, sub
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.token import Token
+
+__all__ = ["dispatch_by_first_char", "fast_line_tables", "line_tables"]
+
+Rule = Callable[[Any, int, int, bool], bool]
+
+ALWAYS, PIPE, INDENTED, FIRST_LINE = 0, 1, 2, 3
+
+# The characters a rule's opening test accepts as the line's first non-space character
+# (markdown-it-py 4: each returns False for any other character before changing anything).
+_OPENERS: dict[str, str] = {
+    "fence": "`~",
+    "blockquote": ">",
+    "hr": "*-_",
+    "list": "*-+0123456789",
+    "reference": "[",
+    "html_block": "<",
+    "heading": "#",
+    "front_matter": "-",
+}
+# Rules gated by a condition instead: a table's header line holds a "|"; an indented code
+# block needs 4 columns of indentation; front matter starts on the first line ("-" too).
+_CONDITIONS = {"table": PIPE, "code": INDENTED, "front_matter": FIRST_LINE}
+
+
+def _dispatcher(entries: list[tuple[Rule, str]]) -> Rule:
+    special = {ch for _, name in entries for ch in _OPENERS.get(name, "")}
+
+    def applicable(ch: str | None) -> tuple[tuple[Rule, int], ...]:
+        """The chain's rules (in order) whose opening test can pass on first character ``ch``
+        (None: any character without an opener of its own)."""
+        out = []
+        for fn, name in entries:
+            chars = _OPENERS.get(name)
+            if chars is not None and (ch is None or ch not in chars):
+                continue
+            out.append((fn, _CONDITIONS.get(name, ALWAYS)))
+        return tuple(out)
+
+    by_char = {ch: applicable(ch) for ch in special}
+    other = applicable(None)
+
+    def dispatch(state: Any, line: int, end_line: int, silent: bool) -> bool:
+        src = state.src
+        pos = state.bMarks[line] + state.tShift[line]
+        for fn, condition in by_char.get(src[pos], other) if pos < len(src) else other:
+            if condition:
+                if condition == PIPE:
+                    if src.find("|", pos, state.eMarks[line]) < 0:
+                        continue
+                elif condition == INDENTED:
+                    if not state.is_code_block(line):
+                        continue
+                elif line != 0:  # FIRST_LINE
+                    continue
+            if fn(state, line, end_line, silent):
+                return True
+        return False
+
+    return dispatch
+
+
+def dispatch_by_first_char(md: MarkdownIt) -> MarkdownIt:
+    """Replace each compiled block rule chain of ``md`` by one dispatching function.
+
+    Must be the last change to ``md``'s block rules: enabling, disabling or
+    replacing a rule recompiles the chains (dropping the dispatchers, which is
+    slower but still correct)."""
+    ruler = md.block.ruler
+    ruler.getRules("")  # compiles every chain
+    cache: dict[str, list[Rule]] | None = ruler.__cache__
+    if cache is None:  # pragma: no cover - getRules always compiles
+        return md
+    names = {id(rule.fn): rule.name for rule in ruler.__rules__}
+    for chain, fns in list(cache.items()):
+        cache[chain] = [_dispatcher([(fn, names.get(id(fn), "")) for fn in fns])]
+    return md
+
+
+_LSTRIP = methodcaller("lstrip", " \t")
+
+
+def line_tables(src: str) -> tuple[list[int], list[int], list[int], list[int]]:
+    """``(bMarks, eMarks, tShift, sCount)`` of ``src`` (``\n`` breaks only, as markdown-it
+    sees it), with markdown-it's fake entry at the end: a last line of nothing but spaces
+    and tabs gets no entry, nor does the empty rest after a final break."""
+    parts = src.split("\n")
+    if not _LSTRIP(parts[-1]):
+        parts.pop()
+    lengths = list(map(len, parts))
+    shifts = list(map(sub, lengths, map(len, map(_LSTRIP, parts))))
+    begins = [0, *accumulate(map((1).__add__, lengths[:-1]))] if parts else []
+    ends = list(map(add, begins, lengths))
+    if "\t" in src:
+        counts = []
+        for part, shift in zip(parts, shifts, strict=True):
+            offset = 0
+            for character in part[:shift]:
+                offset += 4 - offset % 4 if character == "\t" else 1
+            counts.append(offset)
+    else:
+        counts = shifts.copy()
+    length = len(src)
+    begins.append(length)
+    ends.append(length)
+    shifts.append(0)
+    counts.append(0)
+    return begins, ends, shifts, counts
+
+
+def _state(src: str, md: MarkdownIt, env: Any, tokens: list[Token]) -> StateBlock:
+    """markdown-it's block state for ``src``: made for an empty text (so every field a
+    markdown-it release sets is set), then given ``src`` and its line tables."""
+    state = StateBlock("", md, env, tokens)
+    state.src = src
+    state.bMarks, state.eMarks, state.tShift, state.sCount = line_tables(src)
+    state.bsCount = [0] * len(state.bMarks)
+    state.lineMax = len(state.bMarks) - 1
+    return state
+
+
+def _parse(self: Any, src: str, md: MarkdownIt, env: Any, out_tokens: list[Token]) -> list[Token] | None:
+    """``ParserBlock.parse`` with :func:`_state`."""
+    if not src:
+        return None
+    state = _state(src, md, env, out_tokens)
+    self.tokenize(state, state.line, state.lineMax)
+    return state.tokens
+
+
+def fast_line_tables(md: MarkdownIt) -> MarkdownIt:
+    """``md``'s block parser builds its line tables with :func:`line_tables`."""
+    md.block.parse = types.MethodType(_parse, md.block)  # type: ignore[method-assign]
+    return md

@@ -1,0 +1,108 @@
+"""Our block parsers try only the rules a line can start (``markdown/dispatch.py``, decision 252):
+their tokens must equal stock markdown-it's, token for token, whatever the lines."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+from markdown_it.rules_block.state_block import StateBlock
+from mdit_py_plugins.front_matter import front_matter_plugin
+from shared_data import CORPORA
+
+from local_vector_search_mcp.markdown import numbering, scan
+from local_vector_search_mcp.markdown.dispatch import line_tables
+from local_vector_search_mcp.markdown.source import decode_markdown
+
+
+def _stock(md: MarkdownIt) -> MarkdownIt:
+    return md.disable(["inline", "text_join"])
+
+
+PAIRS = [
+    (scan.PARSER_HEAD, _stock(MarkdownIt("commonmark").enable("table").use(front_matter_plugin))),
+    (scan.PARSER_REST, _stock(MarkdownIt("commonmark").enable("table"))),
+    (numbering._HISTORICAL_HEAD, _stock(MarkdownIt("commonmark").use(front_matter_plugin))),
+    (numbering._HISTORICAL, _stock(MarkdownIt("commonmark"))),
+]
+
+# Line starts of every block rule, their near misses, and indentation that makes or breaks them,
+# so that blocks interrupt paragraphs, lists, quotes and each other without blank lines.
+_LINES = [
+    "",
+    "text here",
+    "a | b",
+    "| a | b |",
+    "|---|---|",
+    "--- | ---",
+    ":-: | -:",
+    "- item",
+    "-",
+    "-- not",
+    "* star",
+    "+ plus",
+    "1. one",
+    "2) two",
+    "12345678901. long",
+    "> quote",
+    ">",
+    ">> deep",
+    "# h1",
+    "###### h6",
+    "####### seven",
+    "#nospace",
+    "```",
+    "```py",
+    "~~~",
+    "``",
+    "---",
+    "***",
+    "___",
+    "===",
+    "<div>",
+    "</div>",
+    "<!-- c -->",
+    "<span>inline</span>",
+    "[ref]: /url",
+    "[ref]:",
+    "[not a ref",
+    "    code",
+    "\tcode",
+    "  - nested",
+    "   > q",
+    " 1. x",
+    "\t- tab item",
+    "  | a |",
+    "\u00a0nbsp",
+    "\\# escaped",
+]
+_TEXT = st.lists(st.sampled_from(_LINES), max_size=25).map("\n".join)
+
+
+@given(_TEXT, st.booleans())
+def test_tokens_equal_stock_markdown_it(text: str, trailing_newline: bool) -> None:
+    text += "\n" if trailing_newline else ""
+    for ours, stock in PAIRS:
+        ours_env: dict[str, object] = {}
+        stock_env: dict[str, object] = {}
+        assert ours.parse(text, ours_env) == stock.parse(text, stock_env)
+        assert ours_env == stock_env
+
+
+FILES = sorted(CORPORA.rglob("*.md")) if CORPORA.is_dir() else []
+
+
+@pytest.mark.skipif(not FILES, reason="corpora folder missing")
+@pytest.mark.slow
+def test_tokens_equal_stock_markdown_it_over_the_corpora() -> None:
+    for path in FILES:
+        text, _ = decode_markdown(path.read_bytes())
+        for ours, stock in PAIRS[:1]:
+            assert ours.parse(text, {}) == stock.parse(text, {}), path
+
+
+@given(st.text(alphabet=" \t\na#>|-\u00a0x", max_size=40))
+def test_line_tables_equal_markdown_its(src: str) -> None:
+    stock = StateBlock(src, scan.PARSER_HEAD, {}, [])
+    assert line_tables(src) == (stock.bMarks, stock.eMarks, stock.tShift, stock.sCount)
