@@ -142,6 +142,25 @@ def test_a_document_rewritten_by_two_servers_at_once_stays_one_document(pg_serve
         store.close()
 
 
+def test_two_servers_writing_the_manifest_at_once_both_succeed(pg_server: PgServer) -> None:
+    """Both servers of a shared index start a reindex together: each replaces the manifest."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    schema = pg_server.fresh_schema()
+    stores = [PostgresStore(pg_server.url, schema) for _ in range(2)]
+    stores[0].ensure_schema(None, "float32")
+    manifest = {f"key{k}": "v" for k in range(20)}
+
+    def write(i: int) -> None:
+        stores[i % 2].write_manifest({**manifest, "writer": str(i)})
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(write, range(60)))  # a unique violation would raise here
+    assert len(stores[1].read_manifest()) == 21
+    for store in stores:
+        store.close()
+
+
 def test_filters_and_scopes_run_in_sql_before_the_limit(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 14 item 2 / issue 16 item 3: the database evaluates path globs and chunk filters, so
     only the rows they admit come back (a filter applied to rows after the limit, or in Python

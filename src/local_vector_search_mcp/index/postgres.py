@@ -304,6 +304,9 @@ class PostgresStore:
             if not self.exists():
                 self._create(None)
             conn = self._conn()
+            # two servers writing the manifest at once (both starting a reindex) would both delete,
+            # then both insert: one unique violation. One writer at a time, until commit.
+            conn.execute(b"select pg_advisory_xact_lock(hashtextextended('local-vector-search-mcp:manifest', 0))")
             conn.execute(b"delete from manifest")
             with conn.cursor() as cur:
                 cur.executemany(b"insert into manifest (key, value) values (%s, %s)", list(values.items()))
