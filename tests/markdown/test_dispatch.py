@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.rules_block.table import escapedSplit
 from mdit_py_plugins.front_matter import front_matter_plugin
 from shared_data import CORPORA
 
@@ -74,6 +75,7 @@ _LINES = [
     " 1. x",
     "\t- tab item",
     "  | a |",
+    "| a \\| b | c\\\\|",
     "\u00a0nbsp",
     "\\# escaped",
 ]
@@ -106,3 +108,8 @@ def test_tokens_equal_stock_markdown_it_over_the_corpora() -> None:
 def test_line_tables_equal_markdown_its(src: str) -> None:
     stock = StateBlock(src, scan.PARSER_HEAD, {}, [])
     assert line_tables(src) == (stock.bMarks, stock.eMarks, stock.tShift, stock.sCount)
+
+
+@given(st.text(alphabet="ab|\\ ", max_size=30))
+def test_table_cells_split_as_markdown_it_splits_them(row: str) -> None:
+    assert scan._escaped_split(row) == escapedSplit(row)

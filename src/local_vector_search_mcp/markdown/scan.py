@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block.table import escapedSplit as _stock_escaped_split
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
@@ -54,6 +55,17 @@ class _Quiet:
 _QUIET = _Quiet()
 
 
+def _escaped_split(string: str) -> list[str]:
+    """markdown-it's ``table.escapedSplit`` (a table row's cells): without a backslash no
+    pipe is escaped, so the cells are a plain split, in C instead of a loop per character;
+    with one, markdown-it's own function (spec/decisions.md 253)."""
+    return string.split("|") if "\\" not in string else _stock_escaped_split(string)
+
+
+# Module globals our copies of the block rules see instead of markdown-it's own.
+_REPLACED_GLOBALS: dict[str, object] = {"LOGGER": _QUIET, "escapedSplit": _escaped_split}
+
+
 def _quiet_rules(md: MarkdownIt) -> None:
     """Give this parser's block rules copies that log to :data:`_QUIET`.
 
@@ -68,11 +80,12 @@ def _quiet_rules(md: MarkdownIt) -> None:
     for rule in list(ruler.__rules__):
         fn = rule.fn
         scope = getattr(fn, "__globals__", None)
-        if not isinstance(fn, types.FunctionType) or scope is None or "LOGGER" not in scope:
+        if not isinstance(fn, types.FunctionType) or scope is None:
             continue
-        quiet = types.FunctionType(
-            fn.__code__, {**scope, "LOGGER": _QUIET}, fn.__name__, fn.__defaults__, fn.__closure__
-        )
+        replaced = {name: value for name, value in _REPLACED_GLOBALS.items() if name in scope}
+        if not replaced:
+            continue
+        quiet = types.FunctionType(fn.__code__, {**scope, **replaced}, fn.__name__, fn.__defaults__, fn.__closure__)
         quiet.__kwdefaults__ = fn.__kwdefaults__
         ruler.at(rule.name, quiet, {"alt": list(rule.alt)})
 
