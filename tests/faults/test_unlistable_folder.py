@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,17 +50,24 @@ def kb(tmp_path: Path) -> Path:
     return root
 
 
+@contextmanager
+def _refused(folder: Path) -> Iterator[None]:
+    """``folder`` unlistable (mode 0) for the block, listable again after it."""
+    folder.chmod(0)
+    try:
+        yield
+    finally:
+        folder.chmod(0o755)
+
+
 def _cli(root: Path, *rest: str) -> list[str]:
     args = ["-m", "local_vector_search_mcp", "--root", str(root), "--project-root", str(root.parent)]
     return [*args, "--embedding-provider", "none", *rest]
 
 
 def test_list_files_skips_and_names_a_folder_it_cannot_list(kb: Path) -> None:
-    (kb / "secret").chmod(0)
-    try:
+    with _refused(kb / "secret"):
         done = _unprivileged(_cli(kb, "call", "kb_list_files"))
-    finally:
-        (kb / "secret").chmod(0o755)
     assert done.returncode == 0, done.stderr  # was: PERMISSION_DENIED for the whole listing
     result = json.loads(done.stdout)
     assert [f["relativePath"] for f in result["files"]] == ["a.md", "open/d.md"]
@@ -69,12 +78,9 @@ def test_list_files_skips_and_names_a_folder_it_cannot_list(kb: Path) -> None:
 def test_a_reindex_reports_the_folder_and_keeps_its_documents(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(_cli(kb, "--reindex")[2:]) == 0
     capsys.readouterr()
-    (kb / "secret").chmod(0)
-    try:
+    with _refused(kb / "secret"):
         done = _unprivileged(_cli(kb, "--reindex"))
         status = _unprivileged(_cli(kb, "--status"))
-    finally:
-        (kb / "secret").chmod(0o755)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     # was: the folder's documents silently deleted from the index, as if the files were gone
@@ -116,11 +122,8 @@ WATCHER_CHILD = textwrap.dedent(
 
 def test_the_watcher_names_a_moved_in_folder_it_cannot_list(kb: Path, tmp_path: Path) -> None:
     (kb / "secret").rename(kb / "moved")
-    (kb / "moved").chmod(0)
-    try:
+    with _refused(kb / "moved"):
         done = _unprivileged(["-c", WATCHER_CHILD, str(kb), str(tmp_path / "elsewhere"), str(kb / "moved")])
-    finally:
-        (kb / "moved").chmod(0o755)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["pending"] == []  # nothing it could see
@@ -147,11 +150,8 @@ REFUSED = [{"path": "secret", "reason": "the folder could not be listed (Permiss
 
 def test_a_move_that_updates_links_names_the_folder_it_could_not_search(kb: Path) -> None:
     _link_kb(kb)
-    (kb / "secret").chmod(0)
-    try:
+    with _refused(kb / "secret"):
         done = _unprivileged(_cli(kb, "--allow-writes", "call", "kb_move", *_move_args(kb)))
-    finally:
-        (kb / "secret").chmod(0o755)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["updatedPaths"] == ["open/d.md"]
@@ -162,12 +162,9 @@ def test_a_move_that_updates_links_names_the_folder_it_could_not_search(kb: Path
 
 def test_an_image_move_that_updates_links_names_the_folder_it_could_not_search(kb: Path) -> None:
     _link_kb(kb)
-    (kb / "secret").chmod(0)
-    try:
+    with _refused(kb / "secret"):
         image = ["--source-path", "pic.png", "--target-path", "img/pic.png", "--update-links"]
         done = _unprivileged(_cli(kb, "--allow-writes", "call", "kb_move_image", *image))
-    finally:
-        (kb / "secret").chmod(0o755)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["updatedPaths"] == ["open/d.md"]
@@ -190,11 +187,8 @@ def test_the_links_check_names_the_folder_it_searched_embeds_in_and_could_not_li
     (kb / "secret/hidden.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(32))
     assert cli_main(_cli(kb, "--reindex")[2:]) == 0
     capsys.readouterr()
-    (kb / "secret").chmod(0)
-    try:
+    with _refused(kb / "secret"):
         done = _unprivileged(_cli(kb, "call", "kb_links"))
-    finally:
-        (kb / "secret").chmod(0o755)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert [m["target"] for m in result["missingImages"]] == ["hidden.png"]
