@@ -46,6 +46,7 @@ __all__ = [
     "commit",
     "create_new",
     "delete_file",
+    "fsync_dir",
     "move_file",
     "move_with_rewrites",
     "mutate",
@@ -163,7 +164,7 @@ def _undo(root: Path, record: dict[str, object]) -> list[str]:
         os.unlink(src)
         done.append(f"finished moving {record['source']} to {record['target']}")
     if done:
-        _fsync_dir((tmp or dst or root).parent)
+        fsync_dir((tmp or dst or root).parent)
     return done
 
 
@@ -258,7 +259,8 @@ def _clean(root: Path, record: dict[str, object]) -> list[str]:
     return done
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Make a link, rename or unlink in ``folder`` durable (best effort: see below)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -266,7 +268,7 @@ def _fsync_dir(folder: Path) -> None:
     try:
         os.fsync(fd)
     except OSError:
-        pass  # some file systems cannot fsync folders; the rename is still atomic
+        pass  # some file systems cannot fsync folders; link and rename are still atomic
     finally:
         os.close(fd)
 
@@ -323,16 +325,10 @@ def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str
         if sha256_hex(current) != expected_sha.lower():
             raise SourceChanged(rel)
         try:
-            tmp = _write_temp(intent, target, data, os.stat(target).st_mode)
-            try:
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
-                raise
+            _replace(intent, target, data, os.stat(target).st_mode)
         except OSError as exc:
             raise _os_error(exc, rel) from None
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         intent.clear()
     return sha256_hex(data)
 
@@ -377,17 +373,12 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
             raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.")
         _make_parents(ws, target, rel)
         try:
-            tmp = _write_temp(intent, target, data, None)
-            try:
-                os.link(tmp, target)  # fails with EEXIST instead of overwriting
-            finally:
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
+            _link_new(intent, target, data, None)
         except FileExistsError:
             raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.") from None
         except OSError as exc:
             raise _os_error(exc, rel) from None
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         intent.clear()
     return sha256_hex(data)
 
@@ -401,17 +392,10 @@ def replace_file(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
     with write_lock(ws) as intent:
         _make_parents(ws, target, rel)
         try:
-            mode = os.stat(target).st_mode if os.path.isfile(target) else None
-            tmp = _write_temp(intent, target, data, mode)
-            try:
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
-                raise
+            _replace(intent, target, data, os.stat(target).st_mode if os.path.isfile(target) else None)
         except OSError as exc:
             raise _os_error(exc, rel) from None
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         intent.clear()
     return sha256_hex(data)
 
@@ -447,8 +431,8 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
             with contextlib.suppress(OSError):  # undo: a failed move leaves one name, not two
                 os.unlink(dst)
             raise _os_error(exc, src_rel) from None
-        _fsync_dir(dst.parent)
-        _fsync_dir(src.parent)
+        fsync_dir(dst.parent)
+        fsync_dir(src.parent)
         intent.clear()
     return sha256_hex(current)
 
@@ -496,19 +480,14 @@ def move_with_rewrites(
             for rel, (path, old, new) in sorted(rewrites.items()):
                 if _read(path) != old:
                     raise SourceChanged(rel)
-                _replace(intent, path, new)
+                _replace(intent, path, new, os.stat(path).st_mode)
                 done.append((rel, path, old, new))
             _make_parents(ws, dst, dst_rel)
             if moved_data is None:
                 intent.note(source=src, target=dst)
                 os.link(src, dst)  # no-overwrite rename: link, then drop the old name
             else:
-                tmp = _write_temp(intent, dst, moved_data, os.stat(src).st_mode)
-                try:
-                    os.link(tmp, dst)
-                finally:
-                    with contextlib.suppress(OSError):
-                        tmp.unlink()
+                _link_new(intent, dst, moved_data, os.stat(src).st_mode)
             try:
                 os.unlink(src)
             except OSError:
@@ -519,7 +498,7 @@ def move_with_rewrites(
             for _rel, path, old, new in reversed(done):  # put back what was already rewritten
                 if _read(path) == new:
                     with contextlib.suppress(OSError):
-                        _replace(intent, path, old)
+                        _replace(intent, path, old, os.stat(path).st_mode)
             if isinstance(exc, SourceChanged):
                 raise Conflict(
                     f"{exc.args[0]!r} changed while the move was applied; every file was restored. Retry the move.",
@@ -531,19 +510,31 @@ def move_with_rewrites(
                 raise _os_error(exc, src_rel) from None
             raise
         for folder in sorted({dst.parent, src.parent} | {path.parent for _, path, _, _ in done}):
-            _fsync_dir(folder)  # once per folder: a hundred rewritten notes often share a few
+            fsync_dir(folder)  # once per folder: a hundred rewritten notes often share a few
         intent.clear()
     return sha256_hex(current if moved_data is None else moved_data)
 
 
-def _replace(intent: Intent, path: Path, data: bytes) -> None:
-    tmp = _write_temp(intent, path, data, os.stat(path).st_mode)
+def _replace(intent: Intent, path: Path, data: bytes, mode: int | None) -> None:
+    """Put ``data`` at ``path`` through a synced temporary file and a rename (whatever is there goes)."""
+    tmp = _write_temp(intent, path, data, mode)
     try:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def _link_new(intent: Intent, path: Path, data: bytes, mode: int | None) -> None:
+    """Put ``data`` at ``path`` only if nothing is there: a hard link of a synced temporary file
+    fails with ``FileExistsError`` where a rename would overwrite."""
+    tmp = _write_temp(intent, path, data, mode)
+    try:
+        os.link(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def delete_file(ws: Workspace, rel: str, path: Path, expected_sha: str) -> None:
@@ -553,4 +544,4 @@ def delete_file(ws: Workspace, rel: str, path: Path, expected_sha: str) -> None:
             os.unlink(path)
         except OSError as exc:
             raise _os_error(exc, rel) from None
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)

@@ -3,16 +3,20 @@ the rows are the same as when the adapter derives them itself."""
 
 from __future__ import annotations
 
+import pickle
+import pickletools
+import zlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import apsw
+import numpy as np
 from test_parallel import SETTINGS, _tree
 
-from local_vector_search_mcp.index.derive import chunk_stems, pack_body, unpack_body
-from local_vector_search_mcp.index.port import DocumentRecord
-from local_vector_search_mcp.index.prepare import Prepared, Task, prepare
+from local_vector_search_mcp.index.derive import ZLIB_LEVEL, chunk_stems, pack_body, unpack_body
+from local_vector_search_mcp.index.port import DocumentMeta, DocumentRecord
+from local_vector_search_mcp.index.prepare import Prepared, Task, Unchanged, Unreadable, Vanished, prepare
 from local_vector_search_mcp.index.sqlite import SqliteStore
 
 
@@ -60,3 +64,40 @@ def test_prepared_forms_equal_the_adapters_own(tmp_path: Path) -> None:
     given, derived = _rows(tmp_path / "given.db"), _rows(tmp_path / "derived.db")
     assert given["chunks"] and given["stems"] and given["body"]
     assert given == derived
+
+
+def test_a_body_packed_at_any_zlib_level_reads_back() -> None:
+    """Bodies are packed at ZLIB_LEVEL 1 since decision 272; an index written before (level 6)
+    or by any other level must still read, so no rebuild is needed."""
+    text = "Ünïcode body with code `x = 1`\n" * 40
+    for level in range(10):
+        assert unpack_body(zlib.compress(text.encode("utf-8"), level)) == text
+    assert ZLIB_LEVEL == 1 and pack_body(text) == zlib.compress(text.encode("utf-8"), 1)
+
+
+def test_outcomes_cross_the_worker_pipe_unchanged(tmp_path: Path) -> None:
+    """Records pickle as constructor calls (decision 274): every outcome kind and every
+    record field comes back equal, and no object is rebuilt from a state (BUILD opcode)."""
+    root = tmp_path / "kb"
+    _tree(root, copies=1)
+    every = [prepare(root, Task(p.relative_to(root).as_posix()), SETTINGS) for p in sorted(root.rglob("*.md"))]
+    prepared = next(p for p in every if isinstance(p, Prepared) and p.chunks and p.links)
+    meta = DocumentMeta(("t",), ("a",), ("h",), ("b",))
+    outcomes: list[Any] = [
+        prepared,
+        replace(prepared, meta=meta, properties={"title": "T", "n": [1, 2]}),
+        Unchanged("a.md", 3, 4),
+        Unreadable("b.md", "why"),
+        Vanished("c.md"),
+        Task("d.md", "hash"),
+        Task("e.md"),
+    ]
+    for outcome in outcomes:
+        data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+        back = pickle.loads(data)
+        assert type(back) is type(outcome) and back == outcome
+        assert "BUILD" not in {op.name for op, _, _ in pickletools.genops(data)}
+    chunk = replace(prepared.chunks[0], vector=np.arange(4, dtype=np.float32))
+    back_chunk = pickle.loads(pickle.dumps(chunk))
+    assert np.array_equal(back_chunk.vector, chunk.vector)
+    assert replace(back_chunk, vector=None) == replace(chunk, vector=None)

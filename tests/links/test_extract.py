@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from local_vector_search_mcp.markdown import parse_document, parse_text
+from hypothesis import given
+from hypothesis import strategies as st
+from markdown_it.token import Token
+
+from local_vector_search_mcp.markdown import links, parse_document, parse_text
 from local_vector_search_mcp.markdown.document import parse_edited
 from local_vector_search_mcp.markdown.links import extract_links, rewrite
 
@@ -68,3 +72,14 @@ def test_an_incrementally_reparsed_document_gives_the_same_links() -> None:
 def test_rewrite_replaces_only_the_spans() -> None:
     assert rewrite("ab[x](y.md)cd", [(6, 10, "z/y.md")]) == "ab[x](z/y.md)cd"
     assert rewrite("abc", []) == "abc"
+
+
+@given(st.text(alphabet="[]()#! \n\tax", max_size=30), st.booleans())
+def test_the_substring_precheck_never_drops_a_run_the_pattern_keeps(content: str, references: bool) -> None:
+    """link_source tests a run for ``#``, ``[`` (with references) or ``](``/``[[`` before the
+    pattern (decision 271): the pattern must never match a run without them."""
+    env: dict[str, object] = {"references": {"r": {"href": "x"}}} if references else {}
+    token = Token("inline", "", 0, map=[0, 1], content=content)
+    pattern = links._MAYBE_WITH_REFERENCES if references else links._MAYBE_INLINE
+    expected = ((0, 1, content),) if pattern.search(content) else ()
+    assert links.link_source([token], env).runs == expected

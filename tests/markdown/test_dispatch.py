@@ -78,6 +78,9 @@ _LINES = [
     "| a \\| b | c\\\\|",
     "\u00a0nbsp",
     "\\# escaped",
+    "cr\rbreak",
+    "crlf\r\n",
+    "nul\0here",
 ]
 _TEXT = st.lists(st.sampled_from(_LINES), max_size=25).map("\n".join)
 

@@ -31,7 +31,7 @@ from ..errors import (
     UnsupportedFormat,
 )
 from ..workspace import Workspace
-from ..writer import StagingNote, write_lock
+from ..writer import StagingNote, fsync_dir, write_lock
 from .download import DownloadPolicy, Resolver, fetch_to_file, system_resolver
 from .files import read_capped, stat_regular
 from .formats import MAX_BYTES, ImageFormat, detect, format_for_path
@@ -44,7 +44,7 @@ from .naming import (
     upload_stem,
 )
 from .preview import gif_preview_png
-from .store import CreatedFolders, fsync_dir, os_error, publish, staging_path
+from .store import CreatedFolders, os_error, publish, staging_path
 
 __all__ = [
     "ImageCatalog",

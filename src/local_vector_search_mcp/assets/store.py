@@ -27,9 +27,9 @@ from pathlib import Path
 
 from ..errors import AlreadyExists, KbError, PermissionDenied
 from ..workspace import Workspace
-from ..writer import write_lock
+from ..writer import fsync_dir, write_lock
 
-__all__ = ["CreatedFolders", "fsync_dir", "os_error", "publish", "staging_path"]
+__all__ = ["CreatedFolders", "os_error", "publish", "staging_path"]
 
 
 def os_error(exc: OSError, rel: str, verb: str = "change") -> KbError:
@@ -46,19 +46,6 @@ def os_error(exc: OSError, rel: str, verb: str = "change") -> KbError:
         return PermissionDenied(f"{rel!r} cannot be renamed across file systems; nothing was changed.")
     reason = exc.strerror or type(exc).__name__
     return PermissionDenied(f"The file system failed to {verb} {rel!r} ({reason}); nothing was changed.")
-
-
-def fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems cannot fsync folders; link and rename are still atomic
-    finally:
-        os.close(fd)
 
 
 def _umask() -> int:

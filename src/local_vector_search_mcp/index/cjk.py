@@ -38,7 +38,7 @@ def bigrams(run: str) -> list[str]:
 
 def cjk_index_text(text: str) -> str:
     """Text as handed to a space-splitting tokenizer: CJK runs replaced by bigrams + final char."""
-    if not CJK_RUN.search(text):
+    if text.isascii() or not CJK_RUN.search(text):  # isascii: a C scan, no regex (decision 273)
         return text
     return CJK_RUN.sub(lambda m: " " + " ".join([*bigrams(m.group()), m.group()[-1]]) + " ", text)
 

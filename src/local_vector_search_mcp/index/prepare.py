@@ -31,7 +31,7 @@ from ..sourcefile import os_reason, read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .chunks import document_properties
 from .derive import chunk_stems, pack_body
-from .port import ChunkRecord, DocumentMeta, LinkRecord
+from .port import ChunkRecord, DocumentMeta, LinkRecord, pickled_by_fields
 
 __all__ = [
     "READY",
@@ -67,6 +67,7 @@ class ChunkSettings:
         return cls(ch.max_chunk_bytes, ch.max_elements, ch.include_front_matter, ch.include_heading_context)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Task:
     """Index ``path`` (root-relative); ``known_hash`` is the indexed revision's source hash,
@@ -76,6 +77,7 @@ class Task:
     known_hash: str | None = None
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Prepared:
     path: str
@@ -88,6 +90,7 @@ class Prepared:
     properties: dict[str, Any]
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Unchanged:
     """Same bytes as the indexed revision (only size or mtime moved)."""
@@ -97,12 +100,14 @@ class Unchanged:
     mtime_ns: int
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Unreadable:
     path: str
     reason: str
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Vanished:
     path: str

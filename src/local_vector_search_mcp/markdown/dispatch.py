@@ -1,4 +1,4 @@
-"""Two shortcuts for our block parsers, tokens unchanged (spec/decisions.md 252).
+"""Shortcuts for our block parsers, tokens unchanged (spec/decisions.md 252, 270).
 
 **Trying only the block rules a line can start.**
 
@@ -20,6 +20,12 @@ always called.
 (start, end, indentation) in a Python loop per line; :class:`_LineTables`
 computes the same lists from one ``split`` with ``map`` and ``accumulate``
 (a test holds them equal to markdown-it's for any text).
+
+**Normalizing only what needs it.** markdown-it's first core rule rewrites every
+line break with a regular expression (``\\r\\n?|\\n`` to ``\\n``, one match per line)
+and every NUL; :func:`fast_normalize` gives the rule a text without ``\\r`` or NUL
+back as it is (the same string the substitutions would build) and leaves any
+other text to markdown-it's own rule.
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.rules_core.normalize import normalize as _stock_normalize
+from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
-__all__ = ["dispatch_by_first_char", "fast_line_tables", "line_tables"]
+__all__ = ["dispatch_by_first_char", "fast_line_tables", "fast_normalize", "line_tables"]
 
 Rule = Callable[[Any, int, int, bool], bool]
 
@@ -165,4 +173,17 @@ def _parse(self: Any, src: str, md: MarkdownIt, env: Any, out_tokens: list[Token
 def fast_line_tables(md: MarkdownIt) -> MarkdownIt:
     """``md``'s block parser builds its line tables with :func:`line_tables`."""
     md.block.parse = types.MethodType(_parse, md.block)  # type: ignore[method-assign]
+    return md
+
+
+def _normalize(state: StateCore) -> None:
+    """markdown-it's ``normalize`` core rule, skipped when it could change nothing."""
+    src = state.src
+    if "\r" in src or "\0" in src:
+        _stock_normalize(state)
+
+
+def fast_normalize(md: MarkdownIt) -> MarkdownIt:
+    """``md``'s ``normalize`` core rule runs only on a text holding a carriage return or NUL."""
+    md.core.ruler.at("normalize", _normalize)
     return md
