@@ -13,7 +13,6 @@ from typing import TypeVar
 
 from lvsm_contract.models import KbCreateResult, KbDeleteResult, KbMoveResult, KbPatchResult
 
-from ..globs import GlobSet
 from ..index.indexer import indexable
 from ..workspace import Workspace
 
@@ -24,8 +23,7 @@ MutationModel = TypeVar("MutationModel", KbCreateResult, KbMoveResult, KbDeleteR
 
 
 def _indexed(ws: Workspace, rel: str) -> bool:
-    kb = ws.config.knowledge_base
-    return indexable(rel, GlobSet(list(kb.include), list(kb.exclude)))
+    return indexable(rel, ws.indexing.path_filter)
 
 
 def mutation_result(
