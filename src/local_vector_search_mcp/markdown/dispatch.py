@@ -158,8 +158,10 @@ def line_tables(src: str) -> tuple[list[int], list[int], list[int], list[int]]:
     return begins, ends, shifts, counts
 
 
-_TOKEN_FIELDS = ("type", "tag", "nesting", "attrs", "map", "level", "children", "content", "markup", "info", "meta")
-_TOKEN_FIELDS += ("block", "hidden")
+_TOKEN_FIELDS = (
+    *("type", "tag", "nesting", "attrs", "map", "level", "children"),
+    *("content", "markup", "info", "meta", "block", "hidden"),
+)
 _new = object.__new__
 
 
