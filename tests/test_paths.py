@@ -56,6 +56,8 @@ HOSTILE = [
     ".local-vector-search-mcp/other",
     "docs/a\x00.md",
     "docs/a\nb.md",
+    "docs/bad\udcff.md",  # a name that is not UTF-8 on disk, as os.fsdecode gives it (decision 284)
+    "docs/\ud800.md",
     "",
     "   ",
     "escape/secret.md",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -80,6 +82,36 @@ def test_a_file_that_keeps_changing_gives_conflict(ws: Workspace) -> None:
     assert count[0] == 3
     assert target.read_bytes() == b"3"
     assert _litter(ws.root) == []
+
+
+def test_concurrent_edits_in_one_process_all_land(ws: Workspace) -> None:
+    """Edits of one file from many threads of this process (HTTP clients, parallel calls of one
+    session) are planned one after another on the latest bytes (decision 282): none is refused as
+    "kept changing", none is lost. Only another process's writes make an edit re-plan."""
+    target = ws.root / "a.md"
+    lines = [f"line {i}\n".encode() for i in range(8)]
+    target.write_bytes(b"".join(lines))
+    start = threading.Barrier(8)
+    errors: list[Exception] = []
+
+    def edit(i: int) -> None:
+        def plan(raw: bytes) -> bytes:
+            time.sleep(0.01)  # planning takes a while: parsing, validating
+            return raw.replace(lines[i], f"LINE {i}\n".encode())
+
+        start.wait()
+        try:
+            mutate(ws, "a.md", target, plan)
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=edit, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert target.read_bytes() == b"".join(f"LINE {i}\n".encode() for i in range(8))
 
 
 def test_missing_file(ws: Workspace) -> None:

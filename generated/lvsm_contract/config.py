@@ -189,6 +189,9 @@ class KnowledgeBaseConfig(BaseModel):
     Follow edits made by other programs and re-index changed files.
     """
     include: Annotated[list[str], Field(min_length=1)] = ['**/*.md']
+    """
+    Globs (case-insensitive, root-relative) of the Markdown files to index. Files under a folder whose name starts with a dot (`.obsidian`, `.trash`, `.github`, ...) are never indexed; kb_read, kb_list_files and the editing tools still reach them.
+    """
     exclude: list[str] = []
     index_workers: Annotated[int, Field(alias='indexWorkers', ge=0, le=256)] = 0
     """

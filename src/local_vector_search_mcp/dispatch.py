@@ -61,10 +61,24 @@ def _handler(name: str) -> Callable[..., object]:
     return BINDINGS[name]()
 
 
-def _fold_enums(value: object, schema: dict[str, Any], defs: dict[str, Any]) -> object:
-    """Accept enum values in any case (``Hybrid`` -> ``hybrid``), as the contract does."""
+def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     while "$ref" in schema:
         schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    return schema
+
+
+def _allows_null(schema: dict[str, Any], defs: dict[str, Any]) -> bool:
+    schema = _resolve(schema, defs)
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_allows_null(option, defs) for option in schema.get("anyOf", []) + schema.get("oneOf", []))
+
+
+def _normalise(value: object, schema: dict[str, Any], defs: dict[str, Any]) -> object:
+    """Accept enum values in any case (``Hybrid`` -> ``hybrid``), and read an explicit ``null`` for
+    an optional property whose schema has no null as "omitted" (decision 280), as the contract does."""
+    schema = _resolve(schema, defs)
     if isinstance(value, str) and "enum" in schema:
         for option in schema["enum"]:
             if isinstance(option, str) and option.lower() == value.lower():
@@ -72,9 +86,14 @@ def _fold_enums(value: object, schema: dict[str, Any], defs: dict[str, Any]) -> 
         return value
     if isinstance(value, dict):
         props = schema.get("properties", {})
-        return {k: _fold_enums(v, props[k], defs) if k in props else v for k, v in value.items()}
+        required = set(schema.get("required", []))
+        return {
+            k: _normalise(v, props[k], defs) if k in props else v
+            for k, v in value.items()
+            if not (v is None and k in props and k not in required and not _allows_null(props[k], defs))
+        }
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [_fold_enums(v, schema["items"], defs) for v in value]
+        return [_normalise(v, schema["items"], defs) for v in value]
     return value
 
 
@@ -106,7 +125,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     if not isinstance(arguments, dict):
         raise InvalidArgument("Arguments must be a JSON object.")
     schema = spec.input_schema()
-    arguments = _fold_enums(arguments, schema, schema.get("$defs", {}))
+    arguments = _normalise(arguments, schema, schema.get("$defs", {}))
     try:
         parsed = _model(spec.arguments_model).model_validate(arguments)
     except ValidationError as exc:

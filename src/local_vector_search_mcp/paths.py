@@ -19,10 +19,22 @@ from pathlib import Path
 
 from .errors import InvalidPath
 
-__all__ = ["PathGuard"]
+__all__ = ["PathGuard", "not_utf8", "shown_name"]
 
 _RESERVED_CHARS = set('<>:"|?*')
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
+
+
+def not_utf8(name: str) -> bool:
+    """Whether ``name`` holds a surrogate code point: a file name that is not valid UTF-8 on disk
+    (``os.fsdecode`` turns its bytes into lone surrogates), or such a code point sent by a client.
+    No tool can name, store or return such a path (decision 284)."""
+    return any("\ud800" <= c <= "\udfff" for c in name)
+
+
+def shown_name(name: str) -> str:
+    """A file name as text that JSON can carry: undecodable bytes as ``\\xff`` escapes."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace") if not_utf8(name) else name
 
 
 def _refuse(shown: str, why: str) -> InvalidPath:
@@ -54,7 +66,9 @@ class PathGuard:
         if not isinstance(path, str) or not path.strip():
             raise InvalidPath(f"{field} must be a non-empty root-relative path.")
         if any(ord(c) < 32 or ord(c) == 127 for c in path):
-            raise _refuse(f"in {field}", "control characters are not allowed")
+            raise _refuse(repr(path), "control characters are not allowed")
+        if not_utf8(path):
+            raise _refuse(repr(path), "the name is not valid UTF-8")
         text = path.replace("\\", "/")
         if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
             raise InvalidPath(f"{field} must be relative to the knowledge-base root; absolute paths are not allowed.")

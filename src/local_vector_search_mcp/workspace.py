@@ -99,7 +99,14 @@ class Workspace:
             if self._indexing is None:
                 from .index.indexing import IndexingService
 
-                self._indexing = IndexingService(self.root, self.config, self.store, self.embedders, self.activity)
+                self._indexing = IndexingService(
+                    self.root,
+                    self.config,
+                    self.store,
+                    self.embedders,
+                    self.activity,
+                    addressable=lambda rel: not self.guard.is_internal(rel),
+                )
             return self._indexing
 
     @property

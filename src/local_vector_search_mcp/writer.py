@@ -333,22 +333,48 @@ def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str
     return sha256_hex(data)
 
 
+# One lock per file being edited by this process, held from the read to the commit (decision
+# 282): edits of one file from several threads are planned one after another on the latest bytes,
+# as the reference's process-wide mutation lock does, instead of racing to the compare-and-swap.
+# Entries live only while someone holds or waits for them.
+_file_locks: dict[str, tuple[threading.Lock, list[int]]] = {}
+_file_locks_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def _file_lock(target: Path) -> Iterator[None]:
+    key = os.path.abspath(target)
+    with _file_locks_guard:
+        lock, users = _file_locks.setdefault(key, (threading.Lock(), [0]))
+        users[0] += 1
+    try:
+        with lock:
+            yield
+    finally:
+        with _file_locks_guard:
+            users[0] -= 1
+            if not users[0]:
+                del _file_locks[key]
+
+
 def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]) -> tuple[bytes, str]:
     """Load, plan and commit an edit, re-planning when the file changed in between.
 
     ``plan`` receives the current bytes and returns the new bytes (or raises a
-    KbError to refuse). Returns ``(new bytes, new sha256)``.
+    KbError to refuse). Returns ``(new bytes, new sha256)``. Edits of the same file in
+    this process wait for each other; only a write by another process makes one re-plan.
     """
-    for _ in range(MAX_ATTEMPTS):
-        raw = _read(target)
-        if raw is None:
-            raise NotFound(f"Document {rel!r} was not found.")
-        check_size(len(raw), rel)
-        data = plan(raw)
-        try:
-            return data, commit(ws, rel, target, data, sha256_hex(raw))
-        except SourceChanged:
-            continue
+    with _file_lock(target):
+        for _ in range(MAX_ATTEMPTS):
+            raw = _read(target)
+            if raw is None:
+                raise NotFound(f"Document {rel!r} was not found.")
+            check_size(len(raw), rel)
+            data = plan(raw)
+            try:
+                return data, commit(ws, rel, target, data, sha256_hex(raw))
+            except SourceChanged:
+                continue
     raise Conflict(
         f"Document {rel!r} kept changing while the edit was applied ({MAX_ATTEMPTS} attempts); re-read it and retry.",
         ConflictReason.SOURCE_CHANGED,

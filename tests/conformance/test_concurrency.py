@@ -129,3 +129,27 @@ def test_interleaved_edits_lose_nothing(tmp_path: Path, request: pytest.FixtureR
     assert sorted(int(i) for i, _ in found) == list(range(1, paragraphs + 1)), text
     assert all((int(i) % 2 == 1) == (tag == "alpha") for i, tag in found)
     assert "original" not in text
+
+
+def test_parallel_edits_of_one_client_all_land(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """One client (or many HTTP clients of one server) sends ten edits of ten different paragraphs
+    of one document at once: every one succeeds (decision 282), none is refused as "kept changing"."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_files(ws, {"doc.md": "# Doc\n\n" + "".join(f"Paragraph {i}.\n\n" for i in range(10))})
+
+    async def run() -> None:
+        async with connect(_command(request), ws, CONFIG) as conn:
+            anchors = await _anchors(conn, "doc.md")
+            results: dict[int, Any] = {}
+
+            async def edit(i: int) -> None:
+                results[i] = await _replace(conn, "doc.md", anchors[f"1.p{i + 1}"], f"Paragraph {i}, edited.")
+
+            async with anyio.create_task_group() as tg:
+                for i in range(10):
+                    tg.start_soon(edit, i)
+        assert all(not r.is_error for r in results.values()), {i: r.texts for i, r in results.items() if r.is_error}
+        assert (ws / "doc.md").read_text() == "# Doc\n\n" + "".join(f"Paragraph {i}, edited.\n\n" for i in range(10))
+
+    anyio.run(run)

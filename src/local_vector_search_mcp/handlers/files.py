@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from lvsm_contract.models import FileEntry, KbListFilesRequest, KbListFilesResult, SkippedEntry
 
 from ..globs import compile_glob
+from ..paths import not_utf8, shown_name
 from ..sourcefile import os_reason, unlisted_folder
 from ..workspace import Workspace
 from ..writer import is_temp_name
@@ -54,6 +55,10 @@ def walk_files(
             continue
         for entry in items:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if not_utf8(entry.name):  # no tool could name it, and JSON cannot carry it (decision 284)
+                if wanted(rel, entry.is_dir(follow_symlinks=False)):
+                    skipped.append((shown_name(rel), "its name is not valid UTF-8; rename it to reach it"))
+                continue
             if entry.name.lower() == ".git" or ws.guard.is_internal(rel) or is_temp_name(entry.name):
                 continue
             try:

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from lvsm_contract.models import KbCreateResult, KbDeleteResult, KbMoveResult, KbPatchResult
 
-from ..globs import GlobSet
+from ..index.indexer import indexable
 from ..workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -23,8 +23,7 @@ MutationModel = TypeVar("MutationModel", KbCreateResult, KbMoveResult, KbDeleteR
 
 
 def _indexed(ws: Workspace, rel: str) -> bool:
-    kb = ws.config.knowledge_base
-    return GlobSet(list(kb.include), list(kb.exclude))(rel)
+    return indexable(rel, ws.indexing.path_filter)
 
 
 def mutation_result(

@@ -506,7 +506,7 @@ class Indexer:
     def reconcile(self, path: str) -> str:
         """Bring one path in line with the disk: ``indexed``, ``unchanged`` or ``deleted``."""
         full = self.root / path
-        wanted = path.lower().endswith(".md") and self.path_filter(path) and not _hidden(path)
+        wanted = indexable(path, self.path_filter)
         # a link, FIFO or device is read (and refused, reported) like a file, as the reindex does
         if wanted and os.path.lexists(full) and not full.is_dir():
             if self.compatibility():
@@ -534,6 +534,12 @@ class Indexer:
 
 def _hidden(path: str) -> bool:
     return any(part.startswith(".") for part in path.split("/")[:-1])
+
+
+def indexable(path: str, path_filter: Callable[[str], bool]) -> bool:
+    """Whether a root-relative path belongs in the index: a `.md` file matching the include and
+    exclude globs, not under a folder whose name starts with a dot (decision 281), as `discover` finds."""
+    return path.lower().endswith(".md") and path_filter(path) and not _hidden(path)
 
 
 def _maybe_int(value: str | None) -> int | None:

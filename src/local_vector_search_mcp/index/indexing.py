@@ -73,15 +73,26 @@ class VectorState:
 
 class IndexingService:
     def __init__(
-        self, root: Path, config: Config, store: IndexStore, embedders: EmbedderSlot, activity: IndexActivity
+        self,
+        root: Path,
+        config: Config,
+        store: IndexStore,
+        embedders: EmbedderSlot,
+        activity: IndexActivity,
+        addressable: Callable[[str], bool] | None = None,
     ) -> None:
+        """``addressable``: whether the tools accept a root-relative path at all (the path guard);
+        a file they refuse is not indexed either, so no search result names it (decision 283)."""
         self.root = root
         self.config = config
         self.store = store
         self.embedders = embedders
         self.activity = activity
         kb = config.knowledge_base
-        self.path_filter = GlobSet(list(kb.include), list(kb.exclude))
+        globs = GlobSet(list(kb.include), list(kb.exclude))
+        self.path_filter: Callable[[str], bool] = (
+            globs if addressable is None else (lambda rel: globs(rel) and addressable(rel))
+        )
         self.gate = threading.RLock()
         self._indexer: Indexer | None = None
         self._indexer_generation = -1
