@@ -60,7 +60,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='kb_status',
         title='Index status',
-        description="Report the server's configuration and the state of the search index: where the index lives, which\nembedding provider and model are active, how many documents and chunks are indexed (and which files\ncould not be indexed, with the reason), whether a reindex\nis running (and how the last one ended), pending targeted re-indexing after edits, and whether the\nstored index is compatible with the current configuration. Call it first to orient yourself, and\nafter kb_reindex to follow progress. Takes no arguments (send `{}`); never fails because the index is\nmissing or empty.",
+        description="Report the server's configuration and the state of the search index: where the index lives, which\nembedding provider and model are active, how many documents and chunks are indexed (and which files\ncould not be indexed, with the reason), whether a reindex\nis running (and how the last one ended), pending targeted re-indexing after edits, and whether the\nstored index is compatible with the current configuration. Call it first to orient yourself, and\nafter kb_reindex to follow progress. Takes no arguments (send `{}`); never fails because the index is\nmissing, empty, damaged or busy: a database that cannot be used is named in `compatibility.problems`.",
         annotations={'readOnlyHint': True, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
         envelope='none',
         arguments_model='KbStatusArguments',

@@ -59,6 +59,31 @@ def test_a_damaged_index_is_reported_clearly_and_force_rebuilds_it(
     assert storage.with_name("index.db.damaged").exists()  # kept for inspection, never silently deleted
 
 
+def test_kb_status_reports_a_damaged_index_instead_of_failing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kb_status is the call that orients an agent: a damaged index is part of its answer
+    (compatibility), not an error it answers with (decision 285)."""
+    storage, args = _kb(tmp_path)
+    assert cli_main([*args, "--reindex"]) == 0
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{storage}{suffix}"):
+            os.unlink(f"{storage}{suffix}")
+    storage.write_bytes(b"garbage" * 1000)
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_status"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["indexExists"] is True
+    assert status["project"]["documents"] == 0 and status["project"]["chunks"] == 0
+    assert status["compatibility"]["isCompatible"] is False
+    assert any("damaged" in p and "force" in p for p in status["compatibility"]["problems"])
+    assert cli_main([*args, "--reindex", "--force"]) == 0
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_status"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["project"]["documents"] == 40 and status["compatibility"]["isCompatible"] is True
+
+
 HOLDER = textwrap.dedent(
     """
     import sys, time, apsw

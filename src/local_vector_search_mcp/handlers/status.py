@@ -1,6 +1,6 @@
 """kb_status: configuration and index state, assembled here (the one place) from
 the services' pieces: store counts and manifest, indexing activity, sync queue,
-vectors. Never fails because the index is missing."""
+vectors. Never fails because of the index: missing, empty, damaged or busy (decision 285)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,12 @@ from lvsm_contract.models import (
     UnreadableFile,
 )
 
+from ..errors import IndexNotReady
 from ..index.chunker import CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
 from ..index.indexer import MAX_LISTED_UNREADABLE
+from ..index.indexing import VectorState
 from ..index.manifest import SCHEMA_VERSION, index_problems
+from ..index.port import StoreCounts
 from ..workspace import Workspace
 from .indexing import progress_model, reindex_result_model
 
@@ -29,9 +32,15 @@ _PROVIDERS: dict[str, Provider] = {"none": "none", "local": "local", "openai-com
 
 def kb_status(ws: Workspace) -> KbStatusResult:
     store, indexing, activity, kb = ws.store, ws.indexing, ws.activity, ws.config.knowledge_base
-    counts = store.counts()
-    manifest = store.read_manifest()
-    unreadable = store.unreadable_files()  # stored: a restarted server still names them
+    # A damaged or busy database is part of the answer, not an error (decision 285).
+    unusable: str | None = None
+    try:
+        counts = store.counts()
+        manifest = store.read_manifest()
+        unreadable = store.unreadable_files()  # stored: a restarted server still names them
+    except IndexNotReady as exc:
+        unusable = exc.message
+        counts, manifest, unreadable = StoreCounts(0, 0, None), {}, {}
     emb = ws.embedders.get()
     dims: int | None
     if emb is None:
@@ -43,13 +52,19 @@ def kb_status(ws: Workspace) -> KbStatusResult:
             dims = emb.dimensions()
         if dims is None and manifest.get("embedding_dimensions"):
             dims = int(manifest["embedding_dimensions"])
-    try:
-        problems = index_problems(ws.config, emb, store)
-    except Exception as exc:  # pragma: no cover - status never fails
-        problems = [f"compatibility could not be checked: {exc}"]
+    if unusable is not None:
+        problems = [unusable]
+    else:
+        try:
+            problems = index_problems(ws.config, emb, store)
+        except Exception as exc:  # pragma: no cover - status never fails
+            problems = [f"compatibility could not be checked: {exc}"]
     current, last = activity.current, activity.last
     sync = indexing.sync.status()
-    vectors = indexing.vector_state()
+    if unusable is None:
+        vectors = indexing.vector_state()
+    else:
+        vectors = None if emb is None else VectorState(0, 0, activity.embedding.locked(), activity.vector_error)
     return KbStatusResult(
         database_path=store.location,
         index_exists=store.exists(),
