@@ -79,3 +79,10 @@ def test_null_inside_array_items_means_omitted_too() -> None:
     with_null = dispatch.validate_arguments(spec, {**base, "updates": [{**update, "valueFormat": None}]})
     omitted = dispatch.validate_arguments(spec, {**base, "updates": [update]})
     assert with_null == omitted
+
+
+def test_every_tool_declares_invalid_argument() -> None:
+    """A malformed call (a missing, unknown or ill-typed property) is INVALID_ARGUMENT on every
+    tool, kb_status included, so each one's error list says so (decision 286)."""
+    for name, spec in BY_NAME.items():
+        assert "INVALID_ARGUMENT" in spec.errors, name

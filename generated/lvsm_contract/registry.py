@@ -67,7 +67,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         request_model=None,
         result_model='KbStatusResult',
         meta=None,
-        errors=('INTERNAL_ERROR',),
+        errors=('INVALID_ARGUMENT', 'INTERNAL_ERROR'),
         toolset='kb',
     ),
     ToolSpec(
@@ -197,7 +197,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         request_model='KbOutlineRequest',
         result_model='KbOutlineResult',
         meta=None,
-        errors=('INVALID_PATH', 'NOT_FOUND', 'UNSUPPORTED_FORMAT', 'PERMISSION_DENIED'),
+        errors=('INVALID_ARGUMENT', 'INVALID_PATH', 'NOT_FOUND', 'UNSUPPORTED_FORMAT', 'PERMISSION_DENIED'),
         toolset='kb',
     ),
     ToolSpec(
@@ -366,7 +366,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         request_model='GetChunkArguments',
         result_model='GetChunkResult',
         meta=None,
-        errors=('NOT_FOUND', 'INTERNAL_ERROR'),
+        errors=('INVALID_ARGUMENT', 'NOT_FOUND', 'INTERNAL_ERROR'),
         toolset='chunks',
     ),
     ToolSpec(
@@ -405,7 +405,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         request_model='DeleteChunkArguments',
         result_model='DeleteChunkResult',
         meta=None,
-        errors=('NOT_FOUND', 'PERMISSION_DENIED', 'INTERNAL_ERROR'),
+        errors=('INVALID_ARGUMENT', 'NOT_FOUND', 'PERMISSION_DENIED', 'INTERNAL_ERROR'),
         toolset='chunks',
     ),
 )
