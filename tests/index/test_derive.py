@@ -12,8 +12,10 @@ from typing import Any
 
 import apsw
 import numpy as np
+from isal import isal_zlib
 from test_parallel import SETTINGS, _tree
 
+from local_vector_search_mcp.index import derive
 from local_vector_search_mcp.index.derive import ZLIB_LEVEL, chunk_stems, pack_body, unpack_body
 from local_vector_search_mcp.index.port import DocumentMeta, DocumentRecord
 from local_vector_search_mcp.index.prepare import Prepared, Task, Unchanged, Unreadable, Vanished, prepare
@@ -67,12 +69,21 @@ def test_prepared_forms_equal_the_adapters_own(tmp_path: Path) -> None:
 
 
 def test_a_body_packed_at_any_zlib_level_reads_back() -> None:
-    """Bodies are packed at ZLIB_LEVEL 1 since decision 272; an index written before (level 6)
-    or by any other level must still read, so no rebuild is needed."""
+    """Bodies were zlib level 6 before decision 272, then level 1, now ISA-L's deflate
+    (decision 276): an index written by any of them must still read, so no rebuild is needed."""
     text = "Ünïcode body with code `x = 1`\n" * 40
     for level in range(10):
         assert unpack_body(zlib.compress(text.encode("utf-8"), level)) == text
-    assert ZLIB_LEVEL == 1 and pack_body(text) == zlib.compress(text.encode("utf-8"), 1)
+    for sample in ("", "a", text, "机器学习" * 500, "".join(map(chr, range(32, 2000)))):
+        assert unpack_body(pack_body(sample)) == sample
+
+
+def test_bodies_are_packed_by_isal_when_it_is_installed() -> None:
+    """isal is a dependency (pyproject.toml); without it the bodies are zlib level 1."""
+    assert derive.DEFLATE_ENGINE == "isal"
+    text = "a body " * 100
+    assert pack_body(text) == isal_zlib.compress(text.encode("utf-8"), derive.ISAL_LEVEL)
+    assert zlib.compress(text.encode("utf-8"), ZLIB_LEVEL) != pack_body(text)  # a different deflate
 
 
 def test_outcomes_cross_the_worker_pipe_unchanged(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 from kb_fakes import HashEmbedder, client
 
 from local_vector_search_mcp.index import parallel
+from local_vector_search_mcp.index import prepare as prepare_module
 from local_vector_search_mcp.index.parallel import ParsePool, plan_workers
 from local_vector_search_mcp.index.prepare import ChunkSettings, Prepared, Task, Unreadable, prepare
 
@@ -173,6 +174,18 @@ def _files(root: Path, n: int) -> list[Task]:
     return [Task(f"doc{i:02}.md") for i in range(n)]
 
 
+def test_workers_collect_cycles_rarely(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision 278: a worker freezes what it imported and runs the cyclic collector less often."""
+    _boot(
+        monkeypatch, "import gc\nreturn p.Unreadable(task.path, repr((gc.get_threshold(), gc.get_freeze_count() > 0)))"
+    )
+    tasks = _files(tmp_path, 2)
+    with ParsePool(tmp_path, SETTINGS, 2) as pool:
+        outcomes = list(pool.run(tasks))
+    expected = repr((prepare_module.WORKER_GC_THRESHOLD, True))
+    assert [o.reason for o in outcomes if isinstance(o, Unreadable)] == [expected, expected]
+
+
 def test_a_file_that_kills_its_worker_is_reported_and_the_rest_indexed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -313,6 +326,7 @@ KILLED_PARENT = """
 import sys, time
 from pathlib import Path
 from local_vector_search_mcp.index import parallel
+from local_vector_search_mcp.index import prepare as prepare_module
 from local_vector_search_mcp.index.prepare import ChunkSettings, Task
 parallel._BOOT = sys.argv[2]
 root = Path(sys.argv[1])

@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.rules_block.table import escapedSplit
+from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 from shared_data import CORPORA
 
-from local_vector_search_mcp.markdown import numbering, scan
+from local_vector_search_mcp.markdown import dispatch, numbering, scan
 from local_vector_search_mcp.markdown.dispatch import line_tables
 from local_vector_search_mcp.markdown.source import decode_markdown
 
@@ -116,3 +117,14 @@ def test_line_tables_equal_markdown_its(src: str) -> None:
 @given(st.text(alphabet="ab|\\ ", max_size=30))
 def test_table_cells_split_as_markdown_it_splits_them(row: str) -> None:
     assert scan._escaped_split(row) == escapedSplit(row)
+
+
+def test_our_block_states_make_tokens_without_the_dataclass_constructor() -> None:
+    """Decision 275: with markdown-it-py's current Token fields the fast state is in use (a
+    release that changes them falls back to the stock state, and this test says so)."""
+    assert dispatch.FAST_PUSH
+    state = dispatch._state("# a\n\ntext\n", scan.PARSER_HEAD, {}, [])
+    assert type(state) is dispatch._FastState
+    token = state.push("paragraph_open", "p", 1)
+    assert token == Token("paragraph_open", "p", 1, block=True) and state.level == 1
+    assert state.push("paragraph_close", "p", -1).level == 0

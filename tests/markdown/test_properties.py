@@ -7,7 +7,7 @@ import struct
 
 import pytest
 import xxhash
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from md_strategies import RAW_LINES, documents, markdown_doc
 from reference_builder import historical_paragraph_ranges
@@ -17,6 +17,7 @@ from local_vector_search_mcp.markdown import (
     Anchor,
     Document,
     ElementKind,
+    numbering,
     outline,
     parse_anchor,
     parse_document,
@@ -256,3 +257,69 @@ def test_degenerate_documents(text: str) -> None:
     check_spans(doc)
     page = read_slice(doc, "a.md")
     assert "".join([page.markdown]) == text or page.next_pointer is not None
+
+
+# Table lines with and without a leading pipe, indented, interrupting paragraphs, lines a
+# table-less parse reads otherwise (reference definitions, setext underlines, list and quote
+# starts), blank and whitespace-only lines (decision 277's shortcut and its refusals).
+_TABLE_MIX = [
+    "",
+    "  ",
+    "\u00a0",
+    "text",
+    "more text",
+    "[ref] text",
+    "[r]: /u",
+    "[a",
+    "| a ]:",
+    "| a | b |",
+    "|---|---|",
+    "|-|",
+    "| 1 | 2 |",
+    "   | x |",
+    "    | x |",
+    "\t| x |",
+    "a | b",
+    "--- | ---",
+    ":-- | --:",
+    "1 | 2",
+    "--",
+    "- a | b",
+    "# a | b",
+    "a |",
+    "---",
+    "===",
+    "# h",
+    "- item",
+    "> q",
+    "```",
+    "<div>",
+]
+
+
+@given(st.lists(st.sampled_from(_TABLE_MIX), max_size=14).map("\n".join))
+@example("[a\n| a ]:\n|-|")  # a reference definition ending inside the table: no paragraph at all
+@example("| a | b |\n|---|---|\n| 1 | 2 |\n\u00a0\ntext")  # the table ends at a line paragraphs read on
+@example("| a | b |\n|---|---|\n| 1 | 2 |\n    | x |\n\ntext")  # an indented line ends the table only
+@example("text\n| a | b |\n|---|---|\n\n| c |\n|---|\n")
+@example("| a |\n|---|\n===")  # a table row, but a setext underline without tables
+@example("text\n| a |\n|---|\n| b |\n===\n")
+@example("a |\n---\n")  # the delimiter row is a setext underline without tables
+@example("# a | b\n--|--")  # the header row is an ATX heading
+@example("text\n- a | b\n--|--")  # the header row interrupts the paragraph as a list
+@example("text\n1. a | b\n--|--")
+@example("a | b\n--|--\n--\nc | d")  # a body row that underlines
+@example("a | b\n--|--\n1 | 2\n<span>x</span> | y\n* not | a list\n")
+def test_tables_taken_as_paragraphs_without_a_parse_match_the_parse(text: str) -> None:
+    """A chunk that is a table (or a paragraph and the table interrupting it) gets its
+    historical paragraph without a table-less parse (numbering._table_as_paragraph):
+    history and re-parsed regions equal the parse's, and the oracle's ranges."""
+    _, _, state = build_state(text, LineIndex.build(text))
+    original = numbering._table_as_paragraph
+    try:
+        numbering._table_as_paragraph = lambda *args: None
+        _, _, parsed = build_state(text, LineIndex.build(text))
+    finally:
+        numbering._table_as_paragraph = original
+    assert (state.history, state.regions) == (parsed.history, parsed.regions)
+    assert state.history == (historical_paragraph_ranges(text) if state.has_tables else None)

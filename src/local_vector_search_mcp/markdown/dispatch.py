@@ -21,6 +21,13 @@ always called.
 computes the same lists from one ``split`` with ``map`` and ``accumulate``
 (a test holds them equal to markdown-it's for any text).
 
+**Tokens made without the dataclass constructor.** markdown-it's ``Token`` is a
+slotted dataclass whose generated ``__init__`` (13 parameters, two default
+factories, ``__post_init__``) was most of ``StateBlock.push``; a cold index pushes
+half a million block tokens. :class:`_FastState` fills the same slots with the
+values that constructor and ``push`` give them, at less than half the cost. It is
+used only while ``Token``'s fields are the ones it fills (checked at import).
+
 **Normalizing only what needs it.** markdown-it's first core rule rewrites every
 line break with a regular expression (``\\r\\n?|\\n`` to ``\\n``, one match per line)
 and every NUL; :func:`fast_normalize` gives the rule a text without ``\\r`` or NUL
@@ -30,6 +37,7 @@ other text to markdown-it's own rule.
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Callable
 from itertools import accumulate
@@ -150,10 +158,48 @@ def line_tables(src: str) -> tuple[list[int], list[int], list[int], list[int]]:
     return begins, ends, shifts, counts
 
 
+_TOKEN_FIELDS = (
+    *("type", "tag", "nesting", "attrs", "map", "level", "children"),
+    *("content", "markup", "info", "meta", "block", "hidden"),
+)
+_new = object.__new__
+
+
+class _FastState(StateBlock):
+    """A block state whose :meth:`push` makes the token ``StateBlock.push`` makes, slot by slot."""
+
+    def push(self, ttype: str, tag: str, nesting: Any) -> Token:
+        token: Token = _new(Token)
+        token.type = ttype
+        token.tag = tag
+        token.nesting = nesting
+        token.attrs = {}
+        token.map = None
+        token.children = None
+        token.content = ""
+        token.markup = ""
+        token.info = ""
+        token.meta = {}
+        token.block = True
+        token.hidden = False
+        if nesting < 0:
+            self.level -= 1
+        token.level = self.level
+        if nesting > 0:
+            self.level += 1
+        self.tokens.append(token)
+        return token
+
+
+# Another markdown-it release may add or change Token's fields: then the stock state is used.
+FAST_PUSH = tuple(f.name for f in dataclasses.fields(Token)) == _TOKEN_FIELDS
+_STATE: type[StateBlock] = _FastState if FAST_PUSH else StateBlock
+
+
 def _state(src: str, md: MarkdownIt, env: Any, tokens: list[Token]) -> StateBlock:
     """markdown-it's block state for ``src``: made for an empty text (so every field a
     markdown-it release sets is set), then given ``src`` and its line tables."""
-    state = StateBlock("", md, env, tokens)
+    state = _STATE("", md, env, tokens)
     state.src = src
     state.bMarks, state.eMarks, state.tShift, state.sCount = line_tables(src)
     state.bsCount = [0] * len(state.bMarks)

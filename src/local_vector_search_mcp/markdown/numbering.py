@@ -11,6 +11,7 @@ on earlier lines (:func:`is_chunk_cut`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 from markdown_it import MarkdownIt
@@ -26,6 +27,10 @@ LineRange = tuple[int, int]
 _HISTORICAL_HEAD = block_only(MarkdownIt("commonmark").use(front_matter_plugin))
 # A chunk starting later must not mistake a ``---`` line for front matter.
 _HISTORICAL = block_only(MarkdownIt("commonmark"))
+# What a table's lines must avoid to read as one paragraph without tables (_table_as_paragraph):
+# a first character that can start a block or interrupt a paragraph, and a setext underline.
+_BLOCK_START = frozenset("`~>*-_+#<[0123456789")
+_UNDERLINE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 
 
 def section_prefix(section: str) -> str:
@@ -117,6 +122,48 @@ def _parse_without_tables(text: str, lines: LineIndex, first: int, end: int) -> 
     return found, last_type
 
 
+def _table_as_paragraph(
+    text: str, lines: LineIndex, first_lines: list[int], records: list[BlockRecord], blocks: range, end: int
+) -> list[LineRange] | None:
+    """The table-less parse of a chunk that is a table, or a paragraph and the table that
+    interrupts it, worked out without parsing (spec/decisions.md 277); ``None`` for any
+    other chunk or any line this reasoning does not cover. ``end`` is the chunk's end
+    line; the chunk starts at its first block.
+
+    Without tables, the table's lines continue the paragraph before it (or make one from
+    the table's first line) up to the blank line that ended the table, because none of
+    them can start or interrupt a block or underline a setext heading: the first line
+    starts with none of the characters those rules need; the delimiter row holds a ``|``
+    or ``:``; a body row passed the table's own terminators (the same rules as a
+    paragraph's, less strict for lists) and is checked not to be an underline. The
+    paragraph's own lines neither ended it nor made it a heading with tables, and the
+    rules that could without tables are a subset. A first line starting with ``[`` is
+    refused: a reference definition may span lines and end inside the table."""
+    kinds = [records[block].kind for block in blocks]
+    if kinds != ["table_open"] and kinds != ["paragraph_open", "table_open"]:
+        return None
+    starts, ends = lines.starts, lines.ends
+    first = first_lines[blocks[0]]
+    table_first = first_lines[blocks[-1]]
+    table_end = table_first + records[blocks[-1]].line_count
+    if table_end > end or table_end - table_first < 2:
+        return None
+    if len(blocks) == 2 and (
+        first + records[blocks[0]].line_count != table_first
+        or text[starts[first] : ends[first]].lstrip(" \t").startswith("[")
+    ):
+        return None
+    header = text[starts[table_first] : ends[table_first]].lstrip(" \t")
+    delimiter = text[starts[table_first + 1] : ends[table_first + 1]]
+    if not header or header[0] in _BLOCK_START or ("|" not in delimiter and ":" not in delimiter):
+        return None
+    if any(_UNDERLINE.match(text, starts[line], ends[line]) for line in range(table_first + 2, table_end)):
+        return None
+    if not all(is_blank(text, lines, line) for line in range(table_end, end)):
+        return None
+    return [(first, trimmed_end(text, lines, first, table_end))]
+
+
 class _Chunks:
     """Chunk starts (block indices) found lazily from ``first_block`` on: a
     re-parse that stops early never tests the blocks after it."""
@@ -168,9 +215,10 @@ def historical_ranges(
         if chunk > 0 and (chunk_start >= stop or (can_stop is not None and can_stop(chunk_start))):
             stopped = chunk_start
             break
-        if not any(records[block].has_table for block in chunks.blocks(chunk)):
+        blocks = chunks.blocks(chunk)
+        if not any(records[block].has_table for block in blocks):
             # Without a table both parses agree: the current paragraphs are historical.
-            for block in chunks.blocks(chunk):
+            for block in blocks:
                 base = first_lines[block]
                 for op in records[block].ops:
                     if op[0] == OP_PARAGRAPH:
@@ -178,6 +226,18 @@ def historical_ranges(
             chunk += 1
             continue
         region_first = first_lines[chunk_start] if chunk_start else 0
+        following = chunks.start(chunk + 1)
+        region_end = first_lines[following] if following is not None else lines.count
+        simple = (
+            _table_as_paragraph(text, lines, first_lines, records, blocks, region_end)
+            if region_first == first_lines[chunk_start]
+            else None
+        )
+        if simple is not None:
+            regions.append((region_first, region_end))
+            result.extend(simple)
+            chunk += 1
+            continue
         while True:
             following = chunks.start(chunk + 1)
             region_end = first_lines[following] if following is not None else lines.count
