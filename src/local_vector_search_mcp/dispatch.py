@@ -115,10 +115,28 @@ def _item_problem(item: object, schema: dict[str, Any]) -> str | None:
     return None
 
 
+def _type_problem(value: object, schema: dict[str, Any]) -> str | None:
+    """A JSON boolean where a number is expected, or anything but a boolean where a boolean is
+    (decision 288): pydantic's lax mode would read `true` as 1 and `"yes"` or 1 as true."""
+    kinds = schema.get("type")
+    kinds = {kinds} if isinstance(kinds, str) else set(kinds or ())
+    if not kinds or value is None:
+        return None
+    if isinstance(value, bool):
+        return None if "boolean" in kinds else "Input should be a valid integer" if "integer" in kinds else None
+    if kinds == {"boolean"} or kinds == {"boolean", "null"}:
+        return "Input should be a valid boolean (true or false)"
+    return None
+
+
 def _check_items(value: object, schema: dict[str, Any], defs: dict[str, Any], where: str) -> None:
-    """Hold array items to the constraints the published schema gives them: the generated models
-    keep array items as plain scalars (decision 287), so `tags: [""]` passed the model."""
+    """Hold values to what the published schema says and the models do not check: array items to
+    their constraints (the generated models keep items plain, decision 287), so `tags: [""]` passed
+    the model, and booleans apart from numbers (decision 288)."""
     schema = _resolve(schema, defs)
+    problem = _type_problem(value, schema) if where else None
+    if problem is not None:
+        raise InvalidArgument(f"Invalid arguments: {where}: {problem}")
     if isinstance(value, dict):
         props = schema.get("properties", {})
         for key, sub in value.items():
