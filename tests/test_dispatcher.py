@@ -1,4 +1,5 @@
-"""dispatch.py: what the dispatcher makes of arguments before a handler sees them."""
+"""dispatch.py (named apart from tests/markdown/test_dispatch.py, which pytest would confuse it with):
+what the dispatcher makes of arguments before a handler sees them."""
 
 from __future__ import annotations
 
