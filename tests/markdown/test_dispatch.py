@@ -147,3 +147,24 @@ def test_our_tables_keep_cells_but_not_rows() -> None:
     ]  # fmt: skip
     assert ours == _lean(stock) and len(stock) > len(ours)
     assert [t.level for t in ours if t.type == "inline"][:4] == [4, 4, 4, 4]
+
+
+@given(
+    st.text(alphabet=" \t\n>ax", max_size=40),
+    st.integers(0, 12),
+    st.integers(0, 12),
+    st.booleans(),
+    st.lists(st.integers(0, 12), max_size=3),
+)
+def test_line_slices_equal_markdown_its(src: str, begin: int, end: int, keep: bool, moved: list[int]) -> None:
+    """_FastState.getLines takes one slice of the source where markdown-it joins one per line
+    (indent 0, lines adjacent); a line whose start a blockquote moved keeps the stock way."""
+    ours = dispatch._state(src, scan.PARSER_HEAD, {}, [])
+    stock = StateBlock(src, scan.PARSER_HEAD, {}, [])
+    for line in moved:  # what a blockquote does to its lines: the start moves past the marker
+        if line < len(stock.bMarks) and stock.bMarks[line] < stock.eMarks[line]:
+            stock.bMarks[line] += 1
+            ours.bMarks[line] += 1
+    end = min(end, len(stock.bMarks) - 1)
+    for indent in (0, 1, 4):
+        assert ours.getLines(begin, end, indent, keep) == stock.getLines(begin, end, indent, keep)

@@ -50,7 +50,7 @@ import dataclasses
 import types
 from collections.abc import Callable
 from itertools import accumulate
-from operator import add, methodcaller, sub
+from operator import add, eq, methodcaller, sub
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -179,6 +179,7 @@ _TOKEN_FIELDS = (
     *("content", "markup", "info", "meta", "block", "hidden"),
 )
 _new = object.__new__
+_plus_one = (1).__add__
 
 
 class _FastState(StateBlock):
@@ -205,6 +206,17 @@ class _FastState(StateBlock):
             self.level += 1
         self.tokens.append(token)
         return token
+
+    def getLines(self, begin: int, end: int, indent: int, keepLastLF: bool) -> str:
+        """markdown-it's ``getLines``; with nothing to unindent and lines that follow each
+        other in the source (a blockquote moves its lines' starts past the ``>``), the
+        pieces it would join are one slice of the source."""
+        if indent or begin >= end:
+            return str(StateBlock.getLines(self, begin, end, indent, keepLastLF))
+        b_marks, e_marks = self.bMarks, self.eMarks
+        if end - begin > 1 and not all(map(eq, b_marks[begin + 1 : end], map(_plus_one, e_marks[begin : end - 1]))):
+            return str(StateBlock.getLines(self, begin, end, indent, keepLastLF))
+        return self.src[b_marks[begin] : e_marks[end - 1] + 1 if keepLastLF else e_marks[end - 1]]
 
 
 TABLE_STRUCTURE = frozenset(
