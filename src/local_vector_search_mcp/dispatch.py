@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from types import ModuleType
@@ -97,6 +98,59 @@ def _normalise(value: object, schema: dict[str, Any], defs: dict[str, Any]) -> o
     return value
 
 
+def _item_problem(item: object, schema: dict[str, Any]) -> str | None:
+    """What a scalar array item breaks of its published constraints, if anything."""
+    if isinstance(item, str):
+        if "minLength" in schema and len(item) < schema["minLength"]:
+            return f"String should have at least {schema['minLength']} character(s)"
+        if "maxLength" in schema and len(item) > schema["maxLength"]:
+            return f"String should have at most {schema['maxLength']} characters"
+        if "pattern" in schema and not re.search(schema["pattern"], item):
+            return f"String should match pattern {schema['pattern']!r}"
+    elif isinstance(item, int | float) and not isinstance(item, bool):
+        if "minimum" in schema and item < schema["minimum"]:
+            return f"Input should be greater than or equal to {schema['minimum']}"
+        if "maximum" in schema and item > schema["maximum"]:
+            return f"Input should be less than or equal to {schema['maximum']}"
+    return None
+
+
+def _type_problem(value: object, schema: dict[str, Any]) -> str | None:
+    """A JSON boolean where a number is expected, or anything but a boolean where a boolean is
+    (decision 288): pydantic's lax mode would read `true` as 1 and `"yes"` or 1 as true."""
+    kinds = schema.get("type")
+    kinds = {kinds} if isinstance(kinds, str) else set(kinds or ())
+    if not kinds or value is None:
+        return None
+    if isinstance(value, bool):
+        return None if "boolean" in kinds else "Input should be a valid integer" if "integer" in kinds else None
+    if kinds == {"boolean"} or kinds == {"boolean", "null"}:
+        return "Input should be a valid boolean (true or false)"
+    return None
+
+
+def _check_items(value: object, schema: dict[str, Any], defs: dict[str, Any], where: str) -> None:
+    """Hold values to what the published schema says and the models do not check: array items to
+    their constraints (the generated models keep items plain, decision 287), so `tags: [""]` passed
+    the model, and booleans apart from numbers (decision 288)."""
+    schema = _resolve(schema, defs)
+    problem = _type_problem(value, schema) if where else None
+    if problem is not None:
+        raise InvalidArgument(f"Invalid arguments: {where}: {problem}")
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for key, sub in value.items():
+            if key in props:
+                _check_items(sub, props[key], defs, f"{where}.{key}" if where else key)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        items = _resolve(schema["items"], defs)
+        for i, item in enumerate(value):
+            problem = _item_problem(item, items)
+            if problem is not None:
+                raise InvalidArgument(f"Invalid arguments: {where}.{i}: {problem}")
+            _check_items(item, items, defs, f"{where}.{i}")
+
+
 # A malformed value in one of these fields is a path refusal, not an argument error
 # (spec/decisions.md): `notes.txt` where a `.md` document is required is INVALID_PATH.
 _PATH_FIELDS = {"path", "pathPrefix", "sourcePath", "targetPath", "outputPath"}
@@ -126,6 +180,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
         raise InvalidArgument("Arguments must be a JSON object.")
     schema = spec.input_schema()
     arguments = _normalise(arguments, schema, schema.get("$defs", {}))
+    _check_items(arguments, schema, schema.get("$defs", {}), "")
     try:
         parsed = _model(spec.arguments_model).model_validate(arguments)
     except ValidationError as exc:

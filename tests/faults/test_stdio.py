@@ -145,6 +145,45 @@ def test_garbage_lines_leave_the_server_serving(server: RawServer) -> None:
         server.still_serving()
 
 
+def _next_line(server: RawServer) -> dict[str, Any]:
+    try:
+        line = server.lines.get(timeout=10)
+    except queue.Empty:
+        raise AssertionError("no reply to the malformed line") from None
+    assert line, f"server exited; stderr: {b''.join(server.stderr)[-2000:]!r}"
+    message: dict[str, Any] = json.loads(line)
+    return message
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "reply_id"),
+    [
+        (b"this is not json", -32700, None),
+        (b"{", -32700, None),
+        (b'{"jsonrpc": "2.0"}', -32600, None),
+        (b"[1, 2, 3]", -32600, None),
+        (b'{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": "not an object"}', -32600, 6),
+        (b'{"jsonrpc": "2.0", "id": "s7", "method": 42}', -32600, "s7"),
+        # valid JSON that pydantic's parser refuses: a lone surrogate in a string
+        (
+            b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "kb_search", '
+            b'"arguments": {"request": {"query": "\\ud800"}}}}',
+            -32600,
+            8,
+        ),
+    ],
+)
+def test_a_malformed_line_gets_a_json_rpc_error(server: RawServer, line: bytes, code: int, reply_id: Any) -> None:
+    """JSON-RPC 2.0: a line that is not JSON is answered with a Parse error (-32700), JSON that is
+    not a valid message with Invalid Request (-32600), with the request's id when it has a usable
+    one, else null (decision 289). Before, the SDK dropped such lines and the client waited."""
+    server.send(line)
+    reply = _next_line(server)
+    assert reply["jsonrpc"] == "2.0" and reply["id"] == reply_id, reply
+    assert reply["error"]["code"] == code, reply
+    server.still_serving()
+
+
 def test_unknown_methods_get_an_error_and_the_server_keeps_serving(server: RawServer) -> None:
     for method in ("nope", "tools/nope", "resources/read", "prompts/get", ""):
         reply = server.response(server.request(method, {"x": 1}))

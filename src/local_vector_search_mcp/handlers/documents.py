@@ -14,9 +14,10 @@ from lvsm_contract.models import (
     SkippedEntry,
 )
 
-from ..errors import Conflict, ConflictReason, InvalidArgument, NotFound
+from ..errors import Conflict, ConflictReason, InvalidArgument, InvalidPath, NotFound
 from ..index.port import DocumentMeta
 from ..index.relink import markdown_files, plan_move
+from ..paths import shown_name
 from ..sourcefile import read_source
 from ..workspace import Workspace
 from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex
@@ -50,7 +51,7 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
             ConflictReason.SOURCE_CHANGED,
         )
     unlisted: list[tuple[str, str]] = []
-    plan = plan_move(ws.root, markdown_files(ws.root, unlisted), _aliases(ws), src_rel, dst_rel)
+    plan = plan_move(ws.root, _linking_files(ws, unlisted), _aliases(ws), src_rel, dst_rel)
     rewrites = _rewrites(ws, plan.edits)
     move = (src_rel, src, dst_rel, dst, request.expected_source_hash)
     sha = move_with_rewrites(ws, move, plan.moved, rewrites)
@@ -72,10 +73,26 @@ def relink_rewrites(
 ) -> dict[str, tuple[Path, bytes, bytes]]:
     """The documents whose links a move of ``src_rel`` to ``dst_rel`` would break, and their new bytes
     (folders that could not be searched go to ``unlisted``)."""
-    plan = plan_move(
-        ws.root, markdown_files(ws.root, unlisted), _aliases(ws), src_rel, dst_rel, is_document=is_document
-    )
+    plan = plan_move(ws.root, _linking_files(ws, unlisted), _aliases(ws), src_rel, dst_rel, is_document=is_document)
     return _rewrites(ws, plan.edits)
+
+
+def _linking_files(ws: Workspace, unlisted: list[tuple[str, str]] | None) -> list[str]:
+    """The documents whose links a move may rewrite: every `.md` file the tools can address. One
+    whose name the path guard refuses (`nul.md`, a name that is not UTF-8) cannot be rewritten;
+    it is named with the unlisted folders instead of failing the whole move (decision 283)."""
+    found = []
+    for rel in markdown_files(ws.root, unlisted):
+        try:
+            ws.guard.normalise(rel)
+        except InvalidPath as refused:
+            if unlisted is not None:
+                unlisted.append((shown_name(rel), f"{refused.message} Its links were not checked."))
+            continue
+        found.append(rel)
+    if unlisted is not None:
+        unlisted.sort(key=lambda item: (item[0].lower(), item[0]))
+    return found
 
 
 def _rewrites(ws: Workspace, edits: dict[str, tuple[bytes, bytes]]) -> dict[str, tuple[Path, bytes, bytes]]:

@@ -11,17 +11,53 @@ for at most ``grace`` seconds.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.shared.message import SessionMessage
-from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
+from pydantic import ValidationError
 
 GRACE_S = 300.0  # longer than any tool call is expected to take; a hung one cannot hold exit forever
 POLL_S = 0.01
+
+
+def unreadable_line_reply(exc: Exception) -> JSONRPCError:
+    """JSON-RPC 2.0's answer to a line that is not a message (decision 289): Parse error (-32700)
+    when it is not JSON, Invalid Request (-32600) when it is JSON but no valid message (including
+    JSON that pydantic's parser refuses, such as a lone surrogate), with the line's ``id`` when it
+    has a usable one, else ``null``. The SDK only logs such lines, and the client waits forever."""
+    code, message, raw = PARSE_ERROR, "Parse error: the line is not JSON.", None
+    if isinstance(exc, ValidationError) and exc.errors():
+        errors = exc.errors()
+        first = errors[0]
+        # the whole message is the input of an error about a missing member; a field's error has the field
+        raw = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), first.get("input"))
+        if first["type"] == "json_invalid":
+            try:  # Python's parser takes what pydantic's refuses (lone surrogates)
+                raw = json.loads(raw) if isinstance(raw, str | bytes) else None
+            except ValueError:
+                raw = None
+            if raw is not None:
+                code, message = INVALID_REQUEST, "Invalid Request: the message holds text that is not valid Unicode."
+        else:
+            code, message = INVALID_REQUEST, "Invalid Request: the line is JSON but not a JSON-RPC 2.0 message."
+    request_id = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        request_id = None
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
 
 
 @asynccontextmanager
@@ -38,6 +74,9 @@ async def answer_before_eof(
     async def pump_in() -> None:
         async with to_server:
             async for item in read_stream:
+                if isinstance(item, Exception):  # a line the SDK could not read as a message
+                    with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        await write_stream.send(SessionMessage(unreadable_line_reply(item)))
                 if isinstance(item, SessionMessage):
                     message = item.message
                     if isinstance(message, JSONRPCRequest):

@@ -1,4 +1,5 @@
-"""dispatch.py: what the dispatcher makes of arguments before a handler sees them."""
+"""dispatch.py (named apart from tests/markdown/test_dispatch.py, which pytest would confuse it with):
+what the dispatcher makes of arguments before a handler sees them."""
 
 from __future__ import annotations
 
@@ -86,3 +87,53 @@ def test_every_tool_declares_invalid_argument() -> None:
     tool, kb_status included, so each one's error list says so (decision 286)."""
     for name, spec in BY_NAME.items():
         assert "INVALID_ARGUMENT" in spec.errors, name
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "where"),
+    [
+        ("kb_search", {"request": {"query": "x", "tags": [""]}}, "request.tags.0"),
+        ("kb_search", {"request": {"query": "x", "tags": ["ok", "t" * 201]}}, "request.tags.1"),
+        ("kb_search", {"request": {"query": "x", "includeGlobs": ["g" * 513]}}, "request.includeGlobs.0"),
+        (
+            "kb_edit_table",
+            {"path": "a.md", "pointer": "t1~0", "action": "insert_row", "values": ["v" * 10001]},
+            "values.0",
+        ),
+    ],
+)
+def test_array_items_are_held_to_their_published_constraints(tool: str, arguments: Any, where: str) -> None:
+    """Decision 287: the published schema bounds array items (a tag is 1..200 characters, a cell
+    at most 10,000); the models keep items plain, so the dispatcher checks them."""
+    with pytest.raises(InvalidArgument, match=f"{where}: String should"):
+        dispatch.validate_arguments(BY_NAME[tool], arguments)
+
+
+def test_items_within_their_constraints_pass() -> None:
+    parsed = dispatch.validate_arguments(BY_NAME["kb_search"], {"request": {"query": "x", "tags": ["a", "b/c"]}})
+    assert parsed is not None and parsed.tags == ["a", "b/c"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "where"),
+    [
+        ("kb_reindex", {"request": {"force": "yes"}}, "request.force"),
+        ("kb_reindex", {"request": {"force": 1}}, "request.force"),
+        ("kb_move", {"request": {**REQUIRED["kb_move"], "updateLinks": "true"}}, "request.updateLinks"),
+        ("kb_read", {"request": {"path": "a.md", "maxElements": True}}, "request.maxElements"),
+        ("kb_search", {"request": {"query": "x", "topK": False}}, "request.topK"),
+        ("kb_list_images", {"pageSize": True}, "pageSize"),
+    ],
+)
+def test_booleans_and_numbers_are_not_interchangeable(tool: str, arguments: Any, where: str) -> None:
+    """Decision 288: JSON Schema's integer excludes true/false and its boolean is only true/false."""
+    with pytest.raises(InvalidArgument, match=f"{where}: Input should be a valid"):
+        dispatch.validate_arguments(BY_NAME[tool], arguments)
+
+
+def test_numbers_written_as_strings_still_pass() -> None:
+    """As in the reference (.NET's web defaults read numbers from strings)."""
+    parsed = dispatch.validate_arguments(BY_NAME["kb_search"], {"request": {"query": "x", "topK": "5"}})
+    assert parsed is not None and parsed.top_k == 5  # type: ignore[attr-defined]
+    parsed = dispatch.validate_arguments(BY_NAME["kb_reindex"], {"request": {"force": True}})
+    assert parsed is not None and parsed.force is True  # type: ignore[attr-defined]
