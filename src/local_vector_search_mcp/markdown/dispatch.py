@@ -28,6 +28,15 @@ half a million block tokens. :class:`_FastState` fills the same slots with the
 values that constructor and ``push`` give them, at less than half the cost. It is
 used only while ``Token``'s fields are the ones it fills (checked at import).
 
+**Tables without their row and cell tokens.** A table is ``table_open``, then
+``thead``/``tbody``/``tr``/``th``/``td`` open and close tokens around one ``inline``
+token per cell, then ``table_close``: two fifths of a cold pass's block tokens,
+and nothing of ours reads the structure ones (the element model takes the
+table's line range from ``table_open``, link extraction the cells' ``inline``
+tokens). :func:`lean_tables` runs the table rule with a state that counts those
+tokens' levels but keeps none of them (spec/decisions.md 279): every other token,
+each cell's ``inline`` token included (level and all), is what markdown-it makes.
+
 **Normalizing only what needs it.** markdown-it's first core rule rewrites every
 line break with a regular expression (``\\r\\n?|\\n`` to ``\\n``, one match per line)
 and every NUL; :func:`fast_normalize` gives the rule a text without ``\\r`` or NUL
@@ -41,7 +50,7 @@ import dataclasses
 import types
 from collections.abc import Callable
 from itertools import accumulate
-from operator import add, methodcaller, sub
+from operator import add, eq, methodcaller, sub
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -50,7 +59,14 @@ from markdown_it.rules_core.normalize import normalize as _stock_normalize
 from markdown_it.rules_core.state_core import StateCore
 from markdown_it.token import Token
 
-__all__ = ["dispatch_by_first_char", "fast_line_tables", "fast_normalize", "line_tables"]
+__all__ = [
+    "TABLE_STRUCTURE",
+    "dispatch_by_first_char",
+    "fast_line_tables",
+    "fast_normalize",
+    "lean_tables",
+    "line_tables",
+]
 
 Rule = Callable[[Any, int, int, bool], bool]
 
@@ -163,6 +179,7 @@ _TOKEN_FIELDS = (
     *("content", "markup", "info", "meta", "block", "hidden"),
 )
 _new = object.__new__
+_plus_one = (1).__add__
 
 
 class _FastState(StateBlock):
@@ -189,6 +206,54 @@ class _FastState(StateBlock):
             self.level += 1
         self.tokens.append(token)
         return token
+
+    def getLines(self, begin: int, end: int, indent: int, keepLastLF: bool) -> str:
+        """markdown-it's ``getLines``; with nothing to unindent and lines that follow each
+        other in the source (a blockquote moves its lines' starts past the ``>``), the
+        pieces it would join are one slice of the source."""
+        if indent or begin >= end:
+            return str(StateBlock.getLines(self, begin, end, indent, keepLastLF))
+        b_marks, e_marks = self.bMarks, self.eMarks
+        if end - begin > 1 and not all(map(eq, b_marks[begin + 1 : end], map(_plus_one, e_marks[begin : end - 1]))):
+            return str(StateBlock.getLines(self, begin, end, indent, keepLastLF))
+        return self.src[b_marks[begin] : e_marks[end - 1] + 1 if keepLastLF else e_marks[end - 1]]
+
+
+TABLE_STRUCTURE = frozenset(
+    f"{name}_{side}" for name in ("thead", "tbody", "tr", "th", "td") for side in ("open", "close")
+)
+_DISCARDED = Token("", "", 0)  # what the table rule gets back for a structure token: written to, never read
+
+
+class _LeanTableState(_FastState):
+    """The block state while the table rule runs (:func:`lean_tables`)."""
+
+    def push(self, ttype: str, tag: str, nesting: Any) -> Token:
+        if ttype in TABLE_STRUCTURE:
+            self.level += nesting  # the level markdown-it's push would leave, for the cells' tokens
+            return _DISCARDED
+        return _FastState.push(self, ttype, tag, nesting)
+
+
+def lean_tables(md: MarkdownIt) -> MarkdownIt:
+    """``md``'s table rule keeps no row or cell structure tokens (before :func:`dispatch_by_first_char`)."""
+    ruler = md.block.ruler
+    found = [rule for rule in ruler.__rules__ if rule.name == "table"]
+    if not found or not FAST_PUSH:
+        return md
+    stock = found[0].fn
+
+    def table(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
+        if silent or type(state) is not _FastState:
+            return bool(stock(state, start_line, end_line, silent))
+        state.__class__ = _LeanTableState
+        try:
+            return bool(stock(state, start_line, end_line, silent))
+        finally:
+            state.__class__ = _FastState
+
+    ruler.at("table", table, {"alt": list(found[0].alt)})
+    return md
 
 
 # Another markdown-it release may add or change Token's fields: then the stock state is used.

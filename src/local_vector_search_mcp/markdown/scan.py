@@ -19,7 +19,7 @@ from markdown_it.rules_block.table import escapedSplit as _stock_escaped_split
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .dispatch import dispatch_by_first_char, fast_line_tables, fast_normalize
+from .dispatch import dispatch_by_first_char, fast_line_tables, fast_normalize, lean_tables
 from .source import LineIndex
 
 __all__ = [
@@ -94,6 +94,7 @@ def block_only(md: MarkdownIt) -> MarkdownIt:
     # Spans and hashes need block structure only; the inline rules would double the cost.
     md.disable(["inline", "text_join"])
     _quiet_rules(md)
+    lean_tables(md)
     fast_normalize(md)
     fast_line_tables(md)
     return dispatch_by_first_char(md)  # last: any later rule change would recompile the chains
