@@ -38,7 +38,7 @@ def shown_name(name: str) -> str:
 
 
 def _refuse(shown: str, why: str) -> InvalidPath:
-    return InvalidPath(f"Path {shown} is not permitted: {why}.")
+    return InvalidPath(f"Path not permitted: {shown}: {why}.")
 
 
 class PathGuard:
@@ -64,14 +64,17 @@ class PathGuard:
     def normalise(self, path: str, *, field: str = "path") -> str:
         """Validate the syntax of ``path`` and return it with ``/`` separators."""
         if not isinstance(path, str) or not path.strip():
-            raise InvalidPath(f"{field} must be a non-empty root-relative path.")
+            raise InvalidPath(f"Path not permitted: {field} must be a non-empty root-relative path.")
         if any(ord(c) < 32 or ord(c) == 127 for c in path):
             raise _refuse(repr(path), "control characters are not allowed")
         if not_utf8(path):
             raise _refuse(repr(path), "the name is not valid UTF-8")
         text = path.replace("\\", "/")
         if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
-            raise InvalidPath(f"{field} must be relative to the knowledge-base root; absolute paths are not allowed.")
+            raise InvalidPath(
+                f"Path not permitted: {field} must be relative to the knowledge-base root; "
+                "absolute paths are not allowed."
+            )
         shown = repr(text)
         parts = text.split("/")
         for part in parts:

@@ -96,7 +96,7 @@ def stat_regular(rel: str, path: Path, what: str = "File") -> os.stat_result:
     if stat.S_ISDIR(st.st_mode):
         raise InvalidArgument(f"{rel!r} is a folder, not a file.")
     if stat.S_ISLNK(st.st_mode):
-        raise InvalidPath(f"Path {rel!r} is not permitted: symbolic links are not followed.")
+        raise InvalidPath(f"Path not permitted: {rel!r}: symbolic links are not followed.")
     if not stat.S_ISREG(st.st_mode):
         raise InvalidArgument(f"{rel!r} is not a regular file.")
     return st
@@ -117,7 +117,7 @@ def read_capped(rel: str, path: Path, what: str = "File") -> bytes:
         raise NotFound(f"{what} {rel!r} was not found.") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise InvalidPath(f"Path {rel!r} is not permitted: symbolic links are not followed.") from None
+            raise InvalidPath(f"Path not permitted: {rel!r}: symbolic links are not followed.") from None
         if exc.errno in (errno.EACCES, errno.EPERM):
             raise PermissionDenied(f"The operating system refused to read {rel!r}.") from None
         raise

@@ -443,7 +443,7 @@ class LoadedImage:
 def _claimed(rel: str) -> ImageFormat:
     fmt = format_for_path(rel)
     if fmt is None:
-        raise InvalidPath(f"Path {rel!r} is not permitted: an image must end in .png, .jpg, .jpeg, .webp or .gif.")
+        raise InvalidPath(f"Path not permitted: {rel!r}: an image must end in .png, .jpg, .jpeg, .webp or .gif.")
     return fmt
 
 
