@@ -177,6 +177,11 @@ def test_a_down_embedding_service_no_longer_stops_lexical_indexing(
     assert cli_main([*args, "call", "kb_search", "--query", "charlie"]) == 0  # hybrid: lexical, with a warning
     hybrid = json.loads(capsys.readouterr().out)
     assert hybrid["results"] and "no vectors yet" in hybrid["warning"]
+    assert "Falling back to lexical search" in hybrid["warning"]  # the contract's wording (notes §2.3)
+    assert cli_main([*args, "call", "kb_search", "--query", "charlie", "--mode", "semantic"]) == 1
+    error = json.loads(capsys.readouterr().err)
+    assert error["code"] == "INDEX_NOT_READY" and "no vectors yet" in error["message"]
+    assert "provider is none" not in error["message"]  # it is not: it has not answered yet
 
 
 def test_vectors_are_filled_when_the_provider_comes_back_without_a_restart(

@@ -194,10 +194,15 @@ class SearchEngine:
         if mode == "lexical":
             scored = [(h, 0.0) for h in self.lexical_hits(query, single_pool, scope)]
         elif mode == "semantic":
-            if embedder is None or not self.store.has_vectors():
+            if embedder is None:
                 raise IndexNotReady(
                     "Semantic search needs embeddings, but the index is lexical only "
                     "(embedding.provider is none or the index was built without vectors). Use mode lexical."
+                )
+            if not self.store.has_vectors():
+                raise IndexNotReady(
+                    "Semantic search needs vectors, but the index has no vectors yet (the embedding provider "
+                    "has not answered so far; vectors are added once it does). Use mode lexical or hybrid."
                 )
             try:
                 hits = self.semantic_hits(embedder, query, min(DUPLICATE_HEADROOM * top_k, semantic_pool), scope)
@@ -217,7 +222,7 @@ class SearchEngine:
             elif not self.store.has_vectors():
                 warning = (
                     "The index has no vectors yet (the embedding provider has not answered so far; vectors are "
-                    "added once it does), so only lexical search ran; results are lexical."
+                    "added once it does). Falling back to lexical search: results are lexical."
                 )
             else:
                 try:
