@@ -285,7 +285,7 @@ def encode_cursor(rel: str) -> str:
 
 def decode_cursor(ws: Workspace, cursor: str) -> str:
     """The last path of the previous page; INVALID_ARGUMENT for anything else."""
-    restart = "start again without cursor"
+    restart = "start again without cursor (start listing again from the first page)"
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
     except (binascii.Error, ValueError, UnicodeDecodeError):

@@ -59,7 +59,10 @@ def _check_arguments(kind: str, anchor: Anchor, markdown: str | None) -> None:
     if anchor.is_document:
         return
     if kind in (REPLACE_SECTION, DELETE_SECTION) and target_kind is not ElementKind.HEADING:
-        raise InvalidArgument(f"{kind} requires a heading pointer; '{anchor.logical}' is not a heading.")
+        raise InvalidArgument(
+            f"{kind} requires a heading pointer; '{anchor.logical}' is not a heading "
+            "(section operations require a heading pointer)."
+        )
     if kind == REPLACE_SUBTREE and target_kind is not ElementKind.LIST_ITEM:
         raise InvalidArgument(
             f"replace_subtree requires a list item pointer; '{anchor.logical}' is not a list item "
@@ -144,7 +147,9 @@ def _list_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edit
         # No line break after the item means it ends the file: the break goes first.
         new = fragment + eol if after > 0 and text[after - 1] in NEWLINES else eol + fragment
         return Edit(after, after, new, pointer, kind, after, after, target, True)
-    raise InvalidArgument(f"{kind} requires a heading pointer; '{pointer}' is a list item.")
+    raise InvalidArgument(
+        f"{kind} requires a heading pointer; '{pointer}' is a list item (section operations require a heading pointer)."
+    )
 
 
 def _block_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edit:

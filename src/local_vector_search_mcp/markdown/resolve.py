@@ -62,7 +62,8 @@ def resolve(doc: Document, anchor: Anchor, path: str) -> Element | None:
         return matches[0]
     if matches:
         raise Conflict(
-            f"Pointer '{logical}' matches {len(matches)} elements after the document changed; {_REREAD}.",
+            f"Pointer '{logical}' is ambiguous: it matches {len(matches)} elements after the document changed; "
+            f"{_REREAD}.",
             ConflictReason.AMBIGUOUS,
         )
     if current is not None and current.kind is kind:
@@ -71,7 +72,8 @@ def resolve(doc: Document, anchor: Anchor, path: str) -> Element | None:
             ConflictReason.SELF_HASH_MISMATCH,
         )
     raise Conflict(
-        f"The original element of '{logical}' could not be found in the current document; {_REREAD}.",
+        f"The original element of '{logical}' could not be found in the current document (target not found); "
+        f"{_REREAD}.",
         ConflictReason.TARGET_NOT_FOUND,
     )
 

@@ -197,18 +197,18 @@ class SearchEngine:
             if embedder is None:
                 raise IndexNotReady(
                     "Semantic search needs embeddings, but the index is lexical only "
-                    "(embedding.provider is none or the index was built without vectors). Use mode lexical."
+                    "(embedding.provider is none or the index was built without vectors); use lexical mode."
                 )
             if not self.store.has_vectors():
                 raise IndexNotReady(
                     "Semantic search needs vectors, but the index has no vectors yet (the embedding provider "
-                    "has not answered so far; vectors are added once it does). Use mode lexical or hybrid."
+                    "has not answered so far; vectors are added once it does); use lexical or hybrid mode."
                 )
             try:
                 hits = self.semantic_hits(embedder, query, min(DUPLICATE_HEADROOM * top_k, semantic_pool), scope)
             except Exception as exc:
                 raise IndexNotReady(
-                    f"The embedding provider failed ({_reason(exc)}); semantic search is unavailable. Use mode lexical."
+                    f"The embedding provider failed ({_reason(exc)}); semantic search is unavailable, use lexical mode."
                 ) from exc
             scored = [(h, 0.0) for h in hits]
         else:
