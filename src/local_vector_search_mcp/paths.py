@@ -23,13 +23,15 @@ __all__ = ["PathGuard", "not_utf8", "shown_name"]
 
 _RESERVED_CHARS = set('<>:"|?*')
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # regexes, not a loop per character: discovery checks every path
 
 
 def not_utf8(name: str) -> bool:
     """Whether ``name`` holds a surrogate code point: a file name that is not valid UTF-8 on disk
     (``os.fsdecode`` turns its bytes into lone surrogates), or such a code point sent by a client.
     No tool can name, store or return such a path (decision 284)."""
-    return any("\ud800" <= c <= "\udfff" for c in name)
+    return not name.isascii() and _SURROGATE.search(name) is not None
 
 
 def shown_name(name: str) -> str:
@@ -65,7 +67,7 @@ class PathGuard:
         """Validate the syntax of ``path`` and return it with ``/`` separators."""
         if not isinstance(path, str) or not path.strip():
             raise InvalidPath(f"Path not permitted: {field} must be a non-empty root-relative path.")
-        if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        if _CONTROL.search(path):
             raise _refuse(repr(path), "control characters are not allowed")
         if not_utf8(path):
             raise _refuse(repr(path), "the name is not valid UTF-8")
