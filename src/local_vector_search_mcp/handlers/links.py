@@ -33,7 +33,7 @@ def load_graph(ws: Workspace) -> Graph:
 
 
 def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
-    ws.search.check_ready()
+    ws.search.check_ready(need_chunks=False)  # links need indexed documents, not text
     graph = load_graph(ws)
     if request.path is None:
         return _whole(ws, graph, request.include_missing)

@@ -77,15 +77,23 @@ class SearchService:
             self.on_pending_vectors()
         return outcome
 
-    def check_ready(self) -> None:
+    def check_ready(self, need_chunks: bool = True) -> None:
         """IndexNotReady unless the index can answer: no forced rebuild running, built with
-        the running settings, not empty."""
+        the running settings, not empty (``need_chunks``: holding searchable text, not only
+        documents: the link graph needs documents alone)."""
         if self.activity.rebuild_in_progress:
             raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
         problems = index_problems(self.config, self.embedders.get(), self.store)
         if problems:
             raise IndexNotReady(incompatible_message(problems))
         if not self.store.has_chunks():
-            raise IndexNotReady(
-                "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status."
-            )
+            documents = self.store.counts().documents
+            if not documents:
+                raise IndexNotReady(
+                    "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status."
+                )
+            if need_chunks:  # a reindex ran: sending the agent back to it would loop
+                raise IndexNotReady(
+                    f"The index holds {documents} document(s) but no searchable text (only headings, or empty "
+                    "files): there is nothing to search yet; kb_status shows what was indexed."
+                )
