@@ -235,7 +235,7 @@ class SqliteStore(ChunkTables):
                 conn.enable_load_extension(True)
                 conn.load_extension(sqlite_vec.loadable_path())
                 conn.enable_load_extension(False)
-                conn.execute("PRAGMA journal_mode=WAL")
+                _use_wal(conn)
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA foreign_keys=ON")
                 conn.execute(
@@ -965,6 +965,28 @@ class SqliteStore(ChunkTables):
             if p.exists():
                 total += os.path.getsize(p)
         return total
+
+
+def _use_wal(conn: apsw.Connection) -> None:
+    """Put the database in WAL mode (it stays so: later connections find it set).
+
+    Switching a new database to WAL needs a moment of exclusive access, and SQLite answers
+    SQLITE_BUSY at once, without calling the busy handler, when another connection is opening
+    the same new file: two servers started together on a fresh project failed their first
+    reindex that way (most runs of three processes racing). So the switch alone is retried,
+    with a growing pause, for as long as any other statement would wait.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL").fetchall()
+            return
+        except apsw.BusyError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
 
 
 def _busy() -> IndexNotReady:
