@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 from kb_fakes import HashEmbedder, client
@@ -229,6 +230,32 @@ def test_background_failure_is_recorded_and_retry_works(kb):
     svc.start_reindex(force=True)
     svc.wait_reindex(30)
     assert svc.indexing_status()["last"]["outcome"] == "succeeded"
+
+
+@pytest.mark.parametrize("storage", ["blocker/index.db", "blocker/x/index.db", "folder.db"])
+def test_an_index_that_cannot_be_opened_is_named_as_configured(kb, storage):
+    # decision 290: the storage path's folder is a file, or the path is a folder: the failure
+    # names the configured location and what to do, never the server's absolute path
+    (kb / "blocker").write_text("not a folder\n", encoding="utf-8")
+    (kb / "folder.db").mkdir()
+    svc = client(kb, storage=Path(storage))
+    svc.start_reindex()
+    svc.wait_reindex(30)
+    last = svc.indexing_status()["last"]
+    assert last["outcome"] == "failed"
+    assert f"{storage!r} (storage.path, relative to the project root)" in last["error"]
+    assert "storage.path (CLI: --storage-path)" in last["error"]
+    assert str(kb) not in last["error"] and "Errno" not in last["error"]
+
+
+def test_an_index_outside_the_project_is_named_by_its_setting(kb, tmp_path):
+    blocker = tmp_path / "outside-file"
+    blocker.write_text("x\n", encoding="utf-8")
+    svc = client(kb, storage=blocker / "index.db")
+    with pytest.raises(IndexNotReady) as raised:
+        svc.reindex()
+    assert "at the configured storage.path (outside the project root)" in raised.value.message
+    assert str(tmp_path) not in raised.value.message
 
 
 def test_status_fields_lexical(kb):

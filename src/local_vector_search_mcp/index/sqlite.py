@@ -49,6 +49,7 @@ never block. Each thread gets its own connection.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import threading
@@ -65,6 +66,7 @@ import sqlite_vec
 
 from ..config import ConfigError
 from ..errors import IndexNotReady
+from ..sourcefile import os_reason
 from .cjk import cjk_index_text
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .derive import chunk_stems, pack_body, unpack_body
@@ -213,8 +215,10 @@ class SqliteStore(ChunkTables):
     """The index in one SQLite file (``path``); ``:memory:`` is not supported
     because every thread opens its own connection."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, label: str | None = None) -> None:
         self.path = Path(path)
+        # how messages name the file: never the server's absolute path (errors.py)
+        self.label = label or "at the configured storage.path"
         self._local = threading.local()
         self._lock = threading.RLock()
         # One connection per thread; threads come and go (a vector pass per edit, the server's
@@ -228,8 +232,14 @@ class SqliteStore(ChunkTables):
     def _conn(self) -> apsw.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = apsw.Connection(str(self.path))
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = apsw.Connection(str(self.path))
+            except OSError as exc:
+                raise _unopenable(self.label, _os_words(exc)) from None
+            except apsw.CantOpenError:
+                why = "SQLite cannot open it: it is a folder, or its folder refuses writes"
+                raise _unopenable(self.label, why) from None
             try:
                 conn.set_busy_timeout(BUSY_TIMEOUT_MS)
                 conn.enable_load_extension(True)
@@ -987,6 +997,25 @@ def _use_wal(conn: apsw.Connection) -> None:
                 raise
             time.sleep(pause)
             pause = min(2 * pause, 0.05)
+
+
+def _os_words(exc: OSError) -> str:
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        return "a part of its folder path is a file, not a folder"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "the operating system refused to create its folder"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "no space left on the device"
+    return f"its folder could not be created ({os_reason(exc)})"
+
+
+def _unopenable(label: str, why: str) -> IndexNotReady:
+    """The index file cannot be created or opened (decision 290): named as configured, with
+    what to do, never by the absolute path of the server's machine."""
+    return IndexNotReady(
+        f"The index database {label} cannot be opened: {why}. Point storage.path (CLI: --storage-path)"
+        " at a file in a writable folder, or fix that folder, then reindex. Your Markdown is not affected."
+    )
 
 
 def _busy() -> IndexNotReady:

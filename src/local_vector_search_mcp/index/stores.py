@@ -28,7 +28,17 @@ def open_store(settings: Settings) -> IndexStore:
         return _postgres(settings.database_url or "", storage.schema_)
     from .sqlite import SqliteStore  # apsw and sqlite-vec load only when the index is used
 
-    return SqliteStore(settings.storage_path)
+    return SqliteStore(settings.storage_path, storage_label(settings.storage_path, settings.project_root))
+
+
+def storage_label(path: Path, project_root: Path) -> str:
+    """How messages name the index file: relative to the project root when it lies there, else
+    only as the setting (an absolute path of the server's machine is never shown)."""
+    try:
+        rel = path.relative_to(project_root)
+    except ValueError:
+        return "at the configured storage.path (outside the project root)"
+    return f"{rel.as_posix()!r} (storage.path, relative to the project root)"
 
 
 def _postgres(url: str, schema: str) -> IndexStore:
@@ -71,4 +81,4 @@ def open_store_spec(spec: str, settings: Settings) -> IndexStore:
 def open_store_path(path: Path) -> IndexStore:
     from .sqlite import SqliteStore
 
-    return SqliteStore(Path(os.path.abspath(path)))
+    return SqliteStore(Path(os.path.abspath(path)), "given as sqlite:PATH")
