@@ -85,6 +85,19 @@ def test_index_sidecars_are_refused(tmp_path: Path) -> None:
     assert guard.normalise("data/other.md") == "data/other.md"
 
 
+def test_refusal_tells_the_servers_own_files_from_refused_names(tmp_path: Path) -> None:
+    # walks leave the index's files and .git out silently, and name every other refused file (decision 291)
+    guard = PathGuard(tmp_path, tmp_path / ".local-vector-search-mcp" / "index.db")
+    assert guard.refusal("docs/a.md") is None
+    for internal in (".local-vector-search-mcp/index.db", "a/.git"):
+        refused = guard.refusal(internal)
+        assert refused is not None and refused.internal
+    for name, why in (("nul.md", "device names"), ("what?.md", "characters"), ("dir./x.md", "end with")):
+        refused = guard.refusal(name)
+        assert refused is not None and not refused.internal and why in refused.why
+        assert refused.code == "INVALID_PATH" and refused.why in refused.message
+
+
 def test_storage_outside_root_hides_nothing(tmp_path: Path) -> None:
     guard = PathGuard(tmp_path / "kb", tmp_path / "elsewhere" / "index.db")
     assert guard.normalise("index.db") == "index.db"

@@ -1698,7 +1698,7 @@ class KbListFilesResult(BaseModel):
     files: list[FileEntry]
     skipped_folders: Annotated[int, Field(alias='skippedFolders', ge=0)]
     """
-    How many folders (or entries) could not be listed or inspected; their files are not in `files`. 0 normally.
+    How many folders (or entries) could not be listed or inspected, or have a name the tools refuse; their files are not in `files`. 0 normally.
     """
     skipped: Annotated[list[SkippedEntry], Field(max_length=100)]
     """

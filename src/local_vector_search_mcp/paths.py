@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import InvalidPath
 
-__all__ = ["PathGuard", "not_utf8", "shown_name"]
+__all__ = ["PathGuard", "RefusedPath", "not_utf8", "shown_name"]
 
 _RESERVED_CHARS = set('<>:"|?*')
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
@@ -39,8 +39,19 @@ def shown_name(name: str) -> str:
     return os.fsencode(name).decode("utf-8", "backslashreplace") if not_utf8(name) else name
 
 
-def _refuse(shown: str, why: str) -> InvalidPath:
-    return InvalidPath(f"Path not permitted: {shown}: {why}.")
+class RefusedPath(InvalidPath):
+    """INVALID_PATH for one path, with the guard's reason alone (``why``) and whether the path is
+    one of the server's own files (``internal``: ``.git``, the index's files), which walks leave
+    out silently; any other refused name found on disk is named to the agent (decision 291)."""
+
+    def __init__(self, shown: str, why: str, *, internal: bool = False) -> None:
+        super().__init__(f"Path not permitted: {shown}: {why}.")
+        self.why = why
+        self.internal = internal
+
+
+def _refuse(shown: str, why: str, *, internal: bool = False) -> RefusedPath:
+    return RefusedPath(shown, why, internal=internal)
 
 
 class PathGuard:
@@ -89,18 +100,18 @@ class PathGuard:
             if _DEVICE.match(part.split(".")[0]):
                 raise _refuse(shown, "reserved device names are not allowed")
             if part.lower() == ".git":
-                raise _refuse(shown, ".git is not part of the knowledge base")
+                raise _refuse(shown, ".git is not part of the knowledge base", internal=True)
         lowered = text.lower()
         if self._index_file and (
             lowered == self._index_file
             or lowered.startswith(self._index_file + "-")
             or lowered.startswith(self._index_file + ".")
         ):
-            raise _refuse(shown, "the search index's own files are not part of the knowledge base")
+            raise _refuse(shown, "the search index's own files are not part of the knowledge base", internal=True)
         if self._index_dir and (lowered == self._index_dir or lowered.startswith(self._index_dir + "/")):
-            raise _refuse(shown, "the search index's own files are not part of the knowledge base")
+            raise _refuse(shown, "the search index's own files are not part of the knowledge base", internal=True)
         if self._state_dir and (lowered == self._state_dir or lowered.startswith(self._state_dir + "/")):
-            raise _refuse(shown, "the search index's own files are not part of the knowledge base")
+            raise _refuse(shown, "the search index's own files are not part of the knowledge base", internal=True)
         return text
 
     def is_internal(self, rel: str) -> bool:
@@ -110,6 +121,14 @@ class PathGuard:
         except InvalidPath:
             return True
         return False
+
+    def refusal(self, rel: str) -> RefusedPath | None:
+        """Why the tools refuse ``rel`` (a root-relative path found on disk), or None."""
+        try:
+            self.normalise(rel)
+        except RefusedPath as exc:
+            return exc
+        return None
 
     def resolve(self, path: str, *, field: str = "path", markdown: bool = False) -> tuple[str, Path]:
         """Return ``(normalised relative path, absolute path)``; refuse symlinks on the way.

@@ -29,8 +29,9 @@ def walk_files(
     skipping links, .git, the index's files and the server's temporary files, sorted
     case-insensitively.
 
-    A folder that cannot be listed, or an entry that cannot be inspected, is left out and
-    appended to ``skipped`` as ``(path, reason)``; the rest is still listed.
+    A folder that cannot be listed, an entry that cannot be inspected, and a file or folder whose
+    name the path guard refuses are left out and appended to ``skipped`` as ``(path, reason)``;
+    the rest is still listed.
     """
     lowered = prefix.lower()
     skipped = [] if skipped is None else skipped
@@ -59,13 +60,22 @@ def walk_files(
                 if wanted(rel, entry.is_dir(follow_symlinks=False)):
                     skipped.append((shown_name(rel), "its name is not valid UTF-8; rename it to reach it"))
                 continue
-            if entry.name.lower() == ".git" or ws.guard.is_internal(rel) or is_temp_name(entry.name):
+            if entry.name.lower() == ".git" or is_temp_name(entry.name):
+                continue
+            refused = ws.guard.refusal(rel)
+            if refused is not None and refused.internal:
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 if not isinstance(exc, FileNotFoundError):  # deleted meanwhile: simply not there
                     skipped.append((rel, f"it could not be inspected ({os_reason(exc)})"))
+                continue
+            if refused is not None:  # nul.md, what?.md, dir./: no tool can name it (decisions 283, 291)
+                is_dir = stat.S_ISDIR(st.st_mode)
+                if (is_dir or stat.S_ISREG(st.st_mode)) and wanted(rel, is_dir):
+                    what = "it or anything in it" if is_dir else "it"
+                    skipped.append((rel, f"the tools cannot address {what}: {refused.why}; rename it to reach it"))
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if wanted(rel, True):
