@@ -108,9 +108,12 @@ def test_every_odd_file_is_skipped_and_named_while_the_rest_is_indexed(tmp_path:
         result = ws.indexing.reindex("all")
         named = dict(result.unreadable)
         # Each not-UTF-8, binary or link entry is named with a reason; each good file is indexed.
-        for rel in ("latin1.md", "bad-bom.md", "utf16.md", "image.md", "surrogates.md", "escape.md", "fifo.md"):
+        odd = ("latin1.md", "bad-bom.md", "utf16.md", "image.md", "surrogates.md", "escape.md", "dangling.md")
+        for rel in (*odd, "fifo.md"):
             assert rel in named, (rel, named)
         assert "symbolic link" in named["escape.md"] and "regular file" in named["fifo.md"]
+        # a link is refused for being a link, whether its target exists or not (decision 292)
+        assert named["dangling.md"] == named["escape.md"].replace("escape.md", "dangling.md")
         indexed = set(ws.store.document_states())
         assert set(GOOD) <= indexed and not indexed & set(named)
         assert result.unreadable_files == len(named)

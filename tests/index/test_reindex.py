@@ -258,6 +258,39 @@ def test_an_index_outside_the_project_is_named_by_its_setting(kb, tmp_path):
     assert str(tmp_path) not in raised.value.message
 
 
+def test_links_are_named_unreadable_whether_or_not_their_target_exists(kb):
+    # decision 292: links are not followed, so each is named in `unreadable` with one reason;
+    # a dangling link vanished silently (its target's stat said "gone")
+    (kb / "link.md").symlink_to(kb / "guide.md")
+    (kb / "dangling.md").symlink_to(kb / "nowhere.md")
+    svc = service(kb)
+    result = svc.reindex()
+    reasons = {u["path"]: u["reason"] for u in result["unreadable"]}
+    assert reasons == {
+        "dangling.md": "'dangling.md' is a symbolic link; links are not followed.",
+        "link.md": "'link.md' is a symbolic link; links are not followed.",
+    }
+    assert {u["path"] for u in svc.status_fields()["project"]["unreadable"]} == {"dangling.md", "link.md"}
+    # an indexed document replaced by a link (to an equal file) leaves the index and is named too
+    twin = kb / "notes" / "twin.md"  # same size and mtime: its stat would pass for guide.md's
+    twin.write_bytes((kb / "guide.md").read_bytes())
+    mtime = (kb / "guide.md").stat().st_mtime_ns
+    os.utime(twin, ns=(mtime, mtime))
+    (kb / "notes" / "twin-link").symlink_to(twin)
+    os.replace(kb / "notes" / "twin-link", kb / "guide.md")
+    again = svc.reindex()
+    assert "guide.md" in {u["path"] for u in again["unreadable"]}
+    assert "guide.md" not in svc.store.document_states()
+    # an edit or the watcher (a targeted sync) names a new dangling link as the reindex does
+    (kb / "late.md").symlink_to(kb / "also-nowhere.md")
+    svc.schedule_sync(["late.md"])
+    assert svc.sync.wait_idle(30)
+    assert "late.md" in {u["path"] for u in svc.status_fields()["project"]["unreadable"]}
+    (kb / "dangling.md").unlink()  # gone: no longer named
+    svc.reindex()
+    assert "dangling.md" not in {u["path"] for u in svc.status_fields()["project"]["unreadable"]}
+
+
 def test_status_fields_lexical(kb):
     svc = service(kb)
     status = svc.status_fields()

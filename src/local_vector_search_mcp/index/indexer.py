@@ -371,7 +371,7 @@ class Indexer:
 
     def _same_stat(self, path: str, state: Any) -> bool:
         try:
-            st = os.stat(self.root / path)
+            st = os.lstat(self.root / path)  # as prepare() does: a link never passes for its target
         except OSError:
             return False  # preparing it says what is wrong (gone, unreadable)
         return bool(state.size == st.st_size and state.mtime_ns == st.st_mtime_ns)

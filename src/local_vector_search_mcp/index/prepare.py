@@ -123,7 +123,8 @@ def prepare(root: Path, task: Task, settings: ChunkSettings, *, cache: bool = Fa
     path = task.path
     full = root / path
     try:
-        st = os.stat(full)
+        # lstat: a link (dangling too) is not "gone"; read_source refuses it as a link (decision 292)
+        st = os.lstat(full)
         raw = read_source(full, path)
     except FileNotFoundError:
         return Vanished(path)
