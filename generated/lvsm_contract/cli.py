@@ -244,7 +244,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--before-column', dest='opt_beforeColumn', type=str, default=None, metavar='BEFORE_COLUMN', help='`insert_column`: insert before the column with this name. Omit both `beforeColumn` and `beforeColumnIndex` to append a last column.')
     parser.add_argument('--before-column-index', dest='opt_beforeColumnIndex', type=int, default=None, metavar='BEFORE_COLUMN_INDEX', help='`insert_column`: insert before this zero-based column (must be less than the column count).')
     parser.add_argument('--name', dest='opt_name', type=str, default=None, metavar='NAME', help='`insert_column`: header text of the new column (plain text, escaped).')
-    parser.add_argument('--new-name', dest='opt_newName', type=str, default=None, metavar='NEW_NAME', help='`rename_column`: the new header text (plain text, escaped).')
+    parser.add_argument('--new-name', dest='opt_newName', type=str, default=None, metavar='NEW_NAME', help="`rename_column`: the new header text (plain text, escaped). It may equal another column's name (duplicate headers are valid); that name then selects neither column (CONFLICT), so select them by index.")
     parser.add_argument('--default-value', dest='opt_defaultValue', type=str, default=None, metavar='DEFAULT_VALUE', help='`insert_column`: plain-text value put in every existing row of the new column (default empty).')
     parser.add_argument('--alignment', dest='opt_alignment', type=str, default=None, choices=['none', 'left', 'center', 'right'], help="`set_alignment` (required) and `insert_column` (optional, default `none`): the column's alignment.")
     parser.set_defaults(tool='kb_edit_table')

@@ -2137,7 +2137,7 @@ class KbEditTableArguments(BaseModel):
         Field(alias='newName', max_length=10000, min_length=1, pattern='\\S'),
     ] = None
     """
-    `rename_column`: the new header text (plain text, escaped).
+    `rename_column`: the new header text (plain text, escaped). It may equal another column's name (duplicate headers are valid); that name then selects neither column (CONFLICT), so select them by index.
     """
     default_value: Annotated[
         str | None, Field(alias='defaultValue', max_length=10000)

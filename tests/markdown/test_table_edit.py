@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from local_vector_search_mcp.errors import Conflict, InvalidArgument
+from local_vector_search_mcp.errors import Conflict, ConflictReason, InvalidArgument
 from local_vector_search_mcp.markdown import parse_text
 from local_vector_search_mcp.markdown.table_edit import CellUpdate, RowMatch, TableEdit, edit_table, escape_cell_text
 
@@ -134,6 +134,20 @@ def test_ambiguous_selectors_are_conflicts() -> None:
         run(text, TableEdit("delete_column", column="a"))
     with pytest.raises(Conflict, match="rowIndex"):
         run(text, TableEdit("delete_row", where=RowMatch("1", column_index=0)))
+
+
+def test_a_rename_may_repeat_a_column_name() -> None:
+    # decision 293: duplicate headers are legitimate (GFM, the reference, insert_column allow them);
+    # the name then selects neither column (CONFLICT), the index still does, and two columns swap
+    # names through a moment of sameness without a temporary name
+    text = "| a | b |\n|---|---|\n| 1 | 2 |\n"
+    same = run(text, TableEdit("rename_column", column="a", new_name="b"))
+    assert same == "| b | b |\n|---|---|\n| 1 | 2 |\n"
+    with pytest.raises(Conflict, match="2 columns are named 'b'; select the column by columnIndex") as raised:
+        run(same, TableEdit("rename_column", column="b", new_name="a"))
+    assert raised.value.reason == ConflictReason.AMBIGUOUS_SELECTOR
+    assert run(same, TableEdit("rename_column", column_index=1, new_name="a")) == "| b | a |\n|---|---|\n| 1 | 2 |\n"
+    assert run(text, TableEdit("insert_column", name="a")).startswith("| a | b | a |\n")
 
 
 def test_last_column_cannot_be_deleted() -> None:
