@@ -3,6 +3,9 @@ their tokens must equal stock markdown-it's, token for token, whatever the lines
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -167,4 +170,14 @@ def test_line_slices_equal_markdown_its(src: str, begin: int, end: int, keep: bo
             ours.bMarks[line] += 1
     end = min(end, len(stock.bMarks) - 1)
     for indent in (0, 1, 4):
-        assert ours.getLines(begin, end, indent, keep) == stock.getLines(begin, end, indent, keep)
+        assert _outcome(ours.getLines, begin, end, indent, keep) == _outcome(stock.getLines, begin, end, indent, keep)
+
+
+def _outcome(get_lines: Callable[[int, int, int, bool], str], *args: Any) -> object:
+    """What ``get_lines`` returns, or the type of what it raises: markdown-it's own method reads
+    past the source on some states made up here (a moved start on a last line without a break,
+    with ``keepLastLF``), which a real parse never builds; ours must then fail the same way."""
+    try:
+        return get_lines(*args)
+    except IndexError as exc:
+        return type(exc)
