@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import AbstractContextManager, nullcontext
 
+from . import collector
 from .hashing import sha256_hex, utf8
 from .incremental import BlockState, build_state, reparse
 from .model import Document
@@ -15,6 +17,7 @@ __all__ = ["CACHE_SIZE", "clear_cache", "parse_document", "parse_edited", "parse
 # A parsed 5 MB file holds tens of thousands of elements; a few dozen
 # documents is plenty for read-page-edit loops and bounds memory.
 CACHE_SIZE = 32
+LARGE_TEXT = 256 * 1024  # characters: a text this long is parsed with the cyclic collector paused
 
 _cache: OrderedDict[str, Document] = OrderedDict()
 _lock = threading.Lock()
@@ -41,9 +44,14 @@ def clear_cache() -> None:
         _cache.clear()
 
 
+def _collector_paused(text: str) -> AbstractContextManager[None]:
+    return collector.paused() if len(text) >= LARGE_TEXT else nullcontext()
+
+
 def _build(text: str, bom: bool, source_hash: str) -> Document:
     lines = LineIndex.build(text)
-    elements, reserved, state = build_state(text, lines)
+    with _collector_paused(text):
+        elements, reserved, state = build_state(text, lines)
     return Document.create(
         text=text,
         bom=bom,
@@ -94,7 +102,8 @@ def parse_edited(old: Document, text: str, start: int, end: int) -> Document:
     if doc is not None:
         return doc
     state = old._state
-    result = reparse(old, state, text, start, end) if isinstance(state, BlockState) else None
+    with _collector_paused(text):
+        result = reparse(old, state, text, start, end) if isinstance(state, BlockState) else None
     if result is None:
         doc = _build(text, old.bom, source_hash)
     else:
