@@ -50,10 +50,6 @@ class RefusedPath(InvalidPath):
         self.internal = internal
 
 
-def _refuse(shown: str, why: str, *, internal: bool = False) -> RefusedPath:
-    return RefusedPath(shown, why, internal=internal)
-
-
 class PathGuard:
     def __init__(self, root: Path, storage_path: Path, state_dir: Path | None = None) -> None:
         self.root = root
@@ -79,9 +75,9 @@ class PathGuard:
         if not isinstance(path, str) or not path.strip():
             raise InvalidPath(f"Path not permitted: {field} must be a non-empty root-relative path.")
         if _CONTROL.search(path):
-            raise _refuse(repr(path), "control characters are not allowed")
+            raise RefusedPath(repr(path), "control characters are not allowed")
         if not_utf8(path):
-            raise _refuse(repr(path), "the name is not valid UTF-8")
+            raise RefusedPath(repr(path), "the name is not valid UTF-8")
         text = path.replace("\\", "/")
         if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
             raise InvalidPath(
@@ -92,30 +88,31 @@ class PathGuard:
         parts = text.split("/")
         for part in parts:
             if part in ("", ".", ".."):
-                raise _refuse(shown, "empty, '.' and '..' components are not allowed")
+                raise RefusedPath(shown, "empty, '.' and '..' components are not allowed")
             if part.endswith((" ", ".")):
-                raise _refuse(shown, "a component must not end with a space or a dot")
+                raise RefusedPath(shown, "a component must not end with a space or a dot")
             if _RESERVED_CHARS & set(part):
-                raise _refuse(shown, 'the characters < > : " | ? * are not allowed')
+                raise RefusedPath(shown, 'the characters < > : " | ? * are not allowed')
             if _DEVICE.match(part.split(".")[0]):
-                raise _refuse(shown, "reserved device names are not allowed")
+                raise RefusedPath(shown, "reserved device names are not allowed")
             if part.lower() == ".git":
-                raise _refuse(shown, ".git is not part of the knowledge base", internal=True)
+                raise RefusedPath(shown, ".git is not part of the knowledge base", internal=True)
         lowered = text.lower()
         if self._index_file and (
             lowered == self._index_file
             or lowered.startswith(self._index_file + "-")
             or lowered.startswith(self._index_file + ".")
         ):
-            raise _refuse(shown, "the search index's own files are not part of the knowledge base", internal=True)
+            raise RefusedPath(shown, "the search index's own files are not part of the knowledge base", internal=True)
         if self._index_dir and (lowered == self._index_dir or lowered.startswith(self._index_dir + "/")):
-            raise _refuse(shown, "the search index's own files are not part of the knowledge base", internal=True)
+            raise RefusedPath(shown, "the search index's own files are not part of the knowledge base", internal=True)
         if self._state_dir and (lowered == self._state_dir or lowered.startswith(self._state_dir + "/")):
-            raise _refuse(shown, "the search index's own files are not part of the knowledge base", internal=True)
+            raise RefusedPath(shown, "the search index's own files are not part of the knowledge base", internal=True)
         return text
 
-    def is_internal(self, rel: str) -> bool:
-        """True for paths the navigation tools must skip (.git, index files)."""
+    def refuses(self, rel: str) -> bool:
+        """Whether the tools refuse ``rel``: the server's own files (``.git``, the index's) and any
+        name they cannot address (``nul.md``, control characters, ...); walks and the index skip them."""
         try:
             self.normalise(rel)
         except InvalidPath:
@@ -138,7 +135,7 @@ class PathGuard:
         """
         rel = self.normalise(path, field=field)
         if markdown and not rel.lower().endswith(".md"):
-            raise _refuse(repr(rel), "this tool works on Markdown (.md) documents only")
+            raise RefusedPath(repr(rel), "this tool works on Markdown (.md) documents only")
         current = self.root
         for part in rel.split("/"):
             current = current / part
@@ -147,7 +144,7 @@ class PathGuard:
             except FileNotFoundError:
                 break  # the rest does not exist yet: nothing to follow
             except OSError as exc:
-                raise _refuse(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
+                raise RefusedPath(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
             if stat.S_ISLNK(st.st_mode):
-                raise _refuse(repr(rel), "symbolic links are not followed")
+                raise RefusedPath(repr(rel), "symbolic links are not followed")
         return rel, self.root.joinpath(*rel.split("/"))

@@ -105,7 +105,7 @@ class Workspace:
                     self.store,
                     self.embedders,
                     self.activity,
-                    addressable=lambda rel: not self.guard.is_internal(rel),
+                    addressable=lambda rel: not self.guard.refuses(rel),
                 )
             return self._indexing
 

@@ -334,7 +334,7 @@ class ImageCatalog:
         """
         fmt = self._formats.get(rel, False)
         if fmt is False:
-            fmt = None if self._ws.guard.is_internal(rel) else format_for_path(rel)
+            fmt = None if self._ws.guard.refuses(rel) else format_for_path(rel)
             self._formats[rel] = fmt
         return fmt  # type: ignore[return-value]
 
@@ -377,7 +377,7 @@ class ImageCatalog:
                             name = entry.name
                             rel = f"{rel_dir}/{name}" if rel_dir else name
                             if entry.is_dir(follow_symlinks=False):
-                                if name.lower() != ".git" and not self._ws.guard.is_internal(rel):
+                                if name.lower() != ".git" and not self._ws.guard.refuses(rel):
                                     pending.append(rel)
                             elif name.lower().endswith(_IMAGE_SUFFIXES) and entry.is_file(follow_symlinks=False):
                                 found.append(rel)
