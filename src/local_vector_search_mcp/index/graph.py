@@ -182,6 +182,9 @@ class Graph:
             if not resolved.is_image:
                 self.outgoing[resolved.source].append(resolved)
                 self.incoming[resolved.target].append(resolved)
+        # read-only from here on (kb_links keeps a graph across calls): no default entries
+        self.outgoing = dict(self.outgoing)
+        self.incoming = dict(self.incoming)
 
     def document_links(self) -> list[ResolvedLink]:
         return [ln for ln in self.links if not ln.is_image]
