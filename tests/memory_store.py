@@ -253,6 +253,9 @@ class MemoryStore:
                 for i, ln in enumerate(self._links[path])
             ]
 
+    def snapshot_key(self) -> None:
+        return None
+
     def document_meta(self) -> dict[str, DocumentMeta]:
         with self._lock:
             return {path: meta for path, meta in self._meta.items() if meta != DocumentMeta()}

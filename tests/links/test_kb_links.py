@@ -123,3 +123,26 @@ def test_search_tag_filter_returns_only_tagged_documents(kb: KbClient) -> None:
     assert paths(tags=["welcome", "hub"]) == {"Home.md"}  # inline and front matter together
     assert paths(tags=["hub", "faq"]) == set()
     assert paths(tags=["faq"], exclude_globs=["notes/**"]) == set()
+
+
+def test_the_graph_is_kept_until_the_index_changes_in_this_or_another_connection(kb: KbClient) -> None:
+    """Decision 300: kb_links reuses the resolved graph while the store's snapshot key stays;
+    a write by this process (any thread) or by another process's connection moves the key."""
+    from local_vector_search_mcp.handlers.links import load_graph
+
+    first = load_graph(kb.ws)
+    assert load_graph(kb.ws) is first
+    assert links(kb, path="lonely.md", direction="incoming")["links"] == []
+
+    (kb.ws.root / "fan.md").write_text("# Fan\n\nSee [the lonely one](lonely.md).\n", encoding="utf-8")
+    kb.reindex()  # written by this process
+    assert load_graph(kb.ws) is not first
+    assert [ln["source"] for ln in links(kb, path="lonely.md", direction="incoming")["links"]] == ["fan.md"]
+
+    other = client(kb.ws.root)  # another workspace, its own connections: like a second server
+    try:
+        (kb.ws.root / "fan.md").unlink()
+        other.reindex()
+    finally:
+        other.shutdown()
+    assert links(kb, path="lonely.md", direction="incoming")["links"] == []

@@ -76,6 +76,8 @@ class Resolver:
         for path, m in meta.items():
             for alias in m.aliases:
                 self._by_alias[alias.casefold()].append(path)
+        # per target document, built on first use: heading slugs and folded titles (fragments)
+        self._slugs: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
     def resolve(self, link: StoredLink) -> ResolvedLink | None:
         """``None`` when the destination is not a link to a document or an image."""
@@ -151,12 +153,16 @@ class Resolver:
         if fragment.startswith("^"):
             return fragment[1:] in meta.block_ids
         wanted = unquote(fragment)
-        if wiki:
-            folded = _folded(wanted)
-            return any(_folded(h) == folded or slug(h) == slug(wanted) for h in meta.headings)
-        return any(slug(h) == wanted.lower() for h in meta.headings) or any(
-            slug(h) == slug(wanted) for h in meta.headings
-        )
+        known = self._slugs.get(target)
+        if known is None:
+            known = self._slugs[target] = (
+                frozenset(slug(h) for h in meta.headings),
+                frozenset(_folded(h) for h in meta.headings),
+            )
+        slugs, folded_titles = known
+        if wiki:  # a heading whose folded title or slug matches
+            return _folded(wanted) in folded_titles or slug(wanted) in slugs
+        return wanted.lower() in slugs or slug(wanted) in slugs
 
 
 def _looks_like_note(ext: str) -> bool:
@@ -182,6 +188,9 @@ class Graph:
             if not resolved.is_image:
                 self.outgoing[resolved.source].append(resolved)
                 self.incoming[resolved.target].append(resolved)
+        # read-only from here on (kb_links keeps a graph across calls): no default entries
+        self.outgoing = dict(self.outgoing)
+        self.incoming = dict(self.incoming)
 
     def document_links(self) -> list[ResolvedLink]:
         return [ln for ln in self.links if not ln.is_image]

@@ -13,7 +13,7 @@ glob data (``query.py``); the adapter renders both in its own dialect.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from operator import attrgetter
@@ -325,6 +325,12 @@ class IndexStore(Protocol):
 
     def document_meta(self) -> dict[str, DocumentMeta]:
         """Tags, aliases, headings and block ids of every document."""
+        ...
+
+    def snapshot_key(self) -> Hashable | None:
+        """A value that changes whenever anything committed to the index changes, as seen by
+        this thread (cheap: no table is read), so a reader may keep what it derived from a
+        whole-table read until the key moves; ``None`` when the store cannot tell (never cache)."""
         ...
 
     def paths_with_tags(self, tags: Sequence[str]) -> set[str]:

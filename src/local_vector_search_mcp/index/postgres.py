@@ -557,6 +557,11 @@ class PostgresStore:
         )
         return [StoredLink(*r) for r in rows]
 
+    def snapshot_key(self) -> None:
+        """Other servers write the same schema and PostgreSQL has no cheap change counter:
+        whole-table reads are never cached."""
+        return None
+
     def document_meta(self) -> dict[str, DocumentMeta]:
         if not self.exists():
             return {}

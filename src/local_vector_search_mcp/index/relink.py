@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, unquote_to_bytes
 
 from ..errors import KbError
 from ..markdown import parse_document
@@ -87,7 +88,7 @@ def plan_move(
     after_meta = {dst if k == src else k: v for k, v in meta.items()} if is_document else meta
     before = Resolver(documents, meta)
     after = Resolver(after_docs, after_meta)
-    needles = _needles(src, dst)
+    names = _needles(src, dst)
     edits: dict[str, tuple[bytes, bytes]] = {}
     moved: bytes | None = None
     for rel in documents:
@@ -96,10 +97,8 @@ def plan_move(
         except KbError:
             continue
         own = is_document and rel == src
-        if not own:
-            folded = raw.lower()
-            if not any(n in folded for n in needles):
-                continue
+        if not own and not _may_link(raw, rel, src, names):
+            continue
         new = _relink_file(raw, rel, src, dst, before, after, own)
         if new is None:
             continue
@@ -110,15 +109,53 @@ def plan_move(
     return RelinkPlan(edits, moved)
 
 
-def _needles(src: str, dst: str) -> list[bytes]:
-    """Byte strings a file must contain to possibly link to ``src`` (or be confused by ``dst``)."""
-    out = set()
-    for path in (src, dst):
-        name = posixpath.basename(path)
-        stem = posixpath.splitext(name)[0]
-        for form in (stem, quote(stem)):
-            out.add(form.lower().encode("utf-8"))
-    return sorted(out)
+def _needles(src: str, dst: str) -> list[str]:
+    """The stems of ``src`` and ``dst``, case-folded: what a wikilink or embed the move may
+    rewrite (or make ambiguous) holds, since those match names case-insensitively."""
+    return sorted({posixpath.splitext(posixpath.basename(path))[0].casefold() for path in (src, dst)})
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# what may stand right before a written destination: `](`, `](<`, `]: `, `]:`, a new line
+_BEFORE_DESTINATION = frozenset(" \t(<>[]:'\"")
+
+
+def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
+    """False only when ``raw`` holds no link the move could rewrite, so it need not be parsed
+    (decision 301): a full parse of every file that merely mentions the moved file's name took
+    seconds for a common name such as ``index.md``.
+
+    A Markdown link or image is rewritten only when its destination resolves to ``src`` exactly,
+    so its (percent-decoded) path ends with ``src``'s file name; each place the name occurs is
+    resolved from every position a destination can start at, as ``Resolver`` would. A wikilink
+    or embed needs ``[[`` and a stem, case-folded as Obsidian's matching is.
+    """
+    name = posixpath.basename(src)
+    probes = {name.encode("utf-8").lower(), quote(name).encode("utf-8").lower()}
+    folded = raw.lower()  # ASCII only, on both sides alike
+    named = any(p in folded for p in probes)
+    if not named and b"%" in raw:  # a name percent-encoded some other way
+        named = name.encode("utf-8").lower() in unquote_to_bytes(raw).lower()
+    if named and _reaches(raw.decode("utf-8", "replace"), posixpath.dirname(rel), src, name):
+        return True
+    if b"[[" in raw:
+        text = raw.decode("utf-8", "replace").casefold()
+        return any(n in text for n in names)
+    return False
+
+
+def _reaches(text: str, folder: str, src: str, name: str) -> bool:
+    for line in _LINE_BREAK.split(text):
+        if "%" in line:
+            line = unquote(line)
+        at = line.find(name)
+        while at >= 0:
+            end = at + len(name)
+            for start in [0, *(i + 1 for i in range(at) if line[i] in _BEFORE_DESTINATION)]:
+                if posixpath.normpath(posixpath.join(folder, line[start:end])) == src:
+                    return True
+            at = line.find(name, at + 1)
+    return False
 
 
 def _relink_file(

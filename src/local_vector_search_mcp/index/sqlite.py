@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import json
 import os
 import threading
@@ -97,6 +98,7 @@ DF_CACHE_SIZE = 50_000
 COMMON_TERM_MIN_CHUNKS = 256  # term_stats keeps terms found in more chunks than this
 
 BUSY_TIMEOUT_MS = 30_000
+_CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
 BINARY_OVERFETCH = 8
 # Hamming distance over 384 bits ranks poorly on its own (recall@10 0.64 when only 80
 # candidates are re-ranked, 0.97 with 400 on rust-book): re-rank at least this many exactly.
@@ -259,6 +261,7 @@ class SqliteStore(ChunkTables):
             # scopes are evaluated next to the rows (SQL joins on documents.path), not by loading paths
             conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn
+            self._local.serial = next(_CONNECTION_SERIALS)
             with self._conn_lock:
                 for thread in [t for t in self._connections if not t.is_alive()]:
                     with contextlib.suppress(apsw.Error):
@@ -774,6 +777,16 @@ class SqliteStore(ChunkTables):
             "JOIN documents d ON d.id = m.document_id"
         )
         return {path: DocumentMeta(*(tuple(json.loads(v)) for v in rest)) for path, *rest in rows}
+
+    def snapshot_key(self) -> tuple[int, int, int] | None:
+        """(this thread's connection, ``PRAGMA data_version``, its ``total_changes()``): the pragma
+        moves when any other connection (thread or process) commits, the count with every row
+        this connection changes, so together they move with every change this connection can
+        see. No table is read (about 10 us)."""
+        if not self.exists():
+            return None
+        conn = self._conn()
+        return self._local.serial, int(self._one("PRAGMA data_version")), conn.total_changes()
 
     def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
         if not self.exists() or not self._table_exists("document_tags"):

@@ -1,0 +1,109 @@
+"""plan_move parses only the files that may hold a link the move rewrites (decision 301): the
+plan must be exactly the one a parse of every file gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from local_vector_search_mcp.index import relink
+from local_vector_search_mcp.index.relink import plan_move
+
+SRC = "guides/Übersicht.md"  # a capital letter outside ASCII: bytes.lower() leaves it alone
+
+TRICKY = {
+    "plain.md": "[a](guides/Übersicht.md) and [b](guides/Übersicht.md#teil)\n",
+    "encoded.md": "[a](guides/%C3%9Cbersicht.md) and [b](guides/%C3%9Cbersich%74.md)\n",
+    "dots.md": "[a](./guides/./Übersicht.md) [b](guides/x/../Übersicht.md) [c](guides/Übersicht.md/.)\n",
+    "angle.md": "[a](<guides/Übersicht.md>)\n",
+    "refs.md": '[a][r] [b][s]\n\n[r]: guides/Übersicht.md\n[s]:\n  guides/Übersicht.md "t"\n',
+    "nested/up.md": "[a](../guides/Übersicht.md)\r\n",
+    "guides/same.md": "> [a](Übersicht.md)\n",
+    "wiki.md": "[[übersicht]] and ![[ÜBERSICHT#Teil]] and [[guides/Übersicht|alias]]\n",
+    "dst-name.md": "[[Neu]]\n\n# other\n",
+    "Neu.md": "# a note called Neu, made ambiguous by the move\n",
+    "other/Übersicht.md": "# another file with the same name\n",
+    "mentions.md": "Übersicht.md is mentioned here, and [x](other/Übersicht.md) links elsewhere.\n",
+    "code.md": "```\n[a](guides/Übersicht.md)\n```\n",
+    "escaped.md": "[a](guides/Übersicht\\.md)\n",
+}
+
+
+def _write(root: Path, files: dict[str, str]) -> list[str]:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    (root / SRC).parent.mkdir(parents=True, exist_ok=True)
+    (root / SRC).write_bytes(b"# \xc3\x9cbersicht\n\n[back](../plain.md)\n")
+    return sorted({*files, SRC})
+
+
+def _unfiltered(monkeypatch: pytest.MonkeyPatch, root: Path, docs: list[str], dst: str) -> relink.RelinkPlan:
+    with monkeypatch.context() as m:
+        m.setattr(relink, "_may_link", lambda *args: True)
+        return plan_move(root, docs, {}, SRC, dst)
+
+
+@pytest.mark.parametrize("dst", ["manual/Neu.md", "guides/Übersicht2.md", "Übersicht.md"])
+def test_the_prefilter_keeps_every_file_a_full_parse_rewrites(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dst: str
+) -> None:
+    docs = _write(tmp_path, TRICKY)
+    plan = plan_move(tmp_path, docs, {}, SRC, dst)
+    assert plan == _unfiltered(monkeypatch, tmp_path, docs, dst)
+    # the names with a capital non-ASCII letter, the encodings and every written form are kept
+    assert {"plain.md", "encoded.md", "dots.md", "refs.md", "nested/up.md", "guides/same.md", "wiki.md"} <= set(
+        plan.edits
+    )
+    assert not {"mentions.md", "code.md", "other/Übersicht.md"} & set(plan.edits)
+
+
+def test_files_naming_only_another_file_of_the_same_name_are_not_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {f"f{i}/index.md": f"[up](../index.md) [here](index.md) [src](../{SRC})\n" for i in range(5)}
+    files.update({f"g{i}/page.md": "[a](index.md) [b](../f1/index.md)\n" for i in range(5)})
+    docs = _write(tmp_path, files)
+    parsed: list[str] = []
+    real = relink._relink_file
+
+    def counting(raw: bytes, rel: str, *args: object) -> bytes | None:
+        parsed.append(rel)
+        return real(raw, rel, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(relink, "_relink_file", counting)
+    plan = plan_move(tmp_path, docs, {}, SRC, "moved/Übersicht.md")
+    assert sorted(parsed) == sorted([SRC, *(f"f{i}/index.md" for i in range(5))])
+    assert sorted(plan.edits) == [f"f{i}/index.md" for i in range(5)]
+
+
+_FORMS = st.sampled_from(["[a]({})", "[a](<{}>)", "![i]({})", "[a][r]\n\n[r]: {}", "[[{}]]", "![[{}]]", "{}"])
+
+
+@st.composite
+def _destination(draw: st.DrawFn) -> str:
+    """A written destination of ``SRC`` from ``nested/x/``: relative, dotted, percent-encoded at random."""
+    parts = ["..", "..", *draw(st.sampled_from([[], ["nested", ".."], ["."]])), "guides", "Übersicht.md"]
+    text = "/".join(parts)
+    encode = draw(st.lists(st.booleans(), min_size=len(text), max_size=len(text)))
+    out = "".join(quote(ch, safe="") if flag and ch not in "/." else ch for ch, flag in zip(text, encode, strict=True))
+    return out + draw(st.sampled_from(["", "#teil", "?q=1"]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(form=_FORMS, dest=_destination(), wiki=st.sampled_from(["übersicht", "ÜBERSICHT", "guides/Übersicht", "neu"]))
+def test_any_written_form_is_planned_as_a_full_parse_plans_it(
+    tmp_path_factory: pytest.TempPathFactory, form: str, dest: str, wiki: str
+) -> None:
+    root = tmp_path_factory.mktemp("kb")
+    target = wiki if form.startswith(("[[", "![[")) else dest
+    docs = _write(root, {"nested/x/doc.md": "Text " + form.format(target) + "\n", "neu.md": "# Neu\n"})
+    plan = plan_move(root, docs, {}, SRC, "b/Neu.md")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(relink, "_may_link", lambda *args: True)
+        assert plan == plan_move(root, docs, {}, SRC, "b/Neu.md")
