@@ -183,6 +183,7 @@ class Driver:
         self.cpu: dict[str, float] = defaultdict(float)
         self.client_cpu: dict[str, float] = defaultdict(float)
         self.errors: dict[str, list[str]] = defaultdict(list)
+        self.notes: dict[str, Any] = {}
 
     async def call(self, label: str, tool: str, args: dict[str, Any]) -> Any:
         if ENVELOPES.get(tool) == "request":
@@ -293,7 +294,9 @@ async def tool_pass(d: Driver, root: Path, quick: bool, only: set[str] | None) -
                 {"query": q, "mode": "lexical", "excludeGlobs": ["copy/**", "docs/_benchmark/**"], "topK": 20},
             )
             await d.call("kb_search hybrid (no vectors)", "kb_search", {"query": q, "mode": "hybrid"})
-    hubs = [p for p, _ in _most_linked(root)[:3]]
+    linked = _most_linked(root)
+    # the most-linked pages, and the most-linked one with a name most folders share (index.md)
+    hubs = [p for p, _ in linked[:2]] + [next(p for p, _ in linked if p.endswith("/index.md"))]
     notes["hubs"] = hubs
     rss("kb_search")
     if want("kb_links"):
@@ -488,20 +491,23 @@ async def table_edit(d: Driver, path: str) -> None:
 
 
 async def moves(d: Driver, root: Path, hubs: list[str]) -> None:
-    for hub in hubs[:2]:
+    for hub in hubs[:3]:
         src = hub
         for step in range(2):
             r = await d.call("kb_read (before move)", "kb_read", {"path": src, "maxElements": 1})
             if not r:
                 return
-            dst = src[: -len(".md")] + "-moved.md" if step == 0 else hub
+            common = hub.endswith("/index.md")  # moved to another folder under the same name
+            moved = "docs/moved-hub/index.md" if common else hub[: -len(".md")] + "-moved.md"
+            dst = moved if step == 0 else hub
             out = await d.call(
-                "kb_move updateLinks (hub)",
+                "kb_move updateLinks (index.md hub)" if common else "kb_move updateLinks (hub)",
                 "kb_move",
                 {"sourcePath": src, "targetPath": dst, "expectedSourceHash": r["sourceHash"], "updateLinks": True},
             )
             if not out:
                 return
+            d.notes.setdefault("move_updated_paths", {})[f"{src} -> {dst}"] = len(out["updatedPaths"] or [])
             src = dst
         r = await d.call("kb_read (before move)", "kb_read", {"path": hub, "maxElements": 1})
         if r:
@@ -567,8 +573,8 @@ async def run(tree: Path, quick: bool, only: set[str] | None, mixed_calls: int) 
         "PYTHONUNBUFFERED": "1",
         "PATH": os.environ.get("PATH", ""),
     }
-    if os.environ.get("LVSM_PROFILE"):
-        env["LVSM_PROFILE"] = os.environ["LVSM_PROFILE"]
+    if os.environ.get("BENCH_SERVER_PYTHONPATH"):  # an older checkout's src/, for before/after tables
+        env["PYTHONPATH"] = os.environ["BENCH_SERVER_PYTHONPATH"]
     params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], "--config", str(cfg)], env=env, cwd=str(tree))
     report: dict[str, Any] = {}
     launched = time.perf_counter()
@@ -587,6 +593,7 @@ async def run(tree: Path, quick: bool, only: set[str] | None, mixed_calls: int) 
             }
             report["rss_mb"] = {"after_index": proc.rss_mb()}
             report["notes"] = await tool_pass(d, tree, quick, only)
+            report["notes"].update(d.notes)
             report["rss_mb"]["after_tools"] = proc.rss_mb()
             if mixed_calls:
                 half = mixed_calls // 2
