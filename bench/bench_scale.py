@@ -45,6 +45,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from pg_server import PgServer  # noqa: E402
 
+from local_vector_search_mcp.index.pg_rank import chunk_lengths  # noqa: E402
 from local_vector_search_mcp.index.postgres import PostgresStore, tsvector_literal  # noqa: E402
 from local_vector_search_mcp.index.query import AllOf, Term  # noqa: E402
 from local_vector_search_mcp.index.sqlite import SqliteStore  # noqa: E402
@@ -246,8 +247,8 @@ def build_postgres(url: str, corpus: Corpus, n: int) -> tuple[PostgresStore, dic
                 for d in range(first_doc, last_doc + 1):
                     cp.write_row((d, f"docs/{d // 100:04d}/{d:07d}.md", "0" * 64, 1, 1, "2026-12-01T00:00:00Z"))
             with cur.copy(
-                b"copy chunks (id, doc_id, ordinal, pointer, anchor, text, heading_path, embedding_text_hash, tsv)"
-                b" from stdin"
+                b"copy chunks (id, doc_id, ordinal, pointer, anchor, text, heading_path, embedding_text_hash, tsv,"
+                b" ntok, nstem) from stdin"
             ) as cp:
                 for i in range(count):
                     cid = start + i + 1
@@ -262,6 +263,7 @@ def build_postgres(url: str, corpus: Corpus, n: int) -> tuple[PostgresStore, dic
                             None,
                             "h",
                             tsvector_literal(body[i], None),
+                            *chunk_lengths(body[i], None),
                         )
                     )
             with cur.copy(b"copy vectors (chunk_id, embedding) from stdin with (format binary)") as cp:

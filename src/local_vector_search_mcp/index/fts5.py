@@ -32,9 +32,20 @@ from .cjk import bigrams
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import is_stemmable, stem
 
-__all__ = ["STEM_WEIGHT", "Atom", "combine_stemmed", "quote_phrase", "render_match", "render_stems"]
+__all__ = [
+    "STEM_BUDGET",
+    "STEM_DEPTH",
+    "STEM_WEIGHT",
+    "Atom",
+    "combine_stemmed",
+    "quote_phrase",
+    "render_match",
+    "render_stems",
+]
 
 STEM_WEIGHT = 0.25  # the stems list's share of the combined BM25 (decision 180)
+STEM_BUDGET = 2_000  # the stems query's row budget (render_stems; decision 180)
+STEM_DEPTH = 100  # rows of each list (exact, stems) combined
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
 

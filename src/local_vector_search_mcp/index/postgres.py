@@ -9,10 +9,11 @@ adapter tokenizes chunks and queries itself with the tokenizer the SQLite side
 approximates (``cjk.index_tokens``: unicode61-like words, CJK runs as bigrams)
 and writes ``tsvector``/``tsquery`` literals directly. Index and query sides
 therefore agree whatever locale the server runs with. The heading's tokens
-carry weight A and the body's weight B, ranked by ``ts_rank_cd`` with A counted
-twice B (the SQLite adapter weights its heading column the same way). English
-stems (``stem.py``) ride along as ``~stem`` lexemes of weight C, counted a
-quarter of B, as the SQLite adapter's stems table.
+carry weight A and the body's weight B; English stems (``stem.py``) ride along
+as ``~stem`` lexemes of weight C. Matches are found by the GIN index and ranked
+with FTS5's BM25 as the SQLite adapter ranks them (``pg_rank.py``, decision
+310): heading hits count twice, stems form a second list at a quarter weight,
+each chunk's token and stem counts are kept in ``chunks.ntok``/``nstem``.
 
 Semantic search uses an HNSW index (cosine) with ``hnsw.ef_search`` raised and
 iterative scans on, so a path scope filters before the limit instead of
@@ -29,7 +30,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Collection, Iterator, Sequence
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
@@ -43,6 +45,7 @@ from psycopg import sql
 
 from ..errors import IndexNotReady
 from ..globs import posix_regex, posix_regex_literal
+from . import pg_rank
 from .chunks import (
     MARKDOWN,
     ChunkFilterSpec,
@@ -52,8 +55,10 @@ from .chunks import (
     markdown_metadata,
     unit,
 )
-from .cjk import CJK_RUN, bigrams, index_tokens
+from .cjk import index_tokens
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
+from .fts5 import STEM_BUDGET, STEM_DEPTH
+from .pg_rank import chunk_lengths
 from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
@@ -71,17 +76,16 @@ from .port import (
     normalize_tag,
     tag_prefixes,
 )
-from .query import AllOf, AnyOf, CjkRun, LexicalQuery, PathScope, Phrase, Prefix, Term
+from .query import LexicalQuery, PathScope
 from .stem import STEM_MARK, is_stemmable, stem
 
 __all__ = ["EF_SEARCH", "PostgresStore", "safe_location"]
 
 EF_SEARCH = 400  # measured: recall@10 0.98 on hard synthetic 384-d data (0.79 at 100); decision 150
-# D, C (stems), B (body), A (heading): heading counts twice the body, stems a quarter (SQLite's weights)
-RANK_WEIGHTS = "{0.1, 0.125, 0.5, 1.0}"
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other servers' writes)
 _DERIVED = ("unreadable_files", "links", "doc_meta", "vectors", "chunks", "documents", "manifest")
 
 
@@ -116,33 +120,6 @@ def tsvector_literal(text: str, heading: str | None) -> str:
 
 def _words(text: str) -> list[str]:
     return [t.lower() for t in _WORD.findall(text) if len(t) <= _MAX_LEXEME]
-
-
-def tsquery_literal(node: LexicalQuery, every: bool = True) -> str | None:
-    """``node`` as a tsquery literal; ``None`` when it can match nothing (an empty leaf)."""
-    if isinstance(node, AllOf | AnyOf):
-        parts = [tsquery_literal(child, isinstance(node, AllOf)) for child in node.children]
-        if isinstance(node, AllOf) and (None in parts or not parts):
-            return None
-        kept = [p for p in parts if p is not None]
-        if not kept:
-            return None
-        return "(" + (" & " if isinstance(node, AllOf) else " | ").join(kept) + ")"
-    if isinstance(node, Term) and len(words := _words(node.text)) == 1 and is_stemmable(words[0]):
-        # one English word: exactly, or its stem among the stems (stem.py)
-        return f"({_lexeme(words[0])} | {_lexeme(STEM_MARK + stem(words[0]))})"
-    if isinstance(node, Term | Phrase):
-        words = _words(node.text) if isinstance(node, Term) else [t for w in node.words for t in _words(w)]
-        return "(" + " <-> ".join(_lexeme(w) for w in words) + ")" if words else None
-    if isinstance(node, Prefix):
-        words = _words(node.text)
-        return f"{_lexeme(node.text.lower())}:*" if words and len(words) == 1 else None
-    assert isinstance(node, CjkRun)
-    if not node.text:
-        return None
-    if len(node.text) == 1:
-        return f"{_lexeme(node.text)}:*"
-    return "(" + (" & " if every else " | ").join(_lexeme(b) for b in bigrams(node.text)) + ")"
 
 
 def _json_alternatives(value: Any) -> list[str]:
@@ -194,6 +171,8 @@ class PostgresStore:
         self._lock = threading.RLock()
         self._ready = False
         self._layout_cache: VectorLayout | None = None
+        self._stats_cache: tuple[float, pg_rank.CorpusStats] | None = None
+        self._lengths_ready = False
 
     @property
     def location(self) -> str:
@@ -262,7 +241,7 @@ class PostgresStore:
                 id bigserial primary key, doc_id bigint not null references documents(id) on delete cascade,
                 ordinal integer not null, pointer text not null, anchor text not null, text text not null,
                 heading_path text, embedding_text_hash text not null, tsv tsvector not null,
-                unique (doc_id, ordinal));
+                ntok integer, nstem integer, unique (doc_id, ordinal));
             create index if not exists chunks_tsv on chunks using gin (tsv);
             create table if not exists links (
                 doc_id bigint not null references documents(id) on delete cascade, ordinal integer not null,
@@ -280,6 +259,7 @@ class PostgresStore:
                 embedding vector not null, stale boolean not null default false);
             """
         )
+        self._add_lengths(conn)
         if dims and not self._table_exists("vectors"):
             (extension,) = conn.execute(
                 b"select extnamespace::regnamespace::text from pg_extension where extname = 'vector'"
@@ -381,11 +361,13 @@ class PostgresStore:
                 c.heading_path,
                 c.embedding_text_hash,
                 tsvector_literal(c.text, c.heading_path),
+                *chunk_lengths(c.text, c.heading_path),
                 c.vector,
             )
             for c in chunks
         ]
         link_rows = [(i, ln.kind, ln.destination, ln.text, ln.anchor) for i, ln in enumerate(links)]
+        self._stats_cache = None
         with self._lock, self._conn().transaction():
             if not self.exists():
                 self._create(None)
@@ -408,11 +390,12 @@ class PostgresStore:
             ).fetchone() or (None,)
             layout = self._layout() if self._table_exists("vectors") else None
             with conn.cursor() as cur:
-                for *fields, tsv, vector in rows:
+                for *fields, tsv, ntok, nstem, vector in rows:
                     (chunk_id,) = cur.execute(
                         b"insert into chunks (doc_id, ordinal, pointer, anchor, text, heading_path,"
-                        b" embedding_text_hash, tsv) values (%s, %s, %s, %s, %s, %s, %s, %s::tsvector) returning id",
-                        (doc_id, *fields, tsv),
+                        b" embedding_text_hash, tsv, ntok, nstem)"
+                        b" values (%s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s) returning id",
+                        (doc_id, *fields, tsv, ntok, nstem),
                     ).fetchone() or (None,)
                     if layout is not None and vector is not None:
                         cur.execute(
@@ -472,6 +455,7 @@ class PostgresStore:
     def delete_document(self, path: str) -> bool:
         if not self.exists():
             return False
+        self._stats_cache = None
         with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
             cur.execute(b"delete from documents where path = %s", (path,))
             return cur.rowcount > 0
@@ -621,40 +605,155 @@ class PostgresStore:
         return [ChunkHit(r[0], r[1], r[2], r[3], r[4], r[5], float(r[6]) if with_distance else None) for r in rows]
 
     def lexical(self, query: LexicalQuery, limit: int, scope: PathScope | None) -> list[ChunkHit]:
-        tsquery = tsquery_literal(query)
-        if tsquery is None or not self.exists():
+        """Ranked as the SQLite adapter ranks (``pg_rank.py``, decision 310): FTS5's bm25 over the
+        exact tokens plus a quarter of the stems' bm25; a question rescored by coverage (decision 220)."""
+        if not self.exists():
             return []
+        query_plan = pg_rank.plan(query, STEM_BUDGET)
+        atoms = query_plan.atoms()
+        if not atoms:
+            return []
+        self._ensure_lengths()
         ids = self._scope_ids(scope)
-        covered = bool(wants_coverage(query))  # a question: rescored by coverage (decision 220)
-        rows = self._rows(
-            "select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash,"
-            " ts_rank_cd(cast(%(w)s as real[]), c.tsv, q) as lexical_rank from chunks c"
-            " join documents d on d.id = c.doc_id, cast(%(q)s as tsquery) q"
-            " where c.tsv @@ q and (cast(%(ids)s as bigint[]) is null or c.doc_id = any(%(ids)s))"
-            " order by lexical_rank desc, c.id limit %(limit)s",
-            {"q": tsquery, "ids": ids, "w": RANK_WEIGHTS, "limit": max(limit, COVERAGE_DEPTH) if covered else limit},
+        n_exact = len(query_plan.exact.atoms) if query_plan.exact else 0
+        # one detoasted copy of each matched tsvector (``|| ''``, in a materialized CTE), then each
+        # atom's frequency where it occurs: a third of the cost of ranking the stored values
+        ranks = ", ".join(
+            f"case when m.t @@ cast(%(a{i})s as tsquery)"
+            f" then ts_rank_cd(cast(%(w{int(i >= n_exact)})s as real[]), m.t, cast(%(a{i})s as tsquery), 0) else 0 end"
+            for i in range(len(atoms))
         )
-        if covered:
-            rows = rerank(query, rows, lambda r: -float(r[6]), lambda r: f"{r[3] or ''}\n{r[4]}")
-        return self._hits([r[:6] for r in rows[:limit]], False)
+        params: dict[str, Any] = {f"a{i}": atom.tsquery for i, atom in enumerate(atoms)}
+        params |= {"w0": pg_rank.HIT_WEIGHTS, "w1": pg_rank.STEM_HIT_WEIGHTS, "q": query_plan.where()}
+        # every matching row, in the scope or not: an OR's rows are every row of its atoms, whose
+        # chunk counts (idf) are then over the whole index, as FTS5's
+        found = self._rows(
+            "with m as materialized (select c.id, c.doc_id, c.ntok, c.nstem, c.tsv || ''::tsvector as t"
+            f" from chunks c where c.tsv @@ cast(%(q)s as tsquery)) select m.id, m.doc_id, m.ntok, m.nstem, {ranks}"
+            " from m",
+            params,
+        )
+        rows = pg_rank.Matched.from_rows(found, n_exact, len(atoms))
+        counts = None if query_plan.counts_in_rows() else [self._chunk_count(atom.tsquery) for atom in atoms]
+        stats = self._corpus_stats()
+        token_df = self._token_counter(atoms, rows if counts is None else None)
+        depth = max(limit, STEM_DEPTH)
+        scored = pg_rank.rank(
+            query_plan,
+            rows,
+            stats,
+            depth,
+            np.ones(len(rows.ids), dtype=bool) if ids is None else np.isin(rows.doc_ids, ids),
+            token_df,
+            counts,
+        )
+        if wants_coverage(query):  # a question: its best rows by the share of its words they hold
+            bm25 = dict(scored[:COVERAGE_DEPTH])
+            top = self._hits_by_id([rid for rid, _ in scored[:COVERAGE_DEPTH]])
+            ranked = rerank(query, top, lambda h: bm25[h.chunk_id], lambda h: f"{h.heading_path or ''}\n{h.text}")
+            return ranked[:limit] + self._hits_by_id([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
+        return self._hits_by_id([rid for rid, _ in scored[:limit]])
 
-    def titled(self, words: Sequence[str], limit: int, scope: PathScope | None) -> list[ChunkHit]:
-        every = AllOf(tuple(CjkRun(w) if CJK_RUN.fullmatch(w) else Term(w) for w in words))
-        tsquery = tsquery_literal(every) if words else None
-        if tsquery is None or not self.exists():
+    def _hits_by_id(self, ids: Sequence[int]) -> list[ChunkHit]:
+        if not ids:
             return []
-        # every word (GIN index) in chunks whose heading path holds the first word before its
-        # first separator; then each document's first such chunk
         rows = self._rows(
             "select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash from chunks c"
-            " join documents d on d.id = c.doc_id where c.id in (select min(c.id) from chunks c"
-            " where c.tsv @@ cast(%(q)s as tsquery)"
-            " and strpos(lower(split_part(c.heading_path, ' > ', 1)), %(first)s) > 0"
-            " and (cast(%(ids)s as bigint[]) is null or c.doc_id = any(%(ids)s))"
-            " group by c.doc_id) order by c.id limit %(limit)s",
-            {"q": tsquery, "first": words[0].lower(), "ids": self._scope_ids(scope), "limit": limit},
+            " join documents d on d.id = c.doc_id where c.id = any(%s)",
+            (list(ids),),
         )
-        return self._hits(rows, False)
+        by_id = {r[0]: r for r in rows}
+        return self._hits([by_id[i] for i in ids if i in by_id], False)
+
+    def _token_counter(self, atoms: Sequence[pg_rank.Atom], rows: pg_rank.Matched | None) -> Callable[[str], int]:
+        """A token's chunk count (row budgets): from the fetched rows when the token is a phrase of
+        its own and they hold all of its rows, else counted (``tsv @@ token``, GIN), once per query."""
+        own = {atom.tsquery: i for i, atom in enumerate(atoms)} if rows is not None else {}
+        cache: dict[str, int] = {}
+
+        def count(token: str) -> int:
+            if token not in cache:
+                literal = _lexeme(token)
+                if rows is not None and literal in own:
+                    cache[token] = rows.count(own[literal])
+                else:
+                    cache[token] = self._chunk_count(literal)
+            return cache[token]
+
+        return count
+
+    def _chunk_count(self, tsquery: str) -> int:
+        ((n,),) = self._rows("select count(*) from chunks where tsv @@ cast(%s as tsquery)", (tsquery,))
+        return int(n)
+
+    def _corpus_stats(self) -> pg_rank.CorpusStats:
+        """Row and token totals (FTS5 keeps them in its index; here a query of the lengths,
+        reused for :data:`STATS_TTL` seconds and dropped on this process's writes)."""
+        cached = self._stats_cache
+        if cached is not None and time.monotonic() - cached[0] < STATS_TTL:
+            return cached[1]
+        ((rows, tokens, sized, stem_rows, stems),) = self._rows(
+            "select count(*), coalesce(sum(ntok), 0), count(ntok), count(*) filter (where nstem > 0),"
+            " coalesce(sum(nstem), 0) from chunks"
+        )
+        # a row written without lengths (by an older server) counts as average
+        stats = pg_rank.CorpusStats(
+            int(rows), round(int(tokens) * rows / sized) if sized else 0, int(stem_rows), int(stems)
+        )
+        self._stats_cache = (time.monotonic(), stats)
+        return stats
+
+    def _ensure_lengths(self) -> None:
+        """An index written before chunks had their token counts gets them once (decision 310)."""
+        if self._lengths_ready:
+            return
+        if not self._column_exists("chunks", "ntok"):
+            with self._lock, self._conn().transaction():
+                self._add_lengths(self._conn())
+        self._lengths_ready = True
+
+    def _column_exists(self, table: str, column: str) -> bool:
+        rows = self._rows(
+            "select 1 from information_schema.columns where table_schema = %s and table_name = %s and column_name = %s",
+            (self._schema, table, column),
+        )
+        return bool(rows)
+
+    def _add_lengths(self, conn: psycopg.Connection[Any]) -> None:
+        """Inside the caller's transaction: ``chunks.ntok``/``nstem`` added where missing and
+        filled from the stored tsvectors (their A and B positions, their C positions)."""
+        if self._column_exists("chunks", "ntok"):
+            return
+        with conn.cursor() as cur:
+            self._ddl_lock(cur)
+        conn.execute(
+            b"alter table chunks add column if not exists ntok integer, add column if not exists nstem integer"
+        )
+        conn.execute(
+            b"update chunks set"
+            b" ntok = (select count(*) from unnest(tsv) u, unnest(u.weights) w where w <> 'C'),"
+            b" nstem = (select count(*) from unnest(tsv) u, unnest(u.weights) w where w = 'C') where ntok is null"
+        )
+        self._stats_cache = None
+
+    def titled(self, words: Sequence[str], limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        """As the SQLite adapter's: the chunks whose heading path begins with the words (as a phrase
+        of its tokens, CJK runs as bigrams), each document's first such chunk, by chunk id."""
+        tokens = index_tokens(" ".join(words))
+        if not tokens or not self.exists():
+            return []
+        phrase = " <-> ".join(f"{_lexeme(t)}:A" for t in tokens)  # in the heading (weight A)
+        rows = self._rows(
+            "select c.id, c.doc_id, c.heading_path from chunks c where c.tsv @@ cast(%(q)s as tsquery)"
+            " and strpos(lower(split_part(c.heading_path, ' > ', 1)), %(first)s) > 0"  # cheap: then exactly
+            " and (cast(%(ids)s as bigint[]) is null or c.doc_id = any(%(ids)s)) order by c.id",
+            {"q": phrase, "first": tokens[0], "ids": self._scope_ids(scope)},
+        )
+        first: dict[int, int] = {}
+        for chunk_id, doc_id, heading in rows:
+            if doc_id not in first and index_tokens(heading or "")[: len(tokens)] == tokens:
+                first[doc_id] = chunk_id
+        return self._hits_by_id(sorted(first.values())[:limit])
 
     def refresh_term_stats(self) -> None:
         if self.exists():

@@ -71,7 +71,7 @@ from ..sourcefile import os_reason
 from .cjk import cjk_index_text
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .derive import chunk_stems, pack_body, unpack_body
-from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase, render_match, render_stems
+from .fts5 import STEM_BUDGET, STEM_DEPTH, STEM_WEIGHT, combine_stemmed, quote_phrase, render_match, render_stems
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -118,10 +118,6 @@ _DERIVED = (
     "elements",
     "documents",
 )
-
-
-STEM_BUDGET = 2_000  # the stems query's row budget (fts5.render_stems; decision 180)
-STEM_DEPTH = 100  # rows of each list (exact, stems) combined
 
 
 _pack = pack_body

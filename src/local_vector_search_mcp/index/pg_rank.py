@@ -1,0 +1,398 @@
+"""BM25 for the PostgreSQL adapter: the ranking FTS5 gives the SQLite adapter (decision 310).
+
+PostgreSQL's own ranking functions know nothing of how rare a word is:
+``ts_rank``/``ts_rank_cd`` score a chunk by its hits alone, so in an OR of a
+question's words a chunk repeating ``index`` outranks the one holding the rare
+word the question is about. Measured on the three shared sets, that cost up to
+0.25 nDCG@10 against the SQLite backend (``bench/bench_pg_quality.py``). So the
+adapter ranks with FTS5's formula itself, over the same tokens:
+
+* a *phrase* is what FTS5 scores separately: each one-token term, each
+  multi-token term or adjacent pair (its tokens in order), each CJK bigram, a
+  prefix; the same phrases as ``fts5.render_match`` renders, deduplicated per
+  group as it does, the same row budget dropping the commonest ones;
+* its frequency in a chunk, heading hits counted twice (``bm25(1.0, 2.0)``), is
+  ``2 * ts_rank_cd('{0, 0, 0.5, 1}', tsv, phrase, 0)``: with those weights each
+  cover (one occurrence of the phrase) adds its weight, heading 1 and body 0.5;
+  a stem's frequency is ``ts_rank_cd('{0, 1, 0, 0}', tsv, '~stem', 0)``, its
+  weight-C positions;
+* ``idf = ln((N - n + 0.5) / (n + 0.5))`` (at least 1e-6) with ``n`` the chunks
+  holding the phrase, counted among the rows the OR of every phrase matches
+  (all of them, whatever the scope, as FTS5 counts over its whole table);
+* ``k1 = 1.2, b = 0.75`` against the chunk's token count (``chunks.ntok``,
+  heading and body, as FTS5's column sizes) over the average;
+* the stems form a second list, as the SQLite stems table: their own ``N``
+  (chunks with a stem), lengths (``chunks.nstem``) and budget, combined with
+  ``fts5.combine_stemmed`` at a quarter weight.
+
+Every matched row is scored (FTS5 does the same); the ranking functions cost
+about as much as the single ``ts_rank_cd`` they replace (opensearch-docs: 100 ms
+against 66 ms for an OR matching half of its 17,861 chunks).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .cjk import bigrams, index_tokens
+from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase
+from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
+from .stem import STEM_MARK, is_stemmable, stem
+
+__all__ = [
+    "HIT_WEIGHTS",
+    "STEM_HIT_WEIGHTS",
+    "Atom",
+    "CorpusStats",
+    "Matched",
+    "RankPlan",
+    "Side",
+    "bm25",
+    "chunk_lengths",
+    "plan",
+    "rank",
+]
+
+K1 = 1.2
+B = 0.75
+MIN_IDF = 1e-6  # FTS5's floor for a phrase in more than half the rows
+HIT_WEIGHTS = "{0, 0, 0.5, 1}"  # ts_rank_cd weights (D, C, B, A): heading hit 1, body hit 0.5 (x2: FTS5's 2 and 1)
+STEM_HIT_WEIGHTS = "{0, 1, 0, 0}"  # the stems' weight-C positions, one each
+
+
+def _lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class Atom:
+    """One phrase FTS5 would score: its tsquery, and the exact tokens whose chunk counts
+    price it for a row budget (empty: a prefix, priced at the whole budget)."""
+
+    tsquery: str
+    tokens: tuple[str, ...]
+
+
+# The boolean shape of a match over atom indexes: an index, or ("any" | "all", children).
+Node = int | tuple[str, tuple["Node", ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """The phrases of one list (exact tokens, or stems) and when a row matches it. ``budget``
+    (rows, keep at least): the top-level OR keeps its rarest phrases within it."""
+
+    atoms: tuple[Atom, ...]
+    tree: Node
+    budget: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RankPlan:
+    exact: Side | None
+    stems: Side | None
+
+    def atoms(self) -> list[Atom]:
+        return [*(self.exact.atoms if self.exact else ()), *(self.stems.atoms if self.stems else ())]
+
+    def where(self) -> str:
+        """The tsquery of the rows either list matches."""
+        parts = [_render(side.tree, side.atoms) for side in (self.exact, self.stems) if side is not None]
+        return " | ".join(f"({p})" for p in parts)
+
+    def counts_in_rows(self) -> bool:
+        """Whether the rows :meth:`where` matches hold every row of every atom (each list an OR of
+        atoms), so the atoms' chunk counts can be taken from them."""
+        return all(side is None or _or_shaped(side.tree) for side in (self.exact, self.stems))
+
+
+def _render(node: Node, atoms: Sequence[Atom]) -> str:
+    if isinstance(node, int):
+        return f"({atoms[node].tsquery})"
+    kind, children = node
+    return "(" + (" | " if kind == "any" else " & ").join(_render(c, atoms) for c in children) + ")"
+
+
+def _or_shaped(node: Node) -> bool:
+    if isinstance(node, int):
+        return True
+    kind, children = node
+    return (kind == "any" or len(children) == 1) and all(_or_shaped(c) for c in children)
+
+
+class _Builder:
+    """The distinct atoms of a query (one frequency column each, keyed by tsquery)."""
+
+    def __init__(self) -> None:
+        self.atoms: list[Atom] = []
+        self.index: dict[str, int] = {}
+
+    def add(self, atom: Atom) -> int:
+        if atom.tsquery not in self.index:
+            self.index[atom.tsquery] = len(self.atoms)
+            self.atoms.append(atom)
+        return self.index[atom.tsquery]
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(index_tokens(text))
+
+
+def _leaf_atoms(node: LexicalQuery) -> list[tuple[str, Atom]]:
+    """``(FTS5 rendering, atom)`` of a leaf, as ``fts5._atoms`` renders it."""
+    if isinstance(node, Term | Phrase):
+        text = node.text if isinstance(node, Term) else " ".join(node.words)
+        words = _words(text)
+        return [(quote_phrase(text), Atom(" <-> ".join(_lexeme(w) for w in words), words))] if words else []
+    if isinstance(node, Prefix):
+        words = _words(node.text)
+        return [(quote_phrase(node.text) + "*", Atom(f"{_lexeme(words[0])}:*", ()))] if len(words) == 1 else []
+    assert isinstance(node, CjkRun)
+    if not node.text:
+        return []
+    if len(node.text) == 1:
+        return [(quote_phrase(node.text) + "*", Atom(f"{_lexeme(node.text)}:*", ()))]
+    return [(quote_phrase(b), Atom(_lexeme(b), (b,))) for b in bigrams(node.text)]
+
+
+def _exact(node: LexicalQuery, out: _Builder) -> Node | None:
+    if not isinstance(node, AllOf | AnyOf):
+        found = [out.add(atom) for _, atom in _leaf_atoms(node)]
+        return None if not found else found[0] if len(found) == 1 else ("all", tuple(found))
+    kind = "all" if isinstance(node, AllOf) else "any"
+    children: list[Node] = []
+    seen: set[str] = set()
+    for child in node.children:
+        if isinstance(child, AllOf | AnyOf):
+            sub = _exact(child, out)
+            if sub is not None:
+                children.append(sub)
+            elif kind == "all":
+                return None
+            continue
+        leaf = _leaf_atoms(child)
+        if not leaf and kind == "all":  # a leaf without a token matches nothing
+            return None
+        for rendered, atom in leaf:  # one operand per distinct rendering, as fts5.py
+            if rendered not in seen:
+                seen.add(rendered)
+                children.append(out.add(atom))
+    return (kind, tuple(children)) if children else None
+
+
+def _stems(node: LexicalQuery, out: _Builder) -> Node | None:
+    """As ``fts5.render_stems``: each one-word English term by its stem; in an OR the other
+    leaves drop out, an AND holding one is exact-only."""
+    if isinstance(node, Term):
+        return _stems(AllOf((node,)), out)
+    if not isinstance(node, AllOf | AnyOf):
+        return None
+    children: list[Node] = []
+    for child in node.children:  # one operand per distinct stem, as fts5.render_stems
+        sub: Node | None = None
+        if isinstance(child, Term):
+            words = _words(child.text)
+            if len(words) == 1 and is_stemmable(words[0]):
+                sub = out.add(Atom(_lexeme(STEM_MARK + stem(words[0])), words))
+        elif isinstance(child, AllOf | AnyOf):
+            sub = _stems(child, out)
+        if sub is None:
+            if isinstance(node, AllOf):
+                return None
+            continue
+        if sub not in children:
+            children.append(sub)
+    if not children:
+        return None
+    return ("all" if isinstance(node, AllOf) else "any", tuple(children))
+
+
+def plan(query: LexicalQuery, stem_budget: int | None) -> RankPlan:
+    exact, stems = _Builder(), _Builder()
+    tree = _exact(query, exact)
+    stem_tree = _stems(query, stems) if STEM_WEIGHT else None
+    top = query if isinstance(query, AnyOf) else None
+    budget = (top.row_budget, top.keep_at_least) if top is not None and top.row_budget is not None else None
+    return RankPlan(
+        Side(tuple(exact.atoms), tree, budget) if tree is not None else None,
+        Side(
+            tuple(stems.atoms),
+            stem_tree,
+            (stem_budget, 0)
+            if stem_budget is not None and isinstance(stem_tree, tuple) and stem_tree[0] == "any"
+            else None,
+        )
+        if stem_tree is not None
+        else None,
+    )
+
+
+def within_budget(side: Side, token_df: Callable[[str], int]) -> Side:
+    """``side`` with its top-level OR cut as ``fts5._within_budget`` cuts it: the rarest phrases
+    whose chunk counts add up to at most the budget (at least ``keep`` stay)."""
+    if side.budget is None or not isinstance(side.tree, tuple) or side.tree[0] != "any":
+        return side
+    budget, keep = side.budget
+    children = side.tree[1]
+    if len(children) <= keep:
+        return side
+
+    def cost(node: Node) -> int:
+        if isinstance(node, int):
+            tokens = side.atoms[node].tokens
+            return min((token_df(t) for t in tokens), default=budget)
+        return budget
+
+    rarity = sorted((cost(child), i) for i, child in enumerate(children))
+    kept: set[int] = set()
+    total = 0
+    for count, i in rarity:
+        if len(kept) >= keep and total + count > budget:
+            break
+        kept.add(i)
+        total += count
+    return Side(side.atoms, ("any", tuple(c for i, c in enumerate(children) if i in kept)), None)
+
+
+def matches(node: Node, freq: Sequence[float]) -> bool:
+    if isinstance(node, int):
+        return freq[node] > 0
+    kind, children = node
+    return any(matches(c, freq) for c in children) if kind == "any" else all(matches(c, freq) for c in children)
+
+
+def used(node: Node) -> list[int]:
+    """The atoms ``node`` scores, each as often as it occurs (FTS5 scores a phrase written
+    twice twice: ``Test test`` are two phrases of the same tokens)."""
+    if isinstance(node, int):
+        return [node]
+    return [i for c in node[1] for i in used(c)]
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusStats:
+    """FTS5's table totals: rows and tokens of the exact table, rows holding a stem and their stems."""
+
+    rows: int
+    tokens: int
+    stem_rows: int
+    stems: int
+
+
+def idf(rows: int, hits: int) -> float:
+    value = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return value if value > 0 else MIN_IDF
+
+
+def bm25(freqs: Sequence[tuple[float, float]], length: float, average: float) -> float:
+    """FTS5's bm25 of one row (negative: lower is better); ``freqs``: (idf, frequency) per phrase."""
+    norm = K1 * (1 - B + B * length / average) if average > 0 else K1
+    return -sum(w * f * (K1 + 1) / (f + norm) for w, f in freqs if f > 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Matched:
+    """The rows a query's tsquery matched, as columns: chunk and document ids, token and stem
+    counts (NaN: written by an older release, counted as average) and ``freqs[row, atom]``, the
+    frequency of every atom of the plan in order."""
+
+    ids: npt.NDArray[np.int64]
+    doc_ids: npt.NDArray[np.int64]
+    ntok: npt.NDArray[np.float64]
+    nstem: npt.NDArray[np.float64]
+    freqs: npt.NDArray[np.float64]
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[Any]], n_exact: int, n_atoms: int) -> Matched:
+        """From ``(id, doc id, ntok, nstem, ts_rank_cd per atom...)`` rows: the exact atoms'
+        values doubled (``HIT_WEIGHTS`` halves FTS5's column weights)."""
+        if not rows:
+            empty = np.zeros(0)
+            return cls(empty.astype(np.int64), empty.astype(np.int64), empty, empty, np.zeros((0, n_atoms)))
+        data = np.array([[np.nan if v is None else v for v in r] for r in rows], dtype=np.float64)
+        freqs = data[:, 4:]
+        freqs[:, :n_exact] *= 2
+        return cls(data[:, 0].astype(np.int64), data[:, 1].astype(np.int64), data[:, 2], data[:, 3], freqs)
+
+    def count(self, atom: int) -> int:
+        return int(np.count_nonzero(self.freqs[:, atom] > 0))
+
+
+def _side_scores(
+    side: Side,
+    offset: int,
+    rows: Matched,
+    keep: npt.NDArray[np.bool_],
+    total: int,
+    average: float,
+    sizes: npt.NDArray[np.float64],
+    counts: Sequence[int] | None,
+) -> list[tuple[int, float]]:
+    """(row id, bm25) of the rows matching ``side`` (its atoms' frequencies from column ``offset``
+    on), best first; ``counts``: the atoms' chunk counts (``None``: counted in ``rows``)."""
+    n = len(side.atoms)
+    freqs = rows.freqs[:, offset : offset + n]
+    if counts is None:
+        counts = [int(c) for c in np.count_nonzero(freqs > 0, axis=0)]
+    tree = side.tree
+    if isinstance(tree, tuple) and tree[0] == "any" and all(isinstance(c, int) for c in tree[1]):
+        matched = np.any(freqs[:, [c for c in tree[1] if isinstance(c, int)]] > 0, axis=1)
+    else:
+        matched = np.array([matches(tree, list(f)) for f in freqs], dtype=bool)
+    chosen = np.flatnonzero(matched & keep)
+    f = freqs[chosen]
+    length = np.where(np.isnan(sizes[chosen]), average, sizes[chosen])
+    norm = K1 * (1 - B + B * length / average) if average > 0 else np.full(len(chosen), K1)
+    total_score = np.zeros(len(chosen))
+    for i in used(tree):  # in FTS5's order, each occurrence once: the same sums, bit for bit
+        w = idf(total, counts[i])
+        fi = f[:, i]
+        total_score += np.where(fi > 0, w * fi * (K1 + 1) / (fi + norm), 0.0)
+    scores = -total_score
+    ids = rows.ids[chosen]
+    order = np.lexsort((ids, scores))
+    return [(int(ids[k]), float(scores[k])) for k in order]
+
+
+def rank(
+    query_plan: RankPlan,
+    rows: Matched,
+    stats: CorpusStats,
+    depth: int,
+    keep: npt.NDArray[np.bool_],
+    token_df: Callable[[str], int],
+    counts: Sequence[int] | None = None,
+) -> list[tuple[int, float]]:
+    """(row id, score) best first, as the SQLite adapter ranks (exact bm25 + a quarter of the
+    stems' bm25, each list cut at ``depth``). ``rows`` hold every row :meth:`RankPlan.where`
+    matches, in or out of the scope (``keep``: inside it), with the frequencies of
+    ``query_plan.atoms()`` in order; ``counts``: the atoms' chunk counts in the same order
+    (``None``: counted in ``rows``, which :meth:`RankPlan.counts_in_rows` allows); ``token_df``:
+    a token's chunk count (row budgets)."""
+    exact, stems = query_plan.exact, query_plan.stems
+    n_exact = len(exact.atoms) if exact else 0
+    if exact is not None:
+        exact = within_budget(exact, token_df)
+    if stems is not None:
+        stems = within_budget(stems, token_df)
+    avg = stats.tokens / stats.rows if stats.rows else 0.0
+    exact_counts = None if counts is None else counts[:n_exact]
+    found = _side_scores(exact, 0, rows, keep, stats.rows, avg, rows.ntok, exact_counts)[:depth] if exact else []
+    if stems is None or not stats.stem_rows:
+        return found
+    stem_avg = stats.stems / stats.stem_rows
+    stem_counts = None if counts is None else counts[n_exact:]
+    stemmed = _side_scores(stems, n_exact, rows, keep, stats.stem_rows, stem_avg, rows.nstem, stem_counts)
+    return combine_stemmed(found, stemmed[:depth], depth)
+
+
+def chunk_lengths(text: str, heading: str | None) -> tuple[int, int]:
+    """(tokens, English stems) of a chunk: the sizes of its FTS5 rows on SQLite."""
+    tokens = [*index_tokens(heading or ""), *index_tokens(text)]
+    return len(tokens), sum(1 for t in tokens if is_stemmable(t))
