@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 
@@ -245,20 +245,25 @@ class MemoryStore:
         return sum(c.pending for c in self._chunks.values())
 
     # link graph -----------------------------------------------------------------
-    def links(self) -> list[StoredLink]:
+    def links(self, paths: Collection[str] | None = None) -> list[StoredLink]:
         with self._lock:
             return [
                 StoredLink(path, i, ln.kind, ln.destination, ln.text, ln.anchor)
                 for path in sorted(self._links)
+                if paths is None or path in paths
                 for i, ln in enumerate(self._links[path])
             ]
 
     def snapshot_key(self) -> None:
         return None
 
-    def document_meta(self) -> dict[str, DocumentMeta]:
+    def document_meta(self, paths: Collection[str] | None = None) -> dict[str, DocumentMeta]:
         with self._lock:
-            return {path: meta for path, meta in self._meta.items() if meta != DocumentMeta()}
+            return {
+                path: meta
+                for path, meta in self._meta.items()
+                if meta != DocumentMeta() and (paths is None or path in paths)
+            }
 
     def paths_with_tags(self, tags: Sequence[str]) -> set[str]:
         wanted = {normalize_tag(t) for t in tags}

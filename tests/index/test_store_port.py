@@ -264,6 +264,23 @@ def test_links_and_metadata_are_replaced_with_their_document(store: IndexStore) 
     assert store.links() == []
 
 
+def test_links_and_metadata_of_some_documents_only(store: IndexStore) -> None:
+    """kb_links reads only the changed documents' rows when it updates its graph (decision 302)."""
+    store.ensure_schema(None, "float32")
+    for name in ("a", "b", "c"):
+        links = [LinkRecord("inline", f"{name}{i}.md", None, None) for i in range(2)]
+        store.replace_document(doc(f"{name}.md"), [], links, DocumentMeta((name,)))
+    assert [(ln.source, ln.destination) for ln in store.links(["c.md", "a.md", "zz.md"])] == [
+        ("a.md", "a0.md"),
+        ("a.md", "a1.md"),
+        ("c.md", "c0.md"),
+        ("c.md", "c1.md"),
+    ]
+    assert store.document_meta({"b.md", "zz.md"}) == {"b.md": DocumentMeta(("b",))}
+    assert store.links([]) == [] and store.document_meta([]) == {}
+    assert store.links(None) == store.links() and len(store.links()) == 6
+
+
 def test_reset_drops_the_link_graph(store: IndexStore) -> None:
     store.ensure_schema(None, "float32")
     store.replace_document(doc("a.md"), [], [LinkRecord("inline", "b.md", None, None)], DocumentMeta(("t",)))

@@ -22,7 +22,7 @@ import posixpath
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -172,25 +172,76 @@ def _looks_like_note(ext: str) -> bool:
 
 
 class Graph:
-    """Every resolved link of the index, with incoming and outgoing adjacency."""
+    """Every resolved link of the index, with incoming and outgoing adjacency. Read-only once
+    built (kb_links keeps one across calls); :meth:`updated` derives the next one."""
 
     def __init__(self, links: Sequence[StoredLink], documents: Iterable[str], meta: Mapping[str, DocumentMeta]) -> None:
-        self.resolver = Resolver(documents, meta)
-        self.documents = self.resolver.documents
+        resolver = Resolver(documents, meta)
+        stored: dict[str, list[StoredLink]] = {}
+        for link in links:  # the store's order: by source, then ordinal
+            stored.setdefault(link.source, []).append(link)
+        self._assemble(resolver, stored, {src: [resolver.resolve(ln) for ln in lst] for src, lst in stored.items()})
+
+    def _assemble(
+        self,
+        resolver: Resolver,
+        stored: dict[str, list[StoredLink]],
+        resolved: dict[str, list[ResolvedLink | None]],
+    ) -> None:
+        self.resolver = resolver
+        self.documents = resolver.documents
+        self._stored = stored
+        self._resolved = resolved  # parallel to ``_stored``: None where a link is no document or image link
         self.links: list[ResolvedLink] = []
-        self.outgoing: dict[str, list[ResolvedLink]] = defaultdict(list)
-        self.incoming: dict[str, list[ResolvedLink]] = defaultdict(list)
-        for stored in links:
-            resolved = self.resolver.resolve(stored)
-            if resolved is None:
+        outgoing: dict[str, list[ResolvedLink]] = defaultdict(list)
+        incoming: dict[str, list[ResolvedLink]] = defaultdict(list)
+        for results in resolved.values():
+            for link in results:
+                if link is None:
+                    continue
+                self.links.append(link)
+                if not link.is_image:
+                    outgoing[link.source].append(link)
+                    incoming[link.target].append(link)
+        self.outgoing: dict[str, list[ResolvedLink]] = dict(outgoing)  # plain dicts: no default entries
+        self.incoming: dict[str, list[ResolvedLink]] = dict(incoming)
+
+    def updated(
+        self,
+        changed: Collection[str],
+        documents: Iterable[str],
+        links: Sequence[StoredLink],
+        meta: Mapping[str, DocumentMeta],
+    ) -> Graph:
+        """The graph after the documents at ``changed`` were added, removed or rewritten, equal to
+        one built from every link (decision 302). ``documents`` are all documents now; ``links``
+        and ``meta`` those of ``changed`` only, read now; every other document's stored links and
+        meta are the ones this graph holds. Only what can differ is resolved again: the links of
+        changed documents, every wikilink and embed (they resolve by names and aliases anywhere),
+        and the Markdown links that reached a changed document (its existence and headings).
+        A Markdown link that was no document or image link stays one (that depends on its text
+        and source path only)."""
+        gone = set(changed)
+        kept_meta = {path: m for path, m in self.resolver.meta.items() if path not in gone}
+        kept_meta.update(meta)
+        resolver = Resolver(documents, kept_meta)
+        fresh: dict[str, list[StoredLink]] = {}
+        for link in links:
+            fresh.setdefault(link.source, []).append(link)
+        stored = {src: lst for src, lst in self._stored.items() if src not in gone}
+        stored.update(fresh)
+        resolved: dict[str, list[ResolvedLink | None]] = {}
+        for src in sorted(stored):
+            if src in fresh:
+                resolved[src] = [resolver.resolve(ln) for ln in stored[src]]
                 continue
-            self.links.append(resolved)
-            if not resolved.is_image:
-                self.outgoing[resolved.source].append(resolved)
-                self.incoming[resolved.target].append(resolved)
-        # read-only from here on (kb_links keeps a graph across calls): no default entries
-        self.outgoing = dict(self.outgoing)
-        self.incoming = dict(self.incoming)
+            resolved[src] = [
+                resolver.resolve(ln) if ln.kind in WIKI_KINDS or (old is not None and old.target in gone) else old
+                for ln, old in zip(stored[src], self._resolved[src], strict=True)
+            ]
+        graph = Graph.__new__(Graph)
+        graph._assemble(resolver, {src: stored[src] for src in resolved}, resolved)
+        return graph
 
     def document_links(self) -> list[ResolvedLink]:
         return [ln for ln in self.links if not ln.is_image]

@@ -13,7 +13,7 @@ glob data (``query.py``); the adapter renders both in its own dialect.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from operator import attrgetter
@@ -319,12 +319,12 @@ class IndexStore(Protocol):
         ...
 
     # link graph -----------------------------------------------------------------
-    def links(self) -> list[StoredLink]:
-        """Every stored link, by source path then ordinal."""
+    def links(self, paths: Collection[str] | None = None) -> list[StoredLink]:
+        """Every stored link (of the documents at ``paths`` only, when given), by source path then ordinal."""
         ...
 
-    def document_meta(self) -> dict[str, DocumentMeta]:
-        """Tags, aliases, headings and block ids of every document."""
+    def document_meta(self, paths: Collection[str] | None = None) -> dict[str, DocumentMeta]:
+        """Tags, aliases, headings and block ids of every document (of those at ``paths``, when given)."""
         ...
 
     def snapshot_key(self) -> Hashable | None:

@@ -31,7 +31,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
@@ -549,12 +549,14 @@ class PostgresStore:
         return int(n)
 
     # link graph -----------------------------------------------------------------
-    def links(self) -> list[StoredLink]:
+    def links(self, paths: Collection[str] | None = None) -> list[StoredLink]:
         if not self.exists():
             return []
+        where, params = ("", ()) if paths is None else (" where d.path = any(%s)", (sorted(paths),))
         rows = self._rows(
             "select d.path, l.ordinal, l.kind, l.destination, l.text, l.anchor from links l"
-            ' join documents d on d.id = l.doc_id order by d.path collate "C", l.ordinal'
+            f' join documents d on d.id = l.doc_id{where} order by d.path collate "C", l.ordinal',
+            params,
         )
         return [StoredLink(*r) for r in rows]
 
@@ -563,12 +565,14 @@ class PostgresStore:
         whole-table reads are never cached."""
         return None
 
-    def document_meta(self) -> dict[str, DocumentMeta]:
+    def document_meta(self, paths: Collection[str] | None = None) -> dict[str, DocumentMeta]:
         if not self.exists():
             return {}
+        where, params = ("", ()) if paths is None else (" where d.path = any(%s)", (sorted(paths),))
         rows = self._rows(
             "select d.path, m.tags, m.aliases, m.headings, m.block_ids"
-            " from doc_meta m join documents d on d.id = m.doc_id"
+            f" from doc_meta m join documents d on d.id = m.doc_id{where}",
+            params,
         )
         return {r[0]: DocumentMeta(*(tuple(v) for v in r[1:])) for r in rows}
 

@@ -115,9 +115,8 @@ def _needles(src: str, dst: str) -> list[str]:
     return sorted({posixpath.splitext(posixpath.basename(path))[0].casefold() for path in (src, dst)})
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-# what may stand right before a written destination: `](`, `](<`, `]: `, `]:`, a new line
-_BEFORE_DESTINATION = frozenset(" \t(<>[]:'\"")
+# what may stand right before a written destination: `](`, `](<`, `]: `, `]:` (or a line start)
+_DESTINATION_START = re.compile(r"[ \t(<>\[\]:'\"]")
 
 
 def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
@@ -145,17 +144,34 @@ def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
 
 
 def _reaches(text: str, folder: str, src: str, name: str) -> bool:
-    for line in _LINE_BREAK.split(text):
+    """Whether a line holding ``name`` (or a ``%``, which may encode it) has a place where a
+    destination starting at a possible start and ending with ``name`` resolves to ``src``."""
+    for start, end in _lines_with(text, (name, "%")):
+        line = text[start:end]
         if "%" in line:
             line = unquote(line)
         at = line.find(name)
         while at >= 0:
-            end = at + len(name)
-            for start in [0, *(i + 1 for i in range(at) if line[i] in _BEFORE_DESTINATION)]:
-                if posixpath.normpath(posixpath.join(folder, line[start:end])) == src:
-                    return True
+            stop = at + len(name)
+            starts = [0, *(m.end() for m in _DESTINATION_START.finditer(line, 0, at))]
+            if any(posixpath.normpath(posixpath.join(folder, line[b:stop])) == src for b in starts):
+                return True
             at = line.find(name, at + 1)
     return False
+
+
+def _lines_with(text: str, needles: tuple[str, ...]) -> list[tuple[int, int]]:
+    """(start, end) of each line (ended by CR, LF or CRLF) holding one of ``needles``, in order."""
+    spans: set[tuple[int, int]] = set()
+    for needle in needles:
+        at = text.find(needle)
+        while at >= 0:
+            start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+            ends = [e for e in (text.find("\n", at), text.find("\r", at)) if e >= 0]
+            end = min(ends) if ends else len(text)
+            spans.add((start, end))
+            at = text.find(needle, end)
+    return sorted(spans)
 
 
 def _relink_file(

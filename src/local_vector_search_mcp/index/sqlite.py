@@ -55,7 +55,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -215,6 +215,12 @@ class _Batch:
                     raise
         finally:
             self._release.close()
+
+
+def _groups(paths: list[str], size: int = 500) -> Iterator[list[str]]:
+    """``paths`` in groups small enough for one ``IN (...)`` list."""
+    for i in range(0, len(paths), size):
+        yield paths[i : i + size]
 
 
 class SqliteStore(ChunkTables):
@@ -768,22 +774,35 @@ class SqliteStore(ChunkTables):
             return 0
 
     # link graph -----------------------------------------------------------------
-    def links(self) -> list[StoredLink]:
+    def links(self, paths: Collection[str] | None = None) -> list[StoredLink]:
         if not self.exists() or not self._table_exists("links"):
             return []
-        rows = self._conn().execute(
+        sql = (
             "SELECT d.path, l.ordinal, l.kind, l.destination, l.text, l.anchor FROM links l "
-            "JOIN documents d ON d.id = l.document_id ORDER BY d.path, l.ordinal"
+            "JOIN documents d ON d.id = l.document_id"
         )
-        return [StoredLink(*row) for row in rows]
+        order = " ORDER BY d.path, l.ordinal"
+        if paths is None:
+            return [StoredLink(*row) for row in self._conn().execute(sql + order)]
+        out: list[StoredLink] = []
+        for group in _groups(sorted(paths)):
+            where = f" WHERE d.path IN ({','.join('?' * len(group))})"
+            out += [StoredLink(*row) for row in self._conn().execute(sql + where + order, group)]
+        return out
 
-    def document_meta(self) -> dict[str, DocumentMeta]:
+    def document_meta(self, paths: Collection[str] | None = None) -> dict[str, DocumentMeta]:
         if not self.exists() or not self._table_exists("document_meta"):
             return {}
-        rows = self._conn().execute(
+        sql = (
             "SELECT d.path, m.tags, m.aliases, m.headings, m.block_ids FROM document_meta m "
             "JOIN documents d ON d.id = m.document_id"
         )
+        if paths is None:
+            rows = list(self._conn().execute(sql))
+        else:
+            rows = []
+            for group in _groups(sorted(paths)):
+                rows += self._conn().execute(sql + f" WHERE d.path IN ({','.join('?' * len(group))})", group)
         return {path: DocumentMeta(*(tuple(json.loads(v)) for v in rest)) for path, *rest in rows}
 
     def snapshot_key(self) -> tuple[int, int, int] | None:
