@@ -102,8 +102,27 @@ class RankPlan:
         return [*(self.exact.atoms if self.exact else ()), *(self.stems.atoms if self.stems else ())]
 
     def where(self) -> str:
-        """The tsquery of the rows either list matches."""
-        parts = [_render(side.tree, side.atoms) for side in (self.exact, self.stems) if side is not None]
+        """The tsquery of the rows either list matches. In an OR, a phrase one of whose tokens is
+        an atom of its own adds no row and is left out: without phrases the GIN index answers
+        without rechecking each row (a fifth of the fetch on opensearch-docs)."""
+        parts = []
+        for side in (self.exact, self.stems):
+            if side is None:
+                continue
+            tree = side.tree
+            if isinstance(tree, tuple) and tree[0] == "any":
+                single = {a.tsquery for a in side.atoms if len(a.tokens) == 1 and a.tsquery == _lexeme(a.tokens[0])}
+                kept = tuple(
+                    c
+                    for c in tree[1]
+                    if not (
+                        isinstance(c, int)
+                        and len(side.atoms[c].tokens) > 1
+                        and any(_lexeme(t) in single for t in side.atoms[c].tokens)
+                    )
+                )
+                tree = ("any", kept)
+            parts.append(_render(tree, side.atoms))
         return " | ".join(f"({p})" for p in parts)
 
     def priced_tokens(self) -> list[str]:
