@@ -198,3 +198,23 @@ def test_an_index_written_before_the_lengths_gets_them(tmp_path: Path, pg_server
     finally:
         fresh.close()
         store.close()
+
+
+def test_row_budgets_cut_the_same_words(pair: tuple[KbClient, KbClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OR's budget keeps the rarest words by the same chunk counts on both (the common ones
+    from each store's term_stats snapshot, here every word in more than one chunk)."""
+    from local_vector_search_mcp.index import postgres, sqlite
+
+    lite, pg = pair
+    for module in (postgres, sqlite):
+        monkeypatch.setattr(module, "COMMON_TERM_MIN_CHUNKS", 1)
+    for client in pair:
+        client.store.refresh_term_stats()
+    assert pg.store._rows("select count(*) from term_stats")[0][0] > 0
+    words = (Term("index"), Term("the"), Term("threads"), Term("quetzal"), Term("echo"))
+
+    def found(client: KbClient, budget: int | None) -> list[tuple[str, str]]:
+        return [(h.path, h.anchor) for h in client.store.lexical(AnyOf(words, budget, 1), 20, None)]
+
+    assert found(pg, 4) == found(lite, 4) != found(lite, None)
+    assert found(pg, None) == found(lite, None)

@@ -69,6 +69,12 @@ def test_text_is_tokenized_by_the_adapter_not_the_server() -> None:
     assert plan(AnyOf((Term("quick"), Phrase(("quick", "fox")))), 10).where() == (
         "((('quick') | ('quick' <-> 'fox'))) | ((('~quick')))"
     )
+    # row budgets (fts5._within_budget): the rarest first; the stems' may keep nothing
+    both = plan(AnyOf((Term("common"), Term("rare")), row_budget=50, keep_at_least=1), 50)
+    counts = {"common": 60, "rare": 5}.__getitem__
+    assert [a.tsquery for a in both.cut(counts).atoms()] == ["'rare'", "'~rare'"]
+    one = plan(AnyOf((Term("common"), Phrase(("a", "b"))), row_budget=50, keep_at_least=2), 50)
+    assert one.cut(lambda token: 60).stems is None and len(one.cut(lambda token: 60).atoms()) == 2
     assert tsvector_literal("it's", None) == "'it':3B 's':4B"
 
 

@@ -46,6 +46,7 @@ __all__ = [
 STEM_WEIGHT = 0.25  # the stems list's share of the combined BM25 (decision 180)
 STEM_BUDGET = 2_000  # the stems query's row budget (render_stems; decision 180)
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
+COMMON_TERM_MIN_CHUNKS = 256  # a store's term_stats snapshot keeps the terms found in more chunks than this
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
 

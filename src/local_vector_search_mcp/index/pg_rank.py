@@ -106,6 +106,24 @@ class RankPlan:
         parts = [_render(side.tree, side.atoms) for side in (self.exact, self.stems) if side is not None]
         return " | ".join(f"({p})" for p in parts)
 
+    def priced_tokens(self) -> list[str]:
+        """The tokens whose chunk counts :meth:`cut` needs (those of a budgeted OR's atoms)."""
+        out: dict[str, None] = {}
+        for side in (self.exact, self.stems):
+            if side is not None and side.budget is not None and isinstance(side.tree, tuple):
+                for child in side.tree[1]:
+                    if isinstance(child, int):
+                        out.update(dict.fromkeys(side.atoms[child].tokens))
+        return list(out)
+
+    def cut(self, token_df: Callable[[str], int]) -> RankPlan:
+        """The plan with each budgeted OR cut to its rarest atoms (``within_budget``) and only the
+        atoms still used: what the SQLite adapter's MATCH expressions hold (a list whose budget
+        keeps nothing, as the stems' may, is left out)."""
+        cut = [None if side is None else within_budget(side, token_df) for side in (self.exact, self.stems)]
+        exact, stems = (None if side is None or not used(side.tree) else _pruned(side) for side in cut)
+        return RankPlan(exact, stems)
+
     def counts_in_rows(self) -> bool:
         """Whether the rows :meth:`where` matches hold every row of every atom (each list an OR of
         atoms), so the atoms' chunk counts can be taken from them."""
@@ -117,6 +135,19 @@ def _render(node: Node, atoms: Sequence[Atom]) -> str:
         return f"({atoms[node].tsquery})"
     kind, children = node
     return "(" + (" | " if kind == "any" else " & ").join(_render(c, atoms) for c in children) + ")"
+
+
+def _pruned(side: Side) -> Side:
+    """``side`` with only the atoms its tree uses, renumbered in their order."""
+    keep = sorted(set(used(side.tree)))
+    index = {old: new for new, old in enumerate(keep)}
+
+    def renumber(node: Node) -> Node:
+        if isinstance(node, int):
+            return index[node]
+        return (node[0], tuple(renumber(c) for c in node[1]))
+
+    return Side(tuple(side.atoms[i] for i in keep), renumber(side.tree), side.budget)
 
 
 def _or_shaped(node: Node) -> bool:
@@ -366,21 +397,16 @@ def rank(
     stats: CorpusStats,
     depth: int,
     keep: npt.NDArray[np.bool_],
-    token_df: Callable[[str], int],
     counts: Sequence[int] | None = None,
 ) -> list[tuple[int, float]]:
     """(row id, score) best first, as the SQLite adapter ranks (exact bm25 + a quarter of the
     stems' bm25, each list cut at ``depth``). ``rows`` hold every row :meth:`RankPlan.where`
     matches, in or out of the scope (``keep``: inside it), with the frequencies of
     ``query_plan.atoms()`` in order; ``counts``: the atoms' chunk counts in the same order
-    (``None``: counted in ``rows``, which :meth:`RankPlan.counts_in_rows` allows); ``token_df``:
-    a token's chunk count (row budgets)."""
+    (``None``: counted in ``rows``, which :meth:`RankPlan.counts_in_rows` allows). Row budgets
+    are the caller's (:meth:`RankPlan.cut`, before fetching)."""
     exact, stems = query_plan.exact, query_plan.stems
     n_exact = len(exact.atoms) if exact else 0
-    if exact is not None:
-        exact = within_budget(exact, token_df)
-    if stems is not None:
-        stems = within_budget(stems, token_df)
     avg = stats.tokens / stats.rows if stats.rows else 0.0
     exact_counts = None if counts is None else counts[:n_exact]
     found = _side_scores(exact, 0, rows, keep, stats.rows, avg, rows.ntok, exact_counts)[:depth] if exact else []

@@ -71,7 +71,16 @@ from ..sourcefile import os_reason
 from .cjk import cjk_index_text
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .derive import chunk_stems, pack_body, unpack_body
-from .fts5 import STEM_BUDGET, STEM_DEPTH, STEM_WEIGHT, combine_stemmed, quote_phrase, render_match, render_stems
+from .fts5 import (
+    COMMON_TERM_MIN_CHUNKS,
+    STEM_BUDGET,
+    STEM_DEPTH,
+    STEM_WEIGHT,
+    combine_stemmed,
+    quote_phrase,
+    render_match,
+    render_stems,
+)
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -95,7 +104,6 @@ __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
 LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
-COMMON_TERM_MIN_CHUNKS = 256  # term_stats keeps terms found in more chunks than this
 
 BUSY_TIMEOUT_MS = 30_000
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
