@@ -12,14 +12,14 @@ documents (whole, by pointer, paged to the end), outlines, kb_list_files of the 
 kb_search in lexical mode with and without globs, kb_links at depth 1-3 on the most-linked pages and
 the whole-tree check, every kb_patch kind and a kb_edit_table of the biggest table on the largest
 files, kb_move with ``updateLinks`` of much-linked pages (one of them an ``index.md`` moved to
-another folder: a name nearly every file mentions) and back, kb_create / kb_delete (each followed
-by a kb_links call, which then updates its link graph), the images list, a PDF export of one big
-document, and the chunk API (its vector tools need embeddings: semantic latency at scale is
-bench_search's and bench_scale's). Per tool: calls, p50/p95 wall (client side, stdio included),
-the same p95 without the client's own CPU (the Python SDK validates every result against the
-tool's output schema: 80 ms of the root listing's 110), the server's CPU per call
-(``/proc/<pid>/stat`` summed over the batch: ticks are 10 ms) and the client's. Then 1,000 mixed
-calls, and the server's RSS after the index, after each tool group and over the mixed calls.
+another folder: a name nearly every file mentions) and back, kb_create / kb_delete (each followed by
+a kb_links call, which then updates its link graph), the images list and kb_load_image, a PDF export
+of one big document and its kb_download_file, and the chunk API (its vector tools need embeddings:
+semantic latency at scale is bench_search's and bench_scale's). Per tool: calls, p50/p95 wall
+(client side, stdio included), the same p95 without the client's own CPU (the Python SDK validates
+every result against the tool's output schema: 80 ms of the root listing's 110), the server's CPU
+per call (``/proc/<pid>/stat`` summed over the batch: ticks are 10 ms) and the client's. Then 1,000
+mixed calls, and the server's RSS after the index, after each tool group and over the mixed calls.
 
 Goals (an agent's view; thresholds on p95, never timed unit tests): every read / list / outline /
 links / lexical search call < 100 ms; kb_links right after the index changed < 200 ms (its first call
@@ -352,6 +352,11 @@ async def tool_pass(d: Driver, root: Path, quick: bool, only: set[str] | None) -
             await d.call(
                 "kb_create_pdf_book (large doc)", "kb_create_pdf_book", {"path": path, "outputPath": "out/book.pdf"}
             )
+        for _ in range(3):
+            await d.call("kb_download_file (the PDF)", "kb_download_file", {"path": "out/book.pdf"})
+    if want("kb_list_images"):
+        for i in range(0, 120, 12):
+            await d.call("kb_load_image", "kb_load_image", {"path": f"docs/images/img{i // 40}/figure-{i:03d}.png"})
     rss("kb_create_pdf_book")
     if want("chunks"):
         await chunk_api(d, all_md, rng)
@@ -638,7 +643,7 @@ def goal_of(label: str) -> float | None:
         # after they were written, while the server re-indexes them (a full parse of up to 80 KB,
         # shared with that work); reported, not judged (first reads are judged in "kb_read whole")
         return None
-    if label.startswith(("kb_read", "kb_list", "kb_outline", "kb_status")):
+    if label.startswith(("kb_read", "kb_list", "kb_outline", "kb_status", "kb_download_file", "kb_load_image")):
         return 100.0
     if label.startswith("kb_links") and "graph" in label:
         return 200.0

@@ -520,16 +520,26 @@ class Indexer:
             known = self.store.unreadable_files()
             try:
                 outcome = self._update_file(path, states.get(path), False)
+            except FileNotFoundError:
+                outcome = None  # moved or deleted after the look above: a deletion (decision 320)
             except UnreadableSource as bad:
-                self._note_unreadable(path, bad.reason, known)
-                raise
-            self._note_unreadable(path, None, known)
-            return "unchanged" if outcome < 0 else "indexed"
+                if _present(full):
+                    self._note_unreadable(path, bad.reason, known)
+                    raise
+                outcome = None  # replaced by a folder, or gone, while it was read (decision 320)
+            if outcome is not None:
+                self._note_unreadable(path, None, known)
+                return "unchanged" if outcome < 0 else "indexed"
         with self.gate:
             self.store.delete_document(path)
         if self.store.exists():
             self._note_unreadable(path, None, self.store.unreadable_files())
         return "deleted"
+
+
+def _present(full: Path) -> bool:
+    """Whether ``full`` is still something a reindex would index or report (not gone, not a folder)."""
+    return os.path.lexists(full) and not full.is_dir()
 
 
 def _hidden(path: str) -> bool:

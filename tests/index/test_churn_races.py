@@ -1,0 +1,112 @@
+"""A path that changes between the sync's look at it and its read is the later state, not a failure.
+
+H26 once saw "targeted re-index failed for one path" after a quick kb_move and move-back: the
+sync thread saw the file, the move took it away before the read, and the vanished file was
+reported (and kept in kb_status) as a failed re-index. These tests put the change exactly in
+that window (a wrapper around the indexer's read, so they do not depend on timing).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kb_fakes import client
+
+import local_vector_search_mcp.index.indexer as indexer_module
+
+
+def _in_the_window(monkeypatch: pytest.MonkeyPatch, change: Any) -> list[str]:
+    """Run ``change(path)`` once per path right before the indexer reads that path."""
+    real = indexer_module.prepare
+    seen: list[str] = []
+
+    def racing(root: Path, task: Any, settings: Any, **kwargs: Any) -> Any:
+        if task.path not in seen:
+            seen.append(task.path)
+            change(task.path)
+        return real(root, task, settings, **kwargs)
+
+    monkeypatch.setattr(indexer_module, "prepare", racing)
+    return seen
+
+
+def _documents(svc: Any) -> set[str]:
+    return set(svc.store.document_states())
+
+
+def test_file_moved_away_before_the_read_is_a_deletion(kb, monkeypatch, caplog):
+    svc = client(kb)
+    svc.reindex()
+    (kb / "guide.md").write_text("# Guide\n\nrewritten before the move\n", encoding="utf-8")
+    seen = _in_the_window(monkeypatch, lambda rel: (kb / rel).rename(kb / "elsewhere.txt"))
+    with caplog.at_level(logging.WARNING):
+        svc.schedule_sync(["guide.md"])
+        assert svc.sync.wait_idle(10)
+    assert seen == ["guide.md"]
+    assert svc.status_fields()["synchronization"] is None
+    assert "guide.md" not in _documents(svc)
+    assert not [r for r in caplog.records if "re-index failed" in r.getMessage()]
+    svc.shutdown()
+
+
+def test_move_and_move_back_between_look_and_read(kb, monkeypatch, caplog):
+    """H26's case: kb_move guide.md -> moved.md queues both paths; the move back happens after
+    the sync saw moved.md and before it read it."""
+    svc = client(kb)
+    svc.reindex()
+    (kb / "guide.md").rename(kb / "moved.md")  # the first move, on disk
+
+    def move_back(rel: str) -> None:
+        if rel == "moved.md":
+            (kb / "moved.md").rename(kb / "guide.md")
+
+    seen = _in_the_window(monkeypatch, move_back)
+    with caplog.at_level(logging.WARNING):
+        svc.schedule_sync(["guide.md", "moved.md"])  # what the first kb_move queues
+        assert svc.sync.wait_idle(10)
+        svc.schedule_sync(["moved.md", "guide.md"])  # what the move back queues
+        assert svc.sync.wait_idle(10)
+    assert "moved.md" in seen
+    assert svc.status_fields()["synchronization"] is None
+    assert "guide.md" in _documents(svc) and "moved.md" not in _documents(svc)
+    assert svc.search(query="strong_count", mode="lexical")["results"][0]["path"] == "guide.md"
+    assert not [r for r in caplog.records if "re-index failed" in r.getMessage()]
+    svc.shutdown()
+
+
+def test_file_replaced_by_a_folder_before_the_read_is_a_deletion(kb, monkeypatch, caplog):
+    svc = client(kb)
+    svc.reindex()
+    (kb / "guide.md").write_text("# Guide\n\nabout to become a folder\n", encoding="utf-8")
+
+    def to_folder(rel: str) -> None:
+        (kb / rel).unlink()
+        (kb / rel).mkdir()
+
+    _in_the_window(monkeypatch, to_folder)
+    with caplog.at_level(logging.WARNING):
+        svc.schedule_sync(["guide.md"])
+        assert svc.sync.wait_idle(10)
+    assert svc.status_fields()["synchronization"] is None
+    assert "guide.md" not in _documents(svc)
+    assert svc.status_fields()["project"]["unreadableFiles"] == 0
+    assert not [r for r in caplog.records if "re-index failed" in r.getMessage()]
+    shutil.rmtree(kb / "guide.md")
+    svc.shutdown()
+
+
+def test_a_file_that_really_cannot_be_read_is_still_reported(kb, monkeypatch):
+    """The other side: a file that is there and unreadable stays a reported failure."""
+    svc = client(kb)
+    svc.reindex()
+    (kb / "bad.md").write_bytes(b"# Bad\n\n\xff\xfe not utf-8\n")
+    svc.schedule_sync(["bad.md"])
+    assert svc.sync.wait_idle(10)
+    status = svc.status_fields()
+    assert status["synchronization"]["paths"] == ["bad.md"]
+    assert status["project"]["unreadableFiles"] == 1
+    svc.shutdown()
