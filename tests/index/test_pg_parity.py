@@ -55,6 +55,9 @@ CORPUS = {
     "zh/state.md": "# 状态管理\n\n在组件之间共享状态可以使用响应式 API。\n\n"
     "## 侦听器\n\n侦听器在状态变化时执行副作用。\n",
     "zh/props.md": "# 属性\n\n子组件不应该修改父组件传入的属性，应该触发事件。\n",
+    # accented words: FTS5 folds diacritics (unicode61 remove_diacritics 2), so must PostgreSQL
+    "fr/cafe.md": "# Le café\n\nUn café crème, une façade naïve. Crème brûlée au dessert.\n",
+    "fr/menu.md": "# Cafe menu\n\nThe cafe serves coffee, creme brulee and more coffee.\n",
     # a title query
     "search/pit.md": "# Point in time\n\nA point in time keeps a consistent view of the data while you page.\n",
     "search/paging.md": "# Paging\n\nUse search after with a point in time, or scroll."
@@ -77,6 +80,9 @@ QUERIES = [
     "point in time",
     "replace the binaries",
     "threads share data",
+    "café crème",
+    "naive facade",
+    "creme brulee",
 ]
 
 
@@ -182,6 +188,7 @@ def test_frequencies_are_fts5s_weighted_hit_counts(pair: tuple[KbClient, KbClien
 def test_an_index_written_before_the_lengths_gets_them(tmp_path: Path, pg_server: PgServer) -> None:
     (tmp_path / "a.md").write_text("# Alpha\n\nquetzal index index index\n", encoding="utf-8")
     (tmp_path / "b.md").write_text("# Beta\n\nquetzal once, and a longer body of other words here\n", encoding="utf-8")
+    (tmp_path / "c.md").write_text("# Gamma\n\nUn café crème\n", encoding="utf-8")
     ws = make_workspace(
         tmp_path, storage__backend="postgresql", storage__url=pg_server.url, storage__schema=pg_server.fresh_schema()
     )
@@ -190,11 +197,16 @@ def test_an_index_written_before_the_lengths_gets_them(tmp_path: Path, pg_server
     query = AnyOf((Term("quetzal"), Term("index"), Phrase(("quetzal", "index"))))
     before = [(h.path, h.anchor) for h in store.lexical(query, 10, None)]
     want = store._rows("select id, ntok, nstem from chunks order by id")
-    store._rows("alter table chunks drop column ntok, drop column nstem")  # as an older release wrote it
+    # as an older release wrote it: no lengths, no token marker, an accented word as written
+    store._rows("alter table chunks drop column ntok, drop column nstem")
+    store._rows("drop table lexical_meta")
+    store._rows("update chunks set tsv = $$'gamma':2A 'un':4B 'café':5B 'crème':6B$$ where strpos(text, 'café') > 0")
     fresh = PostgresStore(pg_server.url, store._schema)
     try:
         assert [(h.path, h.anchor) for h in fresh.lexical(query, 10, None)] == before
         assert fresh._rows("select id, ntok, nstem from chunks order by id") == want
+        accented = fresh._rows("select tsv::text from chunks where strpos(text, 'café') > 0")
+        assert accented == [("'cafe':5B 'creme':6B 'gamma':2A 'un':4B '~gamma':2C",)]  # re-tokenized as FTS5 does
     finally:
         fresh.close()
         store.close()
@@ -218,3 +230,19 @@ def test_row_budgets_cut_the_same_words(pair: tuple[KbClient, KbClient], monkeyp
 
     assert found(pg, 4) == found(lite, 4) != found(lite, None)
     assert found(pg, None) == found(lite, None)
+
+
+def test_tokens_are_fts5s_own() -> None:
+    """``cjk.index_tokens`` is unicode61's tokenizer itself; its ASCII shortcut splits the same."""
+    import apsw
+
+    from local_vector_search_mcp.index.cjk import index_tokens
+
+    connection = apsw.Connection(":memory:")
+    unicode61 = connection.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+    texts = ["".join(chr(c) for c in range(1, 128)), "Rc::strong_count(&a) -> x_y.z@v2 $HOME #tag", "a+b=c|d^e~f`g"]
+    for text in texts:
+        assert index_tokens(text) == unicode61(
+            text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False
+        )
+    assert index_tokens("Crème brûlée, n\u0308o, Ærø, 机器") == ["creme", "brulee", "no", "ærø", "机器", "器"]

@@ -17,6 +17,10 @@ the adapter as :class:`~.query.CjkRun` leaves.
 from __future__ import annotations
 
 import re
+import threading
+from typing import Any
+
+import apsw
 
 __all__ = ["CJK_CHARS", "CJK_RUN", "bigrams", "cjk_index_text", "index_tokens"]
 
@@ -43,7 +47,29 @@ def cjk_index_text(text: str) -> str:
     return CJK_RUN.sub(lambda m: " " + " ".join([*bigrams(m.group()), m.group()[-1]]) + " ", text)
 
 
+_LOCAL = threading.local()
+
+
+def _unicode61() -> Any:
+    """This thread's FTS5 ``unicode61 remove_diacritics 2`` tokenizer (apsw, in-memory)."""
+    tokenizer = getattr(_LOCAL, "tokenizer", None)
+    if tokenizer is None:
+        _LOCAL.connection = apsw.Connection(":memory:")
+        tokenizer = _LOCAL.tokenizer = _LOCAL.connection.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
+    return tokenizer
+
+
 def index_tokens(text: str) -> list[str]:
-    """Lower-cased tokens of ``cjk_index_text(text)`` as unicode61 splits them (approximately):
-    what an adapter without its own full-text engine indexes."""
-    return [t.lower() for t in _WORD.findall(cjk_index_text(text))]
+    """The tokens of ``cjk_index_text(text)`` exactly as the SQLite adapter's FTS5 tokenizer makes
+    them (``unicode61 remove_diacritics 2``, run through apsw): lower-cased, Latin diacritics
+    folded (``café`` -> ``cafe``), combining marks inside a word dropped. What an adapter without
+    FTS5 indexes and queries (PostgreSQL, decision 311), so both engines see the same words."""
+    if not text:
+        return []
+    prepared = cjk_index_text(text)
+    if prepared.isascii():  # the common case: unicode61 splits ASCII at every non-alphanumeric
+        return [t.lower() for t in _WORD.findall(prepared)]
+    tokens: list[str] = _unicode61()(
+        prepared.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False
+    )
+    return tokens

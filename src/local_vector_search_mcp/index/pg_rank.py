@@ -33,6 +33,7 @@ against 66 ms for an OR matching half of its 17,861 chunks).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +44,7 @@ import numpy.typing as npt
 from .cjk import bigrams, index_tokens
 from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
-from .stem import STEM_MARK, is_stemmable, stem
+from .stem import STEM_MARK, is_stemmable, stem, stem_index_text
 
 __all__ = [
     "HIT_WEIGHTS",
@@ -191,7 +192,17 @@ class _Builder:
 
 
 def _words(text: str) -> tuple[str, ...]:
+    """What FTS5 makes of query text: its unicode61 tokens (``cjk.index_tokens``)."""
     return tuple(index_tokens(text))
+
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _priced(text: str) -> tuple[str, ...]:
+    """The tokens ``fts5.py`` prices a leaf by and stems it from (its own regex, lower-cased,
+    diacritics kept): mirrored so the same words are cut and stemmed."""
+    return tuple(t.lower() for t in _WORD.findall(text))
 
 
 def _leaf_atoms(node: LexicalQuery) -> list[tuple[str, Atom]]:
@@ -199,7 +210,7 @@ def _leaf_atoms(node: LexicalQuery) -> list[tuple[str, Atom]]:
     if isinstance(node, Term | Phrase):
         text = node.text if isinstance(node, Term) else " ".join(node.words)
         words = _words(text)
-        return [(quote_phrase(text), Atom(" <-> ".join(_lexeme(w) for w in words), words))] if words else []
+        return [(quote_phrase(text), Atom(" <-> ".join(_lexeme(w) for w in words), _priced(text)))] if words else []
     if isinstance(node, Prefix):
         words = _words(node.text)
         return [(quote_phrase(node.text) + "*", Atom(f"{_lexeme(words[0])}:*", ()))] if len(words) == 1 else []
@@ -247,7 +258,7 @@ def _stems(node: LexicalQuery, out: _Builder) -> Node | None:
     for child in node.children:  # one operand per distinct stem, as fts5.render_stems
         sub: Node | None = None
         if isinstance(child, Term):
-            words = _words(child.text)
+            words = _priced(child.text)
             if len(words) == 1 and is_stemmable(words[0]):
                 sub = out.add(Atom(_lexeme(STEM_MARK + stem(words[0])), words))
         elif isinstance(child, AllOf | AnyOf):
@@ -439,5 +450,4 @@ def rank(
 
 def chunk_lengths(text: str, heading: str | None) -> tuple[int, int]:
     """(tokens, English stems) of a chunk: the sizes of its FTS5 rows on SQLite."""
-    tokens = [*index_tokens(heading or ""), *index_tokens(text)]
-    return len(tokens), sum(1 for t in tokens if is_stemmable(t))
+    return len(index_tokens(heading or "")) + len(index_tokens(text)), len(stem_index_text(heading or "", text).split())

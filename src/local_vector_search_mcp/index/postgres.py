@@ -5,9 +5,9 @@ database. Every thread gets its own connection; a document's rows change in one
 transaction, as on SQLite.
 
 Lexical search uses PostgreSQL full-text search, but never its parser: the
-adapter tokenizes chunks and queries itself with the tokenizer the SQLite side
-approximates (``cjk.index_tokens``: unicode61-like words, CJK runs as bigrams)
-and writes ``tsvector``/``tsquery`` literals directly. Index and query sides
+adapter tokenizes chunks and queries itself with the SQLite side's own FTS5
+tokenizer (``cjk.index_tokens``: unicode61 with diacritics folded, CJK runs as
+bigrams; decision 311) and writes ``tsvector``/``tsquery`` literals directly. Index and query sides
 therefore agree whatever locale the server runs with. The heading's tokens
 carry weight A and the body's weight B; English stems (``stem.py``) ride along
 as ``~stem`` lexemes of weight C. Matches are found by the GIN index and ranked
@@ -77,16 +77,26 @@ from .port import (
     tag_prefixes,
 )
 from .query import LexicalQuery, PathScope
-from .stem import STEM_MARK, is_stemmable, stem
+from .stem import STEM_MARK, stem_index_text
 
 __all__ = ["EF_SEARCH", "PostgresStore", "safe_location"]
 
 EF_SEARCH = 400  # measured: recall@10 0.98 on hard synthetic 384-d data (0.79 at 100); decision 150
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+TOKENS_VERSION = "fts5-unicode61-1"  # lexical_meta: the tsvectors hold FTS5's tokens (decision 311)
 STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other servers' writes)
-_DERIVED = ("unreadable_files", "links", "doc_meta", "vectors", "term_stats", "chunks", "documents", "manifest")
+_DERIVED = (
+    "unreadable_files",
+    "links",
+    "doc_meta",
+    "vectors",
+    "term_stats",
+    "lexical_meta",
+    "chunks",
+    "documents",
+    "manifest",
+)
 
 
 def safe_location(url: str, schema: str) -> str:
@@ -103,23 +113,22 @@ def _lexeme(token: str) -> str:
 
 
 def tsvector_literal(text: str, heading: str | None) -> str:
-    """The chunk's tsvector as text: heading tokens (weight A) then body tokens (weight B);
-    an English word also gives ``~stem`` at its position (weight C, ``stem.py``)."""
+    """The chunk's tsvector as text: heading tokens (weight A) then body tokens (weight B), the
+    tokens of the SQLite adapter's FTS5 index (``cjk.index_tokens``); then the English stems of
+    each part as ``~stem`` (weight C), the words of its stems table (``stem.stem_index_text``),
+    one position each inside the part's range (no phrase is ever asked of stems)."""
     positions: dict[str, list[str]] = {}
     pos = 0
-    for tokens, weight in ((index_tokens(heading or ""), "A"), (index_tokens(text), "B")):
+    for part, weight in ((heading or "", "A"), (text, "B")):
         pos += 1  # a gap: a phrase never spans heading and body
-        for token in tokens:
+        start = pos
+        for token in index_tokens(part):
             pos = min(pos + 1, _MAX_POSITION)
             if len(token) <= _MAX_LEXEME:
                 positions.setdefault(token, []).append(f"{pos}{weight}")
-                if is_stemmable(token):
-                    positions.setdefault(STEM_MARK + stem(token), []).append(f"{pos}C")
+        for i, word in enumerate(stem_index_text(part).split()):
+            positions.setdefault(STEM_MARK + word, []).append(f"{min(start + 1 + i, _MAX_POSITION)}C")
     return " ".join(f"{_lexeme(tok)}:{','.join(ps[:256])}" for tok, ps in positions.items())
-
-
-def _words(text: str) -> list[str]:
-    return [t.lower() for t in _WORD.findall(text) if len(t) <= _MAX_LEXEME]
 
 
 def _json_alternatives(value: Any) -> list[str]:
@@ -722,7 +731,7 @@ class PostgresStore:
         ``term_stats`` table (decision 310)."""
         if self._lengths_ready:
             return
-        if not self._column_exists("chunks", "ntok") or not self._table_exists("term_stats"):
+        if not self._table_exists("lexical_meta"):
             with self._lock, self._conn().transaction():
                 self._add_lengths(self._conn())
         self._lengths_ready = True
@@ -735,22 +744,37 @@ class PostgresStore:
         return bool(rows)
 
     def _add_lengths(self, conn: psycopg.Connection[Any]) -> None:
-        """Inside the caller's transaction: ``chunks.ntok``/``nstem`` added where missing and
-        filled from the stored tsvectors (their A and B positions, their C positions); and the
-        ``term_stats`` table (empty until the next full reindex: every token is counted meanwhile)."""
+        """Inside the caller's transaction, what an index written by an earlier release lacks:
+        ``chunks.ntok``/``nstem``, filled from the stored tsvectors (their A and B positions, their
+        C positions); the ``term_stats`` table (empty until the next full reindex: every token is
+        counted meanwhile); and FTS5's own tokens for the chunks with non-ASCII text, re-tokenized
+        once (decision 311: diacritics folded; ASCII text tokenizes as before)."""
         with conn.cursor() as cur:
             self._ddl_lock(cur)
         conn.execute(b"create table if not exists term_stats (lexeme text primary key, ndoc integer not null)")
-        if self._column_exists("chunks", "ntok"):
+        if not self._column_exists("chunks", "ntok"):
+            conn.execute(
+                b"alter table chunks add column if not exists ntok integer, add column if not exists nstem integer"
+            )
+            conn.execute(
+                b"update chunks set"
+                b" ntok = (select count(*) from unnest(tsv) u, unnest(u.weights) w where w <> 'C'),"
+                b" nstem = (select count(*) from unnest(tsv) u, unnest(u.weights) w where w = 'C') where ntok is null"
+            )
+            self._stats_cache = None
+        if self._table_exists("lexical_meta"):
             return
-        conn.execute(
-            b"alter table chunks add column if not exists ntok integer, add column if not exists nstem integer"
-        )
-        conn.execute(
-            b"update chunks set"
-            b" ntok = (select count(*) from unnest(tsv) u, unnest(u.weights) w where w <> 'C'),"
-            b" nstem = (select count(*) from unnest(tsv) u, unnest(u.weights) w where w = 'C') where ntok is null"
-        )
+        rows = conn.execute(
+            b"select id, text, heading_path from chunks where text ~ %(wide)s or coalesce(heading_path, '') ~ %(wide)s",
+            {"wide": r"[^\x01-\x7f]"},
+        ).fetchall()
+        with conn.cursor() as cur:
+            cur.executemany(
+                b"update chunks set tsv = %s::tsvector, ntok = %s, nstem = %s where id = %s",
+                [(tsvector_literal(text, heading), *chunk_lengths(text, heading), cid) for cid, text, heading in rows],
+            )
+        conn.execute(b"create table if not exists lexical_meta (key text primary key, value text not null)")
+        conn.execute(b"insert into lexical_meta (key, value) values ('tokens', %s)", (TOKENS_VERSION,))
         self._stats_cache = None
 
     def titled(self, words: Sequence[str], limit: int, scope: PathScope | None) -> list[ChunkHit]:
