@@ -1,0 +1,232 @@
+"""Following other editors under churn (H28): after each burst of external operations the index
+converges to a fresh reindex of the disk, search finds the new text and not the old, kb_status
+shows no stale failure, nothing is logged for a path that merely vanished or moved, and an agent
+calling tools meanwhile gets no error. The harness is ``tests/churn.py``; waits are bounded polls.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from churn import Agent, Churn, make_corpus, note
+
+from local_vector_search_mcp.errors import KbError
+
+
+@pytest.fixture
+def churn(tmp_path: Path) -> Iterator[Churn]:
+    harness = Churn(make_corpus(tmp_path / "kb"))
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+def _atomic_save(path: Path, text: str, temp_name: str) -> None:
+    """An editor's save: write a temporary file beside it, then rename it over the document."""
+    temp = path.with_name(temp_name)
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+
+
+def test_create_modify_delete_burst(churn: Churn) -> None:
+    root = churn.root
+    with Agent(churn).running() as agent:
+        for i in range(12):
+            (root / "notes" / f"new{i}.md").write_text(note(f"New {i}", f"freshword{i} alpha"), encoding="utf-8")
+        for i in range(0, 12, 3):
+            (root / ("notes", "guides", "journal")[i % 3] / f"n{i}.md").write_text(
+                note(f"Note {i}", f"changedword{i} beta"), encoding="utf-8"
+            )
+        for i in range(1, 12, 3):
+            (root / ("notes", "guides", "journal")[i % 3] / f"n{i}.md").unlink()
+        for i in range(0, 12, 4):  # created and gone again within the burst
+            (root / "notes" / f"new{i}.md").unlink()
+        churn.converge()
+    assert agent.errors == []
+    churn.check_clean()
+    assert churn.search_paths("freshword1") == ["notes/new1.md"]
+    assert churn.search_paths("freshword4") == []
+    assert churn.search_paths("changedword3") == ["notes/n3.md"]
+    assert churn.search_paths("word3") == []  # the old text of n3.md
+    assert churn.search_paths("word4") == []  # deleted
+
+
+def test_rename_and_rename_back_within_milliseconds(churn: Churn) -> None:
+    root = churn.root
+    with Agent(churn).running() as agent:
+        for _ in range(5):
+            for i in range(6):
+                folder = root / ("notes", "guides", "journal")[i % 3]
+                (folder / f"n{i}.md").rename(folder / f"tmp{i}.md")
+                (folder / f"tmp{i}.md").rename(folder / f"n{i}.md")
+        # a chain a -> b -> c, and a swap of two names through a third
+        (root / "notes" / "n6.md").rename(root / "notes" / "b.md")
+        (root / "notes" / "b.md").rename(root / "guides" / "c.md")
+        (root / "notes" / "n9.md").rename(root / "notes" / "swap.md")
+        (root / "notes" / "n12.md").rename(root / "notes" / "n9.md")
+        (root / "notes" / "swap.md").rename(root / "notes" / "n12.md")
+        churn.converge()
+    assert agent.errors == []
+    churn.check_clean()
+    assert churn.search_paths("word6") == ["guides/c.md"]
+    assert churn.search_paths("word9") == ["notes/n12.md"]
+    assert churn.search_paths("word12") == ["notes/n9.md"]
+
+
+def test_editor_atomic_saves(churn: Churn) -> None:
+    root = churn.root
+    target = root / "guides" / "n1.md"
+    with Agent(churn).running() as agent:
+        for round_ in range(10):
+            # a hidden temp (vim-like), a non-Markdown temp (JetBrains-like), a backup left behind
+            _atomic_save(target, note("Note 1", f"saveword{round_} gamma"), f".n1.md.swp{round_}")
+            _atomic_save(target, note("Note 1", f"saveword{round_} gamma"), "n1.md___jb_tmp___")
+        shutil.copy(target, root / "guides" / "n1.md~")
+        churn.converge()
+    assert agent.errors == []
+    churn.check_clean()
+    assert churn.search_paths("saveword9") == ["guides/n1.md"]
+    assert churn.search_paths("saveword8") == []
+    assert churn.search_paths("word1") == []
+
+
+def test_folder_renamed_with_files_inside(churn: Churn) -> None:
+    root = churn.root
+    with Agent(churn).running() as agent:
+        (root / "journal").rename(root / "diary")
+        (root / "diary" / "n2.md").write_text(note("Note 2", "diaryword delta"), encoding="utf-8")
+        (root / "guides").rename(root / "tmp-guides")
+        (root / "tmp-guides").rename(root / "guides")  # and back at once
+        (root / "notes").rename(root / "diary" / "nested")  # into another moved folder
+        churn.converge()
+    assert agent.errors == []
+    churn.check_clean()
+    assert churn.search_paths("diaryword") == ["diary/n2.md"]
+    assert churn.search_paths("word3") == ["diary/nested/n3.md"]
+    assert churn.search_paths("word1") == ["guides/n1.md"]
+
+
+def test_checkout_swaps_hundreds_of_files(churn: Churn) -> None:
+    """A `git checkout` of another branch: 300 files in a folder, most rewritten, some gone, some new."""
+    root = churn.root
+    big = root / "big"
+    big.mkdir()
+    for i in range(300):
+        (big / f"f{i}.md").write_text(note(f"F {i}", f"branchone{i} epsilon"), encoding="utf-8")
+    churn.converge(120)
+    with Agent(churn).running() as agent:
+        for i in range(300):
+            path = big / f"f{i}.md"
+            if i % 5 == 0:
+                path.unlink()
+            else:  # git writes the new blob beside it and renames it over
+                _atomic_save(path, note(f"F {i}", f"branchtwo{i} zeta"), f".f{i}.md.lock")
+        for i in range(300, 400):
+            (big / "sub").mkdir(exist_ok=True)
+            (big / "sub" / f"f{i}.md").write_text(note(f"F {i}", f"branchtwo{i} zeta"), encoding="utf-8")
+        churn.converge(120)
+    assert agent.errors == []
+    churn.check_clean()
+    assert churn.search_paths("branchone7") == []
+    assert churn.search_paths("branchtwo7") == ["big/f7.md"]
+    assert churn.search_paths("branchtwo10") == []
+    assert churn.search_paths("branchtwo350") == ["big/sub/f350.md"]
+
+
+def test_truncate_to_empty_then_rewrite(churn: Churn) -> None:
+    root = churn.root
+    target = root / "notes" / "n0.md"
+    with Agent(churn).running() as agent:
+        for round_ in range(5):
+            with open(target, "w", encoding="utf-8") as handle:
+                handle.flush()
+                os.fsync(handle.fileno())  # the empty file is on disk, events and all
+                handle.write(note("Note 0", f"rewriteword{round_} eta"))
+        (root / "notes" / "n3.md").write_text("", encoding="utf-8")  # one stays empty
+        churn.converge()
+    assert agent.errors == []
+    churn.check_clean()
+    assert churn.search_paths("rewriteword4") == ["notes/n0.md"]
+    assert churn.search_paths("rewriteword3") == []
+    assert churn.search_paths("word3") == []
+
+
+def test_file_replaced_by_a_folder_of_the_same_name_and_back(churn: Churn) -> None:
+    root = churn.root
+    target = root / "notes" / "n0.md"
+    with Agent(churn).running() as agent:
+        for round_ in range(3):
+            target.unlink()
+            target.mkdir()
+            (target / "inner.md").write_text(note("Inner", f"innerword{round_} theta"), encoding="utf-8")
+            shutil.rmtree(target)
+            target.write_text(note("Note 0", f"backword{round_} iota"), encoding="utf-8")
+        (root / "notes" / "n3.md").unlink()
+        (root / "notes" / "n3.md").mkdir()  # this one stays a folder
+        (root / "notes" / "n3.md" / "inside.md").write_text(note("Inside", "insideword kappa"), encoding="utf-8")
+        churn.converge()
+    assert agent.errors == []
+    churn.check_clean()
+    assert churn.search_paths("backword2") == ["notes/n0.md"]
+    assert churn.search_paths("innerword2") == []
+    assert churn.search_paths("insideword") == ["notes/n3.md/inside.md"]
+    assert churn.search_paths("word3") == []
+
+
+def test_agent_moves_and_deletes_race_external_edits(churn: Churn) -> None:
+    """kb_move / kb_delete of a file another editor keeps saving: each call either succeeds or
+    says why it cannot (the file changed: CONFLICT; it is gone: NOT_FOUND); never an internal
+    error, and the index follows whatever ends on disk."""
+    root = churn.root
+    unexpected: list[str] = []
+    stop = threading.Event()
+
+    def editor() -> None:
+        n = 0
+        while not stop.is_set():
+            for rel in ("notes/n0.md", "guides/n1.md", "notes/moved0.md"):
+                try:  # saved in place: an editor never brings back a file that was moved away
+                    with open(root / rel, "r+", encoding="utf-8") as handle:
+                        handle.truncate()
+                        handle.write(note("Edited", f"editorword{n} lambda"))
+                except FileNotFoundError:
+                    pass
+                n += 1
+
+    def agent_call(tool: str, request: dict[str, object]) -> None:
+        try:
+            churn.call(tool, request)
+        except KbError as exc:
+            if exc.code not in ("CONFLICT", "NOT_FOUND"):
+                unexpected.append(f"{tool}: {exc.code} {exc.message}")
+        except Exception as exc:
+            unexpected.append(f"{tool}: {type(exc).__name__}: {exc}")
+
+    thread = threading.Thread(target=editor, daemon=True)
+    thread.start()
+    try:
+        for round_ in range(15):
+            for src, dst in (("notes/n0.md", "notes/moved0.md"), ("notes/moved0.md", "notes/n0.md")):
+                try:
+                    sha = churn.call("kb_read", {"path": src})["sourceHash"]
+                except KbError:
+                    continue
+                agent_call("kb_move", {"sourcePath": src, "targetPath": dst, "expectedSourceHash": sha})
+            try:
+                sha = churn.call("kb_read", {"path": "guides/n1.md"})["sourceHash"]
+                agent_call("kb_delete", {"path": "guides/n1.md", "expectedSourceHash": sha})
+            except KbError:
+                pass
+            (root / "guides" / "n1.md").write_text(note("Back", f"backagain{round_}"), encoding="utf-8")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert unexpected == []
+    churn.converge()
+    churn.check_clean()
