@@ -76,6 +76,7 @@ def test_text_is_tokenized_by_the_adapter_not_the_server() -> None:
     # row budgets (fts5._within_budget): the rarest first; the stems' may keep nothing
     both = plan(AnyOf((Term("common"), Term("rare")), row_budget=50, keep_at_least=1), 50)
     counts = {"common": 60, "rare": 5}.__getitem__
+    assert both.priced_tokens(100) == ["common", "rare"] and both.priced_tokens(25) == []  # 2 x 25 <= 50
     assert [a.tsquery for a in both.cut(counts).atoms()] == ["'rare'", "'~rare'"]
     one = plan(AnyOf((Term("common"), Phrase(("a", "b"))), row_budget=50, keep_at_least=2), 50)
     assert one.cut(lambda token: 60).stems is None and len(one.cut(lambda token: 60).atoms()) == 2

@@ -126,12 +126,17 @@ class RankPlan:
             parts.append(_render(tree, side.atoms))
         return " | ".join(f"({p})" for p in parts)
 
-    def priced_tokens(self) -> list[str]:
-        """The tokens whose chunk counts :meth:`cut` needs (those of a budgeted OR's atoms)."""
+    def priced_tokens(self, rows: int) -> list[str]:
+        """The tokens whose chunk counts :meth:`cut` needs (those of a budgeted OR's atoms); none
+        for an OR that keeps everything whatever the counts (``rows``: chunks in the index)."""
         out: dict[str, None] = {}
         for side in (self.exact, self.stems):
             if side is not None and side.budget is not None and isinstance(side.tree, tuple):
-                for child in side.tree[1]:
+                children = side.tree[1]
+                bounded = all(isinstance(c, int) and side.atoms[c].tokens for c in children)
+                if bounded and len(children) * rows <= side.budget[0]:
+                    continue
+                for child in children:
                     if isinstance(child, int):
                         out.update(dict.fromkeys(side.atoms[child].tokens))
         return list(out)

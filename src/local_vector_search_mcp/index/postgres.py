@@ -625,7 +625,7 @@ class PostgresStore:
         self._ensure_lengths()
         # the row budgets first, from the chunk counts of the query's tokens (as the SQLite adapter
         # cuts its MATCH): a very common word's rows are then never fetched
-        counted = self._token_frequencies(query_plan.priced_tokens())
+        counted = self._token_frequencies(query_plan.priced_tokens(self._corpus_stats().rows))
         query_plan = query_plan.cut(lambda token: counted.get(token, 0))
         atoms = query_plan.atoms()
         if not atoms:
