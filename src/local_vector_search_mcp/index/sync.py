@@ -59,6 +59,10 @@ class SyncQueue:
             self._errors[path] = message
             self._last_error = f"{path}: {message}"
 
+    def has_error(self, path: str) -> bool:
+        with self._cond:
+            return path in self._errors
+
     def clear_error(self, path: str) -> None:
         with self._cond:
             self._errors.pop(path, None)

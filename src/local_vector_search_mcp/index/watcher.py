@@ -111,6 +111,11 @@ class MarkdownWatcher:
             if rel is None:
                 continue
             if event.is_directory:
+                if event.event_type not in ("created", "moved", "deleted") and not self.queue.has_error(f"{rel}/"):
+                    # a folder "modified" (a file in it came or went, whose own event follows) is not
+                    # walked: that walk per event made a checkout quadratic (decision 321); a folder
+                    # reported unlistable is, since a permission change is how it becomes listable
+                    continue
                 if event.event_type in ("moved", "deleted"):
                     prefix = rel + "/"
                     found.update(p for p in self.indexed_paths() if p.startswith(prefix))
