@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from churn import Agent, Churn, make_corpus, note
+from churn import Agent, Churn, make_corpus, note, poll
 
 from local_vector_search_mcp.errors import KbError
 
@@ -312,3 +312,43 @@ def test_a_change_in_a_big_folder_re_indexes_only_what_changed(churn: Churn, mon
     assert set(reconciled) <= changed, sorted(set(reconciled) - changed)[:10]
     assert churn.search_paths("bigchanged30") == ["big/f30.md"]
     assert churn.search_paths("bigword30") == []
+
+
+def test_events_lost_to_a_queue_overflow_are_caught_up(churn: Churn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel drops events when its queue overflows (a huge checkout on a loaded machine) and
+    watchdog only logs it; the watcher then compares every file with the index (decision 322).
+    Simulated: the watcher drops every event of a burst, then watchdog's warning is logged."""
+    import inspect
+    import logging
+
+    import watchdog.observers.inotify_c as inotify_c
+
+    from local_vector_search_mcp.index.watcher import LOST_EVENTS_LOGGER
+
+    message = "Inotify queue overflowed; filesystem events were lost"
+    assert message in inspect.getsource(inotify_c)  # what the watcher listens for is still said
+    root = churn.root
+    watcher = churn.ws.indexing.watcher
+    assert watcher is not None
+    dropped: list[str] = []
+    real = watcher._on_event
+
+    def drop(event: object) -> None:
+        dropped.append(str(getattr(event, "src_path", "")))
+
+    monkeypatch.setattr(watcher, "_on_event", drop)
+    (root / "notes" / "n0.md").write_text(note("Note 0", "lostword sigma"), encoding="utf-8")
+    (root / "guides" / "n1.md").unlink()
+    (root / "journal" / "lost.md").write_text(note("Lost", "lostnew sigma"), encoding="utf-8")
+    (root / "agent" / "sentinel.md").write_text("# sentinel\n", encoding="utf-8")
+    assert poll(lambda: any(p.endswith("sentinel.md") for p in dropped))  # every earlier event is gone too
+    monkeypatch.setattr(watcher, "_on_event", real)
+    assert churn.search_paths("lostword") == []
+    logging.getLogger(LOST_EVENTS_LOGGER).warning(message)  # what watchdog logs on IN_Q_OVERFLOW
+    churn.converge()
+    assert any("lost events" in m for m in churn.warnings.messages)
+    churn.warnings.messages.clear()
+    churn.check_clean()
+    assert churn.search_paths("lostword") == ["notes/n0.md"]
+    assert churn.search_paths("lostnew") == ["journal/lost.md"]
+    assert churn.search_paths("word1") == []

@@ -315,7 +315,11 @@ class IndexingService:
     def start_watching(self) -> None:
         if self.watcher is None:
             self.watcher = MarkdownWatcher(
-                self.root, self.sync, self.path_filter, lambda: list(self.store.document_states())
+                self.root,
+                self.sync,
+                self.path_filter,
+                lambda: list(self.store.document_states()),
+                on_lost_events=self.start_catch_up,  # compare every file, as at start (decision 322)
             )
             self.watcher.start()
 

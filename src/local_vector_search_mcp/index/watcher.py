@@ -6,7 +6,9 @@ queues the old and the new path; a moved or deleted folder queues every
 indexed path under it and every Markdown file now under its new name. A path
 is scheduled once no new event arrived for 400 ms (checked every 150 ms).
 Watcher errors are reported as the pseudo-path ``<watcher>``; the server
-keeps running.
+keeps running. When the kernel's event queue overflowed (events were lost),
+``on_lost_events`` runs once the watcher is quiet again: the service compares
+every file with the index, as at start (decision 322).
 """
 
 from __future__ import annotations
@@ -22,11 +24,25 @@ from typing import Any
 from ..sourcefile import unlisted_folder
 from .sync import WATCHER_PATH, SyncQueue
 
-__all__ = ["DEBOUNCE_SECONDS", "MarkdownWatcher"]
+__all__ = ["DEBOUNCE_SECONDS", "LOST_EVENTS_LOGGER", "MarkdownWatcher"]
 
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.4
 TICK_SECONDS = 0.15
+# watchdog says so only in its log: "Inotify queue overflowed; filesystem events were lost"
+LOST_EVENTS_LOGGER = "watchdog.observers.inotify_c"
+
+
+class _LostEvents(logging.Handler):
+    """Hears watchdog's warning that the kernel dropped events (its only signal of it)."""
+
+    def __init__(self, on_lost: Callable[[], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.on_lost = on_lost
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in str(record.msg).lower():
+            self.on_lost()
 
 
 class MarkdownWatcher:
@@ -37,6 +53,7 @@ class MarkdownWatcher:
         path_filter: Callable[[str], bool],
         indexed_paths: Callable[[], Iterable[str]],
         debounce: float = DEBOUNCE_SECONDS,
+        on_lost_events: Callable[[], None] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.queue = queue
@@ -48,6 +65,10 @@ class MarkdownWatcher:
         self._stop = threading.Event()
         self._observer: Any = None
         self._ticker: threading.Thread | None = None
+        self.on_lost_events = on_lost_events
+        self._lost_at: float | None = None
+        self._last_event = 0.0
+        self._lost_listener = _LostEvents(self._events_lost)
 
     def start(self) -> None:
         try:
@@ -63,6 +84,7 @@ class MarkdownWatcher:
                     except Exception as exc:  # pragma: no cover - defensive
                         watcher.queue.report_error(WATCHER_PATH, f"watcher event failed: {exc}")
 
+            logging.getLogger(LOST_EVENTS_LOGGER).addHandler(self._lost_listener)
             observer = Observer()
             observer.schedule(Handler(), str(self.root), recursive=True)
             observer.daemon = True
@@ -77,6 +99,7 @@ class MarkdownWatcher:
 
     def stop(self) -> None:
         self._stop.set()
+        logging.getLogger(LOST_EVENTS_LOGGER).removeHandler(self._lost_listener)
         if self._observer is not None:
             try:
                 self._observer.stop()
@@ -131,9 +154,28 @@ class MarkdownWatcher:
                 found.add(rel)
         now = time.monotonic()
         with self._lock:
+            self._last_event = now
             for rel in found:
                 if rel.lower().endswith(".md") and self.path_filter(rel):
                     self._pending[rel] = now
+
+    def _events_lost(self) -> None:
+        with self._lock:
+            self._lost_at = time.monotonic()
+
+    def _after_lost_events(self, now: float) -> None:
+        """Once no event arrived for the debounce time after an overflow, compare the files."""
+        with self._lock:
+            lost = self._lost_at
+            if lost is None or now - max(lost, self._last_event) < self.debounce:
+                return
+            self._lost_at = None
+        log.warning("the file watcher lost events (kernel queue overflow); comparing the files with the index")
+        if self.on_lost_events is not None:
+            try:
+                self.on_lost_events()
+            except Exception as exc:  # pragma: no cover - defensive
+                self.queue.report_error(WATCHER_PATH, f"could not re-check the files after lost events: {exc}")
 
     def _unlisted(self, exc: OSError) -> None:
         """A folder that appeared but cannot be listed: its files cannot be queued; say so."""
@@ -154,6 +196,7 @@ class MarkdownWatcher:
                     del self._pending[p]
             if ready:
                 self.queue.schedule(sorted(ready))
+            self._after_lost_events(now)
             if self._observer is not None and not self._observer.is_alive() and not self._stop.is_set():
                 self.queue.report_error(WATCHER_PATH, "file watcher stopped unexpectedly")
                 return
