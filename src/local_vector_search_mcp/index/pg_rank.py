@@ -326,11 +326,18 @@ def within_budget(side: Side, token_df: Callable[[str], int]) -> Side:
     return Side(side.atoms, ("any", tuple(c for i, c in enumerate(children) if i in kept)), None)
 
 
-def matches(node: Node, freq: Sequence[float]) -> bool:
+def matching(node: Node, freqs: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Which rows of ``freqs`` (a column per atom) ``node`` matches: an atom where its frequency
+    is positive, then AND / OR of the children, over every row at once (a Python call per row
+    and node was most of the client's time on an AND of common words, decision 330)."""
     if isinstance(node, int):
-        return freq[node] > 0
+        return np.asarray(freqs[:, node] > 0)
     kind, children = node
-    return any(matches(c, freq) for c in children) if kind == "any" else all(matches(c, freq) for c in children)
+    out = np.full(len(freqs), kind != "any")
+    for child in children:
+        part = matching(child, freqs)
+        out = out | part if kind == "any" else out & part
+    return out
 
 
 def used(node: Node) -> list[int]:
@@ -381,7 +388,7 @@ class Matched:
         if not rows:
             empty = np.zeros(0)
             return cls(empty.astype(np.int64), empty.astype(np.int64), empty, empty, np.zeros((0, n_atoms)))
-        data = np.array([[np.nan if v is None else v for v in r] for r in rows], dtype=np.float64)
+        data = np.array(rows, dtype=np.float64)  # None (a length never written) becomes NaN
         freqs = data[:, 4:]
         freqs[:, :n_exact] *= 2
         return cls(data[:, 0].astype(np.int64), data[:, 1].astype(np.int64), data[:, 2], data[:, 3], freqs)
@@ -399,18 +406,17 @@ def _side_scores(
     average: float,
     sizes: npt.NDArray[np.float64],
     counts: Sequence[int] | None,
+    depth: int,
 ) -> list[tuple[int, float]]:
-    """(row id, bm25) of the rows matching ``side`` (its atoms' frequencies from column ``offset``
-    on), best first; ``counts``: the atoms' chunk counts (``None``: counted in ``rows``)."""
+    """(row id, bm25) of the best ``depth`` rows matching ``side`` (its atoms' frequencies from
+    column ``offset`` on), best first; ``counts``: the atoms' chunk counts (``None``: counted in
+    ``rows``)."""
     n = len(side.atoms)
     freqs = rows.freqs[:, offset : offset + n]
     if counts is None:
         counts = [int(c) for c in np.count_nonzero(freqs > 0, axis=0)]
     tree = side.tree
-    if isinstance(tree, tuple) and tree[0] == "any" and all(isinstance(c, int) for c in tree[1]):
-        matched = np.any(freqs[:, [c for c in tree[1] if isinstance(c, int)]] > 0, axis=1)
-    else:
-        matched = np.array([matches(tree, list(f)) for f in freqs], dtype=bool)
+    matched = matching(tree, freqs)
     chosen = np.flatnonzero(matched & keep)
     f = freqs[chosen]
     length = np.where(np.isnan(sizes[chosen]), average, sizes[chosen])
@@ -422,7 +428,7 @@ def _side_scores(
         total_score += np.where(fi > 0, w * fi * (K1 + 1) / (fi + norm), 0.0)
     scores = -total_score
     ids = rows.ids[chosen]
-    order = np.lexsort((ids, scores))
+    order = np.lexsort((ids, scores))[:depth]
     return [(int(ids[k]), float(scores[k])) for k in order]
 
 
@@ -444,13 +450,13 @@ def rank(
     n_exact = len(exact.atoms) if exact else 0
     avg = stats.tokens / stats.rows if stats.rows else 0.0
     exact_counts = None if counts is None else counts[:n_exact]
-    found = _side_scores(exact, 0, rows, keep, stats.rows, avg, rows.ntok, exact_counts)[:depth] if exact else []
+    found = _side_scores(exact, 0, rows, keep, stats.rows, avg, rows.ntok, exact_counts, depth) if exact else []
     if stems is None or not stats.stem_rows:
         return found
     stem_avg = stats.stems / stats.stem_rows
     stem_counts = None if counts is None else counts[n_exact:]
-    stemmed = _side_scores(stems, n_exact, rows, keep, stats.stem_rows, stem_avg, rows.nstem, stem_counts)
-    return combine_stemmed(found, stemmed[:depth], depth)
+    stemmed = _side_scores(stems, n_exact, rows, keep, stats.stem_rows, stem_avg, rows.nstem, stem_counts, depth)
+    return combine_stemmed(found, stemmed, depth)
 
 
 def chunk_lengths(text: str, heading: str | None) -> tuple[int, int]:
