@@ -632,8 +632,9 @@ class PostgresStore:
             return []
         ids = self._scope_ids(scope)
         n_exact = len(query_plan.exact.atoms) if query_plan.exact else 0
-        # one detoasted copy of each matched tsvector (``|| ''``, in a materialized CTE), then each
-        # atom's frequency where it occurs: a third of the cost of ranking the stored values
+        # one detoasted copy of each matched tsvector per row (``setweight`` with no lexemes returns
+        # the value unchanged, decompressed once; the lateral subquery keeps it for every atom;
+        # decision 331), then each atom's frequency where it occurs
         ranks = ", ".join(
             f"case when m.t @@ cast(%(a{i})s as tsquery)"
             f" then ts_rank_cd(cast(%(w{int(i >= n_exact)})s as real[]), m.t, cast(%(a{i})s as tsquery), 0) else 0 end"
@@ -644,9 +645,8 @@ class PostgresStore:
         # every matching row, in the scope or not: an OR's rows are every row of its atoms, whose
         # chunk counts (idf) are then over the whole index, as FTS5's
         found = self._rows(
-            "with m as materialized (select c.id, c.doc_id, c.ntok, c.nstem, c.tsv || ''::tsvector as t"
-            f" from chunks c where c.tsv @@ cast(%(q)s as tsquery)) select m.id, m.doc_id, m.ntok, m.nstem, {ranks}"
-            " from m",
+            f"select c.id, c.doc_id, c.ntok, c.nstem, {ranks} from chunks c cross join lateral"
+            " (select setweight(c.tsv, 'A', '{}'::text[]) as t offset 0) m where c.tsv @@ cast(%(q)s as tsquery)",
             params,
         )
         rows = pg_rank.Matched.from_rows(found, n_exact, len(atoms))
