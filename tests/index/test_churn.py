@@ -446,3 +446,51 @@ def test_edits_during_a_forced_rebuild_wait_for_it(tmp_path: Path, monkeypatch: 
         assert churn.search_paths("duringrebuild") == ["notes/n0.md"]
     finally:
         churn.close()
+
+
+def test_moves_that_rewrite_links_race_editors_of_the_linking_files(churn: Churn) -> None:
+    """kb_move updateLinks while editors create, save and delete the notes that link to it: each
+    move either happens whole or says why not (CONFLICT, NOT_FOUND); never an internal error,
+    never a linking note left half-rewritten, and the index follows."""
+    root = churn.root
+    unexpected: list[str] = []
+    stop = threading.Event()
+    linkers = [root / "journal" / f"link{i}.md" for i in range(6)]
+
+    def editor() -> None:
+        n = 0
+        while not stop.is_set():
+            for k, path in enumerate(linkers):
+                target = "../notes/n0.md" if (root / "notes" / "n0.md").exists() else "../notes/away.md"
+                try:
+                    if (n + k) % 3 == 0:
+                        path.unlink(missing_ok=True)
+                    else:
+                        _atomic_save(path, note(f"Link {k}", f"linker{n} tau", (target,)), f".{path.name}.tmp")
+                except FileNotFoundError:
+                    pass
+            n += 1
+
+    thread = threading.Thread(target=editor, daemon=True)
+    thread.start()
+    moved = 0
+    try:
+        for _round in range(20):
+            for src, dst in (("notes/n0.md", "notes/away.md"), ("notes/away.md", "notes/n0.md")):
+                try:
+                    sha = churn.call("kb_read", {"path": src})["sourceHash"]
+                    request = {"sourcePath": src, "targetPath": dst, "expectedSourceHash": sha, "updateLinks": True}
+                    churn.call("kb_move", request)
+                    moved += 1
+                except KbError as exc:
+                    if exc.code not in ("CONFLICT", "NOT_FOUND"):
+                        unexpected.append(f"{exc.code} {exc.message}")
+                except Exception as exc:
+                    unexpected.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert unexpected == []
+    assert moved > 0
+    churn.converge()
+    churn.check_clean()
