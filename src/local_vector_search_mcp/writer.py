@@ -334,6 +334,8 @@ def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str
             raise SourceChanged(rel)
         try:
             _replace(intent, target, data, os.stat(target).st_mode)
+        except FileNotFoundError:  # moved or deleted by another program just now: re-read (decision 325)
+            raise SourceChanged(rel) from None
         except OSError as exc:
             raise _os_error(exc, rel) from None
         fsync_dir(target.parent)

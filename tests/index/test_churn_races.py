@@ -201,3 +201,29 @@ def test_move_whose_linking_note_is_deleted_mid_rewrite_is_a_conflict(kb, monkey
     assert code == "CONFLICT"
     assert (kb / "guide.md").exists() and not (kb / "moved.md").exists()
     ws.close()
+
+
+def test_patch_whose_file_is_deleted_before_the_write_is_not_found(kb, monkeypatch):
+    import os
+
+    import local_vector_search_mcp.writer as writer
+
+    ws = _writable(kb)
+    real_read = writer._read
+    calls: list[Path] = []
+
+    def deleted_after_read(path: Path) -> bytes | None:
+        data = real_read(path)
+        if path.name == "guide.md":
+            calls.append(path)
+            if len(calls) == 2:  # the commit's check passed; the file goes before the write
+                os.unlink(path)
+        return data
+
+    monkeypatch.setattr(writer, "_read", deleted_after_read)
+    op = {"kind": "insert_after", "pointer": "document", "markdown": "Appended."}
+    code = _call(ws, "kb_patch", {"path": "guide.md", "operations": [op]})
+    monkeypatch.undo()
+    assert code == "NOT_FOUND"
+    assert not (kb / "guide.md").exists()  # not brought back by the edit
+    ws.close()
