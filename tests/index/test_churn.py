@@ -352,3 +352,25 @@ def test_events_lost_to_a_queue_overflow_are_caught_up(churn: Churn, monkeypatch
     assert churn.search_paths("lostword") == ["notes/n0.md"]
     assert churn.search_paths("lostnew") == ["journal/lost.md"]
     assert churn.search_paths("word1") == []
+
+
+def test_failures_under_a_folder_that_leaves_do_not_stay(churn: Churn, tmp_path: Path) -> None:
+    """A file that cannot be read is reported while it is there; once its folder is moved out of
+    the root (or deleted), nothing under it is reported any more (decision 323)."""
+    root = churn.root
+    (root / "journal" / "deep").mkdir()
+    for folder in ("journal", "journal/deep", "guides"):
+        (root / folder / "bad.md").write_bytes(b"# Bad\n\n\xff\xfe not utf-8\n")
+
+    def reported() -> list[str]:
+        sync = churn.call("kb_status")["synchronization"]
+        return [] if sync is None else sorted(sync["paths"])
+
+    assert poll(lambda: reported() == ["guides/bad.md", "journal/bad.md", "journal/deep/bad.md"])
+    churn.warnings.messages.clear()
+    churn.ws.indexing.sync.report_error("journal/deep/locked/", "cannot be listed")  # as decision 204's watcher does
+    (root / "journal").rename(tmp_path / "journal-out")
+    shutil.rmtree(root / "guides")
+    assert poll(lambda: reported() == [], timeout=30), reported()
+    churn.converge()
+    churn.check_clean()

@@ -59,6 +59,11 @@ class SyncQueue:
             self._errors[path] = message
             self._last_error = f"{path}: {message}"
 
+    def errors_under(self, prefix: str) -> list[str]:
+        """The failed paths (files and ``folder/`` pseudo-paths) under the folder ``prefix`` (``a/``)."""
+        with self._cond:
+            return sorted(p for p in self._errors if p.startswith(prefix))
+
     def has_error(self, path: str) -> bool:
         with self._cond:
             return path in self._errors

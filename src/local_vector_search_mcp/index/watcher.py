@@ -142,6 +142,13 @@ class MarkdownWatcher:
                 if event.event_type in ("moved", "deleted"):
                     prefix = rel + "/"
                     found.update(p for p in self.indexed_paths() if p.startswith(prefix))
+                    # what failed under it is gone with it: files are synced again (their errors
+                    # go), unlistable folders forgotten (decision 323)
+                    for failed in self.queue.errors_under(prefix):
+                        if failed.endswith("/"):
+                            self.queue.clear_error(failed)
+                        else:
+                            found.add(failed)
                 full = self.root / rel
                 if full.is_dir():
                     self.queue.clear_error(f"{rel}/")  # listed again below, or reported again
