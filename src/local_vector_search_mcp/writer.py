@@ -285,6 +285,14 @@ def _os_error(exc: OSError, rel: str) -> KbError:
     return PermissionDenied(f"The file system failed to write {rel!r} ({reason}); nothing was changed.")
 
 
+def _gone_or_os_error(exc: OSError, rel: str) -> KbError:
+    """A document another program moved or deleted while we changed it is NOT_FOUND (it is not
+    there any more: re-list and retry), not a file system failure (decision 325)."""
+    if isinstance(exc, FileNotFoundError):
+        return NotFound(f"Document {rel!r} was not found (it was moved or deleted meanwhile); nothing was changed.")
+    return _os_error(exc, rel)
+
+
 def _write_temp(intent: Intent, target: Path, data: bytes, mode: int | None) -> Path:
     tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
     intent.note(tmp=tmp)
@@ -326,6 +334,8 @@ def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str
             raise SourceChanged(rel)
         try:
             _replace(intent, target, data, os.stat(target).st_mode)
+        except FileNotFoundError:  # moved or deleted by another program just now: re-read (decision 325)
+            raise SourceChanged(rel) from None
         except OSError as exc:
             raise _os_error(exc, rel) from None
         fsync_dir(target.parent)
@@ -450,13 +460,13 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
         except FileExistsError:
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.") from None
         except OSError as exc:
-            raise _os_error(exc, src_rel) from None
+            raise _gone_or_os_error(exc, src_rel) from None
         try:
             os.unlink(src)
         except OSError as exc:
             with contextlib.suppress(OSError):  # undo: a failed move leaves one name, not two
                 os.unlink(dst)
-            raise _os_error(exc, src_rel) from None
+            raise _gone_or_os_error(exc, src_rel) from None
         fsync_dir(dst.parent)
         fsync_dir(src.parent)
         intent.clear()
@@ -506,7 +516,11 @@ def move_with_rewrites(
             for rel, (path, old, new) in sorted(rewrites.items()):
                 if _read(path) != old:
                     raise SourceChanged(rel)
-                _replace(intent, path, new, os.stat(path).st_mode)
+                try:
+                    mode = os.stat(path).st_mode
+                except FileNotFoundError:  # deleted by another program just now (decision 325)
+                    raise SourceChanged(rel) from None
+                _replace(intent, path, new, mode)
                 done.append((rel, path, old, new))
             _make_parents(ws, dst, dst_rel)
             if moved_data is None:
@@ -532,6 +546,12 @@ def move_with_rewrites(
                 ) from None
             if isinstance(exc, FileExistsError):
                 raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.") from None
+            if isinstance(exc, FileNotFoundError):  # the source, or the target's folder, went meanwhile
+                raise Conflict(
+                    f"{src_rel!r} or the folder of {dst_rel!r} was moved or deleted while the move was applied; "
+                    "every file was restored. Re-read and retry the move.",
+                    ConflictReason.SOURCE_CHANGED,
+                ) from None
             if isinstance(exc, OSError):
                 raise _os_error(exc, src_rel) from None
             raise
@@ -569,5 +589,5 @@ def delete_file(ws: Workspace, rel: str, path: Path, expected_sha: str) -> None:
         try:
             os.unlink(path)
         except OSError as exc:
-            raise _os_error(exc, rel) from None
+            raise _gone_or_os_error(exc, rel) from None
         fsync_dir(path.parent)

@@ -6,6 +6,7 @@ calling tools meanwhile gets no error. The harness is ``tests/churn.py``; waits 
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import threading
@@ -13,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from churn import Agent, Churn, make_corpus, note, poll
+from churn import Agent, Churn, Warnings, make_corpus, note, poll
+from kb_fakes import make_workspace
 
 from local_vector_search_mcp.errors import KbError
 
@@ -372,5 +374,123 @@ def test_failures_under_a_folder_that_leaves_do_not_stay(churn: Churn, tmp_path:
     (root / "journal").rename(tmp_path / "journal-out")
     shutil.rmtree(root / "guides")
     assert poll(lambda: reported() == [], timeout=30), reported()
+    churn.converge()
+    churn.check_clean()
+
+
+def _changed_chunking(root: Path) -> Churn:
+    """A harness over an index built with other chunking settings: it needs a forced rebuild."""
+    make_corpus(root)
+    first = make_workspace(root)
+    first.indexing.reindex("all")
+    first.close()
+    harness = Churn.__new__(Churn)
+    harness.root = root
+    harness.ws = make_workspace(root, knowledge_base__allow_writes=True, chunking__max_elements=5)
+    harness.warnings = Warnings()
+    harness._logger = logging.getLogger("local_vector_search_mcp")
+    harness._logger.addHandler(harness.warnings)
+    harness.ws.indexing.start_watching()
+    return harness
+
+
+def test_syncs_refused_before_a_forced_rebuild_are_retried_by_it(tmp_path: Path) -> None:
+    """An incompatible index refuses targeted syncs (reported: it needs kb_reindex force=true);
+    once the rebuild ran, those failures do not stay in kb_status (decision 324)."""
+    churn = _changed_chunking(tmp_path / "kb")
+    try:
+        root = churn.root
+        (root / "notes" / "n0.md").write_text(note("Note 0", "beforerebuild pi"), encoding="utf-8")
+        assert poll(lambda: churn.ws.indexing.sync.has_error("notes/n0.md"))
+        churn.warnings.messages.clear()
+        churn.call("kb_reindex", {"scope": "all", "force": True})
+        churn.ws.indexing.wait_reindex(60)
+        churn.converge()
+        churn.check_clean()
+        assert churn.search_paths("beforerebuild") == ["notes/n0.md"]
+    finally:
+        churn.close()
+
+
+def test_edits_during_a_forced_rebuild_wait_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A targeted sync that arrives while a forced rebuild has emptied the tables waits for it
+    instead of failing; files written after the rebuild listed the tree are indexed too."""
+    churn = _changed_chunking(tmp_path / "kb")
+    try:
+        root = churn.root
+        indexer_type = type(churn.ws.indexing.indexer)
+        real = indexer_type.discover
+        listed, release = threading.Event(), threading.Event()
+
+        def slow_discover(self: object, unlisted: object = None) -> list[str]:
+            files = real(self, unlisted)  # type: ignore[arg-type]
+            listed.set()
+            release.wait(30)
+            return files
+
+        monkeypatch.setattr(indexer_type, "discover", slow_discover)
+        churn.call("kb_reindex", {"scope": "all", "force": True})
+        assert listed.wait(30)
+        assert churn.ws.activity.rebuild_in_progress
+        (root / "notes" / "after-listing.md").write_text(note("After", "afterlisting rho"), encoding="utf-8")
+        (root / "notes" / "n0.md").write_text(note("Note 0", "duringrebuild rho"), encoding="utf-8")
+        assert poll(lambda: churn.ws.indexing.sync.status() is not None)  # the watcher queued them
+        sync = churn.ws.indexing.sync
+        assert poll(lambda: sync.has_error("notes/n0.md") or sync._busy is not None)
+        assert not sync.has_error("notes/n0.md")
+        release.set()
+        churn.ws.indexing.wait_reindex(60)
+        churn.converge()
+        churn.check_clean()
+        assert churn.search_paths("afterlisting") == ["notes/after-listing.md"]
+        assert churn.search_paths("duringrebuild") == ["notes/n0.md"]
+    finally:
+        churn.close()
+
+
+def test_moves_that_rewrite_links_race_editors_of_the_linking_files(churn: Churn) -> None:
+    """kb_move updateLinks while editors create, save and delete the notes that link to it: each
+    move either happens whole or says why not (CONFLICT, NOT_FOUND); never an internal error,
+    never a linking note left half-rewritten, and the index follows."""
+    root = churn.root
+    unexpected: list[str] = []
+    stop = threading.Event()
+    linkers = [root / "journal" / f"link{i}.md" for i in range(6)]
+
+    def editor() -> None:
+        n = 0
+        while not stop.is_set():
+            for k, path in enumerate(linkers):
+                target = "../notes/n0.md" if (root / "notes" / "n0.md").exists() else "../notes/away.md"
+                try:
+                    if (n + k) % 3 == 0:
+                        path.unlink(missing_ok=True)
+                    else:
+                        _atomic_save(path, note(f"Link {k}", f"linker{n} tau", (target,)), f".{path.name}.tmp")
+                except FileNotFoundError:
+                    pass
+            n += 1
+
+    thread = threading.Thread(target=editor, daemon=True)
+    thread.start()
+    moved = 0
+    try:
+        for _round in range(20):
+            for src, dst in (("notes/n0.md", "notes/away.md"), ("notes/away.md", "notes/n0.md")):
+                try:
+                    sha = churn.call("kb_read", {"path": src})["sourceHash"]
+                    request = {"sourcePath": src, "targetPath": dst, "expectedSourceHash": sha, "updateLinks": True}
+                    churn.call("kb_move", request)
+                    moved += 1
+                except KbError as exc:
+                    if exc.code not in ("CONFLICT", "NOT_FOUND"):
+                        unexpected.append(f"{exc.code} {exc.message}")
+                except Exception as exc:
+                    unexpected.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        stop.set()
+        thread.join(30)
+    assert unexpected == []
+    assert moved > 0
     churn.converge()
     churn.check_clean()

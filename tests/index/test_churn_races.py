@@ -110,3 +110,120 @@ def test_a_file_that_really_cannot_be_read_is_still_reported(kb, monkeypatch):
     assert status["synchronization"]["paths"] == ["bad.md"]
     assert status["project"]["unreadableFiles"] == 1
     svc.shutdown()
+
+
+# --- tool calls whose document another program moves or deletes mid-call (decision 325) -------------
+
+
+def _writable(kb: Path) -> Any:
+    from kb_fakes import make_workspace
+
+    return make_workspace(kb, knowledge_base__allow_writes=True)
+
+
+def _sha(ws: Any, rel: str) -> str:
+    from local_vector_search_mcp.dispatch import invoke
+
+    return str(invoke(ws, "kb_read", {"request": {"path": rel}})["sourceHash"])
+
+
+def _call(ws: Any, tool: str, request: dict[str, Any]) -> str:
+    from local_vector_search_mcp.dispatch import invoke
+    from local_vector_search_mcp.errors import KbError
+
+    try:
+        invoke(ws, tool, {"request": request})
+    except KbError as exc:
+        return exc.code
+    return "OK"
+
+
+def test_move_whose_source_is_deleted_mid_call_is_not_found(kb, monkeypatch):
+    import os
+
+    ws = _writable(kb)
+    sha = _sha(ws, "guide.md")
+    real_link = os.link
+
+    def deleted_first(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+        if str(src).endswith("guide.md"):
+            os.unlink(src)  # another program deletes it between the hash check and the link
+        real_link(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "link", deleted_first)
+    code = _call(ws, "kb_move", {"sourcePath": "guide.md", "targetPath": "moved.md", "expectedSourceHash": sha})
+    monkeypatch.undo()
+    assert code == "NOT_FOUND"
+    assert not (kb / "moved.md").exists()
+    ws.close()
+
+
+def test_delete_whose_file_vanishes_mid_call_is_not_found(kb, monkeypatch):
+    import os
+
+    ws = _writable(kb)
+    sha = _sha(ws, "guide.md")
+    real_unlink = os.unlink
+
+    def vanished_first(path: Any, *args: Any, **kwargs: Any) -> None:
+        if str(path).endswith("/guide.md") and os.path.exists(path):
+            real_unlink(path)  # another program got there first
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", vanished_first)
+    code = _call(ws, "kb_delete", {"path": "guide.md", "expectedSourceHash": sha})
+    monkeypatch.undo()
+    assert code == "NOT_FOUND"
+    ws.close()
+
+
+def test_move_whose_linking_note_is_deleted_mid_rewrite_is_a_conflict(kb, monkeypatch):
+    import local_vector_search_mcp.writer as writer
+
+    (kb / "notes" / "linker.md").write_text("# Linker\n\nSee [guide](../guide.md).\n", encoding="utf-8")
+    ws = _writable(kb)
+    sha = _sha(ws, "guide.md")
+    real_read = writer._read
+    reads: list[str] = []
+
+    def deleted_after_check(path: Path) -> bytes | None:
+        data = real_read(path)
+        if path.name == "linker.md":
+            reads.append(path.name)
+            if len(reads) == 2:  # the apply loop's check: the file goes right after it
+                path.unlink()
+        return data
+
+    monkeypatch.setattr(writer, "_read", deleted_after_check)
+    request = {"sourcePath": "guide.md", "targetPath": "moved.md", "expectedSourceHash": sha, "updateLinks": True}
+    code = _call(ws, "kb_move", request)
+    monkeypatch.undo()
+    assert code == "CONFLICT"
+    assert (kb / "guide.md").exists() and not (kb / "moved.md").exists()
+    ws.close()
+
+
+def test_patch_whose_file_is_deleted_before_the_write_is_not_found(kb, monkeypatch):
+    import os
+
+    import local_vector_search_mcp.writer as writer
+
+    ws = _writable(kb)
+    real_read = writer._read
+    calls: list[Path] = []
+
+    def deleted_after_read(path: Path) -> bytes | None:
+        data = real_read(path)
+        if path.name == "guide.md":
+            calls.append(path)
+            if len(calls) == 2:  # the commit's check passed; the file goes before the write
+                os.unlink(path)
+        return data
+
+    monkeypatch.setattr(writer, "_read", deleted_after_read)
+    op = {"kind": "insert_after", "pointer": "document", "markdown": "Appended."}
+    code = _call(ws, "kb_patch", {"path": "guide.md", "operations": [op]})
+    monkeypatch.undo()
+    assert code == "NOT_FOUND"
+    assert not (kb / "guide.md").exists()  # not brought back by the edit
+    ws.close()

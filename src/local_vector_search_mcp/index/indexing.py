@@ -50,6 +50,7 @@ SHUTDOWN_DRAIN_SECONDS = 10.0
 # a "changed" reindex (each targeted sync reads every document's state: many would be quadratic).
 CATCH_UP_SYNC_LIMIT = 200
 RETRY_MAX_SECONDS = 300.0
+REBUILD_POLL_SECONDS = 0.1  # a targeted sync arriving during a forced rebuild looks this often whether it ended
 BACKGROUND_WORKER_NICE = 10  # parse workers of kb_reindex (the CLI's run at normal priority)
 
 
@@ -233,7 +234,15 @@ class IndexingService:
         self._report_embedding(embedded)
         if embedded.warning:
             result.warning = f"{result.warning} {embedded.warning}" if result.warning else embedded.warning
+        self._retry_failed_syncs()
         return result
+
+    def _retry_failed_syncs(self) -> None:
+        """After a reindex, targeted syncs that failed (an incompatible index, a database error)
+        run again, so no failure the reindex has since repaired stays in kb_status; files the
+        reindex itself found unreadable are not retried (decision 324)."""
+        unreadable = self.store.unreadable_files()
+        self.sync.retry_failed(lambda path: path not in unreadable)
 
     def start_reindex(self, scope: str | None = "changed", force: bool = False) -> ReindexStart:
         """Single-flight asynchronous reindex (MCP); ``scope`` case-insensitive."""
@@ -279,8 +288,9 @@ class IndexingService:
         self.sync.schedule(paths)
 
     def _reconcile(self, path: str) -> None:
-        if self.activity.rebuild_in_progress:
-            raise IndexNotReady("forced rebuild in progress")
+        while self.activity.rebuild_in_progress:  # the path waits for the rebuild (decision 324)
+            if self._cancel.wait(REBUILD_POLL_SECONDS):
+                raise IndexNotReady("forced rebuild in progress")
         self.indexer.reconcile(path)
         if self.store.pending_vector_count():
             self.kick_vectors()

@@ -59,6 +59,13 @@ class SyncQueue:
             self._errors[path] = message
             self._last_error = f"{path}: {message}"
 
+    def retry_failed(self, wanted: Callable[[str], bool]) -> None:
+        """Queue again the failed file paths ``wanted`` accepts (not pseudo-paths nor folders)."""
+        with self._cond:
+            failed = [p for p in self._errors if not p.endswith("/") and not p.startswith("<") and wanted(p)]
+        if failed:
+            self.schedule(sorted(failed))
+
     def errors_under(self, prefix: str) -> list[str]:
         """The failed paths (files and ``folder/`` pseudo-paths) under the folder ``prefix`` (``a/``)."""
         with self._cond:
