@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +228,43 @@ def test_patch_whose_file_is_deleted_before_the_write_is_not_found(kb, monkeypat
     assert code == "NOT_FOUND"
     assert not (kb / "guide.md").exists()  # not brought back by the edit
     ws.close()
+
+
+def test_a_transient_sync_failure_is_retried_on_its_own(kb, monkeypatch, caplog):
+    """A targeted sync that failed for a passing reason (the database busy with another server,
+    an I/O error) is retried after a delay; no further edit or reindex is needed (decision 326)."""
+    svc = client(kb)
+    svc.reindex()
+    indexer_type = type(svc.indexer)
+    real = indexer_type.reconcile
+    failures: list[str] = []
+
+    def busy_once(self: Any, path: str) -> str:
+        if not failures:
+            failures.append(path)
+            raise RuntimeError("database is locked")
+        return str(real(self, path))
+
+    monkeypatch.setattr(indexer_type, "reconcile", busy_once)
+    (kb / "guide.md").write_text("# Guide\n\nretriedword after a busy database\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        svc.schedule_sync(["guide.md"])
+        assert svc.sync.wait_idle(10)
+        assert svc.status_fields()["synchronization"]["paths"] == ["guide.md"]  # failed, shown
+        deadline = time.monotonic() + 30
+        while svc.status_fields()["synchronization"] is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert failures == ["guide.md"]
+    assert svc.status_fields()["synchronization"] is None
+    assert svc.search(query="retriedword", mode="lexical")["results"][0]["path"] == "guide.md"
+    svc.shutdown()
+
+
+def test_an_unreadable_file_is_not_retried(kb, monkeypatch):
+    svc = client(kb)
+    svc.reindex()
+    (kb / "bad.md").write_bytes(b"# Bad\n\n\xff\xfe not utf-8\n")
+    svc.schedule_sync(["bad.md"])
+    assert svc.sync.wait_idle(10)
+    assert svc.sync._attempts == {}
+    svc.shutdown()

@@ -33,7 +33,16 @@ from ..embeddings import Embedder, EmbedderSlot, EmbeddingError
 from ..errors import IndexNotReady, KbError
 from ..globs import GlobSet
 from .activity import IndexActivity, LastReindex
-from .indexer import Cancelled, EmbedResult, Indexer, Progress, ReindexResult, ReindexScope, utc_now
+from .indexer import (
+    Cancelled,
+    EmbedResult,
+    Indexer,
+    Progress,
+    ReindexResult,
+    ReindexScope,
+    UnreadableSource,
+    utc_now,
+)
 from .manifest import enum_value
 from .port import IndexStore
 from .sync import SyncQueue
@@ -52,6 +61,12 @@ CATCH_UP_SYNC_LIMIT = 200
 RETRY_MAX_SECONDS = 300.0
 REBUILD_POLL_SECONDS = 0.1  # a targeted sync arriving during a forced rebuild looks this often whether it ended
 BACKGROUND_WORKER_NICE = 10  # parse workers of kb_reindex (the CLI's run at normal priority)
+
+
+def _transient(exc: Exception) -> bool:
+    """A targeted sync failure worth retrying on its own (decision 326): not a file that cannot be
+    read or parsed, nor a refusal the server explains (an incompatible index: KbError)."""
+    return not isinstance(exc, (UnreadableSource, KbError))
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +112,7 @@ class IndexingService:
         self.gate = threading.RLock()
         self._indexer: Indexer | None = None
         self._indexer_generation = -1
-        self.sync = SyncQueue(self._reconcile)
+        self.sync = SyncQueue(self._reconcile, retryable=_transient)
         self.watcher: MarkdownWatcher | None = None
         self._reindex_lock = threading.Lock()
         self._thread: threading.Thread | None = None

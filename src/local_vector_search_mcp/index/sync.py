@@ -6,7 +6,9 @@ one path at a time; a path already queued is not queued twice. Each schedule
 bumps the path's generation, and a completion only clears the path if no newer
 change arrived meanwhile. A failure keeps the path dirty with its error (shown
 by ``kb_status.synchronization``) and does not stop later items; scheduling
-the path again retries it.
+the path again retries it. A failure ``retryable`` accepts (a database that was busy, an
+I/O error: not a file that cannot be read) is retried on its own after 1, 4, 15 and 60 s
+(decision 326), so a transient one clears without another edit.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = ["WATCHER_PATH", "SyncQueue", "SyncState"]
 
 log = logging.getLogger(__name__)
 WATCHER_PATH = "<watcher>"
+RETRY_DELAYS = (1.0, 4.0, 15.0, 60.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +35,17 @@ class SyncState:
 
 
 class SyncQueue:
-    def __init__(self, reconcile: Callable[[str], Any]) -> None:
+    def __init__(
+        self,
+        reconcile: Callable[[str], Any],
+        retryable: Callable[[Exception], bool] = lambda exc: False,
+        retry_delays: tuple[float, ...] = RETRY_DELAYS,
+    ) -> None:
         self._reconcile = reconcile
+        self._retryable = retryable
+        self._retry_delays = retry_delays
+        self._attempts: dict[str, int] = {}
+        self._timers: list[threading.Timer] = []
         self._cond = threading.Condition()
         self._queue: OrderedDict[str, None] = OrderedDict()
         self._generation: dict[str, int] = {}
@@ -96,21 +108,44 @@ class SyncQueue:
                 generation = self._generation.get(path, 0)
                 self._busy = path
             error: str | None = None
+            retry = False
             try:
                 self._reconcile(path)
             except Exception as exc:  # keep going with later paths
                 error = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                retry = self._retryable(exc)
                 log.warning("targeted re-index failed for one path: %s", error)
             with self._cond:
                 self._busy = None
                 if error is not None:
                     self._errors[path] = error
                     self._last_error = f"{path}: {error}"
+                    if retry:
+                        self._retry_later(path)
                 else:
                     self._errors.pop(path, None)
+                    self._attempts.pop(path, None)
                 if error is None and self._generation.get(path) == generation and path not in self._queue:
                     self._generation.pop(path, None)
                 self._cond.notify_all()
+
+    def _retry_later(self, path: str) -> None:
+        """(Under the lock.) Queue a transient failure again after the next delay, if any is left."""
+        attempt = self._attempts.get(path, 0)
+        if self._stopped or attempt >= len(self._retry_delays):
+            return
+        self._attempts[path] = attempt + 1
+        self._timers = [t for t in self._timers if t.is_alive()]
+        timer = threading.Timer(self._retry_delays[attempt], self._retry, args=(path,))
+        timer.daemon = True
+        self._timers.append(timer)
+        timer.start()
+
+    def _retry(self, path: str) -> None:
+        with self._cond:
+            if self._stopped or path not in self._errors:
+                return  # synced meanwhile (an edit, a reindex)
+        self.schedule([path])
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until nothing is queued or running (tests, CLI)."""
@@ -137,6 +172,8 @@ class SyncQueue:
     def stop(self) -> None:
         with self._cond:
             self._stopped = True
+            for timer in self._timers:
+                timer.cancel()
             self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=5)
