@@ -56,6 +56,7 @@ class MarkdownWatcher:
         on_lost_events: Callable[[], None] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
+        self._prefix = os.path.join(str(self.root), "")
         self.queue = queue
         self.path_filter = path_filter
         self.indexed_paths = indexed_paths
@@ -111,6 +112,11 @@ class MarkdownWatcher:
         if not raw:
             return None
         path = os.fsdecode(raw)
+        if path.startswith(self._prefix):  # watchdog reports paths under the root it watches: no
+            text = path[len(self._prefix) :].replace(os.sep, "/")  # syscall needed (decision 321)
+            if any(part.startswith(".") or part in ("", "..") for part in text.split("/")):
+                return None
+            return text
         try:
             rel = Path(path).resolve().relative_to(self.root) if not Path(path).is_symlink() else None
         except (ValueError, OSError):
