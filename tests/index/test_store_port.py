@@ -122,6 +122,24 @@ def test_documents_replace_touch_delete(store: IndexStore) -> None:
     assert not store.has_chunks() and lexical_paths(store, Term("three")) == []
 
 
+def test_the_states_of_a_few_paths_match_the_full_read(store: IndexStore) -> None:
+    assert store.document_states_of(["a.md"]) == {}  # no schema yet: nothing, no failure
+    store.ensure_schema(None, "float32")
+    assert store.document_states_of(["a.md"]) == {}
+    names = ["a.md", "A.md", "b/c.md", "b/c.md.bak.md", "it's %_.md", "状态.md"]
+    for n, name in enumerate(names):
+        store.replace_document(doc(name, f"{n:064d}"), [chunk(0, f"text {n}")])
+    store.touch_document("b/c.md", 31, 41)
+    full = store.document_states()
+    assert store.document_states_of(names) == full  # ids, hashes, sizes and mtimes alike
+    for name in names:
+        assert store.document_states_of([name]) == {name: full[name]}  # exact and case-sensitive
+    assert store.document_states_of(("a.md", "a.md", "missing.md", "b", "b/", "%")) == {"a.md": full["a.md"]}
+    assert store.document_states_of(set()) == {}
+    store.delete_document("A.md")
+    assert store.document_states_of(["A.md", "a.md"]) == {"a.md": full["a.md"]}
+
+
 def test_a_failed_replace_keeps_the_previous_revision(store: IndexStore) -> None:
     store.ensure_schema(None, "float32")
     store.replace_document(doc("a.md"), [chunk(0, "original words")])

@@ -55,7 +55,7 @@ def unchanged_result(model: type[MutationModel], ws: Workspace, rel: str, sha: s
     synchronized = not _indexed(ws, rel)
     if not synchronized:
         try:
-            state = ws.store.document_states().get(rel)
+            state = ws.store.document_states_of([rel]).get(rel)
             synchronized = state is not None and state.source_hash == sha
         except Exception:  # no index yet, or it cannot be read: report "not synchronized"
             synchronized = False

@@ -511,7 +511,7 @@ class Indexer:
         if wanted and os.path.lexists(full) and not full.is_dir():
             if self.compatibility():
                 raise IndexNotReady("index is incompatible with the configuration; run kb_reindex force=true")
-            states = self.store.document_states()
+            state = self.store.document_states_of([path]).get(path)  # not every document's (decision 340)
             self.store.ensure_schema(
                 _maybe_int(self.store.read_manifest().get("embedding_dimensions")), self.vector_storage()
             )
@@ -519,7 +519,7 @@ class Indexer:
                 self.store.write_manifest(self.expected_manifest(probe=True))
             known = self.store.unreadable_files()
             try:
-                outcome = self._update_file(path, states.get(path), False)
+                outcome = self._update_file(path, state, False)
             except FileNotFoundError:
                 outcome = None  # moved or deleted after the look above: a deletion (decision 320)
             except UnreadableSource as bad:

@@ -266,6 +266,11 @@ class IndexStore(Protocol):
     # documents ----------------------------------------------------------------
     def document_states(self) -> dict[str, DocumentState]: ...
 
+    def document_states_of(self, paths: Collection[str]) -> dict[str, DocumentState]:
+        """The states of just ``paths`` (exact, case-sensitive; a path not indexed is left out):
+        a targeted sync looks up one document instead of reading every one (decision 340)."""
+        ...
+
     def unreadable_files(self) -> dict[str, str]:
         """Files left out of the index because they could not be read or parsed (path -> reason),
         as the last reindex or sync of each found them; kept across restarts (empty: none)."""

@@ -325,6 +325,14 @@ class PostgresStore:
         rows = self._rows("select id, path, source_hash, size, mtime_ns from documents")
         return {r[1]: DocumentState(*r) for r in rows}
 
+    def document_states_of(self, paths: Collection[str]) -> dict[str, DocumentState]:
+        if not paths or not self.exists():
+            return {}
+        rows = self._rows(
+            "select id, path, source_hash, size, mtime_ns from documents where path = any(%s)", (sorted(set(paths)),)
+        )
+        return {r[1]: DocumentState(*r) for r in rows}
+
     def unreadable_files(self) -> dict[str, str]:
         if not self.exists() or not self._table_exists("unreadable_files"):
             return {}  # an index from before the table: nothing recorded yet

@@ -487,6 +487,16 @@ class SqliteStore(ChunkTables):
         rows = self._conn().execute("SELECT id, path, source_hash, size, mtime_ns FROM documents")
         return {r[1]: DocumentState(*r) for r in rows}
 
+    def document_states_of(self, paths: Collection[str]) -> dict[str, DocumentState]:
+        if not paths or not self.exists() or not self._table_exists("documents"):
+            return {}
+        rows = self._conn().execute(
+            "SELECT id, path, source_hash, size, mtime_ns FROM documents"
+            " WHERE path IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(paths))),),
+        )
+        return {r[1]: DocumentState(*r) for r in rows}
+
     def unreadable_files(self) -> dict[str, str]:
         if not self.exists() or not self._table_exists("unreadable_files"):
             return {}  # an index from before the table: nothing recorded yet
