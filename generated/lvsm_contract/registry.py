@@ -145,7 +145,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         request_model='KbCreateRequest',
         result_model='KbCreateResult',
         meta=None,
-        errors=('PERMISSION_DENIED', 'INVALID_PATH', 'ALREADY_EXISTS', 'INVALID_ARGUMENT'),
+        errors=('PERMISSION_DENIED', 'INVALID_PATH', 'ALREADY_EXISTS', 'CONFLICT', 'INVALID_ARGUMENT'),
         toolset='kb',
     ),
     ToolSpec(

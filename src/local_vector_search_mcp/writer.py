@@ -407,16 +407,28 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
     with write_lock(ws) as intent:
         if os.path.lexists(target):
             raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.")
-        _make_parents(ws, target, rel)
-        try:
-            _link_new(intent, target, data, None)
-        except FileExistsError:
-            raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.") from None
-        except OSError as exc:
-            raise _os_error(exc, rel) from None
-        fsync_dir(target.parent)
+        # kb_create makes missing folders, so a folder another program removes between that
+        # step and the write (a `git clean`, an editor tidying empty folders) is made again
+        # (decision 345); one that keeps going is a CONFLICT, not a file system failure.
+        for _ in range(MAX_ATTEMPTS):
+            _make_parents(ws, target, rel)
+            try:
+                _link_new(intent, target, data, None)
+            except FileExistsError:
+                raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.") from None
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise _os_error(exc, rel) from None
+            fsync_dir(target.parent)
+            intent.clear()
+            return sha256_hex(data)
         intent.clear()
-    return sha256_hex(data)
+        raise Conflict(
+            f"The folder of {rel!r} was removed by another program each time it was made "
+            f"({MAX_ATTEMPTS} attempts); nothing was created. Retry once it stays.",
+            ConflictReason.SOURCE_CHANGED,
+        )
 
 
 def replace_file(ws: Workspace, rel: str, target: Path, data: bytes) -> str:

@@ -268,3 +268,86 @@ def test_an_unreadable_file_is_not_retried(kb, monkeypatch):
     assert svc.sync.wait_idle(10)
     assert svc.sync._attempts == {}
     svc.shutdown()
+
+
+# --- kb_create whose target folder another program removes mid-call (decision 345) -----------------
+
+
+def _created(ws: Any, rel: str, markdown: str) -> str:
+    from local_vector_search_mcp.dispatch import invoke
+    from local_vector_search_mcp.errors import KbError
+
+    try:
+        result = invoke(ws, "kb_create", {"request": {"path": rel, "markdown": markdown}})
+    except KbError as exc:
+        return exc.code
+    assert result["path"] == rel
+    return "OK"
+
+
+def test_create_whose_new_folder_is_removed_before_the_write_makes_it_again(kb, monkeypatch):
+    """kb_create makes missing folders; one removed between that step and the write (a `git clean`,
+    an editor tidying empty folders) is made again and the call succeeds."""
+    import local_vector_search_mcp.writer as writer
+
+    ws = _writable(kb)
+    real = writer._write_temp
+    removed: list[Path] = []
+
+    def removed_first(intent: Any, target: Path, data: bytes, mode: int | None) -> Path:
+        if not removed:
+            removed.append(target.parent)
+            shutil.rmtree(kb / "fresh")  # the folders kb_create has just made
+        return real(intent, target, data, mode)
+
+    monkeypatch.setattr(writer, "_write_temp", removed_first)
+    code = _created(ws, "fresh/deep/note.md", "# Note\n\nmade twice\n")
+    monkeypatch.undo()
+    assert removed == [kb / "fresh" / "deep"]
+    assert code == "OK"
+    assert (kb / "fresh" / "deep" / "note.md").read_text(encoding="utf-8") == "# Note\n\nmade twice\n"
+    assert sorted(p.name for p in (kb / "fresh" / "deep").iterdir()) == ["note.md"]  # no temp file left
+    ws.close()
+
+
+def test_create_whose_folder_is_removed_between_temp_and_link_makes_it_again(kb, monkeypatch):
+    import os
+
+    ws = _writable(kb)
+    real_link = os.link
+    links: list[str] = []
+
+    def removed_first(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+        links.append(str(dst))
+        if len(links) == 1:
+            shutil.rmtree(kb / "notes")  # an existing folder, with its temporary file in it
+        real_link(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "link", removed_first)
+    code = _created(ws, "notes/new.md", "# New\n")
+    monkeypatch.undo()
+    assert len(links) == 2
+    assert code == "OK"
+    assert sorted(p.name for p in (kb / "notes").iterdir()) == ["new.md"]
+    ws.close()
+
+
+def test_create_whose_folder_keeps_being_removed_is_a_conflict_and_leaves_nothing(kb, monkeypatch):
+    import local_vector_search_mcp.writer as writer
+
+    ws = _writable(kb)
+    real = writer._write_temp
+    calls: list[int] = []
+
+    def always_removed(intent: Any, target: Path, data: bytes, mode: int | None) -> Path:
+        calls.append(1)
+        shutil.rmtree(kb / "fresh")
+        return real(intent, target, data, mode)
+
+    monkeypatch.setattr(writer, "_write_temp", always_removed)
+    code = _created(ws, "fresh/note.md", "# Note\n")
+    monkeypatch.undo()
+    assert code == "CONFLICT"
+    assert len(calls) == writer.MAX_ATTEMPTS
+    assert not (kb / "fresh").exists()
+    ws.close()
