@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kb_fakes import HashEmbedder, client
@@ -335,3 +336,54 @@ def test_older_storage_layout_is_reported_not_crashed(kb):
         again.search(query="pip", mode="lexical")
     assert again.reindex(force=True)["indexedFiles"] == 3
     assert again.search(query="pip", mode="lexical")["results"]
+
+
+def _fail_unexpectedly(monkeypatch: pytest.MonkeyPatch, exc: Exception, at: str | None = None) -> None:
+    from local_vector_search_mcp.index.indexing import IndexingService
+
+    def failing(self: IndexingService, progress: Any, *args: Any, **kwargs: Any) -> Any:
+        progress.current_path = at
+        raise exc
+
+    monkeypatch.setattr(IndexingService, "_run", failing)
+
+
+def test_an_unexpected_reindex_failure_speaks_the_products_words(kb, monkeypatch, caplog):
+    # decision 346: a bug's exception keeps its type, names where the reindex was, and shows
+    # paths under the root as root-relative; the traceback with the real paths goes to the log
+    svc = client(kb)
+    inside = kb / "notes" / "deep.md"
+    _fail_unexpectedly(monkeypatch, FileNotFoundError(2, "No such file or directory", str(inside)), at="notes/deep.md")
+    with caplog.at_level("ERROR"):
+        svc.start_reindex()
+        svc.wait_reindex(30)
+    error = svc.indexing_status()["last"]["error"]
+    assert svc.indexing_status()["last"]["outcome"] == "failed"
+    assert str(kb) not in error
+    assert "FileNotFoundError" in error and "'notes/deep.md'" in error
+    assert "while indexing files (at 'notes/deep.md')" in error
+    assert "server's log" in error
+    assert any(r.exc_info and str(inside) in str(r.exc_info[1]) for r in caplog.records)
+
+
+def test_an_unexpected_failure_names_an_outside_index_by_its_setting(kb, tmp_path, monkeypatch):
+    storage = tmp_path / "elsewhere" / "index.db"
+    svc = client(kb, storage=storage)
+    message = f"disk I/O error on {storage}-wal in {storage.parent}; root {kb}; temp /var/tmp/x1/y.bin"
+    _fail_unexpectedly(monkeypatch, RuntimeError(message))
+    svc.start_reindex()
+    svc.wait_reindex(30)
+    error = svc.indexing_status()["last"]["error"]
+    assert str(tmp_path) not in error and str(kb) not in error and "/var/tmp" not in error
+    assert "RuntimeError: disk I/O error on storage.path-wal in storage.path's folder; root the project root" in error
+
+
+def test_in_product_words_keeps_relative_text_and_neighbouring_folders_apart(tmp_path):
+    from local_vector_search_mcp.index.indexing import in_product_words
+
+    root = tmp_path / "kb"
+    text = f"{root}/a.md and {root}2/b.md, {root}; 1/2 and/or notes/x.md; postgresql://u:secret@db:5432/x"
+    assert in_product_words(text, root) == (
+        "a.md and <a path outside the project root>, the project root; 1/2 and/or notes/x.md;"
+        " postgresql://***@db:5432/x"
+    )

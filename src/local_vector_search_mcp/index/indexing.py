@@ -21,6 +21,8 @@ search and status read; it never imports search.
 from __future__ import annotations
 
 import logging
+import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -61,6 +63,40 @@ CATCH_UP_SYNC_LIMIT = 200
 RETRY_MAX_SECONDS = 300.0
 REBUILD_POLL_SECONDS = 0.1  # a targeted sync arriving during a forced rebuild looks this often whether it ended
 BACKGROUND_WORKER_NICE = 10  # parse workers of kb_reindex (the CLI's run at normal priority)
+
+
+# An absolute path left after the root's and the index's are named (a temporary folder, a cache):
+# a slash that does not continue a word, a number, a URL or a relative path.
+_OTHER_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+~-]+/)*[\w.@+~-]+")
+_URL_CREDENTIALS = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.IGNORECASE)
+
+
+def in_product_words(text: str, root: Path, storage_path: Path | None = None) -> str:
+    """``text`` (an exception's message) without the server machine's absolute paths: a path
+    under the project root becomes root-relative, the index file outside it ``storage.path``
+    (its folder ``storage.path's folder``), the root itself "the project root", any other
+    absolute path "<a path outside the project root>"; a URL's credentials become ``***``."""
+    names: list[tuple[str, str, str]] = []  # (path, its name, what may not follow it)
+    whole = r"(?![\w.@+~-])"
+    roots = {str(root), os.path.realpath(root)}
+    if storage_path is not None and not any(_under(str(storage_path), r) for r in roots):
+        for path in {str(storage_path), os.path.realpath(storage_path)}:
+            names.append((path, "storage.path", ""))  # also its -wal and -journal
+        for folder in {str(storage_path.parent), os.path.realpath(storage_path.parent)}:
+            names.append((folder, "storage.path's folder", whole))
+    for r in roots:
+        names.append((r.rstrip("/") + "/", "", ""))
+        names.append((r, "the project root", whole))
+    # longest first: a file's name before its folder's
+    for path, name, end in sorted(names, key=lambda item: len(item[0]), reverse=True):
+        if len(path) > 1:
+            text = re.sub(re.escape(path) + end, name, text)
+    text = _OTHER_ABSOLUTE_PATH.sub("<a path outside the project root>", text)
+    return _URL_CREDENTIALS.sub(r"\1***@", text)
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _transient(exc: Exception) -> bool:
@@ -284,13 +320,29 @@ class IndexingService:
         except EmbeddingError as exc:
             outcome, error = "failed", f"Embedding provider failed: {exc}"
         except Exception as exc:  # never kill the server
-            log.exception("reindex failed")
-            outcome, error = "failed", f"Reindex failed: {type(exc).__name__}: {exc}"
+            log.exception("reindex failed")  # the traceback, with the real paths, for the operator
+            outcome, error = "failed", self._unexpected_failure(exc, progress)
         with self._reindex_lock:
             self.activity.last = LastReindex(
                 progress.scope, progress.force, progress.started_at_utc, utc_now(), outcome, result, error
             )
             self.activity.current = None
+
+    def _unexpected_failure(self, exc: Exception, progress: Progress) -> str:
+        """kb_status' words for a reindex killed by an exception nobody expected (a bug, a failing
+        disk): where it stopped and the exception's type and text for a bug report, with paths in
+        the product's words (decision 346)."""
+        if progress.phase == "vectors":
+            where = "while embedding pending chunks"
+        else:
+            where = "while indexing files" + (f" (at {progress.current_path!r})" if progress.current_path else "")
+        storage = getattr(self.store, "path", None)
+        text = in_product_words(str(exc), self.root, storage if isinstance(storage, Path) else None)
+        return (
+            f"The reindex stopped on an unexpected error {where}: {type(exc).__name__}: {text}. "
+            "The server's log (stderr) has the details; run kb_reindex again, and report this "
+            "message if it repeats."
+        )
 
     def wait_reindex(self, timeout: float | None = None) -> None:
         thread = self._thread
