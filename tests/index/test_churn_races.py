@@ -260,6 +260,31 @@ def test_a_transient_sync_failure_is_retried_on_its_own(kb, monkeypatch, caplog)
     svc.shutdown()
 
 
+def test_a_failed_sync_is_shown_in_the_products_words(kb, monkeypatch, caplog):
+    """kb_status shows a failed targeted sync with the exception's type, without the server
+    machine's absolute paths (decision 350); the log keeps them for the operator."""
+    svc = client(kb)
+    svc.reindex()
+    indexer_type = type(svc.indexer)
+    outside = "/var/lib/other-place/cache.tmp"
+
+    def failing(self: Any, path: str) -> str:
+        raise OSError(f"[Errno 5] Input/output error: '{kb / path}' (copy in '{outside}')")
+
+    monkeypatch.setattr(indexer_type, "reconcile", failing)
+    monkeypatch.setattr(svc.sync, "_retry_delays", ())
+    with caplog.at_level(logging.WARNING):
+        svc.schedule_sync(["guide.md"])
+        assert svc.sync.wait_idle(10)
+    error = svc.status_fields()["synchronization"]["lastError"]
+    assert error == (
+        "guide.md: OSError: [Errno 5] Input/output error: 'guide.md' (copy in '<a path outside the project root>')"
+    )
+    assert str(kb) not in error and outside not in error
+    assert any(str(kb / "guide.md") in r.getMessage() for r in caplog.records)
+    svc.shutdown()
+
+
 def test_an_unreadable_file_is_not_retried(kb, monkeypatch):
     svc = client(kb)
     svc.reindex()

@@ -148,7 +148,7 @@ class IndexingService:
         self.gate = threading.RLock()
         self._indexer: Indexer | None = None
         self._indexer_generation = -1
-        self.sync = SyncQueue(self._reconcile, retryable=_transient)
+        self.sync = SyncQueue(self._reconcile, retryable=_transient, describe=self._sync_failure_text)
         self.watcher: MarkdownWatcher | None = None
         self._reindex_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -336,13 +336,26 @@ class IndexingService:
             where = "while embedding pending chunks"
         else:
             where = "while indexing files" + (f" (at {progress.current_path!r})" if progress.current_path else "")
-        storage = getattr(self.store, "path", None)
-        text = in_product_words(str(exc), self.root, storage if isinstance(storage, Path) else None)
+        text = self._in_product_words(str(exc))
         return (
             f"The reindex stopped on an unexpected error {where}: {type(exc).__name__}: {text}. "
             "The server's log (stderr) has the details; run kb_reindex again, and report this "
             "message if it repeats."
         )
+
+    def _in_product_words(self, text: str) -> str:
+        storage = getattr(self.store, "path", None)
+        return in_product_words(text, self.root, storage if isinstance(storage, Path) else None)
+
+    def _sync_failure_text(self, exc: Exception) -> str:
+        """kb_status' words for a failed targeted sync (decision 350): a refusal the server
+        explains (KbError) or a file that cannot be read by its message, anything else by its
+        type and text; the server machine's paths in the product's words either way (as decision
+        346 does for a reindex)."""
+        if isinstance(exc, (KbError, UnreadableSource)):
+            return self._in_product_words(exc.message)
+        text = self._in_product_words(str(exc))
+        return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
     def wait_reindex(self, timeout: float | None = None) -> None:
         thread = self._thread

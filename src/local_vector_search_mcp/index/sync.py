@@ -8,7 +8,8 @@ change arrived meanwhile. A failure keeps the path dirty with its error (shown
 by ``kb_status.synchronization``) and does not stop later items; scheduling
 the path again retries it. A failure ``retryable`` accepts (a database that was busy, an
 I/O error: not a file that cannot be read) is retried on its own after 1, 4, 15 and 60 s
-(decision 326), so a transient one clears without another edit.
+(decision 326), so a transient one clears without another edit. The failure's text is what
+``describe`` makes of the exception (the service's: in the product's words, decision 350).
 """
 
 from __future__ import annotations
@@ -34,14 +35,20 @@ class SyncState:
     last_error: str | None
 
 
+def _plain(exc: Exception) -> str:
+    return getattr(exc, "message", None) or str(exc) or type(exc).__name__
+
+
 class SyncQueue:
     def __init__(
         self,
         reconcile: Callable[[str], Any],
         retryable: Callable[[Exception], bool] = lambda exc: False,
         retry_delays: tuple[float, ...] = RETRY_DELAYS,
+        describe: Callable[[Exception], str] | None = None,
     ) -> None:
         self._reconcile = reconcile
+        self.describe: Callable[[Exception], str] = describe or _plain
         self._retryable = retryable
         self._retry_delays = retry_delays
         self._attempts: dict[str, int] = {}
@@ -112,9 +119,10 @@ class SyncQueue:
             try:
                 self._reconcile(path)
             except Exception as exc:  # keep going with later paths
-                error = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                error = self.describe(exc)
                 retry = self._retryable(exc)
-                log.warning("targeted re-index failed for one path: %s", error)
+                # the log keeps the real text (with the machine's paths) for the operator
+                log.warning("targeted re-index failed for one path: %s", _plain(exc))
             with self._cond:
                 self._busy = None
                 if error is not None:

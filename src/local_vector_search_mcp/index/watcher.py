@@ -83,7 +83,7 @@ class MarkdownWatcher:
                     try:
                         watcher._on_event(event)
                     except Exception as exc:  # pragma: no cover - defensive
-                        watcher.queue.report_error(WATCHER_PATH, f"watcher event failed: {exc}")
+                        watcher.queue.report_error(WATCHER_PATH, f"watcher event failed: {watcher.queue.describe(exc)}")
 
             logging.getLogger(LOST_EVENTS_LOGGER).addHandler(self._lost_listener)
             observer = Observer()
@@ -93,7 +93,7 @@ class MarkdownWatcher:
             self._observer = observer
         except Exception as exc:
             log.warning("file watcher could not start: %s", exc)
-            self.queue.report_error(WATCHER_PATH, f"file watcher could not start: {exc}")
+            self.queue.report_error(WATCHER_PATH, f"file watcher could not start: {self.queue.describe(exc)}")
             return
         self._ticker = threading.Thread(target=self._tick, name="kb-watch-debounce", daemon=True)
         self._ticker.start()
@@ -188,7 +188,8 @@ class MarkdownWatcher:
             try:
                 self.on_lost_events()
             except Exception as exc:  # pragma: no cover - defensive
-                self.queue.report_error(WATCHER_PATH, f"could not re-check the files after lost events: {exc}")
+                text = self.queue.describe(exc)
+                self.queue.report_error(WATCHER_PATH, f"could not re-check the files after lost events: {text}")
 
     def _unlisted(self, exc: OSError) -> None:
         """A folder that appeared but cannot be listed: its files cannot be queued; say so."""
