@@ -128,6 +128,9 @@ class MemoryStore:
     def document_states_of(self, paths: Collection[str]) -> dict[str, DocumentState]:
         return {path: self._docs[path][0] for path in paths if path in self._docs}
 
+    def document_states_under(self, prefix: str) -> dict[str, DocumentState]:
+        return {path: state for path, (state, _) in self._docs.items() if path.startswith(prefix)}
+
     def unreadable_files(self) -> dict[str, str]:
         return dict(self._unreadable)
 

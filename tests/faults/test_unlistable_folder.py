@@ -110,7 +110,7 @@ WATCHER_CHILD = textwrap.dedent(
     queue = SyncQueue(lambda path: None)
     scheduled = []
     queue.schedule = lambda paths: scheduled.extend(paths)
-    watcher = MarkdownWatcher(Path(sys.argv[1]), queue, lambda rel: True, lambda: [])
+    watcher = MarkdownWatcher(Path(sys.argv[1]), queue, lambda rel: True, lambda prefix: [])
     event = SimpleNamespace(event_type="moved", is_directory=True, src_path=sys.argv[2], dest_path=sys.argv[3])
     watcher._on_event(event)
     status = queue.status()

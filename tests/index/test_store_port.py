@@ -140,6 +140,28 @@ def test_the_states_of_a_few_paths_match_the_full_read(store: IndexStore) -> Non
     assert store.document_states_of(["A.md", "a.md"]) == {"a.md": full["a.md"]}
 
 
+def test_the_states_under_a_folder_prefix_match_the_full_read(store: IndexStore) -> None:
+    assert store.document_states_under("a/") == {}  # no schema yet: nothing, no failure
+    store.ensure_schema(None, "float32")
+    assert store.document_states_under("a/") == {}
+    names = [
+        "a.md", "a/x.md", "a/b/y.md", "a0.md", "a-b/z.md", "A/x.md", "ab/x.md", "a.md/n.md",
+        "50%/p.md", "50x/p.md", "5%/q.md", "a_b/r.md", "axb/r.md", "状态/s.md", "状态x/s.md", "状/t.md",
+    ]  # fmt: skip
+    for n, name in enumerate(names):
+        store.replace_document(doc(name, f"{n:064d}"), [chunk(0, f"text {n}")])
+    full = store.document_states()
+    for prefix in ["a/", "a/b/", "A/", "50%/", "5%/", "a_b/", "状态/", "状/", "a.md/", "missing/", "%/", "_/"]:
+        expected = {p: s for p, s in full.items() if p.startswith(prefix)}  # exact and case-sensitive
+        assert store.document_states_under(prefix) == expected, prefix
+    assert set(store.document_states_under("a/")) == {"a/x.md", "a/b/y.md"}
+    assert set(store.document_states_under("50%/")) == {"50%/p.md"}  # % and _ are no wildcards
+    assert set(store.document_states_under("a_b/")) == {"a_b/r.md"}
+    assert store.document_states_under("") == full
+    store.delete_document("a/x.md")
+    assert set(store.document_states_under("a/")) == {"a/b/y.md"}
+
+
 def test_a_failed_replace_keeps_the_previous_revision(store: IndexStore) -> None:
     store.ensure_schema(None, "float32")
     store.replace_document(doc("a.md"), [chunk(0, "original words")])

@@ -408,7 +408,7 @@ class IndexingService:
                 self.root,
                 self.sync,
                 self.path_filter,
-                lambda: list(self.store.document_states()),
+                lambda prefix: list(self.store.document_states_under(prefix)),
                 on_lost_events=self.start_catch_up,  # compare every file, as at start (decision 322)
             )
             self.watcher.start()

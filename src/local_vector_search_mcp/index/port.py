@@ -271,6 +271,13 @@ class IndexStore(Protocol):
         a targeted sync looks up one document instead of reading every one (decision 340)."""
         ...
 
+    def document_states_under(self, prefix: str) -> dict[str, DocumentState]:
+        """The states of the documents whose path starts with ``prefix`` (a folder's ``a/b/``;
+        exact and case-sensitive, ``%`` and ``_`` are plain characters; ``""``: every document):
+        the watcher finds a moved or deleted folder's documents without reading every one
+        (decision 351)."""
+        ...
+
     def unreadable_files(self) -> dict[str, str]:
         """Files left out of the index because they could not be read or parsed (path -> reason),
         as the last reindex or sync of each found them; kept across restarts (empty: none)."""

@@ -333,6 +333,16 @@ class PostgresStore:
         )
         return {r[1]: DocumentState(*r) for r in rows}
 
+    def document_states_under(self, prefix: str) -> dict[str, DocumentState]:
+        if not self.exists():
+            return {}
+        # starts_with compares characters (not LIKE's wildcards, nor the collation's order, which
+        # a range would follow: under en_US "a/" < "a0" < "a/b" is not byte order) (decision 351)
+        rows = self._rows(
+            "select id, path, source_hash, size, mtime_ns from documents where starts_with(path, %s)", (prefix,)
+        )
+        return {r[1]: DocumentState(*r) for r in rows}
+
     def unreadable_files(self) -> dict[str, str]:
         if not self.exists() or not self._table_exists("unreadable_files"):
             return {}  # an index from before the table: nothing recorded yet

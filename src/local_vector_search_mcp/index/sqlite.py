@@ -223,6 +223,17 @@ def _groups(paths: list[str], size: int = 500) -> Iterator[list[str]]:
         yield paths[i : i + size]
 
 
+def _after_prefix(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix`` (its last character's
+    successor), or None when that successor is no character (a surrogate, past U+10FFFF)."""
+    if not prefix:
+        return None
+    following = ord(prefix[-1]) + 1
+    if following > 0x10FFFF or 0xD800 <= following <= 0xDFFF:
+        return None
+    return prefix[:-1] + chr(following)
+
+
 class SqliteStore(ChunkTables):
     """The index in one SQLite file (``path``); ``:memory:`` is not supported
     because every thread opens its own connection."""
@@ -496,6 +507,21 @@ class SqliteStore(ChunkTables):
             (json.dumps(sorted(set(paths))),),
         )
         return {r[1]: DocumentState(*r) for r in rows}
+
+    def document_states_under(self, prefix: str) -> dict[str, DocumentState]:
+        if not self.exists() or not self._table_exists("documents"):
+            return {}
+        query = "SELECT id, path, source_hash, size, mtime_ns FROM documents"
+        # a range on the unique index of path (BINARY: UTF-8 bytes, the order of code points), not
+        # LIKE, whose % and _ are wildcards and which ignores ASCII case (decision 351)
+        after = _after_prefix(prefix)
+        if not prefix:
+            rows = self._conn().execute(query)
+        elif after is None:
+            rows = self._conn().execute(query + " WHERE path >= ?", (prefix,))
+        else:
+            rows = self._conn().execute(query + " WHERE path >= ? AND path < ?", (prefix, after))
+        return {r[1]: DocumentState(*r) for r in rows if r[1].startswith(prefix)}
 
     def unreadable_files(self) -> dict[str, str]:
         if not self.exists() or not self._table_exists("unreadable_files"):

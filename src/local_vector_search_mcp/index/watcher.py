@@ -51,7 +51,7 @@ class MarkdownWatcher:
         root: Path,
         queue: SyncQueue,
         path_filter: Callable[[str], bool],
-        indexed_paths: Callable[[], Iterable[str]],
+        indexed_under: Callable[[str], Iterable[str]],
         debounce: float = DEBOUNCE_SECONDS,
         on_lost_events: Callable[[], None] | None = None,
     ) -> None:
@@ -59,7 +59,7 @@ class MarkdownWatcher:
         self._prefix = os.path.join(str(self.root), "")
         self.queue = queue
         self.path_filter = path_filter
-        self.indexed_paths = indexed_paths
+        self.indexed_under = indexed_under  # the indexed paths under a folder prefix ("a/")
         self.debounce = debounce
         self._pending: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -147,7 +147,7 @@ class MarkdownWatcher:
                     continue
                 if event.event_type in ("moved", "deleted"):
                     prefix = rel + "/"
-                    found.update(p for p in self.indexed_paths() if p.startswith(prefix))
+                    found.update(self.indexed_under(prefix))  # a lookup, not every document (decision 351)
                     # what failed under it is gone with it: files are synced again (their errors
                     # go), unlistable folders forgotten (decision 323)
                     for failed in self.queue.errors_under(prefix):
