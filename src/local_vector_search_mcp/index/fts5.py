@@ -26,7 +26,7 @@ inflection (``echoes`` for ``echoing``) in the stems list alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .cjk import bigrams
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
@@ -39,6 +39,7 @@ __all__ = [
     "Atom",
     "combine_stemmed",
     "quote_phrase",
+    "rarest_within",
     "render_match",
     "render_stems",
 ]
@@ -102,15 +103,22 @@ def _within_budget(atoms: list[Atom], budget: int, keep: int, frequencies: Frequ
     """The rarest atoms whose chunk counts add up to at most ``budget`` (at least ``keep`` stay);
     an atom without tokens of its own (a prefix) counts as the whole budget."""
     df = frequencies(sorted({t for _, tokens in atoms for t in tokens}))
-    rarity = sorted((min((df.get(t, 0) for t in tokens), default=budget), i) for i, (_, tokens) in enumerate(atoms))
+    kept = rarest_within([min((df.get(t, 0) for t in tokens), default=budget) for _, tokens in atoms], budget, keep)
+    return [atom for i, atom in enumerate(atoms) if i in kept]
+
+
+def rarest_within(counts: Sequence[int], budget: int, keep: int) -> set[int]:
+    """The indexes of the rarest ``counts`` (chunk counts) that add up to at most ``budget``,
+    at least ``keep`` of them whatever they add up to: the row budget of an OR, the same cut in
+    both storage adapters (the PostgreSQL ranking applies it to its own phrases)."""
     kept: set[int] = set()
     total = 0
-    for count, i in rarity:
+    for count, i in sorted((count, i) for i, count in enumerate(counts)):
         if len(kept) >= keep and total + count > budget:
             break
         kept.add(i)
         total += count
-    return [atom for i, atom in enumerate(atoms) if i in kept]
+    return kept
 
 
 def render_match(query: LexicalQuery, frequencies: Frequencies) -> str | None:

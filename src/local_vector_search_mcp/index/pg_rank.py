@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .cjk import bigrams, index_tokens
-from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase
+from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase, rarest_within
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import STEM_MARK, is_stemmable, stem, stem_index_text
 
@@ -300,7 +300,7 @@ def plan(query: LexicalQuery, stem_budget: int | None) -> RankPlan:
 
 
 def within_budget(side: Side, token_df: Callable[[str], int]) -> Side:
-    """``side`` with its top-level OR cut as ``fts5._within_budget`` cuts it: the rarest phrases
+    """``side`` with its top-level OR cut as SQLite's (``fts5.rarest_within``): the rarest phrases
     whose chunk counts add up to at most the budget (at least ``keep`` stay)."""
     if side.budget is None or not isinstance(side.tree, tuple) or side.tree[0] != "any":
         return side
@@ -315,14 +315,7 @@ def within_budget(side: Side, token_df: Callable[[str], int]) -> Side:
             return min((token_df(t) for t in tokens), default=budget)
         return budget
 
-    rarity = sorted((cost(child), i) for i, child in enumerate(children))
-    kept: set[int] = set()
-    total = 0
-    for count, i in rarity:
-        if len(kept) >= keep and total + count > budget:
-            break
-        kept.add(i)
-        total += count
+    kept = rarest_within([cost(child) for child in children], budget, keep)
     return Side(side.atoms, ("any", tuple(c for i, c in enumerate(children) if i in kept)), None)
 
 
