@@ -4,16 +4,13 @@ sequence of edits, creations, deletions and renames the graph equals one built f
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
-from kb_fakes import KbClient, client
+from kb_fakes import KbClient
 
 from local_vector_search_mcp.handlers import links as links_handler
 from local_vector_search_mcp.handlers.links import load_graph
 from local_vector_search_mcp.index.graph import Graph
-
-from .vault import write_vault
 
 NAMES = ["Home", "Setup", "Note", "Ghost", "Start", "Other", "deep/Note", "deep/Setup", "x/y/Home"]
 
@@ -50,14 +47,6 @@ def _same(kept: Graph, fresh: Graph) -> None:
     assert kept.incoming == fresh.incoming
     assert kept.documents == fresh.documents
     assert kept.orphans() == fresh.orphans()
-
-
-@pytest.fixture
-def kb(tmp_path: Path) -> KbClient:
-    c = client(write_vault(tmp_path / "vault"))
-    c.reindex()
-    yield c
-    c.shutdown()
 
 
 @pytest.mark.parametrize("seed", range(6))

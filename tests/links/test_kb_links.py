@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,16 +9,6 @@ from kb_fakes import KbClient, client
 
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import NotFound
-
-from .vault import write_vault
-
-
-@pytest.fixture
-def kb(tmp_path: Path) -> KbClient:
-    c = client(write_vault(tmp_path / "vault"))
-    c.reindex()
-    yield c
-    c.shutdown()
 
 
 def links(kb: KbClient, **request: Any) -> dict[str, Any]:
