@@ -239,7 +239,7 @@ class GetChunkResult(BaseModel):
     """
     source_path: Annotated[str, Field(alias='sourcePath')]
     """
-    Root-relative path of the document
+    Root-relative path of the document, or the caller's source path for an external chunk.
     """
     chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
     """
@@ -1370,7 +1370,7 @@ class StatusVectors(BaseModel):
     """
     last_error: Annotated[str | None, Field(alias='lastError')]
     """
-    Why the last embedding pass failed
+    Why the last embedding pass failed, if it did.
     """
 
 
@@ -1480,7 +1480,7 @@ class UpdateChunkResult(BaseModel):
     """
     source_path: Annotated[str, Field(alias='sourcePath')]
     """
-    Root-relative path of the document
+    Root-relative path of the document, or the caller's source path for an external chunk.
     """
     chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
     """
@@ -1570,7 +1570,7 @@ class Chunk(BaseModel):
     """
     source_path: Annotated[str, Field(alias='sourcePath')]
     """
-    Root-relative path of the document
+    Root-relative path of the document, or the caller's source path for an external chunk.
     """
     chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
     """
