@@ -87,12 +87,12 @@ def test_an_unquoted_text_split_by_a_comma_is_refused(tmp_path: Path) -> None:
     project = _copy_project(tmp_path)
     spec = project / "spec" / "defs.yaml"
     text = spec.read_text()
-    quoted = "description: \"Root-relative path of the document, or the caller's source path for an external chunk.\""
+    quoted = 'description: "Root-relative path of the document, or the caller\'s source path for an external chunk."'
     assert quoted in text
     spec.write_text(text.replace(quoted, quoted.replace('"', "")))
     result = _check(project)
     assert result.returncode != 0
-    assert "\"or the caller's source path for an external chunk.\" became a key" in result.stderr
+    assert '"or the caller\'s source path for an external chunk." became a key' in result.stderr
 
 
 def test_no_published_schema_holds_a_null_keyword() -> None:
