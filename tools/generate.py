@@ -417,13 +417,20 @@ def cli_options(tool: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, An
         }
         if kind in ("string", "integer", "number", "boolean"):
             option["kind"] = kind
-        elif kind == "array" and resolved.get("items", {}).get("type") in ("string", "integer"):
+        elif kind == "array" and _item_type(resolved.get("items", {}), defs) in ("string", "integer"):
             option["kind"] = "array"
-            option["item"] = resolved["items"]["type"]
+            option["item"] = _item_type(resolved["items"], defs)
         else:
             continue  # objects and arrays of objects: --json
         options.append(option)
     return options
+
+
+def _item_type(items: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """The JSON type of an array's items, through ``$ref`` (``includeGlobs: [Glob]`` is an array of strings)."""
+    while "$ref" in items:
+        items = defs[REF.match(items["$ref"]).group(1)]  # type: ignore[union-attr]
+    return items.get("type")
 
 
 def field_rows(tool: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, str]]:

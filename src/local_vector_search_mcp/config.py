@@ -232,6 +232,13 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
             raise ConfigError("CLAUDE_PROJECT_DIR does not name an existing folder.")
     else:
         project_root = cwd.resolve()
+        if project_root == Path(project_root.anchor):
+            # decision 375: a client that starts servers in / (Claude Desktop does) would index the disk
+            raise ConfigError(
+                f"No project root was given and the working folder is {project_root} (MCP clients such as "
+                "Claude Desktop start servers there), which is never taken as a project. Pass "
+                "--project-root /abs/path/to/project in the client's args (or set CLAUDE_PROJECT_DIR)."
+            )
 
     config_file = None
     data: dict[str, Any] = {}
@@ -285,8 +292,20 @@ def _database_url(config: Config, environ: dict[str, str]) -> str | None:
         raise ConfigError(
             f"storage.backend is postgresql but no database URL is set: give storage.url or {DATABASE_URL_ENV}."
         )
+    return check_database_url(url)
+
+
+def check_database_url(url: str) -> str:
+    """``url`` if it can be a PostgreSQL URL; errors never repeat it (it may hold a password)."""
     if not url.startswith(("postgresql://", "postgres://")):
         raise ConfigError(
             "The PostgreSQL URL must start with postgresql:// (the URL is not shown: it may hold a password)."
         )
+    try:
+        urlsplit(url).port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        raise ConfigError(
+            "The PostgreSQL URL's port is not a number from 0 to 65535 (the URL is not shown: it may hold a "
+            "password); the form is postgresql://user:password@host:5432/database."
+        ) from None
     return url
