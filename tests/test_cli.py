@@ -127,6 +127,16 @@ def test_an_explicit_project_root_works_from_the_filesystem_root(kb: Path) -> No
     assert json.loads(result.stdout)["project"]["root"] == str(kb.resolve())
 
 
+def test_a_knowledge_base_root_given_from_the_filesystem_root_is_honoured(kb: Path, tmp_path: Path) -> None:
+    # the contract's resolution (project root = working folder) with --root: a container or a
+    # harness that runs in / and names its folders must work; only a guessed / is refused
+    args = ("--root", str(kb), "--storage-path", str(tmp_path / "idx" / "i.db"), "--embedding-provider", "none")
+    assert run(*args, "--reindex", cwd=Path("/")).returncode == 0
+    result = run(*args, "call", "kb_search", "--query", "text", cwd=Path("/"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["results"]
+
+
 def test_search_globs_are_options(kb: Path) -> None:
     (kb / "docs" / "b.md").write_text("# B\n\nText about kittens.\n")
     (kb / "other.md").write_text("# Other\n\nMore text about kittens.\n")

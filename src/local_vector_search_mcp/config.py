@@ -232,14 +232,6 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
             raise ConfigError("CLAUDE_PROJECT_DIR does not name an existing folder.")
     else:
         project_root = cwd.resolve()
-        if project_root == Path(project_root.anchor):
-            # decision 375: a client that starts servers in / (Claude Desktop does) would index the disk
-            raise ConfigError(
-                f"No project root was given and the working folder is {project_root} (MCP clients such as "
-                "Claude Desktop start servers there), which is never taken as a project. Pass "
-                "--project-root /abs/path/to/project in the client's args (or set CLAUDE_PROJECT_DIR)."
-            )
-
     config_file = None
     data: dict[str, Any] = {}
     if options.config:
@@ -263,6 +255,15 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     config = build_config(data)
 
     root = (project_root / config.knowledge_base.root).resolve() if config.knowledge_base.root else project_root
+    guessed = not (options.project_root or environ.get("CLAUDE_PROJECT_DIR", "").strip() or config.knowledge_base.root)
+    if guessed and root == Path(root.anchor):
+        # decision 375: a client that starts servers in / (Claude Desktop does) would index the disk;
+        # a root given on the command line or in YAML is honoured from any working folder
+        raise ConfigError(
+            f"No project root or knowledge-base root was given and the working folder is {root} (MCP clients "
+            "such as Claude Desktop start servers there), which is never taken as a knowledge base. Pass "
+            "--project-root /abs/path/to/project (or --root) in the client's args, or set CLAUDE_PROJECT_DIR."
+        )
     if not root.is_dir():
         raise ConfigError(f"The knowledge-base root {root} does not exist or is not a folder (it is never created).")
     storage = Path(config.storage.path) if config.storage.path else DEFAULT_STORAGE

@@ -211,7 +211,7 @@ def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str) -> tuple[str
         )
         params["tags"] = list(spec.tags)
     for i, (key, value) in enumerate(spec.metadata):
-        clauses.append(f"{fields} -> %(mk{i})s = any(cast(%(mv{i})s as jsonb[]))")
+        clauses.append(f"coalesce({fields} -> %(mk{i})s, 'null'::jsonb) = any(cast(%(mv{i})s as jsonb[]))")
         params[f"mk{i}"] = key
         params[f"mv{i}"] = _json_alternatives(value)
     return "".join(f" and {c}" for c in clauses), params
