@@ -216,3 +216,11 @@ def test_a_server_without_pgvector_is_named() -> None:
     exc = psycopg.errors.FeatureNotSupported('extension "vector" is not available')
     message = setup_failure(exc, "postgresql://u:pw@h/db", "postgresql://h:5432/db#s", "s").message
     assert "pgvector extension is not installed" in message and "pw@" not in message
+
+
+def test_a_tool_help_names_the_fields_only_json_can_give(kb: Path) -> None:
+    result = run("call", "kb_patch", "--help", cwd=kb)
+    assert result.returncode == 0, result.stderr
+    assert "Fields without an option (`operations`) go in --json" in result.stdout
+    # a tool whose every field has an option says nothing of the kind
+    assert "Fields without an option" not in run("call", "kb_read", "--help", cwd=kb).stdout
