@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 
-def run(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "local_vector_search_mcp", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         input=stdin,
-        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", **(env or {})},
     )
 
 
@@ -100,3 +105,114 @@ def test_closed_stdout_is_not_an_error(kb: Path) -> None:
     err = proc.stderr.read().decode()
     assert proc.wait() == 0
     assert "Traceback" not in err
+
+
+def test_serve_help_is_the_help(kb: Path) -> None:
+    result = run("serve", "--help", cwd=kb)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: local-vector-search-mcp")
+    assert "--project-root" in result.stdout and "examples:" in result.stdout
+
+
+def test_the_filesystem_root_is_never_a_project_by_default() -> None:
+    # Claude Desktop starts servers in /: without --project-root the server would take the whole disk
+    result = run("--status", cwd=Path("/"))
+    assert result.returncode == 1, result.stdout
+    assert "--project-root" in result.stderr and result.stdout == ""
+
+
+def test_an_explicit_project_root_works_from_the_filesystem_root(kb: Path) -> None:
+    result = run("--project-root", str(kb), "--status", cwd=Path("/"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["project"]["root"] == str(kb.resolve())
+
+
+def test_a_knowledge_base_root_given_from_the_filesystem_root_is_honoured(kb: Path, tmp_path: Path) -> None:
+    # the contract's resolution (project root = working folder) with --root: a container or a
+    # harness that runs in / and names its folders must work; only a guessed / is refused
+    args = ("--root", str(kb), "--storage-path", str(tmp_path / "idx" / "i.db"), "--embedding-provider", "none")
+    assert run(*args, "--reindex", cwd=Path("/")).returncode == 0
+    result = run(*args, "call", "kb_search", "--query", "text", cwd=Path("/"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["results"]
+
+
+def test_search_globs_are_options(kb: Path) -> None:
+    (kb / "docs" / "b.md").write_text("# B\n\nText about kittens.\n")
+    (kb / "other.md").write_text("# Other\n\nMore text about kittens.\n")
+    assert run("--embedding-provider", "none", "--reindex", cwd=kb).returncode == 0
+
+    def paths(*args: str) -> list[str]:
+        result = run("--embedding-provider", "none", "call", "kb_search", "--query", "kittens", *args, cwd=kb)
+        assert result.returncode == 0, result.stderr
+        return sorted(r["path"] for r in json.loads(result.stdout)["results"])
+
+    assert paths() == ["docs/b.md", "other.md"]
+    assert paths("--include-globs", "docs/**") == ["docs/b.md"]
+    assert paths("--exclude-globs", "docs/**") == ["other.md"]
+    assert paths("--include-globs", "docs/**", "--include-globs", "*.md") == ["docs/b.md", "other.md"]
+
+
+def test_a_tool_of_a_disabled_tool_set_says_how_to_enable_it(kb: Path) -> None:
+    result = run("call", "list_chunks", cwd=kb)
+    assert result.returncode == 1
+    assert "server: {toolsets: [kb, chunks]}" in json.loads(result.stderr)["message"]
+
+
+def test_a_port_in_use_says_what_to_do(kb: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = run("--transport", "http", "--port", str(port), cwd=kb)
+    assert result.returncode == 1, result.stderr
+    assert f"Cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "--port 0" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["--status"], ["index", "copy", "--to", "postgresql:team"]])
+def test_a_postgresql_url_with_a_bad_port_is_one_message(kb: Path, command: list[str]) -> None:
+    (kb / "pg.yml").write_text("storage: {backend: postgresql}\n")
+    env = {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": "postgresql://kb:hunter2secret@db:54x2/kb"}
+    result = run("--config", "pg.yml", *command, cwd=kb, env=env)
+    assert result.returncode == 1, result.stdout
+    assert "port is not a number" in result.stderr
+    assert "hunter2secret" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_refused_postgresql_connection_says_why_without_the_password(kb: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens there once the socket is closed
+    (kb / "pg.yml").write_text("storage: {backend: postgresql}\n")
+    env = {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": f"postgresql://kb:hunter2secret@127.0.0.1:{port}/kb"}
+    result = run("--config", "pg.yml", "--reindex", cwd=kb, env=env)
+    assert result.returncode == 1, result.stdout
+    assert f"Cannot connect to PostgreSQL at postgresql://127.0.0.1:{port}/kb" in result.stderr
+    assert "refused" in result.stderr and "LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL" in result.stderr
+    assert "hunter2secret" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_postgresql_user_without_rights_is_told_who_can_prepare_the_database(kb: Path, pg_server: Any) -> None:
+    import psycopg
+
+    role = "lvsm_limited_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_server.url, autocommit=True) as admin:
+        admin.execute(f"create role {role} login password 'hunter2secret'")
+        admin.execute(f"create database {role}")  # owned by postgres: the role may neither add extensions nor schemas
+    url = pg_server.url.replace("postgres@", f"{role}:hunter2secret@").rsplit("/", 1)[0] + f"/{role}"
+    (kb / "pg.yml").write_text("storage: {backend: postgresql}\n")
+    result = run("--config", "pg.yml", "--reindex", cwd=kb, env={"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": url})
+    assert result.returncode == 1, result.stdout
+    assert "could not be prepared for the index" in result.stderr
+    assert "create extension if not exists vector" in result.stderr
+    assert "hunter2secret" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_server_without_pgvector_is_named() -> None:
+    psycopg = pytest.importorskip("psycopg")
+    from local_vector_search_mcp.index.postgres import setup_failure
+
+    exc = psycopg.errors.FeatureNotSupported('extension "vector" is not available')
+    message = setup_failure(exc, "postgresql://u:pw@h/db", "postgresql://h:5432/db#s", "s").message
+    assert "pgvector extension is not installed" in message and "pw@" not in message

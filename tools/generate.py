@@ -61,7 +61,23 @@ class SpecError(Exception):
 
 def load_yaml(path: Path) -> Any:
     with path.open(encoding="utf-8") as f:
-        return yaml.safe_load(f)
+        data = yaml.safe_load(f)
+    _no_split_text(data, path)
+    return data
+
+
+def _no_split_text(node: Any, path: Path) -> None:
+    """An unquoted text holding ", " inside a flow mapping (``{description: a, b.}``) is split by
+    YAML into a description ``a`` and a key ``b.`` with the value null, which then reaches the
+    published schemas as a keyword; refuse such a key (a spaced key with no value)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(key, str) and " " in key and value is None:
+                raise SpecError(f"{path.name}: {key!r} became a key: quote the text it belongs to")
+            _no_split_text(value, path)
+    elif isinstance(node, list):
+        for item in node:
+            _no_split_text(item, path)
 
 
 def load_spec() -> dict[str, Any]:
@@ -401,13 +417,20 @@ def cli_options(tool: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, An
         }
         if kind in ("string", "integer", "number", "boolean"):
             option["kind"] = kind
-        elif kind == "array" and resolved.get("items", {}).get("type") in ("string", "integer"):
+        elif kind == "array" and _item_type(resolved.get("items", {}), defs) in ("string", "integer"):
             option["kind"] = "array"
-            option["item"] = resolved["items"]["type"]
+            option["item"] = _item_type(resolved["items"], defs)
         else:
             continue  # objects and arrays of objects: --json
         options.append(option)
     return options
+
+
+def _item_type(items: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """The JSON type of an array's items, through ``$ref`` (``includeGlobs: [Glob]`` is an array of strings)."""
+    while "$ref" in items:
+        items = defs[REF.match(items["$ref"]).group(1)]  # type: ignore[union-attr]
+    return items.get("type")
 
 
 def field_rows(tool: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, str]]:

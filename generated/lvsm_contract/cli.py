@@ -23,6 +23,8 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('query', 'opt_query', 'string'),
         ('mode', 'opt_mode', 'string'),
         ('topK', 'opt_topK', 'integer'),
+        ('includeGlobs', 'opt_includeGlobs', 'array'),
+        ('excludeGlobs', 'opt_excludeGlobs', 'array'),
         ('tags', 'opt_tags', 'array'),
     ),
     'kb_read': (
@@ -41,6 +43,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('rowIndex', 'opt_rowIndex', 'integer'),
         ('column', 'opt_column', 'string'),
         ('columnIndex', 'opt_columnIndex', 'integer'),
+        ('values', 'opt_values', 'array'),
         ('beforeRowIndex', 'opt_beforeRowIndex', 'integer'),
         ('beforeColumn', 'opt_beforeColumn', 'string'),
         ('beforeColumnIndex', 'opt_beforeColumnIndex', 'integer'),
@@ -204,6 +207,8 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--query', dest='opt_query', type=str, default=None, metavar='QUERY', help='What to look for, in natural language or keywords (any language). Must contain a non-whitespace character.')
     parser.add_argument('--mode', dest='opt_mode', type=str, default=None, choices=['lexical', 'semantic', 'hybrid'], help='Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).')
     parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, metavar='TOP_K', help='Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).')
+    parser.add_argument('--include-globs', dest='opt_includeGlobs', action="append", type=str, default=None, metavar='INCLUDE_GLOBS', help='Only documents whose root-relative path matches at least one of these globs (case-insensitive). Omitted or empty means `**/*.md`. (repeatable)')
+    parser.add_argument('--exclude-globs', dest='opt_excludeGlobs', action="append", type=str, default=None, metavar='EXCLUDE_GLOBS', help='Leave out documents whose path matches any of these globs (applied after `includeGlobs`). (repeatable)')
     parser.add_argument('--tags', dest='opt_tags', action="append", type=str, default=None, metavar='TAGS', help='Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs. (repeatable)')
     parser.set_defaults(tool='kb_search')
     parser = subparsers.add_parser(
@@ -240,6 +245,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--row-index', dest='opt_rowIndex', type=int, default=None, metavar='ROW_INDEX', help='`delete_row`: zero-based data row to delete (alternative to `where`).')
     parser.add_argument('--column', dest='opt_column', type=str, default=None, metavar='COLUMN', help='`delete_column`, `rename_column`, `set_alignment`: the column by header name (alternative to `columnIndex`; a column with an empty name must be selected by index).')
     parser.add_argument('--column-index', dest='opt_columnIndex', type=int, default=None, metavar='COLUMN_INDEX', help='`delete_column`, `rename_column`, `set_alignment`: zero-based column index (alternative to `column`).')
+    parser.add_argument('--values', dest='opt_values', action="append", type=str, default=None, metavar='VALUES', help="`insert_row`: the new row's cells, exactly one per column, left to right, written as plain text (escaped like `valueFormat: text`). Alternative to `valuesByColumn`. (repeatable)")
     parser.add_argument('--before-row-index', dest='opt_beforeRowIndex', type=int, default=None, metavar='BEFORE_ROW_INDEX', help='`insert_row`: insert before this zero-based data row (must be less than the row count). Omit to append after the last row.')
     parser.add_argument('--before-column', dest='opt_beforeColumn', type=str, default=None, metavar='BEFORE_COLUMN', help='`insert_column`: insert before the column with this name. Omit both `beforeColumn` and `beforeColumnIndex` to append a last column.')
     parser.add_argument('--before-column-index', dest='opt_beforeColumnIndex', type=int, default=None, metavar='BEFORE_COLUMN_INDEX', help='`insert_column`: insert before this zero-based column (must be less than the column count).')

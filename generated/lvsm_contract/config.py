@@ -182,7 +182,7 @@ class KnowledgeBaseConfig(BaseModel):
     """
     allow_writes: Annotated[bool, Field(alias='allowWrites')] = False
     """
-    Allow the editing
+    Allow the editing, image and PDF tools to change files.
     """
     watch_files: Annotated[bool, Field(alias='watchFiles')] = False
     """

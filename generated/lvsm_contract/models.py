@@ -44,7 +44,7 @@ class ChunkFilter(BaseModel):
         dict[str, str | float | bool | None] | None, Field(max_length=32)
     ] = None
     """
-    Equality on metadata fields. For Markdown chunks the fields are the document's front matter keys (e.g. `status`); for external chunks their metadata.
+    Equality on metadata fields. For Markdown chunks the fields are the document's front matter keys (e.g. `status`); for external chunks their metadata. `null` matches a field that is null or absent.
     """
     collections: Annotated[list[str] | None, Field(max_length=32)] = None
     """
@@ -239,7 +239,7 @@ class GetChunkResult(BaseModel):
     """
     source_path: Annotated[str, Field(alias='sourcePath')]
     """
-    Root-relative path of the document
+    Root-relative path of the document, or the caller's source path for an external chunk.
     """
     chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
     """
@@ -1297,7 +1297,7 @@ class SearchVectorsArguments(BaseModel):
     )
     embedding: Annotated[list[float], Field(max_length=8192, min_length=1)]
     """
-    An embedding vector; any length is normalised to unit length before use. Its size must equal the index's embedding dimensions.
+    An embedding vector; any length is normalised to unit length before use (any finite components, not all zero). Its size must equal the index's embedding dimensions.
     """
     top_k: Annotated[int | None, Field(alias='topK', ge=1)] = None
     """
@@ -1370,7 +1370,7 @@ class StatusVectors(BaseModel):
     """
     last_error: Annotated[str | None, Field(alias='lastError')]
     """
-    Why the last embedding pass failed
+    Why the last embedding pass failed, if it did.
     """
 
 
@@ -1460,7 +1460,7 @@ class UpdateChunkArguments(BaseModel):
         None
     )
     """
-    An embedding vector; any length is normalised to unit length before use. Its size must equal the index's embedding dimensions.
+    An embedding vector; any length is normalised to unit length before use (any finite components, not all zero). Its size must equal the index's embedding dimensions.
     """
     metadata: ChunkMetadata | None = None
 
@@ -1480,7 +1480,7 @@ class UpdateChunkResult(BaseModel):
     """
     source_path: Annotated[str, Field(alias='sourcePath')]
     """
-    Root-relative path of the document
+    Root-relative path of the document, or the caller's source path for an external chunk.
     """
     chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
     """
@@ -1528,7 +1528,7 @@ class UpsertVectorArguments(BaseModel):
     content: Annotated[str, Field(max_length=1000000)]
     embedding: Annotated[list[float], Field(max_length=8192, min_length=1)]
     """
-    An embedding vector; any length is normalised to unit length before use. Its size must equal the index's embedding dimensions.
+    An embedding vector; any length is normalised to unit length before use (any finite components, not all zero). Its size must equal the index's embedding dimensions.
     """
     metadata: ChunkMetadata | None = None
     collection: Annotated[
@@ -1570,7 +1570,7 @@ class Chunk(BaseModel):
     """
     source_path: Annotated[str, Field(alias='sourcePath')]
     """
-    Root-relative path of the document
+    Root-relative path of the document, or the caller's source path for an external chunk.
     """
     chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
     """

@@ -46,11 +46,23 @@ def _port(value: str) -> int:
     return int(value)
 
 
+EXAMPLES = """\
+examples:
+  local-vector-search-mcp --root notes --reindex     index ./notes (run it once; servers then keep up)
+  local-vector-search-mcp --root notes call kb_search --query "how are edits kept safe"
+  local-vector-search-mcp --project-root /abs/project   serve MCP over stdio (what an MCP client runs)
+  local-vector-search-mcp --transport http           serve many clients at http://127.0.0.1:8081/mcp
+  local-vector-search-mcp call --help                every tool; `call <tool> --help` for its options
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="local-vector-search-mcp",
         description="Local knowledge workbench for AI agents: an MCP server (stdio or Streamable HTTP) "
         "over a project's Markdown.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--config", metavar="FILE", help="YAML configuration file (never loaded implicitly)")
@@ -231,7 +243,8 @@ def _recover_interrupted_writes(ws: Workspace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -240,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.force and not args.reindex:
         print("local-vector-search-mcp: --force is only valid together with --reindex.", file=sys.stderr)
         return EXIT_ERROR
+    if args.command == "serve" and args.rest and args.rest[0] in ("-h", "--help"):
+        parser.print_help()  # `serve` takes the top-level options; they are its help
+        return 0
     if args.command not in ("call", "notion", "index") and args.rest:
         print(f"local-vector-search-mcp: Unexpected argument: {args.rest[0]}", file=sys.stderr)
         return EXIT_ERROR

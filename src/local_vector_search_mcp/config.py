@@ -232,7 +232,6 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
             raise ConfigError("CLAUDE_PROJECT_DIR does not name an existing folder.")
     else:
         project_root = cwd.resolve()
-
     config_file = None
     data: dict[str, Any] = {}
     if options.config:
@@ -256,6 +255,15 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     config = build_config(data)
 
     root = (project_root / config.knowledge_base.root).resolve() if config.knowledge_base.root else project_root
+    guessed = not (options.project_root or environ.get("CLAUDE_PROJECT_DIR", "").strip() or config.knowledge_base.root)
+    if guessed and root == Path(root.anchor):
+        # decision 375: a client that starts servers in / (Claude Desktop does) would index the disk;
+        # a root given on the command line or in YAML is honoured from any working folder
+        raise ConfigError(
+            f"No project root or knowledge-base root was given and the working folder is {root} (MCP clients "
+            "such as Claude Desktop start servers there), which is never taken as a knowledge base. Pass "
+            "--project-root /abs/path/to/project (or --root) in the client's args, or set CLAUDE_PROJECT_DIR."
+        )
     if not root.is_dir():
         raise ConfigError(f"The knowledge-base root {root} does not exist or is not a folder (it is never created).")
     storage = Path(config.storage.path) if config.storage.path else DEFAULT_STORAGE
@@ -285,8 +293,20 @@ def _database_url(config: Config, environ: dict[str, str]) -> str | None:
         raise ConfigError(
             f"storage.backend is postgresql but no database URL is set: give storage.url or {DATABASE_URL_ENV}."
         )
+    return check_database_url(url)
+
+
+def check_database_url(url: str) -> str:
+    """``url`` if it can be a PostgreSQL URL; errors never repeat it (it may hold a password)."""
     if not url.startswith(("postgresql://", "postgres://")):
         raise ConfigError(
             "The PostgreSQL URL must start with postgresql:// (the URL is not shown: it may hold a password)."
         )
+    try:
+        urlsplit(url).port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        raise ConfigError(
+            "The PostgreSQL URL's port is not a number from 0 to 65535 (the URL is not shown: it may hold a "
+            "password); the form is postgresql://user:password@host:5432/database."
+        ) from None
     return url

@@ -204,7 +204,8 @@ def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOu
     if spec.toolset not in ws.config.server.toolsets:
         raise InvalidArgument(
             f"Tool {name!r} belongs to the {spec.toolset!r} tool set, which is not enabled "
-            f"(server.toolsets: {list(ws.config.server.toolsets)})."
+            f"(server.toolsets: {list(ws.config.server.toolsets)}). Enable it in the --config file: "
+            f"server: {{toolsets: [{', '.join(dict.fromkeys([*ws.config.server.toolsets, spec.toolset]))}]}}."
         )
     ws.catch_up_once()  # a server's first call: compare the files with the index (decision 205)
     request = validate_arguments(spec, arguments)

@@ -396,6 +396,40 @@ def test_nearest_chunks_filters_inside_retrieval(store: IndexStore) -> None:
     assert [c.id for c, _ in globbed] == ["md:guide/a.md#0"]
 
 
+def test_equal_scores_at_the_top_k_cut_keep_the_same_chunks_on_every_engine(store: IndexStore) -> None:
+    """Duplicated text has equal vectors: the chunks kept at the cut are the first by (path,
+    ordinal) and by (collection, id), not the first written (decision 361)."""
+    from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+
+    store.ensure_schema(DIMS, "float32")
+    store.write_manifest({"embedding_dimensions": str(DIMS)})
+    for path in ("z.md", "b.md", "a.md"):  # written last, first by path
+        store.replace_document(doc(path), [chunk(0, "same", None, vec(1)), chunk(1, "same", None, vec(1))])
+    for chunk_id in ("b2", "b1", "a9"):
+        store.put_external(_external(chunk_id, 2))
+    md = store.nearest_chunks(vec(1), 3, ChunkFilterSpec())
+    assert [c.id for c, _ in md] == ["md:a.md#0", "md:a.md#1", "md:b.md#0"]
+    ext = store.nearest_chunks(vec(2), 2, ChunkFilterSpec())
+    assert [c.id for c, _ in ext] == ["a9", "b1"]
+
+
+def test_a_null_metadata_filter_matches_an_absent_field(store: IndexStore) -> None:
+    """As get_chunk shows an absent front matter ``status`` as null (decision 363)."""
+    from dataclasses import replace
+
+    from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+
+    store.ensure_schema(DIMS, "float32")
+    store.write_manifest({"embedding_dimensions": str(DIMS)})
+    store.replace_document(replace(doc("done.md"), properties={"status": "done"}), [chunk(0, "a", None, vec(0))])
+    store.replace_document(doc("plain.md"), [chunk(0, "b", None, vec(0))])
+    store.replace_document(replace(doc("open.md"), properties={"status": None}), [chunk(0, "c", None, vec(0))])
+    store.put_external(_external("with", 0, status="x"))
+    store.put_external(_external("without", 0))
+    found = store.nearest_chunks(vec(0), 10, ChunkFilterSpec(metadata=(("status", None),)))
+    assert sorted(c.id for c, _ in found) == ["md:open.md#0", "md:plain.md#0", "without"]
+
+
 # ---------------------------------------------------------------------------- moving an index (index copy)
 def test_export_then_import_gives_every_row_back(store: IndexStore) -> None:
     from dataclasses import replace

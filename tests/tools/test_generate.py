@@ -79,3 +79,33 @@ def test_every_tool_is_specified_and_documented() -> None:
     doc = (ROOT / "docs" / "reference" / "tools.md").read_text(encoding="utf-8")
     for name in names:
         assert f"## {name}" in doc
+
+
+def test_an_unquoted_text_split_by_a_comma_is_refused(tmp_path: Path) -> None:
+    """``{type: string, description: a, b.}`` is YAML for a description ``a`` and a key ``b.``
+    with a null value, which reached three published output schemas as a keyword."""
+    project = _copy_project(tmp_path)
+    spec = project / "spec" / "defs.yaml"
+    text = spec.read_text()
+    quoted = 'description: "Root-relative path of the document, or the caller\'s source path for an external chunk."'
+    assert quoted in text
+    spec.write_text(text.replace(quoted, quoted.replace('"', "")))
+    result = _check(project)
+    assert result.returncode != 0
+    assert '"or the caller\'s source path for an external chunk." became a key' in result.stderr
+
+
+def test_no_published_schema_holds_a_null_keyword() -> None:
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                assert value is not None or key in ("default", "const"), f"{where}: {key!r} is null"
+                walk(value, f"{where}.{key}")
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, f"{where}[{i}]")
+
+    import json
+
+    for path in sorted((ROOT / "generated" / "lvsm_contract" / "schemas").glob("*.json")):
+        walk(json.loads(path.read_text(encoding="utf-8")), path.name)

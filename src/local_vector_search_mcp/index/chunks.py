@@ -149,7 +149,9 @@ class ChunkFilterSpec:
             have = set(_tags(fields.get("tags")))
             if not all(t in have for t in self.tags):
                 return False
-        return all(key in fields and fields[key] == value for key, value in self.metadata)
+        # null matches a field that is null or absent (decision 363), as get_chunk shows an absent
+        # front matter `status` as null
+        return all(fields.get(key) == value for key, value in self.metadata)
 
     def matches(self, collection: str, path: str, fields: Mapping[str, Any]) -> bool:
         return self.wants(collection) and self.path_ok(path) and self.fields_ok(fields)

@@ -27,6 +27,7 @@ this module raises show host, port and database only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -35,7 +36,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -109,6 +110,52 @@ def safe_location(url: str, schema: str) -> str:
     return f"postgresql://{host}:{port}/{database}#{schema}"
 
 
+def _scrubbed(exc: psycopg.Error, url: str) -> str:
+    """The driver's reason on one line, without the URL or its password (a malformed URL is
+    echoed in the message)."""
+    text = " ".join(str(exc).split())
+    secrets = [url]
+    with contextlib.suppress(ValueError):
+        password = urlsplit(url).password
+        if password:
+            secrets += [password, unquote(password)]
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    text = text[:300] or type(exc).__name__
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def connect_failure(exc: psycopg.Error, url: str, location: str) -> IndexNotReady:
+    """A failed connection, with the server's reason and what to check (never the password)."""
+    return IndexNotReady(
+        f"Cannot connect to PostgreSQL at {location}: {_scrubbed(exc, url)} Check storage.url or "
+        "LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL (host, port, user, password, database) and that the "
+        "server is running and reachable."
+    )
+
+
+def setup_failure(exc: psycopg.Error, url: str, location: str, schema: str) -> IndexNotReady:
+    """The first connection could not prepare the database: say what is missing and who can add it."""
+    reason = _scrubbed(exc, url)
+    if isinstance(exc, psycopg.errors.FeatureNotSupported | psycopg.errors.UndefinedFile) or (
+        "vector" in reason and "not available" in reason
+    ):
+        advice = (
+            "The pgvector extension is not installed on that PostgreSQL server: install it there (e.g. the "
+            "postgresql-NN-pgvector package of the PGDG apt repository, or the pgvector/pgvector Docker "
+            "image), then start again."
+        )
+    elif isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        advice = (
+            f"The user may not create the pgvector extension or the schema {schema!r}: have the database's "
+            f"owner run `create extension if not exists vector; create schema if not exists {schema};` "
+            "once (and grant this user rights on the schema), or connect as the owner."
+        )
+    else:
+        advice = "The server's log has the details."
+    return IndexNotReady(f"PostgreSQL at {location} could not be prepared for the index: {reason} {advice}")
+
+
 def _lexeme(token: str) -> str:
     return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
@@ -165,7 +212,7 @@ def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str) -> tuple[str
         )
         params["tags"] = list(spec.tags)
     for i, (key, value) in enumerate(spec.metadata):
-        clauses.append(f"{fields} -> %(mk{i})s = any(cast(%(mv{i})s as jsonb[]))")
+        clauses.append(f"coalesce({fields} -> %(mk{i})s, 'null'::jsonb) = any(cast(%(mv{i})s as jsonb[]))")
         params[f"mk{i}"] = key
         params[f"mv{i}"] = _json_alternatives(value)
     return "".join(f" and {c}" for c in clauses), params
@@ -196,12 +243,16 @@ class PostgresStore:
             return conn
         try:
             conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:  # the message may echo the URL: never pass it on
-            raise IndexNotReady(f"cannot connect to PostgreSQL at {self._location} ({type(exc).__name__})") from None
-        with conn.transaction(), conn.cursor() as cur:
-            self._ddl_lock(cur)
-            cur.execute("create extension if not exists vector")
-            cur.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(self._schema)))
+        except psycopg.Error as exc:
+            raise connect_failure(exc, self._url, self._location) from None
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                self._ddl_lock(cur)
+                cur.execute("create extension if not exists vector")
+                cur.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(self._schema)))
+        except psycopg.Error as exc:
+            conn.close()
+            raise setup_failure(exc, self._url, self._location, self._schema) from None
         conn.execute(sql.SQL("set search_path to {}, public").format(sql.Identifier(self._schema)))
         register_vector(conn)
         self._local.conn = conn
@@ -1093,8 +1144,8 @@ class PostgresStore:
         leaves the lock behind."""
         try:
             conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
-        except psycopg.Error:
-            raise IndexNotReady(f"cannot connect to PostgreSQL at {self._location}") from None
+        except psycopg.Error as exc:
+            raise connect_failure(exc, self._url, self._location) from None
         key = f"local-vector-search-mcp:{self._schema}:{name}"
         try:
             if wait:

@@ -158,25 +158,45 @@ def _parse(
         max_elements=settings.max_elements,
         include_front_matter=settings.include_front_matter,
     )
-    records = [
-        ChunkRecord(
-            ordinal=c.ordinal,
-            pointer=c.pointer,
-            anchor=c.anchor,
-            text=c.text,
-            heading_path=c.heading_path,
-            embedding_text_hash=embedding_text_hash(
-                build_embedding_text(path, c.text, c.heading_path, settings.include_heading_context)
-            ),
-            stems=chunk_stems(c.text, c.heading_path),
-            packed_body=pack_body(c.text),
+    scrub: Any = _scrub if b"\x00" in raw else _same
+    records = []
+    for c in chunks:
+        text, heading = scrub(c.text), scrub(c.heading_path)
+        records.append(
+            ChunkRecord(
+                ordinal=c.ordinal,
+                pointer=c.pointer,
+                anchor=c.anchor,
+                text=text,
+                heading_path=heading,
+                embedding_text_hash=embedding_text_hash(
+                    build_embedding_text(path, text, heading, settings.include_heading_context)
+                ),
+                stems=chunk_stems(text, heading),
+                packed_body=pack_body(text),
+            )
         )
-        for c in chunks
-    ]
     graph = extract_links(doc)
-    links = [LinkRecord(ln.kind, ln.destination, ln.text, ln.pointer) for ln in graph.links]
-    meta = DocumentMeta(graph.tags, graph.aliases, graph.headings, graph.block_ids)
-    return Prepared(path, size, mtime_ns, source_hash, records, links, meta, front_matter_properties(doc))
+    links = [LinkRecord(ln.kind, scrub(ln.destination), scrub(ln.text), ln.pointer) for ln in graph.links]
+    meta = DocumentMeta(*(scrub(part) for part in (graph.tags, graph.aliases, graph.headings, graph.block_ids)))
+    return Prepared(path, size, mtime_ns, source_hash, records, links, meta, scrub(front_matter_properties(doc)))
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _scrub(value: Any) -> Any:
+    """``value`` with every U+0000 replaced by U+FFFD, as CommonMark renders it (decision 360):
+    PostgreSQL's text and jsonb cannot hold the character, and both engines must index the
+    same text. Only what the index stores changes; the file, kb_read and the pointers do not."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, tuple | list):
+        return type(value)(_scrub(v) for v in value)
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
 
 
 def front_matter_properties(doc: Document) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from .chunks import (
     StoredChunk,
     markdown_chunk_id,
     markdown_metadata,
+    unit,
 )
 
 __all__ = ["ChunkTables", "dump_properties"]
@@ -94,6 +95,10 @@ class ChunkTables:
     def _matrix(self, kind: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """``(row ids, owner ids, unit vectors)`` of one kind, cached until a write changes any vector.
 
+        Rows are in the order PostgreSQL breaks ties in (decision 361): Markdown chunks by (path,
+        ordinal), external ones by (collection, id), so equal scores at the ``topK`` cut keep the
+        same chunks on both engines (duplicated text has equal vectors).
+
         ``markdown``: chunk ids, document ids, the stored vectors (int8 restored the way vec0
         compares them); ``external``: rids, rids, the non-stale vectors. One matrix product then
         scores every chunk exactly, several times faster than vec0's scan, and filters become masks.
@@ -105,17 +110,17 @@ class ChunkTables:
             return hit[1]  # type: ignore[no-any-return]
         c = self._conn()
         if kind == "external":
-            rows = list(c.execute("SELECT rid, rid, embedding FROM external_chunks WHERE stale = 0 ORDER BY rid"))
+            rows = list(
+                c.execute("SELECT rid, rid, embedding FROM external_chunks WHERE stale = 0 ORDER BY collection, id")
+            )
             dtype: Any = np.float32
         else:
             storage = self._storage()
-            if storage == "binary":
-                sql = (
-                    "SELECT e.chunk_id, c.document_id, e.embedding FROM chunk_vectors_exact e "
-                    "JOIN chunks c ON c.id = e.chunk_id ORDER BY e.chunk_id"
-                )
-            else:
-                sql = "SELECT chunk_id, document_id, embedding FROM chunk_vectors ORDER BY chunk_id"
+            table = "chunk_vectors_exact" if storage == "binary" else "chunk_vectors"
+            sql = (
+                f"SELECT e.chunk_id, c.document_id, e.embedding FROM {table} e JOIN chunks c ON c.id = e.chunk_id "
+                "JOIN documents d ON d.id = c.document_id ORDER BY d.path, c.ordinal"
+            )
             rows = list(c.execute(sql))
             dtype = np.int8 if storage == "int8" else np.float32
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -202,9 +207,8 @@ class ChunkTables:
         blob = self._one(f"SELECT embedding FROM {table} WHERE chunk_id = ?", (chunk_id,))
         if blob is None:
             return None
-        if storage == "int8":  # restored the way the index compares it
-            vec = np.frombuffer(blob, dtype=np.int8).astype(np.float32) / 127.0
-            return vec / max(float(np.linalg.norm(vec)), 1e-12)
+        if storage == "int8":  # the codes at unit length, as the PostgreSQL adapter restores them
+            return unit(np.frombuffer(blob, dtype=np.int8).astype(np.float32))
         return np.frombuffer(blob, dtype=np.float32).copy()
 
     def markdown_chunks(
@@ -393,7 +397,7 @@ def _top(
             pool = min(pool, int(mask.sum()))
         if pool <= 0:
             return []
-        candidates = np.argpartition(distance, pool - 1)[:pool]
+        candidates = np.sort(np.argpartition(distance, pool - 1)[:pool])  # row order breaks ties
         scores = matrix[candidates] @ unit
     else:
         scores = matrix @ unit
@@ -401,6 +405,11 @@ def _top(
             scores = np.where(mask, scores, -np.inf)
     k = min(limit, len(scores))
     part = np.argpartition(-scores, k - 1)[:k]
+    # argpartition keeps any k of the rows tied with the k-th score; keep the first ones in row
+    # order, as PostgreSQL's ORDER BY does (decision 361)
+    kth = scores[part].min()
+    above = np.flatnonzero(scores > kth)
+    part = np.concatenate([above, np.flatnonzero(scores == kth)[: k - len(above)]])
     order = part[np.lexsort((part, -scores[part]))]
     rows = order if candidates is None else candidates[order]
     return [(int(r), float(scores[i])) for r, i in zip(rows, order, strict=True) if np.isfinite(scores[i])]

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from ..config import DATABASE_URL_ENV, ConfigError, Settings
+from ..config import DATABASE_URL_ENV, ConfigError, Settings, check_database_url
 from .port import IndexStore
 
 __all__ = ["open_store", "open_store_spec"]
@@ -49,7 +49,7 @@ def _postgres(url: str, schema: str) -> IndexStore:
             f"storage.backend postgresql needs the optional packages: pip install"
             f" 'local-vector-search-mcp[postgresql]' ({exc.name} is missing)."
         ) from None
-    return PostgresStore(url, schema)
+    return PostgresStore(check_database_url(url), schema)
 
 
 def open_store_spec(spec: str, settings: Settings) -> IndexStore:

@@ -68,6 +68,33 @@ def filter_spec(value: Any) -> ChunkFilterSpec:
     )
 
 
+NUL = "\x00"
+
+
+def _holds_nul(*values: Any) -> bool:
+    """Whether any text in ``values`` (nested lists, tuples, mappings' keys and values) holds U+0000."""
+    for value in values:
+        if isinstance(value, str):
+            if NUL in value:
+                return True
+        elif isinstance(value, Mapping):
+            if _holds_nul(*value.keys(), *value.values()):
+                return True
+        elif isinstance(value, list | tuple) and _holds_nul(*value):
+            return True
+    return False
+
+
+def _refuse_nul(**fields: Any) -> None:
+    """U+0000 is refused in what a caller stores (decision 360): PostgreSQL's text and jsonb
+    cannot hold it, and both engines answer alike."""
+    for name, value in fields.items():
+        if _holds_nul(value):
+            raise InvalidArgument(
+                f"{name} holds the character U+0000 (NUL), which the index cannot store; remove or replace it."
+            )
+
+
 def _encode(cursor: list[Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(cursor, ensure_ascii=False).encode()).decode().rstrip("=")
 
@@ -75,9 +102,9 @@ def _encode(cursor: list[Any]) -> str:
 def _decode(cursor: str) -> tuple[str, tuple[Any, Any]]:
     try:
         kind, a, b = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if kind == "m" and isinstance(a, str) and isinstance(b, int):
+        if kind == "m" and isinstance(a, str) and isinstance(b, int) and NUL not in a:
             return "m", (a, b)
-        if kind == "x" and isinstance(a, str) and isinstance(b, str):
+        if kind == "x" and isinstance(a, str) and isinstance(b, str) and not _holds_nul(a, b):
             return "x", (a, b)
     except (ValueError, TypeError):
         pass
@@ -96,7 +123,11 @@ class ChunkApi:
         return self.store.vector_dimensions() or self.config.embedding.dimensions
 
     def vector(self, values: Sequence[float], field: str = "embedding") -> npt.NDArray[np.float32]:
-        """The caller's vector checked against the index's size and normalised to unit length."""
+        """The caller's vector checked against the index's size and normalised to unit length.
+
+        Scaled by its largest magnitude in double precision first (decision 362): any finite,
+        not all-zero vector has a direction, ``[1e300, 1e300]`` and ``[1e-40, 0]`` included,
+        whose squares overflow or vanish in float32."""
         expected = self.expected_dimensions()
         if expected is not None and len(values) != expected:
             raise InvalidArgument(
@@ -104,11 +135,13 @@ class ChunkApi:
             )
         if not all(math.isfinite(v) for v in values):
             raise InvalidArgument(f"{field} has a component that is not a finite number.")
-        vec = np.asarray(values, dtype=np.float32)
-        norm = float(np.linalg.norm(vec))
-        if norm == 0.0 or not math.isfinite(norm):
+        vec = np.asarray(values, dtype=np.float64)
+        peak = float(np.max(np.abs(vec))) if len(vec) else 0.0
+        if peak == 0.0:
             raise InvalidArgument(f"{field} must not be all zeros.")
-        return vec / norm
+        vec = vec / peak
+        unit_vector: npt.NDArray[np.float32] = (vec / float(np.linalg.norm(vec))).astype(np.float32)
+        return unit_vector
 
     def quantization_bits(self) -> int | None:
         if self.embedders.get() is None:
@@ -120,7 +153,9 @@ class ChunkApi:
     # reads ---------------------------------------------------------------------------
     def get(self, chunk_id: str, with_vector: bool = False) -> StoredChunk:
         md = parse_markdown_chunk_id(chunk_id)
-        if md is not None:
+        if NUL in chunk_id:  # never stored (decision 360)
+            pass
+        elif md is not None:
             found = self.store.markdown_chunks(md[0], (md[0], md[1] - 1), 1, with_vector)
             if found and found[0].chunk_index == md[1]:
                 return found[0]
@@ -132,6 +167,8 @@ class ChunkApi:
 
     def page(self, source_path: str | None, collection: str | None, cursor: str | None, limit: int) -> Page:
         kind, key = _decode(cursor) if cursor else ("m", None)
+        if source_path is not None and NUL in source_path:  # no source path holds one (decision 360)
+            return Page([], None)
         out: list[StoredChunk] = []
         if kind == "m" and collection in (None, MARKDOWN):
             out += self.store.markdown_chunks(source_path, key if key else None, limit + 1)
@@ -153,6 +190,8 @@ class ChunkApi:
         self, vector: npt.NDArray[np.float32], top_k: int | None, spec: ChunkFilterSpec
     ) -> list[tuple[StoredChunk, float]]:
         self.search_ready()
+        if _holds_nul(spec.path_prefix, spec.path_globs, spec.tags, spec.metadata):
+            return []  # no stored chunk holds U+0000 (decision 360)
         return self.store.nearest_chunks(vector, min(top_k or DEFAULT_TOP_K, MAX_TOP_K), spec)
 
     def search_ready(self) -> None:
@@ -194,6 +233,7 @@ class ChunkApi:
             raise read_only(chunk_id, "replaced")
         if collection == MARKDOWN:
             raise InvalidArgument("The collection name `markdown` is reserved for chunks derived from the Markdown.")
+        _refuse_nul(id=chunk_id, sourcePath=source_path, content=content, metadata=metadata)
         vector = self.vector(embedding)
         existing = self.store.external_chunk(chunk_id) if chunk_id else None
         if existing is not None and collection is not None and collection != existing.collection:
@@ -217,7 +257,8 @@ class ChunkApi:
     ) -> StoredChunk:
         if is_markdown_id(chunk_id):
             raise read_only(chunk_id, "updated")
-        current = self.store.external_chunk(chunk_id, with_vector=True)
+        _refuse_nul(content=content, metadata=metadata)
+        current = None if NUL in chunk_id else self.store.external_chunk(chunk_id, with_vector=True)
         if current is None or current.vector is None:
             raise NotFound(f"No external chunk has the id {chunk_id!r}; list_chunks shows the current ids.")
         vector = self.vector(embedding) if embedding is not None else current.vector
@@ -240,5 +281,5 @@ class ChunkApi:
     def delete(self, chunk_id: str) -> None:
         if is_markdown_id(chunk_id):
             raise read_only(chunk_id, "deleted")
-        if not self.store.delete_external(chunk_id):
+        if NUL in chunk_id or not self.store.delete_external(chunk_id):
             raise NotFound(f"No external chunk has the id {chunk_id!r}; list_chunks shows the current ids.")

@@ -14,6 +14,7 @@ JSON (400). Binding a non-loopback address without a token refuses to start.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import socket
@@ -175,10 +176,24 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
     except OSError as exc:
-        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.{_bind_advice(exc)}") from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
+
+
+def _bind_advice(exc: OSError) -> str:
+    """What to do next, for the refusals a first run meets."""
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            " Another program (perhaps another server) already listens there: stop it, or choose another"
+            " port with --port (server.port), or --port 0 for a free one (the address is printed)."
+        )
+    if exc.errno == errno.EACCES:
+        return " Ports below 1024 need privileges: choose a port from 1024 up with --port (server.port)."
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return " That address is not one of this machine's: bind 127.0.0.1, 0.0.0.0 or one of its own addresses."
+    return ""
 
 
 def _url(host: str, port: int) -> str:
