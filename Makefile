@@ -8,10 +8,11 @@ export OMP_NUM_THREADS ?= 1
 
 .PHONY: setup demo test test-long conformance inspector generate check-generated lint typecheck bench bench-scale clean
 
+# PYTHONWARNINGS: setuptools' generic "Editable installation ... be careful with folders" box has nothing to act on.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
 # System packages (fonts, poppler, openssl) come from the distribution; see tools/system-deps.sh.

@@ -216,3 +216,62 @@ def test_a_server_without_pgvector_is_named() -> None:
     exc = psycopg.errors.FeatureNotSupported('extension "vector" is not available')
     message = setup_failure(exc, "postgresql://u:pw@h/db", "postgresql://h:5432/db#s", "s").message
     assert "pgvector extension is not installed" in message and "pw@" not in message
+
+
+def test_a_tool_help_names_the_fields_only_json_can_give(kb: Path) -> None:
+    result = run("call", "kb_patch", "--help", cwd=kb)
+    assert result.returncode == 0, result.stderr
+    assert "Fields without an option (`operations`) go in --json" in result.stdout
+    # a tool whose every field has an option says nothing of the kind
+    assert "Fields without an option" not in run("call", "kb_read", "--help", cwd=kb).stdout
+
+
+@pytest.mark.parametrize("stop", ["ctrl-d", "ctrl-c"])
+def test_a_person_at_a_terminal_is_told_what_the_silent_server_waits_for(kb: Path, stop: str) -> None:
+    import os
+    import pty
+    import signal
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "local_vector_search_mcp"],
+        cwd=kb,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+    )
+    os.close(slave)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline().decode()
+        assert "serving MCP over stdio" in line and "docs/clients.md" in line
+        if stop == "ctrl-d":
+            os.write(master, b"\x04")  # end of input
+            assert proc.wait(timeout=60) == 0
+        else:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=60) == 130
+            assert proc.stderr.read().decode().strip() == "local-vector-search-mcp: interrupted."
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+
+
+def test_postgresql_without_its_drivers_says_how_to_add_them(kb: Path) -> None:
+    (kb / "pg.yml").write_text("storage: {backend: postgresql}\n")
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"  # as if the extra was not installed
+        "from local_vector_search_mcp.cli import run; sys.argv = ['local-vector-search-mcp', *sys.argv[1:]]; run()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "--config", "pg.yml", "--reindex"],
+        cwd=kb,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": "postgresql://kb@127.0.0.1:1/kb"},
+    )
+    assert result.returncode == 1, result.stdout
+    assert "`postgresql` extra (psycopg is missing)" in result.stderr and "pipx inject" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -426,6 +426,14 @@ def cli_options(tool: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, An
     return options
 
 
+def json_only_fields(tool: dict[str, Any], defs: dict[str, Any]) -> list[str]:
+    """Request fields no option stands for (objects, lists of objects or numbers): ``--json`` only."""
+    if tool["envelope"] == "none":
+        return []
+    offered = {o["prop"] for o in cli_options(tool, defs)}
+    return [prop for prop in tool["input"].get("properties", {}) if prop not in offered]
+
+
 def _item_type(items: dict[str, Any], defs: dict[str, Any]) -> Any:
     """The JSON type of an array's items, through ``$ref`` (``includeGlobs: [Glob]`` is an array of strings)."""
     while "$ref" in items:
@@ -502,6 +510,7 @@ def generate(out_root: Path) -> list[Path]:
                 "input_schema": input_schema,
                 "output_schema": output_schema,
                 "options": cli_options(tool, spec["defs"]),
+                "json_only": json_only_fields(tool, spec["defs"]),
                 "fields": field_rows(tool, spec["defs"]),
                 "error_codes": tuple(dict.fromkeys(e["code"] for e in tool["errors"])),
                 "request_required": tool["envelope"] == "request" and has_required(tool["input"]),

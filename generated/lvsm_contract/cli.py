@@ -227,6 +227,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         'kb_patch',
         help='Edit a Markdown document',
         description="Apply one or more structural edits to a Markdown document atomically, addressed by the anchors kb_read\nreturns. All operations resolve against the same revision; the file is rewritten only if every one is\nvalid and the result keeps the document's structure (untouched bytes, line endings and BOM are\npreserved); otherwise nothing is written. Needs `knowledgeBase.allowWrites`. Returns the new\n`sourceHash`; re-read before further edits, since changed elements get new anchors. Concrete targets\nneed a hashed anchor (a plain `1.p2` is refused); a stale hash gives CONFLICT. Use kb_edit_table for\ncell/row/column edits and kb_create for new files.",
+        epilog='Fields without an option (`operations`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#kb_patch',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
@@ -236,6 +237,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         'kb_edit_table',
         help='Edit a Markdown table',
         description="Change one GFM pipe table cell-, row- or column-wise without rewriting the rest of the file. Address the\ntable with its current anchor (`tN~selfHash~subtreeHash` from kb_read, whose `table` field shows\nzero-based row and column indexes), pick one `action` and pass only that action's fields (any other\nfield is an error):\n`update_cells` → `updates`; `insert_row` → `values` or `valuesByColumn`, optional `beforeRowIndex`;\n`delete_row` → `rowIndex` or `where`; `insert_column` → `name`, optional `defaultValue`, `alignment`,\n`beforeColumn` or `beforeColumnIndex`; `delete_column` → `column` or `columnIndex`; `rename_column` →\ncolumn selector + `newName`; `set_alignment` → column selector + `alignment`.\nNames and values match exactly (case-sensitive display text). Returns the table's new anchor, so edits\ncan be chained without re-reading. Needs `knowledgeBase.allowWrites`. Delete a whole table with\nkb_patch `delete`.",
+        epilog='Fields without an option (`updates`, `where`, `valuesByColumn`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#kb_edit_table',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
@@ -331,6 +333,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         'kb_save_image',
         help='Save an uploaded image',
         description="Save an image into the knowledge base and return a ready-to-paste Markdown image link. Pass exactly\none of: `file`, when the client gives you an OpenAI file reference for an image the user attached\n(`download_url` + `file_id`; the bytes are downloaded over HTTPS from public hosts only), or `data`,\nwhen you have the image bytes yourself (Claude Code, Codex, the MCP Inspector and other clients\nwithout file references): standard base64 or a `data:image/png;base64,...` URI. The image must be\na PNG, JPEG, WebP or GIF (recognised by its bytes) of at most 25 MiB. Without `targetPath` it goes\nto `images/` under `fileName` (or the upload's own name, or a generated one), adding `-2`, `-3`, ...\nwhen the name is taken; with `targetPath` it is saved exactly there and never overwrites\n(ALREADY_EXISTS). Needs `knowledgeBase.allowWrites`. The Markdown is not changed: insert the\nreturned `markdown` with kb_patch.",
+        epilog='Fields without an option (`file`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#kb_save_image',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
@@ -404,6 +407,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         'upsert_vector',
         help='Store an external chunk and its embedding',
         description="Store a chunk produced outside this server (your own text and embedding) in its own collection\n(default `external`), which reindexing never touches. With the `id` of an existing external chunk\nit replaces that chunk; without `id` a new one is created (`ext_<32 hex>`). The embedding must have\nthe index's dimensions (kb_status `embeddingDimensions`; without embeddings, the first external\nvector fixes the size). Ids of Markdown chunks (`md:...`) are refused: change the Markdown with\nkb_patch. Part of the `chunks` tool set.",
+        epilog='Fields without an option (`embedding`, `metadata`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#upsert_vector',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
@@ -417,6 +421,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         'search_vectors',
         help='Nearest chunks to a vector',
         description="Return the `topK` chunks (Markdown and external) whose stored vectors are closest to `embedding`,\nbest first, with `score` = cosine similarity. `filter` narrows by source path prefix or globs,\ntags, metadata equality and collections inside retrieval, before the limit. The vector must have\nthe index's dimensions (kb_status `embeddingDimensions`). Chunks still waiting for their vector and\nexternal chunks marked `embeddingStale` are not found. Part of the `chunks` tool set.",
+        epilog='Fields without an option (`embedding`, `filter`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#search_vectors',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
@@ -426,6 +431,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         'search_knowledge',
         help='Semantic search returning chunks',
         description="Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 it is\nthe query's cosine with the stored codes (decision 381). `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.",
+        epilog='Fields without an option (`filter`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#search_knowledge',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
@@ -458,6 +464,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         'update_chunk',
         help='Change an external chunk',
         description='Change the content, embedding and/or metadata of an external chunk (given fields replace the stored\nones; `metadata` replaces the whole object). Changing `content` without a new `embedding` keeps the\nold vector but marks the chunk `embeddingStale`, which leaves it out of vector search until an\nembedding is given. Markdown chunks are read-only: edit the Markdown with kb_patch. Part of the\n`chunks` tool set.',
+        epilog='Fields without an option (`embedding`, `metadata`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#update_chunk',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")

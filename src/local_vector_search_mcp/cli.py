@@ -305,18 +305,29 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from .server import serve
 
+    if sys.stdin.isatty():  # a person, not a client: say why nothing happens (clients never see this)
+        print(
+            f"local-vector-search-mcp: serving MCP over stdio for {settings.root}. An MCP client starts this "
+            "command and speaks JSON-RPC on stdin/stdout (client set-ups: docs/clients.md); Ctrl-D stops it. "
+            "From a shell: --reindex, --status, call kb_search --query '...' (see --help).",
+            file=sys.stderr,
+        )
     serve(ws)
     return 0
 
 
 def run() -> None:
-    """Console-script entry point: ``main`` plus a quiet exit when stdout is closed early (``| head``)."""
+    """Console-script entry point: ``main`` plus a quiet exit when stdout is closed early (``| head``)
+    or on Ctrl-C (exit 130)."""
     try:
         code = main()
         sys.stdout.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
+    except KeyboardInterrupt:  # Ctrl-C at a terminal: the index and files are closed already, no traceback
+        print("local-vector-search-mcp: interrupted.", file=sys.stderr)
+        code = 130
     sys.exit(code)
 
 

@@ -167,3 +167,27 @@ def test_snippet_highlights_words_sharing_a_query_words_stem():
         "Be happy: echoes of Echo, not echolocation.", build_lexical_query("echoing happiness").terms
     )
     assert "[happy]" in snippet and "[echoes]" in snippet and "[Echo]" in snippet and "[echolocation]" not in snippet
+
+
+def test_query_words_are_what_the_index_calls_words():
+    """unicode61 reads characters Unicode 6.1 had not assigned (``🤖``) as word characters, and
+    marks as part of a word: the query side asks it, not Python's idea of a letter (decision 370)."""
+    assert build_lexical_query("🤖 🚀").leaves == (Term("🤖"),)
+    assert build_lexical_query("a🤖b::c").words() is not None
+
+
+def test_snippet_lights_words_as_the_index_folds_them():
+    assert make_snippet("Un café crème.", build_lexical_query("CAFE creme").terms) == "Un [café] [crème]."
+    assert make_snippet("Noe\u0308l, noel", build_lexical_query("NOËL").terms) == "[Noe\u0308l], [noel]"
+    # a word holding another character is one word: ``caf`` never lights up inside ``café``
+    assert make_snippet("un café", build_lexical_query("caf").terms) == "un café"
+    assert make_snippet("robot🤖 🤖", build_lexical_query("robot 🤖").terms) == "robot🤖 [🤖]"
+
+
+def test_stop_words_around_punctuation_and_inside_identifiers_stay_dark():
+    assert build_lexical_query("(the) binaries `a`").leaves == (Term("binaries"),)
+    terms = build_lexical_query("[ValidateSet('a','b')]").terms
+    assert make_snippet("Restrict a value with [ValidateSet('a','b')]", terms) == (
+        "Restrict a value with [[ValidateSet]('a','[b]')]"
+    )
+    assert make_snippet("a b", build_lexical_query("`a`").terms) == "[a] b"  # nothing else: lit

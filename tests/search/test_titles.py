@@ -52,3 +52,9 @@ def test_a_query_equal_to_a_title_finds_that_page_before_pages_that_mention_it_i
     # a title with other words is not a title match either
     more = svc.search(query="segment replication on", mode="lexical", top_k=3)["results"]
     assert more[0]["path"].startswith("settings")
+
+
+def test_title_words_are_the_index_tokens() -> None:
+    """Folded as FTS5 folds them (decision 370), so ``le cafe`` names ``Le Café``."""
+    assert title_words("Le Café crème") == title_words("le cafe CREME") == ("le", "cafe", "creme")
+    assert title_words("Reactions 🤖") == ("reactions", "🤖")

@@ -22,7 +22,7 @@ from typing import Any
 
 import apsw
 
-__all__ = ["CJK_CHARS", "CJK_RUN", "bigrams", "cjk_index_text", "index_tokens"]
+__all__ = ["CJK_CHARS", "CJK_RUN", "bigrams", "cjk_index_text", "index_tokens", "word_spans", "word_tokens"]
 
 # Han (incl. ext. A and compatibility), Hiragana, Katakana (+ phonetic ext.,
 # half-width), CJK symbols excluded. Hangul is spaced and left to the tokenizer.
@@ -73,3 +73,39 @@ def index_tokens(text: str) -> list[str]:
         prepared.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False
     )
     return tokens
+
+
+def word_tokens(text: str) -> list[str]:
+    """unicode61's tokens of ``text`` as written, without the CJK rewrite (a CJK run is one token):
+    what the index makes of a spaced-script word, so the query side agrees with it on what is a
+    word and how it folds. unicode61 joins more than letters and digits into words: marks,
+    private-use characters and every character Unicode 6.1 had not assigned (``🤖``, a skin-tone
+    modifier) are word characters to it, and a few recent letters are not (decision 370)."""
+    if not text:
+        return []
+    if text.isascii():
+        return [t.lower() for t in _WORD.findall(text)]
+    tokens: list[str] = _unicode61()(
+        text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False
+    )
+    return tokens
+
+
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, token)`` of each of :func:`word_tokens`, ``start``/``end`` in characters."""
+    if text.isascii():
+        return [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
+    data = text.encode("utf-8")
+    found: list[tuple[int, int, str]] = _unicode61()(
+        data, apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=True, include_colocated=False
+    )
+    out: list[tuple[int, int, str]] = []
+    chars = 0
+    at = 0  # byte offset counted up to ``chars``
+    for start, end, token in found:  # offsets grow: decode only the bytes since the last one
+        chars += len(data[at:start].decode("utf-8"))
+        length = len(data[start:end].decode("utf-8"))
+        out.append((chars, chars + length, token))
+        chars += length
+        at = end
+    return out

@@ -46,8 +46,9 @@ def _postgres(url: str, schema: str) -> IndexStore:
         from .postgres import PostgresStore  # psycopg loads only when PostgreSQL is used
     except ImportError as exc:
         raise ConfigError(
-            f"storage.backend postgresql needs the optional packages: pip install"
-            f" 'local-vector-search-mcp[postgresql]' ({exc.name} is missing)."
+            f"storage.backend postgresql needs the optional packages of the project's `postgresql` extra"
+            f" ({exc.name} is missing): reinstall with it, e.g. pip install '/path/to/checkout[postgresql]'"
+            " (pipx: pipx inject local-vector-search-mcp 'psycopg[binary]' pgvector)."
         ) from None
     return PostgresStore(check_database_url(url), schema)
 

@@ -31,7 +31,12 @@ _ENGLISH_WORDS = """
 ENGLISH = frozenset(_ENGLISH_WORDS.split())
 
 
+# quotes, brackets, backticks and sentence marks around a word; not a sigil (``$i``, ``@when``)
+_AROUND = "\"'`()[]{}<>\u2018\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1.,;:!?\u2026"
+
+
 def is_stop_word(piece: str) -> bool:
-    """Whether a whitespace-free query piece is a stop word (case-insensitive; trailing
-    sentence punctuation such as ``?`` or ``,`` ignored)."""
-    return piece.lower().strip(".,;:!?\"'()") in ENGLISH
+    """Whether a whitespace-free query piece is a stop word (case-insensitive; quotes, brackets,
+    backticks and sentence punctuation around it ignored: ``(the)``, ```a```, ``when?``;
+    decision 371)."""
+    return piece.strip(_AROUND).lower() in ENGLISH

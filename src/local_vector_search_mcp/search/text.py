@@ -5,22 +5,26 @@
 dialect: each whitespace-separated piece is a :class:`Term` (its internal
 order kept: ``Rc::strong_count`` must match as written), and unspaced CJK runs
 inside a piece are :class:`CjkRun` leaves that the adapter segments the same
-way it segmented the indexed text (``index/cjk.py``). Pieces without a letter
-or digit are dropped, so user text never becomes query syntax. Stop words
+way it segmented the indexed text (``index/cjk.py``). Pieces without a word
+as the index's tokenizer sees one (``cjk.word_tokens``: FTS5's unicode61, which
+also reads emoji newer than Unicode 6.1 or private-use characters as words) are
+dropped, so user text never becomes query syntax. Stop words
 (``stopwords.py``) are dropped when any other piece remains, on both the
 query and the snippet side, so ``[the]`` is never highlighted for a reason.
 
-Snippets highlight whole tokens as a unicode61-like tokenizer sees them.
+Snippets highlight whole tokens as the index's tokenizer sees them, folded as it
+folds them (``cafe`` lights up ``café``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 
-from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams
+from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams, word_spans, word_tokens
 from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
 from ..index.stem import is_stemmable, stem
 from .stopwords import is_stop_word
@@ -29,7 +33,6 @@ __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippe
 
 _CJK = CJK_CHARS
 _CJK_RUN = CJK_RUN
-_WORDISH = re.compile(r"[^\W_]", re.UNICODE)  # a letter or digit
 _SPLIT = re.compile(rf"([{_CJK}]+)")
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)  # word pieces as unicode61 splits them (approximately)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
@@ -72,7 +75,12 @@ class ParsedQuery:
         piece on its own (``title::SHA-512`` -> ``title``, ``SHA``, ``512``), so a
         query whose words exist in the index never returns nothing. ``None`` when
         no piece splits."""
-        split = [Term(w) for leaf in self.leaves if isinstance(leaf, Term) for w in _WORDS.findall(leaf.text)]
+        split = [
+            Term(leaf.text[start:end])
+            for leaf in self.leaves
+            if isinstance(leaf, Term)
+            for start, end, _ in word_spans(leaf.text)
+        ]
         if len(split) <= sum(isinstance(leaf, Term) for leaf in self.leaves):
             return None
         content = [t for t in split if not is_stop_word(t.text)] or split
@@ -93,7 +101,7 @@ def build_lexical_query(query: str) -> ParsedQuery:
                 continue
             if _CJK_RUN.fullmatch(part):
                 found.append((CjkRun(part), part, False))
-            elif _WORDISH.search(part):
+            elif word_tokens(part):  # a word as the index sees one (decision 370)
                 found.append((Term(part), part, is_stop_word(part)))
     content = [f for f in found if not f[2]] or found
     return ParsedQuery(
@@ -125,40 +133,84 @@ _TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+", re.UNICODE)
 
 
 def highlight_terms(terms: tuple[str, ...]) -> list[str]:
-    """Lower-cased word tokens of the query terms (CJK as whole runs)."""
+    """The tokens of the query terms as the index folds them (``word_tokens``; CJK as whole runs
+    and their bigrams). A stop word split out of a punctuated term (the ``a`` of
+    ``[ValidateSet('a','b')]``) lights up only when nothing else would (decision 371)."""
     out: list[str] = []
+    words: list[str] = []
     for term in terms:
         if _CJK_RUN.fullmatch(term):
             out.append(term)
             if len(term) > 2:
                 out.extend(bigrams(term))
         else:
-            out.extend(t.lower() for t in re.findall(r"[^\W_]+", term))
+            words.extend(word_tokens(term))
+    out.extend([w for w in words if not is_stop_word(w)] or words)
     # longest first so a regex alternation prefers whole words/runs
     return sorted(set(out), key=len, reverse=True)
 
 
-# A letter or digit that is not CJK: what makes a Latin/Cyrillic/... word go on.
-_WORD_CHAR = re.compile(rf"(?![{_CJK}])[^\W_]")
+# A character that is neither ASCII, nor a space, nor CJK; and a word holding one, from its start
+# (the lookbehind and the possessive run keep the scan linear over long ASCII words).
+_OTHER = rf"[^\x00-\x7f\s{_CJK}]"
+_MIXED_WORD = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z0-9]*+{_OTHER}(?:[A-Za-z0-9]|{_OTHER})*+")
+
+Span = tuple[int, int]
+
+
+@lru_cache(maxsize=4096)
+def _joins(ch: str) -> bool:
+    """Whether a non-ASCII character continues a word for the index: unicode61 says so (letters,
+    digits, marks, characters newer than Unicode 6.1, ...), and it is not CJK (the index sets
+    CJK runs apart, ``cjk.cjk_index_text``)."""
+    return not _CJK_RUN.match(ch) and len(word_tokens(f"a{ch}a")) == 1
+
+
+@lru_cache(maxsize=4096)
+def _word_tokens_of(run: str) -> tuple[tuple[int, int, str], ...]:
+    return tuple(word_spans(run))
 
 
 @dataclass(frozen=True, slots=True)
 class _Highlighter:
-    """What lights up for one query: its words exactly, and any English word sharing the stem
-    of one of them (``edits`` -> ``edit``, ``editing``), as lexical search matched them."""
+    """What lights up for one query: its words (as the index folds them), any English word
+    sharing the stem of one of them (``edits`` -> ``edit``, ``editing``), as lexical search
+    matched them, and its CJK pieces anywhere inside a CJK run."""
 
-    pattern: re.Pattern[str]
+    pattern: re.Pattern[str]  # stems as prefixes, then the ASCII words, longest first
+    cjk: re.Pattern[str] | None  # the CJK pieces, longest first
     exact: frozenset[str]
     stems: frozenset[str]
+    prefixes: tuple[str, ...]  # every word sharing a stem starts with one of these
+
+    def lit(self, token: str) -> bool:
+        """Whether a folded (lower-cased) word token matched for a reason."""
+        if token in self.exact:
+            return True
+        return token.startswith(self.prefixes) and is_stemmable(token) and stem(token) in self.stems
 
     def hit(self, m: re.Match[str]) -> bool:
-        """Whether ``m`` is a whole token matched for a reason."""
-        if not _whole(m):
-            return False
-        token = m.group().lower()
-        if token in self.exact or _CJK_RUN.match(token):
-            return True
-        return is_stemmable(token) and stem(token) in self.stems
+        """Whether ``m`` (of :attr:`pattern`) is a whole ASCII token matched for a reason."""
+        return _whole(m) and self.lit(m.group().lower())
+
+    def ascii_spans(self, flat: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
+        """The lit ASCII words of ``flat[start:end]``, in order."""
+        matches = self.pattern.finditer(flat, start, len(flat) if end is None else end)
+        return (m.span() for m in matches if self.hit(m))
+
+    def other_spans(self, flat: str) -> list[Span]:
+        """The lit words of ``flat`` that hold another character, found by unicode61 itself (its
+        folding: ``cafe`` lights up ``café``; its word characters: ``🤖``), and the CJK pieces
+        inside CJK runs; in order."""
+        if flat.isascii():
+            return []
+        found: list[Span] = []
+        for m in _MIXED_WORD.finditer(flat):
+            at = m.start()
+            found += [(at + a, at + b) for a, b, token in _word_tokens_of(m.group()) if self.lit(token)]
+        if self.cjk is not None:
+            found += [m.span() for m in self.cjk.finditer(flat)]
+        return sorted(found)
 
 
 @lru_cache(maxsize=256)
@@ -168,10 +220,18 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
     # first, each as ``stem[a-z]*`` (a Snowball stem ending in ``i`` stands for ``y``: ``happi``
     # -> ``happ[a-z]*``), so a whole inflected word is tried before a shorter literal inside
     # it; then the words themselves, longest first.
-    stems = {stem(w) for w in words if is_stemmable(w)}
+    plain = [w for w in words if not _CJK_RUN.fullmatch(w)]
+    pieces = [w for w in words if _CJK_RUN.fullmatch(w)]
+    stems = {stem(w) for w in plain if is_stemmable(w)}
     prefixes = sorted({s[:-1] if s.endswith("i") else s for s in stems}, key=len, reverse=True)
-    parts = [re.escape(p) + "[a-z]*" for p in prefixes] + [re.escape(w) for w in words]
-    return _Highlighter(re.compile("|".join(parts), re.IGNORECASE), frozenset(words), frozenset(stems))
+    parts = [re.escape(p) + "[a-z]*" for p in prefixes] + [re.escape(w) for w in plain if w.isascii()]
+    return _Highlighter(
+        re.compile("|".join(parts) or "(?!)", re.IGNORECASE),
+        re.compile("|".join(map(re.escape, pieces))) if pieces else None,
+        frozenset(plain),
+        frozenset(stems),
+        tuple(prefixes),
+    )
 
 
 def _whole(m: re.Match[str]) -> bool:
@@ -183,42 +243,57 @@ def _whole(m: re.Match[str]) -> bool:
     if _CJK_RUN.match(m.group()):
         return True
     text, start, end = m.string, m.start(), m.end()
-    touches_before = start > 0 and _WORD_CHAR.match(text, start - 1) is not None
-    touches_after = end < len(text) and _WORD_CHAR.match(text, end) is not None
-    return not (touches_before or touches_after)
+    return not ((start > 0 and _continues(text[start - 1])) or (end < len(text) and _continues(text[end])))
+
+
+def _continues(ch: str) -> bool:
+    return ch.isalnum() if ch.isascii() else _joins(ch)
 
 
 def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     """A short excerpt around the first match, matches wrapped in ``[``...``]``.
 
     About ``width`` tokens (a CJK character counts as one); ``...`` marks cuts.
-    Only whole tokens are highlighted: the query's words and the English words
-    sharing one's stem (``stem.py``), never stop words. Without any match, the first 240
-    characters of the text (+ ``...``).
+    Only whole tokens are highlighted, compared as the index folds them (case and
+    accents: ``cafe`` lights up ``Café``): the query's words and the English words
+    sharing one's stem (``stem.py``), never stop words. Without any match, the
+    first 240 characters of the text (+ ``...``).
     """
     flat = " ".join(text.split())
     words = highlight_terms(terms)
     if not words:
         return _head(flat)
     light = _highlighter(tuple(words))
-    pattern = light.pattern
-    first = next((m for m in pattern.finditer(flat) if light.hit(m)), None)
+    others = light.other_spans(flat)
+    first = min(filter(None, (next(light.ascii_spans(flat), None), others[0] if others else None)), default=None)
     if first is None:
         return _head(flat)
     # tokenise only a window around the first match (chunks run to 4 KB; snippets to ~16 tokens)
-    lo_char = max(0, first.start() - _SNIPPET_CONTEXT_CHARS)
+    lo_char = max(0, first[0] - _SNIPPET_CONTEXT_CHARS)
     if lo_char:
-        space = flat.find(" ", lo_char, first.start())
-        lo_char = space + 1 if space >= 0 else first.start()
-    tokens = list(_TOKEN.finditer(flat, lo_char, first.end() + 3 * _SNIPPET_CONTEXT_CHARS))
-    idx = next((i for i, t in enumerate(tokens) if t.end() > first.start()), 0)
+        space = flat.find(" ", lo_char, first[0])
+        lo_char = space + 1 if space >= 0 else first[0]
+    tokens = list(_TOKEN.finditer(flat, lo_char, first[1] + 3 * _SNIPPET_CONTEXT_CHARS))
+    idx = next((i for i, t in enumerate(tokens) if t.end() > first[0]), 0)
     lo = max(0, idx - width // 4)
     hi = min(len(tokens), lo + width)
     lo = max(0, min(lo, hi - width))
-    start = tokens[lo].start() if tokens else 0
-    end = tokens[hi - 1].end() if tokens else len(flat)
-    body = pattern.sub(lambda m: f"[{m.group()}]" if light.hit(m) else m.group(), flat[start:end])
-    return ("..." if start > 0 else "") + body + ("..." if end < len(flat) else "")
+    start = min(tokens[lo].start(), first[0]) if tokens else 0
+    end = max(tokens[hi - 1].end(), first[1]) if tokens else len(flat)
+    if _TOKEN.search(flat, 0, start) is None:  # only punctuation cut off: no cut (no "...")
+        start = 0
+    if _TOKEN.search(flat, end) is None:
+        end = len(flat)
+    spans = sorted({*light.ascii_spans(flat, start, end), *(s for s in others if start <= s[0] < end)})
+    body: list[str] = []
+    at = start
+    for a, b in spans:
+        if a < at or b > end:  # overlapping an earlier span, or outside the window
+            continue
+        body += [flat[at:a], "[", flat[a:b], "]"]
+        at = b
+    body.append(flat[at:end])
+    return ("..." if start > 0 else "") + "".join(body) + ("..." if end < len(flat) else "")
 
 
 _SNIPPET_CONTEXT_CHARS = 300

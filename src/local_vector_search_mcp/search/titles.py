@@ -11,7 +11,8 @@ of every document whose title (its first top-level heading) has exactly the
 query's words goes ahead of the other lexical hits (the document with the best-ranked lexical hit
 first).
 
-Words are compared as lower-cased unicode61-style tokens, with heading ids
+Words are compared as the index's tokens (``cjk.word_tokens``: lower-cased, accents
+folded, so ``le cafe`` names ``Le café``; a CJK run one word), with heading ids
 (``{#custom-id}``) left out; a question never names a title, and a query of
 more than :data:`TITLE_MAX_WORDS` words hardly does, so neither asks the store.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..index.cjk import word_tokens
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 
@@ -31,12 +33,11 @@ TITLE_DEPTH = 200  # documents whose heading path begins with the words, looked 
 
 HEADING_SEPARATOR = " > "  # between the headings of a heading path
 _HEADING_ID = re.compile(r"\{#[^}]*\}")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def title_words(text: str) -> tuple[str, ...]:
-    """The words a title match compares: lower-cased tokens, heading ids left out."""
-    return tuple(t.lower() for t in _WORD.findall(_HEADING_ID.sub(" ", text)))
+    """The words a title match compares: the index's folded tokens, heading ids left out."""
+    return tuple(word_tokens(_HEADING_ID.sub(" ", text)))
 
 
 def titled_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[ChunkHit]:
