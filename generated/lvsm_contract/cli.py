@@ -430,7 +430,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'search_knowledge',
         help='Semantic search returning chunks',
-        description='Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 the\nquery is quantized and restored the same way first. `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.',
+        description="Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 it is\nthe query's cosine with the stored codes (decision 381). `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.",
         epilog='Fields without an option (`filter`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#search_knowledge',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -346,7 +346,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='search_knowledge',
         title='Semantic search returning chunks',
-        description='Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 the\nquery is quantized and restored the same way first. `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.',
+        description="Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 it is\nthe query's cosine with the stored codes (decision 381). `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.",
         annotations={'readOnlyHint': True, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
         envelope='flat',
         arguments_model='SearchKnowledgeArguments',
