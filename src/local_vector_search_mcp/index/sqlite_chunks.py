@@ -336,8 +336,7 @@ class ChunkTables:
         ids, docs, matrix = self._matrix(MARKDOWN)
         if not len(ids):
             return []
-        if self._storage() == "int8":  # the query is quantized and restored like the stored vectors
-            probe = np.clip(np.rint(probe * 127.0), -127, 127).astype(np.float32) / 127.0
+        # int8: the float query against the restored codes, as ``semantic`` scores (decision 381)
         best = _top(matrix, probe, limit, self._mask(MARKDOWN, spec, docs), self._bits(MARKDOWN))
         if not best:
             return []
