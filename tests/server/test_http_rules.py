@@ -176,6 +176,12 @@ def test_the_transports_own_refusals_are_json_rpc_errors_like_stdio(tmp_path: Pa
                 "error": {"code": -32600, "message": refused.json()["error"]["message"]},
             }
             assert refused.json()["error"]["message"].startswith("Invalid Request: "), refused.text
+        deep = b'{"k": ' * 250 + b"1" + b"}" * 250  # valid JSON, deeper than the parser goes (decision 366)
+        refused = post(
+            server.url, b'{"jsonrpc": "2.0", "id": 5, "method": "x", "params": {"m": ' + deep + b"}}", **headers
+        )
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == -32600
+        assert "deeper than the JSON parser's limit" in refused.json()["error"]["message"]
         listed = post(server.url, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, **headers)
         assert listed.status_code == 200 and '"kb_search"' in listed.text
 

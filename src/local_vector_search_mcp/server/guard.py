@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .drain import TOO_DEEP
+
 __all__ = ["HostRule", "OriginRule", "RequestGuard", "bearer_matches", "is_loopback_host"]
 
 log = logging.getLogger("local_vector_search_mcp.http")
@@ -215,16 +217,21 @@ def _jsonrpc_error(status: int, body: bytes, content_type: str, limit: int | Non
             return None
         text = message.format(limit=limit if limit is not None else "the configured number of")
         return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": text}}).encode()
-    if status != 400 or b"Validation error" not in body:
+    if status != 400 or not (b"Validation error" in body or b"recursion limit" in body):
         return None
     try:
         payload = json.loads(body)
         error = payload["error"]
-    except (ValueError, KeyError, TypeError):
+        text = str(error.get("message", ""))
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    if not (isinstance(error, dict) and str(error.get("message", "")).startswith("Validation error")):
+    if text.startswith("Validation error"):
+        message = _NOT_A_MESSAGE
+    elif "recursion limit" in text:  # valid JSON, only deeper than pydantic's parser goes (decision 366)
+        message = TOO_DEEP
+    else:
         return None
-    error = {"code": INVALID_REQUEST, "message": _NOT_A_MESSAGE}
+    error = {"code": INVALID_REQUEST, "message": message}
     return json.dumps({"jsonrpc": "2.0", "id": payload.get("id"), "error": error}).encode()
 
 
