@@ -413,7 +413,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
     parser.add_argument('--id', dest='opt_id', type=str, default=None, metavar='ID', help='Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.')
     parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='Where the chunk comes from (any string; used by `pathPrefix` / `pathGlobs` filters).')
-    parser.add_argument('--chunk-index', dest='opt_chunkIndex', type=int, default=None, metavar='CHUNK_INDEX', help='')
+    parser.add_argument('--chunk-index', dest='opt_chunkIndex', type=int, default=None, metavar='CHUNK_INDEX', help='Position of the chunk within its source (0-based; at most 2^31 - 1, which both storage engines hold).')
     parser.add_argument('--content', dest='opt_content', type=str, default=None, metavar='CONTENT', help='')
     parser.add_argument('--collection', dest='opt_collection', type=str, default=None, metavar='COLLECTION', help='Namespace of external chunks (default `external`). `markdown` is reserved for chunks derived from the Markdown.')
     parser.set_defaults(tool='upsert_vector')

@@ -232,12 +232,21 @@ def test_an_index_from_before_the_centre_is_read_as_built_then_centred_in_place(
     assert _bits_agree_with_the_centre(old, _centre(old)[1]) == N
 
 
-def test_reindexing_keeps_the_centre(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reindexing_keeps_the_centre(tmp_path: Path, request: pytest.FixtureRequest, engine: str) -> None:
     """The centre is the index's, not a file's: replacing documents (a plain reindex, or a forced
     one over a compatible index, which keeps its tables) keeps it while the count has not doubled."""
     for i in range(6):
         (tmp_path / f"n{i}.md").write_text(f"# Note {i}\n\nalpha beta gamma {i} delta {i * i}\n", encoding="utf-8")
-    kb = client(tmp_path, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage="binary")
+    backend: dict[str, Any] = {}
+    if engine == "postgresql":
+        server: PgServer = request.getfixturevalue("pg_server")
+        backend = {
+            "storage__backend": "postgresql",
+            "storage__url": server.url,
+            "storage__schema": server.fresh_schema(),
+        }
+    kb = client(tmp_path, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage="binary", **backend)
     kb.reindex()
     made, centre = _centre(kb.store)
     assert made == 6
