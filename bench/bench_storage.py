@@ -15,6 +15,10 @@ Vector sets:
   their eval queries embedded as queries;
 * 10,000 synthetic clustered 384-d vectors (``bench_scale.Corpus``) with 100 queries.
 
+Same-run references in numpy (decisions 380-381): what int8 and binary found before their
+candidates were re-scored / their bits centred (int8: the quantized query's cosine with the
+codes; binary: raw sign bits, 400 Hamming candidates re-ranked exactly).
+
 Writes ``results/storage.json`` and ``results/bench_storage.summary.json``.
 Run: ``.venv/bin/python bench/bench_storage.py``.
 """
@@ -98,6 +102,27 @@ def postgres_bytes(store: PostgresStore) -> dict[str, int]:
     return {"total": int(row[0]), "table": int(row[1]), "hnsw": int(row[2])}
 
 
+def before(vectors: npt.NDArray[np.float32], queries: npt.NDArray[np.float32]) -> dict[str, float]:
+    """recall@10 of int8 and binary as they scored before decisions 381 and 380 (numpy)."""
+    truth = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+
+    def codes(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        c = np.clip(np.rint(np.clip(x, -1, 1) * 127), -127, 127).astype(np.float32)
+        return c / np.maximum(np.linalg.norm(c, axis=-1, keepdims=True), 1e-12)
+
+    symmetric = codes(queries) @ codes(vectors).T
+    bits, qbits = np.packbits(vectors > 0, axis=1), np.packbits(queries > 0, axis=1)
+    int8_found = binary_found = 0
+    for i, (q, best) in enumerate(zip(queries, truth, strict=True)):
+        int8_found += len(set(np.argsort(-symmetric[i], kind="stable")[:10].tolist()) & set(best.tolist()))
+        hamming = np.unpackbits(bits ^ qbits[i], axis=1).sum(axis=1)
+        pool = np.argsort(hamming, kind="stable")[:400]
+        top = pool[np.argsort(-(vectors[pool] @ q), kind="stable")[:10]]
+        binary_found += len(set(top.tolist()) & set(best.tolist()))
+    n = 10 * len(queries)
+    return {"int8": int8_found / n, "binary": binary_found / n}
+
+
 def measure(
     store: IndexStore, storage: str, vectors: npt.NDArray[np.float32], queries: npt.NDArray[np.float32]
 ) -> dict[str, Any]:
@@ -130,7 +155,13 @@ def main() -> int:
         tune(server)
         with tempfile.TemporaryDirectory(prefix="bench-storage-") as tmp:
             for name, (vectors, queries) in sets.items():
-                results[name] = {"vectors": len(vectors), "queries": len(queries), "dims": int(vectors.shape[1])}
+                results[name] = {
+                    "vectors": len(vectors),
+                    "queries": len(queries),
+                    "dims": int(vectors.shape[1]),
+                    "before": before(vectors, queries),
+                }
+                print(f"{name:<16} before 380/381 (numpy): {results[name]['before']}", flush=True)
                 for engine, storages in STORAGES.items():
                     for storage in storages:
                         if engine == "sqlite":
@@ -183,7 +214,15 @@ def summary(results: dict[str, Any]) -> list[list[Any]]:
     for engine, storages in STORAGES.items():
         for storage in storages:
             key = f"{engine} {storage}"
-            recalls = ", ".join(f"{name} {results[name][key]['recall10']:.3f}" for name in sets)
+            recalls = ", ".join(
+                f"{name} {results[name][key]['recall10']:.3f}"
+                + (
+                    f" (before: {results[name]['before'][storage]:.3f})"
+                    if storage in results[name].get("before", {})
+                    else ""
+                )
+                for name in sets
+            )
             size = results[sets[-1]][key]
             worst = min(results[name][key]["recall10"] for name in sets)
             rows.append(

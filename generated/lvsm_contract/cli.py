@@ -310,7 +310,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_create_pdf_book',
         help='Export a document as PDF',
-        description="Render a Markdown document, or a book of chapters, to a PDF: headings with bookmarks, emphasis,\ncode, nested and task lists, quotes and GitHub alerts, GFM tables, local images and any script\n(CJK text needs a TrueType CJK font; characters no font has are listed in `warnings`). A document\nwhose blocks are only links, like mdBook's `SUMMARY.md`, is a book: the linked `.md` files are\nits chapters in order, with a title page, a table of contents and links between chapters.\nWrites `outputPath` (default: the document's path with `.pdf`) inside the knowledge base,\nreplacing an existing PDF there atomically; the Markdown, other files and the index are not\ntouched. Missing chapters and missing, unreadable, SVG or remote images become placeholders listed\nin `warnings`; remote and absolute image URLs are never fetched. Needs `knowledgeBase.allowWrites`.\nFetch the result with kb_download_file (which refuses files over 25 MiB; use `profile: screen` for a\nsmaller file).",
+        description="Render a Markdown document, or a book of chapters, to a PDF: headings with bookmarks, emphasis,\ncode, nested and task lists, quotes and GitHub alerts, GFM tables, local images and any\nleft-to-right script (CJK text needs a TrueType CJK font; characters no font has are listed in\n`warnings`, and so is right-to-left text, which is set left to right). A document\nwhose blocks are only links, like mdBook's `SUMMARY.md`, is a book: the linked `.md` files are\nits chapters in order, with a title page, a table of contents and links between chapters.\nWrites `outputPath` (default: the document's path with `.pdf`) inside the knowledge base,\nreplacing an existing PDF there atomically; the Markdown, other files and the index are not\ntouched. Missing chapters and missing, unreadable, SVG or remote images become placeholders listed\nin `warnings`; remote and absolute image URLs are never fetched. Needs `knowledgeBase.allowWrites`.\nFetch the result with kb_download_file (which refuses files over 25 MiB; use `profile: screen` for a\nsmaller file).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
@@ -413,7 +413,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
     parser.add_argument('--id', dest='opt_id', type=str, default=None, metavar='ID', help='Chunk id. Chunks derived from Markdown are `md:<path>#<chunkIndex>` (read-only here); external chunks have the id given to upsert_vector or a generated `ext_<32 hex>`.')
     parser.add_argument('--source-path', dest='opt_sourcePath', type=str, default=None, metavar='SOURCE_PATH', help='Where the chunk comes from (any string; used by `pathPrefix` / `pathGlobs` filters).')
-    parser.add_argument('--chunk-index', dest='opt_chunkIndex', type=int, default=None, metavar='CHUNK_INDEX', help='')
+    parser.add_argument('--chunk-index', dest='opt_chunkIndex', type=int, default=None, metavar='CHUNK_INDEX', help='Position of the chunk within its source (0-based; at most 2^31 - 1, which both storage engines hold).')
     parser.add_argument('--content', dest='opt_content', type=str, default=None, metavar='CONTENT', help='')
     parser.add_argument('--collection', dest='opt_collection', type=str, default=None, metavar='COLLECTION', help='Namespace of external chunks (default `external`). `markdown` is reserved for chunks derived from the Markdown.')
     parser.set_defaults(tool='upsert_vector')
@@ -430,7 +430,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'search_knowledge',
         help='Semantic search returning chunks',
-        description='Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 the\nquery is quantized and restored the same way first. `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.',
+        description="Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 it is\nthe query's cosine with the stored codes (decision 381). `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.",
         epilog='Fields without an option (`filter`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#search_knowledge',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1524,7 +1524,10 @@ class UpsertVectorArguments(BaseModel):
     """
     Where the chunk comes from (any string; used by `pathPrefix` / `pathGlobs` filters).
     """
-    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0, le=2147483647)]
+    """
+    Position of the chunk within its source (0-based; at most 2^31 - 1, which both storage engines hold).
+    """
     content: Annotated[str, Field(max_length=1000000)]
     embedding: Annotated[list[float], Field(max_length=8192, min_length=1)]
     """

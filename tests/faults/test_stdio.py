@@ -184,6 +184,20 @@ def test_a_malformed_line_gets_a_json_rpc_error(server: RawServer, line: bytes, 
     server.still_serving()
 
 
+def test_a_too_deeply_nested_message_is_named_as_such(server: RawServer) -> None:
+    """Valid JSON deeper than pydantic's parser takes (200 levels) was answered "holds text that
+    is not valid Unicode" (decision 366)."""
+    deep = b'{"k": ' * 250 + b"1" + b"}" * 250
+    server.send(
+        b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "upsert_vector", '
+        b'"arguments": {"metadata": ' + deep + b"}}}"
+    )
+    reply = _next_line(server)
+    assert reply["id"] == 9 and reply["error"]["code"] == -32600, reply
+    assert "deeper than the JSON parser's limit" in reply["error"]["message"], reply
+    server.still_serving()
+
+
 def test_unknown_methods_get_an_error_and_the_server_keeps_serving(server: RawServer) -> None:
     for method in ("nope", "tools/nope", "resources/read", "prompts/get", ""):
         reply = server.response(server.request(method, {"x": 1}))

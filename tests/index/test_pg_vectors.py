@@ -53,7 +53,7 @@ def test_each_layout_stores_its_own_type_and_finds_the_exact_neighbours(pg_serve
     store = _filled(pg_server, storage, vectors)
     try:
         assert store.vector_dimensions() == DIMS
-        assert store._layout() == VectorLayout(storage, DIMS)
+        assert store._layout() == VectorLayout.new(storage, DIMS)
         (row,) = store._rows(
             "select pg_column_size(embedding), format_type(atttypid, atttypmod) from vectors,"
             " pg_attribute where attrelid = 'vectors'::regclass and attname = 'embedding' limit 1"
@@ -113,8 +113,8 @@ def test_an_export_imports_into_the_same_layout_unchanged(pg_server: PgServer, s
 
 @pytest.mark.parametrize("storage", ["int8", "binary"])
 def test_exact_scores_and_scoped_search(pg_server: PgServer, storage: str) -> None:
-    """int8 scores compare the quantized query with the codes (as SQLite's vec0 int8); binary
-    re-ranks by exact float cosine; a scoped search scans its scope exactly."""
+    """int8 scores compare the float query with the codes (asymmetric, decision 381; as SQLite);
+    binary re-ranks by exact float cosine; a scoped search scans its scope exactly."""
     vectors = _vectors(100)
     store = _filled(pg_server, storage, vectors)
     try:
@@ -122,7 +122,7 @@ def test_exact_scores_and_scoped_search(pg_server: PgServer, storage: str) -> No
         (hit,) = store.semantic(q, 1, None)
         i = int(hit.text.split()[1])
         if storage == "int8":
-            a, b = int8_codes(q).astype(np.float64), int8_codes(vectors[i]).astype(np.float64)
+            a, b = q.astype(np.float64), int8_codes(vectors[i]).astype(np.float64)
             expected = 1 - a @ b / np.linalg.norm(a) / np.linalg.norm(b)
         else:
             expected = 1 - float(q @ vectors[i])

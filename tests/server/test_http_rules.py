@@ -147,6 +147,45 @@ def test_malformed_json_is_a_parse_error_and_other_sessions_carry_on(tmp_path: P
         assert '"kb_search"' in listed.text
 
 
+def test_the_transports_own_refusals_are_json_rpc_errors_like_stdio(tmp_path: Path) -> None:
+    """A wrong Content-Type and a body over the limit were plain text, an invalid message a
+    -32602 with a pydantic dump; stdio answers -32600 (decisions 289, 364)."""
+    with http_server(tmp_path, config={"server": {"maxRequestBytes": 4096}}) as server:
+        opened = post(server.url)
+        headers = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        post(server.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **headers)
+        call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()
+        for content_type in ("text/plain", None):
+            sent = {**HEADERS, **headers}
+            sent.pop("content-type", None)
+            if content_type:
+                sent["content-type"] = content_type
+            refused = httpx.post(server.url, content=call, headers=sent)
+            assert refused.status_code == 400 and refused.headers["content-type"] == "application/json"
+            error = refused.json()["error"]
+            assert error["code"] == -32600 and "Content-Type must be application/json" in error["message"]
+        big = post(server.url, _padded_init(5000), **headers)
+        assert big.status_code == 413 and big.json()["error"]["code"] == -32600
+        assert "4096 bytes (server.maxRequestBytes)" in big.json()["error"]["message"]
+        for bad in ([{"jsonrpc": "2.0", "id": 3, "method": "tools/list"}], [], {"hello": 1}, "x", 5):
+            refused = post(server.url, bad, **headers)
+            assert refused.status_code == 400, bad
+            assert refused.json() == {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32600, "message": refused.json()["error"]["message"]},
+            }
+            assert refused.json()["error"]["message"].startswith("Invalid Request: "), refused.text
+        deep = b'{"k": ' * 250 + b"1" + b"}" * 250  # valid JSON, deeper than the parser goes (decision 366)
+        refused = post(
+            server.url, b'{"jsonrpc": "2.0", "id": 5, "method": "x", "params": {"m": ' + deep + b"}}", **headers
+        )
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == -32600
+        assert "deeper than the JSON parser's limit" in refused.json()["error"]["message"]
+        listed = post(server.url, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}, **headers)
+        assert listed.status_code == 200 and '"kb_search"' in listed.text
+
+
 def test_binding_a_non_loopback_address_without_a_token_exits_1(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "local_vector_search_mcp", "--transport", "http", "--host", "0.0.0.0", "--port", "0"],

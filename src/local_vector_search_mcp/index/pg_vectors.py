@@ -8,7 +8,10 @@ One ``vectors`` table beside ``chunks`` in every layout; its comment records the
     int8     embedding bytea (n codes), q_scale     HNSW on the codes as halfvec(n)   n bytes
              real, q_zero smallint                  (an expression index)
     binary   embedding vector(n)                    HNSW bit_hamming_ops on           4n bytes
-                                                    binary_quantize(embedding)::bit(n)
+             (+ vector_centre: one row)             lvsm_binary_bits(embedding)::bit(n)
+    binary   embedding vector(n)                    HNSW bit_hamming_ops on           4n bytes
+    (before                                         binary_quantize(embedding)::bit(n)
+    decision 380)
 
 (bytes: the table row's vector; each HNSW index holds its own copy of what it compares: 4n, 2n,
 2n and n/8 bytes plus the graph.)
@@ -17,12 +20,21 @@ int8: pgvector has no int8 type. The codes are symmetric scalar quantization (cl
 [-1, 1], ``round(v * 127)``), stored as ``bytea`` with their scale (1/127) and zero point (0) on
 the row so other schemes can follow. The HNSW index is built over an expression that turns the
 codes into a ``halfvec``: integers up to 2048 are exact in half precision, so the index compares
-exactly the int8 codes (cosine ignores the scale) and nothing needs re-ranking: its distances
-are the int8 distances SQLite's ``vec0 int8`` computes. The query is quantized the same way.
+exactly the int8 codes (cosine ignores the scale), as SQLite's ``vec0 int8`` does with the
+quantized query. The index proposes ``max(4 x limit, 40)`` candidates, which are re-scored
+asymmetrically (decision 381): the float32 query against the stored codes, so the distance
+reported is ``1 - cos(query, codes)``.
 
-binary: the HNSW index over the sign bits (Hamming distance) proposes
-``max(8 x limit, 400)`` candidates (the SQLite adapter's pool), re-ranked by exact cosine over
-the float32 column.
+binary: the HNSW index over sign bits (Hamming distance) proposes ``max(8 x limit, 400)``
+candidates (the SQLite adapter's pool), re-ranked by exact cosine over the float32 column.
+The bits are those of ``embedding - centre`` (decision 380): the bundled model's vectors share
+a large common direction, so raw signs say little. ``vector_centre`` records the centre (the
+mean of the stored vectors, made again while fewer than ``CENTRE_SAMPLE`` vectors made it and
+their count has doubled since) and ``lvsm_binary_bits``, an immutable SQL function, holds it as
+a constant: the index is built over it and the query's bits come from it, so both always use
+one centre; a new centre replaces the function and rebuilds the index in one transaction. A
+table from before the centre (no ``"centred"`` in its comment) is searched with raw signs as it
+was built until ``ensure_schema`` centres it in place (``VectorLayout.centred_upgrade``).
 """
 
 from __future__ import annotations
@@ -40,6 +52,9 @@ from .chunks import unit
 __all__ = [
     "BINARY_MIN_CANDIDATES",
     "BINARY_OVERFETCH",
+    "CENTRE_SAMPLE",
+    "INT8_MIN_CANDIDATES",
+    "INT8_OVERFETCH",
     "INT8_SCALE",
     "INT8_ZERO_POINT",
     "STORAGES",
@@ -53,6 +68,9 @@ INT8_SCALE = 1.0 / 127.0
 INT8_ZERO_POINT = 0
 BINARY_OVERFETCH = 8  # as the SQLite adapter: Hamming ranks poorly on its own
 BINARY_MIN_CANDIDATES = 400
+INT8_OVERFETCH = 4  # as the SQLite adapter: candidates by the codes, re-scored by the float query
+INT8_MIN_CANDIDATES = 40
+CENTRE_SAMPLE = 1024  # the binary centre is recomputed until at least this many vectors made it
 MAX_EF_SEARCH = 1000  # pgvector's upper bound
 
 # The codes as a halfvec (minus the zero point): the expression the int8 HNSW index is built on.
@@ -74,10 +92,41 @@ def int8_codes(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
     return codes
 
 
+# The centred binary layout's bits: an immutable function whose body holds the centre as a
+# constant (replaced, and the index rebuilt, in the transaction that changes the centre). Every
+# name is schema-qualified: index builds run with a search path of pg_catalog only.
+BINARY_FUNCTION = """
+create or replace function lvsm_binary_bits(v {ext}.vector) returns bit
+immutable strict parallel safe language sql as $$
+  select {ext}.binary_quantize(v operator({ext}.-) '{centre}'::{ext}.vector)::bit({n})
+$$
+"""
+
+# The mean of the stored vectors becomes the centre (no row when there is no vector).
+CENTRE_MEAN = (
+    b"update vector_centre set vectors = s.n, centre = s.c"
+    b" from (select count(*) as n, avg(embedding) as c from vectors) s where s.n > 0"
+    b" returning vector_centre.centre"
+)
+
+# The binary layout's centre: one row, created with the table (zeros: no vector yet).
+CENTRE_TABLE = (
+    "create table vector_centre (id smallint primary key check (id = 1), vectors bigint not null,"
+    " centre vector({n}) not null);"
+    " insert into vector_centre values (1, 0, array_fill(0::real, array[{n}])::vector({n}))"
+)
+
+
 @dataclass(frozen=True)
 class VectorLayout:
     storage: str
     dimensions: int
+    centred: bool = False  # binary: the index over the bits of ``embedding - centre`` (decision 380)
+
+    @classmethod
+    def new(cls, storage: str, dimensions: int) -> VectorLayout:
+        """The layout a new table gets (binary: centred)."""
+        return cls(storage, dimensions, storage == "binary")
 
     # schema ---------------------------------------------------------------------------
     def create(self, extension_schema: str) -> bytes:
@@ -98,9 +147,15 @@ class VectorLayout:
             "comment on table vectors is '" + self.comment().replace("'", "''") + "'",
         ]
         if self.storage == "int8":
-            ext = '"' + extension_schema.replace('"', '""') + '"'
-            parts.insert(0, INT8_FUNCTION.format(ext=ext))
+            parts.insert(0, INT8_FUNCTION.format(ext=_quoted(extension_schema)))
+        if self.centred:
+            parts[:0] = [self.bits_function(extension_schema, np.zeros(n, np.float32)), CENTRE_TABLE.format(n=n)]
         return "; ".join(parts).encode()
+
+    def bits_function(self, extension_schema: str, centre: npt.NDArray[np.float32]) -> str:
+        """``lvsm_binary_bits`` for ``centre`` (float32 values written exactly: ``repr``)."""
+        text = "[" + ",".join(repr(float(x)) for x in np.asarray(centre, dtype=np.float32)) + "]"
+        return BINARY_FUNCTION.format(ext=_quoted(extension_schema), centre=text, n=int(self.dimensions))
 
     def index(self) -> str:
         """The HNSW index (m 16, ef_construction 64: pgvector's defaults)."""
@@ -113,7 +168,10 @@ class VectorLayout:
         return f"create index vectors_hnsw on vectors using hnsw ({self._ann_expr('')} {ops})"
 
     def comment(self) -> str:
-        return json.dumps({"storage": self.storage, "dimensions": self.dimensions})
+        found: dict[str, Any] = {"storage": self.storage, "dimensions": self.dimensions}
+        if self.centred:
+            found["centred"] = True
+        return json.dumps(found)
 
     @classmethod
     def from_catalog(cls, comment: str | None, column_type: str, index_def: str, typmod: int) -> VectorLayout:
@@ -122,7 +180,7 @@ class VectorLayout:
         if comment:
             try:
                 found = json.loads(comment)
-                return cls(str(found["storage"]), int(found["dimensions"]))
+                return cls(str(found["storage"]), int(found["dimensions"]), found.get("centred") is True)
             except (ValueError, KeyError, TypeError):
                 pass
         if column_type.startswith("halfvec"):
@@ -139,6 +197,32 @@ class VectorLayout:
     @property
     def insert_marks(self) -> str:
         return "%s, %s, %s" if self.storage == "int8" else "%s"
+
+    # the binary centre ----------------------------------------------------------------
+    def recentre(self, conn: Any, extension_schema: str, rebuild: str) -> None:
+        """Make the centre the mean of every stored vector (nothing when there is none), put it
+        into ``lvsm_binary_bits`` and rebuild the index (``rebuild``: ``reindex`` an existing
+        one, ``create`` a new one), in the caller's transaction. The index rebuild takes the
+        table's SHARE lock: a write in progress is waited for and included, a later one waits
+        for the commit and then computes its bits with the new function, so no row keeps bits
+        of another centre."""
+        found = conn.execute(CENTRE_MEAN).fetchone()
+        if found is not None:
+            conn.execute(self.bits_function(extension_schema, to_numpy(found[0])).encode())
+        conn.execute(b"reindex index vectors_hnsw" if rebuild == "reindex" else self.index().encode())
+
+    def centred_upgrade(self, conn: Any, extension_schema: str) -> VectorLayout:
+        """A binary table from before decision 380 made centred in place, in the caller's
+        transaction: its float32 vectors are all there, so nothing is re-embedded; the raw-sign
+        expression index is replaced by the centred one."""
+        centred = VectorLayout(self.storage, self.dimensions, True)
+        n = int(self.dimensions)
+        conn.execute(CENTRE_TABLE.format(n=n).encode())
+        conn.execute(b"drop index vectors_hnsw")
+        conn.execute(centred.bits_function(extension_schema, np.zeros(n, np.float32)).encode())
+        centred.recentre(conn, extension_schema, "create")
+        conn.execute(("comment on table vectors is '" + centred.comment().replace("'", "''") + "'").encode())
+        return centred
 
     def row(self, vector: npt.NDArray[np.float32], normalise: bool = True) -> tuple[Any, ...]:
         """The stored values of one vector, normalised to unit length first unless it comes
@@ -162,11 +246,10 @@ class VectorLayout:
         q = unit(vector)
         if self.storage == "float16":
             return {"v": HalfVector(q), "a": HalfVector(q)}
-        if self.storage == "int8":
-            codes = HalfVector(int8_codes(q).astype(np.float32))
-            return {"v": codes, "a": codes}
-        if self.storage == "binary":
-            return {"v": q, "a": Bit(q > 0)}
+        if self.storage == "int8":  # candidates by the quantized query, scores by the float one
+            return {"v": q, "a": HalfVector(int8_codes(q).astype(np.float32))}
+        if self.storage == "binary":  # centred: the bits are computed from ``v`` in the query
+            return {"v": q} if self.centred else {"v": q, "a": Bit(q > 0)}
         return {"v": q, "a": q}
 
     def _ann_expr(self, alias: str) -> str:
@@ -176,30 +259,43 @@ class VectorLayout:
         if self.storage == "int8":
             return f"(lvsm_int8_halfvec({col}, {zero})::halfvec({n}))"
         if self.storage == "binary":
+            if self.centred:
+                return f"(lvsm_binary_bits({col})::bit({n}))"
             return f"(binary_quantize({col})::bit({n}))"
         return col
 
     def ann_distance(self, alias: str) -> str:
-        """The distance the HNSW index orders by (``%(a)s`` the probe)."""
+        """The distance the HNSW index orders by (``%(a)s`` the probe; centred binary: the
+        query's bits from ``%(v)s`` and the stored centre)."""
+        if self.centred:
+            n = int(self.dimensions)
+            return f"{self._ann_expr(alias)} <~> (lvsm_binary_bits(%(v)s::vector({n}))::bit({n}))"
         op = "<~>" if self.storage == "binary" else "<=>"
         return f"{self._ann_expr(alias)} {op} %(a)s"
 
     def exact_distance(self, alias: str) -> str:
-        """Cosine distance as this layout scores it (``%(v)s`` the probe): over float32 (float32,
-        binary), the halves (float16), the int8 codes (int8: the index's own distance)."""
+        """Cosine distance as this layout scores it (``%(v)s`` the float32 query): over float32
+        (float32, binary), the halves (float16), the int8 codes as a vector (int8: asymmetric,
+        decision 381; cosine ignores the codes' scale)."""
         if self.storage == "int8":
-            return self.ann_distance(alias).replace("%(a)s", "%(v)s")
+            return f"(lvsm_int8_halfvec({alias}.embedding, {alias}.q_zero)::vector({int(self.dimensions)})) <=> %(v)s"
         return f"{alias}.embedding <=> %(v)s"
 
     def candidates(self, limit: int) -> int:
         """How many rows the ANN index proposes for ``limit`` results."""
         if self.storage == "binary":
             return min(max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES), MAX_EF_SEARCH)
+        if self.storage == "int8":
+            return min(max(limit * INT8_OVERFETCH, INT8_MIN_CANDIDATES), MAX_EF_SEARCH)
         return limit
 
     @property
     def reranks(self) -> bool:
-        return self.storage == "binary"
+        return self.storage in ("binary", "int8")
+
+
+def _quoted(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
 
 
 def to_numpy(value: Any) -> npt.NDArray[np.float32]:

@@ -60,7 +60,7 @@ from .cjk import index_tokens
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .fts5 import COMMON_TERM_MIN_CHUNKS, STEM_BUDGET, STEM_DEPTH
 from .pg_rank import chunk_lengths
-from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
+from .pg_vectors import CENTRE_SAMPLE, MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -92,6 +92,7 @@ _DERIVED = (
     "links",
     "doc_meta",
     "vectors",
+    "vector_centre",
     "term_stats",
     "lexical_meta",
     "chunks",
@@ -227,6 +228,7 @@ class PostgresStore:
         self._lock = threading.RLock()
         self._ready = False
         self._layout_cache: VectorLayout | None = None
+        self._centre_settled = False  # no recentring to look for (not binary, or the centre is fixed)
         self._stats_cache: tuple[float, pg_rank.CorpusStats] | None = None
         self._lengths_ready = False
 
@@ -322,12 +324,22 @@ class PostgresStore:
         )
         self._add_lengths(conn)
         if dims and not self._table_exists("vectors"):
-            (extension,) = conn.execute(
-                b"select extnamespace::regnamespace::text from pg_extension where extname = 'vector'"
-            ).fetchone() or ("public",)
-            conn.execute(VectorLayout(storage, int(dims)).create(str(extension).strip('"')))
+            conn.execute(VectorLayout.new(storage, int(dims)).create(self._extension_schema()))
+        elif dims and self._table_exists("vectors"):
+            self._layout_cache = None
+            old = self._layout()
+            if old.storage == "binary" and not old.centred:  # from before decision 380: centred in place
+                self._centre_lock(conn)
+                old.centred_upgrade(conn, self._extension_schema())
         self._layout_cache = None
+        self._centre_settled = False
         self._ready = True
+
+    def _extension_schema(self) -> str:
+        (extension,) = self._conn().execute(
+            b"select extnamespace::regnamespace::text from pg_extension where extname = 'vector'"
+        ).fetchone() or ("public",)
+        return str(extension).strip('"')
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
         with self._lock, self._conn().transaction():
@@ -419,7 +431,9 @@ class PostgresStore:
         links: Sequence[LinkRecord] = (),
         meta: DocumentMeta | None = None,
     ) -> int:
-        return self._replace(doc, chunks, links, meta, exact=False)
+        n = self._replace(doc, chunks, links, meta, exact=False)
+        self._recentre()
+        return n
 
     def _replace(
         self,
@@ -529,7 +543,43 @@ class PostgresStore:
             for chunk_id, vector in vectors:
                 cur.execute(query, (*layout.row(vector), chunk_id))
                 stored += cur.rowcount
+        self._recentre()
         return stored
+
+    def _centre_lock(self, conn: psycopg.Connection[Any]) -> None:
+        """One recentring of this knowledge base at a time (two would race on the function)."""
+        conn.execute(
+            b"select pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"local-vector-search-mcp:{self._schema}:centre",),
+        )
+
+    def _recentre(self) -> None:
+        """Binary: while the centre was made from fewer than CENTRE_SAMPLE vectors, make it again
+        (the mean of every stored vector, the function, the index) once their count has doubled.
+        Bounded: the index is rebuilt about ten times over at most about 2 x CENTRE_SAMPLE rows."""
+        if self._centre_settled:
+            return
+        if not self.has_vectors():  # the vector table comes with ``_create``, which unsettles
+            self._centre_settled = True
+            return
+        layout = self._layout()
+        if not layout.centred:
+            self._centre_settled = True
+            return
+        conn = self._conn()
+        with self._lock, conn.transaction():
+            for locked in (False, True):  # looked at, then (if due) looked at again under the lock
+                ((made, count),) = conn.execute(
+                    b"select vectors, (select count(*) from vectors) from vector_centre"
+                ).fetchall()
+                if made >= CENTRE_SAMPLE:
+                    self._centre_settled = True
+                    return
+                if count == 0 or count < 2 * made:
+                    return
+                if not locked:
+                    self._centre_lock(conn)
+            layout.recentre(conn, self._extension_schema(), "reindex")
 
     def delete_document(self, path: str) -> bool:
         if not self.exists():
@@ -603,7 +653,9 @@ class PostgresStore:
 
     def import_documents(self, dumps: Sequence[DocumentDump]) -> int:
         with self._lock, self._conn().transaction():
-            return sum(self._replace(d.document, d.chunks, d.links, d.meta, exact=True) for d in dumps)
+            n = sum(self._replace(d.document, d.chunks, d.links, d.meta, exact=True) for d in dumps)
+        self._recentre()
+        return n
 
     def counts(self) -> StoreCounts:
         if not self.exists():
@@ -894,8 +946,8 @@ class PostgresStore:
             ef_search = min(max(EF_SEARCH, candidates), MAX_EF_SEARCH)
             conn.execute(sql.SQL("set local hnsw.ef_search = {}").format(sql.Literal(ef_search)))
             conn.execute(b"set local hnsw.iterative_scan = strict_order")
-            # unscoped: the HNSW index proposes candidates (binary: a larger pool, re-ranked exactly);
-            # scoped: an exact scan of the scope's rows
+            # unscoped: the HNSW index proposes candidates (binary, int8: a larger pool, re-scored by
+            # the layout's exact distance); scoped: an exact scan of the scope's rows
             query = (
                 "select c.id, d.path, c.anchor, c.heading_path, c.text, d.source_hash, v.distance from"
                 f" (select v.chunk_id, {exact} as distance from vectors v order by {ann} limit %(k)s) v"
@@ -1053,7 +1105,7 @@ class PostgresStore:
         scored: list[tuple[StoredChunk, float]] = []
         if spec.wants(MARKDOWN) and self.has_vectors() and self.vector_dimensions() == len(probe):
             layout = self._layout()
-            exact = layout.exact_distance("v")  # int8: the quantized query against the codes, as SQLite
+            exact = layout.exact_distance("v")  # int8: the float query against the codes, as SQLite
             where, params = chunk_filter_sql(spec, "d.path", "d.properties")
             rows = self._rows(
                 f"select {self._md_columns()}, 1 - ({exact}) as score{self._md_from()}"

@@ -20,6 +20,9 @@ Layout (schema version 5, layout 3)::
                  float32: float[D] cosine; int8: int8[D] cosine; binary: bit[D]
     chunk_vectors_exact(chunk_id PK, embedding float32 BLOB)   binary only,
                  used to re-rank the hamming candidates exactly
+    chunk_vectors_centre(id = 1, vectors, centre float32 BLOB)   binary only: the
+                 bits are those of ``vector - centre`` (decision 380); an index
+                 from before this table keeps raw signs
     chunks_fts_vocab fts5vocab(chunks_fts, row): chunk count per term
     term_stats(term PK, doc) snapshot of the counts of common terms, refreshed
                  after each full reindex (query building reads it)
@@ -68,6 +71,7 @@ import sqlite_vec
 from ..config import ConfigError
 from ..errors import IndexNotReady
 from ..sourcefile import os_reason
+from .chunks import unit
 from .cjk import cjk_index_text
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .derive import chunk_stems, pack_body, unpack_body
@@ -111,6 +115,12 @@ BINARY_OVERFETCH = 8
 # Hamming distance over 384 bits ranks poorly on its own (recall@10 0.64 when only 80
 # candidates are re-ranked, 0.97 with 400 on rust-book): re-rank at least this many exactly.
 BINARY_MIN_CANDIDATES = 400
+# int8: candidates by the quantized query over the codes, re-scored with the float32 query
+# (decision 381; pool 20 already matches a full asymmetric scan on both dev sets)
+INT8_OVERFETCH = 4
+INT8_MIN_CANDIDATES = 40
+# binary: the centre is recomputed (with every row's bits) until this many vectors made it
+CENTRE_SAMPLE = 1024
 _DERIVED = (
     "unreadable_files",
     "links",
@@ -122,6 +132,7 @@ _DERIVED = (
     "chunks_stems",
     "chunk_vectors",
     "chunk_vectors_exact",
+    "chunk_vectors_centre",
     "chunks",
     "elements",
     "documents",
@@ -140,8 +151,9 @@ def _i8(vec: npt.NDArray[np.float32]) -> bytes:
     return bytes(np.clip(np.rint(vec * 127.0), -127, 127).astype(np.int8).tobytes())
 
 
-def _bits(vec: npt.NDArray[np.float32]) -> bytes:
-    return bytes(np.packbits(vec > 0, bitorder="little").tobytes())
+def _bits(vec: npt.NDArray[np.float32], centre: npt.NDArray[np.float32] | None = None) -> bytes:
+    """The sign bits of ``vec - centre`` (``centre`` None: of ``vec``, an index from before 380)."""
+    return bytes(np.packbits((vec if centre is None else vec - centre) > 0, bitorder="little").tobytes())
 
 
 class _Batch:
@@ -459,7 +471,20 @@ class SqliteStore(ChunkTables):
                     "CREATE TABLE IF NOT EXISTS chunk_vectors_exact("
                     "chunk_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)"
                 )
+                self._create_centre(c, dims)
+        elif dims and self._table_exists("chunk_vectors_exact") and not self._table_exists("chunk_vectors_centre"):
+            # a binary index from before decision 380: its float32 vectors are all here, so it
+            # gets its centre in place (every row's bits rewritten once), no re-embedding
+            self._create_centre(c, dims)
+            self._recentre(c)
         self._vector_storage = None
+
+    def _create_centre(self, c: apsw.Connection, dims: int) -> None:
+        c.execute(
+            "CREATE TABLE chunk_vectors_centre(id INTEGER PRIMARY KEY CHECK (id = 1), "
+            "vectors INTEGER NOT NULL, centre BLOB NOT NULL)"
+        )
+        c.execute("INSERT INTO chunk_vectors_centre VALUES(1, 0, ?)", (_f32(np.zeros(dims, np.float32)),))
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
         try:
@@ -651,8 +676,47 @@ class SqliteStore(ChunkTables):
         elif storage == "int8":
             c.executemany("INSERT INTO chunk_vectors VALUES(?,?,vec_int8(?))", [(i, d, _i8(v)) for i, d, v in rows])
         else:
-            c.executemany("INSERT INTO chunk_vectors VALUES(?,?,vec_bit(?))", [(i, d, _bits(v)) for i, d, v in rows])
+            centre = self._centre()
+            c.executemany(
+                "INSERT INTO chunk_vectors VALUES(?,?,vec_bit(?))", [(i, d, _bits(v, centre)) for i, d, v in rows]
+            )
             c.executemany("INSERT INTO chunk_vectors_exact VALUES(?,?)", [(i, _f32(v)) for i, _, v in rows])
+            if centre is not None:
+                self._recentre(c)
+
+    def _centre(self) -> npt.NDArray[np.float32] | None:
+        """The binary layout's centre as this connection sees it; None for an index from before
+        decision 380 (raw signs, as it was built)."""
+        if not self._table_exists("chunk_vectors_centre"):
+            return None
+        blob = self._one("SELECT centre FROM chunk_vectors_centre WHERE id = 1")
+        return None if blob is None else np.frombuffer(blob, dtype=np.float32)
+
+    def _recentre(self, c: apsw.Connection) -> None:
+        """Inside a write: while the centre was made from fewer than CENTRE_SAMPLE vectors, make it
+        again (the mean of every stored vector) once their count has doubled, and rewrite every
+        row's bits (vec0 has no UPDATE of a bit column: delete and insert). Bounded: at most about
+        2 x CENTRE_SAMPLE rows are rewritten over an index's life."""
+        made = int(self._one("SELECT vectors FROM chunk_vectors_centre WHERE id = 1") or 0)
+        if made >= CENTRE_SAMPLE:
+            return
+        count = int(self._one("SELECT count(*) FROM chunk_vectors_exact"))
+        if count == 0 or count < 2 * made:
+            return
+        rows = list(
+            c.execute(
+                "SELECT e.chunk_id, c.document_id, e.embedding FROM chunk_vectors_exact e "
+                "JOIN chunks c ON c.id = e.chunk_id ORDER BY e.chunk_id"
+            )
+        )
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        centre = matrix.mean(axis=0, dtype=np.float64).astype(np.float32)
+        c.execute("UPDATE chunk_vectors_centre SET vectors = ?, centre = ? WHERE id = 1", (len(rows), _f32(centre)))
+        c.execute("DELETE FROM chunk_vectors")
+        c.executemany(
+            "INSERT INTO chunk_vectors VALUES(?,?,vec_bit(?))",
+            [(cid, doc, _bits(v, centre)) for (cid, doc, _), v in zip(rows, matrix, strict=True)],
+        )
 
     def pending_vectors(self, limit: int) -> list[PendingChunk]:
         if not self.has_vectors():
@@ -1000,13 +1064,32 @@ class SqliteStore(ChunkTables):
         return self._hits([cid for cid, _ in found], {cid: float(d) for cid, d in found})
 
     def _knn(self, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None) -> list[tuple[int, float]]:
-        """(chunk id, cosine distance) of the nearest Markdown chunks, within ``allowed`` documents."""
+        """(chunk id, cosine distance) of the nearest Markdown chunks, within ``allowed`` documents.
+
+        float32: vec0's distances. int8: candidates by the quantized query, re-scored with the
+        float32 query against the codes (decision 381). binary: candidates by the Hamming distance
+        of the centred bits, re-ranked by exact float32 cosine (decision 380). One read
+        transaction (a savepoint: this thread may be inside a write), so the centre and the bits
+        are those of one moment."""
+        c = self._conn()
+        c.execute("SAVEPOINT knn")
+        try:
+            return self._knn_in(c, unit(vector), limit, allowed)
+        finally:
+            c.execute("RELEASE knn")
+
+    def _knn_in(
+        self, c: apsw.Connection, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None
+    ) -> list[tuple[int, float]]:
         storage = self._storage()
-        k = max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES) if storage == "binary" else limit
+        k = {
+            "binary": max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES),
+            "int8": max(limit * INT8_OVERFETCH, INT8_MIN_CANDIDATES),
+        }.get(storage, limit)
         param, probe = {
             "float32": ("?", _f32(vector)),
             "int8": ("vec_int8(?)", _i8(vector)),
-            "binary": ("vec_bit(?)", _bits(vector)),
+            "binary": ("vec_bit(?)", _bits(vector, self._centre())),
         }[storage]
         sql = f"SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH {param} AND k = ?"
         params: list[Any] = [probe, k]
@@ -1014,29 +1097,34 @@ class SqliteStore(ChunkTables):
             sql += f" AND document_id IN ({','.join('?' * len(allowed))})"
             params.extend(allowed)
         try:
-            found = list(self._conn().execute(sql, params))
+            found = list(c.execute(sql, params))
         except apsw.SQLError:
             allowed_set = set(allowed or ())
             # very large scopes: scan unfiltered with a bigger k and filter here
             found = [
                 (cid, dist)
-                for cid, dist, doc_id in self._conn().execute(
+                for cid, dist, doc_id in c.execute(
                     f"SELECT chunk_id, distance, document_id FROM chunk_vectors WHERE embedding MATCH {param} "
                     "AND k = ?",
                     (probe, 4096),
                 )
                 if allowed is None or doc_id in allowed_set
             ]
-        if storage == "binary" and found:
+        if storage in ("binary", "int8") and found:
             ids = [cid for cid, _ in found]
             marks = ",".join("?" * len(ids))
-            exact = {
-                cid: float(1.0 - np.dot(np.frombuffer(blob, dtype=np.float32), vector))
-                for cid, blob in self._conn().execute(
-                    f"SELECT chunk_id, embedding FROM chunk_vectors_exact WHERE chunk_id IN ({marks})", ids
+            table, dtype = ("chunk_vectors_exact", np.float32) if storage == "binary" else ("chunk_vectors", np.int8)
+            rows = list(c.execute(f"SELECT chunk_id, embedding FROM {table} WHERE chunk_id IN ({marks})", ids))
+            if rows:
+                raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=dtype).reshape(len(rows), -1)
+                stored: npt.NDArray[np.float32] = raw.astype(np.float32)
+                stored /= np.maximum(np.linalg.norm(stored, axis=1, keepdims=True), 1e-12)
+                distances = 1.0 - stored @ vector
+                found = sorted(
+                    ((r[0], float(d)) for r, d in zip(rows, distances, strict=True)), key=lambda kv: (kv[1], kv[0])
                 )
-            }
-            found = sorted(exact.items(), key=lambda kv: (kv[1], kv[0]))
+            else:
+                found = []
         return [(int(cid), float(d)) for cid, d in found[:limit]]
 
     def file_size(self) -> int:

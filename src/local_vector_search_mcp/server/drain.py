@@ -30,6 +30,10 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+TOO_DEEP = (
+    "Invalid Request: the message nests objects and arrays deeper than the JSON parser's limit "
+    "(about 200 levels); send flatter arguments."
+)
 GRACE_S = 300.0  # longer than any tool call is expected to take; a hung one cannot hold exit forever
 POLL_S = 0.01
 
@@ -52,6 +56,8 @@ def unreadable_line_reply(exc: Exception) -> JSONRPCError:
                 raw = None
             if raw is not None:
                 code, message = INVALID_REQUEST, "Invalid Request: the message holds text that is not valid Unicode."
+                if "recursion limit" in str(first.get("msg", "")):  # decision 366
+                    message = TOO_DEEP
         else:
             code, message = INVALID_REQUEST, "Invalid Request: the line is JSON but not a JSON-RPC 2.0 message."
     request_id = raw.get("id") if isinstance(raw, dict) else None

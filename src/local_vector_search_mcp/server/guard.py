@@ -11,7 +11,8 @@ In order, each answered with a JSON-RPC error body and no further reading of the
    time, else **401**.
 
 The body limit (413) and malformed JSON (400) are the SDK transport's, configured by
-:mod:`.http`. Each request is logged once, at info level, with its method, path, status and
+:mod:`.http`; the guard gives the transport's plain-text refusals a JSON-RPC body too
+(decision 364). Each request is logged once, at info level, with its method, path, status and
 duration, never its arguments or document text.
 """
 
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .drain import TOO_DEEP
 
 __all__ = ["HostRule", "OriginRule", "RequestGuard", "bearer_matches", "is_loopback_host"]
 
@@ -166,6 +169,24 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+ENDPOINT = "/mcp"
+
+
+async def _send_error(send: Send, held: list[Message], limit: int | None) -> None:
+    """Send an error answer the transport made, its body in JSON-RPC form when it was not."""
+    start, body = held[0], b"".join(m.get("body", b"") for m in held[1:])
+    headers = [(k, v) for k, v in start.get("headers", [])]
+    content_type = next((v.decode("latin-1").lower() for k, v in headers if k.lower() == b"content-type"), "")
+    replaced = _jsonrpc_error(start["status"], body, content_type, limit)
+    if replaced is not None:
+        body = replaced
+        drop = {b"content-type", b"content-length"}
+        headers = [(k, v) for k, v in headers if k.lower() not in drop]
+        headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({**start, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _refuse(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
@@ -173,14 +194,65 @@ async def _refuse(send: Send, status: int, message: str, extra: list[tuple[bytes
     await send({"type": "http.response.body", "body": body})
 
 
-class RequestGuard:
-    """ASGI middleware applying the checks above to every HTTP request (lifespan passes through)."""
+INVALID_REQUEST = -32600
+# The transport's own refusals, in JSON-RPC's words (decision 364): the SDK answers these two
+# with a plain-text body and a bare message, and an invalid message with -32602 and a pydantic
+# dump, where stdio answers -32600 (decision 289).
+_PLAIN_REFUSALS = {
+    400: "Invalid Request: the Content-Type must be application/json (one JSON-RPC 2.0 message).",
+    413: "Request body too large: at most {limit} bytes (server.maxRequestBytes).",
+}
+_NOT_A_MESSAGE = (
+    "Invalid Request: the body is JSON but not one JSON-RPC 2.0 request, notification or response object"
+    " (batches are not supported)."
+)
 
-    def __init__(self, app: ASGIApp, *, hosts: HostRule, origins: OriginRule, token: str | None) -> None:
+
+def _jsonrpc_error(status: int, body: bytes, content_type: str, limit: int | None) -> bytes | None:
+    """The JSON-RPC error body to send instead of the transport's own error ``body``, or ``None``
+    to pass it on unchanged."""
+    if not content_type.startswith("application/json"):
+        message = _PLAIN_REFUSALS.get(status)
+        if message is None:
+            return None
+        text = message.format(limit=limit if limit is not None else "the configured number of")
+        return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": text}}).encode()
+    if status != 400 or not (b"Validation error" in body or b"recursion limit" in body):
+        return None
+    try:
+        payload = json.loads(body)
+        error = payload["error"]
+        text = str(error.get("message", ""))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if text.startswith("Validation error"):
+        message = _NOT_A_MESSAGE
+    elif "recursion limit" in text:  # valid JSON, only deeper than pydantic's parser goes (decision 366)
+        message = TOO_DEEP
+    else:
+        return None
+    error = {"code": INVALID_REQUEST, "message": message}
+    return json.dumps({"jsonrpc": "2.0", "id": payload.get("id"), "error": error}).encode()
+
+
+class RequestGuard:
+    """ASGI middleware applying the checks above to every HTTP request (lifespan passes through),
+    and giving the transport's own error answers a JSON-RPC body (:func:`_jsonrpc_error`)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        hosts: HostRule,
+        origins: OriginRule,
+        token: str | None,
+        body_limit: int | None = None,
+    ) -> None:
         self.app = app
         self.hosts = hosts
         self.origins = origins
         self.token = token
+        self.body_limit = body_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -189,10 +261,22 @@ class RequestGuard:
         started = time.perf_counter()
         status = 0
 
+        held: list[Message] = []  # an error answer's start and body, until its body is complete
+
         async def send_watching(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                if status >= 400 and scope["path"] == ENDPOINT:
+                    held.append(message)
+                    return
+            elif held:
+                held.append(message)
+                if message.get("more_body", False):
+                    return
+                await _send_error(send, held, self.body_limit)
+                held.clear()
+                return
             await send(message)
 
         try:

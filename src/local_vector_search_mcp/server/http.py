@@ -28,14 +28,13 @@ from typing import Any
 
 from ..config import ConfigError, Settings
 from ..workspace import Workspace
-from .guard import HostRule, OriginRule, RequestGuard, is_loopback_host
+from .guard import ENDPOINT, HostRule, OriginRule, RequestGuard, is_loopback_host
 
 __all__ = ["TOKEN_ENV", "HttpOptions", "build_app", "http_options", "serve_http"]
 
 log = logging.getLogger("local_vector_search_mcp.http")
 
 TOKEN_ENV = "LOCAL_VECTOR_SEARCH_MCP_TOKEN"
-ENDPOINT = "/mcp"
 MIN_TOKEN_LENGTH = 16
 # Long enough for an in-flight PDF export or reindex batch to finish after SIGTERM.
 GRACEFUL_SHUTDOWN_SECONDS = 30
@@ -157,6 +156,7 @@ def build_app(ws: Workspace, options: HttpOptions, port: int) -> tuple[Any, Any]
             hosts=HostRule.build(options.host, port, options.allowed_hosts),
             origins=OriginRule.build(options.allowed_origins + options.cors_origins),
             token=options.token,
+            body_limit=options.max_request_bytes,
         )
     )
     app = Starlette(

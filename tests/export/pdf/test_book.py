@@ -241,6 +241,23 @@ def test_without_a_cjk_font_the_warning_names_the_characters(kb: Path) -> None:
     assert "Latin and" in poppler.text(pdf)
 
 
+def test_right_to_left_text_is_reported_not_silently_mirrored(kb: Path) -> None:
+    """reportlab sets Hebrew and Arabic left to right, so the PDF shows them reversed (decision 365)."""
+    (kb / "rtl.md").write_text("# שלום\n\nעולם and مرحبا.\n", encoding="utf-8")
+    (kb / "ltr.md").write_text("# Ünïcödé\n\nΕλληνικά, русский, 中文.\n", encoding="utf-8")
+    _, warnings = export(kb, "rtl.md")
+    assert [w for w in warnings if w.startswith("Right-to-left text (Hebrew, Arabic, ...) is set left to right")]
+    _, warnings = export(kb, "ltr.md")
+    assert not [w for w in warnings if "Right-to-left" in w], warnings
+
+
+@poppler.needs_cjk_font
+def test_with_a_cjk_font_a_missing_emoji_is_not_blamed_on_it(kb: Path) -> None:
+    (kb / "a.md").write_text("# E\n\nParty \U0001f389 time 中文.\n", encoding="utf-8")
+    _, warnings = export(kb, "a.md")
+    assert len(warnings) == 1 and warnings[0].endswith("no installed font has them: \U0001f389"), warnings
+
+
 @poppler.needs_cjk_font
 def test_cjk_mixed_with_latin_on_one_line(kb: Path) -> None:
     (kb / "a.md").write_text("日本語の文と English words と한국어 text.\n", encoding="utf-8")

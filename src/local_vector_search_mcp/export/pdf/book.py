@@ -420,9 +420,20 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
         template.build(story)
     if book.fonts.missing:
         chars = "".join(sorted(book.fonts.missing)[:40])
+        advice = (
+            " (install a TrueType CJK font such as fonts-wqy-microhei or set export.pdf.cjkFont)"
+            if book.fonts.cjk is None
+            else ""  # a CJK face is there: emoji and rare symbols are what no face has
+        )
         book.warnings.add(
             f"{len(book.fonts.missing)} distinct characters could not be rendered because no installed font has "
-            f"them (install a TrueType CJK font such as fonts-wqy-microhei or set export.pdf.cjkFont): {chars}"
+            f"them{advice}: {chars}"
+        )
+    if book.fonts.right_to_left:
+        book.warnings.add(
+            "Right-to-left text (Hebrew, Arabic, ...) is set left to right: its letters and words appear in "
+            "reverse order and Arabic letters are not joined. The PDF export does not lay out right-to-left "
+            "scripts; read such documents as Markdown."
         )
     return book.warnings.result()
 

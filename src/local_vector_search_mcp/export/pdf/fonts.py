@@ -194,6 +194,7 @@ class FontSet:
     mono: Family
     cjk: Family | None
     missing: set[str] = field(default_factory=set)
+    right_to_left: bool = False  # a Hebrew, Arabic, ... letter was set (left to right: decision 365)
 
     def family(self, role: str) -> Family:
         return {"sans": self.sans, "serif": self.serif, "mono": self.mono}[role]
@@ -214,6 +215,8 @@ class FontSet:
             fallback = use_cjk
             if not covered and not use_cjk and unicodedata.category(ch) not in ("Cf", "Mn", "Zs", "Cc"):
                 self.missing.add(ch)
+            if not self.right_to_left and unicodedata.bidirectional(ch) in ("R", "AL"):
+                self.right_to_left = True
             run.append(ch)
         if run:
             out.append(self._run("".join(run), fallback))

@@ -1,0 +1,323 @@
+"""The compressed vector layouts on both engines (decisions 380-382): binary's bits are taken
+around a centre stored with the index, int8's candidates are re-scored with the float query.
+
+The vectors here share a strong common direction, as the bundled e5 model's do: raw sign bits
+then hardly tell two vectors apart (the numpy figure each test checks first), while the centred
+bits find the float32 top 10.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from kb_fakes import HashEmbedder, client
+from pg_server import PgServer
+
+from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord, IndexStore
+from local_vector_search_mcp.index.postgres import PostgresStore
+from local_vector_search_mcp.index.query import PathScope
+from local_vector_search_mcp.index.sqlite import CENTRE_SAMPLE, SqliteStore
+
+DIMS = 64
+N = 2000
+PER_DOC = 50
+ENGINES = ["sqlite", "postgresql"]
+
+
+def _offset_vectors(n: int, seed: int) -> npt.NDArray[np.float32]:
+    """Clustered unit vectors around one common direction with equal-sized components, so
+    nearly every raw sign is the common direction's."""
+    rng = np.random.default_rng(seed)
+    common = np.sign(np.random.default_rng(0).standard_normal(DIMS)) / np.sqrt(DIMS)
+    centres = np.random.default_rng(1).standard_normal((40, DIMS)) / np.sqrt(DIMS)
+    v = 2.5 * common + centres[rng.integers(0, 40, n)] + 0.35 * rng.standard_normal((n, DIMS)) / np.sqrt(DIMS)
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+VECTORS = _offset_vectors(N, 2)
+QUERIES = _offset_vectors(40, 3)
+
+
+def _codes(v: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    return np.clip(np.rint(np.clip(v, -1, 1) * 127), -127, 127).astype(np.float64)
+
+
+def _asymmetric(q: npt.NDArray[np.float32], rows: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """int8's score: the float query's cosine with the stored codes."""
+    codes = _codes(rows)
+    return (codes @ q.astype(np.float64)) / np.linalg.norm(codes, axis=1) / float(np.linalg.norm(q))
+
+
+def _top10(scores: npt.NDArray[Any]) -> list[int]:
+    return [int(i) for i in np.argsort(-scores, kind="stable")[:10]]
+
+
+@pytest.fixture
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """``open_store(engine, where=None)``: a store, new or (``where`` from an earlier call) reopened."""
+    opened: list[IndexStore] = []
+
+    def make(engine: str, where: str | None = None) -> tuple[IndexStore, str]:
+        if engine == "sqlite":
+            where = where or str(tmp_path / f"{len(opened)}.db")
+            store: IndexStore = SqliteStore(Path(where))
+        else:
+            server: PgServer = request.getfixturevalue("pg_server")
+            where = where or server.fresh_schema()
+            store = PostgresStore(server.url, where)
+        opened.append(store)
+        return store, where
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+def _fill(store: IndexStore, storage: str, vectors: npt.NDArray[np.float32], first_doc: int = 0) -> None:
+    store.ensure_schema(DIMS, storage)
+    store.write_manifest({"embedding_dimensions": str(DIMS), "vector_storage": storage})
+    _write(store, vectors, first_doc)
+
+
+def _write(store: IndexStore, vectors: npt.NDArray[np.float32], first_doc: int = 0) -> None:
+    for start in range(0, len(vectors), PER_DOC):
+        chunks = [
+            ChunkRecord(i - start, f"p{i}", f"a{i}", f"chunk {first_doc * PER_DOC + i}", None, f"h{i}", vectors[i])
+            for i in range(start, min(start + PER_DOC, len(vectors)))
+        ]
+        doc = first_doc + start // PER_DOC
+        store.replace_document(DocumentRecord(f"d{doc:03d}.md", "s" * 64, 1, 1, "2026-12-01T00:00:00Z"), chunks)
+
+
+def _ids(hits: list[Any]) -> list[int]:
+    return [int(h.text.split()[1]) for h in hits]
+
+
+def _recall(store: IndexStore) -> float:
+    truth = np.argsort(-(QUERIES @ VECTORS.T), axis=1)[:, :10]
+    found = sum(
+        len(set(_ids(store.semantic(q, 10, None))) & set(t.tolist())) for q, t in zip(QUERIES, truth, strict=True)
+    )
+    return found / (10 * len(QUERIES))
+
+
+def _centre(store: IndexStore) -> tuple[int, npt.NDArray[np.float32]]:
+    """(vectors the centre was made from, the centre) as stored."""
+    if isinstance(store, SqliteStore):
+        made, blob = store._conn().execute("SELECT vectors, centre FROM chunk_vectors_centre").fetchone()
+        return int(made), np.frombuffer(blob, dtype=np.float32).copy()
+    assert isinstance(store, PostgresStore)
+    ((made, centre),) = store._rows("select vectors, centre from vector_centre")
+    return int(made), np.asarray(centre.to_numpy(), dtype=np.float32)
+
+
+def _bits_agree_with_the_centre(store: IndexStore, centre: npt.NDArray[np.float32] | None) -> int:
+    """Every stored row's bits are the signs of its float32 vector minus ``centre`` (None: raw
+    signs); returns how many rows were checked."""
+    if isinstance(store, SqliteStore):
+        rows = list(
+            store._conn().execute(
+                "SELECT e.embedding, v.embedding FROM chunk_vectors_exact e JOIN chunk_vectors v USING (chunk_id)"
+            )
+        )
+        for exact, bits in rows:
+            v = np.frombuffer(exact, dtype=np.float32)
+            expected = np.packbits((v if centre is None else v - centre) > 0, bitorder="little").tobytes()
+            assert bytes(bits) == expected
+        return len(rows)
+    assert isinstance(store, PostgresStore)
+    # centred: what the index holds, the function with the centre as its constant
+    column = (
+        f"lvsm_binary_bits(embedding)::bit({DIMS})"
+        if centre is not None
+        else f"binary_quantize(embedding)::bit({DIMS})"
+    )
+    rows = store._rows(f"select embedding, {column} from vectors")
+    for vector, bits in rows:
+        v = np.asarray(vector.to_numpy(), dtype=np.float32)
+        expected = (v if centre is None else v - centre) > 0
+        found = np.array([c == "1" for c in bits]) if isinstance(bits, str) else np.asarray(bits.to_numpy(), bool)
+        assert np.array_equal(found, expected)
+    return len(rows)
+
+
+# binary ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES)
+def test_binary_finds_the_float32_top_10_despite_a_common_offset(open_store: Any, engine: str) -> None:
+    raw = (QUERIES > 0)[:, None, :] != (VECTORS > 0)[None, :, :]
+    pool = np.argsort(raw.sum(-1), axis=1, kind="stable")[:, :400]
+    truth = np.argsort(-(QUERIES @ VECTORS.T), axis=1)[:, :10]
+    raw_recall = np.mean(
+        [
+            len(set(p[np.argsort(-(VECTORS[p] @ q))[:10]]) & set(t)) / 10
+            for q, p, t in zip(QUERIES, pool, truth, strict=True)
+        ]
+    )
+    assert raw_recall < 0.7  # the data is as hard for raw signs as the e5 vectors are
+    store, _ = open_store(engine)
+    _fill(store, "binary", VECTORS)
+    assert _recall(store) >= 0.97
+    made, centre = _centre(store)
+    assert CENTRE_SAMPLE <= made <= N  # remade while the count doubled, then fixed
+    assert np.allclose(centre, VECTORS[:made].mean(axis=0), atol=1e-5)  # the mean of what was stored then
+    assert _bits_agree_with_the_centre(store, centre) == N
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_centre_is_fixed_once_made_and_survives_reopening(open_store: Any, engine: str) -> None:
+    store, where = open_store(engine)
+    _fill(store, "binary", VECTORS[:1700])
+    made, centre = _centre(store)
+    assert made == 1600  # remade at 50, 100, 200, ..., 1600 vectors (one document = 50), then fixed
+    store.close()
+    again, _ = open_store(engine, where)
+    _fill(again, "binary", VECTORS[1700:], first_doc=34)  # more documents, written by a new connection
+    assert again.delete_document("d000.md")
+    assert _centre(again)[0] == made and np.array_equal(_centre(again)[1], centre)
+    assert _bits_agree_with_the_centre(again, centre) == N - PER_DOC
+    hits = again.semantic(VECTORS[1700], 3, None)
+    assert _ids(hits)[0] == 1700 and hits[0].distance == pytest.approx(0.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_index_from_before_the_centre_is_read_as_built_then_centred_in_place(
+    open_store: Any, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A binary index built before decision 380 has no centre. A process that only searches and
+    writes it keeps its raw signs (nothing is mixed); the next ``ensure_schema`` (every reindex
+    and every indexing start does it) gives it its centre in place, from the float32 vectors it
+    keeps, without re-embedding anything."""
+    store, where = open_store(engine)
+    if engine == "sqlite":
+        store.ensure_schema(DIMS, "binary")
+        with store._write() as c:  # type: ignore[attr-defined]
+            c.execute("DROP TABLE chunk_vectors_centre")  # what an index of the earlier code has
+    else:
+        from local_vector_search_mcp.index.pg_vectors import VectorLayout
+
+        monkeypatch.setattr(VectorLayout, "new", classmethod(lambda cls, s, n: cls(s, n)))  # the earlier code
+        store.ensure_schema(DIMS, "binary")
+        monkeypatch.undo()
+    _write(store, VECTORS[:600])
+    store.close()
+    old, _ = open_store(engine, where)
+    _write(old, VECTORS[600:700], first_doc=12)
+    if engine == "sqlite":
+        assert not old._table_exists("chunk_vectors_centre")  # type: ignore[attr-defined]
+    else:
+        assert not old._layout().centred  # type: ignore[attr-defined]
+    assert _bits_agree_with_the_centre(old, None) == 700
+    hits = old.semantic(VECTORS[650], 5, None)
+    assert _ids(hits)[0] == 650 and hits[0].distance == pytest.approx(0.0, abs=1e-5)
+
+    old.ensure_schema(DIMS, "binary")  # a reindex: centred in place
+    made, centre = _centre(old)
+    assert made == 700 and np.allclose(centre, VECTORS[:700].mean(axis=0), atol=1e-5)
+    assert _bits_agree_with_the_centre(old, centre) == 700
+    if engine == "postgresql":
+        assert old._layout().centred  # type: ignore[attr-defined]
+        ((index,),) = old._rows(  # type: ignore[attr-defined]
+            "select indexdef from pg_indexes where indexname = 'vectors_hnsw' and schemaname = %s", (where,)
+        )
+        assert "lvsm_binary_bits(embedding)" in index
+    _write(old, VECTORS[700:], first_doc=14)
+    assert _recall(old) >= 0.97
+    assert _centre(old)[0] >= CENTRE_SAMPLE  # it kept growing as a new index's does
+    assert _bits_agree_with_the_centre(old, _centre(old)[1]) == N
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reindexing_keeps_the_centre(tmp_path: Path, request: pytest.FixtureRequest, engine: str) -> None:
+    """The centre is the index's, not a file's: replacing documents (a plain reindex, or a forced
+    one over a compatible index, which keeps its tables) keeps it while the count has not doubled."""
+    for i in range(6):
+        (tmp_path / f"n{i}.md").write_text(f"# Note {i}\n\nalpha beta gamma {i} delta {i * i}\n", encoding="utf-8")
+    backend: dict[str, Any] = {}
+    if engine == "postgresql":
+        server: PgServer = request.getfixturevalue("pg_server")
+        backend = {
+            "storage__backend": "postgresql",
+            "storage__url": server.url,
+            "storage__schema": server.fresh_schema(),
+        }
+    kb = client(tmp_path, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage="binary", **backend)
+    kb.reindex()
+    made, centre = _centre(kb.store)
+    assert made == 6
+    (tmp_path / "n2.md").write_text("# Note 2\n\nepsilon zeta eta\n", encoding="utf-8")
+    kb.reindex()  # one document's vectors replaced: the count has not doubled
+    assert _centre(kb.store)[0] == 6 and np.array_equal(_centre(kb.store)[1], centre)
+    assert _bits_agree_with_the_centre(kb.store, centre) == 6
+    assert kb.search(query="epsilon zeta eta", mode="semantic")["results"][0]["path"] == "n2.md"
+    kb.reindex(force=True)
+    assert _centre(kb.store)[0] == 6 and np.array_equal(_centre(kb.store)[1], centre)
+    assert _bits_agree_with_the_centre(kb.store, centre) == 6
+    kb.store.close()
+
+
+# int8 --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES)
+def test_int8_scores_the_float_query_against_the_codes(open_store: Any, engine: str) -> None:
+    store, _ = open_store(engine)
+    _fill(store, "int8", VECTORS)
+    symmetric_differs = 0
+    for q in QUERIES[:20]:
+        hits = store.semantic(q, 10, None)
+        ids = _ids(hits)
+        scores = _asymmetric(q, VECTORS)
+        assert ids == _top10(scores)  # the full asymmetric scan's top 10: the candidate pool is enough
+        for i, h in zip(ids, hits, strict=True):
+            assert h.distance == pytest.approx(1 - scores[i], abs=2e-5)
+        qc = _codes(q)
+        symmetric_differs += ids != _top10(_codes(VECTORS) @ qc / np.linalg.norm(_codes(VECTORS), axis=1))
+        (nearest, score), *_ = store.nearest_chunks(q, 1, ChunkFilterSpec())  # the chunk API scores alike
+        assert int(nearest.content.split()[1]) == ids[0] and score == pytest.approx(1 - hits[0].distance, abs=2e-5)
+    assert symmetric_differs >= 5  # the quantized query would have ranked otherwise
+
+
+# both: a scope is searched exactly, with the same scores ----------------------------------
+@pytest.mark.parametrize("storage", ["int8", "binary"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_scoped_search_ranks_its_scope_exactly_with_the_same_scores(
+    open_store: Any, engine: str, storage: str
+) -> None:
+    store, _ = open_store(engine)
+    _fill(store, storage, VECTORS)
+    scope = PathScope(("d003.md", "d007.md"))
+    inside = np.r_[150:200, 350:400]
+    for q in QUERIES[:10]:
+        scores = _asymmetric(q, VECTORS[inside]) if storage == "int8" else VECTORS[inside] @ q
+        expected = [int(inside[i]) for i in _top10(scores)]
+        scoped = store.semantic(q, 10, scope)
+        assert _ids(scoped) == expected
+        unscoped = {int(h.text.split()[1]): h.distance for h in store.semantic(q, 50, None)}
+        for h in scoped:
+            i = int(h.text.split()[1])
+            if i in unscoped:
+                assert h.distance == pytest.approx(unscoped[i], abs=2e-5)
+
+
+# the chunk API's sign-bit candidates (SQLite, above EXACT_ROWS rows) ------------------------
+def test_chunk_api_sign_candidates_are_centred_too() -> None:
+    """Above 20,000 rows the SQLite chunk API takes its candidates by sign bits (decision 383):
+    centred on the rows' mean they find the exact top 10; raw signs of these vectors do not."""
+    from local_vector_search_mcp.index.sqlite_chunks import EXACT_ROWS, _centred_signs, _signs, _top
+
+    rows = _offset_vectors(EXACT_ROWS + 5000, 5)
+    queries = _offset_vectors(30, 6)
+    truth = np.argsort(-(queries @ rows.T), axis=1)[:, :10]
+
+    def recall(bits: Any) -> float:
+        found = [
+            {i for i, _ in _top(rows, q, 10, None, bits)} & set(t.tolist()) for q, t in zip(queries, truth, strict=True)
+        ]
+        return sum(len(f) for f in found) / (10 * len(queries))
+
+    assert recall((np.zeros(DIMS, np.float32), _signs(rows))) < 0.6  # raw signs
+    assert recall(_centred_signs(rows)) >= 0.98
