@@ -960,10 +960,14 @@ def write_report(r: dict[str, Any]) -> None:
         "|---|---|---|---|---|---|---|---|",
     ]
     for corpus, s in r["storage"].items():
+
+        def cell(key: str, s: dict[str, Any] = s) -> str:  # "-": a run from before the column existed
+            return f"{s[key]:.3f}" if key in s else "-"
+
         lines.append(
-            f"| {corpus} | {s['vectors']} | {s['int8_recall10']:.3f} | {s.get('int8_recall10_rescored', 0):.3f} "
-            f"| {s['binary_recall10_no_rerank']:.3f} | {s['binary_recall10_rerank80']:.3f} "
-            f"| {s.get('binary_recall10_rerank400', 0):.3f} | {s.get('binary_recall10_centred_rerank400', 0):.3f} |"
+            f"| {corpus} | {s['vectors']} | {cell('int8_recall10')} | {cell('int8_recall10_rescored')} "
+            f"| {cell('binary_recall10_no_rerank')} | {cell('binary_recall10_rerank80')} "
+            f"| {cell('binary_recall10_rerank400')} | {cell('binary_recall10_centred_rerank400')} |"
         )
     b = next(iter(r["storage"].values()))["bytes"]
     lines += [

@@ -48,6 +48,7 @@ CORPUS: dict[str, str] = {
     "intl/ja.md": "# 天気予報\n\n東京都の天気は晴れです。カタカナのテキストとひらがな、半角ｶﾀｶﾅ。\n",
     "intl/ko.md": "# 한국어 문서\n\n검색 엔진은 한국어 문장을 띄어쓰기 단위로 나눕니다.\n",
     "intl/fr.md": "# Le café\n\nUn café crème, une façade naïve. Crème brûlée au dessert; Ærøskøbing, Straße, ÉCOLE.\n",
+    "intl/menu.md": "# Menu\n\nOrder a coffee or a tea at the counter; the menu lists every dessert and crepe.\n",
     "intl/el.md": "# Ελληνικά και русский\n\nΗ σοφία, ΣΟΦΊΑ. Поиск по словам, ПОИСК. Noe\u0308l décomposé.\n",
     "intl/rtl.md": "# نص عربي\n\nمحرك البحث يجد الكلمات العربية. עברית: מנוע חיפוש מוצא מילים.\n",
     "intl/spaces.md": (

@@ -34,3 +34,10 @@ def test_rescore_scales_bm25_by_coverage_and_sorts_lower_first():
     scored = [(1, -10.0), (2, -6.0), (3, -6.0)]
     assert rescore(scored, [0.25, 1.0, 1.0], 1.0) == [(2, -6.0), (3, -6.0), (1, -2.5)]
     assert rescore(scored, [0.25, 1.0, 0.5], 0.0) == scored  # exponent 0: plain bm25
+
+
+def test_words_and_texts_are_folded_as_the_index_folds_them():
+    """A question typed without accents covers the chunk FTS5 matched it to (decision 372)."""
+    for typed in (("creme", "brulee", "order"), ("CRÈME", "Brûlée", "order"), ("crème", "brûlée", "order")):
+        assert coverage(words(*typed), "Un café crème. Crème brûlée au dessert.") == 2 / 3, typed
+    assert coverage(words("noel"), "Noe\u0308l") == 1.0  # a decomposed accent

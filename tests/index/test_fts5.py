@@ -22,3 +22,20 @@ def test_the_stems_query_keeps_only_what_fits_its_budget_and_may_keep_nothing() 
     assert render_stems(QUESTION, frequencies({"use": 40_000, "instead": 9_000, "echoing": 50}), 2_000) == '"echo"'
     assert render_stems(QUESTION, frequencies({"use": 40_000, "instead": 9_000, "echoing": 5_000}), 2_000) is None
     assert render_stems(QUESTION, frequencies({}), 2_000) == '"use" OR "instead" OR "echo"'
+
+
+def test_a_row_budget_prices_a_word_by_the_index_token():
+    """``café`` is the index token ``cafe``: priced by its chunk count, not as absent (decision 372)."""
+    from local_vector_search_mcp.index.fts5 import render_match
+    from local_vector_search_mcp.index.query import AnyOf, Prefix, Term
+
+    counts = {"cafe": 5, "tea": 1}
+    asked: list[str] = []
+
+    def frequencies(tokens: list[str]) -> dict[str, int]:
+        asked.extend(tokens)
+        return {t: counts[t] for t in tokens if t in counts}
+
+    query = AnyOf((Term("Café"), Term("tea"), Prefix("x")), row_budget=4, keep_at_least=1)
+    assert render_match(query, frequencies) == '"tea"'  # café's 5 chunks are over; a prefix costs it all
+    assert "cafe" in asked and "café" not in asked

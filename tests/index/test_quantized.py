@@ -232,12 +232,21 @@ def test_an_index_from_before_the_centre_is_read_as_built_then_centred_in_place(
     assert _bits_agree_with_the_centre(old, _centre(old)[1]) == N
 
 
-def test_reindexing_keeps_the_centre(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reindexing_keeps_the_centre(tmp_path: Path, request: pytest.FixtureRequest, engine: str) -> None:
     """The centre is the index's, not a file's: replacing documents (a plain reindex, or a forced
     one over a compatible index, which keeps its tables) keeps it while the count has not doubled."""
     for i in range(6):
         (tmp_path / f"n{i}.md").write_text(f"# Note {i}\n\nalpha beta gamma {i} delta {i * i}\n", encoding="utf-8")
-    kb = client(tmp_path, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage="binary")
+    backend: dict[str, Any] = {}
+    if engine == "postgresql":
+        server: PgServer = request.getfixturevalue("pg_server")
+        backend = {
+            "storage__backend": "postgresql",
+            "storage__url": server.url,
+            "storage__schema": server.fresh_schema(),
+        }
+    kb = client(tmp_path, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage="binary", **backend)
     kb.reindex()
     made, centre = _centre(kb.store)
     assert made == 6
@@ -292,3 +301,23 @@ def test_a_scoped_search_ranks_its_scope_exactly_with_the_same_scores(
             i = int(h.text.split()[1])
             if i in unscoped:
                 assert h.distance == pytest.approx(unscoped[i], abs=2e-5)
+
+
+# the chunk API's sign-bit candidates (SQLite, above EXACT_ROWS rows) ------------------------
+def test_chunk_api_sign_candidates_are_centred_too() -> None:
+    """Above 20,000 rows the SQLite chunk API takes its candidates by sign bits (decision 383):
+    centred on the rows' mean they find the exact top 10; raw signs of these vectors do not."""
+    from local_vector_search_mcp.index.sqlite_chunks import EXACT_ROWS, _centred_signs, _signs, _top
+
+    rows = _offset_vectors(EXACT_ROWS + 5000, 5)
+    queries = _offset_vectors(30, 6)
+    truth = np.argsort(-(queries @ rows.T), axis=1)[:, :10]
+
+    def recall(bits: Any) -> float:
+        found = [
+            {i for i, _ in _top(rows, q, 10, None, bits)} & set(t.tolist()) for q, t in zip(queries, truth, strict=True)
+        ]
+        return sum(len(f) for f in found) / (10 * len(queries))
+
+    assert recall((np.zeros(DIMS, np.float32), _signs(rows))) < 0.6  # raw signs
+    assert recall(_centred_signs(rows)) >= 0.98

@@ -41,7 +41,7 @@ from kb_fakes import HashEmbedder, KbClient, make_workspace
 from pg_server import PgServer
 
 from local_vector_search_mcp.errors import InvalidArgument
-from local_vector_search_mcp.index.cjk import CJK_RUN
+from local_vector_search_mcp.index.cjk import CJK_RUN, index_tokens
 from local_vector_search_mcp.index.copy import copy_index
 from local_vector_search_mcp.index.query import PathScope
 from local_vector_search_mcp.index.stem import is_stemmable, stem
@@ -395,10 +395,19 @@ def test_sqlite_and_postgresql_give_the_same_answers(
         st.sampled_from(FTS5_SYNTAX),
     )
     query = " ".join(data.draw(st.lists(parts, min_size=1, max_size=6), "parts"))
+    query = data.draw(st.sampled_from(["{}", "how do I {}?", "What is {}", "{} ?"]), "form").format(query)
     assume(query.strip())
     mode = data.draw(st.sampled_from(MODES), "mode")
-    top_k = data.draw(st.sampled_from([1, 3, 10]), "topK")
-    assert shape(answers(pg, query, mode, top_k)) == shape(answers(lite, query, mode, top_k)), query
+    top_k = data.draw(st.sampled_from([1, 3, 10, 50]), "topK")
+    scope: dict[str, Any] = {}
+    if data.draw(st.booleans(), "scoped"):
+        scope["include_globs"] = data.draw(st.lists(st.sampled_from(GLOBS), max_size=2), "include")
+        scope["exclude_globs"] = data.draw(st.lists(st.sampled_from(GLOBS), max_size=1), "exclude")
+        tags = data.draw(st.lists(st.sampled_from(TAGS), max_size=1), "tags")
+        if tags:
+            scope["tags"] = tags
+    expected = shape(answers(lite, query, mode, top_k, **scope))
+    assert shape(answers(pg, query, mode, top_k, **scope)) == expected, (query, scope)
 
 
 @settings(max_examples=_examples(300), **SETTINGS)
@@ -421,6 +430,7 @@ def test_topk_globs_and_tags_are_honoured_and_results_are_distinct_passages(
     in_scope = PathScope(tuple(include), tuple(exclude)).matcher()
     tagged = lite.store.paths_with_tags(tags) if tags else None
     texts = _texts(chunks)
+    heading = {(c.path, c.anchor): c.heading for c in chunks}
     places = [(r["path"], r["pointer"]) for r in results] + [
         (a["path"], a["pointer"]) for r in results for a in r["alsoIn"]
     ]
@@ -433,6 +443,18 @@ def test_topk_globs_and_tags_are_honoured_and_results_are_distinct_passages(
         assert all(
             texts[(a["path"], a["pointer"])].strip() == texts[(r["path"], r["pointer"])].strip() for a in r["alsoIn"]
         )
+    if top_k >= 30:  # every chunk of this corpus is in the ranked pool: every copy in scope is named
+        for r in results:
+            key = passage_key(texts[(r["path"], r["pointer"])])
+            copies = {
+                (c.path, c.anchor)
+                for c in chunks
+                if passage_key(c.text) == key
+                and in_scope(c.path)
+                and (tagged is None or c.path in tagged)
+                and (mode != "lexical" or c.heading == heading[(r["path"], r["pointer"])])  # so it matches too
+            }
+            assert {(a["path"], a["pointer"]) for a in r["alsoIn"]} == copies - {(r["path"], r["pointer"])}
     scores = [r["score"] for r in results]
     if mode == "hybrid":
         assert scores == sorted(scores, reverse=True)
@@ -514,3 +536,83 @@ def test_stop_words_in_brackets_or_backticks_are_stop_words(lite: KbClient) -> N
 def test_a_title_matches_whatever_its_accents(lite: KbClient) -> None:
     assert _top(lite, "le cafe")["path"] == "intl/fr.md"
     assert _top(lite, "LE CAFÉ")["path"] == "intl/fr.md"
+
+
+def strip_accents(text: str) -> str:
+    """``text`` with every character FTS5 folds to one other character replaced by it (``é`` ->
+    ``e``, ``Ö`` -> ``o``): the same words to the index."""
+    out = []
+    for ch in text:
+        fold = folded(ch)
+        out.append(fold[0] if len(fold) == 1 and len(fold[0]) == 1 and folded(fold[0]) == fold else ch)
+    return "".join(out)
+
+
+@settings(max_examples=_examples(200), **SETTINGS)
+@given(data=st.data())
+def test_a_query_typed_without_accents_is_the_same_query(
+    lite: KbClient, chunks: list[Chunk], data: st.DataObject
+) -> None:
+    """FTS5 folds accents and case away, so ``creme brulee`` and ``Crème brûlée`` are one query to
+    the index; they must be one query to the whole engine (stop words, titles, question coverage,
+    snippets), answering the same results in the same order with the same snippets."""
+    vocabulary = _vocabulary(chunks)
+    accented = [c for c in chunks if strip_accents(c.text) != c.text]
+    parts = st.one_of(
+        st.sampled_from(accented).flatmap(word_from),
+        st.sampled_from(chunks).flatmap(word_from),
+        noise_words(vocabulary),
+        st.sampled_from(["how", "do", "I", "the", "?", "what is", "le", "où", "é", "È"]),
+    )
+    query = " ".join(data.draw(st.lists(parts, min_size=1, max_size=6), "parts"))
+    plain = strip_accents(query)
+    assume(plain != query)
+    mode = data.draw(st.sampled_from(["lexical", "hybrid"]), "mode")
+    with_accents = answers(lite, query, mode)
+    without = answers(lite, plain, mode)
+    if mode == "lexical":
+        assert shape(without) == shape(with_accents), (query, plain)
+        assert [r["snippet"] for r in without] == [r["snippet"] for r in with_accents], (query, plain)
+    else:  # the model sees other characters: the lexical side must still agree
+        assert found_paths(without) & found_paths(with_accents) or not (with_accents and without)
+
+
+def test_an_accented_word_costs_what_the_index_says(lite: KbClient) -> None:
+    """The row budget priced ``café`` by a Python token the index does not hold (0 chunks), so the
+    OR kept a CJK prefix with it that ``cafe`` (1 chunk) dropped: the two spellings answered
+    differently. Minimised from the accent property."""
+    assert shape(answers(lite, "a café 使 zqbbbbb", "lexical")) == shape(answers(lite, "a cafe 使 zqbbbbb", "lexical"))
+
+
+JOINERS = ["::", "-", ".", "/", "_", "&&", "=", "@", "#", "->", "'", "(", ")", "[", "]", ",", "|", "+", "~", "\\"]
+
+
+@settings(max_examples=_examples(300), **SETTINGS)
+@given(data=st.data())
+def test_a_query_whose_words_exist_never_returns_nothing(
+    lite: KbClient, chunks: list[Chunk], data: st.DataObject
+) -> None:
+    """Words of the index, from anywhere, glued into one identifier-like piece or spaced, in any
+    mode that runs lexical search: at least one result holds one of them (decision 132's
+    fallback: a punctuated piece that matches nowhere as written is searched by its words)."""
+    tokens = data.draw(
+        st.lists(
+            st.sampled_from(chunks).flatmap(lambda c: st.sampled_from(surface_tokens(c.text))), min_size=1, max_size=4
+        ),
+        "tokens",
+    )
+    glue = data.draw(st.lists(st.sampled_from([*JOINERS, " "]), min_size=len(tokens), max_size=len(tokens)), "glue")
+    query = "".join(g + t for g, t in zip(glue, (surface for surface, _ in tokens), strict=True))
+    assume(query.strip())
+    mode = data.draw(st.sampled_from(["lexical", "hybrid"]), "mode")
+    results = answers(lite, query, mode, top_k=data.draw(st.integers(1, 10), "topK"))
+    assert results, query
+    texts = _texts(chunks)
+    wanted = set(index_tokens(query))  # CJK as the index holds it: bigrams and a run's last character
+    heading = {(c.path, c.anchor): c.heading or "" for c in chunks}
+
+    def holds(r: dict[str, Any]) -> bool:
+        text = texts[(r["path"], r["pointer"])] + "\n" + heading[(r["path"], r["pointer"])]
+        return bool(wanted & set(index_tokens(text))) or any(len(t) == 1 and t in text for t in wanted)
+
+    assert any(holds(r) for r in results), query

@@ -11,7 +11,10 @@ heading path included. BM25 keeps deciding between chunks that cover as much.
 Matching is textual, over the chunk text the store already holds: a word's
 stem (or the word, when it is not stemmable) is first looked for as a plain
 substring of the lower-cased text (most misses end there), then confirmed on
-a whole token whose exact form or stem is the word's.
+a whole token whose exact form or stem is the word's. Words are the index's
+folded tokens (``cjk.word_tokens``), and a text holding accented Latin letters
+is compared by its folded tokens too, so ``creme`` counts ``Crème`` as FTS5
+matched it (decision 372).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
+from .cjk import word_tokens
 from .query import AnyOf, LexicalQuery, Term
 from .stem import is_stemmable, stem
 
@@ -30,7 +34,8 @@ __all__ = ["COVERAGE_DEPTH", "CoverageWords", "coverage", "coverage_words", "rer
 COVERAGE_DEPTH = 100  # the best rows a coverage query rescores (decision 220)
 R = TypeVar("R")
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
+# Latin letters with a diacritic and combining marks: a text holding one is compared by its folded tokens
+_ACCENTED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +61,7 @@ def coverage_words(query: AnyOf) -> CoverageWords:
     out: list[tuple[_Word, ...]] = []
     for child in query.children:
         if isinstance(child, Term):
-            tokens = tuple(dict.fromkeys(t.lower() for t in _WORD.findall(child.text)))
+            tokens = tuple(dict.fromkeys(word_tokens(child.text)))
             if tokens:
                 out.append(tuple(_word(t) for t in tokens))
     return tuple(dict.fromkeys(out))
@@ -84,7 +89,7 @@ def coverage(words: CoverageWords, text: str) -> float:
     """The share of ``words`` (a term counts when all its tokens occur) that ``text`` holds."""
     if not words:
         return 1.0
-    lowered = text.lower()
+    lowered = " ".join(word_tokens(text)) if _ACCENTED.search(text) else text.lower()
     held = sum(all(_holds(w, lowered) for w in term) for term in words)
     return held / len(words)
 

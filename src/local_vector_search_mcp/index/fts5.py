@@ -25,10 +25,9 @@ inflection (``echoes`` for ``echoing``) in the stems list alone.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
-from .cjk import bigrams
+from .cjk import bigrams, word_tokens
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import is_stemmable, stem
 
@@ -49,7 +48,6 @@ STEM_BUDGET = 2_000  # the stems query's row budget (render_stems; decision 180)
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
 COMMON_TERM_MIN_CHUNKS = 256  # a store's term_stats snapshot keeps the terms found in more chunks than this
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
 
 # One FTS5 operand and the unicode61 tokens whose posting lists it reads (empty: unknown cost).
 Atom = tuple[str, tuple[str, ...]]
@@ -62,7 +60,9 @@ def quote_phrase(text: str) -> str:
 
 
 def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(t.lower() for t in _WORD.findall(text))
+    """The index's tokens of a leaf (``cjk.word_tokens``, folded as FTS5 folds them): what a row
+    budget prices it by and what is stemmed (``café`` is priced as ``cafe``; decision 372)."""
+    return tuple(word_tokens(text))
 
 
 def _atoms(node: LexicalQuery, frequencies: Frequencies) -> list[Atom]:

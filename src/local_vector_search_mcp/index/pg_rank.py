@@ -33,7 +33,6 @@ against 66 ms for an OR matching half of its 17,861 chunks).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +40,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .cjk import bigrams, index_tokens
+from .cjk import bigrams, index_tokens, word_tokens
 from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase, rarest_within
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import STEM_MARK, is_stemmable, stem, stem_index_text
@@ -201,13 +200,10 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(index_tokens(text))
 
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-
 def _priced(text: str) -> tuple[str, ...]:
-    """The tokens ``fts5.py`` prices a leaf by and stems it from (its own regex, lower-cased,
-    diacritics kept): mirrored so the same words are cut and stemmed."""
-    return tuple(t.lower() for t in _WORD.findall(text))
+    """The tokens ``fts5.py`` prices a leaf by and stems it from (the index's, ``word_tokens``):
+    mirrored so the same words are cut and stemmed."""
+    return tuple(word_tokens(text))
 
 
 def _leaf_atoms(node: LexicalQuery) -> list[tuple[str, Atom]]:

@@ -132,12 +132,12 @@ class ChunkTables:
             matrix = np.zeros((0, 0), dtype=np.float32)
         value = (ids, owners, matrix)
         cache[kind] = (generation, value)
-        cache[kind + ":bits"] = _signs(matrix) if len(rows) > EXACT_ROWS else None
+        cache[kind + ":bits"] = _centred_signs(matrix) if len(rows) > EXACT_ROWS else None
         self.__dict__.setdefault("_masks", {}).clear()  # masks of the previous generation
         return value
 
-    def _bits(self, kind: str) -> npt.NDArray[np.uint64] | None:
-        bits: npt.NDArray[np.uint64] | None = self.__dict__.get("_matrices", {}).get(kind + ":bits")
+    def _bits(self, kind: str) -> Signs | None:
+        bits: Signs | None = self.__dict__.get("_matrices", {}).get(kind + ":bits")
         return bits
 
     def _mask(self, kind: str, spec: ChunkFilterSpec, owners: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_] | None:
@@ -369,6 +369,16 @@ RERANK_PER_RESULT = 100
 RERANK_MIN = 2_000
 
 
+# The sign bits of the rows minus their mean, and that mean: real embeddings share a large common
+# direction, so raw signs hardly tell them apart (decision 383, as 380 for binary storage).
+Signs = tuple[npt.NDArray[np.float32], npt.NDArray[np.uint64]]
+
+
+def _centred_signs(matrix: npt.NDArray[np.float32]) -> Signs:
+    centre = matrix.mean(axis=0, dtype=np.float64).astype(np.float32)
+    return centre, _signs(matrix - centre)
+
+
 def _signs(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
     packed = np.packbits(matrix > 0, axis=1)
     pad = (-packed.shape[1]) % 8
@@ -382,7 +392,7 @@ def _top(
     probe: npt.NDArray[np.float32],
     limit: int,
     mask: npt.NDArray[np.bool_] | None,
-    bits: npt.NDArray[np.uint64] | None = None,
+    bits: Signs | None = None,
 ) -> list[tuple[int, float]]:
     """(row, cosine similarity) of the ``limit`` best rows, ``mask`` applied before any cut."""
     if matrix.shape[1] != len(probe) or limit <= 0:
@@ -391,7 +401,8 @@ def _top(
     candidates: npt.NDArray[np.intp] | None = None
     pool = max(limit * RERANK_PER_RESULT, RERANK_MIN)
     if bits is not None and pool < len(matrix):
-        distance = np.bitwise_count(bits ^ _signs(unit[None, :])[0]).sum(axis=1, dtype=np.int32)
+        centre, signs = bits
+        distance = np.bitwise_count(signs ^ _signs((unit - centre)[None, :])[0]).sum(axis=1, dtype=np.int32)
         if mask is not None:
             distance = np.where(mask, distance, np.iinfo(np.int32).max)
             pool = min(pool, int(mask.sum()))
