@@ -357,11 +357,20 @@ def test_any_text_is_answered_or_refused_as_blank(lite: KbClient, chunks: list[C
     words = sorted({w for c in chunks for w in c.text.split()})[:200]
     query = data.draw(hostile(words), "query")
     mode = data.draw(st.sampled_from(MODES), "mode")
+    scope: dict[str, Any] = {}
+    if data.draw(st.booleans(), "scoped"):  # hostile globs and tags too
+        globs = st.lists(st.one_of(st.sampled_from(GLOBS), st.text(ANY_CHAR, min_size=1, max_size=12)), max_size=2)
+        scope = {"include_globs": data.draw(globs, "include"), "exclude_globs": data.draw(globs, "exclude")}
+        tags = data.draw(st.lists(st.text(ANY_CHAR, min_size=1, max_size=12), max_size=2), "tags")
+        if tags:
+            scope["tags"] = tags
     try:
-        results = answers(lite, query, mode, top_k=data.draw(st.integers(1, 60), "topK"))
+        results = answers(lite, query, mode, top_k=data.draw(st.integers(1, 60), "topK"), **scope)
     except InvalidArgument as exc:
-        # blank (Python's whitespace, which JSON Schema's \S does not know all of), or not Unicode text
-        assert not query.strip() or _SURROGATE.search(query), (query, exc)
+        # blank (Python's whitespace, which JSON Schema's \S does not know all of), not Unicode text,
+        # or a glob the contract refuses
+        refused = not query.strip() or _SURROGATE.search(query) or "Glob" in str(exc) or "glob" in str(exc)
+        assert refused or any(_SURROGATE.search(t) for t in scope.get("tags", [])), (query, scope, exc)
         return
     assert all(r["searchMode"] == mode for r in results)
 
