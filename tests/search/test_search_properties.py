@@ -41,7 +41,7 @@ from kb_fakes import HashEmbedder, KbClient, make_workspace
 from pg_server import PgServer
 
 from local_vector_search_mcp.errors import InvalidArgument
-from local_vector_search_mcp.index.cjk import CJK_RUN
+from local_vector_search_mcp.index.cjk import CJK_RUN, index_tokens
 from local_vector_search_mcp.index.copy import copy_index
 from local_vector_search_mcp.index.query import PathScope
 from local_vector_search_mcp.index.stem import is_stemmable, stem
@@ -357,11 +357,20 @@ def test_any_text_is_answered_or_refused_as_blank(lite: KbClient, chunks: list[C
     words = sorted({w for c in chunks for w in c.text.split()})[:200]
     query = data.draw(hostile(words), "query")
     mode = data.draw(st.sampled_from(MODES), "mode")
+    scope: dict[str, Any] = {}
+    if data.draw(st.booleans(), "scoped"):  # hostile globs and tags too
+        globs = st.lists(st.one_of(st.sampled_from(GLOBS), st.text(ANY_CHAR, min_size=1, max_size=12)), max_size=2)
+        scope = {"include_globs": data.draw(globs, "include"), "exclude_globs": data.draw(globs, "exclude")}
+        tags = data.draw(st.lists(st.text(ANY_CHAR, min_size=1, max_size=12), max_size=2), "tags")
+        if tags:
+            scope["tags"] = tags
     try:
-        results = answers(lite, query, mode, top_k=data.draw(st.integers(1, 60), "topK"))
+        results = answers(lite, query, mode, top_k=data.draw(st.integers(1, 60), "topK"), **scope)
     except InvalidArgument as exc:
-        # blank (Python's whitespace, which JSON Schema's \S does not know all of), or not Unicode text
-        assert not query.strip() or _SURROGATE.search(query), (query, exc)
+        # blank (Python's whitespace, which JSON Schema's \S does not know all of), not Unicode text,
+        # or a glob the contract refuses
+        refused = not query.strip() or _SURROGATE.search(query) or "Glob" in str(exc) or "glob" in str(exc)
+        assert refused or any(_SURROGATE.search(t) for t in scope.get("tags", [])), (query, scope, exc)
         return
     assert all(r["searchMode"] == mode for r in results)
 
@@ -395,10 +404,19 @@ def test_sqlite_and_postgresql_give_the_same_answers(
         st.sampled_from(FTS5_SYNTAX),
     )
     query = " ".join(data.draw(st.lists(parts, min_size=1, max_size=6), "parts"))
+    query = data.draw(st.sampled_from(["{}", "how do I {}?", "What is {}", "{} ?"]), "form").format(query)
     assume(query.strip())
     mode = data.draw(st.sampled_from(MODES), "mode")
-    top_k = data.draw(st.sampled_from([1, 3, 10]), "topK")
-    assert shape(answers(pg, query, mode, top_k)) == shape(answers(lite, query, mode, top_k)), query
+    top_k = data.draw(st.sampled_from([1, 3, 10, 50]), "topK")
+    scope: dict[str, Any] = {}
+    if data.draw(st.booleans(), "scoped"):
+        scope["include_globs"] = data.draw(st.lists(st.sampled_from(GLOBS), max_size=2), "include")
+        scope["exclude_globs"] = data.draw(st.lists(st.sampled_from(GLOBS), max_size=1), "exclude")
+        tags = data.draw(st.lists(st.sampled_from(TAGS), max_size=1), "tags")
+        if tags:
+            scope["tags"] = tags
+    expected = shape(answers(lite, query, mode, top_k, **scope))
+    assert shape(answers(pg, query, mode, top_k, **scope)) == expected, (query, scope)
 
 
 @settings(max_examples=_examples(300), **SETTINGS)
@@ -421,6 +439,7 @@ def test_topk_globs_and_tags_are_honoured_and_results_are_distinct_passages(
     in_scope = PathScope(tuple(include), tuple(exclude)).matcher()
     tagged = lite.store.paths_with_tags(tags) if tags else None
     texts = _texts(chunks)
+    heading = {(c.path, c.anchor): c.heading for c in chunks}
     places = [(r["path"], r["pointer"]) for r in results] + [
         (a["path"], a["pointer"]) for r in results for a in r["alsoIn"]
     ]
@@ -433,6 +452,18 @@ def test_topk_globs_and_tags_are_honoured_and_results_are_distinct_passages(
         assert all(
             texts[(a["path"], a["pointer"])].strip() == texts[(r["path"], r["pointer"])].strip() for a in r["alsoIn"]
         )
+    if top_k >= 30:  # every chunk of this corpus is in the ranked pool: every copy in scope is named
+        for r in results:
+            key = passage_key(texts[(r["path"], r["pointer"])])
+            copies = {
+                (c.path, c.anchor)
+                for c in chunks
+                if passage_key(c.text) == key
+                and in_scope(c.path)
+                and (tagged is None or c.path in tagged)
+                and (mode != "lexical" or c.heading == heading[(r["path"], r["pointer"])])  # so it matches too
+            }
+            assert {(a["path"], a["pointer"]) for a in r["alsoIn"]} == copies - {(r["path"], r["pointer"])}
     scores = [r["score"] for r in results]
     if mode == "hybrid":
         assert scores == sorted(scores, reverse=True)
@@ -560,3 +591,37 @@ def test_an_accented_word_costs_what_the_index_says(lite: KbClient) -> None:
     OR kept a CJK prefix with it that ``cafe`` (1 chunk) dropped: the two spellings answered
     differently. Minimised from the accent property."""
     assert shape(answers(lite, "a café 使 zqbbbbb", "lexical")) == shape(answers(lite, "a cafe 使 zqbbbbb", "lexical"))
+
+
+JOINERS = ["::", "-", ".", "/", "_", "&&", "=", "@", "#", "->", "'", "(", ")", "[", "]", ",", "|", "+", "~", "\\"]
+
+
+@settings(max_examples=_examples(300), **SETTINGS)
+@given(data=st.data())
+def test_a_query_whose_words_exist_never_returns_nothing(
+    lite: KbClient, chunks: list[Chunk], data: st.DataObject
+) -> None:
+    """Words of the index, from anywhere, glued into one identifier-like piece or spaced, in any
+    mode that runs lexical search: at least one result holds one of them (decision 132's
+    fallback: a punctuated piece that matches nowhere as written is searched by its words)."""
+    tokens = data.draw(
+        st.lists(
+            st.sampled_from(chunks).flatmap(lambda c: st.sampled_from(surface_tokens(c.text))), min_size=1, max_size=4
+        ),
+        "tokens",
+    )
+    glue = data.draw(st.lists(st.sampled_from([*JOINERS, " "]), min_size=len(tokens), max_size=len(tokens)), "glue")
+    query = "".join(g + t for g, t in zip(glue, (surface for surface, _ in tokens), strict=True))
+    assume(query.strip())
+    mode = data.draw(st.sampled_from(["lexical", "hybrid"]), "mode")
+    results = answers(lite, query, mode, top_k=data.draw(st.integers(1, 10), "topK"))
+    assert results, query
+    texts = _texts(chunks)
+    wanted = set(index_tokens(query))  # CJK as the index holds it: bigrams and a run's last character
+    heading = {(c.path, c.anchor): c.heading or "" for c in chunks}
+
+    def holds(r: dict[str, Any]) -> bool:
+        text = texts[(r["path"], r["pointer"])] + "\n" + heading[(r["path"], r["pointer"])]
+        return bool(wanted & set(index_tokens(text))) or any(len(t) == 1 and t in text for t in wanted)
+
+    assert any(holds(r) for r in results), query

