@@ -144,6 +144,8 @@ def test_embedding_failure_stops_cleanly_with_warning(kb):
     emb.fail = True
     result = svc.reindex()
     assert "Embedding failed" in result["warning"] and result["indexedFiles"] == 1
+    # the re-sync of earlier failures a reindex queues has run: it must not wipe this one
+    assert svc.sync.wait_idle(10)
     assert svc.status_fields()["synchronization"]["paths"] == ["guide.md"]
     # the new revision is searchable lexically at once; its chunk waits for a vector
     assert svc.search(query="Changed", mode="lexical")["results"][0]["path"] == "guide.md"

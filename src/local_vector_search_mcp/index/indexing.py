@@ -282,10 +282,13 @@ class IndexingService:
         with self.activity.embedding, self.store.exclusive_pass("embedding", wait=True):
             # waits for a background pass of this process, or of another server, already running
             embedded = self.indexer.embed_pending(progress, self._cancel, on_progress)
+        # failures from before this reindex are retried first: the paths this pass could not
+        # embed are recorded after, so a queued re-sync of them (which succeeds: their rows are
+        # current) cannot wipe the failure kb_status must show while their vectors are missing
+        self._retry_failed_syncs()
         self._report_embedding(embedded)
         if embedded.warning:
             result.warning = f"{result.warning} {embedded.warning}" if result.warning else embedded.warning
-        self._retry_failed_syncs()
         return result
 
     def _retry_failed_syncs(self) -> None:
