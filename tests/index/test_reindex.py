@@ -151,6 +151,9 @@ def test_embedding_failure_stops_cleanly_with_warning(kb):
     assert svc.search(query="Changed", mode="lexical")["results"][0]["path"] == "guide.md"
     assert svc.store.counts().pending_vectors == 1
     assert "Falling back to lexical search" in svc.search(query="Changed", mode="hybrid")["warning"]
+    assert svc.reindex()["warning"]  # the provider is still down: the failure stays listed
+    assert svc.sync.wait_idle(10)
+    assert svc.status_fields()["synchronization"]["paths"] == ["guide.md"]
     emb.fail = False  # queries work again; the failed pass is not retried by every search
     out = svc.search(query="Changed", mode="hybrid")
     assert "1 of 4 chunks do not have vectors yet (embedding failed: provider down)" in out["warning"]
