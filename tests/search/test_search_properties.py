@@ -625,3 +625,44 @@ def test_a_query_whose_words_exist_never_returns_nothing(
         return bool(wanted & set(index_tokens(text))) or any(len(t) == 1 and t in text for t in wanted)
 
     assert any(holds(r) for r in results), query
+
+
+@settings(max_examples=_examples(300), **SETTINGS)
+@given(data=st.data())
+def test_a_word_absent_from_the_index_changes_nothing(lite: KbClient, chunks: list[Chunk], data: st.DataObject) -> None:
+    """A typo or a word no document holds matches nothing and scores nothing, so putting one
+    among a query's words leaves its lexical answers as they were, also when the OR's row budget
+    cuts words (here made small enough to cut on this corpus). Not at either end (a question's
+    first word and its final ``?`` say it is a question), nor in a title query (a title is
+    matched whole, decision 260)."""
+    from local_vector_search_mcp.search import engine
+    from local_vector_search_mcp.search.text import build_lexical_query
+    from local_vector_search_mcp.search.titles import titled_hits
+
+    vocabulary = _vocabulary(chunks)
+    words = data.draw(st.lists(st.sampled_from(chunks).flatmap(word_from), min_size=2, max_size=5), "words")
+    assume(any(not is_stop_word(w) for w in words))
+    at = data.draw(st.integers(1, len(words) - 1), "at")
+    noise = data.draw(noise_words(vocabulary), "noise")
+    query, noisy = " ".join(words), " ".join([*words[:at], noise, *words[at:]])
+    assume(not titled_hits(lite.store, query, None))
+    # nor between two words that stand together (their phrase is the proximity boost, decision 181)
+    pairs = build_lexical_query(noisy).pairs
+    assume(build_lexical_query(query).pairs == tuple(p for p in pairs if noise not in p.words))
+    # nor where it makes a short question long enough for coverage rescoring (decision 220)
+    least = engine.QUESTION_MIN_WORDS
+    assume((build_lexical_query(query).word_count >= least) == (build_lexical_query(noisy).word_count >= least))
+    budget = data.draw(st.sampled_from([engine.ROW_BUDGET, 1, 3, 6]), "budget")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "ROW_BUDGET", budget)
+        assert shape(answers(lite, noisy, "lexical")) == shape(answers(lite, query, "lexical")), (query, noisy)
+
+
+def test_a_typo_does_not_push_a_word_out_of_the_budget(lite: KbClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Minimised from the absent-word property with a one-row budget: ``zqbbbbb`` (in no chunk)
+    took one of the two places the OR keeps whatever they cost, and ``tags:`` was cut."""
+    from local_vector_search_mcp.search import engine
+
+    monkeypatch.setattr(engine, "ROW_BUDGET", 1)
+    plain = shape(answers(lite, "title: Restrict tags:", "lexical"))
+    assert shape(answers(lite, "title: zqbbbbb Restrict tags:", "lexical")) == plain
