@@ -48,7 +48,8 @@ def _port(value: str) -> int:
 
 EXAMPLES = """\
 examples:
-  local-vector-search-mcp --root notes --reindex     index ./notes (run it once; servers then keep up)
+  local-vector-search-mcp --root notes --reindex     index ./notes once (a server catches up at start;
+                                                     --watch-files also while it runs)
   local-vector-search-mcp --root notes call kb_search --query "how are edits kept safe"
   local-vector-search-mcp --project-root /abs/project   serve MCP over stdio (what an MCP client runs)
   local-vector-search-mcp --transport http           serve many clients at http://127.0.0.1:8081/mcp

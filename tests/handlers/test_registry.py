@@ -72,3 +72,23 @@ def test_start_up_imports_no_handler_and_no_models() -> None:
     assert "lvsm_contract.models" not in loaded
     assert "lvsm_contract.handlers" not in loaded
     assert not [m for m in loaded if m.startswith("local_vector_search_mcp.handlers.")]
+
+
+@pytest.mark.parametrize(
+    ("name", "destructive", "idempotent"),
+    [
+        # decisions 47-48 and 368: a repeat that adds again is not idempotent (kb_patch's inserts,
+        # kb_save_image's name-2, upsert_vector without `id`); replacing or removing what a caller
+        # stored is destructive
+        ("upsert_vector", True, False),
+        ("update_chunk", True, True),
+        ("delete_chunk", True, True),
+        ("index_note", False, True),
+        ("kb_patch", True, False),
+        ("kb_save_image", False, False),
+        ("kb_delete", True, True),
+    ],
+)
+def test_write_annotations_follow_the_rules(name: str, destructive: bool, idempotent: bool) -> None:
+    hints = BY_NAME[name].annotations
+    assert (hints["destructiveHint"], hints["idempotentHint"]) == (destructive, idempotent)

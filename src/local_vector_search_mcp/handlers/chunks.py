@@ -28,7 +28,7 @@ from lvsm_contract.models import (
 )
 from pydantic import BaseModel
 
-from ..errors import IndexNotReady, InvalidArgument, NotFound
+from ..errors import IndexNotReady, InvalidArgument, NotFound, UnsupportedFormat
 from ..index.chunks import StoredChunk
 from ..search.chunks import ChunkApi, filter_spec
 from ..workspace import Workspace
@@ -152,6 +152,7 @@ class IndexedNote:
 
 def _index_note(ws: Workspace, path: str) -> IndexedNote:
     """Index one document now and wait for its vectors (decision 143)."""
+    from ..index.indexer import UnreadableSource
     from ..index.manifest import incompatible_message
 
     rel, full = ws.guard.resolve(path, markdown=True)
@@ -174,7 +175,10 @@ def _index_note(ws: Workspace, path: str) -> IndexedNote:
         size = manifest.get("embedding_dimensions")
         store.ensure_schema(int(size) if size else None, indexer.vector_storage())
         store.write_manifest(manifest)
-    indexer.reconcile(rel)
+    try:
+        indexer.reconcile(rel)
+    except UnreadableSource as bad:  # not UTF-8, over the document cap (decision 369)
+        raise UnsupportedFormat(bad.reason) from None
     warning = None
     api = _api(ws)
     if indexer.embedder is not None and store.pending_vector_count():

@@ -77,7 +77,9 @@ class _ProgressBar:
             label = "files"
         width = 30
         filled = int(width * done / total) if total else 0
-        name = (progress.current_path or "")[-40:]
+        name = progress.current_path or ""
+        if len(name) > 40:  # its end, marked as cut ("de/essentials/x.md" read as a folder "de")
+            name = "..." + name[-37:]
         self.stream.write(f"\r{label:<7} [{'#' * filled}{'.' * (width - filled)}] {done}/{total or '?'} {name:<40}")
         self.stream.flush()
 

@@ -21,7 +21,7 @@ int8: pgvector has no int8 type. The codes are symmetric scalar quantization (cl
 the row so other schemes can follow. The HNSW index is built over an expression that turns the
 codes into a ``halfvec``: integers up to 2048 are exact in half precision, so the index compares
 exactly the int8 codes (cosine ignores the scale), as SQLite's ``vec0 int8`` does with the
-quantized query. The index proposes ``max(4 x limit, 40)`` candidates, which are re-scored
+quantized query. The index proposes ``max(2 x limit, 40)`` candidates, which are re-scored
 asymmetrically (decision 381): the float32 query against the stored codes, so the distance
 reported is ``1 - cos(query, codes)``.
 
@@ -68,7 +68,7 @@ INT8_SCALE = 1.0 / 127.0
 INT8_ZERO_POINT = 0
 BINARY_OVERFETCH = 8  # as the SQLite adapter: Hamming ranks poorly on its own
 BINARY_MIN_CANDIDATES = 400
-INT8_OVERFETCH = 4  # as the SQLite adapter: candidates by the codes, re-scored by the float query
+INT8_OVERFETCH = 2  # as the SQLite adapter: candidates by the codes, re-scored by the float query
 INT8_MIN_CANDIDATES = 40
 CENTRE_SAMPLE = 1024  # the binary centre is recomputed until at least this many vectors made it
 MAX_EF_SEARCH = 1000  # pgvector's upper bound

@@ -117,7 +117,7 @@ BINARY_OVERFETCH = 8
 BINARY_MIN_CANDIDATES = 400
 # int8: candidates by the quantized query over the codes, re-scored with the float32 query
 # (decision 381; pool 20 already matches a full asymmetric scan on both dev sets)
-INT8_OVERFETCH = 4
+INT8_OVERFETCH = 2
 INT8_MIN_CANDIDATES = 40
 # binary: the centre is recomputed (with every row's bits) until this many vectors made it
 CENTRE_SAMPLE = 1024

@@ -86,6 +86,14 @@ def test_too_many_pixels_is_a_placeholder(tmp_path: Path, monkeypatch: pytest.Mo
     assert isinstance(loaded, Missing) and "million pixels" in loaded.reason
 
 
+def test_a_decompression_bomb_is_named_by_its_pixels(tmp_path: Path) -> None:
+    """900 million pixels in a few kilobytes: Pillow refuses to open it, which read "cannot be
+    decoded" although the picture is valid (decision 365)."""
+    Image.new("1", (30000, 30000)).save(tmp_path / "bomb.png")
+    loaded = _store(tmp_path).load("bomb.png", "a.md", 300, 400)
+    assert isinstance(loaded, Missing) and loaded.reason == "the picture has more than 40 million pixels"
+
+
 def test_relative_paths_resolve_against_the_chapter(tmp_path: Path) -> None:
     (tmp_path / "book" / "img").mkdir(parents=True)
     _photo(tmp_path / "book" / "img" / "a b.png", (20, 20), "PNG")
