@@ -144,11 +144,16 @@ def test_embedding_failure_stops_cleanly_with_warning(kb):
     emb.fail = True
     result = svc.reindex()
     assert "Embedding failed" in result["warning"] and result["indexedFiles"] == 1
+    # the re-sync of earlier failures a reindex queues has run: it must not wipe this one
+    assert svc.sync.wait_idle(10)
     assert svc.status_fields()["synchronization"]["paths"] == ["guide.md"]
     # the new revision is searchable lexically at once; its chunk waits for a vector
     assert svc.search(query="Changed", mode="lexical")["results"][0]["path"] == "guide.md"
     assert svc.store.counts().pending_vectors == 1
     assert "Falling back to lexical search" in svc.search(query="Changed", mode="hybrid")["warning"]
+    assert svc.reindex()["warning"]  # the provider is still down: the failure stays listed
+    assert svc.sync.wait_idle(10)
+    assert svc.status_fields()["synchronization"]["paths"] == ["guide.md"]
     emb.fail = False  # queries work again; the failed pass is not retried by every search
     out = svc.search(query="Changed", mode="hybrid")
     assert "1 of 4 chunks do not have vectors yet (embedding failed: provider down)" in out["warning"]

@@ -282,18 +282,21 @@ class IndexingService:
         with self.activity.embedding, self.store.exclusive_pass("embedding", wait=True):
             # waits for a background pass of this process, or of another server, already running
             embedded = self.indexer.embed_pending(progress, self._cancel, on_progress)
+        # failures from before this reindex are retried, but not the paths this pass could not
+        # embed: their re-sync would succeed at once (their rows are current) and wipe the
+        # failure kb_status must show while their vectors are missing
+        self._retry_failed_syncs(skip=frozenset(embedded.failed_paths))
         self._report_embedding(embedded)
         if embedded.warning:
             result.warning = f"{result.warning} {embedded.warning}" if result.warning else embedded.warning
-        self._retry_failed_syncs()
         return result
 
-    def _retry_failed_syncs(self) -> None:
+    def _retry_failed_syncs(self, skip: frozenset[str] = frozenset()) -> None:
         """After a reindex, targeted syncs that failed (an incompatible index, a database error)
         run again, so no failure the reindex has since repaired stays in kb_status; files the
         reindex itself found unreadable are not retried (decision 324)."""
         unreadable = self.store.unreadable_files()
-        self.sync.retry_failed(lambda path: path not in unreadable)
+        self.sync.retry_failed(lambda path: path not in unreadable and path not in skip)
 
     def start_reindex(self, scope: str | None = "changed", force: bool = False) -> ReindexStart:
         """Single-flight asynchronous reindex (MCP); ``scope`` case-insensitive."""
