@@ -551,12 +551,16 @@ def test_a_title_matches_whatever_its_accents(lite: KbClient) -> None:
 
 
 def strip_accents(text: str) -> str:
-    """``text`` with every character FTS5 folds to one other character replaced by it (``é`` ->
-    ``e``, ``Ö`` -> ``o``): the same words to the index."""
+    """``text`` with every accent FTS5 folds away taken off, case kept (``É`` -> ``E``, ``ö`` ->
+    ``o``): the same words to the index. Case is not changed: ``PowerShell`` reads as code where
+    ``powershell`` does not (``fusion.looks_like_code``), on purpose."""
     out = []
     for ch in text:
         fold = folded(ch)
-        out.append(fold[0] if len(fold) == 1 and len(fold[0]) == 1 and folded(fold[0]) == fold else ch)
+        plain = fold[0] if len(fold) == 1 and len(fold[0]) == 1 and fold[0] != ch.lower() else None
+        if plain is not None and ch != ch.lower():
+            plain = plain.upper() if len(plain.upper()) == 1 else None
+        out.append(plain if plain is not None and folded(plain) == fold else ch)
     return "".join(out)
 
 
