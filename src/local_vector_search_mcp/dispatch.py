@@ -170,6 +170,25 @@ def _format_validation(exc: ValidationError) -> str:
     return "Invalid arguments: " + "; ".join(problems)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_unicode(value: object, where: str) -> None:
+    """Refuse a lone surrogate anywhere in the arguments (JSON's ``"\\ud800"`` escape decodes to
+    one): no text can hold it, and SQLite's driver failed on it with an internal error (a tag of
+    kb_search through ``call --json``; the MCP transports refuse such a message already)."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise InvalidArgument(f"Invalid arguments: {where.lstrip('.') or 'arguments'}: not valid Unicode text")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_unicode(key, where)
+            _check_unicode(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_unicode(item, f"{where}.{i}")
+
+
 def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     """The model the tool's handler receives (None for a tool without arguments)."""
     from pydantic import ValidationError
@@ -178,6 +197,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
         arguments = {}
     if not isinstance(arguments, dict):
         raise InvalidArgument("Arguments must be a JSON object.")
+    _check_unicode(arguments, "")
     schema = spec.input_schema()
     arguments = _normalise(arguments, schema, schema.get("$defs", {}))
     _check_items(arguments, schema, schema.get("$defs", {}), "")

@@ -57,11 +57,12 @@ CHILD = textwrap.dedent(
     operation = {"kind": "insert_after", "pointer": "document", "markdown": "Appended."}
     run("pdf", "kb_create_pdf_book", {"request": {"path": rel, "outputPath": "out.pdf"}})
     run("patch", "kb_patch", {"request": {"path": rel, "operations": [operation]}})
-    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent across exec, so a
-    # pytest process grown past the bound by earlier tests failed every case (bench_search does the same)
+    # VmHWM is this process's own peak; ru_maxrss also counts the parent's size at the fork (a
+    # pytest grown to 1.5 GB by earlier tests failed every case)
     status = Path("/proc/self/status")
-    hwm = [int(line.split()[1]) for line in status.read_text().splitlines() if line.startswith("VmHWM:")]
-    report["maxrss_mb"] = (hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) // 1024
+    hwm = [line for line in status.read_text().splitlines() if line.startswith("VmHWM:")] if status.exists() else []
+    peak_kb = int(hwm[0].split()[1]) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    report["maxrss_mb"] = peak_kb // 1024
     ws.close()
     print(json.dumps(report))
     """

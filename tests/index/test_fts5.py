@@ -39,3 +39,14 @@ def test_a_row_budget_prices_a_word_by_the_index_token():
     query = AnyOf((Term("Café"), Term("tea"), Prefix("x")), row_budget=4, keep_at_least=1)
     assert render_match(query, frequencies) == '"tea"'  # café's 5 chunks are over; a prefix costs it all
     assert "cafe" in asked and "café" not in asked
+
+
+def test_an_absent_word_takes_no_place_the_budget_keeps():
+    """Words in no chunk are free and kept, but the two places kept whatever the cost go to words
+    the index holds (decision 374): ``typo index settings`` keeps both common words."""
+    from local_vector_search_mcp.index.fts5 import rarest_within
+
+    assert rarest_within([0, 25_000, 30_000], 20_000, 2) == {0, 1, 2}
+    assert rarest_within([0, 0, 25_000, 30_000, 40_000], 20_000, 2) == {0, 1, 2, 3}
+    assert rarest_within([5, 25_000, 30_000], 20_000, 2) == {0, 1}  # as before when every word is held
+    assert rarest_within([0, 3], 1, 0) == {0}  # the stems' budget keeps nothing it must

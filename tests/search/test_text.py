@@ -204,3 +204,13 @@ def test_snippet_shows_where_the_query_words_meet():
     assert "[two] [agents] [change]" in snippet and "[edit]" in snippet
     # on a tie the earliest window wins, as before
     assert make_snippet("alpha one. " + "x " * 40 + "alpha two.", ("alpha",)).startswith("[alpha] one.")
+
+
+def test_pieces_the_index_reads_alike_are_one_leaf():
+    """Case and accents are folded by FTS5, so ``le Le`` or ``café Cafe`` are one word to it; as
+    two leaves they were scored twice where ``le le`` counts once (decision 374). A piece with
+    other punctuation stays a leaf of its own, as before (``fields fields?``)."""
+    assert build_lexical_query("title: le Le").leaves == build_lexical_query("title: le le").leaves
+    assert build_lexical_query("café Cafe CAFÉ").leaves == (Term("café"),)
+    assert build_lexical_query("fields fields?").leaves == (Term("fields"), Term("fields?"))
+    assert [p.words for p in build_lexical_query("Rust book rust BOOK").pairs] == [("Rust", "book"), ("book", "rust")]

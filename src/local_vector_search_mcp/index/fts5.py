@@ -109,15 +109,19 @@ def _within_budget(atoms: list[Atom], budget: int, keep: int, frequencies: Frequ
 
 def rarest_within(counts: Sequence[int], budget: int, keep: int) -> set[int]:
     """The indexes of the rarest ``counts`` (chunk counts) that add up to at most ``budget``,
-    at least ``keep`` of them whatever they add up to: the row budget of an OR, the same cut in
-    both storage adapters (the PostgreSQL ranking applies it to its own phrases)."""
+    at least ``keep`` of them that the index holds whatever they add up to: the row budget of an
+    OR, the same cut in both storage adapters (the PostgreSQL ranking applies it to its own
+    phrases). An alternative in no chunk costs nothing and is kept, but takes none of the
+    ``keep`` places: a typo must not push out a word the query would otherwise keep (decision
+    374)."""
     kept: set[int] = set()
-    total = 0
+    total = held = 0
     for count, i in sorted((count, i) for i, count in enumerate(counts)):
-        if len(kept) >= keep and total + count > budget:
+        if held >= keep and total + count > budget:
             break
         kept.add(i)
         total += count
+        held += count > 0
     return kept
 
 

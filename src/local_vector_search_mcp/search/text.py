@@ -105,11 +105,24 @@ def build_lexical_query(query: str) -> ParsedQuery:
             elif word_tokens(part):  # a word as the index sees one (decision 370)
                 found.append((Term(part), part, is_stop_word(part)))
     content = [f for f in found if not f[2]] or found
-    return ParsedQuery(
-        tuple(dict.fromkeys(leaf for leaf, _, _ in content)),
-        tuple(text for _, text, _ in content),
-        _pairs(found),
-    )
+    leaves: dict[object, LexicalLeaf] = {}
+    for leaf, _, _ in content:
+        leaves.setdefault(_tokens_of(leaf), leaf)
+    return ParsedQuery(tuple(leaves.values()), tuple(text for _, text, _ in content), _pairs(found))
+
+
+def _tokens_of(leaf: LexicalLeaf) -> object:
+    """What tells two leaves apart: their tokens as the index folds them and the characters
+    around and between them, so ``Rust rust`` or ``café Cafe`` are one leaf, as two equal pieces
+    always were, while ``fields fields?`` stay two as before (decision 374)."""
+    if isinstance(leaf, Term):
+        spans = word_spans(leaf.text)
+        ends = [0, *(end for _, end, _ in spans)]
+        between = tuple(leaf.text[a:start] for a, (start, _, _) in zip(ends, spans, strict=False))
+        return (tuple(token for _, _, token in spans), between, leaf.text[ends[-1] :])
+    if isinstance(leaf, Phrase):
+        return tuple(word_tokens(" ".join(leaf.words)))
+    return leaf
 
 
 _TRIM = "\"'()[]{}<>"  # quotes and brackets around a word
@@ -127,7 +140,10 @@ def _pairs(found: list[tuple[LexicalLeaf, str, bool]]) -> tuple[Phrase, ...]:
         wa, wb = ta.strip(_TRIM), tb.strip(_TRIM).rstrip(_CLAUSE_END)
         if _WORDS.fullmatch(wa) and _WORDS.fullmatch(wb):
             out.append(Phrase((wa, wb)))
-    return tuple(dict.fromkeys(out))
+    kept: dict[object, Phrase] = {}
+    for phrase in out:
+        kept.setdefault(_tokens_of(phrase), phrase)
+    return tuple(kept.values())
 
 
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+", re.UNICODE)
