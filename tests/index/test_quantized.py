@@ -21,8 +21,9 @@ from pg_server import PgServer
 from local_vector_search_mcp.index.chunks import ChunkFilterSpec
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord, IndexStore
 from local_vector_search_mcp.index.postgres import PostgresStore
+from local_vector_search_mcp.index.quantized import CENTRE_SAMPLE
 from local_vector_search_mcp.index.query import PathScope
-from local_vector_search_mcp.index.sqlite import CENTRE_SAMPLE, SqliteStore
+from local_vector_search_mcp.index.sqlite import SqliteStore
 
 DIMS = 64
 N = 2000

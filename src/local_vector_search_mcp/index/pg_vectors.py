@@ -48,13 +48,14 @@ import numpy.typing as npt
 from pgvector import Bit, HalfVector
 
 from .chunks import unit
+from .quantized import (
+    BINARY_MIN_CANDIDATES,
+    BINARY_OVERFETCH,
+    INT8_MIN_CANDIDATES,
+    INT8_OVERFETCH,
+)
 
 __all__ = [
-    "BINARY_MIN_CANDIDATES",
-    "BINARY_OVERFETCH",
-    "CENTRE_SAMPLE",
-    "INT8_MIN_CANDIDATES",
-    "INT8_OVERFETCH",
     "INT8_SCALE",
     "INT8_ZERO_POINT",
     "STORAGES",
@@ -66,11 +67,6 @@ __all__ = [
 STORAGES = ("float32", "float16", "int8", "binary")
 INT8_SCALE = 1.0 / 127.0
 INT8_ZERO_POINT = 0
-BINARY_OVERFETCH = 8  # as the SQLite adapter: Hamming ranks poorly on its own
-BINARY_MIN_CANDIDATES = 400
-INT8_OVERFETCH = 2  # as the SQLite adapter: candidates by the codes, re-scored by the float query
-INT8_MIN_CANDIDATES = 40
-CENTRE_SAMPLE = 1024  # the binary centre is recomputed until at least this many vectors made it
 MAX_EF_SEARCH = 1000  # pgvector's upper bound
 
 # The codes as a halfvec (minus the zero point): the expression the int8 HNSW index is built on.

@@ -60,7 +60,7 @@ from .cjk import index_tokens
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .fts5 import COMMON_TERM_MIN_CHUNKS, STEM_BUDGET, STEM_DEPTH
 from .pg_rank import chunk_lengths
-from .pg_vectors import CENTRE_SAMPLE, MAX_EF_SEARCH, VectorLayout, to_numpy
+from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -77,6 +77,7 @@ from .port import (
     normalize_tag,
     tag_prefixes,
 )
+from .quantized import CENTRE_SAMPLE
 from .query import LexicalQuery, PathScope
 from .stem import STEM_MARK, stem_index_text
 

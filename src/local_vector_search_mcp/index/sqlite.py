@@ -101,6 +101,7 @@ from .port import (
     normalize_tag,
     tag_prefixes,
 )
+from .quantized import BINARY_MIN_CANDIDATES, BINARY_OVERFETCH, CENTRE_SAMPLE, INT8_MIN_CANDIDATES, INT8_OVERFETCH
 from .query import LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
 
@@ -111,16 +112,6 @@ DF_CACHE_SIZE = 50_000
 
 BUSY_TIMEOUT_MS = 30_000
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
-BINARY_OVERFETCH = 8
-# Hamming distance over 384 bits ranks poorly on its own (recall@10 0.64 when only 80
-# candidates are re-ranked, 0.97 with 400 on rust-book): re-rank at least this many exactly.
-BINARY_MIN_CANDIDATES = 400
-# int8: candidates by the quantized query over the codes, re-scored with the float32 query
-# (decision 381; pool 20 already matches a full asymmetric scan on both dev sets)
-INT8_OVERFETCH = 2
-INT8_MIN_CANDIDATES = 40
-# binary: the centre is recomputed (with every row's bits) until this many vectors made it
-CENTRE_SAMPLE = 1024
 _DERIVED = (
     "unreadable_files",
     "links",
