@@ -299,20 +299,19 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
         space = flat.find(" ", lo_char, first[0])
         lo_char = space + 1 if space >= 0 else first[0]
     tokens = list(_TOKEN.finditer(flat, lo_char, hits[-1][1] + _SNIPPET_CONTEXT_CHARS))
-    best: tuple[int, int, int, Span] | None = None  # (-different words, lo, hi, anchor): the smallest wins
     ends = [t.end() for t in tokens]
-    for hit in hits:
+
+    def window(hit: Span) -> tuple[int, int, int, Span]:
+        """(-different words, lo, hi, anchor) of the window around ``hit``: the smallest wins."""
         idx = min(bisect_right(ends, hit[0]), max(0, len(tokens) - 1))  # the first token ending after it
         lo = max(0, idx - width // 4)
         hi = min(len(tokens), lo + width)
         lo = max(0, min(lo, hi - width))
         first_char, last_char = (tokens[lo].start(), tokens[hi - 1].end()) if tokens else (0, len(flat))
         inside = {_word_key(flat[a:b]) for a, b in hits if first_char <= a and b <= last_char}
-        candidate = (-len(inside), lo, hi, hit)
-        if best is None or candidate < best:
-            best = candidate
-    assert best is not None
-    _, lo, hi, anchor = best
+        return (-len(inside), lo, hi, hit)
+
+    _, lo, hi, anchor = min(map(window, hits))
     start = min(tokens[lo].start(), anchor[0]) if tokens else 0
     end = max(tokens[hi - 1].end(), anchor[1]) if tokens else len(flat)
     if _TOKEN.search(flat, 0, start) is None:  # only punctuation cut off: no cut (no "...")
