@@ -100,13 +100,19 @@ def test_file_replaced_by_a_folder_before_the_read_is_a_deletion(kb, monkeypatch
     svc.shutdown()
 
 
-def test_a_file_that_really_cannot_be_read_is_still_reported(kb, monkeypatch):
-    """The other side: a file that is there and unreadable stays a reported failure."""
+def _synced_with_an_unreadable_file(kb):
+    """A service whose targeted sync of a new, undecodable ``bad.md`` has run."""
     svc = client(kb)
     svc.reindex()
     (kb / "bad.md").write_bytes(b"# Bad\n\n\xff\xfe not utf-8\n")
     svc.schedule_sync(["bad.md"])
     assert svc.sync.wait_idle(10)
+    return svc
+
+
+def test_a_file_that_really_cannot_be_read_is_still_reported(kb, monkeypatch):
+    """The other side: a file that is there and unreadable stays a reported failure."""
+    svc = _synced_with_an_unreadable_file(kb)
     status = svc.status_fields()
     assert status["synchronization"]["paths"] == ["bad.md"]
     assert status["project"]["unreadableFiles"] == 1
@@ -286,11 +292,7 @@ def test_a_failed_sync_is_shown_in_the_products_words(kb, monkeypatch, caplog):
 
 
 def test_an_unreadable_file_is_not_retried(kb, monkeypatch):
-    svc = client(kb)
-    svc.reindex()
-    (kb / "bad.md").write_bytes(b"# Bad\n\n\xff\xfe not utf-8\n")
-    svc.schedule_sync(["bad.md"])
-    assert svc.sync.wait_idle(10)
+    svc = _synced_with_an_unreadable_file(kb)
     assert svc.sync._attempts == {}
     svc.shutdown()
 
