@@ -368,7 +368,11 @@ def test_failures_under_a_folder_that_leaves_do_not_stay(churn: Churn, tmp_path:
         sync = churn.call("kb_status")["synchronization"]
         return [] if sync is None else sorted(sync["paths"])
 
-    assert poll(lambda: reported() == ["guides/bad.md", "journal/bad.md", "journal/deep/bad.md"])
+    bad = ["guides/bad.md", "journal/bad.md", "journal/deep/bad.md"]
+    sync = churn.ws.indexing.sync
+    # kb_status lists queued paths too: wait until each has failed, not merely been queued, so
+    # no first failure (and its warning) lands after the clear below
+    assert poll(lambda: reported() == bad and all(sync.has_error(p) for p in bad) and sync.wait_idle(0))
     churn.warnings.messages.clear()
     churn.ws.indexing.sync.report_error("journal/deep/locked/", "cannot be listed")  # as decision 204's watcher does
     (root / "journal").rename(tmp_path / "journal-out")

@@ -41,6 +41,38 @@ def test_failure_is_kept_and_later_items_continue():
     q.stop()
 
 
+def test_a_path_failing_the_same_way_again_warns_once(caplog):
+    """Every watcher event on a file that stays unreadable re-runs it; kb_status already shows the
+    failure, so the log warns when it starts or changes, not on each repeat."""
+    outcome = {"bad.md": "cannot be read"}
+
+    def reconcile(path):
+        if outcome[path]:
+            raise RuntimeError(outcome[path])
+
+    def warnings() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+
+    q = SyncQueue(reconcile)
+    caplog.set_level("DEBUG", logger="local_vector_search_mcp.index.sync")
+    for _ in range(3):
+        q.schedule(["bad.md"])
+        assert q.wait_idle(5)
+    assert warnings() == ["targeted re-index failed for one path: cannot be read"]
+    outcome["bad.md"] = "something else"
+    q.schedule(["bad.md"])
+    assert q.wait_idle(5)
+    assert len(warnings()) == 2 and warnings()[-1].endswith("something else")
+    outcome["bad.md"] = ""  # mended: the next failure is a new one
+    q.schedule(["bad.md"])
+    assert q.wait_idle(5) and q.status() is None
+    outcome["bad.md"] = "something else"
+    q.schedule(["bad.md"])
+    assert q.wait_idle(5)
+    assert len(warnings()) == 3
+    q.stop()
+
+
 def test_targeted_sync_indexes_and_deletes(kb):
     svc = client(kb)
     svc.reindex()

@@ -10,6 +10,7 @@ the path again retries it. A failure ``retryable`` accepts (a database that was 
 I/O error: not a file that cannot be read) is retried on its own after 1, 4, 15 and 60 s
 (decision 326), so a transient one clears without another edit. The failure's text is what
 ``describe`` makes of the exception (the service's: in the product's words, decision 350).
+The log warns once per failure: a path failing again with the same text logs at debug level.
 """
 
 from __future__ import annotations
@@ -114,26 +115,31 @@ class SyncQueue:
                 path, _ = self._queue.popitem(last=False)
                 generation = self._generation.get(path, 0)
                 self._busy = path
-            error: str | None = None
-            retry = False
+            failure: Exception | None = None
             try:
                 self._reconcile(path)
             except Exception as exc:  # keep going with later paths
-                error = self.describe(exc)
-                retry = self._retryable(exc)
-                # the log keeps the real text (with the machine's paths) for the operator
-                log.warning("targeted re-index failed for one path: %s", _plain(exc))
+                failure = exc
             with self._cond:
                 self._busy = None
-                if error is not None:
+                if failure is not None:
+                    error = self.describe(failure)
+                    # a path failing again the same way (each watcher event on a file that stays
+                    # unreadable) is already in kb_status: warn once per failure, not per event;
+                    # logged under the lock so a waiter that sees the failure sees its warning too.
+                    # The log keeps the real text (with the machine's paths) for the operator.
+                    repeated = self._errors.get(path) == error
+                    (log.debug if repeated else log.warning)(
+                        "targeted re-index failed for one path: %s", _plain(failure)
+                    )
                     self._errors[path] = error
                     self._last_error = f"{path}: {error}"
-                    if retry:
+                    if self._retryable(failure):
                         self._retry_later(path)
                 else:
                     self._errors.pop(path, None)
                     self._attempts.pop(path, None)
-                if error is None and self._generation.get(path) == generation and path not in self._queue:
+                if failure is None and self._generation.get(path) == generation and path not in self._queue:
                     self._generation.pop(path, None)
                 self._cond.notify_all()
 
