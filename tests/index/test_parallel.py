@@ -229,6 +229,20 @@ def test_a_hung_parse_is_reported_after_the_timeout(tmp_path: Path, monkeypatch:
     assert sum(isinstance(o, Prepared) for o in outcomes) == 7
 
 
+def test_the_parse_timeout_does_not_count_a_slow_worker_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first file sent to a worker waits for its interpreter and imports: its clock starts
+    when the worker is ready. Counted from the dispatch, a slow start (a loaded machine) plus a
+    parse well within the timeout passed for a hung parse."""
+    _boot(monkeypatch, "time.sleep(1.0)")  # each parse: a third of the timeout
+    monkeypatch.setattr(parallel, "_BOOT", "import time\ntime.sleep(2.5)\n" + parallel._BOOT)  # the start
+    monkeypatch.setattr(parallel, "PARSE_TIMEOUT_SECONDS", 3.0)
+    tasks = _files(tmp_path, 2)
+    with ParsePool(tmp_path, SETTINGS, 2) as pool:
+        outcomes = list(pool.run(tasks))
+    assert outcomes == [prepare(tmp_path, t, SETTINGS) for t in tasks]
+    assert pool.deaths == 0
+
+
 def test_workers_that_cannot_start_leave_the_pass_to_this_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

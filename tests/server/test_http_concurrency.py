@@ -31,12 +31,13 @@ def test_a_slow_call_does_not_stall_other_sessions(tmp_path: Path, monkeypatch: 
     )
     ws = Workspace(settings)
     options = http.http_options(settings, {})
-    fast_answered = threading.Event()
+    fast_answered, slow_entered = threading.Event(), threading.Event()
     order: list[str] = []
     real_invoke = server_app.invoke
 
     def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         if name == "kb_status":  # the "slow PDF export": blocks its thread until the other call is done
+            slow_entered.set()
             fast_answered.wait(timeout=10)
             order.append("slow")
         return real_invoke(ws, name, arguments)
@@ -62,7 +63,8 @@ def test_a_slow_call_does_not_stall_other_sessions(tmp_path: Path, monkeypatch: 
                         slow_done.set()
 
                     tg.start_soon(slow_call)
-                    await anyio.sleep(0.2)  # let the slow call reach its thread first
+                    while not slow_entered.is_set():  # the slow call holds its thread first
+                        await anyio.sleep(0.02)
                     listed = await fast.call("kb_list_files", {})
                     order.append("fast")
                     fast_answered.set()

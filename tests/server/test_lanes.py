@@ -86,9 +86,17 @@ def test_a_light_call_passes_a_full_search_lane(tmp_path: Path, monkeypatch: pyt
             release.wait(timeout=20)
         return real_invoke(ws, name, arguments)
 
+    limiters: dict[str, anyio.CapacityLimiter] = {}
+    real_limiter = server_app.Lanes.limiter
+
+    def limiter(self: server_app.Lanes, lane: str) -> anyio.CapacityLimiter:
+        limiters[lane] = real_limiter(self, lane)
+        return limiters[lane]
+
     monkeypatch.setattr(server_app, "invoke", invoke)
     monkeypatch.setattr(server_app, "lane_of", lane_of)
     monkeypatch.setattr(server_app.Lanes, "SEARCH", 1)
+    monkeypatch.setattr(server_app.Lanes, "limiter", limiter)
     sock = http._bind("127.0.0.1", 0)
     port = sock.getsockname()[1]
     app, _manager = http.build_app(ws, options, port)
@@ -113,7 +121,9 @@ def test_a_light_call_passes_a_full_search_lane(tmp_path: Path, monkeypatch: pyt
 
                     tg.start_soon(search, one)
                     tg.start_soon(search, two)
-                    await anyio.sleep(0.5)  # both reach the server; one holds the only search slot
+                    # both reach the server: one holds the only search slot, the other waits for it
+                    while not (started and "search" in limiters and limiters["search"].statistics().tasks_waiting):
+                        await anyio.sleep(0.02)
                     listed = await light.call("kb_list_files", {})
                     seen["started_when_light_answered"] = list(started)
                     seen["files"] = [f["relativePath"] for f in listed.structured["files"]]

@@ -21,7 +21,8 @@ store (it applies each file's records in its own transaction, as before).
 * A worker that dies (killed, out of memory, a crash in a C extension) is
   replaced; the file it was parsing is tried once more, and a file that ends
   two workers is reported as unreadable. A file still parsing after
-  :data:`PARSE_TIMEOUT_SECONDS` is reported and its worker killed. Workers that
+  :data:`PARSE_TIMEOUT_SECONDS` (counted from when its worker was ready) is
+  reported and its worker killed. Workers that
   cannot even start leave the rest of the pass to the indexing process.
 
 Small passes stay in-process: starting a worker costs about 0.2 CPU-s
@@ -299,6 +300,9 @@ class ParsePool:
                 message = w.inbox.recv()
                 if isinstance(message, str) and message == READY:
                     w.ready = True
+                    # the file at the head waited for the interpreter and imports, not for its
+                    # parse: its clock starts now (a loaded machine boots a worker for seconds)
+                    w.head_since = time.monotonic()
                     continue
                 index = w.queue.popleft()
                 done[index] = message
