@@ -123,3 +123,21 @@ def test_the_store_above_exact_rows_takes_sign_candidates_through_its_matrices(
         odd = store.nearest_chunks(q, 10, ChunkFilterSpec(metadata=(("g", "odd"),)))
         assert len(odd) == 10 and all(int(c.id[1:]) % 2 == 1 for c, _ in odd)
     store.close()
+
+
+@pytest.mark.parametrize("share", [10, 2])
+def test_a_narrow_filter_reads_only_its_rows_with_the_same_answer(share: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A filter admitting at most a quarter of the rows scores only those rows: the same rows,
+    scores and tie order (row order, decision 361) as the mask over the full pass."""
+    rows = _embedding_like(4_000, 9, 64)
+    rows[100:4_000:37] = rows[3]  # duplicated text: equal vectors, equal scores
+    mask = np.arange(len(rows)) % share == 1
+    for q in [rows[3], *_embedding_like(5, 10, 64)]:
+        narrow = _top(rows, q, 20, mask, None)
+        monkeypatch.setattr(sqlite_chunks, "NARROW_FILTER", len(rows) + 1)  # never narrow
+        full = _top(rows, q, 20, mask, None)
+        monkeypatch.undo()
+        assert narrow == full and len(narrow) == 20 and all(mask[i] for i, _ in narrow)
+    ties = [i for i, s in _top(rows, rows[3], 20, mask, None) if s == pytest.approx(1.0)]
+    assert ties == sorted(ties) and len(ties) >= 10
+    assert _top(rows, rows[3], 10, np.zeros(len(rows), dtype=bool), None) == []

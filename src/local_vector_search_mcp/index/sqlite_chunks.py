@@ -373,6 +373,9 @@ EXACT_ROWS = 100_000
 RERANK_PER_RESULT = 100
 RERANK_MIN = 2_000
 RERANK_SHARE = 10  # the pool is at least len(rows) // RERANK_SHARE
+# A filter admitting at most 1 / NARROW_FILTER of the rows: only its rows are read and scored
+# (1-in-10 at 50k: ~0.5 instead of ~2.5 CPU-ms); a wider one is a mask over the full pass.
+NARROW_FILTER = 4
 
 
 # The sign bits of the rows minus their mean, and that mean: real embeddings share a large common
@@ -419,14 +422,20 @@ def _top(
     unit = (probe / max(float(np.linalg.norm(probe)), 1e-12)).astype(np.float32)
     candidates: npt.NDArray[np.intp] | None = None
     pool = _pool(len(matrix), limit)
-    if bits is not None and pool < len(matrix):
+    admitted = None if mask is None else np.flatnonzero(mask)
+    if admitted is not None and (
+        len(admitted) * NARROW_FILTER <= len(matrix) or (bits is not None and len(admitted) <= pool)
+    ):
+        # a narrow filter: its rows alone, all scored (gathering a row costs a few times reading it in turn)
+        if not len(admitted):
+            return []
+        candidates = admitted
+        scores = _scores(matrix[admitted], unit)
+    elif bits is not None and pool < len(matrix):
         centre, signs = bits
         distance = np.bitwise_count(signs ^ _signs((unit - centre)[None, :])[0]).sum(axis=1, dtype=np.int32)
-        if mask is not None:
+        if mask is not None:  # admits more rows than the pool (else the branch above)
             distance = np.where(mask, distance, np.iinfo(np.int32).max)
-            pool = min(pool, int(mask.sum()))
-        if pool <= 0:
-            return []
         candidates = np.sort(np.argpartition(distance, pool - 1)[:pool])  # row order breaks ties
         scores = _scores(matrix[candidates], unit)
     else:
