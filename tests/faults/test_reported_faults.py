@@ -126,12 +126,6 @@ def test_every_odd_file_is_skipped_and_named_while_the_rest_is_indexed(tmp_path:
 # --------------------------------------------------------------------------- a provider that is down
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class _Embeddings(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -149,18 +143,25 @@ class _Embeddings(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def late_provider() -> Iterator[tuple[str, Any]]:
-    """An endpoint that refuses connections until ``start()`` is called."""
-    port = _free_port()
+    """An endpoint that refuses connections until ``start()`` is called: its port is bound here
+    (a bound socket that does not listen refuses connections) so nothing else can take it."""
+    reserved = socket.socket()
+    reserved.bind(("127.0.0.1", 0))
+    port = int(reserved.getsockname()[1])
     servers: list[ThreadingHTTPServer] = []
 
     def start() -> None:
-        server = ThreadingHTTPServer(("127.0.0.1", port), _Embeddings)
+        server = ThreadingHTTPServer(("127.0.0.1", port), _Embeddings, bind_and_activate=False)
+        server.socket.close()
+        server.socket = reserved
+        server.server_activate()  # listen
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
 
     yield f"http://127.0.0.1:{port}/v1", start
     for server in servers:
         server.shutdown()
+    reserved.close()
 
 
 def test_a_down_embedding_service_no_longer_stops_lexical_indexing(

@@ -113,6 +113,34 @@ def test_watcher_picks_up_changes_within_a_second(kb):
         svc.shutdown()
 
 
+def test_a_watched_path_is_queued_before_it_leaves_the_debounce_set(tmp_path):
+    """Whoever looks at the debounce set and then the queue (a test waiting for quiet) must not
+    find a path in neither: it was taken out of the set first and queued a moment later."""
+    from local_vector_search_mcp.index.watcher import MarkdownWatcher
+
+    queue = SyncQueue(lambda path: None)
+    watcher = MarkdownWatcher(tmp_path, queue, lambda rel: True, lambda prefix: [], debounce=0.05)
+    still_pending: list[bool] = []
+    real_schedule = queue.schedule
+
+    def schedule(paths):
+        paths = list(paths)
+        still_pending.extend(path in watcher._pending for path in paths)
+        real_schedule(paths)
+
+    queue.schedule = schedule
+    watcher.start()
+    try:
+        (tmp_path / "a.md").write_text("# A\n", encoding="utf-8")
+        deadline = time.monotonic() + 30
+        while not still_pending and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        watcher.stop()
+        queue.stop()
+    assert still_pending and all(still_pending)
+
+
 def test_watcher_start_failure_is_reported(kb, monkeypatch):
     import watchdog.observers
 

@@ -206,10 +206,12 @@ class MarkdownWatcher:
             now = time.monotonic()
             with self._lock:
                 ready = [p for p, t in self._pending.items() if now - t >= self.debounce]
+                if ready:
+                    # queued before it leaves the pending set: a path is never in neither (one
+                    # that looked at both in between saw nothing to wait for)
+                    self.queue.schedule(sorted(ready))
                 for p in ready:
                     del self._pending[p]
-            if ready:
-                self.queue.schedule(sorted(ready))
             self._after_lost_events(now)
             if self._observer is not None and not self._observer.is_alive() and not self._stop.is_set():
                 self.queue.report_error(WATCHER_PATH, "file watcher stopped unexpectedly")
