@@ -17,7 +17,7 @@ import pytest
 from local_vector_search_mcp.index import sqlite_chunks
 from local_vector_search_mcp.index.chunks import ChunkFilterSpec, ExternalChunk
 from local_vector_search_mcp.index.sqlite import SqliteStore
-from local_vector_search_mcp.index.sqlite_chunks import EXACT_ROWS, RERANK_MIN, _centred_signs, _scores, _top
+from local_vector_search_mcp.index.sqlite_chunks import EXACT_ROWS, RERANK_MIN, _centred_signs, _top
 
 DIMS = 384
 
@@ -87,17 +87,6 @@ def test_the_candidate_pool_grows_with_the_rows() -> None:
     assert sqlite_chunks._pool(50_000, 100) == 10_000  # topK 100: 100 per result
 
 
-def test_scores_are_the_matrix_product_and_equal_rows_score_equal() -> None:
-    rng = np.random.default_rng(3)
-    rows = rng.standard_normal((3_000, DIMS)).astype(np.float32)
-    rows[2_999] = rows[7]
-    q = rng.standard_normal(DIMS).astype(np.float32)
-    got = _scores(rows, q)
-    assert got.dtype == np.float32 and np.allclose(got, rows @ q, atol=1e-5)
-    assert got[7] == got[2_999]
-    assert _scores(rows[[2_999, 1, 7]], q)[2] == got[7]  # a gathered row scores as in the matrix
-
-
 def test_the_store_above_exact_rows_takes_sign_candidates_through_its_matrices(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,3 +112,21 @@ def test_the_store_above_exact_rows_takes_sign_candidates_through_its_matrices(
         odd = store.nearest_chunks(q, 10, ChunkFilterSpec(metadata=(("g", "odd"),)))
         assert len(odd) == 10 and all(int(c.id[1:]) % 2 == 1 for c, _ in odd)
     store.close()
+
+
+@pytest.mark.parametrize("share", [10, 2])
+def test_a_narrow_filter_reads_only_its_rows_with_the_same_answer(share: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A filter admitting at most a quarter of the rows scores only those rows: the same rows,
+    scores and tie order (row order, decision 361) as the mask over the full pass."""
+    rows = _embedding_like(4_000, 9, 64)
+    rows[100:4_000:37] = rows[3]  # duplicated text: equal vectors, equal scores
+    mask = np.arange(len(rows)) % share == 1
+    for q in [rows[3], *_embedding_like(5, 10, 64)]:
+        narrow = _top(rows, q, 20, mask, None)
+        monkeypatch.setattr(sqlite_chunks, "NARROW_FILTER", len(rows) + 1)  # never narrow
+        full = _top(rows, q, 20, mask, None)
+        monkeypatch.undo()
+        assert narrow == full and len(narrow) == 20 and all(mask[i] for i, _ in narrow)
+    ties = [i for i, s in _top(rows, rows[3], 20, mask, None) if s == pytest.approx(1.0)]
+    assert ties == sorted(ties) and len(ties) >= 10
+    assert _top(rows, rows[3], 10, np.zeros(len(rows), dtype=bool), None) == []

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
 
@@ -177,20 +177,12 @@ _OTHER_ON = re.compile(rf"{_OTHER}(?:[A-Za-z0-9]|{_OTHER})*+")
 _ASCII_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def _mixed_words(flat: str) -> Iterator[tuple[int, int]]:
-    """The words of ``flat`` that hold an :data:`_OTHER` character: the longest runs of ASCII
-    letters, digits and such characters holding at least one, in order. What
-    ``(?<![A-Za-z0-9])[A-Za-z0-9]*+OTHER(?:[A-Za-z0-9]|OTHER)*+`` finds (the oracle's pattern),
-    about three times faster on mostly-ASCII text: each such word is found from its first such
-    character on, then widened back over the ASCII letters and digits before it (decision 390)."""
-    for m in _OTHER_ON.finditer(flat):
-        start, end = m.span()
-        while start > 0 and flat[start - 1] in _ASCII_ALNUM:
-            start -= 1
-        yield start, end
-
-
 Span = tuple[int, int]
+
+
+@lru_cache(maxsize=4096)
+def _word_tokens_of(word: str) -> tuple[tuple[int, int, str], ...]:
+    return tuple(word_spans(word))
 
 
 @lru_cache(maxsize=4096)
@@ -199,11 +191,6 @@ def _joins(ch: str) -> bool:
     digits, marks, characters newer than Unicode 6.1, ...), and it is not CJK (the index sets
     CJK runs apart, ``cjk.cjk_index_text``)."""
     return not _CJK_RUN.match(ch) and len(word_tokens(f"a{ch}a")) == 1
-
-
-@lru_cache(maxsize=4096)
-def _word_tokens_of(run: str) -> tuple[tuple[int, int, str], ...]:
-    return tuple(word_spans(run))
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +205,8 @@ class _Highlighter:
     exact: frozenset[str]
     stems: frozenset[str]
     prefixes: tuple[str, ...]  # every word sharing a stem starts with one of these
+    # the lit tokens of each word holding another character met so far (other_spans)
+    known: dict[str, tuple[Span, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def lit(self, token: str) -> bool:
         """Whether a folded (lower-cased) word token matched for a reason."""
@@ -259,17 +248,36 @@ class _Highlighter:
     def other_spans(self, flat: str) -> list[Span]:
         """The lit words of ``flat`` that hold another character, found by unicode61 itself (its
         folding: ``cafe`` lights up ``café``; its word characters: ``🤖``), and the CJK pieces
-        inside CJK runs; in order."""
+        inside CJK runs; in order.
+
+        The words holding an :data:`_OTHER` character are the longest runs of ASCII letters,
+        digits and such characters holding at least one: what the oracle's
+        ``(?<![A-Za-z0-9])[A-Za-z0-9]*+OTHER(?:[A-Za-z0-9]|OTHER)*+`` finds, here about three
+        times faster on mostly-ASCII text, each found from its first such character on, then
+        widened back over the letters and digits before it; and which tokens of a word light up
+        is worked out once per query (decision 390)."""
         if flat.isascii():
             return []
         found: list[Span] = []
-        for at, end in _mixed_words(flat):
-            found += [(at + a, at + b) for a, b, token in _word_tokens_of(flat[at:end]) if self.lit(token)]
+        known = self.known
+        if len(known) > _KNOWN_WORDS:
+            known.clear()
+        for m in _OTHER_ON.finditer(flat):
+            at, end = m.span()
+            while at > 0 and flat[at - 1] in _ASCII_ALNUM:
+                at -= 1
+            word = flat[at:end]
+            spans = known.get(word)
+            if spans is None:
+                spans = known[word] = tuple((a, b) for a, b, token in _word_tokens_of(word) if self.lit(token))
+            if spans:
+                found += [(at + a, at + b) for a, b in spans]
         if self.cjk is not None:
             found += [m.span() for m in self.cjk.finditer(flat)]
         return sorted(found)
 
 
+_KNOWN_WORDS = 4096
 _FOLDED_LITERAL = re.compile(r"[a-z0-9]*")  # what a lower-cased text can match case-sensitively
 
 
@@ -351,31 +359,8 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     if lo_char:
         space = flat.find(" ", lo_char, first[0])
         lo_char = space + 1 if space >= 0 else first[0]
-    tokens = _Tokens(flat, lo_char, hits[-1][1] + _SNIPPET_CONTEXT_CHARS)
-    starts, ends = tokens.starts, tokens.ends
-
-    def window(hit: Span) -> tuple[int, int, int, Span]:
-        """(-different words, lo, hi, anchor) of the window around ``hit``: the smallest wins."""
-        tokens.read_past(hit[0])
-        idx = bisect_right(ends, hit[0])  # the first token ending after it
-        if tokens.done:
-            idx = min(idx, max(0, len(ends) - 1))
-        lo = max(0, idx - width // 4)
-        tokens.read(lo + width if width > 0 else None)
-        hi = min(len(ends), lo + width)
-        lo = max(0, min(lo, hi - width))
-        first_char, last_char = (starts[lo], ends[hi - 1]) if ends else (0, len(flat))
-        inside = {k for (a, b), k in zip(hits, keys, strict=True) if first_char <= a and b <= last_char}
-        return (-len(inside), lo, hi, hit)
-
-    # a window's lo never falls as its anchor moves on, so the first anchor's window wins every
-    # tie: when it holds every word, no other can beat it
-    best = window(first)
-    if -best[0] < len(set(keys)):
-        best = min([best, *map(window, hits[1:])])
-    _, lo, hi, anchor = best
-    start = min(starts[lo], anchor[0]) if ends else 0
-    end = max(ends[hi - 1], anchor[1]) if ends else len(flat)
+    found = _best_window(hits, keys, _Tokens(flat, lo_char, hits[-1][1] + _SNIPPET_CONTEXT_CHARS), width)
+    start, end = (0, len(flat)) if found is None else found
     if _TOKEN.search(flat, 0, start) is None:  # only punctuation cut off: no cut (no "...")
         start = 0
     if _TOKEN.search(flat, end) is None:
@@ -390,6 +375,43 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
         at = b
     body.append(flat[at:end])
     return ("..." if start > 0 else "") + "".join(body) + ("..." if end < len(flat) else "")
+
+
+def _best_window(hits: list[Span], keys: list[str], tokens: _Tokens, width: int) -> tuple[int, int] | None:
+    """Where the snippet runs (its first character, its end): of the windows of ``width`` tokens
+    starting a quarter of that before each hit, the one holding the most different words
+    (``keys``), the earliest on a tie, widened to hold its own hit; ``None`` when there is no
+    token at all."""
+    starts, ends = tokens.starts, tokens.ends
+
+    def window(hit: Span) -> tuple[int, int, int, Span]:
+        """(-different words, lo, hi, anchor) of the window around ``hit``: the smallest wins."""
+        tokens.read(past=hit[0])
+        idx = bisect_right(ends, hit[0])  # the first token ending after it
+        if tokens.done:
+            idx = min(idx, max(0, len(ends) - 1))
+        lo = max(0, idx - width // 4)
+        tokens.read(lo + width if width > 0 else None)
+        hi = min(len(ends), lo + width)
+        lo = max(0, min(lo, hi - width))
+        first_char, last_char = (starts[lo], ends[hi - 1]) if ends else (0, -1)
+        inside = {k for (a, b), k in zip(hits, keys, strict=True) if first_char <= a and b <= last_char}
+        return (-len(inside), lo, hi, hit)
+
+    # A window's lo never falls as its anchor moves on: an earlier window wins every tie, and a
+    # later one holds no hit before the first character of the last one tried. Once the hits from
+    # there on hold no more different words than the best window, no later window can win.
+    best = last = window(hits[0])
+    for hit in hits[1:]:
+        from_char = starts[last[1]] if ends else 0
+        if len({k for (a, _), k in zip(hits, keys, strict=True) if a >= from_char}) <= -best[0]:
+            break
+        last = window(hit)
+        best = min(best, last)
+    if not ends:
+        return None
+    _, lo, hi, anchor = best
+    return min(starts[lo], anchor[0]), max(ends[hi - 1], anchor[1])
 
 
 @lru_cache(maxsize=256)
@@ -416,39 +438,24 @@ class _Tokens:
         self.ends: list[int] = []
         self.done = False  # whether every token has been read
 
-    def read(self, count: int | None) -> None:
-        """Read until ``count`` tokens are known (all of them for ``None``), or there are no more."""
+    def read(self, count: int | None = None, past: int | None = None) -> None:
+        """Read until ``count`` tokens are known, or until one ends after ``past``, or (neither
+        given) every token; or until there are no more."""
         starts, ends = self.starts, self.ends
-        if self.done or (count is not None and len(ends) >= max(count, 1)):
-            return
-        for m in self._scan:
-            a, b = m.span()
-            if m.lastindex:  # a CJK run
+        while not self.done:
+            if (count is not None and len(ends) >= count) or (past is not None and ends and ends[-1] > past):
+                return
+            m = next(self._scan, None)
+            if m is None:
+                self.done = True
+            elif m.lastindex:  # a CJK run
+                a, b = m.span()
                 starts.extend(range(a, b))
                 ends.extend(range(a + 1, b + 1))
             else:
+                a, b = m.span()
                 starts.append(a)
                 ends.append(b)
-            if count is not None and len(ends) >= count:
-                return
-        self.done = True
-
-    def read_past(self, at: int) -> None:
-        """Read until a token ends after ``at``, or there are no more."""
-        starts, ends = self.starts, self.ends
-        if self.done or (ends and ends[-1] > at):
-            return
-        for m in self._scan:
-            a, b = m.span()
-            if m.lastindex:
-                starts.extend(range(a, b))
-                ends.extend(range(a + 1, b + 1))
-            else:
-                starts.append(a)
-                ends.append(b)
-            if b > at:
-                return
-        self.done = True
 
 
 class _LitAscii:
