@@ -32,6 +32,12 @@ _PROVIDERS: dict[str, Provider] = {"none": "none", "local": "local", "openai-com
 
 def kb_status(ws: Workspace) -> KbStatusResult:
     store, indexing, activity, kb = ws.store, ws.indexing, ws.activity, ws.config.knowledge_base
+    # What runs and what failed first, the index after (decision 386): a reindex or a sync that
+    # ends while this call reads the index is then shown running with the counts it has reached,
+    # never as done beside the counts from before it (a client polls until isRunning is false,
+    # then reads the documents in the same answer).
+    current, last = activity.current, activity.last
+    sync = indexing.sync.status()
     # A damaged or busy database is part of the answer, not an error (decision 285).
     unusable: str | None = None
     try:
@@ -59,8 +65,6 @@ def kb_status(ws: Workspace) -> KbStatusResult:
             problems = index_problems(ws.config, emb, store)
         except Exception as exc:  # pragma: no cover - status never fails
             problems = [f"compatibility could not be checked: {exc}"]
-    current, last = activity.current, activity.last
-    sync = indexing.sync.status()
     if unusable is None:
         vectors = indexing.vector_state()
     else:

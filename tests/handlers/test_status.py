@@ -1,0 +1,44 @@
+"""kb_status reads what runs before the index it describes (decision 386)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kb_fakes import make_kb, make_workspace
+
+from local_vector_search_mcp import dispatch
+
+
+def test_a_reindex_ending_during_the_call_is_not_shown_done_beside_older_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reindex ends while kb_status reads the index (here: right after the counts). Read in
+    that order, the answer said "not running, succeeded" with no documents, and a client that
+    polls until isRunning is false took those counts for the finished index."""
+    ws = make_workspace(make_kb(tmp_path))
+    files = len(ws.indexing.indexer.discover())
+    real_counts = type(ws.store).counts
+    calls: list[int] = []
+
+    def counts_then_the_reindex_ends(store: Any) -> Any:
+        counted = real_counts(store)
+        if not calls:
+            calls.append(1)
+            ws.indexing.start_reindex("all")
+            ws.indexing.wait_reindex(60)
+        return counted
+
+    monkeypatch.setattr(type(ws.store), "counts", counts_then_the_reindex_ends)
+    try:
+        status = dispatch.invoke(ws, "kb_status", None)
+        indexing = status["indexing"]
+        if indexing["last"] is not None and not indexing["isRunning"]:
+            assert indexing["last"]["outcome"] == "succeeded"
+            assert status["project"]["documents"] == files, status
+        again = dispatch.invoke(ws, "kb_status", None)  # the next call sees both
+        assert again["indexing"]["last"]["outcome"] == "succeeded"
+        assert again["project"]["documents"] == files
+    finally:
+        ws.close()
