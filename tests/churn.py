@@ -103,8 +103,7 @@ class Churn:
         self.warnings = Warnings()
         self._logger = logging.getLogger("local_vector_search_mcp")
         self._logger.addHandler(self.warnings)
-        self.ws.indexing.start_watching()
-        time.sleep(0.05)  # inotify watches are added by the observer thread as it starts
+        self.ws.indexing.start_watching()  # inotify watches are in place when it returns
         self._watching_ready()
 
     def _watching_ready(self, timeout: float = 10.0) -> None:

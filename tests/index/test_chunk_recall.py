@@ -17,7 +17,7 @@ import pytest
 from local_vector_search_mcp.index import sqlite_chunks
 from local_vector_search_mcp.index.chunks import ChunkFilterSpec, ExternalChunk
 from local_vector_search_mcp.index.sqlite import SqliteStore
-from local_vector_search_mcp.index.sqlite_chunks import EXACT_ROWS, RERANK_MIN, _centred_signs, _scores, _top
+from local_vector_search_mcp.index.sqlite_chunks import EXACT_ROWS, RERANK_MIN, _centred_signs, _top
 
 DIMS = 384
 
@@ -85,17 +85,6 @@ def test_the_candidate_pool_grows_with_the_rows() -> None:
     assert sqlite_chunks._pool(1_000_000, 10) == 100_000
     assert sqlite_chunks._pool(5_000, 10) == RERANK_MIN
     assert sqlite_chunks._pool(50_000, 100) == 10_000  # topK 100: 100 per result
-
-
-def test_scores_are_the_matrix_product_and_equal_rows_score_equal() -> None:
-    rng = np.random.default_rng(3)
-    rows = rng.standard_normal((3_000, DIMS)).astype(np.float32)
-    rows[2_999] = rows[7]
-    q = rng.standard_normal(DIMS).astype(np.float32)
-    got = _scores(rows, q)
-    assert got.dtype == np.float32 and np.allclose(got, rows @ q, atol=1e-5)
-    assert got[7] == got[2_999]
-    assert _scores(rows[[2_999, 1, 7]], q)[2] == got[7]  # a gathered row scores as in the matrix
 
 
 def test_the_store_above_exact_rows_takes_sign_candidates_through_its_matrices(

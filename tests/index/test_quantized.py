@@ -306,7 +306,7 @@ def test_a_scoped_search_ranks_its_scope_exactly_with_the_same_scores(
 
 # the chunk API's sign-bit candidates (SQLite, above EXACT_ROWS rows) ------------------------
 def test_chunk_api_sign_candidates_are_centred_too() -> None:
-    """Above 20,000 rows the SQLite chunk API takes its candidates by sign bits (decision 383):
+    """Above EXACT_ROWS rows the SQLite chunk API takes its candidates by sign bits (decisions 383, 395):
     centred on the rows' mean they find the exact top 10; raw signs of these vectors do not."""
     from local_vector_search_mcp.index.sqlite_chunks import EXACT_ROWS, _centred_signs, _signs, _top
 

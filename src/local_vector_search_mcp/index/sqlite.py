@@ -104,6 +104,7 @@ from .port import (
 from .quantized import BINARY_MIN_CANDIDATES, BINARY_OVERFETCH, CENTRE_SAMPLE, INT8_MIN_CANDIDATES, INT8_OVERFETCH
 from .query import LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
+from .vecmath import dot_rows
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
@@ -1110,7 +1111,7 @@ class SqliteStore(ChunkTables):
                 raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=dtype).reshape(len(rows), -1)
                 stored: npt.NDArray[np.float32] = raw.astype(np.float32)
                 stored /= np.maximum(np.linalg.norm(stored, axis=1, keepdims=True), 1e-12)
-                distances = 1.0 - stored @ vector
+                distances = 1.0 - dot_rows(stored, vector)
                 found = sorted(
                     ((r[0], float(d)) for r, d in zip(rows, distances, strict=True)), key=lambda kv: (kv[1], kv[0])
                 )

@@ -34,6 +34,7 @@ from .chunks import (
     markdown_metadata,
     unit,
 )
+from .vecmath import dot_rows
 
 __all__ = ["ChunkTables", "dump_properties"]
 
@@ -396,15 +397,6 @@ def _signs(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
     return np.ascontiguousarray(packed).view(np.uint64)
 
 
-def _scores(rows: npt.NDArray[np.float32], unit: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """``rows @ unit`` in numpy's own single-threaded loop, never BLAS: OpenBLAS hands any product
-    above ~9,000 elements to its thread pool, and on a busy machine waking that pool cost ~8 CPU-ms
-    per query whatever the size (2,000 or 50,000 rows alike; decision 395), where this loop is
-    memory-bound at the same speed as one BLAS thread. Equal rows get equal scores."""
-    scores: npt.NDArray[np.float32] = np.einsum("ij,j->i", rows, unit)
-    return scores
-
-
 def _pool(rows: int, limit: int) -> int:
     return max(limit * RERANK_PER_RESULT, RERANK_MIN, rows // RERANK_SHARE)
 
@@ -430,16 +422,16 @@ def _top(
         if not len(admitted):
             return []
         candidates = admitted
-        scores = _scores(matrix[admitted], unit)
+        scores = dot_rows(matrix[admitted], unit)
     elif bits is not None and pool < len(matrix):
         centre, signs = bits
         distance = np.bitwise_count(signs ^ _signs((unit - centre)[None, :])[0]).sum(axis=1, dtype=np.int32)
         if mask is not None:  # admits more rows than the pool (else the branch above)
             distance = np.where(mask, distance, np.iinfo(np.int32).max)
         candidates = np.sort(np.argpartition(distance, pool - 1)[:pool])  # row order breaks ties
-        scores = _scores(matrix[candidates], unit)
+        scores = dot_rows(matrix[candidates], unit)
     else:
-        scores = _scores(matrix, unit)
+        scores = dot_rows(matrix, unit)
         if mask is not None:
             scores = np.where(mask, scores, -np.inf)
     k = min(limit, len(scores))
