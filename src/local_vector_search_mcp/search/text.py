@@ -277,7 +277,7 @@ class _Highlighter:
         return sorted(found)
 
 
-_KNOWN_WORDS = 4096
+_KNOWN_WORDS = 512  # per query (a search meets a few hundred); 256 cached queries stay within ~15 MB
 _FOLDED_LITERAL = re.compile(r"[a-z0-9]*")  # what a lower-cased text can match case-sensitively
 
 
