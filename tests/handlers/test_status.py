@@ -42,3 +42,38 @@ def test_a_reindex_ending_during_the_call_is_not_shown_done_beside_older_counts(
         assert again["project"]["documents"] == files
     finally:
         ws.close()
+
+
+def test_an_embedding_pass_ending_during_the_call_is_not_shown_stopped_beside_older_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for kb_status.vectors: a pass that ends while the counts are read was shown
+    stopped, without an error, beside the pending chunks from before it."""
+    from kb_fakes import HashEmbedder
+
+    embedder = HashEmbedder(fail=True)
+    ws = make_workspace(make_kb(tmp_path), embedder=embedder)
+    try:
+        ws.indexing.reindex()  # lexical rows; the provider is down, so every chunk waits
+        assert dispatch.invoke(ws, "kb_status", None)["vectors"]["pendingChunks"] > 0
+        embedder.fail = False
+        real_counts = type(ws.store).counts
+        calls: list[int] = []
+
+        def counts_then_the_pass_ends(store: Any) -> Any:
+            counted = real_counts(store)
+            calls.append(1)
+            if len(calls) == 2:  # kb_status' own counts, then the vectors' ones: the pass ends now
+                assert ws.indexing.kick_vectors(retry=True)
+                ws.indexing.wait_vectors(60)
+            return counted
+
+        monkeypatch.setattr(type(ws.store), "counts", counts_then_the_pass_ends)
+        vectors = dispatch.invoke(ws, "kb_status", None)["vectors"]
+        if not vectors["isRunning"] and vectors["lastError"] is None:
+            assert vectors["pendingChunks"] == 0, vectors
+        monkeypatch.undo()
+        again = dispatch.invoke(ws, "kb_status", None)["vectors"]
+        assert again["pendingChunks"] == 0 and again["lastError"] is None and not again["isRunning"]
+    finally:
+        ws.close()

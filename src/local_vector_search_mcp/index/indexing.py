@@ -437,12 +437,10 @@ class IndexingService:
         """``kb_status.vectors``: progress of the embedding pass; ``None`` in lexical mode."""
         if self.embedder() is None:
             return None
+        # the pass's state before the counts (decision 386): a pass ending in between is shown
+        # running, never stopped without an error beside the pending count from before it
+        running, error = self.activity.embedding.locked(), self.activity.vector_error
         counts = self.store.counts()
         # No vector table yet (the provider has not answered): every chunk still waits for a vector.
         pending = counts.pending_vectors if self.store.has_vectors() else counts.chunks
-        return VectorState(
-            counts.chunks - pending,
-            pending,
-            self.activity.embedding.locked(),
-            self.activity.vector_error,
-        )
+        return VectorState(counts.chunks - pending, pending, running, error)
