@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -83,6 +84,25 @@ def test_targeted_sync_indexes_and_deletes(kb):
     assert svc.search(query="freshly", mode="lexical")["results"][0]["path"] == "new.md"
     assert svc.search(query="strong_count", mode="lexical")["results"][0]["path"] == "moved.md"
     assert svc.status_fields()["synchronization"] is None
+
+
+def test_a_same_size_rewrite_within_one_clock_tick_is_synced(kb):
+    """A coarse file-system clock (Linux before 6.13, HFS+, FAT) gives a rewrite within one tick
+    the old mtime; with the same size its stat equals the indexed one. A targeted sync (an edit, a
+    watcher event) compares the bytes, not the stat."""
+    svc = client(kb)
+    svc.reindex()
+    note = kb / "tick.md"
+    note.write_text("# Tick\n\nalpha words here\n", encoding="utf-8")
+    svc.schedule_sync(["tick.md"])
+    assert svc.sync.wait_idle(10)
+    stamp = note.stat().st_mtime_ns
+    note.write_text("# Tick\n\ngamma words here\n", encoding="utf-8")  # same size
+    os.utime(note, ns=(stamp, stamp))  # as a coarse clock leaves it
+    svc.schedule_sync(["tick.md"])
+    assert svc.sync.wait_idle(10)
+    assert [h["path"] for h in svc.search(query="gamma", mode="lexical")["results"]] == ["tick.md"]
+    assert svc.search(query="alpha", mode="lexical")["results"] == []
 
 
 def test_watcher_picks_up_changes_within_a_second(kb):
