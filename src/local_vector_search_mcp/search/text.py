@@ -216,7 +216,7 @@ class _Highlighter:
 
     def ascii_spans(self, flat: str) -> Iterator[Span]:
         """The lit ASCII words of ``flat``, in order: the matches of :attr:`pattern` that are whole
-        tokens (``_whole``) matched for a reason (:meth:`lit`).
+        tokens matched for a reason (:meth:`lit`).
 
         :attr:`pattern` matches ASCII letters and digits ignoring case, which in Python's ``re``
         also takes ``İ ı ſ K`` for ``i i s k``. Scanning ``flat.lower()`` with :attr:`folded`
@@ -230,19 +230,14 @@ class _Highlighter:
         else:
             matches = self.pattern.finditer(flat)
         n = len(flat)
-        exact, prefixes, stems = self.exact, self.prefixes, self.stems
         for m in matches:
             a, b = m.span()
-            if a:  # whole tokens only (_whole: a match of this pattern is never CJK)
-                c = flat[a - 1]
-                if c.isalnum() if c.isascii() else _joins(c):
-                    continue
-            if b < n:
-                c = flat[b]
-                if c.isalnum() if c.isascii() else _joins(c):
-                    continue
-            token = m.group().lower()
-            if token in exact or (token.startswith(prefixes) and is_stemmable(token) and stem(token) in stems):
+            # whole tokens only, as unicode61 sees them: a word must not touch another letter or
+            # digit (``i`` never lights up inside ``pointer``); rejecting the longest candidate at
+            # a position loses nothing, a shorter one there ends inside the same word
+            if (a and _continues(flat[a - 1])) or (b < n and _continues(flat[b])):
+                continue
+            if self.lit(m.group().lower()):
                 yield a, b
 
     def other_spans(self, flat: str) -> list[Span]:
@@ -284,7 +279,7 @@ _FOLDED_LITERAL = re.compile(r"[a-z0-9]*")  # what a lower-cased text can match 
 @lru_cache(maxsize=256)
 def _highlighter(words: tuple[str, ...]) -> _Highlighter:
     # plain alternation: cheap to compile (a character class with the CJK ranges inside
-    # per-word lookarounds took ~70 ms to compile); boundaries are checked by _whole. Stems
+    # per-word lookarounds took ~70 ms to compile); boundaries are checked by ascii_spans. Stems
     # first, each as ``stem[a-z]*`` (a Snowball stem ending in ``i`` stands for ``y``: ``happi``
     # -> ``happ[a-z]*``), so a whole inflected word is tried before a shorter literal inside
     # it; then the words themselves, longest first.
@@ -303,18 +298,6 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
         frozenset(stems),
         tuple(prefixes),
     )
-
-
-def _whole(m: re.Match[str]) -> bool:
-    """Whole tokens only, as unicode61 sees them: a spaced-script word must not
-    touch another letter or digit (``i`` never lights up inside ``pointer``);
-    CJK pieces match anywhere inside a CJK run (they have no word boundaries).
-    Rejecting the longest candidate at a position loses nothing: a shorter
-    one there ends inside the same word."""
-    if _CJK_RUN.match(m.group()):
-        return True
-    text, start, end = m.string, m.start(), m.end()
-    return not ((start > 0 and _continues(text[start - 1])) or (end < len(text) and _continues(text[end])))
 
 
 def _continues(ch: str) -> bool:
