@@ -169,7 +169,8 @@ def main() -> int:
                     "dims": int(vectors.shape[1]),
                     "before": before(vectors, queries),
                 }
-                print(f"{name:<16} before 380/425 (numpy): {results[name]['before']}", flush=True)
+                shown = ", ".join(f"{k} {v:.3f}" for k, v in results[name]["before"].items())
+                print(f"{name:<16} before 425 / 380 (numpy): {shown}", flush=True)
                 for engine, storages in STORAGES.items():
                     for storage in storages:
                         if engine == "sqlite":
@@ -206,11 +207,11 @@ def table(results: dict[str, Any]) -> str:
     sets = [k for k, v in results.items() if isinstance(v, dict)]
     columns = [f"{e} {s}" for e, ss in STORAGES.items() for s in ss]
     lines = ["recall@10 vs exact float32 (numpy) / bytes per vector on disk (vectors + their index)", ""]
-    lines.append(f"{'':<22}" + "".join(f"{c:>20}" for c in columns))
+    lines.append(f"{'':<24}" + "".join(f"{c:>20}" for c in columns))
     for name in sets:
         r = results[name]
         lines.append(
-            f"{name + ' (' + str(r['vectors']) + ')':<22}"
+            f"{name + ' (' + str(r['vectors']) + ')':<24}"
             + "".join(f"{r[c]['recall10']:>11.3f} {r[c]['bytes_per_vector']:>6.0f} B" for c in columns)
         )
     return "\n".join(lines)

@@ -46,11 +46,18 @@ def int8_codes(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
     the codes is stored (PostgreSQL's ``q_scale`` records :func:`int8_scale` for information).
     A matrix is quantized row by row; a zero (or non-finite) vector gives zero codes."""
     v = np.asarray(vector, dtype=np.float32)
+    if v.ndim == 1:  # one vector (every write and query): scalars, about 3x cheaper than the masks
+        peak = float(np.max(np.abs(v))) if v.size else 0.0
+        if not (0.0 < peak < float("inf")):
+            return np.zeros(v.shape, dtype=np.int8)
+        factor1 = np.float32(127.0) / np.float32(peak)  # as the matrix path divides: the same codes
+        one: npt.NDArray[np.int8] = np.clip(np.rint(v * factor1), -127, 127).astype(np.int8)
+        return one
     if v.size == 0:
         return np.zeros(v.shape, dtype=np.int8)
-    peak = np.max(np.abs(v), axis=-1, keepdims=True)
-    usable = np.isfinite(peak) & (peak > 0)
-    factor = (np.float32(127.0) / np.where(usable, peak, np.float32(1.0))).astype(np.float32)
+    peaks = np.max(np.abs(v), axis=-1, keepdims=True)
+    usable = np.isfinite(peaks) & (peaks > 0)
+    factor = (np.float32(127.0) / np.where(usable, peaks, np.float32(1.0))).astype(np.float32)
     scaled = np.where(usable, np.rint(np.where(usable, v, np.float32(0.0)) * factor), np.float32(0.0))
     codes: npt.NDArray[np.int8] = np.clip(scaled, -127, 127).astype(np.int8)
     return codes
