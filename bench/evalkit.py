@@ -41,6 +41,8 @@ CORPORA = {
 # The large English set (issue 9): evaluated in every mode, but kept out of CORPORA, whose
 # small dev sets are also copied into the synthetic speed corpora.
 LARGE = {"opensearch-docs": SHARED / "corpora" / "opensearch-docs"}
+# Held-out sets (H41): written blind, after the ranking was tuned on the shared sets, same format.
+HELDOUT = Path(__file__).resolve().parent / "eval" / "heldout"
 HEADING_SEP = " > "
 K = 10
 
@@ -60,9 +62,11 @@ class Query:
     labels: tuple[Label, ...]
 
 
-def load_queries(corpus: str) -> list[Query]:
+def load_queries(corpus: str, heldout: bool = False) -> list[Query]:
+    """The shared labelled set of ``corpus``, or with ``heldout`` the blind one in ``bench/eval/heldout``."""
     out = []
-    for line in (SHARED / "eval" / f"{corpus}.jsonl").read_text(encoding="utf-8").splitlines():
+    path = HELDOUT / f"{corpus}.jsonl" if heldout else SHARED / "eval" / f"{corpus}.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         row = json.loads(line)

@@ -55,6 +55,9 @@ def _check_arguments(kind: str, anchor: Anchor, markdown: str | None) -> None:
         raise InvalidArgument(f"Operation '{kind}' does not take markdown; omit it.")
     if kind not in NO_MARKDOWN and markdown is None:
         raise InvalidArgument(f"Operation '{kind}' requires markdown.")
+    if kind in (INSERT_BEFORE, INSERT_AFTER) and markdown is not None and not markdown.strip(" \t\r\n"):
+        # Decision 406: an insert of nothing would only add blank lines.
+        raise InvalidArgument(f"The markdown for {kind} is empty or blank; there is nothing to insert.")
     target_kind = anchor.kind
     if anchor.is_document:
         return
@@ -152,16 +155,43 @@ def _list_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edit
     )
 
 
+def _blank(line: str) -> bool:
+    return not line.strip(" \t")
+
+
+def _glued_before(text: str, start: int) -> bool:
+    """Whether the line above ``start`` (a line start) holds text, with no blank line between."""
+    if text.endswith("\r\n", 0, start):
+        stop = start - 2
+    elif start > 0 and text[start - 1] in NEWLINES:
+        stop = start - 1
+    else:
+        return False
+    return not _blank(text[max(text.rfind("\n", 0, stop), text.rfind("\r", 0, stop)) + 1 : stop])
+
+
+def _glued_after(doc: Document, end: int) -> bool:
+    """Whether the line below the one ending at ``end`` holds text, with no blank line between."""
+    after = doc.break_after(end)
+    if after == end or after >= len(doc.text):
+        return False
+    return not _blank(doc.text[after : doc.line_end(after)])
+
+
 def _block_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edit:
     eol, pointer = doc.eol, target.pointer
     start, end = target.start, target.end
     quote = target.kind is ElementKind.BLOCK_QUOTE
     if kind == REPLACE_ELEMENT:
         return Edit(start, end, markdown, pointer, kind, start, end, target, quote)
+    # Inserted blocks get one blank line on both sides (decision 405): a neighbour written
+    # without one ("# Title\ntext") would otherwise run into the new block.
     if kind == INSERT_BEFORE:
-        return Edit(start, start, _trim_end(markdown) + eol + eol, pointer, kind, start, start, target)
+        lead = eol if _glued_before(doc.text, start) else ""
+        return Edit(start, start, lead + _trim_end(markdown) + eol + eol, pointer, kind, start, start, target)
     if kind == INSERT_AFTER:
-        return Edit(end, end, eol + eol + _trim_start(markdown), pointer, kind, end, end, target)
+        trail = eol if _glued_after(doc, end) else ""
+        return Edit(end, end, eol + eol + _trim_start(markdown) + trail, pointer, kind, end, end, target)
     if kind == DELETE:
         stop = doc.break_after(end) if quote else end
         return Edit(start, stop, "", pointer, kind, start, stop, target)

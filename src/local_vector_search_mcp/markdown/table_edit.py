@@ -234,6 +234,14 @@ def _delimiter(alignment: str, dashes: int = 3) -> str:
     return {"left": ":" + "-" * n, "right": "-" * n + ":", "center": ":" + "-" * n + ":"}.get(alignment, "-" * n)
 
 
+def _loses_outer_cell(row: TableRow, col: int, content: str) -> bool:
+    """Whether emptying cell ``col`` in place would drop it: an outer cell with no pipe on its outer side
+    (``1 | 2`` -> `` | 2`` is one cell); such a row is re-rendered, which adds that pipe (decision 407)."""
+    if content:
+        return False
+    return (col == 0 and not row.leading_pipe) or (col == len(row.cells) - 1 and not row.trailing_pipe)
+
+
 def _raw_cells(row: TableRow, width: int) -> list[str]:
     cells = [c.raw for c in row.cells[:width]]
     return cells + [""] * (width - len(cells))
@@ -336,7 +344,7 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
                 unknown.add((r, c))
         for r, cells in per_row.items():
             row = source.rows[r]
-            if any(c >= len(row.cells) for c in cells):
+            if any(c >= len(row.cells) or _loses_outer_cell(row, c, content) for c, content in cells.items()):
                 raw = _raw_cells(row, grid.width)
                 for c, content in cells.items():
                     raw[c] = content
