@@ -25,7 +25,14 @@ from local_vector_search_mcp.index.chunks import ChunkFilterSpec
 from local_vector_search_mcp.index.manifest import compatibility_problems
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord, IndexStore
 from local_vector_search_mcp.index.postgres import PostgresStore
-from local_vector_search_mcp.index.quantized import CENTRE_SAMPLE, INT8_SCALE_KEY, int8_codes
+from local_vector_search_mcp.index.quantized import (
+    BINARY_MAX_CANDIDATES,
+    BINARY_MIN_CANDIDATES,
+    CENTRE_SAMPLE,
+    INT8_SCALE_KEY,
+    binary_candidates,
+    int8_codes,
+)
 from local_vector_search_mcp.index.query import PathScope
 from local_vector_search_mcp.index.sqlite import SqliteStore
 
@@ -396,6 +403,73 @@ def test_an_int8_index_of_the_fixed_scale_is_rebuilt_never_mixed(
     assert len(codes) == 7 and bool(np.all(np.abs(codes.astype(np.int16)).max(axis=1) == 127))
     assert kb.search(query="epsilon zeta eta", mode="semantic")["results"][0]["path"] == "n6.md"
     kb.store.close()
+
+
+# binary's pool grows with the index (decision 430) -----------------------------------------
+def _spread_like(n: int, seed: int) -> npt.NDArray[np.float32]:
+    """384-d unit vectors with a common offset and a spectrum decaying as k^-0.5 (steeper than
+    ``_embedding_like``'s, so 384 centred bits rank them about as well as the real e5 vectors of
+    opensearch-docs): at 8,000 rows a fixed pool of 400 Hamming candidates misses the float32 top
+    10 as that corpus's 17,861 rows did (numpy about 0.93), a tenth of the rows holds it (0.98)."""
+    dims = 384
+    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((dims, dims)))[0]
+    common = np.random.default_rng(1).standard_normal(dims)
+    common /= np.linalg.norm(common)
+    spectrum = np.arange(1, dims + 1) ** -0.5
+    spectrum /= np.linalg.norm(spectrum)
+    centres = np.random.default_rng(2).standard_normal((200, dims)) / np.sqrt(dims)
+    rng = np.random.default_rng(seed)
+    v = 1.5 * common + (rng.standard_normal((n, dims)) * spectrum) @ basis + 0.2 * centres[rng.integers(0, 200, n)]
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_the_binary_pool_is_a_tenth_of_the_rows_within_its_bounds() -> None:
+    assert binary_candidates(10, 620) == BINARY_MIN_CANDIDATES
+    assert binary_candidates(100, 620) == 800  # 8 per asked result
+    assert binary_candidates(10, 17_861) == 1786
+    assert binary_candidates(10, 1_000_000) == BINARY_MAX_CANDIDATES == 4096  # sqlite-vec's largest k
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_binary_keeps_the_float32_top_10_of_a_large_index(open_store: Any, engine: str) -> None:
+    rows = _spread_like(8000, 5)
+    queries = _spread_like(40, 105)
+    truth = np.argsort(-(queries @ rows.T), axis=1, kind="stable")[:, :10]
+    centre = rows[:CENTRE_SAMPLE].mean(axis=0)  # what the index's centre is made from (decision 380)
+    hamming = ((queries - centre) > 0)[:, None, :] != ((rows - centre) > 0)[None, :, :]
+    order = np.argsort(hamming.sum(-1), axis=1, kind="stable")
+
+    def recall(pool: int) -> float:
+        top = [p[np.argsort(-(rows[p] @ q))[:10]] for q, p in zip(queries, order[:, :pool], strict=True)]
+        return sum(len(set(t.tolist()) & set(b.tolist())) for t, b in zip(top, truth, strict=True)) / truth.size
+
+    assert recall(BINARY_MIN_CANDIDATES) < 0.95  # the fixed pool before decision 430 misses
+    store, _ = open_store(engine)
+    _fill(store, "binary", rows)
+    made, stored_centre = _centre(store)
+    assert made >= CENTRE_SAMPLE and np.allclose(stored_centre, rows[:made].mean(axis=0), atol=1e-5)
+    found = [[int(h.text.split()[1]) for h in store.semantic(q, 10, None)] for q in queries]
+    assert sum(len(set(f) & set(t.tolist())) for f, t in zip(found, truth, strict=True)) / truth.size >= 0.95
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_binary_pool_follows_the_rows_written_since(open_store: Any, engine: str) -> None:
+    """The row count the pool is taken from moves with every write (SQLite: counted again when the
+    vector generation moves, in any process; PostgreSQL: the planner's estimate, pages now)."""
+    store, where = open_store(engine)
+    _fill(store, "binary", VECTORS[:1000])
+    if isinstance(store, PostgresStore):
+        store._rows("analyze vectors")  # statistics taken at 1,000 rows
+        assert abs(store._vector_rows() - 1000) <= 50
+    store.semantic(QUERIES[0], 10, None)  # SQLite: counted (and cached) at 1,000 rows
+    other, _ = open_store(engine, where)  # another connection writes the rest
+    _write(other, VECTORS[1000:], first_doc=1000 // PER_DOC)
+    if engine == "postgresql":
+        assert isinstance(store, PostgresStore)
+        assert abs(store._vector_rows() - N) <= N * 0.05  # the old density times the pages now
+    else:
+        assert isinstance(store, SqliteStore)
+        assert store._vector_rows() == N
 
 
 # both: a scope is searched exactly, with the same scores ----------------------------------

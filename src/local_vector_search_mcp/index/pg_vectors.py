@@ -26,8 +26,9 @@ SQLite's ``vec0 int8`` does with the quantized query. The index proposes ``max(2
 candidates, which are re-scored asymmetrically (decision 381): the float32 query against the
 stored codes, so the distance reported is ``1 - cos(query, codes)``.
 
-binary: the HNSW index over sign bits (Hamming distance) proposes ``max(8 x limit, 400)``
-candidates (the SQLite adapter's pool), re-ranked by exact cosine over the float32 column.
+binary: the HNSW index over sign bits (Hamming distance) proposes ``max(8 x limit, 400, rows /
+10)`` candidates, at most 4,096 (decision 430: the SQLite adapter's pool; past ``ef_search``'s
+1,000 the iterative scan walks on), re-ranked by exact cosine over the float32 column.
 The bits are those of ``embedding - centre`` (decision 380): the bundled model's vectors share
 a large common direction, so raw signs say little. ``vector_centre`` records the centre (the
 mean of the stored vectors, made again while fewer than ``CENTRE_SAMPLE`` vectors made it and
@@ -50,10 +51,9 @@ from pgvector import Bit, HalfVector
 
 from .chunks import unit
 from .quantized import (
-    BINARY_MIN_CANDIDATES,
-    BINARY_OVERFETCH,
     INT8_MIN_CANDIDATES,
     INT8_OVERFETCH,
+    binary_candidates,
     int8_codes,
     int8_scale,
 )
@@ -272,10 +272,12 @@ class VectorLayout:
             return f"(lvsm_int8_halfvec({alias}.embedding, {alias}.q_zero)::vector({int(self.dimensions)})) <=> %(v)s"
         return f"{alias}.embedding <=> %(v)s"
 
-    def candidates(self, limit: int) -> int:
-        """How many rows the ANN index proposes for ``limit`` results."""
+    def candidates(self, limit: int, rows: int = 0) -> int:
+        """How many rows the ANN index proposes for ``limit`` results out of about ``rows`` stored
+        vectors. binary: the SQLite adapter's pool, growing with the index (decision 430); beyond
+        ``hnsw.ef_search``'s 1,000 the iterative scan (strict order) walks on to fill it."""
         if self.storage == "binary":
-            return min(max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES), MAX_EF_SEARCH)
+            return binary_candidates(limit, rows)
         if self.storage == "int8":
             return min(max(limit * INT8_OVERFETCH, INT8_MIN_CANDIDATES), MAX_EF_SEARCH)
         return limit

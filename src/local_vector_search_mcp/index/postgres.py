@@ -941,9 +941,9 @@ class PostgresStore:
         ids = self._scope_ids(scope)
         layout = self._layout()
         exact, ann = layout.exact_distance("v"), layout.ann_distance("v")
-        candidates = layout.candidates(limit)
         conn = self._conn()
         with self._lock, conn.transaction():
+            candidates = layout.candidates(limit, self._vector_rows() if layout.storage == "binary" else 0)
             ef_search = min(max(EF_SEARCH, candidates), MAX_EF_SEARCH)
             conn.execute(sql.SQL("set local hnsw.ef_search = {}").format(sql.Literal(ef_search)))
             conn.execute(b"set local hnsw.iterative_scan = strict_order")
@@ -962,6 +962,23 @@ class PostgresStore:
             params = {**layout.probe(vector), "k": candidates, "n": limit, "ids": ids}
             rows = conn.execute(query.encode(), params).fetchall()
         return self._hits(rows, True)
+
+    def _vector_rows(self) -> int:
+        """About how many vectors the table holds (binary's pool grows with it, decision 430), as
+        the planner estimates a table: the rows per page of the last ANALYZE / VACUUM times the
+        pages it has now, so rows written since count; an exact count before any statistics."""
+        row = (
+            self._conn()
+            .execute(
+                b"select case when relpages > 0 and reltuples >= 0 then reltuples / relpages"
+                b" * (pg_relation_size(oid) / current_setting('block_size')::int) end"
+                b" from pg_class where oid = 'vectors'::regclass"
+            )
+            .fetchone()
+        )
+        if row is None or row[0] is None:
+            row = self._conn().execute(b"select count(*) from vectors").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
 
     # the chunk and vector API ---------------------------------------------------------
     def _md_columns(self) -> str:

@@ -11,13 +11,16 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "BINARY_MAX_CANDIDATES",
     "BINARY_MIN_CANDIDATES",
     "BINARY_OVERFETCH",
+    "BINARY_SHARE",
     "CENTRE_SAMPLE",
     "INT8_MIN_CANDIDATES",
     "INT8_OVERFETCH",
     "INT8_SCALE_KEY",
     "INT8_SCALE_PER_VECTOR",
+    "binary_candidates",
     "int8_codes",
     "int8_scale",
 ]
@@ -26,6 +29,11 @@ __all__ = [
 # candidates are re-ranked, 0.97 with 400 on rust-book): re-rank at least this many exactly.
 BINARY_OVERFETCH = 8
 BINARY_MIN_CANDIDATES = 400
+# ... and a fixed pool falls behind as the index grows (decision 430: 400 of 17,861 real e5 vectors
+# held 0.91 of the float32 top 10): at least a tenth of the rows, as the chunk API's pool (395) ...
+BINARY_SHARE = 10
+# ... up to sqlite-vec's largest k (a vec0 KNN query refuses k > 4096); PostgreSQL keeps the same pool
+BINARY_MAX_CANDIDATES = 4096
 # int8: candidates by the quantized query over the codes, re-scored with the float32 query
 # (decision 381; pool 20 already matches a full asymmetric scan on both dev sets)
 INT8_OVERFETCH = 2
@@ -37,6 +45,13 @@ CENTRE_SAMPLE = 1024
 # it holds codes of the fixed scale 1/127 (before 425): it is incompatible, never mixed with these.
 INT8_SCALE_KEY = "int8_scale"
 INT8_SCALE_PER_VECTOR = "per-vector"
+
+
+def binary_candidates(limit: int, rows: int) -> int:
+    """How many centred Hamming candidates a binary search re-ranks exactly for ``limit`` results
+    out of ``rows`` stored vectors (decision 430), the same on both engines."""
+    pool = max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES, rows // BINARY_SHARE)
+    return min(pool, BINARY_MAX_CANDIDATES)
 
 
 def int8_codes(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:

@@ -103,11 +103,10 @@ from .port import (
     tag_prefixes,
 )
 from .quantized import (
-    BINARY_MIN_CANDIDATES,
-    BINARY_OVERFETCH,
     CENTRE_SAMPLE,
     INT8_MIN_CANDIDATES,
     INT8_OVERFETCH,
+    binary_candidates,
     int8_codes,
 )
 from .query import LexicalQuery, PathScope
@@ -1069,7 +1068,8 @@ class SqliteStore(ChunkTables):
 
         float32: vec0's distances. int8: candidates by the quantized query, re-scored with the
         float32 query against the codes (decision 381). binary: candidates by the Hamming distance
-        of the centred bits, re-ranked by exact float32 cosine (decision 380). One read
+        of the centred bits (decision 380), a pool growing with the index (430), re-ranked by
+        exact float32 cosine. One read
         transaction (a savepoint: this thread may be inside a write), so the centre and the bits
         are those of one moment."""
         c = self._conn()
@@ -1083,10 +1083,11 @@ class SqliteStore(ChunkTables):
         self, c: apsw.Connection, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None
     ) -> list[tuple[int, float]]:
         storage = self._storage()
-        k = {
-            "binary": max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES),
-            "int8": max(limit * INT8_OVERFETCH, INT8_MIN_CANDIDATES),
-        }.get(storage, limit)
+        k = limit
+        if storage == "binary":  # a pool growing with the index (decision 430)
+            k = binary_candidates(limit, self._vector_rows())
+        elif storage == "int8":
+            k = max(limit * INT8_OVERFETCH, INT8_MIN_CANDIDATES)
         param, probe = {
             "float32": ("?", _f32(vector)),
             "int8": ("vec_int8(?)", _i8(vector)),
@@ -1127,6 +1128,18 @@ class SqliteStore(ChunkTables):
             else:
                 found = []
         return [(int(cid), float(d)) for cid, d in found[:limit]]
+
+    def _vector_rows(self) -> int:
+        """How many Markdown vectors the index holds (binary's pool grows with it, decision 430):
+        counted once per ``vector_generation`` (every write that changes a vector moves it, in any
+        process), so a query reads one small row, not the table."""
+        generation = self._generation()
+        cached: tuple[int, int] | None = self.__dict__.get("_vector_rows_cache")
+        if cached is not None and cached[0] == generation and self._table_exists("vector_generation"):
+            return cached[1]
+        rows = int(self._one("SELECT count(*) FROM chunk_vectors_exact") or 0)
+        self.__dict__["_vector_rows_cache"] = (generation, rows)
+        return rows
 
     def file_size(self) -> int:
         """Bytes on disk: database + WAL."""
