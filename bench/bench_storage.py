@@ -18,19 +18,28 @@ Vector sets:
 
 Same-run references in numpy: what int8 and binary found before (int8, decision 425: codes of
 the fixed scale 1/127, 40 candidates by the quantized query re-scored with the float query as 381
-shipped them; binary, decision 380: raw sign bits, 400 Hamming candidates re-ranked exactly).
+shipped them; binary, decision 430: the centred sign bits of decision 380 with the fixed pool of
+400 Hamming candidates re-ranked exactly, where the pool now grows with the index).
 
 Writes ``results/storage.json`` and ``results/bench_storage.summary.json``.
 Run: ``.venv/bin/python bench/bench_storage.py``.
+
+``--pool-study`` (numpy only, about 2 minutes; decision 430): recall@10 of the centred sign-bit
+candidates re-ranked exactly, by pool size, on the three real sets, synthetic 10k / 50k and the
+real vectors grown to 50k / 100k rows (a random real row interpolated towards one of its 10
+nearest, re-normalised, as decision 395 measured the chunk API); writes
+``results/storage_pool.json``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +54,17 @@ import evalkit  # noqa: E402
 from bench_scale import Corpus, tune  # noqa: E402
 from pg_server import PgServer  # noqa: E402
 
+from local_vector_search_mcp.index import pg_vectors  # noqa: E402
+from local_vector_search_mcp.index import sqlite as sqlite_adapter  # noqa: E402
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord, IndexStore  # noqa: E402
 from local_vector_search_mcp.index.postgres import PostgresStore  # noqa: E402
-from local_vector_search_mcp.index.quantized import INT8_MIN_CANDIDATES  # noqa: E402
+from local_vector_search_mcp.index.quantized import (  # noqa: E402
+    BINARY_MIN_CANDIDATES,
+    BINARY_OVERFETCH,
+    CENTRE_SAMPLE,
+    INT8_MIN_CANDIDATES,
+    binary_candidates,
+)
 from local_vector_search_mcp.index.sqlite import SqliteStore  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -107,7 +124,7 @@ def postgres_bytes(store: PostgresStore) -> dict[str, int]:
 
 
 def before(vectors: npt.NDArray[np.float32], queries: npt.NDArray[np.float32]) -> dict[str, float]:
-    """recall@10 of int8 and binary as they scored before decisions 425 and 380 (numpy)."""
+    """recall@10 of int8 and binary as they scored before decisions 425 and 430 (numpy)."""
     truth = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
 
     def codes(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -117,7 +134,8 @@ def before(vectors: npt.NDArray[np.float32], queries: npt.NDArray[np.float32]) -
 
     stored = codes(vectors)
     symmetric, asymmetric = codes(queries) @ stored.T, queries @ stored.T
-    bits, qbits = np.packbits(vectors > 0, axis=1), np.packbits(queries > 0, axis=1)
+    centre = vectors[:CENTRE_SAMPLE].mean(axis=0)  # about what the index keeps (decision 380)
+    bits, qbits = np.packbits(vectors > centre, axis=1), np.packbits(queries > centre, axis=1)
     int8_found = binary_found = 0
     for i, (q, best) in enumerate(zip(queries, truth, strict=True)):
         pool8 = np.argsort(-symmetric[i], kind="stable")[:INT8_MIN_CANDIDATES]  # 381: re-scored by the float query
@@ -135,22 +153,42 @@ def measure(
     store: IndexStore, storage: str, vectors: npt.NDArray[np.float32], queries: npt.NDArray[np.float32]
 ) -> dict[str, Any]:
     fill_s = fill(store, storage, vectors)
-    truth = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
-    found, times = 0.0, []
-    for q, best in zip(queries, truth, strict=True):
-        t0 = time.perf_counter()
-        hits = store.semantic(q, 10, None)
-        times.append((time.perf_counter() - t0) * 1000)
-        found += len({int(h.text) for h in hits} & set(best.tolist())) / 10
     sizes = sqlite_bytes(store) if isinstance(store, SqliteStore) else postgres_bytes(store)  # type: ignore[arg-type]
     n = len(vectors)
-    return {
-        "recall10": found / len(queries),
-        "bytes_per_vector": sizes["total"] / n,
-        "sizes": sizes,
-        "fill_s": fill_s,
-        "p50_ms": float(np.median(times)),
-    }
+    out = {**search(store, vectors, queries), "bytes_per_vector": sizes["total"] / n, "sizes": sizes, "fill_s": fill_s}
+    if storage == "binary":  # the same index searched with the fixed pool of 400 (before decision 430)
+        fixed = {"binary_candidates": lambda limit, rows: max(limit * BINARY_OVERFETCH, BINARY_MIN_CANDIDATES)}
+        with patched(sqlite_adapter, fixed), patched(pg_vectors, fixed):
+            out["fixed_pool"] = search(store, vectors, queries)
+        out["pool"] = binary_candidates(10, n)
+    return out
+
+
+def search(store: IndexStore, vectors: npt.NDArray[np.float32], queries: npt.NDArray[np.float32]) -> dict[str, float]:
+    """recall@10 of ``semantic`` against exact float32, its p50 wall time and this process's CPU
+    per query (PostgreSQL's server CPU is not included)."""
+    truth = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+    found, times, cpu = 0.0, [], []
+    store.semantic(queries[0], 10, None)  # warm: caches, plans
+    for q, best in zip(queries, truth, strict=True):
+        t0, c0 = time.perf_counter(), time.process_time()
+        hits = store.semantic(q, 10, None)
+        times.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
+        found += len({int(h.text) for h in hits} & set(best.tolist())) / 10
+    return {"recall10": found / len(queries), "p50_ms": float(np.median(times)), "cpu_ms": float(np.mean(cpu))}
+
+
+@contextlib.contextmanager
+def patched(module: Any, names: dict[str, Any]) -> Iterator[None]:
+    saved = {k: getattr(module, k) for k in names}
+    for k, v in names.items():
+        setattr(module, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(module, k, v)
 
 
 def main() -> int:
@@ -170,7 +208,7 @@ def main() -> int:
                     "before": before(vectors, queries),
                 }
                 shown = ", ".join(f"{k} {v:.3f}" for k, v in results[name]["before"].items())
-                print(f"{name:<16} before 425 / 380 (numpy): {shown}", flush=True)
+                print(f"{name:<16} before 425 / 430 (numpy): {shown}", flush=True)
                 for engine, storages in STORAGES.items():
                     for storage in storages:
                         if engine == "sqlite":
@@ -186,9 +224,17 @@ def main() -> int:
                         results[name][f"{engine} {storage}"] = r
                         print(
                             f"{name:<16} {engine:<10} {storage:<8} recall@10 {r['recall10']:.3f}  "
-                            f"{r['bytes_per_vector']:7.0f} B/vector  p50 {r['p50_ms']:.1f} ms",
+                            f"{r['bytes_per_vector']:7.0f} B/vector  p50 {r['p50_ms']:.1f} ms"
+                            f"  cpu {r['cpu_ms']:.1f} ms  load {os.getloadavg()[0]:.1f}",
                             flush=True,
                         )
+                        if "fixed_pool" in r:
+                            f = r["fixed_pool"]
+                            print(
+                                f"{'':<16} {'':<10} {'(400)':<8} recall@10 {f['recall10']:.3f}  "
+                                f"(pool {r['pool']} above)  p50 {f['p50_ms']:.1f} ms  cpu {f['cpu_ms']:.1f} ms",
+                                flush=True,
+                            )
     finally:
         server.stop()
     results["load_after"] = os.getloadavg()[0]
@@ -234,6 +280,14 @@ def summary(results: dict[str, Any]) -> list[list[Any]]:
             )
             size = results[sets[-1]][key]
             worst = min(results[name][key]["recall10"] for name in sets)
+            if storage == "binary":  # the pool that grows with the index (decision 430): what it costs
+                largest = max(sets, key=lambda name: int(results[name]["vectors"]))
+                big = results[largest][key]
+                if "fixed_pool" in big:
+                    recalls += (
+                        f"; {largest}: pool {big['pool']}, p50 {big['p50_ms']:.1f} ms (same index with the fixed"
+                        f" 400: recall {big['fixed_pool']['recall10']:.3f}, p50 {big['fixed_pool']['p50_ms']:.1f} ms)"
+                    )
             rows.append(
                 [
                     f"`vectorStorage: {storage}` on {engine}: recall@10 vs exact float32 >= 0.95 (the HNSW bar)",
@@ -244,7 +298,71 @@ def summary(results: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+POOLS = (400, 600, 800, 1000, 1200, 1500, 2000, 3000, 4096, 6000, 10_000)
+
+
+def grown(vectors: npt.NDArray[np.float32], n: int, seed: int = 7) -> npt.NDArray[np.float32]:
+    """``vectors`` plus rows interpolated between a random row and one of its 10 nearest, to ``n``."""
+    rng = np.random.default_rng(seed)
+    need = n - len(vectors)
+    pick = rng.integers(0, len(vectors), need)
+    near = np.vstack(
+        [np.argpartition(-(vectors[pick[s : s + 2000]] @ vectors.T), 11, axis=1)[:, :11] for s in range(0, need, 2000)]
+    )
+    # the row itself is among its 11 best: drop the column holding it, keep 10 neighbours
+    partner = np.array([[j for j in row if j != p][rng.integers(0, 10)] for row, p in zip(near, pick, strict=True)])
+    t = rng.random((need, 1)).astype(np.float32)
+    new = vectors[pick] * (1 - t) + vectors[partner] * t
+    new /= np.linalg.norm(new, axis=1, keepdims=True)
+    out = np.vstack([vectors, new.astype(np.float32)])
+    rng.shuffle(out)
+    return out
+
+
+def pool_study() -> dict[str, Any]:
+    real = real_sets()
+    pooled = np.vstack([v for v, _ in real.values()])
+    pooled_queries = np.vstack([q for _, q in real.values()])
+    corpus = Corpus()
+    sets = {
+        **real,
+        "synthetic 10k": (corpus.vectors(0, 10_000), corpus.vectors(0, 100, salt=1)),
+        "synthetic 50k": (corpus.vectors(0, 50_000), corpus.vectors(0, 100, salt=1)),
+        "real grown 50k": (grown(pooled, 50_000), pooled_queries),
+        "real grown 100k": (grown(pooled, 100_000), pooled_queries),
+    }
+    out: dict[str, Any] = {"load_before": os.getloadavg()[0]}
+    for name, (vectors, queries) in sets.items():
+        centre = vectors[:CENTRE_SAMPLE].mean(axis=0)
+        truth = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+        bits = np.packbits(vectors > centre, axis=1)
+        row: dict[str, Any] = {
+            "vectors": len(vectors),
+            "queries": len(queries),
+            "rule": binary_candidates(10, len(vectors)),
+        }
+        found = {p: [] for p in POOLS if p <= len(vectors)}
+        for q, best in zip(queries, truth, strict=True):
+            hamming = np.bitwise_count(bits ^ np.packbits(q > centre)).sum(axis=1, dtype=np.int32)
+            order = np.argsort(hamming, kind="stable")
+            for p in found:
+                pool = order[:p]
+                top = pool[np.argsort(-(vectors[pool] @ q))[:10]]
+                found[p].append(len(set(top.tolist()) & set(best.tolist())) / 10)
+        row["recall10"] = {str(p): float(np.mean(f)) for p, f in found.items()}
+        row["worst"] = {str(p): float(np.min(f)) for p, f in found.items()}
+        out[name] = row
+        shown = " ".join(f"{p}:{row['recall10'][p]:.3f}" for p in row["recall10"])
+        print(f"{name:<18} {len(vectors):>7} rule {row['rule']:>5}  {shown}", flush=True)
+    out["load_after"] = os.getloadavg()[0]
+    (RESULTS / "storage_pool.json").write_text(json.dumps(out, indent=1) + "\n", "utf-8")
+    return out
+
+
 if __name__ == "__main__":
+    if "--pool-study" in sys.argv:
+        pool_study()
+        sys.exit(0)
     if "--report" in sys.argv:  # re-print from results/storage.json
         report(json.loads((RESULTS / "storage.json").read_text("utf-8")))
         sys.exit(0)
