@@ -241,6 +241,7 @@ def storage_recall(svc: KbClient, corpus: str) -> dict[str, Any]:
         "vectors": len(ids),
         "int8_recall10": statistics.mean(rec8),
         "int8_recall10_rescored": statistics.mean(rec8_asym),
+        "int8_scale": "per-vector",  # _i8's codes (decision 425)
         "binary_recall10_centred_rerank400": statistics.mean(recb_centred),
         "binary_recall10_no_rerank": statistics.mean(recb_raw),
         "binary_recall10_rerank80": statistics.mean(recb),
@@ -1019,13 +1020,17 @@ def write_report(r: dict[str, Any]) -> None:
         lines += fmt_quality(corpus, q)
     lines += fmt_heldout(r)
     lines += _pg_quality()
+    # a run from before decision 425 quantized with the fixed scale
+    per_vector = all(s.get("int8_scale") == "per-vector" for s in r["storage"].values())
+    scale = "one scale per vector, 425" if per_vector else "fixed scale 1/127"
     lines += [
         "## Vector storage (recall@10 against float32, eval queries)",
         "",
         "numpy, over the cached index's vectors; the layouts as shipped are measured through the adapters "
         "by `bench_storage.py` (the `vectorStorage` rows at the top).",
         "",
-        "| corpus | vectors | int8, quantized query | int8, 40 re-scored with the float query (381) "
+        f"| corpus | vectors | int8 ({scale}), quantized query "
+        "| int8, 40 re-scored with the float query (381) "
         "| binary, no re-rank | binary + float re-rank of 80 | binary + float re-rank of 400 "
         "| binary centred on the corpus mean + re-rank of 400 (380) |",
         "|---|---|---|---|---|---|---|---|",

@@ -12,12 +12,13 @@ index's shares apart.
 Vector sets:
 * the real chunks of rust-book and vue-docs-zh-cn embedded by the bundled model (the index
   ``bench_search.py`` caches in ``bench/.cache``; built here when missing, reused there), with
-  their eval queries embedded as queries;
+  their eval queries embedded as queries; opensearch-docs (17,861 chunks, 50 queries) too when
+  its cached index exists (``bench_search.py`` builds it, about 11 minutes: never here);
 * 10,000 synthetic clustered 384-d vectors (``bench_scale.Corpus``) with 100 queries.
 
-Same-run references in numpy (decisions 380-381): what int8 and binary found before their
-candidates were re-scored / their bits centred (int8: the quantized query's cosine with the
-codes; binary: raw sign bits, 400 Hamming candidates re-ranked exactly).
+Same-run references in numpy: what int8 and binary found before (int8, decision 425: codes of
+the fixed scale 1/127, 40 candidates by the quantized query re-scored with the float query as 381
+shipped them; binary, decision 380: raw sign bits, 400 Hamming candidates re-ranked exactly).
 
 Writes ``results/storage.json`` and ``results/bench_storage.summary.json``.
 Run: ``.venv/bin/python bench/bench_storage.py``.
@@ -46,6 +47,7 @@ from pg_server import PgServer  # noqa: E402
 
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord, IndexStore  # noqa: E402
 from local_vector_search_mcp.index.postgres import PostgresStore  # noqa: E402
+from local_vector_search_mcp.index.quantized import INT8_MIN_CANDIDATES  # noqa: E402
 from local_vector_search_mcp.index.sqlite import SqliteStore  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -59,7 +61,9 @@ def real_sets() -> dict[str, tuple[npt.NDArray[np.float32], npt.NDArray[np.float
     import bench_search
 
     out = {}
-    for corpus, root in evalkit.CORPORA.items():
+    corpora = dict(evalkit.CORPORA)
+    corpora.update({c: r for c, r in evalkit.LARGE.items() if (bench_search.CACHE / f"{c}-local.db").exists()})
+    for corpus, root in corpora.items():
         svc, _ = bench_search.vector_service(corpus, root)
         rows = list(svc.store._conn().execute("SELECT embedding FROM chunk_vectors ORDER BY chunk_id"))
         chunks = np.vstack([np.frombuffer(r[0], dtype=np.float32) for r in rows])
@@ -103,18 +107,22 @@ def postgres_bytes(store: PostgresStore) -> dict[str, int]:
 
 
 def before(vectors: npt.NDArray[np.float32], queries: npt.NDArray[np.float32]) -> dict[str, float]:
-    """recall@10 of int8 and binary as they scored before decisions 381 and 380 (numpy)."""
+    """recall@10 of int8 and binary as they scored before decisions 425 and 380 (numpy)."""
     truth = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
 
     def codes(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The fixed scale 1/127 of decision 172, at unit length (cosine ignores the scale)."""
         c = np.clip(np.rint(np.clip(x, -1, 1) * 127), -127, 127).astype(np.float32)
         return c / np.maximum(np.linalg.norm(c, axis=-1, keepdims=True), 1e-12)
 
-    symmetric = codes(queries) @ codes(vectors).T
+    stored = codes(vectors)
+    symmetric, asymmetric = codes(queries) @ stored.T, queries @ stored.T
     bits, qbits = np.packbits(vectors > 0, axis=1), np.packbits(queries > 0, axis=1)
     int8_found = binary_found = 0
     for i, (q, best) in enumerate(zip(queries, truth, strict=True)):
-        int8_found += len(set(np.argsort(-symmetric[i], kind="stable")[:10].tolist()) & set(best.tolist()))
+        pool8 = np.argsort(-symmetric[i], kind="stable")[:INT8_MIN_CANDIDATES]  # 381: re-scored by the float query
+        top8 = pool8[np.argsort(-asymmetric[i][pool8], kind="stable")[:10]]
+        int8_found += len(set(top8.tolist()) & set(best.tolist()))
         hamming = np.unpackbits(bits ^ qbits[i], axis=1).sum(axis=1)
         pool = np.argsort(hamming, kind="stable")[:400]
         top = pool[np.argsort(-(vectors[pool] @ q), kind="stable")[:10]]
@@ -161,7 +169,8 @@ def main() -> int:
                     "dims": int(vectors.shape[1]),
                     "before": before(vectors, queries),
                 }
-                print(f"{name:<16} before 380/381 (numpy): {results[name]['before']}", flush=True)
+                shown = ", ".join(f"{k} {v:.3f}" for k, v in results[name]["before"].items())
+                print(f"{name:<16} before 425 / 380 (numpy): {shown}", flush=True)
                 for engine, storages in STORAGES.items():
                     for storage in storages:
                         if engine == "sqlite":
@@ -198,11 +207,11 @@ def table(results: dict[str, Any]) -> str:
     sets = [k for k, v in results.items() if isinstance(v, dict)]
     columns = [f"{e} {s}" for e, ss in STORAGES.items() for s in ss]
     lines = ["recall@10 vs exact float32 (numpy) / bytes per vector on disk (vectors + their index)", ""]
-    lines.append(f"{'':<22}" + "".join(f"{c:>20}" for c in columns))
+    lines.append(f"{'':<24}" + "".join(f"{c:>20}" for c in columns))
     for name in sets:
         r = results[name]
         lines.append(
-            f"{name + ' (' + str(r['vectors']) + ')':<22}"
+            f"{name + ' (' + str(r['vectors']) + ')':<24}"
             + "".join(f"{r[c]['recall10']:>11.3f} {r[c]['bytes_per_vector']:>6.0f} B" for c in columns)
         )
     return "\n".join(lines)

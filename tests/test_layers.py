@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "search": {"embeddings", "errors", "globs", "index"},
     "workspace": {"config", "embeddings", "errors", "index", "paths", "search"},
     "writer": {"errors", "paths", "sourcefile", "workspace"},
-    "assets": {"errors", "paths", "workspace", "writer"},
+    "assets": {"errors", "paths", "sourcefile", "workspace", "writer"},  # the racy-clean window (401)
     "export": {"errors", "markdown", "paths", "sourcefile"},  # documents read as the indexer reads them
     "notion": {"config", "errors", "globs", "paths", "sourcefile"},
     "handlers": {

@@ -127,7 +127,7 @@ class EmbeddingConfig(BaseModel):
         Literal['float32', 'float16', 'int8', 'binary'], Field(alias='vectorStorage')
     ] = 'float32'
     """
-    How vectors are stored: `float32` exact; `float16` half the size (PostgreSQL only: sqlite-vec has no half-precision type, so SQLite refuses it); `int8` a quarter of the size (symmetric: round(v x 127), scale 1/127, zero point 0; the candidates are re-scored with the unquantized query); `binary` sign bits of each vector minus the index's mean vector for the candidate search, with exact float re-ranking of a larger candidate pool. Changing it on an existing index needs a rebuild (kb_reindex force=true).
+    How vectors are stored: `float32` exact; `float16` half the size (PostgreSQL only: sqlite-vec has no half-precision type, so SQLite refuses it); `int8` a quarter of the size (symmetric, one scale per vector: round(127 v / max|v|), zero point 0; the candidates are re-scored with the unquantized query; an int8 index built with the earlier fixed scale 1/127 needs kb_reindex force=true); `binary` sign bits of each vector minus the index's mean vector for the candidate search, with exact float re-ranking of a larger candidate pool. Changing it on an existing index needs a rebuild (kb_reindex force=true).
     """
 
 

@@ -21,7 +21,12 @@ from pathlib import Path
 
 from .errors import InvalidArgument, KbError, NotFound, PermissionDenied, UnsupportedFormat
 
-__all__ = ["MAX_DOCUMENT_BYTES", "check_size", "os_reason", "read_source", "unlisted_folder"]
+__all__ = ["MAX_DOCUMENT_BYTES", "RACY_NS", "check_size", "os_reason", "read_source", "unlisted_folder"]
+
+# A file or folder changed less than this before we looked at it may change again within the same
+# timestamp tick of a coarse file-system clock (~4 ms on Linux before 6.13, 1 s on HFS+, 2 s on
+# FAT): its size and mtime do not prove it unchanged later (git's "racy clean" rule).
+RACY_NS = 2_000_000_000
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 

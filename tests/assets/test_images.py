@@ -353,7 +353,7 @@ def test_warm_pages_reuse_the_walk_until_a_folder_changes(ws: Workspace, monkeyp
     assert [e.path for e in list_images(ws).images] == ["a.png", "sub/b.png"]
     first = len(walks)
     # ctime still changes with the writes above, so let the racy window pass without sleeping
-    monkeypatch.setattr(engine, "_RACY_NS", 0)
+    monkeypatch.setattr(engine, "RACY_NS", 0)
     list_images(ws)
     settled = len(walks)
     assert [e.path for e in list_images(ws).images] == ["a.png", "sub/b.png"]

@@ -223,6 +223,28 @@ def test_quantized_vectors_cross_engines_and_come_back_as_stored(
         s.close()
 
 
+def test_an_int8_index_of_the_fixed_scale_is_not_copied(tmp_path: Path) -> None:
+    """An int8 index from before decision 425 (no ``int8_scale`` in its manifest) holds codes of the
+    fixed scale 1/127: the target would re-quantize them with one scale per vector, so the copy is
+    refused with the rebuild to run, and the target is left as it was."""
+    from local_vector_search_mcp.index.copy import CopyError
+
+    root = tmp_path / "kb"
+    _kb(root)
+    ws = make_workspace(root, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage="int8")
+    ws.indexing.reindex("all", False)
+    ws.indexing.wait_vectors(60)
+    ws.close()
+    source = SqliteStore(root / ".local-vector-search-mcp" / "index.db")
+    source.write_manifest({k: v for k, v in source.read_manifest().items() if k != "int8_scale"})
+    target = SqliteStore(tmp_path / "copy.db")
+    with pytest.raises(CopyError, match=r"fixed scale 1/127.*--reindex --force"):
+        copy_index(source, target)
+    assert target.counts().documents == 0 and target.read_manifest() == {}
+    source.close()
+    target.close()
+
+
 def test_a_storage_the_target_engine_lacks_is_refused_cleanly(tmp_path: Path, pg_server: PgServer) -> None:
     """float16 exists only on PostgreSQL: copying such an index into SQLite stops with a clear
     message and leaves the target as it was."""

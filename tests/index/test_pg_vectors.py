@@ -16,6 +16,7 @@ from local_vector_search_mcp.errors import IndexNotReady
 from local_vector_search_mcp.index.pg_vectors import VectorLayout, int8_codes
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
 from local_vector_search_mcp.index.postgres import PostgresStore
+from local_vector_search_mcp.index.quantized import int8_scale
 
 DIMS = 48
 STORAGES = ["float32", "float16", "int8", "binary"]
@@ -41,10 +42,21 @@ def _filled(pg_server: PgServer, storage: str, vectors: np.ndarray) -> PostgresS
     return store
 
 
-def test_int8_is_symmetric_scalar_quantization() -> None:
-    codes = int8_codes(np.array([1.0, -1.0, 0.5, -0.003, 2.0, -3.0], dtype=np.float32))
-    assert codes.tolist() == [127, -127, 64, 0, 127, -127]  # clamped to [-1, 1], round(v * 127)
+def test_int8_is_symmetric_scalar_quantization_with_one_scale_per_vector() -> None:
+    """decision 425: round(127 v / max|v|), the largest component +-127 whatever the vector's size."""
+    codes = int8_codes(np.array([0.2, -0.1, 0.05, -0.0004, 0.15, -0.3], dtype=np.float32))
+    assert codes.tolist() == [85, -42, 21, 0, 64, -127]
     assert codes.dtype == np.int8
+    assert int8_codes(np.array([1.0, -1.0, 0.5, -0.003], dtype=np.float32)).tolist() == [127, -127, 64, 0]
+    assert int8_codes(np.zeros(4, dtype=np.float32)).tolist() == [0, 0, 0, 0]
+    rows = np.array([[0.02, -0.01], [3.0, 6.0]], dtype=np.float32)  # a matrix: row by row
+    assert int8_codes(rows).tolist() == [[127, -64], [64, 127]]
+    # codes / 127 (what an export gives) quantize to the same codes: a copy keeps them bit for bit
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        c = rng.integers(-127, 128, DIMS)
+        c[rng.integers(DIMS)] = rng.choice([-127, 127])
+        assert np.array_equal(int8_codes(c.astype(np.float32) / np.float32(127.0)), c)
 
 
 @pytest.mark.parametrize("storage", STORAGES)
@@ -65,7 +77,15 @@ def test_each_layout_stores_its_own_type_and_finds_the_exact_neighbours(pg_serve
         payload = {"float32": 4 * DIMS, "float16": 2 * DIMS, "int8": DIMS, "binary": 4 * DIMS}[storage]
         assert payload < width <= payload + 8  # the value plus pgvector's / PostgreSQL's header
         if storage == "int8":
-            assert store._rows("select distinct q_scale, q_zero from vectors") == [(pytest.approx(1 / 127), 0)]
+            # q_scale: what a code is worth for that vector at unit length (decision 425)
+            rows = store._rows(
+                "select c.ordinal, d.path, v.q_scale, v.q_zero from vectors v join chunks c on c.id = v.chunk_id"
+                " join documents d on d.id = c.doc_id"
+            )
+            for ordinal, path, q_scale, q_zero in rows:
+                i = int(path[1:3]) * 20 + ordinal
+                assert q_zero == 0 and q_scale == pytest.approx(int8_scale(vectors[i]), rel=1e-6)
+            assert len(rows) == 400 and max(r[2] for r in rows) < 0.99 / 127  # finer than the fixed 1/127 of before
         queries = _vectors(30, seed=9)
         exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
         found = 0

@@ -1,9 +1,11 @@
-"""The compressed vector layouts on both engines (decisions 380-382): binary's bits are taken
-around a centre stored with the index, int8's candidates are re-scored with the float query.
+"""The compressed vector layouts on both engines (decisions 380-382, 425): binary's bits are taken
+around a centre stored with the index, int8's codes have one scale per vector and its candidates
+are re-scored with the float query.
 
 The vectors here share a strong common direction, as the bundled e5 model's do: raw sign bits
 then hardly tell two vectors apart (the numpy figure each test checks first), while the centred
-bits find the float32 top 10.
+bits find the float32 top 10. The int8 recall test uses 384-d vectors whose components are as
+small as e5's (95 % under 0.1), where a fixed scale 1/127 leaves them about 4 bits.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import pytest
 from kb_fakes import HashEmbedder, client
 from pg_server import PgServer
 
+from local_vector_search_mcp.errors import IndexNotReady
 from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+from local_vector_search_mcp.index.manifest import compatibility_problems
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord, IndexStore
 from local_vector_search_mcp.index.postgres import PostgresStore
-from local_vector_search_mcp.index.quantized import CENTRE_SAMPLE
+from local_vector_search_mcp.index.quantized import CENTRE_SAMPLE, INT8_SCALE_KEY, int8_codes
 from local_vector_search_mcp.index.query import PathScope
 from local_vector_search_mcp.index.sqlite import SqliteStore
 
@@ -46,7 +50,8 @@ QUERIES = _offset_vectors(40, 3)
 
 
 def _codes(v: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
-    return np.clip(np.rint(np.clip(v, -1, 1) * 127), -127, 127).astype(np.float64)
+    """The stored int8 codes: one scale per vector, round(127 v / max|v|) (decision 425)."""
+    return int8_codes(v).astype(np.float64)
 
 
 def _asymmetric(q: npt.NDArray[np.float32], rows: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
@@ -81,8 +86,9 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 
 def _fill(store: IndexStore, storage: str, vectors: npt.NDArray[np.float32], first_doc: int = 0) -> None:
-    store.ensure_schema(DIMS, storage)
-    store.write_manifest({"embedding_dimensions": str(DIMS), "vector_storage": storage})
+    dims = int(vectors.shape[1])
+    store.ensure_schema(dims, storage)
+    store.write_manifest({"embedding_dimensions": str(dims), "vector_storage": storage})
     _write(store, vectors, first_doc)
 
 
@@ -280,6 +286,116 @@ def test_int8_scores_the_float_query_against_the_codes(open_store: Any, engine: 
         (nearest, score), *_ = store.nearest_chunks(q, 1, ChunkFilterSpec())  # the chunk API scores alike
         assert int(nearest.content.split()[1]) == ids[0] and score == pytest.approx(1 - hits[0].distance, abs=2e-5)
     assert symmetric_differs >= 5  # the quantized query would have ranked otherwise
+
+
+def _embedding_like(n: int, seed: int, dims: int = 384) -> npt.NDArray[np.float32]:
+    """Unit vectors shaped like the bundled e5 model's (as tests/index/test_chunk_recall.py builds
+    them): a common offset plus a slowly decaying spectrum in a random basis plus weak clusters;
+    95 % of the components are under 0.1 in magnitude and the largest about 0.17."""
+    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((dims, dims)))[0]
+    common = np.random.default_rng(1).standard_normal(dims)
+    common /= np.linalg.norm(common)
+    spectrum = np.arange(1, dims + 1) ** -0.3
+    spectrum /= np.linalg.norm(spectrum)
+    centres = np.random.default_rng(2).standard_normal((200, dims)) / np.sqrt(dims)
+    rng = np.random.default_rng(seed)
+    v = 1.5 * common + (rng.standard_normal((n, dims)) * spectrum) @ basis + 0.2 * centres[rng.integers(0, 200, n)]
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _stored_codes(store: IndexStore) -> npt.NDArray[np.int8]:
+    """Every row's int8 codes as the adapter stored them."""
+    if isinstance(store, SqliteStore):
+        blobs = [bytes(r[0]) for r in store._conn().execute("SELECT embedding FROM chunk_vectors ORDER BY chunk_id")]
+    else:
+        assert isinstance(store, PostgresStore)
+        blobs = [bytes(r[0]) for r in store._rows("select embedding from vectors order by chunk_id")]
+    return np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_int8_keeps_the_float32_top_10_of_vectors_with_small_components(open_store: Any, engine: str) -> None:
+    """decision 425: with the fixed scale 1/127 these codes average a few units and even a full
+    scan of the float query against them (381's score) misses the float32 top 10 (numpy: about
+    0.91); with one scale per vector every row's largest code is +-127 and the adapter keeps it."""
+    rows = _embedding_like(1000, 5)
+    queries = _embedding_like(40, 105)
+    assert float(np.mean(np.abs(rows) < 0.1)) > 0.9  # shaped like e5's
+    truth = np.argsort(-(queries @ rows.T), axis=1, kind="stable")[:, :10]
+
+    def recall(top: list[list[int]]) -> float:
+        return sum(len(set(t) & set(b.tolist())) for t, b in zip(top, truth, strict=True)) / truth.size
+
+    fixed = np.clip(np.rint(rows * 127), -127, 127)  # decision 172's scale
+    fixed /= np.linalg.norm(fixed, axis=1, keepdims=True)
+    assert recall([_top10(fixed @ q) for q in queries]) < 0.95
+
+    store, _ = open_store(engine)
+    _fill(store, "int8", rows)
+    codes = _stored_codes(store)
+    assert len(codes) == len(rows) and bool(np.all(np.abs(codes.astype(np.int16)).max(axis=1) == 127))
+    found = [[int(h.text.split()[1]) for h in store.semantic(q, 10, None)] for q in queries]
+    assert recall(found) >= 0.95
+
+
+def test_an_int8_index_of_the_fixed_scale_is_named_incompatible() -> None:
+    """decision 425: an int8 manifest without ``int8_scale`` holds codes of the fixed scale; another
+    vector storage is named by ``vector_storage`` alone."""
+    before = {"embedding_dimensions": "64", "vector_storage": "int8"}
+    now = {**before, INT8_SCALE_KEY: "per-vector"}
+    assert compatibility_problems(before, now) == ["int8_scale: indexed '1/127', current 'per-vector'"]
+    assert compatibility_problems(now, now) == []
+    assert compatibility_problems({**before, "vector_storage": "float32"}, now) == [
+        "vector_storage: indexed 'float32', current 'int8'"
+    ]
+    assert compatibility_problems(now, {**before, "vector_storage": "binary"}) == [
+        "vector_storage: indexed 'int8', current 'binary'"
+    ]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_int8_index_of_the_fixed_scale_is_rebuilt_never_mixed(
+    request: pytest.FixtureRequest, tmp_path: Path, engine: str
+) -> None:
+    """An int8 index built before decision 425 (codes round(127 v), no ``int8_scale`` in its
+    manifest) is not searched or written with the new codes beside its old ones: searches and a
+    plain reindex answer INDEX_NOT_READY naming the scale, nothing is deleted, and a forced
+    reindex rebuilds every vector with one scale per vector."""
+    for i in range(6):
+        (tmp_path / f"n{i}.md").write_text(f"# Note {i}\n\nalpha beta gamma {i} delta {i * i}\n", encoding="utf-8")
+    backend: dict[str, Any] = {}
+    if engine == "postgresql":
+        server: PgServer = request.getfixturevalue("pg_server")
+        backend = {
+            "storage__backend": "postgresql",
+            "storage__url": server.url,
+            "storage__schema": server.fresh_schema(),
+        }
+    kb = client(tmp_path, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage="int8", **backend)
+    kb.reindex()
+    assert kb.store.read_manifest()[INT8_SCALE_KEY] == "per-vector"
+    assert bool(np.all(np.abs(_stored_codes(kb.store).astype(np.int16)).max(axis=1) == 127))
+    # as an index from before 425 was: the fixed-scale codes, and no int8_scale in the manifest
+    old = {k: v for k, v in kb.store.read_manifest().items() if k != INT8_SCALE_KEY}
+    kb.store.write_manifest(old)
+    status = kb.status_fields()["compatibility"]
+    assert status["isCompatible"] is False
+    assert status["problems"] == ["int8_scale: indexed '1/127', current 'per-vector'"]
+    with pytest.raises(IndexNotReady, match="int8_scale: indexed '1/127', current 'per-vector'"):
+        kb.search(query="alpha beta gamma", mode="semantic")
+    (tmp_path / "n6.md").write_text("# Note 6\n\nepsilon zeta eta\n", encoding="utf-8")
+    with pytest.raises(IndexNotReady, match="force=true"):
+        kb.reindex()
+    assert kb.store.counts().documents == 6  # nothing deleted, nothing added with other codes
+    result = kb.reindex(force=True)
+    assert result["indexedFiles"] == 7
+    assert kb.store.read_manifest()[INT8_SCALE_KEY] == "per-vector"
+    assert kb.status_fields()["compatibility"] == {"isCompatible": True, "problems": []}
+    assert kb.store.counts().pending_vectors == 0
+    codes = _stored_codes(kb.store)
+    assert len(codes) == 7 and bool(np.all(np.abs(codes.astype(np.int16)).max(axis=1) == 127))
+    assert kb.search(query="epsilon zeta eta", mode="semantic")["results"][0]["path"] == "n6.md"
+    kb.store.close()
 
 
 # both: a scope is searched exactly, with the same scores ----------------------------------

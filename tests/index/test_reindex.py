@@ -34,6 +34,50 @@ def test_incremental_skip_touch_delete(kb):
     assert svc.search(query="strong_count", mode="lexical")["results"] == []
 
 
+def test_a_same_size_rewrite_in_the_tick_after_a_reindex_read_it_is_indexed_next_time(kb):
+    """Decision 401 (git's "racy clean"): a file the reindex read within a timestamp tick of its
+    last change may be rewritten at the same size within that tick and keep its mtime (a coarse
+    file-system clock). Its stat is stored smudged, so the next reindex and the start-up catch-up
+    read its bytes instead of skipping it."""
+    svc = service(kb)
+    note = kb / "tick.md"
+    note.write_text("# Tick\n\nalpha words here\n", encoding="utf-8")
+    svc.reindex()
+    stamp = note.stat().st_mtime_ns
+    note.write_text("# Tick\n\ngamma words here\n", encoding="utf-8")  # same size
+    os.utime(note, ns=(stamp, stamp))  # as a coarse clock leaves it
+    assert "tick.md" in svc.indexer.changed_paths()
+    assert svc.reindex()["indexedFiles"] == 1
+    assert [h["path"] for h in svc.search(query="gamma", mode="lexical")["results"]] == ["tick.md"]
+    assert svc.search(query="alpha", mode="lexical")["results"] == []
+
+
+def test_a_file_last_changed_well_before_it_was_read_is_trusted_by_its_stat(kb):
+    svc = service(kb)
+    old = time.time_ns() - 3_600 * 10**9
+    for path in kb.rglob("*.md"):
+        os.utime(path, ns=(old, old))
+    svc.reindex()
+    state = svc.indexer.store.document_states()["guide.md"]
+    assert state.size == (kb / "guide.md").stat().st_size  # not smudged
+    assert svc.indexer.changed_paths() == []
+    # so a rewrite in the same second as that old stamp would be missed: the stat is all we look at
+    again = svc.reindex()
+    assert (again["indexedFiles"], again["skippedFiles"]) == (0, 3)
+
+
+def test_a_racily_clean_file_is_hashed_once_and_then_trusted(kb):
+    svc = service(kb)
+    svc.reindex()  # the fixture's files were just written: every one is smudged
+    assert sorted(svc.indexer.changed_paths()) == sorted(svc.indexer.store.document_states())
+    old = time.time_ns() - 3_600 * 10**9
+    for path in kb.rglob("*.md"):
+        os.utime(path, ns=(old, old))
+    again = svc.reindex()
+    assert (again["indexedFiles"], again["skippedFiles"]) == (0, 3)  # bytes equal: nothing parsed
+    assert svc.indexer.changed_paths() == []  # the real stat is now recorded
+
+
 def test_scope_all_reprocesses_every_file(kb):
     svc = service(kb)
     svc.reindex()

@@ -30,6 +30,7 @@ from ..errors import (
     PermissionDenied,
     UnsupportedFormat,
 )
+from ..sourcefile import RACY_NS
 from ..workspace import Workspace
 from ..writer import StagingNote, fsync_dir, write_lock
 from .download import DownloadPolicy, Resolver, fetch_to_file, system_resolver
@@ -304,11 +305,6 @@ def _sort_key(rel: str) -> tuple[str, str]:
     return (rel.lower(), rel)
 
 
-# A folder changed less than this before a walk may change again within the same timestamp tick
-# (coarse file-system clocks): such a walk is not trusted for reuse (git's "racy clean" rule).
-_RACY_NS = 2_000_000_000
-
-
 class ImageCatalog:
     """The sorted image paths of one workspace, walked again only when a folder changed.
 
@@ -350,7 +346,7 @@ class ImageCatalog:
     def _still_valid(self) -> bool:
         if not self._walked_ns:
             return False
-        racy = self._walked_ns - _RACY_NS
+        racy = self._walked_ns - RACY_NS
         for rel_dir, stamp in self._folders.items():
             try:
                 st = os.lstat(self._ws.root / rel_dir if rel_dir else self._ws.root)

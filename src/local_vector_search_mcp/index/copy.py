@@ -38,6 +38,7 @@ from ..errors import KbError
 from .chunks import ChunkFilterSpec, ExternalChunk, StoredChunk
 from .cjk import index_tokens
 from .port import ChunkRecord, DocumentDump, IndexStore
+from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 from .query import CjkRun, LexicalQuery, Term
 from .stores import open_store, open_store_spec
 
@@ -117,6 +118,14 @@ def copy_index(source: IndexStore, target: IndexStore, force: bool = False) -> C
         dims = int(manifest["embedding_dimensions"]) if "embedding_dimensions" in manifest else None
         dims = dims or source.vector_dimensions()
     storage = manifest.get("vector_storage", "float32")
+    if storage == "int8" and manifest.get(INT8_SCALE_KEY) != INT8_SCALE_PER_VECTOR:
+        # codes of the fixed scale 1/127 (before decision 425): the target would re-quantize them
+        # with one scale per vector, so they would not travel bit for bit, and the index needs a
+        # rebuild wherever it lives
+        raise CopyError(
+            f"The index at {source.location} holds int8 vectors of the fixed scale 1/127, which this"
+            " version replaced (decision 425); rebuild it first (--reindex --force), then copy it."
+        )
     with ExitStack() as stack:
         for store in (source, target):  # no reindex may rewrite either side meanwhile
             if not stack.enter_context(store.exclusive_pass("reindex", wait=False)):

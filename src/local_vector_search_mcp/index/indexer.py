@@ -8,7 +8,9 @@ and the CLI both call it. Incremental by default (``scope="changed"``):
    (``.git``, the index folder) are never entered;
 2. delete indexed documents that are gone or now excluded;
 3. skip a file whose size and mtime equal the stored ones; when they differ,
-   hash it and only touch the stored stat if the content hash is unchanged;
+   hash it and only touch the stored stat if the content hash is unchanged (a
+   file read within a clock tick of its last change is stored with a smudged
+   size, so the next pass hashes it again: ``prepare.recorded_size``);
 4. otherwise parse once, chunk, and replace the document's rows in one
    transaction (so a failure or a kill keeps the previous revision). Vectors
    of unchanged chunk texts are reused; new chunks are stored *pending*.

@@ -5,7 +5,9 @@ running configuration when every expected key is present with an equal value.
 Beyond the upstream keys we record ``lexical_tokenizer`` (the CJK bigram
 rewrite changes what the FTS index holds), ``storage_layout`` (bumped when the
 stored tables change shape) and, in vector-enabled mode, ``vector_storage``
-(float32 / int8 / binary tables differ) and, for the local model,
+(float32 / int8 / binary tables differ), with int8 ``int8_scale`` (what the codes
+mean: ``per-vector`` since decision 425; an int8 index without the key holds the fixed
+scale 1/127 and is rebuilt, never mixed) and, for the local model,
 ``embedding_max_input_tokens`` (the passage cap changes every vector).
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 from ..embeddings import Embedder
 from .chunker import CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
 from .port import IndexStore
+from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 
 __all__ = [
     "LEXICAL_TOKENIZER",
@@ -64,15 +67,25 @@ def expected_manifest(
         if dimensions is not None:
             values["embedding_dimensions"] = str(dimensions)
         values["vector_storage"] = enum_value(config.embedding.vector_storage)
+        if values["vector_storage"] == "int8":
+            values[INT8_SCALE_KEY] = INT8_SCALE_PER_VECTOR
         if max_input_tokens is not None:
             values["embedding_max_input_tokens"] = str(max_input_tokens)
     return values
 
 
+# What an int8 index without ``int8_scale`` holds: codes of the fixed scale (before decision 425).
+INT8_SCALE_BEFORE = "1/127"
+
+
 def compatibility_problems(stored: dict[str, str], expected: dict[str, str]) -> list[str]:
     """``<key>: indexed '<old>', current '<new>'`` (or ``indexed <missing>``) per difference."""
     problems = []
+    if stored.get("vector_storage") == "int8":
+        stored = {INT8_SCALE_KEY: INT8_SCALE_BEFORE, **stored}
     for key, value in expected.items():
+        if key == INT8_SCALE_KEY and stored.get("vector_storage") != "int8":
+            continue  # another vector storage (or none) is the difference, already named
         if key not in stored:
             problems.append(f"{key}: indexed <missing>, current '{value}'")
         elif stored[key] != value:

@@ -16,14 +16,15 @@ One ``vectors`` table beside ``chunks`` in every layout; its comment records the
 (bytes: the table row's vector; each HNSW index holds its own copy of what it compares: 4n, 2n,
 2n and n/8 bytes plus the graph.)
 
-int8: pgvector has no int8 type. The codes are symmetric scalar quantization (clamped to
-[-1, 1], ``round(v * 127)``), stored as ``bytea`` with their scale (1/127) and zero point (0) on
-the row so other schemes can follow. The HNSW index is built over an expression that turns the
-codes into a ``halfvec``: integers up to 2048 are exact in half precision, so the index compares
-exactly the int8 codes (cosine ignores the scale), as SQLite's ``vec0 int8`` does with the
-quantized query. The index proposes ``max(2 x limit, 40)`` candidates, which are re-scored
-asymmetrically (decision 381): the float32 query against the stored codes, so the distance
-reported is ``1 - cos(query, codes)``.
+int8: pgvector has no int8 type. The codes are symmetric scalar quantization with one scale per
+vector (decision 425: ``round(127 * v / max|v|)``, the largest component +-127), stored as
+``bytea``; the row's ``q_scale`` records what a code is worth at unit length (``max|v| / 127``;
+1/127 on rows from before 425) and ``q_zero`` the zero point (0). The HNSW index is built over an
+expression that turns the codes into a ``halfvec``: integers up to 2048 are exact in half
+precision, so the index compares exactly the int8 codes (cosine ignores each vector's scale), as
+SQLite's ``vec0 int8`` does with the quantized query. The index proposes ``max(2 x limit, 40)``
+candidates, which are re-scored asymmetrically (decision 381): the float32 query against the
+stored codes, so the distance reported is ``1 - cos(query, codes)``.
 
 binary: the HNSW index over sign bits (Hamming distance) proposes ``max(8 x limit, 400)``
 candidates (the SQLite adapter's pool), re-ranked by exact cosine over the float32 column.
@@ -53,10 +54,11 @@ from .quantized import (
     BINARY_OVERFETCH,
     INT8_MIN_CANDIDATES,
     INT8_OVERFETCH,
+    int8_codes,
+    int8_scale,
 )
 
 __all__ = [
-    "INT8_SCALE",
     "INT8_ZERO_POINT",
     "STORAGES",
     "VectorLayout",
@@ -65,7 +67,6 @@ __all__ = [
 ]
 
 STORAGES = ("float32", "float16", "int8", "binary")
-INT8_SCALE = 1.0 / 127.0
 INT8_ZERO_POINT = 0
 MAX_EF_SEARCH = 1000  # pgvector's upper bound
 
@@ -80,12 +81,6 @@ immutable strict parallel safe cost 10000 language sql as $$
                from generate_series(0, length(codes) - 1) as i)::{ext}.halfvec
 $$
 """
-
-
-def int8_codes(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
-    """Symmetric scalar quantization: clamp to [-1, 1], ``round(v * 127)``."""
-    codes: npt.NDArray[np.int8] = np.clip(np.rint(np.clip(vector, -1.0, 1.0) / INT8_SCALE), -127, 127).astype(np.int8)
-    return codes
 
 
 # The centred binary layout's bits: an immutable function whose body holds the centre as a
@@ -227,7 +222,7 @@ class VectorLayout:
         if self.storage == "float16":
             return (HalfVector(v),)
         if self.storage == "int8":
-            return (int8_codes(v).tobytes(), INT8_SCALE, INT8_ZERO_POINT)
+            return (int8_codes(v).tobytes(), int8_scale(v), INT8_ZERO_POINT)
         return (v,)
 
     def read_expr(self, alias: str) -> str:

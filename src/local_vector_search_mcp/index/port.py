@@ -163,8 +163,8 @@ class DocumentDump:
     """One document's rows as a store holds them (:meth:`IndexStore.export_documents`), which
     :meth:`IndexStore.import_documents` writes into any engine without re-chunking or re-embedding.
     Each chunk's ``vector`` is its stored vector (``None`` while pending), restored to float32
-    without renormalising: an int8 vector comes back as its values / 127, so an index of the
-    same vector storage stores exactly the same values again."""
+    without renormalising: an int8 vector comes back as its codes / 127 (the largest is +-127,
+    decision 425), so an index of the same vector storage stores exactly the same codes again."""
 
     document: DocumentRecord
     chunks: tuple[ChunkRecord, ...]

@@ -20,6 +20,7 @@ import hashlib
 import logging
 import os
 import signal
+import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import Any
 from ..errors import KbError, NotFound
 from ..markdown import Document, ElementKind, parse_document
 from ..markdown.links import extract_links, load_yaml
-from ..sourcefile import os_reason, read_source
+from ..sourcefile import RACY_NS, os_reason, read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .chunks import document_properties
 from .derive import chunk_stems, pack_body
@@ -117,11 +118,27 @@ class Vanished:
 
 Outcome = Prepared | Unchanged | Unreadable | Vanished
 
+#: The size recorded for a file whose stat cannot vouch for its bytes: it equals no real size.
+SMUDGED_SIZE = -1
+
+
+def recorded_size(st: os.stat_result, looked_ns: int) -> int:
+    """The size to store beside ``st.st_mtime_ns`` for a file stat'ed at ``looked_ns`` (wall clock).
+
+    A reindex skips a file whose size and mtime equal the stored ones. A file modified within
+    :data:`RACY_NS` of being read (or with an mtime in the future) may be rewritten at the same
+    size within the same timestamp tick after we read it, and then keep both; git calls it "racily
+    clean". Its size is stored smudged, so the next pass reads and hashes it (an equal hash only
+    records the real stat, nothing is parsed) instead of trusting the stat (spec/decisions.md 401).
+    """
+    return SMUDGED_SIZE if st.st_mtime_ns > looked_ns - RACY_NS else st.st_size
+
 
 def prepare(root: Path, task: Task, settings: ChunkSettings, *, cache: bool = False) -> Outcome:
     """Read, hash, parse and chunk one file. Never raises for anything the file holds."""
     path = task.path
     full = root / path
+    looked_ns = time.time_ns()  # before the stat: what is read may be newer, never older
     try:
         # lstat: a link (dangling too) is not "gone"; read_source refuses it as a link (decision 292)
         st = os.lstat(full)
@@ -135,10 +152,11 @@ def prepare(root: Path, task: Task, settings: ChunkSettings, *, cache: bool = Fa
     except OSError as exc:  # stat refused (a loop of links, a permission on the folder)
         return Unreadable(path, f"The file system refused to read {path!r} ({os_reason(exc)}).")
     source_hash = hashlib.sha256(raw).hexdigest()
+    size = recorded_size(st, looked_ns)
     if task.known_hash == source_hash:
-        return Unchanged(path, st.st_size, st.st_mtime_ns)
+        return Unchanged(path, size, st.st_mtime_ns)
     try:
-        return _parse(path, raw, st.st_size, st.st_mtime_ns, source_hash, settings, cache)
+        return _parse(path, raw, size, st.st_mtime_ns, source_hash, settings, cache)
     except (KbError, ValueError, RecursionError, MemoryError) as exc:
         # A file the parser cannot take (not UTF-8, ...) is one bad file, not a failed run.
         reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

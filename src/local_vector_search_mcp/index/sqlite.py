@@ -17,7 +17,8 @@ Layout (schema version 5, layout 3)::
                  words (``stem.py``); searched beside chunks_fts and combined
                  with a quarter of its weight (``fts5.py``)
     chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
-                 float32: float[D] cosine; int8: int8[D] cosine; binary: bit[D]
+                 float32: float[D] cosine; int8: int8[D] cosine (codes with one
+                 scale per vector, decision 425: cosine ignores it); binary: bit[D]
     chunk_vectors_exact(chunk_id PK, embedding float32 BLOB)   binary only,
                  used to re-rank the hamming candidates exactly
     chunk_vectors_centre(id = 1, vectors, centre float32 BLOB)   binary only: the
@@ -101,7 +102,14 @@ from .port import (
     normalize_tag,
     tag_prefixes,
 )
-from .quantized import BINARY_MIN_CANDIDATES, BINARY_OVERFETCH, CENTRE_SAMPLE, INT8_MIN_CANDIDATES, INT8_OVERFETCH
+from .quantized import (
+    BINARY_MIN_CANDIDATES,
+    BINARY_OVERFETCH,
+    CENTRE_SAMPLE,
+    INT8_MIN_CANDIDATES,
+    INT8_OVERFETCH,
+    int8_codes,
+)
 from .query import LexicalQuery, PathScope
 from .sqlite_chunks import ChunkTables, dump_properties
 from .vecmath import dot_rows
@@ -140,7 +148,8 @@ def _f32(vec: npt.NDArray[np.float32]) -> bytes:
 
 
 def _i8(vec: npt.NDArray[np.float32]) -> bytes:
-    return bytes(np.clip(np.rint(vec * 127.0), -127, 127).astype(np.int8).tobytes())
+    """The int8 codes: one scale per vector (decision 425), as the PostgreSQL adapter's."""
+    return bytes(int8_codes(vec).tobytes())
 
 
 def _bits(vec: npt.NDArray[np.float32], centre: npt.NDArray[np.float32] | None = None) -> bytes:
