@@ -51,6 +51,21 @@ def test_a_refused_plan_leaves_the_file_byte_identical(ws: Workspace) -> None:
     assert _litter(ws.root) == []
 
 
+def test_an_edit_that_would_pass_the_document_cap_is_refused(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision 410: a document over the cap can be neither read nor edited, so no edit may make one."""
+    import local_vector_search_mcp.writer as writer
+
+    monkeypatch.setattr(writer, "MAX_DOCUMENT_BYTES", 64)
+    target = ws.root / "a.md"
+    target.write_bytes(b"# A\n\nsmall\n")
+    with pytest.raises(InvalidArgument, match=r"would make 'a\.md' .* nothing was written"):
+        mutate(ws, "a.md", target, lambda raw: raw + b"x" * 60)
+    assert target.read_bytes() == b"# A\n\nsmall\n"
+    assert _litter(ws.root) == []
+    data, _ = mutate(ws, "a.md", target, lambda raw: raw + b"x" * 53)  # exactly at the cap: allowed
+    assert len(data) == 64
+
+
 def test_a_concurrent_change_is_replanned_on_the_new_revision(ws: Workspace) -> None:
     target = ws.root / "a.md"
     target.write_bytes(b"v1")

@@ -36,8 +36,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .errors import AlreadyExists, Conflict, ConflictReason, KbError, NotFound, PermissionDenied
-from .sourcefile import check_size
+from .errors import AlreadyExists, Conflict, ConflictReason, InvalidArgument, KbError, NotFound, PermissionDenied
+from .sourcefile import MAX_DOCUMENT_BYTES, check_size
 from .workspace import Workspace
 
 __all__ = [
@@ -381,6 +381,13 @@ def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]
                 raise NotFound(f"Document {rel!r} was not found.")
             check_size(len(raw), rel)
             data = plan(raw)
+            if len(data) > MAX_DOCUMENT_BYTES:
+                # Decision 410: the edited file could be neither read nor edited again.
+                raise InvalidArgument(
+                    f"The edit would make {rel!r} {len(data) / 1048576:.1f} MiB; documents over "
+                    f"{MAX_DOCUMENT_BYTES // 1048576} MiB are not read, indexed or edited, so nothing was "
+                    "written. Put the new text into another document (kb_create)."
+                )
             try:
                 return data, commit(ws, rel, target, data, sha256_hex(raw))
             except SourceChanged:

@@ -25,6 +25,12 @@ from .files import MAX_LISTED_SKIPPED
 from .sync import mutation_result, queue_sync
 
 
+def _not_a_folder(path: Path, rel: str) -> None:
+    """A folder named like a document is refused as kb_read and kb_patch refuse it (decision 409)."""
+    if path.is_dir():
+        raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
+
+
 def kb_create(ws: Workspace, request: KbCreateRequest) -> KbCreateResult:
     ws.require_writes()
     rel, target = ws.guard.resolve(request.path, markdown=True)
@@ -38,6 +44,7 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     dst_rel, dst = ws.guard.resolve(request.target_path, field="targetPath", markdown=True)
     if src_rel == dst_rel:
         raise InvalidArgument("targetPath must differ from sourcePath.")
+    _not_a_folder(src, src_rel)
     if not src.is_file():
         raise NotFound(f"Document {src_rel!r} was not found.")
     if not request.update_links:
@@ -115,6 +122,7 @@ def _safe(ws: Workspace, rel: str) -> Path:
 def kb_delete(ws: Workspace, request: KbDeleteRequest) -> KbDeleteResult:
     ws.require_writes()
     rel, path = ws.guard.resolve(request.path, markdown=True)
+    _not_a_folder(path, rel)
     if not path.is_file():
         raise NotFound(f"Document {rel!r} was not found.")
     delete_file(ws, rel, path, request.expected_source_hash)

@@ -10,6 +10,7 @@ nothing is written. A no-op returns the text unchanged.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
@@ -221,7 +222,7 @@ def _render(cells: list[str], leading: bool, trailing: bool, indent: str = "") -
     """``| a | b |`` in the line's own pipe style; pipes are added where a cell would vanish without them."""
     if len(cells) == 1:
         leading = trailing = True  # a one-column table needs its pipes
-    if cells and not cells[0]:
+    if cells and (not cells[0] or _opens_block(cells[0])):
         leading = True
     if cells and not cells[-1]:
         trailing = True
@@ -234,12 +235,24 @@ def _delimiter(alignment: str, dashes: int = 3) -> str:
     return {"left": ":" + "-" * n, "right": "-" * n + ":", "center": ":" + "-" * n + ":"}.get(alignment, "-" * n)
 
 
-def _loses_outer_cell(row: TableRow, col: int, content: str) -> bool:
-    """Whether emptying cell ``col`` in place would drop it: an outer cell with no pipe on its outer side
-    (``1 | 2`` -> `` | 2`` is one cell); such a row is re-rendered, which adds that pipe (decision 407)."""
-    if content:
-        return False
-    return (col == 0 and not row.leading_pipe) or (col == len(row.cells) - 1 and not row.trailing_pipe)
+# What a line may not start with without a leading pipe: a list marker, a quote, an ATX heading, a
+# fence or HTML would start another block and end (or never start) the table (decision 408).
+_BLOCK_START = re.compile(r"(?:[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|>|#{1,6}(?:[ \t]|$)|```|~~~|<)")
+
+
+def _opens_block(first_cell: str) -> bool:
+    return _BLOCK_START.match(first_cell) is not None
+
+
+def _needs_render(row: TableRow, col: int, content: str) -> bool:
+    """Whether writing ``content`` into cell ``col`` in place would break the row, so it is re-rendered.
+
+    Emptying an outer cell with no pipe on its outer side drops it (``1 | 2`` -> `` | 2`` is one cell,
+    decision 407); a first cell that opens a block (``- x | 2``) needs the leading pipe (decision 408).
+    """
+    if col == 0 and not row.leading_pipe and (not content or _opens_block(content)):
+        return True
+    return not content and col == len(row.cells) - 1 and not row.trailing_pipe
 
 
 def _raw_cells(row: TableRow, width: int) -> list[str]:
@@ -305,10 +318,10 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
     lines = [source.header, source.delimiter, *source.rows]
 
     def set_cell(row: TableRow, col: int, content: str) -> None:
-        if col < len(row.cells):
+        if col < len(row.cells) and row.cells[col].raw == content:
+            return
+        if col < len(row.cells) and not _needs_render(row, col, content):
             cell = row.cells[col]
-            if cell.raw == content:
-                return
             if cell.start == cell.end and content:
                 # An empty cell: give the new content a space on each side of its pipes.
                 a = cell.start
@@ -319,7 +332,7 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
                 splices.append(_Splice(a, cell.end, before + content + after))
             else:
                 splices.append(_Splice(cell.start, cell.end, content))
-        else:  # the row lacks this cell: re-render the whole line
+        else:  # the row lacks this cell, or it needs an outer pipe: re-render the whole line
             cells = _raw_cells(row, grid.width)
             cells[col] = content
             rendered = _render(cells, row.leading_pipe, row.trailing_pipe, _indent(text, row))
@@ -344,7 +357,7 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
                 unknown.add((r, c))
         for r, cells in per_row.items():
             row = source.rows[r]
-            if any(c >= len(row.cells) or _loses_outer_cell(row, c, content) for c, content in cells.items()):
+            if any(c >= len(row.cells) or _needs_render(row, c, content) for c, content in cells.items()):
                 raw = _raw_cells(row, grid.width)
                 for c, content in cells.items():
                     raw[c] = content
