@@ -1261,7 +1261,7 @@ class SearchResult(BaseModel):
     """
     score: float
     """
-    Relevance, higher is better. Lexical or semantic: `1/rank`; hybrid: the RRF sum `Σ 1/(rrfK + rank)`. Only comparable within one response.
+    Relevance, higher is better. Lexical or semantic: `1/rank`; hybrid: the RRF sum `Σ 1/(rrfK + rank)` (a question's semantic seat, decision 416, takes the score of the place it fills). Only comparable within one response.
     """
     search_mode: Annotated[
         Literal['lexical', 'semantic', 'hybrid'], Field(alias='searchMode')

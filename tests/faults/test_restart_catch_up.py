@@ -12,7 +12,6 @@ The next server compares every file's size and mtime with the index in the backg
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -76,11 +75,6 @@ def _kb(tmp_path: Path) -> Path:
         (root / f"doc{i}.md").write_text(f"# Doc {i}\n\nfiller {i}\n", "utf-8")
     (root / "a.md").write_text("# A\n\nalpha words\n", "utf-8")
     (root / "gone.md").write_text("# Gone\n\nwalrus words\n", "utf-8")
-    # written an hour ago: files the index read within 2 s of their last change are hashed again
-    # by the next start's catch-up (decision 401), which would queue all of them here
-    old = time.time_ns() - 3_600 * 10**9
-    for path in root.iterdir():
-        os.utime(path, ns=(old, old))
     assert cli_main(_args(root, "--reindex")) == 0
     return root
 
@@ -148,14 +142,6 @@ def _workspace(root: Path) -> Any:
     return Workspace(load_settings(options, cwd=root.parent, environ={}))
 
 
-def _stale(ws: Any, root: Path) -> list[str]:
-    """The files whose indexed revision is not their bytes. (``changed_paths`` lists just-written
-    files too: their stat cannot vouch for them yet, decision 401.)"""
-    states = ws.store.document_states()
-    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.glob("*.md")}
-    return sorted(p for p in files.keys() | states.keys() if p not in states or states[p].source_hash != files.get(p))
-
-
 def test_a_graceful_shutdown_drains_the_queue_it_holds(tmp_path: Path) -> None:
     from local_vector_search_mcp import dispatch
 
@@ -165,7 +151,7 @@ def test_a_graceful_shutdown_drains_the_queue_it_holds(tmp_path: Path) -> None:
     ws.close()  # what the server does on stdin EOF / SIGTERM: the queued sync finishes first
     ws = _workspace(root)
     try:
-        assert _stale(ws, root) == []  # nothing left for a catch-up
+        assert ws.indexing.indexer.changed_paths() == []  # nothing left for a catch-up
         assert [h["path"] for h in dispatch.invoke(ws, "kb_search", {"request": {"query": "ox"}})["results"]] == [
             "ox.md"
         ]
@@ -192,7 +178,7 @@ def test_many_changes_at_start_run_one_reindex_and_none_without_an_index(tmp_pat
         ws.indexing.wait_reindex(60)
         last = ws.activity.last
         assert last is not None and last.outcome == "succeeded" and last.result.indexed_files == 20
-        assert _stale(ws, root) == []
+        assert ws.indexing.indexer.changed_paths() == []
     finally:
         ws.close()
     fresh = tmp_path / "other" / "kb"  # another project: its own (missing) index

@@ -66,16 +66,26 @@ def test_a_file_last_changed_well_before_it_was_read_is_trusted_by_its_stat(kb):
     assert (again["indexedFiles"], again["skippedFiles"]) == (0, 3)
 
 
-def test_a_racily_clean_file_is_hashed_once_and_then_trusted(kb):
+def test_a_racily_clean_file_is_hashed_and_not_reported_as_changed(kb):
     svc = service(kb)
-    svc.reindex()  # the fixture's files were just written: every one is smudged
-    assert sorted(svc.indexer.changed_paths()) == sorted(svc.indexer.store.document_states())
-    old = time.time_ns() - 3_600 * 10**9
-    for path in kb.rglob("*.md"):
-        os.utime(path, ns=(old, old))
+    svc.reindex()  # the fixture's files were just written: every one is stored smudged
+    states = svc.indexer.store.document_states()
+    assert {s.size for s in states.values()} == {-1}
+    assert svc.indexer.changed_paths() == []  # hashed: the bytes are the indexed ones
     again = svc.reindex()
-    assert (again["indexedFiles"], again["skippedFiles"]) == (0, 3)  # bytes equal: nothing parsed
-    assert svc.indexer.changed_paths() == []  # the real stat is now recorded
+    assert (again["indexedFiles"], again["skippedFiles"]) == (0, 3)  # read again, nothing parsed
+
+
+def test_the_catch_up_records_the_real_stat_once_it_can_vouch(kb, monkeypatch):
+    from local_vector_search_mcp.index import prepare
+
+    svc = service(kb)
+    svc.reindex()
+    monkeypatch.setattr(prepare, "RACY_NS", 0)  # as if the clock tick had long passed
+    assert svc.indexer.changed_paths() == []
+    states = svc.indexer.store.document_states()
+    assert states["guide.md"].size == (kb / "guide.md").stat().st_size
+    assert (svc.reindex()["indexedFiles"], svc.indexer.changed_paths()) == (0, [])
 
 
 def test_scope_all_reprocesses_every_file(kb):

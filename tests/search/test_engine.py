@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from kb_fakes import HashEmbedder, KbClient, make_workspace
 
@@ -100,6 +101,40 @@ def test_hybrid_fuses_both(kb):
     assert out["results"][0]["path"] == "guide.md"
     # first in both lists under the shipped fusion: semanticWeight 0.3 / (rrfK 20 + 1) + 1 / (20 + 1)
     assert out["results"][0]["score"] == pytest.approx(0.3 / 21 + 1 / 21)
+
+
+class _TeleportEmbedder(HashEmbedder):
+    """Puts every text that mentions teleport and every query about the end of the page on one
+    vector: the model knows what BM25 cannot match."""
+
+    def _vec(self, text: str):
+        low = text.lower()
+        if "teleport" in low or "end of the page" in low:
+            v = np.zeros(self.dims, dtype=np.float32)
+            v[0] = 1.0
+            return v
+        return super()._vec(text)
+
+
+def test_a_question_keeps_a_seat_for_the_semantic_best(tmp_path):
+    # twelve pages hold the question's words; the answer holds none of them (decision 416)
+    for i in range(12):
+        (tmp_path / f"filler{i:02d}.md").write_text(
+            f"# Dialog {i}\n\nA dialog can move inside the page layout {i}.\n", "utf-8"
+        )
+    (tmp_path / "portal.md").write_text("# Portal\n\nTeleport renders its slot into body.\n", "utf-8")
+    ws, _ = ready(tmp_path, embedder=_TeleportEmbedder())
+    question = kb_search(ws, {"query": "How can I move the dialog to the end of the page?", "topK": 10})
+    paths = [r["path"] for r in question["results"]]
+    assert question["results"][0]["searchMode"] == "hybrid" and "portal.md" in paths[8:]
+    scores = [r["score"] for r in question["results"]]
+    assert scores == sorted(scores, reverse=True)
+    # a task description is prose but not a question: fusion alone, BM25's pages fill the ten
+    task = kb_search(ws, {"query": "move the dialog to the end of the page", "topK": 10})
+    assert "portal.md" not in [r["path"] for r in task["results"]]
+    # below five results there are no seats
+    small = kb_search(ws, {"query": "How can I move the dialog to the end of the page?", "topK": 4})
+    assert "portal.md" not in [r["path"] for r in small["results"]]
 
 
 def test_rrf_ties_broken_by_chunk_id():

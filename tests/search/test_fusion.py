@@ -2,7 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from local_vector_search_mcp.search.fusion import KEYWORD_SHARE, is_prose, is_question, semantic_weight
+from local_vector_search_mcp.index.port import ChunkHit
+from local_vector_search_mcp.search.engine import rrf_fuse
+from local_vector_search_mcp.search.fusion import (
+    KEYWORD_SHARE,
+    is_prose,
+    is_question,
+    seat_count,
+    seat_semantic,
+    semantic_weight,
+)
 
 
 @pytest.mark.parametrize(
@@ -49,3 +58,35 @@ def test_keyword_and_code_queries_lean_on_lexical(query):
 )
 def test_is_question(query, question):
     assert is_question(query) is question
+
+
+def _hit(i: int) -> ChunkHit:
+    return ChunkHit(i, f"{i}.md", "p1~0~0", None, "", "h")
+
+
+@pytest.mark.parametrize(("top_k", "seats"), [(1, 0), (4, 0), (5, 1), (10, 2), (50, 10)])
+def test_a_fifth_of_top_k_is_seated(top_k, seats):
+    assert seat_count(top_k) == seats
+
+
+def test_seats_lift_the_semantic_best_the_fusion_left_out():
+    lexical = [_hit(i) for i in range(100, 150)]  # fifty lexical hits the model does not know
+    semantic = [_hit(1), _hit(2), _hit(3)]
+    fused = rrf_fuse([semantic, lexical], 20, [0.3, 1.0])
+    assert 1 not in [h.chunk_id for h, _ in fused[:10]]  # 0.3 / 21 is below every lexical rank up to 49
+    seated = seat_semantic(fused, semantic, 10)
+    ids = [h.chunk_id for h, _ in seated]
+    assert ids[:8] == list(range(100, 108)) and ids[8:10] == [1, 2]  # the last fifth, best first
+    assert 3 not in ids[:10] and sorted(ids) == sorted(h.chunk_id for h, _ in fused)  # nothing lost
+    scores = [s for _, s in seated]
+    assert scores == sorted(scores, reverse=True)  # a seat takes the score of the place it fills
+
+
+def test_seats_leave_hits_the_fusion_already_ranked_high():
+    lexical = [_hit(1)] + [_hit(i) for i in range(100, 120)]
+    semantic = [_hit(1), _hit(2)]
+    fused = rrf_fuse([semantic, lexical], 20, [0.3, 1.0])
+    seated = seat_semantic(fused, semantic, 10)
+    ids = [h.chunk_id for h, _ in seated]
+    assert ids[0] == 1 and ids.index(2) == 9  # the first stays first; only the second needed its seat
+    assert seat_semantic(fused, semantic, 4) == fused  # below five results there are no seats

@@ -57,6 +57,7 @@ from .manifest import current_manifest, enum_value, incompatible_message, index_
 from .parallel import ParsePool, plan_workers
 from .port import DocumentRecord, DocumentState, IndexDamaged, IndexStore, NoBatch, WriteBatch
 from .prepare import (
+    SMUDGED_SIZE,
     ChunkSettings,
     Outcome,
     Prepared,
@@ -66,6 +67,7 @@ from .prepare import (
     Vanished,
     front_matter_properties,
     prepare,
+    verify,
 )
 
 __all__ = ["Cancelled", "EmbedResult", "Indexer", "Progress", "ReindexResult", "front_matter_properties", "utc_now"]
@@ -335,7 +337,10 @@ class Indexer:
 
     def changed_paths(self) -> list[str] | None:
         """The paths whose file differs from its index entry by size or mtime, is new, or is gone
-        (a stat per file, nothing read); ``None`` when there is no usable index to compare with.
+        (a stat per file); ``None`` when there is no usable index to compare with. An entry stored
+        racily clean (smudged size, decision 401) is read and hashed here instead: equal bytes are
+        not a change (its real stat is recorded once it can vouch), so a start right after an
+        index queues nothing.
 
         Files recorded as unreadable are left to the next reindex or edit (re-reading them at
         every start would only repeat their error); folders that cannot be listed keep theirs.
@@ -348,6 +353,13 @@ class Indexer:
         known = self.store.unreadable_files()
         hidden = tuple(unlisted)
         changed = {p for p in files if p not in known and (p not in states or not self._same_stat(p, states[p]))}
+        for path in sorted(p for p in changed if p in states and states[p].size == SMUDGED_SIZE):
+            same = verify(self.root, path, states[path].source_hash)
+            if same is not None:
+                changed.discard(path)
+                if same.size != SMUDGED_SIZE:
+                    with self.gate:
+                        self.store.touch_document(path, same.size, same.mtime_ns)
         present = set(files)
         changed.update(p for p in states if p not in present and not p.startswith(hidden))
         return sorted(changed, key=lambda p: (p.lower(), p))

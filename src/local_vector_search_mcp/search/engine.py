@@ -27,7 +27,10 @@
   identifier and code queries, ``fusion.py``), ties by chunk id ascending. ``rrfK 60`` and
   ``semanticWeight 1`` give the reference's plain RRF; the defaults (20, 0.3)
   were chosen on the three labelled sets together because the bundled model
-  ranks below BM25 (decision 182).
+  ranks below BM25 (decision 182). Under them a chunk only the model found can
+  never reach the top, so a question (``fusion.is_question``) keeps the last fifth of ``topK``
+  for the semantic list's best chunks when the fusion ranked them lower
+  (``fusion.seat_semantic``, decision 416).
 
 Every mode collapses duplicate passages (``duplicates.py``): it ranks a pool
 larger than ``topK`` (hybrid: the fusion pools; a single mode: ``3 x topK``,
@@ -55,7 +58,7 @@ from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .duplicates import collapse
-from .fusion import KEYWORD_SHARE, is_question, semantic_weight
+from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
 from .text import build_lexical_query, make_snippet
 from .titles import promote_titles, titled_hits
 
@@ -235,8 +238,11 @@ class SearchEngine:
             else:
                 configured = float(cfg.semantic_weight)
                 # a query naming a document's title is a name, not prose (titles.py)
-                weight = configured * KEYWORD_SHARE if titled else semantic_weight(query, configured)
+                prose = not titled and is_prose(query)
+                weight = semantic_weight(query, configured) if prose else configured * KEYWORD_SHARE
                 scored = rrf_fuse([semantic, lexical], int(cfg.rrf_k), [weight, 1.0])
+                if prose and is_question(query):  # the model's best keep the last fifth of topK (decision 416)
+                    scored = seat_semantic(scored, semantic, top_k)
         kept = collapse(scored, top_k)
         terms = build_lexical_query(query).terms
         items = [

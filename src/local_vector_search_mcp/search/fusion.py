@@ -10,6 +10,17 @@ and every other query with :data:`KEYWORD_SHARE` of it: hybrid then stays
 within 0.01 of the better single mode on nearly every set and type instead of
 losing up to 0.09 on identifiers.
 
+Semantic seats (decision 416). Under those weights a chunk that only the
+semantic list holds can never reach the top: its best score, ``0.3 / (rrfK + 1)``,
+is below what the lexical list's first 49 ranks get, so for a question that BM25
+misses entirely (its words are not the answer's words) hybrid returned lexical's
+misses even when the model's first hit was the answer. For questions
+(:func:`is_question`, where the bundled model ranks about as well as BM25 on all
+six labelled sets, shared and held-out; on task-like paraphrases it ranks far
+below) the last fifth of ``topK`` (:data:`SEAT_SHARE`; none below 5) is therefore
+reserved: the semantic list's best :func:`seat_count` chunks, when the fusion
+ranked them lower, are moved up to those places (:func:`seat_semantic`).
+
 A query is prose when it holds an English stop word (``stopwords.py``) or a
 CJK run of at least :data:`CJK_CLAUSE` characters (a clause, not a term:
 ``生命周期`` is a term, ``父组件怎么调用子组件`` a question), and no piece
@@ -20,13 +31,26 @@ looks like code (``Rc::strong_count``, ``--test-mode``, ``camelCase``,
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..index.cjk import CJK_RUN
+from ..index.port import ChunkHit
 from .stopwords import is_stop_word
 
-__all__ = ["CJK_CLAUSE", "KEYWORD_SHARE", "is_prose", "is_question", "looks_like_code", "semantic_weight"]
+__all__ = [
+    "CJK_CLAUSE",
+    "KEYWORD_SHARE",
+    "SEAT_SHARE",
+    "is_prose",
+    "is_question",
+    "looks_like_code",
+    "seat_count",
+    "seat_semantic",
+    "semantic_weight",
+]
 
 KEYWORD_SHARE = 0.1
+SEAT_SHARE = 5  # one of every SEAT_SHARE places of a question's topK is kept for the semantic list's best
 CJK_CLAUSE = 6
 _CODE = re.compile(
     r"[A-Za-z0-9][:._()\[\]<>{}&|=/#$@!+*-]+[A-Za-z0-9(\[\]{}<>]"  # punctuation between word characters
@@ -97,3 +121,27 @@ def is_question(query: str) -> bool:
 def semantic_weight(query: str, configured: float) -> float:
     """The semantic list's weight in the fusion of ``query``."""
     return configured if is_prose(query) else configured * KEYWORD_SHARE
+
+
+def seat_count(top_k: int) -> int:
+    """How many of ``top_k`` places a question keeps for the semantic list's best chunks."""
+    return top_k // SEAT_SHARE
+
+
+def seat_semantic(
+    fused: Sequence[tuple[ChunkHit, float]], semantic: Sequence[ChunkHit], top_k: int
+) -> list[tuple[ChunkHit, float]]:
+    """``fused`` (best first) with the semantic list's best :func:`seat_count` hits moved up to
+    the last places of ``top_k`` when the fusion ranked them lower: the ``j``-th best goes to
+    place ``top_k - seats + j`` and takes that place's score, so scores stay non-increasing.
+    A hit the fusion already ranked at or above its place stays where it is."""
+    out = list(fused)
+    seats = seat_count(top_k)
+    for j, hit in enumerate(semantic[:seats]):
+        place = top_k - seats + j
+        at = next((i for i, (h, _) in enumerate(out) if h.chunk_id == hit.chunk_id), None)
+        if at is None or at <= place or place >= len(out):
+            continue
+        moved, _ = out.pop(at)
+        out.insert(place, (moved, out[place][1]))
+    return out
