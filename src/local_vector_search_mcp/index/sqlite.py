@@ -19,6 +19,7 @@ Layout (schema version 5, layout 3)::
     chunk_vectors vec0(chunk_id PK, document_id metadata, embedding <type>[D])
                  float32: float[D] cosine; int8: int8[D] cosine (codes with one
                  scale per vector, decision 425: cosine ignores it); binary: bit[D]
+                 (scanned in numpy for the Hamming candidates, decision 430)
     chunk_vectors_exact(chunk_id PK, embedding float32 BLOB)   binary only,
                  used to re-rank the hamming candidates exactly
     chunk_vectors_centre(id = 1, vectors, centre float32 BLOB)   binary only: the
