@@ -4,10 +4,12 @@ import pytest
 
 from local_vector_search_mcp.assets.formats import ImageFormat, detect, format_for_path
 from local_vector_search_mcp.assets.naming import (
+    MAX_NAME_BYTES,
     check_file_name,
     generated_stem,
     markdown_link,
     name_candidates,
+    name_too_long,
     upload_stem,
 )
 from local_vector_search_mcp.errors import InvalidArgument
@@ -48,6 +50,22 @@ def test_upload_names_fall_back_to_generated() -> None:
 def test_collision_suffixes_go_before_the_extension() -> None:
     names = name_candidates("cover", ".png")
     assert [next(names) for _ in range(3)] == ["cover.png", "cover-2.png", "cover-3.png"]
+
+
+def test_every_candidate_fits_the_name_limit_cut_at_a_character_boundary() -> None:
+    """Decision 440: a stem of 4-byte characters (an upload's own name may have 200) is cut whole."""
+    names = name_candidates("\U0001f600" * 200, ".webp")
+    first, second = next(names), next(names)
+    assert len(first.encode()) <= MAX_NAME_BYTES and first == "\U0001f600" * 62 + ".webp"
+    assert len(second.encode()) <= MAX_NAME_BYTES and second == "\U0001f600" * 62 + "-2.webp"
+    # a cut ending in a space or dot would not be portable
+    assert next(name_candidates("a" * 250 + " bb", ".png")) == "a" * 250 + ".png"
+
+
+def test_a_file_name_too_long_with_its_extension_is_named() -> None:
+    assert name_too_long("a" * 251, ".png") is None
+    error = name_too_long("\u0444" * 126, ".png")
+    assert error is not None and "256 bytes" in str(error)
 
 
 @pytest.mark.parametrize(

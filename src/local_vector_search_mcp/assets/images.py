@@ -42,6 +42,7 @@ from .naming import (
     generated_stem,
     markdown_link,
     name_candidates,
+    name_too_long,
     upload_stem,
 )
 from .preview import gif_preview_png
@@ -142,6 +143,8 @@ class _Plan:
     explicit: bool
     keep_extension: str | None
     """The caller's own extension spelling (``cover.PNG`` stays ``.PNG``)."""
+    from_file_name: bool = False
+    """The stem is the caller's ``fileName``: it must fit as given (others are shortened)."""
 
 
 def _plan(ws: Workspace, source: RemoteImage | InlineImage, file_name: str | None, target_path: str | None) -> _Plan:
@@ -159,7 +162,9 @@ def _plan(ws: Workspace, source: RemoteImage | InlineImage, file_name: str | Non
     if file_name is not None:
         stem, fmt = check_file_name(file_name)
         ext = file_name[len(stem) :] if fmt is not None else None
-        return _Plan(DEFAULT_FOLDER, None, stem, fmt, False, ext)
+        if ext is not None and (too_long := name_too_long(stem, ext)):
+            raise too_long
+        return _Plan(DEFAULT_FOLDER, None, stem, fmt, False, ext, from_file_name=True)
     own = upload_stem(source.upload_name) if isinstance(source, RemoteImage) else None
     return _Plan(DEFAULT_FOLDER, None, own or generated_stem(), None, False, None)
 
@@ -180,6 +185,10 @@ def _check_content(fmt: ImageFormat | None, declared_mime: str | None, plan: _Pl
             f"fileName's extension says {plan.extension_format.mime} but the image is {fmt.mime}; "
             f"use {fmt.canonical} or leave the extension out."
         )
+    if plan.from_file_name and plan.stem is not None and plan.keep_extension is None:
+        too_long = name_too_long(plan.stem, fmt.canonical)  # the extension is only known now
+        if too_long:
+            raise too_long
     return fmt
 
 

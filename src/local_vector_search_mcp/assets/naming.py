@@ -19,11 +19,13 @@ from .formats import ImageFormat
 
 __all__ = [
     "DEFAULT_FOLDER",
+    "MAX_NAME_BYTES",
     "MAX_SUFFIX",
     "check_file_name",
     "generated_stem",
     "markdown_link",
     "name_candidates",
+    "name_too_long",
     "portable_problem",
     "split_extension",
     "upload_stem",
@@ -32,6 +34,9 @@ __all__ = [
 DEFAULT_FOLDER = "images"
 MAX_SUFFIX = 10_000
 """Give up (ALREADY_EXISTS) after ``name-10000``: a folder that full is a mistake, not a naming problem."""
+
+MAX_NAME_BYTES = 255
+"""A file name's limit in UTF-8 bytes on Linux file systems (ext4, XFS, Btrfs): decision 440."""
 
 _RESERVED = set('<>:"/\\|?*')
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
@@ -100,11 +105,36 @@ def generated_stem(now: datetime | None = None) -> str:
     return f"image-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(6)}"
 
 
+def name_too_long(stem: str, ext: str) -> InvalidArgument | None:
+    """The error for a caller's ``fileName`` that cannot be a file name once ``ext`` is on it."""
+    size = len(f"{stem}{ext}".encode())
+    if size <= MAX_NAME_BYTES:
+        return None
+    return InvalidArgument(
+        f"fileName is too long: with the extension {ext} it is {size} bytes (UTF-8), "
+        f"a file name holds at most {MAX_NAME_BYTES}; nothing was saved."
+    )
+
+
+def _fit(stem: str, tail: str) -> str:
+    """``stem`` + ``tail``, the stem cut (at a character boundary) so the name fits :data:`MAX_NAME_BYTES`."""
+    room = MAX_NAME_BYTES - len(tail.encode())
+    raw = stem.encode()
+    if len(raw) <= room:
+        return f"{stem}{tail}"
+    cut = raw[:room].decode("utf-8", errors="ignore").rstrip(" .")  # a cut must stay portable
+    return f"{cut or 'image'}{tail}"
+
+
 def name_candidates(stem: str, ext: str) -> Iterator[str]:
-    """``stem.ext``, ``stem-2.ext``, ``stem-3.ext``, ... up to :data:`MAX_SUFFIX`."""
-    yield f"{stem}{ext}"
+    """``stem.ext``, ``stem-2.ext``, ``stem-3.ext``, ... up to :data:`MAX_SUFFIX`.
+
+    Every name fits :data:`MAX_NAME_BYTES`: where the stem and suffix would not, the stem's end
+    gives way to the suffix (decision 440), so a long name that is taken still gets ``-2``.
+    """
+    yield _fit(stem, ext)
     for n in range(2, MAX_SUFFIX + 1):
-        yield f"{stem}-{n}{ext}"
+        yield _fit(stem, f"-{n}{ext}")
 
 
 def markdown_link(alt_text: str, path: str) -> str:
