@@ -62,6 +62,19 @@ def test_every_candidate_fits_the_name_limit_cut_at_a_character_boundary() -> No
     assert next(name_candidates("a" * 250 + " bb", ".png")) == "a" * 250 + ".png"
 
 
+@pytest.mark.parametrize("name", [".png", ".JPG", " .gif", ".hidden"])
+def test_a_name_that_is_only_an_extension_is_refused(name: str) -> None:
+    """Decision 441: the extension starts at the last dot, as .NET's ``Path`` reads a name."""
+    with pytest.raises(InvalidArgument):
+        check_file_name(name)
+
+
+def test_an_upload_named_only_by_an_extension_gets_a_generated_name() -> None:
+    assert upload_stem(".png") is None and upload_stem("dir/.gif") is None
+    assert upload_stem("..png") is None  # the stem "." is no name
+    assert upload_stem(".config.png") == ".config"
+
+
 def test_a_file_name_too_long_with_its_extension_is_named() -> None:
     assert name_too_long("a" * 251, ".png") is None
     error = name_too_long("\u0444" * 126, ".png")

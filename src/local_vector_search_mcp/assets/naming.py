@@ -60,9 +60,14 @@ def portable_problem(name: str) -> str | None:
 
 
 def split_extension(name: str) -> tuple[str, str]:
-    """``cover.png`` -> (``cover``, ``.png``); ``cover`` -> (``cover``, ``""``); ``.png`` has no stem."""
+    """``cover.png`` -> (``cover``, ``.png``); ``cover`` -> (``cover``, ``""``).
+
+    The extension starts at the last dot, also at the first character: ``.png`` is an extension
+    without a stem and ``.hidden`` the extension ``.hidden``, as the reference's .NET ``Path``
+    reads them (decision 441), not a Unix hidden file's whole name.
+    """
     dot = name.rfind(".")
-    if dot <= 0:
+    if dot < 0:
         return name, ""
     return name[:dot], name[dot:]
 
@@ -86,6 +91,8 @@ def check_file_name(name: str) -> tuple[str, ImageFormat | None]:
             f"fileName {name!r} has the extension {ext!r}; use .png, .jpg, .jpeg, .webp or .gif, "
             "or leave the extension out to get the one matching the image."
         )
+    if not stem.strip():
+        raise InvalidArgument(f"fileName {name!r} is only an extension; give the image a name, e.g. 'cover{ext}'.")
     return stem, fmt
 
 
