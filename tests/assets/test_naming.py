@@ -10,6 +10,7 @@ from local_vector_search_mcp.assets.naming import (
     markdown_link,
     name_candidates,
     name_too_long,
+    skip_case_variants,
     upload_stem,
 )
 from local_vector_search_mcp.errors import InvalidArgument
@@ -104,3 +105,11 @@ def test_signatures_and_extensions() -> None:
     assert format_for_path("a/b.JPEG") is ImageFormat.JPEG and format_for_path("a/.png") is None
     assert ImageFormat.from_mime("image/jpg") is ImageFormat.JPEG
     assert ImageFormat.from_mime("application/octet-stream") is None
+
+
+def test_chosen_names_skip_case_and_normalisation_variants_of_taken_ones() -> None:
+    """Decision 442: the name must stay distinct on Windows and macOS checkouts."""
+    taken = ["Cover.png", "cover-2.PNG", "caf\u00e9.png", "notes.md"]
+    assert next(skip_case_variants(name_candidates("cover", ".png"), taken)) == "cover-3.png"
+    assert next(skip_case_variants(name_candidates("cafe\u0301", ".png"), taken)) == "cafe\u0301-2.png"
+    assert next(skip_case_variants(name_candidates("notes", ".png"), taken)) == "notes.png"

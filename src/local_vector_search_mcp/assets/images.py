@@ -43,6 +43,7 @@ from .naming import (
     markdown_link,
     name_candidates,
     name_too_long,
+    skip_case_variants,
     upload_stem,
 )
 from .preview import gif_preview_png
@@ -237,7 +238,7 @@ def save_image(
         else:
             assert plan.stem is not None
             ext = plan.keep_extension or fmt.canonical
-            names = name_candidates(plan.stem, ext)
+            names = skip_case_variants(name_candidates(plan.stem, ext), _names_in(folder))
             what = f"Every name from {plan.folder_rel}/{plan.stem}{ext} on"
         rel = publish(ws, staged, plan.folder_rel, names, what=what)
     except BaseException:
@@ -253,6 +254,13 @@ def save_image(
     if note is not None:
         note.close()
     return SavedImage(path=rel, format=fmt, size=size, sha256=sha, markdown=markdown_link(alt_text, rel))
+
+
+def _names_in(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []  # publish then meets the same problem and names it
 
 
 def _write_staged(staged: Path, data: bytes, folder_rel: str) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 
 from ..errors import InvalidArgument
@@ -27,6 +28,7 @@ __all__ = [
     "name_candidates",
     "name_too_long",
     "portable_problem",
+    "skip_case_variants",
     "split_extension",
     "upload_stem",
 ]
@@ -142,6 +144,18 @@ def name_candidates(stem: str, ext: str) -> Iterator[str]:
     yield _fit(stem, ext)
     for n in range(2, MAX_SUFFIX + 1):
         yield _fit(stem, f"-{n}{ext}")
+
+
+def skip_case_variants(names: Iterable[str], existing: Iterable[str]) -> Iterator[str]:
+    """``names`` without those naming the same file as one of ``existing`` on a case-insensitive,
+    normalising file system (Windows, macOS): a chosen name must not clash once the knowledge base
+    is checked out there (decision 442)."""
+    taken = {_fold(name) for name in existing}
+    return (name for name in names if _fold(name) not in taken)
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def markdown_link(alt_text: str, path: str) -> str:
