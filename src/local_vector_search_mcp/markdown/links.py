@@ -33,6 +33,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from .model import Document, Element
+from .scan import MAX_NESTING
 
 __all__ = [
     "DocumentLinks",
@@ -161,6 +162,7 @@ def _destination(string: str, pos: int, maximum: int) -> Any:
 
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    md.options["maxNesting"] = MAX_NESTING  # the element parser's depth, so links map to its elements
     md.helpers = SimpleNamespace(  # type: ignore[assignment]  # this instance's own, never the shared module
         parseLinkLabel=_helpers.parseLinkLabel,
         parseLinkDestination=_destination,

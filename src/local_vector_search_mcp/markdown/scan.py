@@ -90,8 +90,16 @@ def _quiet_rules(md: MarkdownIt) -> None:
         ruler.at(rule.name, quiet, {"alt": list(rule.alt)})
 
 
+# Token nesting markdown-it follows before it stops parsing a container's content (its
+# default, 20, is ten list levels). Each level costs about two Python frames, so 100 (fifty
+# list levels, a hundred quote levels) stays far below the interpreter's recursion limit
+# (decision 435).
+MAX_NESTING = 100
+
+
 def block_only(md: MarkdownIt) -> MarkdownIt:
     # Spans and hashes need block structure only; the inline rules would double the cost.
+    md.options["maxNesting"] = MAX_NESTING
     md.disable(["inline", "text_join"])
     _quiet_rules(md)
     lean_tables(md)
