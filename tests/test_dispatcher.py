@@ -137,3 +137,20 @@ def test_numbers_written_as_strings_still_pass() -> None:
     assert parsed is not None and parsed.top_k == 5  # type: ignore[attr-defined]
     parsed = dispatch.validate_arguments(BY_NAME["kb_reindex"], {"request": {"force": True}})
     assert parsed is not None and parsed.force is True  # type: ignore[attr-defined]
+
+
+def test_the_largest_image_wrapped_in_crlf_lines_passes_the_schema():
+    """`data` allows line breaks (decision 402): 25 MiB as base64 wrapped at 64 characters with
+    CRLF, PEM's width, is about 36.0M characters, beyond the unwrapped 34,952,536."""
+    import base64
+
+    from local_vector_search_mcp.assets.formats import MAX_BYTES
+    from local_vector_search_mcp.assets.images import decode_image_data
+
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    )
+    flat = base64.b64encode(png + bytes(MAX_BYTES - len(png))).decode()
+    wrapped = "data:image/png;base64," + "\r\n".join(flat[i : i + 64] for i in range(0, len(flat), 64))
+    parsed = dispatch.validate_arguments(BY_NAME["kb_save_image"], {"data": wrapped, "fileName": "big"})
+    assert parsed is not None and len(decode_image_data(parsed.data).data) == MAX_BYTES  # type: ignore[attr-defined]

@@ -1896,7 +1896,7 @@ class KbSaveImageArguments(BaseModel):
     """
     The uploaded file as the client passes it (OpenAI file parameter). Not together with `data`.
     """
-    data: Annotated[str | None, Field(max_length=34953000, min_length=1)] = None
+    data: Annotated[str | None, Field(max_length=36100000, min_length=1)] = None
     """
     The image bytes as standard base64 (line breaks allowed) or a data URI `data:image/<png|jpeg|webp|gif>;base64,<base64>`, at most 25 MiB decoded. For clients that cannot pass an OpenAI file reference. Not together with `file`; a data URI's type must match the bytes.
     """
