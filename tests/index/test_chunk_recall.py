@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from vector_shapes import embedding_like
 
 from local_vector_search_mcp.index import sqlite_chunks
 from local_vector_search_mcp.index.chunks import ChunkFilterSpec, ExternalChunk
@@ -22,18 +23,6 @@ from local_vector_search_mcp.index.sqlite_chunks import EXACT_ROWS, RERANK_MIN, 
 DIMS = 384
 
 
-def _embedding_like(n: int, seed: int, dims: int = DIMS) -> npt.NDArray[np.float32]:
-    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((dims, dims)))[0]
-    common = np.random.default_rng(1).standard_normal(dims)
-    common /= np.linalg.norm(common)
-    spectrum = np.arange(1, dims + 1) ** -0.3
-    spectrum /= np.linalg.norm(spectrum)
-    centres = np.random.default_rng(2).standard_normal((200, dims)) / np.sqrt(dims)
-    rng = np.random.default_rng(seed)
-    v = 1.5 * common + (rng.standard_normal((n, dims)) * spectrum) @ basis + 0.2 * centres[rng.integers(0, 200, n)]
-    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
-
-
 def _recall(found: list[set[int]], truth: npt.NDArray[np.intp]) -> float:
     return sum(len(f & set(t.tolist())) for f, t in zip(found, truth, strict=True)) / truth.size
 
@@ -41,8 +30,8 @@ def _recall(found: list[set[int]], truth: npt.NDArray[np.intp]) -> float:
 def test_above_the_old_limit_the_top_10_is_exact_where_2000_sign_candidates_were_not() -> None:
     """25,000 rows: above the old 20,000-row limit, where a fixed pool of 2,000 sign-bit candidates
     kept well under 0.95 of the true top 10; now every row is scored, with or without a filter."""
-    rows = _embedding_like(25_000, 5)
-    queries = _embedding_like(40, 6)
+    rows = embedding_like(25_000, 5)
+    queries = embedding_like(40, 6)
     exact = queries @ rows.T
     truth = np.argsort(-exact, axis=1, kind="stable")[:, :10]
     assert len(rows) <= EXACT_ROWS  # the store builds no sign bits at this size: bits=None below
@@ -95,13 +84,13 @@ def test_the_store_above_exact_rows_takes_sign_candidates_through_its_matrices(
     monkeypatch.setattr(sqlite_chunks, "EXACT_ROWS", 1_000)
     monkeypatch.setattr(sqlite_chunks, "RERANK_MIN", 300)
     dims = 64
-    vectors = _embedding_like(3_000, 7, dims)
+    vectors = embedding_like(3_000, 7, dims)
     store = SqliteStore(tmp_path / "index.db")
     store.ensure_schema(None, "float32")
     for i, v in enumerate(vectors):
         group = "even" if i % 2 == 0 else "odd"
         store.put_external(ExternalChunk(f"c{i:05d}", "external", f"s/{i % 7}.txt", i, f"chunk {i}", {"g": group}, v))
-    queries = _embedding_like(10, 8, dims)
+    queries = embedding_like(10, 8, dims)
     for q in queries:
         got = store.nearest_chunks(q, 10, ChunkFilterSpec())
         assert store._bits("external") is not None  # built with the matrix: 3,000 > EXACT_ROWS
@@ -118,10 +107,10 @@ def test_the_store_above_exact_rows_takes_sign_candidates_through_its_matrices(
 def test_a_narrow_filter_reads_only_its_rows_with_the_same_answer(share: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A filter admitting at most a quarter of the rows scores only those rows: the same rows,
     scores and tie order (row order, decision 361) as the mask over the full pass."""
-    rows = _embedding_like(4_000, 9, 64)
+    rows = embedding_like(4_000, 9, 64)
     rows[100:4_000:37] = rows[3]  # duplicated text: equal vectors, equal scores
     mask = np.arange(len(rows)) % share == 1
-    for q in [rows[3], *_embedding_like(5, 10, 64)]:
+    for q in [rows[3], *embedding_like(5, 10, 64)]:
         narrow = _top(rows, q, 20, mask, None)
         monkeypatch.setattr(sqlite_chunks, "NARROW_FILTER", len(rows) + 1)  # never narrow
         full = _top(rows, q, 20, mask, None)

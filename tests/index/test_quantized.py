@@ -19,6 +19,7 @@ import numpy.typing as npt
 import pytest
 from kb_fakes import HashEmbedder, client
 from pg_server import PgServer
+from vector_shapes import embedding_like
 
 from local_vector_search_mcp.errors import IndexNotReady
 from local_vector_search_mcp.index.chunks import ChunkFilterSpec
@@ -246,10 +247,8 @@ def test_an_index_from_before_the_centre_is_read_as_built_then_centred_in_place(
     assert _bits_agree_with_the_centre(old, _centre(old)[1]) == N
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_reindexing_keeps_the_centre(tmp_path: Path, request: pytest.FixtureRequest, engine: str) -> None:
-    """The centre is the index's, not a file's: replacing documents (a plain reindex, or a forced
-    one over a compatible index, which keeps its tables) keeps it while the count has not doubled."""
+def _notes_kb(tmp_path: Path, request: pytest.FixtureRequest, engine: str, storage: str) -> Any:
+    """Six short notes indexed through the whole service with ``storage`` on ``engine``."""
     for i in range(6):
         (tmp_path / f"n{i}.md").write_text(f"# Note {i}\n\nalpha beta gamma {i} delta {i * i}\n", encoding="utf-8")
     backend: dict[str, Any] = {}
@@ -260,7 +259,14 @@ def test_reindexing_keeps_the_centre(tmp_path: Path, request: pytest.FixtureRequ
             "storage__url": server.url,
             "storage__schema": server.fresh_schema(),
         }
-    kb = client(tmp_path, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage="binary", **backend)
+    return client(tmp_path, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage=storage, **backend)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reindexing_keeps_the_centre(tmp_path: Path, request: pytest.FixtureRequest, engine: str) -> None:
+    """The centre is the index's, not a file's: replacing documents (a plain reindex, or a forced
+    one over a compatible index, which keeps its tables) keeps it while the count has not doubled."""
+    kb = _notes_kb(tmp_path, request, engine, "binary")
     kb.reindex()
     made, centre = _centre(kb.store)
     assert made == 6
@@ -295,21 +301,6 @@ def test_int8_scores_the_float_query_against_the_codes(open_store: Any, engine: 
     assert symmetric_differs >= 5  # the quantized query would have ranked otherwise
 
 
-def _embedding_like(n: int, seed: int, dims: int = 384) -> npt.NDArray[np.float32]:
-    """Unit vectors shaped like the bundled e5 model's (as tests/index/test_chunk_recall.py builds
-    them): a common offset plus a slowly decaying spectrum in a random basis plus weak clusters;
-    95 % of the components are under 0.1 in magnitude and the largest about 0.17."""
-    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((dims, dims)))[0]
-    common = np.random.default_rng(1).standard_normal(dims)
-    common /= np.linalg.norm(common)
-    spectrum = np.arange(1, dims + 1) ** -0.3
-    spectrum /= np.linalg.norm(spectrum)
-    centres = np.random.default_rng(2).standard_normal((200, dims)) / np.sqrt(dims)
-    rng = np.random.default_rng(seed)
-    v = 1.5 * common + (rng.standard_normal((n, dims)) * spectrum) @ basis + 0.2 * centres[rng.integers(0, 200, n)]
-    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
-
-
 def _stored_codes(store: IndexStore) -> npt.NDArray[np.int8]:
     """Every row's int8 codes as the adapter stored them."""
     if isinstance(store, SqliteStore):
@@ -325,8 +316,8 @@ def test_int8_keeps_the_float32_top_10_of_vectors_with_small_components(open_sto
     """decision 425: with the fixed scale 1/127 these codes average a few units and even a full
     scan of the float query against them (381's score) misses the float32 top 10 (numpy: about
     0.91); with one scale per vector every row's largest code is +-127 and the adapter keeps it."""
-    rows = _embedding_like(1000, 5)
-    queries = _embedding_like(40, 105)
+    rows = embedding_like(1000, 5)
+    queries = embedding_like(40, 105)
     assert float(np.mean(np.abs(rows) < 0.1)) > 0.9  # shaped like e5's
     truth = np.argsort(-(queries @ rows.T), axis=1, kind="stable")[:, :10]
 
@@ -368,17 +359,7 @@ def test_an_int8_index_of_the_fixed_scale_is_rebuilt_never_mixed(
     manifest) is not searched or written with the new codes beside its old ones: searches and a
     plain reindex answer INDEX_NOT_READY naming the scale, nothing is deleted, and a forced
     reindex rebuilds every vector with one scale per vector."""
-    for i in range(6):
-        (tmp_path / f"n{i}.md").write_text(f"# Note {i}\n\nalpha beta gamma {i} delta {i * i}\n", encoding="utf-8")
-    backend: dict[str, Any] = {}
-    if engine == "postgresql":
-        server: PgServer = request.getfixturevalue("pg_server")
-        backend = {
-            "storage__backend": "postgresql",
-            "storage__url": server.url,
-            "storage__schema": server.fresh_schema(),
-        }
-    kb = client(tmp_path, "local", embedder=HashEmbedder(DIMS), embedding__vector_storage="int8", **backend)
+    kb = _notes_kb(tmp_path, request, engine, "int8")
     kb.reindex()
     assert kb.store.read_manifest()[INT8_SCALE_KEY] == "per-vector"
     assert bool(np.all(np.abs(_stored_codes(kb.store).astype(np.int16)).max(axis=1) == 127))
@@ -408,7 +389,7 @@ def test_an_int8_index_of_the_fixed_scale_is_rebuilt_never_mixed(
 # binary's pool grows with the index (decision 430) -----------------------------------------
 def _spread_like(n: int, seed: int) -> npt.NDArray[np.float32]:
     """384-d unit vectors with a common offset and a spectrum decaying as k^-0.5 (steeper than
-    ``_embedding_like``'s, so 384 centred bits rank them about as well as the real e5 vectors of
+    ``embedding_like``'s, so 384 centred bits rank them about as well as the real e5 vectors of
     opensearch-docs): at 8,000 rows a fixed pool of 400 Hamming candidates misses the float32 top
     10 as that corpus's 17,861 rows did (numpy about 0.93), a tenth of the rows holds it (0.98)."""
     dims = 384
@@ -469,7 +450,7 @@ def test_the_binary_pool_follows_the_rows_written_since(open_store: Any, engine:
         assert abs(store._vector_rows() - N) <= N * 0.05  # the old density times the pages now
     else:
         assert isinstance(store, SqliteStore)
-        assert store._vector_rows() == N
+        assert len(store._stored_bits(store._conn())[0]) == N  # the rows the pool is taken from
 
 
 # both: a scope is searched exactly, with the same scores ----------------------------------
