@@ -1105,15 +1105,6 @@ class SqliteStore(ChunkTables):
                 found = []
         return [(int(cid), float(d)) for cid, d in found[:limit]]
 
-    def _vector_rows(self) -> int:
-        """How many binary rows the index holds (the pool grows with it, decision 430)."""
-        c = self._conn()
-        c.execute("SAVEPOINT rows")
-        try:
-            return len(self._stored_bits(c)[0])
-        finally:
-            c.execute("RELEASE rows")
-
     def _hamming_pool(
         self, c: apsw.Connection, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None
     ) -> list[tuple[int, float]]:
