@@ -159,15 +159,16 @@ def _blank(line: str) -> bool:
     return not line.strip(" \t")
 
 
-def _glued_before(text: str, start: int) -> bool:
+def _glued_before(doc: Document, start: int) -> bool:
     """Whether the line above ``start`` (a line start) holds text, with no blank line between."""
+    text = doc.text
     if text.endswith("\r\n", 0, start):
         stop = start - 2
     elif start > 0 and text[start - 1] in NEWLINES:
         stop = start - 1
     else:
         return False
-    return not _blank(text[max(text.rfind("\n", 0, stop), text.rfind("\r", 0, stop)) + 1 : stop])
+    return not _blank(text[doc.line_start(stop) : stop])
 
 
 def _glued_after(doc: Document, end: int) -> bool:
@@ -187,7 +188,7 @@ def _block_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edi
     # Inserted blocks get one blank line on both sides (decision 405): a neighbour written
     # without one ("# Title\ntext") would otherwise run into the new block.
     if kind == INSERT_BEFORE:
-        lead = eol if _glued_before(doc.text, start) else ""
+        lead = eol if _glued_before(doc, start) else ""
         return Edit(start, start, lead + _trim_end(markdown) + eol + eol, pointer, kind, start, start, target)
     if kind == INSERT_AFTER:
         trail = eol if _glued_after(doc, end) else ""
