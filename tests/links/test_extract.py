@@ -81,5 +81,5 @@ def test_the_substring_precheck_never_drops_a_run_the_pattern_keeps(content: str
     env: dict[str, object] = {"references": {"r": {"href": "x"}}} if references else {}
     token = Token("inline", "", 0, map=[0, 1], content=content)
     pattern = links._MAYBE_WITH_REFERENCES if references else links._MAYBE_INLINE
-    expected = ((0, 1, content),) if pattern.search(content) else ()
+    expected = ((0, 1, content, False),) if pattern.search(content) else ()
     assert links.link_source([token], env).runs == expected
