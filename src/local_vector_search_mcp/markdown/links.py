@@ -97,7 +97,7 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
     """Collected from the block tokens of the element model's own full parse."""
     runs: list[tuple[int, int, str, bool]] = []
     front_matter = None
-    previous = ""
+    in_table = False  # every inline run between table_open and table_close is one cell
     references = bool(env.get("references"))
     maybe = (_MAYBE_WITH_REFERENCES if references else _MAYBE_INLINE).search
     for token in tokens:
@@ -110,14 +110,15 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
                 and ("#" in content or (("[" in content) if references else ("](" in content or "[[" in content)))
                 and maybe(content)
             ):
-                runs.append((token.map[0], token.map[1], content, previous in _CELL_OPEN))
+                runs.append((token.map[0], token.map[1], content, in_table))
         elif token.type == "front_matter":
             front_matter = token.content
-        previous = token.type
+        elif token.type in _TABLE_EDGES:
+            in_table = token.type == "table_open"
     return LinkSource(dict(env.get("references", {})), tuple(runs), front_matter)
 
 
-_CELL_OPEN = frozenset({"th_open", "td_open"})
+_TABLE_EDGES = frozenset({"table_open", "table_close"})
 
 
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
@@ -370,13 +371,18 @@ def _inline_links(children: list[Token], run: _Run, definitions: _Definitions, p
             elif tok.info == "auto" or tok.markup == "linkify":
                 continue
             elif "label" in tok.meta:
-                yield Link("reference", href, label, pointer, *definitions.span(str(tok.meta["label"]), href))
+                start, end = definitions.span(str(tok.meta["label"]), href)
+                yield Link("reference", definitions.written(start, end, href), label, pointer, start, end)
             else:  # an inline link (written with escapes or entities: counted, never rewritten)
                 yield Link("inline", href, label, pointer, *run.span(tok, href))
         elif tok.type == "image":
             src = str(tok.attrGet("src") or "")
-            span = definitions.span(str(tok.meta["label"]), src) if "label" in tok.meta else run.span(tok, src)
-            yield Link("image", src, tok.content or None, pointer, *span)
+            if "label" in tok.meta:
+                start, end = definitions.span(str(tok.meta["label"]), src)
+                src = definitions.written(start, end, src)
+            else:
+                start, end = run.span(tok, src)
+            yield Link("image", src, tok.content or None, pointer, start, end)
         elif tok.type == "wikilink":
             target = str(tok.meta["target"])
             kind: LinkKind = "embed" if tok.meta["embed"] else "wikilink"
@@ -404,9 +410,15 @@ class _Definitions:
         if label not in self.spans:
             self.spans[label] = self._find(label)
         start, end = self.spans[label]
-        if start < 0 or self.text[start:end] not in (href, unquote(href)):
+        if start < 0 or unquote(self.text[start:end]) != unquote(href):  # written partly encoded is fine
             return -1, -1
         return start, end
+
+    def written(self, start: int, end: int, href: str) -> str:
+        """The destination as written when its span is known: the block parse percent-encoded a
+        definition's (``<a b.md>`` gives ``a%20b.md``), and a rewrite replaces exactly the written
+        bytes (decision 451)."""
+        return self.text[start:end] if start >= 0 else href
 
     def _find(self, label: str) -> tuple[int, int]:
         ref = self.references.get(label)
