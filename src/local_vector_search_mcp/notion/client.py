@@ -27,6 +27,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from .blocks import truncate
+
 __all__ = ["NOTION_VERSION", "NotionClient", "NotionError", "NotionPort", "title_property"]
 
 NOTION_VERSION = "2022-06-28"
@@ -47,7 +49,7 @@ class NotionError(Exception):
 
 def title_property(title: str) -> dict[str, Any]:
     """The ``properties`` of a page under a page parent: its title, cut to the 2,000-character limit."""
-    return {"title": {"title": [{"type": "text", "text": {"content": title[:2000]}}]}}
+    return {"title": {"title": [{"type": "text", "text": {"content": truncate(title)}}]}}
 
 
 class NotionPort(Protocol):

@@ -179,7 +179,7 @@ def _children(block: Block) -> list[Block]:
 
 
 def _shallow(block: Block) -> Block:
-    """``block`` with its first 100 children, and none of their children (sent later)."""
+    """``block`` as sent: its first 100 children, and none of theirs (sent later) but a table's rows."""
     kids = _children(block)
     if not kids:
         return block
@@ -189,16 +189,34 @@ def _shallow(block: Block) -> Block:
 
 
 def _strip(block: Block) -> Block:
-    if not _children(block):
+    """A child as sent with its parent: without children, except that a table keeps its first 100 rows.
+
+    Notion creates a table only together with its rows (block reference, table: "at least one
+    table_row"), and a table under a list item still fits the two levels one request may nest.
+    """
+    kids = _children(block)
+    if not kids:
         return block
     body = {k: v for k, v in block[block["type"]].items() if k != "children"}
+    if block["type"] == "table":
+        body["children"] = kids[:MAX_CHILDREN]
     return {**block, block["type"]: body}
+
+
+def _later(block: Block) -> list[Block]:
+    """The children of a child that were not sent with it (see :func:`_strip`)."""
+    kids = _children(block)
+    return kids[MAX_CHILDREN:] if block["type"] == "table" else kids
+
+
+def _count(sent: Block) -> int:
+    return 1 + sum(_count(k) for k in _children(sent))
 
 
 def _weight(block: Block) -> tuple[int, int]:
     """(block elements, JSON bytes) of ``block`` as sent."""
     sent = _shallow(block)
-    return 1 + min(len(_children(block)), MAX_CHILDREN), len(json.dumps(sent, ensure_ascii=False))
+    return _count(sent), len(json.dumps(sent, ensure_ascii=False))
 
 
 def _batches(blocks: Sequence[Block]) -> Iterable[list[Block]]:
@@ -227,11 +245,11 @@ def append_blocks(port: NotionPort, parent_id: str, blocks: Sequence[Block]) -> 
         for block, block_id in zip(batch, created, strict=True):
             kids = _children(block)
             sent = kids[:MAX_CHILDREN]
-            if any(_children(k) for k in sent):
+            if any(_later(k) for k in sent):
                 kid_ids = port.list_children(block_id)
                 for kid, kid_id in zip(sent, kid_ids, strict=False):
-                    if _children(kid):
-                        append_blocks(port, kid_id, _children(kid))
+                    if _later(kid):
+                        append_blocks(port, kid_id, _later(kid))
             if len(kids) > MAX_CHILDREN:
                 append_blocks(port, block_id, kids[MAX_CHILDREN:])
     return ids
