@@ -41,6 +41,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 TOKEN = "secret_test_token_5f2c"  # what the fake accepts
+PARENT = "11111111-2222-3333-4444-555555555555"  # the parent page the tests push under
 VERSION = "2022-06-28"
 
 MAX_TEXT = 2000  # request-limits: text.content, text.link.url, any URL
@@ -410,9 +411,16 @@ class FakeNotion:
         children = body.get("children", [])
         if self._validate(children, 0, "body.children", None) > MAX_ELEMENTS:
             raise invalid(f"body.children has more than {MAX_ELEMENTS} block elements.")
+        if parent in self.pages and self.pages[parent]["archived"]:
+            raise _archived()
         page_id = str(uuid.uuid4())
         self.pages[page_id] = {"title": title, "parent": parent, "archived": False}
         self.page_children[page_id] = []
+        # block#child_page: the new page is also a block of its parent (a parent page the
+        # integration can see but the fake never created is taken as shared with it)
+        plain = "".join(str(t.get("text", {}).get("content", "")) for t in title)
+        self.nodes[page_id] = Node(page_id, "child_page", {"title": plain}, parent)
+        self.page_children.setdefault(parent, []).append(page_id)
         self._create_children(page_id, children)
         return self._page(page_id)
 
@@ -421,18 +429,27 @@ class FakeNotion:
         if "archived" in body:
             if not isinstance(body["archived"], bool):
                 raise invalid("body.archived should be a boolean.")
+            if self.pages[page_id]["archived"] != body["archived"]:
+                node, siblings = self.nodes[page_id], self.page_children.get(self.pages[page_id]["parent"], [])
+                node.archived = body["archived"]
+                if node.archived and page_id in siblings:  # a trashed page leaves its parent's children
+                    siblings.remove(page_id)
+                elif not node.archived:
+                    siblings.append(page_id)
             self.pages[page_id]["archived"] = body["archived"]
         if "properties" in body:
             if self.pages[page_id]["archived"]:
                 raise _archived()
             self.pages[page_id]["title"] = self._title(body)
+            self.nodes[page_id].body = {"title": "".join(t["text"]["content"] for t in self.pages[page_id]["title"])}
         return self._page(page_id)
 
     def _kids(self, block_id: str) -> list[str]:
         if block_id in self.page_children:
             return self.page_children[block_id]
-        if block_id in self.nodes and not self.nodes[block_id].archived:
-            return self.nodes[block_id].children
+        node = self.nodes.get(block_id)
+        if node is not None and not node.archived and node.type != "child_page":  # a page's are above
+            return node.children
         raise Problem(404, "object_not_found", f"Could not find block with ID: {block_id}.")
 
     def _archived_target(self, block_id: str) -> bool:
@@ -446,11 +463,12 @@ class FakeNotion:
         return False
 
     def _block(self, node: Node) -> dict[str, Any]:
+        kids = self.page_children.get(node.id, []) if node.type == "child_page" else node.children
         return {
             "object": "block",
             "id": node.id,
             "type": node.type,
-            "has_children": bool(node.children),
+            "has_children": bool(kids),
             "archived": node.archived,
             node.type: node.body,
         }
@@ -524,7 +542,7 @@ class FakeNotion:
         children = body.get("children")
         if children is None:
             raise invalid("body.children should be defined, instead was `undefined`.")
-        node = self.nodes.get(block_id)
+        node = None if block_id in self.page_children else self.nodes.get(block_id)
         parent = None if node is None else {"type": node.type, **node.body}
         if parent is not None and parent["type"] not in PARENTS:
             raise invalid(f"Block type {parent['type']} does not support children.")

@@ -7,7 +7,6 @@ Notion refuses would let the pusher pass here and fail there.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,16 +14,7 @@ import pytest
 
 from local_vector_search_mcp.notion.client import NotionClient, NotionError
 
-from .fake_notion import TOKEN, VERSION, FakeNotion, Fault
-
-PARENT = "11111111-2222-3333-4444-555555555555"
-
-
-@pytest.fixture
-def notion() -> Iterator[FakeNotion]:
-    fake = FakeNotion()
-    yield fake
-    fake.close()
+from .fake_notion import PARENT, TOKEN, VERSION, FakeNotion, Fault
 
 
 def call(notion: FakeNotion, method: str, path: str, body: Any = None, **headers: str) -> tuple[int, Any]:

@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,7 @@ from local_vector_search_mcp.cli import main
 from local_vector_search_mcp.notion.blocks import convert
 from local_vector_search_mcp.notion.client import NotionClient, NotionError
 
-from .fake_notion import TOKEN, FakeNotion, Fault
-
-PARENT = "11111111-2222-3333-4444-555555555555"
+from .fake_notion import PARENT, TOKEN, FakeNotion, Fault
 
 EVERY_BLOCK = """\
 ---
@@ -58,25 +55,6 @@ fn main() {}
 
 ![local](images/pic.png)
 """
-
-
-@pytest.fixture
-def notion() -> Iterator[FakeNotion]:
-    fake = FakeNotion()
-    yield fake
-    fake.close()
-
-
-@pytest.fixture
-def kb(tmp_path: Path, notion: FakeNotion, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "kb"
-    root.mkdir()
-    (tmp_path / "config.yaml").write_text(
-        json.dumps({"notion": {"parentPageId": PARENT, "apiUrl": notion.url, "requestsPerSecond": 100}}),
-        encoding="utf-8",
-    )
-    monkeypatch.setenv("NOTION_TOKEN", TOKEN)
-    return root
 
 
 def push(kb: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, object], str]:
