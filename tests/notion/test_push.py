@@ -391,6 +391,12 @@ def test_a_folder_that_cannot_be_listed_is_named_and_its_pages_kept(
 
 
 HOSTILE = {
+    # was: the 500 KB payload limit counted in characters, so 600 KB to 900 KB of UTF-8 was sent
+    "cjk-huge.md": "中" * 300_000 + "\n",
+    "cjk-code.md": "```\n" + "中" * 300_000 + "\n```\n",
+    "cjk-paragraphs.md": "".join("中" * 1900 + "\n\n" for _ in range(300)),
+    "cjk-wide-list.md": "- top\n" + "".join("  - " + "中" * 1900 + "\n" for _ in range(100)),
+    "cjk-table.md": "| a | b |\n|---|---|\n" + "".join("| " + "中" * 1900 + " | x |\n" for _ in range(120)),
     "emoji.md": ("😀" * 1500 + "x") * 2 + "\n",  # was: cut at 2,000 code points = 3,000 UTF-16 units, refused
     "emoji-code.md": "```python\n" + "# 🎉 " * 1200 + "\n```\n",
     "emoji-title.md": "# " + "🎉" * 1500 + "\n",

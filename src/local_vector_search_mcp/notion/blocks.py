@@ -305,9 +305,24 @@ def rich_text(markdown: str) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------- blocks
+MAX_BLOCK_BYTES = 300_000  # UTF-8 bytes of one block's text: a block must fit a 500 KB request on its own
+
+
 def _text_block(kind: str, items: list[dict[str, Any]], **extra: Any) -> list[Block]:
-    """One block of ``kind`` (several when the rich text has more than 100 items)."""
-    chunks = [items[i : i + MAX_RICH_TEXT_ITEMS] for i in range(0, len(items), MAX_RICH_TEXT_ITEMS)] or [[]]
+    """One block of ``kind``; several when the rich text has more than 100 items or 300 KB of text.
+
+    Notion refuses a request over 500 KB (request limits): 100 items of 2,000 CJK characters
+    are 600 KB, so a block is also cut by the bytes its text takes (decision 469).
+    """
+    chunks: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for item in items:
+        weight = len(item["text"]["content"].encode("utf-8")) + 200  # the item's JSON around its text
+        if chunks[-1] and (len(chunks[-1]) >= MAX_RICH_TEXT_ITEMS or size + weight > MAX_BLOCK_BYTES):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(item)
+        size += weight
     return [{"type": kind, kind: {"rich_text": chunk, **extra}} for chunk in chunks]
 
 

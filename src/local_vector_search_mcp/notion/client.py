@@ -25,6 +25,7 @@ Endpoints used (request -> response shapes from Notion's API reference):
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -34,7 +35,7 @@ import httpx
 
 from .blocks import truncate
 
-__all__ = ["NOTION_VERSION", "NotionClient", "NotionError", "NotionPort", "title_property"]
+__all__ = ["NOTION_VERSION", "NotionClient", "NotionError", "NotionPort", "encode_body", "title_property"]
 
 NOTION_VERSION = "2022-06-28"
 _RETRY_ALWAYS = frozenset({409, 429})  # not applied: safe to resend any request
@@ -60,6 +61,11 @@ class NotionError(Exception):
         self.code = code
         self.ambiguous = ambiguous
         self.fatal = fatal or status == 401
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """A request body as sent: compact UTF-8 JSON (what the pusher measures against the 500 KB limit)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def title_property(title: str) -> dict[str, Any]:
@@ -202,7 +208,8 @@ class NotionClient:
             self._throttle()
             self.requests += 1
             try:
-                response = self._http.request(method, path, json=body, params=params)
+                content = None if body is None else encode_body(body)
+                response = self._http.request(method, path, content=content, params=params)
             except httpx.TransportError as exc:
                 sent = not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
                 if sent and idempotent and attempt < self._max_retries:

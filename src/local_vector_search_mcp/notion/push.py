@@ -30,12 +30,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .blocks import Block, convert, truncate
-from .client import NotionError, NotionPort
+from .client import NotionError, NotionPort, encode_body
 
 __all__ = ["DryRunPort", "Mapping", "PageEntry", "PushReport", "Pusher", "block_hash"]
 
 MAX_CHILDREN = 100
-# Notion's documented ceiling is 1,000 block elements and 500 KB per request; stay below both.
+# Notion's documented ceiling is 1,000 block elements and 500 KB per request; stay below both
+# (the payload in UTF-8 bytes as sent, not characters: decision 469).
 MAX_ELEMENTS = 900
 MAX_PAYLOAD = 400_000
 MAPPING_VERSION = 1
@@ -194,17 +195,33 @@ def _children(block: Block) -> list[Block]:
     return children if isinstance(children, list) else []
 
 
+def _head(block: Block) -> int:
+    """How many of ``block``'s children are sent with it: at most 100, and within the payload limit.
+
+    At least one (a table is created with a row); the others are appended to it afterwards.
+    """
+    kids = _children(block)
+    if not kids:
+        return 0
+    size = len(encode_body(_strip(block, rows=False)))
+    for n, kid in enumerate(kids[:MAX_CHILDREN]):
+        size += len(encode_body(_strip(kid))) + 1
+        if n and size > MAX_PAYLOAD:
+            return n
+    return min(len(kids), MAX_CHILDREN)
+
+
 def _shallow(block: Block) -> Block:
-    """``block`` as sent: its first 100 children, and none of theirs (sent later) but a table's rows."""
+    """``block`` as sent: its first children (:func:`_head`), and none of theirs but a table's rows."""
     kids = _children(block)
     if not kids:
         return block
     body = dict(block[block["type"]])
-    body["children"] = [_strip(k) for k in kids[:MAX_CHILDREN]]
+    body["children"] = [_strip(k) for k in kids[: _head(block)]]
     return {**block, block["type"]: body}
 
 
-def _strip(block: Block) -> Block:
+def _strip(block: Block, *, rows: bool = True) -> Block:
     """A child as sent with its parent: without children, except that a table keeps its first 100 rows.
 
     Notion creates a table only together with its rows (block reference, table: "at least one
@@ -214,7 +231,7 @@ def _strip(block: Block) -> Block:
     if not kids:
         return block
     body = {k: v for k, v in block[block["type"]].items() if k != "children"}
-    if block["type"] == "table":
+    if rows and block["type"] == "table":
         body["children"] = kids[:MAX_CHILDREN]
     return {**block, block["type"]: body}
 
@@ -232,7 +249,7 @@ def _count(sent: Block) -> int:
 def _weight(block: Block) -> tuple[int, int]:
     """(block elements, JSON bytes) of ``block`` as sent."""
     sent = _shallow(block)
-    return _count(sent), len(json.dumps(sent, ensure_ascii=False))
+    return _count(sent), len(encode_body(sent))
 
 
 def _batches(blocks: Sequence[Block]) -> Iterable[list[Block]]:
@@ -292,14 +309,15 @@ def append_blocks(port: NotionPort, parent_id: str, blocks: Sequence[Block], exi
         ids.extend(created)
         for block, block_id in zip(batch, created, strict=True):
             kids = _children(block)
-            sent = kids[:MAX_CHILDREN]
+            head = _head(block)
+            sent = kids[:head]
             if any(_later(k) for k in sent):
                 kid_ids = port.list_children(block_id)
                 for kid, kid_id in zip(sent, kid_ids, strict=False):
                     if _later(kid):
                         append_blocks(port, kid_id, _later(kid), len(_children(kid)) - len(_later(kid)))
-            if len(kids) > MAX_CHILDREN:
-                append_blocks(port, block_id, kids[MAX_CHILDREN:], MAX_CHILDREN)
+            if len(kids) > head:
+                append_blocks(port, block_id, kids[head:], head)
     return ids
 
 
