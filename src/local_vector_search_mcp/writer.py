@@ -367,14 +367,51 @@ def _file_lock(target: Path) -> Iterator[None]:
                 del _file_locks[key]
 
 
+# Edits of one file by several server processes of the project (two stdio servers, an HTTP
+# server, a CLI `call`) also wait for each other (decision 445): each holds an flock on one of
+# EDIT_LOCK_BUCKETS lock files in the state folder, picked by the file's real path, from the read
+# to the commit. Two files sharing a bucket only wait for each other; a fixed set of lock files
+# is never removed (removing a lock file another process waits on would split the lock).
+EDIT_LOCK_BUCKETS = 256
+
+
+def _edit_lock_path(ws: Workspace, target: Path) -> Path:
+    key = os.path.join(os.path.realpath(target.parent), target.name)
+    bucket = hashlib.sha256(key.encode("utf-8", "surrogateescape")).digest()[0] % EDIT_LOCK_BUCKETS
+    return ws.state_dir / "edit-locks" / f"{bucket:02x}.lock"
+
+
+@contextlib.contextmanager
+def _edit_lock(ws: Workspace, target: Path) -> Iterator[None]:
+    """The file's lock in this process (threads), then across the project's processes."""
+    with _file_lock(target):
+        path = _edit_lock_path(ws, target)
+        fd: int | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            # The write itself will say what is wrong with the state folder; without the lock an
+            # edit racing another process only re-plans (three times at most) as before.
+            log.debug("edit lock %s unavailable: %s", path, exc.strerror or exc)
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)  # closing releases the flock
+
+
 def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]) -> tuple[bytes, str]:
     """Load, plan and commit an edit, re-planning when the file changed in between.
 
     ``plan`` receives the current bytes and returns the new bytes (or raises a
     KbError to refuse). Returns ``(new bytes, new sha256)``. Edits of the same file in
-    this process wait for each other; only a write by another process makes one re-plan.
+    this process and in the project's other server processes wait for each other; only a
+    write by another program (an editor, a script) makes one re-plan.
     """
-    with _file_lock(target):
+    with _edit_lock(ws, target):
         for _ in range(MAX_ATTEMPTS):
             raw = _read(target)
             if raw is None:
