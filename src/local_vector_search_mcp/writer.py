@@ -333,7 +333,9 @@ def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str
         if sha256_hex(current) != expected_sha.lower():
             raise SourceChanged(rel)
         try:
-            _replace(intent, target, data, os.stat(target).st_mode)
+            _replace(intent, target, data, os.stat(target).st_mode, expect=current)
+        except SourceChanged:  # saved by another program while the new bytes were written
+            raise SourceChanged(rel) from None
         except FileNotFoundError:  # moved or deleted by another program just now: re-read (decision 325)
             raise SourceChanged(rel) from None
         except OSError as exc:
@@ -576,7 +578,10 @@ def move_with_rewrites(
                     mode = os.stat(path).st_mode
                 except FileNotFoundError:  # deleted by another program just now (decision 325)
                     raise SourceChanged(rel) from None
-                _replace(intent, path, new, mode)
+                try:
+                    _replace(intent, path, new, mode, expect=old)
+                except SourceChanged:  # saved by an editor while its new bytes were written
+                    raise SourceChanged(rel) from None
                 done.append((rel, path, old, new))
             _make_parents(ws, dst, dst_rel)
             if moved_data is None:
@@ -593,8 +598,8 @@ def move_with_rewrites(
         except (SourceChanged, OSError, KbError) as exc:
             for _rel, path, old, new in reversed(done):  # put back what was already rewritten
                 if _read(path) == new:
-                    with contextlib.suppress(OSError):
-                        _replace(intent, path, old, os.stat(path).st_mode)
+                    with contextlib.suppress(OSError, SourceChanged):
+                        _replace(intent, path, old, os.stat(path).st_mode, expect=new)
             if isinstance(exc, SourceChanged):
                 raise Conflict(
                     f"{exc.args[0]!r} changed while the move was applied; every file was restored. Retry the move.",
@@ -617,10 +622,18 @@ def move_with_rewrites(
     return sha256_hex(current if moved_data is None else moved_data)
 
 
-def _replace(intent: Intent, path: Path, data: bytes, mode: int | None) -> None:
-    """Put ``data`` at ``path`` through a synced temporary file and a rename (whatever is there goes)."""
+def _replace(intent: Intent, path: Path, data: bytes, mode: int | None, expect: bytes | None = None) -> None:
+    """Put ``data`` at ``path`` through a synced temporary file and a rename (whatever is there goes).
+
+    With ``expect``, the file must still hold exactly those bytes once the temporary file is
+    written and synced, right before the rename (else :class:`SourceChanged`, nothing replaced):
+    writing and syncing takes milliseconds, and an editor that saved meanwhile would otherwise
+    be overwritten by an edit planned on the bytes before its save (decision 446).
+    """
     tmp = _write_temp(intent, path, data, mode)
     try:
+        if expect is not None and _read(path) != expect:
+            raise SourceChanged(str(path))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
