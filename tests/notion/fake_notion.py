@@ -226,7 +226,7 @@ class FakeNotion:
         self.requests: list[Recorded] = []
         self.pages: dict[str, dict[str, Any]] = {}  # id -> {title, parent, archived}
         self.nodes: dict[str, Node] = {}
-        self.page_children: dict[str, list[str]] = {}
+        self.page_children: dict[str, list[str]] = {PARENT: []}  # the page shared with the integration
         self.faults: list[Fault] = []
         self.rate_limit, self.burst, self.clock = rate_limit, burst, clock
         self.page_limit = page_limit  # answer at most this many results per list page (fewer than asked)
@@ -417,7 +417,7 @@ class FakeNotion:
         self.pages[page_id] = {"title": title, "parent": parent, "archived": False}
         self.page_children[page_id] = []
         # block#child_page: the new page is also a block of its parent (a parent page the
-        # integration can see but the fake never created is taken as shared with it)
+        # fake does not know is taken as shared with the integration)
         plain = "".join(str(t.get("text", {}).get("content", "")) for t in title)
         self.nodes[page_id] = Node(page_id, "child_page", {"title": plain}, parent)
         self.page_children.setdefault(parent, []).append(page_id)

@@ -394,6 +394,9 @@ class Pusher:
                 if hidden and (path.startswith(hidden) or "./" in hidden):
                     continue  # in a folder that could not be listed: not known to be gone
                 entry = self.pages.pop(path)
+                if not entry.page_id:  # its creation was never confirmed: nothing known to archive
+                    self.mapping.save()
+                    continue
                 try:
                     self.port.archive_page(entry.page_id)
                 except NotionError as exc:
@@ -438,15 +441,16 @@ class Pusher:
         self, path: str, entry: PageEntry | None, title: str, blocks: list[Block], digest: str, report: PushReport
     ) -> None:
         hashes = [block_hash(b) for b in blocks]
-        if entry is not None:
+        pending = entry is not None and not entry.page_id  # an earlier creation's answer was lost
+        if entry is not None and not pending:
             try:
                 actual = self.port.list_children(entry.page_id)
             except NotionError as exc:
                 if exc.status != 404:
                     raise
                 entry = None  # the page was deleted in Notion: create it again
-        if entry is None:
-            page_id = self._create(title)
+        if entry is None or pending:
+            page_id = self._create(path, title, look_first=pending)
             entry = PageEntry(page_id, title, "", [])
             self.pages[path] = entry
             self.mapping.save()
@@ -476,25 +480,32 @@ class Pusher:
         entry.source_hash = digest
         self.mapping.save()
 
-    def _create(self, title: str) -> str:
+    def _create(self, path: str, title: str, *, look_first: bool = False) -> str:
         """Create the page; after a lost answer, adopt the page it made rather than make a second one.
 
         The page the failed request may have made is empty and titled ``title``, under the
         parent, and no document's page yet (decision 466); the newest such page is adopted.
+        If every try is lost, the document is marked pending (a page entry without id) so
+        that the next push looks before it creates.
         """
-        try:
-            return self.port.create_page(self.parent, title)
-        except NotionError as exc:
-            if exc.status == 404 and exc.code == "object_not_found":
-                raise NotionError(str(exc), exc.status, "parent_not_found") from None
-            if not exc.ambiguous:
-                raise
-            known = {e.page_id for e in self.pages.values()}
-            made = [
-                page_id
-                for page_id, name, has_children in self.port.child_pages(self.parent)
-                if name == truncate(title) and not has_children and page_id not in known
-            ]
-            if made:
-                return made[-1]
-            return self.port.create_page(self.parent, title)
+        for attempt in range(MAX_RESENDS + 1):
+            if look_first or attempt:
+                known = {e.page_id for e in self.pages.values()}
+                made = [
+                    page_id
+                    for page_id, name, has_children in self.port.child_pages(self.parent)
+                    if name == truncate(title) and not has_children and page_id not in known
+                ]
+                if made:
+                    return made[-1]
+            try:
+                return self.port.create_page(self.parent, title)
+            except NotionError as exc:
+                if exc.status == 404 and exc.code == "object_not_found":
+                    raise NotionError(str(exc), exc.status, "parent_not_found") from None
+                if not exc.ambiguous:
+                    raise
+                if attempt == MAX_RESENDS:
+                    self.pages[path] = PageEntry("", title, "", [])
+                    raise
+        raise AssertionError("unreachable")
