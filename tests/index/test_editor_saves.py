@@ -7,12 +7,16 @@ is ``tests/churn.py``; waits are bounded polls.
 from __future__ import annotations
 
 import os
+import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from churn import Churn, make_corpus, note
 from kb_fakes import make_workspace
+
+from local_vector_search_mcp.dispatch import invoke
 
 PATTERN_FILES = ("._n0.md", ".n0.md", ".n0.md.swp", "n0.md~", "n0.md.tmp", "#n0.md#", "4913", "n0.md___jb_old___")
 
@@ -106,5 +110,38 @@ def test_an_unreadable_file_deleted_while_no_server_watched_is_forgotten_at_star
         assert ws.indexing.sync.wait_idle(30)
         assert ws.store.unreadable_files() == {}
         assert ws.indexing.indexer.changed_paths() == []
+    finally:
+        ws.close()
+
+
+def test_a_same_size_copy_keeping_the_old_mtime_is_found_by_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cp -p`, rsync or an archive whose files all carry one fixed mtime: a new version of the
+    same size lands with the mtime of the indexed one while no server watches. Size and mtime
+    are equal; the ctime is not, and the stamp compared is the later of the two (decision 463)."""
+    from local_vector_search_mcp.index import prepare
+
+    monkeypatch.setattr(prepare, "RACY_NS", 0)  # indexed long after the copy (no racy smudge)
+    root = make_corpus(tmp_path / "kb", files=3)
+    fixed = 1_000_000_000 * 10**9
+    source = tmp_path / "release.md"
+    target = root / "notes" / "n0.md"
+    source.write_text(note("Release", "version111 notes"), encoding="utf-8")
+    os.utime(source, ns=(fixed, fixed))
+    shutil.copy2(source, target)
+    ws = make_workspace(root)
+    try:
+        ws.indexing.reindex("changed")
+        assert ws.indexing.indexer.changed_paths() == []
+        time.sleep(0.05)  # past one tick of the kernel's clock
+        source.write_text(note("Release", "version112 notes"), encoding="utf-8")  # same size
+        os.utime(source, ns=(fixed, fixed))
+        shutil.copy2(source, target)
+        assert (target.stat().st_size, target.stat().st_mtime_ns) == (source.stat().st_size, fixed)
+        assert ws.indexing.indexer.changed_paths() == ["notes/n0.md"]
+        assert ws.indexing.reindex("changed").indexed_files == 1
+        found = invoke(ws, "kb_search", {"request": {"query": "version112", "mode": "lexical"}})
+        assert {hit["path"] for hit in found["results"]} == {"notes/n0.md"}
     finally:
         ws.close()

@@ -68,6 +68,7 @@ from .prepare import (
     Vanished,
     front_matter_properties,
     prepare,
+    stat_stamp,
     verify,
 )
 
@@ -392,7 +393,7 @@ class Indexer:
             st = os.lstat(self.root / path)  # as prepare() does: a link never passes for its target
         except OSError:
             return False  # preparing it says what is wrong (gone, unreadable)
-        return bool(state.size == st.st_size and state.mtime_ns == st.st_mtime_ns)
+        return bool(state.size == st.st_size and state.mtime_ns == stat_stamp(st))  # decision 463
 
     def _update_file(self, path: str, state: DocumentState | None) -> int:
         """Index one file in this process if its bytes changed: chunk count, or -1 when unchanged.
