@@ -1,23 +1,169 @@
 """A local HTTP server implementing just the Notion endpoints the pusher uses.
 
-Request and response shapes follow Notion's API reference (version 2022-06-28);
-the documented request limits are enforced with Notion's ``validation_error``
-answer, so a client that sends too much fails here as it would there. Every
-request is recorded (method, path, query, headers, JSON body) for the tests to
-assert on.
+Request and response shapes follow Notion's API reference (version 2022-06-28), and so do
+the refusals: every documented rule the pusher depends on is enforced with Notion's own
+answer, so a client that sends what Notion refuses fails here as it would there. Each rule
+names its page (``developers.notion.com/reference/...``):
+
+* ``request-limits``: ``text.content`` and ``text.link.url`` at most 2,000 characters, counted
+  as Notion counts them, in UTF-16 code units (an emoji outside the BMP weighs 2);
+  ``equation.expression`` at most 1,000; any URL at most 2,000; any rich-text array at most
+  100 items; a payload at most 1,000 block elements and 500 KB -> 400 ``validation_error``;
+  an average of three requests per second -> 429 ``rate_limited`` with ``Retry-After``
+  (only when ``rate_limit`` is set: the tests of the limiter turn it on);
+* ``patch-block-children``: at most 100 children per array, at most two levels of nesting
+  below the appended blocks (``....children should be not present``), children only under a
+  block type that takes them, rows of a table only under it and as wide as it;
+* ``block``: the block types and their required fields, code languages from Notion's list,
+  a table created with its rows (``table_width`` cells each), images by external URL;
+* ``get-block-children`` / ``intro#pagination``: ``page_size`` 1-100, ``start_cursor`` one
+  the server issued, ``has_more`` / ``next_cursor``;
+* ``status-codes``: the error object ``{object: "error", status, code, message}`` and its
+  codes; an archived (trashed) page or block cannot be edited (``validation_error``);
+* ``versioning``: the ``Notion-Version`` header is required.
+
+Faults are injected with :class:`Fault`: an error answer before the request is handled, or
+after it was applied (the ambiguous case a client must not blindly resend), or no answer at
+all. Every request is recorded (method, path, query, headers, JSON body) for the tests.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 TOKEN = "secret_test_token_5f2c"  # what the fake accepts
+PARENT = "11111111-2222-3333-4444-555555555555"  # the parent page the tests push under
+VERSION = "2022-06-28"
+
+MAX_TEXT = 2000  # request-limits: text.content, text.link.url, any URL
+MAX_EQUATION = 1000  # request-limits: equation.expression
+MAX_ARRAY = 100  # request-limits: any array of rich text; patch-block-children: children per array
+MAX_ELEMENTS = 1000  # request-limits: block elements per payload
+MAX_PAYLOAD = 500_000  # request-limits: 500 KB per payload
+MAX_DEPTH = 2  # patch-block-children: two levels of nesting below the appended blocks
+
+# block#code: the languages Notion accepts (the list of the 2022-06-28 reference); anything else
+# is a validation_error.
+LANGUAGES = frozenset(
+    [
+        *[
+            "abap",
+            "arduino",
+            "bash",
+            "basic",
+            "c",
+            "clojure",
+            "coffeescript",
+            "c++",
+            "c#",
+            "css",
+            "dart",
+            "diff",
+            "docker",
+            "elixir",
+            "elm",
+            "erlang",
+        ],
+        *[
+            "flow",
+            "fortran",
+            "f#",
+            "gherkin",
+            "glsl",
+            "go",
+            "graphql",
+            "groovy",
+            "haskell",
+            "html",
+            "java",
+            "javascript",
+            "json",
+            "julia",
+            "kotlin",
+        ],
+        *[
+            "latex",
+            "less",
+            "lisp",
+            "livescript",
+            "lua",
+            "makefile",
+            "markdown",
+            "markup",
+            "matlab",
+            "mermaid",
+            "nix",
+            "objective-c",
+            "ocaml",
+        ],
+        *[
+            "pascal",
+            "perl",
+            "php",
+            "powershell",
+            "prolog",
+            "protobuf",
+            "python",
+            "r",
+            "reason",
+            "ruby",
+            "rust",
+            "sass",
+            "scala",
+            "scheme",
+            "scss",
+        ],
+        *["shell", "sql", "swift", "typescript", "verilog", "vhdl", "xml", "yaml"],
+        *["plain text", "vb.net", "visual basic", "webassembly", "java/c/c++/c#"],
+    ]
+)
+
+# block: the types that take children (headings only when toggleable); the rest refuse them.
+PARENTS = frozenset(
+    [
+        *["paragraph", "bulleted_list_item", "numbered_list_item", "to_do", "toggle", "quote", "callout", "table"],
+        *["synced_block", "column", "column_list", "template"],
+    ]
+)
+TEXT_TYPES = frozenset(
+    [
+        *["paragraph", "heading_1", "heading_2", "heading_3", "bulleted_list_item", "numbered_list_item"],
+        *["to_do", "toggle", "quote", "callout"],
+    ]
+)
+COLORS = frozenset(
+    f"{c}{s}"
+    for c in ["default", "gray", "brown", "orange", "yellow", "green", "blue", "purple", "pink", "red"]
+    for s in ("", "_background")
+) - {"default_background"}
+_URL = re.compile(r"^(https?://[^\s/?#]+[^\s]*|mailto:[^\s]+)$", re.IGNORECASE)
+_IMAGE_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.IGNORECASE)
+
+CODES = {  # status-codes: the code an error answer of each status carries
+    400: "validation_error",
+    401: "unauthorized",
+    403: "restricted_resource",
+    404: "object_not_found",
+    409: "conflict_error",
+    429: "rate_limited",
+    500: "internal_server_error",
+    503: "service_unavailable",
+    504: "gateway_timeout",
+}
+
+
+def utf16_len(text: str) -> int:
+    """Characters as Notion counts them: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
 
 
 @dataclass
@@ -27,6 +173,22 @@ class Recorded:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: Any
+
+
+@dataclass
+class Fault:
+    """An answer the server gives instead of (or after) handling a matching request.
+
+    ``status`` 0 closes the connection without an answer (a timeout for the client);
+    ``applied`` handles the request first, so the change is made but the client cannot know;
+    ``when(method, path)`` picks the requests it applies to (every one by default), and the
+    fault is used once. 502 answers with an HTML page, as Notion's gateway does.
+    """
+
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    applied: bool = False
+    when: Callable[[str, str], bool] | None = None
 
 
 @dataclass
@@ -44,13 +206,33 @@ class Problem(Exception):
         self.status, self.code, self.message = status, code, message
 
 
+def invalid(message: str) -> Problem:
+    return Problem(400, "validation_error", f"body failed validation: {message}")
+
+
+class _Drop(Exception):
+    pass
+
+
 class FakeNotion:
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        rate_limit: float | None = None,
+        burst: int = 3,
+        clock: Callable[[], float] = time.monotonic,
+        page_limit: int | None = None,
+    ) -> None:
         self.requests: list[Recorded] = []
         self.pages: dict[str, dict[str, Any]] = {}  # id -> {title, parent, archived}
         self.nodes: dict[str, Node] = {}
-        self.page_children: dict[str, list[str]] = {}
-        self.inject: list[tuple[int, dict[str, str]]] = []  # answers served before handling the next requests
+        self.page_children: dict[str, list[str]] = {PARENT: []}  # the page shared with the integration
+        self.faults: list[Fault] = []
+        self.rate_limit, self.burst, self.clock = rate_limit, burst, clock
+        self.page_limit = page_limit  # answer at most this many results per list page (fewer than asked)
+        self.limited = 0  # 429 answers given by the rate limiter
+        self._tokens = float(burst)
+        self._refilled: float | None = None
         self.lock = threading.Lock()
         fake = self
 
@@ -62,38 +244,28 @@ class FakeNotion:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 parts = urlsplit(self.path)
-                body = json.loads(raw) if raw else None
+                query = parse_qs(parts.query)
                 with fake.lock:
-                    fake.requests.append(
-                        Recorded(
-                            method,
-                            parts.path,
-                            parse_qs(parts.query),
-                            {k.lower(): v for k, v in self.headers.items()},
-                            body,
-                        )
-                    )
-                    if fake.inject:
-                        status, headers = fake.inject.pop(0)
-                        self._send(
-                            status,
-                            {"object": "error", "status": status, "code": "rate_limited", "message": "Rate limited"},
-                            headers,
-                        )
-                        return
                     try:
-                        status, answer = fake.handle(method, parts.path, parse_qs(parts.query), body, self.headers)
-                    except Problem as p:
-                        status, answer = (
-                            p.status,
-                            {"object": "error", "status": p.status, "code": p.code, "message": p.message},
-                        )
-                self._send(status, answer, {})
+                        body = json.loads(raw) if raw else None
+                    except ValueError:
+                        body = None
+                    fake.requests.append(
+                        Recorded(method, parts.path, query, {k.lower(): v for k, v in self.headers.items()}, body)
+                    )
+                    try:
+                        status, answer, headers = fake.serve(method, parts.path, query, raw, body, self.headers)
+                    except _Drop:
+                        self.close_connection = True
+                        return
+                if status == 502:
+                    self._send(502, b"<html><body>502 Bad Gateway</body></html>", "text/html", headers)
+                else:
+                    self._send(status, json.dumps(answer).encode(), "application/json", headers)
 
-            def _send(self, status: int, answer: Any, headers: dict[str, str]) -> None:
-                data = json.dumps(answer).encode()
+            def _send(self, status: int, data: bytes, kind: str, headers: dict[str, str]) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -121,28 +293,98 @@ class FakeNotion:
         self.server.shutdown()
         self.server.server_close()
 
+    # ------------------------------------------------------------------ faults, rate limit
+    @property
+    def inject(self) -> list[Fault]:  # the older name
+        return self.faults
+
+    def _fault(self, method: str, path: str) -> Fault | None:
+        for i, fault in enumerate(self.faults):
+            if fault.when is None or fault.when(method, path):
+                return self.faults.pop(i)
+        return None
+
+    def _rate_limited(self) -> bool:
+        """request-limits: an average of ``rate_limit`` requests per second, bursts of ``burst``."""
+        if self.rate_limit is None:
+            return False
+        now = self.clock()
+        if self._refilled is not None:
+            self._tokens = min(float(self.burst), self._tokens + (now - self._refilled) * self.rate_limit)
+        self._refilled = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return False
+        self.limited += 1
+        return True
+
+    def serve(
+        self, method: str, path: str, query: dict[str, list[str]], raw: bytes, body: Any, headers: Any
+    ) -> tuple[int, Any, dict[str, str]]:
+        fault = self._fault(method, path)
+        if fault is not None and not fault.applied:
+            return self._fault_answer(fault)
+        if self._rate_limited():
+            return (
+                429,
+                _error(429, "rate_limited", "You have been rate limited. Please try again in a few minutes."),
+                {"Retry-After": "1"},
+            )
+        try:
+            if raw and body is None:
+                raise Problem(400, "invalid_json", "Error parsing JSON body.")
+            if len(raw) > MAX_PAYLOAD:
+                raise invalid(f"the request body is {len(raw)} bytes, more than the 500 KB limit.")
+            status, answer = self.handle(method, path, query, body, headers)
+        except Problem as p:
+            return p.status, _error(p.status, p.code, p.message), {}
+        if fault is not None:  # applied: the change is made, the answer lost
+            return self._fault_answer(fault)
+        return status, answer, {}
+
+    @staticmethod
+    def _fault_answer(fault: Fault) -> tuple[int, Any, dict[str, str]]:
+        if fault.status == 0:
+            raise _Drop
+        code = CODES.get(fault.status, "internal_server_error")
+        return fault.status, _error(fault.status, code, f"Injected {code}."), fault.headers
+
     # ------------------------------------------------------------------ the API
     def handle(self, method: str, path: str, query: dict[str, list[str]], body: Any, headers: Any) -> tuple[int, Any]:
         if headers.get("Authorization") != f"Bearer {TOKEN}":
             raise Problem(401, "unauthorized", "API token is invalid.")
-        if headers.get("Notion-Version") != "2022-06-28":
-            raise Problem(400, "missing_version", "Notion-Version header failed validation.")
+        if headers.get("Notion-Version") is None:
+            raise Problem(
+                400,
+                "missing_version",
+                "Notion-Version header failed validation: Notion-Version header should be defined, instead was "
+                "`undefined`.",
+            )
+        if headers.get("Notion-Version") != VERSION:
+            raise Problem(400, "validation_error", "Notion-Version header failed validation.")
         segments = path.strip("/").split("/")
         if segments[:1] != ["v1"]:
-            raise Problem(404, "invalid_request_url", "Invalid request URL.")
+            raise Problem(400, "invalid_request_url", "Invalid request URL.")
         rest = segments[1:]
         if method == "POST" and rest == ["pages"]:
-            return 200, self.create_page(body)
+            return 200, self.create_page(_object(body))
+        if method == "GET" and len(rest) == 2 and rest[0] == "pages":
+            return 200, self._page(self._known_page(rest[1]))
         if method == "PATCH" and len(rest) == 2 and rest[0] == "pages":
-            return 200, self.update_page(rest[1], body)
+            return 200, self.update_page(rest[1], _object(body))
         if len(rest) == 3 and rest[0] == "blocks" and rest[2] == "children":
             if method == "GET":
                 return 200, self.list_children(rest[1], query)
             if method == "PATCH":
-                return 200, self.append(rest[1], body)
+                return 200, self.append(rest[1], _object(body))
         if method == "DELETE" and len(rest) == 2 and rest[0] == "blocks":
             return 200, self.delete(rest[1])
-        raise Problem(400, "invalid_request", f"Unsupported request {method} {path}.")
+        raise Problem(400, "invalid_request", f"Unsupported request: {method} {path}.")
+
+    def _known_page(self, page_id: str) -> str:
+        if page_id not in self.pages:
+            raise Problem(404, "object_not_found", f"Could not find page with ID: {page_id}.")
+        return page_id
 
     def _page(self, page_id: str) -> dict[str, Any]:
         page = self.pages[page_id]
@@ -154,85 +396,134 @@ class FakeNotion:
             "properties": {"title": {"id": "title", "type": "title", "title": page["title"]}},
         }
 
+    def _title(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        title = body.get("properties", {}).get("title", {}).get("title")
+        if not isinstance(title, list):
+            raise invalid("body.properties.title.title should be an array.")
+        _rich_text(title, "body.properties.title.title")
+        return title
+
     def create_page(self, body: dict[str, Any]) -> dict[str, Any]:
         parent = body.get("parent", {}).get("page_id")
         if not parent:
-            raise Problem(400, "validation_error", "body.parent.page_id should be defined.")
+            raise invalid("body.parent.page_id should be defined, instead was `undefined`.")
+        title = self._title(body)
+        children = body.get("children", [])
+        if self._validate(children, 0, "body.children", None) > MAX_ELEMENTS:
+            raise invalid(f"body.children has more than {MAX_ELEMENTS} block elements.")
+        if parent in self.pages and self.pages[parent]["archived"]:
+            raise _archived()
         page_id = str(uuid.uuid4())
-        self.pages[page_id] = {"title": body["properties"]["title"]["title"], "parent": parent, "archived": False}
+        self.pages[page_id] = {"title": title, "parent": parent, "archived": False}
         self.page_children[page_id] = []
-        if body.get("children"):
-            self._create_children(page_id, body["children"], 0)
+        # block#child_page: the new page is also a block of its parent (a parent page the
+        # fake does not know is taken as shared with the integration)
+        plain = "".join(str(t.get("text", {}).get("content", "")) for t in title)
+        self.nodes[page_id] = Node(page_id, "child_page", {"title": plain}, parent)
+        self.page_children.setdefault(parent, []).append(page_id)
+        self._create_children(page_id, children)
         return self._page(page_id)
 
     def update_page(self, page_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        if page_id not in self.pages:
-            raise Problem(404, "object_not_found", f"Could not find page with ID: {page_id}.")
-        if "properties" in body:
-            self.pages[page_id]["title"] = body["properties"]["title"]["title"]
+        self._known_page(page_id)
         if "archived" in body:
-            self.pages[page_id]["archived"] = bool(body["archived"])
+            if not isinstance(body["archived"], bool):
+                raise invalid("body.archived should be a boolean.")
+            if self.pages[page_id]["archived"] != body["archived"]:
+                node, siblings = self.nodes[page_id], self.page_children.get(self.pages[page_id]["parent"], [])
+                node.archived = body["archived"]
+                if node.archived and page_id in siblings:  # a trashed page leaves its parent's children
+                    siblings.remove(page_id)
+                elif not node.archived:
+                    siblings.append(page_id)
+            self.pages[page_id]["archived"] = body["archived"]
+        if "properties" in body:
+            if self.pages[page_id]["archived"]:
+                raise _archived()
+            self.pages[page_id]["title"] = self._title(body)
+            self.nodes[page_id].body = {"title": "".join(t["text"]["content"] for t in self.pages[page_id]["title"])}
         return self._page(page_id)
 
     def _kids(self, block_id: str) -> list[str]:
         if block_id in self.page_children:
             return self.page_children[block_id]
-        if block_id in self.nodes and not self.nodes[block_id].archived:
-            return self.nodes[block_id].children
+        node = self.nodes.get(block_id)
+        if node is not None and not node.archived and node.type != "child_page":  # a page's are above
+            return node.children
         raise Problem(404, "object_not_found", f"Could not find block with ID: {block_id}.")
 
+    def _archived_target(self, block_id: str) -> bool:
+        if block_id in self.pages:
+            return bool(self.pages[block_id]["archived"])
+        node = self.nodes.get(block_id)
+        while node is not None:  # a block on a trashed page is trashed with it
+            if node.parent in self.pages:
+                return bool(self.pages[node.parent]["archived"])
+            node = self.nodes.get(node.parent)
+        return False
+
     def _block(self, node: Node) -> dict[str, Any]:
+        kids = self.page_children.get(node.id, []) if node.type == "child_page" else node.children
         return {
             "object": "block",
             "id": node.id,
             "type": node.type,
-            "has_children": bool(node.children),
+            "has_children": bool(kids),
             "archived": node.archived,
             node.type: node.body,
         }
 
     def list_children(self, block_id: str, query: dict[str, list[str]]) -> dict[str, Any]:
         kids = self._kids(block_id)
-        size = int(query.get("page_size", ["100"])[0])
-        start = int(query.get("start_cursor", ["0"])[0])
+        size_text = query.get("page_size", ["100"])[0]
+        if not size_text.isdigit() or not 1 <= int(size_text) <= MAX_ARRAY:
+            raise invalid(f"page_size should be a number between 1 and 100, instead was `{size_text}`.")
+        size = min(int(size_text), self.page_limit or MAX_ARRAY)
+        start = 0
+        if "start_cursor" in query:
+            cursor = query["start_cursor"][0]
+            if cursor not in kids:  # the cursor is the id of the next block, as Notion's
+                raise invalid(f"start_cursor should be a valid cursor, instead was `{cursor}`.")
+            start = kids.index(cursor)
         chunk = kids[start : start + size]
         more = start + size < len(kids)
         return {
             "object": "list",
             "results": [self._block(self.nodes[k]) for k in chunk],
-            "next_cursor": str(start + size) if more else None,
+            "next_cursor": kids[start + size] if more else None,
             "has_more": more,
             "type": "block",
             "block": {},
         }
 
-    def _validate(self, children: list[dict[str, Any]], depth: int, where: str) -> int:
-        if len(children) > 100:
-            raise Problem(400, "validation_error", f"{where}.length should be ≤ `100`, instead was `{len(children)}`.")
-        if depth > 2:
-            raise Problem(400, "validation_error", f"{where} nests more than two levels.")
+    def _validate(self, children: Any, depth: int, where: str, parent: dict[str, Any] | None) -> int:
+        """Check ``children`` (to go under a block of type ``parent``); the block elements they count."""
+        if not isinstance(children, list):
+            raise invalid(f"{where} should be an array.")
+        if depth > MAX_DEPTH:
+            raise invalid(f"{where} should be not present, instead was `{json.dumps(children)[:40]}...`.")
+        if len(children) > MAX_ARRAY:
+            raise invalid(f"{where}.length should be ≤ `{MAX_ARRAY}`, instead was `{len(children)}`.")
         count = 0
         for i, child in enumerate(children):
-            kind = child.get("type")
+            at = f"{where}[{i}]"
+            kind = child.get("type") if isinstance(child, dict) else None
             body = child.get(kind) if isinstance(kind, str) else None
             if not isinstance(body, dict):
-                raise Problem(400, "validation_error", f"{where}[{i}] has no type object.")
-            for item in body.get("rich_text", []) + [c for cell in body.get("cells", []) for c in cell]:
-                if len(item["text"]["content"]) > 2000:
-                    raise Problem(
-                        400,
-                        "validation_error",
-                        f"{where}[{i}].{kind}.rich_text.text.content.length should be ≤ `2000`.",
-                    )
-                link = item["text"].get("link")
-                if link and not link["url"].startswith(("http://", "https://", "mailto:")):
-                    raise Problem(400, "validation_error", f"{where}[{i}] Invalid URL for link.")
-            if len(body.get("rich_text", [])) > 100:
-                raise Problem(400, "validation_error", f"{where}[{i}].{kind}.rich_text.length should be ≤ `100`.")
-            count += 1 + self._validate(body.get("children", []), depth + 1, f"{where}[{i}].{kind}.children")
+                raise invalid(f"{at} should be a block object with its type object.")
+            _block_body(kind, body, at, parent)
+            kids = body.get("children")
+            if kids is not None:
+                toggle_heading = kind.startswith("heading_") and body.get("is_toggleable") is True
+                if kind not in PARENTS and not toggle_heading:
+                    raise invalid(f"{at}.{kind}.children should be not present, instead was an array.")
+                count += self._validate(kids, depth + 1, f"{at}.{kind}.children", {"type": kind, **body})
+            elif kind == "table":
+                raise invalid(f"{at}.table.children should be defined: a table is created with its rows.")
+            count += 1
         return count
 
-    def _create_children(self, parent: str, children: list[dict[str, Any]], depth: int) -> list[Node]:
+    def _create_children(self, parent: str, children: list[dict[str, Any]]) -> list[Node]:
         created = []
         for child in children:
             kind = child["type"]
@@ -240,16 +531,24 @@ class FakeNotion:
             node = Node(str(uuid.uuid4()), kind, body, parent)
             self.nodes[node.id] = node
             self._kids(parent).append(node.id)
-            self._create_children(node.id, child[kind].get("children", []), depth + 1)
+            self._create_children(node.id, child[kind].get("children", []))
             created.append(node)
         return created
 
     def append(self, block_id: str, body: dict[str, Any]) -> dict[str, Any]:
         self._kids(block_id)
-        children = body.get("children", [])
-        if self._validate(children, 0, "body.children") > 1000:
-            raise Problem(400, "validation_error", "body.children has more than 1000 block elements.")
-        created = self._create_children(block_id, children, 0)
+        if self._archived_target(block_id):
+            raise _archived()
+        children = body.get("children")
+        if children is None:
+            raise invalid("body.children should be defined, instead was `undefined`.")
+        node = None if block_id in self.page_children else self.nodes.get(block_id)
+        parent = None if node is None else {"type": node.type, **node.body}
+        if parent is not None and parent["type"] not in PARENTS:
+            raise invalid(f"Block type {parent['type']} does not support children.")
+        if self._validate(children, 0, "body.children", parent) > MAX_ELEMENTS:
+            raise invalid(f"body.children has more than {MAX_ELEMENTS} block elements.")
+        created = self._create_children(block_id, children)
         return {
             "object": "list",
             "results": [self._block(n) for n in created],
@@ -263,6 +562,8 @@ class FakeNotion:
         node = self.nodes.get(block_id)
         if node is None or node.archived:
             raise Problem(404, "object_not_found", f"Could not find block with ID: {block_id}.")
+        if self._archived_target(block_id):
+            raise _archived()
         node.archived = True
         self._kids(node.parent).remove(block_id)
         return self._block(node)
@@ -282,3 +583,115 @@ class FakeNotion:
 
     def calls(self) -> list[tuple[str, str]]:
         return [(r.method, r.path) for r in self.requests]
+
+    def live_pages(self) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.pages.items() if not v["archived"]}
+
+
+# ---------------------------------------------------------------------- validation helpers
+def _error(status: int, code: str, message: str) -> dict[str, Any]:
+    return {"object": "error", "status": status, "code": code, "message": message, "request_id": str(uuid.uuid4())}
+
+
+def _archived() -> Problem:
+    return Problem(
+        400, "validation_error", "Can't edit block that is archived. You must unarchive the block before editing."
+    )
+
+
+def _object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise invalid("body should be an object.")
+    return body
+
+
+def _rich_text(items: Any, where: str) -> None:
+    """request-limits: a rich-text array of at most 100 items, each within its length limits."""
+    if not isinstance(items, list):
+        raise invalid(f"{where} should be an array.")
+    if len(items) > MAX_ARRAY:
+        raise invalid(f"{where}.length should be ≤ `{MAX_ARRAY}`, instead was `{len(items)}`.")
+    for i, item in enumerate(items):
+        at = f"{where}[{i}]"
+        kind = item.get("type", "text") if isinstance(item, dict) else None
+        if kind == "text":
+            text = item.get("text")
+            content = text.get("content") if isinstance(text, dict) else None
+            if not isinstance(content, str):
+                raise invalid(f"{at}.text.content should be a string.")
+            if utf16_len(content) > MAX_TEXT:
+                raise invalid(f"{at}.text.content.length should be ≤ `{MAX_TEXT}`, instead was `{utf16_len(content)}`.")
+            link = text.get("link")
+            if link is not None:
+                url = link.get("url") if isinstance(link, dict) else None
+                if not isinstance(url, str) or utf16_len(url) > MAX_TEXT:
+                    raise invalid(f"{at}.text.link.url.length should be ≤ `{MAX_TEXT}`.")
+                if not _URL.match(url):
+                    raise invalid(f"{at}.text.link.url Invalid URL for link.")
+        elif kind == "equation":
+            expression = item.get("equation", {}).get("expression")
+            if not isinstance(expression, str) or utf16_len(expression) > MAX_EQUATION:
+                raise invalid(f"{at}.equation.expression.length should be ≤ `{MAX_EQUATION}`.")
+        else:
+            raise invalid(f"{at} should be a rich text object of type text or equation.")
+        annotations = item.get("annotations")
+        if annotations is not None and annotations.get("color", "default") not in COLORS:
+            raise invalid(f"{at}.annotations.color should be a Notion colour.")
+
+
+def _block_body(kind: str, body: dict[str, Any], at: str, parent: dict[str, Any] | None) -> None:
+    """block: the fields each block type requires; table rows only in a table and as wide as it."""
+    if (kind == "table_row") != (parent is not None and parent["type"] == "table"):
+        raise invalid(f"{at}: table_row blocks go under a table, and a table holds only table_row blocks.")
+    if kind in TEXT_TYPES:
+        _rich_text(body.get("rich_text"), f"{at}.{kind}.rich_text")
+        if body.get("color", "default") not in COLORS:
+            raise invalid(f"{at}.{kind}.color should be a Notion colour.")
+        if kind == "to_do" and not isinstance(body.get("checked", False), bool):
+            raise invalid(f"{at}.to_do.checked should be a boolean.")
+        if kind == "callout" and "icon" in body:
+            icon = body["icon"]
+            if not isinstance(icon, dict) or icon.get("type") != "emoji" or not icon.get("emoji"):
+                raise invalid(f"{at}.callout.icon should be an emoji object.")
+    elif kind == "code":
+        _rich_text(body.get("rich_text"), f"{at}.code.rich_text")
+        _rich_text(body.get("caption", []), f"{at}.code.caption")
+        if body.get("language") not in LANGUAGES:
+            raise invalid(
+                f"{at}.code.language should be one of Notion's languages, instead was `{body.get('language')}`."
+            )
+    elif kind == "divider":
+        if set(body) - {"children"}:
+            raise invalid(f"{at}.divider should be an empty object.")
+    elif kind == "image":
+        if body.get("type") != "external":
+            raise invalid(f"{at}.image.type should be `external` (a file upload needs the upload API first).")
+        url = body.get("external", {}).get("url")
+        if not isinstance(url, str) or utf16_len(url) > MAX_TEXT or not _IMAGE_URL.match(url):
+            raise invalid(
+                f"{at}.image.external.url should be an absolute http(s) URL of at most {MAX_TEXT} characters."
+            )
+        _rich_text(body.get("caption", []), f"{at}.image.caption")
+    elif kind == "equation":
+        expression = body.get("expression")
+        if not isinstance(expression, str) or utf16_len(expression) > MAX_EQUATION:
+            raise invalid(f"{at}.equation.expression.length should be ≤ `{MAX_EQUATION}`.")
+    elif kind == "table":
+        width = body.get("table_width")
+        if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+            raise invalid(f"{at}.table.table_width should be a positive integer.")
+        for flag in ("has_column_header", "has_row_header"):
+            if not isinstance(body.get(flag, False), bool):
+                raise invalid(f"{at}.table.{flag} should be a boolean.")
+    elif kind == "table_row":
+        cells = body.get("cells")
+        assert parent is not None
+        if not isinstance(cells, list) or len(cells) != parent["table_width"]:
+            raise invalid(
+                f"{at}.table_row.cells should have table_width ({parent['table_width']}) cells, "
+                f"instead had {len(cells) if isinstance(cells, list) else 'none'}."
+            )
+        for j, cell in enumerate(cells):
+            _rich_text(cell, f"{at}.table_row.cells[{j}]")
+    else:
+        raise invalid(f"{at}.type `{kind}` is not a block type the pusher may send.")

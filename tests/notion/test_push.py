@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,7 @@ from local_vector_search_mcp.cli import main
 from local_vector_search_mcp.notion.blocks import convert
 from local_vector_search_mcp.notion.client import NotionClient, NotionError
 
-from .fake_notion import TOKEN, FakeNotion
-
-PARENT = "11111111-2222-3333-4444-555555555555"
+from .fake_notion import PARENT, TOKEN, FakeNotion, Fault
 
 EVERY_BLOCK = """\
 ---
@@ -58,25 +55,6 @@ fn main() {}
 
 ![local](images/pic.png)
 """
-
-
-@pytest.fixture
-def notion() -> Iterator[FakeNotion]:
-    fake = FakeNotion()
-    yield fake
-    fake.close()
-
-
-@pytest.fixture
-def kb(tmp_path: Path, notion: FakeNotion, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "kb"
-    root.mkdir()
-    (tmp_path / "config.yaml").write_text(
-        json.dumps({"notion": {"parentPageId": PARENT, "apiUrl": notion.url, "requestsPerSecond": 100}}),
-        encoding="utf-8",
-    )
-    monkeypatch.setenv("NOTION_TOKEN", TOKEN)
-    return root
 
 
 def push(kb: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, object], str]:
@@ -245,7 +223,7 @@ def test_large_document_stays_within_limits(kb: Path, notion: FakeNotion, capsys
 
 def test_rate_limit_retry_after_is_honoured(notion: FakeNotion) -> None:
     waits: list[float] = []
-    notion.inject = [(429, {"Retry-After": "2"}), (429, {"Retry-After": "1"})]
+    notion.faults += [Fault(429, {"Retry-After": "2"}), Fault(429, {"Retry-After": "1"})]
     client = NotionClient(TOKEN, base_url=notion.url, requests_per_second=1000, sleep=waits.append)
     page_id = client.create_page(PARENT, "T")
     assert page_id in notion.pages
@@ -410,3 +388,52 @@ def test_a_folder_that_cannot_be_listed_is_named_and_its_pages_kept(
     report = json.loads(done.stdout)
     assert report["archived"] == []  # was: secret/b.md's page archived as if the file were gone
     assert report["skipped"] == [{"path": "secret/", "reason": "The folder could not be listed (Permission denied)."}]
+
+
+HOSTILE = {
+    # was: the 500 KB payload limit counted in characters, so 600 KB to 900 KB of UTF-8 was sent
+    "cjk-huge.md": "中" * 300_000 + "\n",
+    "cjk-code.md": "```\n" + "中" * 300_000 + "\n```\n",
+    "cjk-paragraphs.md": "".join("中" * 1900 + "\n\n" for _ in range(300)),
+    "cjk-wide-list.md": "- top\n" + "".join("  - " + "中" * 1900 + "\n" for _ in range(100)),
+    "cjk-table.md": "| a | b |\n|---|---|\n" + "".join("| " + "中" * 1900 + " | x |\n" for _ in range(120)),
+    "emoji.md": ("😀" * 1500 + "x") * 2 + "\n",  # was: cut at 2,000 code points = 3,000 UTF-16 units, refused
+    "emoji-code.md": "```python\n" + "# 🎉 " * 1200 + "\n```\n",
+    "emoji-title.md": "# " + "🎉" * 1500 + "\n",
+    "table-in-list.md": "- item\n\n  | a | b |\n  |---|---|\n" + "".join(f"  | {i} | x |\n" for i in range(150)),
+    "long.md": "word " * 3000 + "\n",
+    "spans.md": " ".join(f"**b{i}** *i{i}* `c{i}`" for i in range(200)) + "\n",
+    "deep.md": "".join("  " * d + f"- level {d}\n" for d in range(8)),
+    "wide-table.md": "| "
+    + " | ".join(f"h{i}" for i in range(30))
+    + " |\n|"
+    + "---|" * 30
+    + "\n"
+    + "".join("| " + " | ".join(f"r{r}c{c}" for c in range(30)) + " |\n" for r in range(250)),
+    "languages.md": "".join(f"```{lang}\ncode\n```\n\n" for lang in ["klingon", "toml", "C#", "", "js title=x"]),
+    "cjk.md": "# 中文标题\n\n" + "中文段落，" * 900 + "\n\n- 列表 [链接](https://例子.测试/路径?q=值)\n",
+    "math.md": "Inline $x^2$ and\n\n$$\n\\int_0^1 f\n$$\n",
+    "html.md": "<div>\n<p>hi</p>\n</div>\n\nText <b>bold</b> <br> more\n",
+    "empty.md": "",
+    "links.md": "[missing](missing.md) [mail](mailto:a@b.c) [long](https://x.example/"
+    + "a" * 2100
+    + ") [js](javascript:x)\n",
+    "images.md": "![local](img/a.png)\n\n![data](data:image/png;base64,AA)\n\n!["
+    + "alt😀" * 600
+    + "](https://h.example/c.png)\n",
+    "nested-quote.md": "- a\n  > quote\n  >\n  > - inner\n  >   - deeper\n"
+    + "  >     | a | b |\n  >     |---|---|\n  >     | 1 | 2 |\n",
+}
+
+
+def test_hostile_documents_reach_notion_whole(kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every document within the documented limits as the fake enforces them (tests/notion/fake_notion.py)."""
+    for name, text in HOSTILE.items():
+        (kb / name).write_text(text, encoding="utf-8")
+    code, report, err = push(kb, capsys)
+    assert code == 0, err
+    assert sorted(report["created"]) == sorted(HOSTILE)  # type: ignore[arg-type]
+    mapping = json.loads((kb.parent / ".local-vector-search-mcp" / "notion-pages.json").read_text(encoding="utf-8"))
+    for name, text in HOSTILE.items():
+        page_id = mapping["parents"][PARENT][name]["pageId"]
+        assert notion.tree(page_id) == convert(text).blocks, name

@@ -53,6 +53,7 @@ __all__ = [
     "Matched",
     "RankPlan",
     "Side",
+    "TopBounds",
     "bm25",
     "chunk_lengths",
     "plan",
@@ -446,6 +447,98 @@ def rank(
     stem_counts = None if counts is None else counts[n_exact:]
     stemmed = _side_scores(stems, n_exact, rows, keep, stats.stem_rows, stem_avg, rows.nstem, stem_counts, depth)
     return combine_stemmed(found, stemmed, depth)
+
+
+PRUNE_MARGIN = 1e-9  # relative slack on a bound sum: float rounding of ~100 terms is ~1e-14
+
+
+@dataclass(frozen=True, slots=True)
+class TopBounds:
+    """MaxScore bounds of an OR-shaped plan (decision 455): what an atom can add at most to a row's
+    bm25 on its list, so the rows that cannot reach a list's best ``depth`` are never fetched.
+
+    A phrase adds ``idf * f * (K1 + 1) / (f + norm)`` to a row, less than ``idf * (K1 + 1)`` whatever
+    its frequency and the row's length (``norm > 0``); an atom a list scores twice adds twice that.
+    Once a list has ``depth`` rows in the scope, the last of them scores ``theta``: a row holding
+    only atoms whose bounds add up to less than ``theta`` ranks strictly below ``depth`` rows, so
+    it is neither in that list's best ``depth`` nor its last score (ties included). ``counts``:
+    every atom's chunk count over the whole index (the idf), in ``plan.atoms()`` order."""
+
+    plan: RankPlan
+    stats: CorpusStats
+    counts: tuple[int, ...]
+    depth: int
+
+    def _sides(self) -> list[tuple[Side, int, int, float]]:
+        """(side, its first atom, N, average length) of each list :func:`rank` scores."""
+        exact, stems = self.plan.exact, self.plan.stems
+        out: list[tuple[Side, int, int, float]] = []
+        if exact is not None:
+            out.append((exact, 0, self.stats.rows, self.stats.tokens / self.stats.rows if self.stats.rows else 0.0))
+        if stems is not None and self.stats.stem_rows:
+            offset = len(exact.atoms) if exact else 0
+            out.append((stems, offset, self.stats.stem_rows, self.stats.stems / self.stats.stem_rows))
+        return out
+
+    def bounds(self) -> list[float]:
+        """Per atom (plan order), the most it adds to a row's bm25 on its list (0: a list not scored)."""
+        out = [0.0] * len(self.counts)
+        for side, offset, total, _ in self._sides():
+            for i in used(side.tree):
+                out[offset + i] += idf(total, self.counts[offset + i]) * (K1 + 1)
+        return out
+
+    def first(self, want: int) -> set[int]:
+        """The atoms to fetch first: on each list, the ones that can add most, until their chunks
+        add up to ``want`` (a first guess of rows good enough to set ``theta``)."""
+        bound = self.bounds()
+        chosen: set[int] = set()
+        for side, offset, _, _ in self._sides():
+            rows = 0
+            for i in sorted(range(offset, offset + len(side.atoms)), key=lambda a: (-bound[a], a)):
+                if rows >= want:
+                    break
+                chosen.add(i)
+                rows += self.counts[i]
+        return chosen
+
+    def essential(self, rows: Matched, keep: npt.NDArray[np.bool_]) -> set[int]:
+        """The atoms whose rows may still reach a list's best ``depth``, given ``rows`` (every row
+        holding one of the atoms fetched so far): on each list, all but the atoms of least bound
+        whose bounds add up to less than the list's ``theta`` among ``rows`` (all while fewer than
+        ``depth`` rows of the scope are known)."""
+        bound = self.bounds()
+        out: set[int] = set()
+        for side, offset, total, average in self._sides():
+            sizes = rows.ntok if offset == 0 else rows.nstem
+            counts = self.counts[offset : offset + len(side.atoms)]
+            best = _side_scores(side, offset, rows, keep, total, average, sizes, counts, self.depth)
+            atoms = range(offset, offset + len(side.atoms))
+            if len(best) < self.depth:
+                out.update(atoms)
+                continue
+            theta = -best[-1][1]
+            below = 0.0
+            ascending = sorted(atoms, key=lambda a: (bound[a], a))
+            for k, i in enumerate(ascending):
+                if (below + bound[i]) * (1 + PRUNE_MARGIN) >= theta:
+                    out.update(ascending[k:])
+                    break
+                below += bound[i]
+        return out
+
+
+def concat(parts: Sequence[Matched], n_atoms: int) -> Matched:
+    """The rows of several fetches as one :class:`Matched` (no row is in two of them)."""
+    if not parts:
+        return Matched.from_rows([], 0, n_atoms)
+    return Matched(
+        np.concatenate([p.ids for p in parts]),
+        np.concatenate([p.doc_ids for p in parts]),
+        np.concatenate([p.ntok for p in parts]),
+        np.concatenate([p.nstem for p in parts]),
+        np.concatenate([p.freqs for p in parts]),
+    )
 
 
 def chunk_lengths(text: str, heading: str | None) -> tuple[int, int]:

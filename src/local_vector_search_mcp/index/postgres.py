@@ -32,9 +32,9 @@ import json
 import re
 import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -87,6 +87,7 @@ EF_SEARCH = 400  # measured: recall@10 0.98 on hard synthetic 384-d data (0.79 a
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
 TOKENS_VERSION = "fts5-unicode61-1"  # lexical_meta: the tsvectors hold FTS5's tokens (decision 311)
+FIRST_ROWS = 200  # chunks of the most valuable atoms fetched first, to set the MaxScore threshold (decision 455)
 STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other servers' writes)
 _DERIVED = (
     "unreadable_files",
@@ -155,6 +156,31 @@ def setup_failure(exc: psycopg.Error, url: str, location: str, schema: str) -> I
     else:
         advice = "The server's log has the details."
     return IndexNotReady(f"PostgreSQL at {location} could not be prepared for the index: {reason} {advice}")
+
+
+@dataclass(frozen=True, slots=True)
+class _TokenCounts:
+    """Chunk counts of tokens for the row budgets (``counts``, the snapshot's for common ones) and
+    the ones counted just now (``live``, by tsquery: exact, reused for the idf)."""
+
+    counts: dict[str, int]
+    live: dict[str, int]
+
+
+def _any_of(atoms: Sequence[pg_rank.Atom], chosen: Collection[int], held: Collection[int]) -> str:
+    """The tsquery of the rows holding one of the ``chosen`` atoms; a phrase one of whose tokens is
+    an atom chosen or ``held`` is left out (its rows are that atom's: as :meth:`RankPlan.where`)."""
+    single = {
+        atoms[i].tsquery
+        for i in (*chosen, *held)
+        if len(atoms[i].tokens) == 1 and atoms[i].tsquery == _lexeme(atoms[i].tokens[0])
+    }
+    kept = [
+        i
+        for i in sorted(chosen)
+        if not (len(atoms[i].tokens) > 1 and any(_lexeme(t) in single for t in atoms[i].tokens))
+    ]
+    return " | ".join(f"({atoms[i].tsquery})" for i in kept)
 
 
 def _lexeme(token: str) -> str:
@@ -748,47 +774,95 @@ class PostgresStore:
         # the row budgets first, from the chunk counts of the query's tokens (as the SQLite adapter
         # cuts its MATCH): a very common word's rows are then never fetched
         counted = self._token_frequencies(query_plan.priced_tokens(self._corpus_stats().rows))
-        query_plan = query_plan.cut(lambda token: counted.get(token, 0))
+        query_plan = query_plan.cut(lambda token: counted.counts.get(token, 0))
         atoms = query_plan.atoms()
         if not atoms:
             return []
         ids = self._scope_ids(scope)
         n_exact = len(query_plan.exact.atoms) if query_plan.exact else 0
-        # one detoasted copy of each matched tsvector per row (``setweight`` with no lexemes returns
-        # the value unchanged, decompressed once; the lateral subquery keeps it for every atom;
-        # decision 331), then each atom's frequency where it occurs
-        ranks = ", ".join(
-            f"case when m.t @@ cast(%(a{i})s as tsquery)"
-            f" then ts_rank_cd(cast(%(w{int(i >= n_exact)})s as real[]), m.t, cast(%(a{i})s as tsquery), 0) else 0 end"
-            for i in range(len(atoms))
-        )
-        params: dict[str, Any] = {f"a{i}": atom.tsquery for i, atom in enumerate(atoms)}
-        params |= {"w0": pg_rank.HIT_WEIGHTS, "w1": pg_rank.STEM_HIT_WEIGHTS, "q": query_plan.where()}
-        # every matching row, in the scope or not: an OR's rows are every row of its atoms, whose
-        # chunk counts (idf) are then over the whole index, as FTS5's
-        found = self._rows(
-            f"select c.id, c.doc_id, c.ntok, c.nstem, {ranks} from chunks c cross join lateral"
-            " (select setweight(c.tsv, 'A', '{}'::text[]) as t offset 0) m where c.tsv @@ cast(%(q)s as tsquery)",
-            params,
-        )
-        rows = pg_rank.Matched.from_rows(found, n_exact, len(atoms))
-        counts = None if query_plan.counts_in_rows() else self._atom_counts(atoms)
         stats = self._corpus_stats()
         depth = max(limit, STEM_DEPTH)
-        scored = pg_rank.rank(
-            query_plan,
-            rows,
-            stats,
-            depth,
-            np.ones(len(rows.ids), dtype=bool) if ids is None else np.isin(rows.doc_ids, ids),
-            counts,
-        )
+
+        def in_scope(rows: pg_rank.Matched) -> npt.NDArray[np.bool_]:
+            return np.ones(len(rows.ids), dtype=bool) if ids is None else np.isin(rows.doc_ids, ids)
+
+        if query_plan.counts_in_rows():  # an OR: only the rows that can reach the best ``depth``
+            counts = self._live_counts([a.tsquery for a in atoms], counted.live)
+            rows = self._top_rows(query_plan, pg_rank.TopBounds(query_plan, stats, tuple(counts), depth), in_scope)
+        else:
+            rows = self._fetch(atoms, n_exact, query_plan.where())
+            counts = self._atom_counts(atoms)
+        scored = pg_rank.rank(query_plan, rows, stats, depth, in_scope(rows), counts)
         if wants_coverage(query):  # a question: its best rows by the share of its words they hold
             bm25 = dict(scored[:COVERAGE_DEPTH])
             top = self._hits_by_id([rid for rid, _ in scored[:COVERAGE_DEPTH]])
             ranked = rerank(query, top, lambda h: bm25[h.chunk_id], lambda h: f"{h.heading_path or ''}\n{h.text}")
             return ranked[:limit] + self._hits_by_id([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
         return self._hits_by_id([rid for rid, _ in scored[:limit]])
+
+    def _fetch(
+        self, atoms: Sequence[pg_rank.Atom], n_exact: int, where: str, seen: str | None = None
+    ) -> pg_rank.Matched:
+        """The rows ``where`` matches (less those ``seen`` matches), with every atom's frequency.
+        One detoasted copy of each matched tsvector per row (``setweight`` with no lexemes returns
+        the value unchanged, decompressed once; the lateral subquery keeps it for every atom;
+        decision 331), then each atom's frequency where it occurs. The tsquery is a subquery, so
+        the planner cannot judge it common and read every chunk instead of asking the GIN index
+        (decision 456)."""
+        ranks = ", ".join(
+            f"case when m.t @@ cast(%(a{i})s as tsquery)"
+            f" then ts_rank_cd(cast(%(w{int(i >= n_exact)})s as real[]), m.t, cast(%(a{i})s as tsquery), 0) else 0 end"
+            for i in range(len(atoms))
+        )
+        params: dict[str, Any] = {f"a{i}": atom.tsquery for i, atom in enumerate(atoms)}
+        params |= {"w0": pg_rank.HIT_WEIGHTS, "w1": pg_rank.STEM_HIT_WEIGHTS, "q": where, "seen": seen}
+        skip = "" if seen is None else " where not m.t @@ cast(%(seen)s as tsquery)"
+        found = self._rows(
+            f"select c.id, c.doc_id, c.ntok, c.nstem, {ranks} from chunks c cross join lateral"
+            f" (select setweight(c.tsv, 'A', '{{}}'::text[]) as t offset 0) m{skip}"
+            f" {'and' if skip else 'where'} c.tsv @@ (select cast(%(q)s as tsquery))",
+            params,
+        )
+        return pg_rank.Matched.from_rows(found, n_exact, len(atoms))
+
+    def _top_rows(
+        self,
+        query_plan: pg_rank.RankPlan,
+        bounds: pg_rank.TopBounds,
+        in_scope: Callable[[pg_rank.Matched], npt.NDArray[np.bool_]],
+    ) -> pg_rank.Matched:
+        """Every row that may be in a list's best ``depth`` (MaxScore, decision 455): the rows of
+        the atoms that can add most first, then, from the ``theta`` they set, the rows of every atom
+        still essential, until none is left unfetched. Each fetch leaves out the rows already held."""
+        atoms = query_plan.atoms()
+        n_exact = len(query_plan.exact.atoms) if query_plan.exact else 0
+        fetched: set[int] = set()
+        parts: list[pg_rank.Matched] = []
+        batch = bounds.first(FIRST_ROWS)
+        while batch:
+            where = _any_of(atoms, batch, fetched)
+            if where:  # else phrases whose rows are held already
+                parts.append(self._fetch(atoms, n_exact, where, _any_of(atoms, fetched, ()) or None))
+            fetched |= batch
+            rows = pg_rank.concat(parts, len(atoms))
+            batch = bounds.essential(rows, in_scope(rows)) - fetched
+        return pg_rank.concat(parts, len(atoms))
+
+    def _live_counts(self, tsqueries: Sequence[str], known: dict[str, int] | None = None) -> list[int]:
+        """How many chunks each tsquery matches now, one GIN scan each (a subquery: the planner
+        cannot pick a sequential scan for a common word) and no row decompressed for a lexeme
+        (``known``: counted already, by tsquery)."""
+        known = known or {}
+        todo = list(dict.fromkeys(q for q in tsqueries if q not in known))
+        found = dict(known)
+        if todo:
+            counts = ", ".join(
+                f"(select count(*) from chunks where tsv @@ (select cast(%(t{i})s as tsquery)))"
+                for i in range(len(todo))
+            )
+            (row,) = self._rows(f"select {counts}", {f"t{i}": q for i, q in enumerate(todo)})
+            found.update({q: int(n) for q, n in zip(todo, row, strict=True)})
+        return [found[q] for q in tsqueries]
 
     def _hits_by_id(self, ids: Sequence[int]) -> list[ChunkHit]:
         if not ids:
@@ -801,29 +875,24 @@ class PostgresStore:
         by_id = {r[0]: r for r in rows}
         return self._hits([by_id[i] for i in ids if i in by_id], False)
 
-    def _token_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
+    def _token_frequencies(self, tokens: Sequence[str]) -> _TokenCounts:
         """How many chunks hold each token (absent: none), as the SQLite adapter counts them for its
         row budgets: common tokens from the ``term_stats`` snapshot (refreshed after each full
         reindex, :meth:`refresh_term_stats`), the others counted now (GIN; they are rare)."""
         if not tokens:
-            return {}
+            return _TokenCounts({}, {})
         found = dict(self._rows("select lexeme, ndoc from term_stats where lexeme = any(%s)", (list(tokens),)))
         rest = [t for t in tokens if t not in found]
-        if rest:
-            literals = [_lexeme(t) for t in rest]
-            counts = ", ".join(f"count(*) filter (where tsv @@ cast(%(t{i})s as tsquery))" for i in range(len(rest)))
-            params: dict[str, Any] = {f"t{i}": lit for i, lit in enumerate(literals)}
-            params["any"] = " | ".join(literals)
-            (row,) = self._rows(f"select {counts} from chunks where tsv @@ cast(%(any)s as tsquery)", params)
-            found.update({t: int(n) for t, n in zip(rest, row, strict=True)})
-        return {t: n for t, n in found.items() if n}
+        live = dict(zip((_lexeme(t) for t in rest), self._live_counts([_lexeme(t) for t in rest]), strict=True))
+        found.update({t: live[_lexeme(t)] for t in rest})
+        return _TokenCounts({t: n for t, n in found.items() if n}, live)
 
     def _atom_counts(self, atoms: Sequence[pg_rank.Atom]) -> list[int]:
         """Each atom's chunk count when the fetched rows do not hold them all (an AND): a single
         lexeme's as :meth:`_token_frequencies` counts it (a common one from the snapshot), a
         phrase's or prefix's counted now."""
         single = {atom.tsquery[1:-1]: atom for atom in atoms if re.fullmatch(r"'[^'\\]+'", atom.tsquery)}
-        known = self._token_frequencies(list(single))
+        known = self._token_frequencies(list(single)).counts
         by_query = {atom.tsquery: known.get(lexeme, 0) for lexeme, atom in single.items()}
         return [by_query[a.tsquery] if a.tsquery in by_query else self._chunk_count(a.tsquery) for a in atoms]
 

@@ -35,13 +35,23 @@ from markdown_it.token import Token
 from markdown_it.tree import SyntaxTreeNode
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["MAX_RICH_TEXT_ITEMS", "MAX_TEXT", "Block", "Converted", "convert", "rich_text"]
+__all__ = [
+    "MAX_RICH_TEXT_ITEMS",
+    "MAX_TEXT",
+    "Block",
+    "Converted",
+    "convert",
+    "pieces",
+    "rich_text",
+    "truncate",
+    "utf16_len",
+]
 
 Block = dict[str, Any]
 
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin)
 
-MAX_TEXT = 2000  # characters per rich-text item (text.content) and per URL
+MAX_TEXT = 2000  # characters per rich-text item (text.content) and per URL, in UTF-16 code units
 MAX_RICH_TEXT_ITEMS = 100  # items per rich-text array
 
 _TASK = re.compile(r"^\[([ xX])\][ \t]+")
@@ -164,6 +174,32 @@ _ALIASES = {
 }
 
 
+def utf16_len(text: str) -> int:
+    """Length as Notion counts it: UTF-16 code units (a character outside the BMP, most emoji, weighs 2)."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def pieces(text: str, limit: int = MAX_TEXT) -> list[str]:
+    """``text`` cut into pieces of at most ``limit`` UTF-16 code units, never inside a character (decision 465)."""
+    if utf16_len(text) == len(text):  # no character outside the BMP: code points are code units
+        return [text[i : i + limit] for i in range(0, len(text), limit)]
+    out: list[str] = []
+    start = weight = 0
+    for i, ch in enumerate(text):
+        w = 2 if ord(ch) > 0xFFFF else 1
+        if weight + w > limit:
+            out.append(text[start:i])
+            start, weight = i, 0
+        weight += w
+    out.append(text[start:])
+    return out
+
+
+def truncate(text: str, limit: int = MAX_TEXT) -> str:
+    """The longest prefix of ``text`` within ``limit`` UTF-16 code units."""
+    return pieces(text, limit)[0] if text else text
+
+
 @dataclass(frozen=True)
 class Converted:
     title: str | None  # front matter ``title``, else the first heading's text
@@ -211,8 +247,8 @@ class _Runs:
     def items(self) -> list[dict[str, Any]]:
         out = []
         for text, (bold, italic, strike, code, url) in self.runs:
-            for start in range(0, len(text), MAX_TEXT):
-                out.append(_item(text[start : start + MAX_TEXT], bold, italic, strike, code, url))
+            for piece in pieces(text):
+                out.append(_item(piece, bold, italic, strike, code, url))
         return out
 
 
@@ -249,7 +285,7 @@ def _inline(tokens: Sequence[Token], runs: _Runs, images: list[_Image]) -> None:
             strike = kind == "s_open"
         elif kind == "link_open":
             href = str(tok.attrGet("href") or "")
-            links.append(href if _ABSOLUTE.match(href) and len(href) <= MAX_TEXT else None)
+            links.append(href if _ABSOLUTE.match(href) and utf16_len(href) <= MAX_TEXT else None)
         elif kind == "link_close":
             if links:
                 links.pop()
@@ -269,9 +305,24 @@ def rich_text(markdown: str) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------- blocks
+MAX_BLOCK_BYTES = 300_000  # UTF-8 bytes of one block's text: a block must fit a 500 KB request on its own
+
+
 def _text_block(kind: str, items: list[dict[str, Any]], **extra: Any) -> list[Block]:
-    """One block of ``kind`` (several when the rich text has more than 100 items)."""
-    chunks = [items[i : i + MAX_RICH_TEXT_ITEMS] for i in range(0, len(items), MAX_RICH_TEXT_ITEMS)] or [[]]
+    """One block of ``kind``; several when the rich text has more than 100 items or 300 KB of text.
+
+    Notion refuses a request over 500 KB (request limits): 100 items of 2,000 CJK characters
+    are 600 KB, so a block is also cut by the bytes its text takes (decision 469).
+    """
+    chunks: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for item in items:
+        weight = len(item["text"]["content"].encode("utf-8")) + 200  # the item's JSON around its text
+        if chunks[-1] and (len(chunks[-1]) >= MAX_RICH_TEXT_ITEMS or size + weight > MAX_BLOCK_BYTES):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(item)
+        size += weight
     return [{"type": kind, kind: {"rich_text": chunk, **extra}} for chunk in chunks]
 
 
@@ -282,13 +333,13 @@ def _with_children(block: Block, children: list[Block]) -> Block:
 
 
 def image_block(image: _Image) -> Block:
-    if _IMAGE_URL.match(image.src) and len(image.src) <= MAX_TEXT:
+    if _IMAGE_URL.match(image.src) and utf16_len(image.src) <= MAX_TEXT:
         body: dict[str, Any] = {"type": "external", "external": {"url": image.src}}
         if image.alt.strip():
-            body["caption"] = [_item(image.alt.strip()[:MAX_TEXT], False, False, False, False, None)]
+            body["caption"] = [_item(truncate(image.alt.strip()), False, False, False, False, None)]
         return {"type": "image", "image": body}
     label = f"Image not uploaded: {image.alt.strip() or 'image'} ({image.src or 'no source'})"
-    return {"type": "paragraph", "paragraph": {"rich_text": [_item(label[:MAX_TEXT], False, True, False, False, None)]}}
+    return {"type": "paragraph", "paragraph": {"rich_text": [_item(truncate(label), False, True, False, False, None)]}}
 
 
 class _Converter:

@@ -1,17 +1,22 @@
 """The Notion port and its HTTP adapter over Notion's public REST API (httpx).
 
-:class:`NotionPort` is what the pusher needs from Notion: five endpoints, no more.
+:class:`NotionPort` is what the pusher needs from Notion: six endpoints, no more.
 :class:`NotionClient` implements it against ``https://api.notion.com/v1`` with the
 ``Notion-Version`` header pinned, the integration token sent as a bearer token
 (never logged, never part of an error message), requests spaced to the documented
-average of three per second, and HTTP 429 (and 503/529 overload) answered by waiting
-``Retry-After`` seconds before trying again.
+average of three per second, and failures retried as far as it is safe (decision 466):
+429 (``rate_limited``: not handled) and 409 (``conflict_error``: the transaction was not
+committed) after ``Retry-After`` seconds, on every request; 5xx answers and lost answers only on
+requests that can be sent twice with the same effect (reads, deletes, page updates). Creating
+a page and appending blocks are not resent: their :class:`NotionError` says ``ambiguous`` (the
+change may have been made) and the pusher looks before it sends again.
 
 Endpoints used (request -> response shapes from Notion's API reference):
 
 =====================================  ===============================================
 ``POST /v1/pages``                     ``{parent: {page_id}, properties: {title}}`` -> page
 ``PATCH /v1/pages/{id}``               ``{properties}`` or ``{archived: true}`` -> page
+``GET /v1/pages/{id}``                 -> page (``archived``)
 ``GET /v1/blocks/{id}/children``       ``?page_size=100&start_cursor=`` -> ``{results, has_more, next_cursor}``
 ``PATCH /v1/blocks/{id}/children``     ``{children: [...]}`` -> ``{results: [created first-level blocks]}``
 ``DELETE /v1/blocks/{id}``             -> the block, archived
@@ -20,6 +25,7 @@ Endpoints used (request -> response shapes from Notion's API reference):
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -27,27 +33,44 @@ from typing import Any, Protocol
 
 import httpx
 
-__all__ = ["NOTION_VERSION", "NotionClient", "NotionError", "NotionPort", "title_property"]
+from .blocks import truncate
+
+__all__ = ["NOTION_VERSION", "NotionClient", "NotionError", "NotionPort", "encode_body", "title_property"]
 
 NOTION_VERSION = "2022-06-28"
-_RETRY_STATUS = frozenset({429, 503, 529})
+_RETRY_ALWAYS = frozenset({409, 429})  # not applied: safe to resend any request
+_RETRY_IDEMPOTENT = frozenset({500, 502, 503, 504, 529})  # may have been applied
 _MAX_WAIT_S = 120.0  # a Retry-After beyond this means "come back later", not "wait"
 
 log = logging.getLogger(__name__)
 
 
 class NotionError(Exception):
-    """A Notion request failed; ``status`` is the HTTP status (0: no answer), ``code`` Notion's error code."""
+    """A Notion request failed; ``status`` is the HTTP status (0: no answer), ``code`` Notion's error code.
 
-    def __init__(self, message: str, status: int = 0, code: str = "") -> None:
+    ``ambiguous``: the request may have been applied although it failed (5xx, answer lost), so
+    it must not be sent again before looking. ``fatal``: no later request can succeed either
+    (token refused, Notion unreachable, asked to wait too long): the push stops.
+    """
+
+    def __init__(
+        self, message: str, status: int = 0, code: str = "", *, ambiguous: bool = False, fatal: bool = False
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
+        self.ambiguous = ambiguous
+        self.fatal = fatal or status == 401
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """A request body as sent: compact UTF-8 JSON (what the pusher measures against the 500 KB limit)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def title_property(title: str) -> dict[str, Any]:
     """The ``properties`` of a page under a page parent: its title, cut to the 2,000-character limit."""
-    return {"title": {"title": [{"type": "text", "text": {"content": title[:2000]}}]}}
+    return {"title": {"title": [{"type": "text", "text": {"content": truncate(title)}}]}}
 
 
 class NotionPort(Protocol):
@@ -58,8 +81,16 @@ class NotionPort(Protocol):
 
     def archive_page(self, page_id: str) -> None: ...
 
+    def page_archived(self, page_id: str) -> bool:
+        """Whether the page is in Notion's trash."""
+
+    def restore_page(self, page_id: str) -> None: ...
+
     def list_children(self, block_id: str) -> list[str]:
         """Ids of the block's (or page's) first-level children, in order, across every page of results."""
+
+    def child_pages(self, page_id: str) -> list[tuple[str, str, bool]]:
+        """(id, title, has children) of the pages directly under ``page_id``."""
 
     def append_children(self, block_id: str, children: list[dict[str, Any]]) -> list[str]:
         """Append at most 100 blocks; the ids of the created first-level blocks, in order."""
@@ -105,7 +136,10 @@ class NotionClient:
     # the port -----------------------------------------------------------------
     def create_page(self, parent_page_id: str, title: str) -> str:
         page = self._request(
-            "POST", "pages", {"parent": {"page_id": parent_page_id}, "properties": title_property(title)}
+            "POST",
+            "pages",
+            {"parent": {"page_id": parent_page_id}, "properties": title_property(title)},
+            idempotent=False,
         )
         return str(page["id"])
 
@@ -115,21 +149,37 @@ class NotionClient:
     def archive_page(self, page_id: str) -> None:
         self._request("PATCH", f"pages/{page_id}", {"archived": True})
 
+    def page_archived(self, page_id: str) -> bool:
+        return bool(self._request("GET", f"pages/{page_id}").get("archived"))
+
+    def restore_page(self, page_id: str) -> None:
+        self._request("PATCH", f"pages/{page_id}", {"archived": False})
+
     def list_children(self, block_id: str) -> list[str]:
-        ids: list[str] = []
+        return [str(block["id"]) for block in self._blocks(block_id)]
+
+    def child_pages(self, page_id: str) -> list[tuple[str, str, bool]]:
+        return [
+            (str(b["id"]), str(b.get("child_page", {}).get("title", "")), bool(b.get("has_children")))
+            for b in self._blocks(page_id)
+            if b.get("type") == "child_page"
+        ]
+
+    def _blocks(self, block_id: str) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:
             params = {"page_size": "100"} | ({"start_cursor": cursor} if cursor else {})
             page = self._request("GET", f"blocks/{block_id}/children", params=params)
-            ids.extend(str(block["id"]) for block in page.get("results", []))
+            blocks.extend(b for b in page.get("results", []) if isinstance(b, dict))
             cursor = page.get("next_cursor")
             if not page.get("has_more") or not cursor:
-                return ids
+                return blocks
 
     def append_children(self, block_id: str, children: list[dict[str, Any]]) -> list[str]:
         if len(children) > 100:
             raise ValueError("Notion appends at most 100 children per request")
-        page = self._request("PATCH", f"blocks/{block_id}/children", {"children": children})
+        page = self._request("PATCH", f"blocks/{block_id}/children", {"children": children}, idempotent=False)
         return [str(block["id"]) for block in page.get("results", [])]
 
     def delete_block(self, block_id: str) -> None:
@@ -143,30 +193,51 @@ class NotionClient:
         self._next_at = max(now, self._next_at) + self._interval
 
     def _request(
-        self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        params: dict[str, str] | None = None,
+        *,
+        idempotent: bool = True,
     ) -> dict[str, Any]:
+        """Send one request; retried while it is safe (see the module docstring)."""
         attempt = 0
+        where = f"{method} /v1/{path}"
         while True:
             self._throttle()
             self.requests += 1
             try:
-                response = self._http.request(method, path, json=body, params=params)
-            except httpx.HTTPError as exc:
-                raise NotionError(f"Notion could not be reached ({method} /v1/{path}): {type(exc).__name__}") from None
-            if response.status_code in _RETRY_STATUS and attempt < self._max_retries:
+                content = None if body is None else encode_body(body)
+                response = self._http.request(method, path, content=content, params=params)
+            except httpx.TransportError as exc:
+                sent = not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+                if sent and idempotent and attempt < self._max_retries:
+                    attempt += 1
+                    self._sleep(float(min(2 ** (attempt - 1), 30)))
+                    continue
+                raise NotionError(
+                    f"Notion could not be reached ({where}): {type(exc).__name__}",
+                    ambiguous=sent,
+                    fatal=not sent,
+                ) from None
+            status = response.status_code
+            retry = status in _RETRY_ALWAYS or (idempotent and status in _RETRY_IDEMPOTENT)
+            if retry and attempt < self._max_retries:
                 attempt += 1
                 wait = _retry_after(response, attempt)
                 if wait > _MAX_WAIT_S:
                     raise NotionError(
-                        f"Notion asks to wait {wait:.0f} s before {method} /v1/{path}; try the push again later.",
-                        response.status_code,
+                        f"Notion asks to wait {wait:.0f} s before {where}; try the push again later.",
+                        status,
                         "rate_limited",
+                        fatal=True,
                     )
-                log.info("notion: %s on %s /v1/%s, waiting %.1f s", response.status_code, method, path, wait)
+                log.info("notion: %s on %s, waiting %.1f s", status, where, wait)
                 self._sleep(wait)
                 continue
             if response.is_error:
-                raise _error(method, path, response)
+                raise _error(method, path, response, ambiguous=not idempotent and status in _RETRY_IDEMPOTENT)
             data = response.json() if response.content else {}
             return data if isinstance(data, dict) else {}
 
@@ -179,7 +250,7 @@ def _retry_after(response: httpx.Response, attempt: int) -> float:
         return float(min(2 ** (attempt - 1), 30))  # no usable header: back off exponentially
 
 
-def _error(method: str, path: str, response: httpx.Response) -> NotionError:
+def _error(method: str, path: str, response: httpx.Response, *, ambiguous: bool) -> NotionError:
     code, message = "", ""
     try:
         data = response.json()
@@ -189,5 +260,8 @@ def _error(method: str, path: str, response: httpx.Response) -> NotionError:
         pass
     detail = f"{code}: {message}" if code or message else response.reason_phrase
     return NotionError(
-        f"Notion refused {method} /v1/{path} (HTTP {response.status_code}) {detail}", response.status_code, code
+        f"Notion refused {method} /v1/{path} (HTTP {response.status_code}) {detail}",
+        response.status_code,
+        code,
+        ambiguous=ambiguous,
     )

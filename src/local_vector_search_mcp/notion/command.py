@@ -129,6 +129,13 @@ def run(
             client.close()
     report.requests = dry.calls if dry is not None else {"sent": client.requests if client else 0}
     print(json.dumps(report.to_wire(), ensure_ascii=False, indent=2))
+    if report.failed:  # the others were pushed; these are tried again by the next push (decision 467)
+        code = 1
+        print(
+            f"local-vector-search-mcp: {len(report.failed)} document(s) could not be pushed to Notion "
+            '(see "failed" in the report); the next push tries them again.',
+            file=sys.stderr,
+        )
     if report.skipped:  # as --reindex: the rest was pushed, exit 0, the count said (decision 246)
         print(
             f"local-vector-search-mcp: {len(report.skipped)} document(s) or folder(s) could not be read "

@@ -11,6 +11,11 @@ document that left the knowledge base has its page archived (Notion's trash).
 The Markdown is only read. Blocks are cut into requests within Notion's limits:
 at most 100 children and about 1,000 block elements per append, one level of
 children sent with their parent and deeper levels appended to the created blocks.
+
+A request that failed but may have been applied (``NotionError.ambiguous``) is not sent
+again blindly: the pusher lists what is there and adopts what was made (decision 466). A
+document that fails is named in the report and the push goes on with the next one
+(decision 467); a page found in Notion's trash is restored (decision 468).
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .blocks import Block, convert
-from .client import NotionError, NotionPort
+from .blocks import Block, convert, truncate
+from .client import NotionError, NotionPort, encode_body
 
 __all__ = ["DryRunPort", "Mapping", "PageEntry", "PushReport", "Pusher", "block_hash"]
 
 MAX_CHILDREN = 100
-# Notion's documented ceiling is 1,000 block elements and 500 KB per request; stay below both.
+# Notion's documented ceiling is 1,000 block elements and 500 KB per request; stay below both
+# (the payload in UTF-8 bytes as sent, not characters: decision 469).
 MAX_ELEMENTS = 900
 MAX_PAYLOAD = 400_000
 MAPPING_VERSION = 1
@@ -151,6 +157,17 @@ class DryRunPort:
     def archive_page(self, page_id: str) -> None:
         self._count("archivePage")
 
+    def page_archived(self, page_id: str) -> bool:
+        self._count("retrievePage")
+        return False
+
+    def restore_page(self, page_id: str) -> None:
+        self._count("updatePage")
+
+    def child_pages(self, page_id: str) -> list[tuple[str, str, bool]]:
+        self._count("listChildren")
+        return []
+
     def list_children(self, block_id: str) -> list[str]:
         known = self._children.get(block_id)
         if known is None:
@@ -178,27 +195,61 @@ def _children(block: Block) -> list[Block]:
     return children if isinstance(children, list) else []
 
 
+def _head(block: Block) -> int:
+    """How many of ``block``'s children are sent with it: at most 100, and within the payload limit.
+
+    At least one (a table is created with a row); the others are appended to it afterwards.
+    """
+    kids = _children(block)
+    if not kids:
+        return 0
+    size = len(encode_body(_strip(block, rows=False)))
+    for n, kid in enumerate(kids[:MAX_CHILDREN]):
+        size += len(encode_body(_strip(kid))) + 1
+        if n and size > MAX_PAYLOAD:
+            return n
+    return min(len(kids), MAX_CHILDREN)
+
+
 def _shallow(block: Block) -> Block:
-    """``block`` with its first 100 children, and none of their children (sent later)."""
+    """``block`` as sent: its first children (:func:`_head`), and none of theirs but a table's rows."""
     kids = _children(block)
     if not kids:
         return block
     body = dict(block[block["type"]])
-    body["children"] = [_strip(k) for k in kids[:MAX_CHILDREN]]
+    body["children"] = [_strip(k) for k in kids[: _head(block)]]
     return {**block, block["type"]: body}
 
 
-def _strip(block: Block) -> Block:
-    if not _children(block):
+def _strip(block: Block, *, rows: bool = True) -> Block:
+    """A child as sent with its parent: without children, except that a table keeps its first 100 rows.
+
+    Notion creates a table only together with its rows (block reference, table: "at least one
+    table_row"), and a table under a list item still fits the two levels one request may nest.
+    """
+    kids = _children(block)
+    if not kids:
         return block
     body = {k: v for k, v in block[block["type"]].items() if k != "children"}
+    if rows and block["type"] == "table":
+        body["children"] = kids[:MAX_CHILDREN]
     return {**block, block["type"]: body}
+
+
+def _later(block: Block) -> list[Block]:
+    """The children of a child that were not sent with it (see :func:`_strip`)."""
+    kids = _children(block)
+    return kids[MAX_CHILDREN:] if block["type"] == "table" else kids
+
+
+def _count(sent: Block) -> int:
+    return 1 + sum(_count(k) for k in _children(sent))
 
 
 def _weight(block: Block) -> tuple[int, int]:
     """(block elements, JSON bytes) of ``block`` as sent."""
     sent = _shallow(block)
-    return 1 + min(len(_children(block)), MAX_CHILDREN), len(json.dumps(sent, ensure_ascii=False))
+    return _count(sent), len(encode_body(sent))
 
 
 def _batches(blocks: Sequence[Block]) -> Iterable[list[Block]]:
@@ -216,24 +267,57 @@ def _batches(blocks: Sequence[Block]) -> Iterable[list[Block]]:
         yield batch
 
 
-def append_blocks(port: NotionPort, parent_id: str, blocks: Sequence[Block]) -> list[str]:
-    """Append ``blocks`` (any size, any depth) under ``parent_id``; the ids of the first-level blocks."""
+MAX_RESENDS = 3  # an append that failed without being applied is sent again at most this often
+
+
+def _append(port: NotionPort, parent_id: str, children: list[Block], existing: int) -> list[str]:
+    """Append ``children`` under ``parent_id``, which has ``existing`` children; the created ids.
+
+    An append whose answer was lost (5xx, no answer) may have been applied: the children are
+    listed, and the blocks it made are adopted if they are there, or it is sent again if the
+    count did not move (decision 466). Anything else means someone else is editing the page.
+    """
+    for attempt in range(MAX_RESENDS + 1):
+        try:
+            return port.append_children(parent_id, children)
+        except NotionError as exc:
+            if not exc.ambiguous or attempt == MAX_RESENDS:
+                raise
+            now = port.list_children(parent_id)
+            if len(now) == existing + len(children):
+                return now[existing:]  # applied: its answer was lost
+            if len(now) != existing:
+                raise NotionError(
+                    f"An append failed ({exc}) and the block now has {len(now)} children where "
+                    f"{existing} or {existing + len(children)} were expected; push again.",
+                    exc.status,
+                    exc.code,
+                ) from None
+    raise AssertionError("unreachable")
+
+
+def append_blocks(port: NotionPort, parent_id: str, blocks: Sequence[Block], existing: int = 0) -> list[str]:
+    """Append ``blocks`` (any size, any depth) under ``parent_id``, which has ``existing`` children.
+
+    The ids of the first-level blocks created.
+    """
     ids: list[str] = []
     for batch in _batches(blocks):
-        created = port.append_children(parent_id, [_shallow(b) for b in batch])
+        created = _append(port, parent_id, [_shallow(b) for b in batch], existing + len(ids))
         if len(created) != len(batch):
             raise NotionError(f"Notion created {len(created)} blocks where {len(batch)} were sent.")
         ids.extend(created)
         for block, block_id in zip(batch, created, strict=True):
             kids = _children(block)
-            sent = kids[:MAX_CHILDREN]
-            if any(_children(k) for k in sent):
+            head = _head(block)
+            sent = kids[:head]
+            if any(_later(k) for k in sent):
                 kid_ids = port.list_children(block_id)
                 for kid, kid_id in zip(sent, kid_ids, strict=False):
-                    if _children(kid):
-                        append_blocks(port, kid_id, _children(kid))
-            if len(kids) > MAX_CHILDREN:
-                append_blocks(port, block_id, kids[MAX_CHILDREN:])
+                    if _later(kid):
+                        append_blocks(port, kid_id, _later(kid), len(_children(kid)) - len(_later(kid)))
+            if len(kids) > head:
+                append_blocks(port, block_id, kids[head:], head)
     return ids
 
 
@@ -248,6 +332,7 @@ class PushReport:
     blocks_sent: int = 0
     requests: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, why): not pushed, tried again next time
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -260,11 +345,16 @@ class PushReport:
             "requests": self.requests,
             "skippedCount": len(self.skipped),
             "skipped": [{"path": path, "reason": reason} for path, reason in self.skipped],
+            "failedCount": len(self.failed),
+            "failed": [{"path": path, "reason": reason} for path, reason in self.failed],
         }
 
 
 def _count_blocks(blocks: Sequence[Block]) -> int:
     return sum(1 + _count_blocks(_children(b)) for b in blocks)
+
+
+DOWN_AFTER = 3  # documents failing in a row without an answer (or with 5xx): Notion is down, stop
 
 
 class Pusher:
@@ -280,27 +370,49 @@ class Pusher:
         ``None`` bytes mark a document that could not be read (the caller named it in
         ``report.skipped``): it is still there, so its page is neither pushed nor archived;
         nor is any page under a folder named in ``report.skipped`` with a trailing ``/``.
+        A document Notion refuses goes to ``report.failed`` and the next one is pushed; a
+        failure no later request can escape (see :meth:`_stops`) ends the push (decision 467).
         """
         seen: set[str] = set()
+        down = 0
         for path, raw in documents:
             seen.add(path)
-            if raw is not None:
+            if raw is None:
+                continue
+            try:
                 self.push_one(path, raw, report)
+                down = 0
+            except NotionError as exc:
+                self.mapping.save()  # a page created before the failure is known next time
+                down = down + 1 if exc.status == 0 or exc.status >= 500 else 0
+                if self._stops(exc) or down >= DOWN_AFTER:
+                    raise
+                report.failed.append((path, str(exc)))
         if prune:
             hidden = tuple(path for path, _ in report.skipped if path.endswith("/"))
             for path in sorted(set(self.pages) - seen):
                 if hidden and (path.startswith(hidden) or "./" in hidden):
                     continue  # in a folder that could not be listed: not known to be gone
                 entry = self.pages.pop(path)
+                if not entry.page_id:  # its creation was never confirmed: nothing known to archive
+                    self.mapping.save()
+                    continue
                 try:
                     self.port.archive_page(entry.page_id)
                 except NotionError as exc:
                     if exc.status != 404:  # already gone in Notion: nothing to archive
                         self.pages[path] = entry
-                        raise
+                        if self._stops(exc):
+                            raise
+                        report.failed.append((path, str(exc)))
+                        continue
                 report.archived.append(path)
                 self.mapping.save()
         return report
+
+    def _stops(self, exc: NotionError) -> bool:
+        """Failures that every later request would meet too: the token, the parent page, Notion itself."""
+        return exc.fatal or exc.status in (401, 403) or exc.code == "parent_not_found"
 
     def push_one(self, path: str, raw: bytes, report: PushReport) -> None:
         digest = source_hash(raw)
@@ -310,36 +422,90 @@ class Pusher:
             return
         converted = convert(raw.decode("utf-8-sig", errors="replace"))
         title = converted.title or PurePosixPath(path).stem
-        blocks = converted.blocks
+        try:
+            self._write(path, entry, title, converted.blocks, digest, report)
+        except NotionError as exc:
+            # A page in Notion's trash refuses every edit: restore it and push again (decision 468).
+            if entry is None or exc.status != 400 or not self._restored(entry.page_id):
+                raise
+            self._write(path, entry, title, converted.blocks, digest, report)
+
+    def _restored(self, page_id: str) -> bool:
+        """Restore the page if it is in the trash; whether it was."""
+        if not self.port.page_archived(page_id):
+            return False
+        self.port.restore_page(page_id)
+        return True
+
+    def _write(
+        self, path: str, entry: PageEntry | None, title: str, blocks: list[Block], digest: str, report: PushReport
+    ) -> None:
         hashes = [block_hash(b) for b in blocks]
-        if entry is not None:
+        pending = entry is not None and not entry.page_id  # an earlier creation's answer was lost
+        if entry is not None and not pending:
             try:
                 actual = self.port.list_children(entry.page_id)
             except NotionError as exc:
                 if exc.status != 404:
                     raise
                 entry = None  # the page was deleted in Notion: create it again
-        if entry is None:
-            page_id = self.port.create_page(self.parent, title)
+        if entry is None or pending:
+            page_id = self._create(path, title, look_first=pending)
             entry = PageEntry(page_id, title, "", [])
             self.pages[path] = entry
             self.mapping.save()
             actual, keep = [], 0
-            report.created.append(path)
+            if path not in report.created:
+                report.created.append(path)
         else:
-            if entry.title != title:
-                self.port.set_title(entry.page_id, title)
-                entry.title = title
             keep = 0
             limit = min(len(actual), len(entry.blocks), len(blocks))
             while keep < limit and actual[keep] == entry.blocks[keep][0] and entry.blocks[keep][1] == hashes[keep]:
                 keep += 1
             for block_id in actual[keep:]:
-                self.port.delete_block(block_id)
-            report.updated.append(path)
+                try:
+                    self.port.delete_block(block_id)
+                except NotionError as exc:
+                    if exc.status != 404:  # already gone (a lost answer, or deleted by hand)
+                        raise
+            if entry.title != title:
+                self.port.set_title(entry.page_id, title)
+                entry.title = title
+            if path not in report.updated:
+                report.updated.append(path)
         tail = blocks[keep:]
-        new_ids = append_blocks(self.port, entry.page_id, tail)
+        new_ids = append_blocks(self.port, entry.page_id, tail, keep)
         report.blocks_sent += _count_blocks(tail)
         entry.blocks = entry.blocks[:keep] + list(zip(new_ids, hashes[keep:], strict=True))
         entry.source_hash = digest
         self.mapping.save()
+
+    def _create(self, path: str, title: str, *, look_first: bool = False) -> str:
+        """Create the page; after a lost answer, adopt the page it made rather than make a second one.
+
+        The page the failed request may have made is empty and titled ``title``, under the
+        parent, and no document's page yet (decision 466); the newest such page is adopted.
+        If every try is lost, the document is marked pending (a page entry without id) so
+        that the next push looks before it creates.
+        """
+        for attempt in range(MAX_RESENDS + 1):
+            if look_first or attempt:
+                known = {e.page_id for e in self.pages.values()}
+                made = [
+                    page_id
+                    for page_id, name, has_children in self.port.child_pages(self.parent)
+                    if name == truncate(title) and not has_children and page_id not in known
+                ]
+                if made:
+                    return made[-1]
+            try:
+                return self.port.create_page(self.parent, title)
+            except NotionError as exc:
+                if exc.status == 404 and exc.code == "object_not_found":
+                    raise NotionError(str(exc), exc.status, "parent_not_found") from None
+                if not exc.ambiguous:
+                    raise
+                if attempt == MAX_RESENDS:
+                    self.pages[path] = PageEntry("", title, "", [])
+                    raise
+        raise AssertionError("unreachable")
