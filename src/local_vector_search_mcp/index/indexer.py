@@ -125,6 +125,7 @@ class EmbedResult:
 
 
 MAX_LISTED_UNREADABLE = 20  # the result names the first ones; the count says how many in all
+SYNC_RECHECKS = 2  # a targeted sync re-indexes a file another server re-indexed meanwhile at most this often
 
 
 class UnreadableSource(Exception):
@@ -545,6 +546,16 @@ class Indexer:
             known = self.store.unreadable_files()
             try:
                 outcome = self._update_file(path, state)
+                # Another server of this index may have stored a later revision while this one
+                # prepared the bytes it had read; storing after it would leave the older revision
+                # indexed and nothing would sync the path again (decision 447). Look once more.
+                for _ in range(SYNC_RECHECKS):
+                    if outcome < 0:
+                        break  # the disk holds what the index holds
+                    state = self.store.document_states_of([path]).get(path)
+                    if state is not None and verify(self.root, path, state.source_hash) is not None:
+                        break
+                    outcome = self._update_file(path, state)
             except FileNotFoundError:
                 outcome = None  # moved or deleted after the look above: a deletion (decision 320)
             except UnreadableSource as bad:
