@@ -29,6 +29,7 @@ all. Every request is recorded (method, path, query, headers, JSON body) for the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -145,7 +146,7 @@ COLORS = frozenset(
     for c in ["default", "gray", "brown", "orange", "yellow", "green", "blue", "purple", "pink", "red"]
     for s in ("", "_background")
 ) - {"default_background"}
-_URL = re.compile(r"^(https?://[^\s/?#]+[^\s]*|mailto:[^\s]+)$", re.IGNORECASE)
+_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.IGNORECASE)  # links: http(s) only
 _IMAGE_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.IGNORECASE)
 
 CODES = {  # status-codes: the code an error answer of each status carries
@@ -181,13 +182,16 @@ class Fault:
 
     ``status`` 0 closes the connection without an answer (a timeout for the client);
     ``applied`` handles the request first, so the change is made but the client cannot know;
-    ``when(method, path)`` picks the requests it applies to (every one by default), and the
-    fault is used once. 502 answers with an HTML page, as Notion's gateway does.
+    ``late`` applies it only after the next request was answered (a gateway timeout while
+    Notion still works on it); ``when(method, path)`` picks the requests it applies to (every
+    one by default), and the fault is used once. 502 answers with an HTML page, as Notion's
+    gateway does.
     """
 
     status: int
     headers: dict[str, str] = field(default_factory=dict)
     applied: bool = False
+    late: bool = False
     when: Callable[[str, str], bool] | None = None
 
 
@@ -231,6 +235,7 @@ class FakeNotion:
         self.rate_limit, self.burst, self.clock = rate_limit, burst, clock
         self.page_limit = page_limit  # answer at most this many results per list page (fewer than asked)
         self.limited = 0  # 429 answers given by the rate limiter
+        self._late: list[tuple[str, str, dict[str, list[str]], Any, Any]] = []
         self._tokens = float(burst)
         self._refilled: float | None = None
         self.lock = threading.Lock()
@@ -321,7 +326,21 @@ class FakeNotion:
     def serve(
         self, method: str, path: str, query: dict[str, list[str]], raw: bytes, body: Any, headers: Any
     ) -> tuple[int, Any, dict[str, str]]:
+        late, self._late = self._late, []
+        try:
+            return self._serve(method, path, query, raw, body, headers)
+        finally:
+            for request in late:  # Notion finished the timed-out request after answering this one
+                with contextlib.suppress(Problem):
+                    self.handle(*request)
+
+    def _serve(
+        self, method: str, path: str, query: dict[str, list[str]], raw: bytes, body: Any, headers: Any
+    ) -> tuple[int, Any, dict[str, str]]:
         fault = self._fault(method, path)
+        if fault is not None and fault.late:
+            self._late.append((method, path, query, body, headers))
+            return self._fault_answer(fault)
         if fault is not None and not fault.applied:
             return self._fault_answer(fault)
         if self._rate_limited():

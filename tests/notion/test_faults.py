@@ -64,6 +64,10 @@ def test_an_append_whose_answer_is_lost_is_adopted_or_resent_never_doubled(
     # was (503): the client resent the applied append, 100 paragraphs twice, and the next push saw
     # unchanged bytes and never repaired it; (500/502/504/lost): the whole push stopped
     assert notion.tree(page_id) == convert(BIG).blocks
+    # a resent append (not applied) leaves the document unconfirmed: one more push checks it
+    second = push(kb, capsys)[1]
+    assert second["unchanged" if fault.applied else "updated"] == ["big.md"]
+    assert notion.tree(page_id) == convert(BIG).blocks and list(notion.live_pages()) == [page_id]
     assert push(kb, capsys)[1]["unchanged"] == ["big.md"]
 
 
@@ -220,3 +224,20 @@ def test_random_faults_then_a_clean_push_converge(
             corpus = {k: v.replace("text", "text edited 🎉\n\n- added") for k, v in corpus.items()}
     finally:
         chaos.close()
+
+
+def test_an_append_applied_after_its_timeout_is_repaired_by_the_next_push(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / "big.md").write_text(BIG, encoding="utf-8")
+    # 504: the listing that follows still shows no change, the append is sent again, and then
+    # Notion completes the first one too
+    notion.faults.append(Fault(504, late=True, when=nth(2, appends)))
+    assert push(kb, capsys)[0] == 0
+    (page_id,) = notion.live_pages()
+    assert len(notion.page_children[page_id]) == 351  # 100 blocks twice: nobody can tell in this push
+    code, report, _ = push(kb, capsys)
+    # was: the bytes were recorded as pushed, so no later push ever looked at the page again
+    assert code == 0 and report["updated"] == ["big.md"]
+    assert notion.tree(page_id) == convert(BIG).blocks
+    assert push(kb, capsys)[1]["unchanged"] == ["big.md"]
