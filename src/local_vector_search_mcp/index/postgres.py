@@ -801,29 +801,39 @@ class PostgresStore:
         return self._hits_by_id([rid for rid, _ in scored[:limit]])
 
     def _fetch(
-        self, atoms: Sequence[pg_rank.Atom], n_exact: int, where: str, seen: str | None = None
+        self,
+        atoms: Sequence[pg_rank.Atom],
+        n_exact: int,
+        where: str,
+        columns: Sequence[int] | None = None,
+        held: npt.NDArray[np.int64] | None = None,
     ) -> pg_rank.Matched:
-        """The rows ``where`` matches (less those ``seen`` matches), with every atom's frequency.
+        """The rows ``where`` matches but the ``held`` ids, with the frequency of each atom of
+        ``columns`` (``None``: every atom; the others are known absent from these rows).
         One detoasted copy of each matched tsvector per row (``setweight`` with no lexemes returns
         the value unchanged, decompressed once; the lateral subquery keeps it for every atom;
         decision 331), then each atom's frequency where it occurs. The tsquery is a subquery, so
         the planner cannot judge it common and read every chunk instead of asking the GIN index
         (decision 456)."""
-        ranks = ", ".join(
-            f"case when m.t @@ cast(%(a{i})s as tsquery)"
+        tested = range(len(atoms)) if columns is None else columns
+        ranks = "".join(
+            f", case when m.t @@ cast(%(a{i})s as tsquery)"
             f" then ts_rank_cd(cast(%(w{int(i >= n_exact)})s as real[]), m.t, cast(%(a{i})s as tsquery), 0) else 0 end"
-            for i in range(len(atoms))
+            for i in tested
         )
-        params: dict[str, Any] = {f"a{i}": atom.tsquery for i, atom in enumerate(atoms)}
-        params |= {"w0": pg_rank.HIT_WEIGHTS, "w1": pg_rank.STEM_HIT_WEIGHTS, "q": where, "seen": seen}
-        skip = "" if seen is None else " where not m.t @@ cast(%(seen)s as tsquery)"
+        params: dict[str, Any] = {f"a{i}": atoms[i].tsquery for i in tested}
+        params |= {"w0": pg_rank.HIT_WEIGHTS, "w1": pg_rank.STEM_HIT_WEIGHTS, "q": where}
+        skip = ""
+        if held is not None and len(held):  # a bigint[] literal: hashed by the server, built fast here
+            params["held"] = "{" + ",".join(map(str, held.tolist())) + "}"
+            skip = " and not c.id = any(cast(%(held)s as bigint[]))"
         found = self._rows(
-            f"select c.id, c.doc_id, c.ntok, c.nstem, {ranks} from chunks c cross join lateral"
-            f" (select setweight(c.tsv, 'A', '{{}}'::text[]) as t offset 0) m{skip}"
-            f" {'and' if skip else 'where'} c.tsv @@ (select cast(%(q)s as tsquery))",
+            f"select c.id, c.doc_id, c.ntok, c.nstem{ranks} from chunks c cross join lateral"
+            " (select setweight(c.tsv, 'A', '{}'::text[]) as t offset 0) m"
+            f" where c.tsv @@ (select cast(%(q)s as tsquery)){skip}",
             params,
         )
-        return pg_rank.Matched.from_rows(found, n_exact, len(atoms))
+        return pg_rank.Matched.from_rows(found, n_exact, len(atoms), columns)
 
     def _top_rows(
         self,
@@ -833,20 +843,24 @@ class PostgresStore:
     ) -> pg_rank.Matched:
         """Every row that may be in a list's best ``depth`` (MaxScore, decision 455): the rows of
         the atoms that can add most first, then, from the ``theta`` they set, the rows of every atom
-        still essential, until none is left unfetched. Each fetch leaves out the rows already held."""
+        still essential, until none is left unfetched. A later fetch leaves out the rows held (by
+        id) and does not look for the atoms fetched before in the rows it adds: a row holding one
+        was fetched with it."""
         atoms = query_plan.atoms()
         n_exact = len(query_plan.exact.atoms) if query_plan.exact else 0
         fetched: set[int] = set()
         parts: list[pg_rank.Matched] = []
+        rows = pg_rank.concat(parts, len(atoms))
         batch = bounds.first(FIRST_ROWS)
         while batch:
             where = _any_of(atoms, batch, fetched)
             if where:  # else phrases whose rows are held already
-                parts.append(self._fetch(atoms, n_exact, where, _any_of(atoms, fetched, ()) or None))
+                columns = [i for i in range(len(atoms)) if i not in fetched]
+                parts.append(self._fetch(atoms, n_exact, where, columns if fetched else None, rows.ids))
+                rows = pg_rank.concat(parts, len(atoms))
             fetched |= batch
-            rows = pg_rank.concat(parts, len(atoms))
             batch = bounds.essential(rows, in_scope(rows)) - fetched
-        return pg_rank.concat(parts, len(atoms))
+        return rows
 
     def _live_counts(self, tsqueries: Sequence[str], known: dict[str, int] | None = None) -> list[int]:
         """How many chunks each tsquery matches now, one GIN scan each (a subquery: the planner
