@@ -299,8 +299,11 @@ class PostgresStore:
             return cur.fetchall() if cur.description else []
 
     def _table_exists(self, name: str) -> bool:
+        """From the catalog itself (``information_schema.tables`` costs a millisecond a call, and
+        :meth:`has_vectors` is asked twice per search)."""
         rows = self._rows(
-            "select 1 from information_schema.tables where table_schema = %s and table_name = %s",
+            "select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace"
+            " where n.nspname = %s and c.relname = %s and c.relkind in ('r', 'p', 'v', 'f')",
             (self._schema, name),
         )
         return bool(rows)
@@ -895,10 +898,22 @@ class PostgresStore:
         reindex, :meth:`refresh_term_stats`), the others counted now (GIN; they are rare)."""
         if not tokens:
             return _TokenCounts({}, {})
-        found = dict(self._rows("select lexeme, ndoc from term_stats where lexeme = any(%s)", (list(tokens),)))
-        rest = [t for t in tokens if t not in found]
-        live = dict(zip((_lexeme(t) for t in rest), self._live_counts([_lexeme(t) for t in rest]), strict=True))
-        found.update({t: live[_lexeme(t)] for t in rest})
+        # one round trip: a token's snapshot count, else (the subquery runs only then) its count now
+        snapshot = "(select ndoc from term_stats where lexeme = %(l{0})s)"
+        now = "(select count(*) from chunks where tsv @@ (select cast(%(t{0})s as tsquery)))"
+        columns = ", ".join(
+            f"{snapshot.format(i)}, case when {snapshot.format(i)} is null then {now.format(i)} end"
+            for i in range(len(tokens))
+        )
+        params = {f"l{i}": t for i, t in enumerate(tokens)} | {f"t{i}": _lexeme(t) for i, t in enumerate(tokens)}
+        (row,) = self._rows(f"select {columns}", params)
+        found: dict[str, int] = {}
+        live: dict[str, int] = {}
+        for i, token in enumerate(tokens):
+            common, counted = row[2 * i], row[2 * i + 1]
+            found[token] = int(common if common is not None else counted)
+            if common is None:
+                live[_lexeme(token)] = int(counted)
         return _TokenCounts({t: n for t, n in found.items() if n}, live)
 
     def _atom_counts(self, atoms: Sequence[pg_rank.Atom]) -> list[int]:
@@ -915,8 +930,9 @@ class PostgresStore:
         return int(n)
 
     def _corpus_stats(self) -> pg_rank.CorpusStats:
-        """Row and token totals (FTS5 keeps them in its index; here a query of the lengths,
-        reused for :data:`STATS_TTL` seconds and dropped on this process's writes)."""
+        """Row and token totals (FTS5 keeps them in its index; here a query of the lengths, an
+        index-only scan of ``chunks_lengths`` where the table is vacuumed, reused for
+        :data:`STATS_TTL` seconds and dropped on this process's writes)."""
         cached = self._stats_cache
         if cached is not None and time.monotonic() - cached[0] < STATS_TTL:
             return cached[1]
@@ -967,6 +983,8 @@ class PostgresStore:
                 b" nstem = (select count(*) from unnest(tsv) u, unnest(u.weights) w where w = 'C') where ntok is null"
             )
             self._stats_cache = None
+        # the corpus totals of the ranking (:meth:`_corpus_stats`) by an index-only scan (decision 457)
+        conn.execute(b"create index if not exists chunks_lengths on chunks (ntok, nstem)")
         if self._table_exists("lexical_meta"):
             return
         rows = conn.execute(
