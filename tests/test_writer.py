@@ -82,6 +82,64 @@ def test_a_concurrent_change_is_replanned_on_the_new_revision(ws: Workspace) -> 
     assert target.read_bytes() == b"v2+edit"  # the other program's save is not lost
 
 
+class _SaveDuringSync:
+    """``os`` for the writer whose first ``fsync`` (of the temporary file: writing and syncing it
+    takes milliseconds) lets another program save ``target`` first."""
+
+    def __init__(self, target: Path, data: bytes) -> None:
+        self.target, self.data, self.saved = target, data, False
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def fsync(self, fd: int) -> None:
+        if not self.saved:
+            self.saved = True
+            self.target.write_bytes(self.data)  # an editor saves in place (same inode)
+        os.fsync(fd)
+
+
+def test_a_save_while_the_new_bytes_are_written_is_not_overwritten(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hash is checked again right before the rename (contract 5.1 step 8, decision 446): an
+    editor that saved while the temporary file was written and synced is re-planned on, not
+    overwritten. Before, an external writer saving every ~50 ms had 90 of its 251 saves reverted by
+    four agents' edits of other paragraphs in 15 s."""
+    import local_vector_search_mcp.writer as writer
+
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    monkeypatch.setattr(writer, "os", _SaveDuringSync(target, b"v2"))
+    seen: list[bytes] = []
+
+    def plan(raw: bytes) -> bytes:
+        seen.append(raw)
+        return raw + b"+edit"
+
+    mutate(ws, "a.md", target, plan)
+    assert seen == [b"v1", b"v2"]
+    assert target.read_bytes() == b"v2+edit"  # the other program's save is not lost
+    assert _litter(ws.root) == []
+
+
+def test_a_save_while_a_linking_note_is_rewritten_restores_and_refuses_the_move(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import local_vector_search_mcp.writer as writer
+
+    (ws.root / "a.md").write_bytes(b"# A\n")
+    note = ws.root / "n.md"
+    note.write_bytes(b"[a](a.md)\n")
+    monkeypatch.setattr(writer, "os", _SaveDuringSync(note, b"[a](a.md) saved\n"))
+    move = ("a.md", ws.root / "a.md", "b.md", ws.root / "b.md", sha256_hex(b"# A\n"))
+    with pytest.raises(Conflict, match=r"'n\.md' changed while the move was applied"):
+        writer.move_with_rewrites(ws, move, None, {"n.md": (note, b"[a](a.md)\n", b"[a](b.md)\n")})
+    assert note.read_bytes() == b"[a](a.md) saved\n"
+    assert (ws.root / "a.md").read_bytes() == b"# A\n" and not (ws.root / "b.md").exists()
+    assert _litter(ws.root) == []
+
+
 def test_a_file_that_keeps_changing_gives_conflict(ws: Workspace) -> None:
     target = ws.root / "a.md"
     target.write_bytes(b"0")

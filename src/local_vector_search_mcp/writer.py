@@ -333,7 +333,9 @@ def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str
         if sha256_hex(current) != expected_sha.lower():
             raise SourceChanged(rel)
         try:
-            _replace(intent, target, data, os.stat(target).st_mode)
+            _replace(intent, target, data, os.stat(target).st_mode, expect=current)
+        except SourceChanged:  # saved by another program while the new bytes were written
+            raise SourceChanged(rel) from None
         except FileNotFoundError:  # moved or deleted by another program just now: re-read (decision 325)
             raise SourceChanged(rel) from None
         except OSError as exc:
@@ -367,14 +369,51 @@ def _file_lock(target: Path) -> Iterator[None]:
                 del _file_locks[key]
 
 
+# Edits of one file by several server processes of the project (two stdio servers, an HTTP
+# server, a CLI `call`) also wait for each other (decision 445): each holds an flock on one of
+# EDIT_LOCK_BUCKETS lock files in the state folder, picked by the file's real path, from the read
+# to the commit. Two files sharing a bucket only wait for each other; a fixed set of lock files
+# is never removed (removing a lock file another process waits on would split the lock).
+EDIT_LOCK_BUCKETS = 256
+
+
+def _edit_lock_path(ws: Workspace, target: Path) -> Path:
+    key = os.path.join(os.path.realpath(target.parent), target.name)
+    bucket = hashlib.sha256(key.encode("utf-8", "surrogateescape")).digest()[0] % EDIT_LOCK_BUCKETS
+    return ws.state_dir / "edit-locks" / f"{bucket:02x}.lock"
+
+
+@contextlib.contextmanager
+def _edit_lock(ws: Workspace, target: Path) -> Iterator[None]:
+    """The file's lock in this process (threads), then across the project's processes."""
+    with _file_lock(target):
+        path = _edit_lock_path(ws, target)
+        fd: int | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            # The write itself will say what is wrong with the state folder; without the lock an
+            # edit racing another process only re-plans (three times at most) as before.
+            log.debug("edit lock %s unavailable: %s", path, exc.strerror or exc)
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)  # closing releases the flock
+
+
 def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]) -> tuple[bytes, str]:
     """Load, plan and commit an edit, re-planning when the file changed in between.
 
     ``plan`` receives the current bytes and returns the new bytes (or raises a
     KbError to refuse). Returns ``(new bytes, new sha256)``. Edits of the same file in
-    this process wait for each other; only a write by another process makes one re-plan.
+    this process and in the project's other server processes wait for each other; only a
+    write by another program (an editor, a script) makes one re-plan.
     """
-    with _file_lock(target):
+    with _edit_lock(ws, target):
         for _ in range(MAX_ATTEMPTS):
             raw = _read(target)
             if raw is None:
@@ -539,7 +578,10 @@ def move_with_rewrites(
                     mode = os.stat(path).st_mode
                 except FileNotFoundError:  # deleted by another program just now (decision 325)
                     raise SourceChanged(rel) from None
-                _replace(intent, path, new, mode)
+                try:
+                    _replace(intent, path, new, mode, expect=old)
+                except SourceChanged:  # saved by an editor while its new bytes were written
+                    raise SourceChanged(rel) from None
                 done.append((rel, path, old, new))
             _make_parents(ws, dst, dst_rel)
             if moved_data is None:
@@ -556,8 +598,8 @@ def move_with_rewrites(
         except (SourceChanged, OSError, KbError) as exc:
             for _rel, path, old, new in reversed(done):  # put back what was already rewritten
                 if _read(path) == new:
-                    with contextlib.suppress(OSError):
-                        _replace(intent, path, old, os.stat(path).st_mode)
+                    with contextlib.suppress(OSError, SourceChanged):
+                        _replace(intent, path, old, os.stat(path).st_mode, expect=new)
             if isinstance(exc, SourceChanged):
                 raise Conflict(
                     f"{exc.args[0]!r} changed while the move was applied; every file was restored. Retry the move.",
@@ -580,10 +622,18 @@ def move_with_rewrites(
     return sha256_hex(current if moved_data is None else moved_data)
 
 
-def _replace(intent: Intent, path: Path, data: bytes, mode: int | None) -> None:
-    """Put ``data`` at ``path`` through a synced temporary file and a rename (whatever is there goes)."""
+def _replace(intent: Intent, path: Path, data: bytes, mode: int | None, expect: bytes | None = None) -> None:
+    """Put ``data`` at ``path`` through a synced temporary file and a rename (whatever is there goes).
+
+    With ``expect``, the file must still hold exactly those bytes once the temporary file is
+    written and synced, right before the rename (else :class:`SourceChanged`, nothing replaced):
+    writing and syncing takes milliseconds, and an editor that saved meanwhile would otherwise
+    be overwritten by an edit planned on the bytes before its save (decision 446).
+    """
     tmp = _write_temp(intent, path, data, mode)
     try:
+        if expect is not None and _read(path) != expect:
+            raise SourceChanged(str(path))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

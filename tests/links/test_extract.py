@@ -29,11 +29,36 @@ def test_every_form_is_found_with_its_exact_span() -> None:
         ("wikilink", "W", "W"),
         ("embed", "E.png", "E.png"),
         ("wikilink", "F#^b", "F#^b"),
-        ("reference", "r%20dir/r.md", "r dir/r.md"),  # the definition's span, as written
+        ("reference", "r dir/r.md", "r dir/r.md"),  # the definition's span and text, as written (451)
         ("reference", "s%20s.md", "s%20s.md"),
         ("inline", "t.md", "t.md"),
         ("wikilink", "U", "U"),
         ("inline", "q.md", "q.md"),
+    ]
+
+
+def test_a_span_is_the_links_own_never_a_look_alike_before_it() -> None:
+    """Decision 450: the same destination in a code span, a comment, a fence or another cell of the
+    row comes first; each link's span is still its own."""
+    text = (
+        "`[a](b.md)` <!-- [c](b.md) --> [real](b.md) [ref][r] ![i](b.md)\n\n"
+        "| `[x](b.md)` | [cell](b.md) | [cell](b.md) |\n|---|---|---|\n\n"
+        "## [h](b.md) ##\n\n"
+        "- item\n  continued [li](b.md)\n\n"
+        "```\n[r]: b.md\n```\n\n> - [r]: b.md\n"
+    )
+    doc = parse_document(text.encode("utf-8"))
+    found = [(ln.kind, ln.start) for ln in extract_links(doc).links]
+    real = text.index("[real](") + 7
+    cells = [i + 7 for i in range(len(text)) if text.startswith("[cell](", i)]
+    assert found == [
+        ("inline", real),
+        ("reference", text.index("> - [r]: ") + 9),
+        ("image", text.index("![i](") + 5),
+        ("inline", cells[0]),
+        ("inline", cells[1]),
+        ("inline", text.index("[h](") + 4),
+        ("inline", text.index("[li](") + 5),
     ]
 
 
@@ -81,5 +106,5 @@ def test_the_substring_precheck_never_drops_a_run_the_pattern_keeps(content: str
     env: dict[str, object] = {"references": {"r": {"href": "x"}}} if references else {}
     token = Token("inline", "", 0, map=[0, 1], content=content)
     pattern = links._MAYBE_WITH_REFERENCES if references else links._MAYBE_INLINE
-    expected = ((0, 1, content),) if pattern.search(content) else ()
+    expected = ((0, 1, content, False),) if pattern.search(content) else ()
     assert links.link_source([token], env).runs == expected

@@ -103,9 +103,9 @@ def test_a_file_changed_during_the_move_leaves_every_file_as_it_was(kb: KbClient
     original = writer._replace
     calls = []
 
-    def racing(intent, path, data, mode):  # an editor outside the server changes faq.md after Home.md was written
+    def racing(intent, path, data, mode, expect=None):  # an editor outside the server changes faq.md after Home.md
         calls.append(path.name)
-        original(intent, path, data, mode)
+        original(intent, path, data, mode, expect=expect)
         if len(calls) == 1:
             (root / "notes/faq.md").write_bytes(b"# FAQ edited elsewhere\n")
 

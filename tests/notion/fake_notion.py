@@ -29,6 +29,7 @@ all. Every request is recorded (method, path, query, headers, JSON body) for the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -181,13 +182,16 @@ class Fault:
 
     ``status`` 0 closes the connection without an answer (a timeout for the client);
     ``applied`` handles the request first, so the change is made but the client cannot know;
-    ``when(method, path)`` picks the requests it applies to (every one by default), and the
-    fault is used once. 502 answers with an HTML page, as Notion's gateway does.
+    ``late`` applies it only after the next request was answered (a gateway timeout while
+    Notion still works on it); ``when(method, path)`` picks the requests it applies to (every
+    one by default), and the fault is used once. 502 answers with an HTML page, as Notion's
+    gateway does.
     """
 
     status: int
     headers: dict[str, str] = field(default_factory=dict)
     applied: bool = False
+    late: bool = False
     when: Callable[[str, str], bool] | None = None
 
 
@@ -226,11 +230,12 @@ class FakeNotion:
         self.requests: list[Recorded] = []
         self.pages: dict[str, dict[str, Any]] = {}  # id -> {title, parent, archived}
         self.nodes: dict[str, Node] = {}
-        self.page_children: dict[str, list[str]] = {}
+        self.page_children: dict[str, list[str]] = {PARENT: []}  # the page shared with the integration
         self.faults: list[Fault] = []
         self.rate_limit, self.burst, self.clock = rate_limit, burst, clock
         self.page_limit = page_limit  # answer at most this many results per list page (fewer than asked)
         self.limited = 0  # 429 answers given by the rate limiter
+        self._late: list[tuple[str, str, dict[str, list[str]], Any, Any]] = []
         self._tokens = float(burst)
         self._refilled: float | None = None
         self.lock = threading.Lock()
@@ -321,7 +326,21 @@ class FakeNotion:
     def serve(
         self, method: str, path: str, query: dict[str, list[str]], raw: bytes, body: Any, headers: Any
     ) -> tuple[int, Any, dict[str, str]]:
+        late, self._late = self._late, []
+        try:
+            return self._serve(method, path, query, raw, body, headers)
+        finally:
+            for request in late:  # Notion finished the timed-out request after answering this one
+                with contextlib.suppress(Problem):
+                    self.handle(*request)
+
+    def _serve(
+        self, method: str, path: str, query: dict[str, list[str]], raw: bytes, body: Any, headers: Any
+    ) -> tuple[int, Any, dict[str, str]]:
         fault = self._fault(method, path)
+        if fault is not None and fault.late:
+            self._late.append((method, path, query, body, headers))
+            return self._fault_answer(fault)
         if fault is not None and not fault.applied:
             return self._fault_answer(fault)
         if self._rate_limited():
@@ -417,7 +436,7 @@ class FakeNotion:
         self.pages[page_id] = {"title": title, "parent": parent, "archived": False}
         self.page_children[page_id] = []
         # block#child_page: the new page is also a block of its parent (a parent page the
-        # integration can see but the fake never created is taken as shared with it)
+        # fake does not know is taken as shared with the integration)
         plain = "".join(str(t.get("text", {}).get("content", "")) for t in title)
         self.nodes[page_id] = Node(page_id, "child_page", {"title": plain}, parent)
         self.page_children.setdefault(parent, []).append(page_id)

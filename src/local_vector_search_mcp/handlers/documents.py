@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from lvsm_contract.models import (
@@ -14,7 +15,7 @@ from lvsm_contract.models import (
     SkippedEntry,
 )
 
-from ..errors import Conflict, ConflictReason, InvalidArgument, InvalidPath, NotFound
+from ..errors import AlreadyExists, Conflict, ConflictReason, InvalidArgument, InvalidPath, NotFound
 from ..index.port import DocumentMeta
 from ..index.relink import markdown_files, plan_move
 from ..paths import shown_name
@@ -57,6 +58,8 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
             f"Document {src_rel!r} changed since it was read (sourceHash differs); re-read it and retry.",
             ConflictReason.SOURCE_CHANGED,
         )
+    if os.path.lexists(dst):  # before planning: a taken target is the answer, not a link it cannot rewrite
+        raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
     unlisted: list[tuple[str, str]] = []
     plan = plan_move(ws.root, _linking_files(ws, unlisted), _aliases(ws), src_rel, dst_rel)
     rewrites = _rewrites(ws, plan.edits)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, unquote_to_bytes
 
-from ..errors import KbError
+from ..errors import InvalidArgument, KbError
 from ..markdown import parse_document
 from ..markdown.links import Link, extract_links, rewrite
 from ..markdown.source import BOM
@@ -37,7 +37,12 @@ from .port import DocumentMeta, StoredLink
 
 __all__ = ["RelinkPlan", "markdown_files", "plan_move"]
 
-_NEEDS_ENCODING = frozenset(" ()<>")
+# what a plain destination cannot hold as written; in ``<...>`` only what would change its meaning
+_NEEDS_ENCODING = frozenset(" ()<>%#?")
+_NEEDS_ENCODING_ANGLED = frozenset("<>%#?")
+_SAFE = frozenset("/!$&'*+,;=:@-._~ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+# a wikilink or embed cannot name a file holding these: Obsidian reads them as syntax
+_WIKI_SYNTAX = frozenset("#|^[]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +94,7 @@ def plan_move(
     before = Resolver(documents, meta)
     after = Resolver(after_docs, after_meta)
     names = _needles(src, dst)
+    files = _Files(root)
     edits: dict[str, tuple[bytes, bytes]] = {}
     moved: bytes | None = None
     for rel in documents:
@@ -99,7 +105,7 @@ def plan_move(
         own = is_document and rel == src
         if not own and not _may_link(raw, rel, src, names):
             continue
-        new = _relink_file(raw, rel, src, dst, before, after, own)
+        new = _relink_file(raw, rel, src, dst, before, after, own, files)
         if new is None:
             continue
         if own:
@@ -175,7 +181,7 @@ def _lines_with(text: str, needles: tuple[str, ...]) -> list[tuple[int, int]]:
 
 
 def _relink_file(
-    raw: bytes, rel: str, src: str, dst: str, before: Resolver, after: Resolver, own: bool
+    raw: bytes, rel: str, src: str, dst: str, before: Resolver, after: Resolver, own: bool, files: _Files
 ) -> bytes | None:
     try:
         doc = parse_document(raw)
@@ -188,7 +194,11 @@ def _relink_file(
     for link in extract_links(doc).links:
         if link.start < 0:
             continue
-        change = _new_destination(link, source_before, source_after, src, dst, before, after)
+        angled = link.start > 0 and doc.text[link.start - 1] == "<" and link.kind not in WIKI_KINDS
+        try:
+            change = _new_destination(link, source_before, source_after, src, dst, before, after, files, angled)
+        except InvalidArgument as refused:
+            raise InvalidArgument(f"In {rel!r}: {refused.message}") from None
         if change is not None:
             changes.add(change)
     if not changes:
@@ -208,37 +218,85 @@ def _new_destination(
     dst: str,
     before: Resolver,
     after: Resolver,
+    files: _Files,
+    angled: bool,
 ) -> tuple[int, int, str] | None:
     resolved = before.resolve(_stored(link, source_before))
     if resolved is None or resolved.candidates:
         return None
     if link.kind in WIKI_KINDS:
-        return _wiki_change(link, resolved.target, resolved.exists, src, dst, after)
+        return _wiki_change(link, resolved.target, resolved.exists, src, dst, after, files)
     target = resolved.target
     if target == src:
         target = dst
     elif source_before == source_after:
         return None  # neither end moved
     path_part = link.destination.split("#", 1)[0].split("?", 1)[0]
-    new_path = posixpath.relpath(target, posixpath.dirname(source_after) or ".")
-    if "%" in path_part or _NEEDS_ENCODING & set(new_path):
-        new_path = quote(new_path, safe="/!$&'*+,;=:@-._~")
+    new_path = _written(posixpath.relpath(target, posixpath.dirname(source_after) or "."), path_part, angled)
     if unquote(path_part) == unquote(new_path):
         return None
     return link.start, link.start + len(path_part), new_path
 
 
+def _written(path: str, old: str, angled: bool) -> str:
+    """``path`` as a destination in the style of ``old`` (decision 452). When ``old`` was
+    percent-encoded, everything outside the URL-safe set is encoded (letters outside ASCII stay
+    as they are if ``old`` wrote such letters unencoded). Otherwise only what would change the
+    meaning is: a space or parenthesis outside ``<...>``, and always ``%``, ``#`` and ``?`` (read as
+    an escape, a fragment or a query)."""
+    needs = _NEEDS_ENCODING_ANGLED if angled else _NEEDS_ENCODING
+    encoded = "%" in old
+    if not encoded and not needs & set(path):
+        return path
+    keep_letters = any(ord(c) > 127 for c in old)
+    out = []
+    for char in path:
+        if char in _SAFE or (keep_letters and ord(char) > 127 and char.isprintable()):
+            out.append(char)
+        elif encoded or char in needs or not char.isprintable():
+            out.append(quote(char, safe=""))
+        else:  # inside <...>, written as the author would: only what changes the meaning is encoded
+            out.append(char)
+    return "".join(out)
+
+
+class _Files:
+    """Which files exist, for embeds of files that are no documents: by root-relative path, and
+    (built on first use) by file name anywhere, case-insensitive, as a bare ``![[name]]`` finds them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._by_name: dict[str, int] | None = None
+
+    def exists(self, rel: str) -> bool:
+        return (self.root / rel).is_file()
+
+    def named(self, name: str) -> int:
+        if self._by_name is None:
+            self._by_name = {}
+            for _dirpath, dirnames, filenames in os.walk(self.root):
+                dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+                for file in filenames:
+                    self._by_name[file.lower()] = self._by_name.get(file.lower(), 0) + 1
+        return self._by_name.get(name.lower(), 0)
+
+
 def _wiki_change(
-    link: Link, target: str, exists: bool, src: str, dst: str, after: Resolver
+    link: Link, target: str, exists: bool, src: str, dst: str, after: Resolver, files: _Files
 ) -> tuple[int, int, str] | None:
     name = link.destination.split("#", 1)[0].rstrip()
     if not target.lower().endswith(".md"):  # an embedded file: by path, else by file name anywhere
         bare = "/" not in name
-        if not (target == src or (bare and posixpath.basename(src).lower() == name.lower())):
-            return None
+        if target != src:
+            # a bare name reaches the moved file only when no file has that root-relative path and
+            # the moved file is the only one of that name (decision 454)
+            if not (bare and posixpath.basename(src).lower() == name.lower()):
+                return None
+            if files.exists(target) or files.named(name) != 1:
+                return None
         if bare and posixpath.basename(src) == posixpath.basename(dst):
             return None  # still found by its name
-        return link.start, link.start + len(name), posixpath.basename(dst) if bare else dst
+        return link.start, link.start + len(name), _wiki_name(link, posixpath.basename(dst) if bare else dst)
     if not exists:
         return None  # unresolved before: nothing to preserve
     wanted = dst if target == src else target
@@ -248,4 +306,16 @@ def _wiki_change(
     if name.lower().endswith(".md"):
         forms = [f + wanted[-3:] for f in forms]
     new = next((f for f in forms if after.match_note(f) == [wanted]), forms[-1])
-    return link.start, link.start + len(name), new
+    return link.start, link.start + len(name), _wiki_name(link, new)
+
+
+def _wiki_name(link: Link, new: str) -> str:
+    """``new`` if a wikilink can hold it; a name with ``#``, ``|``, ``^`` or brackets cannot (decision
+    453), so the move is refused before anything is written rather than leave the link broken."""
+    if _WIKI_SYNTAX & set(new):
+        written = f"![[{link.destination}]]" if link.kind == "embed" else f"[[{link.destination}]]"
+        raise InvalidArgument(
+            f"updateLinks cannot keep {written} working: a wikilink or embed cannot name {new!r} "
+            "(# | ^ [ ] are link syntax there). Choose a target name without them, or move without updateLinks."
+        )
+    return new

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
@@ -29,6 +29,9 @@ from urllib.parse import unquote
 from markdown_it import MarkdownIt
 from markdown_it import helpers as _helpers
 from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.autolink import autolink as _autolink_rule
+from markdown_it.rules_inline.image import image as _image_rule
+from markdown_it.rules_inline.link import link as _link_rule
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
@@ -86,14 +89,15 @@ class LinkSource:
     that could hold a link or a tag (first line, end line, source) and the front matter."""
 
     references: dict[str, Any]
-    runs: tuple[tuple[int, int, str], ...]
+    runs: tuple[tuple[int, int, str, bool], ...]  # first line, end line, content, is a table cell
     front_matter: str | None
 
 
 def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
     """Collected from the block tokens of the element model's own full parse."""
-    runs: list[tuple[int, int, str]] = []
+    runs: list[tuple[int, int, str, bool]] = []
     front_matter = None
+    in_table = False  # every inline run between table_open and table_close is one cell
     references = bool(env.get("references"))
     maybe = (_MAYBE_WITH_REFERENCES if references else _MAYBE_INLINE).search
     for token in tokens:
@@ -106,10 +110,15 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
                 and ("#" in content or (("[" in content) if references else ("](" in content or "[[" in content)))
                 and maybe(content)
             ):
-                runs.append((token.map[0], token.map[1], content))
+                runs.append((token.map[0], token.map[1], content, in_table))
         elif token.type == "front_matter":
             front_matter = token.content
+        elif token.type in _TABLE_EDGES:
+            in_table = token.type == "table_open"
     return LinkSource(dict(env.get("references", {})), tuple(runs), front_matter)
+
+
+_TABLE_EDGES = frozenset({"table_open", "table_close"})
 
 
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
@@ -128,10 +137,57 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     if not silent:
         target, _, alias = inner.partition("|")
         token = state.push("wikilink", "", 0)
-        token.meta = {"target": target.strip(), "alias": alias.strip() or None, "embed": embed}
+        at = begin + len(target) - len(target.lstrip())
+        token.meta = {"target": target.strip(), "alias": alias.strip() or None, "embed": embed, "at": at}
         token.content = inner
     state.pos = close + 2
     return True
+
+
+InlineRule = Callable[[StateInline, bool], bool]
+
+
+def _located(rule: InlineRule, *, image: bool) -> InlineRule:
+    """``rule`` noting in its token's ``meta["at"]`` the offset in the inline run where the
+    destination is written (inline form only; a reference link carries its ``label``)."""
+    wanted = "image" if image else "link_open"
+
+    def located(state: StateInline, silent: bool) -> bool:
+        begin, count = state.pos, len(state.tokens)
+        if not rule(state, silent):
+            return False
+        if silent:
+            return True
+        if rule is _autolink_rule:
+            at = begin + 1
+        elif state.src[state.pos - 1] == ")":  # the inline form; a reference one ends with "]"
+            at = _destination_start(state, begin, image)
+        else:
+            return True
+        for token in state.tokens[count:]:
+            if token.type == wanted:  # the first: nested ones (an image in a link's text) follow it
+                token.meta["at"] = at
+                break
+        return True
+
+    return located
+
+
+def _destination_start(state: StateInline, begin: int, image: bool) -> int:
+    """Where the destination of the link written at ``begin`` starts (after ``](``, spaces and ``<``)."""
+    saved = state.pos
+    try:
+        label_end: int = state.md.helpers.parseLinkLabel(state, begin + 1 if image else begin, not image)
+    finally:
+        state.pos = saved
+    src: str = state.src
+    pos = label_end + 1
+    if label_end < 0 or not src.startswith("(", pos):
+        return -1
+    pos += 1
+    while pos < len(src) and src[pos] in " \t\n":
+        pos += 1
+    return pos + 1 if src.startswith("<", pos) else pos
 
 
 def _identity(url: str) -> str:
@@ -169,6 +225,12 @@ def _parser() -> MarkdownIt:
         parseLinkTitle=_helpers.parseLinkTitle,
     )
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    # every link token notes where its destination starts in the inline run ("at"), so a move
+    # rewrites that occurrence and no look-alike in a code span or comment (decision 450)
+    md.inline.ruler.at("link", _located(_link_rule, image=False))
+    md.inline.ruler.at("image", _located(_image_rule, image=True))
+    md.inline.ruler.at("autolink", _located(_autolink_rule, image=False))
+    md.options["store_labels"] = True  # a reference link names its definition
     # destinations exactly as written (no percent-encoding, no scheme filter): they are
     # matched against the source text and resolved as paths, never rendered
     md.normalizeLink = _identity  # type: ignore[method-assign]
@@ -198,27 +260,52 @@ def normalize_label(label: str) -> str:
     return _WS.sub(" ", label.strip()).casefold()
 
 
-class _Locator:
-    """Finds each destination's span in the source, once per occurrence."""
+class _Run:
+    """Maps offsets in one inline run (a token's ``content``) back to ``text``.
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.used: set[int] = set()
-        self._definitions: _Definitions | None = None
+    markdown-it gives an inline token the text of its lines with container markers, list
+    indentation and the heading's ``#`` removed (and a table cell's neighbours): each content
+    line is a stretch of one source line, line ``first + i`` for content line ``i``. Within a
+    line the stretch is found as written (the last occurrence: it is a suffix up to trailing
+    space, or a heading's closing ``#``); a table cell's is the first one after the previous
+    cell of that row. Anything that does not map exactly (a tab widened to spaces, an escaped
+    ``\\|`` in a cell) gives -1: such a link is counted but never rewritten.
+    """
 
-    @property
-    def definitions(self) -> _Definitions:
-        if self._definitions is None:
-            self._definitions = _Definitions(self.text)
-        return self._definitions
+    def __init__(self, text: str, doc: Document, first: int, content: str, cell: bool, cursors: dict[int, int]) -> None:
+        self.text, self.lines, self.first, self.content = text, doc.lines, first, content
+        self.cell_at = -1
+        if cell:  # one line; placed once, after the cells before it on that row
+            lines = self.lines
+            if first < lines.count:
+                line_start, line_end = lines.starts[first], lines.ends[first]
+                self.cell_at = text.find(content, max(line_start, cursors.get(first, line_start)), line_end)
+                if self.cell_at >= 0:
+                    cursors[first] = self.cell_at + len(content)
+        self.cell = cell
 
-    def find(self, pattern: str, start: int, end: int, value: str) -> tuple[int, int]:
-        for match in re.finditer(pattern, self.text[start:end]):
-            at = start + match.end()
-            if at not in self.used and self.text.startswith(value, at):
-                self.used.add(at)
-                return at, at + len(value)
-        return -1, -1
+    def source(self, at: int) -> int:
+        content = self.content
+        if self.cell:
+            return self.cell_at + at if self.cell_at >= 0 else -1
+        line_begin = content.rfind("\n", 0, at) + 1
+        line_end = content.find("\n", at)
+        written = content[line_begin : line_end if line_end >= 0 else len(content)]
+        stripped = written.lstrip(" \t")
+        column = at - line_begin - (len(written) - len(stripped))
+        line = self.first + content.count("\n", 0, line_begin)
+        if column < 0 or line >= self.lines.count:
+            return -1
+        found = self.text.rfind(stripped, self.lines.starts[line], self.lines.ends[line])
+        return found + column if found >= 0 else -1
+
+    def span(self, token: Token, value: str) -> tuple[int, int]:
+        """Where ``value``, written at the token's ``at``, is in ``text``; (-1, -1) if not exactly there."""
+        at = token.meta.get("at", -1) if token.meta else -1
+        start = self.source(at) if at >= 0 else -1
+        if start < 0 or not self.text.startswith(value, start):
+            return -1, -1
+        return start, start + len(value)
 
 
 def _plain_text(children: Sequence[Token]) -> str:
@@ -245,20 +332,21 @@ def extract_links(doc: Document) -> DocumentLinks:
         env: dict[str, Any] = {}
         source = link_source(_MD.parse(text, env), env)
     env = {"references": source.references}
-    locate = _Locator(text)
+    definitions = _Definitions(text, doc, source.references)
+    cursors: dict[int, int] = {}  # per table row: where the last placed cell ended
     starts = [e.start for e in doc.elements]
     links: list[Link] = []
     tags: list[str] = []
     aliases: list[str] = []
     if source.front_matter is not None:
         tags, aliases = _front_matter(source.front_matter)
-    for first, end, content in source.runs:
+    for first, _end, content, cell in source.runs:
         children: list[Token] = []
         _MD.inline.parse(content, _MD, env, children)
-        region = (doc.lines.start_of(first), doc.lines.start_of(end))
-        anchor = _element_at(doc, starts, region[0])
+        anchor = _element_at(doc, starts, doc.lines.start_of(first))
         pointer = anchor.anchor if anchor is not None else None
-        links.extend(_inline_links(children, source.references, region, locate, pointer, text))
+        run = _Run(text, doc, first, content, cell, cursors)
+        links.extend(_inline_links(children, run, definitions, pointer))
         if "#" in content:
             for child in children:
                 if child.type == "text" and "#" in child.content:
@@ -270,85 +358,78 @@ def extract_links(doc: Document) -> DocumentLinks:
     return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, block_ids)
 
 
-def _inline_links(
-    children: list[Token],
-    references: dict[str, Any],
-    region: tuple[int, int],
-    locate: _Locator,
-    pointer: str | None,
-    text: str,
-) -> Iterable[Link]:
-    start, end = region
+def _inline_links(children: list[Token], run: _Run, definitions: _Definitions, pointer: str | None) -> Iterable[Link]:
+    """Each link of one inline run with its destination's span in the text: the very bytes the
+    parser read it from (decision 450), or (-1, -1) when they do not spell it exactly."""
     for i, tok in enumerate(children):
         if tok.type == "link_open":
             href = str(tok.attrGet("href") or "")
             close = next((j for j in range(i + 1, len(children)) if children[j].type == "link_close"), len(children))
             label = _plain_text(children[i + 1 : close])
             if tok.markup == "autolink":
-                span = locate.find(r"<", start, end, href + ">")
-                yield Link("autolink", href, None, pointer, span[0], span[1] - 1 if span[0] >= 0 else -1)
+                yield Link("autolink", href, None, pointer, *run.span(tok, href))
             elif tok.info == "auto" or tok.markup == "linkify":
                 continue
-            else:
-                span = locate.find(r"\]\(\s*<?", start, end, href)
-                if span[0] >= 0:
-                    yield Link("inline", href, label, pointer, *span)
-                    continue
-                found = _find_reference(text, href, references, locate.definitions)
-                if found is not None:
-                    yield Link("reference", href, label, pointer, *found)
-                else:  # an inline link written with escapes or entities: counted, never rewritten
-                    yield Link("inline", href, label, pointer, -1, -1)
+            elif "label" in tok.meta:
+                start, end = definitions.span(str(tok.meta["label"]), href)
+                yield Link("reference", definitions.written(start, end, href), label, pointer, start, end)
+            else:  # an inline link (written with escapes or entities: counted, never rewritten)
+                yield Link("inline", href, label, pointer, *run.span(tok, href))
         elif tok.type == "image":
             src = str(tok.attrGet("src") or "")
-            span = locate.find(r"\]\(\s*<?", start, end, src)
-            if span[0] < 0:
-                found = _find_reference(text, src, references, locate.definitions)
-                if found is not None:
-                    yield Link("image", src, tok.content or None, pointer, *found)
-                    continue
-            yield Link("image", src, tok.content or None, pointer, *span)
+            if "label" in tok.meta:
+                start, end = definitions.span(str(tok.meta["label"]), src)
+                src = definitions.written(start, end, src)
+            else:
+                start, end = run.span(tok, src)
+            yield Link("image", src, tok.content or None, pointer, start, end)
         elif tok.type == "wikilink":
             target = str(tok.meta["target"])
-            opener = r"!\[\[[ \t]*" if tok.meta["embed"] else r"(?<!!)\[\[[ \t]*"
-            span = locate.find(opener, start, end, target)
             kind: LinkKind = "embed" if tok.meta["embed"] else "wikilink"
-            yield Link(kind, target, tok.meta["alias"], pointer, *span)
+            yield Link(kind, target, tok.meta["alias"], pointer, *run.span(tok, target))
 
 
+# A definition's first line: container markers (quotes, list items), the label, ":", the destination
+# (maybe on the next line, after that line's quote markers).
 _DEFINITION = re.compile(
-    r"^(?:[ \t]*>)*[ \t]{0,3}\[((?:[^\[\]\\]|\\.)+)\]:[ \t]*(?:\r?\n(?:[ \t]*>)*[ \t]*)?(?:<([^<>\n]*)>|(\S+))",
-    re.MULTILINE,
+    r"(?:[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t])))*[ \t]*\[((?:[^\[\]\\]|\\.)+)\]:[ \t]*"
+    r"(?:(?:\r\n?|\n)(?:[ \t]*>)*[ \t]*)?(?:<([^<>\r\n]*)>|(\S+))"
 )
 
 
 class _Definitions:
-    """Reference definitions as written: normalised label -> destination span (first wins,
-    as in CommonMark)."""
+    """Where each reference definition's destination is written. markdown-it notes the line a
+    definition starts on (``map``); only that line is read, so a look-alike in a code block or
+    comment above it is never taken for it (decision 450)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, doc: Document, references: dict[str, Any]) -> None:
+        self.text, self.lines, self.references = text, doc.lines, references
         self.spans: dict[str, tuple[int, int]] = {}
-        at = text.find("]:")
-        while at >= 0:  # only lines holding "]:" can define anything
-            line = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
-            match = _DEFINITION.match(text, line)
-            if match is not None:
-                group = 2 if match.group(2) is not None else 3
-                self.spans.setdefault(normalize_label(match.group(1)), match.span(group))
-            at = text.find("]:", at + 2)
 
+    def span(self, label: str, href: str) -> tuple[int, int]:
+        if label not in self.spans:
+            self.spans[label] = self._find(label)
+        start, end = self.spans[label]
+        if start < 0 or unquote(self.text[start:end]) != unquote(href):  # written partly encoded is fine
+            return -1, -1
+        return start, end
 
-def _find_reference(
-    text: str, href: str, references: dict[str, Any], definitions: _Definitions
-) -> tuple[int, int] | None:
-    """The written span of the definition an href came from (markdown-it keeps no source form)."""
-    written = {href, unquote(href)}
-    for key, ref in references.items():
-        if ref.get("href") == href:
-            span = definitions.spans.get(normalize_label(str(key)))
-            if span is not None and text[span[0] : span[1]] in written:
-                return span
-    return None
+    def written(self, start: int, end: int, href: str) -> str:
+        """The destination as written when its span is known: the block parse percent-encoded a
+        definition's (``<a b.md>`` gives ``a%20b.md``), and a rewrite replaces exactly the written
+        bytes (decision 451)."""
+        return self.text[start:end] if start >= 0 else href
+
+    def _find(self, label: str) -> tuple[int, int]:
+        ref = self.references.get(label)
+        line = ref.get("map", [None])[0] if isinstance(ref, dict) else None
+        if not isinstance(line, int) or line >= self.lines.count:
+            return -1, -1
+        match = _DEFINITION.match(self.text, self.lines.starts[line])
+        if match is None or normalize_label(match.group(1)) != normalize_label(label):
+            return -1, -1
+        group = 2 if match.group(2) is not None else 3
+        return match.span(group)
 
 
 def _front_matter(source: str) -> tuple[list[str], list[str]]:

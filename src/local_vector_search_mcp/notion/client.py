@@ -106,7 +106,7 @@ class NotionClient:
         base_url: str = "https://api.notion.com",
         requests_per_second: float = 3.0,
         max_retries: int = 5,
-        timeout: float = 30.0,
+        timeout: float = 75.0,  # past Notion's own 60-second request limit: it answers 503/504 first
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

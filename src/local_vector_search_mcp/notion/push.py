@@ -270,12 +270,13 @@ def _batches(blocks: Sequence[Block]) -> Iterable[list[Block]]:
 MAX_RESENDS = 3  # an append that failed without being applied is sent again at most this often
 
 
-def _append(port: NotionPort, parent_id: str, children: list[Block], existing: int) -> list[str]:
+def _append(port: NotionPort, parent_id: str, children: list[Block], existing: int, resent: list[str]) -> list[str]:
     """Append ``children`` under ``parent_id``, which has ``existing`` children; the created ids.
 
     An append whose answer was lost (5xx, no answer) may have been applied: the children are
     listed, and the blocks it made are adopted if they are there, or it is sent again if the
-    count did not move (decision 466). Anything else means someone else is editing the page.
+    count did not move (decision 466): then ``parent_id`` goes to ``resent``, since Notion may
+    still apply the lost request later. Anything else means someone else is editing the page.
     """
     for attempt in range(MAX_RESENDS + 1):
         try:
@@ -286,24 +287,30 @@ def _append(port: NotionPort, parent_id: str, children: list[Block], existing: i
             now = port.list_children(parent_id)
             if len(now) == existing + len(children):
                 return now[existing:]  # applied: its answer was lost
-            if len(now) != existing:
-                raise NotionError(
-                    f"An append failed ({exc}) and the block now has {len(now)} children where "
-                    f"{existing} or {existing + len(children)} were expected; push again.",
-                    exc.status,
-                    exc.code,
-                ) from None
+            if len(now) == existing:
+                resent.append(parent_id)
+                continue
+            raise NotionError(
+                f"An append failed ({exc}) and the block now has {len(now)} children where "
+                f"{existing} or {existing + len(children)} were expected; push again.",
+                exc.status,
+                exc.code,
+            ) from None
     raise AssertionError("unreachable")
 
 
-def append_blocks(port: NotionPort, parent_id: str, blocks: Sequence[Block], existing: int = 0) -> list[str]:
+def append_blocks(
+    port: NotionPort, parent_id: str, blocks: Sequence[Block], existing: int = 0, resent: list[str] | None = None
+) -> list[str]:
     """Append ``blocks`` (any size, any depth) under ``parent_id``, which has ``existing`` children.
 
-    The ids of the first-level blocks created.
+    The ids of the first-level blocks created; ``resent`` collects the blocks an append was
+    sent to again after its answer was lost (see :func:`_append`).
     """
+    resent = [] if resent is None else resent
     ids: list[str] = []
     for batch in _batches(blocks):
-        created = _append(port, parent_id, [_shallow(b) for b in batch], existing + len(ids))
+        created = _append(port, parent_id, [_shallow(b) for b in batch], existing + len(ids), resent)
         if len(created) != len(batch):
             raise NotionError(f"Notion created {len(created)} blocks where {len(batch)} were sent.")
         ids.extend(created)
@@ -315,9 +322,9 @@ def append_blocks(port: NotionPort, parent_id: str, blocks: Sequence[Block], exi
                 kid_ids = port.list_children(block_id)
                 for kid, kid_id in zip(sent, kid_ids, strict=False):
                     if _later(kid):
-                        append_blocks(port, kid_id, _later(kid), len(_children(kid)) - len(_later(kid)))
+                        append_blocks(port, kid_id, _later(kid), len(_children(kid)) - len(_later(kid)), resent)
             if len(kids) > head:
-                append_blocks(port, block_id, kids[head:], head)
+                append_blocks(port, block_id, kids[head:], head, resent)
     return ids
 
 
@@ -394,6 +401,9 @@ class Pusher:
                 if hidden and (path.startswith(hidden) or "./" in hidden):
                     continue  # in a folder that could not be listed: not known to be gone
                 entry = self.pages.pop(path)
+                if not entry.page_id:  # its creation was never confirmed: nothing known to archive
+                    self.mapping.save()
+                    continue
                 try:
                     self.port.archive_page(entry.page_id)
                 except NotionError as exc:
@@ -438,15 +448,16 @@ class Pusher:
         self, path: str, entry: PageEntry | None, title: str, blocks: list[Block], digest: str, report: PushReport
     ) -> None:
         hashes = [block_hash(b) for b in blocks]
-        if entry is not None:
+        pending = entry is not None and not entry.page_id  # an earlier creation's answer was lost
+        if entry is not None and not pending:
             try:
                 actual = self.port.list_children(entry.page_id)
             except NotionError as exc:
                 if exc.status != 404:
                     raise
                 entry = None  # the page was deleted in Notion: create it again
-        if entry is None:
-            page_id = self._create(title)
+        if entry is None or pending:
+            page_id = self._create(path, title, look_first=pending)
             entry = PageEntry(page_id, title, "", [])
             self.pages[path] = entry
             self.mapping.save()
@@ -470,31 +481,44 @@ class Pusher:
             if path not in report.updated:
                 report.updated.append(path)
         tail = blocks[keep:]
-        new_ids = append_blocks(self.port, entry.page_id, tail, keep)
+        resent: list[str] = []
+        new_ids = append_blocks(self.port, entry.page_id, tail, keep, resent)
         report.blocks_sent += _count_blocks(tail)
+        if resent:
+            # Notion may still apply a lost append we sent again: record the blocks sent now as
+            # unconfirmed (no hash), so the next push lists them and replaces them (decision 466).
+            hashes[keep:] = [""] * len(tail)
+            digest = ""
         entry.blocks = entry.blocks[:keep] + list(zip(new_ids, hashes[keep:], strict=True))
         entry.source_hash = digest
         self.mapping.save()
 
-    def _create(self, title: str) -> str:
+    def _create(self, path: str, title: str, *, look_first: bool = False) -> str:
         """Create the page; after a lost answer, adopt the page it made rather than make a second one.
 
         The page the failed request may have made is empty and titled ``title``, under the
         parent, and no document's page yet (decision 466); the newest such page is adopted.
+        If every try is lost, the document is marked pending (a page entry without id) so
+        that the next push looks before it creates.
         """
-        try:
-            return self.port.create_page(self.parent, title)
-        except NotionError as exc:
-            if exc.status == 404 and exc.code == "object_not_found":
-                raise NotionError(str(exc), exc.status, "parent_not_found") from None
-            if not exc.ambiguous:
-                raise
-            known = {e.page_id for e in self.pages.values()}
-            made = [
-                page_id
-                for page_id, name, has_children in self.port.child_pages(self.parent)
-                if name == truncate(title) and not has_children and page_id not in known
-            ]
-            if made:
-                return made[-1]
-            return self.port.create_page(self.parent, title)
+        for attempt in range(MAX_RESENDS + 1):
+            if look_first or attempt:
+                known = {e.page_id for e in self.pages.values()}
+                made = [
+                    page_id
+                    for page_id, name, has_children in self.port.child_pages(self.parent)
+                    if name == truncate(title) and not has_children and page_id not in known
+                ]
+                if made:
+                    return made[-1]
+            try:
+                return self.port.create_page(self.parent, title)
+            except NotionError as exc:
+                if exc.status == 404 and exc.code == "object_not_found":
+                    raise NotionError(str(exc), exc.status, "parent_not_found") from None
+                if not exc.ambiguous:
+                    raise
+                if attempt == MAX_RESENDS:
+                    self.pages[path] = PageEntry("", title, "", [])
+                    raise
+        raise AssertionError("unreachable")
