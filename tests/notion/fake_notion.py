@@ -146,7 +146,7 @@ COLORS = frozenset(
     for c in ["default", "gray", "brown", "orange", "yellow", "green", "blue", "purple", "pink", "red"]
     for s in ("", "_background")
 ) - {"default_background"}
-_URL = re.compile(r"^(https?://[^\s/?#]+[^\s]*|mailto:[^\s]+)$", re.IGNORECASE)
+_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.IGNORECASE)  # links: http(s) only
 _IMAGE_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.IGNORECASE)
 
 CODES = {  # status-codes: the code an error answer of each status carries

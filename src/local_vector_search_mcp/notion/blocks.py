@@ -11,7 +11,7 @@ What maps to what (decision 129):
 
 * headings 1-3 -> ``heading_1..3``; 4-6 -> ``heading_3`` (Notion has three levels);
 * paragraphs -> ``paragraph`` with bold/italic/strikethrough/code annotations and
-  links (absolute ``http(s)``/``mailto`` only: Notion refuses relative URLs, so a
+  links (absolute ``http(s)`` only: Notion refuses relative and other URLs, so a
   link to another file keeps its text and loses its target);
 * bullet / ordered items -> ``bulleted_list_item`` / ``numbered_list_item``; an item
   starting ``[ ]``/``[x]`` -> ``to_do``; the item's later blocks become its children;
@@ -63,7 +63,7 @@ _ALERTS = {
     "warning": ("⚠️", "yellow_background"),
     "caution": ("🛑", "red_background"),
 }
-_ABSOLUTE = re.compile(r"^(https?://|mailto:)", re.IGNORECASE)
+_ABSOLUTE = re.compile(r"^https?://", re.IGNORECASE)  # Notion links only http(s) (decision 465)
 _IMAGE_URL = re.compile(r"^https?://", re.IGNORECASE)
 
 # Notion's code-block languages (the API refuses any other value) and common Markdown aliases.
