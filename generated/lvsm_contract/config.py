@@ -190,7 +190,7 @@ class KnowledgeBaseConfig(BaseModel):
     """
     include: Annotated[list[str], Field(min_length=1)] = ['**/*.md']
     """
-    Globs (case-insensitive, root-relative) of the Markdown files to index. Files under a folder whose name starts with a dot (`.obsidian`, `.trash`, `.github`, ...) are never indexed; kb_read, kb_list_files and the editing tools still reach them.
+    Globs (case-insensitive, root-relative) of the Markdown files to index. Files under a folder whose name starts with a dot (`.obsidian`, `.trash`, `.github`, ...) or whose own name starts with one (editors' lock and swap files such as `.#note.md`, macOS' `._note.md`) are never indexed, though kb_read, kb_list_files and the editing tools still reach them; nor are files behind a linked folder, which no tool follows.
     """
     exclude: list[str] = []
     index_workers: Annotated[int, Field(alias='indexWorkers', ge=0, le=256)] = 0

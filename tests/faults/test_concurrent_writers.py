@@ -8,10 +8,14 @@ edits of different elements all land, none is lost, no byte outside them changes
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
+
+from kb_fakes import make_workspace
 
 _EDITOR = textwrap.dedent(
     """
@@ -67,3 +71,32 @@ def test_edits_of_different_elements_from_several_processes_all_land(tmp_path: P
     assert [editor.returncode for editor in editors] == [0] * processes, outputs
     expected = b"".join(b"\nowner %d: edit %d\n" % (i, rounds - 1) for i in range(processes))
     assert (root / "doc.md").read_bytes() == head + expected + tail
+
+
+def test_a_sync_that_stores_after_another_servers_newer_one_indexes_the_disk_again(tmp_path: Path) -> None:
+    """Two servers of one index (two workspaces here) each sync their own edit of one file. A's
+    sync read revision two; before it stored it, B wrote revision three and stored it. A then stored
+    revision two over it: both syncs said "indexed", the index held a revision the disk no longer
+    had, and without a watcher nothing synced the path again (decision 447)."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "x.md").write_text("# X\n\nrevision one\n")
+    a, b = make_workspace(kb), make_workspace(kb)
+    a.indexing.reindex("all")
+    (kb / "x.md").write_text("# X\n\nrevision two\n")  # A's edit
+    indexer = a.indexing.indexer
+    store = indexer.store_prepared
+    calls = []
+
+    def b_stores_first(prepared: Any) -> int:
+        if not calls:
+            (kb / "x.md").write_text("# X\n\nrevision three\n")  # B's edit and its sync
+            assert b.indexing.indexer.reconcile("x.md") == "indexed"
+        calls.append(prepared.source_hash)
+        return store(prepared)
+
+    indexer.store_prepared = b_stores_first  # type: ignore[method-assign]
+    assert indexer.reconcile("x.md") == "indexed"
+    on_disk = hashlib.sha256((kb / "x.md").read_bytes()).hexdigest()
+    assert a.store.document_states_of(["x.md"])["x.md"].source_hash == on_disk
+    assert calls[-1] == on_disk and len(calls) == 2

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
@@ -67,6 +68,7 @@ from .prepare import (
     Vanished,
     front_matter_properties,
     prepare,
+    stat_stamp,
     verify,
 )
 
@@ -123,6 +125,7 @@ class EmbedResult:
 
 
 MAX_LISTED_UNREADABLE = 20  # the result names the first ones; the count says how many in all
+SYNC_RECHECKS = 2  # a targeted sync re-indexes a file another server re-indexed meanwhile at most this often
 
 
 class UnreadableSource(Exception):
@@ -202,7 +205,7 @@ class Indexer:
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             rel_dir = os.path.relpath(dirpath, self.root)
             for name in filenames:
-                if not name.lower().endswith(".md"):
+                if not name.lower().endswith(".md") or name.startswith("."):  # decision 460
                     continue
                 rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
                 if self.path_filter(rel):
@@ -343,7 +346,8 @@ class Indexer:
         index queues nothing.
 
         Files recorded as unreadable are left to the next reindex or edit (re-reading them at
-        every start would only repeat their error); folders that cannot be listed keep theirs.
+        every start would only repeat their error), unless they are gone or no longer documents
+        (decision 462); folders that cannot be listed keep theirs.
         """
         if not self.store.exists() or not self.store.read_manifest() or self.compatibility():
             return None
@@ -362,6 +366,8 @@ class Indexer:
                         self.store.touch_document(path, same.size, same.mtime_ns)
         present = set(files)
         changed.update(p for p in states if p not in present and not p.startswith(hidden))
+        # a file recorded unreadable that is gone (or no longer a document) is synced: its record goes
+        changed.update(p for p in known if p not in present and not p.endswith("/") and not p.startswith(hidden))
         return sorted(changed, key=lambda p: (p.lower(), p))
 
     def _note_unreadable(self, path: str, reason: str | None, known: dict[str, str]) -> None:
@@ -388,7 +394,7 @@ class Indexer:
             st = os.lstat(self.root / path)  # as prepare() does: a link never passes for its target
         except OSError:
             return False  # preparing it says what is wrong (gone, unreadable)
-        return bool(state.size == st.st_size and state.mtime_ns == st.st_mtime_ns)
+        return bool(state.size == st.st_size and state.mtime_ns == stat_stamp(st))  # decision 463
 
     def _update_file(self, path: str, state: DocumentState | None) -> int:
         """Index one file in this process if its bytes changed: chunk count, or -1 when unchanged.
@@ -524,7 +530,9 @@ class Indexer:
     def reconcile(self, path: str) -> str:
         """Bring one path in line with the disk: ``indexed``, ``unchanged`` or ``deleted``."""
         full = self.root / path
-        wanted = indexable(path, self.path_filter)
+        # a file reached through a linked folder is not one a reindex finds (it never follows a
+        # link): a real folder swapped for a link deletes its documents (decision 461)
+        wanted = indexable(path, self.path_filter) and not _through_link(self.root, path)
         # a link, FIFO or device is read (and refused, reported) like a file, as the reindex does
         if wanted and os.path.lexists(full) and not full.is_dir():
             if self.compatibility():
@@ -538,6 +546,16 @@ class Indexer:
             known = self.store.unreadable_files()
             try:
                 outcome = self._update_file(path, state)
+                # Another server of this index may have stored a later revision while this one
+                # prepared the bytes it had read; storing after it would leave the older revision
+                # indexed and nothing would sync the path again (decision 447). Look once more.
+                for _ in range(SYNC_RECHECKS):
+                    if outcome < 0:
+                        break  # the disk holds what the index holds
+                    state = self.store.document_states_of([path]).get(path)
+                    if state is not None and verify(self.root, path, state.source_hash) is not None:
+                        break
+                    outcome = self._update_file(path, state)
             except FileNotFoundError:
                 outcome = None  # moved or deleted after the look above: a deletion (decision 320)
             except UnreadableSource as bad:
@@ -561,12 +579,29 @@ def _present(full: Path) -> bool:
 
 
 def _hidden(path: str) -> bool:
-    return any(part.startswith(".") for part in path.split("/")[:-1])
+    """A dot folder on the way (decision 281) or a dot file: editors' lock and swap files
+    (emacs `.#note.md`, macOS `._note.md`) are not documents (decision 460)."""
+    return any(part.startswith(".") for part in path.split("/"))
+
+
+def _through_link(root: Path, path: str) -> bool:
+    """Whether a folder on the way from ``root`` to ``path`` is a link (or not a folder at all):
+    `discover` never enters one, so what lies behind it is not a document (decision 461)."""
+    folder = root
+    for part in path.split("/")[:-1]:
+        folder = folder / part
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return True
+        except OSError:
+            return True  # gone: so is the file
+    return False
 
 
 def indexable(path: str, path_filter: Callable[[str], bool]) -> bool:
     """Whether a root-relative path belongs in the index: a `.md` file matching the include and
-    exclude globs, not under a folder whose name starts with a dot (decision 281), as `discover` finds."""
+    exclude globs, not under a folder whose name starts with a dot (decision 281) nor itself named
+    with a leading dot (decision 460), as `discover` finds."""
     return path.lower().endswith(".md") and path_filter(path) and not _hidden(path)
 
 

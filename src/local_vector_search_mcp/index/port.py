@@ -81,7 +81,7 @@ class DocumentState:
     path: str
     source_hash: str
     size: int
-    mtime_ns: int
+    mtime_ns: int  # the stat stamp: the later of mtime and ctime (prepare.stat_stamp, decision 463)
 
 
 @dataclass(frozen=True, slots=True)

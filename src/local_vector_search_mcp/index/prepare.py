@@ -122,16 +122,24 @@ Outcome = Prepared | Unchanged | Unreadable | Vanished
 SMUDGED_SIZE = -1
 
 
-def recorded_size(st: os.stat_result, looked_ns: int) -> int:
-    """The size to store beside ``st.st_mtime_ns`` for a file stat'ed at ``looked_ns`` (wall clock).
+def stat_stamp(st: os.stat_result) -> int:
+    """The time stored (as ``mtime_ns``) and compared beside the size: the later of the file's
+    mtime and ctime. Copies that keep an old mtime (`cp -p`, rsync, archives with one fixed
+    mtime) can rewrite a file at the same size and mtime; no tool sets the ctime, which every
+    write, rename and metadata change moves (spec/decisions.md 463)."""
+    return max(st.st_mtime_ns, st.st_ctime_ns)
 
-    A reindex skips a file whose size and mtime equal the stored ones. A file modified within
-    :data:`RACY_NS` of being read (or with an mtime in the future) may be rewritten at the same
-    size within the same timestamp tick after we read it, and then keep both; git calls it "racily
+
+def recorded_size(st: os.stat_result, looked_ns: int) -> int:
+    """The size to store beside :func:`stat_stamp` for a file stat'ed at ``looked_ns`` (wall clock).
+
+    A reindex skips a file whose size and stamp equal the stored ones. A file changed within
+    :data:`RACY_NS` of being read (or stamped in the future) may be rewritten at the same size
+    within the same timestamp tick after we read it, and then keep both; git calls it "racily
     clean". Its size is stored smudged, so the next pass reads and hashes it (an equal hash only
     records the real stat, nothing is parsed) instead of trusting the stat (spec/decisions.md 401).
     """
-    return SMUDGED_SIZE if st.st_mtime_ns > looked_ns - RACY_NS else st.st_size
+    return SMUDGED_SIZE if stat_stamp(st) > looked_ns - RACY_NS else st.st_size
 
 
 def prepare(root: Path, task: Task, settings: ChunkSettings, *, cache: bool = False) -> Outcome:
@@ -154,9 +162,9 @@ def prepare(root: Path, task: Task, settings: ChunkSettings, *, cache: bool = Fa
     source_hash = hashlib.sha256(raw).hexdigest()
     size = recorded_size(st, looked_ns)
     if task.known_hash == source_hash:
-        return Unchanged(path, size, st.st_mtime_ns)
+        return Unchanged(path, size, stat_stamp(st))
     try:
-        return _parse(path, raw, size, st.st_mtime_ns, source_hash, settings, cache)
+        return _parse(path, raw, size, stat_stamp(st), source_hash, settings, cache)
     except (KbError, ValueError, RecursionError, MemoryError) as exc:
         # A file the parser cannot take (not UTF-8, ...) is one bad file, not a failed run.
         reason = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
@@ -178,7 +186,7 @@ def verify(root: Path, path: str, known_hash: str) -> Unchanged | None:
         return None
     if hashlib.sha256(raw).hexdigest() != known_hash:
         return None
-    return Unchanged(path, recorded_size(st, looked_ns), st.st_mtime_ns)
+    return Unchanged(path, recorded_size(st, looked_ns), stat_stamp(st))
 
 
 def _parse(
