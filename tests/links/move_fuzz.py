@@ -112,6 +112,8 @@ def _destination(rng: random.Random, written: str, allow_suffix: bool = True) ->
     suffix = ""
     if allow_suffix:
         suffix = rng.choice(["", "", "#sec", "#Sec", "?v=1", "?v=1#sec"])
+    if rng.random() < 0.1:  # a backslash escape the parser resolves: note\.md is note.md
+        dest = dest.replace(".", "\\.", 1)
     return ("<" if wrap else ""), dest, suffix + (">" if wrap else "")
 
 
@@ -164,11 +166,14 @@ def _document(rng: random.Random, source: str, docs: list[str], images: list[str
             tpl.add("- ")
         elif container < 0.4:
             tpl.add("1. ")
-        if container >= 0.4 and container < 0.5:
+        if container >= 0.4 and container < 0.5:  # a table row: pipes in a cell are written \| (Obsidian)
+            cell = Template()
+            _link(rng, cell, source, docs, images, definitions)
+            cell.add(rng.choice(["", " | x"]))
             tpl.add("| h | i |\n|---|---|\n| ")
-            tpl.parts.extend(line.parts)
+            tpl.parts.extend((slot, t if slot else t.replace("|", "\\|")) for slot, t in line.parts)
             tpl.add(" | ")
-            _link(rng, tpl, source, docs, images, definitions)
+            tpl.parts.extend((slot, t if slot else t.replace("|", "\\|")) for slot, t in cell.parts)
             tpl.add(" |\n\n")
             continue
         tpl.parts.extend(line.parts)

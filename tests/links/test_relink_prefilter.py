@@ -112,3 +112,14 @@ def test_any_written_form_is_planned_as_a_full_parse_plans_it(
     with pytest.MonkeyPatch.context() as m:
         m.setattr(relink, "_may_link", lambda *args: True)
         assert plan == plan_move(root, docs, {}, SRC, "b/Neu.md")
+
+
+def test_a_link_written_with_escapes_is_found_next_to_a_plain_mention(tmp_path: Path) -> None:
+    """Decision 451: ``note.md`` named in plain text and linked as ``../note\\.md`` (an escape) and
+    ``../note&#46;md`` (an entity); the pre-filter used to stop at the plain mention (which reaches
+    no file from ``x/``) and never parse the file."""
+    (tmp_path / "x").mkdir()
+    (tmp_path / "note.md").write_bytes(b"# N\n")
+    (tmp_path / "x/a.md").write_bytes(b"About note.md:\n\nsee [n](../note\\.md) and [m](../note&#46;md)\n")
+    plan = plan_move(tmp_path, ["note.md", "x/a.md"], {}, "note.md", "sub/note.md")
+    assert plan.edits["x/a.md"][1] == b"About note.md:\n\nsee [n](../sub/note.md) and [m](../sub/note.md)\n"

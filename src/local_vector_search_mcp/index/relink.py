@@ -145,7 +145,7 @@ def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
         named = name.encode("utf-8").lower() in unquote_to_bytes(raw).lower()
     if named and _reaches(raw.decode("utf-8", "replace"), posixpath.dirname(rel), src, name):
         return True
-    written_escaped = not named and (b"\\" in raw or b"&" in raw)
+    written_escaped = b"\\" in raw or b"&" in raw
     if written_escaped and name.lower() in unquote(unescapeAll(raw.decode("utf-8", "replace"))).lower():
         return True  # written with escapes or entities: parse it (decision 451)
     if b"[[" in raw:
@@ -159,8 +159,8 @@ def _reaches(text: str, folder: str, src: str, name: str) -> bool:
     destination starting at a possible start and ending with ``name`` resolves to ``src``."""
     for start, end in _lines_with(text, (name, "%")):
         line = text[start:end]
-        if "%" in line:
-            line = unquote(line)
+        if "%" in line or "\\" in line or "&" in line:  # encoded, escaped or entities (decision 451)
+            line = unquote(unescapeAll(line))
         at = line.find(name)
         while at >= 0:
             stop = at + len(name)

@@ -274,8 +274,8 @@ class _Run:
     line is a stretch of one source line, line ``first + i`` for content line ``i``. Within a
     line the stretch is found as written (the last occurrence: it is a suffix up to trailing
     space, or a heading's closing ``#``); a table cell's is the first one after the previous
-    cell of that row. Anything that does not map exactly (a tab widened to spaces, an escaped
-    ``\\|`` in a cell) gives -1: such a link is counted but never rewritten.
+    cell of that row, its pipes written escaped. Anything that does not map exactly (a tab widened
+    to spaces) gives -1: such a link is counted but never rewritten.
     """
 
     def __init__(self, text: str, doc: Document, first: int, content: str, cell: bool, cursors: dict[int, int]) -> None:
@@ -285,15 +285,18 @@ class _Run:
             lines = self.lines
             if first < lines.count:
                 line_start, line_end = lines.starts[first], lines.ends[first]
-                self.cell_at = text.find(content, max(line_start, cursors.get(first, line_start)), line_end)
+                # every "|" of a cell was written "\\|" (an unescaped one ends the cell), as in Obsidian's
+                # [[note\\|alias]] inside tables
+                written = content.replace("|", "\\|")
+                self.cell_at = text.find(written, max(line_start, cursors.get(first, line_start)), line_end)
                 if self.cell_at >= 0:
-                    cursors[first] = self.cell_at + len(content)
+                    cursors[first] = self.cell_at + len(written)
         self.cell = cell
 
     def source(self, at: int) -> int:
         content = self.content
         if self.cell:
-            return self.cell_at + at if self.cell_at >= 0 else -1
+            return self.cell_at + at + content.count("|", 0, at) if self.cell_at >= 0 else -1
         line_begin = content.rfind("\n", 0, at) + 1
         line_end = content.find("\n", at)
         written = content[line_begin : line_end if line_end >= 0 else len(content)]
