@@ -104,3 +104,18 @@ def test_pruned_fetch_ranks_as_every_row(corpus: KbClient, monkeypatch: pytest.M
         assert pruned == expected, (case, words, scope)
         fewer += rows < all_rows
     assert fewer > 30  # the pruning ran, or the comparison proves nothing
+
+
+def test_corpus_totals_have_their_index_and_tables_are_found_in_the_catalog(corpus: KbClient) -> None:
+    """Decision 457: the ranking's totals read ``chunks_lengths`` (an index-only scan once vacuumed),
+    and ``_table_exists`` asks ``pg_class`` (tables of this schema only, not its indexes)."""
+    store = corpus.store
+    assert isinstance(store, PostgresStore)
+    ((name,),) = store._rows(
+        "select indexname from pg_indexes where schemaname = current_schema() and indexname = 'chunks_lengths'"
+    )
+    assert name == "chunks_lengths"
+    assert store._table_exists("chunks") and store._table_exists("term_stats")
+    assert not store._table_exists("chunks_lengths") and not store._table_exists("no_such_table")
+    stats = store._corpus_stats()
+    assert stats.rows == store.counts().chunks and stats.tokens > 0

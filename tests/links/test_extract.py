@@ -70,10 +70,11 @@ def test_code_comments_and_escapes_hide_links() -> None:
     assert spans(text) == []
 
 
-def test_a_link_written_with_escapes_is_counted_but_never_located() -> None:
-    doc = parse_document(b"[x](a\\_b.md)\n")
-    (link,) = extract_links(doc).links
-    assert (link.destination, link.start, link.end) == ("a_b.md", -1, -1)
+def test_a_link_written_with_escapes_is_located_as_written() -> None:
+    """Decision 451: the span covers the written bytes, escapes and entities included."""
+    doc = parse_document(b"[x](a\\_b.md) [y](<a&#95;b.md#s>) [z]\n\n[z]: a\\_b.md\n")
+    found = [(ln.destination, doc.text[ln.start : ln.end]) for ln in extract_links(doc).links]
+    assert found == [("a_b.md", "a\\_b.md"), ("a_b.md#s", "a&#95;b.md#s"), ("a_b.md", "a\\_b.md")]
 
 
 def test_tags_aliases_headings_blocks() -> None:

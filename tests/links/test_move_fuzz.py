@@ -1,4 +1,4 @@
-"""Random hostile link syntax x random moves with ``updateLinks`` (H47, decisions 450-454): every
+"""Random hostile link syntax x random moves with ``updateLinks`` (H47, decisions 450-453): every
 link that resolved before still reaches the same (moved) file, no other byte of any file changes,
 ``updatedPaths`` names exactly the rewritten documents, and a refused move changes nothing.
 ``MOVE_FUZZ_RUNS`` sets how many trees (default 40; the audit ran several hundred)."""

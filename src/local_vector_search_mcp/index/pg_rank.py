@@ -372,14 +372,21 @@ class Matched:
     freqs: npt.NDArray[np.float64]
 
     @classmethod
-    def from_rows(cls, rows: Sequence[Sequence[Any]], n_exact: int, n_atoms: int) -> Matched:
+    def from_rows(
+        cls, rows: Sequence[Sequence[Any]], n_exact: int, n_atoms: int, columns: Sequence[int] | None = None
+    ) -> Matched:
         """From ``(id, doc id, ntok, nstem, ts_rank_cd per atom...)`` rows: the exact atoms'
-        values doubled (``HIT_WEIGHTS`` halves FTS5's column weights)."""
+        values doubled (``HIT_WEIGHTS`` halves FTS5's column weights). ``columns``: the atoms the
+        rows' values are of, in order (the others: 0, known absent); ``None``: every atom."""
         if not rows:
             empty = np.zeros(0)
             return cls(empty.astype(np.int64), empty.astype(np.int64), empty, empty, np.zeros((0, n_atoms)))
         data = np.array(rows, dtype=np.float64)  # None (a length never written) becomes NaN
-        freqs = data[:, 4:]
+        if columns is None:
+            freqs = data[:, 4:]
+        else:
+            freqs = np.zeros((len(data), n_atoms))
+            freqs[:, list(columns)] = data[:, 4:]
         freqs[:, :n_exact] *= 2
         return cls(data[:, 0].astype(np.int64), data[:, 1].astype(np.int64), data[:, 2], data[:, 3], freqs)
 

@@ -299,8 +299,11 @@ class PostgresStore:
             return cur.fetchall() if cur.description else []
 
     def _table_exists(self, name: str) -> bool:
+        """From the catalog itself (``information_schema.tables`` costs a millisecond a call, and
+        :meth:`has_vectors` is asked twice per search)."""
         rows = self._rows(
-            "select 1 from information_schema.tables where table_schema = %s and table_name = %s",
+            "select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace"
+            " where n.nspname = %s and c.relname = %s and c.relkind in ('r', 'p', 'v', 'f')",
             (self._schema, name),
         )
         return bool(rows)
@@ -801,29 +804,39 @@ class PostgresStore:
         return self._hits_by_id([rid for rid, _ in scored[:limit]])
 
     def _fetch(
-        self, atoms: Sequence[pg_rank.Atom], n_exact: int, where: str, seen: str | None = None
+        self,
+        atoms: Sequence[pg_rank.Atom],
+        n_exact: int,
+        where: str,
+        columns: Sequence[int] | None = None,
+        held: npt.NDArray[np.int64] | None = None,
     ) -> pg_rank.Matched:
-        """The rows ``where`` matches (less those ``seen`` matches), with every atom's frequency.
+        """The rows ``where`` matches but the ``held`` ids, with the frequency of each atom of
+        ``columns`` (``None``: every atom; the others are known absent from these rows).
         One detoasted copy of each matched tsvector per row (``setweight`` with no lexemes returns
         the value unchanged, decompressed once; the lateral subquery keeps it for every atom;
         decision 331), then each atom's frequency where it occurs. The tsquery is a subquery, so
         the planner cannot judge it common and read every chunk instead of asking the GIN index
         (decision 456)."""
-        ranks = ", ".join(
-            f"case when m.t @@ cast(%(a{i})s as tsquery)"
+        tested = range(len(atoms)) if columns is None else columns
+        ranks = "".join(
+            f", case when m.t @@ cast(%(a{i})s as tsquery)"
             f" then ts_rank_cd(cast(%(w{int(i >= n_exact)})s as real[]), m.t, cast(%(a{i})s as tsquery), 0) else 0 end"
-            for i in range(len(atoms))
+            for i in tested
         )
-        params: dict[str, Any] = {f"a{i}": atom.tsquery for i, atom in enumerate(atoms)}
-        params |= {"w0": pg_rank.HIT_WEIGHTS, "w1": pg_rank.STEM_HIT_WEIGHTS, "q": where, "seen": seen}
-        skip = "" if seen is None else " where not m.t @@ cast(%(seen)s as tsquery)"
+        params: dict[str, Any] = {f"a{i}": atoms[i].tsquery for i in tested}
+        params |= {"w0": pg_rank.HIT_WEIGHTS, "w1": pg_rank.STEM_HIT_WEIGHTS, "q": where}
+        skip = ""
+        if held is not None and len(held):  # a bigint[] literal: hashed by the server, built fast here
+            params["held"] = "{" + ",".join(map(str, held.tolist())) + "}"
+            skip = " and not c.id = any(cast(%(held)s as bigint[]))"
         found = self._rows(
-            f"select c.id, c.doc_id, c.ntok, c.nstem, {ranks} from chunks c cross join lateral"
-            f" (select setweight(c.tsv, 'A', '{{}}'::text[]) as t offset 0) m{skip}"
-            f" {'and' if skip else 'where'} c.tsv @@ (select cast(%(q)s as tsquery))",
+            f"select c.id, c.doc_id, c.ntok, c.nstem{ranks} from chunks c cross join lateral"
+            " (select setweight(c.tsv, 'A', '{}'::text[]) as t offset 0) m"
+            f" where c.tsv @@ (select cast(%(q)s as tsquery)){skip}",
             params,
         )
-        return pg_rank.Matched.from_rows(found, n_exact, len(atoms))
+        return pg_rank.Matched.from_rows(found, n_exact, len(atoms), columns)
 
     def _top_rows(
         self,
@@ -833,20 +846,24 @@ class PostgresStore:
     ) -> pg_rank.Matched:
         """Every row that may be in a list's best ``depth`` (MaxScore, decision 455): the rows of
         the atoms that can add most first, then, from the ``theta`` they set, the rows of every atom
-        still essential, until none is left unfetched. Each fetch leaves out the rows already held."""
+        still essential, until none is left unfetched. A later fetch leaves out the rows held (by
+        id) and does not look for the atoms fetched before in the rows it adds: a row holding one
+        was fetched with it."""
         atoms = query_plan.atoms()
         n_exact = len(query_plan.exact.atoms) if query_plan.exact else 0
         fetched: set[int] = set()
         parts: list[pg_rank.Matched] = []
+        rows = pg_rank.concat(parts, len(atoms))
         batch = bounds.first(FIRST_ROWS)
         while batch:
             where = _any_of(atoms, batch, fetched)
             if where:  # else phrases whose rows are held already
-                parts.append(self._fetch(atoms, n_exact, where, _any_of(atoms, fetched, ()) or None))
+                columns = [i for i in range(len(atoms)) if i not in fetched]
+                parts.append(self._fetch(atoms, n_exact, where, columns if fetched else None, rows.ids))
+                rows = pg_rank.concat(parts, len(atoms))
             fetched |= batch
-            rows = pg_rank.concat(parts, len(atoms))
             batch = bounds.essential(rows, in_scope(rows)) - fetched
-        return pg_rank.concat(parts, len(atoms))
+        return rows
 
     def _live_counts(self, tsqueries: Sequence[str], known: dict[str, int] | None = None) -> list[int]:
         """How many chunks each tsquery matches now, one GIN scan each (a subquery: the planner
@@ -881,10 +898,22 @@ class PostgresStore:
         reindex, :meth:`refresh_term_stats`), the others counted now (GIN; they are rare)."""
         if not tokens:
             return _TokenCounts({}, {})
-        found = dict(self._rows("select lexeme, ndoc from term_stats where lexeme = any(%s)", (list(tokens),)))
-        rest = [t for t in tokens if t not in found]
-        live = dict(zip((_lexeme(t) for t in rest), self._live_counts([_lexeme(t) for t in rest]), strict=True))
-        found.update({t: live[_lexeme(t)] for t in rest})
+        # one round trip: a token's snapshot count, else (the subquery runs only then) its count now
+        snapshot = "(select ndoc from term_stats where lexeme = %(l{0})s)"
+        now = "(select count(*) from chunks where tsv @@ (select cast(%(t{0})s as tsquery)))"
+        columns = ", ".join(
+            f"{snapshot.format(i)}, case when {snapshot.format(i)} is null then {now.format(i)} end"
+            for i in range(len(tokens))
+        )
+        params = {f"l{i}": t for i, t in enumerate(tokens)} | {f"t{i}": _lexeme(t) for i, t in enumerate(tokens)}
+        (row,) = self._rows(f"select {columns}", params)
+        found: dict[str, int] = {}
+        live: dict[str, int] = {}
+        for i, token in enumerate(tokens):
+            common, counted = row[2 * i], row[2 * i + 1]
+            found[token] = int(common if common is not None else counted)
+            if common is None:
+                live[_lexeme(token)] = int(counted)
         return _TokenCounts({t: n for t, n in found.items() if n}, live)
 
     def _atom_counts(self, atoms: Sequence[pg_rank.Atom]) -> list[int]:
@@ -901,8 +930,9 @@ class PostgresStore:
         return int(n)
 
     def _corpus_stats(self) -> pg_rank.CorpusStats:
-        """Row and token totals (FTS5 keeps them in its index; here a query of the lengths,
-        reused for :data:`STATS_TTL` seconds and dropped on this process's writes)."""
+        """Row and token totals (FTS5 keeps them in its index; here a query of the lengths, an
+        index-only scan of ``chunks_lengths`` where the table is vacuumed, reused for
+        :data:`STATS_TTL` seconds and dropped on this process's writes)."""
         cached = self._stats_cache
         if cached is not None and time.monotonic() - cached[0] < STATS_TTL:
             return cached[1]
@@ -953,6 +983,8 @@ class PostgresStore:
                 b" nstem = (select count(*) from unnest(tsv) u, unnest(u.weights) w where w = 'C') where ntok is null"
             )
             self._stats_cache = None
+        # the corpus totals of the ranking (:meth:`_corpus_stats`) by an index-only scan (decision 457)
+        conn.execute(b"create index if not exists chunks_lengths on chunks (ntok, nstem)")
         if self._table_exists("lexical_meta"):
             return
         rows = conn.execute(

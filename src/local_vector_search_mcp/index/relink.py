@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, unquote_to_bytes
 
+from markdown_it.common.utils import unescapeAll
+
 from ..errors import InvalidArgument, KbError
 from ..markdown import parse_document
 from ..markdown.links import Link, extract_links, rewrite
@@ -143,6 +145,9 @@ def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
         named = name.encode("utf-8").lower() in unquote_to_bytes(raw).lower()
     if named and _reaches(raw.decode("utf-8", "replace"), posixpath.dirname(rel), src, name):
         return True
+    written_escaped = not named and (b"\\" in raw or b"&" in raw)
+    if written_escaped and name.lower() in unquote(unescapeAll(raw.decode("utf-8", "replace"))).lower():
+        return True  # written with escapes or entities: parse it (decision 451)
     if b"[[" in raw:
         text = raw.decode("utf-8", "replace").casefold()
         return any(n in text for n in names)
@@ -194,9 +199,8 @@ def _relink_file(
     for link in extract_links(doc).links:
         if link.start < 0:
             continue
-        angled = link.start > 0 and doc.text[link.start - 1] == "<" and link.kind not in WIKI_KINDS
         try:
-            change = _new_destination(link, source_before, source_after, src, dst, before, after, files, angled)
+            change = _new_destination(link, source_before, source_after, src, dst, before, after, files, doc.text)
         except InvalidArgument as refused:
             raise InvalidArgument(f"In {rel!r}: {refused.message}") from None
         if change is not None:
@@ -219,7 +223,7 @@ def _new_destination(
     before: Resolver,
     after: Resolver,
     files: _Files,
-    angled: bool,
+    text: str,
 ) -> tuple[int, int, str] | None:
     resolved = before.resolve(_stored(link, source_before))
     if resolved is None or resolved.candidates:
@@ -232,10 +236,26 @@ def _new_destination(
     elif source_before == source_after:
         return None  # neither end moved
     path_part = link.destination.split("#", 1)[0].split("?", 1)[0]
-    new_path = _written(posixpath.relpath(target, posixpath.dirname(source_after) or "."), path_part, angled)
+    written = _written_path(text[link.start : link.end], link.destination, path_part)
+    if written is None:
+        return None
+    angled = link.start > 0 and text[link.start - 1] == "<"
+    new_path = _written(posixpath.relpath(target, posixpath.dirname(source_after) or "."), written, angled)
     if unquote(path_part) == unquote(new_path):
         return None
-    return link.start, link.start + len(path_part), new_path
+    return link.start, link.start + len(written), new_path
+
+
+def _written_path(written: str, destination: str, path_part: str) -> str | None:
+    """The path part of a destination as written: ``path_part`` itself, or when the author wrote
+    backslash escapes or entities (``my\\_note.md``), the shortest prefix that reads as it and
+    is followed by the fragment or query (decision 451)."""
+    if written == destination:
+        return path_part
+    for end in range(len(path_part), len(written) + 1):
+        if (end == len(written) or written[end] in "#?") and unescapeAll(written[:end]) == path_part:
+            return written[:end]
+    return None
 
 
 def _written(path: str, old: str, angled: bool) -> str:
@@ -294,9 +314,14 @@ def _wiki_change(
                 return None
             if files.exists(target) or files.named(name) != 1:
                 return None
-        if bare and posixpath.basename(src) == posixpath.basename(dst):
-            return None  # still found by its name
-        return link.start, link.start + len(name), _wiki_name(link, posixpath.basename(dst) if bare else dst)
+        new_name = posixpath.basename(dst)
+        if bare:  # a bare name still works only if the moved file is then the only file of that name
+            renamed = new_name.lower() != posixpath.basename(src).lower()
+            if files.named(new_name) + renamed != 1:
+                new_name = dst
+            elif new_name == posixpath.basename(src):
+                return None  # still found by its name
+        return link.start, link.start + len(name), _wiki_name(link, new_name if bare else dst)
     if not exists:
         return None  # unresolved before: nothing to preserve
     wanted = dst if target == src else target

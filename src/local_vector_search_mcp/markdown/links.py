@@ -28,6 +28,7 @@ from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it import helpers as _helpers
+from markdown_it.common.utils import unescapeAll
 from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.autolink import autolink as _autolink_rule
 from markdown_it.rules_inline.image import image as _image_rule
@@ -159,22 +160,23 @@ def _located(rule: InlineRule, *, image: bool) -> InlineRule:
         if silent:
             return True
         if rule is _autolink_rule:
-            at = begin + 1
+            at, end = begin + 1, state.pos - 1
         elif state.src[state.pos - 1] == ")":  # the inline form; a reference one ends with "]"
-            at = _destination_start(state, begin, image)
+            at, end = _destination_span(state, begin, image)
         else:
             return True
         for token in state.tokens[count:]:
             if token.type == wanted:  # the first: nested ones (an image in a link's text) follow it
-                token.meta["at"] = at
+                token.meta["at"], token.meta["end"] = at, end
                 break
         return True
 
     return located
 
 
-def _destination_start(state: StateInline, begin: int, image: bool) -> int:
-    """Where the destination of the link written at ``begin`` starts (after ``](``, spaces and ``<``)."""
+def _destination_span(state: StateInline, begin: int, image: bool) -> tuple[int, int]:
+    """Where the destination of the link written at ``begin`` is: after ``](``, spaces and ``<``, up to
+    its end (before ``>``), escapes and entities included as written; (-1, -1) if not found."""
     saved = state.pos
     try:
         label_end: int = state.md.helpers.parseLinkLabel(state, begin + 1 if image else begin, not image)
@@ -183,11 +185,15 @@ def _destination_start(state: StateInline, begin: int, image: bool) -> int:
     src: str = state.src
     pos = label_end + 1
     if label_end < 0 or not src.startswith("(", pos):
-        return -1
+        return -1, -1
     pos += 1
     while pos < len(src) and src[pos] in " \t\n":
         pos += 1
-    return pos + 1 if src.startswith("<", pos) else pos
+    found = state.md.helpers.parseLinkDestination(src, pos, state.posMax)
+    if not found.ok:
+        return -1, -1
+    angled = src.startswith("<", pos)
+    return (pos + 1, found.pos - 1) if angled else (pos, found.pos)
 
 
 def _identity(url: str) -> str:
@@ -300,12 +306,19 @@ class _Run:
         return found + column if found >= 0 else -1
 
     def span(self, token: Token, value: str) -> tuple[int, int]:
-        """Where ``value``, written at the token's ``at``, is in ``text``; (-1, -1) if not exactly there."""
+        """Where the destination ``value`` is written in ``text`` (with its backslash escapes and
+        entities, decision 451); (-1, -1) if the written bytes are not found there exactly."""
         at = token.meta.get("at", -1) if token.meta else -1
+        end = token.meta.get("end", at + len(value)) if token.meta else -1
         start = self.source(at) if at >= 0 else -1
-        if start < 0 or not self.text.startswith(value, start):
+        if start < 0:
             return -1, -1
-        return start, start + len(value)
+        if self.text.startswith(value, start):
+            return start, start + len(value)
+        written = self.content[at:end]
+        if self.text.startswith(written, start) and unescapeAll(written) == value:
+            return start, start + len(written)
+        return -1, -1
 
 
 def _plain_text(children: Sequence[Token]) -> str:
@@ -410,7 +423,7 @@ class _Definitions:
         if label not in self.spans:
             self.spans[label] = self._find(label)
         start, end = self.spans[label]
-        if start < 0 or unquote(self.text[start:end]) != unquote(href):  # written partly encoded is fine
+        if start < 0 or unquote(unescapeAll(self.text[start:end])) != unquote(href):  # written partly encoded is fine
             return -1, -1
         return start, end
 
@@ -418,7 +431,7 @@ class _Definitions:
         """The destination as written when its span is known: the block parse percent-encoded a
         definition's (``<a b.md>`` gives ``a%20b.md``), and a rewrite replaces exactly the written
         bytes (decision 451)."""
-        return self.text[start:end] if start >= 0 else href
+        return unescapeAll(self.text[start:end]) if start >= 0 else href
 
     def _find(self, label: str) -> tuple[int, int]:
         ref = self.references.get(label)
