@@ -866,19 +866,20 @@ class PostgresStore:
         return rows
 
     def _live_counts(self, tsqueries: Sequence[str], known: dict[str, int] | None = None) -> list[int]:
-        """How many chunks each tsquery matches now, one GIN scan each (a subquery: the planner
-        cannot pick a sequential scan for a common word) and no row decompressed for a lexeme
-        (``known``: counted already, by tsquery)."""
+        """How many chunks each tsquery matches now, one GIN scan each (the tsquery comes from the
+        outer row: the planner cannot pick a sequential scan for a common word, and plans one
+        subquery, not one per atom) and no row decompressed for a lexeme (``known``: counted
+        already, by tsquery)."""
         known = known or {}
         todo = list(dict.fromkeys(q for q in tsqueries if q not in known))
         found = dict(known)
         if todo:
-            counts = ", ".join(
-                f"(select count(*) from chunks where tsv @@ (select cast(%(t{i})s as tsquery)))"
-                for i in range(len(todo))
+            rows = self._rows(
+                "select (select count(*) from chunks where tsv @@ u.q) from"
+                " unnest(cast(%s as tsquery[])) with ordinality u(q, i) order by u.i",
+                (todo,),
             )
-            (row,) = self._rows(f"select {counts}", {f"t{i}": q for i, q in enumerate(todo)})
-            found.update({q: int(n) for q, n in zip(todo, row, strict=True)})
+            found.update({q: int(n) for q, (n,) in zip(todo, rows, strict=True)})
         return [found[q] for q in tsqueries]
 
     def _hits_by_id(self, ids: Sequence[int]) -> list[ChunkHit]:
