@@ -11,6 +11,9 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
+import signal
+import sys
 from typing import Any
 
 import anyio
@@ -181,11 +184,26 @@ async def _serve(ws: Workspace) -> None:
 
 
 def serve(ws: Workspace) -> None:
-    """Serve MCP over stdio until stdin closes."""
+    """Serve MCP over stdio until stdin closes (or Ctrl-C: exit 130)."""
     # The watcher (when configured) starts now; the catch-up with an existing index (a stat per
     # file, in the background) starts with the first tool call.
     ws.start_serving()
+    previous = signal.signal(signal.SIGINT, _interrupted)
     try:
         anyio.run(_serve, ws)
     finally:
+        signal.signal(signal.SIGINT, previous)
         ws.close()
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C while serving stdio: leave at once, as a kill would.
+
+    asyncio's own handler cancels the main task, and that waits for the thread blocked reading
+    stdin: at an idle terminal the server hung until the next line. Leaving without closing is
+    safe: every write is atomic, SQLite and PostgreSQL roll back what was not committed, and the
+    next start cleans up a write cut short (decision 93).
+    """
+    sys.stderr.write("local-vector-search-mcp: interrupted.\n")
+    sys.stderr.flush()
+    os._exit(130)
