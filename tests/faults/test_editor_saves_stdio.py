@@ -10,7 +10,6 @@ import shutil
 import signal
 import time
 from pathlib import Path
-from typing import Any
 
 from test_stdio import RawServer
 
@@ -31,22 +30,15 @@ def _start(root: Path) -> RawServer:
     return server
 
 
-def _structured(server: RawServer, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = server.call(tool, arguments)["result"]
-    assert not result.get("isError"), result
-    structured: dict[str, Any] = result["structuredContent"]
-    return structured
-
-
 def _found(server: RawServer, query: str) -> list[str]:
-    found = _structured(server, "kb_search", {"request": {"query": query, "mode": "lexical"}})
+    found = server.structured("kb_search", {"request": {"query": query, "mode": "lexical"}})
     return sorted({hit["path"] for hit in found["results"]})
 
 
 def _agrees(server: RawServer, expected: dict[str, list[str]]) -> list[str]:
     """What differs from ``expected`` (query -> paths), and any failure or unreadable file kb_status names."""
     problems = [f"{q}: {got}" for q, want in expected.items() if (got := _found(server, q)) != want]
-    status = _structured(server, "kb_status", {})
+    status = server.structured("kb_status", {})
     if status["synchronization"] is not None:
         problems.append(f"synchronization {status['synchronization']}")
     if status["project"]["unreadableFiles"]:
@@ -116,7 +108,7 @@ def test_editor_saves_then_a_restart_agree_with_the_disk(tmp_path: Path) -> None
         (root / "#b.md#").unlink()
         (root / "._b.md").unlink()
         _eventually(second, {"bravoprime": ["b.md"], "applejunk": []})
-        status = _structured(second, "kb_status", {})
+        status = second.structured("kb_status", {})
         assert status["project"]["documents"] == 3, status["project"]
     finally:
         second.close()

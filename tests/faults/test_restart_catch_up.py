@@ -45,15 +45,8 @@ def _kill(server: RawServer) -> None:
     server.proc.wait(10)
 
 
-def _structured(server: RawServer, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = server.call(tool, arguments)["result"]
-    assert not result.get("isError"), result
-    structured: dict[str, Any] = result["structuredContent"]
-    return structured
-
-
 def _found(server: RawServer, query: str) -> list[str]:
-    found = _structured(server, "kb_search", {"request": {"query": query, "mode": "lexical"}})
+    found = server.structured("kb_search", {"request": {"query": query, "mode": "lexical"}})
     return [hit["path"] for hit in found["results"]]
 
 
@@ -95,7 +88,7 @@ def test_files_changed_while_no_server_watched_are_indexed_at_the_next_start(tmp
         _eventually(second, "quagga", ["new.md"])
         _eventually(second, "walrus", [])
         assert _found(second, "alpha") == []
-        status = _structured(second, "kb_status", {})
+        status = second.structured("kb_status", {})
         assert status["project"]["documents"] == 22 and status["indexing"]["last"] is None  # targeted, not a reindex
     finally:
         second.close()
@@ -114,10 +107,10 @@ def test_an_edit_whose_sync_had_not_run_when_the_server_was_killed_is_indexed_at
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-        created = _structured(first, "kb_create", {"request": {"path": "yak.md", "markdown": "# Yak\n\nyak words\n"}})
+        created = first.structured("kb_create", {"request": {"path": "yak.md", "markdown": "# Yak\n\nyak words\n"}})
         assert created["path"] == "yak.md" and (root / "yak.md").exists()
         time.sleep(0.5)  # the sync has started and now waits for the database (30 s busy timeout)
-        status = _structured(first, "kb_status", {})  # readers are not blocked (WAL)
+        status = first.structured("kb_status", {})  # readers are not blocked (WAL)
         assert status["synchronization"]["paths"] == ["yak.md"]
         _kill(first)  # with the sync queue still holding yak.md
     finally:

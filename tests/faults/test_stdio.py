@@ -88,6 +88,13 @@ class RawServer:
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return self.response(self.request("tools/call", {"name": name, "arguments": arguments}))
 
+    def structured(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A call that must succeed: its structured content."""
+        result = self.call(name, arguments)["result"]
+        assert not result.get("isError"), result
+        structured: dict[str, Any] = result["structuredContent"]
+        return structured
+
     def still_serving(self) -> None:
         tools = self.response(self.request("tools/list"))["result"]["tools"]
         assert any(tool["name"] == "kb_status" for tool in tools)
