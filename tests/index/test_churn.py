@@ -10,7 +10,6 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,15 +17,6 @@ from churn import Agent, Churn, Warnings, make_corpus, note, poll
 from kb_fakes import make_workspace
 
 from local_vector_search_mcp.errors import KbError
-
-
-@pytest.fixture
-def churn(tmp_path: Path) -> Iterator[Churn]:
-    harness = Churn(make_corpus(tmp_path / "kb"))
-    try:
-        yield harness
-    finally:
-        harness.close()
 
 
 def _atomic_save(path: Path, text: str, temp_name: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,6 @@ from kb_fakes import make_workspace
 from local_vector_search_mcp.dispatch import invoke
 
 PATTERN_FILES = ("._n0.md", ".n0.md", ".n0.md.swp", "n0.md~", "n0.md.tmp", "#n0.md#", "4913", "n0.md___jb_old___")
-
-
-@pytest.fixture
-def churn(tmp_path: Path) -> Iterator[Churn]:
-    harness = Churn(make_corpus(tmp_path / "kb"))
-    try:
-        yield harness
-    finally:
-        harness.close()
 
 
 def _catch_up(churn: Churn) -> list[str]:
