@@ -392,16 +392,7 @@ def _spread_like(n: int, seed: int) -> npt.NDArray[np.float32]:
     ``embedding_like``'s, so 384 centred bits rank them about as well as the real e5 vectors of
     opensearch-docs): at 8,000 rows a fixed pool of 400 Hamming candidates misses the float32 top
     10 as that corpus's 17,861 rows did (numpy about 0.93), a tenth of the rows holds it (0.98)."""
-    dims = 384
-    basis = np.linalg.qr(np.random.default_rng(0).standard_normal((dims, dims)))[0]
-    common = np.random.default_rng(1).standard_normal(dims)
-    common /= np.linalg.norm(common)
-    spectrum = np.arange(1, dims + 1) ** -0.5
-    spectrum /= np.linalg.norm(spectrum)
-    centres = np.random.default_rng(2).standard_normal((200, dims)) / np.sqrt(dims)
-    rng = np.random.default_rng(seed)
-    v = 1.5 * common + (rng.standard_normal((n, dims)) * spectrum) @ basis + 0.2 * centres[rng.integers(0, 200, n)]
-    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+    return embedding_like(n, seed, decay=0.5)
 
 
 def test_the_binary_pool_is_a_tenth_of_the_rows_within_its_bounds() -> None:
