@@ -54,6 +54,7 @@ MAX_DEPTH = 2  # patch-block-children: two levels of nesting below the appended 
 
 # block#code: the languages Notion accepts (the list of the 2022-06-28 reference); anything else
 # is a validation_error.
+# Written out here, not imported from notion.blocks: the fake is the check on the push's own list.
 LANGUAGES = frozenset(
     [
         *[
