@@ -46,7 +46,7 @@ from psycopg import sql
 
 from ..errors import IndexNotReady
 from ..globs import posix_regex, posix_regex_literal
-from . import pg_rank
+from . import pg_pending, pg_rank
 from .chunks import (
     MARKDOWN,
     ChunkFilterSpec,
@@ -93,6 +93,7 @@ _DERIVED = (
     "unreadable_files",
     "links",
     "doc_meta",
+    "pending_vectors",
     "vectors",
     "vector_centre",
     "term_stats",
@@ -355,12 +356,15 @@ class PostgresStore:
         self._add_lengths(conn)
         if dims and not self._table_exists("vectors"):
             conn.execute(VectorLayout.new(storage, int(dims)).create(self._extension_schema()))
+            self._add_pending(conn)
         elif dims and self._table_exists("vectors"):
             self._layout_cache = None
             old = self._layout()
             if old.storage == "binary" and not old.centred:  # from before decision 380: centred in place
                 self._centre_lock(conn)
                 old.centred_upgrade(conn, self._extension_schema())
+            if not self._pending_state()[1]:  # an index from before decision 485
+                self._add_pending(conn)
         self._layout_cache = None
         self._centre_settled = False
         self._ready = True
@@ -550,15 +554,45 @@ class PostgresStore:
         return f"local-vector-search-mcp:{self._schema}:doc:{path}"
 
     def pending_vectors(self, limit: int) -> list[PendingChunk]:
-        if not self.has_vectors():
+        if not self._pending_ready():
             return []
         rows = self._rows(
-            "select c.id, d.path, c.text, c.heading_path, c.embedding_text_hash from chunks c"
-            " join documents d on d.id = c.doc_id"
-            " where not exists (select 1 from vectors v where v.chunk_id = c.id) order by c.id limit %s",
+            "select c.id, d.path, c.text, c.heading_path, c.embedding_text_hash from pending_vectors p"
+            " join chunks c on c.id = p.chunk_id join documents d on d.id = c.doc_id order by p.chunk_id limit %s",
             (limit,),
         )
         return [PendingChunk(*r) for r in rows]
+
+    def _pending_state(self) -> tuple[bool, bool]:
+        """(the ``vectors`` table exists, the pending table and its triggers do: ``pg_pending``)."""
+        query, params = pg_pending.state_query(self._schema)
+        ((vectors, ready),) = self._conn().execute(query, params).fetchall()
+        return bool(vectors), bool(ready)
+
+    def _pending_ready(self) -> bool:
+        """Whether chunks can be pending (a vector table exists); an index without the pending
+        table (before decision 485) or without its triggers (dropped with ``chunks`` by a server
+        of an older release) gets them first. Looked at on every call, never remembered: another
+        server may rebuild the index meanwhile."""
+        if not self.exists():
+            return False
+        vectors, ready = self._pending_state()
+        if vectors and not ready:
+            with self._lock, self._conn().transaction():
+                self._add_pending(self._conn())
+        return vectors
+
+    def _add_pending(self, conn: psycopg.Connection[Any]) -> None:
+        """The pending table and its triggers, filled once by the anti-join; in the caller's
+        transaction, under the schema lock, done once when several servers open an old index
+        together (the second finds it made)."""
+        with conn.cursor() as cur:
+            self._ddl_lock(cur)
+        if self._pending_state()[1]:
+            return
+        conn.execute(pg_pending.lock(self._schema))
+        conn.execute(pg_pending.ddl(self._schema))
+        conn.execute(pg_pending.fill(self._schema))
 
     def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
         if not vectors or not self.has_vectors():
@@ -698,14 +732,15 @@ class PostgresStore:
         return self.exists() and bool(self._rows("select 1 from chunks limit 1"))
 
     def mark_all_vectors_pending(self) -> None:
-        """Nothing to do: a chunk is pending exactly while it has no row in ``vectors``."""
+        """Nothing to do: a chunk is pending exactly while it has no row in ``vectors``, and the
+        pending table was filled with every chunk when the vector table came."""
 
     def pending_vector_count(self) -> int:
-        if not self.has_vectors():
+        """The rows of the pending table (``pg_pending``): as many as chunks wait, not as many as
+        the index holds (decision 485)."""
+        if not self._pending_ready():
             return 0
-        ((n,),) = self._rows(
-            "select count(*) from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id)"
-        )
+        ((n,),) = self._rows("select count(*) from pending_vectors")
         return int(n)
 
     # link graph -----------------------------------------------------------------
