@@ -216,3 +216,39 @@ def test_kb_search_and_index_note_follow_another_servers_writes(tmp_path: Path, 
     finally:
         a.close()
         b.close()
+
+
+def test_a_user_who_may_not_add_the_table_counts_as_before(pg_server: PgServer) -> None:
+    """A server connecting as a role that may write the rows but is not the tables' owner (it
+    may not add triggers to them) answers from the anti-join, as before the table, and the
+    owner's next look upgrades the index for everyone."""
+    import psycopg
+
+    schema = pg_server.fresh_schema()
+    owner = PostgresStore(pg_server.url, schema)
+    owner.ensure_schema(DIMS, "float32")
+    for d in range(3):
+        owner.replace_document(*_doc(f"d{d}.md", 3, [i == 0 for i in range(3)], d))
+    _old_schema(owner)
+    role = f"writer_{schema}"
+    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+        conn.execute(f"create role {role} login".encode())
+        conn.execute(f"grant create on database postgres to {role}".encode())
+        conn.execute(f"grant usage on schema {schema} to {role}".encode())
+        conn.execute(f"grant select, insert, update, delete on all tables in schema {schema} to {role}".encode())
+        conn.execute(f"grant usage on all sequences in schema {schema} to {role}".encode())
+    writer = PostgresStore(pg_server.url.replace("postgres@", f"{role}@"), schema)
+    try:
+        assert writer.pending_vector_count() == 6 and writer._pending_refused
+        assert [p.chunk_id for p in writer.pending_vectors(100)] == _truth(owner)
+        writer.replace_document(*_doc("d0.md", 2, [False, False], 9))
+        assert writer.pending_vector_count() == 6  # 2 + 2 + 2
+        assert owner.pending_vector_count() == 6 and owner._pending_state() == (True, True)
+        # the writer's rows now move the table through the triggers, under the grants of chunks
+        writer.replace_document(*_doc("d1.md", 3, [True, False, True], 10))
+        writer.delete_document("d2.md")
+        writer.store_vectors([(p.chunk_id, np.ones(DIMS, np.float32)) for p in writer.pending_vectors(1)])
+        assert _agree([owner, writer]) == 2 + 1 + 0 - 1
+    finally:
+        writer.close()
+        owner.close()

@@ -26,7 +26,9 @@ anti-join once, under locks that hold writers of ``chunks`` and ``vectors`` mean
 
 from __future__ import annotations
 
-__all__ = ["TRIGGERS", "ddl", "fill", "lock", "state_query"]
+import re
+
+__all__ = ["TRIGGERS", "ddl", "fill", "grant", "grants", "lock", "state_query"]
 
 # (trigger, table, event, transition table) of the machinery; all present = ready
 TRIGGERS = (
@@ -68,6 +70,29 @@ def ddl(schema: str) -> bytes:
             f" for each statement execute function {s}.{name}()",
         ]
     return "; ".join(parts).encode()
+
+
+# what a role may do on ``chunks`` it may do on the pending table: the triggers run as the role
+# writing the chunks, and a reader counts it (roles granted rows but not the tables' ownership).
+# The privileges are the server's own words (``aclexplode``: SELECT ... MAINTAIN), one keyword each.
+_PRIVILEGE = re.compile(r"[A-Z]+")
+
+
+def grants(schema: str) -> tuple[bytes, tuple[str]]:
+    """(privilege, grantee role or ``None`` for PUBLIC) of every grant on ``chunks``."""
+    return (
+        b"select a.privilege_type, r.rolname from aclexplode((select relacl from pg_class where oid = to_regclass(%s)))"
+        b" a left join pg_roles r on r.oid = a.grantee order by 2, 1",
+        (f"{_quoted(schema)}.chunks",),
+    )
+
+
+def grant(schema: str, privilege: str, role: str | None) -> bytes:
+    """The GRANT of one of :func:`grants`' rows on the pending table."""
+    if not _PRIVILEGE.fullmatch(privilege):
+        raise ValueError(f"unexpected privilege {privilege!r}")
+    grantee = "public" if role is None else _quoted(role)
+    return f"grant {privilege} on {_quoted(schema)}.pending_vectors to {grantee}".encode()
 
 
 def lock(schema: str) -> bytes:

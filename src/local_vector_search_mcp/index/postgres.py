@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import threading
 import time
@@ -83,12 +84,18 @@ from .stem import STEM_MARK, stem_index_text
 
 __all__ = ["EF_SEARCH", "PostgresStore", "safe_location"]
 
+log = logging.getLogger(__name__)
+
 EF_SEARCH = 400  # measured: recall@10 0.98 on hard synthetic 384-d data (0.79 at 100); decision 150
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
 TOKENS_VERSION = "fts5-unicode61-1"  # lexical_meta: the tsvectors hold FTS5's tokens (decision 311)
 FIRST_ROWS = 200  # chunks of the most valuable atoms fetched first, to set the MaxScore threshold (decision 455)
 STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other servers' writes)
+# the pending chunk ids by their definition (decision 150), where the pending table cannot be added
+_PENDING_SCAN = (
+    "(select c.id as chunk_id from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id))"
+)
 _DERIVED = (
     "unreadable_files",
     "links",
@@ -259,6 +266,7 @@ class PostgresStore:
         self._centre_settled = False  # no recentring to look for (not binary, or the centre is fixed)
         self._stats_cache: tuple[float, pg_rank.CorpusStats] | None = None
         self._lengths_ready = False
+        self._pending_refused = False  # this user may not add the pending table (logged once)
 
     @property
     def location(self) -> str:
@@ -554,10 +562,11 @@ class PostgresStore:
         return f"local-vector-search-mcp:{self._schema}:doc:{path}"
 
     def pending_vectors(self, limit: int) -> list[PendingChunk]:
-        if not self._pending_ready():
+        source = self._pending_source()
+        if source is None:
             return []
         rows = self._rows(
-            "select c.id, d.path, c.text, c.heading_path, c.embedding_text_hash from pending_vectors p"
+            f"select c.id, d.path, c.text, c.heading_path, c.embedding_text_hash from {source} p"
             " join chunks c on c.id = p.chunk_id join documents d on d.id = c.doc_id order by p.chunk_id limit %s",
             (limit,),
         )
@@ -569,18 +578,33 @@ class PostgresStore:
         ((vectors, ready),) = self._conn().execute(query, params).fetchall()
         return bool(vectors), bool(ready)
 
-    def _pending_ready(self) -> bool:
-        """Whether chunks can be pending (a vector table exists); an index without the pending
-        table (before decision 485) or without its triggers (dropped with ``chunks`` by a server
-        of an older release) gets them first. Looked at on every call, never remembered: another
-        server may rebuild the index meanwhile."""
+    def _pending_source(self) -> str | None:
+        """The relation of the pending chunk ids (``p.chunk_id``): ``None`` when no chunk can be
+        pending (no vector table), else the pending table. An index without it (before decision
+        485) or without its triggers (dropped with ``chunks`` by a server of an older release)
+        gets them first; a user who may not add them (not the tables' owner) reads the anti-join
+        of chunks and vectors, as before, until a server that may has done it. Looked at on
+        every call, never remembered: another server may rebuild the index meanwhile."""
         if not self.exists():
-            return False
+            return None
         vectors, ready = self._pending_state()
-        if vectors and not ready:
-            with self._lock, self._conn().transaction():
-                self._add_pending(self._conn())
-        return vectors
+        if not vectors:
+            return None
+        if not ready:
+            try:
+                with self._lock, self._conn().transaction():
+                    self._add_pending(self._conn())
+            except psycopg.errors.InsufficientPrivilege as exc:
+                if not self._pending_refused:
+                    log.warning(
+                        "%s: cannot add the table of chunks waiting for vectors (%s); counting them from the "
+                        "whole index on every search until the tables' owner runs this server once",
+                        self._location,
+                        _scrubbed(exc, self._url),
+                    )
+                self._pending_refused = True
+                return _PENDING_SCAN
+        return "pending_vectors"
 
     def _add_pending(self, conn: psycopg.Connection[Any]) -> None:
         """The pending table and its triggers, filled once by the anti-join; in the caller's
@@ -592,6 +616,8 @@ class PostgresStore:
             return
         conn.execute(pg_pending.lock(self._schema))
         conn.execute(pg_pending.ddl(self._schema))
+        for privilege, role in conn.execute(*pg_pending.grants(self._schema)).fetchall():
+            conn.execute(pg_pending.grant(self._schema, privilege, role))
         conn.execute(pg_pending.fill(self._schema))
 
     def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
@@ -738,9 +764,10 @@ class PostgresStore:
     def pending_vector_count(self) -> int:
         """The rows of the pending table (``pg_pending``): as many as chunks wait, not as many as
         the index holds (decision 485)."""
-        if not self._pending_ready():
+        source = self._pending_source()
+        if source is None:
             return 0
-        ((n,),) = self._rows("select count(*) from pending_vectors")
+        ((n,),) = self._rows(f"select count(*) from {source} p")
         return int(n)
 
     # link graph -----------------------------------------------------------------
