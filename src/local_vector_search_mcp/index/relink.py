@@ -196,18 +196,44 @@ def _relink_file(
         return None  # bytes the decoder would not give back: never risk them
     source_before, source_after = rel, (dst if own else rel)
     changes: set[tuple[int, int, str]] = set()
+    properties: list[str] = []  # what each property link should read after the rewrite
     for link in extract_links(doc).links:
-        if link.start < 0:
-            continue
-        try:
-            change = _new_destination(link, source_before, source_after, src, dst, before, after, files, doc.text)
-        except InvalidArgument as refused:
-            raise InvalidArgument(f"In {rel!r}: {refused.message}") from None
+        change = None
+        if link.start >= 0:
+            try:
+                change = _new_destination(link, source_before, source_after, src, dst, before, after, files, doc.text)
+            except InvalidArgument as refused:
+                raise InvalidArgument(f"In {rel!r}: {refused.message}") from None
         if change is not None:
             changes.add(change)
+        if link.in_properties:
+            properties.append(link.destination if change is None else _replaced(link, change))
     if not changes:
         return None
-    return (BOM if doc.bom else b"") + rewrite(doc.text, changes).encode("utf-8")
+    new_text = rewrite(doc.text, changes)
+    if properties:
+        _check_properties(rel, new_text, properties)
+    return (BOM if doc.bom else b"") + new_text.encode("utf-8")
+
+
+def _replaced(link: Link, change: tuple[int, int, str]) -> str:
+    """``link``'s destination with ``change`` (a span inside it) applied."""
+    start, end, value = change
+    return link.destination[: start - link.start] + value + link.destination[end - link.start :]
+
+
+def _check_properties(rel: str, new_text: str, wanted: list[str]) -> None:
+    """A link rewritten inside a front-matter value must leave the YAML reading as intended: a new
+    name with a quote or backslash can end or escape the quoted value around it (decision 483).
+    The rewritten front matter is read again; any difference refuses the move before anything is
+    written."""
+    got = [ln.destination for ln in extract_links(parse_document(new_text.encode("utf-8"))).links if ln.in_properties]
+    if got != wanted:
+        raise InvalidArgument(
+            f"In {rel!r}: updateLinks cannot keep the front-matter property links working: the new name would "
+            "change the YAML value around them (a quote or backslash). Choose another name, or move without "
+            "updateLinks."
+        )
 
 
 def _stored(link: Link, source: str) -> StoredLink:
