@@ -65,7 +65,7 @@ def _to_unicode_cmap(fontname: str, subset: list[int]) -> str:
         f"<00> <{len(subset) - 1:02X}>",
         "endcodespacerange",
         f"{len(subset)} beginbfchar",
-        *(f"<{i:02X}> <{chr(code).encode('utf-16-be', 'surrogatepass').hex().upper()}>" for i, code in enumerate(subset)),
+        *(f"<{i:02X}> <{_utf16(code)}>" for i, code in enumerate(subset)),
         "endbfchar",
         "endcmap",
         "CMapName currentdict /CMap defineresource pop",
@@ -73,6 +73,10 @@ def _to_unicode_cmap(fontname: str, subset: list[int]) -> str:
         "end",
     ]
     return "\n".join(lines)
+
+
+def _utf16(code: int) -> str:
+    return chr(code).encode("utf-16-be", "surrogatepass").hex().upper()
 
 
 # reportlab looks the function up in its module each time it writes a subset font.
