@@ -381,7 +381,7 @@ class BlockRenderer:
                 body = body[:-1]
             lines = [line[min(indent, len(line) - len(line.lstrip(" "))) :] for line in body]
         else:
-            lines = [line[4:] if line.startswith("    ") else line.lstrip("\t") for line in lines]
+            lines = [_dedent(line, 4) for line in lines]
         return self.code_lines(lines, ctx)
 
     def code_lines(self, lines: list[str], ctx: _Ctx) -> list[Flowable]:
@@ -421,7 +421,9 @@ class BlockRenderer:
         ctx: _Ctx,
         lists: dict[tuple[str | None, str], int],
     ) -> list[Flowable]:
-        own = "\n".join(doc.text[a:b] for a, b in element.segments)
+        # Indentation in columns, tabs to the next multiple of 4 as in CommonMark: editors such as
+        # Obsidian indent nested lists with tabs, which the marker and the dedent below must see.
+        own = "\n".join(_expand_indent(doc.text[a:b]) for a, b in element.segments)
         first_line, _, rest = own.partition("\n")
         match = _MARKER.match(first_line)
         if match is None:  # not expected from the parser; keep the text
@@ -697,7 +699,20 @@ def _depth(doc: Document, element: Element) -> int:
     return depth
 
 
+def _expand_indent(text: str) -> str:
+    """Each line's leading tabs as spaces, to the next multiple of 4 columns (CommonMark's tab stop)."""
+    if "\t" not in text:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        body = line.lstrip(" \t")
+        lines[i] = line[: len(line) - len(body)].expandtabs(4) + body
+    return "\n".join(lines)
+
+
 def _dedent(line: str, width: int) -> str:
+    """``line`` without up to ``width`` columns of leading indentation (tabs to multiples of 4)."""
+    line = _expand_indent(line)
     spaces = len(line) - len(line.lstrip(" "))
     return line[min(spaces, width) :]
 
