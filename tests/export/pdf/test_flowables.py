@@ -52,3 +52,22 @@ def test_tab_indented_lists_and_code_keep_their_structure(kb: Path) -> None:
     }
     assert column["continued"] > column["q"]  # the item's paragraph, indented like its first line's text
     assert column["deeper"] > column["code"]  # the second tab is the code's own
+
+
+@poppler.needs_poppler
+def test_footnotes_are_printed_where_they_are_defined(kb: Path) -> None:
+    """CommonMark reads ``[^1]: text`` as a link reference definition: a one-word footnote vanished
+    from the PDF and ``[^1]`` became a link named "^1"; a longer one was printed raw as "[^2]: ..."
+    (decision 473). GitHub, Obsidian, mdBook and VitePress all render footnotes."""
+    (kb / "a.md").write_text(
+        "# F\n\nClaim[^1] and another[^Two] and [^undefined].\n\n"
+        "[^1]: single-word-note\n[^two]: a note of several words\n  with a lazy line\n\n"
+        "- item[^3]\n\n  [^3]: in-a-list\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    text = " ".join(poppler.text(pdf).split())
+    assert warnings == []
+    poppler.in_order(text, ["Claim1 and another", "Two and [^undefined]", "1 single-word-note", "two a note of"])
+    poppler.in_order(text, ["several words with a lazy line", "item3", "3 in-a-list"])
+    assert "[^1]" not in text and "^1" not in text and "[^two]" not in text
