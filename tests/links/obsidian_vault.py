@@ -70,7 +70,8 @@ def make_vault(seed: int, notes: int = 40) -> Vault:
         if any(_key(p) == _key(path) for p in vault):
             continue
         levels = sorted(rng.sample(HEADINGS, 3), key=HEADINGS.index)
-        vault[path] = Note(path, [(1, levels[0]), (2, levels[1]), (3, levels[2])], f"b{len(vault)}", f"aka {len(vault)}")
+        headings = [(1, levels[0]), (2, levels[1]), (3, levels[2])]
+        vault[path] = Note(path, headings, f"b{len(vault)}", f"aka {len(vault)}")
     paths = sorted(vault)
     by_name: dict[str, list[str]] = {}
     for path in paths:

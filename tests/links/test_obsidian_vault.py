@@ -3,7 +3,9 @@ for (``obsidian_vault.py``; decisions 480-484). ``OBSIDIAN_VAULTS`` runs more se
 
 from __future__ import annotations
 
+import hashlib
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ from kb_fakes import client
 
 from local_vector_search_mcp.dispatch import invoke
 
-from .obsidian_vault import Expected, make_vault
+from .obsidian_vault import FOLDERS, Expected, make_vault
 
 SEEDS = range(int(os.environ.get("OBSIDIAN_VAULTS", "4")))
 
@@ -56,11 +58,6 @@ def _targets(kb: Any, sources: list[str]) -> dict[str, list[str | None]]:
 def test_moves_keep_every_link_reaching_its_note(seed: int, tmp_path: Path) -> None:
     """kb_move with updateLinks over the same vaults: relative names, NFC/NFD names and property
     links included, every link that reached a note reaches it (at its new path) afterwards."""
-    import hashlib
-    import random
-
-    from .obsidian_vault import FOLDERS
-
     vault = make_vault(seed)
     root = tmp_path / "vault"
     for rel, data in vault.files.items():
