@@ -387,8 +387,11 @@ class BlockRenderer:
         width, height = box or (self.width(ctx), self.sheet.frame_height * 0.75)
         loaded = self.images.load(image.src, self.chapter.rel, width, height)
         if isinstance(loaded, Missing):
-            self.warn(f"Image {image.src!r} in {self.chapter.rel} was replaced by a placeholder: {loaded.reason}.")
-            return [self.placeholder(f"Image not available: {image.alt or image.src}", ctx)]
+            # markdown-it percent-encodes the reference (`{{site.url}}` read `%7B%7Bsite.url%7D%7D`):
+            # name it as the reader wrote it
+            written = MD.normalizeLinkText(image.src)
+            self.warn(f"Image {written!r} in {self.chapter.rel} was replaced by a placeholder: {loaded.reason}.")
+            return [self.placeholder(f"Image not available: {image.alt or written}", ctx)]
         return [self._image(loaded, ctx, image.alt)]
 
     def _image(self, picture: Picture, ctx: _Ctx, alt: str) -> Flowable:
