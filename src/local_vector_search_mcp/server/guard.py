@@ -9,6 +9,8 @@ In order, each answered with a JSON-RPC error body and no further reading of the
    browsers always send it on cross-site requests, other clients never need it.
 3. With a token configured, ``Authorization: Bearer <token>`` must match it, compared in constant
    time, else **401**.
+4. On ``/mcp``, an ``MCP-Protocol-Version`` header, when present, must name a version this
+   server speaks, else **400** (the transport's rule; decision 476).
 
 The body limit (413) and malformed JSON (400) are the SDK transport's, configured by
 :mod:`.http`; the guard gives the transport's plain-text refusals a JSON-RPC body too
@@ -28,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .drain import TOO_DEEP, is_request_without_id, request_without_id_reply
@@ -171,6 +174,7 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 ENDPOINT = "/mcp"
+SUPPORTED_PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
 
 async def _send_error(send: Send, held: list[Message], limit: int | None) -> None:
@@ -352,4 +356,22 @@ class RequestGuard:
         if self.token is not None and not bearer_matches(_header(scope, b"authorization"), self.token):
             challenge = [(b"www-authenticate", b'Bearer realm="local-vector-search-mcp"')]
             return 401, "Missing or wrong bearer token (Authorization: Bearer <token>).", challenge
+        if scope["path"] == ENDPOINT:
+            return _unsupported_version(_header(scope, b"mcp-protocol-version"))
         return None
+
+
+def _unsupported_version(header: str | None) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+    """400 for an ``MCP-Protocol-Version`` this server does not speak (decision 476), as the
+    Streamable HTTP transport requires. The SDK hands every version it does not know from the
+    initialize handshake to its 2026-07-28 entry, which answered "params._meta must be an object
+    carrying the required ... envelope keys": a client that sent a typo or an empty header was
+    told to change its message, not the header."""
+    if header is None or header in SUPPORTED_PROTOCOL_VERSIONS:
+        return None  # absent: the transport assumes 2025-03-26
+    shown = header if len(header) <= 40 else header[:40] + "..."
+    message = (
+        f"Unsupported MCP-Protocol-Version {shown!r}: this server speaks {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}; "
+        "send the version the initialize answer named."
+    )
+    return 400, message, []
