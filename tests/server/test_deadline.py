@@ -22,11 +22,14 @@ from local_vector_search_mcp.server.deadline import DeadlineH11Protocol
 
 KEEP_ALIVE = 1.0
 RECEIPT = 1.0
+STALL = 1.0
+BIG = 12 * 1024 * 1024  # far more than the sockets' buffers hold (4 MiB at most here)
 SLOW_CALL = 2.5  # longer than both: a call this long is still answered
 
 
 class ShortDeadlines(DeadlineH11Protocol):
     receipt_seconds = RECEIPT
+    send_stall_seconds = STALL
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -42,7 +45,7 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             break
     if scope["path"] == "/slow":
         await asyncio.sleep(SLOW_CALL)
-    answer = b"got %d" % len(body)
+    answer = b"x" * BIG if scope["path"] == "/big" else b"got %d" % len(body)
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(answer))]})
     await send({"type": "http.response.body", "body": answer})
 
@@ -138,6 +141,48 @@ def test_requests_received_in_time_are_served_however_long_they_run(port: int) -
             sock.sendall(b"x" * 10)
             time.sleep(RECEIPT / 8)
         assert answer(sock, b"got 40").startswith(b"HTTP/1.1 200")
+
+
+def _read_all(sock: socket.socket, slow_for: float = 0.0) -> int:
+    """Bytes read until the server ends the connection or the whole answer is in; for the first
+    ``slow_for`` seconds at about 250 kB/s."""
+    sock.settimeout(10)
+    slow_until = time.monotonic() + slow_for
+    total = 0
+    while total < BIG:
+        slow = time.monotonic() < slow_until
+        try:
+            chunk = sock.recv(16384 if slow else 1 << 20)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        total += len(chunk)
+        if slow:
+            time.sleep(0.06)
+    return total
+
+
+def _small_receive_buffer(port: int) -> socket.socket:
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def test_an_answer_nobody_reads_is_dropped(port: int) -> None:
+    with _small_receive_buffer(port) as sock:
+        sock.sendall(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+        time.sleep(STALL + 3)  # the client reads nothing
+        assert _read_all(sock) < BIG  # the server gave up and closed
+
+
+def test_a_slow_reader_gets_the_whole_answer(port: int) -> None:
+    with _small_receive_buffer(port) as sock:
+        sock.sendall(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+        # Far slower than the server writes, for several stall times: the kernel's send queue (up
+        # to 4 MiB) empties for seconds before the server's own buffer shrinks at all.
+        assert _read_all(sock, slow_for=4 * STALL) >= BIG
 
 
 def test_the_http_server_uses_the_protocol() -> None:

@@ -9,18 +9,31 @@ accept nobody else, and could open no file for anyone's tool call, until they le
 
 This protocol closes a connection that sends no byte within the keep-alive time (as an idle
 kept-alive one is closed, decision 213) and one whose request, headers and body, is not received
-in full within :data:`RECEIPT_SECONDS` of its first byte. Only receiving is timed: once a request
-has arrived, a call that runs for minutes and its answer are never cut.
+in full within :data:`RECEIPT_SECONDS` of its first byte. Once a request has arrived, a call that
+runs for minutes is never cut.
+
+The answer is timed the other way round (decision 478): uvicorn hands a whole answer to the
+socket's buffer at once, so a client that stopped reading (a hung process that keeps its socket)
+held all of it (about 32 MB for a kb_download_file of 20 MiB) for as long as it stayed connected. A
+connection whose buffered answer has not shrunk for :data:`SEND_STALL_SECONDS` is closed; a
+slow reader that takes anything at all in that time keeps its connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+try:
+    import fcntl
+    import termios
+except ImportError:  # Windows: the send queue is not looked at
+    pass
 
 __all__ = ["RECEIPT_SECONDS", "DeadlineH11Protocol"]
 
@@ -30,6 +43,9 @@ log = logging.getLogger("local_vector_search_mcp.http")
 # about 3.5 Mbit/s; a reverse proxy in front buffers the body and sends it at once.
 RECEIPT_SECONDS = 60.0
 
+# As nginx's send_timeout: the time between two reads by the client, not for the whole answer.
+SEND_STALL_SECONDS = 60.0
+
 _RECEIVING = (h11.IDLE, h11.SEND_BODY)
 
 
@@ -37,9 +53,11 @@ class DeadlineH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, with the connection closed when a request takes too long to arrive."""
 
     receipt_seconds = RECEIPT_SECONDS
+    send_stall_seconds = SEND_STALL_SECONDS
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._deadline: asyncio.TimerHandle | None = None
+        self._stall: asyncio.TimerHandle | None = None
         super().connection_made(transport)
         # A fresh connection waits for its first byte no longer than an idle kept-alive one.
         self._arm(self.timeout_keep_alive, "no request")
@@ -62,7 +80,51 @@ class DeadlineH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._stop_watching_writes()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stall is None:
+            self._watch_writes(self._unsent())
+
+    def resume_writing(self) -> None:
+        self._stop_watching_writes()
+        super().resume_writing()
+
+    def _watch_writes(self, buffered: int) -> None:
+        self._stall = self.loop.call_later(self.send_stall_seconds, self._check_writes, buffered)
+
+    def _check_writes(self, buffered: int) -> None:
+        self._stall = None
+        # A closing transport still waits for its buffer to drain (uvicorn's keep-alive timer runs
+        # from when the answer was handed over, not sent): it is checked all the same.
+        if not self.flow.write_paused:
+            return
+        now = self._unsent()
+        if now < buffered:  # the client read something: a slow reader, not a gone one
+            self._watch_writes(now)
+            return
+        client: Any = self.client or ("-", 0)
+        log.info("%s closed: answer not read for %g s (%d bytes waiting)", client[0], self.send_stall_seconds, now)
+        self.transport.abort()  # close() would wait for the buffer to drain, which is what never happens
+
+    def _unsent(self) -> int:
+        """Bytes of the answer the client has not taken yet: those still in our buffer and, where
+        the system tells (Linux), those in the socket's send queue. The kernel's queue holds a few
+        MiB on its own, and a slow reader empties it for many seconds before our buffer shrinks."""
+        buffered = self.transport.get_write_buffer_size()
+        sock = self.transport.get_extra_info("socket")
+        try:
+            queued = struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0"))[0]
+        except (OSError, AttributeError, ValueError, NameError):
+            queued = 0  # not Linux: our buffer alone
+        return int(buffered) + int(queued)
+
+    def _stop_watching_writes(self) -> None:
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
 
     def _disarm_when_received(self) -> None:
         # Still receiving after an early answer (a 413 or 401 sent before the body ended) stays
