@@ -1673,7 +1673,7 @@ class KbLinksResult(BaseModel):
         list[MissingImage] | None, Field(alias='missingImages')
     ] = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — image references whose file does not exist under the root. At most 1000.
+    Whole-knowledge-base check (no `path`) only, else null — image references and file embeds whose file does not exist under the root. At most 1000.
     """
     skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
     """

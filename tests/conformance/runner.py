@@ -19,6 +19,8 @@ A scenario file::
         equals: "# A\\n"                                   # (or startsWith: "%PDF-")
       - write: docs/a.md                                    # another program edits a file
         content: "# A changed\\n"
+      - {rename: docs/a.md, to: docs/b.md}                  # ... renames one (folders made)
+      - remove: docs/b.md                                   # ... deletes one
       - call: kb_status                                     # poll: repeat the call until
         until: 60                                           # `expect` holds (at most 60 s)
         expect: {structured: {indexing: {isRunning: false}}}
@@ -236,6 +238,14 @@ async def run_scenario(
             where = f"step {n}"
             if "write" in step:  # an edit made by another program
                 write_files(workspace, {substitute(step["write"], saved): substitute(step["content"], saved)})
+                continue
+            if "remove" in step:  # another program deletes a file
+                (workspace / substitute(step["remove"], saved)).unlink()
+                continue
+            if "rename" in step:  # another program renames a file (one rename, as a file manager does)
+                old_path, new_path = (workspace / substitute(step[key], saved) for key in ("rename", "to"))
+                new_path.parent.mkdir(parents=True, exist_ok=True)
+                old_path.rename(new_path)
                 continue
             if "file" in step:
                 path = workspace / substitute(step["file"], saved)

@@ -96,7 +96,9 @@ def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
 def _whole(ws: Workspace, graph: Graph, include_missing: bool) -> KbLinksResult:
     broken = [ln for ln in graph.document_links() if not ln.exists] if include_missing else []
     orphans = graph.orphans()
-    images = [ln for ln in graph.links if ln.is_image and _is_image(ln.target)]
+    # an embed of any file counts (Obsidian embeds PDFs, audio, video as it does images: decision
+    # 484); a Markdown image only with an image's extension
+    images = [ln for ln in graph.links if ln.is_image and (ln.kind == "embed" or _is_image(ln.target))]
     unlisted: list[tuple[str, str]] | None = [] if _needs_names(images) else None
     by_name = _files_by_name(ws, unlisted) if unlisted is not None else {}
     missing_images = [ln for ln in images if not _image_exists(ws, ln, by_name)]

@@ -9,11 +9,14 @@ without re-indexing its sources. Rules (spec/decisions.md 43 and 138-140):
   ``#fragment`` kept apart. URLs with a scheme, ``//host``, root-absolute
   ``/...`` and targets escaping the root are not links. A link counts as a
   document link when its path ends in ``.md``; an image counts as an image.
-* Wikilinks and embeds resolve like Obsidian: the root-relative path (``.md``
+* Wikilinks and embeds resolve like Obsidian: a name starting ``./`` or ``../``
+  against the source's folder (decision 480); else the root-relative path (``.md``
   optional), else the unique document whose path ends with ``/<name>.md``
-  (case-insensitive), else the unique document carrying the name as an alias.
-  Several matches are *ambiguous*: reported with their candidates, never guessed.
-  An embed with another extension (``![[diagram.png]]``) is an image.
+  (case-insensitive, and blind to Unicode normalisation: NFC and NFD spell the same
+  name), else the unique document carrying the name as an alias. Several matches
+  are *ambiguous*: reported with their candidates, never guessed. A name with
+  another extension (``![[diagram.png]]``) is a file unless a note has that name
+  (``[[Meeting.notes]]`` reaching ``Meeting.notes.md``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from urllib.parse import unquote
 
 from .port import DocumentMeta, StoredLink
 
-__all__ = ["Graph", "ResolvedLink", "Resolver", "slug"]
+__all__ = ["Graph", "ResolvedLink", "Resolver", "name_key", "slug"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -61,6 +64,12 @@ def _folded(title: str) -> str:
     return " ".join(title.split()).casefold()
 
 
+def name_key(name: str) -> str:
+    """How wikilink names and aliases compare: case-insensitive and in one Unicode normal form, so
+    a name typed NFC finds a file a Mac wrote NFD (they look the same to the author)."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 class Resolver:
     """Resolves destinations against one snapshot of the indexed documents."""
 
@@ -69,13 +78,16 @@ class Resolver:
         self.meta = meta
         self._by_lower: dict[str, list[str]] = defaultdict(list)
         self._by_name: dict[str, list[str]] = defaultdict(list)
+        self._keys: list[tuple[str, str]] = []  # (name_key(path), path): path-suffix matches
         for path in self.documents:
-            self._by_lower[path.casefold()].append(path)
-            self._by_name[posixpath.basename(path)[:-3].casefold()].append(path)
+            key = name_key(path)
+            self._keys.append((key, path))
+            self._by_lower[key].append(path)
+            self._by_name[name_key(posixpath.basename(path)[:-3])].append(path)
         self._by_alias: dict[str, list[str]] = defaultdict(list)
         for path, m in meta.items():
             for alias in m.aliases:
-                self._by_alias[alias.casefold()].append(path)
+                self._by_alias[name_key(alias)].append(path)
         # per target document, built on first use: heading slugs and folded titles (fragments)
         self._slugs: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
@@ -113,11 +125,19 @@ class Resolver:
             return None  # [[#Heading]]: a link inside the same note
         ext = posixpath.splitext(name)[1].lower()
         if ext and ext != ".md" and not _looks_like_note(ext):
-            return ResolvedLink(
-                link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
-                name.lstrip("/"), fragment or None, False, True,
-            )  # fmt: skip
-        matches = self.match_note(name)
+            # Obsidian tries the name as a file, then as a note: ``[[Meeting.notes]]`` is the note
+            # ``Meeting.notes.md`` when there is one, ``![[pic.png]]`` an image (decision 481)
+            matches = self.match_note(name, link.source, aliases=False)
+            if not matches:
+                return ResolvedLink(
+                    link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
+                    _relative(name, link.source) or name.lstrip("/"), fragment or None, False, True,
+                )  # fmt: skip
+        else:
+            matches = self.match_note(name, link.source)
+        relative = _relative(name, link.source)
+        if relative is not None and (relative == ".." or relative.startswith("../")):
+            return None  # leaves the root: not a link, like a Markdown link that does (decision 43)
         if len(matches) == 1:
             target = matches[0]
             found = self._fragment_found(target, fragment, wiki=True) if fragment else None
@@ -125,28 +145,37 @@ class Resolver:
                 link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
                 target, fragment or None, True, False, (), found,
             )  # fmt: skip
-        written = name.lstrip("/")
+        written = _relative(name, link.source) or name.lstrip("/")
         target = written if written.lower().endswith(".md") else f"{written}.md"
         return ResolvedLink(
             link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
             target, fragment or None, False, False, tuple(sorted(matches)),
         )  # fmt: skip
 
-    def match_note(self, name: str) -> list[str]:
-        """Every document a wikilink name could mean, by the first rule that matches."""
+    def match_note(self, name: str, source: str = "", *, aliases: bool = True) -> list[str]:
+        """Every document a wikilink name written in ``source`` could mean, by the first rule that
+        matches. A name starting ``./`` or ``../`` (Obsidian's "relative path" link format) means
+        that path from the source's folder and nothing else (decision 480)."""
+        relative = _relative(name, source)
+        if relative is not None:
+            if relative.startswith("../") or relative == "..":
+                return []  # outside the root
+            with_ext = relative if relative.lower().endswith(".md") else f"{relative}.md"
+            exact = self._by_lower.get(name_key(with_ext), [])
+            return [with_ext] if with_ext in exact else sorted(exact)
         written = name.strip().lstrip("/")
         with_ext = written if written.lower().endswith(".md") else f"{written}.md"
-        exact = self._by_lower.get(with_ext.casefold(), [])
+        exact = self._by_lower.get(name_key(with_ext), [])
         if exact:
             return [with_ext] if with_ext in exact else sorted(exact)
         if "/" in written:
-            suffix = "/" + with_ext.casefold()
-            found = [p for p in self.documents if p.casefold().endswith(suffix)]
+            suffix = "/" + name_key(with_ext)
+            found = [path for key, path in self._keys if key.endswith(suffix)]
         else:
-            found = list(self._by_name.get(with_ext[:-3].casefold(), []))
-        if found:
+            found = list(self._by_name.get(name_key(with_ext[:-3]), []))
+        if found or not aliases:
             return sorted(found)
-        return sorted(self._by_alias.get(written.casefold(), []))
+        return sorted(self._by_alias.get(name_key(written), []))
 
     def _fragment_found(self, target: str, fragment: str, wiki: bool) -> bool:
         meta = self.meta.get(target, DocumentMeta())
@@ -161,8 +190,33 @@ class Resolver:
             )
         slugs, folded_titles = known
         if wiki:  # a heading whose folded title or slug matches
-            return _folded(wanted) in folded_titles or slug(wanted) in slugs
+            if _folded(wanted) in folded_titles or slug(wanted) in slugs:
+                return True
+            return "#" in wanted and _heading_chain(meta.headings, wanted.split("#"))
         return wanted.lower() in slugs or slug(wanted) in slugs
+
+
+def _heading_chain(headings: Sequence[str], parts: Sequence[str]) -> bool:
+    """Obsidian's ``[[Note#Chapter#Section]]``: each heading of the chain found after the one
+    before it (decision 482), each by its folded text or its slug."""
+    at = 0
+    for part in parts:
+        folded, slugged = _folded(part), slug(part)
+        while at < len(headings) and _folded(headings[at]) != folded and slug(headings[at]) != slugged:
+            at += 1
+        if at == len(headings):
+            return False
+        at += 1
+    return True
+
+
+def _relative(name: str, source: str) -> str | None:
+    """The root-relative path a wikilink name written ``./x`` or ``../x`` in ``source`` names (``..``
+    first when it leaves the root); None for any other name."""
+    written = name.strip()
+    if not written.startswith(("./", "../")):
+        return None
+    return posixpath.normpath(posixpath.join(posixpath.dirname(source), written))
 
 
 def _looks_like_note(ext: str) -> bool:

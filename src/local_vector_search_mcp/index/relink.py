@@ -34,7 +34,7 @@ from ..markdown import parse_document
 from ..markdown.links import Link, extract_links, rewrite
 from ..markdown.source import BOM
 from ..sourcefile import read_source, unlisted_folder
-from .graph import WIKI_KINDS, Resolver
+from .graph import WIKI_KINDS, Resolver, name_key
 from .port import DocumentMeta, StoredLink
 
 __all__ = ["RelinkPlan", "markdown_files", "plan_move"]
@@ -120,7 +120,7 @@ def plan_move(
 def _needles(src: str, dst: str) -> list[str]:
     """The stems of ``src`` and ``dst``, case-folded: what a wikilink or embed the move may
     rewrite (or make ambiguous) holds, since those match names case-insensitively."""
-    return sorted({posixpath.splitext(posixpath.basename(path))[0].casefold() for path in (src, dst)})
+    return sorted({name_key(posixpath.splitext(posixpath.basename(path))[0]) for path in (src, dst)})
 
 
 # what may stand right before a written destination: `](`, `](<`, `]: `, `]:` (or a line start)
@@ -149,7 +149,7 @@ def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
     if written_escaped and name.lower() in unquote(unescapeAll(raw.decode("utf-8", "replace"))).lower():
         return True  # written with escapes or entities: parse it (decision 451)
     if b"[[" in raw:
-        text = raw.decode("utf-8", "replace").casefold()
+        text = name_key(raw.decode("utf-8", "replace"))  # NFC and NFD spell one name (decision 480)
         return any(n in text for n in names)
     return False
 
@@ -196,18 +196,44 @@ def _relink_file(
         return None  # bytes the decoder would not give back: never risk them
     source_before, source_after = rel, (dst if own else rel)
     changes: set[tuple[int, int, str]] = set()
+    properties: list[str] = []  # what each property link should read after the rewrite
     for link in extract_links(doc).links:
-        if link.start < 0:
-            continue
-        try:
-            change = _new_destination(link, source_before, source_after, src, dst, before, after, files, doc.text)
-        except InvalidArgument as refused:
-            raise InvalidArgument(f"In {rel!r}: {refused.message}") from None
+        change = None
+        if link.start >= 0:
+            try:
+                change = _new_destination(link, source_before, source_after, src, dst, before, after, files, doc.text)
+            except InvalidArgument as refused:
+                raise InvalidArgument(f"In {rel!r}: {refused.message}") from None
         if change is not None:
             changes.add(change)
+        if link.in_properties:
+            properties.append(link.destination if change is None else _replaced(link, change))
     if not changes:
         return None
-    return (BOM if doc.bom else b"") + rewrite(doc.text, changes).encode("utf-8")
+    new_text = rewrite(doc.text, changes)
+    if properties:
+        _check_properties(rel, new_text, properties)
+    return (BOM if doc.bom else b"") + new_text.encode("utf-8")
+
+
+def _replaced(link: Link, change: tuple[int, int, str]) -> str:
+    """``link``'s destination with ``change`` (a span inside it) applied."""
+    start, end, value = change
+    return link.destination[: start - link.start] + value + link.destination[end - link.start :]
+
+
+def _check_properties(rel: str, new_text: str, wanted: list[str]) -> None:
+    """A link rewritten inside a front-matter value must leave the YAML reading as intended: a new
+    name with a quote or backslash can end or escape the quoted value around it (decision 483).
+    The rewritten front matter is read again; any difference refuses the move before anything is
+    written."""
+    got = [ln.destination for ln in extract_links(parse_document(new_text.encode("utf-8"))).links if ln.in_properties]
+    if got != wanted:
+        raise InvalidArgument(
+            f"In {rel!r}: updateLinks cannot keep the front-matter property links working: the new name would "
+            "change the YAML value around them (a quote or backslash). Choose another name, or move without "
+            "updateLinks."
+        )
 
 
 def _stored(link: Link, source: str) -> StoredLink:
@@ -229,7 +255,7 @@ def _new_destination(
     if resolved is None or resolved.candidates:
         return None
     if link.kind in WIKI_KINDS:
-        return _wiki_change(link, resolved.target, resolved.exists, src, dst, after, files)
+        return _wiki_change(link, resolved.target, resolved.exists, src, dst, after, files, source_after)
     target = resolved.target
     if target == src:
         target = dst
@@ -302,7 +328,7 @@ class _Files:
 
 
 def _wiki_change(
-    link: Link, target: str, exists: bool, src: str, dst: str, after: Resolver, files: _Files
+    link: Link, target: str, exists: bool, src: str, dst: str, after: Resolver, files: _Files, source: str
 ) -> tuple[int, int, str] | None:
     name = link.destination.split("#", 1)[0].rstrip()
     if not target.lower().endswith(".md"):  # an embedded file: by path, else by file name anywhere
@@ -325,12 +351,12 @@ def _wiki_change(
     if not exists:
         return None  # unresolved before: nothing to preserve
     wanted = dst if target == src else target
-    if after.match_note(name) == [wanted]:
+    if after.match_note(name, source) == [wanted]:  # ``source``: where the link is after the move
         return None
     forms = [posixpath.basename(wanted)[:-3], wanted[:-3]]
     if name.lower().endswith(".md"):
         forms = [f + wanted[-3:] for f in forms]
-    new = next((f for f in forms if after.match_note(f) == [wanted]), forms[-1])
+    new = next((f for f in forms if after.match_note(f, source) == [wanted]), forms[-1])
     return link.start, link.start + len(name), _wiki_name(link, new)
 
 

@@ -62,7 +62,8 @@ class Link:
     entities resolved; for a wikilink the part before ``|``, fragment included).
     ``start``/``end`` is its span in ``Document.text`` (``-1`` when it could not be
     located exactly, e.g. written with escapes; such a link is never rewritten).
-    ``pointer`` is the v2 anchor of the innermost element holding the link.
+    ``pointer`` is the v2 anchor of the innermost element holding the link. ``in_properties``:
+    a wikilink written as a front-matter property value (``related: "[[Other]]"``, decision 483).
     """
 
     kind: LinkKind
@@ -71,6 +72,7 @@ class Link:
     pointer: str | None
     start: int
     end: int
+    in_properties: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,7 +357,9 @@ def extract_links(doc: Document) -> DocumentLinks:
     tags: list[str] = []
     aliases: list[str] = []
     if source.front_matter is not None:
-        tags, aliases = _front_matter(source.front_matter)
+        tags, aliases, properties = _front_matter(source.front_matter)
+        if properties:
+            links.extend(_property_links(doc, properties))
     for first, _end, content, cell in source.runs:
         children: list[Token] = []
         _MD.inline.parse(content, _MD, env, children)
@@ -448,16 +452,69 @@ class _Definitions:
         return match.span(group)
 
 
-def _front_matter(source: str) -> tuple[list[str], list[str]]:
-    """``tags``/``tag`` and ``aliases``/``alias`` of YAML front matter (lists or comma strings)."""
-    if "tag" not in source and "alias" not in source:
-        return [], []
+_PROPERTY_LINK = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
+_NOT_LINK_PROPERTIES = frozenset({"tags", "tag", "aliases", "alias", "cssclasses", "cssclass"})
+
+
+def _property_values(value: Any) -> Iterable[str]:
+    """Every string in a property's value (lists and mappings walked)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _property_values(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _property_values(item)
+
+
+def _property_links(doc: Document, wanted: list[str]) -> Iterable[Link]:
+    """The wikilinks of front-matter property values (Obsidian 1.4+ counts them as links: in
+    backlinks, the graph, and a rename updates them; decision 483). ``wanted`` holds the inner texts
+    (``Other|shown``) the YAML values carry, in order; each is placed at the first unused ``[[...]]``
+    of the front matter spelling it, outside comment lines, so a move can rewrite it. One the YAML
+    spelled with escapes is not found and keeps the span -1: counted, never rewritten."""
+    holder = next((e for e in doc.elements if e.kind == "front_matter"), None)
+    pointer = holder.anchor if holder is not None else None
+    text = doc.text
+    region_end = holder.end if holder is not None else 0
+    written: list[tuple[int, str]] = []
+    for match in _PROPERTY_LINK.finditer(text, 0, region_end):
+        line_start = max(text.rfind("\n", 0, match.start()), text.rfind("\r", 0, match.start())) + 1
+        if not match.group(1) and not text[line_start : match.start()].lstrip().startswith("#"):  # no YAML comment
+            written.append((match.start(2), match.group(2)))
+    used: set[int] = set()
+    for inner in wanted:
+        target, _, alias = inner.partition("|")
+        place = next((at for at, spelled in written if spelled == inner and at not in used), -1)
+        name = target.strip()
+        start = end = -1
+        if place >= 0:
+            used.add(place)
+            start = place + len(target) - len(target.lstrip())
+            end = start + len(name)
+        yield Link("wikilink", name, alias.strip() or None, pointer, start, end, True)
+
+
+def _front_matter(source: str) -> tuple[list[str], list[str], list[str]]:
+    """``tags``/``tag`` and ``aliases``/``alias`` of YAML front matter (lists or comma strings),
+    and the inner texts of the wikilinks its other properties' values hold."""
+    if "tag" not in source and "alias" not in source and "[[" not in source:
+        return [], [], []
     try:
         data = load_yaml(source)
     except ValueError:
-        return [], []  # broken front matter is the author's to fix; the links still count
+        return [], [], []  # broken front matter is the author's to fix; the links still count
     if not isinstance(data, dict):
-        return [], []
+        return [], [], []
+    properties: list[str] = []
+    if "[[" in source:
+        for key, value in data.items():
+            if str(key).lower() not in _NOT_LINK_PROPERTIES:
+                for string in _property_values(value):
+                    properties.extend(
+                        m.group(2) for m in _PROPERTY_LINK.finditer(string) if m.group(2).strip() and not m.group(1)
+                    )
 
     def values(*keys: str) -> list[str]:
         out: list[str] = []
@@ -467,7 +524,7 @@ def _front_matter(source: str) -> tuple[list[str], list[str]]:
             out.extend(str(v).strip() for v in items if v is not None and str(v).strip())
         return out
 
-    return [t.lstrip("#") for t in values("tags", "tag")], values("aliases", "alias")
+    return [t.lstrip("#") for t in values("tags", "tag")], values("aliases", "alias"), properties
 
 
 def load_yaml(source: str) -> Any:

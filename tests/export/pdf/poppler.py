@@ -25,6 +25,11 @@ def text(pdf: Path, *pages: int) -> str:
     return _run("pdftotext", *span, str(pdf), "-")
 
 
+def layout(pdf: Path) -> str:
+    """The text with its layout kept (columns show indentation)."""
+    return _run("pdftotext", "-layout", str(pdf), "-")
+
+
 def flat(pdf: Path) -> str:
     """The text with all white space removed (line breaks fall anywhere in CJK)."""
     return re.sub(r"\s+", "", text(pdf))

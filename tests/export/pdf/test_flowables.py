@@ -1,8 +1,13 @@
-"""Helpers of the element renderer: code wrapping, slugs, column widths."""
+"""The element renderer: code wrapping, slugs, indentation; lists and code read back with poppler."""
 
 from __future__ import annotations
 
-from local_vector_search_mcp.export.pdf.flowables import _wrap, slugify
+from pathlib import Path
+
+from local_vector_search_mcp.export.pdf.flowables import _dedent, _wrap, slugify
+
+from . import poppler
+from .conftest import export
 
 
 def test_code_lines_wrap_at_the_column_count_with_a_mark() -> None:
@@ -19,3 +24,50 @@ def test_slugs_follow_github() -> None:
     assert slugify("Hello, World!") == "hello-world"
     assert slugify("Using `Box<T>` to Point") == "using-boxt-to-point"
     assert slugify("模板语法") == "模板语法"
+
+
+def test_indentation_counts_tabs_to_the_next_multiple_of_four() -> None:
+    assert _dedent("\tpara", 2) == "  para"
+    assert _dedent(" \t\tx", 4) == "    x"
+    assert _dedent("      x", 4) == "  x"
+    assert _dedent("\t- b", 4) == "- b"
+
+
+@poppler.needs_poppler
+def test_tab_indented_lists_and_code_keep_their_structure(kb: Path) -> None:
+    """Obsidian and many hand-edited files indent nested lists with tabs. The list marker was only
+    looked for after spaces, so a tab-indented item lost its bullet and printed "-b" as text, and a
+    tab-indented continuation paragraph became code; an indented code line lost all its leading
+    tabs, not only the block's own (decision 472)."""
+    (kb / "a.md").write_text(
+        "# T\n\n- a\n\t- b\n\t\t- c\n\n- q\n\n\tcontinued\n\nend\n\n\tcode\n\t\tdeeper\n", encoding="utf-8"
+    )
+    pdf, _ = export(kb, "a.md")
+    text = poppler.text(pdf)
+    poppler.in_order(text, ["\u2022 a", "\u25e6 b", "\u25aa c", "\u2022 q", "continued", "end"])
+    assert "-b" not in text and "- b" not in text
+    layout = poppler.layout(pdf).splitlines()
+    column = {
+        word: next(line.index(word) for line in layout if word in line) for word in ("q", "continued", "code", "deeper")
+    }
+    assert column["continued"] > column["q"]  # the item's paragraph, indented like its first line's text
+    assert column["deeper"] > column["code"]  # the second tab is the code's own
+
+
+@poppler.needs_poppler
+def test_footnotes_are_printed_where_they_are_defined(kb: Path) -> None:
+    """CommonMark reads ``[^1]: text`` as a link reference definition: a one-word footnote vanished
+    from the PDF and ``[^1]`` became a link named "^1"; a longer one was printed raw as "[^2]: ..."
+    (decision 473). GitHub, Obsidian, mdBook and VitePress all render footnotes."""
+    (kb / "a.md").write_text(
+        "# F\n\nClaim[^1] and another[^Two] and [^undefined].\n\n"
+        "[^1]: single-word-note\n[^two]: a note of several words\n  with a lazy line\n\n"
+        "- item[^3]\n\n  [^3]: in-a-list\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    text = " ".join(poppler.text(pdf).split())
+    assert warnings == []
+    poppler.in_order(text, ["Claim1 and another", "Two and [^undefined]", "1 single-word-note", "two a note of"])
+    poppler.in_order(text, ["several words with a lazy line", "item3", "3 in-a-list"])
+    assert "[^1]" not in text and "^1" not in text and "[^two]" not in text

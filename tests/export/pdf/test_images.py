@@ -13,6 +13,9 @@ from local_vector_search_mcp.export.pdf.images import ImageStore, Missing, Pictu
 from local_vector_search_mcp.export.pdf.styles import PROFILES
 from local_vector_search_mcp.paths import PathGuard
 
+from . import poppler
+from .conftest import export
+
 
 def _store(root: Path, profile: str = "standard") -> ImageStore:
     return ImageStore(PathGuard(root, root / ".lvsm" / "index.db"), PROFILES[profile])
@@ -100,3 +103,25 @@ def test_relative_paths_resolve_against_the_chapter(tmp_path: Path) -> None:
     loaded = _store(tmp_path).load("img/a%20b.png?x=1", "book/ch1.md", 300, 400)
     assert isinstance(loaded, Picture)
     assert isinstance(_store(tmp_path).load("../book/img/a b.png", "book/ch1.md", 300, 400), Picture)
+
+
+@poppler.needs_poppler
+@pytest.mark.parametrize("damage", ["truncated", "bad checksum"])
+def test_a_damaged_small_png_is_a_placeholder_not_a_failed_export(kb: Path, damage: str) -> None:
+    """A PNG small enough to embed unchanged was handed to reportlab undecoded, which decodes it only
+    while drawing the page: a truncated file (an interrupted download, a partial sync) failed the whole
+    export with INTERNAL_ERROR. It is now decoded up front and becomes a placeholder (decision 470)."""
+    buffer = io.BytesIO()
+    Image.effect_noise((120, 90), 40).convert("RGB").save(buffer, "PNG")
+    data = bytearray(buffer.getvalue())
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    else:
+        data[60] ^= 0xFF  # inside the first IDAT chunk, whose CRC then fails
+    (kb / "broken.png").write_bytes(bytes(data))
+    _photo(kb / "fine.png", (40, 30), "PNG")
+    (kb / "a.md").write_text("# A\n\nbefore\n\n![damaged](broken.png)\n\n![fine](fine.png)\n\nafter\n")
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == ["Image 'broken.png' in a.md was replaced by a placeholder: the picture cannot be decoded."]
+    poppler.in_order(poppler.text(pdf), ["before", "Image not available: damaged", "after"])
+    assert len(poppler.images(pdf)) == 1

@@ -38,7 +38,7 @@ from reportlab.platypus.doctemplate import FrameBG
 from ...markdown import Document, Element, ElementKind, parse_text, table_source
 from .fonts import FontSet
 from .images import ImageStore, Missing, Picture
-from .inline import MD, InlineImage, InlineRenderer
+from .inline import FOOTNOTES, MD, InlineImage, InlineRenderer
 from .styles import Sheet
 
 __all__ = ["BlockRenderer", "Heading", "Outline", "slugify"]
@@ -52,6 +52,8 @@ _IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE | re.DOTALL)
 _ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*("([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _TAG = re.compile(r"<[^>]*>", re.DOTALL)
 _SCRIPT = re.compile(r"<(script|style)\b.*?(</\1\s*>|$)", re.DOTALL | re.IGNORECASE)
+# A footnote's definition on a line of its own (GFM).
+_FOOTNOTE_DEF = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]*(.*)$", re.MULTILINE)
 # A custom heading id (``## Title {#id}``), as VitePress and Pandoc write it.
 HEADING_ID = re.compile(r"[ \t]*\{#([^}\s]+)\}[ \t]*$")
 _COMPLEX = re.compile(r"^(?: {0,3}(?:```|~~~|>|\|)|    |\t)", re.MULTILINE)
@@ -234,7 +236,9 @@ class BlockRenderer:
                 heading_index += 1
                 after_heading = True
                 continue
-            if kind is ElementKind.PARAGRAPH:
+            if kind is ElementKind.PARAGRAPH and _FOOTNOTE_DEF.match(element.text):
+                out += self.footnotes(element.text, env, ctx)
+            elif kind is ElementKind.PARAGRAPH:
                 out += self.paragraph(element.text, env, ctx, first=after_heading)
             elif kind is ElementKind.CODE_BLOCK:
                 out += self.code(element.text, ctx)
@@ -270,12 +274,28 @@ class BlockRenderer:
         for text in gaps.values():
             if "]:" in text:
                 MD.parse(text, env)
+        # CommonMark reads a footnote definition (``[^1]: text``) as a link reference definition:
+        # its text would vanish and every ``[^1]`` become a link to a file named after its first word.
+        # A definition with more than one word is a paragraph instead, printed raw. Both are set as
+        # footnotes where they are written, and references to them as raised labels.
+        if "[^" in doc.text:
+            env.setdefault(FOOTNOTES, set()).update(m.group(1).lower() for m in _FOOTNOTE_DEF.finditer(doc.text))
+            _drop_footnote_references(env)
         return gaps
 
     def _gap(self, text: str, env: MutableMapping[str, Any], ctx: _Ctx) -> list[Flowable]:
         out: list[Flowable] = []
         tokens = MD.parse(text, env)
+        _drop_footnote_references(env)
+        covered = {line for tok in tokens if tok.map and tok.level == 0 for line in range(*tok.map)}
+        notes = [
+            (line, m.group(1), m.group(2))
+            for line, m in ((text.count("\n", 0, m.start()), m) for m in _FOOTNOTE_DEF.finditer(text))
+            if line not in covered
+        ]
         for i, tok in enumerate(tokens):
+            while notes and tok.map and tok.level == 0 and notes[0][0] < tok.map[0]:
+                out.append(self.footnote(*notes.pop(0)[1:], env, ctx))
             if tok.type == "hr":
                 out.append(
                     HRFlowable(
@@ -292,7 +312,25 @@ class BlockRenderer:
                 out += self.paragraph(tok.content, env, ctx)  # never lose text a gap happened to hold
             elif tok.type in ("fence", "code_block"):
                 out += self.code_lines(tok.content.rstrip("\n").split("\n"), ctx)
+        out += [self.footnote(label, note, env, ctx) for _, label, note in notes]
         return out
+
+    def footnotes(self, text: str, env: MutableMapping[str, Any], ctx: _Ctx) -> list[Flowable]:
+        """A paragraph of footnote definitions: each line that starts one begins the next footnote."""
+        notes: list[tuple[str, list[str]]] = []
+        for line in text.split("\n"):
+            match = _FOOTNOTE_DEF.match(line)
+            if match is not None:
+                notes.append((match.group(1), [match.group(2)]))
+            else:
+                notes[-1][1].append(line.strip())
+        return [self.footnote(label, "\n".join(lines), env, ctx) for label, lines in notes]
+
+    def footnote(self, label: str, text: str, env: MutableMapping[str, Any], ctx: _Ctx) -> Flowable:
+        """A footnote's definition where it was written: its label raised, then its text."""
+        rendered = self.inline.render(text, self.body_family, env)
+        mark = f"<super>{self.fonts.markup(label, self.body_family)}</super> "
+        return self.para(mark + rendered.markup, self.sheet.small, ctx, text)
 
     # ------------------------------------------------------------------ blocks
 
@@ -342,12 +380,18 @@ class BlockRenderer:
             out.insert(0, self.para("", self.sheet.first, ctx, "", bullet))
         return out
 
-    def picture(self, image: InlineImage, ctx: _Ctx) -> list[Flowable]:
+    def picture(self, image: InlineImage, ctx: _Ctx, box: tuple[float, float] | None = None) -> list[Flowable]:
+        """``image`` as a picture at most ``box`` (default: the width left and 3/4 of the frame's
+        height) in size, or a placeholder."""
         assert self.chapter is not None
-        loaded = self.images.load(image.src, self.chapter.rel, self.width(ctx), self.sheet.frame_height * 0.75)
+        width, height = box or (self.width(ctx), self.sheet.frame_height * 0.75)
+        loaded = self.images.load(image.src, self.chapter.rel, width, height)
         if isinstance(loaded, Missing):
-            self.warn(f"Image {image.src!r} in {self.chapter.rel} was replaced by a placeholder: {loaded.reason}.")
-            return [self.placeholder(f"Image not available: {image.alt or image.src}", ctx)]
+            # markdown-it percent-encodes the reference (`{{site.url}}` read `%7B%7Bsite.url%7D%7D`):
+            # name it as the reader wrote it
+            written = MD.normalizeLinkText(image.src)
+            self.warn(f"Image {written!r} in {self.chapter.rel} was replaced by a placeholder: {loaded.reason}.")
+            return [self.placeholder(f"Image not available: {image.alt or written}", ctx)]
         return [self._image(loaded, ctx, image.alt)]
 
     def _image(self, picture: Picture, ctx: _Ctx, alt: str) -> Flowable:
@@ -381,7 +425,7 @@ class BlockRenderer:
                 body = body[:-1]
             lines = [line[min(indent, len(line) - len(line.lstrip(" "))) :] for line in body]
         else:
-            lines = [line[4:] if line.startswith("    ") else line.lstrip("\t") for line in lines]
+            lines = [_dedent(line, 4) for line in lines]
         return self.code_lines(lines, ctx)
 
     def code_lines(self, lines: list[str], ctx: _Ctx) -> list[Flowable]:
@@ -421,7 +465,9 @@ class BlockRenderer:
         ctx: _Ctx,
         lists: dict[tuple[str | None, str], int],
     ) -> list[Flowable]:
-        own = "\n".join(doc.text[a:b] for a, b in element.segments)
+        # Indentation in columns, tabs to the next multiple of 4 as in CommonMark: editors such as
+        # Obsidian indent nested lists with tabs, which the marker and the dedent below must see.
+        own = "\n".join(_expand_indent(doc.text[a:b]) for a, b in element.segments)
         first_line, _, rest = own.partition("\n")
         match = _MARKER.match(first_line)
         if match is None:  # not expected from the parser; keep the text
@@ -551,7 +597,16 @@ class BlockRenderer:
             for c, text in enumerate(cells):
                 base = head if r == 0 else cell
                 style = self.style(base, 0, aligns[c], self.fonts.needs_cjk_wrap(text))
-                line.append(Paragraph(self.inline.render(text.replace("\\|", "|"), family, env).markup, style))
+                rendered = self.inline.render(text.replace("\\|", "|"), family, env)
+                cell_flowables: list[Flowable] = [Paragraph(rendered.markup, style)]
+                if rendered.images:
+                    # pictures in a cell (icons, screenshots beside their description) were dropped
+                    # without a word: drawn in the cell, no taller than a row may be
+                    box = (widths[c] - CELL_PADDING, self.sheet.frame_height * 0.6 / len(rendered.images))
+                    cell_flowables = cell_flowables[: 0 if rendered.only_images else 1]
+                    for image in rendered.images:
+                        cell_flowables += self.picture(image, _Ctx(), box)
+                line.append(cell_flowables if rendered.images else cell_flowables[0])
             data.append(line)
         table = Table(data, colWidths=widths, repeatRows=1, splitInRow=1, hAlign="LEFT")
         grid = colors.HexColor("#bbbbbb")
@@ -674,6 +729,12 @@ def _pieces(text: str, limit: int) -> list[str]:
     return pieces
 
 
+def _drop_footnote_references(env: MutableMapping[str, Any]) -> None:
+    references = env.get("references", {})
+    for label in [label for label in references if label.startswith("^")]:
+        del references[label]
+
+
 def _attrs(tag: str) -> dict[str, str]:
     return {
         m.group(1).lower(): html.unescape(next(g for g in m.groups()[2:] if g is not None) or "")
@@ -697,7 +758,20 @@ def _depth(doc: Document, element: Element) -> int:
     return depth
 
 
+def _expand_indent(text: str) -> str:
+    """Each line's leading tabs as spaces, to the next multiple of 4 columns (CommonMark's tab stop)."""
+    if "\t" not in text:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        body = line.lstrip(" \t")
+        lines[i] = line[: len(line) - len(body)].expandtabs(4) + body
+    return "\n".join(lines)
+
+
 def _dedent(line: str, width: int) -> str:
+    """``line`` without up to ``width`` columns of leading indentation (tabs to multiples of 4)."""
+    line = _expand_indent(line)
     spaces = len(line) - len(line.lstrip(" "))
     return line[min(spaces, width) :]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import reportlab
 from reportlab.lib.fonts import addMapping
-from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase import pdfmetrics, ttfonts
 from reportlab.pdfbase.ttfonts import TTFError, TTFont
 
 __all__ = ["Family", "FontSet", "font_set", "xml_escape"]
@@ -40,6 +40,47 @@ _STYLES = {
 _CJK_PREFERRED = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Droid Sans Fallback", "AR PL UMing CN")
 _VERA = Path(reportlab.__file__).parent / "fonts"
 _VERA_FILES = {"regular": "Vera.ttf", "bold": "VeraBd.ttf", "italic": "VeraIt.ttf", "bolditalic": "VeraBI.ttf"}
+
+
+def _to_unicode_cmap(fontname: str, subset: list[int]) -> str:
+    """reportlab's ToUnicode CMap of a subset, with each character written as UTF-16BE.
+
+    reportlab writes the code point as plain hex (``<1F600>`` for U+1F600), which PDF readers take
+    for the 16-bit U+1F60: an emoji or any other character beyond the Basic Multilingual
+    Plane that a face draws was copied, searched and extracted as another character. The CMap
+    format asks for UTF-16BE, a surrogate pair there (decision 471).
+    """
+    lines = [
+        "/CIDInit /ProcSet findresource begin",
+        "12 dict begin",
+        "begincmap",
+        "/CIDSystemInfo",
+        f"<< /Registry ({fontname})",
+        f"/Ordering ({fontname})",
+        "/Supplement 0",
+        ">> def",
+        f"/CMapName /{fontname} def",
+        "/CMapType 2 def",
+        "1 begincodespacerange",
+        f"<00> <{len(subset) - 1:02X}>",
+        "endcodespacerange",
+        f"{len(subset)} beginbfchar",
+        *(f"<{i:02X}> <{_utf16(code)}>" for i, code in enumerate(subset)),
+        "endbfchar",
+        "endcmap",
+        "CMapName currentdict /CMap defineresource pop",
+        "end",
+        "end",
+    ]
+    return "\n".join(lines)
+
+
+def _utf16(code: int) -> str:
+    return chr(code).encode("utf-16-be", "surrogatepass").hex().upper()
+
+
+# reportlab looks the function up in its module each time it writes a subset font.
+ttfonts.makeToUnicodeCMap = _to_unicode_cmap
 
 
 def xml_escape(text: str) -> str:

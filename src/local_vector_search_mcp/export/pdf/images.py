@@ -126,6 +126,10 @@ class ImageStore:
         fmt = (img.format or "").upper()
         orientation = img.getexif().get(0x0112, 1) if fmt == "JPEG" else 1
         if fmt in ("JPEG", "PNG") and orientation == 1 and px_w <= target_w * 1.1:
+            if fmt == "PNG":
+                # reportlab decodes a PNG only when it draws the page, where a truncated or corrupt
+                # file failed the whole export: decode it here (it is small) so it becomes a placeholder
+                img.load()
             return Picture(str(path), width, height)  # already right: embed the file's own bytes
         if fmt == "JPEG":
             img.draft("RGB", (target_w, max(1, round(target_w * px_h / px_w))))  # decode at reduced size

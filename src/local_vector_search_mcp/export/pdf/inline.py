@@ -20,9 +20,12 @@ from markdown_it.token import Token
 
 from .fonts import Family, FontSet
 
-__all__ = ["MD", "InlineImage", "InlineRenderer", "Rendered"]
+__all__ = ["FOOTNOTES", "MD", "InlineImage", "InlineRenderer", "Rendered"]
 
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+# The env key holding the labels of the document's footnotes (lower case); their references are raised.
+FOOTNOTES = "lvsm_footnotes"
+_FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
 _IMG_SRC = re.compile(r"""\bsrc\s*=\s*(["'])(.*?)\1""", re.IGNORECASE | re.DOTALL)
 _IMG_ALT = re.compile(r"""\balt\s*=\s*(["'])(.*?)\1""", re.IGNORECASE | re.DOTALL)
 
@@ -60,7 +63,7 @@ class InlineRenderer:
         for tok in children:
             kind = tok.type
             if kind == "text":
-                out.append(self.fonts.markup(tok.content, base))
+                out.append(self._text(tok.content, base, env))
                 visible = visible or bool(tok.content.strip())
             elif kind == "softbreak":
                 out.append(" ")
@@ -95,6 +98,20 @@ class InlineRenderer:
                     images.append(InlineImage(html.unescape(src.group(2)), html.unescape(alt.group(2)) if alt else ""))
             # other inline HTML tags are dropped; the text between them stays
         return Rendered("".join(out).strip(), images, bool(images) and not visible)
+
+    def _text(self, text: str, base: Family, env: MutableMapping[str, Any] | None) -> str:
+        notes = env.get(FOOTNOTES) if env is not None else None
+        if not notes or "[^" not in text:
+            return self.fonts.markup(text, base)
+        out: list[str] = []
+        pos = 0
+        for match in _FOOTNOTE_REF.finditer(text):
+            if match.group(1).lower() in notes:
+                out.append(self.fonts.markup(text[pos : match.start()], base))
+                out.append(f"<super>{self.fonts.markup(match.group(1), base)}</super>")
+                pos = match.end()
+        out.append(self.fonts.markup(text[pos:], base))
+        return "".join(out)
 
     def plain(self, text: str) -> str:
         """The visible text of inline Markdown (for outlines and the TOC)."""

@@ -1,0 +1,34 @@
+"""Fonts: what a PDF reader extracts is what was written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from local_vector_search_mcp.export.pdf.fonts import _to_unicode_cmap, font_set
+
+from . import poppler
+from .conftest import export
+
+# Characters beyond the Basic Multilingual Plane that common text faces draw (DejaVu Sans has
+# the emoticons block, Math Alphanumerics live in DejaVu Serif and many others).
+ASTRAL = "\U0001f600\U0001f642\U0001d400\U0001d49c"
+
+
+def test_the_to_unicode_map_writes_utf16() -> None:
+    cmap = _to_unicode_cmap("F", [0, 0x41, 0x1F600])
+    assert "<00> <0000>" in cmap and "<01> <0041>" in cmap and "<02> <D83DDE00>" in cmap
+    assert "<00> <02>" in cmap and "3 beginbfchar" in cmap
+
+
+@poppler.needs_poppler
+def test_characters_beyond_the_bmp_are_extracted_as_written(kb: Path) -> None:
+    """reportlab's ToUnicode map wrote U+1F600 as ``<1F600>``, which readers take as U+1F60: an
+    emoji in an export was copied and found as a Greek letter (decision 471)."""
+    drawn = [ch for ch in ASTRAL if font_set().sans.covers(ch)]
+    if not drawn:
+        pytest.skip("the text face draws none of the test characters")
+    (kb / "a.md").write_text(f"# Faces\n\nsmile {' '.join(drawn)} done\n", encoding="utf-8")
+    pdf, _ = export(kb, "a.md")
+    assert f"smile {' '.join(drawn)} done" in poppler.text(pdf)
