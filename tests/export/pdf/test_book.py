@@ -186,6 +186,24 @@ def test_book_chapters_links_outline_and_placeholders(kb: Path) -> None:
     assert b"/Outlines" in data and b"/Link" in data and b"/Dest" in data
 
 
+def test_a_chapter_without_a_heading_takes_its_title_from_the_table_of_contents(kb: Path) -> None:
+    """A chapter that starts with prose (or is empty, or only front matter) had no entry in the
+    contents or the outline, and an empty one was a blank page (decision 474)."""
+    (kb / "SUMMARY.md").write_text(
+        "# Book\n\n- [Introduction](intro.md)\n- [Later](later.md)\n- [Blank](blank.md)\n", encoding="utf-8"
+    )
+    (kb / "intro.md").write_text("intro-text without a heading\n", encoding="utf-8")
+    (kb / "later.md").write_text("# Later chapter\n\nlater-text\n", encoding="utf-8")
+    (kb / "blank.md").write_text("---\ntitle: x\n---\n", encoding="utf-8")
+    pdf, warnings = export(kb, "SUMMARY.md")
+    assert warnings == []
+    contents = poppler.text(pdf, 2)
+    poppler.in_order(contents, ["Introduction", "Later chapter", "Blank"])
+    body = poppler.text(pdf, 3, int(poppler.info(pdf)["Pages"]))
+    poppler.in_order(body, ["Introduction", "intro-text", "Later chapter", "later-text", "Blank"])
+    assert body.count("Introduction") == 1  # a chapter with a heading gets no second one
+
+
 @needs_corpora
 def test_rust_book_subset(tmp_path: Path) -> None:
     root = tmp_path / "rust"

@@ -75,3 +75,25 @@ def test_a_table_over_the_cell_cap_is_printed_as_text_with_a_warning(kb: Path) -
     pdf, warnings = export(kb, "big.md")
     assert len(warnings) == 1 and "printed as its Markdown text" in warnings[0]
     assert pdf.read_bytes().startswith(b"%PDF-")
+
+
+@needs_poppler
+def test_pictures_in_cells_are_drawn_or_replaced_by_placeholders(kb: Path) -> None:
+    """Pictures in a table cell (icons, a screenshot beside its description) were dropped without a
+    warning: only the cell's text was kept (decision 474)."""
+    from PIL import Image
+
+    from . import poppler
+
+    Image.new("RGB", (400, 300), "red").save(kb / "shot.png")
+    (kb / "a.md").write_text(
+        "# T\n\n| view | what |\n|---|---|\n| ![shot](shot.png) | shown-row |\n"
+        "| before ![gone](gone.png) | gone-row |\n| ![a](shot.png) ![b](shot.png) | two-row |\n\nafter\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md", page_format="a6")
+    assert warnings == ["Image 'gone.png' in a.md was replaced by a placeholder: the file does not exist."]
+    flat = " ".join(text(pdf).split())
+    poppler.in_order(flat, ["shown-row", "before", "gone-row", "two-row", "after"])
+    assert "Image not available: gone" in flat
+    assert len(poppler.images(pdf)) == 3

@@ -371,6 +371,11 @@ class _Book:
                 story.append(self.renderer.heading(fake, 0, _Ctx()))
                 story.append(self.renderer.placeholder(f"Chapter not available: {part.rel} ({part.missing})", _Ctx()))
                 continue
+            if is_book and not part.doc.headings:
+                # No heading of its own: the table of contents' title stands in, so the chapter has
+                # its entry in the contents and the outline (an empty one is not a blank page).
+                chapter.heading_keys.append(f"{chapter.key}h0")
+                story.append(self.renderer.heading(_heading_element(part.title or part.rel or ""), 0, _Ctx()))
             env: MutableMapping[str, Any] = {}
             story += self.renderer.document(part.doc, env, _Ctx(), top=True)
         info = {"title": title or _first_heading(doc) or posixpath.basename(self.rel), "author": author}

@@ -380,12 +380,18 @@ class BlockRenderer:
             out.insert(0, self.para("", self.sheet.first, ctx, "", bullet))
         return out
 
-    def picture(self, image: InlineImage, ctx: _Ctx) -> list[Flowable]:
+    def picture(self, image: InlineImage, ctx: _Ctx, box: tuple[float, float] | None = None) -> list[Flowable]:
+        """``image`` as a picture at most ``box`` (default: the width left and 3/4 of the frame's
+        height) in size, or a placeholder."""
         assert self.chapter is not None
-        loaded = self.images.load(image.src, self.chapter.rel, self.width(ctx), self.sheet.frame_height * 0.75)
+        width, height = box or (self.width(ctx), self.sheet.frame_height * 0.75)
+        loaded = self.images.load(image.src, self.chapter.rel, width, height)
         if isinstance(loaded, Missing):
-            self.warn(f"Image {image.src!r} in {self.chapter.rel} was replaced by a placeholder: {loaded.reason}.")
-            return [self.placeholder(f"Image not available: {image.alt or image.src}", ctx)]
+            # markdown-it percent-encodes the reference (`{{site.url}}` read `%7B%7Bsite.url%7D%7D`):
+            # name it as the reader wrote it
+            written = MD.normalizeLinkText(image.src)
+            self.warn(f"Image {written!r} in {self.chapter.rel} was replaced by a placeholder: {loaded.reason}.")
+            return [self.placeholder(f"Image not available: {image.alt or written}", ctx)]
         return [self._image(loaded, ctx, image.alt)]
 
     def _image(self, picture: Picture, ctx: _Ctx, alt: str) -> Flowable:
@@ -591,7 +597,16 @@ class BlockRenderer:
             for c, text in enumerate(cells):
                 base = head if r == 0 else cell
                 style = self.style(base, 0, aligns[c], self.fonts.needs_cjk_wrap(text))
-                line.append(Paragraph(self.inline.render(text.replace("\\|", "|"), family, env).markup, style))
+                rendered = self.inline.render(text.replace("\\|", "|"), family, env)
+                cell_flowables: list[Flowable] = [Paragraph(rendered.markup, style)]
+                if rendered.images:
+                    # pictures in a cell (icons, screenshots beside their description) were dropped
+                    # without a word: drawn in the cell, no taller than a row may be
+                    box = (widths[c] - CELL_PADDING, self.sheet.frame_height * 0.6 / len(rendered.images))
+                    cell_flowables = cell_flowables[: 0 if rendered.only_images else 1]
+                    for image in rendered.images:
+                        cell_flowables += self.picture(image, _Ctx(), box)
+                line.append(cell_flowables if rendered.images else cell_flowables[0])
             data.append(line)
         table = Table(data, colWidths=widths, repeatRows=1, splitInRow=1, hAlign="LEFT")
         grid = colors.HexColor("#bbbbbb")
