@@ -590,18 +590,19 @@ class PostgresStore:
         vectors, ready = self._pending_state()
         if not vectors:
             return None
+        if not ready and self._pending_refused:  # not asked again: each try holds writers a moment
+            return _PENDING_SCAN
         if not ready:
             try:
                 with self._lock, self._conn().transaction():
                     self._add_pending(self._conn())
             except psycopg.errors.InsufficientPrivilege as exc:
-                if not self._pending_refused:
-                    log.warning(
-                        "%s: cannot add the table of chunks waiting for vectors (%s); counting them from the "
-                        "whole index on every search until the tables' owner runs this server once",
-                        self._location,
-                        _scrubbed(exc, self._url),
-                    )
+                log.warning(
+                    "%s: cannot add the table of chunks waiting for vectors (%s); counting them from the "
+                    "whole index on every search until the tables' owner runs this server once",
+                    self._location,
+                    _scrubbed(exc, self._url),
+                )
                 self._pending_refused = True
                 return _PENDING_SCAN
         return "pending_vectors"
