@@ -163,6 +163,17 @@ def test_a_link_list_document_is_a_book_and_prose_is_not() -> None:
     assert _summary_links(parse_text("- [One](one.md)\n\n```\ncode\n```\n")) is None
 
 
+def test_reference_style_entries_make_a_book_too() -> None:
+    """A table of contents written with reference links was taken for prose: the export printed the
+    list of titles and no chapter, without a warning (decision 474)."""
+    book = parse_text("# Book\n\n- [One][1]\n- [Two]\n- [Three](three.md)\n\n[1]: one.md\n[two]: sub/two.md\n")
+    assert _summary_links(book) == [
+        ("One", "one.md", 0, True),
+        ("Two", "sub/two.md", 0, True),
+        ("Three", "three.md", 0, True),
+    ]
+
+
 def test_book_chapters_links_outline_and_placeholders(kb: Path) -> None:
     (kb / "SUMMARY.md").write_text(
         "# Handbook\n\n- [First](one.md)\n  - [Second](two.md)\n- [Gone](missing.md)\n", encoding="utf-8"
