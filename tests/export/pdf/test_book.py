@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -195,6 +196,21 @@ def test_book_chapters_links_outline_and_placeholders(kb: Path) -> None:
     assert any("missing.md" in w for w in warnings)
     data = pdf.read_bytes()
     assert b"/Outlines" in data and b"/Link" in data and b"/Dest" in data
+
+
+@pytest.mark.parametrize("title", [" ".join(["headword"] * 3000), "H" * 20000])
+def test_a_heading_taller_than_the_page_is_split_not_an_error(kb: Path, title: str) -> None:
+    """reportlab splits a paragraph taller than the frame by making its parts with the paragraph's
+    own class, whose constructor did not take those arguments: the export failed with TypeError
+    (INTERNAL_ERROR) (decision 474)."""
+    (kb / "a.md").write_text(f"# {title}\n\nafter-text\n\n## Next\n\nlast-text\n", encoding="utf-8")
+    pdf, warnings = export(kb, "a.md", page_format="a6")
+    assert warnings == []
+    flat = poppler.flat(pdf)
+    assert flat.count(title.split()[0]) >= (3000 if " " in title else 1)
+    poppler.in_order(flat, ["after-text", "Next", "last-text"])
+    # one outline entry per heading: the split heading's first part carries its own
+    assert len(re.findall(rb"/Dest \[[^\]]*\][^(]*/Title", pdf.read_bytes())) == 2
 
 
 def test_a_chapter_without_a_heading_takes_its_title_from_the_table_of_contents(kb: Path) -> None:

@@ -201,7 +201,7 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
         canvas.restoreState()
 
     def afterFlowable(self, flowable: Flowable) -> None:
-        if isinstance(flowable, Heading):
+        if isinstance(flowable, Heading) and flowable.outline is not None:
             o = flowable.outline
             self.canv.addOutlineEntry(o.title, o.key, level=o.level, closed=o.level >= 1)
             if o.toc:

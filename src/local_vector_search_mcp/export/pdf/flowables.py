@@ -105,11 +105,26 @@ class Heading(Paragraph):  # type: ignore[misc]  # reportlab ships no type hints
     """
 
     def __init__(
-        self, text: str, style: ParagraphStyle, outline: Outline, rule: tuple[float, colors.Color] | None = None
+        self,
+        text: str | None,
+        style: ParagraphStyle,
+        outline: Outline | None = None,
+        rule: tuple[float, colors.Color] | None = None,
+        **parts: Any,  # reportlab's split makes the parts as ``cls(None, style, bulletText=, frags=)``
     ) -> None:
-        super().__init__(text, style)
+        super().__init__(text, style, **parts)
         self.outline = outline
         self.rule = rule
+
+    def split(self, availWidth: float, availHeight: float) -> list[Flowable]:
+        """A heading taller than the page is split like any paragraph (it failed the export with a
+        TypeError): the first part carries the outline entry, the last the rule."""
+        parts: list[Flowable] = super().split(availWidth, availHeight)
+        for i, part in enumerate(parts):
+            if isinstance(part, Heading):
+                part.outline = self.outline if i == 0 else None
+                part.rule = self.rule if i == len(parts) - 1 else None
+        return parts
 
     def draw(self) -> None:
         super().draw()
