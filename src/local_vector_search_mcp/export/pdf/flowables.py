@@ -127,6 +127,11 @@ class Heading(Paragraph):  # type: ignore[misc]  # reportlab ships no type hints
         return parts
 
     def draw(self) -> None:
+        if self.outline is not None:
+            # the destination of the outline, the TOC and links, at the heading's top; an
+            # ``<a name>`` in the markup would do too, but it stops reportlab from breaking a
+            # word longer than the line, which then ran off the page
+            self.canv.bookmarkHorizontal(self.outline.key, 0, self.height)
         super().draw()
         if self.rule is not None:
             width, color = self.rule
@@ -372,7 +377,7 @@ class BlockRenderer:
         style = self.sheet.headings[min(5, outline_level)]
         if self.fonts.needs_cjk_wrap(raw):
             style = self.style(style, 0, None, True)
-        markup = f'<a name="{key}"/>{self.fonts.markup(number, self.body_family)}{rendered.markup}'
+        markup = f"{self.fonts.markup(number, self.body_family)}{rendered.markup}"
         rule = None
         if self.theme.heading_rule and outline_level <= 1:
             rule = (1.2 if outline_level == 0 else 0.6, self.theme.accent)
