@@ -11,6 +11,11 @@ within a topic a 32-d latent factor plus isotropic noise), so nearest neighbours
 distribution (not stored ones); lexical queries are two words drawn by frequency from the
 vocabulary, AND-ed, as the query builder does for two keywords.
 
+On PostgreSQL it also times the pending-vector count every kb_search with an embedder asks
+(decision 485) in blocks alternating with the anti-join of ``chunks`` and ``vectors`` it replaced, and
+the first look at an index from before it (the pending table made and filled); on SQLite its
+count over the partial index ``chunks_pending``.
+
 Both engines are filled in bulk (SQLite: plain inserts in one transaction; PostgreSQL: COPY into
 the adapter's tables with the indexes dropped, then the adapter's own index DDL, and on PostgreSQL the
 ``term_stats`` snapshot a full reindex or ``index copy`` leaves), then searched
@@ -46,6 +51,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from pg_server import PgServer  # noqa: E402
 
+from local_vector_search_mcp.index.pg_pending import TRIGGERS  # noqa: E402
 from local_vector_search_mcp.index.pg_rank import chunk_lengths  # noqa: E402
 from local_vector_search_mcp.index.postgres import PostgresStore, tsvector_literal  # noqa: E402
 from local_vector_search_mcp.index.query import AllOf, Term  # noqa: E402
@@ -338,6 +344,40 @@ def backend_clock(store: PostgresStore) -> Any:
     return lambda: int(path.read_text().split()[0])
 
 
+ANTI_JOIN = "select count(*) from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id)"
+
+
+def pending_counts(store: PostgresStore) -> dict[str, float]:
+    """The pending-vector count every kb_search with an embedder asks (decision 485), timed in
+    blocks of 10 alternating with blocks of the anti-join it replaced (the same answer, by
+    reading both tables: one call after each of its parallel queries would time the backend's
+    wait for a core, decision 489), then the first look at an index from before the pending
+    table (made and filled then)."""
+    new: list[float] = []
+    old: list[float] = []
+    store.pending_vector_count()  # warm
+    for _ in range(QUERIES // 10):
+        for calls, ask in ((new, store.pending_vector_count), (old, lambda: store._rows(ANTI_JOIN)[0][0])):
+            for _ in range(10):
+                t0 = time.perf_counter()
+                assert ask() == 0
+                calls.append((time.perf_counter() - t0) * 1000)
+    store._rows(
+        "drop table pending_vectors; " + "; ".join(f"drop trigger {name} on {table}" for name, table, *_ in TRIGGERS)
+    )
+    t0 = time.perf_counter()
+    assert store.pending_vector_count() == 0
+    upgrade = (time.perf_counter() - t0) * 1000
+    return {
+        "pending_count_p50_ms": statistics.median(new),
+        "pending_count_p95_ms": pct(new, 0.95),
+        "pending_anti_join_p50_ms": statistics.median(old),
+        "pending_anti_join_p95_ms": pct(old, 0.95),
+        "pending_upgrade_ms": upgrade,
+        "pending_timing": "blocks of 10 alternated",
+    }
+
+
 def run_size(n: int, server: PgServer, tmp: Path) -> dict[str, Any]:
     corpus = Corpus()
     queries = corpus.vectors(0, QUERIES, salt=1)
@@ -395,6 +435,7 @@ def run_size(n: int, server: PgServer, tmp: Path) -> dict[str, Any]:
         "lexical_no_term_stats_p95_ms": pct(bare_content, 0.95),
         "lexical_with_stop_words_no_term_stats_p50_ms": statistics.median(bare_times),
         "lexical_with_stop_words_no_term_stats_p95_ms": pct(bare_times, 0.95),
+        **pending_counts(store),
     }
     store.reset(None, "float32")  # frees the disk for the next size
     store.close()
@@ -410,6 +451,7 @@ def run_size(n: int, server: PgServer, tmp: Path) -> dict[str, Any]:
     sq_n = SQLITE_QUERIES.get(n, 40)
     sqlite, built = build_sqlite(tmp / f"scale-{n}.db", corpus, n)
     times, found, cpu = timed(lambda q: [h.chunk_id for h in sqlite.semantic(q, 10, None)], list(queries[:sq_n]))
+    counts, _, _ = timed(lambda _: sqlite.pending_vector_count(), list(range(QUERIES)))
     out["sqlite"] = {
         **built,
         "file_bytes": sqlite.file_size(),
@@ -418,6 +460,8 @@ def run_size(n: int, server: PgServer, tmp: Path) -> dict[str, Any]:
         "semantic_p95_ms": pct(times, 0.95),
         "semantic_cpu_ms": cpu * 1000 / len(times),
         "recall10": recall(found, sq_n),
+        "pending_count_p50_ms": statistics.median(counts),
+        "pending_count_p95_ms": pct(counts, 0.95),
     }
     sqlite.close()
     print(f"  sqlite {n:,}: {json.dumps(out['sqlite'])}", flush=True)
@@ -473,6 +517,25 @@ def summary_rows() -> list[list[Any]]:
                 pg["lexical_p95_ms"] < 50 and not stale,
             ]
         )
+        if "pending_count_p50_ms" in pg:
+            sqlite_count = (
+                f"; SQLite's (partial index) p50 {sq['pending_count_p50_ms']:.2f} ms"
+                if "pending_count_p50_ms" in sq
+                else ""
+            )
+            rows.append(
+                [
+                    f"PostgreSQL pending-vector count (every kb_search with an embedder) at {label} chunks:"
+                    " at most a tenth of the anti-join's (decision 485)",
+                    f"p50 {pg['pending_count_p50_ms']:.2f} / p95 {pg['pending_count_p95_ms']:.2f} ms; the anti-join"
+                    f" it replaced p50 {pg['pending_anti_join_p50_ms']:.1f} / p95 {pg['pending_anti_join_p95_ms']:.1f}"
+                    f" ms, {pg.get('pending_timing', 'alternated')} in the same run; an index from before it:"
+                    " first look (table made and filled)"
+                    f" {pg['pending_upgrade_ms']:.0f} ms{sqlite_count}; load {r['load_before']:.1f} before,"
+                    f" {r['load_after']:.1f} after ({r['when_utc'][:16]}Z)",
+                    pg["pending_count_p50_ms"] * 10 <= pg["pending_anti_join_p50_ms"],
+                ]
+            )
     return rows
 
 
@@ -502,7 +565,9 @@ def main() -> int:
                     f"{pg['semantic_p95_ms']:.1f} sqlite-vec exact {sq['semantic_p50_ms']:.0f}/"
                     f"{sq['semantic_p95_ms']:.0f} numpy exact {r['exact_numpy_ms_per_query']:.0f} | "
                     f"recall@10 HNSW {pg['recall10']:.3f} sqlite {sq['recall10']:.3f} | lexical pg p50/p95 "
-                    f"{pg['lexical_p50_ms']:.1f}/{pg['lexical_p95_ms']:.1f} ms | load {r['load_before']:.1f}",
+                    f"{pg['lexical_p50_ms']:.1f}/{pg['lexical_p95_ms']:.1f} ms | pending count pg p50 "
+                    f"{pg['pending_count_p50_ms']:.2f} (anti-join {pg['pending_anti_join_p50_ms']:.1f}) ms | "
+                    f"load {r['load_before']:.1f}",
                     flush=True,
                 )
     finally:

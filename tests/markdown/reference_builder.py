@@ -37,6 +37,11 @@ __all__ = ["ParseResult", "build_elements", "historical_paragraph_ranges", "line
 # Block structure only: spans never need the inline rules.
 _MD_CURRENT = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
 _MD_HISTORICAL = MarkdownIt("commonmark").use(front_matter_plugin).disable(["inline", "text_join"])
+# Without the plugin: it also fires in a list item's nested parse of line 0 (`-    x--` then
+# `title: a` and `---` gave a front matter inside the item), which CommonMark never does. Front
+# matter can only open a document whose text starts with `---` (decision 62).
+_MD_CURRENT_PLAIN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+_MD_HISTORICAL_PLAIN = MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 _LIST_OPEN = ("bullet_list_open", "ordered_list_open")
 _LIST_CLOSE = ("bullet_list_close", "ordered_list_close")
@@ -425,7 +430,7 @@ class _Builder:
 def build_elements(text: str) -> ParseResult:
     """Parse ``text`` and return its addressable elements and reserved pointers."""
     builder = _Builder(text)
-    builder.walk(_MD_CURRENT.parse(text))
+    builder.walk((_MD_CURRENT if text.startswith("---") else _MD_CURRENT_PLAIN).parse(text))
     return builder.finish()
 
 
@@ -435,7 +440,7 @@ def historical_paragraph_ranges(text: str) -> list[tuple[int, int]]:
     builder = _Builder(text)
     found: list[tuple[int, int]] = []
     quotes: list[tuple[int, int] | None] = []  # quote ranges; None for lists and items
-    for tok in _MD_HISTORICAL.parse(text):
+    for tok in (_MD_HISTORICAL if text.startswith("---") else _MD_HISTORICAL_PLAIN).parse(text):
         if tok.type == "blockquote_open":
             l0, l1 = builder.map_of(tok)
             quotes.append((l0, builder.trim(l0, l1)))

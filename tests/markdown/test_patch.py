@@ -240,6 +240,15 @@ def test_reserved_pointer_is_a_conflict() -> None:
         plan_patch(parse_text("First.\n\n- Second.\n"), "d.md", [Op("replace_element", before, "x")])
 
 
+def test_an_anchor_survives_a_list_inserted_above_it() -> None:
+    # Decision 490 (found by tests/handlers/test_edit_sequences.py): another agent's list,
+    # inserted before the paragraph, took the paragraph's old ordinal; the edit of the
+    # unchanged paragraph must not be refused.
+    held = anchors("# One\n\nA.\n\nB.\n")["1.p1"]
+    doc = parse_text("# One\n\n- new item\n\nA.\n\nB.\n")
+    assert plan_patch(doc, "d.md", [Op("replace_element", held, "AA.")]) == "# One\n\n- new item\n\nAA.\n\nB.\n"
+
+
 # -- fragment pre-validation (§5.3) -----------------------------------------------------------------
 
 

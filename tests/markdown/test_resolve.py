@@ -69,6 +69,21 @@ def test_reserved_pointer_is_conflict_not_relocation() -> None:
     assert info.value.reason is ConflictReason.RESERVED_POINTER
 
 
+@pytest.mark.parametrize(
+    "above",
+    ["- item\n", "| a |\n| --- |\n| 1 |\n", "> quoted\n>\n> twice\n", "- item\n\n  more\n"],
+    ids=["list", "table", "quote", "loose-list"],
+)
+def test_an_ordinal_taken_by_a_container_placed_above_relocates(above: str) -> None:
+    # Decision 490: a list, table or quote inserted above a paragraph takes its old ordinal
+    # (reserved); the paragraph itself did not change and is followed to its new position.
+    anchor = anchor_of("# S\n\nIntro.\n\nNext.\n", "1.p1")
+    doc = parse_text(f"# S\n\n{above}\nIntro.\n\nNext.\n")
+    assert "1.p1" in doc.reserved
+    element = resolve(doc, anchor, "a.md")
+    assert element is not None and element.text == "Intro." and element.pointer != "1.p1"
+
+
 def test_unhashed_pointer_not_found_mentions_pointer_and_path() -> None:
     with pytest.raises(InvalidArgument, match=r"'1\.p9'.*'docs/a\.md'"):
         resolve_pointer(parse_text(DOC), "1.p9", "docs/a.md")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import threading
 import time
@@ -46,7 +47,7 @@ from psycopg import sql
 
 from ..errors import IndexNotReady
 from ..globs import posix_regex, posix_regex_literal
-from . import pg_rank
+from . import pg_pending, pg_rank
 from .chunks import (
     MARKDOWN,
     ChunkFilterSpec,
@@ -83,16 +84,23 @@ from .stem import STEM_MARK, stem_index_text
 
 __all__ = ["EF_SEARCH", "PostgresStore", "safe_location"]
 
+log = logging.getLogger(__name__)
+
 EF_SEARCH = 400  # measured: recall@10 0.98 on hard synthetic 384-d data (0.79 at 100); decision 150
 _MAX_POSITION = 16383  # tsvector positions stop there
 _MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
 TOKENS_VERSION = "fts5-unicode61-1"  # lexical_meta: the tsvectors hold FTS5's tokens (decision 311)
 FIRST_ROWS = 200  # chunks of the most valuable atoms fetched first, to set the MaxScore threshold (decision 455)
 STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other servers' writes)
+# the pending chunk ids by their definition (decision 150), where the pending table cannot be added
+_PENDING_SCAN = (
+    "(select c.id as chunk_id from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id))"
+)
 _DERIVED = (
     "unreadable_files",
     "links",
     "doc_meta",
+    "pending_vectors",
     "vectors",
     "vector_centre",
     "term_stats",
@@ -258,6 +266,7 @@ class PostgresStore:
         self._centre_settled = False  # no recentring to look for (not binary, or the centre is fixed)
         self._stats_cache: tuple[float, pg_rank.CorpusStats] | None = None
         self._lengths_ready = False
+        self._pending_refused = False  # this user may not add the pending table (logged once)
 
     @property
     def location(self) -> str:
@@ -355,12 +364,15 @@ class PostgresStore:
         self._add_lengths(conn)
         if dims and not self._table_exists("vectors"):
             conn.execute(VectorLayout.new(storage, int(dims)).create(self._extension_schema()))
+            self._add_pending(conn)
         elif dims and self._table_exists("vectors"):
             self._layout_cache = None
             old = self._layout()
             if old.storage == "binary" and not old.centred:  # from before decision 380: centred in place
                 self._centre_lock(conn)
                 old.centred_upgrade(conn, self._extension_schema())
+            if not self._pending_state()[1]:  # an index from before decision 485
+                self._add_pending(conn)
         self._layout_cache = None
         self._centre_settled = False
         self._ready = True
@@ -550,15 +562,64 @@ class PostgresStore:
         return f"local-vector-search-mcp:{self._schema}:doc:{path}"
 
     def pending_vectors(self, limit: int) -> list[PendingChunk]:
-        if not self.has_vectors():
+        source = self._pending_source()
+        if source is None:
             return []
         rows = self._rows(
-            "select c.id, d.path, c.text, c.heading_path, c.embedding_text_hash from chunks c"
-            " join documents d on d.id = c.doc_id"
-            " where not exists (select 1 from vectors v where v.chunk_id = c.id) order by c.id limit %s",
+            f"select c.id, d.path, c.text, c.heading_path, c.embedding_text_hash from {source} p"
+            " join chunks c on c.id = p.chunk_id join documents d on d.id = c.doc_id order by p.chunk_id limit %s",
             (limit,),
         )
         return [PendingChunk(*r) for r in rows]
+
+    def _pending_state(self) -> tuple[bool, bool]:
+        """(the ``vectors`` table exists, the pending table and its triggers do: ``pg_pending``)."""
+        query, params = pg_pending.state_query(self._schema)
+        ((vectors, ready),) = self._conn().execute(query, params).fetchall()
+        return bool(vectors), bool(ready)
+
+    def _pending_source(self) -> str | None:
+        """The relation of the pending chunk ids (``p.chunk_id``): ``None`` when no chunk can be
+        pending (no vector table), else the pending table. An index without it (before decision
+        485) or without its triggers (dropped with ``chunks`` by a server of an older release)
+        gets them first; a user who may not add them (not the tables' owner) reads the anti-join
+        of chunks and vectors, as before, until a server that may has done it. Looked at on
+        every call, never remembered: another server may rebuild the index meanwhile."""
+        if not self.exists():
+            return None
+        vectors, ready = self._pending_state()
+        if not vectors:
+            return None
+        if not ready and self._pending_refused:  # not asked again: each try holds writers a moment
+            return _PENDING_SCAN
+        if not ready:
+            try:
+                with self._lock, self._conn().transaction():
+                    self._add_pending(self._conn())
+            except psycopg.errors.InsufficientPrivilege as exc:
+                log.warning(
+                    "%s: cannot add the table of chunks waiting for vectors (%s); counting them from the "
+                    "whole index on every search until the tables' owner runs this server once",
+                    self._location,
+                    _scrubbed(exc, self._url),
+                )
+                self._pending_refused = True
+                return _PENDING_SCAN
+        return "pending_vectors"
+
+    def _add_pending(self, conn: psycopg.Connection[Any]) -> None:
+        """The pending table and its triggers, filled once by the anti-join; in the caller's
+        transaction, under the schema lock, done once when several servers open an old index
+        together (the second finds it made)."""
+        with conn.cursor() as cur:
+            self._ddl_lock(cur)
+        if self._pending_state()[1]:
+            return
+        conn.execute(pg_pending.lock(self._schema))
+        conn.execute(pg_pending.ddl(self._schema))
+        for privilege, role in conn.execute(*pg_pending.grants(self._schema)).fetchall():
+            conn.execute(pg_pending.grant(self._schema, privilege, role))
+        conn.execute(pg_pending.fill(self._schema))
 
     def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
         if not vectors or not self.has_vectors():
@@ -698,14 +759,16 @@ class PostgresStore:
         return self.exists() and bool(self._rows("select 1 from chunks limit 1"))
 
     def mark_all_vectors_pending(self) -> None:
-        """Nothing to do: a chunk is pending exactly while it has no row in ``vectors``."""
+        """Nothing to do: a chunk is pending exactly while it has no row in ``vectors``, and the
+        pending table was filled with every chunk when the vector table came."""
 
     def pending_vector_count(self) -> int:
-        if not self.has_vectors():
+        """The rows of the pending table (``pg_pending``): as many as chunks wait, not as many as
+        the index holds (decision 485)."""
+        source = self._pending_source()
+        if source is None:
             return 0
-        ((n,),) = self._rows(
-            "select count(*) from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id)"
-        )
+        ((n,),) = self._rows(f"select count(*) from {source} p")
         return int(n)
 
     # link graph -----------------------------------------------------------------

@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from local_vector_search_mcp.errors import Conflict, ConflictReason, InvalidArgument
 
+from .kinds import ElementKind
 from .model import Document, Element
 from .pointers import Anchor, parse_anchor
 
@@ -49,17 +50,18 @@ def resolve(doc: Document, anchor: Anchor, path: str) -> Element | None:
         if current is None:
             raise _not_found(logical, path)
         return current
-    if doc.is_reserved(logical):
-        raise Conflict(
-            f"Pointer '{logical}' now names content inside a list, quote or table; {_REREAD}.",
-            ConflictReason.RESERVED_POINTER,
-        )
     kind = anchor.kind
     if current is not None and current.kind is kind and current.self_hash == anchor.self_hash:
         return current
     matches = [e for e in doc.elements if e.kind is kind and e.self_hash == anchor.self_hash]
-    if len(matches) == 1:
+    reserved = doc.is_reserved(logical)
+    if len(matches) == 1 and not (reserved and _also_in_a_container(doc, matches[0])):
         return matches[0]
+    if reserved:
+        raise Conflict(
+            f"Pointer '{logical}' now names content inside a list, quote or table; {_REREAD}.",
+            ConflictReason.RESERVED_POINTER,
+        )
     if matches:
         raise Conflict(
             f"Pointer '{logical}' is ambiguous: it matches {len(matches)} elements after the document changed; "
@@ -75,6 +77,26 @@ def resolve(doc: Document, anchor: Anchor, path: str) -> Element | None:
         f"The original element of '{logical}' could not be found in the current document (target not found); "
         f"{_REREAD}.",
         ConflictReason.TARGET_NOT_FOUND,
+    )
+
+
+_CONTAINERS = (ElementKind.LIST_ITEM, ElementKind.BLOCK_QUOTE, ElementKind.TABLE)
+
+
+def _also_in_a_container(doc: Document, match: Element) -> bool:
+    """Whether the text of ``match`` also stands inside a list item, quote or table.
+
+    A hashed anchor whose position is now reserved (decision 490) either lost its ordinal to a
+    container placed above it (its element moved on: follow it) or was itself turned into
+    container content, e.g. a paragraph made a list item. In the second case an identical
+    element elsewhere is not the one that was read, and its text is in the container: a
+    CONFLICT then, as the reference answers every reserved position.
+    """
+    lines = [line.strip() for line in match.text.splitlines() if line.strip()]
+    return any(
+        all(line in element.text for line in lines)
+        for element in doc.elements
+        if element.kind in _CONTAINERS and element is not match
     )
 
 
