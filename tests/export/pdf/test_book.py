@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -163,6 +164,17 @@ def test_a_link_list_document_is_a_book_and_prose_is_not() -> None:
     assert _summary_links(parse_text("- [One](one.md)\n\n```\ncode\n```\n")) is None
 
 
+def test_reference_style_entries_make_a_book_too() -> None:
+    """A table of contents written with reference links was taken for prose: the export printed the
+    list of titles and no chapter, without a warning (decision 474)."""
+    book = parse_text("# Book\n\n- [One][1]\n- [Two]\n- [Three](three.md)\n\n[1]: one.md\n[two]: sub/two.md\n")
+    assert _summary_links(book) == [
+        ("One", "one.md", 0, True),
+        ("Two", "sub/two.md", 0, True),
+        ("Three", "three.md", 0, True),
+    ]
+
+
 def test_book_chapters_links_outline_and_placeholders(kb: Path) -> None:
     (kb / "SUMMARY.md").write_text(
         "# Handbook\n\n- [First](one.md)\n  - [Second](two.md)\n- [Gone](missing.md)\n", encoding="utf-8"
@@ -184,6 +196,23 @@ def test_book_chapters_links_outline_and_placeholders(kb: Path) -> None:
     assert any("missing.md" in w for w in warnings)
     data = pdf.read_bytes()
     assert b"/Outlines" in data and b"/Link" in data and b"/Dest" in data
+
+
+@pytest.mark.parametrize(("word", "count"), [("headword ", 3000), ("H", 20000)])
+def test_a_heading_taller_than_the_page_is_split_not_an_error(kb: Path, word: str, count: int) -> None:
+    """reportlab splits a paragraph taller than the frame by making its parts with the paragraph's
+    own class, whose constructor did not take those arguments: the export failed with TypeError
+    (INTERNAL_ERROR). And a heading's word longer than the line was not broken (the heading's
+    ``<a name>`` anchor stops reportlab from splitting it): all but its first 27 characters ran
+    off the page (decision 474)."""
+    (kb / "a.md").write_text(f"# {word * count}\n\nafter-text\n\n## Next\n\nlast-text\n", encoding="utf-8")
+    pdf, warnings = export(kb, "a.md", page_format="a6")
+    assert warnings == []
+    flat = poppler.flat(pdf)
+    assert flat.count(word.strip()) == count
+    poppler.in_order(flat, ["after-text", "Next", "last-text"])
+    # one outline entry per heading: the split heading's first part carries its own
+    assert len(re.findall(rb"/Dest \[[^\]]*\][^(]*/Title", pdf.read_bytes())) == 2
 
 
 def test_a_chapter_without_a_heading_takes_its_title_from_the_table_of_contents(kb: Path) -> None:

@@ -99,6 +99,9 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
     chapters such as a foreword) are not.
     """
     links: list[tuple[str, str, int, bool]] = []
+    env: dict[str, Any] = {}
+    if "]:" in doc.text:  # reference-style entries (``[One][1]`` ... ``[1]: one.md``) are links too
+        MD.parse(doc.text, env)
     for element in doc.elements:
         if element.kind in (ElementKind.FRONT_MATTER, ElementKind.HEADING):
             continue
@@ -113,7 +116,7 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
                 depth += 1
                 up = doc.get(parent)
                 parent = up.parent if up is not None else None
-        tokens = MD.parseInline(text.strip(), {})
+        tokens = MD.parseInline(text.strip(), env)
         children = tokens[0].children or [] if tokens else []
         found: list[tuple[str, str, int, bool]] = []
         title: list[str] = []
@@ -198,7 +201,7 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
         canvas.restoreState()
 
     def afterFlowable(self, flowable: Flowable) -> None:
-        if isinstance(flowable, Heading):
+        if isinstance(flowable, Heading) and flowable.outline is not None:
             o = flowable.outline
             self.canv.addOutlineEntry(o.title, o.key, level=o.level, closed=o.level >= 1)
             if o.toc:
