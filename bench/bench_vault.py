@@ -2,7 +2,8 @@
 
 The tree is a copy of ``../shared/corpora/opensearch-docs`` (1,758 files) whose Jekyll site links
 (``]({{site.url}}{{site.baseurl}}/api-reference/cat/)``) become wikilinks as Obsidian writes them
-in its "shortest path when possible" format: ``[[name#fragment|text]]`` when no other note has the
+in its "shortest path when possible" format (and its 631 site images ``![[name.png]]`` embeds of files
+in ``attachments/``, a tenth of them missing): ``[[name#fragment|text]]`` when no other note has the
 name, else the root path ``[[folder/name]]`` (the corpus has 200-odd ``index.md``), a tenth of those as
 the shortest unique path suffix (``[[cat/index]]``), which Obsidian also resolves. Measured in process
 (lexical index, one store): the whole-vault check's first call (the graph built from every stored
@@ -40,6 +41,7 @@ from local_vector_search_mcp.handlers import links as handler  # noqa: E402
 CORPUS = CORPORA / "opensearch-docs"
 ROUNDS = 7
 LINK = re.compile(r"\[([^\[\]\n]*)\]" + SITE_LINK.pattern[2:])
+IMAGE = re.compile(r"!\[[^\]\n]*\]\(\{\{site\.url\}\}\{\{site\.baseurl\}\}(/images/[^)\s]+)\)")
 
 
 def build(target: Path) -> int:
@@ -50,7 +52,7 @@ def build(target: Path) -> int:
     for stem in set(stems.values()):
         key = posixpath.basename(stem).casefold()
         by_name[key] = by_name.get(key, 0) + 1
-    count = 0
+    count = images = 0
     for f in sorted(target.rglob("*.md")):
         text = f.read_text("utf-8")
 
@@ -70,6 +72,18 @@ def build(target: Path) -> int:
             return f"[[{name}{fragment}|{label}]]" if label else f"[[{name}{fragment}]]"
 
         new = LINK.sub(wikilink, text)
+
+        def embed(m: re.Match[str]) -> str:
+            nonlocal images
+            name = posixpath.basename(m.group(1))
+            images += 1
+            if images % 10:  # a tenth missing
+                attachment = target / "attachments" / name
+                attachment.parent.mkdir(exist_ok=True)
+                attachment.write_bytes(b"\x89PNG\r\n\x1a\n")
+            return f"![[{name}]]"
+
+        new = IMAGE.sub(embed, new)
         if new != text:
             f.write_text(new, "utf-8")
     return count
@@ -122,7 +136,7 @@ def main() -> None:
         print(f"opensearch-docs as a vault: {wikilinks} wikilinks, load {load:.1f}")
         print(
             f"  whole-vault check: {len(whole['missing'])} broken links (truncated {whole['truncated']}), "
-            f"{len(whole['orphans'])} orphans"
+            f"{len(whole['orphans'])} orphans, {len(whole['missingImages'])} missing embeds"
         )
         print(f"  CPU ms: first call (graph built) {first:.1f}, warm {warm:.2f}, after one edit {min(after_edit):.1f}")
         print(f"  CPU ms: one page's links depth 1 {depth1:.2f}, depth 3 {depth3:.2f}")
