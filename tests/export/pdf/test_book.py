@@ -215,6 +215,27 @@ def test_a_heading_taller_than_the_page_is_split_not_an_error(kb: Path, word: st
     assert len(re.findall(rb"/Dest \[[^\]]*\][^(]*/Title", pdf.read_bytes())) == 2
 
 
+def test_front_matter_structures_are_not_printed_as_python_text(kb: Path) -> None:
+    """The title page printed ``str()`` of whatever the front matter held: nested YAML aliases (nine
+    levels of nine, a few hundred bytes) expand to billions of characters that way, and the export
+    ran out of memory. Three levels here print 729 "lol"s as a Python list; now only scalars and
+    lists of scalars are used, cut at 200 characters (decision 474)."""
+    levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for name, prev in (("b", "a"), ("c", "b")):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    long_title = "word " * 400
+    (kb / "a.md").write_text(
+        "---\n" + "\n".join(levels) + f"\nsubtitle: *c\nauthor: [Ann, [nested], Bob, {{x: 1}}]\n"
+        f"title: {long_title}\n---\n\n# Body\n\ntext\n",
+        encoding="utf-8",
+    )
+    pdf, _ = export(kb, "a.md")
+    text = poppler.text(pdf)
+    assert "lol" not in text and "[" not in text and "nested" not in text
+    assert "Ann, Bob" in text and poppler.info(pdf)["Author"] == "Ann, Bob"
+    assert text.count("word") <= 40 and "\u2026" in text
+
+
 def test_a_chapter_without_a_heading_takes_its_title_from_the_table_of_contents(kb: Path) -> None:
     """A chapter that starts with prose (or is empty, or only front matter) had no entry in the
     contents or the outline, and an empty one was a blank page (decision 474)."""
