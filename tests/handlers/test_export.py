@@ -135,3 +135,17 @@ def test_a_fifo_is_refused_not_waited_on_and_a_bad_chapter_is_a_placeholder(root
     assert "docs/huge.md" in warnings and "MiB" in warnings
     assert "docs/latin1.md" in warnings and "UTF-8" in warnings
     assert (root / "docs" / "SUMMARY.pdf").read_bytes().startswith(b"%PDF-")
+
+
+@pytest.mark.parametrize(("profile", "advice"), [("standard", "profile screen"), ("screen", "chapters or parts")])
+def test_a_pdf_over_the_download_cap_says_so(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, profile: str, advice: str
+) -> None:
+    """A print export of a photo book (31 MB from 20 photos) succeeded silently and only the later
+    kb_download_file said it was too large to fetch (decision 474)."""
+    monkeypatch.setattr(handler, "MAX_DOWNLOAD_BYTES", 1000)
+    result = _call(_workspace(root, tmp_path), path="docs/a.md", profile=profile)
+    warnings = result["warnings"]
+    assert isinstance(warnings, list) and len(warnings) == 1
+    assert "kb_download_file returns" in warnings[0] and advice in warnings[0]
+    assert (root / "docs" / "a.pdf").stat().st_size == result["bytes"]

@@ -109,3 +109,14 @@ def test_the_substring_precheck_never_drops_a_run_the_pattern_keeps(content: str
     pattern = links._MAYBE_WITH_REFERENCES if references else links._MAYBE_INLINE
     expected = ((0, 1, content, False),) if pattern.search(content) else ()
     assert links.link_source([token], env).runs == expected
+
+
+def test_a_tag_string_splits_on_spaces_as_well_as_commas() -> None:
+    """A tag holds no space (Obsidian): ``tags: alpha beta`` is two tags, never one ``alpha beta``;
+    aliases, which may hold spaces, split on commas only (decision 483)."""
+    text = "---\ntags: alpha beta,gamma\naliases: Big Name, Other\n---\n# T\n"
+    found = extract_links(parse_document(text.encode()))
+    assert found.tags == ("alpha", "beta", "gamma")
+    assert found.aliases == ("Big Name", "Other")
+    listed = extract_links(parse_document(b"---\ntags:\n  - 'one two'\n  - '#three'\n---\n# T\n"))
+    assert listed.tags == ("one", "two", "three")

@@ -93,3 +93,29 @@ def test_a_key_move_without_a_document_change_keeps_the_graph(kb: KbClient) -> N
     first = load_graph(kb.ws)
     kb.ws.store.set_unreadable("elsewhere.md", "a reason")  # a write to another table
     assert load_graph(kb.ws) is first
+
+
+def _body(rng: random.Random) -> str:
+    text = _text(rng)
+    return text.split("---\n", 2)[2] if text.startswith("---\n") else text
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_edits_that_keep_every_name_resolve_only_what_reaches_them(
+    kb: KbClient, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Edits that keep every document and alias (decision 484): wikilinks keep their targets
+    unresolved again, those reaching an edited document get its new headings and block ids."""
+    rng = random.Random(seed)
+    root = kb.ws.root
+    monkeypatch.setattr(links_handler, "INCREMENTAL_SHARE", 1.0)
+    load_graph(kb.ws)
+    for _ in range(12):
+        docs = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
+        for rel in rng.sample(docs, rng.randrange(1, 3)):
+            old = (root / rel).read_text(encoding="utf-8")
+            head = old[: old.index("---\n", 4) + 4] if old.startswith("---\n") else ""
+            (root / rel).write_text(head + _body(rng), encoding="utf-8")
+        kb.reindex()
+        store = kb.ws.store
+        _same(load_graph(kb.ws), Graph(store.links(), store.document_states(), store.document_meta()))

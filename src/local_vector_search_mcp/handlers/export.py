@@ -6,6 +6,7 @@ import io
 
 from lvsm_contract.models import KbCreatePdfBookRequest, KbCreatePdfBookResult
 
+from ..assets.formats import MAX_BYTES as MAX_DOWNLOAD_BYTES
 from ..errors import InvalidArgument, InvalidPath
 from ..export.pdf import MAX_BOOK_BYTES, BookOptions, render_book
 from ..markdown import parse_document
@@ -36,4 +37,15 @@ def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCrea
     warnings = render_book(ws.guard, rel, doc, buffer, options)
     data = buffer.getvalue()
     replace_file(ws, out_rel, out, data)
+    if len(data) > MAX_DOWNLOAD_BYTES:
+        # said now, not only when kb_download_file refuses it after the client waited for the export
+        smaller = (
+            "export its chapters or parts separately"
+            if request.profile == "screen"
+            else "export it with profile screen (or in parts)"
+        )
+        warnings.append(
+            f"The PDF is {len(data) / 2**20:.1f} MiB, over the {MAX_DOWNLOAD_BYTES // 2**20} MiB kb_download_file "
+            f"returns: {smaller} to fetch it through the tool; the file itself is complete."
+        )
     return KbCreatePdfBookResult(path=out_rel, bytes=len(data), warnings=warnings)

@@ -78,7 +78,8 @@ class Resolver:
         self.meta = meta
         self._by_lower: dict[str, list[str]] = defaultdict(list)
         self._by_name: dict[str, list[str]] = defaultdict(list)
-        self._keys: list[tuple[str, str]] = []  # (name_key(path), path): path-suffix matches
+        self._keys: list[tuple[str, str]] = []  # (name_key(path), path)
+        self._by_suffix: dict[str, list[str]] | None = None  # built on the first ``[[folder/name]]``
         for path in self.documents:
             key = name_key(path)
             self._keys.append((key, path))
@@ -169,13 +170,25 @@ class Resolver:
         if exact:
             return [with_ext] if with_ext in exact else sorted(exact)
         if "/" in written:
-            suffix = "/" + name_key(with_ext)
-            found = [path for key, path in self._keys if key.endswith(suffix)]
+            found = list(self._suffixes().get(name_key(with_ext), []))
         else:
             found = list(self._by_name.get(name_key(with_ext[:-3]), []))
         if found or not aliases:
             return sorted(found)
         return sorted(self._by_alias.get(name_key(written), []))
+
+    def _suffixes(self) -> dict[str, list[str]]:
+        """Every document under each of its proper path suffixes (``b/c.md`` and ``c.md`` for
+        ``a/b/c.md``, keyed by ``name_key``): scanning every path per ``[[b/c]]`` cost 2 ms a link on
+        opensearch-docs as a vault (decision 484)."""
+        if self._by_suffix is None:
+            self._by_suffix = defaultdict(list)
+            for key, path in self._keys:
+                at = key.find("/")
+                while at >= 0:
+                    self._by_suffix[key[at + 1 :]].append(path)
+                    at = key.find("/", at + 1)
+        return self._by_suffix
 
     def _fragment_found(self, target: str, fragment: str, wiki: bool) -> bool:
         meta = self.meta.get(target, DocumentMeta())
@@ -279,6 +292,13 @@ class Graph:
         kept_meta = {path: m for path, m in self.resolver.meta.items() if path not in gone}
         kept_meta.update(meta)
         resolver = Resolver(documents, kept_meta)
+        # A wikilink resolves by the documents' names and aliases: while no document came or went
+        # and no changed one changed its aliases (an edit), each keeps its target and only those
+        # reaching a changed document are resolved again, for their fragments (decision 484).
+        names_kept = resolver.documents == self.documents and all(
+            self.resolver.meta.get(path, DocumentMeta()).aliases == kept_meta.get(path, DocumentMeta()).aliases
+            for path in gone
+        )
         fresh: dict[str, list[StoredLink]] = {}
         for link in links:
             fresh.setdefault(link.source, []).append(link)
@@ -290,7 +310,9 @@ class Graph:
                 resolved[src] = [resolver.resolve(ln) for ln in stored[src]]
                 continue
             resolved[src] = [
-                resolver.resolve(ln) if ln.kind in WIKI_KINDS or (old is not None and old.target in gone) else old
+                resolver.resolve(ln)
+                if (ln.kind in WIKI_KINDS and not names_kept) or (old is not None and old.target in gone)
+                else old
                 for ln, old in zip(stored[src], self._resolved[src], strict=True)
             ]
         graph = Graph.__new__(Graph)

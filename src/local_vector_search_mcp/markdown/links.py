@@ -497,8 +497,8 @@ def _property_links(doc: Document, wanted: list[str]) -> Iterable[Link]:
 
 
 def _front_matter(source: str) -> tuple[list[str], list[str], list[str]]:
-    """``tags``/``tag`` and ``aliases``/``alias`` of YAML front matter (lists or comma strings),
-    and the inner texts of the wikilinks its other properties' values hold."""
+    """``tags``/``tag`` and ``aliases``/``alias`` of YAML front matter (lists or comma strings; tags
+    split on spaces too), and the inner texts of the wikilinks its other properties' values hold."""
     if "tag" not in source and "alias" not in source and "[[" not in source:
         return [], [], []
     try:
@@ -524,7 +524,9 @@ def _front_matter(source: str) -> tuple[list[str], list[str], list[str]]:
             out.extend(str(v).strip() for v in items if v is not None and str(v).strip())
         return out
 
-    return [t.lstrip("#") for t in values("tags", "tag")], values("aliases", "alias"), properties
+    # a tag holds no space (Obsidian): "alpha beta" is two tags, an alias may hold spaces (decision 483)
+    tags = [t.lstrip("#") for v in values("tags", "tag") for t in v.split() if t.lstrip("#")]
+    return tags, values("aliases", "alias"), properties
 
 
 def load_yaml(source: str) -> Any:

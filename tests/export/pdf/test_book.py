@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -163,6 +164,17 @@ def test_a_link_list_document_is_a_book_and_prose_is_not() -> None:
     assert _summary_links(parse_text("- [One](one.md)\n\n```\ncode\n```\n")) is None
 
 
+def test_reference_style_entries_make_a_book_too() -> None:
+    """A table of contents written with reference links was taken for prose: the export printed the
+    list of titles and no chapter, without a warning (decision 474)."""
+    book = parse_text("# Book\n\n- [One][1]\n- [Two]\n- [Three](three.md)\n\n[1]: one.md\n[two]: sub/two.md\n")
+    assert _summary_links(book) == [
+        ("One", "one.md", 0, True),
+        ("Two", "sub/two.md", 0, True),
+        ("Three", "three.md", 0, True),
+    ]
+
+
 def test_book_chapters_links_outline_and_placeholders(kb: Path) -> None:
     (kb / "SUMMARY.md").write_text(
         "# Handbook\n\n- [First](one.md)\n  - [Second](two.md)\n- [Gone](missing.md)\n", encoding="utf-8"
@@ -184,6 +196,44 @@ def test_book_chapters_links_outline_and_placeholders(kb: Path) -> None:
     assert any("missing.md" in w for w in warnings)
     data = pdf.read_bytes()
     assert b"/Outlines" in data and b"/Link" in data and b"/Dest" in data
+
+
+@pytest.mark.parametrize(("word", "count"), [("headword ", 3000), ("H", 20000)])
+def test_a_heading_taller_than_the_page_is_split_not_an_error(kb: Path, word: str, count: int) -> None:
+    """reportlab splits a paragraph taller than the frame by making its parts with the paragraph's
+    own class, whose constructor did not take those arguments: the export failed with TypeError
+    (INTERNAL_ERROR). And a heading's word longer than the line was not broken (the heading's
+    ``<a name>`` anchor stops reportlab from splitting it): all but its first 27 characters ran
+    off the page (decision 474)."""
+    (kb / "a.md").write_text(f"# {word * count}\n\nafter-text\n\n## Next\n\nlast-text\n", encoding="utf-8")
+    pdf, warnings = export(kb, "a.md", page_format="a6")
+    assert warnings == []
+    flat = poppler.flat(pdf)
+    assert flat.count(word.strip()) == count
+    poppler.in_order(flat, ["after-text", "Next", "last-text"])
+    # one outline entry per heading: the split heading's first part carries its own
+    assert len(re.findall(rb"/Dest \[[^\]]*\][^(]*/Title", pdf.read_bytes())) == 2
+
+
+def test_front_matter_structures_are_not_printed_as_python_text(kb: Path) -> None:
+    """The title page printed ``str()`` of whatever the front matter held: nested YAML aliases (nine
+    levels of nine, a few hundred bytes) expand to billions of characters that way, and the export
+    ran out of memory. Three levels here print 729 "lol"s as a Python list; now only scalars and
+    lists of scalars are used, cut at 200 characters (decision 474)."""
+    levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for name, prev in (("b", "a"), ("c", "b")):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    long_title = "word " * 400
+    (kb / "a.md").write_text(
+        "---\n" + "\n".join(levels) + f"\nsubtitle: *c\nauthor: [Ann, [nested], Bob, {{x: 1}}]\n"
+        f"title: {long_title}\n---\n\n# Body\n\ntext\n",
+        encoding="utf-8",
+    )
+    pdf, _ = export(kb, "a.md")
+    text = poppler.text(pdf)
+    assert "lol" not in text and "[" not in text and "nested" not in text
+    assert "Ann, Bob" in text and poppler.info(pdf)["Author"] == "Ann, Bob"
+    assert text.count("word") <= 40 and "\u2026" in text
 
 
 def test_a_chapter_without_a_heading_takes_its_title_from_the_table_of_contents(kb: Path) -> None:

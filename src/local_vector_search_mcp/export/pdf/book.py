@@ -40,6 +40,9 @@ __all__ = ["MAX_BOOK_BYTES", "MAX_WARNINGS", "BookOptions", "render_book"]
 # Everything of a book is held in memory while it is laid out: bound it.
 MAX_BOOK_BYTES = 32 * 1024 * 1024
 MAX_WARNINGS = 100
+# A title, subtitle or author list from front matter is one line of the title page.
+MAX_META_CHARS = 200
+MAX_META_ITEMS = 50
 _REMOTE = ("http", "https", "mailto", "ftp")
 
 
@@ -92,6 +95,26 @@ def front_matter(doc: Document) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def meta_text(value: Any) -> str:
+    """A front-matter value as one line for the title page and the PDF's metadata: a scalar, or a
+    list of scalars joined with commas, at most :data:`MAX_META_CHARS` characters.
+
+    Anything else is ignored rather than printed with ``str``: nine YAML aliases nested nine deep
+    (a few hundred bytes) load as shared lists whose text is billions of characters, and the
+    export ran out of memory building it.
+    """
+    if isinstance(value, list):
+        value = ", ".join(str(v) for v in value[:MAX_META_ITEMS] if _scalar(v))
+    elif not _scalar(value):
+        return ""
+    text = " ".join(str(value).split())
+    return text if len(text) <= MAX_META_CHARS else text[: MAX_META_CHARS - 1] + "\u2026"
+
+
+def _scalar(value: Any) -> bool:
+    return value is not None and not isinstance(value, (list, dict, set, tuple, bytes))
+
+
 def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
     """``(title, href, depth, numbered)`` of a link-list document, or ``None`` when it has prose.
 
@@ -99,6 +122,9 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
     chapters such as a foreword) are not.
     """
     links: list[tuple[str, str, int, bool]] = []
+    env: dict[str, Any] = {}
+    if "]:" in doc.text:  # reference-style entries (``[One][1]`` ... ``[1]: one.md``) are links too
+        MD.parse(doc.text, env)
     for element in doc.elements:
         if element.kind in (ElementKind.FRONT_MATTER, ElementKind.HEADING):
             continue
@@ -113,7 +139,7 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
                 depth += 1
                 up = doc.get(parent)
                 parent = up.parent if up is not None else None
-        tokens = MD.parseInline(text.strip(), {})
+        tokens = MD.parseInline(text.strip(), env)
         children = tokens[0].children or [] if tokens else []
         found: list[tuple[str, str, int, bool]] = []
         title: list[str] = []
@@ -198,7 +224,7 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
         canvas.restoreState()
 
     def afterFlowable(self, flowable: Flowable) -> None:
-        if isinstance(flowable, Heading):
+        if isinstance(flowable, Heading) and flowable.outline is not None:
             o = flowable.outline
             self.canv.addOutlineEntry(o.title, o.key, level=o.level, closed=o.level >= 1)
             if o.toc:
@@ -313,15 +339,12 @@ class _Book:
     def story(self, doc: Document, parts: list[_Part]) -> tuple[list[Flowable], dict[str, str], bool]:
         meta = front_matter(doc)
         is_book = len(parts) != 1 or parts[0].doc is not doc
-        title = str(meta.get("title") or "").strip()
+        title = meta_text(meta.get("title"))
         if not title and is_book:
             first = next((h for h in doc.headings), None)
             title = self.renderer.inline.plain(first.title or "") if first is not None else ""
             title = title or posixpath.splitext(posixpath.basename(self.rel))[0]
-        author = meta.get("author") or meta.get("authors") or ""
-        if isinstance(author, list):
-            author = ", ".join(str(a) for a in author)
-        author = str(author).strip()
+        author = meta_text(meta.get("author") or meta.get("authors"))
         story: list[Flowable] = []
         body = self.fonts.family(self.sheet.theme.body)
         title_page = bool(title)
@@ -330,7 +353,7 @@ class _Book:
                 Spacer(1, self.sheet.frame_height * 0.28),
                 Paragraph(self.fonts.markup(title, body), self.style_cjk(self.sheet.title, title)),
             ]
-            subtitle = str(meta.get("subtitle") or meta.get("description") or "").strip()
+            subtitle = meta_text(meta.get("subtitle") or meta.get("description"))
             if subtitle:
                 story.append(
                     Paragraph(self.fonts.markup(subtitle, body), self.style_cjk(self.sheet.subtitle, subtitle))

@@ -105,13 +105,33 @@ class Heading(Paragraph):  # type: ignore[misc]  # reportlab ships no type hints
     """
 
     def __init__(
-        self, text: str, style: ParagraphStyle, outline: Outline, rule: tuple[float, colors.Color] | None = None
+        self,
+        text: str | None,
+        style: ParagraphStyle,
+        outline: Outline | None = None,
+        rule: tuple[float, colors.Color] | None = None,
+        **parts: Any,  # reportlab's split makes the parts as ``cls(None, style, bulletText=, frags=)``
     ) -> None:
-        super().__init__(text, style)
+        super().__init__(text, style, **parts)
         self.outline = outline
         self.rule = rule
 
+    def split(self, availWidth: float, availHeight: float) -> list[Flowable]:
+        """A heading taller than the page is split like any paragraph (it failed the export with a
+        TypeError): the first part carries the outline entry, the last the rule."""
+        parts: list[Flowable] = super().split(availWidth, availHeight)
+        for i, part in enumerate(parts):
+            if isinstance(part, Heading):
+                part.outline = self.outline if i == 0 else None
+                part.rule = self.rule if i == len(parts) - 1 else None
+        return parts
+
     def draw(self) -> None:
+        if self.outline is not None:
+            # the destination of the outline, the TOC and links, at the heading's top; an
+            # ``<a name>`` in the markup would do too, but it stops reportlab from breaking a
+            # word longer than the line, which then ran off the page
+            self.canv.bookmarkHorizontal(self.outline.key, 0, self.height)
         super().draw()
         if self.rule is not None:
             width, color = self.rule
@@ -357,7 +377,7 @@ class BlockRenderer:
         style = self.sheet.headings[min(5, outline_level)]
         if self.fonts.needs_cjk_wrap(raw):
             style = self.style(style, 0, None, True)
-        markup = f'<a name="{key}"/>{self.fonts.markup(number, self.body_family)}{rendered.markup}'
+        markup = f"{self.fonts.markup(number, self.body_family)}{rendered.markup}"
         rule = None
         if self.theme.heading_rule and outline_level <= 1:
             rule = (1.2 if outline_level == 0 else 0.6, self.theme.accent)
