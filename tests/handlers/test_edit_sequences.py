@@ -612,6 +612,9 @@ class EditSequences(RuleBasedStateMachine):
                 self.refused(exc, {"INVALID_ARGUMENT"})
                 if exc.code == "INVALID_ARGUMENT" and valid:
                     STATS.count(f"refused-valid:{label}:{exc.message[:90]}")
+                    if os.environ.get("H55_LOG"):  # the refusals to look at, with their document
+                        with open(os.environ["H55_LOG"], "a", encoding="utf-8") as log:
+                            log.write(f"{label}\t{exc.message}\t{op!r}\t{doc.text!r}\n")
             return
         STATS.count(f"{label}:ok")
         assert resolvable, f"{op['pointer']} was applied although {path} no longer holds it"
