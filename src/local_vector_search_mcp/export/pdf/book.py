@@ -11,6 +11,7 @@ become links inside the PDF.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -26,7 +27,7 @@ from reportlab.platypus.frames import Frame
 from reportlab.platypus.tableofcontents import TableOfContents
 
 from ...errors import InvalidArgument, KbError, NotFound
-from ...markdown import Document, ElementKind, parse_document
+from ...markdown import Document, ElementKind, parse_document, parse_text
 from ...paths import PathGuard
 from ...sourcefile import read_source
 from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, _Ctx, slugify
@@ -93,6 +94,22 @@ def front_matter(doc: Document) -> dict[str, Any]:
     except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+# An image's inline data (``![x](data:...)``, ``<img src="data:...">``): never drawn (106), and past
+# 20,000 characters it was cut mid-URI into paragraph pieces and printed as text.
+_INLINE_DATA = re.compile(r"""(\]\(\s*<?|\bsrc\s*=\s*["']?)(data:[^\s)"'>]{0,40})[^\s)"'>]{160,}""", re.IGNORECASE)
+
+
+def without_inline_data(doc: Document) -> Document:
+    """``doc`` with the inline data of its pictures cut to its first characters and an ellipsis.
+
+    Pasted screenshots are embedded this way (Typora, Joplin, exports from web editors); such a
+    picture becomes a placeholder named by the short form, as the paragraph around it stays whole.
+    """
+    if "data:" not in doc.text or _INLINE_DATA.search(doc.text) is None:
+        return doc
+    return parse_text(_INLINE_DATA.sub(lambda m: m.group(1) + m.group(2) + "\u2026", doc.text), bom=doc.bom)
 
 
 def meta_text(value: Any) -> str:
@@ -284,7 +301,7 @@ class _Book:
                     "export its parts separately."
                 )
             try:
-                chapter = parse_document(raw)
+                chapter = without_inline_data(parse_document(raw))
             except KbError:
                 parts.append(_Part(title, depth, rel, numbered=numbered, missing="it is not valid UTF-8"))
                 continue
@@ -426,6 +443,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     characters no installed font could draw.
     """
     book = _Book(guard, rel, options)
+    doc = without_inline_data(doc)
     parts = book.parts(doc)
     story, info, title_page = book.story(doc, parts)
 
