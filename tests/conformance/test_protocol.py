@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 import anyio
+import httpx
 import pytest
 
-from .client import connect, server_command
+from .client import connect, server_command, start_http_server, stop_http_server, transport
 
 pytestmark = pytest.mark.conformance
 
+HTTP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 SCHEMAS = Path(__file__).resolve().parents[2] / "generated" / "lvsm_contract" / "schemas"
 
 
@@ -118,3 +124,97 @@ def test_chunk_tools_are_listed_only_when_enabled(tmp_path: Path, request: pytes
         assert enabled["delete_chunk"].annotations.destructive_hint is True
 
     anyio.run(run)
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+
+
+class RawClient:
+    """One initialized session spoken in raw JSON-RPC over the transport under test: each
+    :meth:`send` returns the replies the message got (stdio: the lines up to the answer of a
+    ``ping`` sent after it; HTTP: the POST's status and body)."""
+
+    def __init__(self, command: list[str], workspace: Path, errlog: IO[str]) -> None:
+        env = {"CLAUDE_PROJECT_DIR": str(workspace), "OMP_NUM_THREADS": "1", "PATH": os.environ.get("PATH", "")}
+        self.http = transport() == "http"
+        self.next_id = 1000
+        if self.http:
+            self.proc, self.url = start_http_server(command, workspace, env, errlog)
+            self.client = httpx.Client(timeout=60)
+            opened = self.client.post(self.url, json=INITIALIZE, headers=HTTP_HEADERS)
+            self.headers = {
+                **HTTP_HEADERS,
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-06-18",
+            }
+        else:
+            self.proc = subprocess.Popen(
+                command, cwd=workspace, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog
+            )
+            assert self._exchange(json.dumps(INITIALIZE).encode(), 1)[-1]["result"]
+        self.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+    def _exchange(self, line: bytes, answer_id: int) -> list[dict[str, Any]]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+        replies = []
+        while True:
+            raw = self.proc.stdout.readline()
+            assert raw, "the server closed stdout"
+            replies.append(json.loads(raw))  # stdout carries JSON-RPC only
+            if replies[-1].get("id") == answer_id:
+                return replies
+
+    def send(self, line: bytes) -> tuple[int, list[dict[str, Any]]]:
+        """(HTTP status or 0 on stdio, the replies to ``line``)."""
+        if self.http:
+            response = self.client.post(self.url, content=line, headers=self.headers)
+            return response.status_code, [response.json()] if response.content else []
+        self.next_id += 1
+        ping = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": "ping"}).encode()
+        self.proc.stdin.write(line + b"\n")  # type: ignore[union-attr]
+        return 0, self._exchange(ping, self.next_id)[:-1]
+
+    def close(self) -> None:
+        if self.http:
+            self.client.close()
+            stop_http_server(self.proc)
+        else:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            self.proc.wait(30)
+
+
+@pytest.fixture
+def raw(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[RawClient]:
+    workspace = tmp_path / "kb"
+    workspace.mkdir()
+    (workspace / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    with open(tmp_path / "server.log", "w") as errlog:
+        client = RawClient(_command(request), workspace, errlog)
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+@pytest.mark.parametrize("request_id", ["null", "1.5", "7.0", "true", "{}", "[1]", "1e400"])
+def test_a_request_with_an_unusable_id_is_an_invalid_request(raw: RawClient, request_id: str) -> None:
+    """MCP requests carry a string or integer id (never null). The SDK read such a request as a
+    notification, dropped it, and the client waited forever: over HTTP after a 202 (decision 475)."""
+    for method in ("ping", "tools/list", "tools/call"):
+        status, replies = raw.send(f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "{method}"}}'.encode())
+        assert status in (0, 400), (status, replies)
+        assert len(replies) == 1, replies
+        assert replies[0]["id"] is None and replies[0]["error"]["code"] == -32600, replies
+        assert "needs an id that is a string or an integer" in replies[0]["error"]["message"]
+    # A notification is still taken without an answer, and the session carries on.
+    assert raw.send(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}')[1] == []
+    status, replies = raw.send(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}')
+    assert replies and '"kb_search"' in json.dumps(replies[-1])

@@ -233,3 +233,26 @@ def test_one_log_line_per_request_without_arguments(tmp_path: Path) -> None:
     assert len(lines) == 2, log
     assert " POST /mcp 200 " in lines[1]
     assert "secret-query-words" not in log
+
+
+def test_an_unsupported_protocol_version_header_is_named(tmp_path: Path) -> None:
+    """The transport's rule: 400 for an MCP-Protocol-Version the server does not speak. The SDK
+    gave its 2026-07-28 entry every unknown value, which answered "params._meta must be an object
+    carrying the required ... envelope keys", inside a session too (decision 476)."""
+    with http_server(tmp_path) as server:
+        opened = post(server.url)
+        session = {"mcp-session-id": opened.headers["mcp-session-id"]}
+        post(server.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        for version in ("1999-01-01", "", "2025-6-18", "latest"):
+            for headers in ({}, session):
+                refused = post(server.url, listing, **headers, **{"mcp-protocol-version": version})
+                assert refused.status_code == 400, refused.text
+                error = refused.json()["error"]
+                assert error["code"] == -32600, error
+                assert error["message"].startswith(f"Unsupported MCP-Protocol-Version {version!r}"), error
+                assert "2025-06-18" in error["message"]
+        for version in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"):
+            served = post(server.url, listing, **session, **{"mcp-protocol-version": version})
+            assert served.status_code == 200 and '"kb_search"' in served.text, (version, served.text)
+        assert post(server.url, listing, **session).status_code == 200  # absent: 2025-03-26 assumed

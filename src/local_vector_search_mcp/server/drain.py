@@ -6,7 +6,8 @@ closed input as a caller that is gone. A client that writes its requests and the
 under load lost the replies it was owed (the install test caught it: `tools/list` unanswered).
 These two pumps sit between the stdio transport and the server and hold the end of input back
 until each request read so far has its reply on its way to stdout or was cancelled by the client,
-for at most ``grace`` seconds.
+for at most ``grace`` seconds. On the way in they also answer what the SDK reads and leaves
+unanswered: a line that is no message (decision 289) and a request without a usable id (475).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ TOO_DEEP = (
     "Invalid Request: the message nests objects and arrays deeper than the JSON parser's limit "
     "(about 200 levels); send flatter arguments."
 )
+NOTIFICATIONS = "notifications/"
 GRACE_S = 300.0  # longer than any tool call is expected to take; a hung one cannot hold exit forever
 POLL_S = 0.01
 
@@ -66,6 +68,31 @@ def unreadable_line_reply(exc: Exception) -> JSONRPCError:
     return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
 
 
+def is_request_without_id(message: object) -> bool:
+    """Whether a message read as a notification is a request whose id was lost (decision 475).
+
+    MCP names every notification ``notifications/...``; any other method is a request and needs
+    a string or integer id. The SDK reads a request whose id is null, a fraction, a boolean, an
+    object or an array as a notification (its message models ignore unknown members), drops it
+    as an unknown one, and the client waits forever for its answer."""
+    if isinstance(message, JSONRPCNotification):
+        return not message.method.startswith(NOTIFICATIONS)
+    if isinstance(message, dict):  # a raw HTTP body (server/guard.py)
+        method = message.get("method")
+        return isinstance(method, str) and not method.startswith(NOTIFICATIONS)
+    return False
+
+
+def request_without_id_reply(method: str) -> JSONRPCError:
+    """JSON-RPC 2.0's Invalid Request, id null: the request's own id is not one a reply can carry."""
+    shown = method if len(method) <= 80 else method[:80] + "..."
+    message = (
+        f"Invalid Request: {shown!r} is a request and needs an id that is a string or an integer "
+        "(not null, a fraction, a boolean, an object or an array); only notifications/* go without one."
+    )
+    return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=message))
+
+
 @asynccontextmanager
 async def answer_before_eof(
     read_stream: ObjectReceiveStream[SessionMessage | Exception],
@@ -85,6 +112,11 @@ async def answer_before_eof(
                         await write_stream.send(SessionMessage(unreadable_line_reply(item)))
                 if isinstance(item, SessionMessage):
                     message = item.message
+                    if is_request_without_id(message):
+                        assert isinstance(message, JSONRPCNotification)
+                        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                            await write_stream.send(SessionMessage(request_without_id_reply(message.method)))
+                        continue  # the server would only drop it
                     if isinstance(message, JSONRPCRequest):
                         pending.add(message.id)
                     elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":

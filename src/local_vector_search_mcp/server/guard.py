@@ -9,11 +9,14 @@ In order, each answered with a JSON-RPC error body and no further reading of the
    browsers always send it on cross-site requests, other clients never need it.
 3. With a token configured, ``Authorization: Bearer <token>`` must match it, compared in constant
    time, else **401**.
+4. On ``/mcp``, an ``MCP-Protocol-Version`` header, when present, must name a version this
+   server speaks, else **400** (the transport's rule; decision 476).
 
 The body limit (413) and malformed JSON (400) are the SDK transport's, configured by
 :mod:`.http`; the guard gives the transport's plain-text refusals a JSON-RPC body too
-(decision 364). Each request is logged once, at info level, with its method, path, status and
-duration, never its arguments or document text.
+(decision 364), and answers a request whose id was lost, which the transport accepts with 202
+as a notification, with Invalid Request (decision 475). Each request is logged once, at info
+level, with its method, path, status and duration, never its arguments or document text.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .drain import TOO_DEEP
+from .drain import TOO_DEEP, is_request_without_id, request_without_id_reply
 
 __all__ = ["HostRule", "OriginRule", "RequestGuard", "bearer_matches", "is_loopback_host"]
 
@@ -170,6 +174,7 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 ENDPOINT = "/mcp"
+SUPPORTED_PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
 
 async def _send_error(send: Send, held: list[Message], limit: int | None) -> None:
@@ -185,6 +190,24 @@ async def _send_error(send: Send, held: list[Message], limit: int | None) -> Non
         headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({**start, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _send_held(send: Send, held: list[Message]) -> None:
+    for message in held:
+        await send(message)
+
+
+def _request_without_id(body: bytes) -> str | None:
+    """The Invalid Request message for a POST the transport accepted (202) as a notification
+    although it is a request whose id was lost (decision 475), else ``None``: stdio answers it,
+    and over HTTP the client would wait for an answer no stream ever carries."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not is_request_without_id(message):
+        return None
+    return request_without_id_reply(str(message["method"])).error.message
 
 
 async def _refuse(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -261,20 +284,40 @@ class RequestGuard:
         started = time.perf_counter()
         status = 0
 
-        held: list[Message] = []  # an error answer's start and body, until its body is complete
+        held: list[Message] = []  # an error answer's (or a 202's) start and body, until its body is complete
+        watched = scope["path"] == ENDPOINT
+        body: list[bytes] = []  # a POST's body as the transport read it, for the check of a 202
+        body_size = 0
+
+        async def receive_watching() -> Message:
+            nonlocal body_size
+            message = await receive()
+            if message["type"] == "http.request" and (self.body_limit is None or body_size <= self.body_limit):
+                chunk = message.get("body", b"")
+                body_size += len(chunk)
+                body.append(chunk)  # the same bytes the transport holds: no copy
+            return message
 
         async def send_watching(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                if status >= 400 and scope["path"] == ENDPOINT:
+                if watched and (status >= 400 or status == 202):
                     held.append(message)
                     return
             elif held:
                 held.append(message)
                 if message.get("more_body", False):
                     return
-                await _send_error(send, held, self.body_limit)
+                if status == 202:
+                    reply = _request_without_id(b"".join(body))
+                    if reply is None:
+                        await _send_held(send, held)
+                    else:
+                        status = 400
+                        await _refuse(send, 400, reply)
+                else:
+                    await _send_error(send, held, self.body_limit)
                 held.clear()
                 return
             await send(message)
@@ -282,7 +325,7 @@ class RequestGuard:
         try:
             refusal = self._check(scope)
             if refusal is None:
-                await self.app(scope, receive, send_watching)
+                await self.app(scope, receive_watching if watched else receive, send_watching)
             else:
                 code, message, extra = refusal
                 await _refuse(send_watching, code, message, extra)
@@ -313,4 +356,22 @@ class RequestGuard:
         if self.token is not None and not bearer_matches(_header(scope, b"authorization"), self.token):
             challenge = [(b"www-authenticate", b'Bearer realm="local-vector-search-mcp"')]
             return 401, "Missing or wrong bearer token (Authorization: Bearer <token>).", challenge
+        if scope["path"] == ENDPOINT:
+            return _unsupported_version(_header(scope, b"mcp-protocol-version"))
         return None
+
+
+def _unsupported_version(header: str | None) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+    """400 for an ``MCP-Protocol-Version`` this server does not speak (decision 476), as the
+    Streamable HTTP transport requires. The SDK hands every version it does not know from the
+    initialize handshake to its 2026-07-28 entry, which answered "params._meta must be an object
+    carrying the required ... envelope keys": a client that sent a typo or an empty header was
+    told to change its message, not the header."""
+    if header is None or header in SUPPORTED_PROTOCOL_VERSIONS:
+        return None  # absent: the transport assumes 2025-03-26
+    shown = header if len(header) <= 40 else header[:40] + "..."
+    message = (
+        f"Unsupported MCP-Protocol-Version {shown!r}: this server speaks {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}; "
+        "send the version the initialize answer named."
+    )
+    return 400, message, []

@@ -28,9 +28,10 @@ from typing import Any
 
 from ..config import ConfigError, Settings
 from ..workspace import Workspace
+from .deadline import DeadlineH11Protocol
 from .guard import ENDPOINT, HostRule, OriginRule, RequestGuard, is_loopback_host
 
-__all__ = ["TOKEN_ENV", "HttpOptions", "build_app", "http_options", "serve_http"]
+__all__ = ["TOKEN_ENV", "HttpOptions", "build_app", "http_options", "serve_http", "uvicorn_config"]
 
 log = logging.getLogger("local_vector_search_mcp.http")
 
@@ -232,22 +233,14 @@ def _make_server(config: Any, manager: Any) -> Any:
     return Server(config)
 
 
-def serve_http(ws: Workspace, options: HttpOptions) -> None:
-    """Serve MCP over Streamable HTTP until SIGTERM or SIGINT; then finish requests in flight and exit."""
-    import anyio
+def uvicorn_config(app: Any) -> Any:
+    """How uvicorn serves ``app``: h11 with a deadline for receiving each request (decision 477)."""
     import uvicorn
 
-    try:
-        sock = _bind(options.host, options.port)
-    except ConfigError:
-        ws.close()
-        raise
-    port = int(sock.getsockname()[1])
-    app, manager = build_app(ws, options, port)
-    config = uvicorn.Config(
+    return uvicorn.Config(
         app,
         loop="asyncio",
-        http="h11",
+        http=DeadlineH11Protocol,
         ws="none",
         lifespan="on",
         log_level="warning",
@@ -256,6 +249,20 @@ def serve_http(ws: Workspace, options: HttpOptions) -> None:
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
+
+
+def serve_http(ws: Workspace, options: HttpOptions) -> None:
+    """Serve MCP over Streamable HTTP until SIGTERM or SIGINT; then finish requests in flight and exit."""
+    import anyio
+
+    try:
+        sock = _bind(options.host, options.port)
+    except ConfigError:
+        ws.close()
+        raise
+    port = int(sock.getsockname()[1])
+    app, manager = build_app(ws, options, port)
+    config = uvicorn_config(app)
     server = _make_server(config, manager)
     # The watcher (when configured) starts now; the catch-up with an existing index (a stat per
     # file, in the background) starts with the first tool call.
