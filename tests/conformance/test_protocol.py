@@ -218,3 +218,22 @@ def test_a_request_with_an_unusable_id_is_an_invalid_request(raw: RawClient, req
     assert raw.send(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}')[1] == []
     status, replies = raw.send(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}')
     assert replies and '"kb_search"' in json.dumps(replies[-1])
+
+
+@pytest.mark.parametrize("request_id", ["{}", "[1]", "null", "1.5", '"never-sent"', "424242"])
+def test_a_cancellation_of_any_id_leaves_the_session_serving(raw: RawClient, request_id: str) -> None:
+    """`notifications/cancelled` names a request the client sent; one naming an object or an
+    array while a call was in flight took the stdio server down (unhashable in the end-of-input
+    bookkeeping, exit 1); one naming anything else unknown is ignored (decision 479)."""
+    call = b'{"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": "kb_status", "arguments": {}}}'
+    for params in (f'{{"requestId": {request_id}}}', "{}", "[]"):
+        cancel = f'{{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {params}}}'.encode()
+        if raw.http:
+            raw.send(call)
+            status, replies = raw.send(cancel)
+            assert status in (202, 400), (params, status, replies)
+        else:  # one write: the cancellation is read while the call still runs
+            status, replies = raw.send(call + b"\n" + cancel)
+        assert all("error" in r or r.get("id") == 50 for r in replies), (params, replies)
+    status, replies = raw.send(b'{"jsonrpc": "2.0", "id": 6, "method": "tools/list"}')
+    assert replies and '"kb_search"' in json.dumps(replies[-1])

@@ -123,3 +123,37 @@ def test_stdio_pipe_gets_all_replies(tmp_path: Path) -> None:
     )
     ids = {json.loads(line).get("id") for line in out.stdout.splitlines()}
     assert {1, 2, 3, 4} <= ids, out.stderr[-2000:]
+
+
+async def _replies_to_a_reused_id() -> list[object]:
+    """Two requests with id 7 in flight, stdin closed: the server answers the first at once and
+    the second 0.3 s later, and cancels what still runs when its input ends (as the SDK does)."""
+    to_srv, srv_in = anyio.create_memory_object_stream[SessionMessage | Exception](10)
+    srv_out, from_srv = anyio.create_memory_object_stream[SessionMessage](10)
+    to_srv.send_nowait(_request(7))
+    to_srv.send_nowait(_request(7))
+    to_srv.close()
+    async with answer_before_eof(srv_in, srv_out, grace=5) as (reads, writes), writes, anyio.create_task_group() as tg:
+
+        async def answer(delay: float) -> None:
+            await anyio.sleep(delay)
+            await writes.send(SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=7, result={})))
+
+        async with reads:
+            delay = 0.0
+            async for _ in reads:
+                tg.start_soon(answer, delay)
+                delay += 0.3
+        tg.cancel_scope.cancel()
+    replies: list[object] = []
+    while True:
+        try:
+            replies.append(from_srv.receive_nowait().message.id)
+        except (anyio.WouldBlock, anyio.EndOfStream):
+            return replies
+
+
+def test_a_reused_id_in_flight_holds_the_exit_for_each_reply() -> None:
+    """A client that reuses an id still in flight breaks the protocol's rule, but the server
+    answers each request; the first reply released the end of input and lost the second."""
+    assert anyio.run(_replies_to_a_reused_id) == [7, 7]

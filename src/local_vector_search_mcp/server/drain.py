@@ -13,6 +13,7 @@ unanswered: a line that is no message (decision 289) and a request without a usa
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -100,7 +101,9 @@ async def answer_before_eof(
     grace: float = GRACE_S,
 ) -> AsyncIterator[tuple[ObjectReceiveStream[SessionMessage | Exception], ObjectSendStream[SessionMessage]]]:
     """The server's side of the streams: the same messages, with the end of input held back."""
-    pending: set[Any] = set()
+    # Counted, not a set: a client that reuses an id still in flight gets each reply (the SDK
+    # answers every one), and the first reply must not release the end of input for the rest.
+    pending: Counter[Any] = Counter()
     to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](0)
 
@@ -118,10 +121,14 @@ async def answer_before_eof(
                             await write_stream.send(SessionMessage(request_without_id_reply(message.method)))
                         continue  # the server would only drop it
                     if isinstance(message, JSONRPCRequest):
-                        pending.add(message.id)
+                        pending[message.id] += 1
                     elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
                         # A request the client cancelled is never answered (the protocol's rule).
-                        pending.discard((message.params or {}).get("requestId"))
+                        # Only an id a request can have: an object or array here raised TypeError
+                        # (unhashable) and took the whole server down (decision 479).
+                        cancelled = (message.params or {}).get("requestId")
+                        if isinstance(cancelled, int | str):
+                            pending.pop(cancelled, None)
                 try:
                     await to_server.send(item)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -139,7 +146,10 @@ async def answer_before_eof(
                     return  # stdout is gone: no reply can reach the client any more
                 message = item.message
                 if isinstance(message, JSONRPCResponse | JSONRPCError):
-                    pending.discard(message.id)
+                    if pending[message.id] > 1:
+                        pending[message.id] -= 1
+                    else:
+                        pending.pop(message.id, None)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(pump_in)
