@@ -138,6 +138,19 @@ def test_list_item_replace_element_keeps_children() -> None:
     assert patch(loose, ("replace_element", "li1", "- A")) == "- A\n\n  - c\n"
 
 
+def test_deleting_an_item_of_a_loose_list_keeps_one_blank_line() -> None:
+    # Decision 493 (found by tests/handlers/test_edit_sequences.py): the blank line that
+    # separated the item from the next one goes with it. Inside a parent item the left-over
+    # blank line joined the parent's own text, and the structural check refused the delete.
+    assert patch("- p\n  - a\n\n  - b\n\n  - c\n", ("delete", "li1.li2", None)) == "- p\n  - a\n\n  - c\n"
+    assert patch("- p\n  - a\n\n  - b\n", ("delete", "li1.li1", None)) == "- p\n  - b\n"
+    assert patch("1. p\n   - a\n\n   - b\n\n1. q\n", ("delete", "li1.li2", None)) == "1. p\n   - a\n\n1. q\n"
+    assert patch("- a\n\n- b\n\n- c\n", ("delete", "li2", None)) == "- a\n\n- c\n"
+    assert patch("- a\r\n\r\n- b\r\n", ("delete", "li1", None)) == "- b\r\n"
+    # A tight neighbour above: the gap below stays (one blank line either way).
+    assert patch("- a\n- b\n\n- c\n", ("delete", "li2", None)) == "- a\n\n- c\n"
+
+
 def test_list_item_replace_subtree_delete_and_inserts() -> None:
     assert patch(LIST, ("replace_subtree", "li2", "- q\n  - r\n")) == "- a\n- q\n  - r\n- d\n"
     assert patch(LIST, ("delete", "li2", None)) == "- a\n- d\n"

@@ -142,7 +142,8 @@ def _list_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edit
         return Edit(start, end, _trim_end(markdown), pointer, kind, start, end, target, True)
     after = doc.break_after(end)
     if kind == DELETE:
-        return Edit(start, after, "", pointer, kind, start, after, target)
+        stop = _loose_gap_after(doc, target, after)
+        return Edit(start, stop, "", pointer, kind, start, stop, target)
     if kind == INSERT_BEFORE:
         return Edit(start, start, _trim_end(markdown) + eol, pointer, kind, start, start, target, True)
     if kind == INSERT_AFTER:
@@ -153,6 +154,32 @@ def _list_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edit
     raise InvalidArgument(
         f"{kind} requires a heading pointer; '{pointer}' is a list item (section operations require a heading pointer)."
     )
+
+
+def _loose_gap_after(doc: Document, target: Element, after: int) -> int:
+    """Where a list item's deletion stops: past its line break, and past the one blank line
+    that separated it from its next sibling when that gap would otherwise double up or open
+    under the parent's text (decision 493).
+
+    In a loose list (`- a` blank `- b` blank `- c`), removing `- b` with its line break left
+    two blank lines, and removing a parent's first child left a blank line between the
+    parent's text and the next child: inside a parent item both change the parent's own text
+    (the blank line joins its segment, §4.4), so the structural check refused a plain delete.
+    """
+    text = doc.text
+    if after >= len(text) or not _blank(text[after : doc.line_end(after)]):
+        return after
+    gap_end = doc.break_after(doc.line_end(after))
+    index = doc.elements.index(target)
+    following = next((e for e in doc.elements[index + 1 :] if e.start >= after), None)
+    if following is None or following.kind is not ElementKind.LIST_ITEM or following.start != gap_end:
+        return after  # no item right after one blank line: leave the spacing alone
+    if not _glued_before(doc, target.start):
+        return gap_end  # a blank line above too: one of the two goes
+    parent = doc.get(target.parent) if target.parent is not None else None
+    if parent is not None and doc.children(parent)[0] is target and following.parent == target.parent:
+        return gap_end  # the next child moves up under the parent's text, as the deleted one was
+    return after
 
 
 def _blank(line: str) -> bool:
