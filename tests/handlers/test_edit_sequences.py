@@ -39,8 +39,16 @@ from typing import Any
 from churn import fresh_snapshot, snapshot
 from hypothesis import Phase, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 from kb_fakes import make_workspace
+from pg_server import PgServer
 
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import KbError
@@ -221,8 +229,12 @@ class EditSequences(RuleBasedStateMachine):
         self.tokens = 0
         self.ever: set[str] = set()  # every token ever written
         self.dirty_tokens: set[str] = set()  # tokens whose presence changed since the last search check
-        self.ws = make_workspace(self.root, knowledge_base__allow_writes=True)
+        self.ws = make_workspace(self.root, knowledge_base__allow_writes=True, **self.storage())
         self.started = False
+
+    def storage(self) -> dict[str, Any]:
+        """The index's configuration overrides (none: SQLite in the project's state folder)."""
+        return {}
 
     # helpers ----------------------------------------------------------------------------
     def token(self) -> str:
@@ -600,6 +612,9 @@ class EditSequences(RuleBasedStateMachine):
                 self.refused(exc, {"INVALID_ARGUMENT"})
                 if exc.code == "INVALID_ARGUMENT" and valid:
                     STATS.count(f"refused-valid:{label}:{exc.message[:90]}")
+                    if os.environ.get("H55_LOG"):  # the refusals to look at, with their document
+                        with open(os.environ["H55_LOG"], "a", encoding="utf-8") as log:
+                            log.write(f"{label}\t{exc.message}\t{op!r}\t{doc.text!r}\n")
             return
         STATS.count(f"{label}:ok")
         assert resolvable, f"{op['pointer']} was applied although {path} no longer holds it"
@@ -888,6 +903,11 @@ class EditSequences(RuleBasedStateMachine):
             try:
                 result = self.call("kb_search", {"query": tok, "mode": "lexical", "topK": 50})
                 found = {hit["path"] for hit in result["results"]}
+                for hit in result["results"]:
+                    # The index holds the revision on disk, and the hit's pointer reads there.
+                    assert hit["indexedSourceHash"] == sha(self.model[hit["path"]]), (tok, hit["path"])
+                    page = self.call("kb_read", {"path": hit["path"], "pointer": hit["pointer"], "maxElements": 1})
+                    assert page["sourceHash"] == hit["indexedSourceHash"]
             except KbError as exc:
                 assert exc.code == "INDEX_NOT_READY" and not must, (tok, exc.code, exc.message)
                 found = set()
@@ -907,15 +927,36 @@ class EditSequences(RuleBasedStateMachine):
 
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
-EditSequences.TestCase.settings = settings(
-    settings.default,
-    max_examples=int(os.environ.get("H55_EXAMPLES", 300 if LONG else 8)),
-    stateful_step_count=int(os.environ.get("H55_STEPS", 80 if LONG else 25)),
-    deadline=None,
-    # H55_NO_SHRINK=1 while exploring: report every distinct failure as found.
-    phases=[Phase.explicit, Phase.reuse, Phase.generate] if os.environ.get("H55_NO_SHRINK") else list(Phase),
-)
+
+
+def sequences(examples: int, steps: int) -> settings:
+    return settings(
+        settings.default,
+        max_examples=int(os.environ.get("H55_EXAMPLES", examples)),
+        stateful_step_count=int(os.environ.get("H55_STEPS", steps)),
+        deadline=None,
+        # H55_NO_SHRINK=1 while exploring: report every distinct failure as found.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate] if os.environ.get("H55_NO_SHRINK") else list(Phase),
+    )
+
+
+EditSequences.TestCase.settings = sequences(300 if LONG else 8, 80 if LONG else 25)
 TestEditSequences = EditSequences.TestCase
+
+
+def test_edit_sequences_on_postgresql(pg_server: PgServer) -> None:
+    """The same machine with the index in PostgreSQL (a fresh schema per sequence): the
+    editing tools never read the index, but kb_search and the targeted sync after each edit do."""
+
+    class OnPostgreSQL(EditSequences):
+        def storage(self) -> dict[str, Any]:
+            return {
+                "storage__backend": "postgresql",
+                "storage__url": pg_server.url,
+                "storage__schema": pg_server.fresh_schema(),
+            }
+
+    run_state_machine_as_test(OnPostgreSQL, settings=sequences(60 if LONG else 3, 60 if LONG else 20))
 
 
 def teardown_module() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from shared_data import CORPORA
 
-from local_vector_search_mcp.export.pdf.book import _summary_links
+from local_vector_search_mcp.export.pdf.book import PART, _summary_links
 from local_vector_search_mcp.markdown import parse_text
 
 from . import poppler
@@ -162,6 +162,28 @@ def test_a_link_list_document_is_a_book_and_prose_is_not() -> None:
     assert _summary_links(parse_text("# Notes\n\nSee [one](one.md) for details.\n")) is None
     assert _summary_links(parse_text("- [Site](https://example.com)\n")) is None
     assert _summary_links(parse_text("- [One](one.md)\n\n```\ncode\n```\n")) is None
+
+
+def test_part_titles_between_chapters_are_printed(kb: Path) -> None:
+    """mdBook's SUMMARY.md names parts with headings between the chapter lists; they were skipped,
+    so the part titles were missing from the book (decision 474)."""
+    (kb / "SUMMARY.md").write_text(
+        "# Summary\n\n[Intro](intro.md)\n\n# Part *One*\n\n- [Alpha](alpha.md)\n\n---\n\n"
+        "# Part Two\n\n- [Beta](beta.md)\n",
+        encoding="utf-8",
+    )
+    for name in ("intro", "alpha", "beta"):
+        (kb / f"{name}.md").write_text(f"# {name.title()} chapter\n\n{name}-text\n", encoding="utf-8")
+    assert [entry for entry in _summary_links(parse_text((kb / "SUMMARY.md").read_text())) or [] if not entry[1]] == [
+        ("Part One", "", PART, False),
+        ("Part Two", "", PART, False),
+    ]
+    pdf, warnings = export(kb, "SUMMARY.md", style="academic")
+    assert warnings == []
+    poppler.in_order(poppler.text(pdf, 2), ["Intro chapter", "Part One", "1 Alpha chapter", "Part Two", "2 Beta"])
+    body = poppler.text(pdf, 3, int(poppler.info(pdf)["Pages"]))
+    poppler.in_order(body, ["intro-text", "Part One", "alpha-text", "Part Two", "beta-text"])
+    assert "1 Part" not in body and "Part One\n" in body  # part titles are not numbered
 
 
 def test_reference_style_entries_make_a_book_too() -> None:

@@ -125,3 +125,28 @@ def test_a_damaged_small_png_is_a_placeholder_not_a_failed_export(kb: Path, dama
     assert warnings == ["Image 'broken.png' in a.md was replaced by a placeholder: the picture cannot be decoded."]
     poppler.in_order(poppler.text(pdf), ["before", "Image not available: damaged", "after"])
     assert len(poppler.images(pdf)) == 1
+
+
+@poppler.needs_poppler
+def test_a_pasted_picture_is_a_placeholder_not_pages_of_base64(kb: Path) -> None:
+    """Editors that paste screenshots as inline data write paragraphs of hundreds of kilobytes. Past
+    20,000 characters a paragraph is set in pieces, which cut the data URI: the picture's base64 was
+    printed as text (3,474 pages and two minutes for 8 MB), and a warning quoted all of it
+    (decision 474). The data is now cut to its first characters before the document is laid out."""
+    import base64
+    import os
+
+    data = base64.b64encode(os.urandom(60_000)).decode()
+    (kb / "a.md").write_text(
+        f"# A\n\nbefore ![shot](data:image/png;base64,{data}) after\n\n"
+        f"<img src='data:image/jpeg;base64,{data}'>\n\nend\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == [
+        f"Image '{f'data:image/{kind};base64,{data}'[:45]}\u2026' in a.md was replaced by a placeholder: "
+        "remote and absolute images are never fetched."
+        for kind in ("png", "jpeg")
+    ]
+    assert poppler.info(pdf)["Pages"] == "1"
+    poppler.in_order(poppler.text(pdf), ["before", "Image not available: shot", "end"])

@@ -11,6 +11,7 @@ become links inside the PDF.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -26,7 +27,7 @@ from reportlab.platypus.frames import Frame
 from reportlab.platypus.tableofcontents import TableOfContents
 
 from ...errors import InvalidArgument, KbError, NotFound
-from ...markdown import Document, ElementKind, parse_document
+from ...markdown import Document, ElementKind, parse_document, parse_text
 from ...paths import PathGuard
 from ...sourcefile import read_source
 from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, _Ctx, slugify
@@ -40,6 +41,8 @@ __all__ = ["MAX_BOOK_BYTES", "MAX_WARNINGS", "BookOptions", "render_book"]
 # Everything of a book is held in memory while it is laid out: bound it.
 MAX_BOOK_BYTES = 32 * 1024 * 1024
 MAX_WARNINGS = 100
+# The depth of a part title (mdBook's ``# Part`` heading between chapters) among a book's links.
+PART = -1
 # A title, subtitle or author list from front matter is one line of the title page.
 MAX_META_CHARS = 200
 MAX_META_ITEMS = 50
@@ -95,6 +98,27 @@ def front_matter(doc: Document) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+# An image's inline data (``![x](data:...)``, ``<img src="data:...">``): never drawn (106), and past
+# 20,000 characters it was cut mid-URI into paragraph pieces and printed as text.
+_INLINE_DATA = re.compile(r"""(\]\(\s*<?|\bsrc\s*=\s*["']?)(data:[^\s)"'>]{0,40})[^\s)"'>]{160,}""", re.IGNORECASE)
+
+
+def without_inline_data(doc: Document) -> Document:
+    """``doc`` with the inline data of its pictures cut to its first characters and an ellipsis.
+
+    Pasted screenshots are embedded this way (Typora, Joplin, exports from web editors); such a
+    picture becomes a placeholder named by the short form, as the paragraph around it stays whole.
+    """
+    if "data:" not in doc.text or _INLINE_DATA.search(doc.text) is None:
+        return doc
+    return parse_text(_INLINE_DATA.sub(lambda m: m.group(1) + m.group(2) + "\u2026", doc.text), bom=doc.bom)
+
+
+def _plain_heading(title: str) -> str:
+    tokens = MD.parseInline(title, {})
+    return "".join(t.content for t in (tokens[0].children or []) if t.type in ("text", "code_inline")).strip()
+
+
 def meta_text(value: Any) -> str:
     """A front-matter value as one line for the title page and the PDF's metadata: a scalar, or a
     list of scalars joined with commas, at most :data:`MAX_META_CHARS` characters.
@@ -119,14 +143,21 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
     """``(title, href, depth, numbered)`` of a link-list document, or ``None`` when it has prose.
 
     As in mdBook, chapters in a list are numbered, links in paragraphs (prefix and suffix
-    chapters such as a foreword) are not.
+    chapters such as a foreword) are not, and a heading after the first is the title of the part
+    that follows: ``(title, "", PART, False)``.
     """
     links: list[tuple[str, str, int, bool]] = []
     env: dict[str, Any] = {}
     if "]:" in doc.text:  # reference-style entries (``[One][1]`` ... ``[1]: one.md``) are links too
         MD.parse(doc.text, env)
+    headings = 0
     for element in doc.elements:
-        if element.kind in (ElementKind.FRONT_MATTER, ElementKind.HEADING):
+        if element.kind is ElementKind.HEADING:
+            headings += 1
+            if headings > 1:
+                links.append((_plain_heading(element.title or ""), "", PART, False))
+            continue
+        if element.kind is ElementKind.FRONT_MATTER:
             continue
         if element.kind not in (ElementKind.PARAGRAPH, ElementKind.LIST_ITEM):
             return None
@@ -257,6 +288,9 @@ class _Book:
         folder = posixpath.dirname(self.rel)
         budget = len(doc.text.encode("utf-8"))
         for title, href, depth, numbered in links:
+            if depth == PART:
+                parts.append(_Part(title, 0, numbered=False))
+                continue
             split = urlsplit(href)
             if split.scheme or split.netloc or not split.path.lower().endswith(".md"):
                 continue
@@ -284,7 +318,7 @@ class _Book:
                     "export its parts separately."
                 )
             try:
-                chapter = parse_document(raw)
+                chapter = without_inline_data(parse_document(raw))
             except KbError:
                 parts.append(_Part(title, depth, rel, numbered=numbered, missing="it is not valid UTF-8"))
                 continue
@@ -382,6 +416,10 @@ class _Book:
         for i, part in enumerate(parts):
             if is_book and part.depth == 0 and i:
                 story.append(PageBreak())
+            if part.rel is None and part.title:  # a part's title: a heading of its own, unnumbered
+                self.renderer.chapter = Chapter(f"#part{i}", 0, f"c{i}", heading_keys=[f"c{i}h0"], numbered=False)
+                story.append(self.renderer.heading(_heading_element(part.title), 0, _Ctx()))
+                continue
             chapter = self.chapters.get(part.rel) if part.rel else None
             if chapter is None or chapter.rel != part.rel or chapter.key != f"c{i}":
                 continue
@@ -426,6 +464,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     characters no installed font could draw.
     """
     book = _Book(guard, rel, options)
+    doc = without_inline_data(doc)
     parts = book.parts(doc)
     story, info, title_page = book.story(doc, parts)
 
