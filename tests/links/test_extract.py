@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it.token import Token
@@ -120,3 +121,38 @@ def test_a_tag_string_splits_on_spaces_as_well_as_commas() -> None:
     assert found.aliases == ("Big Name", "Other")
     listed = extract_links(parse_document(b"---\ntags:\n  - 'one two'\n  - '#three'\n---\n# T\n"))
     assert listed.tags == ("one", "two", "three")
+
+
+def _laughs(levels: int, key: str) -> str:
+    """Front matter whose ``key`` is ``levels`` levels of nine aliases to the level below (the
+    "billion laughs"): a few hundred bytes, nine to the power ``levels`` strings once expanded."""
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "[[x]]"]']
+    for level in range(1, levels):
+        name, below = chr(ord("a") + level), chr(ord("a") + level - 1)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{below}"] * 9) + "]")
+    return "---\n" + "\n".join(lines) + f"\n{key}: *{chr(ord('a') + levels - 1)}\n---\n\n# T\n\ntext [[y]]\n"
+
+
+def test_front_matter_aliases_that_expand_far_beyond_the_text_are_broken_front_matter() -> None:
+    """Six levels of nine aliases (about 300 bytes) gave 125,479 property links and took 2 s; nine
+    levels would not end. A self-referencing alias ended in RecursionError. Such a header now reads
+    as broken front matter: no tags, aliases or property links, the body's links still count
+    (decision 404)."""
+    for key in ("tags", "aliases", "related"):
+        found = extract_links(parse_document(_laughs(6, key).encode()))
+        assert (found.tags, found.aliases) == ((), ())
+        assert [ln.destination for ln in found.links] == ["y"]
+    looped = extract_links(parse_document(b'---\nrelated: &r ["[[x]]", *r]\n---\n# T\n\n[[y]]\n'))
+    assert [ln.destination for ln in looped.links] == ["y"]
+    with pytest.raises(ValueError, match="YAML aliases"):
+        links.load_yaml('a: &a ["x", "x"]\nb: &b [*a, *a, *a]\nc: [' + ", ".join(["*b"] * 2_000) + "]")
+
+
+def test_plain_front_matter_is_never_too_large() -> None:
+    """The bound counts every value and its characters against twice the text: plain YAML (keys
+    without values, one-character lists, long strings) stays under it, and so do ordinary
+    aliases (a default block merged into a few entries)."""
+    plain = "\n".join(f"k{i}:" for i in range(5_000)) + "\nl: [" + ",".join("1" * 3_000) + "]\ns: " + "w" * 50_000
+    assert len(links.load_yaml(plain)) == 5_002
+    merged = "base: &base {a: 1, b: two}\n" + "\n".join(f"e{i}: {{<<: *base, c: {i}}}" for i in range(200))
+    assert links.load_yaml(merged)["e199"] == {"a": 1, "b": "two", "c": 199}

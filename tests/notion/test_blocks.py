@@ -31,6 +31,18 @@ def test_title_from_front_matter_then_first_heading() -> None:
     assert convert("just text\n").title is None
 
 
+def test_a_front_matter_title_that_is_not_a_scalar_is_no_title() -> None:
+    """``str()`` of a list printed Python's text as the page title, and of nested YAML aliases (a
+    few hundred bytes) ran the push out of memory (decision 404); a date is still a title."""
+    laughs = ['a: &a ["lol", "lol", "lol"]'] + [
+        f"{n}: &{n} [*{p}, *{p}, *{p}]" for p, n in zip("abc", "bcd", strict=True)
+    ]
+    front = "---\n" + "\n".join(laughs) + "\ntitle: *d\n---\n# Head\n"
+    assert convert(front).title == "Head"
+    assert convert("---\ntitle: {a: 1}\n---\ntext\n").title is None
+    assert convert("---\ntitle: 2026-12-02\n---\n# Head\n").title == "2026-12-02"
+
+
 def test_nested_emphasis_and_link_combine() -> None:
     (item,) = [i for i in rich_text("[**bold link**](https://x.org)")]
     assert item["text"] == {"content": "bold link", "link": {"url": "https://x.org"}}

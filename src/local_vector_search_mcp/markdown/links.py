@@ -530,10 +530,17 @@ def _front_matter(source: str) -> tuple[list[str], list[str], list[str]]:
 
 
 def load_yaml(source: str) -> Any:
-    """``yaml.safe_load`` of front matter, through libyaml when PyYAML has it (20x faster: the
-    pure-Python loader was a sixth of a cold reindex). What libyaml refuses is tried again with
-    the pure-Python loader, so no header that loaded before is lost. Raises ``ValueError``
-    when neither loads it."""
+    """``yaml.safe_load`` of front matter. Raises ``ValueError`` when it does not load, or when
+    its aliases make it far larger than its text (see :func:`_check_expansion`)."""
+    data = _parse_yaml(source)
+    _check_expansion(data, 2 * len(source) + EXPANSION_SLACK)
+    return data
+
+
+def _parse_yaml(source: str) -> Any:
+    """Through libyaml when PyYAML has it (20x faster: the pure-Python loader was a sixth of a
+    cold reindex). What libyaml refuses is tried again with the pure-Python loader, so no header
+    that loaded before is lost."""
     import yaml
 
     fast = getattr(yaml, "CSafeLoader", None)
@@ -546,6 +553,34 @@ def load_yaml(source: str) -> Any:
         return yaml.safe_load(source)
     except yaml.YAMLError as exc:
         raise ValueError(str(exc)) from None
+
+
+# What a front matter's values may weigh beyond twice its own text (decision 404).
+EXPANSION_SLACK = 10_000
+
+
+def _check_expansion(data: Any, budget: int) -> None:
+    """Refuse a structure that weighs more than ``budget`` once its aliases are expanded.
+
+    YAML aliases share one object, so loading nine levels of nine references to a list (a few
+    hundred bytes, the "billion laughs") is cheap, but every reader that walks or prints the values
+    expands it: its tags, aliases and property links took seconds and millions of links per file,
+    and a self-referencing alias (``&r [*r]``) ended in RecursionError. Counting each value once
+    per place it is reached, plus its characters, plain YAML never weighs more than about twice
+    its text; the walk stops as soon as the budget is spent, so refusing costs no more than that."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        budget -= 1
+        if isinstance(value, str):
+            budget -= len(value)
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple | set):
+            stack.extend(value)
+        if budget < 0:
+            raise ValueError("front matter expands to far more than its text (YAML aliases)")
 
 
 def rewrite(text: str, edits: Iterable[tuple[int, int, str]]) -> str:

@@ -479,7 +479,11 @@ def _front_matter_title(content: str) -> str | None:
     except yaml.YAMLError:
         return None
     title = data.get("title") if isinstance(data, dict) else None
-    return str(title).strip() or None if title is not None else None
+    # A scalar only: str() of a list or mapping is Python's text, and of nested YAML aliases (a
+    # few hundred bytes) billions of characters (decision 404).
+    if title is None or isinstance(title, list | dict):
+        return None
+    return str(title).strip() or None
 
 
 def convert(markdown: str) -> Converted:

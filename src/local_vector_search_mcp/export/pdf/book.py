@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
 
-import yaml
 from reportlab.lib import colors
 from reportlab.lib.units import mm
 from reportlab.platypus import Flowable, PageBreak, Paragraph, Spacer, TableStyle
@@ -28,6 +27,7 @@ from reportlab.platypus.tableofcontents import TableOfContents
 
 from ...errors import InvalidArgument, KbError, NotFound
 from ...markdown import Document, ElementKind, parse_document, parse_text
+from ...markdown.links import load_yaml
 from ...paths import PathGuard
 from ...sourcefile import read_source
 from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, _Ctx, slugify
@@ -92,8 +92,8 @@ def front_matter(doc: Document) -> dict[str, Any]:
         return {}
     body = "\n".join(fm.text.split("\n")[1:-1])
     try:
-        data = yaml.safe_load(body)
-    except yaml.YAMLError:
+        data = load_yaml(body)  # the indexer's reading, aliases bounded (decision 404)
+    except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
 
