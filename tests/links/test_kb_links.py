@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -135,3 +136,22 @@ def test_the_graph_is_kept_until_the_index_changes_in_this_or_another_connection
     finally:
         other.shutdown()
     assert links(kb, path="lonely.md", direction="incoming")["links"] == []
+
+
+def test_an_embed_that_leaves_the_root_is_not_a_link(tmp_path: Path) -> None:
+    """``![[../x.png]]`` was looked up on disk outside the root: one beside the knowledge base was
+    left out of ``missingImages`` and a missing one listed, so kb_links told which files exist
+    outside the root. Like a Markdown image that leaves it (decision 43), it is no link at all."""
+    (tmp_path / "beside.png").write_bytes(b"outside")
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text(
+        "# A\n\n![[../beside.png]] ![[../absent.png]] ![[sub/../../beside.png]] ![[gone.png]]\n", encoding="utf-8"
+    )
+    kb = client(root)
+    try:
+        kb.reindex()
+        out = links(kb)
+        assert [(m["target"], m["kind"]) for m in out["missingImages"]] == [("gone.png", "embed")]
+    finally:
+        kb.shutdown()

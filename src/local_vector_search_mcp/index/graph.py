@@ -124,21 +124,24 @@ class Resolver:
         name = name.strip()
         if not name:
             return None  # [[#Heading]]: a link inside the same note
+        relative = _relative(name, link.source)
+        if relative is not None and _leaves_root(relative):
+            return None  # leaves the root: not a link, like a Markdown link that does (decision 43)
         ext = posixpath.splitext(name)[1].lower()
         if ext and ext != ".md" and not _looks_like_note(ext):
             # Obsidian tries the name as a file, then as a note: ``[[Meeting.notes]]`` is the note
             # ``Meeting.notes.md`` when there is one, ``![[pic.png]]`` an image (decision 481)
             matches = self.match_note(name, link.source, aliases=False)
             if not matches:
+                path = relative or posixpath.normpath(name.lstrip("/"))
+                if _leaves_root(path):
+                    return None  # ``![[a/../../x.png]]``: kb_links never looks outside the root
                 return ResolvedLink(
                     link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
-                    _relative(name, link.source) or name.lstrip("/"), fragment or None, False, True,
+                    path, fragment or None, False, True,
                 )  # fmt: skip
         else:
             matches = self.match_note(name, link.source)
-        relative = _relative(name, link.source)
-        if relative is not None and (relative == ".." or relative.startswith("../")):
-            return None  # leaves the root: not a link, like a Markdown link that does (decision 43)
         if len(matches) == 1:
             target = matches[0]
             found = self._fragment_found(target, fragment, wiki=True) if fragment else None
@@ -159,7 +162,7 @@ class Resolver:
         that path from the source's folder and nothing else (decision 480)."""
         relative = _relative(name, source)
         if relative is not None:
-            if relative.startswith("../") or relative == "..":
+            if _leaves_root(relative):
                 return []  # outside the root
             with_ext = relative if relative.lower().endswith(".md") else f"{relative}.md"
             exact = self._by_lower.get(name_key(with_ext), [])
@@ -221,6 +224,10 @@ def _heading_chain(headings: Sequence[str], parts: Sequence[str]) -> bool:
             return False
         at += 1
     return True
+
+
+def _leaves_root(path: str) -> bool:
+    return path == ".." or path.startswith("../")
 
 
 def _relative(name: str, source: str) -> str | None:
