@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 import anyio
@@ -22,11 +23,13 @@ import pydantic_core
 from lvsm_contract.content import BlobResource, ContentBlock, ContentResult, ImageBlock, TextBlock
 from lvsm_contract.registry import BY_NAME
 from mcp.server.lowlevel import Server
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
-from .. import __version__
+from .. import __version__, progress
 from ..dispatch import available_tools, invoke
 from ..errors import KbError
 from ..workspace import Workspace
+from .answer_form import accepts_stream
 
 log = logging.getLogger("local_vector_search_mcp")
 
@@ -116,11 +119,20 @@ class Lanes:
         return self._limiters[lane]
 
 
-def call_result(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+def call_result(
+    ws: Workspace, name: str, arguments: dict[str, Any] | None, call: progress.Call | None = None
+) -> types.CallToolResult:
     """Run a tool and build its reply (JSON text and all), in the calling worker thread: the
-    event loop, which every session's I/O goes through, only sends it."""
+    event loop, which every session's I/O goes through, only sends it. ``call`` carries the
+    client's progress token and cancellation to the tool's code (decision 500)."""
     try:
-        result = invoke(ws, name, arguments)
+        with progress.running(call or progress.Call()):
+            result = invoke(ws, name, arguments)
+    except progress.Cancelled:
+        stopped = time.monotonic() - (call.cancelled_at if call and call.cancelled_at else time.monotonic())
+        log.info("%s cancelled by its client: it stopped %.2f s later", name, stopped)
+        # Never sent: the SDK answers no request its client cancelled.
+        return error_result(KbError("The call was cancelled."))
     except KbError as exc:
         return error_result(exc)
     except Exception:
@@ -162,7 +174,22 @@ def build_server(ws: Workspace) -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         limiter = lanes.limiter(lane_of(ws, params.name, params.arguments))
-        return await anyio.to_thread.run_sync(call_result, ws, params.name, params.arguments, limiter=limiter)
+        wants_progress = progress_token_from_params(getattr(ctx, "params", None)) is not None
+        http_request = getattr(ctx, "request", None)  # over HTTP: its POST (None over stdio)
+        if wants_progress and http_request is not None:
+            wants_progress = accepts_stream(http_request.headers.get("accept"))  # else a JSON answer
+        call = progress.Call(_progress_sender(ctx) if wants_progress else None)
+        # The SDK cancels this task when the client cancels the call, but a worker thread cannot
+        # be interrupted: the wait for it is shielded (the thread keeps its lane's slot until it
+        # ends) and the tool ran to its end, writing a PDF nobody waited for. The watcher turns
+        # the cancellation into the flag the tool's code checks between pieces of its work.
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_flag_on_cancel, call)
+            result = await anyio.to_thread.run_sync(
+                call_result, ws, params.name, params.arguments, call, limiter=limiter
+            )
+            tg.cancel_scope.cancel()
+        return result
 
     return Server(
         ws.config.server.name,
@@ -171,6 +198,35 @@ def build_server(ws: Workspace) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+async def _flag_on_cancel(call: progress.Call) -> None:
+    try:
+        await anyio.sleep_forever()
+    finally:
+        call.cancel()  # also when the call ended: nothing reads the flag any more
+
+
+# A progress notification the transport has not taken within this time is dropped (a client that
+# stopped reading its stream must not hold the tool's worker thread).
+SEND_TIMEOUT_S = 5.0
+
+
+def _progress_sender(ctx: Any) -> progress.Send:
+    """Send a notification on the call's own channel (over HTTP its POST's SSE stream) from the
+    worker thread, waiting for the event loop to take it: the tool cannot outrun its client."""
+
+    async def notify(done: float, total: float | None, message: str | None) -> None:
+        with anyio.move_on_after(SEND_TIMEOUT_S):
+            await ctx.session.report_progress(done, total, message)
+
+    def send(done: float, total: float | None, message: str | None) -> None:
+        try:
+            anyio.from_thread.run(notify, done, total, message)
+        except Exception:  # the session or the event loop is gone: the work goes on without it
+            log.debug("progress notification not sent", exc_info=True)
+
+    return send
 
 
 async def _serve(ws: Workspace) -> None:
