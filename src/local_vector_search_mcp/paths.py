@@ -192,7 +192,7 @@ def _spelled_on_disk(folder: Path, part: str, rel: str) -> str | None:
         spelled = ", ".join(sorted(ascii(name) for name in found))
         raise RefusedPath(
             repr(rel),
-            f"{len(found)} entries differ from {ascii(part)} only in Unicode normalisation ({spelled}); "
+            f"{len(found)} entries differ from {part!a} only in Unicode normalisation ({spelled}); "
             "name one exactly as kb_list_files spells it",
         )
     return found[0] if found else None
