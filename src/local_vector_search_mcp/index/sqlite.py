@@ -381,6 +381,12 @@ class SqliteStore(ChunkTables):
                 log.warning("only %d external chunk(s) could be read back from the damaged index: %s", len(rows), exc)
         finally:
             conn.close()
+            # reading made the copy's shared-memory index (and an empty WAL when it had none)
+            with contextlib.suppress(OSError):
+                os.unlink(f"{aside}-shm")
+            with contextlib.suppress(OSError):
+                if os.path.getsize(f"{aside}-wal") == 0:
+                    os.unlink(f"{aside}-wal")
         return rows
 
     def close(self) -> None:
