@@ -214,17 +214,27 @@ SEND_TIMEOUT_S = 5.0
 
 def _progress_sender(ctx: Any) -> progress.Send:
     """Send a notification on the call's own channel (over HTTP its POST's SSE stream) from the
-    worker thread, waiting for the event loop to take it: the tool cannot outrun its client."""
+    worker thread, waiting for the event loop to take it: the tool cannot outrun its client. One
+    not taken in time, or failed, ends the call's notifications: a client that stopped reading
+    must not hold the tool for :data:`SEND_TIMEOUT_S` at every step."""
+    gone = False
 
-    async def notify(done: float, total: float | None, message: str | None) -> None:
+    async def notify(done: float, total: float | None, message: str | None) -> bool:
         with anyio.move_on_after(SEND_TIMEOUT_S):
             await ctx.session.report_progress(done, total, message)
+            return True
+        return False
 
     def send(done: float, total: float | None, message: str | None) -> None:
+        nonlocal gone
+        if gone:
+            return
         try:
-            anyio.from_thread.run(notify, done, total, message)
+            gone = not anyio.from_thread.run(notify, done, total, message)
         except Exception:  # the session or the event loop is gone: the work goes on without it
-            log.debug("progress notification not sent", exc_info=True)
+            gone = True
+        if gone:
+            log.info("progress notifications of this call stopped: the client did not take one")
 
     return send
 
