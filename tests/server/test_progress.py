@@ -267,3 +267,62 @@ def test_a_cancelled_export_stops_and_leaves_nothing_behind(tmp_path: Path, tran
             assert not seen[-1][2] or not seen[-1][2].startswith("Laid out")
 
     anyio.run(run)
+
+
+class _SlowSession:
+    """A session whose notifications take a while to leave (a busy stream)."""
+
+    def __init__(self) -> None:
+        self.sent: list[float] = []
+        self.first = anyio.Event()
+
+    async def report_progress(self, done: float, total: float | None, message: str | None) -> None:
+        self.sent.append(done)
+        self.first.set()
+        await anyio.sleep(0.5)
+
+
+def test_a_cancellation_while_a_notification_is_on_its_way_stops_the_tool_cleanly(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The cancellation arrives while the worker thread waits for the event loop to send its
+    progress: the tool sees Cancelled at its next step, not the event loop's CancelledError
+    (which no tool code expects: it escaped the tool and its log line)."""
+    from types import SimpleNamespace
+
+    from local_vector_search_mcp import progress
+    from local_vector_search_mcp.server import app
+
+    outcome: list[str] = []
+
+    def tool(ws: object, name: str, arguments: object, call: progress.Call) -> str:
+        try:
+            with progress.running(call):
+                for i in range(200):
+                    progress.step(i + 1, 200, f"step {i + 1}", final=True)
+            outcome.append("ran to its end")
+        except progress.Cancelled:
+            outcome.append("cancelled")
+        except BaseException as exc:
+            outcome.append(type(exc).__name__)
+            raise
+        return "done"
+
+    monkeypatch.setattr(app, "call_result", tool)
+    session = _SlowSession()
+    ctx = SimpleNamespace(params={"_meta": {"progressToken": 1}}, request=None, session=session)
+
+    async def run() -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                await app.run_tool(None, ctx, "kb_create_pdf_book", {}, anyio.CapacityLimiter(1))  # type: ignore[arg-type]
+
+            tg.start_soon(call)
+            await session.first.wait()
+            await anyio.sleep(0.1)  # the thread is inside from_thread.run now
+            tg.cancel_scope.cancel()
+
+    anyio.run(run)
+    assert outcome == ["cancelled"], outcome
+    assert len(session.sent) < 5

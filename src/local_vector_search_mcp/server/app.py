@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pydantic_core
+from anyio.abc import TaskStatus
 from lvsm_contract.content import BlobResource, ContentBlock, ContentResult, ImageBlock, TextBlock
 from lvsm_contract.registry import BY_NAME
 from mcp.server.lowlevel import Server
@@ -174,22 +175,7 @@ def build_server(ws: Workspace) -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         limiter = lanes.limiter(lane_of(ws, params.name, params.arguments))
-        wants_progress = progress_token_from_params(getattr(ctx, "params", None)) is not None
-        http_request = getattr(ctx, "request", None)  # over HTTP: its POST (None over stdio)
-        if wants_progress and http_request is not None:
-            wants_progress = accepts_stream(http_request.headers.get("accept"))  # else a JSON answer
-        call = progress.Call(_progress_sender(ctx) if wants_progress else None)
-        # The SDK cancels this task when the client cancels the call, but a worker thread cannot
-        # be interrupted: the wait for it is shielded (the thread keeps its lane's slot until it
-        # ends) and the tool ran to its end, writing a PDF nobody waited for. The watcher turns
-        # the cancellation into the flag the tool's code checks between pieces of its work.
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_flag_on_cancel, call)
-            result = await anyio.to_thread.run_sync(
-                call_result, ws, params.name, params.arguments, call, limiter=limiter
-            )
-            tg.cancel_scope.cancel()
-        return result
+        return await run_tool(ws, ctx, params.name, params.arguments, limiter)
 
     return Server(
         ws.config.server.name,
@@ -200,8 +186,30 @@ def build_server(ws: Workspace) -> Server[Any]:
     )
 
 
-async def _flag_on_cancel(call: progress.Call) -> None:
+async def run_tool(
+    ws: Workspace, ctx: Any, name: str, arguments: dict[str, Any] | None, limiter: anyio.CapacityLimiter
+) -> types.CallToolResult:
+    """Run a tool in a worker thread under a :class:`progress.Call` (decision 500)."""
+    wants_progress = progress_token_from_params(getattr(ctx, "params", None)) is not None
+    http_request = getattr(ctx, "request", None)  # over HTTP: its POST (None over stdio)
+    if wants_progress and http_request is not None:
+        wants_progress = accepts_stream(http_request.headers.get("accept"))  # else a JSON answer
+    call = progress.Call(_progress_sender(ctx) if wants_progress else None)
+    # The SDK cancels this task when the client cancels the call, but a worker thread cannot be
+    # interrupted: the wait for it is shielded (the thread keeps its lane's slot until it ends)
+    # and the tool ran to its end, writing a PDF nobody waited for. The watcher turns the
+    # cancellation into the flag the tool's code checks between pieces of its work; started
+    # with start(), so a cancellation that comes at once still finds it inside its try.
+    async with anyio.create_task_group() as tg:
+        await tg.start(_flag_on_cancel, call)
+        result = await anyio.to_thread.run_sync(call_result, ws, name, arguments, call, limiter=limiter)
+        tg.cancel_scope.cancel()
+    return result
+
+
+async def _flag_on_cancel(call: progress.Call, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
     try:
+        task_status.started()
         await anyio.sleep_forever()
     finally:
         call.cancel()  # also when the call ended: nothing reads the flag any more
@@ -220,7 +228,10 @@ def _progress_sender(ctx: Any) -> progress.Send:
     gone = False
 
     async def notify(done: float, total: float | None, message: str | None) -> bool:
-        with anyio.move_on_after(SEND_TIMEOUT_S):
+        # Shielded: anyio runs this in the cancel scope of the task waiting for the thread, and
+        # the client's cancellation arriving meanwhile raised the event loop's CancelledError
+        # in the worker thread, which no tool code expects (the next step raises Cancelled).
+        with anyio.CancelScope(shield=True), anyio.move_on_after(SEND_TIMEOUT_S):
             await ctx.session.report_progress(done, total, message)
             return True
         return False
