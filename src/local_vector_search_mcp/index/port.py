@@ -242,9 +242,11 @@ class IndexStore(Protocol):
     readers across threads and processes (each thread gets its own session)."""
 
     # lifecycle and manifest -------------------------------------------------
-    # How often the store found the file at its path deleted or replaced under it and followed
-    # the path (decision 498); a server database has no file: always 0.
-    file_replacements: int
+    @property
+    def file_replacements(self) -> int:
+        """How often the store found the file at its path deleted or replaced under it and
+        followed the path (decision 498); a server database has no file: always 0."""
+        ...
 
     @property
     def location(self) -> str:
