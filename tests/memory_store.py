@@ -100,6 +100,9 @@ class MemoryStore:
             elif self._dims is None and vector_dimensions:
                 self._dims = vector_dimensions
 
+    def check(self) -> None:
+        """Nothing on disk to be damaged."""
+
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
         with self._lock:
             self._docs.clear()

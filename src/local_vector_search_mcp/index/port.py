@@ -254,7 +254,13 @@ class IndexStore(Protocol):
         ...
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
-        """Drop and recreate every derived table (forced rebuild)."""
+        """Drop and recreate every derived table (forced rebuild); a store found damaged is
+        set aside and started afresh instead."""
+        ...
+
+    def check(self) -> None:
+        """Raise :class:`IndexDamaged` when the stored index fails the engine's own integrity
+        check (a forced rebuild runs it first, decision 496)."""
         ...
 
     def read_manifest(self) -> dict[str, str]: ...

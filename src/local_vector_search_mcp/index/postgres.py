@@ -389,6 +389,9 @@ class PostgresStore:
                 self._conn().execute(sql.SQL("drop table if exists {} cascade").format(sql.Identifier(table)))
             self._create(vector_dimensions, vector_storage)
 
+    def check(self) -> None:
+        """Nothing to do: PostgreSQL guards its own pages (and reports damage as errors)."""
+
     def read_manifest(self) -> dict[str, str]:
         if not self.exists():
             return {}

@@ -55,8 +55,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
+import inspect
 import itertools
 import json
+import logging
 import os
 import threading
 import time
@@ -116,10 +119,13 @@ from .vecmath import dot_rows
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
+log = logging.getLogger(__name__)
+
 LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
 
 BUSY_TIMEOUT_MS = 30_000
+DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
 _DERIVED = (
     "unreadable_files",
@@ -206,6 +212,12 @@ class _Batch:
 
     def flush(self) -> None:
         """Commit the open transaction, if any (a failed commit rolls it back and raises)."""
+        try:
+            self._flush()
+        except DAMAGE as exc:
+            raise self.store._damaged(exc) from None
+
+    def _flush(self) -> None:
         if self.conn is not None:
             if self.bump:
                 try:
@@ -263,6 +275,7 @@ class SqliteStore(ChunkTables):
         self._conn_lock = threading.Lock()
         self._vector_storage: str | None = None
         self._scopes: dict[str, Callable[[str], bool]] = {}
+        self._seen_damage = False  # SQLite reported the file damaged: a reset sets it aside
 
     # connections --------------------------------------------------------------
     def _conn(self) -> apsw.Connection:
@@ -287,12 +300,9 @@ class SqliteStore(ChunkTables):
                 conn.execute(
                     "SELECT count(*) FROM sqlite_master"
                 ).fetchall()  # reads the schema: a damaged file fails here
-            except (apsw.CorruptError, apsw.NotADBError) as exc:
+            except DAMAGE as exc:
                 conn.close()
-                raise IndexDamaged(
-                    f"The index database is damaged ({exc.args[0] if exc.args else type(exc).__name__}); "
-                    "rebuild it with kb_reindex force=true (CLI: --reindex --force). Your Markdown is not affected."
-                ) from None
+                raise self._damaged(exc) from None
             except apsw.BusyError:
                 conn.close()
                 raise _busy() from None
@@ -307,13 +317,77 @@ class SqliteStore(ChunkTables):
                 self._connections[threading.current_thread()] = conn
         return conn
 
-    def _set_aside(self) -> None:
-        """Move a damaged database out of the way (kept as ``.damaged`` for inspection) before a rebuild."""
+    def _damaged(self, exc: apsw.Error) -> IndexDamaged:
+        """SQLite found the file damaged (at open or at any later statement, decision 495): the
+        next forced rebuild of this store sets the file aside instead of building on it."""
+        self._seen_damage = True
+        return IndexDamaged(
+            f"The index database is damaged ({exc.args[0] if exc.args else type(exc).__name__}); "
+            "rebuild it with kb_reindex force=true (CLI: --reindex --force). Your Markdown is not affected."
+        )
+
+    def check(self) -> None:
+        """Raise :class:`IndexDamaged` when the file fails SQLite's structural check or FTS5's
+        own (decision 496). A forced rebuild runs it first: it rewrites only the files whose bytes
+        changed, so damage elsewhere would outlive the rebuild that was meant to clear it."""
+        if not self.exists():
+            return
+        conn = self._conn()
+        problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
+        if problems != ["ok"]:
+            raise self._damaged(apsw.CorruptError("; ".join(problems)[:300]))
+        for table in ("chunks_fts", "chunks_stems"):
+            if self._table_exists(table):
+                # 'integrity-check' reads every segment: damage inside a segment leaves the b-tree valid
+                conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+
+    def _set_aside(self) -> Path:
+        """Move a damaged database (and its WAL) out of the way before a rebuild, never deleting
+        it: ``index.db.damaged-<UTC time>`` (-wal beside it), one per event (decision 497)."""
         self.close()
-        os.replace(self.path, self.path.with_name(self.path.name + ".damaged"))
-        for suffix in ("-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.path}{suffix}")
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
+        for n in itertools.count(2):  # a second damage within the same second keeps the first copy too
+            if not aside.exists():
+                break
+            aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}-{n}")
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(f"{self.path}-wal", f"{aside}-wal")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{self.path}-shm")  # the shared-memory index of the WAL: rebuilt from the WAL
+        os.replace(self.path, aside)
+        self._seen_damage = False
+        log.warning("the damaged index database was set aside as %s; a new one is built", aside.name)
+        return aside
+
+    @staticmethod
+    def _salvage_external(aside: Path) -> list[tuple[Any, ...]]:
+        """The chunks stored through the chunk API that still read from a damaged file: they come
+        from no Markdown, so a rebuild cannot make them again (decision 497). Rows are read in
+        order until the first damaged page; the rest stay in the set-aside copy."""
+        rows: list[tuple[Any, ...]] = []
+        try:
+            conn = apsw.Connection(str(aside), flags=apsw.SQLITE_OPEN_READONLY)
+        except apsw.Error:
+            return rows
+        try:
+            cursor = conn.execute(
+                "SELECT id, collection, source_path, chunk_index, body, metadata, embedding, dims, stale"
+                " FROM external_chunks ORDER BY rid"
+            )
+            rows.extend(cursor)
+        except apsw.Error as exc:  # damaged, or an index without the table: keep what was read
+            if not isinstance(exc, apsw.SQLError):
+                log.warning("only %d external chunk(s) could be read back from the damaged index: %s", len(rows), exc)
+        finally:
+            conn.close()
+            # reading made the copy's shared-memory index (and an empty WAL when it had none)
+            with contextlib.suppress(OSError):
+                os.unlink(f"{aside}-shm")
+            with contextlib.suppress(OSError):
+                if os.path.getsize(f"{aside}-wal") == 0:
+                    os.unlink(f"{aside}-wal")
+        return rows
 
     def close(self) -> None:
         with self._conn_lock:
@@ -488,15 +562,24 @@ class SqliteStore(ChunkTables):
         c.execute("INSERT INTO chunk_vectors_centre VALUES(1, 0, ?)", (_f32(np.zeros(dims, np.float32)),))
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
-        try:
-            self._conn()
-        except IndexDamaged:
-            self._set_aside()
+        if not self._seen_damage:
+            with contextlib.suppress(IndexDamaged):
+                self._conn()
+        salvaged: list[tuple[Any, ...]] = []
+        if self._seen_damage:
+            salvaged = self._salvage_external(self._set_aside())
         with self._write() as c:
             for table in (*_DERIVED, "index_manifest"):
                 c.execute(f"DROP TABLE IF EXISTS {table}")
             self._create(c, vector_dimensions, vector_storage)
+            c.executemany(
+                "INSERT OR IGNORE INTO external_chunks(id, collection, source_path, chunk_index, body, metadata,"
+                " embedding, dims, stale) VALUES(?,?,?,?,?,?,?,?,?)",
+                salvaged,
+            )
             self._bump(c)
+        if salvaged:
+            log.warning("%d external chunk(s) were carried over from the damaged index", len(salvaged))
 
     def read_manifest(self) -> dict[str, str]:
         if not self.exists() or not self._table_exists("index_manifest"):
@@ -1183,6 +1266,29 @@ class SqliteStore(ChunkTables):
             if p.exists():
                 total += os.path.getsize(p)
         return total
+
+
+# The port's methods that run SQL: SQLite's "damaged" answers (SQLITE_CORRUPT, SQLITE_NOTADB) from
+# any statement become IndexDamaged, a typed INDEX_NOT_READY naming the fix, wherever the damaged page
+# is first read (decision 495). Opening only reads the schema, and a file damaged in a table's pages
+# opened fine and then failed every call that touched them with a traceback.
+_NO_SQL = frozenset({"close", "write_lock", "write_batch", "exclusive_pass", "file_size"})
+
+
+def _detecting_damage(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(self: SqliteStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except DAMAGE as exc:
+            raise self._damaged(exc) from None
+
+    return call
+
+
+for _name, _method in inspect.getmembers(SqliteStore, inspect.isfunction):
+    if not _name.startswith("_") and _name not in _NO_SQL:
+        setattr(SqliteStore, _name, _detecting_damage(_method))
 
 
 def _use_wal(conn: apsw.Connection) -> None:
