@@ -70,6 +70,8 @@ Unit = tuple[str, ...]
 
 
 class MemoryStore:
+    file_replacements = 0  # nothing on disk to replace
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._created = False

@@ -243,6 +243,12 @@ class IndexStore(Protocol):
 
     # lifecycle and manifest -------------------------------------------------
     @property
+    def file_replacements(self) -> int:
+        """How often the store found the file at its path deleted or replaced under it and
+        followed the path (decision 498); a server database has no file: always 0."""
+        ...
+
+    @property
     def location(self) -> str:
         """Where the index lives, safe to show (a file path; never a password)."""
         ...

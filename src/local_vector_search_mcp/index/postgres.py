@@ -254,6 +254,8 @@ def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str) -> tuple[str
 
 
 class PostgresStore:
+    file_replacements = 0  # no file to replace (IndexStore)
+
     def __init__(self, url: str, schema: str = "local_vector_search_mcp") -> None:
         self._url = url
         self._schema = schema

@@ -230,7 +230,7 @@ class _Batch:
     def _end(self, verb: str) -> None:
         conn, self.conn, self.files, self.bump = self.conn, None, 0, False
         try:
-            if conn is not None:
+            if conn is not None and (verb == "COMMIT" or conn.in_transaction):  # see SqliteStore._write
                 try:
                     conn.execute(verb)
                 except BaseException:
@@ -276,10 +276,26 @@ class SqliteStore(ChunkTables):
         self._vector_storage: str | None = None
         self._scopes: dict[str, Callable[[str], bool]] = {}
         self._seen_damage = False  # SQLite reported the file damaged: a reset sets it aside
+        self._replacements = 0
+        self._known_file: tuple[int, int] | None = None  # the file the latest connection opened
 
     # connections --------------------------------------------------------------
+    def _file_id(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
     def _conn(self) -> apsw.Connection:
         conn = getattr(self._local, "conn", None)
+        if conn is not None and not conn.in_transaction and self._file_id() != self._local.file_id:
+            # The file at storage.path was deleted or replaced (the state folder removed, a copy
+            # or a sync tool put another there, another process set a damaged one aside): this
+            # thread follows the path, never the old inode (decision 498). A transaction in
+            # progress finishes on the file it began on.
+            self._forget_file(conn)
+            conn = None
         if conn is None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -310,6 +326,8 @@ class SqliteStore(ChunkTables):
             conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn
             self._local.serial = next(_CONNECTION_SERIALS)
+            self._local.file_id = self._file_id()
+            self._note_file(self._local.file_id)
             with self._conn_lock:
                 for thread in [t for t in self._connections if not t.is_alive()]:
                     with contextlib.suppress(apsw.Error):
@@ -356,6 +374,9 @@ class SqliteStore(ChunkTables):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{self.path}-shm")  # the shared-memory index of the WAL: rebuilt from the WAL
         os.replace(self.path, aside)
+        self._forget_file()
+        with self._conn_lock:
+            self._known_file = None  # this process's own new file is no replacement
         self._seen_damage = False
         log.warning("the damaged index database was set aside as %s; a new one is built", aside.name)
         return aside
@@ -389,6 +410,35 @@ class SqliteStore(ChunkTables):
                     os.unlink(f"{aside}-wal")
         return rows
 
+    def _note_file(self, current: tuple[int, int] | None) -> None:
+        """Count a file at the path other than the one last opened: one event however many
+        threads (or :attr:`file_replacements`) notice it."""
+        with self._conn_lock:
+            if self._known_file is not None and current != self._known_file:
+                self._replacements += 1
+            self._known_file = current
+
+    @property
+    def file_replacements(self) -> int:
+        """How often the file at the path was deleted or replaced under this store (decision
+        498); asked once per tool call, so a store no thread has used since still notices."""
+        self._note_file(self._file_id())
+        return self._replacements
+
+    def _forget_file(self, conn: apsw.Connection | None = None) -> None:
+        """Drop this thread's connection ``conn`` (if any) and what this process cached from the
+        file (vector matrices keyed by a generation number that a new file starts again)."""
+        if conn is not None:
+            with self._conn_lock:
+                self._connections.pop(threading.current_thread(), None)
+            with contextlib.suppress(apsw.Error):
+                conn.close()
+            self._local.conn = None
+            self._local.df_cache = None
+        for key in ("_matrices", "_masks", "_bits_cache"):
+            self.__dict__.pop(key, None)
+        self._vector_storage = None
+
     def close(self) -> None:
         with self._conn_lock:
             for conn in self._connections.values():
@@ -413,7 +463,10 @@ class SqliteStore(ChunkTables):
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite has already rolled back after some errors (SQLITE_FULL, SQLITE_IOERR):
+                # a ROLLBACK then fails and would hide the error that matters (decision 498)
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
@@ -1282,6 +1335,8 @@ def _detecting_damage(method: Callable[..., Any]) -> Callable[..., Any]:
             return method(self, *args, **kwargs)
         except DAMAGE as exc:
             raise self._damaged(exc) from None
+        except (apsw.IOError, apsw.FullError, apsw.ReadOnlyError) as exc:
+            raise _unusable(self.label, exc) from None
 
     return call
 
@@ -1329,6 +1384,23 @@ def _unopenable(label: str, why: str) -> IndexNotReady:
     return IndexNotReady(
         f"The index database {label} cannot be opened: {why}. Point storage.path (CLI: --storage-path)"
         " at a file in a writable folder, or fix that folder, then reindex. Your Markdown is not affected."
+    )
+
+
+def _unusable(label: str, exc: apsw.Error) -> IndexNotReady:
+    """The file system refused a read or write of the index (decision 498): nothing about the
+    index's contents, so no rebuild is named first."""
+    if isinstance(exc, apsw.FullError):
+        why = "the disk is full. Free some space, then retry"
+    elif isinstance(exc, apsw.ReadOnlyError):
+        why = "the file or its folder refuses writes. Make them writable (or point storage.path elsewhere), then retry"
+    else:
+        why = (
+            f"the file system failed ({exc.args[0] if exc.args else 'disk I/O error'}). Check the disk, then retry; "
+            "if it keeps failing, rebuild the index with kb_reindex force=true (CLI: --reindex --force)"
+        )
+    return IndexNotReady(
+        f"The index database {label} could not be read or written: {why}. Your Markdown is not affected."
     )
 
 
