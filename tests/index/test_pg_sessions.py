@@ -119,7 +119,7 @@ def test_a_user_with_read_rights_searches_and_one_without_is_told_what_to_grant(
     try:
         assert _search(ws, "word3") == ["d3.md"]
         (tmp_path / "d3.md").write_text("# Doc 3\n\nword3 zebra\n", "utf-8")
-        with pytest.raises(IndexNotReady, match="may not do this.*grant"):
+        with pytest.raises(IndexNotReady, match=r"may not do this.*grant"):
             ws.indexing.reindex()
         assert _search(ws, "word3") == ["d3.md"]
     finally:
