@@ -209,6 +209,8 @@ class SearchEngine:
                 )
             try:
                 hits = self.semantic_hits(embedder, query, min(DUPLICATE_HEADROOM * top_k, semantic_pool), scope)
+            except IndexNotReady:
+                raise  # the index's own state (damaged, busy, gone): its message names the fix
             except Exception as exc:
                 raise IndexNotReady(
                     f"The embedding provider failed ({_reason(exc)}); semantic search is unavailable, use lexical mode."
@@ -230,6 +232,8 @@ class SearchEngine:
             else:
                 try:
                     semantic = self.semantic_hits(embedder, query, semantic_pool, scope)
+                except IndexNotReady as exc:
+                    warning = f"{exc.message} Falling back to lexical search."
                 except Exception as exc:
                     warning = f"The embedding provider failed ({_reason(exc)}). Falling back to lexical search."
             if semantic is None:
