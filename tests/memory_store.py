@@ -72,6 +72,8 @@ Unit = tuple[str, ...]
 
 
 class MemoryStore:
+    file_replacements = 0  # nothing on disk to replace
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._created = False
@@ -101,6 +103,9 @@ class MemoryStore:
                 self._dims = vector_dimensions
             elif self._dims is None and vector_dimensions:
                 self._dims = vector_dimensions
+
+    def check(self) -> None:
+        """Nothing on disk to be damaged."""
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
         with self._lock:

@@ -156,3 +156,39 @@ def test_generated_paths_never_escape(
             assert ".." not in rel.split("/") and "\\" not in rel
             assert ".git" not in rel.lower().split("/")
     assert not any(p.startswith(str(outside)) for p in seen)
+
+
+def test_a_name_in_the_other_normal_form_resolves_to_the_file_on_disk(tmp_path: Path) -> None:
+    """Decision 505: a Mac's NFD name is found when typed NFC (and the reverse), folders included."""
+    root = tmp_path / "kb"
+    (root / "Cafe\u0301").mkdir(parents=True)
+    (root / "Cafe\u0301" / "Zo\u00eb.md").write_text("# Z\n")
+    guard = PathGuard(root, root / ".local-vector-search-mcp" / "index.db")
+    rel, path = guard.resolve("Caf\u00e9/Zoe\u0308.md", markdown=True)
+    assert rel == "Cafe\u0301/Zo\u00eb.md"
+    assert path == root / "Cafe\u0301" / "Zo\u00eb.md"
+    # what does not exist keeps the caller's spelling below the folder that does
+    assert guard.resolve("Caf\u00e9/New\u00e9.md")[0] == "Cafe\u0301/New\u00e9.md"
+    assert guard.resolve("Nouveaut\u00e9.md")[0] == "Nouveaut\u00e9.md"
+
+
+def test_a_link_reached_through_the_other_normal_form_is_still_refused(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    (tmp_path / "secret.md").write_text("TOP SECRET\n")
+    (root / "Cafe\u0301.md").symlink_to(tmp_path / "secret.md")
+    guard = PathGuard(root, root / ".local-vector-search-mcp" / "index.db")
+    with pytest.raises(InvalidPath, match="symbolic links"):
+        guard.resolve("Caf\u00e9.md", markdown=True)
+
+
+def test_an_exact_name_wins_and_two_equivalent_names_without_one_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "\u00e9\u00e9.md").write_text("composed\n")
+    (root / "e\u0301e\u0301.md").write_text("decomposed\n")
+    guard = PathGuard(root, root / ".local-vector-search-mcp" / "index.db")
+    assert guard.resolve("e\u0301e\u0301.md")[0] == "e\u0301e\u0301.md"
+    assert guard.resolve("\u00e9\u00e9.md")[0] == "\u00e9\u00e9.md"
+    with pytest.raises(InvalidPath, match="only in Unicode normalisation"):
+        guard.resolve("\u00e9e\u0301.md")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 from .errors import InvalidPath
@@ -136,15 +137,62 @@ class PathGuard:
         rel = self.normalise(path, field=field)
         if markdown and not rel.lower().endswith(".md"):
             raise RefusedPath(repr(rel), "this tool works on Markdown (.md) documents only")
+        parts = rel.split("/")
         current = self.root
-        for part in rel.split("/"):
-            current = current / part
+        for i, part in enumerate(parts):
             try:
-                st = os.lstat(current)
+                st = os.lstat(current / part)
             except FileNotFoundError:
-                break  # the rest does not exist yet: nothing to follow
+                spelled = _spelled_on_disk(current, part, rel)
+                if spelled is None:
+                    break  # the rest does not exist yet: nothing to follow
+                parts[i] = part = spelled
+                try:
+                    st = os.lstat(current / part)
+                except FileNotFoundError:
+                    break  # removed meanwhile: as if it had never been there
+                except OSError as exc:
+                    raise RefusedPath(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
             except OSError as exc:
                 raise RefusedPath(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
+            current = current / part
             if stat.S_ISLNK(st.st_mode):
                 raise RefusedPath(repr(rel), "symbolic links are not followed")
+        if parts != rel.split("/"):
+            rel = self.normalise("/".join(parts), field=field)  # the name on disk passes the same rules
+        return rel, self.root.joinpath(*parts)
+
+    def respelled(self, src_rel: str, target: str, *, field: str = "targetPath") -> tuple[str, Path] | None:
+        """For a move whose ``target`` resolved to its own source ``src_rel``: the source renamed to the
+        last component as the caller spelled it, when that differs only in Unicode normalisation (a
+        Mac's NFD name made NFC, decision 505); None when the target is the source itself."""
+        asked = self.normalise(target, field=field).rsplit("/", 1)[-1]
+        folder, _, name = src_rel.rpartition("/")
+        if asked == name:
+            return None
+        rel = f"{folder}/{asked}" if folder else asked
         return rel, self.root.joinpath(*rel.split("/"))
+
+
+def _spelled_on_disk(folder: Path, part: str, rel: str) -> str | None:
+    """The one entry of ``folder`` whose name is ``part`` after NFC normalisation, when ``part``
+    itself is not there (decision 505). A Mac writes ``é`` as ``e`` + U+0301 (NFD) and copies keep
+    it; an agent types the composed form. Both look the same to everyone, so a path naming a file
+    in the other form names that file. Two entries that differ only in normalisation, neither
+    spelled as asked, are refused: guessing could edit or delete the wrong one."""
+    if part.isascii():
+        return None  # ASCII is its own normal form (only singletons such as U+212A KELVIN SIGN fold into it)
+    wanted = unicodedata.normalize("NFC", part)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None  # a missing or unreadable folder: the caller's walk stops here as before
+    found = [name for name in names if (name if name.isascii() else unicodedata.normalize("NFC", name)) == wanted]
+    if len(found) > 1:
+        spelled = ", ".join(sorted(ascii(name) for name in found))
+        raise RefusedPath(
+            repr(rel),
+            f"{len(found)} entries differ from {part!a} only in Unicode normalisation ({spelled}); "
+            "name one exactly as kb_list_files spells it",
+        )
+    return found[0] if found else None

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import apsw
 import pytest
 
 from local_vector_search_mcp import dispatch
@@ -56,7 +58,75 @@ def test_a_damaged_index_is_reported_clearly_and_force_rebuilds_it(
     assert json.loads(capsys.readouterr().out)["indexedFiles"] == 40
     assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
     assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "d3.md"
-    assert storage.with_name("index.db.damaged").exists()  # kept for inspection, never silently deleted
+    assert len(list(storage.parent.glob("index.db.damaged-*"))) == 1  # kept for inspection, never deleted
+
+
+def _damage_pages(storage: Path, table: str, keep_page_headers: bool) -> None:
+    """Overwrite with random bytes the pages holding ``table`` (after a checkpoint, so the WAL
+    holds no newer copy of them): a disk or a copy that mangled the middle of the file, whose
+    header and schema still read fine. ``keep_page_headers``: each page keeps its first 64
+    bytes, so SQLite's b-tree still parses and only the content is garbage."""
+    conn = apsw.Connection(str(storage))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    pages = [row[0] for row in conn.execute("SELECT pageno FROM dbstat WHERE name = ?", (table,))]
+    conn.close()
+    assert pages, table
+    data = bytearray(storage.read_bytes())
+    for page in pages:
+        start = (page - 1) * size + (64 if keep_page_headers else 0)
+        data[start : page * size] = os.urandom(page * size - start)
+    storage.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    ("table", "keep_page_headers", "search_fails"),
+    [
+        ("documents", False, True),  # the lead's repro: a few KB overwritten in the middle of the file
+        ("chunks_fts_data", True, True),  # a full-text segment: the b-tree is sound, FTS5 finds the damage
+        ("chunks", True, False),  # damage SQLite cannot see while reading: only the check at force finds it
+    ],
+)
+def test_damage_past_the_schema_is_a_typed_error_and_force_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str, keep_page_headers: bool, search_fails: bool
+) -> None:
+    """Decisions 495-496: damage found at any statement, not only at open, is INDEX_NOT_READY
+    naming the fix, and the fix works even when the forced pass itself would read nothing
+    damaged (every file unchanged, so it rewrites nothing)."""
+    storage, args = _kb(tmp_path)
+    assert cli_main([*args, "--reindex"]) == 0
+    _damage_pages(storage, table, keep_page_headers)
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_status"]) == 0  # never a traceback (decision 285)
+    capsys.readouterr()
+    code = cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"])
+    err = capsys.readouterr().err
+    if search_fails:
+        assert code == 1
+        error = json.loads(err)
+        assert error["code"] == "INDEX_NOT_READY" and "damaged" in error["message"]
+        assert "--reindex --force" in error["message"] and "Traceback" not in err
+    assert cli_main([*args, "--reindex", "--force"]) == 0
+    assert json.loads(capsys.readouterr().out)["indexedFiles"] == 40
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "d3.md"
+    assert len(list(storage.parent.glob("index.db.damaged-*"))) == 1
+    store = sqlite.SqliteStore(storage)
+    store.check()  # the rebuilt file is sound
+    store.close()
+
+
+def test_every_damage_event_keeps_its_own_copy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Decision 497: a second damaged file set aside in the same second never replaces the first."""
+    storage, args = _kb(tmp_path)
+    assert cli_main([*args, "--reindex"]) == 0
+    for _ in range(2):
+        _damage_pages(storage, "documents", keep_page_headers=False)
+        assert cli_main([*args, "--reindex", "--force"]) == 0
+    capsys.readouterr()
+    assert len(list(storage.parent.glob("index.db.damaged-*"))) == 2
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "d3.md"
 
 
 def test_kb_status_reports_a_damaged_index_instead_of_failing(
@@ -122,3 +192,118 @@ def test_a_database_held_by_another_process_gives_index_not_ready_not_a_hang(
         assert holder.stdin is not None
         holder.stdin.close()
         holder.wait(10)
+
+
+def test_a_forced_rebuild_of_a_damaged_index_keeps_the_external_chunks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decision 497: chunks stored through the chunk API come from no Markdown; setting the
+    damaged file aside must not lose the ones that still read."""
+    storage, args = _kb(tmp_path)
+    config = tmp_path / "config.yaml"
+    config.write_text("server:\n  toolsets: [kb, chunks]\n", "utf-8")
+    args = ["--config", str(config), *args]
+    options = CliOptions(
+        config=str(config), root=str(tmp_path / "kb"), storage_path=str(storage), embedding_provider="none"
+    )
+    ws = Workspace(load_settings(options, cwd=tmp_path, environ={}))
+    try:
+        ws.indexing.reindex()
+        stored = dispatch.invoke(
+            ws,
+            "upsert_vector",
+            {"sourcePath": "crm/acme.txt", "chunkIndex": 0, "content": "Acme renews in March", "embedding": [0.6, 0.8]},
+        )
+    finally:
+        ws.close()
+    _damage_pages(storage, "documents", keep_page_headers=False)
+    assert cli_main([*args, "--reindex", "--force"]) == 0
+    capsys.readouterr()
+    assert cli_main([*args, "call", "get_chunk", "--id", stored["id"]]) == 0
+    assert json.loads(capsys.readouterr().out)["content"] == "Acme renews in March"
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "d3.md"
+
+
+def _serving(tmp_path: Path, storage: Path) -> Workspace:
+    options = CliOptions(root=str(tmp_path / "kb"), storage_path=str(storage), embedding_provider="none")
+    ws = Workspace(load_settings(options, cwd=tmp_path, environ={}))
+    ws.start_serving()
+    return ws
+
+
+def _search(ws: Workspace, query: str) -> list[str]:
+    found = dispatch.invoke(ws, "kb_search", {"request": {"query": query, "mode": "lexical"}})
+    assert isinstance(found, dict)
+    return [hit["path"] for hit in found["results"]]
+
+
+def _documents_in(storage: Path) -> int:
+    store = sqlite.SqliteStore(storage)
+    try:
+        return store.counts().documents
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("how", ["state folder deleted", "index file deleted", "index file replaced"])
+def test_a_server_follows_its_index_file_when_it_is_deleted_or_replaced(tmp_path: Path, how: str) -> None:
+    """Decision 498: a running server kept reading and writing the old inode of a deleted or
+    replaced index, so a new process saw another index than the server (edits indexed into a
+    ghost), and after `rm index.db` kb_status failed with a disk I/O error. It now follows the
+    path, and the next tool call brings the new file in line with the Markdown."""
+    storage, _ = _kb(tmp_path)
+    ws = _serving(tmp_path, storage)
+    try:
+        ws.indexing.reindex()
+        assert _search(ws, "word3") == ["d3.md"]
+        if how == "state folder deleted":
+            shutil.rmtree(storage.parent)
+        elif how == "index file deleted":
+            storage.unlink()
+        else:  # a sync tool or a copy puts another project's index there
+            other = tmp_path / "other"
+            other.mkdir()
+            (other / "zebra.md").write_text("# Zebra\n\nzebra word3\n", "utf-8")
+            copy = tmp_path / "copy.db"
+            options = CliOptions(root=str(other), storage_path=str(copy), embedding_provider="none")
+            other_ws = Workspace(load_settings(options, cwd=tmp_path, environ={}))
+            other_ws.indexing.reindex()
+            other_ws.close()
+            os.replace(copy, storage)
+        status = dispatch.invoke(ws, "kb_status", None)  # the next call notices and starts a pass
+        assert isinstance(status, dict)
+        ws.indexing.wait_reindex(60)
+        last = ws.activity.last
+        assert last is not None and last.outcome == "succeeded"  # started by that call, not by the test
+        assert _search(ws, "word3") == ["d3.md"]
+        assert _search(ws, "zebra") == []
+        (tmp_path / "kb" / "late.md").write_text("# Late\n\nplatypus\n", "utf-8")
+        ws.indexing.reindex()
+    finally:
+        ws.close()
+    assert _documents_in(storage) == 41  # what the server wrote is in the file a new process opens
+
+
+def test_a_full_disk_is_index_not_ready_naming_it(tmp_path: Path) -> None:
+    """Decision 498: SQLITE_FULL (and I/O or read-only failures) were tracebacks; the disk is
+    full here as SQLite sees it: the file may not grow past its current pages."""
+    storage, _ = _kb(tmp_path)
+    ws = _serving(tmp_path, storage)
+    try:
+        ws.indexing.reindex()
+        store = ws.store
+        assert isinstance(store, sqlite.SqliteStore)
+        pages = store._conn().execute("PRAGMA page_count").fetchone()[0]
+        store._conn().execute(f"PRAGMA max_page_count = {pages}")
+        big = tmp_path / "kb" / "big.md"
+        big.write_text("# Big\n\n" + "\n\n".join(f"paragraph {i} " + "words " * 200 for i in range(300)), "utf-8")
+        before = big.read_bytes()
+        with pytest.raises(IndexNotReady, match="disk is full"):
+            ws.indexing.reindex()
+        assert big.read_bytes() == before
+        store._conn().execute(f"PRAGMA max_page_count = {2**31}")
+        ws.indexing.reindex()
+        assert _search(ws, "paragraph") and _search(ws, "word3") == ["d3.md"]
+    finally:
+        ws.close()

@@ -92,7 +92,7 @@ def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResu
     prefix = ""
     if request.path_prefix is not None:
         prefix = ws.guard.normalise(request.path_prefix.rstrip("/\\") or "/", field="pathPrefix")
-        ws.guard.resolve(prefix, field="pathPrefix")
+        prefix, _ = ws.guard.resolve(prefix, field="pathPrefix")  # a folder a Mac named (NFD) as typed (NFC)
     files = []
     skipped: list[tuple[str, str]] = []
     for rel, st in walk_files(ws, prefix, skipped):

@@ -239,6 +239,8 @@ class Indexer:
         result = ReindexResult()
         try:
             self.store.read_manifest()  # opens the database: a damaged one is found here
+            if force:  # a forced pass must leave a sound index, wherever the damage is (decision 496)
+                self.store.check()
         except IndexDamaged:
             if not force:
                 raise

@@ -254,6 +254,12 @@ class IndexStore(Protocol):
 
     # lifecycle and manifest -------------------------------------------------
     @property
+    def file_replacements(self) -> int:
+        """How often the store found the file at its path deleted or replaced under it and
+        followed the path (decision 498); a server database has no file: always 0."""
+        ...
+
+    @property
     def location(self) -> str:
         """Where the index lives, safe to show (a file path; never a password)."""
         ...
@@ -265,7 +271,13 @@ class IndexStore(Protocol):
         ...
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
-        """Drop and recreate every derived table (forced rebuild)."""
+        """Drop and recreate every derived table (forced rebuild); a store found damaged is
+        set aside and started afresh instead."""
+        ...
+
+    def check(self) -> None:
+        """Raise :class:`IndexDamaged` when the stored index fails the engine's own integrity
+        check (a forced rebuild runs it first, decision 496)."""
         ...
 
     def read_manifest(self) -> dict[str, str]: ...

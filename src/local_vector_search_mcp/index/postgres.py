@@ -260,6 +260,8 @@ def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str) -> tuple[str
 
 
 class PostgresStore:
+    file_replacements = 0  # no file to replace (IndexStore)
+
     def __init__(self, url: str, schema: str = "local_vector_search_mcp") -> None:
         self._url = url
         self._schema = schema
@@ -396,6 +398,9 @@ class PostgresStore:
             for table in _DERIVED:  # external chunks survive, as on SQLite
                 self._conn().execute(sql.SQL("drop table if exists {} cascade").format(sql.Identifier(table)))
             self._create(vector_dimensions, vector_storage)
+
+    def check(self) -> None:
+        """Nothing to do: PostgreSQL guards its own pages (and reports damage as errors)."""
 
     def read_manifest(self) -> dict[str, str]:
         if not self.exists():

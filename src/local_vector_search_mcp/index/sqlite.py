@@ -55,8 +55,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
+import inspect
 import itertools
 import json
+import logging
 import os
 import threading
 import time
@@ -117,10 +120,13 @@ from .vecmath import dot_rows
 
 __all__ = ["LAYOUT_VERSION", "SqliteStore"]
 
+log = logging.getLogger(__name__)
+
 LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
 
 BUSY_TIMEOUT_MS = 30_000
+DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
 _DERIVED = (
     "refused_vectors",  # before chunks: its rows reference them
@@ -208,6 +214,12 @@ class _Batch:
 
     def flush(self) -> None:
         """Commit the open transaction, if any (a failed commit rolls it back and raises)."""
+        try:
+            self._flush()
+        except DAMAGE as exc:
+            raise self.store._damaged(exc) from None
+
+    def _flush(self) -> None:
         if self.conn is not None:
             if self.bump:
                 try:
@@ -220,7 +232,7 @@ class _Batch:
     def _end(self, verb: str) -> None:
         conn, self.conn, self.files, self.bump = self.conn, None, 0, False
         try:
-            if conn is not None:
+            if conn is not None and (verb == "COMMIT" or conn.in_transaction):  # see SqliteStore._write
                 try:
                     conn.execute(verb)
                 except BaseException:
@@ -265,10 +277,27 @@ class SqliteStore(ChunkTables):
         self._conn_lock = threading.Lock()
         self._vector_storage: str | None = None
         self._scopes: dict[str, Callable[[str], bool]] = {}
+        self._seen_damage = False  # SQLite reported the file damaged: a reset sets it aside
+        self._replacements = 0
+        self._known_file: tuple[int, int] | None = None  # the file the latest connection opened
 
     # connections --------------------------------------------------------------
+    def _file_id(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
     def _conn(self) -> apsw.Connection:
         conn = getattr(self._local, "conn", None)
+        if conn is not None and not conn.in_transaction and self._file_id() != self._local.file_id:
+            # The file at storage.path was deleted or replaced (the state folder removed, a copy
+            # or a sync tool put another there, another process set a damaged one aside): this
+            # thread follows the path, never the old inode (decision 498). A transaction in
+            # progress finishes on the file it began on.
+            self._forget_file(conn)
+            conn = None
         if conn is None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -289,12 +318,9 @@ class SqliteStore(ChunkTables):
                 conn.execute(
                     "SELECT count(*) FROM sqlite_master"
                 ).fetchall()  # reads the schema: a damaged file fails here
-            except (apsw.CorruptError, apsw.NotADBError) as exc:
+            except DAMAGE as exc:
                 conn.close()
-                raise IndexDamaged(
-                    f"The index database is damaged ({exc.args[0] if exc.args else type(exc).__name__}); "
-                    "rebuild it with kb_reindex force=true (CLI: --reindex --force). Your Markdown is not affected."
-                ) from None
+                raise self._damaged(exc) from None
             except apsw.BusyError:
                 conn.close()
                 raise _busy() from None
@@ -302,6 +328,8 @@ class SqliteStore(ChunkTables):
             conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn
             self._local.serial = next(_CONNECTION_SERIALS)
+            self._local.file_id = self._file_id()
+            self._note_file(self._local.file_id)
             with self._conn_lock:
                 for thread in [t for t in self._connections if not t.is_alive()]:
                     with contextlib.suppress(apsw.Error):
@@ -309,13 +337,109 @@ class SqliteStore(ChunkTables):
                 self._connections[threading.current_thread()] = conn
         return conn
 
-    def _set_aside(self) -> None:
-        """Move a damaged database out of the way (kept as ``.damaged`` for inspection) before a rebuild."""
+    def _damaged(self, exc: apsw.Error) -> IndexDamaged:
+        """SQLite found the file damaged (at open or at any later statement, decision 495): the
+        next forced rebuild of this store sets the file aside instead of building on it."""
+        self._seen_damage = True
+        return IndexDamaged(
+            f"The index database is damaged ({exc.args[0] if exc.args else type(exc).__name__}); "
+            "rebuild it with kb_reindex force=true (CLI: --reindex --force). Your Markdown is not affected."
+        )
+
+    def check(self) -> None:
+        """Raise :class:`IndexDamaged` when the file fails SQLite's structural check or FTS5's
+        own (decision 496). A forced rebuild runs it first: it rewrites only the files whose bytes
+        changed, so damage elsewhere would outlive the rebuild that was meant to clear it."""
+        if not self.exists():
+            return
+        conn = self._conn()
+        problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
+        if problems != ["ok"]:
+            raise self._damaged(apsw.CorruptError("; ".join(problems)[:300]))
+        for table in ("chunks_fts", "chunks_stems"):
+            if self._table_exists(table):
+                # 'integrity-check' reads every segment: damage inside a segment leaves the b-tree valid
+                conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+
+    def _set_aside(self) -> Path:
+        """Move a damaged database (and its WAL) out of the way before a rebuild, never deleting
+        it: ``index.db.damaged-<UTC time>`` (-wal beside it), one per event (decision 497)."""
         self.close()
-        os.replace(self.path, self.path.with_name(self.path.name + ".damaged"))
-        for suffix in ("-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.path}{suffix}")
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
+        for n in itertools.count(2):  # a second damage within the same second keeps the first copy too
+            if not aside.exists():
+                break
+            aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}-{n}")
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(f"{self.path}-wal", f"{aside}-wal")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{self.path}-shm")  # the shared-memory index of the WAL: rebuilt from the WAL
+        os.replace(self.path, aside)
+        self._forget_file()
+        with self._conn_lock:
+            self._known_file = None  # this process's own new file is no replacement
+        self._seen_damage = False
+        log.warning("the damaged index database was set aside as %s; a new one is built", aside.name)
+        return aside
+
+    @staticmethod
+    def _salvage_external(aside: Path) -> list[tuple[Any, ...]]:
+        """The chunks stored through the chunk API that still read from a damaged file: they come
+        from no Markdown, so a rebuild cannot make them again (decision 497). Rows are read in
+        order until the first damaged page; the rest stay in the set-aside copy."""
+        rows: list[tuple[Any, ...]] = []
+        try:
+            conn = apsw.Connection(str(aside), flags=apsw.SQLITE_OPEN_READONLY)
+        except apsw.Error:
+            return rows
+        try:
+            cursor = conn.execute(
+                "SELECT id, collection, source_path, chunk_index, body, metadata, embedding, dims, stale"
+                " FROM external_chunks ORDER BY rid"
+            )
+            rows.extend(cursor)
+        except apsw.Error as exc:  # damaged, or an index without the table: keep what was read
+            if not isinstance(exc, apsw.SQLError):
+                log.warning("only %d external chunk(s) could be read back from the damaged index: %s", len(rows), exc)
+        finally:
+            conn.close()
+            # reading made the copy's shared-memory index (and an empty WAL when it had none)
+            with contextlib.suppress(OSError):
+                os.unlink(f"{aside}-shm")
+            with contextlib.suppress(OSError):
+                if os.path.getsize(f"{aside}-wal") == 0:
+                    os.unlink(f"{aside}-wal")
+        return rows
+
+    def _note_file(self, current: tuple[int, int] | None) -> None:
+        """Count a file at the path other than the one last opened: one event however many
+        threads (or :attr:`file_replacements`) notice it."""
+        with self._conn_lock:
+            if self._known_file is not None and current != self._known_file:
+                self._replacements += 1
+            self._known_file = current
+
+    @property
+    def file_replacements(self) -> int:
+        """How often the file at the path was deleted or replaced under this store (decision
+        498); asked once per tool call, so a store no thread has used since still notices."""
+        self._note_file(self._file_id())
+        return self._replacements
+
+    def _forget_file(self, conn: apsw.Connection | None = None) -> None:
+        """Drop this thread's connection ``conn`` (if any) and what this process cached from the
+        file (vector matrices keyed by a generation number that a new file starts again)."""
+        if conn is not None:
+            with self._conn_lock:
+                self._connections.pop(threading.current_thread(), None)
+            with contextlib.suppress(apsw.Error):
+                conn.close()
+            self._local.conn = None
+            self._local.df_cache = None
+        for key in ("_matrices", "_masks", "_bits_cache"):
+            self.__dict__.pop(key, None)
+        self._vector_storage = None
 
     def close(self) -> None:
         with self._conn_lock:
@@ -341,7 +465,10 @@ class SqliteStore(ChunkTables):
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite has already rolled back after some errors (SQLITE_FULL, SQLITE_IOERR):
+                # a ROLLBACK then fails and would hide the error that matters (decision 498)
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
@@ -490,15 +617,24 @@ class SqliteStore(ChunkTables):
         c.execute("INSERT INTO chunk_vectors_centre VALUES(1, 0, ?)", (_f32(np.zeros(dims, np.float32)),))
 
     def reset(self, vector_dimensions: int | None, vector_storage: str) -> None:
-        try:
-            self._conn()
-        except IndexDamaged:
-            self._set_aside()
+        if not self._seen_damage:
+            with contextlib.suppress(IndexDamaged):
+                self._conn()
+        salvaged: list[tuple[Any, ...]] = []
+        if self._seen_damage:
+            salvaged = self._salvage_external(self._set_aside())
         with self._write() as c:
             for table in (*_DERIVED, "index_manifest"):
                 c.execute(f"DROP TABLE IF EXISTS {table}")
             self._create(c, vector_dimensions, vector_storage)
+            c.executemany(
+                "INSERT OR IGNORE INTO external_chunks(id, collection, source_path, chunk_index, body, metadata,"
+                " embedding, dims, stale) VALUES(?,?,?,?,?,?,?,?,?)",
+                salvaged,
+            )
             self._bump(c)
+        if salvaged:
+            log.warning("%d external chunk(s) were carried over from the damaged index", len(salvaged))
 
     def read_manifest(self) -> dict[str, str]:
         if not self.exists() or not self._table_exists("index_manifest"):
@@ -1221,6 +1357,31 @@ class SqliteStore(ChunkTables):
         return total
 
 
+# The port's methods that run SQL: SQLite's "damaged" answers (SQLITE_CORRUPT, SQLITE_NOTADB) from
+# any statement become IndexDamaged, a typed INDEX_NOT_READY naming the fix, wherever the damaged page
+# is first read (decision 495). Opening only reads the schema, and a file damaged in a table's pages
+# opened fine and then failed every call that touched them with a traceback.
+_NO_SQL = frozenset({"close", "write_lock", "write_batch", "exclusive_pass", "file_size"})
+
+
+def _detecting_damage(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(self: SqliteStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except DAMAGE as exc:
+            raise self._damaged(exc) from None
+        except (apsw.IOError, apsw.FullError, apsw.ReadOnlyError) as exc:
+            raise _unusable(self.label, exc) from None
+
+    return call
+
+
+for _name, _method in inspect.getmembers(SqliteStore, inspect.isfunction):
+    if not _name.startswith("_") and _name not in _NO_SQL:
+        setattr(SqliteStore, _name, _detecting_damage(_method))
+
+
 def _use_wal(conn: apsw.Connection) -> None:
     """Put the database in WAL mode (it stays so: later connections find it set).
 
@@ -1259,6 +1420,23 @@ def _unopenable(label: str, why: str) -> IndexNotReady:
     return IndexNotReady(
         f"The index database {label} cannot be opened: {why}. Point storage.path (CLI: --storage-path)"
         " at a file in a writable folder, or fix that folder, then reindex. Your Markdown is not affected."
+    )
+
+
+def _unusable(label: str, exc: apsw.Error) -> IndexNotReady:
+    """The file system refused a read or write of the index (decision 498): nothing about the
+    index's contents, so no rebuild is named first."""
+    if isinstance(exc, apsw.FullError):
+        why = "the disk is full. Free some space, then retry"
+    elif isinstance(exc, apsw.ReadOnlyError):
+        why = "the file or its folder refuses writes. Make them writable (or point storage.path elsewhere), then retry"
+    else:
+        why = (
+            f"the file system failed ({exc.args[0] if exc.args else 'disk I/O error'}). Check the disk, then retry; "
+            "if it keeps failing, rebuild the index with kb_reindex force=true (CLI: --reindex --force)"
+        )
+    return IndexNotReady(
+        f"The index database {label} could not be read or written: {why}. Your Markdown is not affected."
     )
 
 
