@@ -244,8 +244,8 @@ class IndexStore(Protocol):
     # lifecycle and manifest -------------------------------------------------
     @property
     def file_replacements(self) -> int:
-        """How often the store found the file at its path deleted or replaced under it and
-        followed the path (decision 498); a server database has no file: always 0."""
+        """How often the stored index vanished under the store: the SQLite file at its path
+        deleted or replaced (decision 498), the PostgreSQL schema dropped (decision 499)."""
         ...
 
     @property
