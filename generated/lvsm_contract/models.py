@@ -1149,6 +1149,29 @@ class ReadElement(BaseModel):
     """
 
 
+class RefusedChunk(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Root-relative path of the document.
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    """
+    The chunk's index in its document (the chunk API's id is md:<path>#<chunkIndex>).
+    """
+    heading_path: Annotated[str | None, Field(alias='headingPath')]
+    """
+    The headings above the chunk.
+    """
+    reason: str
+    """
+    What the embedding provider answered for it.
+    """
+
+
 class ReindexProgress(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1371,6 +1394,14 @@ class StatusVectors(BaseModel):
     last_error: Annotated[str | None, Field(alias='lastError')]
     """
     Why the last embedding pass failed, if it did.
+    """
+    refused_chunks: Annotated[int, Field(alias='refusedChunks', ge=0)]
+    """
+    Chunks whose text the embedding provider refused (an input over its context length, a zero vector). They are found by lexical search only and are embedded again when their document changes; every other chunk is embedded (our extension, decision 510).
+    """
+    refused: Annotated[list[RefusedChunk], Field(max_length=20)]
+    """
+    The first 20 refused chunks by path and chunk index, each with the provider's reason.
     """
 
 

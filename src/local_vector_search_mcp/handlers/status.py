@@ -9,6 +9,7 @@ from typing import Literal
 
 from lvsm_contract.models import (
     KbStatusResult,
+    RefusedChunk,
     ReindexOutcome,
     StatusCompatibility,
     StatusIndexing,
@@ -122,6 +123,11 @@ def kb_status(ws: Workspace) -> KbStatusResult:
             pending_chunks=vectors.pending_chunks,
             is_running=vectors.is_running,
             last_error=vectors.last_error,
+            refused_chunks=vectors.refused_chunks,
+            refused=[
+                RefusedChunk(path=r.path, chunk_index=r.chunk_index, heading_path=r.heading_path, reason=r.reason)
+                for r in vectors.refused
+            ],
         ),
         compatibility=StatusCompatibility(is_compatible=not problems, problems=problems),
     )

@@ -74,6 +74,7 @@ from .port import (
     LinkRecord,
     NoBatch,
     PendingChunk,
+    RefusedChunk,
     StoreCounts,
     StoredLink,
     WriteBatch,
@@ -98,7 +99,12 @@ STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other se
 _PENDING_SCAN = (
     "(select c.id as chunk_id from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id))"
 )
+_REFUSED_TABLE = (
+    b"create table if not exists refused_vectors ("
+    b"chunk_id bigint primary key references chunks(id) on delete cascade, reason text not null)"
+)
 _DERIVED = (
+    "refused_vectors",
     "unreadable_files",
     "links",
     "doc_meta",
@@ -372,6 +378,8 @@ class PostgresStore:
                 block_ids text[] not null, tag_keys text[] not null);
             create index if not exists doc_meta_tags on doc_meta using gin (tag_keys);
             create table if not exists unreadable_files (path text primary key, reason text not null);
+            create table if not exists refused_vectors (
+                chunk_id bigint primary key references chunks(id) on delete cascade, reason text not null);
             create table if not exists term_stats (lexeme text primary key, ndoc integer not null);
             create table if not exists external_chunks (
                 id text primary key, collection text not null, source_path text not null,
@@ -612,7 +620,7 @@ class PostgresStore:
         if not vectors:
             return None
         if not ready and self._pending_refused:  # not asked again: each try holds writers a moment
-            return _PENDING_SCAN
+            return self._pending_scan()
         if not ready:
             try:
                 with self._lock, self._conn().transaction():
@@ -625,8 +633,14 @@ class PostgresStore:
                     _scrubbed(exc, self._url),
                 )
                 self._pending_refused = True
-                return _PENDING_SCAN
+                return self._pending_scan()
         return "pending_vectors"
+
+    def _pending_scan(self) -> str:
+        """The anti-join, without the chunks the provider refused (decision 510)."""
+        if not self._table_exists("refused_vectors"):
+            return _PENDING_SCAN
+        return _PENDING_SCAN[:-1] + " and not exists (select 1 from refused_vectors r where r.chunk_id = c.id))"
 
     def _add_pending(self, conn: psycopg.Connection[Any]) -> None:
         """The pending table and its triggers, filled once by the anti-join; in the caller's
@@ -778,6 +792,41 @@ class PostgresStore:
 
     def has_chunks(self) -> bool:
         return self.exists() and bool(self._rows("select 1 from chunks limit 1"))
+
+    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+        """A refused chunk has a row in ``refused_vectors`` (its reason) and none in the pending
+        table; the row goes with its chunk, and a chunk stored again is pending again (the
+        pending table's trigger), so it is tried once more (decision 510)."""
+        if not refusals or not self.has_vectors():
+            return 0
+        done = 0
+        with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
+            if not self._table_exists("refused_vectors"):  # an index from before decision 510
+                self._ddl_lock(cur)
+                cur.execute(_REFUSED_TABLE)
+            for chunk_id, reason in refusals:
+                cur.execute(
+                    b"insert into refused_vectors (chunk_id, reason) select c.id, %s from chunks c where c.id = %s"
+                    b" and not exists (select 1 from vectors v where v.chunk_id = c.id)"
+                    b" on conflict (chunk_id) do update set reason = excluded.reason",
+                    (reason, chunk_id),
+                )
+                done += cur.rowcount
+            if self._pending_state()[1]:
+                cur.execute(b"delete from pending_vectors where chunk_id = any(%s)", ([cid for cid, _ in refusals],))
+        return done
+
+    def refused_vectors(self, limit: int) -> tuple[int, list[RefusedChunk]]:
+        if not self.exists() or not self._table_exists("refused_vectors"):
+            return 0, []
+        ((count,),) = self._rows("select count(*) from refused_vectors")
+        rows = self._rows(
+            "select d.path, c.ordinal, c.heading_path, r.reason from refused_vectors r"
+            " join chunks c on c.id = r.chunk_id join documents d on d.id = c.doc_id"
+            ' order by d.path collate "C", c.ordinal limit %s',
+            (limit,),
+        )
+        return int(count), [RefusedChunk(p, int(o), h, r) for p, o, h, r in rows]
 
     def mark_all_vectors_pending(self) -> None:
         """Nothing to do: a chunk is pending exactly while it has no row in ``vectors``, and the

@@ -100,6 +100,7 @@ from .port import (
     IndexDamaged,
     LinkRecord,
     PendingChunk,
+    RefusedChunk,
     StoreCounts,
     StoredLink,
     WriteBatch,
@@ -128,6 +129,7 @@ BUSY_TIMEOUT_MS = 30_000
 DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
 _DERIVED = (
+    "refused_vectors",  # before chunks: its rows reference them
     "unreadable_files",
     "links",
     "document_meta",
@@ -869,7 +871,10 @@ class SqliteStore(ChunkTables):
         if not self.has_vectors():
             return
         with self._write() as c:
-            c.execute("UPDATE chunks SET vector_pending = 1 WHERE vector_pending = 0")
+            # a refused chunk (2) is tried again too: a new table means another model (decision 510)
+            c.execute("UPDATE chunks SET vector_pending = 1 WHERE vector_pending != 1")
+            if self._table_exists("refused_vectors"):
+                c.execute("DELETE FROM refused_vectors")
 
     def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
         if not vectors or not self.has_vectors():
@@ -884,6 +889,37 @@ class SqliteStore(ChunkTables):
             self._insert_vectors(c, rows)
             self._bump(c)
             return len(rows)
+
+    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+        """``vector_pending = 2`` marks a refused chunk (out of the pending index and count);
+        the reason sits in ``refused_vectors``, whose rows go with their chunk (decision 510)."""
+        if not refusals or not self.has_vectors():
+            return 0
+        with self._write() as c:
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS refused_vectors(chunk_id INTEGER PRIMARY KEY "
+                "REFERENCES chunks(id) ON DELETE CASCADE, reason TEXT NOT NULL)"
+            )
+            done = 0
+            for cid, reason in refusals:
+                if self._one("SELECT 1 FROM chunks WHERE id = ? AND vector_pending = 1", (cid,)) is None:
+                    continue
+                c.execute("UPDATE chunks SET vector_pending = 2 WHERE id = ?", (cid,))
+                c.execute("INSERT OR REPLACE INTO refused_vectors(chunk_id, reason) VALUES(?, ?)", (cid, reason))
+                done += 1
+            return done
+
+    def refused_vectors(self, limit: int) -> tuple[int, list[RefusedChunk]]:
+        if not self.exists() or not self._table_exists("refused_vectors"):
+            return 0, []
+        count = int(self._one("SELECT count(*) FROM refused_vectors"))
+        rows = self._conn().execute(
+            "SELECT d.path, c.ordinal, c.heading_path, r.reason FROM refused_vectors r "
+            "JOIN chunks c ON c.id = r.chunk_id JOIN documents d ON d.id = c.document_id "
+            "ORDER BY d.path, c.ordinal LIMIT ?",
+            (limit,),
+        )
+        return count, [RefusedChunk(path, int(ordinal), heading, reason) for path, ordinal, heading, reason in rows]
 
     def delete_document(self, path: str) -> bool:
         with self._write() as c:
