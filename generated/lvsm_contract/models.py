@@ -986,9 +986,9 @@ class MissingImage(BaseModel):
     """
     v2 anchor (indexed revision) of the element holding the reference; null when outside any addressable element.
     """
-    kind: Literal['image', 'embed']
+    kind: Literal['image', 'embed', 'wikilink']
     """
-    `image` for `![alt](path)`, `embed` for `![[file]]`.
+    `image` for `![alt](path)`, `embed` for `![[file]]`, `wikilink` for `[[file.pdf]]` (a link, not an embed, to a file that is not a note).
     """
 
 
@@ -1704,11 +1704,11 @@ class KbLinksResult(BaseModel):
         list[MissingImage] | None, Field(alias='missingImages')
     ] = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — image references and file embeds whose file does not exist under the root. At most 1000.
+    Whole-knowledge-base check (no `path`) only, else null — image references, file embeds and wikilinks to files that are not notes, whose file does not exist under the root. At most 1000.
     """
     skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
     """
-    Whole-knowledge-base check only, when an `![[file]]` embed names a bare file and the folders were searched for it; else null. How many folders could not be listed: an embed whose file lies in one of them is reported in `missingImages` although it may exist.
+    Whole-knowledge-base check only, when an `![[file]]` embed or a `[[file.pdf]]` wikilink names a bare file and the folders were searched for it; else null. How many folders could not be listed: an embed whose file lies in one of them is reported in `missingImages` although it may exist.
     """
     skipped: list[SkippedEntry] | None = None
     """
