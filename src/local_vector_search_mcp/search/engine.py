@@ -273,5 +273,5 @@ class SearchEngine:
 
 
 def _reason(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
+    text = (str(exc) or type(exc).__name__).rstrip(".")  # it sits inside a sentence
     return text if len(text) <= 300 else text[:300] + "..."
