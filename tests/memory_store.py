@@ -41,6 +41,7 @@ from local_vector_search_mcp.index.port import (
     LinkRecord,
     NoBatch,
     PendingChunk,
+    RefusedChunk,
     StoreCounts,
     StoredLink,
     WriteBatch,
@@ -63,6 +64,7 @@ class _Chunk:
     fields: tuple[list[str], list[str], list[str]]  # body, heading tokens; "~" + English stems
     vector: npt.NDArray[np.float32] | None
     pending: bool
+    refused: str | None = None
 
 
 # A scoring unit: a token sequence (one token, or a phrase) or a prefix ("*" marks it).
@@ -70,6 +72,8 @@ Unit = tuple[str, ...]
 
 
 class MemoryStore:
+    file_replacements = 0  # nothing on disk to replace
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._created = False
@@ -195,6 +199,27 @@ class MemoryStore:
                     chunk.vector, chunk.pending = np.asarray(vector, dtype=np.float32), False
                     stored += 1
             return stored
+
+    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+        with self._lock:
+            done = 0
+            for chunk_id, reason in refusals:
+                chunk = self._chunks.get(chunk_id)
+                if chunk is not None and chunk.pending:
+                    chunk.pending, chunk.refused = False, reason
+                    done += 1
+            return done
+
+    def refused_vectors(self, limit: int) -> tuple[int, list[RefusedChunk]]:
+        with self._lock:
+            paths = self._paths_by_doc()
+            refused = [
+                RefusedChunk(paths[c.doc_id], c.record.ordinal, c.record.heading_path, c.refused)
+                for c in self._chunks.values()
+                if c.refused is not None
+            ]
+            refused.sort(key=lambda r: (r.path, r.chunk_index))
+            return len(refused), refused[:limit]
 
     def delete_document(self, path: str) -> bool:
         with self._lock:

@@ -119,6 +119,9 @@ class EmbeddingConfig(BaseModel):
     `local` only (our extension): CPU threads the background embedding pass uses; 0 means every core this process may run on. Searches embed their query on a separate single-threaded engine, so they stay responsive while the pass runs.
     """
     timeout_seconds: Annotated[float, Field(alias='timeoutSeconds', gt=0.0)] = 120
+    """
+    `openai-compatible` only: how long one request for a batch of passages may take. A search's query and the reindex's size probe wait at most 10 s (then lexical search answers, or indexing goes on lexically). 429, 503 (a model loading), 502, 504, 408 and a dropped connection are retried with back-off, honouring `Retry-After` up to 60 s; a batch the endpoint refuses (400, 413, 422, 500) is split to find the one text it refuses, which is set aside (kb_status.vectors.refused) while every other chunk is embedded.
+    """
     allow_remote_endpoint: Annotated[bool, Field(alias='allowRemoteEndpoint')] = False
     """
     Allow a non-loopback endpoint. Off by default so document text never leaves the machine by accident.

@@ -986,9 +986,9 @@ class MissingImage(BaseModel):
     """
     v2 anchor (indexed revision) of the element holding the reference; null when outside any addressable element.
     """
-    kind: Literal['image', 'embed']
+    kind: Literal['image', 'embed', 'wikilink']
     """
-    `image` for `![alt](path)`, `embed` for `![[file]]`.
+    `image` for `![alt](path)`, `embed` for `![[file]]`, `wikilink` for `[[file.pdf]]` (a link, not an embed, to a file that is not a note).
     """
 
 
@@ -1146,6 +1146,29 @@ class ReadElement(BaseModel):
     heading_path: Annotated[str | None, Field(alias='headingPath')]
     """
     Titles of the enclosing headings joined with ` > ` (a heading includes itself); null before the first heading.
+    """
+
+
+class RefusedChunk(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    path: str
+    """
+    Root-relative path of the document.
+    """
+    chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
+    """
+    The chunk's index in its document (the chunk API's id is md:<path>#<chunkIndex>).
+    """
+    heading_path: Annotated[str | None, Field(alias='headingPath')]
+    """
+    The headings above the chunk.
+    """
+    reason: str
+    """
+    What the embedding provider answered for it.
     """
 
 
@@ -1371,6 +1394,14 @@ class StatusVectors(BaseModel):
     last_error: Annotated[str | None, Field(alias='lastError')]
     """
     Why the last embedding pass failed, if it did.
+    """
+    refused_chunks: Annotated[int, Field(alias='refusedChunks', ge=0)]
+    """
+    Chunks whose text the embedding provider refused (an input over its context length, a zero vector). They are found by lexical search only and are embedded again when their document changes; every other chunk is embedded (our extension, decision 510).
+    """
+    refused: Annotated[list[RefusedChunk], Field(max_length=20)]
+    """
+    The first 20 refused chunks by path and chunk index, each with the provider's reason.
     """
 
 
@@ -1673,11 +1704,11 @@ class KbLinksResult(BaseModel):
         list[MissingImage] | None, Field(alias='missingImages')
     ] = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — image references and file embeds whose file does not exist under the root. At most 1000.
+    Whole-knowledge-base check (no `path`) only, else null — image references, file embeds and wikilinks to files that are not notes, whose file does not exist under the root. At most 1000.
     """
     skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
     """
-    Whole-knowledge-base check only, when an `![[file]]` embed names a bare file and the folders were searched for it; else null. How many folders could not be listed: an embed whose file lies in one of them is reported in `missingImages` although it may exist.
+    Whole-knowledge-base check only, when an `![[file]]` embed or a `[[file.pdf]]` wikilink names a bare file and the folders were searched for it; else null. How many folders could not be listed: an embed whose file lies in one of them is reported in `missingImages` although it may exist.
     """
     skipped: list[SkippedEntry] | None = None
     """

@@ -54,6 +54,8 @@ class Workspace:
         self._services: dict[type[Any], Any] = {}
         self._closed = False
         self._catch_up_pending = False
+        self._serving = False
+        self._replacements_seen = 0  # the store's file_replacements already answered by a reindex
 
     def service(self, cls: type[T]) -> T:
         """The workspace's single ``cls(self)`` (other areas' per-workspace state, e.g. caches),
@@ -123,6 +125,7 @@ class Workspace:
         changed while no server ran starts with the first tool call (:meth:`catch_up_once`), so
         nothing competes with the session's first requests and a bare start opens nothing."""
         self._catch_up_pending = True
+        self._serving = True
         if self.config.knowledge_base.watch_files:
             # The watcher only queues paths; nothing is indexed or loaded until a change arrives.
             try:
@@ -131,8 +134,16 @@ class Workspace:
                 log.warning("file watching could not start: %s", exc)
 
     def catch_up_once(self) -> None:
-        """The first tool call of a server starts its catch-up (decision 205); later calls and
-        the CLI's one-shot ``call`` do nothing here."""
+        """The first tool call of a server starts its catch-up (decision 205), and a call after the
+        index file was deleted or replaced a reindex (decision 498); the CLI's one-shot ``call``
+        does nothing here."""
+        store = self._store
+        if self._serving and store is not None and store.file_replacements != self._replacements_seen:
+            # The index file was deleted or replaced under the server (decision 498): the store
+            # follows the path; bring what it now holds in line with the files (a full build on
+            # an empty file, a catch-up on an older copy). Single-flight: a running pass is kept.
+            self._replacements_seen = store.file_replacements
+            self.indexing.start_reindex("changed")
         if not self._catch_up_pending:
             return
         with self._lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import apsw
 import pytest
+from kb_fakes import HashEmbedder, make_workspace
 
 from local_vector_search_mcp import dispatch
 from local_vector_search_mcp.cli import main as cli_main
@@ -222,3 +224,117 @@ def test_a_forced_rebuild_of_a_damaged_index_keeps_the_external_chunks(
     assert json.loads(capsys.readouterr().out)["content"] == "Acme renews in March"
     assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
     assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "d3.md"
+
+
+def _serving(tmp_path: Path, storage: Path) -> Workspace:
+    options = CliOptions(root=str(tmp_path / "kb"), storage_path=str(storage), embedding_provider="none")
+    ws = Workspace(load_settings(options, cwd=tmp_path, environ={}))
+    ws.start_serving()
+    return ws
+
+
+def _search(ws: Workspace, query: str) -> list[str]:
+    found = dispatch.invoke(ws, "kb_search", {"request": {"query": query, "mode": "lexical"}})
+    assert isinstance(found, dict)
+    return [hit["path"] for hit in found["results"]]
+
+
+def _documents_in(storage: Path) -> int:
+    store = sqlite.SqliteStore(storage)
+    try:
+        return store.counts().documents
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("how", ["state folder deleted", "index file deleted", "index file replaced"])
+def test_a_server_follows_its_index_file_when_it_is_deleted_or_replaced(tmp_path: Path, how: str) -> None:
+    """Decision 498: a running server kept reading and writing the old inode of a deleted or
+    replaced index, so a new process saw another index than the server (edits indexed into a
+    ghost), and after `rm index.db` kb_status failed with a disk I/O error. It now follows the
+    path, and the next tool call brings the new file in line with the Markdown."""
+    storage, _ = _kb(tmp_path)
+    ws = _serving(tmp_path, storage)
+    try:
+        ws.indexing.reindex()
+        assert _search(ws, "word3") == ["d3.md"]
+        if how == "state folder deleted":
+            shutil.rmtree(storage.parent)
+        elif how == "index file deleted":
+            storage.unlink()
+        else:  # a sync tool or a copy puts another project's index there
+            other = tmp_path / "other"
+            other.mkdir()
+            (other / "zebra.md").write_text("# Zebra\n\nzebra word3\n", "utf-8")
+            copy = tmp_path / "copy.db"
+            options = CliOptions(root=str(other), storage_path=str(copy), embedding_provider="none")
+            other_ws = Workspace(load_settings(options, cwd=tmp_path, environ={}))
+            other_ws.indexing.reindex()
+            other_ws.close()
+            os.replace(copy, storage)
+        status = dispatch.invoke(ws, "kb_status", None)  # the next call notices and starts a pass
+        assert isinstance(status, dict)
+        ws.indexing.wait_reindex(60)
+        last = ws.activity.last
+        assert last is not None and last.outcome == "succeeded"  # started by that call, not by the test
+        assert _search(ws, "word3") == ["d3.md"]
+        assert _search(ws, "zebra") == []
+        (tmp_path / "kb" / "late.md").write_text("# Late\n\nplatypus\n", "utf-8")
+        ws.indexing.reindex()
+    finally:
+        ws.close()
+    assert _documents_in(storage) == 41  # what the server wrote is in the file a new process opens
+
+
+def test_a_full_disk_is_index_not_ready_naming_it(tmp_path: Path) -> None:
+    """Decision 498: SQLITE_FULL (and I/O or read-only failures) were tracebacks; the disk is
+    full here as SQLite sees it: the file may not grow past its current pages."""
+    storage, _ = _kb(tmp_path)
+    ws = _serving(tmp_path, storage)
+    try:
+        ws.indexing.reindex()
+        store = ws.store
+        assert isinstance(store, sqlite.SqliteStore)
+        pages = store._conn().execute("PRAGMA page_count").fetchone()[0]
+        store._conn().execute(f"PRAGMA max_page_count = {pages}")
+        big = tmp_path / "kb" / "big.md"
+        big.write_text("# Big\n\n" + "\n\n".join(f"paragraph {i} " + "words " * 200 for i in range(300)), "utf-8")
+        before = big.read_bytes()
+        with pytest.raises(IndexNotReady, match="disk is full"):
+            ws.indexing.reindex()
+        assert big.read_bytes() == before
+        store._conn().execute(f"PRAGMA max_page_count = {2**31}")
+        ws.indexing.reindex()
+        assert _search(ws, "paragraph") and _search(ws, "word3") == ["d3.md"]
+    finally:
+        ws.close()
+
+
+def test_a_vector_table_that_lost_its_rows_is_damage_and_force_rebuilds_it(tmp_path: Path) -> None:
+    """A vec0 table without the table sqlite-vec keeps its vectors in failed every semantic
+    search with "The embedding provider failed (could not open vectors blob ...)", and
+    `--reindex --force` left it so (quick_check sees nothing wrong): now it is the damaged
+    index, named as such, and the forced rebuild sets it aside (decisions 495-496)."""
+    storage, _ = _kb(tmp_path)
+    root = tmp_path / "kb"
+    ws = make_workspace(root, "local", storage=storage, embedder=HashEmbedder())
+    try:
+        ws.indexing.reindex()
+    finally:
+        ws.close()
+    conn = apsw.Connection(str(storage))
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("DROP TABLE chunk_vectors_vector_chunks00")
+    conn.close()
+    ws = make_workspace(root, "local", storage=storage, embedder=HashEmbedder())
+    try:
+        with pytest.raises(IndexNotReady, match=r"damaged \(the vector table has lost .*--reindex --force"):
+            dispatch.invoke(ws, "kb_search", {"request": {"query": "word3 filler", "mode": "semantic"}})
+        hybrid = dispatch.invoke(ws, "kb_search", {"request": {"query": "word3", "mode": "hybrid"}})
+        assert isinstance(hybrid, dict) and "damaged" in hybrid["warning"] and "provider" not in hybrid["warning"]
+        ws.indexing.reindex(force=True)
+        found = dispatch.invoke(ws, "kb_search", {"request": {"query": "word3 filler", "mode": "semantic"}})
+        assert isinstance(found, dict) and "d3.md" in [hit["path"] for hit in found["results"]]
+    finally:
+        ws.close()
+    assert len(list(storage.parent.glob("index.db.damaged-*"))) == 1

@@ -209,7 +209,14 @@ def test_vectors_are_filled_when_the_provider_comes_back_without_a_restart(
             if vectors["pendingChunks"] == 0 and not vectors["isRunning"]:
                 break
             time.sleep(0.2)
-        assert vectors == {"embeddedChunks": 3, "pendingChunks": 0, "isRunning": False, "lastError": None}
+        assert vectors == {
+            "embeddedChunks": 3,
+            "pendingChunks": 0,
+            "isRunning": False,
+            "lastError": None,
+            "refusedChunks": 0,
+            "refused": [],
+        }
         found = dispatch.invoke(ws, "kb_search", {"request": {"query": "charlie", "mode": "hybrid"}})
         assert found["results"][0]["path"] == "c.md" and not found.get("warning")
     finally:

@@ -248,7 +248,14 @@ def test_vectors_are_filled_after_the_lexical_pass(kb):
     gate.set()
     svc.wait_reindex(30)
     assert svc.indexing_status()["last"]["outcome"] == "succeeded"
-    assert svc.vector_status() == {"embeddedChunks": 5, "pendingChunks": 0, "isRunning": False, "lastError": None}
+    assert svc.vector_status() == {
+        "embeddedChunks": 5,
+        "pendingChunks": 0,
+        "isRunning": False,
+        "lastError": None,
+        "refusedChunks": 0,
+        "refused": [],
+    }
     assert svc.search(query="Install the tool with pip", mode="hybrid")["warning"] is None
 
 

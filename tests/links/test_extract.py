@@ -71,6 +71,33 @@ def test_code_comments_and_escapes_hide_links() -> None:
     assert spans(text) == []
 
 
+def test_obsidian_comments_hide_links_tags_and_block_ids() -> None:
+    """Decision 507: ``%%...%%`` inline or across blocks, and an unclosed ``%%`` to the end; a ``%%``
+    in code or the front matter is text, and what follows a closed comment keeps its exact span."""
+    text = (
+        "---\nnote: '%% [[fm]]'\n---\n"
+        "A %%[[a]] #hidden [b](b.md)%% [[c]] `%%` [[d]] ``x %% y`` [e](e.md) #shown\n\n"
+        "%%\n[[f]]\n\n- ![[g.png]] ^gone\n\n[r]: r.md\n%%\n\n"
+        "```\n%%\n```\n\n[[h]] [r] ^kept\n\nlast %% [[i]]\n\n[[j]] ^tail\n"
+    )
+    doc = parse_document(text.encode())
+    found = extract_links(doc)
+    assert [(ln.destination, doc.text[ln.start : ln.end]) for ln in found.links] == [
+        ("fm", "fm"),  # a property link: the front matter is YAML, not Markdown
+        ("c", "c"),
+        ("d", "d"),
+        ("e.md", "e.md"),
+        ("h", "h"),  # [r] is not a link: its definition is inside a comment
+    ]
+    assert found.tags == ("shown",)
+    assert found.block_ids == ("kept",)
+
+
+def test_a_block_id_in_code_is_code() -> None:
+    text = "```\ncode ^fenced\n```\n\n    indented ^indented\n\n- item ^real\n"
+    assert extract_links(parse_document(text.encode())).block_ids == ("real",)
+
+
 def test_a_link_written_with_escapes_is_located_as_written() -> None:
     """Decision 451: the span covers the written bytes, escapes and entities included."""
     doc = parse_document(b"[x](a\\_b.md) [y](<a&#95;b.md#s>) [z]\n\n[z]: a\\_b.md\n")

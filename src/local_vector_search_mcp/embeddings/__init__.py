@@ -18,8 +18,8 @@ document text, the vector or the API key).
 
 from __future__ import annotations
 
-from .base import Embedder, EmbeddingError
+from .base import Embedder, EmbeddingError, EmbeddingRefused, ModelChanged
 from .factory import make_embedder
 from .slot import EmbedderSlot
 
-__all__ = ["Embedder", "EmbedderSlot", "EmbeddingError", "make_embedder"]
+__all__ = ["Embedder", "EmbedderSlot", "EmbeddingError", "EmbeddingRefused", "ModelChanged", "make_embedder"]

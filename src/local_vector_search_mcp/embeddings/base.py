@@ -7,13 +7,33 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "EmbeddingError", "Vectors", "normalise"]
+__all__ = ["Embedder", "EmbeddingError", "EmbeddingRefused", "ModelChanged", "Vectors", "normalise"]
 
 Vectors = npt.NDArray[np.float32]
 
 
 class EmbeddingError(Exception):
     """The provider could not produce vectors; ``str(e)`` is safe to surface."""
+
+
+class EmbeddingRefused(EmbeddingError):
+    """The provider answers, but not for these texts: it refused the request (an input over its
+    context length, a batch too large) or gave one of them an unusable vector. One text among
+    them may be at fault, so the vector pass splits the batch to find it (decision 510)."""
+
+
+class ModelChanged(EmbeddingError):
+    """The provider's vectors are no longer the size the index holds: another model answers behind
+    the same configuration. Its vectors are never stored beside, nor compared with, the old ones
+    (decision 512)."""
+
+    def __init__(self, width: int, dims: int) -> None:
+        super().__init__(
+            f"The embedding provider now returns {width}-dimensional vectors, but this index holds {dims}-dimensional "
+            "ones: the model behind embedding.endpoint changed. Vectors of two models are never mixed; run "
+            "kb_reindex force=true (CLI: --reindex --force) to embed everything with the new one."
+        )
+        self.width, self.dims = width, dims
 
 
 @runtime_checkable

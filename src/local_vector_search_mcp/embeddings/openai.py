@@ -16,15 +16,70 @@ from __future__ import annotations
 import ipaddress
 import math
 import threading
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
 
-from .base import EmbeddingError, Vectors, normalise
+from .base import EmbeddingError, EmbeddingRefused, ModelChanged, Vectors, normalise
 
-__all__ = ["OpenAICompatibleEmbedder", "is_loopback_url"]
+__all__ = [
+    "PASSAGE_PATIENCE",
+    "QUERY_PATIENCE",
+    "OpenAICompatibleEmbedder",
+    "Patience",
+    "is_loopback_url",
+    "retry_after",
+]
+
+# Busy, loading a model (Ollama's 503), a gateway between: asked again after a while.
+TRANSIENT_STATUS = frozenset({408, 429, 502, 503, 504})
+# The endpoint refuses these inputs: 400/422 an input over the context length (OpenAI, vLLM),
+# 413 a batch over the server's limit, 500 what llama.cpp's server answers for an over-long input.
+REFUSED_STATUS = frozenset({400, 413, 422, 500})
+
+
+@dataclass(frozen=True, slots=True)
+class Patience:
+    """How long a request keeps trying: ``attempts`` in all, waiting ``first * 2**n`` between
+    them (or the endpoint's ``Retry-After``), never longer than ``max_wait`` at once (a longer
+    ``Retry-After`` fails at once: the vector pass's own timer comes back later, decision 135)."""
+
+    attempts: int
+    first: float
+    max_wait: float
+    timeout: float | None = None  # caps embedding.timeoutSeconds for one request
+
+    def backoff(self, attempt: int) -> float:
+        return float(min(self.first * 2**attempt, self.max_wait))
+
+
+PASSAGE_PATIENCE = Patience(attempts=5, first=1.0, max_wait=60.0)  # at most ~2 min of waits
+# A search (and the reindex's size probe, which lexical indexing waits for) waits ~2 s for a
+# retry and 10 s for an answer at most; then lexical search answers, or indexing goes on lexically.
+QUERY_PATIENCE = Patience(attempts=2, first=0.5, max_wait=2.0, timeout=10.0)
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds of a ``Retry-After`` header (a number of seconds or an HTTP date), ``None`` if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when is None or when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def is_loopback_url(url: str) -> bool:
@@ -70,7 +125,9 @@ class OpenAICompatibleEmbedder:
         self._url = endpoint.rstrip("/") + "/embeddings"
         self._model = model
         self._dims = dimensions
+        self._configured_dims = dimensions
         self._batch = max(1, batch_size)
+        self._timeout = timeout_seconds
         self._client = httpx.Client(
             timeout=httpx.Timeout(timeout_seconds),
             headers={"Authorization": f"Bearer {api_key}"},
@@ -85,7 +142,7 @@ class OpenAICompatibleEmbedder:
 
     def dimensions(self) -> int:
         if self._dims is None:
-            self._dims = int(self._request(["dimension probe"]).shape[1])
+            self._dims = int(self._request(["dimension probe"], patience=QUERY_PATIENCE).shape[1])
         return self._dims
 
     def close(self) -> None:
@@ -99,27 +156,60 @@ class OpenAICompatibleEmbedder:
         return out
 
     def embed_query(self, text: str) -> Vectors:
-        out: Vectors = self._request([text])[0]
+        # a search is waiting: one quick retry at most, then lexical search answers (decision 511)
+        out: Vectors = self._request([text], patience=QUERY_PATIENCE)[0]
         return out
 
-    def _request(self, texts: list[str]) -> Vectors:
+    def _request(self, texts: list[str], patience: Patience | None = None) -> Vectors:
+        """POST one batch; transient failures (429, 503 while a model loads, a dropped connection)
+        are retried within ``patience``; a refusal is :class:`EmbeddingRefused`."""
+        patience = patience or PASSAGE_PATIENCE
         body: dict[str, Any] = {"model": self._model, "input": texts}
-        try:
-            with self._lock:
-                response = self._client.post(self._url, json=body)
-        except httpx.TimeoutException as exc:
-            raise EmbeddingError(f"Embedding endpoint timed out ({type(exc).__name__}).") from exc
-        except httpx.HTTPError as exc:
-            raise EmbeddingError(f"Embedding endpoint unreachable ({type(exc).__name__}).") from exc
-        if response.status_code != 200:
-            raise EmbeddingError(
-                f"Embedding endpoint answered HTTP {response.status_code}; check embedding.model and endpoint."
-            )
+        timeout = self._timeout if patience.timeout is None else min(self._timeout, patience.timeout)
+        for attempt in range(patience.attempts):
+            last = attempt + 1 == patience.attempts
+            try:
+                with self._lock:
+                    response = self._client.post(self._url, json=body, timeout=timeout)
+            except httpx.TimeoutException as exc:  # it has waited timeoutSeconds already
+                raise EmbeddingError(f"Embedding endpoint timed out ({type(exc).__name__}).") from exc
+            except httpx.ConnectError as exc:
+                # nothing listens: the endpoint is down, and waiting here would hold up lexical
+                # indexing (decision 135); the vector pass's timer tries again later
+                raise EmbeddingError(f"Embedding endpoint unreachable ({type(exc).__name__}).") from exc
+            except httpx.HTTPError as exc:  # reset or closed mid-request (a stale kept-alive connection)
+                if last:
+                    raise EmbeddingError(f"Embedding endpoint unreachable ({type(exc).__name__}).") from exc
+                self._sleep(0.0 if attempt == 0 else patience.backoff(attempt))
+                continue
+            status = response.status_code
+            if status == 200:
+                break
+            if status in TRANSIENT_STATUS:
+                wait = retry_after(response.headers.get("retry-after"))
+                wait = patience.backoff(attempt) if wait is None else wait
+                if last or wait > patience.max_wait:
+                    raise EmbeddingError(
+                        f"Embedding endpoint is busy (HTTP {status}"
+                        + (f", asks to retry after {wait:.0f} s" if wait > patience.max_wait else "")
+                        + ")."
+                    )
+                self._sleep(wait)
+                continue
+            if status in REFUSED_STATUS:
+                raise EmbeddingRefused(
+                    f"Embedding endpoint refused the input (HTTP {status}; an input over the model's context "
+                    "length, or a batch over the server's limit, is the usual cause)."
+                )
+            raise EmbeddingError(f"Embedding endpoint answered HTTP {status}; check embedding.model and endpoint")
         try:
             payload = response.json()
         except ValueError as exc:
             raise EmbeddingError("Embedding endpoint returned a body that is not JSON.") from exc
         return self._validate(payload, len(texts))
+
+    def _sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
     def _validate(self, payload: Any, count: int) -> Vectors:
         data = payload.get("data") if isinstance(payload, dict) else None
@@ -143,10 +233,14 @@ class OpenAICompatibleEmbedder:
                 raise EmbeddingError("Embedding response vector holds a non-numeric or non-finite value.")
             rows[index] = vec
         width = len(rows[0] or [])
-        if any(len(r or []) != width for r in rows):
-            raise EmbeddingError("Embedding response vectors differ in size.")
+        if any(len(r or []) != width for r in rows):  # one input's answer is odd: find which
+            raise EmbeddingRefused("Embedding response vectors differ in size.")
         if self._dims is not None and width != self._dims:
-            raise EmbeddingError(
-                f"Embedding endpoint returned {width}-dimensional vectors; embedding.dimensions is {self._dims}."
-            )
-        return normalise(np.asarray(rows, dtype=np.float32))
+            expected = self._dims
+            if self._configured_dims is None:  # probed, not configured: the next probe learns the new size
+                self._dims = None
+            raise ModelChanged(width, expected)
+        mat = np.asarray(rows, dtype=np.float32)
+        if not np.all(np.linalg.norm(mat, axis=1) > 0):  # a zero vector matches nothing: never stored
+            raise EmbeddingRefused("Embedding endpoint returned a zero vector for an input.")
+        return normalise(mat)

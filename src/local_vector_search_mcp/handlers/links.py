@@ -9,6 +9,7 @@ import threading
 import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Literal
 
 from lvsm_contract.models import (
     DocumentLink,
@@ -20,7 +21,7 @@ from lvsm_contract.models import (
 )
 
 from ..errors import InvalidArgument, NotFound
-from ..index.graph import Graph, ResolvedLink
+from ..index.graph import WIKI_KINDS, Graph, ResolvedLink
 from ..index.port import DocumentState
 from ..sourcefile import unlisted_folder
 from ..workspace import Workspace
@@ -97,8 +98,8 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool) -> KbLinksResult:
     broken = [ln for ln in graph.document_links() if not ln.exists] if include_missing else []
     orphans = graph.orphans()
     # an embed of any file counts (Obsidian embeds PDFs, audio, video as it does images: decision
-    # 484); a Markdown image only with an image's extension
-    images = [ln for ln in graph.links if ln.is_image and (ln.kind == "embed" or _is_image(ln.target))]
+    # 484), and so does a plain [[report.pdf]] (508); a Markdown image only with an image's extension
+    images = [ln for ln in graph.links if ln.is_image and (ln.kind in WIKI_KINDS or _is_image(ln.target))]
     unlisted: list[tuple[str, str]] | None = [] if _needs_names(images) else None
     by_name = _files_by_name(ws, unlisted) if unlisted is not None else {}
     missing_images = [ln for ln in images if not _image_exists(ws, ln, by_name)]
@@ -110,9 +111,7 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool) -> KbLinksResult:
         truncated=truncated,
         orphans=orphans[:LIMIT],
         missing_images=[
-            MissingImage(
-                source=ln.source, target=ln.target, pointer=ln.pointer, kind="embed" if ln.kind == "embed" else "image"
-            )
+            MissingImage(source=ln.source, target=ln.target, pointer=ln.pointer, kind=_missing_kind(ln))
             for ln in missing_images[:LIMIT]
         ],
         skipped_folders=None if unlisted is None else len(unlisted),
@@ -122,13 +121,17 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool) -> KbLinksResult:
     )
 
 
+def _missing_kind(ln: ResolvedLink) -> Literal["image", "embed", "wikilink"]:
+    return "embed" if ln.kind == "embed" else "wikilink" if ln.kind == "wikilink" else "image"
+
+
 def _is_image(target: str) -> bool:
     return posixpath.splitext(target)[1].lower() in IMAGE_EXTENSIONS
 
 
 def _needs_names(images: list[ResolvedLink]) -> bool:
-    """The folders are walked only when an embed names a bare file."""
-    return any(ln.kind == "embed" and "/" not in ln.target for ln in images)
+    """The folders are walked only when an embed or a wikilink names a bare file."""
+    return any(ln.kind in WIKI_KINDS and "/" not in ln.target for ln in images)
 
 
 def _files_by_name(ws: Workspace, unlisted: list[tuple[str, str]]) -> dict[str, list[str]]:
@@ -152,8 +155,8 @@ def _files_by_name(ws: Workspace, unlisted: list[tuple[str, str]]) -> dict[str, 
 def _image_exists(ws: Workspace, link: ResolvedLink, by_name: dict[str, list[str]]) -> bool:
     if (ws.root / link.target).is_file():
         return True
-    # an embed resolves like a note: by path, else by a file name found anywhere (Obsidian)
-    return link.kind == "embed" and "/" not in link.target and bool(by_name.get(link.target.lower()))
+    # an embed or wikilink resolves like a note: by path, else by a file name found anywhere (Obsidian)
+    return link.kind in WIKI_KINDS and "/" not in link.target and bool(by_name.get(link.target.lower()))
 
 
 def _link(ln: ResolvedLink, hop: int) -> DocumentLink:

@@ -4,10 +4,12 @@ vectors. Never fails because of the index: missing, empty, damaged or busy (deci
 
 from __future__ import annotations
 
+import contextlib
 from typing import Literal
 
 from lvsm_contract.models import (
     KbStatusResult,
+    RefusedChunk,
     ReindexOutcome,
     StatusCompatibility,
     StatusIndexing,
@@ -40,13 +42,17 @@ def kb_status(ws: Workspace) -> KbStatusResult:
     sync = indexing.sync.status()
     # A damaged or busy database is part of the answer, not an error (decision 285).
     unusable: str | None = None
+    exists = False
     try:
+        exists = store.exists()
         counts = store.counts()
         manifest = store.read_manifest()
         unreadable = store.unreadable_files()  # stored: a restarted server still names them
-    except IndexNotReady as exc:
+    except IndexNotReady as exc:  # unreachable, refused (decision 499), damaged or busy
         unusable = exc.message
         counts, manifest, unreadable = StoreCounts(0, 0, None), {}, {}
+        with contextlib.suppress(IndexNotReady):
+            exists = store.exists()  # a damaged file still exists
     emb = ws.embedders.get()
     dims: int | None
     if emb is None:
@@ -71,7 +77,7 @@ def kb_status(ws: Workspace) -> KbStatusResult:
         vectors = None if emb is None else VectorState(0, 0, activity.embedding.locked(), activity.vector_error)
     return KbStatusResult(
         database_path=store.location,
-        index_exists=store.exists(),
+        index_exists=exists,
         schema_version=SCHEMA_VERSION,
         chunker_version=CHUNKER_VERSION,
         embedding_text_builder_version=EMBEDDING_TEXT_BUILDER_VERSION,
@@ -117,6 +123,11 @@ def kb_status(ws: Workspace) -> KbStatusResult:
             pending_chunks=vectors.pending_chunks,
             is_running=vectors.is_running,
             last_error=vectors.last_error,
+            refused_chunks=vectors.refused_chunks,
+            refused=[
+                RefusedChunk(path=r.path, chunk_index=r.chunk_index, heading_path=r.heading_path, reason=r.reason)
+                for r in vectors.refused
+            ],
         ),
         compatibility=StatusCompatibility(is_compatible=not problems, problems=problems),
     )

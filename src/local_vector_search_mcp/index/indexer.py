@@ -50,13 +50,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..embeddings import Embedder, EmbeddingError
+from ..embeddings import Embedder, EmbeddingError, EmbeddingRefused, ModelChanged
 from ..errors import IndexNotReady
 from ..sourcefile import os_reason
 from .chunker import build_embedding_text
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
 from .parallel import ParsePool, plan_workers
-from .port import DocumentRecord, DocumentState, IndexDamaged, IndexStore, NoBatch, WriteBatch
+from .port import DocumentRecord, DocumentState, IndexDamaged, IndexStore, NoBatch, PendingChunk, WriteBatch
 from .prepare import (
     SMUDGED_SIZE,
     ChunkSettings,
@@ -122,6 +122,17 @@ class EmbedResult:
     warning: str | None = None
     error: str | None = None
     failed_paths: list[str] = field(default_factory=list)
+    refused: int = 0  # chunks the provider refused in this pass (decision 510)
+    first_refused: str | None = None  # "path (chunk n): reason" of the first
+
+
+class _Isolated:
+    """What one batch gave once the texts the provider refused were split off (decision 510)."""
+
+    def __init__(self) -> None:
+        self.vectors: list[tuple[int, np.ndarray[Any, Any]]] = []
+        self.refused: list[tuple[PendingChunk, str]] = []
+        self.split = False  # the provider refused the batch as a whole, so it was halved
 
 
 MAX_LISTED_UNREADABLE = 20  # the result names the first ones; the count says how many in all
@@ -474,41 +485,57 @@ class Indexer:
                 )
                 result.pending = self.store.counts().chunks
                 return result
-        include_heading = self.config.chunking.include_heading_context
         batch = max(1, int(getattr(self.config.embedding, "batch_size", 16) or 16))
+        dims = _maybe_int(self.store.read_manifest().get("embedding_dimensions"))
         if progress is not None:
             progress.phase = "vectors"
             progress.pending_chunks = self.store.pending_vector_count()
+        answered = False  # the provider embedded a text of this index's size in this pass
+        refused_here: set[int] = set()
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
             todo = self.store.pending_vectors(batch)
-            if not todo:
-                break
+            if not todo or refused_here.issuperset(p.chunk_id for p in todo):
+                break  # done (or the store could not set refused chunks aside: never loop on them)
             if progress is not None:
                 progress.current_path = todo[0].path
                 if on_progress:
                     on_progress(progress)
-            texts = [build_embedding_text(p.path, p.text, p.heading_path, include_heading) for p in todo]
             try:
-                vectors = self.embedder.embed_passages(texts)
+                got = self._embed_isolating(todo, dims)
+                if got.refused and not answered and not got.vectors:
+                    self._probe(dims)  # raises when nothing embeds, not even a word: the endpoint is at fault
             except Exception as exc:  # EmbeddingError or a provider bug
                 result.failed_paths = sorted({p.path for p in todo})
                 result.error = str(exc) or type(exc).__name__
                 result.warning = (
-                    f"Embedding failed for {todo[0].path}: {exc}. Every file is indexed and searchable "
-                    "lexically; the chunks without vectors are embedded by the next kb_reindex once the "
-                    "provider works."
+                    f"Embedding failed for {todo[0].path}: {result.error.rstrip('.')}. Every file is indexed and "
+                    "searchable lexically; the chunks without vectors are embedded by the next kb_reindex once "
+                    "the provider works."
                 )
                 break
+            answered = answered or bool(got.vectors)
+            if got.split and not got.refused:
+                batch = max(1, len(todo) // 2)  # the batch was too large for the endpoint (413), no text was
             with self.gate:
-                stored = self.store.store_vectors(
-                    [(p.chunk_id, np.asarray(v, dtype=np.float32)) for p, v in zip(todo, vectors, strict=True)]
-                )
+                stored = self.store.store_vectors(got.vectors)
+                self.store.refuse_vectors([(p.chunk_id, reason) for p, reason in got.refused])
+            refused_here.update(p.chunk_id for p, _ in got.refused)
+            if got.refused and result.first_refused is None:
+                first, reason = got.refused[0]
+                result.first_refused = f"{first.path}: {reason.rstrip('.')}"
+            result.refused += len(got.refused)
             result.embedded += stored
             if progress is not None:
                 progress.embedded_chunks += stored
                 progress.pending_chunks = max(0, (progress.pending_chunks or 0) - len(todo))
+        if result.refused and result.warning is None:
+            result.warning = (
+                f"The embedding provider refused {result.refused} chunk(s) (the first in {result.first_refused}); "
+                "every other chunk has its vector. The refused ones are found by lexical search only, and "
+                "embedded again when their document changes (kb_status.vectors.refused names them)."
+            )
         result.pending = self.store.pending_vector_count()
         if progress is not None:
             progress.current_path = None
@@ -516,6 +543,48 @@ class Indexer:
             if on_progress:
                 on_progress(progress)
         return result
+
+    def _embed_isolating(self, todo: list[PendingChunk], dims: int | None) -> _Isolated:
+        """Embed ``todo``; when the provider refuses the batch, embed each half on its own, down
+        to the one text it refuses (decision 510). Vectors of another size than the index's are
+        never stored: a whole batch of them means another model behind the endpoint."""
+        assert self.embedder is not None
+        include_heading = self.config.chunking.include_heading_context
+        texts = [build_embedding_text(p.path, p.text, p.heading_path, include_heading) for p in todo]
+        out = _Isolated()
+        try:
+            vectors = self.embedder.embed_passages(texts)
+            width = int(vectors.shape[1]) if vectors.ndim == 2 else -1
+            if dims is not None and width != dims:
+                raise ModelChanged(width, dims)
+        except ModelChanged as exc:
+            if len(todo) > 1:  # a whole batch of another size: another model, not one odd text
+                raise
+            out.refused.append((todo[0], f"The embedding provider returned a {exc.width}-dimensional vector for it."))
+            return out
+        except EmbeddingRefused as exc:
+            if len(todo) == 1:
+                out.refused.append((todo[0], _refusal(exc)))
+                return out
+            mid = len(todo) // 2
+            for half in (todo[:mid], todo[mid:]):
+                part = self._embed_isolating(half, dims)
+                out.vectors += part.vectors
+                out.refused += part.refused
+            out.split = True
+            return out
+        out.vectors = [(p.chunk_id, np.asarray(v, dtype=np.float32)) for p, v in zip(todo, vectors, strict=True)]
+        return out
+
+    def _probe(self, dims: int | None) -> None:
+        """Raise unless the provider embeds a short text at the index's size: tells a refused text
+        from an endpoint that refuses everything (a model name it does not know answered with 400,
+        a crash's 500, another model)."""
+        assert self.embedder is not None
+        vectors = self.embedder.embed_passages(["dimension probe"])
+        width = int(vectors.shape[1]) if vectors.ndim == 2 else -1
+        if dims is not None and width != dims:
+            raise ModelChanged(width, dims)
 
     def _add_vector_table(self) -> None:
         """The provider answers at last: size the vector table and queue every chunk for a vector."""
@@ -605,6 +674,10 @@ def indexable(path: str, path_filter: Callable[[str], bool]) -> bool:
     exclude globs, not under a folder whose name starts with a dot (decision 281) nor itself named
     with a leading dot (decision 460), as `discover` finds."""
     return path.lower().endswith(".md") and path_filter(path) and not _hidden(path)
+
+
+def _refusal(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
 
 
 def _maybe_int(value: str | None) -> int | None:

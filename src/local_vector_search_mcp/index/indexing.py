@@ -46,7 +46,7 @@ from .indexer import (
     utc_now,
 )
 from .manifest import enum_value
-from .port import IndexStore
+from .port import IndexStore, RefusedChunk
 from .sync import SyncQueue
 from .watcher import MarkdownWatcher
 
@@ -61,6 +61,7 @@ SHUTDOWN_DRAIN_SECONDS = 10.0
 # a "changed" reindex (each targeted sync reads every document's state: many would be quadratic).
 CATCH_UP_SYNC_LIMIT = 200
 RETRY_MAX_SECONDS = 300.0
+MAX_LISTED_REFUSED = 20  # kb_status.vectors.refused names the first ones; refusedChunks counts them all
 REBUILD_POLL_SECONDS = 0.1  # a targeted sync arriving during a forced rebuild looks this often whether it ended
 BACKGROUND_WORKER_NICE = 10  # parse workers of kb_reindex (the CLI's run at normal priority)
 
@@ -121,6 +122,8 @@ class VectorState:
     pending_chunks: int
     is_running: bool
     last_error: str | None
+    refused_chunks: int = 0  # the provider refused their text (decision 510)
+    refused: tuple[RefusedChunk, ...] = ()  # the first MAX_LISTED_REFUSED of them
 
 
 class IndexingService:
@@ -443,4 +446,6 @@ class IndexingService:
         counts = self.store.counts()
         # No vector table yet (the provider has not answered): every chunk still waits for a vector.
         pending = counts.pending_vectors if self.store.has_vectors() else counts.chunks
-        return VectorState(counts.chunks - pending, pending, running, error)
+        refused_count, refused = self.store.refused_vectors(MAX_LISTED_REFUSED)
+        embedded = max(0, counts.chunks - pending - refused_count)
+        return VectorState(embedded, pending, running, error, refused_count, tuple(refused))

@@ -39,6 +39,7 @@ __all__ = [
     "LinkRecord",
     "NoBatch",
     "PendingChunk",
+    "RefusedChunk",
     "StoreCounts",
     "StoredLink",
     "WriteBatch",
@@ -205,6 +206,16 @@ class PendingChunk:
 
 
 @dataclass(frozen=True, slots=True)
+class RefusedChunk:
+    """A chunk the embedding provider refused (decision 510): found lexically, never semantically."""
+
+    path: str
+    chunk_index: int
+    heading_path: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class StoreCounts:
     documents: int
     chunks: int
@@ -242,6 +253,12 @@ class IndexStore(Protocol):
     readers across threads and processes (each thread gets its own session)."""
 
     # lifecycle and manifest -------------------------------------------------
+    @property
+    def file_replacements(self) -> int:
+        """How often the stored index vanished under the store: the SQLite file at its path
+        deleted or replaced (decision 498), the PostgreSQL schema dropped (decision 499)."""
+        ...
+
     @property
     def location(self) -> str:
         """Where the index lives, safe to show (a file path; never a password)."""
@@ -314,6 +331,17 @@ class IndexStore(Protocol):
     def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
         """Store vectors of pending chunks in one transaction; chunks that are gone
         or no longer pending are skipped. Returns how many were stored."""
+        ...
+
+    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+        """Record that the provider refused the texts of these pending chunks (chunk id, reason):
+        they stop being pending and get no vector, until their document is stored again or a new
+        vector table queues every chunk. Chunks gone or no longer pending are skipped; returns how
+        many were recorded."""
+        ...
+
+    def refused_vectors(self, limit: int) -> tuple[int, list[RefusedChunk]]:
+        """How many chunks the provider refused, and the first ``limit`` by path and chunk index."""
         ...
 
     def delete_document(self, path: str) -> bool: ...

@@ -28,6 +28,8 @@ this module raises show host, port and database only.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import json
 import logging
 import re
@@ -72,6 +74,7 @@ from .port import (
     LinkRecord,
     NoBatch,
     PendingChunk,
+    RefusedChunk,
     StoreCounts,
     StoredLink,
     WriteBatch,
@@ -96,7 +99,12 @@ STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other se
 _PENDING_SCAN = (
     "(select c.id as chunk_id from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id))"
 )
+_REFUSED_TABLE = (
+    b"create table if not exists refused_vectors ("
+    b"chunk_id bigint primary key references chunks(id) on delete cascade, reason text not null)"
+)
 _DERIVED = (
+    "refused_vectors",
     "unreadable_files",
     "links",
     "doc_meta",
@@ -267,6 +275,7 @@ class PostgresStore:
         self._stats_cache: tuple[float, pg_rank.CorpusStats] | None = None
         self._lengths_ready = False
         self._pending_refused = False  # this user may not add the pending table (logged once)
+        self._schema_losses = 0  # our schema or tables found dropped under the store (decision 499)
 
     @property
     def location(self) -> str:
@@ -287,14 +296,29 @@ class PostgresStore:
                 cur.execute("create extension if not exists vector")
                 cur.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(self._schema)))
         except psycopg.Error as exc:
-            conn.close()
-            raise setup_failure(exc, self._url, self._location, self._schema) from None
+            # `create ... if not exists` needs the right to create even when both exist: a user the
+            # owner granted only rights on the schema (a reader of a team's index) was refused
+            if not (isinstance(exc, psycopg.errors.InsufficientPrivilege) and self._prepared(conn)):
+                conn.close()
+                raise setup_failure(exc, self._url, self._location, self._schema) from None
         conn.execute(sql.SQL("set search_path to {}, public").format(sql.Identifier(self._schema)))
         register_vector(conn)
         self._local.conn = conn
         with self._lock:
             self._connections.append(conn)
         return conn
+
+    def _prepared(self, conn: psycopg.Connection[Any]) -> bool:
+        """Whether the extension and the schema exist already (decision 499)."""
+        try:
+            row = conn.execute(
+                b"select exists(select 1 from pg_extension where extname = 'vector')"
+                b" and to_regnamespace(%s) is not null",
+                (sql.Identifier(self._schema).as_string(conn),),
+            ).fetchone()
+        except psycopg.Error:
+            return False
+        return bool(row and row[0])
 
     @staticmethod
     def _ddl_lock(cur: psycopg.Cursor[Any]) -> None:
@@ -354,6 +378,8 @@ class PostgresStore:
                 block_ids text[] not null, tag_keys text[] not null);
             create index if not exists doc_meta_tags on doc_meta using gin (tag_keys);
             create table if not exists unreadable_files (path text primary key, reason text not null);
+            create table if not exists refused_vectors (
+                chunk_id bigint primary key references chunks(id) on delete cascade, reason text not null);
             create table if not exists term_stats (lexeme text primary key, ndoc integer not null);
             create table if not exists external_chunks (
                 id text primary key, collection text not null, source_path text not null,
@@ -594,7 +620,7 @@ class PostgresStore:
         if not vectors:
             return None
         if not ready and self._pending_refused:  # not asked again: each try holds writers a moment
-            return _PENDING_SCAN
+            return self._pending_scan()
         if not ready:
             try:
                 with self._lock, self._conn().transaction():
@@ -607,8 +633,14 @@ class PostgresStore:
                     _scrubbed(exc, self._url),
                 )
                 self._pending_refused = True
-                return _PENDING_SCAN
+                return self._pending_scan()
         return "pending_vectors"
+
+    def _pending_scan(self) -> str:
+        """The anti-join, without the chunks the provider refused (decision 510)."""
+        if not self._table_exists("refused_vectors"):
+            return _PENDING_SCAN
+        return _PENDING_SCAN[:-1] + " and not exists (select 1 from refused_vectors r where r.chunk_id = c.id))"
 
     def _add_pending(self, conn: psycopg.Connection[Any]) -> None:
         """The pending table and its triggers, filled once by the anti-join; in the caller's
@@ -760,6 +792,41 @@ class PostgresStore:
 
     def has_chunks(self) -> bool:
         return self.exists() and bool(self._rows("select 1 from chunks limit 1"))
+
+    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+        """A refused chunk has a row in ``refused_vectors`` (its reason) and none in the pending
+        table; the row goes with its chunk, and a chunk stored again is pending again (the
+        pending table's trigger), so it is tried once more (decision 510)."""
+        if not refusals or not self.has_vectors():
+            return 0
+        done = 0
+        with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
+            if not self._table_exists("refused_vectors"):  # an index from before decision 510
+                self._ddl_lock(cur)
+                cur.execute(_REFUSED_TABLE)
+            for chunk_id, reason in refusals:
+                cur.execute(
+                    b"insert into refused_vectors (chunk_id, reason) select c.id, %s from chunks c where c.id = %s"
+                    b" and not exists (select 1 from vectors v where v.chunk_id = c.id)"
+                    b" on conflict (chunk_id) do update set reason = excluded.reason",
+                    (reason, chunk_id),
+                )
+                done += cur.rowcount
+            if self._pending_state()[1]:
+                cur.execute(b"delete from pending_vectors where chunk_id = any(%s)", ([cid for cid, _ in refusals],))
+        return done
+
+    def refused_vectors(self, limit: int) -> tuple[int, list[RefusedChunk]]:
+        if not self.exists() or not self._table_exists("refused_vectors"):
+            return 0, []
+        ((count,),) = self._rows("select count(*) from refused_vectors")
+        rows = self._rows(
+            "select d.path, c.ordinal, c.heading_path, r.reason from refused_vectors r"
+            " join chunks c on c.id = r.chunk_id join documents d on d.id = c.doc_id"
+            ' order by d.path collate "C", c.ordinal limit %s',
+            (limit,),
+        )
+        return int(count), [RefusedChunk(p, int(o), h, r) for p, o, h, r in rows]
 
     def mark_all_vectors_pending(self) -> None:
         """Nothing to do: a chunk is pending exactly while it has no row in ``vectors``, and the
@@ -1344,8 +1411,101 @@ class PostgresStore:
         finally:
             conn.close()
 
+    def _refused(self, reason: str) -> IndexNotReady:
+        return IndexNotReady(
+            f"The PostgreSQL user may not do this on the index at {self._location} ({reason}) Have the "
+            f"schema's owner grant it rights on the schema {self._schema!r} and its tables (reading needs "
+            "usage and select; indexing and edits also insert, update, delete and create), or connect as "
+            "the owner. Your Markdown is not affected."
+        )
+
+    def _schema_refused(self) -> bool:
+        """The schema exists but this user may not use it (its tables then look missing)."""
+        try:
+            rows = self._rows(
+                "select has_schema_privilege(n.oid, 'USAGE') from pg_namespace n where n.nspname = %s",
+                (self._schema,),
+            )
+        except psycopg.Error:
+            return False
+        return bool(rows) and not rows[0][0]
+
+    @property
+    def file_replacements(self) -> int:
+        """How often the index's schema or tables were found dropped under this store."""
+        return self._schema_losses
+
+    def _forget_schema(self) -> None:
+        """Our tables are gone (a `drop schema` from outside): every session is closed, so the
+        next one creates the schema again before any table (with the schema missing, a table
+        would land in the next schema of the search path, ``public``), and what this process
+        cached about the tables is dropped."""
+        self.close()
+        self._ready = False
+        self._layout_cache = None
+        self._centre_settled = False
+        self._stats_cache = None
+        self._lengths_ready = False
+        self._schema_losses += 1
+
     def close(self) -> None:
         with self._lock:
             for conn in self._connections:
                 conn.close()
             self._connections.clear()
+
+
+# The port's methods that run SQL. A session the server ended (a restart, pg_terminate_backend, a
+# dropped network link) failed the next call of every thread that held one, with a traceback on
+# the wire (INTERNAL_ERROR); our tables dropped underneath failed every call until a restart.
+# The outermost call of a thread now retries once on a new session, and a dropped schema is
+# INDEX_NOT_READY naming the reindex that builds it again (decision 499).
+_NO_SQL = frozenset({"close", "write_lock", "write_batch", "exclusive_pass", "check"})
+_GONE = (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName)
+
+
+def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
+        local = self._local
+        if getattr(local, "outer", False):  # an inner call: its transaction belongs to the outer one
+            return method(self, *args, **kwargs)
+        local.outer = True
+        try:
+            for attempt in (1, 2):
+                try:
+                    return method(self, *args, **kwargs)
+                except psycopg.OperationalError as exc:
+                    conn = getattr(local, "conn", None)
+                    if conn is None or not conn.closed:
+                        raise  # the session still stands (a cancelled statement): not ours to retry
+                    reason = _scrubbed(exc, self._url)
+                    if attempt == 2:
+                        raise IndexNotReady(
+                            f"The connection to PostgreSQL at {self._location} was lost twice in a row ({reason}) "
+                            "Retry shortly; check that the server is running. Your Markdown is not affected."
+                        ) from None
+                    # nothing of an aborted transaction was committed, and every port write sets a
+                    # state (replace, store, delete by key): running the call again is safe
+                    log.warning("the PostgreSQL session was lost (%s); reconnecting", reason)
+                except psycopg.errors.InsufficientPrivilege as exc:
+                    # the statement's text (PostgreSQL's "LINE 2: ...") says nothing to the reader
+                    raise self._refused(_scrubbed(exc, self._url).split(" LINE ")[0]) from None
+                except _GONE:
+                    if self._schema_refused():  # without usage the search path skips the schema
+                        raise self._refused(f"permission denied for schema {self._schema}.") from None
+                    self._forget_schema()
+                    raise IndexNotReady(
+                        f"The index's tables at {self._location} are gone (dropped from outside the server). "
+                        "Run kb_reindex (CLI: --reindex) to build the index again; your Markdown is not affected."
+                    ) from None
+            raise AssertionError("unreachable")
+        finally:
+            local.outer = False
+
+    return call
+
+
+for _name, _method in inspect.getmembers(PostgresStore, inspect.isfunction):
+    if not _name.startswith("_") and _name not in _NO_SQL:
+        setattr(PostgresStore, _name, _reconnecting(_method))

@@ -100,6 +100,7 @@ from .port import (
     IndexDamaged,
     LinkRecord,
     PendingChunk,
+    RefusedChunk,
     StoreCounts,
     StoredLink,
     WriteBatch,
@@ -126,8 +127,10 @@ DF_CACHE_SIZE = 50_000
 
 BUSY_TIMEOUT_MS = 30_000
 DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
+_VEC0_PARTS = ("chunk_vectors_info", "chunk_vectors_chunks", "chunk_vectors_rowids", "chunk_vectors_vector_chunks00")
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
 _DERIVED = (
+    "refused_vectors",  # before chunks: its rows reference them
     "unreadable_files",
     "links",
     "document_meta",
@@ -230,7 +233,7 @@ class _Batch:
     def _end(self, verb: str) -> None:
         conn, self.conn, self.files, self.bump = self.conn, None, 0, False
         try:
-            if conn is not None:
+            if conn is not None and (verb == "COMMIT" or conn.in_transaction):  # see SqliteStore._write
                 try:
                     conn.execute(verb)
                 except BaseException:
@@ -276,10 +279,26 @@ class SqliteStore(ChunkTables):
         self._vector_storage: str | None = None
         self._scopes: dict[str, Callable[[str], bool]] = {}
         self._seen_damage = False  # SQLite reported the file damaged: a reset sets it aside
+        self._replacements = 0
+        self._known_file: tuple[int, int] | None = None  # the file the latest connection opened
 
     # connections --------------------------------------------------------------
+    def _file_id(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
     def _conn(self) -> apsw.Connection:
         conn = getattr(self._local, "conn", None)
+        if conn is not None and not conn.in_transaction and self._file_id() != self._local.file_id:
+            # The file at storage.path was deleted or replaced (the state folder removed, a copy
+            # or a sync tool put another there, another process set a damaged one aside): this
+            # thread follows the path, never the old inode (decision 498). A transaction in
+            # progress finishes on the file it began on.
+            self._forget_file(conn)
+            conn = None
         if conn is None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -310,6 +329,8 @@ class SqliteStore(ChunkTables):
             conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn
             self._local.serial = next(_CONNECTION_SERIALS)
+            self._local.file_id = self._file_id()
+            self._note_file(self._local.file_id)
             with self._conn_lock:
                 for thread in [t for t in self._connections if not t.is_alive()]:
                     with contextlib.suppress(apsw.Error):
@@ -340,6 +361,18 @@ class SqliteStore(ChunkTables):
             if self._table_exists(table):
                 # 'integrity-check' reads every segment: damage inside a segment leaves the b-tree valid
                 conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+        missing = self._missing_vector_parts()
+        if missing:
+            raise self._damaged(apsw.CorruptError(f"the vector table has lost {', '.join(missing)}"))
+
+    def _missing_vector_parts(self) -> list[str]:
+        """The tables sqlite-vec keeps a vec0 table's rows in, when the vec0 table exists without
+        them (decision 499's neighbour, 496): every vector query then fails with vec0's "could not
+        open vectors blob", which no quick_check notices."""
+        names = {row[0] for row in self._conn().execute("SELECT name FROM sqlite_master WHERE name LIKE 'chunk%'")}
+        if "chunk_vectors" not in names:
+            return []
+        return [p for p in _VEC0_PARTS if p not in names]
 
     def _set_aside(self) -> Path:
         """Move a damaged database (and its WAL) out of the way before a rebuild, never deleting
@@ -356,6 +389,9 @@ class SqliteStore(ChunkTables):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{self.path}-shm")  # the shared-memory index of the WAL: rebuilt from the WAL
         os.replace(self.path, aside)
+        self._forget_file()
+        with self._conn_lock:
+            self._known_file = None  # this process's own new file is no replacement
         self._seen_damage = False
         log.warning("the damaged index database was set aside as %s; a new one is built", aside.name)
         return aside
@@ -389,6 +425,35 @@ class SqliteStore(ChunkTables):
                     os.unlink(f"{aside}-wal")
         return rows
 
+    def _note_file(self, current: tuple[int, int] | None) -> None:
+        """Count a file at the path other than the one last opened: one event however many
+        threads (or :attr:`file_replacements`) notice it."""
+        with self._conn_lock:
+            if self._known_file is not None and current != self._known_file:
+                self._replacements += 1
+            self._known_file = current
+
+    @property
+    def file_replacements(self) -> int:
+        """How often the file at the path was deleted or replaced under this store (decision
+        498); asked once per tool call, so a store no thread has used since still notices."""
+        self._note_file(self._file_id())
+        return self._replacements
+
+    def _forget_file(self, conn: apsw.Connection | None = None) -> None:
+        """Drop this thread's connection ``conn`` (if any) and what this process cached from the
+        file (vector matrices keyed by a generation number that a new file starts again)."""
+        if conn is not None:
+            with self._conn_lock:
+                self._connections.pop(threading.current_thread(), None)
+            with contextlib.suppress(apsw.Error):
+                conn.close()
+            self._local.conn = None
+            self._local.df_cache = None
+        for key in ("_matrices", "_masks", "_bits_cache"):
+            self.__dict__.pop(key, None)
+        self._vector_storage = None
+
     def close(self) -> None:
         with self._conn_lock:
             for conn in self._connections.values():
@@ -413,7 +478,10 @@ class SqliteStore(ChunkTables):
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite has already rolled back after some errors (SQLITE_FULL, SQLITE_IOERR):
+                # a ROLLBACK then fails and would hide the error that matters (decision 498)
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 
@@ -816,7 +884,10 @@ class SqliteStore(ChunkTables):
         if not self.has_vectors():
             return
         with self._write() as c:
-            c.execute("UPDATE chunks SET vector_pending = 1 WHERE vector_pending = 0")
+            # a refused chunk (2) is tried again too: a new table means another model (decision 510)
+            c.execute("UPDATE chunks SET vector_pending = 1 WHERE vector_pending != 1")
+            if self._table_exists("refused_vectors"):
+                c.execute("DELETE FROM refused_vectors")
 
     def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
         if not vectors or not self.has_vectors():
@@ -831,6 +902,37 @@ class SqliteStore(ChunkTables):
             self._insert_vectors(c, rows)
             self._bump(c)
             return len(rows)
+
+    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+        """``vector_pending = 2`` marks a refused chunk (out of the pending index and count);
+        the reason sits in ``refused_vectors``, whose rows go with their chunk (decision 510)."""
+        if not refusals or not self.has_vectors():
+            return 0
+        with self._write() as c:
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS refused_vectors(chunk_id INTEGER PRIMARY KEY "
+                "REFERENCES chunks(id) ON DELETE CASCADE, reason TEXT NOT NULL)"
+            )
+            done = 0
+            for cid, reason in refusals:
+                if self._one("SELECT 1 FROM chunks WHERE id = ? AND vector_pending = 1", (cid,)) is None:
+                    continue
+                c.execute("UPDATE chunks SET vector_pending = 2 WHERE id = ?", (cid,))
+                c.execute("INSERT OR REPLACE INTO refused_vectors(chunk_id, reason) VALUES(?, ?)", (cid, reason))
+                done += 1
+            return done
+
+    def refused_vectors(self, limit: int) -> tuple[int, list[RefusedChunk]]:
+        if not self.exists() or not self._table_exists("refused_vectors"):
+            return 0, []
+        count = int(self._one("SELECT count(*) FROM refused_vectors"))
+        rows = self._conn().execute(
+            "SELECT d.path, c.ordinal, c.heading_path, r.reason FROM refused_vectors r "
+            "JOIN chunks c ON c.id = r.chunk_id JOIN documents d ON d.id = c.document_id "
+            "ORDER BY d.path, c.ordinal LIMIT ?",
+            (limit,),
+        )
+        return count, [RefusedChunk(path, int(ordinal), heading, reason) for path, ordinal, heading, reason in rows]
 
     def delete_document(self, path: str) -> bool:
         with self._write() as c:
@@ -1282,6 +1384,15 @@ def _detecting_damage(method: Callable[..., Any]) -> Callable[..., Any]:
             return method(self, *args, **kwargs)
         except DAMAGE as exc:
             raise self._damaged(exc) from None
+        except (apsw.IOError, apsw.FullError, apsw.ReadOnlyError) as exc:
+            raise _unusable(self.label, exc) from None
+        except apsw.SQLError:
+            missing: list[str] = []
+            with contextlib.suppress(apsw.Error):
+                missing = self._missing_vector_parts()
+            if missing:
+                raise self._damaged(apsw.CorruptError(f"the vector table has lost {', '.join(missing)}")) from None
+            raise
 
     return call
 
@@ -1329,6 +1440,23 @@ def _unopenable(label: str, why: str) -> IndexNotReady:
     return IndexNotReady(
         f"The index database {label} cannot be opened: {why}. Point storage.path (CLI: --storage-path)"
         " at a file in a writable folder, or fix that folder, then reindex. Your Markdown is not affected."
+    )
+
+
+def _unusable(label: str, exc: apsw.Error) -> IndexNotReady:
+    """The file system refused a read or write of the index (decision 498): nothing about the
+    index's contents, so no rebuild is named first."""
+    if isinstance(exc, apsw.FullError):
+        why = "the disk is full. Free some space, then retry"
+    elif isinstance(exc, apsw.ReadOnlyError):
+        why = "the file or its folder refuses writes. Make them writable (or point storage.path elsewhere), then retry"
+    else:
+        why = (
+            f"the file system failed ({exc.args[0] if exc.args else 'disk I/O error'}). Check the disk, then retry; "
+            "if it keeps failing, rebuild the index with kb_reindex force=true (CLI: --reindex --force)"
+        )
+    return IndexNotReady(
+        f"The index database {label} could not be read or written: {why}. Your Markdown is not affected."
     )
 
 

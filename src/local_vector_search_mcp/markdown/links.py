@@ -36,6 +36,7 @@ from markdown_it.rules_inline.link import link as _link_rule
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .kinds import ElementKind
 from .model import Document, Element
 from .scan import MAX_NESTING
 
@@ -346,6 +347,13 @@ def extract_links(doc: Document) -> DocumentLinks:
     """Links, tags, aliases, headings and block ids of ``doc``."""
     text = doc.text
     source = getattr(doc._state, "link_source", None)
+    code = []  # code blocks: neither a ``%%`` nor a ``^id`` in them is one (decision 507)
+    if "%%" in text or "^" in text:
+        code = [(e.start, e.end) for e in doc.elements if e.kind is ElementKind.CODE_BLOCK]
+    comments = _obsidian_comments(doc, code) if "%%" in text else []
+    if comments:  # read as blanks of the same length: offsets and lines stay, nothing inside counts
+        text = _blank(text, comments)
+        source = None
     if not isinstance(source, LinkSource):  # a document re-parsed incrementally: parse its blocks here
         env: dict[str, Any] = {}
         source = link_source(_MD.parse(text, env), env)
@@ -372,10 +380,82 @@ def extract_links(doc: Document) -> DocumentLinks:
                 if child.type == "text" and "#" in child.content:
                     tags.extend(m.group(1) for m in _TAG.finditer(child.content))
     headings = tuple(e.title or "" for e in doc.headings)
+    ids_text = _blank(text, code) if code and "^" in text else text  # ``^id`` in code is code (decision 507)
     block_ids = tuple(
-        m.group(1) for m in _BLOCK_ID.finditer(text) if m.start() == 0 or text[m.start() - 1] in " \t\r\n"
+        m.group(1) for m in _BLOCK_ID.finditer(ids_text) if m.start() == 0 or ids_text[m.start() - 1] in " \t\r\n"
     )
     return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, block_ids)
+
+
+# Backtick runs (code spans open and close with runs of one length), ``%%`` and blank lines (no
+# code span crosses one): what the comment scan below looks at.
+_TICKS_MARK_OR_BLANK = re.compile(r"`+|%%|(?:\r\n|\r|\n)[ \t]*(?=\r|\n)")
+_NOT_A_BREAK = re.compile(r"[^\r\n]")
+
+
+def _obsidian_comments(doc: Document, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of Obsidian's ``%%comments%%`` (decision 507): from a ``%%`` to the next one, within
+    a line or across blocks, or to the end of the document when none closes it, as Obsidian hides
+    them. A ``%%`` in a code block or code span, or in the front matter, is text."""
+    text = doc.text
+    front = doc.get("frontmatter")
+    begin = doc.break_after(front.end) if front is not None else 0
+    marks: list[int] = []
+    for start, end in [*sorted(code), (len(text), len(text))]:
+        if min(start, len(text)) > begin:
+            marks.extend(_marks_outside_code_spans(text, begin, min(start, len(text))))
+        begin = max(begin, end)
+    return [(marks[i], marks[i + 1] + 2 if i + 1 < len(marks) else len(text)) for i in range(0, len(marks), 2)]
+
+
+def _marks_outside_code_spans(text: str, begin: int, end: int) -> list[int]:
+    """Where ``%%`` stands in ``text[begin:end]`` outside code spans. Each paragraph's backtick runs
+    are looked at once: an opener's closer is the next run of its length (found by bisection), so a
+    text of many unclosed backticks costs no more than their number."""
+    marks: list[int] = []
+    tokens: list[tuple[int, int, str]] = []  # (start, end, kind) of one paragraph
+
+    def close_paragraph() -> None:
+        by_length: dict[int, list[int]] = {}
+        for i, (s, e, kind) in enumerate(tokens):
+            if kind == "`":
+                by_length.setdefault(e - s, []).append(i)
+        i = 0
+        while i < len(tokens):
+            s, e, kind = tokens[i]
+            if kind == "%":
+                marks.append(s)
+            else:
+                same = by_length[e - s]
+                after = bisect_right(same, i)
+                if after < len(same):
+                    i = same[after]  # the code span ends there; nothing inside it counts
+            i += 1
+        tokens.clear()
+
+    for m in _TICKS_MARK_OR_BLANK.finditer(text, begin, end):
+        first = m.group(0)[0]
+        if first == "`" or first == "%":
+            tokens.append((m.start(), m.end(), first))
+        else:
+            close_paragraph()
+    close_paragraph()
+    return marks
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with every character of ``spans`` but line breaks made a space."""
+    parts: list[str] = []
+    at = 0
+    for start, end in sorted(spans):
+        if start < at:
+            start = at
+        if end <= start:
+            continue
+        parts += [text[at:start], _NOT_A_BREAK.sub(" ", text[start:end])]
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
 
 
 def _inline_links(children: list[Token], run: _Run, definitions: _Definitions, pointer: str | None) -> Iterable[Link]:

@@ -35,8 +35,14 @@ def decode_markdown(raw: bytes) -> tuple[str, bool]:
 
 
 def detect_eol(text: str) -> str:
-    """The document EOL: CRLF if the file contains any CRLF, else LF (§4.7)."""
-    return "\r\n" if "\r\n" in text else "\n"
+    """The document EOL: CRLF if the file contains any CRLF (§4.7), else CR when lone CRs outnumber
+    LFs (a classic Mac file, decision 506), else LF. New lines take it, so an edit never mixes
+    ``\n`` into a file whose lines end in ``\r``."""
+    if "\r\n" in text:
+        return "\r\n"
+    if "\r" in text and text.count("\r") > text.count("\n"):
+        return "\r"  # no CRLF, so every CR here is a line break of its own
+    return "\n"
 
 
 @dataclass(frozen=True, slots=True)

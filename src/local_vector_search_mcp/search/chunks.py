@@ -204,7 +204,7 @@ class ChunkApi:
             )
 
     def query_vector(self, query: str) -> npt.NDArray[np.float32]:
-        from ..embeddings import EmbeddingError
+        from ..embeddings import EmbeddingError, ModelChanged
 
         embedder = self.embedders.get()
         if embedder is None:
@@ -216,6 +216,9 @@ class ChunkApi:
             vec = np.asarray(embedder.embed_query(query), dtype=np.float32).reshape(-1)
         except EmbeddingError as exc:
             raise IndexNotReady(f"The embedding provider failed: {exc}") from None
+        dims = self.store.vector_dimensions()
+        if dims is not None and vec.shape[0] != dims:  # another model's query: never compared (decision 512)
+            raise IndexNotReady(str(ModelChanged(int(vec.shape[0]), dims)))
         return vec / max(float(np.linalg.norm(vec)), 1e-12)
 
     # writes --------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..embeddings import Embedder
+from ..embeddings import Embedder, ModelChanged
 from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
@@ -158,6 +158,9 @@ class SearchEngine:
 
     def semantic_hits(self, embedder: Embedder, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         vector = embedder.embed_query(query)
+        dims = self.store.vector_dimensions()
+        if dims is not None and vector.shape[-1] != dims:  # another model's query: never compared (decision 512)
+            raise ModelChanged(int(vector.shape[-1]), dims)
         return self.store.semantic(vector, limit, scope)
 
     def validate(
@@ -209,6 +212,10 @@ class SearchEngine:
                 )
             try:
                 hits = self.semantic_hits(embedder, query, min(DUPLICATE_HEADROOM * top_k, semantic_pool), scope)
+            except IndexNotReady:
+                raise  # the index's own state (damaged, busy, gone): its message names the fix
+            except ModelChanged as exc:
+                raise IndexNotReady(f"{exc} Until then semantic search is unavailable; use lexical mode.") from exc
             except Exception as exc:
                 raise IndexNotReady(
                     f"The embedding provider failed ({_reason(exc)}); semantic search is unavailable, use lexical mode."
@@ -230,6 +237,10 @@ class SearchEngine:
             else:
                 try:
                     semantic = self.semantic_hits(embedder, query, semantic_pool, scope)
+                except IndexNotReady as exc:
+                    warning = f"{exc.message} Falling back to lexical search."
+                except ModelChanged as exc:
+                    warning = f"{exc} Falling back to lexical search."
                 except Exception as exc:
                     warning = f"The embedding provider failed ({_reason(exc)}). Falling back to lexical search."
             if semantic is None:
@@ -262,5 +273,5 @@ class SearchEngine:
 
 
 def _reason(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
+    text = (str(exc) or type(exc).__name__).rstrip(".")  # it sits inside a sentence
     return text if len(text) <= 300 else text[:300] + "..."
