@@ -12,6 +12,7 @@ from pathlib import Path
 
 import apsw
 import pytest
+from kb_fakes import HashEmbedder, make_workspace
 
 from local_vector_search_mcp import dispatch
 from local_vector_search_mcp.cli import main as cli_main
@@ -307,3 +308,33 @@ def test_a_full_disk_is_index_not_ready_naming_it(tmp_path: Path) -> None:
         assert _search(ws, "paragraph") and _search(ws, "word3") == ["d3.md"]
     finally:
         ws.close()
+
+
+def test_a_vector_table_that_lost_its_rows_is_damage_and_force_rebuilds_it(tmp_path: Path) -> None:
+    """A vec0 table without the table sqlite-vec keeps its vectors in failed every semantic
+    search with "The embedding provider failed (could not open vectors blob ...)", and
+    `--reindex --force` left it so (quick_check sees nothing wrong): now it is the damaged
+    index, named as such, and the forced rebuild sets it aside (decisions 495-496)."""
+    storage, _ = _kb(tmp_path)
+    root = tmp_path / "kb"
+    ws = make_workspace(root, "local", storage=storage, embedder=HashEmbedder())
+    try:
+        ws.indexing.reindex()
+    finally:
+        ws.close()
+    conn = apsw.Connection(str(storage))
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("DROP TABLE chunk_vectors_vector_chunks00")
+    conn.close()
+    ws = make_workspace(root, "local", storage=storage, embedder=HashEmbedder())
+    try:
+        with pytest.raises(IndexNotReady, match=r"damaged \(the vector table has lost .*--reindex --force"):
+            dispatch.invoke(ws, "kb_search", {"request": {"query": "word3 filler", "mode": "semantic"}})
+        hybrid = dispatch.invoke(ws, "kb_search", {"request": {"query": "word3", "mode": "hybrid"}})
+        assert isinstance(hybrid, dict) and "damaged" in hybrid["warning"] and "provider" not in hybrid["warning"]
+        ws.indexing.reindex(force=True)
+        found = dispatch.invoke(ws, "kb_search", {"request": {"query": "word3 filler", "mode": "semantic"}})
+        assert isinstance(found, dict) and "d3.md" in [hit["path"] for hit in found["results"]]
+    finally:
+        ws.close()
+    assert len(list(storage.parent.glob("index.db.damaged-*"))) == 1

@@ -284,3 +284,33 @@ def test_store_names_on_the_command_line(tmp_path: Path, monkeypatch: pytest.Mon
         with pytest.raises(ConfigError) as caught:
             open_store_spec(bad, settings)
         assert "pw" not in str(caught.value)
+
+
+class _RefusingEmbedder(HashEmbedder):
+    """Refuses one note's text, as an endpoint refuses an input over its context length."""
+
+    def embed_passages(self, texts: list[str]) -> Any:
+        from local_vector_search_mcp.embeddings import EmbeddingRefused
+
+        if any("number3 " in t for t in texts):
+            raise EmbeddingRefused("Embedding endpoint refused the input (HTTP 400).")
+        return super().embed_passages(texts)
+
+
+def test_a_chunk_the_provider_refused_is_copied_without_a_vector(tmp_path: Path) -> None:
+    """Decision 514: a refused chunk (decision 510) has no vector, like a pending one; the copy
+    holds it pending (its next pass tries it once more) and the verification counts both alike."""
+    root = tmp_path / "kb"
+    _kb(root)
+    ws = make_workspace(root, "local", embedder=_RefusingEmbedder(DIMS))
+    try:
+        ws.indexing.reindex("all", False)
+        assert ws.store.refused_vectors(5)[0] == 1 and ws.store.pending_vector_count() == 0
+        target = SqliteStore(tmp_path / "copy.db")
+        result = copy_index(ws.store, target)
+        report = verify_copy(ws.store, target, result)
+        assert report["mismatches"] == []  # was: "vectors: N in the source, N-1 in the copy"
+        assert target.pending_vector_count() == 1
+        target.close()
+    finally:
+        ws.close()

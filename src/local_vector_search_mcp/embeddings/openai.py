@@ -192,7 +192,7 @@ class OpenAICompatibleEmbedder:
                     raise EmbeddingError(
                         f"Embedding endpoint is busy (HTTP {status}"
                         + (f", asks to retry after {wait:.0f} s" if wait > patience.max_wait else "")
-                        + "); the pass is retried later."
+                        + ")."
                     )
                 self._sleep(wait)
                 continue

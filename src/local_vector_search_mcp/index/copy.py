@@ -217,11 +217,14 @@ def _same_ranking(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> boo
 
 def _table_counts(store: IndexStore) -> dict[str, int]:
     counts = store.counts()
+    # a chunk the provider refused (decision 510) has no vector either: the copy holds it pending,
+    # and its next pass tries it once more (decision 514)
+    without = counts.pending_vectors + store.refused_vectors(0)[0]
     return {
         "documents": counts.documents,
         "chunks": counts.chunks,
-        "vectors": counts.chunks - counts.pending_vectors if store.has_vectors() else 0,
-        "pendingVectors": counts.pending_vectors,
+        "vectors": counts.chunks - without if store.has_vectors() else 0,
+        "pendingVectors": without,
         "links": len(store.links()),
         "documentMeta": len(store.document_meta()),
         "externalChunks": len(_externals(store)),
