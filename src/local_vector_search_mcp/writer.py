@@ -36,7 +36,6 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .config import STATE_DIR
 from .errors import AlreadyExists, Conflict, ConflictReason, InvalidArgument, KbError, NotFound, PermissionDenied
 from .sourcefile import MAX_DOCUMENT_BYTES, check_size, os_reason
 from .workspace import Workspace
@@ -114,8 +113,9 @@ def write_lock(ws: Workspace) -> Iterator[Intent]:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:  # a read-only state folder: a typed refusal, nothing written (decision 498)
             raise PermissionDenied(
-                f"The project's write lock ({STATE_DIR}/write.lock) cannot be opened ({os_reason(exc)}): edits "
-                f"need a writable {STATE_DIR} folder in the project root. Nothing was changed."
+                f"The project's write lock ({lock_path.parent.name}/{lock_path.name}) cannot be opened "
+                f"({os_reason(exc)}): edits need a writable {lock_path.parent.name} folder in the project root. "
+                "Nothing was changed."
             ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
