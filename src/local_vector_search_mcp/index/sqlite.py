@@ -325,6 +325,13 @@ class SqliteStore(ChunkTables):
             except apsw.BusyError:
                 conn.close()
                 raise _busy() from None
+            except apsw.CantOpenError:  # the first read opens the -wal and -shm beside the file
+                conn.close()
+                why = (
+                    "SQLite cannot open the two files it keeps beside it (-wal, -shm): the folder refuses "
+                    "writes, or one of them is not a file"
+                )
+                raise _unopenable(self.label, why) from None
             # scopes are evaluated next to the rows (SQL joins on documents.path), not by loading paths
             conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn

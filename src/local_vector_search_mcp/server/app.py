@@ -31,6 +31,7 @@ from ..dispatch import available_tools, invoke
 from ..errors import KbError
 from ..workspace import Workspace
 from .answer_form import accepts_stream
+from .handshake import explain_requests_before_initialize
 
 log = logging.getLogger("local_vector_search_mcp")
 
@@ -177,13 +178,15 @@ def build_server(ws: Workspace) -> Server[Any]:
         limiter = lanes.limiter(lane_of(ws, params.name, params.arguments))
         return await run_tool(ws, ctx, params.name, params.arguments, limiter)
 
-    return Server(
+    server = Server(
         ws.config.server.name,
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware.append(explain_requests_before_initialize)
+    return server
 
 
 async def run_tool(
