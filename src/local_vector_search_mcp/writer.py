@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .errors import AlreadyExists, Conflict, ConflictReason, InvalidArgument, KbError, NotFound, PermissionDenied
-from .sourcefile import MAX_DOCUMENT_BYTES, check_size
+from .sourcefile import MAX_DOCUMENT_BYTES, check_size, os_reason
 from .workspace import Workspace
 
 __all__ = [
@@ -108,8 +108,15 @@ def write_lock(ws: Workspace) -> Iterator[Intent]:
     """Serialise mutations across threads and across server processes of this project."""
     lock_path = _lock_path(ws)
     with _thread_lock:
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only state folder: a typed refusal, nothing written (decision 498)
+            raise PermissionDenied(
+                f"The project's write lock ({lock_path.parent.name}/{lock_path.name}) cannot be opened "
+                f"({os_reason(exc)}): edits need a writable {lock_path.parent.name} folder in the project root. "
+                "Nothing was changed."
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield Intent(fd, ws.root)
@@ -140,6 +147,8 @@ def recover(ws: Workspace) -> list[str]:
             intent.clear()
     except OSError as exc:
         log.warning("could not check for interrupted writes: %s", exc.strerror or exc)
+    except PermissionDenied as exc:  # the lock cannot be opened: edits will say so, a start goes on
+        log.warning("could not check for interrupted writes: %s", exc.message)
     return done
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import apsw
 import pytest
+from kb_fakes import HashEmbedder, make_workspace
 
 from local_vector_search_mcp import dispatch
 from local_vector_search_mcp.cli import main as cli_main
@@ -285,9 +286,11 @@ def test_a_server_follows_its_index_file_when_it_is_deleted_or_replaced(tmp_path
     assert _documents_in(storage) == 41  # what the server wrote is in the file a new process opens
 
 
-def test_a_full_disk_is_index_not_ready_naming_it(tmp_path: Path) -> None:
-    """Decision 498: SQLITE_FULL (and I/O or read-only failures) were tracebacks; the disk is
-    full here as SQLite sees it: the file may not grow past its current pages."""
+@pytest.mark.parametrize("refusal", ["disk is full", "refuses writes"])
+def test_a_full_disk_or_a_read_only_file_is_index_not_ready_naming_it(tmp_path: Path, refusal: str) -> None:
+    """Decision 498: SQLITE_FULL and SQLITE_READONLY (and I/O failures) were tracebacks. As
+    SQLite sees them: the file may not grow past its current pages (`max_page_count`), or the
+    connection may not write (`query_only`, the answer a read-only file gives)."""
     storage, _ = _kb(tmp_path)
     ws = _serving(tmp_path, storage)
     try:
@@ -295,15 +298,82 @@ def test_a_full_disk_is_index_not_ready_naming_it(tmp_path: Path) -> None:
         store = ws.store
         assert isinstance(store, sqlite.SqliteStore)
         pages = store._conn().execute("PRAGMA page_count").fetchone()[0]
-        store._conn().execute(f"PRAGMA max_page_count = {pages}")
+        limit, lifted = (
+            (f"max_page_count = {pages}", f"max_page_count = {2**31}")
+            if refusal == "disk is full"
+            else ("query_only = 1", "query_only = 0")
+        )
+        store._conn().execute(f"PRAGMA {limit}")
         big = tmp_path / "kb" / "big.md"
         big.write_text("# Big\n\n" + "\n\n".join(f"paragraph {i} " + "words " * 200 for i in range(300)), "utf-8")
         before = big.read_bytes()
-        with pytest.raises(IndexNotReady, match="disk is full"):
+        with pytest.raises(IndexNotReady, match=refusal):
             ws.indexing.reindex()
         assert big.read_bytes() == before
-        store._conn().execute(f"PRAGMA max_page_count = {2**31}")
+        assert _search(ws, "word3") == ["d3.md"]  # reading goes on
+        store._conn().execute(f"PRAGMA {lifted}")
         ws.indexing.reindex()
         assert _search(ws, "paragraph") and _search(ws, "word3") == ["d3.md"]
     finally:
         ws.close()
+
+
+def test_a_vector_table_that_lost_its_rows_is_damage_and_force_rebuilds_it(tmp_path: Path) -> None:
+    """A vec0 table without the table sqlite-vec keeps its vectors in failed every semantic
+    search with "The embedding provider failed (could not open vectors blob ...)", and
+    `--reindex --force` left it so (quick_check sees nothing wrong): now it is the damaged
+    index, named as such, and the forced rebuild sets it aside (decisions 495-496)."""
+    storage, _ = _kb(tmp_path)
+    root = tmp_path / "kb"
+    ws = make_workspace(root, "local", storage=storage, embedder=HashEmbedder())
+    try:
+        ws.indexing.reindex()
+    finally:
+        ws.close()
+    conn = apsw.Connection(str(storage))
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("DROP TABLE chunk_vectors_vector_chunks00")
+    conn.close()
+    ws = make_workspace(root, "local", storage=storage, embedder=HashEmbedder())
+    try:
+        with pytest.raises(IndexNotReady, match=r"damaged \(the vector table has lost .*--reindex --force"):
+            dispatch.invoke(ws, "kb_search", {"request": {"query": "word3 filler", "mode": "semantic"}})
+        hybrid = dispatch.invoke(ws, "kb_search", {"request": {"query": "word3", "mode": "hybrid"}})
+        assert isinstance(hybrid, dict) and "damaged" in hybrid["warning"] and "provider" not in hybrid["warning"]
+        ws.indexing.reindex(force=True)
+        found = dispatch.invoke(ws, "kb_search", {"request": {"query": "word3 filler", "mode": "semantic"}})
+        assert isinstance(found, dict) and "d3.md" in [hit["path"] for hit in found["results"]]
+    finally:
+        ws.close()
+    assert len(list(storage.parent.glob("index.db.damaged-*"))) == 1
+
+
+def test_state_files_that_cannot_be_opened_are_typed_refusals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decision 498: a state folder that refuses writes (driven with `chattr +i`; here its files
+    are folders, which the same calls refuse) made every CLI call and edit a traceback: SQLite's
+    CantOpenError at the first read (the -wal and -shm beside the file) and the write lock's
+    OSError. Now the index is INDEX_NOT_READY naming storage.path, an edit PERMISSION_DENIED with
+    nothing written, and the start (recovery of interrupted writes) goes on."""
+    storage, args = _kb(tmp_path)
+    args = ["--project-root", str(tmp_path / "kb"), *args]
+    assert cli_main([*args, "--reindex"]) == 0
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{storage}{suffix}"):
+            os.unlink(f"{storage}{suffix}")
+    Path(f"{storage}-wal").mkdir()
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 1
+    error = json.loads(capsys.readouterr().err)
+    assert error["code"] == "INDEX_NOT_READY" and "storage.path" in error["message"]
+    Path(f"{storage}-wal").rmdir()
+    lock = tmp_path / "kb" / ".local-vector-search-mcp" / "write.lock"  # the project's state folder
+    lock.mkdir(parents=True)
+    capsys.readouterr()
+    code = cli_main([*args, "--allow-writes", "call", "kb_create", "--path", "new.md", "--markdown", "# New\n"])
+    assert code == 1
+    error = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert error["code"] == "PERMISSION_DENIED" and "write.lock" in error["message"]
+    assert not (tmp_path / "kb" / "new.md").exists()
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0

@@ -127,6 +127,7 @@ DF_CACHE_SIZE = 50_000
 
 BUSY_TIMEOUT_MS = 30_000
 DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
+_VEC0_PARTS = ("chunk_vectors_info", "chunk_vectors_chunks", "chunk_vectors_rowids", "chunk_vectors_vector_chunks00")
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
 _DERIVED = (
     "refused_vectors",  # before chunks: its rows reference them
@@ -324,6 +325,13 @@ class SqliteStore(ChunkTables):
             except apsw.BusyError:
                 conn.close()
                 raise _busy() from None
+            except apsw.CantOpenError:  # the first read opens the -wal and -shm beside the file
+                conn.close()
+                why = (
+                    "SQLite cannot open the two files it keeps beside it (-wal, -shm): the folder refuses "
+                    "writes, or one of them is not a file"
+                )
+                raise _unopenable(self.label, why) from None
             # scopes are evaluated next to the rows (SQL joins on documents.path), not by loading paths
             conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
             self._local.conn = conn
@@ -360,6 +368,18 @@ class SqliteStore(ChunkTables):
             if self._table_exists(table):
                 # 'integrity-check' reads every segment: damage inside a segment leaves the b-tree valid
                 conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+        missing = self._missing_vector_parts()
+        if missing:
+            raise self._damaged(apsw.CorruptError(f"the vector table has lost {', '.join(missing)}"))
+
+    def _missing_vector_parts(self) -> list[str]:
+        """The tables sqlite-vec keeps a vec0 table's rows in, when the vec0 table exists without
+        them (decision 499's neighbour, 496): every vector query then fails with vec0's "could not
+        open vectors blob", which no quick_check notices."""
+        names = {row[0] for row in self._conn().execute("SELECT name FROM sqlite_master WHERE name LIKE 'chunk%'")}
+        if "chunk_vectors" not in names:
+            return []
+        return [p for p in _VEC0_PARTS if p not in names]
 
     def _set_aside(self) -> Path:
         """Move a damaged database (and its WAL) out of the way before a rebuild, never deleting
@@ -1373,6 +1393,13 @@ def _detecting_damage(method: Callable[..., Any]) -> Callable[..., Any]:
             raise self._damaged(exc) from None
         except (apsw.IOError, apsw.FullError, apsw.ReadOnlyError) as exc:
             raise _unusable(self.label, exc) from None
+        except apsw.SQLError:
+            missing: list[str] = []
+            with contextlib.suppress(apsw.Error):
+                missing = self._missing_vector_parts()
+            if missing:
+                raise self._damaged(apsw.CorruptError(f"the vector table has lost {', '.join(missing)}")) from None
+            raise
 
     return call
 

@@ -212,6 +212,8 @@ class SearchEngine:
                 )
             try:
                 hits = self.semantic_hits(embedder, query, min(DUPLICATE_HEADROOM * top_k, semantic_pool), scope)
+            except IndexNotReady:
+                raise  # the index's own state (damaged, busy, gone): its message names the fix
             except ModelChanged as exc:
                 raise IndexNotReady(f"{exc} Until then semantic search is unavailable; use lexical mode.") from exc
             except Exception as exc:
@@ -235,6 +237,8 @@ class SearchEngine:
             else:
                 try:
                     semantic = self.semantic_hits(embedder, query, semantic_pool, scope)
+                except IndexNotReady as exc:
+                    warning = f"{exc.message} Falling back to lexical search."
                 except ModelChanged as exc:
                     warning = f"{exc} Falling back to lexical search."
                 except Exception as exc:
