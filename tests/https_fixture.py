@@ -13,7 +13,7 @@ from __future__ import annotations
 import ssl
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,8 +25,8 @@ class Reply:
     status: int = 200
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
-    chunks: list[bytes] | None = None
-    """Sent with chunked transfer encoding (no Content-Length), one write each."""
+    chunks: Iterable[bytes] | None = None
+    """Sent with chunked transfer encoding (no Content-Length), one write each (a generator may pace them)."""
 
 
 Route = Reply | Callable[["Request"], Reply]

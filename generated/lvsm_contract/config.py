@@ -228,6 +228,18 @@ class DownloadsConfig(BaseModel):
     """
     Host names or IP literals (`wiki.intranet`, `10.0.0.5`, `::1`; no scheme, port or wildcard) that kb_save_image may download from although they resolve to a private, loopback or link-local address. Matched against the URL's host only, never against resolved addresses. Everything else still applies: HTTPS with a verified certificate (system trust store, or `SSL_CERT_FILE`), 25 MiB, 5 redirects, each re-checked.
     """
+    timeout_seconds: Annotated[
+        float, Field(alias='timeoutSeconds', gt=0.0, le=3600.0)
+    ] = 120
+    """
+    Longest time one kb_save_image download may take, redirects included: it bounds a server that keeps sending a byte now and then. 120 s carries 25 MiB at 1.75 Mbit/s and a 5 MiB photo at 350 kbit/s; raise it on a slower link (an MCP client may give up on a tool call sooner; raise its limit too).
+    """
+    read_timeout_seconds: Annotated[
+        float, Field(alias='readTimeoutSeconds', gt=0.0, le=600.0)
+    ] = 30
+    """
+    Longest wait for the next bytes from the server (the answer's first bytes included) before a download is abandoned as stalled; a slow server that keeps sending is never cut by it, only by `timeoutSeconds`.
+    """
 
 
 class NotionConfig(BaseModel):

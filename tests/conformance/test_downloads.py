@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,13 +45,18 @@ def file_ref(url: str, **extra: Any) -> dict[str, Any]:
 
 
 async def session(
-    request: pytest.FixtureRequest, tmp: Path, server: TlsServer, allowed: list[str] | None, calls: list[dict[str, Any]]
+    request: pytest.FixtureRequest,
+    tmp: Path,
+    server: TlsServer,
+    allowed: list[str] | None,
+    calls: list[dict[str, Any]],
+    downloads: dict[str, Any] | None = None,
 ) -> list[Any]:
     workspace = tmp / "ws"
-    workspace.mkdir()
+    workspace.mkdir(parents=True)
     config: dict[str, Any] = {"knowledgeBase": {"allowWrites": True}, "embedding": {"provider": "none"}}
     if allowed is not None:
-        config["downloads"] = {"allowedHosts": allowed}
+        config["downloads"] = {"allowedHosts": allowed, **(downloads or {})}
     command = server_command(request.config.getoption("--server"))
     results = []
     async with connect(command, workspace, config, extra_env={"SSL_CERT_FILE": str(server.cert)}) as conn:
@@ -131,3 +137,40 @@ def test_without_the_allowance_loopback_is_never_contacted(
     assert https.requests == []
     assert not results[4].is_error  # inline data needs no network at all
     assert tree(tmp_path / "ws") == ["images", "images/inline.png"]
+
+
+def test_a_slow_but_live_server_is_cut_by_the_total_time_a_stalled_one_by_the_wait_both_configurable(
+    https: TlsServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Decision 509: a download over a slow link is bounded by `downloads.timeoutSeconds` (total)
+    and a server that stops sending by `downloads.readTimeoutSeconds`; each refusal names its key,
+    and a user on a slow link can raise the total without waiting longer on a dead server."""
+    image = png() + bytes(30_000)
+
+    def trickle(_: object) -> Reply:  # about 2 s, never a pause of more than 0.25 s
+        return Reply(chunks=_paced([image[i : i + 4000] for i in range(0, len(image), 4000)], 0.25))
+
+    def stall(_: object) -> Reply:  # half the file, then 3 s of nothing
+        return Reply(chunks=_paced([image[:20_000], image[20_000:]], 3.0))
+
+    https.routes.update({"/trickle": trickle, "/stall": stall})
+    short = {"timeoutSeconds": 1, "readTimeoutSeconds": 1}
+    slow_ok = {"timeoutSeconds": 30, "readTimeoutSeconds": 1}
+    first = anyio.run(session, request, tmp_path / "a", https, ["127.0.0.1"], [file_ref(https.url("/trickle"))], short)
+    assert first[0].error["code"] == "INVALID_ARGUMENT"
+    assert "longer than 1 seconds (downloads.timeoutSeconds)" in first[0].error["message"]
+    calls = [file_ref(https.url("/trickle")), file_ref(https.url("/stall"))]
+    saved, stalled = anyio.run(session, request, tmp_path / "b", https, ["127.0.0.1"], calls, slow_ok)
+    assert not saved.is_error, saved.texts
+    assert (tmp_path / "b" / "ws" / saved.structured["path"]).read_bytes() == image
+    assert stalled.error["code"] == "INVALID_ARGUMENT"
+    assert "nothing received for 1 s, downloads.readTimeoutSeconds" in stalled.error["message"]
+    assert tree(tmp_path / "a" / "ws") == []
+    assert tree(tmp_path / "b" / "ws") == ["images", f"{saved.structured['path']}"]
+
+
+def _paced(chunks: list[bytes], pause: float) -> Iterator[bytes]:
+    for i, chunk in enumerate(chunks):
+        if i:
+            time.sleep(pause)
+        yield chunk

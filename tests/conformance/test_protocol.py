@@ -237,3 +237,43 @@ def test_a_cancellation_of_any_id_leaves_the_session_serving(raw: RawClient, req
         assert all("error" in r or r.get("id") == 50 for r in replies), (params, replies)
     status, replies = raw.send(b'{"jsonrpc": "2.0", "id": 6, "method": "tools/list"}')
     assert replies and '"kb_search"' in json.dumps(replies[-1])
+
+
+def test_a_request_before_initialize_is_told_so(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Before `initialize` only `ping` is served. The SDK refused anything else with -32602
+    "Invalid request parameters", sending the client's author to look at the params; the code
+    stays, the message names the cause (decision 509). Over HTTP no session exists before
+    `initialize`, and the transport says so itself."""
+    if transport() == "http":
+        pytest.skip("stdio only: over HTTP a request without a session is refused by the transport")
+    workspace = tmp_path / "kb"
+    workspace.mkdir()
+    env = {"CLAUDE_PROJECT_DIR": str(workspace), "OMP_NUM_THREADS": "1", "PATH": os.environ.get("PATH", "")}
+    tool_call = {"name": "kb_status", "arguments": {}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": tool_call},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+        {**INITIALIZE, "id": 4},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "kb_status", "arguments": [1]}},
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/list"},
+    ]
+    with open(tmp_path / "server.log", "w") as errlog:
+        done = subprocess.run(
+            _command(request),
+            cwd=workspace,
+            env=env,
+            input="".join(json.dumps(line) + "\n" for line in lines).encode(),
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            timeout=120,
+            check=True,
+        )
+    replies = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
+    for early, method in ((1, "tools/list"), (2, "tools/call")):
+        error = replies[early]["error"]
+        assert error["code"] == -32602
+        assert f"Request '{method}' arrived before initialization: send 'initialize' first" in error["message"]
+    assert replies[3]["result"] == {} and "result" in replies[4] and "result" in replies[6]
+    assert replies[5]["error"] == {"code": -32602, "message": "Invalid request parameters", "data": ""}  # the SDK's own

@@ -277,7 +277,9 @@ def fetch_to_file(
                 if hop:
                     target = _check_target(current, policy, resolver)
                 if time.monotonic() - started > policy.deadline:  # slow redirect chains count too
-                    raise _refused(f"the download took longer than {policy.deadline:g} seconds")
+                    raise _refused(
+                        f"the download took longer than {policy.deadline:g} seconds (downloads.timeoutSeconds)"
+                    )
                 location = _fetch_once(client, target, sink, policy, started)
                 if location is None:
                     return sink.finish()
@@ -317,8 +319,15 @@ def _fetch_once(
             if _is_certificate_error(exc):
                 raise _refused(f"the certificate of {target.host!r} could not be verified") from None
             continue  # the next checked address; never a new lookup
+        except httpx.ConnectTimeout:
+            raise _refused(
+                f"the server did not answer in time (no connection within {policy.connect_timeout:g} s)"
+            ) from None
         except httpx.TimeoutException:
-            raise _refused("the server did not answer in time") from None
+            raise _refused(
+                f"the server did not answer in time (nothing received for {policy.read_timeout:g} s, "
+                "downloads.readTimeoutSeconds)"
+            ) from None
         except httpx.HTTPError as exc:
             raise _refused(f"the transfer failed ({type(exc).__name__})") from None
     raise _refused(f"could not connect to {target.host!r}")
@@ -338,6 +347,6 @@ def _consume(response: httpx.Response, sink: _Sink, policy: DownloadPolicy, star
         raise _refused(f"the file is larger than {policy.max_bytes} bytes")
     for chunk in response.iter_bytes(_CHUNK):
         if time.monotonic() - started > policy.deadline:
-            raise _refused(f"the download took longer than {policy.deadline:g} seconds")
+            raise _refused(f"the download took longer than {policy.deadline:g} seconds (downloads.timeoutSeconds)")
         sink.write(chunk)
     return None

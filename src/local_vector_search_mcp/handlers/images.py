@@ -41,7 +41,12 @@ def _mime(fmt: ImageFormat) -> ImageMime:
 
 
 def download_policy(ws: Workspace) -> DownloadPolicy:
-    return DownloadPolicy.from_hosts(item.root for item in ws.config.downloads.allowed_hosts)
+    downloads = ws.config.downloads
+    return DownloadPolicy.from_hosts(
+        (item.root for item in downloads.allowed_hosts),
+        deadline=downloads.timeout_seconds,
+        read_timeout=downloads.read_timeout_seconds,
+    )
 
 
 def kb_save_image(ws: Workspace, request: KbSaveImageArguments) -> KbSaveImageResult:

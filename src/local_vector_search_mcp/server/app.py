@@ -27,6 +27,7 @@ from .. import __version__
 from ..dispatch import available_tools, invoke
 from ..errors import KbError
 from ..workspace import Workspace
+from .handshake import explain_requests_before_initialize
 
 log = logging.getLogger("local_vector_search_mcp")
 
@@ -164,13 +165,15 @@ def build_server(ws: Workspace) -> Server[Any]:
         limiter = lanes.limiter(lane_of(ws, params.name, params.arguments))
         return await anyio.to_thread.run_sync(call_result, ws, params.name, params.arguments, limiter=limiter)
 
-    return Server(
+    server = Server(
         ws.config.server.name,
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware.append(explain_requests_before_initialize)
+    return server
 
 
 async def _serve(ws: Workspace) -> None:
