@@ -287,6 +287,35 @@ def test_the_deadline_covers_redirect_chains(server: TlsServer, tmp_path: Path) 
     assert "longer than 1 seconds" in message
 
 
+def test_an_address_that_does_not_answer_the_connection_gives_way_to_the_next(
+    server: TlsServer, tmp_path: Path
+) -> None:
+    """Decision 509: a host whose first address never answers (a dead IPv6 route) is reached at
+    its next one; a connect timeout used to end the download at the first address."""
+    server.routes["/img.png"] = Reply(body=PNG)
+    dead = socket.socket()  # a listener whose queue is full: connections to it hang unanswered
+    dead.bind(("127.0.0.2", server.port))
+    dead.listen(0)
+    filler = socket.create_connection(("127.0.0.2", server.port))
+    try:
+
+        def resolver(host: str, port: int) -> list[str]:
+            return ["127.0.0.2", "127.0.0.1"]
+
+        policy = allow("rebind.test", connect_timeout=0.5)
+        fetch_to_file(server.url("/img.png", "rebind.test"), tmp_path / "x.tmp", policy, resolver=resolver)
+        assert (tmp_path / "x.tmp").read_bytes() == PNG
+
+        def only_dead(host: str, port: int) -> list[str]:
+            return ["127.0.0.2"]
+
+        message = refused(server.url("/img.png", "rebind.test"), tmp_path / "y.tmp", policy, resolver=only_dead)
+        assert "no connection within 0.5 s" in message
+    finally:
+        filler.close()
+        dead.close()
+
+
 def test_a_download_reports_its_bytes_and_stops_when_cancelled(server: TlsServer, tmp_path: Path) -> None:
     """Under a tool call (decision 503): bytes of the Content-Length as progress, and a call its
     client cancelled stops at the next block and removes the partial file."""

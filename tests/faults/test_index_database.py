@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import apsw
@@ -377,3 +378,37 @@ def test_state_files_that_cannot_be_opened_are_typed_refusals(
     assert error["code"] == "PERMISSION_DENIED" and "write.lock" in error["message"]
     assert not (tmp_path / "kb" / "new.md").exists()
     assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
+
+
+def test_a_re_index_that_found_the_index_busy_is_retried_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 498: typed errors end retries of a targeted re-index (decision 326), and a busy
+    index became one: an edit saved while another process held the write lock stayed out of the
+    index until the next reindex. Unreachable-for-now (busy, server down, disk full) is retried."""
+    storage, _ = _kb(tmp_path)
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 300)
+    ws = _serving(tmp_path, storage)
+    try:
+        ws.indexing.reindex()
+        assert _search(ws, "word3") == ["d3.md"]  # the server's first call: its catch-up is done
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, str(storage)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+            (tmp_path / "kb" / "d3.md").write_text("# Doc 3\n\nword3 and a platypus\n", "utf-8")
+            ws.indexing.schedule_sync(["d3.md"])
+            assert ws.indexing.sync.wait_idle(10)
+            state = ws.indexing.sync.status()
+            assert state is not None and state.last_error is not None and "busy" in state.last_error
+        finally:
+            assert holder.stdin is not None
+            holder.stdin.close()
+            holder.wait(10)
+        deadline = time.monotonic() + 30
+        while _search(ws, "platypus") != ["d3.md"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _search(ws, "platypus") == ["d3.md"]
+    finally:
+        ws.close()

@@ -306,8 +306,13 @@ def _is_certificate_error(exc: BaseException) -> bool:
 def _fetch_once(
     client: httpx.Client, target: _Target, sink: _Sink, policy: DownloadPolicy, started: float
 ) -> str | None:
-    """One request; returns the redirect's ``Location``, or None once the body is written."""
+    """One request; returns the redirect's ``Location``, or None once the body is written. An
+    address that refuses or does not answer the connection gives way to the next one (a host
+    whose IPv6 route is dead is reached over IPv4, decision 509), within the total time."""
+    timed_out = False
     for address in target.addresses:
+        if time.monotonic() - started > policy.deadline:
+            raise _refused(f"the download took longer than {policy.deadline:g} seconds (downloads.timeoutSeconds)")
         try:
             with client.stream(
                 "GET",
@@ -321,9 +326,8 @@ def _fetch_once(
                 raise _refused(f"the certificate of {target.host!r} could not be verified") from None
             continue  # the next checked address; never a new lookup
         except httpx.ConnectTimeout:
-            raise _refused(
-                f"the server did not answer in time (no connection within {policy.connect_timeout:g} s)"
-            ) from None
+            timed_out = True
+            continue
         except httpx.TimeoutException:
             raise _refused(
                 f"the server did not answer in time (nothing received for {policy.read_timeout:g} s, "
@@ -331,6 +335,8 @@ def _fetch_once(
             ) from None
         except httpx.HTTPError as exc:
             raise _refused(f"the transfer failed ({type(exc).__name__})") from None
+    if timed_out:
+        raise _refused(f"the server did not answer in time (no connection within {policy.connect_timeout:g} s)")
     raise _refused(f"could not connect to {target.host!r}")
 
 

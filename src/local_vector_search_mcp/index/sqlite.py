@@ -98,6 +98,7 @@ from .port import (
     DocumentRecord,
     DocumentState,
     IndexDamaged,
+    IndexUnavailable,
     LinkRecord,
     PendingChunk,
     RefusedChunk,
@@ -1450,7 +1451,7 @@ def _unopenable(label: str, why: str) -> IndexNotReady:
     )
 
 
-def _unusable(label: str, exc: apsw.Error) -> IndexNotReady:
+def _unusable(label: str, exc: apsw.Error) -> IndexUnavailable:
     """The file system refused a read or write of the index (decision 498): nothing about the
     index's contents, so no rebuild is named first."""
     if isinstance(exc, apsw.FullError):
@@ -1462,13 +1463,13 @@ def _unusable(label: str, exc: apsw.Error) -> IndexNotReady:
             f"the file system failed ({exc.args[0] if exc.args else 'disk I/O error'}). Check the disk, then retry; "
             "if it keeps failing, rebuild the index with kb_reindex force=true (CLI: --reindex --force)"
         )
-    return IndexNotReady(
+    return IndexUnavailable(
         f"The index database {label} could not be read or written: {why}. Your Markdown is not affected."
     )
 
 
-def _busy() -> IndexNotReady:
-    return IndexNotReady(
+def _busy() -> IndexUnavailable:
+    return IndexUnavailable(
         f"The index database is busy: another process held it for longer than {BUSY_TIMEOUT_MS // 1000} s. "
         "Retry shortly; kb_status shows whether a reindex is running."
     )
