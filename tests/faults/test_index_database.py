@@ -412,3 +412,26 @@ def test_a_re_index_that_found_the_index_busy_is_retried_on_its_own(
         assert _search(ws, "platypus") == ["d3.md"]
     finally:
         ws.close()
+
+
+@pytest.mark.parametrize(("version", "newer"), [("99", True), ("4", False)])
+def test_an_index_from_another_release_names_the_rebuild_and_a_newer_one_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str, newer: bool
+) -> None:
+    """An index whose schema version is not ours is INDEX_NOT_READY naming `--reindex --force`,
+    which rebuilds it; one written by a newer release says so, since rebuilding it here undoes
+    that release's work on a shared index (decision 495's audit)."""
+    storage, args = _kb(tmp_path)
+    assert cli_main([*args, "--reindex"]) == 0
+    conn = apsw.Connection(str(storage))
+    conn.execute("UPDATE index_manifest SET value = ? WHERE key = 'schema_version'", (version,))
+    conn.close()
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 1
+    message = json.loads(capsys.readouterr().err)["message"]
+    assert f"schema_version: indexed '{version}'" in message and "--reindex --force" in message
+    assert ("newer release" in message) is newer
+    assert cli_main([*args, "--reindex", "--force"]) == 0
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "d3.md"
