@@ -435,3 +435,42 @@ def test_an_index_from_another_release_names_the_rebuild_and_a_newer_one_says_so
     capsys.readouterr()
     assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
     assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "d3.md"
+
+
+def test_a_search_while_the_first_build_runs_says_so_instead_of_asking_for_a_reindex(tmp_path: Path) -> None:
+    """An empty index with a reindex running (the first build, or the rebuild a vanished file
+    starts, decision 498) answered "The index is empty. Run kb_reindex", which only answers
+    started: false. The writer is held here so the build stays running."""
+    storage, _ = _kb(tmp_path)
+    ws = _serving(tmp_path, storage)
+    try:
+        with ws.store.write_lock():
+            assert ws.indexing.start_reindex("changed").started
+            with pytest.raises(IndexNotReady, match="being built"):
+                _search(ws, "word3")
+        ws.indexing.wait_reindex(60)
+        assert _search(ws, "word3") == ["d3.md"]
+    finally:
+        ws.close()
+
+
+def test_damage_seen_in_a_file_since_replaced_sets_nothing_aside(tmp_path: Path) -> None:
+    """Decisions 497-498: the damage a server saw belongs to the file it saw it in; replaced since
+    (by a sound index built with other settings), the forced rebuild rebuilds the new file and
+    sets no sound file aside as "damaged"."""
+    storage, _ = _kb(tmp_path)
+    ws = _serving(tmp_path, storage)
+    try:
+        ws.indexing.reindex()
+        _damage_pages(storage, "documents", keep_page_headers=False)
+        with pytest.raises(IndexNotReady, match="damaged"):
+            _search(ws, "word3")
+        other = make_workspace(tmp_path / "kb", storage=tmp_path / "other.db", chunking__max_elements=5)
+        other.indexing.reindex()
+        other.close()
+        os.replace(tmp_path / "other.db", storage)
+        ws.indexing.reindex(force=True)
+        assert _search(ws, "word3") == ["d3.md"]
+    finally:
+        ws.close()
+    assert list(storage.parent.glob("index.db.damaged-*")) == []
