@@ -118,6 +118,7 @@ def test_an_endpoint_that_refuses_everything_sets_no_chunk_aside(tmp_path: Path,
         endpoint.refuse = ""  # every text contains it, the probe's too
         result = svc.reindex()
         assert "Embedding failed" in result["warning"] and "HTTP 400" in result["warning"]
+        assert "refuses every text" in result["warning"] and "check embedding.model" in result["warning"]
         vectors = svc.vector_status()
         assert vectors is not None
         assert vectors["refusedChunks"] == 0 and vectors["pendingChunks"] == 22 and vectors["embeddedChunks"] == 0
@@ -305,5 +306,30 @@ def test_a_hanging_endpoint_holds_a_search_for_the_query_cap_not_timeout_seconds
         out = svc.search(query="apples and pears", mode="hybrid")
         assert time.monotonic() - started < 4  # was: the whole 120 s timeout before lexical results
         assert out["results"] and "timed out" in out["warning"] and "Falling back to lexical search" in out["warning"]
+    finally:
+        svc.ws.close()
+
+
+def test_an_edit_with_a_refused_text_is_set_aside_by_the_background_pass(tmp_path: Path, endpoint: Endpoint) -> None:
+    root = _kb(tmp_path)
+    (root / "d04b.md").unlink()
+    endpoint.refuse = BAD
+    svc = _client(root, endpoint)
+    try:
+        svc.reindex()
+        (root / "d03.md").write_text(f"# Doc 3\n\n{BAD} now\n\n## More\n\nfigs part 3\n", "utf-8")
+        svc.schedule_sync(["d03.md"])  # what an edit or the watcher does
+        svc.sync.wait_idle(30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            vectors = svc.vector_status()
+            assert vectors is not None
+            if vectors["refusedChunks"] and not vectors["isRunning"]:
+                break
+            time.sleep(0.05)
+        assert vectors["refusedChunks"] == 1 and vectors["pendingChunks"] == 0 and vectors["lastError"] is None
+        assert vectors["embeddedChunks"] == 19 and vectors["refused"][0]["path"] == "d03.md"
+        assert svc.search(query="figs part", mode="semantic")["results"][0]["path"] == "d03.md"
+        assert svc.sync.status() is None  # the file is indexed: no failing path in synchronization
     finally:
         svc.ws.close()

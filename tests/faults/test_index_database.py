@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import apsw
@@ -377,3 +378,99 @@ def test_state_files_that_cannot_be_opened_are_typed_refusals(
     assert error["code"] == "PERMISSION_DENIED" and "write.lock" in error["message"]
     assert not (tmp_path / "kb" / "new.md").exists()
     assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
+
+
+def test_a_re_index_that_found_the_index_busy_is_retried_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 498: typed errors end retries of a targeted re-index (decision 326), and a busy
+    index became one: an edit saved while another process held the write lock stayed out of the
+    index until the next reindex. Unreachable-for-now (busy, server down, disk full) is retried."""
+    storage, _ = _kb(tmp_path)
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_MS", 300)
+    ws = _serving(tmp_path, storage)
+    try:
+        ws.indexing.reindex()
+        assert _search(ws, "word3") == ["d3.md"]  # the server's first call: its catch-up is done
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, str(storage)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+            (tmp_path / "kb" / "d3.md").write_text("# Doc 3\n\nword3 and a platypus\n", "utf-8")
+            ws.indexing.schedule_sync(["d3.md"])
+            assert ws.indexing.sync.wait_idle(10)
+            state = ws.indexing.sync.status()
+            assert state is not None and state.last_error is not None and "busy" in state.last_error
+        finally:
+            assert holder.stdin is not None
+            holder.stdin.close()
+            holder.wait(10)
+        deadline = time.monotonic() + 30
+        while _search(ws, "platypus") != ["d3.md"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _search(ws, "platypus") == ["d3.md"]
+    finally:
+        ws.close()
+
+
+@pytest.mark.parametrize(("version", "newer"), [("99", True), ("4", False)])
+def test_an_index_from_another_release_names_the_rebuild_and_a_newer_one_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str, newer: bool
+) -> None:
+    """An index whose schema version is not ours is INDEX_NOT_READY naming `--reindex --force`,
+    which rebuilds it; one written by a newer release says so, since rebuilding it here undoes
+    that release's work on a shared index (decision 495's audit)."""
+    storage, args = _kb(tmp_path)
+    assert cli_main([*args, "--reindex"]) == 0
+    conn = apsw.Connection(str(storage))
+    conn.execute("UPDATE index_manifest SET value = ? WHERE key = 'schema_version'", (version,))
+    conn.close()
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 1
+    message = json.loads(capsys.readouterr().err)["message"]
+    assert f"schema_version: indexed '{version}'" in message and "--reindex --force" in message
+    assert ("newer release" in message) is newer
+    assert cli_main([*args, "--reindex", "--force"]) == 0
+    capsys.readouterr()
+    assert cli_main([*args, "call", "kb_search", "--query", "word3", "--mode", "lexical"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "d3.md"
+
+
+def test_a_search_while_the_first_build_runs_says_so_instead_of_asking_for_a_reindex(tmp_path: Path) -> None:
+    """An empty index with a reindex running (the first build, or the rebuild a vanished file
+    starts, decision 498) answered "The index is empty. Run kb_reindex", which only answers
+    started: false. The writer is held here so the build stays running."""
+    storage, _ = _kb(tmp_path)
+    ws = _serving(tmp_path, storage)
+    try:
+        with ws.store.write_lock():
+            assert ws.indexing.start_reindex("changed").started
+            with pytest.raises(IndexNotReady, match="being built"):
+                _search(ws, "word3")
+        ws.indexing.wait_reindex(60)
+        assert _search(ws, "word3") == ["d3.md"]
+    finally:
+        ws.close()
+
+
+def test_damage_seen_in_a_file_since_replaced_sets_nothing_aside(tmp_path: Path) -> None:
+    """Decisions 497-498: the damage a server saw belongs to the file it saw it in; replaced since
+    (by a sound index built with other settings), the forced rebuild rebuilds the new file and
+    sets no sound file aside as "damaged"."""
+    storage, _ = _kb(tmp_path)
+    ws = _serving(tmp_path, storage)
+    try:
+        ws.indexing.reindex()
+        _damage_pages(storage, "documents", keep_page_headers=False)
+        with pytest.raises(IndexNotReady, match="damaged"):
+            _search(ws, "word3")
+        other = make_workspace(tmp_path / "kb", storage=tmp_path / "other.db", chunking__max_elements=5)
+        other.indexing.reindex()
+        other.close()
+        os.replace(tmp_path / "other.db", storage)
+        ws.indexing.reindex(force=True)
+        assert _search(ws, "word3") == ["d3.md"]
+    finally:
+        ws.close()
+    assert list(storage.parent.glob("index.db.damaged-*")) == []

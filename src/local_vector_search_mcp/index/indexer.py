@@ -581,7 +581,13 @@ class Indexer:
         from an endpoint that refuses everything (a model name it does not know answered with 400,
         a crash's 500, another model)."""
         assert self.embedder is not None
-        vectors = self.embedder.embed_passages(["dimension probe"])
+        try:
+            vectors = self.embedder.embed_passages(["dimension probe"])
+        except EmbeddingRefused as exc:
+            raise EmbeddingError(
+                f"The embedding endpoint refuses every text, even a two-word one ({str(exc).rstrip('.')}); "
+                "check embedding.model and embedding.endpoint."
+            ) from exc
         width = int(vectors.shape[1]) if vectors.ndim == 2 else -1
         if dims is not None and width != dims:
             raise ModelChanged(width, dims)

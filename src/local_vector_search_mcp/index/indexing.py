@@ -46,7 +46,7 @@ from .indexer import (
     utc_now,
 )
 from .manifest import enum_value
-from .port import IndexStore, RefusedChunk
+from .port import IndexStore, IndexUnavailable, RefusedChunk
 from .sync import SyncQueue
 from .watcher import MarkdownWatcher
 
@@ -102,8 +102,9 @@ def _under(path: str, folder: str) -> bool:
 
 def _transient(exc: Exception) -> bool:
     """A targeted sync failure worth retrying on its own (decision 326): not a file that cannot be
-    read or parsed, nor a refusal the server explains (an incompatible index: KbError)."""
-    return not isinstance(exc, (UnreadableSource, KbError))
+    read or parsed, nor a refusal the server explains (an incompatible index: KbError), unless
+    the index is only unreachable for now (decision 498)."""
+    return isinstance(exc, IndexUnavailable) or not isinstance(exc, (UnreadableSource, KbError))
 
 
 @dataclass(frozen=True, slots=True)

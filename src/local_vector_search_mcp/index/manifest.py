@@ -78,6 +78,17 @@ def expected_manifest(
 INT8_SCALE_BEFORE = "1/127"
 
 
+_RELEASE_KEYS = ("schema_version", "storage_layout", "chunker_version", "embedding_text_builder_version")
+
+
+def _newer(key: str, stored: str, current: str) -> str:
+    """Say so when a newer release wrote the index (decision 499's neighbour): a forced rebuild by
+    this one replaces its work, and the newer release would rebuild it again (a shared index)."""
+    if key in _RELEASE_KEYS and stored.isdigit() and current.isdigit() and int(stored) > int(current):
+        return " (written by a newer release of local-vector-search-mcp: upgrade this one, or rebuild the index for it)"
+    return ""
+
+
 def compatibility_problems(stored: dict[str, str], expected: dict[str, str]) -> list[str]:
     """``<key>: indexed '<old>', current '<new>'`` (or ``indexed <missing>``) per difference."""
     problems = []
@@ -89,7 +100,7 @@ def compatibility_problems(stored: dict[str, str], expected: dict[str, str]) -> 
         if key not in stored:
             problems.append(f"{key}: indexed <missing>, current '{value}'")
         elif stored[key] != value:
-            problems.append(f"{key}: indexed '{stored[key]}', current '{value}'")
+            problems.append(f"{key}: indexed '{stored[key]}', current '{value}'{_newer(key, stored[key], value)}")
     for key in sorted(set(stored) - set(expected)):
         if key in ("embedding_dimensions", "vector_storage", "embedding_max_input_tokens"):
             problems.append(f"{key}: indexed '{stored[key]}', current <none>")

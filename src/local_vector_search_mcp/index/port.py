@@ -36,6 +36,7 @@ __all__ = [
     "DocumentState",
     "IndexDamaged",
     "IndexStore",
+    "IndexUnavailable",
     "LinkRecord",
     "NoBatch",
     "PendingChunk",
@@ -72,6 +73,12 @@ def pickled_by_fields(cls: type[_T]) -> type[_T]:
 
 class IndexDamaged(IndexNotReady):
     """The index database is truncated or corrupt; ``--reindex --force`` rebuilds it."""
+
+
+class IndexUnavailable(IndexNotReady):
+    """The index cannot be reached for now (busy, a database server down or lost twice, a disk
+    full or failing): a targeted re-index is retried later on its own, as any transient failure
+    (decision 498)."""
 
 
 @dataclass(frozen=True, slots=True)

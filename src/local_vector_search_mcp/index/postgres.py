@@ -71,6 +71,7 @@ from .port import (
     DocumentMeta,
     DocumentRecord,
     DocumentState,
+    IndexUnavailable,
     LinkRecord,
     NoBatch,
     PendingChunk,
@@ -143,9 +144,9 @@ def _scrubbed(exc: psycopg.Error, url: str) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
-def connect_failure(exc: psycopg.Error, url: str, location: str) -> IndexNotReady:
+def connect_failure(exc: psycopg.Error, url: str, location: str) -> IndexUnavailable:
     """A failed connection, with the server's reason and what to check (never the password)."""
-    return IndexNotReady(
+    return IndexUnavailable(
         f"Cannot connect to PostgreSQL at {location}: {_scrubbed(exc, url)} Check storage.url or "
         "LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL (host, port, user, password, database) and that the "
         "server is running and reachable."
@@ -1481,7 +1482,7 @@ def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
                         raise  # the session still stands (a cancelled statement): not ours to retry
                     reason = _scrubbed(exc, self._url)
                     if attempt == 2:
-                        raise IndexNotReady(
+                        raise IndexUnavailable(
                             f"The connection to PostgreSQL at {self._location} was lost twice in a row ({reason}) "
                             "Retry shortly; check that the server is running. Your Markdown is not affected."
                         ) from None

@@ -98,6 +98,7 @@ from .port import (
     DocumentRecord,
     DocumentState,
     IndexDamaged,
+    IndexUnavailable,
     LinkRecord,
     PendingChunk,
     RefusedChunk,
@@ -381,10 +382,17 @@ class SqliteStore(ChunkTables):
             return []
         return [p for p in _VEC0_PARTS if p not in names]
 
-    def _set_aside(self) -> Path:
+    def _set_aside(self) -> Path | None:
         """Move a damaged database (and its WAL) out of the way before a rebuild, never deleting
-        it: ``index.db.damaged-<UTC time>`` (-wal beside it), one per event (decision 497)."""
+        it: ``index.db.damaged-<UTC time>`` (-wal beside it), one per event (decision 497). None
+        when the file is gone meanwhile: nothing is left to keep."""
         self.close()
+        self._forget_file()
+        self._seen_damage = False
+        with self._conn_lock:
+            self._known_file = None  # this process's own new file is no replacement
+        if not self.path.exists():
+            return None
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
         for n in itertools.count(2):  # a second damage within the same second keeps the first copy too
@@ -396,10 +404,6 @@ class SqliteStore(ChunkTables):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{self.path}-shm")  # the shared-memory index of the WAL: rebuilt from the WAL
         os.replace(self.path, aside)
-        self._forget_file()
-        with self._conn_lock:
-            self._known_file = None  # this process's own new file is no replacement
-        self._seen_damage = False
         log.warning("the damaged index database was set aside as %s; a new one is built", aside.name)
         return aside
 
@@ -438,6 +442,7 @@ class SqliteStore(ChunkTables):
         with self._conn_lock:
             if self._known_file is not None and current != self._known_file:
                 self._replacements += 1
+                self._seen_damage = False  # the damage seen was the old file's
             self._known_file = current
 
     @property
@@ -642,7 +647,8 @@ class SqliteStore(ChunkTables):
                 self._conn()
         salvaged: list[tuple[Any, ...]] = []
         if self._seen_damage:
-            salvaged = self._salvage_external(self._set_aside())
+            aside = self._set_aside()
+            salvaged = [] if aside is None else self._salvage_external(aside)
         with self._write() as c:
             for table in (*_DERIVED, "index_manifest"):
                 c.execute(f"DROP TABLE IF EXISTS {table}")
@@ -1450,7 +1456,7 @@ def _unopenable(label: str, why: str) -> IndexNotReady:
     )
 
 
-def _unusable(label: str, exc: apsw.Error) -> IndexNotReady:
+def _unusable(label: str, exc: apsw.Error) -> IndexUnavailable:
     """The file system refused a read or write of the index (decision 498): nothing about the
     index's contents, so no rebuild is named first."""
     if isinstance(exc, apsw.FullError):
@@ -1462,13 +1468,13 @@ def _unusable(label: str, exc: apsw.Error) -> IndexNotReady:
             f"the file system failed ({exc.args[0] if exc.args else 'disk I/O error'}). Check the disk, then retry; "
             "if it keeps failing, rebuild the index with kb_reindex force=true (CLI: --reindex --force)"
         )
-    return IndexNotReady(
+    return IndexUnavailable(
         f"The index database {label} could not be read or written: {why}. Your Markdown is not affected."
     )
 
 
-def _busy() -> IndexNotReady:
-    return IndexNotReady(
+def _busy() -> IndexUnavailable:
+    return IndexUnavailable(
         f"The index database is busy: another process held it for longer than {BUSY_TIMEOUT_MS // 1000} s. "
         "Retry shortly; kb_status shows whether a reindex is running."
     )

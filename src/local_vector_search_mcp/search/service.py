@@ -88,6 +88,13 @@ class SearchService:
             raise IndexNotReady(incompatible_message(problems))
         if not self.store.has_chunks():
             documents = self.store.counts().documents
+            running = self.activity.current
+            if not documents and running is not None:  # sending the agent to kb_reindex would loop
+                total = running.total_files
+                of = "" if total is None else f", {running.processed_files} of {total} files"
+                raise IndexNotReady(
+                    f"The index is being built (a reindex is running{of}); retry shortly, kb_status shows its progress."
+                )
             if not documents:
                 raise IndexNotReady(
                     "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status."
