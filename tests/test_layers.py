@@ -15,6 +15,7 @@ PACKAGE = "local_vector_search_mcp"
 ALLOWED: dict[str, set[str]] = {
     "__init__": set(),
     "errors": set(),
+    "progress": set(),  # a call's progress and cancellation, read by the long tools (decision 500)
     "globs": {"errors"},
     "paths": {"errors"},
     "sourcefile": {"errors"},
@@ -25,8 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "search": {"embeddings", "errors", "globs", "index"},
     "workspace": {"config", "embeddings", "errors", "index", "paths", "search"},
     "writer": {"errors", "paths", "sourcefile", "workspace"},
-    "assets": {"errors", "paths", "sourcefile", "workspace", "writer"},  # the racy-clean window (401)
-    "export": {"errors", "markdown", "paths", "sourcefile"},  # documents read as the indexer reads them
+    "assets": {"errors", "paths", "progress", "sourcefile", "workspace", "writer"},  # the racy-clean window (401)
+    "export": {"errors", "markdown", "paths", "progress", "sourcefile"},  # documents read as the indexer reads them
     "notion": {"config", "errors", "globs", "paths", "sourcefile"},
     "handlers": {
         "_generated",
@@ -39,13 +40,14 @@ ALLOWED: dict[str, set[str]] = {
         "index",
         "markdown",
         "paths",
+        "progress",
         "search",
         "sourcefile",
         "workspace",
         "writer",
     },
     "dispatch": {"_generated", "config", "errors", "handlers", "workspace"},
-    "server": {"__init__", "config", "dispatch", "errors", "workspace"},
+    "server": {"__init__", "config", "dispatch", "errors", "progress", "workspace"},
     "cli": {
         "__init__",
         "_generated",

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from https_fixture import Reply, TlsServer
 
+from local_vector_search_mcp import progress
 from local_vector_search_mcp.assets.download import DownloadPolicy, address_problem, fetch_to_file
 from local_vector_search_mcp.errors import InvalidArgument, KbError, UnsupportedFormat
 
@@ -313,3 +314,22 @@ def test_an_address_that_does_not_answer_the_connection_gives_way_to_the_next(
     finally:
         filler.close()
         dead.close()
+
+
+def test_a_download_reports_its_bytes_and_stops_when_cancelled(server: TlsServer, tmp_path: Path) -> None:
+    """Under a tool call (decision 503): bytes of the Content-Length as progress, and a call its
+    client cancelled stops at the next block and removes the partial file."""
+    body = PNG + b"\0" * (6 * 64 * 1024)
+    server.routes["/big.png"] = Reply(body=body)
+    seen: list[tuple[float, float | None, str | None]] = []
+    call = progress.Call(lambda done, total, message: seen.append((done, total, message)), interval=0)
+    with progress.running(call):
+        fetch_to_file(server.url("/big.png"), tmp_path / "x.tmp", allow("127.0.0.1"))
+    assert len(seen) >= 2 and [d for d, _, _ in seen] == sorted({d for d, _, _ in seen})
+    assert seen[-1][:2] == (len(body), len(body))
+    assert seen[-1][2] == f"Downloaded {len(body):,} of {len(body):,} bytes"
+
+    cancelling = progress.Call(lambda done, total, message: cancelling.cancel(), interval=0)
+    with progress.running(cancelling), pytest.raises(progress.Cancelled):
+        fetch_to_file(server.url("/big.png"), tmp_path / "y.tmp", allow("127.0.0.1"))
+    assert not (tmp_path / "y.tmp").exists()

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import httpx
 
+from .. import progress
 from ..errors import InvalidArgument
 from .formats import MAX_BYTES, SIGNATURE_BYTES
 
@@ -351,8 +352,13 @@ def _consume(response: httpx.Response, sink: _Sink, policy: DownloadPolicy, star
     declared = response.headers.get("content-length", "").strip()
     if declared.isdigit() and int(declared) > policy.max_bytes:
         raise _refused(f"the file is larger than {policy.max_bytes} bytes")
+    total = int(declared) if declared.isdigit() else None
     for chunk in response.iter_bytes(_CHUNK):
         if time.monotonic() - started > policy.deadline:
             raise _refused(f"the download took longer than {policy.deadline:g} seconds (downloads.timeoutSeconds)")
         sink.write(chunk)
+        # the call's progress, or Cancelled when its client gave up: the file is removed (decision 503)
+        of = f" of {total:,}" if total else ""
+        message = f"Downloaded {sink.size:,}{of} bytes" if progress.wanted() else None
+        progress.step(sink.size, total, message, final=sink.size == total)
     return None

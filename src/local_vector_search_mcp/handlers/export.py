@@ -6,6 +6,7 @@ import io
 
 from lvsm_contract.models import KbCreatePdfBookRequest, KbCreatePdfBookResult
 
+from .. import progress
 from ..assets.formats import MAX_BYTES as MAX_DOWNLOAD_BYTES
 from ..errors import InvalidArgument, InvalidPath
 from ..export.pdf import MAX_BOOK_BYTES, BookOptions, render_book
@@ -36,6 +37,7 @@ def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCrea
     buffer = io.BytesIO()
     warnings = render_book(ws.guard, rel, doc, buffer, options)
     data = buffer.getvalue()
+    progress.check()  # cancelled while the last page was laid out: the PDF is not wanted any more
     replace_file(ws, out_rel, out, data)
     if len(data) > MAX_DOWNLOAD_BYTES:
         # said now, not only when kb_download_file refuses it after the client waited for the export

@@ -14,19 +14,23 @@ import logging
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pydantic_core
+from anyio.abc import TaskStatus
 from lvsm_contract.content import BlobResource, ContentBlock, ContentResult, ImageBlock, TextBlock
 from lvsm_contract.registry import BY_NAME
 from mcp.server.lowlevel import Server
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
-from .. import __version__
+from .. import __version__, progress
 from ..dispatch import available_tools, invoke
 from ..errors import KbError
 from ..workspace import Workspace
+from .answer_form import accepts_stream
 from .handshake import explain_requests_before_initialize
 
 log = logging.getLogger("local_vector_search_mcp")
@@ -117,11 +121,20 @@ class Lanes:
         return self._limiters[lane]
 
 
-def call_result(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+def call_result(
+    ws: Workspace, name: str, arguments: dict[str, Any] | None, call: progress.Call | None = None
+) -> types.CallToolResult:
     """Run a tool and build its reply (JSON text and all), in the calling worker thread: the
-    event loop, which every session's I/O goes through, only sends it."""
+    event loop, which every session's I/O goes through, only sends it. ``call`` carries the
+    client's progress token and cancellation to the tool's code (decision 500)."""
     try:
-        result = invoke(ws, name, arguments)
+        with progress.running(call or progress.Call()):
+            result = invoke(ws, name, arguments)
+    except progress.Cancelled:
+        stopped = time.monotonic() - (call.cancelled_at if call and call.cancelled_at else time.monotonic())
+        log.info("%s cancelled by its client: it stopped %.2f s later", name, stopped)
+        # Never sent: the SDK answers no request its client cancelled.
+        return error_result(KbError("The call was cancelled."))
     except KbError as exc:
         return error_result(exc)
     except Exception:
@@ -163,7 +176,7 @@ def build_server(ws: Workspace) -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         limiter = lanes.limiter(lane_of(ws, params.name, params.arguments))
-        return await anyio.to_thread.run_sync(call_result, ws, params.name, params.arguments, limiter=limiter)
+        return await run_tool(ws, ctx, params.name, params.arguments, limiter)
 
     server = Server(
         ws.config.server.name,
@@ -174,6 +187,70 @@ def build_server(ws: Workspace) -> Server[Any]:
     )
     server.middleware.append(explain_requests_before_initialize)
     return server
+
+
+async def run_tool(
+    ws: Workspace, ctx: Any, name: str, arguments: dict[str, Any] | None, limiter: anyio.CapacityLimiter
+) -> types.CallToolResult:
+    """Run a tool in a worker thread under a :class:`progress.Call` (decision 500)."""
+    wants_progress = progress_token_from_params(getattr(ctx, "params", None)) is not None
+    http_request = getattr(ctx, "request", None)  # over HTTP: its POST (None over stdio)
+    if wants_progress and http_request is not None:
+        wants_progress = accepts_stream(http_request.headers.get("accept"))  # else a JSON answer
+    call = progress.Call(_progress_sender(ctx) if wants_progress else None)
+    # The SDK cancels this task when the client cancels the call, but a worker thread cannot be
+    # interrupted: the wait for it is shielded (the thread keeps its lane's slot until it ends)
+    # and the tool ran to its end, writing a PDF nobody waited for. The watcher turns the
+    # cancellation into the flag the tool's code checks between pieces of its work; started
+    # with start(), so a cancellation that comes at once still finds it inside its try.
+    async with anyio.create_task_group() as tg:
+        await tg.start(_flag_on_cancel, call)
+        result = await anyio.to_thread.run_sync(call_result, ws, name, arguments, call, limiter=limiter)
+        tg.cancel_scope.cancel()
+    return result
+
+
+async def _flag_on_cancel(call: progress.Call, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    try:
+        task_status.started()
+        await anyio.sleep_forever()
+    finally:
+        call.cancel()  # also when the call ended: nothing reads the flag any more
+
+
+# A progress notification the transport has not taken within this time is dropped (a client that
+# stopped reading its stream must not hold the tool's worker thread).
+SEND_TIMEOUT_S = 5.0
+
+
+def _progress_sender(ctx: Any) -> progress.Send:
+    """Send a notification on the call's own channel (over HTTP its POST's SSE stream) from the
+    worker thread, waiting for the event loop to take it: the tool cannot outrun its client. One
+    not taken in time, or failed, ends the call's notifications: a client that stopped reading
+    must not hold the tool for :data:`SEND_TIMEOUT_S` at every step."""
+    gone = False
+
+    async def notify(done: float, total: float | None, message: str | None) -> bool:
+        # Shielded: anyio runs this in the cancel scope of the task waiting for the thread, and
+        # the client's cancellation arriving meanwhile raised the event loop's CancelledError
+        # in the worker thread, which no tool code expects (the next step raises Cancelled).
+        with anyio.CancelScope(shield=True), anyio.move_on_after(SEND_TIMEOUT_S):
+            await ctx.session.report_progress(done, total, message)
+            return True
+        return False
+
+    def send(done: float, total: float | None, message: str | None) -> None:
+        nonlocal gone
+        if gone:
+            return
+        try:
+            gone = not anyio.from_thread.run(notify, done, total, message)
+        except Exception:  # the session or the event loop is gone: the work goes on without it
+            gone = True
+        if gone:
+            log.info("progress notifications of this call stopped: the client did not take one")
+
+    return send
 
 
 async def _serve(ws: Workspace) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..config import ConfigError, Settings
 from ..workspace import Workspace
+from .answer_form import JSON_ANSWERS, AnswerForm
 from .deadline import DeadlineH11Protocol
 from .guard import ENDPOINT, HostRule, OriginRule, RequestGuard, is_loopback_host
 
@@ -118,10 +119,10 @@ def build_app(ws: Workspace, options: HttpOptions, port: int) -> tuple[Any, Any]
     manager = StreamableHTTPSessionManager(
         app=build_server(ws),
         stateless=options.stateless,
-        # A POST is answered with plain JSON, not a one-event SSE stream: our tools send nothing
-        # before their result, it costs a third less server CPU per call, and proxies need no
-        # unbuffering for it. Server notifications still have the GET stream.
-        json_response=True,
+        # A POST is answered with plain JSON, not a one-event SSE stream: it costs a third less
+        # server CPU per call, and proxies need no unbuffering for it. A call that asked for
+        # progress is answered as SSE, its notifications before its result (decision 502).
+        json_response=JSON_ANSWERS,
         # Host and Origin are checked by our guard, with our rules (allowed hosts on any port,
         # loopback origins); the SDK still checks Content-Type and refuses big bodies.
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
@@ -161,7 +162,7 @@ def build_app(ws: Workspace, options: HttpOptions, port: int) -> tuple[Any, Any]
         )
     )
     app = Starlette(
-        routes=[Route(ENDPOINT, endpoint=StreamableHTTPASGIApp(manager))],
+        routes=[Route(ENDPOINT, endpoint=AnswerForm(StreamableHTTPASGIApp(manager)))],
         middleware=middleware,
         lifespan=lifespan,
     )

@@ -25,6 +25,7 @@ from reportlab.platypus.flowables import AnchorFlowable
 from reportlab.platypus.frames import Frame
 from reportlab.platypus.tableofcontents import TableOfContents
 
+from ... import progress
 from ...errors import InvalidArgument, KbError, NotFound
 from ...markdown import Document, ElementKind, parse_document, parse_text
 from ...markdown.links import load_yaml
@@ -67,6 +68,51 @@ class _Part:
     doc: Document | None = None
     numbered: bool = True  # headings get numbers in the styles that number them
     missing: str | None = None  # why the chapter could not be read
+
+
+class _Progress:
+    """How far an export got, as the MCP progress of its call (decision 501).
+
+    Each chapter counts one unit when it is read, one when its blocks are made and one in each
+    layout pass (a fraction of it as the pass goes through the book's blocks, so a long single
+    document moves too). A book is expected to take three passes (the first finds the headings,
+    the second numbers the table of contents, which moves the pages after it, the third finds
+    them settled); a pass beyond that adds its units to the total, so ``progress`` only grows.
+    """
+
+    def __init__(self) -> None:
+        self.chapters = 1
+        self.parts = 1
+        self.passes = 1
+        self.done = 0.0
+        self.pass_no = 0
+        self.pass_start = 0.0
+        self.size = 1
+        self.page = 0
+        self.chapter = 0
+
+    @property
+    def total(self) -> float:
+        return float(self.chapters * (2 + self.passes))
+
+    def step(self, units: float, message: str, *, final: bool = False) -> None:
+        self.done = max(self.done, units)
+        progress.step(self.done, self.total, message if progress.wanted() else None, final=final)
+
+    def reportlab(self, kind: str, value: int) -> None:
+        """reportlab's progress callback: a pass starts, its number of blocks, blocks done, a page."""
+        if kind == "PASS":
+            self.pass_no, self.chapter = value, 0
+            self.passes = max(self.passes, value)
+            self.pass_start = self.chapters * (1 + value)
+        elif kind == "SIZE_EST":
+            self.size = max(1, value)
+        elif kind == "PAGE":
+            self.page = value
+        elif kind == "PROGRESS":
+            where = f"page {self.page}" + (f", chapter {self.chapter + 1} of {self.parts}" if self.parts > 1 else "")
+            of = f" (pass {self.pass_no} of {self.passes})" if self.passes > 1 else ""
+            self.step(self.pass_start + self.chapters * min(value, self.size) / self.size, f"Laying out{of}: {where}")
 
 
 @dataclass
@@ -217,6 +263,7 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
         self.sheet_ = sheet_
         self.fonts = fonts
         self.title_page = title_page
+        self.progress: _Progress | None = None
         frame = Frame(
             self.leftMargin,
             self.bottomMargin,
@@ -255,6 +302,10 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
         canvas.restoreState()
 
     def afterFlowable(self, flowable: Flowable) -> None:
+        if isinstance(flowable, AnchorFlowable) and self.progress is not None:
+            key = getattr(flowable, "_name", "")
+            if key[:1] == "c" and key[1:].isdigit():  # a chapter's start (``c<part>``)
+                self.progress.chapter = int(key[1:])
         if isinstance(flowable, Heading) and flowable.outline is not None:
             o = flowable.outline
             self.canv.addOutlineEntry(o.title, o.key, level=o.level, closed=o.level >= 1)
@@ -276,6 +327,7 @@ class _Book:
         self.images = ImageStore(guard, PROFILES[options.profile])
         self.chapters: dict[str, Chapter] = {}
         self.renderer = BlockRenderer(self.sheet, self.fonts, self.images, self._link, self.warnings.add)
+        self.progress = _Progress()
 
     # -------------------------------------------------------------- the book's parts
 
@@ -287,7 +339,10 @@ class _Book:
         seen = {self.rel}
         folder = posixpath.dirname(self.rel)
         budget = len(doc.text.encode("utf-8"))
-        for title, href, depth, numbered in links:
+        self.progress.chapters = max(1, len(links))
+        self.progress.passes = 3  # a book has a table of contents (see render_book)
+        for n, (title, href, depth, numbered) in enumerate(links):
+            self.progress.step(n, f"Reading chapter {n + 1} of {len(links)}: {href or title}")
             if depth == PART:
                 parts.append(_Part(title, 0, numbered=False))
                 continue
@@ -413,7 +468,11 @@ class _Book:
             heading = self.sheet.headings[0]
             story += [Paragraph(self.fonts.markup("Contents", body), heading), toc, PageBreak()]
         self._prepare(parts)
+        ahead = self.progress.chapters - len(parts)  # links that named no chapter: done already
+        self.progress.parts = len(parts)
         for i, part in enumerate(parts):
+            what = f"chapter {i + 1} of {len(parts)}: {part.rel or part.title}" if is_book else self.rel
+            self.progress.step(self.progress.chapters + ahead + i, f"Preparing {what}")
             if is_book and part.depth == 0 and i:
                 story.append(PageBreak())
             if part.rel is None and part.title:  # a part's title: a heading of its own, unnumbered
@@ -467,6 +526,9 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     doc = without_inline_data(doc)
     parts = book.parts(doc)
     story, info, title_page = book.story(doc, parts)
+    has_contents = any(isinstance(f, TableOfContents) for f in story)
+    # pass 1 finds the headings, pass 2 numbers the contents, which moves the pages after it
+    book.progress.passes = 3 if has_contents else 1
 
     class Template(_Template):
         _page = PAGE_FORMATS[options.page_format]
@@ -481,10 +543,15 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
         creator="local-vector-search-mcp",
         producer="local-vector-search-mcp (reportlab)",
     )
-    if any(isinstance(f, TableOfContents) for f in story):
+    template.progress = book.progress
+    template.setProgressCallBack(book.progress.reportlab)
+    if not has_contents:
+        book.progress.reportlab("PASS", 1)  # build() announces no pass; multiBuild() does
+    if has_contents:
         template.multiBuild(story, maxPasses=4)
     else:
         template.build(story)
+    book.progress.step(book.progress.total, f"Laid out {book.progress.page} pages", final=True)
     if book.fonts.missing:
         chars = "".join(sorted(book.fonts.missing)[:40])
         advice = (
