@@ -20,8 +20,8 @@ from lvsm_contract.models import (
     SkippedEntry,
 )
 
-from ..errors import InvalidArgument, NotFound
-from ..index.graph import WIKI_KINDS, Graph, ResolvedLink
+from ..errors import InvalidArgument, KbError, NotFound
+from ..index.graph import WIKI_KINDS, Graph, ResolvedLink, name_key
 from ..index.port import DocumentState
 from ..sourcefile import unlisted_folder
 from ..workspace import Workspace
@@ -135,7 +135,8 @@ def _needs_names(images: list[ResolvedLink]) -> bool:
 
 
 def _files_by_name(ws: Workspace, unlisted: list[tuple[str, str]]) -> dict[str, list[str]]:
-    """File names under the root (lower case); folders that cannot be listed go to ``unlisted``."""
+    """File names under the root by ``name_key`` (case and Unicode normal form ignored, as wikilinks
+    compare); folders that cannot be listed go to ``unlisted``."""
     names: dict[str, list[str]] = {}
 
     def refused(exc: OSError) -> None:
@@ -147,7 +148,7 @@ def _files_by_name(ws: Workspace, unlisted: list[tuple[str, str]]) -> dict[str, 
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel_dir = os.path.relpath(dirpath, ws.root).replace(os.sep, "/")
         for name in filenames:
-            names.setdefault(name.lower(), []).append(name if rel_dir == "." else f"{rel_dir}/{name}")
+            names.setdefault(name_key(name), []).append(name if rel_dir == "." else f"{rel_dir}/{name}")
     unlisted.sort(key=lambda item: (item[0].lower(), item[0]))
     return names
 
@@ -155,8 +156,16 @@ def _files_by_name(ws: Workspace, unlisted: list[tuple[str, str]]) -> dict[str, 
 def _image_exists(ws: Workspace, link: ResolvedLink, by_name: dict[str, list[str]]) -> bool:
     if (ws.root / link.target).is_file():
         return True
+    if not link.target.isascii():  # a Mac's NFD file name linked as typed (NFC), or back (decision 505)
+        try:
+            _, path = ws.guard.resolve(link.target)
+        except KbError:  # a name the tools refuse, or two files it could mean
+            pass
+        else:
+            if path.is_file():
+                return True
     # an embed or wikilink resolves like a note: by path, else by a file name found anywhere (Obsidian)
-    return link.kind in WIKI_KINDS and "/" not in link.target and bool(by_name.get(link.target.lower()))
+    return link.kind in WIKI_KINDS and "/" not in link.target and bool(by_name.get(name_key(link.target)))
 
 
 def _link(ln: ResolvedLink, hop: int) -> DocumentLink:

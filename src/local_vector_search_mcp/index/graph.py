@@ -8,7 +8,9 @@ without re-indexing its sources. Rules (spec/decisions.md 43 and 138-140):
   resolved against the source's folder, percent-decoded, ``?query`` dropped and
   ``#fragment`` kept apart. URLs with a scheme, ``//host``, root-absolute
   ``/...`` and targets escaping the root are not links. A link counts as a
-  document link when its path ends in ``.md``; an image counts as an image.
+  document link when its path ends in ``.md``; an image counts as an image. A
+  path that names no document as written reaches the one document whose path
+  is the same after NFC normalisation, as the tools' paths do (decision 505).
 * Wikilinks and embeds resolve like Obsidian: a name starting ``./`` or ``../``
   against the source's folder (decision 480); else the root-relative path (``.md``
   optional), else the unique document whose path ends with ``/<name>.md``
@@ -80,6 +82,7 @@ class Resolver:
         self._by_name: dict[str, list[str]] = defaultdict(list)
         self._keys: list[tuple[str, str]] = []  # (name_key(path), path)
         self._by_suffix: dict[str, list[str]] | None = None  # built on the first ``[[folder/name]]``
+        self._by_nfc_paths: dict[str, list[str]] | None = None  # built on the first non-ASCII miss
         for path in self.documents:
             key = name_key(path)
             self._keys.append((key, path))
@@ -113,6 +116,10 @@ class Resolver:
         if not is_image and not target.lower().endswith(".md"):
             return None
         exists = target in self.documents
+        if not exists and not target.isascii():  # a Mac's NFD name linked as typed (NFC), or back
+            same = self._by_nfc().get(unicodedata.normalize("NFC", target), [])
+            if len(same) == 1:
+                target, exists = same[0], True
         found = self._fragment_found(target, fragment, wiki=False) if exists and fragment else None
         return ResolvedLink(
             link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
@@ -180,6 +187,15 @@ class Resolver:
             return sorted(found)
         return sorted(self._by_alias.get(name_key(written), []))
 
+    def _by_nfc(self) -> dict[str, list[str]]:
+        """The documents with a name outside ASCII under their NFC path (decision 505)."""
+        if self._by_nfc_paths is None:
+            self._by_nfc_paths = defaultdict(list)
+            for path in self.documents:
+                if not path.isascii():
+                    self._by_nfc_paths[unicodedata.normalize("NFC", path)].append(path)
+        return self._by_nfc_paths
+
     def _suffixes(self) -> dict[str, list[str]]:
         """Every document under each of its proper path suffixes (``b/c.md`` and ``c.md`` for
         ``a/b/c.md``, keyed by ``name_key``): scanning every path per ``[[b/c]]`` cost 2 ms a link on
@@ -237,6 +253,10 @@ def _relative(name: str, source: str) -> str | None:
     if not written.startswith(("./", "../")):
         return None
     return posixpath.normpath(posixpath.join(posixpath.dirname(source), written))
+
+
+def _nfc_in(path: str, keys: set[str]) -> bool:
+    return bool(keys) and not path.isascii() and unicodedata.normalize("NFC", path) in keys
 
 
 def _looks_like_note(ext: str) -> bool:
@@ -306,6 +326,9 @@ class Graph:
             self.resolver.meta.get(path, DocumentMeta()).aliases == kept_meta.get(path, DocumentMeta()).aliases
             for path in gone
         )
+        # a Markdown link reaches a document also by its NFC path (505): one written in either form
+        # is resolved again when a document of that NFC path comes or goes
+        gone_nfc = {unicodedata.normalize("NFC", path) for path in gone if not path.isascii()}
         fresh: dict[str, list[StoredLink]] = {}
         for link in links:
             fresh.setdefault(link.source, []).append(link)
@@ -318,7 +341,8 @@ class Graph:
                 continue
             resolved[src] = [
                 resolver.resolve(ln)
-                if (ln.kind in WIKI_KINDS and not names_kept) or (old is not None and old.target in gone)
+                if (ln.kind in WIKI_KINDS and not names_kept)
+                or (old is not None and (old.target in gone or _nfc_in(old.target, gone_nfc)))
                 else old
                 for ln, old in zip(stored[src], self._resolved[src], strict=True)
             ]
