@@ -19,13 +19,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["INTERVAL_S", "Call", "Cancelled", "check", "running", "step", "wanted"]
+__all__ = ["INTERVAL_S", "Call", "Cancelled", "Message", "check", "running", "step"]
 
 # At most this many notifications a second per call: enough for a bar that moves, few enough
 # that a 300-page export does not send more messages than it draws pages.
 INTERVAL_S = 0.25
 
 Send = Callable[[float, float | None, str | None], None]
+Message = str | Callable[[], str] | None
+"""A notification's text, or a function making it: called only for a notification that is sent
+(a layout steps once per block, and most steps send nothing)."""
 
 
 class Cancelled(Exception):
@@ -54,7 +57,7 @@ class Call:
             self.cancelled_at = time.monotonic()
             self.cancelled.set()
 
-    def report(self, progress: float, total: float | None, message: str | None, *, final: bool = False) -> None:
+    def report(self, progress: float, total: float | None, message: Message, *, final: bool = False) -> None:
         if self.cancelled.is_set():
             raise Cancelled
         if self.send is None or progress <= self._progress:
@@ -64,7 +67,7 @@ class Call:
             return
         self._sent_at, self._progress = now, progress
         self.sent += 1
-        self.send(progress, total, message)
+        self.send(progress, total, message() if callable(message) else message)
 
 
 _current: ContextVar[Call | None] = ContextVar("lvsm_call", default=None)
@@ -80,7 +83,7 @@ def running(call: Call) -> Iterator[Call]:
         _current.reset(token)
 
 
-def step(progress: float, total: float | None = None, message: str | None = None, *, final: bool = False) -> None:
+def step(progress: float, total: float | None = None, message: Message = None, *, final: bool = False) -> None:
     """Say how far the current call got (``progress`` of ``total``, when known), or raise
     :class:`Cancelled` when its client cancelled it. ``final`` sends it even within the interval
     (the last count of a phase, so a client sees it reach its total)."""
@@ -94,9 +97,3 @@ def check() -> None:
     call = _current.get()
     if call is not None and call.cancelled.is_set():
         raise Cancelled
-
-
-def wanted() -> bool:
-    """Whether the current call's client asked for progress (to skip building messages otherwise)."""
-    call = _current.get()
-    return call is not None and call.send is not None

@@ -359,6 +359,5 @@ def _consume(response: httpx.Response, sink: _Sink, policy: DownloadPolicy, star
         sink.write(chunk)
         # the call's progress, or Cancelled when its client gave up: the file is removed (decision 503)
         of = f" of {total:,}" if total else ""
-        message = f"Downloaded {sink.size:,}{of} bytes" if progress.wanted() else None
-        progress.step(sink.size, total, message, final=sink.size == total)
+        progress.step(sink.size, total, f"Downloaded {sink.size:,}{of} bytes", final=sink.size == total)
     return None

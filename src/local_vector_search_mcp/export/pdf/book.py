@@ -95,9 +95,14 @@ class _Progress:
     def total(self) -> float:
         return float(self.chapters * (2 + self.passes))
 
-    def step(self, units: float, message: str, *, final: bool = False) -> None:
+    def step(self, units: float, message: progress.Message, *, final: bool = False) -> None:
         self.done = max(self.done, units)
-        progress.step(self.done, self.total, message if progress.wanted() else None, final=final)
+        progress.step(self.done, self.total, message, final=final)
+
+    def _laying_out(self) -> str:
+        where = f"page {self.page}" + (f", chapter {self.chapter + 1} of {self.parts}" if self.parts > 1 else "")
+        of = f" (pass {self.pass_no} of {self.passes})" if self.passes > 1 else ""
+        return f"Laying out{of}: {where}"
 
     def reportlab(self, kind: str, value: int) -> None:
         """reportlab's progress callback: a pass starts, its number of blocks, blocks done, a page."""
@@ -110,9 +115,7 @@ class _Progress:
         elif kind == "PAGE":
             self.page = value
         elif kind == "PROGRESS":
-            where = f"page {self.page}" + (f", chapter {self.chapter + 1} of {self.parts}" if self.parts > 1 else "")
-            of = f" (pass {self.pass_no} of {self.passes})" if self.passes > 1 else ""
-            self.step(self.pass_start + self.chapters * min(value, self.size) / self.size, f"Laying out{of}: {where}")
+            self.step(self.pass_start + self.chapters * min(value, self.size) / self.size, self._laying_out)
 
 
 @dataclass
