@@ -94,8 +94,14 @@ def test_obsidian_comments_hide_links_tags_and_block_ids() -> None:
 
 
 def test_a_block_id_in_code_is_code() -> None:
-    text = "```\ncode ^fenced\n```\n\n    indented ^indented\n\n- item ^real\n"
-    assert extract_links(parse_document(text.encode())).block_ids == ("real",)
+    text = (
+        "```\ncode ^fenced\n```\n\n    indented ^indented\n\n- item ^real\n\n"
+        "  ```\n  in a list ^inlist\n  ```\n\n> ```\n> in a quote ^inquote\n> ```\n\n"
+        "- b\n\n  ```\n  %%\n  ```\n\n[[shown]] %% [[hidden]] %%\n"
+    )
+    found = extract_links(parse_document(text.encode()))
+    assert found.block_ids == ("real",)
+    assert [ln.destination for ln in found.links] == ["shown"]  # a %% in a nested fence opens nothing
 
 
 def test_a_link_written_with_escapes_is_located_as_written() -> None:

@@ -36,7 +36,6 @@ from markdown_it.rules_inline.link import link as _link_rule
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .kinds import ElementKind
 from .model import Document, Element
 from .scan import MAX_NESTING
 
@@ -95,11 +94,13 @@ class LinkSource:
     references: dict[str, Any]
     runs: tuple[tuple[int, int, str, bool], ...]  # first line, end line, content, is a table cell
     front_matter: str | None
+    code: tuple[tuple[int, int], ...] = ()  # first and end line of each code block, nested ones too
 
 
 def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
     """Collected from the block tokens of the element model's own full parse."""
     runs: list[tuple[int, int, str, bool]] = []
+    code: list[tuple[int, int]] = []
     front_matter = None
     in_table = False  # every inline run between table_open and table_close is one cell
     references = bool(env.get("references"))
@@ -115,11 +116,16 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
                 and maybe(content)
             ):
                 runs.append((token.map[0], token.map[1], content, in_table))
+        elif token.type in _CODE and token.map is not None:
+            code.append((token.map[0], token.map[1]))
         elif token.type == "front_matter":
             front_matter = token.content
         elif token.type in _TABLE_EDGES:
             in_table = token.type == "table_open"
-    return LinkSource(dict(env.get("references", {})), tuple(runs), front_matter)
+    return LinkSource(dict(env.get("references", {})), tuple(runs), front_matter, tuple(code))
+
+
+_CODE = frozenset({"fence", "code_block"})
 
 
 _TABLE_EDGES = frozenset({"table_open", "table_close"})
@@ -347,15 +353,15 @@ def extract_links(doc: Document) -> DocumentLinks:
     """Links, tags, aliases, headings and block ids of ``doc``."""
     text = doc.text
     source = getattr(doc._state, "link_source", None)
-    code = []  # code blocks: neither a ``%%`` nor a ``^id`` in them is one (decision 507)
-    if "%%" in text or "^" in text:
-        code = [(e.start, e.end) for e in doc.elements if e.kind is ElementKind.CODE_BLOCK]
+    if not isinstance(source, LinkSource):  # a document re-parsed incrementally: parse its blocks here
+        env: dict[str, Any] = {}
+        source = link_source(_MD.parse(text, env), env)
+    # code blocks (nested ones too): neither a ``%%`` nor a ``^id`` in them is one (decision 507)
+    code = _code_offsets(doc, source.code) if source.code and ("%%" in text or "^" in text) else []
     comments = _obsidian_comments(doc, code) if "%%" in text else []
     if comments:  # read as blanks of the same length: offsets and lines stay, nothing inside counts
         text = _blank(text, comments)
-        source = None
-    if not isinstance(source, LinkSource):  # a document re-parsed incrementally: parse its blocks here
-        env: dict[str, Any] = {}
+        env = {}
         source = link_source(_MD.parse(text, env), env)
     env = {"references": source.references}
     definitions = _Definitions(text, doc, source.references)
@@ -441,6 +447,12 @@ def _marks_outside_code_spans(text: str, begin: int, end: int) -> list[int]:
             close_paragraph()
     close_paragraph()
     return marks
+
+
+def _code_offsets(doc: Document, code: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
+    """Each code block's lines ``[first, end)`` as offsets of ``doc.text``."""
+    lines = doc.lines
+    return [(lines.starts[a], lines.ends[min(b, lines.count) - 1]) for a, b in code if a < min(b, lines.count)]
 
 
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:
