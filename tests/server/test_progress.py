@@ -185,6 +185,8 @@ def test_a_call_without_a_progress_token_is_answered_with_plain_json_over_http(t
             server.url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": with_token}, headers=session
         )
         assert streamed.headers["content-type"].startswith("text/event-stream")
+        # nginx buffers a proxied answer unless told not to; the stream says so itself
+        assert streamed.headers.get("x-accel-buffering") == "no"
         events = [
             json.loads(line[5:]) for line in streamed.text.splitlines() if line.startswith("data:") and line[5:].strip()
         ]
