@@ -18,7 +18,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
-from .errors import InvalidPath
+from .errors import InvalidArgument, InvalidPath
 
 __all__ = ["PathGuard", "RefusedPath", "not_utf8", "shown_name"]
 
@@ -156,14 +156,14 @@ class PathGuard:
             rel = self.normalise("/".join(parts), field=field)  # the name on disk passes the same rules
         return rel, self.root.joinpath(*parts)
 
-    def respelled(self, src_rel: str, target: str, *, field: str = "targetPath") -> tuple[str, Path] | None:
+    def respelled(self, src_rel: str, target: str, *, field: str = "targetPath") -> tuple[str, Path]:
         """For a move whose ``target`` resolved to its own source ``src_rel``: the source renamed to the
         last component as the caller spelled it, when that differs only in Unicode normalisation (a
-        Mac's NFD name made NFC, decision 505); None when the target is the source itself."""
+        Mac's NFD name made NFC, decision 505); ``InvalidArgument`` when the target is the source itself."""
         asked = self.normalise(target, field=field).rsplit("/", 1)[-1]
         folder, _, name = src_rel.rpartition("/")
         if asked == name:
-            return None
+            raise InvalidArgument(f"{field} must differ from sourcePath.")
         rel = f"{folder}/{asked}" if folder else asked
         return rel, self.root.joinpath(*rel.split("/"))
 

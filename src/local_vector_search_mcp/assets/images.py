@@ -550,10 +550,7 @@ def check_move(ws: Workspace, source: str, target: str, expected_sha256: str | N
     dst_rel, dst = ws.guard.resolve(target, field="targetPath")
     src_fmt, dst_fmt = _claimed(src_rel), _claimed(dst_rel)
     if src_rel == dst_rel:
-        respelled = ws.guard.respelled(src_rel, target)
-        if respelled is None:
-            raise InvalidArgument("targetPath must differ from sourcePath.")
-        dst_rel, dst = respelled
+        dst_rel, dst = ws.guard.respelled(src_rel, target)  # or INVALID_ARGUMENT: the same file
     if expected_sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", expected_sha256):
         raise InvalidArgument("expectedSha256 must be 64 hexadecimal digits.")
     stat_regular(src_rel, src, "Image")

@@ -44,10 +44,7 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     src_rel, src = ws.guard.resolve(request.source_path, field="sourcePath", markdown=True)
     dst_rel, dst = ws.guard.resolve(request.target_path, field="targetPath", markdown=True)
     if src_rel == dst_rel:
-        respelled = ws.guard.respelled(src_rel, request.target_path)
-        if respelled is None:
-            raise InvalidArgument("targetPath must differ from sourcePath.")
-        dst_rel, dst = respelled
+        dst_rel, dst = ws.guard.respelled(src_rel, request.target_path)  # or INVALID_ARGUMENT: the same file
     _not_a_folder(src, src_rel)
     if not src.is_file():
         raise NotFound(f"Document {src_rel!r} was not found.")
