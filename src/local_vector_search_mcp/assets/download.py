@@ -350,14 +350,15 @@ def _consume(response: httpx.Response, sink: _Sink, policy: DownloadPolicy, star
     if not 200 <= status < 300:
         raise _refused(f"the server answered HTTP {status}")
     declared = response.headers.get("content-length", "").strip()
-    if declared.isdigit() and int(declared) > policy.max_bytes:
-        raise _refused(f"the file is larger than {policy.max_bytes} bytes")
     total = int(declared) if declared.isdigit() else None
+    if total is not None and total > policy.max_bytes:
+        raise _refused(f"the file is larger than {policy.max_bytes} bytes")
+    of = f" of {total:,}" if total else ""
     for chunk in response.iter_bytes(_CHUNK):
         if time.monotonic() - started > policy.deadline:
             raise _refused(f"the download took longer than {policy.deadline:g} seconds (downloads.timeoutSeconds)")
         sink.write(chunk)
-        # the call's progress, or Cancelled when its client gave up: the file is removed (decision 503)
-        of = f" of {total:,}" if total else ""
-        progress.step(sink.size, total, f"Downloaded {sink.size:,}{of} bytes", final=sink.size == total)
+        # the call's progress, or Cancelled when its client gave up: the file is removed (decision 503);
+        # the text is made only for a notification that is sent, not for every block
+        progress.step(sink.size, total, lambda: f"Downloaded {sink.size:,}{of} bytes", final=sink.size == total)
     return None
