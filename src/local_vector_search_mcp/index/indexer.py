@@ -554,9 +554,7 @@ class Indexer:
         out = _Isolated()
         try:
             vectors = self.embedder.embed_passages(texts)
-            width = int(vectors.shape[1]) if vectors.ndim == 2 else -1
-            if dims is not None and width != dims:
-                raise ModelChanged(width, dims)
+            _check_width(vectors, dims)
         except ModelChanged as exc:
             if len(todo) > 1:  # a whole batch of another size: another model, not one odd text
                 raise
@@ -588,9 +586,7 @@ class Indexer:
                 f"The embedding endpoint refuses every text, even a two-word one ({str(exc).rstrip('.')}); "
                 "check embedding.model and embedding.endpoint."
             ) from exc
-        width = int(vectors.shape[1]) if vectors.ndim == 2 else -1
-        if dims is not None and width != dims:
-            raise ModelChanged(width, dims)
+        _check_width(vectors, dims)
 
     def _add_vector_table(self) -> None:
         """The provider answers at last: size the vector table and queue every chunk for a vector."""
@@ -680,6 +676,13 @@ def indexable(path: str, path_filter: Callable[[str], bool]) -> bool:
     exclude globs, not under a folder whose name starts with a dot (decision 281) nor itself named
     with a leading dot (decision 460), as `discover` finds."""
     return path.lower().endswith(".md") and path_filter(path) and not _hidden(path)
+
+
+def _check_width(vectors: np.ndarray[Any, Any], dims: int | None) -> None:
+    """Raise :class:`ModelChanged` when ``vectors`` are not rows of the index's size ``dims``."""
+    width = int(vectors.shape[1]) if vectors.ndim == 2 else -1
+    if dims is not None and width != dims:
+        raise ModelChanged(width, dims)
 
 
 def _refusal(exc: Exception) -> str:

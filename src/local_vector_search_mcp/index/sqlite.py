@@ -369,18 +369,17 @@ class SqliteStore(ChunkTables):
             if self._table_exists(table):
                 # 'integrity-check' reads every segment: damage inside a segment leaves the b-tree valid
                 conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
-        missing = self._missing_vector_parts()
-        if missing:
-            raise self._damaged(apsw.CorruptError(f"the vector table has lost {', '.join(missing)}"))
+        lost = self._lost_vector_parts()
+        if lost is not None:
+            raise lost
 
-    def _missing_vector_parts(self) -> list[str]:
-        """The tables sqlite-vec keeps a vec0 table's rows in, when the vec0 table exists without
-        them (decision 499's neighbour, 496): every vector query then fails with vec0's "could not
+    def _lost_vector_parts(self) -> IndexDamaged | None:
+        """The damage when the vec0 table exists without the tables sqlite-vec keeps its rows in
+        (decision 499's neighbour, 496): every vector query then fails with vec0's "could not
         open vectors blob", which no quick_check notices."""
         names = {row[0] for row in self._conn().execute("SELECT name FROM sqlite_master WHERE name LIKE 'chunk%'")}
-        if "chunk_vectors" not in names:
-            return []
-        return [p for p in _VEC0_PARTS if p not in names]
+        missing = [p for p in _VEC0_PARTS if p not in names] if "chunk_vectors" in names else []
+        return self._damaged(apsw.CorruptError(f"the vector table has lost {', '.join(missing)}")) if missing else None
 
     def _set_aside(self) -> Path | None:
         """Move a damaged database (and its WAL) out of the way before a rebuild, never deleting
@@ -1400,11 +1399,11 @@ def _detecting_damage(method: Callable[..., Any]) -> Callable[..., Any]:
         except (apsw.IOError, apsw.FullError, apsw.ReadOnlyError) as exc:
             raise _unusable(self.label, exc) from None
         except apsw.SQLError:
-            missing: list[str] = []
+            lost = None
             with contextlib.suppress(apsw.Error):
-                missing = self._missing_vector_parts()
-            if missing:
-                raise self._damaged(apsw.CorruptError(f"the vector table has lost {', '.join(missing)}")) from None
+                lost = self._lost_vector_parts()
+            if lost is not None:
+                raise lost from None
             raise
 
     return call
