@@ -140,21 +140,15 @@ class PathGuard:
         parts = rel.split("/")
         current = self.root
         for i, part in enumerate(parts):
-            try:
-                st = os.lstat(current / part)
-            except FileNotFoundError:
+            st = _lstat(current / part, rel)
+            if st is None:
                 spelled = _spelled_on_disk(current, part, rel)
                 if spelled is None:
                     break  # the rest does not exist yet: nothing to follow
                 parts[i] = part = spelled
-                try:
-                    st = os.lstat(current / part)
-                except FileNotFoundError:
+                st = _lstat(current / part, rel)
+                if st is None:
                     break  # removed meanwhile: as if it had never been there
-                except OSError as exc:
-                    raise RefusedPath(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
-            except OSError as exc:
-                raise RefusedPath(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
             current = current / part
             if stat.S_ISLNK(st.st_mode):
                 raise RefusedPath(repr(rel), "symbolic links are not followed")
@@ -172,6 +166,16 @@ class PathGuard:
             return None
         rel = f"{folder}/{asked}" if folder else asked
         return rel, self.root.joinpath(*rel.split("/"))
+
+
+def _lstat(path: Path, rel: str) -> os.stat_result | None:
+    """``os.lstat(path)``, None when it does not exist; any other failure refuses ``rel``."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RefusedPath(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
 
 
 def _spelled_on_disk(folder: Path, part: str, rel: str) -> str | None:

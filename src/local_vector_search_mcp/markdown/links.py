@@ -566,7 +566,7 @@ def _property_links(doc: Document, wanted: list[str]) -> Iterable[Link]:
     (``Other|shown``) the YAML values carry, in order; each is placed at the first unused ``[[...]]``
     of the front matter spelling it, outside comment lines, so a move can rewrite it. One the YAML
     spelled with escapes is not found and keeps the span -1: counted, never rewritten."""
-    holder = next((e for e in doc.elements if e.kind == "front_matter"), None)
+    holder = doc.get("frontmatter")
     pointer = holder.anchor if holder is not None else None
     text = doc.text
     region_end = holder.end if holder is not None else 0
