@@ -50,7 +50,6 @@ class Call:
         self.interval = interval
         self._sent_at = float("-inf")
         self._progress = float("-inf")
-        self.sent = 0
 
     def cancel(self) -> None:
         if not self.cancelled.is_set():
@@ -66,7 +65,6 @@ class Call:
         if not final and now - self._sent_at < self.interval:
             return
         self._sent_at, self._progress = now, progress
-        self.sent += 1
         self.send(progress, total, message() if callable(message) else message)
 
 

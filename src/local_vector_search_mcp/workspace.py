@@ -138,12 +138,14 @@ class Workspace:
         index file was deleted or replaced a reindex (decision 498); the CLI's one-shot ``call``
         does nothing here."""
         store = self._store
-        if self._serving and store is not None and store.file_replacements != self._replacements_seen:
-            # The index file was deleted or replaced under the server (decision 498): the store
-            # follows the path; bring what it now holds in line with the files (a full build on
-            # an empty file, a catch-up on an older copy). Single-flight: a running pass is kept.
-            self._replacements_seen = store.file_replacements
-            self.indexing.start_reindex("changed")
+        if self._serving and store is not None:
+            replacements = store.file_replacements  # SQLite: a stat of the file, so read once
+            if replacements != self._replacements_seen:
+                # The index file was deleted or replaced under the server (decision 498): the store
+                # follows the path; bring what it now holds in line with the files (a full build on
+                # an empty file, a catch-up on an older copy). Single-flight: a running pass is kept.
+                self._replacements_seen = replacements
+                self.indexing.start_reindex("changed")
         if not self._catch_up_pending:
             return
         with self._lock:

@@ -128,6 +128,12 @@ def _refused(why: str) -> InvalidArgument:
     return InvalidArgument(f"The download was refused: {why}. Ask the user for another file.")
 
 
+def _check_deadline(policy: DownloadPolicy, started: float) -> None:
+    """Refuse a download that has run longer than its total time (``downloads.timeoutSeconds``)."""
+    if time.monotonic() - started > policy.deadline:
+        raise _refused(f"the download took longer than {policy.deadline:g} seconds (downloads.timeoutSeconds)")
+
+
 def address_problem(address: str) -> str | None:
     """Why ``address`` must not be contacted (``"loopback"``, ...), or None for a public address."""
     try:
@@ -277,10 +283,7 @@ def fetch_to_file(
             for hop in range(policy.max_redirects + 1):
                 if hop:
                     target = _check_target(current, policy, resolver)
-                if time.monotonic() - started > policy.deadline:  # slow redirect chains count too
-                    raise _refused(
-                        f"the download took longer than {policy.deadline:g} seconds (downloads.timeoutSeconds)"
-                    )
+                _check_deadline(policy, started)  # slow redirect chains count too
                 location = _fetch_once(client, target, sink, policy, started)
                 if location is None:
                     return sink.finish()
@@ -311,8 +314,7 @@ def _fetch_once(
     whose IPv6 route is dead is reached over IPv4, decision 509), within the total time."""
     timed_out = False
     for address in target.addresses:
-        if time.monotonic() - started > policy.deadline:
-            raise _refused(f"the download took longer than {policy.deadline:g} seconds (downloads.timeoutSeconds)")
+        _check_deadline(policy, started)
         try:
             with client.stream(
                 "GET",
@@ -350,14 +352,14 @@ def _consume(response: httpx.Response, sink: _Sink, policy: DownloadPolicy, star
     if not 200 <= status < 300:
         raise _refused(f"the server answered HTTP {status}")
     declared = response.headers.get("content-length", "").strip()
-    if declared.isdigit() and int(declared) > policy.max_bytes:
-        raise _refused(f"the file is larger than {policy.max_bytes} bytes")
     total = int(declared) if declared.isdigit() else None
+    if total is not None and total > policy.max_bytes:
+        raise _refused(f"the file is larger than {policy.max_bytes} bytes")
+    of = f" of {total:,}" if total else ""
     for chunk in response.iter_bytes(_CHUNK):
-        if time.monotonic() - started > policy.deadline:
-            raise _refused(f"the download took longer than {policy.deadline:g} seconds (downloads.timeoutSeconds)")
+        _check_deadline(policy, started)
         sink.write(chunk)
-        # the call's progress, or Cancelled when its client gave up: the file is removed (decision 503)
-        of = f" of {total:,}" if total else ""
-        progress.step(sink.size, total, f"Downloaded {sink.size:,}{of} bytes", final=sink.size == total)
+        # the call's progress, or Cancelled when its client gave up: the file is removed (decision 503);
+        # the text is made only for a notification that is sent, not for every block
+        progress.step(sink.size, total, lambda: f"Downloaded {sink.size:,}{of} bytes", final=sink.size == total)
     return None

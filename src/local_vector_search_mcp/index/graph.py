@@ -80,13 +80,10 @@ class Resolver:
         self.meta = meta
         self._by_lower: dict[str, list[str]] = defaultdict(list)
         self._by_name: dict[str, list[str]] = defaultdict(list)
-        self._keys: list[tuple[str, str]] = []  # (name_key(path), path)
         self._by_suffix: dict[str, list[str]] | None = None  # built on the first ``[[folder/name]]``
         self._by_nfc_paths: dict[str, list[str]] | None = None  # built on the first non-ASCII miss
         for path in self.documents:
-            key = name_key(path)
-            self._keys.append((key, path))
-            self._by_lower[key].append(path)
+            self._by_lower[name_key(path)].append(path)
             self._by_name[name_key(posixpath.basename(path)[:-3])].append(path)
         self._by_alias: dict[str, list[str]] = defaultdict(list)
         for path, m in meta.items():
@@ -202,10 +199,10 @@ class Resolver:
         opensearch-docs as a vault (decision 484)."""
         if self._by_suffix is None:
             self._by_suffix = defaultdict(list)
-            for key, path in self._keys:
+            for key, paths in self._by_lower.items():
                 at = key.find("/")
                 while at >= 0:
-                    self._by_suffix[key[at + 1 :]].append(path)
+                    self._by_suffix[key[at + 1 :]].extend(paths)
                     at = key.find("/", at + 1)
         return self._by_suffix
 

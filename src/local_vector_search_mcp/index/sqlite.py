@@ -927,9 +927,9 @@ class SqliteStore(ChunkTables):
             )
             done = 0
             for cid, reason in refusals:
-                if self._one("SELECT 1 FROM chunks WHERE id = ? AND vector_pending = 1", (cid,)) is None:
+                c.execute("UPDATE chunks SET vector_pending = 2 WHERE id = ? AND vector_pending = 1", (cid,))
+                if not c.changes():  # gone, or no longer pending
                     continue
-                c.execute("UPDATE chunks SET vector_pending = 2 WHERE id = ?", (cid,))
                 c.execute("INSERT OR REPLACE INTO refused_vectors(chunk_id, reason) VALUES(?, ?)", (cid, reason))
                 done += 1
             return done

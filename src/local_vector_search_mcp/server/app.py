@@ -122,16 +122,16 @@ class Lanes:
 
 
 def call_result(
-    ws: Workspace, name: str, arguments: dict[str, Any] | None, call: progress.Call | None = None
+    ws: Workspace, name: str, arguments: dict[str, Any] | None, call: progress.Call
 ) -> types.CallToolResult:
     """Run a tool and build its reply (JSON text and all), in the calling worker thread: the
     event loop, which every session's I/O goes through, only sends it. ``call`` carries the
     client's progress token and cancellation to the tool's code (decision 500)."""
     try:
-        with progress.running(call or progress.Call()):
+        with progress.running(call):
             result = invoke(ws, name, arguments)
     except progress.Cancelled:
-        stopped = time.monotonic() - (call.cancelled_at if call and call.cancelled_at else time.monotonic())
+        stopped = time.monotonic() - (call.cancelled_at or time.monotonic())
         log.info("%s cancelled by its client: it stopped %.2f s later", name, stopped)
         # Never sent: the SDK answers no request its client cancelled.
         return error_result(KbError("The call was cancelled."))

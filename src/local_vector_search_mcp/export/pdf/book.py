@@ -548,11 +548,10 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     )
     template.progress = book.progress
     template.setProgressCallBack(book.progress.reportlab)
-    if not has_contents:
-        book.progress.reportlab("PASS", 1)  # build() announces no pass; multiBuild() does
     if has_contents:
         template.multiBuild(story, maxPasses=4)
     else:
+        book.progress.reportlab("PASS", 1)  # build() announces no pass; multiBuild() does
         template.build(story)
     book.progress.step(book.progress.total, f"Laid out {book.progress.page} pages", final=True)
     if book.fonts.missing:
