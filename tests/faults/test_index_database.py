@@ -499,7 +499,7 @@ def test_setting_a_damaged_file_aside_leaves_other_threads_calls_alone(tmp_path:
                     began.set()
                     rebuilt.wait(3)  # before: the rebuild closed this connection meanwhile
                     ws.store.write_manifest(manifest)
-            except BaseException as exc:  # noqa: BLE001 - the test reports it
+            except BaseException as exc:  # the test reports it
                 failures.append(exc)
 
         def rebuild() -> None:
