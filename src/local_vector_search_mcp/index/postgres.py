@@ -33,6 +33,7 @@ import inspect
 import json
 import logging
 import re
+import select
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -1395,22 +1396,76 @@ class PostgresStore:
     def exclusive_pass(self, name: str, wait: bool) -> Iterator[bool]:
         """A session advisory lock on a connection of its own: PostgreSQL releases it when the
         pass ends or the holding server dies (its connection drops), so a killed reindexer never
-        leaves the lock behind."""
-        try:
-            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:
-            raise connect_failure(exc, self._url, self._location) from None
+        leaves the lock behind. A lock whose session was lost while the pass runs is taken again
+        by the pass's next port call, or the pass stops (:meth:`_keep_passes`, decision 526)."""
         key = f"local-vector-search-mcp:{self._schema}:{name}"
+        conn = self._lock_session()
+        held = False
         try:
             if wait:
                 conn.execute(b"select pg_advisory_lock(hashtextextended(%s, 0))", (key,))
                 held = True
             else:
-                row = conn.execute(b"select pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
-                held = bool(row and row[0])
+                held = self._try_lock(conn, key)
+        except BaseException:
+            conn.close()
+            raise
+        lock = _PassLock(name, key, conn)
+        passes: list[_PassLock] = self._local.__dict__.setdefault("passes", [])
+        if held:
+            passes.append(lock)
+        try:
             yield held
         finally:
-            conn.close()
+            if held:
+                passes.remove(lock)
+            lock.conn.close()
+
+    def _lock_session(self) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise connect_failure(exc, self._url, self._location) from None
+
+    @staticmethod
+    def _try_lock(conn: psycopg.Connection[Any], key: str) -> bool:
+        row = conn.execute(b"select pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+        return bool(row and row[0])
+
+    def _keep_passes(self) -> None:
+        """The passes this thread runs still hold their locks, else take them again or stop.
+
+        A session the server ended (pg_terminate_backend, a restart) released its advisory lock,
+        and the pass's own calls reconnect on their own (decision 499), so a second reindexer
+        could start alongside. An idle lock session receives nothing unless the server ended it
+        (it then sends its error and closes), so a readable socket is the cheap sign: one
+        `select` per port call of the pass, a round trip only then."""
+        for lock in self._local.__dict__.get("passes", ()):
+            if not lock.conn.closed and not _readable(lock.conn):
+                continue
+            try:
+                lock.conn.execute(b"select 1")
+                continue  # something else was waiting on the socket: the session stands
+            except psycopg.Error:
+                lock.conn.close()
+            conn = self._lock_session()
+            try:
+                retaken = self._try_lock(conn, lock.key)
+            except psycopg.Error as exc:
+                conn.close()
+                raise IndexUnavailable(
+                    f"The {lock.name} pass lost its lock at {self._location} ({_scrubbed(exc, self._url)}) "
+                    "and stopped. Your Markdown is not affected."
+                ) from None
+            if not retaken:
+                conn.close()
+                raise IndexUnavailable(
+                    f"The {lock.name} pass stopped: its PostgreSQL session at {self._location} was lost "
+                    "and another server has started that pass meanwhile (it goes on). "
+                    "Your Markdown is not affected."
+                )
+            lock.conn = conn
+            log.warning("the PostgreSQL session holding the %s pass's lock was lost; lock taken again", lock.name)
 
     def _refused(self, reason: str) -> IndexNotReady:
         return IndexNotReady(
@@ -1465,6 +1520,21 @@ _NO_SQL = frozenset({"close", "write_lock", "write_batch", "exclusive_pass", "ch
 _GONE = (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName)
 
 
+@dataclass(slots=True)
+class _PassLock:
+    name: str
+    key: str
+    conn: psycopg.Connection[Any]
+
+
+def _readable(conn: psycopg.Connection[Any]) -> bool:
+    try:
+        ready, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return True
+    return bool(ready)
+
+
 def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def call(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
@@ -1475,6 +1545,7 @@ def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             for attempt in (1, 2):
                 try:
+                    self._keep_passes()
                     return method(self, *args, **kwargs)
                 except psycopg.OperationalError as exc:
                     conn = getattr(local, "conn", None)
