@@ -300,3 +300,20 @@ def test_tilde_in_an_argument_no_shell_expanded_is_home(kb: Path) -> None:
     assert result.returncode == 0, result.stderr
     status = json.loads(result.stdout)
     assert status["project"]["root"] == str(kb / "docs")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("@missing.json", "--json @missing.json could not be read: No such file or directory."),
+        ("@docs", "--json @docs could not be read: Is a directory."),
+        ("@latin1.json", "--json @latin1.json could not be read: not UTF-8 text (invalid continuation byte)."),
+    ],
+)
+def test_a_json_file_that_cannot_be_read_is_one_message(kb: Path, value: str, message: str) -> None:
+    # `--json @file` read the file unguarded: a missing one ended in a FileNotFoundError traceback
+    (kb / "latin1.json").write_bytes(b'{"path": "caf\xe9.md"}')
+    result = run("--root", "docs", "call", "kb_read", "--json", value, cwd=kb)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == f"local-vector-search-mcp: {message}\n"
