@@ -209,7 +209,7 @@ class PdfExportConfig(BaseModel):
     )
     cjk_font: Annotated[str | None, Field(alias='cjkFont')] = None
     """
-    Font for Chinese, Japanese and Korean text in kb_create_pdf_book: an absolute path to a TrueType `.ttf`/`.ttc` file, or a fontconfig family name. Default: the first TrueType CJK font fontconfig knows (WenQuanYi Micro Hei preferred). CFF-outline fonts such as Noto CJK OTF cannot be used (decision 107).
+    Font for Chinese, Japanese and Korean text in kb_create_pdf_book: the path of a TrueType `.ttf`/`.ttc` file (relative paths resolve against the project root), or a fontconfig family name. Default: the first TrueType CJK font fontconfig knows (WenQuanYi Micro Hei preferred). CFF-outline fonts such as Noto CJK OTF cannot be used (decision 107).
     """
 
 

@@ -148,7 +148,11 @@ def _read_json_arg(value: str) -> Any:
     if value == "-":
         text = sys.stdin.read()
     elif value.startswith("@"):
-        text = Path(value[1:]).read_text(encoding="utf-8")
+        try:
+            text = Path(value[1:]).expanduser().read_text(encoding="utf-8")  # no shell expands `@~/...`
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text ({exc.reason})"
+            raise ConfigError(f"--json {value} could not be read: {reason}.") from None
     else:
         text = value
     try:
