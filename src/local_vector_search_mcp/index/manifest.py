@@ -21,7 +21,9 @@ from .port import IndexStore
 from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 
 __all__ = [
+    "CHANGED_LETTERS",
     "LEXICAL_TOKENIZER",
+    "PREVIOUS_LEXICAL_TOKENIZER",
     "SCHEMA_VERSION",
     "STORAGE_LAYOUT",
     "compatibility_problems",
@@ -33,7 +35,11 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "5"
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-1+stems-1"
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-2+stems-2"  # 2: Hangul as bigrams, Russian stems (decisions 517-518)
+# The tokenizer before, and the letters it indexed otherwise: an index of it whose chunks hold none
+# of them holds exactly what this one writes, and is used as it is (decision 518).
+PREVIOUS_LEXICAL_TOKENIZER = "unicode61+cjk-bigram-1+stems-1"
+CHANGED_LETTERS = "\uac00-\ud7a3\u0430-\u044f\u0451\u0410-\u042f\u0401"  # Hangul syllables, Russian letters
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 
 
@@ -139,4 +145,11 @@ def index_problems(config: Any, embedder: Embedder | None, store: IndexStore, pr
     expected = current_manifest(config, embedder, store, probe)
     if "embedding_dimensions" not in expected and "embedding_dimensions" in stored:
         expected["embedding_dimensions"] = stored["embedding_dimensions"]
+    if (
+        stored.get("lexical_tokenizer") == PREVIOUS_LEXICAL_TOKENIZER
+        and expected.get("lexical_tokenizer") == LEXICAL_TOKENIZER
+        and not store.holds_letters(CHANGED_LETTERS)
+    ):
+        # nothing it holds was indexed otherwise: the next reindex records the current name
+        stored = {**stored, "lexical_tokenizer": LEXICAL_TOKENIZER}
     return compatibility_problems(stored, expected)

@@ -810,6 +810,16 @@ class PostgresStore:
     def has_chunks(self) -> bool:
         return self.exists() and bool(self._rows("select 1 from chunks limit 1"))
 
+    def holds_letters(self, letters: str) -> bool:
+        """A scan of the chunk texts (asked once, of an index an earlier release wrote)."""
+        if not self.exists():
+            return False
+        pattern = f"[{letters}]"
+        rows = self._rows(
+            "select 1 from chunks where text ~ %(p)s or coalesce(heading_path, '') ~ %(p)s limit 1", {"p": pattern}
+        )
+        return bool(rows)
+
     def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
         """A refused chunk has a row in ``refused_vectors`` (its reason) and none in the pending
         table; the row goes with its chunk, and a chunk stored again is pending again (the

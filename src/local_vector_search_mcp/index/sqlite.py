@@ -61,6 +61,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -1073,6 +1074,15 @@ class SqliteStore(ChunkTables):
         if not self.exists() or not self._table_exists("chunks"):
             return False
         return self._one("SELECT 1 FROM chunks LIMIT 1") is not None
+
+    def holds_letters(self, letters: str) -> bool:
+        """Read from the FTS vocabulary (the indexed tokens of every body and heading, lower-cased):
+        one pass over its terms, not over the compressed chunk texts."""
+        if not self.exists() or not self._table_exists("chunks_fts_vocab"):
+            return False
+        found = re.compile(f"[{letters}]").search
+        terms = self._conn().execute("SELECT term FROM chunks_fts_vocab")
+        return any(not term.isascii() and found(term) for (term,) in terms)
 
     def pending_vector_count(self) -> int:
         if not self.exists() or not self._table_exists("chunks"):

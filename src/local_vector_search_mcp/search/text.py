@@ -223,7 +223,10 @@ class _Highlighter:
         """Whether a folded (lower-cased) word token matched for a reason."""
         if token in self.exact:
             return True
-        return token.startswith(self.prefixes) and is_stemmable(token) and stem(token) in self.stems
+        if token.isascii() and not token.startswith(self.prefixes):  # the cheap test first
+            return False
+        # a Russian stem is not always a prefix of its word (``ёлка`` -> ``елк``): no such test there
+        return is_stemmable(token) and stem(token) in self.stems
 
     def ascii_spans(self, flat: str) -> Iterator[Span]:
         """The lit ASCII words of ``flat``, in order: the matches of :attr:`pattern` that are whole
@@ -298,8 +301,9 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
     pieces = [w for w in words if _CJK_RUN.fullmatch(w)]
     stems = {stem(w) for w in plain if is_stemmable(w)}
     prefixes = sorted({s[:-1] if s.endswith("i") else s for s in stems}, key=len, reverse=True)
-    parts = [re.escape(p) + "[a-z]*" for p in prefixes] + [re.escape(w) for w in plain if w.isascii()]
-    literals = [*prefixes, *(w for w in plain if w.isascii())]
+    ascii_prefixes = [p for p in prefixes if p.isascii()]  # other words are found by other_spans
+    parts = [re.escape(p) + "[a-z]*" for p in ascii_prefixes] + [re.escape(w) for w in plain if w.isascii()]
+    literals = [*ascii_prefixes, *(w for w in plain if w.isascii())]
     alternation = "|".join(parts) or "(?!)"
     return _Highlighter(
         re.compile(alternation, re.IGNORECASE),
