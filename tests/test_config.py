@@ -268,7 +268,19 @@ def test_a_model_the_local_provider_does_not_bundle_stops_the_start(tmp_path: Pa
 
 
 def test_the_local_models_named_in_the_configuration_are_the_bundled_ones() -> None:
-    from local_vector_search_mcp.config import LOCAL_MODELS
-    from local_vector_search_mcp.embeddings.local import _VARIANTS
+    from local_vector_search_mcp.config import LOCAL_DIMENSIONS, LOCAL_MODELS
+    from local_vector_search_mcp.embeddings.local import _VARIANTS, LocalEmbedder
 
     assert set(LOCAL_MODELS) == set(_VARIANTS)
+    assert all(LocalEmbedder(model, runtime=False).dimensions() == LOCAL_DIMENSIONS for model in LOCAL_MODELS)
+
+
+def test_a_vector_size_the_local_models_do_not_give_stops_the_start(tmp_path: Path) -> None:
+    # dimensions 100 made a 100-dimensional index, then every 384-dimensional vector was refused
+    # with advice (a forced reindex) that could not help
+    cfg = _config(tmp_path, "embedding:\n  dimensions: 100\n")
+    assert f"({cfg}:2): embedding.dimensions 100: the local provider's models give 384" in _error(
+        tmp_path, CliOptions(config=str(cfg))
+    )
+    cfg = _config(tmp_path, "embedding:\n  dimensions: 384\n")
+    assert load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.embedding.dimensions == 384

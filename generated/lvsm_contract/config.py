@@ -107,7 +107,7 @@ class EmbeddingConfig(BaseModel):
     """
     dimensions: Annotated[int | None, Field(ge=1)] = None
     """
-    Vector size; null means the model's own size (probed on first use for `openai-compatible`).
+    Vector size; null means the model's own size (probed on first use for `openai-compatible`). The `local` models give 384 and take null or 384 only.
     """
     batch_size: Annotated[int, Field(alias='batchSize', ge=1, le=1024)] = 16
     max_input_tokens: Annotated[int, Field(alias='maxInputTokens', ge=16, le=512)] = 128
