@@ -71,6 +71,11 @@ def test_status_flag(kb: Path) -> None:
         (["--config", "nope.yml", "--status"], "was not found"),
         (["--include", "/abs", "--status"], "leading slash"),
         (["--force"], "--force is only valid together with --reindex"),
+        # each ran only one of the two and exited 0 (the reindex was skipped)
+        (["--reindex", "--status"], "--status and --reindex cannot be combined"),
+        (["--reindex", "call", "kb_status"], "--reindex and call cannot be combined"),
+        (["--status", "notion", "push"], "--status and notion cannot be combined"),
+        (["--status", "serve"], "--status and serve cannot be combined"),
         (["serve", "extra"], "Unexpected argument: extra"),
         (["call", "kb_nope"], "invalid choice"),
         (["--transport", "pigeon"], "server.transport"),

@@ -273,6 +273,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.force and not args.reindex:
         print("local-vector-search-mcp: --force is only valid together with --reindex.", file=sys.stderr)
         return EXIT_ERROR
+    # One thing per run: `--reindex --status` printed the status and never reindexed, and
+    # `--reindex call ...` ran the call only, each exiting 0.
+    actions = [flag for flag, given in (("--status", args.status), ("--reindex", args.reindex)) if given]
+    actions += [args.command] if args.command else []
+    if len(actions) > 1:
+        print(
+            f"local-vector-search-mcp: {' and '.join(actions)} cannot be combined; run them one after the other.",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     if args.command == "serve" and args.rest and args.rest[0] in ("-h", "--help"):
         parser.print_help()  # `serve` takes the top-level options; they are its help
         return 0
