@@ -284,3 +284,16 @@ def test_a_vector_size_the_local_models_do_not_give_stops_the_start(tmp_path: Pa
     )
     cfg = _config(tmp_path, "embedding:\n  dimensions: 384\n")
     assert load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.embedding.dimensions == 384
+
+
+def test_every_enum_value_is_matched_case_insensitively(tmp_path: Path) -> None:
+    # only four keys were lowered: `backend: PostgreSQL` and `toolsets: [KB]` were refused
+    cfg = _config(
+        tmp_path,
+        "storage:\n  backend: PostgreSQL\n  url: postgresql://u@h/db\nserver:\n  toolsets: [KB, ' Chunks']\n"
+        "  transport: STDIO\nembedding:\n  vectorStorage: Float16\nsearch:\n  defaultMode: Lexical\n",
+    )
+    config = load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config
+    assert config.storage.backend == "postgresql"
+    assert config.server.toolsets == ["kb", "chunks"]
+    assert (config.embedding.vector_storage, config.search.default_mode) == ("float16", "lexical")

@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
 
 from lvsm_contract.config import Config
@@ -27,13 +27,6 @@ __all__ = ["CliOptions", "Config", "ConfigError", "Settings", "load_settings"]
 
 STATE_DIR = Path(".local-vector-search-mcp")
 DEFAULT_STORAGE = STATE_DIR / "index.db"
-# Enum-valued keys are matched case-insensitively (the contract's rule).
-_ENUM_KEYS = (
-    ("server", "transport"),
-    ("embedding", "provider"),
-    ("embedding", "vectorStorage"),
-    ("search", "defaultMode"),
-)
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]"}
 # The models the `local` provider bundles (embeddings/local.py's variants; a test keeps the two
 # lists equal). Named here so a misspelt one stops the start-up like any other invalid value,
@@ -252,6 +245,26 @@ def _booleans_as_numbers(data: Any, model: type[BaseModel], at: KeyPath) -> list
     return problems
 
 
+def _is_enum(annotation: Any) -> bool:
+    return get_origin(annotation) is Literal and all(isinstance(v, str) for v in get_args(annotation))
+
+
+def _lower_enums(data: Any, model: type[BaseModel]) -> None:
+    """Enum values are matched case-insensitively (the contract's rule), in every key and list
+    that holds them: `backend: PostgreSQL` and `toolsets: [KB]` were refused."""
+    if not isinstance(data, dict):
+        return
+    for name, info in model.model_fields.items():
+        key = info.alias if info.alias and info.alias in data else name
+        value, annotation = data.get(key), info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            _lower_enums(value, annotation)
+        elif _is_enum(annotation) and isinstance(value, str):
+            data[key] = value.strip().lower()
+        elif get_origin(annotation) is list and _is_enum(get_args(annotation)[0]) and isinstance(value, list):
+            data[key] = [v.strip().lower() if isinstance(v, str) else v for v in value]
+
+
 def _format_problems(problems: list[tuple[KeyPath, str]], source: _Source | None) -> str:
     lines = []
     for loc, msg in problems:
@@ -265,10 +278,7 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
     named with its key path and, when ``source`` knows it, the file line or option it came from."""
     from pydantic import ValidationError
 
-    for section, key in _ENUM_KEYS:
-        block = data.get(section)
-        if isinstance(block, dict) and isinstance(block.get(key), str):
-            block[key] = block[key].strip().lower()
+    _lower_enums(data, Config)
     problems = _booleans_as_numbers(data, Config, ())
     try:
         config = Config.model_validate(data)

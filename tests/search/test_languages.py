@@ -18,8 +18,9 @@ import pytest
 from kb_fakes import KbClient, make_workspace
 from pg_server import PgServer
 
-from local_vector_search_mcp.index.cjk import cjk_index_text, index_tokens
-from local_vector_search_mcp.index.manifest import LEXICAL_TOKENIZER, PREVIOUS_LEXICAL_TOKENIZER, index_problems
+from local_vector_search_mcp.errors import IndexNotReady
+from local_vector_search_mcp.index.cjk import bigrams, cjk_index_text, index_tokens
+from local_vector_search_mcp.index.manifest import LEXICAL_TOKENIZER, index_problems
 from local_vector_search_mcp.index.query import CjkRun, Term
 from local_vector_search_mcp.index.stem import is_stemmable, stem, stem_index_text
 from local_vector_search_mcp.search.fusion import is_prose
@@ -118,6 +119,14 @@ def test_negations_quantifiers_and_technical_terms_stay_searchable() -> None:
         assert kept in [leaf.text for leaf in build_lexical_query(query).leaves], query
 
 
+def test_a_query_typed_without_accents_has_the_same_stop_words() -> None:
+    # found by test_search_properties: "do où ..." kept "do", "do ou ..." read as Portuguese
+    assert query_stop_words(["do", "où", "x"]) == query_stop_words(["do", "ou", "x"])
+    plain = [leaf.text for leaf in build_lexical_query("Warum konnen wir fur die Sicherung nichts tun").leaves]
+    accented = [leaf.text for leaf in build_lexical_query("Warum können wir für die Sicherung nichts tun").leaves]
+    assert plain == accented == ["Sicherung", "nichts", "tun"]
+
+
 def test_a_query_of_stop_words_only_still_searches_them() -> None:
     assert [leaf.text for leaf in build_lexical_query("wie und was").leaves] == ["wie", "und", "was"]
 
@@ -201,17 +210,45 @@ def test_an_inflected_russian_word_finds_the_page(lite: KbClient, pg: KbClient) 
         assert _paths(client, "шаблон документа", 1) == ["ru/shablony.md"]
 
 
-# An index of the previous tokenizer (decision 518) -------------------------------------------------
+# Thai, Lao, Myanmar, Khmer as bigrams of their letters (decision 519) --------------------------------
 
 
-def _written_by_previous_tokenizer(client: KbClient) -> list[str]:
-    client.store.write_manifest({**client.store.read_manifest(), "lexical_tokenizer": PREVIOUS_LEXICAL_TOKENIZER})
+def test_thai_runs_are_bigrams_of_their_letters_on_both_sides() -> None:
+    # unicode61 cut Thai at each combining mark: pieces that only matched where they lined up
+    assert cjk_index_text("ติดตั้ง").split() == ["ตด", "ดต", "ตง", "ง"]
+    assert index_tokens("ข้อมูล") == ["ขอ", "อม", "มล", "ล"]
+    assert bigrams("ข้อมูล") == ["ขอ", "อม", "มล"]
+    assert build_lexical_query("ข้อมูล").leaves == (CjkRun("ข้อมูล"),)
+    assert cjk_index_text("\u0e34\u0e49").split() == []  # marks alone: no letter, nothing indexed
+    assert bigrams("\u0e34") == []
+
+
+def test_a_thai_word_inside_a_run_is_found_and_lit_whole(lite: KbClient, pg: KbClient) -> None:
+    for client in (lite, pg):
+        assert _paths(client, "สำรอง", 1) == ["th/backup.md"]  # inside การสำรองข้อมูล: missed before
+        top = _results(client, "ข้อมูล", 10)
+        assert top[0]["path"] == "th/backup.md"
+        assert "[ข้อมูล]" in top[0]["snippet"]
+        assert "[ข]" not in " ".join(r["snippet"] for r in top)  # a lone letter matched before
+    for query in ("\u0e34", "ก\u0e34 test"):  # a lone mark; a letter with its mark
+        for client in (lite, pg):
+            _results(client, query, 3)
+
+
+# An index of an earlier tokenizer (decisions 518-519) -----------------------------------------------
+
+BEFORE_H60, HANGUL_AND_RUSSIAN = "unicode61+cjk-bigram-1+stems-1", "unicode61+cjk-bigram-2+stems-2"
+
+
+def _written_by(client: KbClient, tokenizer: str) -> list[str]:
+    client.store.write_manifest({**client.store.read_manifest(), "lexical_tokenizer": tokenizer})
     return index_problems(client.config, None, client.store)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_an_old_index_without_hangul_or_russian_is_used_as_it_is(
-    tmp_path: Path, pg_server: PgServer, backend: str
+@pytest.mark.parametrize("tokenizer", [BEFORE_H60, HANGUL_AND_RUSSIAN])
+def test_an_old_index_without_the_changed_scripts_is_used_as_it_is(
+    tmp_path: Path, pg_server: PgServer, backend: str, tokenizer: str
 ) -> None:
     root = tmp_path / "kb"
     shutil.copytree(FIXTURES / "multilingual" / "de", root / "de")
@@ -219,7 +256,7 @@ def test_an_old_index_without_hangul_or_russian_is_used_as_it_is(
     client = _client(root, backend, pg_server)
     try:
         client.reindex()
-        assert _written_by_previous_tokenizer(client) == []
+        assert _written_by(client, tokenizer) == []
         assert _paths(client, "Sicherung erstellen", 1) == ["de/sicherung.md"]
         client.reindex()  # records the current name
         assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
@@ -227,20 +264,32 @@ def test_an_old_index_without_hangul_or_russian_is_used_as_it_is(
         client.store.close()
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @pytest.mark.parametrize(
-    ("backend", "folder"), [("sqlite", "ko"), ("sqlite", "ru"), ("postgresql", "ko"), ("postgresql", "ru")]
+    ("tokenizer", "folder", "rebuild"),
+    [
+        (BEFORE_H60, "ko", True),
+        (BEFORE_H60, "ru", True),
+        (BEFORE_H60, "th", True),
+        (HANGUL_AND_RUSSIAN, "th", True),
+        (HANGUL_AND_RUSSIAN, "ko", False),
+        (HANGUL_AND_RUSSIAN, "ru", False),
+    ],
 )
-def test_an_old_index_holding_hangul_or_russian_asks_for_a_rebuild(
-    tmp_path: Path, pg_server: PgServer, backend: str, folder: str
+def test_an_old_index_holding_a_changed_script_asks_for_a_rebuild(
+    tmp_path: Path, pg_server: PgServer, backend: str, tokenizer: str, folder: str, rebuild: bool
 ) -> None:
     root = tmp_path / "kb"
     shutil.copytree(FIXTURES / "multilingual" / folder, root / folder)
     client = _client(root, backend, pg_server)
     try:
         client.reindex()
-        problems = _written_by_previous_tokenizer(client)
-        assert problems == [f"lexical_tokenizer: indexed '{PREVIOUS_LEXICAL_TOKENIZER}', current '{LEXICAL_TOKENIZER}'"]
-        with pytest.raises(Exception, match="kb_reindex force=true"):
+        problems = _written_by(client, tokenizer)
+        if not rebuild:
+            assert problems == []
+            return
+        assert problems == [f"lexical_tokenizer: indexed '{tokenizer}', current '{LEXICAL_TOKENIZER}'"]
+        with pytest.raises(IndexNotReady, match="kb_reindex force=true"):
             client.search(query="검색", mode="lexical")
         client.reindex(force=True)
         assert index_problems(client.config, None, client.store) == []

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..index.cjk import word_tokens
+
 __all__ = ["ENGLISH", "LATIN_LANGUAGES", "RUSSIAN", "is_stop_word", "query_stop_words"]
 
 _ENGLISH_WORDS = """
@@ -43,8 +45,8 @@ _ENGLISH_WORDS = """
 """
 ENGLISH = frozenset(_ENGLISH_WORDS.split())
 
-# Question words, auxiliaries, pronouns, articles, prepositions and conjunctions of each language;
-# lower-case as the query is compared (accents as written: ``où`` and ``ou`` are different words).
+# Question words, auxiliaries, pronouns, articles, prepositions and conjunctions of each language,
+# compared as the index folds them (:func:`_word`: ``où`` and ``ou`` are one word to it).
 _GERMAN = """
     aber als am an auch auf aus bei bin bis bist da damit dann das dass dem den denn der dich dir die
     doch du durch ein eine einem einen einer eines er es euch euer für habe haben hast hat hatte hier ich
@@ -76,23 +78,31 @@ _RUSSIAN = """
     к как какая какие каким какой когда кто ли либо мне может можно мой мы на над о об он она они оно от
     по под почему при с со так также там то тоже у уже хотя чего чем что чтобы эта эти это этот я
 """
-LATIN_LANGUAGES: dict[str, frozenset[str]] = {
-    "de": frozenset(_GERMAN.split()),
-    "fr": frozenset(_FRENCH.split()),
-    "es": frozenset(_SPANISH.split()),
-    "pt": frozenset(_PORTUGUESE.split()),
-    "it": frozenset(_ITALIAN.split()),
-}
-RUSSIAN = frozenset(_RUSSIAN.split())
-_EVIDENCE = 2  # different words of a Latin-script language's list that make a query read as it
-
-
 # quotes, brackets, backticks and sentence marks around a word; not a sigil (``$i``, ``@when``)
 _AROUND = "\"'`()[]{}<>\u2018\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1.,;:!?\u2026"
 
 
 def _word(piece: str) -> str:
-    return piece.strip(_AROUND).lower()
+    """A piece as the lists are compared: without the punctuation around it, lower-cased, and a
+    non-ASCII one folded as the index folds it (``où`` -> ``ou``), so a query typed without its
+    accents has the same stop words (decision 372)."""
+    word = piece.strip(_AROUND).lower()
+    return word if word.isascii() else "".join(word_tokens(word))
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_word(w) for w in text.split())
+
+
+LATIN_LANGUAGES: dict[str, frozenset[str]] = {
+    "de": _words(_GERMAN),
+    "fr": _words(_FRENCH),
+    "es": _words(_SPANISH),
+    "pt": _words(_PORTUGUESE),
+    "it": _words(_ITALIAN),
+}
+RUSSIAN = _words(_RUSSIAN)
+_EVIDENCE = 2  # different words of a Latin-script language's list that make a query read as it
 
 
 def query_stop_words(pieces: Iterable[str]) -> frozenset[str]:
