@@ -91,6 +91,7 @@ from .fts5 import (
     render_match,
     render_stems,
 )
+from .owner import Owner, Verdict, refusal, verdict
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -268,8 +269,12 @@ class SqliteStore(ChunkTables):
     """The index in one SQLite file (``path``); ``:memory:`` is not supported
     because every thread opens its own connection."""
 
-    def __init__(self, path: Path, label: str | None = None) -> None:
+    def __init__(self, path: Path, label: str | None = None, owner: Owner | None = None) -> None:
         self.path = Path(path)
+        # the knowledge base this store indexes: its file records it (decision 535); None for a
+        # file opened for itself (index copy), which claims nothing
+        self.owner = owner
+        self._owned_file: tuple[int, int] | None = None  # the file found to be the owner's
         # how messages name the file: never the server's absolute path (errors.py)
         self.label = label or "at the configured storage.path"
         self._local = threading.local()
@@ -321,12 +326,16 @@ class SqliteStore(ChunkTables):
                 conn.execute(
                     "SELECT count(*) FROM sqlite_master"
                 ).fetchall()  # reads the schema: a damaged file fails here
+                self._check_owner(conn)
             except DAMAGE as exc:
                 conn.close()
                 raise self._damaged(exc) from None
             except apsw.BusyError:
                 conn.close()
                 raise _busy() from None
+            except IndexNotReady:  # the index of another project (decision 535), or busy claiming it
+                conn.close()
+                raise
             except apsw.CantOpenError:  # the first read opens the -wal and -shm beside the file
                 conn.close()
                 why = (
@@ -346,6 +355,57 @@ class SqliteStore(ChunkTables):
                         self._connections.pop(thread).close()
                 self._connections[threading.current_thread()] = conn
         return conn
+
+    def _check_owner(self, conn: apsw.Connection) -> None:
+        """Refuse a file that records another knowledge base which still exists, before anything
+        reads or writes it (decision 535); adopt one that records none or a folder gone since
+        (decision 536). Once per file: the threads' later connections to it skip the check."""
+        file_id = self._file_id()
+        if self.owner is None or file_id is None or file_id == self._owned_file:
+            return
+        names = "SELECT name FROM sqlite_master WHERE name IN ('documents', 'index_owner')"
+        tables = {row[0] for row in conn.execute(names)}
+        if not tables:
+            return  # an empty file: the schema records its owner when it is created (_create)
+        recorded = _recorded_owner(conn) if "index_owner" in tables else None
+        found = verdict(recorded, self.owner)
+        if found is Verdict.REFUSE:
+            raise refusal(str(recorded), self.owner)
+        if found is Verdict.ADOPT:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except apsw.BusyError:
+                raise _busy() from None
+            except apsw.ReadOnlyError:
+                return  # a file that refuses writes: nothing can be deleted in it either; claimed later
+            try:
+                self._claim(conn)
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        self._owned_file = file_id
+
+    def _claim(self, c: apsw.Connection) -> None:
+        """Record this store's knowledge base in the file, inside the caller's write transaction,
+        deciding again on what the file holds now (another process may have claimed it since)."""
+        if self.owner is None:
+            return
+        c.execute("CREATE TABLE IF NOT EXISTS index_owner(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+        recorded = _recorded_owner(c)
+        found = verdict(recorded, self.owner)
+        if found is Verdict.REFUSE:
+            raise refusal(str(recorded), self.owner)
+        if found is Verdict.ADOPT:
+            c.execute("INSERT OR REPLACE INTO index_owner(key, value) VALUES('root', ?)", (str(self.owner.root),))
+            if recorded is not None:
+                log.warning(
+                    "the index file recorded the knowledge base %s, which no longer exists or which was copied "
+                    "with this project; it now indexes %s",
+                    recorded,
+                    self.owner.root,
+                )
 
     def _damaged(self, exc: apsw.Error) -> IndexDamaged:
         """SQLite found the file damaged (at open or at any later statement, decision 495): the
@@ -617,6 +677,7 @@ class SqliteStore(ChunkTables):
             c.execute("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, row)")
         c.execute("CREATE TABLE IF NOT EXISTS term_stats(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID")
         self._create_chunk_tables(c)
+        self._claim(c)
         if dims and not self._table_exists("chunk_vectors"):
             columns = {
                 "float32": f"float[{dims}] distance_metric=cosine",
@@ -1433,6 +1494,11 @@ def _detecting_damage(method: Callable[..., Any]) -> Callable[..., Any]:
 for _name, _method in inspect.getmembers(SqliteStore, inspect.isfunction):
     if not _name.startswith("_") and _name not in _NO_SQL:
         setattr(SqliteStore, _name, _detecting_damage(_method))
+
+
+def _recorded_owner(c: apsw.Connection) -> str | None:
+    row = c.execute("SELECT value FROM index_owner WHERE key = 'root'").fetchone()
+    return None if row is None else str(row[0])
 
 
 def _use_wal(conn: apsw.Connection) -> None:

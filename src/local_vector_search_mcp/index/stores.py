@@ -26,9 +26,23 @@ def open_store(settings: Settings) -> IndexStore:
     storage = settings.config.storage
     if storage.backend == "postgresql":
         return _postgres(settings.database_url or "", storage.schema_)
+    from .owner import Owner
     from .sqlite import SqliteStore  # apsw and sqlite-vec load only when the index is used
 
-    return SqliteStore(settings.storage_path, storage_label(settings.storage_path, settings.project_root))
+    # The file records the knowledge base it indexes; another's is refused (decision 535). A file
+    # inside the knowledge base is its own whatever it records (a copied folder); the project root
+    # is no such proof, it is the working folder when only --root is given (decision 536).
+    root = settings.root.resolve()
+    owner = Owner(root, _inside(settings.storage_path, root))
+    return SqliteStore(settings.storage_path, storage_label(settings.storage_path, settings.project_root), owner)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder)
+    except ValueError:
+        return False
+    return True
 
 
 def storage_label(path: Path, project_root: Path) -> str:

@@ -1,0 +1,186 @@
+"""One SQLite index file, one knowledge base (decisions 535-537).
+
+Two projects given one storage.path (an absolute path in a copied configuration, one global
+--storage-path in an MCP client's settings) deleted each other's documents at every reindex, and
+each one's --status then called the other's documents its own. The file now records the root it
+indexes: another project's index is refused, a moved project's and an old index are adopted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import apsw
+import pytest
+
+from local_vector_search_mcp import dispatch
+from local_vector_search_mcp.config import CliOptions, load_settings
+from local_vector_search_mcp.errors import IndexNotReady
+from local_vector_search_mcp.index.owner import Owner
+from local_vector_search_mcp.index.sqlite import SqliteStore
+from local_vector_search_mcp.workspace import Workspace
+
+REFUSAL = "belongs to another knowledge base"
+
+
+def _project(folder: Path, word: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / f"{word}.md").write_text(f"# {word.title()}\n\n{word} notes of this project\n", "utf-8")
+    return folder
+
+
+def _cli(root: Path, storage: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real command line, as a user or an MCP client's configuration starts it: a project
+    root with its own state folder when no storage path is given."""
+    where = ["--project-root", str(root)] if storage is None else ["--root", str(root), "--storage-path", str(storage)]
+    return subprocess.run(
+        [sys.executable, "-m", "local_vector_search_mcp", *where, "--embedding-provider", "none", *args],
+        capture_output=True,
+        text=True,
+        cwd=root.parent,
+        timeout=120,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": ""},
+    )
+
+
+def _status(root: Path, storage: Path | None) -> dict[str, object]:
+    done = _cli(root, storage, "--status")
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout)
+    assert isinstance(status, dict)
+    return status
+
+
+def _documents(storage: Path) -> list[str]:
+    conn = apsw.Connection(str(storage), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return sorted(str(row[0]) for row in conn.execute("SELECT path FROM documents"))
+    finally:
+        conn.close()
+
+
+def test_a_second_project_on_one_index_file_is_refused_and_deletes_nothing(tmp_path: Path) -> None:
+    """Decision 535: B's reindex deleted A's documents and A's --status said "compatible, 1
+    document" (B's). Now every command of B refuses, naming both folders and the fix, and A's
+    index is untouched, even by --reindex --force."""
+    a, b = _project(tmp_path / "alpha", "apple"), _project(tmp_path / "beta", "banana")
+    shared = tmp_path / "indexes" / "index.db"
+    assert _cli(a, shared, "--reindex").returncode == 0
+    for args in (["--reindex"], ["--reindex", "--force"]):
+        done = _cli(b, shared, *args)
+        assert done.returncode != 0
+        assert REFUSAL in done.stderr and "'alpha'" in done.stderr and "'beta'" in done.stderr
+        assert "give this project its own storage.path" in done.stderr.lower()
+        assert "Traceback" not in done.stderr
+    status = _status(b, shared)
+    compatibility = status["compatibility"]
+    assert isinstance(compatibility, dict) and not compatibility["isCompatible"]
+    assert REFUSAL in compatibility["problems"][0]
+    assert _documents(shared) == ["apple.md"]
+    project = _status(a, shared)["project"]
+    assert isinstance(project, dict) and project["documents"] == 1
+    found = _cli(a, shared, "call", "kb_search", "--query", "apple", "--mode", "lexical")
+    assert [hit["path"] for hit in json.loads(found.stdout)["results"]] == ["apple.md"]
+
+
+def _workspace(root: Path, storage: Path, writes: bool = False) -> Workspace:
+    options = CliOptions(root=str(root), storage_path=str(storage), embedding_provider="none", allow_writes=writes)
+    return Workspace(load_settings(options, cwd=root.parent, environ={}))
+
+
+def test_over_mcp_the_other_projects_index_is_index_not_ready_and_edits_still_write_markdown(tmp_path: Path) -> None:
+    """Decision 535 over MCP: a server of B (its catch-up at the first call included) neither
+    reads A's documents as B's nor writes into the file; an edit writes B's Markdown only."""
+    a, b = _project(tmp_path / "alpha", "apple"), _project(tmp_path / "beta", "banana")
+    shared = tmp_path / "shared.db"
+    ws_a = _workspace(a, shared)
+    ws_a.indexing.reindex()
+    ws_a.close()
+    before = shared.read_bytes()
+    ws = _workspace(b, shared, writes=True)
+    ws.start_serving()
+    try:
+        with pytest.raises(IndexNotReady, match=REFUSAL):
+            dispatch.invoke(ws, "kb_search", {"request": {"query": "apple", "mode": "lexical"}})
+        status = dispatch.invoke(ws, "kb_status", None)
+        assert isinstance(status, dict) and REFUSAL in status["compatibility"]["problems"][0]
+        created = dispatch.invoke(ws, "kb_create", {"request": {"path": "new.md", "markdown": "# New\n\ncherry\n"}})
+        assert isinstance(created, dict) and created["indexSynchronized"] is False
+        with pytest.raises(IndexNotReady, match=REFUSAL):
+            ws.indexing.reindex(force=True)
+        ws.indexing.wait_reindex(60)
+    finally:
+        ws.close()
+    assert (b / "new.md").exists()
+    assert _documents(shared) == ["apple.md"]
+    assert shared.read_bytes() == before
+
+
+def test_a_moved_project_adopts_its_index_and_a_new_folder_at_the_old_place_is_refused(tmp_path: Path) -> None:
+    """Decision 536: the recorded folder gone (moved or renamed), the index is the project's at its
+    new place, nothing re-indexed; a new project created at the old place is then another one."""
+    a = _project(tmp_path / "alpha", "apple")
+    shared = tmp_path / "shared.db"
+    assert _cli(a, shared, "--reindex").returncode == 0
+    moved = tmp_path / "alpha-renamed"
+    a.rename(moved)
+    assert _status(moved, shared)["compatibility"] == {"isCompatible": True, "problems": []}
+    again = _cli(moved, shared, "--reindex")
+    assert again.returncode == 0 and json.loads(again.stdout)["indexedFiles"] == 0
+    newcomer = _project(tmp_path / "alpha", "apricot")
+    refused = _cli(newcomer, shared, "--reindex")
+    assert refused.returncode != 0 and REFUSAL in refused.stderr and "'alpha-renamed'" in refused.stderr
+    assert _documents(shared) == ["apple.md"]
+
+
+def test_an_index_from_before_the_record_is_adopted_by_the_first_project_that_opens_it(tmp_path: Path) -> None:
+    """Decision 536: an index written before this change records no root; the first project to open
+    it (even only for --status) adopts it, and a second one is refused from then on."""
+    a, b = _project(tmp_path / "alpha", "apple"), _project(tmp_path / "beta", "banana")
+    shared = tmp_path / "shared.db"
+    assert _cli(a, shared, "--reindex").returncode == 0
+    conn = apsw.Connection(str(shared))
+    conn.execute("DROP TABLE index_owner")  # what an index of the previous release holds
+    conn.close()
+    assert _status(a, shared)["compatibility"] == {"isCompatible": True, "problems": []}
+    refused = _cli(b, shared, "--reindex")
+    assert refused.returncode != 0 and REFUSAL in refused.stderr
+    assert _documents(shared) == ["apple.md"]
+
+
+def test_a_project_folder_copied_with_its_index_adopts_the_copy(tmp_path: Path) -> None:
+    """Decision 536: the default index lies inside the knowledge base; a copy of the whole folder
+    carries an index recording the original, which still exists. A file inside the knowledge base
+    is its own: the copy adopts it and the original keeps its own file."""
+    a = _project(tmp_path / "alpha", "apple")
+    assert _cli(a, None, "--reindex").returncode == 0
+    copy = tmp_path / "alpha-copy"
+    shutil.copytree(a, copy)
+    (copy / "extra.md").write_text("# Extra\n\nkiwi\n", "utf-8")
+    done = _cli(copy, None, "--reindex")
+    assert done.returncode == 0, done.stderr
+    assert _documents(copy / ".local-vector-search-mcp" / "index.db") == ["apple.md", "extra.md"]
+    assert _status(a, None)["compatibility"] == {"isCompatible": True, "problems": []}
+
+
+def test_two_stores_creating_one_new_file_the_second_is_refused(tmp_path: Path) -> None:
+    """Decision 537: on a new (empty) file nothing is recorded at open; the schema's creation
+    records the owner in the same transaction and decides again, so two projects starting on one
+    new file cannot both take it."""
+    a, b = _project(tmp_path / "alpha", "apple"), _project(tmp_path / "beta", "banana")
+    path = tmp_path / "new.db"
+    first = SqliteStore(path, owner=Owner(a.resolve(), False))
+    second = SqliteStore(path, owner=Owner(b.resolve(), False))
+    try:
+        second._conn()  # opened while the file is still empty: nothing to check yet
+        first.ensure_schema(None, "float32")
+        with pytest.raises(IndexNotReady, match=REFUSAL):
+            second.ensure_schema(None, "float32")
+    finally:
+        first.close()
+        second.close()
