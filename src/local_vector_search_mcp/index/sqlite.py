@@ -63,6 +63,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
@@ -130,6 +131,23 @@ BUSY_TIMEOUT_MS = 30_000
 DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
 _VEC0_PARTS = ("chunk_vectors_info", "chunk_vectors_chunks", "chunk_vectors_rowids", "chunk_vectors_vector_chunks00")
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
+
+
+class _ThreadEnd:
+    """Kept in a thread's local storage beside its connection. Python drops a thread's local
+    storage when the thread ends, and with it this object: the store learns that a connection
+    now belongs to a dead thread (decision 520). Only a flag is set here; the connection is
+    closed by the next thread that uses the store."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = weakref.ref(store)
+
+    def __del__(self) -> None:
+        store = self.store()
+        if store is not None:
+            store._threads_ended = True
 _DERIVED = (
     "refused_vectors",  # before chunks: its rows reference them
     "unreadable_files",
@@ -277,6 +295,7 @@ class SqliteStore(ChunkTables):
         # worker threads), so a dead thread's connection is closed when the next one opens.
         self._connections: dict[threading.Thread, apsw.Connection] = {}
         self._conn_lock = threading.Lock()
+        self._threads_ended = False  # a thread with a connection ended since the last sweep (_ThreadEnd)
         self._vector_storage: str | None = None
         self._scopes: dict[str, Callable[[str], bool]] = {}
         self._seen_damage = False  # SQLite reported the file damaged: a reset sets it aside
@@ -292,6 +311,8 @@ class SqliteStore(ChunkTables):
         return st.st_dev, st.st_ino
 
     def _conn(self) -> apsw.Connection:
+        if self._threads_ended:
+            self._close_ended()
         conn = getattr(self._local, "conn", None)
         if conn is not None and not conn.in_transaction and self._file_id() != self._local.file_id:
             # The file at storage.path was deleted or replaced (the state folder removed, a copy
@@ -338,13 +359,22 @@ class SqliteStore(ChunkTables):
             self._local.conn = conn
             self._local.serial = next(_CONNECTION_SERIALS)
             self._local.file_id = self._file_id()
+            self._local.end = _ThreadEnd(self)
             self._note_file(self._local.file_id)
             with self._conn_lock:
-                for thread in [t for t in self._connections if not t.is_alive()]:
-                    with contextlib.suppress(apsw.Error):
-                        self._connections.pop(thread).close()
                 self._connections[threading.current_thread()] = conn
         return conn
+
+    def _close_ended(self) -> None:
+        """Close the connections of threads that have ended. A burst of calls spreads over many
+        worker threads; the idle ones end, the few serving the steady load live on and open
+        nothing new, so waiting for the next new connection held the burst's (three descriptors
+        and a page cache each) for the server's life (decision 520)."""
+        with self._conn_lock:
+            self._threads_ended = False  # before the sweep: a thread ending during it sets it again
+            for thread in [t for t in self._connections if not t.is_alive()]:
+                with contextlib.suppress(apsw.Error):
+                    self._connections.pop(thread).close()
 
     def _damaged(self, exc: apsw.Error) -> IndexDamaged:
         """SQLite found the file damaged (at open or at any later statement, decision 495): the
