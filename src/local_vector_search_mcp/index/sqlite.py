@@ -148,6 +148,8 @@ class _ThreadEnd:
         store = self.store()
         if store is not None:
             store._threads_ended = True
+
+
 _DERIVED = (
     "refused_vectors",  # before chunks: its rows reference them
     "unreadable_files",
