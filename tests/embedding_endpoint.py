@@ -11,7 +11,8 @@ search finds something), and, when a test asks for it,
 - ``max_batch``: a request with more inputs answers 413;
 - ``faults``: one-shot faults for the next requests, in order: ``(429, retry_after)``,
   ``(503, None)``, ``"reset"`` (the connection is closed without an answer), ``("sleep", s)``;
-- ``dims``: the vector size, changeable between runs (a model switched behind the endpoint).
+- ``dims``: the vector size, changeable between runs (a model switched behind the endpoint);
+- ``delay``: seconds every answer takes (a slow model on a CPU, a busy hosted API).
 
 Every request is recorded (``requests``: the input lists; ``models``: the model names asked).
 """
@@ -53,6 +54,7 @@ class Endpoint:
         self.zero: str | None = None
         self.odd: str | None = None
         self.max_batch: int | None = None
+        self.delay = 0.0
         self.faults: list[Any] = []
         self.requests: list[list[str]] = []
         self.models: list[str] = []
@@ -70,6 +72,8 @@ class Endpoint:
             self.requests.append(list(inputs))
             self.models.append(str(body.get("model")))
             fault = self.faults.pop(0) if self.faults else None
+        if self.delay:
+            time.sleep(self.delay)
         if fault == "reset":
             handler.close_connection = True
             handler.connection.shutdown(2)  # no answer at all: the client sees the connection drop

@@ -272,6 +272,10 @@ class MemoryStore:
     def has_chunks(self) -> bool:
         return bool(self._chunks)
 
+    def holds_letters(self, letters: str) -> bool:
+        found = re.compile(f"[{letters}]").search
+        return any(found(c.record.text) or found(c.record.heading_path or "") for c in self._chunks.values())
+
     def mark_all_vectors_pending(self) -> None:
         pass  # the memory store has no separate vector table
 

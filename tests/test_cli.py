@@ -71,6 +71,11 @@ def test_status_flag(kb: Path) -> None:
         (["--config", "nope.yml", "--status"], "was not found"),
         (["--include", "/abs", "--status"], "leading slash"),
         (["--force"], "--force is only valid together with --reindex"),
+        # each ran only one of the two and exited 0 (the reindex was skipped)
+        (["--reindex", "--status"], "--status and --reindex cannot be combined"),
+        (["--reindex", "call", "kb_status"], "--reindex and call cannot be combined"),
+        (["--status", "notion", "push"], "--status and notion cannot be combined"),
+        (["--status", "serve"], "--status and serve cannot be combined"),
         (["serve", "extra"], "Unexpected argument: extra"),
         (["call", "kb_nope"], "invalid choice"),
         (["--transport", "pigeon"], "server.transport"),
@@ -278,3 +283,68 @@ def test_postgresql_without_its_drivers_says_how_to_add_them(kb: Path) -> None:
     assert result.returncode == 1, result.stdout
     assert "`postgresql` extra (psycopg is missing)" in result.stderr and "pipx inject" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_configuration_mistake_is_one_message_naming_the_line_and_exit_1(kb: Path) -> None:
+    # a block pasted twice used to be taken silently: the second `knowledgeBase` replaced the first
+    (kb / "c.yml").write_text(
+        "knowledgeBase:\n  root: docs\nsearch: {maxResults: 5}\nknowledgeBase:\n  allowWrites: true\n"
+    )
+    result = run("--config", "c.yml", "--status", cwd=kb)
+    assert result.returncode == 1, result.stdout
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"local-vector-search-mcp: Configuration file {kb / 'c.yml'}:4: knowledgeBase is given twice (first on "
+        "line 1); YAML would keep only the last one. Merge them into one.\n"
+    )
+
+
+def test_tilde_in_an_argument_no_shell_expanded_is_home(kb: Path) -> None:
+    # an MCP client's `args` reach the server without a shell: `--root ~/docs` arrived as a folder named `~`
+    result = run("--root", "~/docs", "--status", cwd=Path("/"), env={"HOME": str(kb)})
+    assert result.returncode == 0, result.stderr
+    status = json.loads(result.stdout)
+    assert status["project"]["root"] == str(kb / "docs")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("@missing.json", "--json @missing.json could not be read: No such file or directory."),
+        ("@docs", "--json @docs could not be read: Is a directory."),
+        ("@latin1.json", "--json @latin1.json could not be read: not UTF-8 text (invalid continuation byte)."),
+    ],
+)
+def test_a_json_file_that_cannot_be_read_is_one_message(kb: Path, value: str, message: str) -> None:
+    # `--json @file` read the file unguarded: a missing one ended in a FileNotFoundError traceback
+    (kb / "latin1.json").write_bytes(b'{"path": "caf\xe9.md"}')
+    result = run("--root", "docs", "call", "kb_read", "--json", value, cwd=kb)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == f"local-vector-search-mcp: {message}\n"
+
+
+def test_verbose_logs_never_show_the_password_of_an_endpoint_url(kb: Path) -> None:
+    # with -v, httpx's INFO line of each request printed http://u:s3cret@127.0.0.1:.../embeddings
+    import http.server
+    import threading
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_error(501)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://user:s3cret-pw@127.0.0.1:{server.server_address[1]}/v1"
+        args = ["-v", "--root", "docs", "--embedding-provider", "openai-compatible", "--embedding-model", "m"]
+        result = run(*args, "--embedding-endpoint", endpoint, "--reindex", cwd=kb)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 0, result.stderr
+    assert "HTTP Request: POST http://user:***@127.0.0.1" in result.stderr  # the line is still there
+    assert "s3cret" not in result.stderr + result.stdout

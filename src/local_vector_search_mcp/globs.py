@@ -4,21 +4,31 @@ The semantics follow .NET's FileSystemGlobbing, which the upstream contract
 uses: ``**`` matches any number of folders (including none), ``*`` matches
 within one path segment, ``?`` matches one character of a segment; everything
 else is literal. ``**/*.md`` therefore matches ``a.md`` as well as ``x/y/a.md``.
+
+Globs are blind to the Unicode normal form, as paths are (decision 505): the pattern and the path
+are compared in NFC, so ``Café*`` typed composed matches a name a Mac wrote decomposed (decision
+529). The SQL engines compare ``normalize(path, NFC)`` the same way.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
 from .errors import InvalidArgument
 
-__all__ = ["GlobSet", "compile_glob", "posix_regex", "posix_regex_literal", "validate_glob"]
+__all__ = ["GlobSet", "compile_glob", "nfc", "posix_regex", "posix_regex_literal", "validate_glob"]
+
+
+def nfc(text: str) -> str:
+    """``text`` in NFC; an ASCII text (nearly every path) as it is, without a look at each character."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def validate_glob(pattern: str, field: str = "glob") -> str:
-    """Return the normalised pattern or raise :class:`InvalidArgument`."""
+    """Return the normalised pattern (``/`` separators, NFC) or raise :class:`InvalidArgument`."""
     if not pattern or not pattern.strip():
         raise InvalidArgument(f"{field} must not be blank.")
     if any(ord(c) < 32 or ord(c) == 127 for c in pattern):
@@ -30,7 +40,7 @@ def validate_glob(pattern: str, field: str = "glob") -> str:
     normalised = pattern.replace("\\", "/")
     if any(segment == ".." for segment in normalised.split("/")):
         raise InvalidArgument(f"{field} {pattern!r} must not contain a '..' segment.")
-    return normalised
+    return nfc(normalised)
 
 
 @lru_cache(maxsize=256)
@@ -103,7 +113,7 @@ def posix_regex_literal(text: str) -> str:
 def compile_glob(pattern: str, field: str = "glob") -> Callable[[str], bool]:
     """Validate ``pattern`` and return a predicate over root-relative paths."""
     regex = _regex(validate_glob(pattern, field))
-    return lambda path: regex.fullmatch(path) is not None
+    return lambda path: regex.fullmatch(nfc(path)) is not None
 
 
 class GlobSet:

@@ -103,25 +103,72 @@ def _lock_path(ws: Workspace) -> Path:
     return ws.state_dir / "write.lock"
 
 
+def _hold_project_folder(folder: Path) -> int | None:
+    """An flock on the project folder, which deleting the state folder does not take away.
+
+    The lock file alone split when it was deleted while held (`rm -rf .local-vector-search-mcp`,
+    a sync tool): the next process created a new file, locked it and wrote alongside the holder
+    (decision 525). The project folder stays while anyone edits in it. A file system that cannot
+    lock a folder (NFS emulates flock with byte-range locks, which need a file open for writing)
+    leaves the lock file's own guard.
+    """
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        log.debug("project folder lock unavailable: %s", exc.strerror or exc)
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        os.close(fd)
+        log.debug("project folder lock unavailable: %s", exc.strerror or exc)
+        return None
+    return fd
+
+
+def _holds_the_file_at(fd: int, path: Path) -> bool:
+    try:
+        held, named = os.fstat(fd), os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
+
+def _open_lock_file(lock_path: Path) -> int:
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:  # a read-only state folder: a typed refusal, nothing written (decision 498)
+        raise PermissionDenied(
+            f"The project's write lock ({lock_path.parent.name}/{lock_path.name}) cannot be opened "
+            f"({os_reason(exc)}): edits need a writable {lock_path.parent.name} folder in the project root. "
+            "Nothing was changed."
+        ) from None
+
+
 @contextlib.contextmanager
 def write_lock(ws: Workspace) -> Iterator[Intent]:
     """Serialise mutations across threads and across server processes of this project."""
     lock_path = _lock_path(ws)
     with _thread_lock:
+        folder_fd = _hold_project_folder(lock_path.parent.parent)
         try:
-            lock_path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:  # a read-only state folder: a typed refusal, nothing written (decision 498)
-            raise PermissionDenied(
-                f"The project's write lock ({lock_path.parent.name}/{lock_path.name}) cannot be opened "
-                f"({os_reason(exc)}): edits need a writable {lock_path.parent.name} folder in the project root. "
-                "Nothing was changed."
-            ) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield Intent(fd, ws.root)
+            while True:
+                fd = _open_lock_file(lock_path)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                # The file locked must still be the one at the path (flock-based tools' check): one
+                # deleted or replaced between the open and the lock is another process's no longer,
+                # and the intent noted in it must land where recover() reads.
+                if _holds_the_file_at(fd, lock_path):
+                    break
+                os.close(fd)
+            try:
+                yield Intent(fd, ws.root)
+            finally:
+                os.close(fd)  # closing releases the flock
         finally:
-            os.close(fd)  # closing releases the flock
+            if folder_fd is not None:
+                os.close(folder_fd)
 
 
 def recover(ws: Workspace) -> list[str]:

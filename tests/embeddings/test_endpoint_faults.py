@@ -333,3 +333,43 @@ def test_an_edit_with_a_refused_text_is_set_aside_by_the_background_pass(tmp_pat
         assert svc.sync.status() is None  # the file is indexed: no failing path in synchronization
     finally:
         svc.ws.close()
+
+
+def test_index_note_reports_its_batches_and_stops_when_cancelled(tmp_path: Path, endpoint: Endpoint) -> None:
+    """Decision 504, amended by H62: against a slow endpoint, index_note said nothing until every pending chunk had its
+    vector and a client's cancellation did not stop it; now one step per batch, and a cancel stops it
+    between two batches, the rest of the vectors following in the background."""
+    from local_vector_search_mcp import progress
+
+    def note(name: str, sections: int) -> None:
+        body = "".join(f"## Part {i}\n\n{name} fact number {i} about pears\n\n" for i in range(sections))
+        (tmp_path / f"{name}.md").write_text(f"# {name}\n\n{body}", "utf-8")
+
+    note("long", 12)
+    note("other", 12)
+    svc = _client(tmp_path, endpoint, embedding__batch_size=2)
+    try:
+        endpoint.delay = 0.05  # every answer: enough to matter, little for the test
+        seen: list[tuple[float, float | None, str | None]] = []
+        call = progress.Call(lambda p, t, m: seen.append((p, t, m)), interval=0)
+        with progress.running(call):
+            done = invoke(svc.ws, "index_note", {"path": "long.md"})
+        assert done["chunks"] == 12 and done["warning"] is None
+        assert [p for p, _, _ in seen] == [0, 2, 4, 6, 8, 10, 12]  # was: no notification at all
+        assert {t for _, t, _ in seen} == {12} and seen[-1][2] == "Embedded 12 of 12 chunks"
+
+        sent = len(endpoint.requests)
+
+        def cancel_after_two(p: float, t: float | None, m: str | None) -> None:
+            if p >= 4:  # as the third batch starts: the client cancels while it is on its way
+                cancelling.cancel()
+
+        cancelling = progress.Call(cancel_after_two, interval=0)
+        with progress.running(cancelling), pytest.raises(progress.Cancelled):
+            invoke(svc.ws, "index_note", {"path": "other.md"})  # was: ran through all six batches
+        assert len(endpoint.requests) - sent == 3  # the third of six batches, on its way when cancelled, was the last
+        svc.ws.indexing.wait_vectors(60)  # the rest is embedded in the background, as after an edit
+        vectors = svc.vector_status()
+        assert vectors is not None and vectors["pendingChunks"] == 0 and vectors["embeddedChunks"] == 24
+    finally:
+        svc.ws.close()

@@ -474,3 +474,48 @@ def test_damage_seen_in_a_file_since_replaced_sets_nothing_aside(tmp_path: Path)
     finally:
         ws.close()
     assert list(storage.parent.glob("index.db.damaged-*")) == []
+
+
+def test_setting_a_damaged_file_aside_leaves_other_threads_calls_alone(tmp_path: Path) -> None:
+    """Decision 527: the set-aside closed every thread's connection, so a write batch (or a search)
+    another thread was in the middle of failed with apsw's "connection has been closed"."""
+    import threading
+
+    storage, _ = _kb(tmp_path)
+    ws = _serving(tmp_path, storage)
+    try:
+        ws.indexing.reindex()
+        manifest = ws.store.read_manifest()
+        _damage_pages(storage, "documents", keep_page_headers=False)
+        with pytest.raises(IndexNotReady, match="damaged"):
+            _search(ws, "word3")
+        began, rebuilt = threading.Event(), threading.Event()
+        failures: list[BaseException] = []
+
+        def batch() -> None:
+            try:
+                with ws.store.write_batch():
+                    ws.store.write_manifest(manifest)
+                    began.set()
+                    rebuilt.wait(3)  # before: the rebuild closed this connection meanwhile
+                    ws.store.write_manifest(manifest)
+            except BaseException as exc:  # the test reports it
+                failures.append(exc)
+
+        def rebuild() -> None:
+            ws.indexing.reindex(force=True)
+            rebuilt.set()
+
+        writer_thread = threading.Thread(target=batch)
+        writer_thread.start()
+        began.wait(30)
+        rebuilder = threading.Thread(target=rebuild)
+        rebuilder.start()
+        writer_thread.join(60)
+        rebuilder.join(60)
+        assert failures == []
+        assert rebuilt.is_set()
+        assert _search(ws, "word3") == ["d3.md"]
+        assert len([p for p in storage.parent.glob("index.db.damaged-*") if not p.name.endswith("-wal")]) == 1
+    finally:
+        ws.close()

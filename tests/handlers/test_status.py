@@ -77,3 +77,18 @@ def test_an_embedding_pass_ending_during_the_call_is_not_shown_stopped_beside_ol
         assert again["pendingChunks"] == 0 and again["lastError"] is None and not again["isRunning"]
     finally:
         ws.close()
+
+
+def test_status_answers_when_the_local_provider_could_not_be_built(tmp_path: Path) -> None:
+    # the configuration now refuses an unknown local model (decision 534), but a provider that
+    # fails to build still becomes a FailingEmbedder, and kb_status raised its error
+    from local_vector_search_mcp.embeddings.slot import FailingEmbedder
+
+    make_kb(tmp_path)
+    ws = make_workspace(tmp_path, "local", embedder=FailingEmbedder("local", "x", "the model could not be loaded"))
+    try:
+        status = dispatch.invoke(ws, "kb_status", {})
+    finally:
+        ws.close()
+    assert status["embeddingModel"] == "x"
+    assert status["embeddingDimensions"] is None

@@ -130,3 +130,53 @@ def test_a_user_with_read_rights_searches_and_one_without_is_told_what_to_grant(
         assert _search(ws, "word3") == ["d3.md"]
     finally:
         ws.close()
+
+
+def _end_sessions_and_wait(pg_server: PgServer) -> None:
+    """pg_terminate_backend only signals: wait until the sessions (and their locks) are gone."""
+    import time
+
+    with psycopg.connect(pg_server.url, autocommit=True) as conn:
+        pids = [
+            row[0]
+            for row in conn.execute(
+                "select pid from pg_stat_activity where pid <> pg_backend_pid() and backend_type = 'client backend'"
+            ).fetchall()
+        ]
+        conn.execute("select pg_terminate_backend(pid) from unnest(%s::int[]) as pid", (pids,))
+        deadline = time.monotonic() + 30
+        while conn.execute("select count(*) from pg_stat_activity where pid = any(%s)", (pids,)).fetchone() != (0,):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+
+
+def test_a_pass_whose_lock_session_was_ended_takes_the_lock_again_or_stops(pg_server: PgServer) -> None:
+    """Decision 499 reopened the pass's own sessions but not the one holding its advisory lock, so
+    after a restart a second reindexer ran alongside the first (decision 526)."""
+    from local_vector_search_mcp.index.port import IndexUnavailable
+    from local_vector_search_mcp.index.postgres import PostgresStore
+
+    schema = pg_server.fresh_schema()
+    first, second = PostgresStore(pg_server.url, schema), PostgresStore(pg_server.url, schema)
+    try:
+        first.has_vectors()
+        with first.exclusive_pass("reindex", wait=True) as held:
+            assert held
+            _end_sessions_and_wait(pg_server)
+            first.has_vectors()  # the pass goes on: its next call reconnects and takes its lock again
+            with second.exclusive_pass("reindex", wait=False) as other:
+                assert other is False  # was True: two reindexers at once
+            with second.exclusive_pass("embedding", wait=False) as other:
+                assert other is True  # locks stay per pass
+
+        with first.exclusive_pass("reindex", wait=True) as held:
+            assert held
+            _end_sessions_and_wait(pg_server)
+            with second.exclusive_pass("reindex", wait=False) as other:
+                assert other is True  # another server came first: its pass goes on ...
+                with pytest.raises(IndexUnavailable, match="another server has started that pass"):
+                    first.has_vectors()  # ... and this one stops at its next call (went on before)
+        first.has_vectors()  # calls outside a pass are served as before
+    finally:
+        first.close()
+        second.close()

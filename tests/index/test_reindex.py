@@ -457,3 +457,24 @@ def test_in_product_words_keeps_relative_text_and_neighbouring_folders_apart(tmp
         "a.md and <a path outside the project root>, the project root; 1/2 and/or notes/x.md;"
         " postgresql://***@db:5432/x"
     )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        ({"knowledge_base__include": ["*.txt"]}, "include ['*.txt'], though the root"),
+        ({"knowledge_base__exclude": ["**"]}, "minus knowledgeBase.exclude ['**'], though the root"),
+    ],
+)
+def test_globs_that_leave_out_every_markdown_file_say_so(kb, overrides, words):
+    # a reindex of nothing answered scannedFiles 0 and no warning: every search then found
+    # nothing, and the globs were the last thing a user would suspect
+    result = service(kb, **overrides).reindex()
+    assert result["scannedFiles"] == 0
+    assert words in result["warning"]
+    assert "holds 3 Markdown file(s)" in result["warning"]
+    assert service(kb).reindex()["warning"] is None  # the defaults match them
+
+
+def test_an_empty_root_is_no_glob_problem(tmp_path):
+    assert service(tmp_path).reindex()["warning"] is None

@@ -5,7 +5,7 @@ search_knowledge, get_chunk, list_chunks, update_chunk, delete_chunk. Thin over
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lvsm_contract.models import (
     ChunkSearchHit,
@@ -28,10 +28,14 @@ from lvsm_contract.models import (
 )
 from pydantic import BaseModel
 
+from .. import progress
 from ..errors import IndexNotReady, InvalidArgument, NotFound, UnsupportedFormat
 from ..index.chunks import StoredChunk
 from ..search.chunks import ChunkApi, filter_spec
 from ..workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..index.indexer import Progress
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -141,6 +145,25 @@ def delete_chunk(ws: Workspace, request: DeleteChunkArguments) -> DeleteChunkRes
     return DeleteChunkResult(id=request.id, deleted=True)
 
 
+class _VectorSteps:
+    """index_note's progress: chunks handled of those pending when it began, one step per
+    provider batch, and the cancel point between batches (decision 504, as H62 amended it). A
+    slow endpoint took minutes over a long note, or over an index whose chunks were all pending,
+    with no word and no way to stop it."""
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+
+    def __call__(self, tracked: Progress) -> None:
+        remaining = tracked.pending_chunks or 0
+        if self.total is None:
+            self.total = remaining
+        total = self.total
+        done = min(total, max(0, total - remaining))
+        final = tracked.current_path is None  # the pass's last report
+        progress.step(done, total, lambda: f"Embedded {done:,} of {total:,} chunks", final=final)
+
+
 @dataclass(frozen=True)
 class IndexedNote:
     path: str
@@ -152,7 +175,7 @@ class IndexedNote:
 
 def _index_note(ws: Workspace, path: str) -> IndexedNote:
     """Index one document now and wait for its vectors (decision 143)."""
-    from ..index.indexer import UnreadableSource
+    from ..index.indexer import Progress, UnreadableSource
     from ..index.manifest import incompatible_message
 
     rel, full = ws.guard.resolve(path, markdown=True)
@@ -182,8 +205,15 @@ def _index_note(ws: Workspace, path: str) -> IndexedNote:
     warning = None
     api = _api(ws)
     if indexer.embedder is not None and store.pending_vector_count():
-        with ws.activity.embedding:  # after any background pass, which may hold this file's chunks
-            result = indexer.embed_pending()
+        tracked = Progress("changed", False)
+        try:
+            with ws.activity.embedding:  # after any background pass, which may hold this file's chunks
+                result = indexer.embed_pending(tracked, on_progress=_VectorSteps())
+        except progress.Cancelled:
+            # The text is indexed already; its vectors follow in the background, as an edit's do
+            # (504 as amended): the client stopped waiting, not the index wanting them.
+            ws.indexing.kick_vectors()
+            raise
         warning = result.warning
     chunks = store.markdown_chunks(rel, None, 1_000_000)
     dims = store.vector_dimensions() if indexer.embedder is not None else None

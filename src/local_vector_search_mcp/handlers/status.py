@@ -19,6 +19,7 @@ from lvsm_contract.models import (
     UnreadableFile,
 )
 
+from ..embeddings import EmbeddingError
 from ..errors import IndexNotReady
 from ..index.chunker import CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
 from ..index.indexer import MAX_LISTED_UNREADABLE
@@ -61,7 +62,8 @@ def kb_status(ws: Workspace) -> KbStatusResult:
         model = emb.model
         dims = ws.config.embedding.dimensions
         if dims is None and emb.provider == "local":
-            dims = emb.dimensions()
+            with contextlib.suppress(EmbeddingError):  # a provider that could not be built: status still answers
+                dims = emb.dimensions()
         if dims is None and manifest.get("embedding_dimensions"):
             dims = int(manifest["embedding_dimensions"])
     if unusable is not None:

@@ -2,7 +2,16 @@
 
 Full-text tokenizers that split on spaces (FTS5 ``unicode61``, PostgreSQL's
 ``simple`` configuration) read an unbroken run of Chinese or Japanese as one
-token, so ``学习`` inside ``机器学习很有趣`` could never match. Adapters rewrite
+token, so ``学习`` inside ``机器学习很有趣`` could never match. Korean is spaced,
+but between words only: a particle or ending is written glued to its noun
+(``검색을``, ``검색합니다``, ``전문검색은``), so a whole-word token never met the
+noun alone; Hangul syllables are therefore segmented the same way (decision 517,
+as Lucene's CJK bigrams do). Thai, Lao, Khmer and Myanmar are written without
+spaces between words too, and unicode61 cut them at every combining vowel or tone
+mark instead (``ติดตั้ง`` -> ``ต``, ``ดต``, ``ง``), so a word matched only where
+its pieces happened to line up; their runs are segmented the same way, on their
+letters: the marks are dropped first, as unicode61 drops Latin accents (decision
+519). Adapters rewrite
 CJK runs before their tokenizer sees them, the same way on both sides:
 
 * indexed text: each run becomes its overlapping character bigrams plus its
@@ -18,33 +27,73 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from typing import Any
 
 import apsw
 
-__all__ = ["CJK_CHARS", "CJK_RUN", "bigrams", "cjk_index_text", "index_tokens", "word_spans", "word_tokens"]
+__all__ = [
+    "CJK_CHARS",
+    "CJK_RUN",
+    "SEA_CHARS",
+    "bare",
+    "bigrams",
+    "cjk_index_text",
+    "index_tokens",
+    "word_spans",
+    "word_tokens",
+]
 
 # Han (incl. ext. A and compatibility), Hiragana, Katakana (+ phonetic ext.,
-# half-width), CJK symbols excluded. Hangul is spaced and left to the tokenizer.
-CJK_CHARS = (
-    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
+# half-width), Hangul syllables; CJK symbols excluded, and the conjoining Hangul jamo
+# too (decomposed text; a pair of jamo is not a syllable).
+_CJK_LETTERS = (
+    "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uf900-\ufaff"
+    "\uff66-\uff9f\U00020000-\U0002fa1f"
 )
+
+
+def _chars_of(blocks: list[tuple[int, int]], categories: tuple[str, ...]) -> str:
+    """The characters of ``blocks`` in ``categories``, as a character-class body."""
+    chars = [chr(c) for lo, hi in blocks for c in range(lo, hi + 1) if unicodedata.category(chr(c)) in categories]
+    return "".join(re.escape(c) for c in chars)
+
+
+# Thai, Lao, Myanmar, Khmer: their letters and the marks written on them (not digits or punctuation)
+_SEA_BLOCKS = [(0x0E00, 0x0E7F), (0x0E80, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF)]
+SEA_CHARS = _chars_of(_SEA_BLOCKS, ("Lo", "Lm", "Mn", "Mc"))
+_SEA_MARK = re.compile(f"[{_chars_of(_SEA_BLOCKS, ('Mn', 'Mc'))}]+")
+# Every character of the runs segmented here (a character-class body): CJK and the unspaced scripts.
+CJK_CHARS = _CJK_LETTERS + SEA_CHARS
 CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
 
 
+def bare(run: str) -> str:
+    """A run's letters: the combining marks of Thai, Lao, Myanmar and Khmer dropped (CJK runs
+    have none)."""
+    return _SEA_MARK.sub("", run) if not run.isascii() and _SEA_MARK.search(run) else run
+
+
 def bigrams(run: str) -> list[str]:
-    """Overlapping character pairs of a CJK run (the run itself when it has one character)."""
-    if len(run) == 1:
-        return [run]
+    """Overlapping letter pairs of a run (:func:`bare`; the letter itself when there is one, none
+    when there is none)."""
+    run = bare(run)
+    if len(run) <= 1:
+        return [run] if run else []
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def _segmented(run: str) -> str:
+    letters = bare(run)
+    return " " + " ".join([*bigrams(letters), letters[-1]]) + " " if letters else " "
+
+
 def cjk_index_text(text: str) -> str:
-    """Text as handed to a space-splitting tokenizer: CJK runs replaced by bigrams + final char."""
+    """Text as handed to a space-splitting tokenizer: runs replaced by bigrams + final letter."""
     if text.isascii() or not CJK_RUN.search(text):  # isascii: a C scan, no regex (decision 273)
         return text
-    return CJK_RUN.sub(lambda m: " " + " ".join([*bigrams(m.group()), m.group()[-1]]) + " ", text)
+    return CJK_RUN.sub(lambda m: _segmented(m.group()), text)
 
 
 _LOCAL = threading.local()

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .cjk import bigrams, word_tokens
+from .cjk import bare, bigrams, word_tokens
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import is_stemmable, stem
 
@@ -75,8 +75,9 @@ def _atoms(node: LexicalQuery, frequencies: Frequencies) -> list[Atom]:
     if isinstance(node, Prefix):
         return [(quote_phrase(node.text) + "*", ())]
     if isinstance(node, CjkRun):
-        if len(node.text) == 1:
-            return [(quote_phrase(node.text) + "*", ())]  # a prefix: no single posting list to look up
+        letters = bare(node.text)
+        if len(letters) == 1:
+            return [(quote_phrase(letters) + "*", ())]  # a prefix: no single posting list to look up
         return [(quote_phrase(b), (b,)) for b in bigrams(node.text)]
     rendered = _render_group(node, frequencies)
     return [] if rendered is None else [(f"({rendered})", ())]

@@ -202,9 +202,10 @@ class Indexer:
         return enum_value(self.config.embedding.vector_storage)
 
     # discovery ----------------------------------------------------------------
-    def discover(self, unlisted: dict[str, str] | None = None) -> list[str]:
+    def discover(self, unlisted: dict[str, str] | None = None, *, matched: bool = True) -> list[str]:
         """The Markdown files to index; folders that cannot be listed go to ``unlisted``
-        (``folder/`` -> reason) instead of vanishing silently."""
+        (``folder/`` -> reason) instead of vanishing silently. ``matched=False``: every
+        Markdown file, whatever knowledgeBase.include and exclude say."""
         found = []
 
         def refused(exc: OSError) -> None:
@@ -219,7 +220,7 @@ class Indexer:
                 if not name.lower().endswith(".md") or name.startswith("."):  # decision 460
                     continue
                 rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-                if self.path_filter(rel):
+                if not matched or self.path_filter(rel):
                     found.append(rel)
         found.sort(key=lambda p: (p.lower(), p))
         return found
@@ -271,6 +272,8 @@ class Indexer:
         files = self.discover(unlisted)
         progress.total_files = len(files)
         result.scanned_files = len(files)
+        if not files:
+            result.warning = self._nothing_matched()
         wanted = set(files)
         states = self.store.document_states()
         known = self.store.unreadable_files()  # kept across restarts for kb_status
@@ -350,6 +353,20 @@ class Indexer:
         if on_progress:
             on_progress(progress)
         return result
+
+    def _nothing_matched(self) -> str | None:
+        """Say so when the globs leave out every Markdown file of the root: an index of nothing
+        answers every search with no result, which looks like a search problem, not a glob one."""
+        markdown = len(self.discover(matched=False))
+        if not markdown:
+            return None
+        kb = self.config.knowledge_base
+        excluded = f" minus knowledgeBase.exclude {list(kb.exclude)}" if kb.exclude else ""
+        return (
+            f"No Markdown file matches knowledgeBase.include {list(kb.include)}{excluded}, though the root "
+            f"{self.root} holds {markdown} Markdown file(s); globs are relative to that root and `*` stays "
+            "within one folder (`**/*.md` is every file). Nothing is indexed."
+        )
 
     def changed_paths(self) -> list[str] | None:
         """The paths whose file differs from its index entry by size or mtime, is new, or is gone

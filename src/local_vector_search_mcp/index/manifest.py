@@ -8,7 +8,10 @@ stored tables change shape) and, in vector-enabled mode, ``vector_storage``
 (float32 / int8 / binary tables differ), with int8 ``int8_scale`` (what the codes
 mean: ``per-vector`` since decision 425; an int8 index without the key holds the fixed
 scale 1/127 and is rebuilt, never mixed) and, for the local model,
-``embedding_max_input_tokens`` (the passage cap changes every vector).
+``embedding_max_input_tokens`` (the passage cap changes every vector). An index of
+an earlier ``lexical_tokenizer`` whose chunks hold none of the letters that one
+indexed otherwise (:data:`CHANGED_LETTERS`) holds what this one writes and is used
+as it is (decision 518).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from .port import IndexStore
 from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 
 __all__ = [
+    "CHANGED_LETTERS",
     "LEXICAL_TOKENIZER",
     "SCHEMA_VERSION",
     "STORAGE_LAYOUT",
@@ -33,7 +37,16 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "5"
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-1+stems-1"
+# cjk-bigram-2: Hangul as bigrams; stems-2: Russian stems; cjk-bigram-3: Thai, Lao, Myanmar, Khmer
+# as bigrams of their letters (decisions 517-519)
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-2"
+_SEA_LETTERS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+# Earlier tokenizers, and the letters each indexed otherwise: an index of one whose chunks hold none
+# of them holds exactly what this one writes, and is used as it is (decision 518).
+CHANGED_LETTERS = {
+    "unicode61+cjk-bigram-1+stems-1": "\uac00-\ud7a3\u0430-\u044f\u0451\u0410-\u042f\u0401" + _SEA_LETTERS,
+    "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS,
+}
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 
 
@@ -139,4 +152,12 @@ def index_problems(config: Any, embedder: Embedder | None, store: IndexStore, pr
     expected = current_manifest(config, embedder, store, probe)
     if "embedding_dimensions" not in expected and "embedding_dimensions" in stored:
         expected["embedding_dimensions"] = stored["embedding_dimensions"]
+    changed = CHANGED_LETTERS.get(stored.get("lexical_tokenizer", ""))
+    if (
+        changed is not None
+        and expected.get("lexical_tokenizer") == LEXICAL_TOKENIZER
+        and not store.holds_letters(changed)
+    ):
+        # nothing it holds was indexed otherwise: the next reindex records the current name
+        stored = {**stored, "lexical_tokenizer": LEXICAL_TOKENIZER}
     return compatibility_problems(stored, expected)

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .cjk import bigrams, index_tokens, word_tokens
+from .cjk import bare, bigrams, index_tokens, word_tokens
 from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase, rarest_within
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import STEM_MARK, is_stemmable, stem, stem_index_text
@@ -217,10 +217,11 @@ def _leaf_atoms(node: LexicalQuery) -> list[tuple[str, Atom]]:
         words = _words(node.text)
         return [(quote_phrase(node.text) + "*", Atom(f"{_lexeme(words[0])}:*", ()))] if len(words) == 1 else []
     assert isinstance(node, CjkRun)
-    if not node.text:
+    letters = bare(node.text)
+    if not letters:
         return []
-    if len(node.text) == 1:
-        return [(quote_phrase(node.text) + "*", Atom(f"{_lexeme(node.text)}:*", ()))]
+    if len(letters) == 1:
+        return [(quote_phrase(letters) + "*", Atom(f"{_lexeme(letters)}:*", ()))]
     return [(quote_phrase(b), Atom(_lexeme(b), (b,))) for b in bigrams(node.text)]
 
 

@@ -409,6 +409,13 @@ class IndexStore(Protocol):
         """Recompute whatever statistics lexical search precomputes (after a full reindex)."""
         ...
 
+    def holds_letters(self, letters: str) -> bool:
+        """Whether the text or heading of any chunk holds one of ``letters`` (the body of a
+        regular-expression character class naming every case meant: ``a-zA-Z``). Asked of an
+        index written by an earlier lexical tokenizer: one without the letters whose indexing
+        changed holds what this one would write (``manifest.index_problems``, decision 518)."""
+        ...
+
     def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
         """Nearest chunks to ``vector`` (cosine distance in ``ChunkHit.distance``), restricted
         to ``scope`` before the limit."""

@@ -33,6 +33,7 @@ import inspect
 import json
 import logging
 import re
+import select
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -234,17 +235,18 @@ def _json_alternatives(value: Any) -> list[str]:
     return [json.dumps(v) for v in alternatives]
 
 
-def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str) -> tuple[str, dict[str, Any]]:
+def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str, utf8: bool = True) -> tuple[str, dict[str, Any]]:
     """``spec``'s path, tag and metadata conditions as `` and ...`` clauses over the text column
     ``path`` and the jsonb column ``fields``; the rows ``ChunkFilterSpec.path_ok`` and ``fields_ok``
-    admit (tags as ``chunks._tags`` reads them: a string or the scalars of a list)."""
+    admit (tags as ``chunks._tags`` reads them: a string or the scalars of a list). Globs compare the
+    path in NFC (``nfc_sql``)."""
     clauses: list[str] = []
     params: dict[str, Any] = {}
     if spec.prefix is not None:
         clauses.append(f"{path} ~ %(prefix)s")
         params["prefix"] = "^" + posix_regex_literal(spec.prefix) + "(?:/.*)?$"
     if spec.path_globs:
-        clauses.append(f"{path} ~ any(cast(%(globs)s as text[]))")
+        clauses.append(f"{nfc_sql(path, utf8)} ~ any(cast(%(globs)s as text[]))")
         params["globs"] = [posix_regex(g, "filter.pathGlobs") for g in spec.path_globs]
     if spec.tags:
         tags = f"{fields} -> 'tags'"
@@ -260,6 +262,15 @@ def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str) -> tuple[str
         params[f"mk{i}"] = key
         params[f"mv{i}"] = _json_alternatives(value)
     return "".join(f" and {c}" for c in clauses), params
+
+
+def nfc_sql(column: str, utf8: bool) -> str:
+    """``column`` in NFC, as globs compare paths (``globs.nfc``, decision 529). An ASCII path (as
+    many bytes as characters) skips ``normalize``, which doubled a glob's scan of 20,000 paths;
+    it needs a UTF8 database, and in another encoding a path is compared as stored."""
+    if not utf8:
+        return column
+    return f"(case when octet_length({column}) = char_length({column}) then {column} else normalize({column}, NFC) end)"
 
 
 class PostgresStore:
@@ -308,6 +319,11 @@ class PostgresStore:
         with self._lock:
             self._connections.append(conn)
         return conn
+
+    def _utf8(self) -> bool:
+        """Whether the database holds UTF-8 text (read from the session's start-up parameters:
+        no round trip)."""
+        return self._conn().info.parameter_status("server_encoding") == "UTF8"
 
     def _prepared(self, conn: psycopg.Connection[Any]) -> bool:
         """Whether the extension and the schema exist already (decision 499)."""
@@ -794,6 +810,16 @@ class PostgresStore:
     def has_chunks(self) -> bool:
         return self.exists() and bool(self._rows("select 1 from chunks limit 1"))
 
+    def holds_letters(self, letters: str) -> bool:
+        """A scan of the chunk texts (asked once, of an index an earlier release wrote)."""
+        if not self.exists():
+            return False
+        pattern = f"[{letters}]"
+        rows = self._rows(
+            "select 1 from chunks where text ~ %(p)s or coalesce(heading_path, '') ~ %(p)s limit 1", {"p": pattern}
+        )
+        return bool(rows)
+
     def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
         """A refused chunk has a row in ``refused_vectors`` (its reason) and none in the pending
         table; the row goes with its chunk, and a chunk stored again is pending again (the
@@ -888,9 +914,10 @@ class PostgresStore:
             return None
         include = [posix_regex(p, "includeGlobs") for p in scope.include] or [posix_regex("**/*.md")]
         exclude = [posix_regex(p, "excludeGlobs") for p in scope.exclude]
+        path = nfc_sql("path", self._utf8())
         rows = self._rows(
-            "select id from documents where path ~ any(cast(%(inc)s as text[]))"
-            " and not (path ~ any(cast(%(exc)s as text[])))"
+            f"select id from documents where {path} ~ any(cast(%(inc)s as text[]))"
+            f" and not ({path} ~ any(cast(%(exc)s as text[])))"
             " and (cast(%(paths)s as text[]) is null or path = any(%(paths)s))",
             {"inc": include, "exc": exclude, "paths": None if scope.paths is None else sorted(scope.paths)},
         )
@@ -1360,7 +1387,7 @@ class PostgresStore:
         if spec.wants(MARKDOWN) and self.has_vectors() and self.vector_dimensions() == len(probe):
             layout = self._layout()
             exact = layout.exact_distance("v")  # int8: the float query against the codes, as SQLite
-            where, params = chunk_filter_sql(spec, "d.path", "d.properties")
+            where, params = chunk_filter_sql(spec, "d.path", "d.properties", self._utf8())
             rows = self._rows(
                 f"select {self._md_columns()}, 1 - ({exact}) as score{self._md_from()}"
                 f" where v.embedding is not null{where}"
@@ -1368,7 +1395,7 @@ class PostgresStore:
                 {**params, **layout.probe(probe), "limit": limit},
             )
             scored += [(self._md(row[:-1], False), float(row[-1])) for row in rows]
-        where, params = chunk_filter_sql(spec, "source_path", "metadata")
+        where, params = chunk_filter_sql(spec, "source_path", "metadata", self._utf8())
         if spec.collections is not None:
             where += " and collection = any(cast(%(collections)s as text[]))"
             params["collections"] = list(spec.collections)
@@ -1395,22 +1422,76 @@ class PostgresStore:
     def exclusive_pass(self, name: str, wait: bool) -> Iterator[bool]:
         """A session advisory lock on a connection of its own: PostgreSQL releases it when the
         pass ends or the holding server dies (its connection drops), so a killed reindexer never
-        leaves the lock behind."""
-        try:
-            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:
-            raise connect_failure(exc, self._url, self._location) from None
+        leaves the lock behind. A lock whose session was lost while the pass runs is taken again
+        by the pass's next port call, or the pass stops (:meth:`_keep_passes`, decision 526)."""
         key = f"local-vector-search-mcp:{self._schema}:{name}"
+        conn = self._lock_session()
+        held = False
         try:
             if wait:
                 conn.execute(b"select pg_advisory_lock(hashtextextended(%s, 0))", (key,))
                 held = True
             else:
-                row = conn.execute(b"select pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
-                held = bool(row and row[0])
+                held = self._try_lock(conn, key)
+        except BaseException:
+            conn.close()
+            raise
+        lock = _PassLock(name, key, conn)
+        passes: list[_PassLock] = self._local.__dict__.setdefault("passes", [])
+        if held:
+            passes.append(lock)
+        try:
             yield held
         finally:
-            conn.close()
+            if held:
+                passes.remove(lock)
+            lock.conn.close()
+
+    def _lock_session(self) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise connect_failure(exc, self._url, self._location) from None
+
+    @staticmethod
+    def _try_lock(conn: psycopg.Connection[Any], key: str) -> bool:
+        row = conn.execute(b"select pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+        return bool(row and row[0])
+
+    def _keep_passes(self) -> None:
+        """The passes this thread runs still hold their locks, else take them again or stop.
+
+        A session the server ended (pg_terminate_backend, a restart) released its advisory lock,
+        and the pass's own calls reconnect on their own (decision 499), so a second reindexer
+        could start alongside. An idle lock session receives nothing unless the server ended it
+        (it then sends its error and closes), so a readable socket is the cheap sign: one
+        `select` per port call of the pass, a round trip only then."""
+        for lock in self._local.__dict__.get("passes", ()):
+            if not lock.conn.closed and not _readable(lock.conn):
+                continue
+            try:
+                lock.conn.execute(b"select 1")
+                continue  # something else was waiting on the socket: the session stands
+            except psycopg.Error:
+                lock.conn.close()
+            conn = self._lock_session()
+            try:
+                retaken = self._try_lock(conn, lock.key)
+            except psycopg.Error as exc:
+                conn.close()
+                raise IndexUnavailable(
+                    f"The {lock.name} pass lost its lock at {self._location} ({_scrubbed(exc, self._url)}) "
+                    "and stopped. Your Markdown is not affected."
+                ) from None
+            if not retaken:
+                conn.close()
+                raise IndexUnavailable(
+                    f"The {lock.name} pass stopped: its PostgreSQL session at {self._location} was lost "
+                    "and another server has started that pass meanwhile (it goes on). "
+                    "Your Markdown is not affected."
+                )
+            lock.conn = conn
+            log.warning("the PostgreSQL session holding the %s pass's lock was lost; lock taken again", lock.name)
 
     def _refused(self, reason: str) -> IndexNotReady:
         return IndexNotReady(
@@ -1465,6 +1546,21 @@ _NO_SQL = frozenset({"close", "write_lock", "write_batch", "exclusive_pass", "ch
 _GONE = (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName)
 
 
+@dataclass(slots=True)
+class _PassLock:
+    name: str
+    key: str
+    conn: psycopg.Connection[Any]
+
+
+def _readable(conn: psycopg.Connection[Any]) -> bool:
+    try:
+        ready, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return True
+    return bool(ready)
+
+
 def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def call(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
@@ -1475,6 +1571,7 @@ def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             for attempt in (1, 2):
                 try:
+                    self._keep_passes()
                     return method(self, *args, **kwargs)
                 except psycopg.OperationalError as exc:
                     conn = getattr(local, "conn", None)

@@ -61,6 +61,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import threading
 import time
 import weakref
@@ -416,9 +417,20 @@ class SqliteStore(ChunkTables):
     def _set_aside(self) -> Path | None:
         """Move a damaged database (and its WAL) out of the way before a rebuild, never deleting
         it: ``index.db.damaged-<UTC time>`` (-wal beside it), one per event (decision 497). None
-        when the file is gone meanwhile: nothing is left to keep."""
-        self.close()
-        self._forget_file()
+        when the file is gone meanwhile: nothing is left to keep.
+
+        Only this thread's connection is closed. Closing every thread's (as it did) failed a
+        search or a write batch another thread was in the middle of ("the connection has been
+        closed"); each of them follows the path to the new file on its next call instead
+        (decision 498), and the store's lock waits for a write batch of this process to end, so
+        none commits into the file while it moves (decision 527). SQLite never deletes the new
+        file's WAL when the last connection to the moved one closes (it sees the file moved).
+        """
+        with self._lock:
+            return self._move_aside()
+
+    def _move_aside(self) -> Path | None:
+        self._forget_file(getattr(self._local, "conn", None))
         self._seen_damage = False
         with self._conn_lock:
             self._known_file = None  # this process's own new file is no replacement
@@ -1094,6 +1106,15 @@ class SqliteStore(ChunkTables):
         if not self.exists() or not self._table_exists("chunks"):
             return False
         return self._one("SELECT 1 FROM chunks LIMIT 1") is not None
+
+    def holds_letters(self, letters: str) -> bool:
+        """Read from the FTS vocabulary (the indexed tokens of every body and heading, lower-cased):
+        one pass over its terms, not over the compressed chunk texts."""
+        if not self.exists() or not self._table_exists("chunks_fts_vocab"):
+            return False
+        found = re.compile(f"[{letters}]").search
+        terms = self._conn().execute("SELECT term FROM chunks_fts_vocab")
+        return any(not term.isascii() and found(term) for (term,) in terms)
 
     def pending_vector_count(self) -> int:
         if not self.exists() or not self._table_exists("chunks"):

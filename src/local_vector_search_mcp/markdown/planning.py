@@ -37,6 +37,7 @@ from .list_markers import item_marker
 from .model import Document, Element
 from .pointers import DOCUMENT, Anchor, parse_anchor
 from .resolve import MutationScope, resolve_for_mutation
+from .source import detect_eol
 
 __all__ = ["apply_edits", "plan_edits"]
 
@@ -87,12 +88,19 @@ def _trim_start(text: str) -> str:
 
 
 def _separator(text_end: str, eol: str) -> str:
-    """What makes ``text_end`` end with one blank line (nothing if it already does)."""
-    if text_end.endswith(eol + eol):
-        return ""
-    if text_end.endswith(eol):
-        return eol
-    return eol + eol
+    """What makes ``text_end`` end with one blank line (nothing if it already does).
+
+    Any line break counts, not only the document's: an LF file whose last line ends in a lone CR
+    (read as a break, decision 55) already ends its line (decision 528)."""
+    return eol * (2 - _trailing_breaks(text_end))
+
+
+def _trailing_breaks(text: str, limit: int = 2) -> int:
+    count, end = 0, len(text)
+    while count < limit and end > 0 and text[end - 1] in NEWLINES:
+        end -= 2 if text.endswith("\r\n", 0, end) else 1
+        count += 1
+    return count
 
 
 def _document_edit(doc: Document, kind: str, markdown: str) -> Edit:
@@ -282,12 +290,30 @@ def plan_edits(doc: Document, path: str, operations: Sequence[PatchOperation]) -
 
 
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:
-    """Splice sorted, non-overlapping edits into ``text``."""
-    parts: list[str] = []
+    """Splice sorted, non-overlapping edits into ``text``.
+
+    A lone CR left just before a piece that now starts with LF would make a CRLF of two breaks:
+    the text keeps both breaks, but the file would count as CRLF from then on (§4.7) and every
+    later edit would write CRLF into it (decision 528). The CR then takes the document's EOL, or,
+    in a file whose lines end in CR, the LF becomes a CR."""
+    pieces: list[tuple[str, int | None]] = []  # (text, offset in ``text``; None when inserted)
     pos = 0
     for edit in edits:
-        parts.append(text[pos : edit.start])
-        parts.append(edit.text)
+        pieces += [(text[pos : edit.start], pos), (edit.text, None)]
         pos = edit.end
-    parts.append(text[pos:])
+    pieces.append((text[pos:], pos))
+    parts: list[str] = []
+    eol: str | None = None
+    joined_at: int | None = None  # where the last part ended in ``text``, if it came from there
+    for piece, offset in pieces:
+        if not piece:
+            continue
+        if piece.startswith("\n") and parts and parts[-1].endswith("\r") and (offset is None or offset != joined_at):
+            eol = eol or detect_eol(text)
+            if eol == "\r":
+                piece = "\r" + piece[1:]
+            else:
+                parts[-1] = parts[-1][:-1] + eol
+        parts.append(piece)
+        joined_at = None if offset is None else offset + len(piece)
     return "".join(parts)

@@ -21,7 +21,8 @@ below) the last fifth of ``topK`` (:data:`SEAT_SHARE`; none below 5) is therefor
 reserved: the semantic list's best :func:`seat_count` chunks, when the fusion
 ranked them lower, are moved up to those places (:func:`seat_semantic`).
 
-A query is prose when it holds an English stop word (``stopwords.py``) or a
+A query is prose when it holds one of its stop words (``stopwords.py``: English, or another
+language's when the query reads as that language, decision 515) or a
 CJK run of at least :data:`CJK_CLAUSE` characters (a clause, not a term:
 ``生命周期`` is a term, ``父组件怎么调用子组件`` a question), and no piece
 looks like code (``Rc::strong_count``, ``--test-mode``, ``camelCase``,
@@ -35,7 +36,7 @@ from collections.abc import Sequence
 
 from ..index.cjk import CJK_RUN
 from ..index.port import ChunkHit
-from .stopwords import is_stop_word
+from .stopwords import is_stop_word, query_stop_words
 
 __all__ = [
     "CJK_CLAUSE",
@@ -68,7 +69,8 @@ def is_prose(query: str) -> bool:
     pieces = query.split()
     if any(looks_like_code(p) for p in pieces):
         return False
-    return any(is_stop_word(p) for p in pieces) or any(len(m) >= CJK_CLAUSE for m in CJK_RUN.findall(query))
+    stop = query_stop_words(pieces)
+    return any(is_stop_word(p, stop) for p in pieces) or any(len(m) >= CJK_CLAUSE for m in CJK_RUN.findall(query))
 
 
 _INTERROGATIVES = frozenset(

@@ -11,13 +11,28 @@ could be (``not``, ``null``, ``all``, ``any``, ``one``, ``first`` stay
 searchable, so do all identifiers: a piece with punctuation inside is never a
 stop word).
 
+Other languages (decision 515): German, French, Spanish, Portuguese, Italian
+and Russian have lists of the same kind. A Latin-script language's list applies
+to a query only when the query reads as that language: at least two of its
+different words are in the list, and more than are in the English list. One
+word is no evidence (``die``, ``come``, ``a`` are English words too; ``de la
+soul`` is not English, ``how to die`` is). Russian words cannot be English, so
+its list applies whenever the query holds one of them. Negations and
+quantifiers stay searchable in every language, as ``not`` and ``all`` do in
+English (``не``, ``nicht``, ``pas``, ``все``); so do ``des`` and ``man``, which
+are also technical terms.
+
 Chinese has no list here: CJK runs are matched as character bigrams, where a
 function character (``的``) only ever appears inside a pair.
 """
 
 from __future__ import annotations
 
-__all__ = ["ENGLISH", "is_stop_word"]
+from collections.abc import Iterable
+
+from ..index.cjk import word_tokens
+
+__all__ = ["ENGLISH", "LATIN_LANGUAGES", "RUSSIAN", "is_stop_word", "query_stop_words"]
 
 _ENGLISH_WORDS = """
     a about above after again against am an and are as at be because been before being below between both but by
@@ -30,13 +45,82 @@ _ENGLISH_WORDS = """
 """
 ENGLISH = frozenset(_ENGLISH_WORDS.split())
 
-
+# Question words, auxiliaries, pronouns, articles, prepositions and conjunctions of each language,
+# compared as the index folds them (:func:`_word`: ``où`` and ``ou`` are one word to it).
+_GERMAN = """
+    aber als am an auch auf aus bei bin bis bist da damit dann das dass dem den denn der dich dir die
+    doch du durch ein eine einem einen einer eines er es euch euer für habe haben hast hat hatte hier ich
+    ihm ihn ihnen ihr im in ist kann kannst können könnte mein meine mich mir mit muss müssen nach noch ob
+    oder sehr sein seine sich sie sind soll sollte über um und uns unser vom von vor war waren warum was
+    weil welche welcher welches wenn wer werde werden wie wieso wir wird wo woher wohin zu zum zur
+"""
+_FRENCH = """
+    à au aux avec ce ces cet cette comment dans de du elle elles en est et être il ils je la le les leur
+    lui ma mais me mes moi mon ne nos notre nous on ou où par peut peux pour pourquoi qu quand que quel
+    quelle quelles quels qui sa se ses si son sont sur ta te tes toi ton tu un une vos votre vous y
+"""
+_SPANISH = """
+    a al como cómo con cual cuál cuando cuándo de del donde dónde el él ella ellos en es esta está este
+    esto estos ha hay la las le les lo los me mi mis muy nos o para pero por porque puedo que qué se si
+    su sus te tu tú un una unas uno unos y ya yo
+"""
+_PORTUGUESE = """
+    a ao aos as à às com como da das de do dos e é ela ele em entre essa esse esta este eu isso isto na
+    nas no nos o os ou para pela pelo por porque posso qual quando que quem se seu sua são um uma você
+"""
+_ITALIAN = """
+    a ad al alla alle allo che chi ci come con cosa da dal dalla dei del della delle dello di dove e è
+    gli ha ho i il in io la le lo ma mi ne nel nella perché per posso qual quale quando se si sono su
+    sul sulla ti tu un una uno vi
+"""
+_RUSSIAN = """
+    а без бы был была были было в вам вас во вот где да для до его ее её если есть же за и из или им их
+    к как какая какие каким какой когда кто ли либо мне может можно мой мы на над о об он она они оно от
+    по под почему при с со так также там то тоже у уже хотя чего чем что чтобы эта эти это этот я
+"""
 # quotes, brackets, backticks and sentence marks around a word; not a sigil (``$i``, ``@when``)
 _AROUND = "\"'`()[]{}<>\u2018\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1.,;:!?\u2026"
 
 
-def is_stop_word(piece: str) -> bool:
-    """Whether a whitespace-free query piece is a stop word (case-insensitive; quotes, brackets,
-    backticks and sentence punctuation around it ignored: ``(the)``, ```a```, ``when?``;
-    decision 371)."""
-    return piece.strip(_AROUND).lower() in ENGLISH
+def _word(piece: str) -> str:
+    """A piece as the lists are compared: without the punctuation around it, lower-cased, and a
+    non-ASCII one folded as the index folds it (``où`` -> ``ou``), so a query typed without its
+    accents has the same stop words (decision 372)."""
+    word = piece.strip(_AROUND).lower()
+    return word if word.isascii() else "".join(word_tokens(word))
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_word(w) for w in text.split())
+
+
+LATIN_LANGUAGES: dict[str, frozenset[str]] = {
+    "de": _words(_GERMAN),
+    "fr": _words(_FRENCH),
+    "es": _words(_SPANISH),
+    "pt": _words(_PORTUGUESE),
+    "it": _words(_ITALIAN),
+}
+RUSSIAN = _words(_RUSSIAN)
+_EVIDENCE = 2  # different words of a Latin-script language's list that make a query read as it
+
+
+def query_stop_words(pieces: Iterable[str]) -> frozenset[str]:
+    """The stop words of a query made of whitespace-free ``pieces``: English, Russian, and each
+    Latin-script language the query reads as (see the module docstring)."""
+    words = {_word(p) for p in pieces}
+    english = len(words & ENGLISH)
+    out = ENGLISH | RUSSIAN
+    for stop in LATIN_LANGUAGES.values():
+        hits = len(words & stop)
+        if hits >= _EVIDENCE and hits > english:
+            out |= stop
+    return out
+
+
+def is_stop_word(piece: str, stop_words: frozenset[str] = ENGLISH | RUSSIAN) -> bool:
+    """Whether a whitespace-free query piece is one of ``stop_words`` (those of its query,
+    :func:`query_stop_words`; by default English and Russian, which apply to every query):
+    case-insensitive, quotes, brackets, backticks and sentence punctuation around it ignored
+    (``(the)``, ```a```, ``when?``; decision 371)."""
+    return _word(piece) in stop_words

@@ -28,7 +28,7 @@ from itertools import pairwise
 from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams, word_spans, word_tokens
 from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
 from ..index.stem import is_stemmable, stem
-from .stopwords import is_stop_word
+from .stopwords import ENGLISH, RUSSIAN, is_stop_word, query_stop_words
 
 __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
 
@@ -48,6 +48,7 @@ class ParsedQuery:
     leaves: tuple[LexicalLeaf, ...]
     terms: tuple[str, ...]
     pairs: tuple[Phrase, ...] = ()
+    stop_words: frozenset[str] = ENGLISH | RUSSIAN  # the query's (stopwords.query_stop_words)
 
     def strict(self) -> AllOf:
         """Every leaf must match."""
@@ -84,7 +85,7 @@ class ParsedQuery:
         ]
         if len(split) <= sum(isinstance(leaf, Term) for leaf in self.leaves):
             return None
-        content = [t for t in split if not is_stop_word(t.text)] or split
+        content = [t for t in split if not is_stop_word(t.text, self.stop_words)] or split
         return AnyOf((*dict.fromkeys(content), *(leaf for leaf in self.leaves if not isinstance(leaf, Term))))
 
     @property
@@ -96,19 +97,29 @@ class ParsedQuery:
 def build_lexical_query(query: str) -> ParsedQuery:
     """The structured query for arbitrary user text."""
     found: list[tuple[LexicalLeaf, str, bool]] = []  # leaf, its text, whether it is a stop word
-    for piece in _CONTROL.sub(" ", query).split():
+    pieces = [_ELISION.sub("", piece) for piece in _CONTROL.sub(" ", query).split()]
+    stop = query_stop_words(pieces)
+    for piece in pieces:
         for part in _SPLIT.split(piece):
             if not part:
                 continue
             if _CJK_RUN.fullmatch(part):
                 found.append((CjkRun(part), part, False))
             elif word_tokens(part):  # a word as the index sees one (decision 370)
-                found.append((Term(part), part, is_stop_word(part)))
+                found.append((Term(part), part, is_stop_word(part, stop)))
     content = [f for f in found if not f[2]] or found
     leaves: dict[object, LexicalLeaf] = {}
     for leaf, _, _ in content:
         leaves.setdefault(_tokens_of(leaf), leaf)
-    return ParsedQuery(tuple(leaves.values()), tuple(text for _, text, _ in content), _pairs(found))
+    return ParsedQuery(tuple(leaves.values()), tuple(text for _, text, _ in content), _pairs(found), stop)
+
+
+# A French or Italian elided article, pronoun or preposition before a word (``l'index``,
+# ``d'authentification``, ``qu'est``, ``dell'indice``): written glued to the word, it made the
+# piece a two-word phrase (``d authentification``) that a text saying ``l'authentification`` or
+# ``authentification`` never matched (decision 516). Only before two letters or more, so an
+# identifier such as ``l'1`` or ``s'x'`` stays as written.
+_ELISION = re.compile(r"^(?:[cdjlmnst]|qu|dell|dall|nell|sull|all|un|quest)['\u2019](?=[^\W\d_]{2})", re.IGNORECASE)
 
 
 def _tokens_of(leaf: LexicalLeaf) -> object:
@@ -212,7 +223,10 @@ class _Highlighter:
         """Whether a folded (lower-cased) word token matched for a reason."""
         if token in self.exact:
             return True
-        return token.startswith(self.prefixes) and is_stemmable(token) and stem(token) in self.stems
+        if token.isascii() and not token.startswith(self.prefixes):  # the cheap test first
+            return False
+        # a Russian stem is not always a prefix of its word (``ёлка`` -> ``елк``): no such test there
+        return is_stemmable(token) and stem(token) in self.stems
 
     def ascii_spans(self, flat: str) -> Iterator[Span]:
         """The lit ASCII words of ``flat``, in order: the matches of :attr:`pattern` that are whole
@@ -287,8 +301,9 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
     pieces = [w for w in words if _CJK_RUN.fullmatch(w)]
     stems = {stem(w) for w in plain if is_stemmable(w)}
     prefixes = sorted({s[:-1] if s.endswith("i") else s for s in stems}, key=len, reverse=True)
-    parts = [re.escape(p) + "[a-z]*" for p in prefixes] + [re.escape(w) for w in plain if w.isascii()]
-    literals = [*prefixes, *(w for w in plain if w.isascii())]
+    ascii_prefixes = [p for p in prefixes if p.isascii()]  # other words are found by other_spans
+    parts = [re.escape(p) + "[a-z]*" for p in ascii_prefixes] + [re.escape(w) for w in plain if w.isascii()]
+    literals = [*ascii_prefixes, *(w for w in plain if w.isascii())]
     alternation = "|".join(parts) or "(?!)"
     return _Highlighter(
         re.compile(alternation, re.IGNORECASE),
