@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Endpoint", "endpoint_server", "word_vector"]
+__all__ = ["Endpoint", "endpoint_server", "handler_for", "word_vector"]
 
 _WORD = re.compile(r"\w+")
 
@@ -112,10 +112,9 @@ def _send(handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: d
     handler.wfile.write(raw)
 
 
-@contextmanager
-def endpoint_server(dims: int = 64) -> Iterator[Endpoint]:
-    """Serve an :class:`Endpoint` on a free loopback port (``endpoint.url`` ends in ``/v1``)."""
-    endpoint = Endpoint(dims)
+def handler_for(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
+    """The request handler answering as ``endpoint`` (for a test that serves it on a socket of
+    its own, e.g. a port reserved before the server listens)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -124,7 +123,14 @@ def endpoint_server(dims: int = 64) -> Iterator[Endpoint]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    return Handler
+
+
+@contextmanager
+def endpoint_server(dims: int = 64) -> Iterator[Endpoint]:
+    """Serve an :class:`Endpoint` on a free loopback port (``endpoint.url`` ends in ``/v1``)."""
+    endpoint = Endpoint(dims)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(endpoint))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

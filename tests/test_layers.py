@@ -16,19 +16,20 @@ ALLOWED: dict[str, set[str]] = {
     "__init__": set(),
     "errors": set(),
     "progress": set(),  # a call's progress and cancellation, read by the long tools (decision 500)
+    "retry_after": set(),  # one reading of the Retry-After header for the embedding and Notion clients
     "globs": {"errors"},
     "paths": {"errors"},
     "sourcefile": {"errors"},
     "markdown": {"errors"},
     "config": {"_generated", "errors", "globs"},
-    "embeddings": {"errors"},
+    "embeddings": {"errors", "retry_after"},
     "index": {"config", "embeddings", "errors", "globs", "markdown", "sourcefile"},
     "search": {"embeddings", "errors", "globs", "index"},
     "workspace": {"config", "embeddings", "errors", "index", "paths", "search"},
     "writer": {"errors", "paths", "sourcefile", "workspace"},
     "assets": {"errors", "paths", "progress", "sourcefile", "workspace", "writer"},  # the racy-clean window (401)
     "export": {"errors", "markdown", "paths", "progress", "sourcefile"},  # documents read as the indexer reads them
-    "notion": {"config", "errors", "globs", "paths", "sourcefile"},
+    "notion": {"config", "errors", "globs", "paths", "retry_after", "sourcefile"},
     "handlers": {
         "_generated",
         "assets",

@@ -8,68 +8,47 @@ embeds only the chunks that still wait for a vector.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import yaml
+from embedding_endpoint import Endpoint, endpoint_server
 
 from local_vector_search_mcp import dispatch
 from local_vector_search_mcp.config import CliOptions, load_settings
 from local_vector_search_mcp.workspace import Workspace
 
 
-class _Slow(BaseHTTPRequestHandler):
-    texts = 0
-    delay = 0.3
-    lock = threading.Lock()
-
-    def do_POST(self) -> None:
-        inputs = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
-        time.sleep(type(self).delay)
-        with type(self).lock:
-            type(self).texts += len(inputs)
-        data = [{"index": i, "embedding": [1.0, float(len(t) % 5), 0.5]} for i, t in enumerate(inputs)]
-        payload = json.dumps({"data": data}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 def test_kill_during_the_embedding_pass_resumes_where_it_stopped(tmp_path: Path) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with endpoint_server(dims=3) as server:
+        server.delay = 0.3  # slowed down, so the kill lands between batches
+        _kill_and_resume(tmp_path, server)
+
+
+def _kill_and_resume(tmp_path: Path, server: Endpoint) -> None:
     root = tmp_path / "kb"
     root.mkdir()
     for i in range(60):
         (root / f"d{i:02}.md").write_text(f"# Doc {i}\n\nparagraph {i} with words\n", "utf-8")
     config = tmp_path / "config.yml"
-    endpoint = f"http://127.0.0.1:{server.server_port}/v1"
+    endpoint = server.url
     embedding = {"provider": "openai-compatible", "endpoint": endpoint, "model": "m", "dimensions": 3, "batchSize": 4}
     config.write_text(yaml.safe_dump({"embedding": embedding}))
     args = ["--config", str(config), "--root", str(root), "--project-root", str(tmp_path), "--reindex"]
     child = subprocess.Popen([sys.executable, "-m", "local_vector_search_mcp", *args], stdout=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while _Slow.texts < 20 and time.monotonic() < deadline:  # a few batches are stored
+        while server.texts_sent() < 20 and time.monotonic() < deadline:  # a few batches are stored
             time.sleep(0.05)
-        assert _Slow.texts >= 20, "the child never embedded anything"
+        assert server.texts_sent() >= 20, "the child never embedded anything"
         os.kill(child.pid, signal.SIGKILL)
         child.wait(10)
-        before_kill = _Slow.texts
-        _Slow.delay = 0.0
+        before_kill = server.texts_sent()
+        server.delay = 0.0
         ws = Workspace(load_settings(CliOptions(config=str(config), root=str(root)), cwd=tmp_path, environ={}))
         try:
             embedded_before = dispatch.invoke(ws, "kb_status", None)["vectors"]["embeddedChunks"]
@@ -80,10 +59,9 @@ def test_kill_during_the_embedding_pass_resumes_where_it_stopped(tmp_path: Path)
             total = vectors["embeddedChunks"]
             assert vectors["pendingChunks"] == 0 and total > embedded_before
             # Only the missing chunks were sent again (plus at most the batch that was in flight).
-            assert _Slow.texts - before_kill <= total - embedded_before + 4
+            assert server.texts_sent() - before_kill <= total - embedded_before + 4
         finally:
             ws.close()
     finally:
         if child.poll() is None:
             child.kill()
-        server.shutdown()

@@ -18,11 +18,12 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from embedding_endpoint import Endpoint, handler_for
 
 from local_vector_search_mcp import dispatch
 from local_vector_search_mcp.cli import main as cli_main
@@ -126,21 +127,6 @@ def test_every_odd_file_is_skipped_and_named_while_the_rest_is_indexed(tmp_path:
 # --------------------------------------------------------------------------- a provider that is down
 
 
-class _Embeddings(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        data = [{"index": i, "embedding": [1.0, float(len(t) % 7), 0.5, 0.25]} for i, t in enumerate(body["input"])]
-        payload = json.dumps({"data": data}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def late_provider() -> Iterator[tuple[str, Any]]:
     """An endpoint that refuses connections until ``start()`` is called: its port is bound here
@@ -151,7 +137,7 @@ def late_provider() -> Iterator[tuple[str, Any]]:
     servers: list[ThreadingHTTPServer] = []
 
     def start() -> None:
-        server = ThreadingHTTPServer(("127.0.0.1", port), _Embeddings, bind_and_activate=False)
+        server = ThreadingHTTPServer(("127.0.0.1", port), handler_for(Endpoint(dims=4)), bind_and_activate=False)
         server.socket.close()
         server.socket = reserved
         server.server_activate()  # listen

@@ -39,3 +39,36 @@ def test_connections_of_finished_threads_are_closed(tmp_path: Path) -> None:
     assert _open_fds() <= baseline + 3  # at most the last thread's connection is still open
     assert store.read_manifest() is not None  # this thread's own connection is untouched
     store.close()
+
+
+def test_a_burst_of_threads_leaves_no_connections_behind_when_the_survivors_keep_reading(tmp_path: Path) -> None:
+    """A burst of concurrent calls spreads over many worker threads; afterwards the idle ones end
+    while the few that serve the steady load live on. No new thread opens a connection then, so
+    the burst's connections (three descriptors and a page cache each) were held for the server's
+    life (decision 520)."""
+    store = SqliteStore(tmp_path / "index.db")
+    store.ensure_schema(None, "float32")
+    store.read_manifest()  # this thread: the survivor
+    baseline = _open_fds()
+    opened = threading.Barrier(21)
+
+    def burst() -> None:
+        store.read_manifest()
+        opened.wait()  # all 20 hold a connection at once, as concurrent calls do
+
+    threads = [threading.Thread(target=burst) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    opened.wait()
+    for thread in threads:
+        thread.join()
+    during = _open_fds() - baseline  # the burst's connections are open while it lasts (2 each)
+    assert during >= 40
+    for _ in range(5):  # the steady load, on the surviving thread
+        assert store.read_manifest() is not None
+    assert len(store._connections) == 1  # closed: their page caches and WAL descriptors are freed
+    # SQLite parks a closed connection's database descriptor while another connection of the
+    # process holds a lock on the file (POSIX locks are per process), and hands it to the next
+    # connection opened: at most one per ended thread, reused, never more
+    assert _open_fds() - baseline <= during // 2
+    store.close()

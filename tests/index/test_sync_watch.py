@@ -206,3 +206,31 @@ def test_a_targeted_sync_reads_only_its_own_documents_state(kb, monkeypatch):
     assert synced == {p: s.source_hash for p, s in fresh.store.document_states().items()}
     assert unreadable.keys() == fresh.store.unreadable_files().keys() == {"bad.md"}
     fresh.close()
+
+
+def test_a_folder_tree_made_at_once_raises_no_watchdog_warning(tmp_path):
+    """watchdog registers a folder made with its subfolders twice (the walk of the new folder, then
+    the subfolders' own create events) and warns "Callback with id ... already exists", with the
+    repr of every watch in the text: harmless, and kilobytes on the server's stderr each time."""
+    import warnings
+
+    from local_vector_search_mcp.index.watcher import MarkdownWatcher
+
+    synced: list[str] = []
+    queue = SyncQueue(synced.append)
+    watcher = MarkdownWatcher(tmp_path, queue, lambda rel: True, lambda prefix: [], debounce=0.05)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        watcher.start()
+        try:
+            for burst in range(3):  # the race is the kernel's and the walk's: a few bursts meet it
+                for i in range(300):
+                    os.makedirs(tmp_path / f"b{burst}" / f"t{i}" / "a" / "b" / "c", exist_ok=True)
+                (tmp_path / f"b{burst}" / "last.md").write_text("# Last\n", encoding="utf-8")
+                deadline = time.monotonic() + 30  # the watcher has seen the whole tree once it queues the file
+                while f"b{burst}/last.md" not in synced and time.monotonic() < deadline:
+                    time.sleep(0.02)
+        finally:
+            watcher.stop()
+            queue.stop()
+    assert [str(w.message)[:60] for w in caught if "already exists" in str(w.message)] == []

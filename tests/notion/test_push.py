@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -437,3 +438,16 @@ def test_hostile_documents_reach_notion_whole(kb: Path, notion: FakeNotion, caps
     for name, text in HOSTILE.items():
         page_id = mapping["parents"][PARENT][name]["pageId"]
         assert notion.tree(page_id) == convert(text).blocks, name
+
+
+def test_a_retry_after_given_as_an_http_date_is_honoured(notion: FakeNotion) -> None:
+    """RFC 9110 allows an HTTP date; Notion's client read only a number of seconds and backed off
+    on its own (1 s) instead. One parser now reads it for Notion and the embedding endpoint."""
+    from email.utils import formatdate
+
+    waits: list[float] = []
+    notion.faults += [Fault(429, {"Retry-After": formatdate(time.time() + 30, usegmt=True)})]
+    client = NotionClient(TOKEN, base_url=notion.url, requests_per_second=1000, sleep=waits.append)
+    client.create_page(PARENT, "T")
+    assert [w for w in waits if w >= 1] == [pytest.approx(30, abs=2)]  # was [1.0]
+    client.close()

@@ -18,13 +18,13 @@ import math
 import threading
 import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
 
+from ..retry_after import retry_after
 from .base import EmbeddingError, EmbeddingRefused, ModelChanged, Vectors, normalise
 
 __all__ = [
@@ -62,24 +62,6 @@ PASSAGE_PATIENCE = Patience(attempts=5, first=1.0, max_wait=60.0)  # at most ~2 
 # A search (and the reindex's size probe, which lexical indexing waits for) waits ~2 s for a
 # retry and 10 s for an answer at most; then lexical search answers, or indexing goes on lexically.
 QUERY_PATIENCE = Patience(attempts=2, first=0.5, max_wait=2.0, timeout=10.0)
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds of a ``Retry-After`` header (a number of seconds or an HTTP date), ``None`` if absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when is None or when.tzinfo is None:
-            return None
-        seconds = when.timestamp() - time.time()
-    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def is_loopback_url(url: str) -> bool:

@@ -64,6 +64,7 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
@@ -131,6 +132,30 @@ BUSY_TIMEOUT_MS = 30_000
 DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
 _VEC0_PARTS = ("chunk_vectors_info", "chunk_vectors_chunks", "chunk_vectors_rowids", "chunk_vectors_vector_chunks00")
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
+
+
+class _ThreadEnd:
+    """Kept in a thread's local storage beside its connection. Python drops a thread's local
+    storage when the thread ends, and with it this object, which then hands the store the
+    connection to close (decision 520). Nothing is closed here (it runs in the ending thread's
+    teardown, where no lock may be waited for): the next statement of any thread closes it. The
+    thread may still count as alive for a moment after this, so the connection is named, not
+    found by ``is_alive()``; one replaced in a live thread (a new file at the path) is no longer
+    the thread's and is left alone."""
+
+    __slots__ = ("conn", "store", "thread")
+
+    def __init__(self, store: SqliteStore, conn: apsw.Connection) -> None:
+        self.store = weakref.ref(store)
+        self.thread = threading.current_thread()
+        self.conn = conn
+
+    def __del__(self) -> None:
+        store = self.store()
+        if store is not None:
+            store._ended.append((self.thread, self.conn))  # atomic: no lock in a teardown
+
+
 _DERIVED = (
     "refused_vectors",  # before chunks: its rows reference them
     "unreadable_files",
@@ -278,6 +303,7 @@ class SqliteStore(ChunkTables):
         # worker threads), so a dead thread's connection is closed when the next one opens.
         self._connections: dict[threading.Thread, apsw.Connection] = {}
         self._conn_lock = threading.Lock()
+        self._ended: list[tuple[threading.Thread, apsw.Connection]] = []  # from _ThreadEnd, closed by _conn()
         self._vector_storage: str | None = None
         self._scopes: dict[str, Callable[[str], bool]] = {}
         self._seen_damage = False  # SQLite reported the file damaged: a reset sets it aside
@@ -293,6 +319,8 @@ class SqliteStore(ChunkTables):
         return st.st_dev, st.st_ino
 
     def _conn(self) -> apsw.Connection:
+        if self._ended:
+            self._close_ended()
         conn = getattr(self._local, "conn", None)
         if conn is not None and not conn.in_transaction and self._file_id() != self._local.file_id:
             # The file at storage.path was deleted or replaced (the state folder removed, a copy
@@ -339,6 +367,7 @@ class SqliteStore(ChunkTables):
             self._local.conn = conn
             self._local.serial = next(_CONNECTION_SERIALS)
             self._local.file_id = self._file_id()
+            self._local.end = _ThreadEnd(self, conn)
             self._note_file(self._local.file_id)
             with self._conn_lock:
                 for thread in [t for t in self._connections if not t.is_alive()]:
@@ -346,6 +375,19 @@ class SqliteStore(ChunkTables):
                         self._connections.pop(thread).close()
                 self._connections[threading.current_thread()] = conn
         return conn
+
+    def _close_ended(self) -> None:
+        """Close the connections of threads that have ended. A burst of calls spreads over many
+        worker threads; the idle ones end, the few serving the steady load live on and open
+        nothing new, so waiting for the next new connection held the burst's (three descriptors
+        and a page cache each) for the server's life (decision 520)."""
+        with self._conn_lock:
+            while self._ended:
+                thread, conn = self._ended.pop()
+                if self._connections.get(thread) is conn:
+                    del self._connections[thread]
+                    with contextlib.suppress(apsw.Error):
+                        conn.close()
 
     def _damaged(self, exc: apsw.Error) -> IndexDamaged:
         """SQLite found the file damaged (at open or at any later statement, decision 495): the

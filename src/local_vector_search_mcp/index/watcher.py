@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,13 @@ __all__ = ["DEBOUNCE_SECONDS", "LOST_EVENTS_LOGGER", "MarkdownWatcher"]
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.4
 TICK_SECONDS = 0.15
+# A folder tree made at once (`mkdir -p a/b/c`, a checkout, an unzip) is registered twice by
+# watchdog's inotify observer: the walk of the new folder `a` adds `b` and `c`, then the create
+# events of `b` and `c` add them again, under the same callback id. It overwrites the callback
+# with itself (nothing is lost or doubled) and says so in a RuntimeWarning whose text holds the
+# repr of every watch of the tree: on stderr (the server's log) and in test runs, many KB of it.
+_REREGISTERED = r"Callback with id .* already exists for watch"
+
 # watchdog says so only in its log: "Inotify queue overflowed; filesystem events were lost"
 LOST_EVENTS_LOGGER = "watchdog.observers.inotify_c"
 
@@ -86,6 +94,7 @@ class MarkdownWatcher:
                         watcher.queue.report_error(WATCHER_PATH, f"watcher event failed: {watcher.queue.describe(exc)}")
 
             logging.getLogger(LOST_EVENTS_LOGGER).addHandler(self._lost_listener)
+            warnings.filterwarnings("ignore", _REREGISTERED, RuntimeWarning, r"watchdog\.observers\.inotify")
             observer = Observer()
             observer.schedule(Handler(), str(self.root), recursive=True)
             observer.daemon = True

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from ..retry_after import retry_after
 from .blocks import truncate
 
 __all__ = ["NOTION_VERSION", "NotionClient", "NotionError", "NotionPort", "encode_body", "title_property"]
@@ -243,11 +244,10 @@ class NotionClient:
 
 
 def _retry_after(response: httpx.Response, attempt: int) -> float:
-    value = response.headers.get("Retry-After", "").strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
+    wait = retry_after(response.headers.get("Retry-After"))
+    if wait is None:
         return float(min(2 ** (attempt - 1), 30))  # no usable header: back off exponentially
+    return wait
 
 
 def _error(method: str, path: str, response: httpx.Response, *, ambiguous: bool) -> NotionError:
