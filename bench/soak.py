@@ -20,7 +20,9 @@ The mix: kb_search of every mode (lexical, semantic, hybrid), each query drawn a
 corpus's words and about one in five scoped by a path glob, so nothing is answered from a
 single-query cache; kb_read (whole or one pointer), kb_outline, kb_links, kb_list_files, kb_status;
 kb_patch of the client's own scratch document, kb_move of it back and forth (updating links),
-kb_create then kb_delete, kb_save_image, kb_move_image and kb_delete_image.
+kb_create then kb_delete, kb_save_image, kb_move_image and kb_delete_image. The scratch documents
+link to each other, so a kb_move now and then meets CONFLICT: another client's move rewrote the
+link in it since it was read (the promise working, counted under errors).
 
 Every ``--sample`` seconds the server's resident size, open descriptors (and of them the index's:
 one -db and -wal per SQLite connection), threads, the WAL's and the state folder's size and file
@@ -412,7 +414,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         root, db, config = workspace(cache, tmp, args.clients)
         load = Load(root, vocabulary(root), args.seed, args.embeddings != "none")
         rows: list[dict[str, float]] = []
-        log = HERE / "results" / f"soak-{args.transport}.server.log"
+        log = HERE / ".cache" / f"soak-{args.transport}.server.log"  # kept after the run, never committed
         server = (
             http_server(root, db, config, args.clients, log)
             if args.transport == "http"

@@ -22,7 +22,7 @@ from local_vector_search_mcp.errors import IndexNotReady
 from local_vector_search_mcp.index.cjk import bigrams, cjk_index_text, index_tokens
 from local_vector_search_mcp.index.manifest import LEXICAL_TOKENIZER, index_problems
 from local_vector_search_mcp.index.query import CjkRun, Term
-from local_vector_search_mcp.index.stem import is_stemmable, stem, stem_index_text
+from local_vector_search_mcp.index.stem import is_stemmable, query_stems, stem, stem_index_text, text_language
 from local_vector_search_mcp.search.fusion import is_prose
 from local_vector_search_mcp.search.stopwords import is_stop_word, query_stop_words
 from local_vector_search_mcp.search.text import build_lexical_query
@@ -210,6 +210,37 @@ def test_an_inflected_russian_word_finds_the_page(lite: KbClient, pg: KbClient) 
         assert _paths(client, "шаблон документа", 1) == ["ru/shablony.md"]
 
 
+# Stems of German, French, Spanish, Portuguese, Italian (decision 518, amended) ---------------------
+
+
+def test_a_chunk_reads_as_a_language_by_its_function_words() -> None:
+    assert text_language("Die Datenbank liegt standardmäßig unter der Datei, und sie wird gesichert.") == "de"
+    assert text_language("Les sauvegardes sont rangées dans une archive pour le serveur.") == "fr"
+    assert text_language("La base de datos está en el disco por defecto.") == "es"
+    assert text_language("A base de dados não está pronta para uso, e também não responde pelo servidor.") == "pt"
+    # an English text quoting a few of those words stays English; code is English unless it reads otherwise
+    assert text_language("The die is cast: use der, die and das in the German analyzer of the index.") == "en"
+    assert text_language("def main(): return os.path.join(a, b)") == "en"
+
+
+def test_a_chunk_in_another_language_has_its_stems_beside_the_english_ones() -> None:
+    stems = stem_index_text("Paket installieren", "Das Paket wird mit pip installiert und ist danach da.").split()
+    assert "installieren" in stems and "installi" in stems  # English stem (itself) and German stem
+    english = "The package is installed with pip and is then ready."
+    words = ["Install", *english.rstrip(".").split()]
+    assert stem_index_text("Install", english).split() == [stem(w) for w in words if len(w) > 2]  # English only
+    assert query_stems("datenbanken", "de") == ["datenbanken", "datenbank"]
+    assert query_stems("datenbanken") == ["datenbanken"]
+
+
+def test_an_inflected_word_of_a_german_or_spanish_question_finds_its_page(lite: KbClient, pg: KbClient) -> None:
+    # the pages say Datenbank and instalar; the questions Datenbanken and instalo
+    assert build_lexical_query("Wo liegen die Datenbanken?").leaves[-1] == Term("Datenbanken?", language="de")
+    for client in (lite, pg):
+        assert _paths(client, "Wo liegen die Datenbanken?", 1) == ["de/konfiguration.md"]
+        assert _paths(client, "¿Cómo instalo el servidor?", 1) == ["es/instalacion.md"]
+
+
 # Thai, Lao, Myanmar, Khmer as bigrams of their letters (decision 519) --------------------------------
 
 
@@ -238,6 +269,7 @@ def test_a_thai_word_inside_a_run_is_found_and_lit_whole(lite: KbClient, pg: KbC
 # An index of an earlier tokenizer (decisions 518-519) -----------------------------------------------
 
 BEFORE_H60, HANGUL_AND_RUSSIAN = "unicode61+cjk-bigram-1+stems-1", "unicode61+cjk-bigram-2+stems-2"
+SEA_SCRIPTS = "unicode61+cjk-bigram-3+stems-2"  # before the stems of other Latin-script languages
 
 
 def _written_by(client: KbClient, tokenizer: str) -> list[str]:
@@ -246,7 +278,7 @@ def _written_by(client: KbClient, tokenizer: str) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-@pytest.mark.parametrize("tokenizer", [BEFORE_H60, HANGUL_AND_RUSSIAN])
+@pytest.mark.parametrize("tokenizer", [BEFORE_H60, HANGUL_AND_RUSSIAN, SEA_SCRIPTS])
 def test_an_old_index_without_the_changed_scripts_is_used_as_it_is(
     tmp_path: Path, pg_server: PgServer, backend: str, tokenizer: str
 ) -> None:
@@ -274,6 +306,8 @@ def test_an_old_index_without_the_changed_scripts_is_used_as_it_is(
         (HANGUL_AND_RUSSIAN, "th", True),
         (HANGUL_AND_RUSSIAN, "ko", False),
         (HANGUL_AND_RUSSIAN, "ru", False),
+        (SEA_SCRIPTS, "th", False),
+        (SEA_SCRIPTS, "de", False),
     ],
 )
 def test_an_old_index_holding_a_changed_script_asks_for_a_rebuild(

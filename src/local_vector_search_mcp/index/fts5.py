@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 from .cjk import bare, bigrams, word_tokens
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
-from .stem import is_stemmable, stem
+from .stem import query_stems
 
 __all__ = [
     "STEM_BUDGET",
@@ -150,17 +150,21 @@ def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | No
         for child in query.children:
             if isinstance(child, Term):
                 tokens = _tokens(child.text)
-                rendered = quote_phrase(stem(tokens[0])) if len(tokens) == 1 and is_stemmable(tokens[0]) else None
+                # an AND keeps the English stem only: a term is one operand there
+                language = child.language if isinstance(query, AnyOf) else "en"
+                stems = query_stems(tokens[0], language)[: None if isinstance(query, AnyOf) else 1]
+                rendered = [quote_phrase(s) for s in stems] if len(tokens) == 1 else []
             else:
                 tokens = ()
                 inner = render_stems(child, frequencies) if isinstance(child, AllOf | AnyOf) else None
-                rendered = None if inner is None else f"({inner})"
-            if rendered is None:
+                rendered = [] if inner is None else [f"({inner})"]
+            if not rendered:
                 if isinstance(query, AllOf):
                     return None
                 continue
-            if rendered not in {a for a, _ in atoms}:
-                atoms.append((rendered, tokens))
+            for one in rendered:  # a word of another language: its English stem OR its own (decision 518)
+                if one not in {a for a, _ in atoms}:
+                    atoms.append((one, tokens))
         if not atoms:
             return None
         if isinstance(query, AllOf):

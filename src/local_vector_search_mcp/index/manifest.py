@@ -38,14 +38,18 @@ __all__ = [
 
 SCHEMA_VERSION = "5"
 # cjk-bigram-2: Hangul as bigrams; stems-2: Russian stems; cjk-bigram-3: Thai, Lao, Myanmar, Khmer
-# as bigrams of their letters (decisions 517-519)
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-2"
+# as bigrams of their letters; stems-3: German, French, Spanish, Portuguese, Italian stems of the
+# chunks in those languages (decisions 517-519)
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-3"
 _SEA_LETTERS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 # Earlier tokenizers, and the letters each indexed otherwise: an index of one whose chunks hold none
-# of them holds exactly what this one writes, and is used as it is (decision 518).
+# of them holds what this one writes, and is used as it is (decision 518). Stems of other Latin-script
+# languages change nothing it holds: they are added beside the English ones, and a query ORs both,
+# so an index without them answers as it did (decision 518).
 CHANGED_LETTERS = {
     "unicode61+cjk-bigram-1+stems-1": "\uac00-\ud7a3\u0430-\u044f\u0451\u0410-\u042f\u0401" + _SEA_LETTERS,
     "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS,
+    "unicode61+cjk-bigram-3+stems-2": "",
 }
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 
@@ -156,7 +160,7 @@ def index_problems(config: Any, embedder: Embedder | None, store: IndexStore, pr
     if (
         changed is not None
         and expected.get("lexical_tokenizer") == LEXICAL_TOKENIZER
-        and not store.holds_letters(changed)
+        and not (changed and store.holds_letters(changed))
     ):
         # nothing it holds was indexed otherwise: the next reindex records the current name
         stored = {**stored, "lexical_tokenizer": LEXICAL_TOKENIZER}

@@ -43,7 +43,7 @@ import numpy.typing as npt
 from .cjk import bare, bigrams, index_tokens, word_tokens
 from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase, rarest_within
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
-from .stem import STEM_MARK, is_stemmable, stem, stem_index_text
+from .stem import STEM_MARK, query_stems, stem_index_text
 
 __all__ = [
     "HIT_WEIGHTS",
@@ -259,19 +259,22 @@ def _stems(node: LexicalQuery, out: _Builder) -> Node | None:
         return None
     children: list[Node] = []
     for child in node.children:  # one operand per distinct stem, as fts5.render_stems
-        sub: Node | None = None
+        subs: list[Node] = []
         if isinstance(child, Term):
             words = _priced(child.text)
-            if len(words) == 1 and is_stemmable(words[0]):
-                sub = out.add(Atom(_lexeme(STEM_MARK + stem(words[0])), words))
+            language = child.language if isinstance(node, AnyOf) else "en"
+            stems = query_stems(words[0], language)[: None if isinstance(node, AnyOf) else 1] if len(words) == 1 else []
+            subs = [out.add(Atom(_lexeme(STEM_MARK + s), words)) for s in stems]
         elif isinstance(child, AllOf | AnyOf):
             sub = _stems(child, out)
-        if sub is None:
+            subs = [] if sub is None else [sub]
+        if not subs:
             if isinstance(node, AllOf):
                 return None
             continue
-        if sub not in children:
-            children.append(sub)
+        for sub in subs:
+            if sub not in children:
+                children.append(sub)
     if not children:
         return None
     return ("all" if isinstance(node, AllOf) else "any", tuple(children))

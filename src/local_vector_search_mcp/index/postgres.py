@@ -85,7 +85,7 @@ from .port import (
 )
 from .quantized import CENTRE_SAMPLE
 from .query import LexicalQuery, PathScope
-from .stem import STEM_MARK, stem_index_text
+from .stem import STEM_MARK, stem_index_text, text_language
 
 __all__ = ["EF_SEARCH", "PostgresStore", "safe_location"]
 
@@ -212,6 +212,7 @@ def tsvector_literal(text: str, heading: str | None) -> str:
     one position each inside the part's range (no phrase is ever asked of stems)."""
     positions: dict[str, list[str]] = {}
     pos = 0
+    language = text_language(heading or "", text)  # as the SQLite stems table's (decision 518)
     for part, weight in ((heading or "", "A"), (text, "B")):
         pos += 1  # a gap: a phrase never spans heading and body
         start = pos
@@ -219,7 +220,7 @@ def tsvector_literal(text: str, heading: str | None) -> str:
             pos = min(pos + 1, _MAX_POSITION)
             if len(token) <= _MAX_LEXEME:
                 positions.setdefault(token, []).append(f"{pos}{weight}")
-        for i, word in enumerate(stem_index_text(part).split()):
+        for i, word in enumerate(stem_index_text(part, language=language).split()):
             positions.setdefault(STEM_MARK + word, []).append(f"{min(start + 1 + i, _MAX_POSITION)}C")
     return " ".join(f"{_lexeme(tok)}:{','.join(ps[:256])}" for tok, ps in positions.items())
 

@@ -40,6 +40,7 @@ __all__ = ["AllOf", "AnyOf", "CjkRun", "LexicalLeaf", "LexicalQuery", "PathScope
 class Term:
     text: str
     weight: float = 1.0
+    language: str = "en"  # whose stems it matches (``stem.query_stems``; decision 518)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,12 @@ Only words of 3 to 40 ASCII letters (the Snowball English stemmer,
 Russian stemmer, which also reads ``ё`` as ``е``: ``ёлку`` meets ``елка``;
 decision 518) are stemmed; tokens with digits, CJK and other scripts are left alone,
 so ``sha512``, ``机器`` or ``v2`` never change. A word's script picks its stemmer:
-a Cyrillic word is never English, and a Latin one is stemmed as English whatever
-its language (German, French or Spanish words would need the language of each text;
-decision 518 says why not yet). Identifiers written with
+a Cyrillic word is never English. A Latin word does not tell its language, its
+text does: every Latin word has its English stem, and the words of a chunk written
+in German, French, Spanish, Portuguese or Italian (:func:`text_language`, by its
+function words) also that language's stem, of the word as the index folds it; a
+query that reads as one of those languages (``search/stopwords.py``) matches the
+English stem or its own (:func:`query_stems`). Identifiers written with
 punctuation (``Rc::strong_count``) are matched as phrases of exact tokens and
 never stemmed on the query side.
 """
@@ -25,11 +28,22 @@ never stemmed on the query side.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 import snowballstemmer
 
-__all__ = ["STEM_MARK", "is_stemmable", "stem", "stem_index_text", "stem_tokens"]
+__all__ = [
+    "LANGUAGES",
+    "STEM_MARK",
+    "is_stemmable",
+    "language_stem",
+    "query_stems",
+    "stem",
+    "stem_index_text",
+    "stem_tokens",
+    "text_language",
+]
 
 STEM_MARK = "~"  # PostgreSQL: a stem lexeme is "~" + stem, so it never equals an exact token
 _ASCII_WORD = re.compile(r"[a-z]{3,40}")
@@ -40,6 +54,75 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
 _ASCII_CANDIDATE = re.compile(r"[A-Za-z0-9]{3,}")
 _STEMMER = snowballstemmer.stemmer("english")
 _RUSSIAN = snowballstemmer.stemmer("russian")
+
+# German, French, Spanish, Portuguese, Italian (decision 518): a Latin word does not tell its
+# language, a text does. A chunk whose commonest function words (:data:`_MARKERS`) are of one of
+# these languages gets that language's stems of its words beside the English ones; a query whose
+# stop words say it is in that language (``search/stopwords.py``) is stemmed in it.
+LANGUAGES = ("de", "fr", "es", "pt", "it")
+_SNOWBALL = {"de": "german", "fr": "french", "es": "spanish", "pt": "portuguese", "it": "italian"}
+_STEMMERS = {lang: snowballstemmer.stemmer(name) for lang, name in _SNOWBALL.items()}
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# Function words each language writes often and English (or code) hardly ever, folded as the index
+# folds them; English's own are many, so an English text is never outvoted by a few borrowed words.
+_MARKERS = {
+    "en": _set("the and is are of to that with for this be in on it as or by you can not an"),
+    "de": _set("der die das und ist nicht mit den dem wird sind auf ein eine einen sich von zu im"),
+    "fr": _set("le les est une dans pour sont avec aux ce cette qui sur pas"),
+    "es": _set("el los las una por para con del está esta son como pero"),
+    "pt": _set("uma para não nao são sao pelo pela você voce também tambem"),
+    "it": _set("il gli della delle sono nel nella che questo anche"),
+}
+_MARKER_OF: dict[str, tuple[str, ...]] = {}
+for _lang, _words in _MARKERS.items():
+    for _w in _words:
+        _MARKER_OF[_w] = (*_MARKER_OF.get(_w, ()), _lang)
+# every other language's markers: a chunk whose space-separated words hold none is English (a set
+# test in C; most chunks stop there)
+_OTHER_MARKERS = frozenset(w for lang, ws in _MARKERS.items() if lang != "en" for w in ws)
+_MARKER_EVIDENCE = 3  # marker words (counted with repeats) a chunk needs to read as a language
+_LETTERS = re.compile(r"[^\W\d_]+")
+_LATIN_WORD = re.compile(r"[a-z\u00df-\u00f6\u00f8-\u00ff]{3,40}")  # lower-case, folded by unicode61 but ß
+
+
+@lru_cache(maxsize=1 << 16)
+def _folded(word: str) -> str:
+    """A word lower-cased with its accents dropped, as unicode61 folds the letters of these
+    languages (``Verfügung`` -> ``verfugung``; the query side asks unicode61 itself). Not
+    through ``cjk`` and apsw: parse workers stem chunks and never load a storage library."""
+    word = word.lower()
+    if word.isascii():
+        return word
+    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+
+
+def text_language(*texts: str) -> str:
+    """The language a chunk's stems follow: one of :data:`LANGUAGES` when more of its words are
+    that language's markers than English's or any other's, and at least three; else ``en``."""
+    if all(_OTHER_MARKERS.isdisjoint(text.lower().split()) for text in texts):
+        return "en"
+    counts = dict.fromkeys(_MARKERS, 0)
+    for text in texts:
+        for word in _LETTERS.findall(text.lower()):
+            for lang in _MARKER_OF.get(word, ()):
+                counts[lang] += 1
+    best = max(LANGUAGES, key=lambda lang: counts[lang])
+    return best if counts[best] >= _MARKER_EVIDENCE and counts[best] > counts["en"] else "en"
+
+
+@lru_cache(maxsize=1 << 16)
+def language_stem(token: str, language: str) -> str:
+    """The ``language`` stem of a folded lower-case token (its English or Russian stem for ``en``);
+    the token itself when it is not a word that language's stemmer takes."""
+    stemmer = _STEMMERS.get(language)
+    if stemmer is None or not _LATIN_WORD.fullmatch(token):
+        return stem(token)
+    return str(stemmer.stemWord(token))
 
 
 def _stem_word(word: str) -> str:
@@ -78,9 +161,26 @@ _INDEX_CACHE: dict[str, str] = {}  # token as written -> its stem, "" when not s
 _INDEX_CACHE_MAX = 200_000
 
 
-def stem_index_text(*texts: str) -> str:
+def stem_index_text(*texts: str, language: str | None = None) -> str:
     """A chunk's stems as one space-separated text: :func:`stem_tokens` of every text's
-    unicode61-like tokens (empty when none is an English or Russian word)."""
+    unicode61-like tokens (empty when none is an English or Russian word); for a chunk in
+    another language (:func:`text_language`), also that language's stem of each of its folded
+    words that differs from the English one. ``language``: the chunk's, when ``texts`` are only
+    a part of it (PostgreSQL stems heading and body apart)."""
+    language = text_language(*texts) if language is None else language
+    english = _english_index_text(texts)
+    if language == "en":
+        return english
+    extra = [
+        s
+        for text in texts
+        for token in map(_folded, _WORD.findall(text))
+        if _LATIN_WORD.fullmatch(token) and (s := language_stem(token, language)) != stem(token)
+    ]
+    return " ".join(filter(None, [english, *extra]))
+
+
+def _english_index_text(texts: tuple[str, ...]) -> str:
     cache = _INDEX_CACHE
     if len(cache) > _INDEX_CACHE_MAX:
         cache.clear()
@@ -99,3 +199,16 @@ def stem_index_text(*texts: str) -> str:
                     stems[i] = s
         out.extend(filter(None, stems))
     return " ".join(out)
+
+
+def query_stems(token: str, language: str = "en") -> list[str]:
+    """What a one-word query term of ``language`` matches among the stems: its English (or
+    Russian) stem, and for a Latin word of another language that language's stem too, when it
+    differs (an OR of both: an index written before ``stems-3`` has the English stems only, and
+    a German page's English words are stemmed in English as well)."""
+    out = [stem(token)] if is_stemmable(token) else []
+    if language != "en" and _LATIN_WORD.fullmatch(token):
+        other = language_stem(token, language)
+        if other not in out:
+            out.append(other)
+    return out

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 
 from ..index.cjk import word_tokens
 
-__all__ = ["ENGLISH", "LATIN_LANGUAGES", "RUSSIAN", "is_stop_word", "query_stop_words"]
+__all__ = ["ENGLISH", "LATIN_LANGUAGES", "RUSSIAN", "is_stop_word", "query_language", "query_stop_words"]
 
 _ENGLISH_WORDS = """
     a about above after again against am an and are as at be because been before being below between both but by
@@ -116,6 +116,20 @@ def query_stop_words(pieces: Iterable[str]) -> frozenset[str]:
         if hits >= _EVIDENCE and hits > english:
             out |= stop
     return out
+
+
+def query_language(pieces: Iterable[str]) -> str:
+    """The language whose stems a query's words match (``stem.query_stems``, decision 518): the
+    Latin-script language it reads as with the most of its words in that list (the first of
+    ``LATIN_LANGUAGES`` on a tie), else ``en``."""
+    words = {_word(p) for p in pieces}
+    english = len(words & ENGLISH)
+    best, most = "en", 0
+    for language, stop in LATIN_LANGUAGES.items():
+        hits = len(words & stop)
+        if hits >= _EVIDENCE and hits > english and hits > most:
+            best, most = language, hits
+    return best
 
 
 def is_stop_word(piece: str, stop_words: frozenset[str] = ENGLISH | RUSSIAN) -> bool:

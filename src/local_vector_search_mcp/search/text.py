@@ -28,7 +28,7 @@ from itertools import pairwise
 from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams, word_spans, word_tokens
 from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
 from ..index.stem import is_stemmable, stem
-from .stopwords import ENGLISH, RUSSIAN, is_stop_word, query_stop_words
+from .stopwords import ENGLISH, RUSSIAN, is_stop_word, query_language, query_stop_words
 
 __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
 
@@ -78,7 +78,7 @@ class ParsedQuery:
         query whose words exist in the index never returns nothing. ``None`` when
         no piece splits."""
         split = [
-            Term(leaf.text[start:end])
+            Term(leaf.text[start:end], language=leaf.language)
             for leaf in self.leaves
             if isinstance(leaf, Term)
             for start, end, _ in word_spans(leaf.text)
@@ -99,6 +99,7 @@ def build_lexical_query(query: str) -> ParsedQuery:
     found: list[tuple[LexicalLeaf, str, bool]] = []  # leaf, its text, whether it is a stop word
     pieces = [_ELISION.sub("", piece) for piece in _CONTROL.sub(" ", query).split()]
     stop = query_stop_words(pieces)
+    language = query_language(pieces)
     for piece in pieces:
         for part in _SPLIT.split(piece):
             if not part:
@@ -106,7 +107,7 @@ def build_lexical_query(query: str) -> ParsedQuery:
             if _CJK_RUN.fullmatch(part):
                 found.append((CjkRun(part), part, False))
             elif word_tokens(part):  # a word as the index sees one (decision 370)
-                found.append((Term(part), part, is_stop_word(part, stop)))
+                found.append((Term(part, language=language), part, is_stop_word(part, stop)))
     content = [f for f in found if not f[2]] or found
     leaves: dict[object, LexicalLeaf] = {}
     for leaf, _, _ in content:
