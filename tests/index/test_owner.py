@@ -184,3 +184,25 @@ def test_two_stores_creating_one_new_file_the_second_is_refused(tmp_path: Path) 
     finally:
         first.close()
         second.close()
+
+
+def test_a_server_refused_at_every_call_logs_the_full_paths_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Decision 535: the message names folders only; the log names both full paths, once per
+    store and file, not at every one of a server's calls."""
+    a, b = _project(tmp_path / "alpha", "apple"), _project(tmp_path / "beta", "banana")
+    shared = tmp_path / "shared.db"
+    ws_a = _workspace(a, shared)
+    ws_a.indexing.reindex()
+    ws_a.close()
+    ws = _workspace(b, shared)
+    try:
+        for _ in range(3):
+            with pytest.raises(IndexNotReady, match=REFUSAL) as refused:
+                dispatch.invoke(ws, "kb_search", {"request": {"query": "apple", "mode": "lexical"}})
+            assert str(tmp_path) not in refused.value.message
+    finally:
+        ws.close()
+    lines = [r.getMessage() for r in caplog.records if "belongs to the knowledge base" in r.getMessage()]
+    assert len(lines) == 1 and str(a) in lines[0] and str(b) in lines[0]

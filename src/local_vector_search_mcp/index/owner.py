@@ -65,15 +65,17 @@ def verdict(recorded: str | None, owner: Owner) -> Verdict:
     return Verdict.REFUSE
 
 
-def refusal(recorded: str, owner: Owner) -> IndexOfAnotherProject:
+def refusal(recorded: str, owner: Owner, logged: bool = True) -> IndexOfAnotherProject:
     """INDEX_NOT_READY naming both folders by name (messages never carry absolute paths,
-    errors.py); the full paths go to the log, which only the machine's user reads."""
-    log.warning(
-        "the index file at storage.path belongs to the knowledge base %s, not to this one (%s): "
-        "give this project its own storage.path",
-        recorded,
-        owner.root,
-    )
+    errors.py); the full paths go to the log, which only the machine's user reads (once per
+    store and file when ``logged``: a server refuses every call, the log need not repeat it)."""
+    if logged:
+        log.warning(
+            "the index file at storage.path belongs to the knowledge base %s, not to this one (%s): "
+            "give this project its own storage.path",
+            recorded,
+            owner.root,
+        )
     other, this = Path(recorded).name or recorded, owner.root.name or str(owner.root)
     return IndexOfAnotherProject(
         f"The index file at the configured storage.path belongs to another knowledge base: it indexes the "

@@ -300,6 +300,7 @@ class SqliteStore(ChunkTables):
         # file opened for itself (index copy), which claims nothing
         self.owner = owner
         self._owned_file: tuple[int, int] | None = None  # the file found to be the owner's
+        self._refused_file: tuple[int, int] | None = None  # the other project's file, logged once
         # how messages name the file: never the server's absolute path (errors.py)
         self.label = label or "at the configured storage.path"
         self._local = threading.local()
@@ -399,7 +400,8 @@ class SqliteStore(ChunkTables):
         recorded = _recorded_owner(conn) if "index_owner" in tables else None
         found = verdict(recorded, self.owner)
         if found is Verdict.REFUSE:
-            raise refusal(str(recorded), self.owner)
+            first, self._refused_file = file_id != self._refused_file, file_id
+            raise refusal(str(recorded), self.owner, logged=first)
         if found is Verdict.ADOPT:
             try:
                 conn.execute("BEGIN IMMEDIATE")
