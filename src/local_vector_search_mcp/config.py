@@ -271,10 +271,10 @@ def _lower_enums(data: Any, model: type[BaseModel]) -> None:
             data[key] = [v.strip().lower() if isinstance(v, str) else v for v in value]
 
 
-def _format_problems(problems: list[tuple[KeyPath, str]], source: _Source | None) -> str:
+def _format_problems(problems: list[tuple[KeyPath, str]], source: _Source) -> str:
     lines = []
     for loc, msg in problems:
-        where = source.where(loc) if source else ""
+        where = source.where(loc)
         lines.append(f"  {'.'.join(str(p) for p in loc)}{f' ({where})' if where else ''}: {msg}")
     return "Invalid configuration:\n" + "\n".join(lines)
 
@@ -284,6 +284,7 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
     named with its key path and, when ``source`` knows it, the file line or option it came from."""
     from pydantic import ValidationError
 
+    source = source or _Source()
     _lower_enums(data, Config)
     problems = _booleans_as_numbers(data, Config, ())
     try:
@@ -300,13 +301,10 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
                 msg = f"{msg} (got {_kind(err['input'])})"
             problems.append((loc, msg))
     if problems:
-        raise ConfigError(_format_problems(sorted(problems, key=lambda p: _line_of(p[0], source)), source))
-    _check_semantics(config, source or _Source())
+        problems.sort(key=lambda p: source.lines.get(p[0], 0))  # in the file's order
+        raise ConfigError(_format_problems(problems, source))
+    _check_semantics(config, source)
     return config
-
-
-def _line_of(loc: KeyPath, source: _Source | None) -> int:
-    return source.lines.get(loc, 0) if source else 0
 
 
 _HOST_NAME = re.compile(
