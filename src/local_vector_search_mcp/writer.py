@@ -112,15 +112,13 @@ def _hold_project_folder(folder: Path) -> int | None:
     lock a folder (NFS emulates flock with byte-range locks, which need a file open for writing)
     leaves the lock file's own guard.
     """
+    fd: int | None = None
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as exc:
-        log.debug("project folder lock unavailable: %s", exc.strerror or exc)
-        return None
-    try:
         fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError as exc:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
         log.debug("project folder lock unavailable: %s", exc.strerror or exc)
         return None
     return fd

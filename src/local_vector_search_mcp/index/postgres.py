@@ -1427,7 +1427,6 @@ class PostgresStore:
         by the pass's next port call, or the pass stops (:meth:`_keep_passes`, decision 526)."""
         key = f"local-vector-search-mcp:{self._schema}:{name}"
         conn = self._lock_session()
-        held = False
         try:
             if wait:
                 conn.execute(b"select pg_advisory_lock(hashtextextended(%s, 0))", (key,))
