@@ -35,7 +35,6 @@ import apsw
 __all__ = [
     "CJK_CHARS",
     "CJK_RUN",
-    "SEA_CHARS",
     "bare",
     "bigrams",
     "cjk_index_text",
@@ -61,10 +60,10 @@ def _chars_of(blocks: list[tuple[int, int]], categories: tuple[str, ...]) -> str
 
 # Thai, Lao, Myanmar, Khmer: their letters and the marks written on them (not digits or punctuation)
 _SEA_BLOCKS = [(0x0E00, 0x0E7F), (0x0E80, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF)]
-SEA_CHARS = _chars_of(_SEA_BLOCKS, ("Lo", "Lm", "Mn", "Mc"))
+_SEA_CHARS = _chars_of(_SEA_BLOCKS, ("Lo", "Lm", "Mn", "Mc"))
 _SEA_MARK = re.compile(f"[{_chars_of(_SEA_BLOCKS, ('Mn', 'Mc'))}]+")
 # Every character of the runs segmented here (a character-class body): CJK and the unspaced scripts.
-CJK_CHARS = _CJK_LETTERS + SEA_CHARS
+CJK_CHARS = _CJK_LETTERS + _SEA_CHARS
 CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
 
