@@ -12,6 +12,7 @@ import difflib
 import ipaddress
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -208,11 +209,26 @@ def _model_at(loc: KeyPath) -> type[BaseModel] | None:
     model: type[BaseModel] = Config
     for part in loc:
         found = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
-        annotation = found.annotation if found else None
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        section = _submodel(found.annotation) if found else None
+        if section is None:
             return None
-        model = annotation
+        model = section
     return model
+
+
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    """The model of a field that is itself a section (a mapping of keys), else None."""
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def _given_fields(data: Any, model: type[BaseModel]) -> Iterator[tuple[str, Any, Any]]:
+    """(key as written, value, annotation) of each of ``model``'s fields the mapping ``data`` sets."""
+    if not isinstance(data, dict):
+        return
+    for name, info in model.model_fields.items():
+        key = info.alias if info.alias and info.alias in data else name
+        if key in data:
+            yield key, data[key], info.annotation
 
 
 def _unknown_key(loc: KeyPath) -> str:
@@ -228,16 +244,10 @@ def _unknown_key(loc: KeyPath) -> str:
 def _booleans_as_numbers(data: Any, model: type[BaseModel], at: KeyPath) -> list[tuple[KeyPath, str]]:
     """Numeric keys given true/false (or YAML's yes/no/on/off): pydantic would read them as 1 and 0,
     so ``port: on`` would bind port 1 and ``workers: no`` mean every core."""
-    if not isinstance(data, dict):
-        return []
     problems: list[tuple[KeyPath, str]] = []
-    for name, info in model.model_fields.items():
-        key = info.alias if info.alias and info.alias in data else name
-        if key not in data:
-            continue
-        value, annotation = data[key], info.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            problems += _booleans_as_numbers(value, annotation, (*at, key))
+    for key, value, annotation in _given_fields(data, model):
+        if section := _submodel(annotation):
+            problems += _booleans_as_numbers(value, section, (*at, key))
             continue
         kinds = get_args(annotation) or (annotation,)
         if isinstance(value, bool) and bool not in kinds and (int in kinds or float in kinds):
@@ -252,23 +262,19 @@ def _is_enum(annotation: Any) -> bool:
 def _lower_enums(data: Any, model: type[BaseModel]) -> None:
     """Enum values are matched case-insensitively (the contract's rule), in every key and list
     that holds them: `backend: PostgreSQL` and `toolsets: [KB]` were refused."""
-    if not isinstance(data, dict):
-        return
-    for name, info in model.model_fields.items():
-        key = info.alias if info.alias and info.alias in data else name
-        value, annotation = data.get(key), info.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            _lower_enums(value, annotation)
+    for key, value, annotation in _given_fields(data, model):
+        if section := _submodel(annotation):
+            _lower_enums(value, section)
         elif _is_enum(annotation) and isinstance(value, str):
             data[key] = value.strip().lower()
         elif get_origin(annotation) is list and _is_enum(get_args(annotation)[0]) and isinstance(value, list):
             data[key] = [v.strip().lower() if isinstance(v, str) else v for v in value]
 
 
-def _format_problems(problems: list[tuple[KeyPath, str]], source: _Source | None) -> str:
+def _format_problems(problems: list[tuple[KeyPath, str]], source: _Source) -> str:
     lines = []
     for loc, msg in problems:
-        where = source.where(loc) if source else ""
+        where = source.where(loc)
         lines.append(f"  {'.'.join(str(p) for p in loc)}{f' ({where})' if where else ''}: {msg}")
     return "Invalid configuration:\n" + "\n".join(lines)
 
@@ -278,6 +284,7 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
     named with its key path and, when ``source`` knows it, the file line or option it came from."""
     from pydantic import ValidationError
 
+    source = source or _Source()
     _lower_enums(data, Config)
     problems = _booleans_as_numbers(data, Config, ())
     try:
@@ -294,13 +301,10 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
                 msg = f"{msg} (got {_kind(err['input'])})"
             problems.append((loc, msg))
     if problems:
-        raise ConfigError(_format_problems(sorted(problems, key=lambda p: _line_of(p[0], source)), source))
-    _check_semantics(config, source or _Source())
+        problems.sort(key=lambda p: source.lines.get(p[0], 0))  # in the file's order
+        raise ConfigError(_format_problems(problems, source))
+    _check_semantics(config, source)
     return config
-
-
-def _line_of(loc: KeyPath, source: _Source | None) -> int:
-    return source.lines.get(loc, 0) if source else 0
 
 
 _HOST_NAME = re.compile(

@@ -78,15 +78,18 @@ def bare(run: str) -> str:
 def bigrams(run: str) -> list[str]:
     """Overlapping letter pairs of a run (:func:`bare`; the letter itself when there is one, none
     when there is none)."""
-    run = bare(run)
-    if len(run) <= 1:
-        return [run] if run else []
-    return [run[i : i + 2] for i in range(len(run) - 1)]
+    return _pairs(bare(run))
+
+
+def _pairs(letters: str) -> list[str]:
+    if len(letters) <= 1:
+        return [letters] if letters else []
+    return [letters[i : i + 2] for i in range(len(letters) - 1)]
 
 
 def _segmented(run: str) -> str:
-    letters = bare(run)
-    return " " + " ".join([*bigrams(letters), letters[-1]]) + " " if letters else " "
+    letters = bare(run)  # once: bigrams() would bare the letters again, on every run indexed
+    return " " + " ".join([*_pairs(letters), letters[-1]]) + " " if letters else " "
 
 
 def cjk_index_text(text: str) -> str:

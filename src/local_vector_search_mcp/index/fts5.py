@@ -150,10 +150,9 @@ def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | No
         for child in query.children:
             if isinstance(child, Term):
                 tokens = _tokens(child.text)
-                # an AND keeps the English stem only: a term is one operand there
+                # an AND keeps the English stem only (query_stems gives one): a term is one operand there
                 language = child.language if isinstance(query, AnyOf) else "en"
-                stems = query_stems(tokens[0], language)[: None if isinstance(query, AnyOf) else 1]
-                rendered = [quote_phrase(s) for s in stems] if len(tokens) == 1 else []
+                rendered = [quote_phrase(s) for s in query_stems(tokens[0], language)] if len(tokens) == 1 else []
             else:
                 tokens = ()
                 inner = render_stems(child, frequencies) if isinstance(child, AllOf | AnyOf) else None

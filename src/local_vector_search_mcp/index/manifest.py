@@ -157,11 +157,7 @@ def index_problems(config: Any, embedder: Embedder | None, store: IndexStore, pr
     if "embedding_dimensions" not in expected and "embedding_dimensions" in stored:
         expected["embedding_dimensions"] = stored["embedding_dimensions"]
     changed = CHANGED_LETTERS.get(stored.get("lexical_tokenizer", ""))
-    if (
-        changed is not None
-        and expected.get("lexical_tokenizer") == LEXICAL_TOKENIZER
-        and not (changed and store.holds_letters(changed))
-    ):
+    if changed is not None and not (changed and store.holds_letters(changed)):
         # nothing it holds was indexed otherwise: the next reindex records the current name
         stored = {**stored, "lexical_tokenizer": LEXICAL_TOKENIZER}
     return compatibility_problems(stored, expected)

@@ -262,8 +262,8 @@ def _stems(node: LexicalQuery, out: _Builder) -> Node | None:
         subs: list[Node] = []
         if isinstance(child, Term):
             words = _priced(child.text)
-            language = child.language if isinstance(node, AnyOf) else "en"
-            stems = query_stems(words[0], language)[: None if isinstance(node, AnyOf) else 1] if len(words) == 1 else []
+            language = child.language if isinstance(node, AnyOf) else "en"  # an AND: the English stem only
+            stems = query_stems(words[0], language) if len(words) == 1 else []
             subs = [out.add(Atom(_lexeme(STEM_MARK + s), words)) for s in stems]
         elif isinstance(child, AllOf | AnyOf):
             sub = _stems(child, out)

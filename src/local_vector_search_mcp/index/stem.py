@@ -78,10 +78,8 @@ _MARKERS = {
     "pt": _set("uma para não nao são sao pelo pela você voce também tambem"),
     "it": _set("il gli della delle sono nel nella che questo anche"),
 }
-_MARKER_OF: dict[str, tuple[str, ...]] = {}
-for _lang, _words in _MARKERS.items():
-    for _w in _words:
-        _MARKER_OF[_w] = (*_MARKER_OF.get(_w, ()), _lang)
+# each marker word -> the languages it marks
+_MARKER_OF = {w: tuple(lang for lang, ws in _MARKERS.items() if w in ws) for ws in _MARKERS.values() for w in ws}
 # every other language's markers: a chunk whose space-separated words hold none is English (a set
 # test in C; most chunks stop there)
 _OTHER_MARKERS = frozenset(w for lang, ws in _MARKERS.items() if lang != "en" for w in ws)

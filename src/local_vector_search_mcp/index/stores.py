@@ -33,16 +33,8 @@ def open_store(settings: Settings) -> IndexStore:
     # inside the knowledge base is its own whatever it records (a copied folder); the project root
     # is no such proof, it is the working folder when only --root is given (decision 536).
     root = settings.root.resolve()
-    owner = Owner(root, _inside(settings.storage_path, root))
+    owner = Owner(root, settings.storage_path.resolve().is_relative_to(root))
     return SqliteStore(settings.storage_path, storage_label(settings.storage_path, settings.project_root), owner)
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder)
-    except ValueError:
-        return False
-    return True
 
 
 def storage_label(path: Path, project_root: Path) -> str:

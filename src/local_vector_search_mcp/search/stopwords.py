@@ -32,7 +32,15 @@ from collections.abc import Iterable
 
 from ..index.cjk import word_tokens
 
-__all__ = ["ENGLISH", "LATIN_LANGUAGES", "RUSSIAN", "is_stop_word", "query_language", "query_stop_words"]
+__all__ = [
+    "ENGLISH",
+    "EVERY_QUERY",
+    "LATIN_LANGUAGES",
+    "RUSSIAN",
+    "is_stop_word",
+    "query_language",
+    "query_stop_words",
+]
 
 _ENGLISH_WORDS = """
     a about above after again against am an and are as at be because been before being below between both but by
@@ -102,19 +110,26 @@ LATIN_LANGUAGES: dict[str, frozenset[str]] = {
     "it": _words(_ITALIAN),
 }
 RUSSIAN = _words(_RUSSIAN)
+EVERY_QUERY = ENGLISH | RUSSIAN  # the stop words of every query: Russian words cannot be English
 _EVIDENCE = 2  # different words of a Latin-script language's list that make a query read as it
+
+
+def _readings(pieces: Iterable[str]) -> dict[str, int]:
+    """Each Latin-script language a query of whitespace-free ``pieces`` reads as (see the module
+    docstring), with how many different words of its list the query holds; in the order of
+    ``LATIN_LANGUAGES``."""
+    words = {_word(p) for p in pieces}
+    english = len(words & ENGLISH)
+    hits = {language: len(words & stop) for language, stop in LATIN_LANGUAGES.items()}
+    return {language: n for language, n in hits.items() if n >= _EVIDENCE and n > english}
 
 
 def query_stop_words(pieces: Iterable[str]) -> frozenset[str]:
     """The stop words of a query made of whitespace-free ``pieces``: English, Russian, and each
     Latin-script language the query reads as (see the module docstring)."""
-    words = {_word(p) for p in pieces}
-    english = len(words & ENGLISH)
-    out = ENGLISH | RUSSIAN
-    for stop in LATIN_LANGUAGES.values():
-        hits = len(words & stop)
-        if hits >= _EVIDENCE and hits > english:
-            out |= stop
+    out = EVERY_QUERY
+    for language in _readings(pieces):
+        out |= LATIN_LANGUAGES[language]
     return out
 
 
@@ -122,19 +137,13 @@ def query_language(pieces: Iterable[str]) -> str:
     """The language whose stems a query's words match (``stem.query_stems``, decision 518): the
     Latin-script language it reads as with the most of its words in that list (the first of
     ``LATIN_LANGUAGES`` on a tie), else ``en``."""
-    words = {_word(p) for p in pieces}
-    english = len(words & ENGLISH)
-    best, most = "en", 0
-    for language, stop in LATIN_LANGUAGES.items():
-        hits = len(words & stop)
-        if hits >= _EVIDENCE and hits > english and hits > most:
-            best, most = language, hits
-    return best
+    readings = _readings(pieces)
+    return max(readings, key=readings.__getitem__, default="en")
 
 
-def is_stop_word(piece: str, stop_words: frozenset[str] = ENGLISH | RUSSIAN) -> bool:
+def is_stop_word(piece: str, stop_words: frozenset[str] = EVERY_QUERY) -> bool:
     """Whether a whitespace-free query piece is one of ``stop_words`` (those of its query,
-    :func:`query_stop_words`; by default English and Russian, which apply to every query):
+    :func:`query_stop_words`; by default :data:`EVERY_QUERY`'s, which apply to every query):
     case-insensitive, quotes, brackets, backticks and sentence punctuation around it ignored
     (``(the)``, ```a```, ``when?``; decision 371)."""
     return _word(piece) in stop_words

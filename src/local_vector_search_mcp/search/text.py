@@ -28,7 +28,7 @@ from itertools import pairwise
 from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams, word_spans, word_tokens
 from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
 from ..index.stem import is_stemmable, stem
-from .stopwords import ENGLISH, RUSSIAN, is_stop_word, query_language, query_stop_words
+from .stopwords import EVERY_QUERY, is_stop_word, query_language, query_stop_words
 
 __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
 
@@ -48,7 +48,7 @@ class ParsedQuery:
     leaves: tuple[LexicalLeaf, ...]
     terms: tuple[str, ...]
     pairs: tuple[Phrase, ...] = ()
-    stop_words: frozenset[str] = ENGLISH | RUSSIAN  # the query's (stopwords.query_stop_words)
+    stop_words: frozenset[str] = EVERY_QUERY  # the query's (stopwords.query_stop_words)
 
     def strict(self) -> AllOf:
         """Every leaf must match."""
