@@ -20,8 +20,9 @@ from kb_fakes import KbClient, client
 
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.embeddings import EmbeddingError, EmbeddingRefused
-from local_vector_search_mcp.embeddings.openai import OpenAICompatibleEmbedder, retry_after
+from local_vector_search_mcp.embeddings.openai import OpenAICompatibleEmbedder
 from local_vector_search_mcp.errors import KbError
+from local_vector_search_mcp.retry_after import retry_after
 
 BAD = "TOOLONG"  # the text the endpoint refuses, as a model refuses an input over its context length
 

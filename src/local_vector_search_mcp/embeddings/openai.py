@@ -33,7 +33,6 @@ __all__ = [
     "OpenAICompatibleEmbedder",
     "Patience",
     "is_loopback_url",
-    "retry_after",
 ]
 
 # Busy, loading a model (Ollama's 503), a gateway between: asked again after a while.
