@@ -553,5 +553,5 @@ def concat(parts: Sequence[Matched], n_atoms: int) -> Matched:
 
 
 def chunk_lengths(text: str, heading: str | None) -> tuple[int, int]:
-    """(tokens, English stems) of a chunk: the sizes of its FTS5 rows on SQLite."""
+    """(tokens, stems) of a chunk: the sizes of its FTS5 rows on SQLite (``stem_index_text``)."""
     return len(index_tokens(heading or "")) + len(index_tokens(text)), len(stem_index_text(heading or "", text).split())
