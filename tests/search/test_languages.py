@@ -297,6 +297,29 @@ def test_an_old_index_without_the_changed_scripts_is_used_as_it_is(
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_old_index_used_as_it_is_records_the_current_name_once(
+    tmp_path: Path, pg_server: PgServer, backend: str
+) -> None:
+    """Decision 542: the first check records the current name, so the index is not scanned again at
+    every call, and a note in a changed script that the watcher or an edit adds later (neither writes
+    the manifest) is not taken for the earlier tokenizer's work."""
+    root = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "multilingual" / "de", root / "de")
+    client = _client(root, backend, pg_server)
+    try:
+        client.reindex()
+        assert _written_by(client, BEFORE_H60) == []
+        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        shutil.copytree(FIXTURES / "multilingual" / "ru", root / "ru")
+        for path in sorted(p.relative_to(root).as_posix() for p in (root / "ru").glob("*.md")):
+            assert client.indexer.reconcile(path) == "indexed"
+        assert index_problems(client.config, None, client.store) == []
+        assert _paths(client, "шаблоны", 1) == ["ru/shablony.md"]
+    finally:
+        client.store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @pytest.mark.parametrize(
     ("tokenizer", "folder", "rebuild"),
     [

@@ -16,6 +16,7 @@ as it is (decision 518).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..embeddings import Embedder
@@ -51,6 +52,8 @@ CHANGED_LETTERS = {
     "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS,
     "unicode61+cjk-bigram-3+stems-2": "",
 }
+log = logging.getLogger(__name__)
+
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 
 
@@ -158,6 +161,19 @@ def index_problems(config: Any, embedder: Embedder | None, store: IndexStore, pr
         expected["embedding_dimensions"] = stored["embedding_dimensions"]
     changed = CHANGED_LETTERS.get(stored.get("lexical_tokenizer", ""))
     if changed is not None and not (changed and store.holds_letters(changed)):
-        # nothing it holds was indexed otherwise: the next reindex records the current name
         stored = {**stored, "lexical_tokenizer": LEXICAL_TOKENIZER}
+        _adopt(store, stored)
     return compatibility_problems(stored, expected)
+
+
+def _adopt(store: IndexStore, manifest: dict[str, str]) -> None:
+    """Record the current tokenizer's name in an index that holds nothing an earlier one indexed
+    otherwise (decision 542). Until then every search and status call scanned the index for those
+    letters again, and a note in a changed script that an edit or the watcher added (indexed by this
+    release, under the earlier name: neither writes the manifest) made the index look as if the
+    earlier tokenizer had indexed it, refusing every search until a forced rebuild. A store that
+    cannot be written (a reader role, a read-only file) keeps the earlier name and is checked again."""
+    try:
+        store.write_manifest(manifest)
+    except Exception as exc:  # any refusal to write leaves the index as it was, and usable
+        log.debug("the index's tokenizer name could not be recorded (%s); it is checked again next time", exc)
