@@ -336,7 +336,9 @@ def test_an_edit_with_a_refused_text_is_set_aside_by_the_background_pass(tmp_pat
         svc.ws.close()
 
 
-def test_index_note_reports_its_batches_and_stops_when_cancelled(tmp_path: Path, endpoint: Endpoint) -> None:
+def test_index_note_reports_its_batches_and_stops_when_cancelled(
+    tmp_path: Path, endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Decision 504, amended by H62: against a slow endpoint, index_note said nothing until every pending chunk had its
     vector and a client's cancellation did not stop it; now one step per batch, and a cancel stops it
     between two batches, the rest of the vectors following in the background."""
@@ -360,6 +362,16 @@ def test_index_note_reports_its_batches_and_stops_when_cancelled(tmp_path: Path,
         assert {t for _, t, _ in seen} == {12} and seen[-1][2] == "Embedded 12 of 12 chunks"
 
         sent = len(endpoint.requests)
+        # The requests are counted when the cancelled call hands its chunks to the background pass:
+        # counted after the call returns, the background pass's first request could be among them.
+        at_handover: list[int] = []
+        kick = svc.ws.indexing.kick_vectors
+
+        def counting_kick() -> None:
+            at_handover.append(len(endpoint.requests))
+            kick()
+
+        monkeypatch.setattr(svc.ws.indexing, "kick_vectors", counting_kick)
 
         def cancel_after_two(p: float, t: float | None, m: str | None) -> None:
             if p >= 4:  # as the third batch starts: the client cancels while it is on its way
@@ -368,7 +380,7 @@ def test_index_note_reports_its_batches_and_stops_when_cancelled(tmp_path: Path,
         cancelling = progress.Call(cancel_after_two, interval=0)
         with progress.running(cancelling), pytest.raises(progress.Cancelled):
             invoke(svc.ws, "index_note", {"path": "other.md"})  # was: ran through all six batches
-        assert len(endpoint.requests) - sent == 3  # the third of six batches, on its way when cancelled, was the last
+        assert [n - sent for n in at_handover] == [3]  # the third of six batches, on its way when cancelled, was the last
         svc.ws.indexing.wait_vectors(60)  # the rest is embedded in the background, as after an edit
         vectors = svc.vector_status()
         assert vectors is not None and vectors["pendingChunks"] == 0 and vectors["embeddedChunks"] == 24
