@@ -380,7 +380,7 @@ def test_index_note_reports_its_batches_and_stops_when_cancelled(
         cancelling = progress.Call(cancel_after_two, interval=0)
         with progress.running(cancelling), pytest.raises(progress.Cancelled):
             invoke(svc.ws, "index_note", {"path": "other.md"})  # was: ran through all six batches
-        assert [n - sent for n in at_handover] == [3]  # the third of six batches, on its way when cancelled, was the last
+        assert [n - sent for n in at_handover] == [3]  # the third of six batches, on its way when cancelled, was last
         svc.ws.indexing.wait_vectors(60)  # the rest is embedded in the background, as after an edit
         vectors = svc.vector_status()
         assert vectors is not None and vectors["pendingChunks"] == 0 and vectors["embeddedChunks"] == 24
