@@ -195,6 +195,15 @@ def overlaps(rng: tuple[int, int], a: int, b: int, *, closed: bool) -> bool:
     return s < b and a < e
 
 
+def continues_list(h: Held, old: str, a: int) -> bool:
+    """Whether a change at ``a`` can join a held list item's subtree from outside its range: text put
+    right after the item's last line (only its line break between) continues the list, as the child
+    or grandchild an insert_after of its last descendant adds (the change's range starts past the
+    subtree's end, since the line break it keeps is common to both texts)."""
+    end = h.subtree[1]
+    return h.kind is ElementKind.LIST_ITEM and a >= end and old[end:a] in ("", "\n", "\r\n", "\r")
+
+
 def shift(rng: tuple[int, int], a: int, b: int, n: int) -> tuple[int, int]:
     delta = n - (b - a)
     s, e = rng
@@ -277,7 +286,7 @@ class EditSequences(RuleBasedStateMachine):
                 continue
             if any(overlaps(r, a, b, closed=False) for r in h.own):
                 h.self_live = False
-            if overlaps(h.subtree, a, b, closed=h.subtree[1] == len(old)):
+            if overlaps(h.subtree, a, b, closed=h.subtree[1] == len(old)) or continues_list(h, old, a):
                 h.subtree_live = False
             h.own = [shift(r, a, b, n) for r in h.own]
             h.subtree = shift(h.subtree, a, b, n)
