@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from common import copy_index, free_port, wait_for_port
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -116,7 +117,7 @@ def workspace(tmp: Path, clients: int) -> tuple[Path, Path]:
     shutil.copytree(CACHE / "kb", tmp / "kb")
     for path in [tmp / "kb", *(tmp / "kb").rglob("*")]:  # the shared corpus is read-only
         path.chmod(0o755 if path.is_dir() else 0o644)
-    shutil.copy(CACHE / "index.db", tmp / "index.db")
+    copy_index(CACHE / "index.db", tmp / "index.db", tmp / "kb")
     (tmp / "kb" / "scratch").mkdir()
     for n in range(clients):
         (tmp / "kb" / "scratch" / f"c{n}.md").write_text(SCRATCH.format(n=n, k=0), encoding="utf-8")
@@ -298,14 +299,6 @@ async def http_sessions(url: str, count: int) -> AsyncIterator[list[ClientSessio
         yield sessions
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process ``pid`` and its finished children's (0 once it is gone)."""
     try:
@@ -355,13 +348,7 @@ async def http_server(tmp: Path, clients: int) -> AsyncIterator[tuple[list[Clien
     proc = subprocess.Popen([*SERVER, *args, "--transport", "http", "--port", str(port)], stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        with anyio.fail_after(60):
-            while True:
-                try:
-                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                    break
-                except OSError:
-                    await anyio.sleep(0.1)
+        await wait_for_port(port)
         async with http_sessions(url, clients) as sessions:
             await wait_ready(sessions[0])
             await warm_up(sessions[0])

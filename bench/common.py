@@ -4,6 +4,8 @@ through ``config.load_settings``, with only the overrides it names."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,9 +13,39 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from kb_fakes import KbClient, make_workspace
 
-__all__ = ["KbClient", "bench_service"]
+__all__ = ["KbClient", "bench_service", "copy_index", "free_port", "wait_for_port"]
 
 
 def bench_service(root: Path | str, storage: Path | str, provider: str = "none", **overrides: Any) -> KbClient:
     """A workspace over ``root`` with its index at ``storage``; ``overrides`` as in ``make_workspace``."""
     return KbClient(make_workspace(Path(root), provider, storage=Path(storage), **overrides))
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (a server started next binds it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def wait_for_port(port: int, seconds: float = 60) -> None:
+    """Return once a server accepts connections on loopback ``port`` (TimeoutError after ``seconds``)."""
+    import anyio
+
+    with anyio.fail_after(seconds):
+        while True:
+            try:
+                await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                return
+            except OSError:
+                await anyio.sleep(0.1)
+
+
+def copy_index(source: Path, target: Path, root: Path) -> None:
+    """A cached SQLite index put beside a copy of its knowledge base at ``root``. The cache records
+    the cached folder as its knowledge base (decision 535), which still exists, so a copy of the
+    file would be refused as another project's; ``index copy`` claims nothing, and the first server
+    on ``root`` adopts the copy."""
+    copy = ["index", "copy", "--from", f"sqlite:{source}", "--to", f"sqlite:{target}"]
+    command = [sys.executable, "-m", "local_vector_search_mcp", "--root", str(root), *copy]
+    subprocess.run(command, check=True, capture_output=True)

@@ -54,6 +54,7 @@ from typing import Any
 
 import anyio
 import httpx
+from common import copy_index, free_port, wait_for_port
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -105,7 +106,7 @@ def workspace(cache: Path, tmp: Path, clients: int) -> tuple[Path, Path, Path]:
     root = tmp / "kb"
     shutil.copytree(cache / "kb", root)
     _writable(root)
-    shutil.copy(cache / "index.db", tmp / "index.db")
+    copy_index(cache / "index.db", tmp / "index.db", root)
     shutil.copy(cache / "soak.yml", tmp / "soak.yml")
     (root / "scratch").mkdir()
     for n in range(clients):
@@ -328,14 +329,6 @@ class Load:
 
 
 # servers ---------------------------------------------------------------------------
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @asynccontextmanager
 async def http_server(
     root: Path, db: Path, config: Path, clients: int, log: Path
@@ -348,13 +341,7 @@ async def http_server(
         proc = subprocess.Popen(command, stdout=out, stderr=out, cwd=db.parent)
         url = f"http://127.0.0.1:{port}/mcp"
         try:
-            with anyio.fail_after(60):
-                while True:
-                    try:
-                        await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                        break
-                    except OSError:
-                        await anyio.sleep(0.1)
+            await wait_for_port(port)
             async with contextlib.AsyncExitStack() as stack:
                 sessions = []
                 for _ in range(clients):
