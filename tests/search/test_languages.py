@@ -39,8 +39,7 @@ def _copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def lite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KbClient]:
-    root = _copy(tmp_path_factory)
-    client = KbClient(make_workspace(root, "none", storage=root.parent / "index.db"))
+    client = _client(_copy(tmp_path_factory), "sqlite", None)
     client.reindex()
     yield client
     client.store.close()
@@ -48,16 +47,7 @@ def lite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KbClient]:
 
 @pytest.fixture(scope="module")
 def pg(tmp_path_factory: pytest.TempPathFactory, pg_server: PgServer) -> Iterator[KbClient]:
-    root = _copy(tmp_path_factory)
-    client = KbClient(
-        make_workspace(
-            root,
-            "none",
-            storage__backend="postgresql",
-            storage__url=pg_server.url,
-            storage__schema=pg_server.fresh_schema(),
-        )
-    )
+    client = _client(_copy(tmp_path_factory), "postgresql", pg_server)
     client.reindex()
     yield client
     client.store.close()
@@ -354,9 +344,10 @@ def test_an_old_index_holding_a_changed_script_asks_for_a_rebuild(
         client.store.close()
 
 
-def _client(root: Path, backend: str, pg_server: PgServer) -> KbClient:
+def _client(root: Path, backend: str, pg_server: PgServer | None) -> KbClient:
     if backend == "sqlite":
         return KbClient(make_workspace(root, "none", storage=root.parent / "index.db"))
+    assert pg_server is not None
     return KbClient(
         make_workspace(
             root,
