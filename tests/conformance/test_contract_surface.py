@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +14,7 @@ import anyio
 import pytest
 from pg_server import PgServer
 
-from .client import connect, server_command
+from .client import connect, server_command, transport
 from .runner import run_scenario
 
 pytestmark = pytest.mark.conformance
@@ -191,3 +195,102 @@ def test_a_reindex_asked_for_while_one_runs_is_not_started(
         anyio.run(run_scenario, command, scenario, tmp_path, storage, env)
     else:
         anyio.run(run_scenario, command, scenario, tmp_path)
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+def test_an_index_built_with_other_settings_is_refused_until_a_forced_rebuild(
+    tmp_path: Path, request: pytest.FixtureRequest, engine: str
+) -> None:
+    """Contract 8.2: a changed chunking setting makes the index incompatible. kb_status names each
+    difference as `<key>: indexed '<old>', current '<new>'`; search refuses with INDEX_NOT_READY
+    and says how to rebuild; kb_reindex without force fails (in kb_status) and deletes nothing;
+    with force it rebuilds and search works again."""
+    command = server_command(request.config.getoption("--server"))
+    base: dict[str, Any] = {"embedding": {"provider": "none"}}
+    env: dict[str, str] | None = None
+    if engine == "postgresql":
+        server: PgServer = request.getfixturevalue("pg_server")
+        base["storage"] = {"backend": "postgresql", "schema": server.fresh_schema()}
+        env = {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": server.url}
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(3):
+        (ws / f"n{i}.md").write_text(f"# N{i}\n\nA wombat note number {i}.\n", encoding="utf-8")
+    changed = {**base, "chunking": {"maxChunkBytes": 1000}}
+
+    async def idle(conn: Any) -> dict[str, Any]:
+        with anyio.fail_after(120):
+            while True:
+                status: dict[str, Any] = (await conn.call("kb_status", {})).structured
+                if not status["indexing"]["isRunning"]:
+                    return status
+                await anyio.sleep(0.2)
+
+    async def run() -> None:
+        async with connect(command, ws, base, extra_env=env) as conn:
+            await conn.call("kb_reindex", {})
+            assert (await idle(conn))["project"]["documents"] == 3
+        async with connect(command, ws, changed, extra_env=env) as conn:
+            status = (await conn.call("kb_status", {})).structured
+            assert status["compatibility"] == {
+                "isCompatible": False,
+                "problems": ["chunking_max_chunk_bytes: indexed '4096', current '1000'"],
+            }
+            refused = await conn.call("kb_search", {"request": {"query": "wombat", "mode": "lexical"}})
+            assert refused.error["code"] == "INDEX_NOT_READY"
+            assert "force" in refused.error["message"] and "chunking_max_chunk_bytes" in refused.error["message"]
+
+            assert (await conn.call("kb_reindex", {})).structured["started"] is True
+            status = await idle(conn)
+            assert status["indexing"]["last"]["outcome"] == "failed"
+            assert "force" in status["indexing"]["last"]["error"]
+            assert status["project"]["documents"] == 3  # nothing deleted without force
+
+            started = (await conn.call("kb_reindex", {"request": {"force": True}})).structured
+            assert started["started"] is True and started["current"]["force"] is True
+            status = await idle(conn)
+            assert status["indexing"]["last"]["outcome"] == "succeeded"
+            assert status["compatibility"] == {"isCompatible": True, "problems": []}
+            found = (await conn.call("kb_search", {"request": {"query": "wombat", "mode": "lexical"}})).structured
+            assert len(found["results"]) == 3
+
+    anyio.run(run)
+
+
+@pytest.mark.skipif(transport() != "stdio", reason="the stdio lifecycle")
+def test_stdio_is_silent_until_asked_and_a_closed_stdin_ends_the_server_with_0(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Contract 1: stdout carries protocol traffic only, nothing before the first request; the
+    process exits with code 0 when stdin is closed, before or after a session."""
+    (tmp_path / "a.md").write_text("# A\n", encoding="utf-8")
+    command = server_command(request.config.getoption("--server"))
+    env = {"CLAUDE_PROJECT_DIR": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            command, cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+
+    idle = start()
+    time.sleep(3)  # long enough to start up and print, if it were going to
+    assert idle.stdin is not None and idle.stdout is not None
+    idle.stdin.close()
+    assert idle.wait(60) == 0
+    assert idle.stdout.read() == b""
+
+    served = start()
+    assert served.stdin is not None and served.stdout is not None
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    served.stdin.write(json.dumps(hello).encode() + b"\n")
+    served.stdin.flush()
+    answer = json.loads(served.stdout.readline())
+    assert answer["id"] == 1 and "result" in answer
+    served.stdin.close()
+    assert served.wait(60) == 0
+    assert all(json.loads(line) for line in served.stdout.read().splitlines())  # JSON-RPC only
