@@ -95,6 +95,16 @@ class SearchService:
                 raise IndexNotReady(
                     f"The index is being built (a reindex is running{of}); retry shortly, kb_status shows its progress."
                 )
+            last = self.activity.last
+            if not documents and last is not None and last.result is not None and not last.result.scanned_files:
+                # the reindex it would send the agent to has just found nothing: a loop (decision 554)
+                # its warning names the root's absolute path, which an error message never carries (errors.py)
+                why = " (its warning in kb_status.indexing.last says why)" if last.result.warning else ""
+                raise IndexNotReady(
+                    f"The index is empty: the last reindex found no Markdown file to index{why}. Another kb_reindex "
+                    "finds nothing more until Markdown files are added under the knowledge-base root or the "
+                    "configuration (its root, its include globs) is corrected."
+                )
             if not documents:
                 raise IndexNotReady(
                     "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status."
