@@ -356,6 +356,10 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
             self.canv.addOutlineEntry(o.title, o.key, level=o.level, closed=o.level >= 1)
             if o.toc:
                 self.notify("TOCEntry", _toc_entry(o, self.fonts, self.sheet_, self.page))
+        if isinstance(flowable, Paragraph):
+            # Placed (and drawn): its lines are made again by the next pass's wrap, so they need
+            # not stay until the end of the book (about 2/5 of a pass's memory; decision 604).
+            flowable.__dict__.pop("blPara", None)
 
 
 def _toc_entry(outline: Outline, fonts: FontSet, sheet_: Sheet, page: int) -> tuple[int, str, int, str]:
