@@ -25,7 +25,8 @@ def _book(root: Path) -> None:
             f"## Section {n}.{s} of chapter {n}\n\n" + f"Text of section {s}, chapter {n}. " * (8 * s) + "\n\n"
             for s in range(1, 4)
         )
-        (root / f"ch{n}.md").write_text(f"# Chapter number {n}\n\nIntro {n}.\n\n{sections}", encoding="utf-8")
+        table = f"| Key | Value |\n| --- | --- |\n| k{n} | a value of chapter {n} |\n\n"
+        (root / f"ch{n}.md").write_text(f"# Chapter number {n}\n\nIntro {n}.\n\n{table}{sections}", encoding="utf-8")
         lines.append(f"- [Chapter number {n}](ch{n}.md)")
     (root / "SUMMARY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -115,5 +116,12 @@ def test_a_placed_paragraph_lets_go_of_its_lines(kb: Path, monkeypatch: pytest.M
     pdf, _ = export(kb, "SUMMARY.md")
     paragraphs = [f for f in placed if isinstance(f, book.Paragraph)]
     assert len(paragraphs) > 4 * CHAPTERS
+    tables = [f for f in placed if isinstance(f, book.Table) and not isinstance(f, book.TableOfContents)]
+    assert len(tables) >= CHAPTERS
+    cells = [cell for table in tables for row in table._cellvalues for cell in row]
+    flat = [each for cell in cells for each in (cell if isinstance(cell, (list, tuple)) else [cell])]
+    in_cells = [each for each in flat if isinstance(each, book.Paragraph)]
+    assert len(in_cells) >= 4 * CHAPTERS  # a header and a row of two cells in each chapter
+    paragraphs += in_cells
     assert not any(hasattr(p, "blPara") for p in paragraphs)
     assert "Section 30.3 of chapter 30" in poppler.text(pdf)

@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from reportlab.lib import colors
 from reportlab.lib.units import mm
-from reportlab.platypus import Flowable, PageBreak, Paragraph, Spacer, TableStyle
+from reportlab.platypus import Flowable, PageBreak, Paragraph, Spacer, Table, TableStyle
 from reportlab.platypus.doctemplate import BaseDocTemplate, PageTemplate
 from reportlab.platypus.flowables import AnchorFlowable
 from reportlab.platypus.frames import Frame
@@ -356,10 +356,23 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
             self.canv.addOutlineEntry(o.title, o.key, level=o.level, closed=o.level >= 1)
             if o.toc:
                 self.notify("TOCEntry", _toc_entry(o, self.fonts, self.sheet_, self.page))
-        if isinstance(flowable, Paragraph):
-            # Placed (and drawn): its lines are made again by the next pass's wrap, so they need
-            # not stay until the end of the book (about 2/5 of a pass's memory; decision 604).
-            flowable.__dict__.pop("blPara", None)
+        _drop_lines(flowable)
+
+
+def _drop_lines(flowable: Flowable) -> None:
+    """Forget the broken lines of a placed (and drawn) paragraph, or of a table's cells.
+
+    The next pass wraps them again (a table's cells too, each time it is measured or drawn), so
+    they need not stay until the end of the book: about 2/5 of a pass's memory (decision 604).
+    """
+    if isinstance(flowable, Paragraph):
+        flowable.__dict__.pop("blPara", None)
+    elif isinstance(flowable, Table):
+        for row in getattr(flowable, "_cellvalues", ()):
+            for cell in row:
+                for each in cell if isinstance(cell, (list, tuple)) else (cell,):
+                    if isinstance(each, Paragraph):
+                        each.__dict__.pop("blPara", None)
 
 
 def _toc_entry(outline: Outline, fonts: FontSet, sheet_: Sheet, page: int) -> tuple[int, str, int, str]:
