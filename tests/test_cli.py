@@ -348,3 +348,20 @@ def test_verbose_logs_never_show_the_password_of_an_endpoint_url(kb: Path) -> No
     assert result.returncode == 0, result.stderr
     assert "HTTP Request: POST http://user:***@127.0.0.1" in result.stderr  # the line is still there
     assert "s3cret" not in result.stderr + result.stdout
+
+
+def test_a_refused_field_names_its_option(kb: Path) -> None:
+    """Decision 555: `call kb_read` without --path said "request.path: Field required"; the
+    command line's user has to know it is --path. Each field a refusal names gets its option
+    (over MCP the message stays as it was: there are no options)."""
+    missing = run("--embedding-provider", "none", "call", "kb_read", cwd=kb)
+    assert missing.returncode == 1
+    assert json.loads(missing.stderr)["message"] == "Invalid arguments: request.path (--path): Field required"
+    bad = run("--embedding-provider", "none", "call", "kb_search", "--query", "x", "--top-k", "0", cwd=kb)
+    assert "request.topK (--top-k): Input should be greater than or equal to 1" in json.loads(bad.stderr)["message"]
+    # a tool whose arguments are not wrapped in `request`
+    flat = run("--embedding-provider", "none", "call", "kb_edit_table", "--path", "docs/a.md", cwd=kb)
+    message = json.loads(flat.stderr)["message"]
+    assert "pointer (--pointer): Field required" in message and "action (--action): Field required" in message
+    unknown = run("--embedding-provider", "none", "call", "kb_search", "--json", '{"query": "x", "bogus": 1}', cwd=kb)
+    assert json.loads(unknown.stderr)["message"] == "Invalid arguments: request.bogus: unknown field"

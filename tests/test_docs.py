@@ -165,3 +165,31 @@ def test_the_readme_shell_examples_run_as_written(tmp_path: Path) -> None:
         if "kb_search" in words and "--query" in words:
             assert json.loads(result.stdout)["results"], command
     assert os.listdir(tmp_path / "examples" / "demo")
+
+
+def test_the_readme_copy_of_a_project_runs_as_written(tmp_path: Path) -> None:
+    """The section on copying a project (decision 552): a project whose index lies outside it is
+    copied, the README's `index copy` gives the copy its own file, and the copy searches at once
+    without a reindex, while the original keeps its file."""
+    original, shared = tmp_path / "original", tmp_path / "indexes" / "original.db"
+    shutil.copytree(ROOT / "examples" / "demo", original)
+    lexical = ["--embedding-provider", "none"]
+    first = _run([str(PROGRAM), "--storage-path", str(shared), *lexical, "--reindex"], cwd=original)
+    assert first.returncode == 0, first.stderr
+    copy = tmp_path / "the-copy"
+    shutil.copytree(original, copy)
+    (block,) = re.findall(r"```sh\n(.*?)```", _readme_section("Move or copy a project"), re.S)
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    assert lines[0] == "cd /path/to/the-copy"
+    for line in lines[1:]:
+        words = shlex.split(line.replace("/indexes/original.db", str(shared)))
+        assert words[0] == "local-vector-search-mcp", line
+        done = _run([str(PROGRAM), *words[1:]], cwd=copy)
+        assert done.returncode == 0, (line, done.stderr)
+        assert json.loads(done.stdout)["ok"] is True
+    again = _run([str(PROGRAM), *lexical, "--reindex"], cwd=copy)
+    assert again.returncode == 0, again.stderr
+    result = json.loads(again.stdout)
+    assert (result["indexedFiles"], result["skippedFiles"]) == (0, len(list(copy.rglob("*.md"))))
+    status = _run([str(PROGRAM), "--storage-path", str(shared), *lexical, "--status"], cwd=original)
+    assert json.loads(status.stdout)["compatibility"]["isCompatible"] is True

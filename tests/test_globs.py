@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from local_vector_search_mcp.errors import InvalidArgument
-from local_vector_search_mcp.globs import GlobSet, compile_glob, nfc, posix_regex
+from local_vector_search_mcp.globs import GlobSet, compile_glob, nfc, posix_regex, root_only
 
 
 @pytest.mark.parametrize(
@@ -47,6 +47,25 @@ def test_invalid(pattern: str) -> None:
 def test_globset() -> None:
     g = GlobSet(["**/*.md"], ["drafts/**"])
     assert g("a.md") and not g("drafts/a.md") and not g("a.txt")
+
+
+@pytest.mark.parametrize(
+    ("include", "expected"),
+    [
+        (["*.md"], True),  # meant as every Markdown file, most often: the reindex says what it does
+        (["*.MD", "notes*.md"], True),
+        (["?.md"], True),
+        (["**/*.md"], False),  # the default
+        (["**"], False),
+        (["README.md"], False),  # a literal name means that one file
+        (["*.md", "docs/**"], False),  # a pattern with a folder: its writer thinks in folders
+        (["*.md", "docs\\*.md"], False),
+        ([], False),
+    ],
+)
+def test_root_only(include: list[str], expected: bool) -> None:
+    """Decision 553: the includes whose reindex explains that they stop at the root folder."""
+    assert root_only(include) is expected
 
 
 _ALPHABET = "aAbsSſkK\u212aiIİıßẞ*?/.%_[]()+^$|{}\\ 東-e\u00e9\u0301"

@@ -16,6 +16,7 @@ ALLOWED: dict[str, set[str]] = {
     "__init__": set(),
     "errors": set(),
     "progress": set(),  # a call's progress and cancellation, read by the long tools (decision 500)
+    "lazy_imports": set(),  # the one lock of first-use imports (decision 543)
     "retry_after": set(),  # one reading of the Retry-After header for the embedding and Notion clients
     "globs": {"errors"},
     "paths": {"errors"},
@@ -25,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "embeddings": {"errors", "retry_after"},
     "index": {"config", "embeddings", "errors", "globs", "markdown", "sourcefile"},
     "search": {"embeddings", "errors", "globs", "index"},
-    "workspace": {"config", "embeddings", "errors", "index", "paths", "search"},
+    "workspace": {"config", "embeddings", "errors", "index", "lazy_imports", "paths", "search"},
     "writer": {"errors", "paths", "sourcefile", "workspace"},
     "assets": {"errors", "paths", "progress", "sourcefile", "workspace", "writer"},  # the racy-clean window (401)
     "export": {"errors", "markdown", "paths", "progress", "sourcefile"},  # documents read as the indexer reads them
@@ -47,7 +48,7 @@ ALLOWED: dict[str, set[str]] = {
         "workspace",
         "writer",
     },
-    "dispatch": {"_generated", "config", "errors", "handlers", "workspace"},
+    "dispatch": {"_generated", "config", "errors", "handlers", "lazy_imports", "workspace"},
     "server": {"__init__", "config", "dispatch", "errors", "progress", "workspace"},
     "cli": {
         "__init__",

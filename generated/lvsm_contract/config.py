@@ -193,7 +193,7 @@ class KnowledgeBaseConfig(BaseModel):
     """
     include: Annotated[list[str], Field(min_length=1)] = ['**/*.md']
     """
-    Globs (case-insensitive, root-relative) of the Markdown files to index. Files under a folder whose name starts with a dot (`.obsidian`, `.trash`, `.github`, ...) or whose own name starts with one (editors' lock and swap files such as `.#note.md`, macOS' `._note.md`) are never indexed, though kb_read, kb_list_files and the editing tools still reach them; nor are files behind a linked folder, which no tool follows.
+    Globs (case-insensitive, root-relative) of the Markdown files to index. `**` spans any number of folders and `*` stays within one, so a glob without `/` matches in the root folder only - `*.md` is the root's files, `**/*.md` every Markdown file at any depth (the contract's .NET rules, shared with kb_search's globs; a reindex warns when such an include leaves the Markdown of subfolders out). Files under a folder whose name starts with a dot (`.obsidian`, `.trash`, `.github`, ...) or whose own name starts with one (editors' lock and swap files such as `.#note.md`, macOS' `._note.md`) are never indexed, though kb_read, kb_list_files and the editing tools still reach them; nor are files behind a linked folder, which no tool follows.
     """
     exclude: list[str] = []
     index_workers: Annotated[int, Field(alias='indexWorkers', ge=0, le=256)] = 0

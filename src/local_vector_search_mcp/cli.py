@@ -100,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--include",
         action="append",
         metavar="GLOB",
-        help="index only matching files (repeatable; replaces the configured list)",
+        help="index only matching files, relative to the root: '**/*.md' is every Markdown file, '*.md' the root "
+        "folder's only (repeatable; replaces the configured list)",
     )
     p.add_argument(
         "--exclude",
@@ -193,6 +194,18 @@ def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
     return {"request": body} if envelope == "request" else body
 
 
+def _with_options(message: str, tool: str) -> str:
+    """Name the option beside each request field a refusal names: a user of `call kb_read` who
+    forgot the path read "request.path: Field required" and had to guess it is `--path`."""
+    from lvsm_contract.cli import ENVELOPES, FIELDS
+
+    prefix = "request." if ENVELOPES[tool] == "request" else ""
+    for prop, _dest, _kind in FIELDS[tool]:
+        option = "--" + re.sub(r"(?<!^)(?=[A-Z])", "-", prop).lower()  # as the generator spells it
+        message = re.sub(rf"(?<![\w.]){re.escape(prefix + prop)}(?=: )", f"{prefix}{prop} ({option})", message)
+    return message
+
+
 def _call(ws: Workspace, rest: list[str]) -> int:
     from lvsm_contract.cli import add_tool_parsers
     from lvsm_contract.content import ContentResult
@@ -206,7 +219,10 @@ def _call(ws: Workspace, rest: list[str]) -> int:
     try:
         result = invoke(ws, ns.tool, tool_arguments(ns))
     except KbError as exc:
-        print(json.dumps(exc.to_wire(), ensure_ascii=False), file=sys.stderr)
+        wire = exc.to_wire()
+        if exc.code == "INVALID_ARGUMENT":
+            wire["message"] = _with_options(wire["message"], ns.tool)
+        print(json.dumps(wire, ensure_ascii=False), file=sys.stderr)
         return EXIT_ERROR
     if isinstance(result, ContentResult):
         print_content(result)

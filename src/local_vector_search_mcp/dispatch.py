@@ -21,6 +21,7 @@ from lvsm_contract.registry import BY_NAME, ToolSpec
 
 from .errors import InvalidArgument, InvalidPath, KbError
 from .handlers import BINDINGS
+from .lazy_imports import IMPORT_LOCK
 from .workspace import Workspace
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ def missing_handlers() -> list[str]:
 @cache
 def _models() -> ModuleType:
     # Imported on first call, not at start-up: building ~100 pydantic classes costs time.
-    return importlib.import_module("lvsm_contract.models")
+    with IMPORT_LOCK:
+        return importlib.import_module("lvsm_contract.models")
 
 
 def _model(name: str) -> type[BaseModel]:
@@ -59,7 +61,8 @@ def _model(name: str) -> type[BaseModel]:
 
 @cache
 def _handler(name: str) -> Callable[..., object]:
-    return BINDINGS[name]()
+    with IMPORT_LOCK:  # the binder imports the handler's module
+        return BINDINGS[name]()
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from .errors import InvalidArgument
 
-__all__ = ["GlobSet", "compile_glob", "nfc", "posix_regex", "posix_regex_literal", "validate_glob"]
+__all__ = ["GlobSet", "compile_glob", "nfc", "posix_regex", "posix_regex_literal", "root_only", "validate_glob"]
 
 
 def nfc(text: str) -> str:
@@ -114,6 +114,16 @@ def compile_glob(pattern: str, field: str = "glob") -> Callable[[str], bool]:
     """Validate ``pattern`` and return a predicate over root-relative paths."""
     regex = _regex(validate_glob(pattern, field))
     return lambda path: regex.fullmatch(nfc(path)) is not None
+
+
+def root_only(patterns: list[str]) -> bool:
+    """Whether every pattern stays in the root folder and one of them is a wildcard (``*.md``):
+    a user writing that most often means every Markdown file, as gitignore would read it, while
+    these rules (the contract's .NET ones, shared with kb_search) take the root's files only.
+    A literal name (``README.md``) means that file; any pattern with a ``/`` shows that the
+    writer thinks in folders (decision 553)."""
+    shallow = [p for p in patterns if "/" not in p.replace("\\", "/") and p.strip() != "**"]
+    return bool(patterns) and len(shallow) == len(patterns) and any("*" in p or "?" in p for p in shallow)
 
 
 class GlobSet:

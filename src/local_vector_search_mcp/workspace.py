@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Config, Settings
 from .errors import PermissionDenied
+from .lazy_imports import IMPORT_LOCK
 from .paths import PathGuard
 
 if TYPE_CHECKING:
@@ -72,7 +73,8 @@ class Workspace:
     def store(self) -> IndexStore:
         with self._lock:
             if self._store is None:
-                from .index.stores import open_store
+                with IMPORT_LOCK:
+                    from .index.stores import open_store
 
                 self._store = open_store(self.settings)
             return self._store
@@ -81,7 +83,8 @@ class Workspace:
     def embedders(self) -> EmbedderSlot:
         with self._lock:
             if self._embedders is None:
-                from .embeddings import EmbedderSlot
+                with IMPORT_LOCK:
+                    from .embeddings import EmbedderSlot
 
                 self._embedders = EmbedderSlot(self.config.embedding)
             return self._embedders
@@ -90,7 +93,8 @@ class Workspace:
     def activity(self) -> IndexActivity:
         with self._lock:
             if self._activity is None:
-                from .index.activity import IndexActivity
+                with IMPORT_LOCK:
+                    from .index.activity import IndexActivity
 
                 self._activity = IndexActivity()
             return self._activity
@@ -99,7 +103,8 @@ class Workspace:
     def indexing(self) -> IndexingService:
         with self._lock:
             if self._indexing is None:
-                from .index.indexing import IndexingService
+                with IMPORT_LOCK:
+                    from .index.indexing import IndexingService
 
                 self._indexing = IndexingService(
                     self.root,
@@ -115,7 +120,8 @@ class Workspace:
     def search(self) -> SearchService:
         with self._lock:
             if self._search is None:
-                from .search.service import SearchService
+                with IMPORT_LOCK:
+                    from .search.service import SearchService
 
                 self._search = SearchService(self.config, self.store, self.embedders, self.activity, self._kick_vectors)
             return self._search

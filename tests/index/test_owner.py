@@ -206,3 +206,120 @@ def test_a_server_refused_at_every_call_logs_the_full_paths_once(
         ws.close()
     lines = [r.getMessage() for r in caplog.records if "belongs to the knowledge base" in r.getMessage()]
     assert len(lines) == 1 and str(a) in lines[0] and str(b) in lines[0]
+
+
+def _config_project(folder: Path, word: str) -> Path:
+    """A project whose configuration makes the subfolder docs/ the knowledge base: the state
+    folder, and with it the index, lies beside the knowledge base, not inside it."""
+    _project(folder / "docs", word)
+    (folder / "kb.yml").write_text("knowledgeBase: {root: docs}\nembedding: {provider: none}\n", "utf-8")
+    return folder
+
+
+def _in(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The command line started in the project folder with its configuration, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "local_vector_search_mcp", "--config", "kb.yml", *args],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        timeout=120,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": ""},
+    )
+
+
+def _lexical(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "local_vector_search_mcp", "--embedding-provider", "none", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": ""},
+    )
+
+
+def _owner_rows(storage: Path) -> dict[str, str]:
+    conn = apsw.Connection(str(storage), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM index_owner")}
+    finally:
+        conn.close()
+
+
+def test_a_project_with_root_docs_copied_with_its_index_adopts_the_copy(tmp_path: Path) -> None:
+    """Decision 550: with `root: docs` the index lies beside the knowledge base, so 536's "inside
+    the knowledge base" never held and a copied project was refused as another one's. The file
+    records where it lay: found elsewhere at the same place relative to the root, it travelled
+    with its knowledge base. Both projects then index on, each in its own file."""
+    original = _config_project(tmp_path / "project", "apple")
+    assert _in(original, "--reindex").returncode == 0
+    copy = tmp_path / "project-copy"
+    shutil.copytree(original, copy)
+    (copy / "docs" / "extra.md").write_text("# Extra\n\nkiwi\n", "utf-8")
+    done = _in(copy, "--reindex")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["indexedFiles"] == 1  # the copied document was not indexed again
+    index = Path(".local-vector-search-mcp") / "index.db"
+    assert _documents(copy / index) == ["apple.md", "extra.md"]
+    assert _owner_rows(copy / index) == {"root": str((copy / "docs").resolve()), "file": str((copy / index).resolve())}
+    assert _documents(original / index) == ["apple.md"]
+    status = json.loads(_in(original, "--status").stdout)
+    assert status["compatibility"] == {"isCompatible": True, "problems": []}
+
+
+def test_a_changed_root_on_the_same_index_file_is_still_refused_and_named_apart(tmp_path: Path) -> None:
+    """Decision 550 keeps 535: a file still at its recorded place is the one the recorded folder
+    uses, so a project root indexed whole and then given `--root docs` (or a second knowledge
+    base of the same project) is refused. Decision 551: the message names both folders relative
+    to the project root, so the two can be told apart, and says what to do."""
+    project = _project(tmp_path / "project", "apple")
+    _project(project / "docs", "banana")
+    assert _cli(project, None, "--reindex").returncode == 0
+    refused = _lexical("--project-root", str(project), "--root", "docs", "--reindex")
+    assert refused.returncode == 1
+    message = refused.stderr.strip().splitlines()[-1]
+    assert REFUSAL in message
+    assert "it indexes the project root itself" in message and "knowledge base is the folder 'docs'" in message
+    assert "'.local-vector-search-mcp/index.db'" in message  # which file, as the project knows it
+    assert "index copy --from sqlite:" in message and "--reindex --force does not take it over" in message
+    assert str(tmp_path) not in message
+    assert _documents(project / ".local-vector-search-mcp" / "index.db") == ["apple.md", "docs/banana.md"]
+
+
+def test_two_folders_of_one_name_are_told_apart(tmp_path: Path) -> None:
+    """Decision 551: two knowledge bases named `kb` on one absolute storage.path were refused as
+    "'kb' ... 'kb'". Relative to the project root they are '../../work/kb' and the root itself;
+    without a project root (a store opened directly), by the end of the path that differs."""
+    first, second = _project(tmp_path / "work" / "kb", "apple"), _project(tmp_path / "copy" / "kb", "banana")
+    shared = tmp_path / "shared.db"
+    assert _cli(first, shared, "--reindex").returncode == 0
+    refused = _lexical("--project-root", str(second), "--storage-path", str(shared), "--reindex")
+    message = refused.stderr.strip().splitlines()[-1]
+    assert "it indexes the folder '../../work/kb'" in message and "is the project root itself" in message
+    assert str(tmp_path) not in message
+    store = SqliteStore(shared, owner=Owner(second.resolve(), False, shared.resolve()))
+    try:
+        with pytest.raises(IndexNotReady, match=REFUSAL) as bare:
+            store.read_manifest()
+    finally:
+        store.close()
+    assert "'.../work/kb'" in bare.value.message and "'.../copy/kb'" in bare.value.message
+    assert str(tmp_path) not in bare.value.message
+
+
+def test_an_index_that_records_no_place_records_it_when_its_project_opens_it(tmp_path: Path) -> None:
+    """Decision 550: an index of decision 535's time records its root only; its own project
+    records the file's place at the next open (even --status), so a copy made afterwards is
+    recognised."""
+    original = _config_project(tmp_path / "project", "apple")
+    assert _in(original, "--reindex").returncode == 0
+    index = original / ".local-vector-search-mcp" / "index.db"
+    conn = apsw.Connection(str(index))
+    conn.execute("DELETE FROM index_owner WHERE key = 'file'")
+    conn.close()
+    assert _in(original, "--status").returncode == 0
+    assert _owner_rows(index)["file"] == str(index.resolve())
+    copy = tmp_path / "project-copy"
+    shutil.copytree(original, copy)
+    done = _in(copy, "--reindex")
+    assert done.returncode == 0, done.stderr

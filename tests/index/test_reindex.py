@@ -476,5 +476,52 @@ def test_globs_that_leave_out_every_markdown_file_say_so(kb, overrides, words):
     assert service(kb).reindex()["warning"] is None  # the defaults match them
 
 
-def test_an_empty_root_is_no_glob_problem(tmp_path):
-    assert service(tmp_path).reindex()["warning"] is None
+def test_an_empty_root_is_no_glob_problem_but_is_said(tmp_path):
+    # decision 554: a root without Markdown (the wrong folder, `.markdown` or `.mdx` files only)
+    # answered scannedFiles 0 and no warning; no glob is to blame, the root is
+    (tmp_path / "notes.markdown").write_text("# Notes\n", "utf-8")
+    warning = service(tmp_path).reindex()["warning"]
+    assert "holds no Markdown file (`.md`" in warning and "Check knowledgeBase.root (CLI: --root)" in warning
+    assert "include" not in warning
+
+
+def test_a_search_after_a_reindex_that_found_nothing_does_not_send_the_agent_back_to_it(tmp_path):
+    # decision 554: over MCP, kb_reindex of a root without Markdown succeeded, and kb_search then
+    # answered "The index is empty. Run kb_reindex": an agent that follows it loops
+    svc = service(tmp_path)
+    try:
+        with pytest.raises(IndexNotReady, match="Run kb_reindex"):  # nothing ran yet: that is the advice
+            svc.search("anything")
+        assert svc.start_reindex()["started"] is True
+        svc.wait_reindex(30)
+        with pytest.raises(IndexNotReady) as empty:
+            svc.search("anything")
+        message = empty.value.message
+        assert "the last reindex found no Markdown file to index (its warning in kb_status" in message
+        assert str(tmp_path) not in message
+        last = svc.indexing_status()["last"]["result"]
+        assert "holds no Markdown file" in last["warning"]
+        assert "Another kb_reindex finds nothing more" in message
+    finally:
+        svc.shutdown()
+
+
+def test_an_include_that_stops_at_the_root_folder_says_so(kb):
+    # decision 553: include ['*.md'] (gitignore's "every Markdown file") takes the root's files only,
+    # by the contract's glob rules; the reindex indexed guide.md, left notes/ out and said nothing
+    result = service(kb, knowledge_base__include=["*.md"]).reindex()
+    assert result["scannedFiles"] == 1
+    warning = result["warning"]
+    assert "knowledgeBase.include ['*.md'] matches files in the root folder only" in warning
+    assert "2 Markdown file(s) in subfolders are not indexed, such as 'notes/ja.md'" in warning
+    assert "Write ['**/*.md']" in warning and "add '*/**' to knowledgeBase.exclude" in warning
+    assert str(kb) not in warning
+    # the advice holds: the root's files only, on purpose, is quiet, and so is every file
+    quiet = service(kb, knowledge_base__include=["*.md"], knowledge_base__exclude=["*/**"]).reindex()
+    assert (quiet["scannedFiles"], quiet["warning"]) == (1, None)
+    every = service(kb, knowledge_base__include=["**/*.md"]).reindex()
+    assert (every["scannedFiles"], every["warning"]) == (3, None)
+    # nothing left below the root: nothing to say
+    for sub in (kb / "notes").iterdir():
+        sub.unlink()
+    assert service(kb, knowledge_base__include=["*.md"]).reindex()["warning"] is None

@@ -105,7 +105,7 @@ def _unicode61(data: bytes, offsets: bool) -> Any:
     (decision 566) loads it only when a chunk holds non-ASCII text."""
     tokenizer = getattr(_LOCAL, "tokenizer", None)
     if tokenizer is None:
-        import apsw
+        import apsw  # an extension module whose initialisation imports no submodule of its own
 
         _LOCAL.connection = apsw.Connection(":memory:")
         tokenizer = _LOCAL.tokenizer = _LOCAL.connection.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])

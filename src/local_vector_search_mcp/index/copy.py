@@ -310,9 +310,11 @@ def build_parser(
     sub = parser.add_subparsers(dest="action", required=True, metavar="<action>")
     copy = sub.add_parser(
         "copy",
-        help="copy the index to another storage engine (vectors included, nothing re-embedded), then verify it",
-        description="STORE: sqlite:PATH | postgresql://user@host:port/database[#schema] | postgresql:SCHEMA "
-        "(URL from storage.url or LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL).",
+        help="copy the index to another file or storage engine (vectors included, nothing re-embedded), then verify it",
+        description="Copy the index to another SQLite file or to PostgreSQL, or back, then verify the copy. "
+        "STORE: sqlite:PATH (relative to the project root) | postgresql://user@host:port/database[#schema] | "
+        "postgresql:SCHEMA (URL from storage.url or LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL). Then point "
+        "storage.path (or storage.backend) at the copy.",
     )
     copy.add_argument("--to", required=True, metavar="STORE", help="where the copy goes")
     copy.add_argument("--from", dest="source", metavar="STORE", help="what to copy (default: the configured index)")

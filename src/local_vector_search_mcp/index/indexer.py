@@ -52,6 +52,7 @@ import numpy as np
 
 from ..embeddings import Embedder, EmbeddingError, EmbeddingRefused, ModelChanged
 from ..errors import IndexNotReady
+from ..globs import GlobSet, root_only
 from ..sourcefile import os_reason
 from .chunker import build_embedding_text
 from .manifest import current_manifest, enum_value, incompatible_message, index_problems
@@ -272,8 +273,7 @@ class Indexer:
         files = self.discover(unlisted)
         progress.total_files = len(files)
         result.scanned_files = len(files)
-        if not files:
-            result.warning = self._nothing_matched()
+        result.warning = self._nothing_matched() if not files else self._root_folder_only(files)
         wanted = set(files)
         states = self.store.document_states()
         known = self.store.unreadable_files()  # kept across restarts for kb_status
@@ -358,14 +358,38 @@ class Indexer:
         """Say so when the globs leave out every Markdown file of the root: an index of nothing
         answers every search with no result, which looks like a search problem, not a glob one."""
         markdown = len(self.discover(matched=False))
-        if not markdown:
-            return None
+        if not markdown:  # a wrong root (or `.markdown`/`.mdx` files): say it, no glob is to blame (decision 554)
+            return (
+                f"The knowledge-base root {self.root} holds no Markdown file (`.md`; names and folders starting "
+                "with a dot are skipped): nothing is indexed. Check knowledgeBase.root (CLI: --root)."
+            )
         kb = self.config.knowledge_base
         excluded = f" minus knowledgeBase.exclude {list(kb.exclude)}" if kb.exclude else ""
         return (
             f"No Markdown file matches knowledgeBase.include {list(kb.include)}{excluded}, though the root "
             f"{self.root} holds {markdown} Markdown file(s); globs are relative to that root and `*` stays "
             "within one folder (`**/*.md` is every file). Nothing is indexed."
+        )
+
+    def _root_folder_only(self, files: list[str]) -> str | None:
+        """Say so when ``include: ['*.md']`` leaves out the Markdown of every subfolder: the
+        pattern matches in the root folder only (the contract's glob rules, which kb_search's
+        globs share), while its writer most often meant every file (decision 553). The second
+        walk runs only for such an include."""
+        kb = self.config.knowledge_base
+        include, exclude = list(kb.include), list(kb.exclude)
+        if not root_only(include):
+            return None
+        deeper = GlobSet([f"**/{p}" for p in include], exclude)
+        taken = set(files)
+        left = [p for p in self.discover(matched=False) if p not in taken and deeper(p)]
+        if not left:
+            return None
+        return (
+            f"knowledgeBase.include {include} matches files in the root folder only (a glob without '/' stays "
+            f"in one folder, as in kb_search): {len(left)} Markdown file(s) in subfolders are not indexed, such "
+            f"as {left[0]!r}. Write {[f'**/{p}' for p in include]} to index every folder; to index the root's "
+            "files only and drop this warning, add '*/**' to knowledgeBase.exclude."
         )
 
     def changed_paths(self) -> list[str] | None:

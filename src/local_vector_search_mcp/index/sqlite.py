@@ -92,7 +92,7 @@ from .fts5 import (
     render_match,
     render_stems,
 )
-from .owner import Owner, Verdict, refusal, verdict
+from .owner import Owner, Verdict, needs_file_record, refusal, verdict
 from .port import (
     ChunkHit,
     ChunkRecord,
@@ -388,8 +388,9 @@ class SqliteStore(ChunkTables):
 
     def _check_owner(self, conn: apsw.Connection) -> None:
         """Refuse a file that records another knowledge base which still exists, before anything
-        reads or writes it (decision 535); adopt one that records none or a folder gone since
-        (decision 536). Once per file: the threads' later connections to it skip the check."""
+        reads or writes it (decision 535); adopt one that records none, a folder gone since, or
+        that travelled with its knowledge base (decisions 536, 550). Once per file: the threads'
+        later connections to it skip the check."""
         file_id = self._file_id()
         if self.owner is None or file_id is None or file_id == self._owned_file:
             return
@@ -397,17 +398,20 @@ class SqliteStore(ChunkTables):
         tables = {row[0] for row in conn.execute(names)}
         if not tables:
             return  # an empty file: the schema records its owner when it is created (_create)
-        recorded = _recorded_owner(conn) if "index_owner" in tables else None
-        found = verdict(recorded, self.owner)
+        recorded, recorded_file = _recorded_owner(conn) if "index_owner" in tables else (None, None)
+        found = verdict(recorded, self.owner, recorded_file)
         if found is Verdict.REFUSE:
             first, self._refused_file = file_id != self._refused_file, file_id
-            raise refusal(str(recorded), self.owner, logged=first)
-        if found is Verdict.ADOPT:
+            raise refusal(str(recorded), self.owner, logged=first, label=self.label)
+        if found is Verdict.ADOPT or needs_file_record(recorded_file, self.owner):
             try:
                 conn.execute("BEGIN IMMEDIATE")
-            except apsw.BusyError:
-                raise _busy() from None
-            except apsw.ReadOnlyError:
+            except (apsw.BusyError, apsw.ReadOnlyError) as exc:
+                if found is Verdict.OURS:  # only the file's place was to be recorded: a later store does it
+                    self._owned_file = file_id
+                    return
+                if isinstance(exc, apsw.BusyError):
+                    raise _busy() from None
                 return  # a file that refuses writes: nothing can be deleted in it either; claimed later
             try:
                 self._claim(conn)
@@ -419,15 +423,16 @@ class SqliteStore(ChunkTables):
         self._owned_file = file_id
 
     def _claim(self, c: apsw.Connection) -> None:
-        """Record this store's knowledge base in the file, inside the caller's write transaction,
-        deciding again on what the file holds now (another process may have claimed it since)."""
+        """Record this store's knowledge base, and where the file lies, inside the caller's write
+        transaction, deciding again on what the file holds now (another process may have claimed
+        it since)."""
         if self.owner is None:
             return
         c.execute("CREATE TABLE IF NOT EXISTS index_owner(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
-        recorded = _recorded_owner(c)
-        found = verdict(recorded, self.owner)
+        recorded, recorded_file = _recorded_owner(c)
+        found = verdict(recorded, self.owner, recorded_file)
         if found is Verdict.REFUSE:
-            raise refusal(str(recorded), self.owner)
+            raise refusal(str(recorded), self.owner, label=self.label)
         if found is Verdict.ADOPT:
             c.execute("INSERT OR REPLACE INTO index_owner(key, value) VALUES('root', ?)", (str(self.owner.root),))
             if recorded is not None:
@@ -437,6 +442,8 @@ class SqliteStore(ChunkTables):
                     recorded,
                     self.owner.root,
                 )
+        if self.owner.file is not None and needs_file_record(recorded_file, self.owner):
+            c.execute("INSERT OR REPLACE INTO index_owner(key, value) VALUES('file', ?)", (str(self.owner.file),))
 
     def _close_ended(self) -> None:
         """Close the connections of threads that have ended. A burst of calls spreads over many
@@ -1540,9 +1547,10 @@ for _name, _method in inspect.getmembers(SqliteStore, inspect.isfunction):
         setattr(SqliteStore, _name, _detecting_damage(_method))
 
 
-def _recorded_owner(c: apsw.Connection) -> str | None:
-    row = c.execute("SELECT value FROM index_owner WHERE key = 'root'").fetchone()
-    return None if row is None else str(row[0])
+def _recorded_owner(c: apsw.Connection) -> tuple[str | None, str | None]:
+    """The recorded knowledge-base root and the place the file was recorded at (either may be absent)."""
+    values = {str(key): str(value) for key, value in c.execute("SELECT key, value FROM index_owner")}
+    return values.get("root"), values.get("file")
 
 
 def _use_wal(conn: apsw.Connection) -> None:

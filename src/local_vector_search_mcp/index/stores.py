@@ -31,9 +31,11 @@ def open_store(settings: Settings) -> IndexStore:
 
     # The file records the knowledge base it indexes; another's is refused (decision 535). A file
     # inside the knowledge base is its own whatever it records (a copied folder); the project root
-    # is no such proof, it is the working folder when only --root is given (decision 536).
-    root = settings.root.resolve()
-    owner = Owner(root, settings.storage_path.resolve().is_relative_to(root))
+    # is no such proof, it is the working folder when only --root is given (decision 536). The file
+    # records its own place too: one found elsewhere at the same place relative to the root
+    # travelled with its knowledge base (a copied project with `root: docs`, decision 550).
+    root, file = settings.root.resolve(), settings.storage_path.resolve()
+    owner = Owner(root, file.is_relative_to(root), file, settings.project_root.resolve())
     return SqliteStore(settings.storage_path, storage_label(settings.storage_path, settings.project_root), owner)
 
 

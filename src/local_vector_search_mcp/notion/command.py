@@ -73,11 +73,20 @@ def build_parser(
     # The CLI passes its own parser class (one message, exit 1) so this package never imports cli.
     parser = parser_class(prog=f"{prog} notion", description="One-way sync of the Markdown to Notion pages.")
     sub = parser.add_subparsers(dest="action", required=True, metavar="<action>")
-    push = sub.add_parser("push", help="create or update one Notion page per document (Markdown is never changed)")
+    push = sub.add_parser(
+        "push",
+        help="create or update one Notion page per document (Markdown is never changed)",
+        description="Create or update one Notion page per document under the parent page, archive the pages of "
+        "removed documents; the Markdown is only read. The token comes from the variable notion.tokenEnv names "
+        "(NOTION_TOKEN).",
+    )
     push.add_argument("--dry-run", action="store_true", help="convert and plan only: no token, no request sent")
     push.add_argument("--parent", metavar="PAGE_ID", help="parent page id (default: notion.parentPageId)")
     push.add_argument(
-        "paths", nargs="*", metavar="PATH", help="documents to push (default: all; only a full push archives)"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="documents to push, relative to the knowledge-base root (default: all; only a full push archives)",
     )
     return parser
 

@@ -82,7 +82,7 @@ class SearchService:
         the running settings, not empty (``need_chunks``: holding searchable text, not only
         documents: the link graph needs documents alone)."""
         if self.activity.rebuild_in_progress:
-            raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
+            raise IndexNotReady("Index rebuild in progress (a forced kb_reindex); check kb_status and retry.")
         problems = index_problems(self.config, self.embedders.get(), self.store)
         if problems:
             raise IndexNotReady(incompatible_message(problems))
@@ -94,6 +94,16 @@ class SearchService:
                 of = "" if total is None else f", {running.processed_files} of {total} files"
                 raise IndexNotReady(
                     f"The index is being built (a reindex is running{of}); retry shortly, kb_status shows its progress."
+                )
+            last = self.activity.last
+            if not documents and last is not None and last.result is not None and not last.result.scanned_files:
+                # the reindex it would send the agent to has just found nothing: a loop (decision 554)
+                # its warning names the root's absolute path, which an error message never carries (errors.py)
+                why = " (its warning in kb_status.indexing.last says why)" if last.result.warning else ""
+                raise IndexNotReady(
+                    f"The index is empty: the last reindex found no Markdown file to index{why}. Another kb_reindex "
+                    "finds nothing more until Markdown files are added under the knowledge-base root or the "
+                    "configuration (its root, its include globs) is corrected."
                 )
             if not documents:
                 raise IndexNotReady(

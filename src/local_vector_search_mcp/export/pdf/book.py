@@ -31,7 +31,7 @@ from ...markdown import Document, ElementKind, parse_document, parse_text
 from ...markdown.links import load_yaml
 from ...paths import PathGuard
 from ...sourcefile import read_source
-from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, _Ctx, slugify
+from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ctx, slugify
 from .fonts import FontSet, font_set
 from .images import ImageStore
 from .inline import MD
@@ -75,9 +75,9 @@ class _Progress:
 
     Each chapter counts one unit when it is read, one when its blocks are made and one in each
     layout pass (a fraction of it as the pass goes through the book's blocks, so a long single
-    document moves too). A book is expected to take three passes (the first finds the headings,
-    the second numbers the table of contents, which moves the pages after it, the third finds
-    them settled); a pass beyond that adds its units to the total, so ``progress`` only grows.
+    document moves too). A book is expected to take two passes (the table of contents starts
+    with its entries, so the first pass finds the pages, the second prints their numbers and
+    finds them settled); a pass beyond that adds its units to the total, so ``progress`` only grows.
     """
 
     def __init__(self) -> None:
@@ -245,8 +245,38 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
     return links if local else None
 
 
+def _not_drawn(*args: Any, **kwargs: Any) -> None:
+    """A flowable's ``drawOn`` in a pass whose pages are thrown away."""
+
+
+class _Frame(Frame):  # type: ignore[misc]  # reportlab ships no type hints
+    """The body frame; in a pass whose pages are thrown away it places blocks without drawing them.
+
+    A block's place depends on its size alone (``wrap`` and ``split``); drawing it (setting its
+    text, about 2/5 of a pass) changes nothing the layout reads. The block's own ``drawOn`` is
+    shadowed for the time it is added, so a table's cells and every other drawing are skipped.
+    """
+
+    draws = True
+
+    def add(self, flowable: Flowable, canv: Any, trySplit: int = 0) -> int:
+        if self.draws:
+            return int(super()._add(flowable, canv, trySplit))
+        flowable.drawOn = _not_drawn
+        try:
+            return int(super()._add(flowable, canv, trySplit))
+        finally:
+            del flowable.drawOn
+
+    _add = add
+
+
 class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no type hints
-    """Pages with a footer; headings feed the outline, bookmarks and the TOC."""
+    """Pages with a footer; headings feed the outline, bookmarks and the TOC.
+
+    With ``layout_first``, the first of several passes only places the blocks: its pages are
+    never kept (multiBuild keeps the last pass's), and it is never taken as the last one.
+    """
 
     def __init__(self, out: BinaryIO, sheet_: Sheet, fonts: FontSet, title_page: bool, **meta: Any) -> None:
         width, height = self._page
@@ -267,7 +297,10 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
         self.fonts = fonts
         self.title_page = title_page
         self.progress: _Progress | None = None
-        frame = Frame(
+        self.layout_first = False
+        self.pass_no = 0
+        self.drawing = True
+        self.body = frame = _Frame(
             self.leftMargin,
             self.bottomMargin,
             self.width,
@@ -281,6 +314,15 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
         self.addPageTemplates([PageTemplate("body", [frame], onPage=self._footer)])
 
     _page: tuple[float, float] = PAGE_FORMATS["a5"]
+
+    def build(self, flowables: list[Flowable], *args: Any, **kwargs: Any) -> None:
+        self.pass_no += 1
+        self.drawing = self.body.draws = not (self.layout_first and self.pass_no == 1)
+        super().build(flowables, *args, **kwargs)
+
+    def _allSatisfied(self) -> bool:
+        # a pass that drew nothing is never the last: its pages are blank
+        return self.drawing and bool(super()._allSatisfied())
 
     def _footer(self, canvas: Any, doc: Any) -> None:
         page = canvas.getPageNumber()
@@ -313,10 +355,32 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
             o = flowable.outline
             self.canv.addOutlineEntry(o.title, o.key, level=o.level, closed=o.level >= 1)
             if o.toc:
-                self.notify(
-                    "TOCEntry",
-                    (o.level, self.fonts.markup(o.title, self.fonts.family(self.sheet_.theme.body)), self.page, o.key),
-                )
+                self.notify("TOCEntry", _toc_entry(o, self.fonts, self.sheet_, self.page))
+
+
+def _toc_entry(outline: Outline, fonts: FontSet, sheet_: Sheet, page: int) -> tuple[int, str, int, str]:
+    """A heading's entry in the table of contents, as reportlab's ``TOCEntry`` carries it."""
+    return (outline.level, fonts.markup(outline.title, fonts.family(sheet_.theme.body)), page, outline.key)
+
+
+def contents_entries(story: list[Flowable], fonts: FontSet, sheet_: Sheet) -> list[tuple[int, str, int, str]]:
+    """The table of contents' entries the layout will report, every page number 0.
+
+    The template reports the headings of the story's top level as it places them (a heading in
+    a quote or list item has no outline entry; a split heading's first part keeps it), so this is
+    the same list in the same order. Only page numbers change its height: they are drawn after
+    each entry's last line and take no room in it. So a contents that starts with these entries
+    has its final height in the first pass, which places every page; the second prints the
+    numbers and finds them unchanged. Started empty, the contents grew in the second pass and
+    moved every page after it, and a third pass was needed (rust book: 3 passes of about 1/3 of
+    the export each, decision 601). Were the list ever wrong, reportlab's own check (the
+    entries found equal to those drawn) still adds passes until they settle.
+    """
+    return [
+        _toc_entry(f.outline, fonts, sheet_, 0)
+        for f in story
+        if isinstance(f, Heading) and f.outline is not None and f.outline.toc
+    ]
 
 
 class _Book:
@@ -343,7 +407,7 @@ class _Book:
         folder = posixpath.dirname(self.rel)
         budget = len(doc.text.encode("utf-8"))
         self.progress.chapters = max(1, len(links))
-        self.progress.passes = 3  # a book has a table of contents (see render_book)
+        self.progress.passes = 2  # a book has a table of contents (see render_book)
         for n, (title, href, depth, numbered) in enumerate(links):
             self.progress.step(n, f"Reading chapter {n + 1} of {len(links)}: {href or title}")
             if depth == PART:
@@ -529,9 +593,12 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     doc = without_inline_data(doc)
     parts = book.parts(doc)
     story, info, title_page = book.story(doc, parts)
-    has_contents = any(isinstance(f, TableOfContents) for f in story)
-    # pass 1 finds the headings, pass 2 numbers the contents, which moves the pages after it
-    book.progress.passes = 3 if has_contents else 1
+    contents = next((f for f in story if isinstance(f, TableOfContents)), None)
+    has_contents = contents is not None
+    if contents is not None:
+        contents.addEntries(contents_entries(story, book.fonts, book.sheet))
+    # pass 1 places the pages, pass 2 prints the contents' page numbers and finds them settled
+    book.progress.passes = 2 if has_contents else 1
 
     class Template(_Template):
         _page = PAGE_FORMATS[options.page_format]
@@ -549,6 +616,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     template.progress = book.progress
     template.setProgressCallBack(book.progress.reportlab)
     if has_contents:
+        template.layout_first = True
         template.multiBuild(story, maxPasses=4)
     else:
         book.progress.reportlab("PASS", 1)  # build() announces no pass; multiBuild() does
