@@ -51,9 +51,9 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from pg_server import PgServer  # noqa: E402
 
+from local_vector_search_mcp.index.pg_lexemes import chunk_lexemes  # noqa: E402
 from local_vector_search_mcp.index.pg_pending import TRIGGERS  # noqa: E402
-from local_vector_search_mcp.index.pg_rank import chunk_lengths  # noqa: E402
-from local_vector_search_mcp.index.postgres import PostgresStore, tsvector_literal  # noqa: E402
+from local_vector_search_mcp.index.postgres import PostgresStore  # noqa: E402
 from local_vector_search_mcp.index.query import AllOf, Term  # noqa: E402
 from local_vector_search_mcp.index.sqlite import SqliteStore  # noqa: E402
 
@@ -284,8 +284,7 @@ def build_postgres(url: str, corpus: Corpus, n: int) -> tuple[PostgresStore, dic
                             body[i],
                             None,
                             "h",
-                            tsvector_literal(body[i], None),
-                            *chunk_lengths(body[i], None),
+                            *chunk_lexemes(body[i], None),  # tsv, ntok, nstem
                         )
                     )
             with cur.copy(b"copy vectors (chunk_id, embedding) from stdin with (format binary)") as cp:

@@ -216,6 +216,10 @@ def test_an_index_built_with_other_settings_is_refused_until_a_forced_rebuild(
     ws.mkdir()
     for i in range(3):
         (ws / f"n{i}.md").write_text(f"# N{i}\n\nA wombat note number {i}.\n", encoding="utf-8")
+    filler = "Words that keep the forced rebuild busy for a moment. " * 20
+    for i in range(600):  # enough work to watch the destructive rebuild run
+        (ws / f"f{i // 100}" / f"f{i}.md").parent.mkdir(exist_ok=True)
+        (ws / f"f{i // 100}" / f"f{i}.md").write_text(f"# F{i}\n\n{filler}{i}\n", encoding="utf-8")
     changed = {**base, "chunking": {"maxChunkBytes": 1000}}
 
     async def idle(conn: Any) -> dict[str, Any]:
@@ -229,7 +233,7 @@ def test_an_index_built_with_other_settings_is_refused_until_a_forced_rebuild(
     async def run() -> None:
         async with connect(command, ws, base, extra_env=env) as conn:
             await conn.call("kb_reindex", {})
-            assert (await idle(conn))["project"]["documents"] == 3
+            assert (await idle(conn))["project"]["documents"] == 603
         async with connect(command, ws, changed, extra_env=env) as conn:
             status = (await conn.call("kb_status", {})).structured
             assert status["compatibility"] == {
@@ -244,10 +248,23 @@ def test_an_index_built_with_other_settings_is_refused_until_a_forced_rebuild(
             status = await idle(conn)
             assert status["indexing"]["last"]["outcome"] == "failed"
             assert "force" in status["indexing"]["last"]["error"]
-            assert status["project"]["documents"] == 3  # nothing deleted without force
+            assert status["project"]["documents"] == 603  # nothing deleted without force
 
             started = (await conn.call("kb_reindex", {"request": {"force": True}})).structured
             assert started["started"] is True and started["current"]["force"] is True
+            # While the forced rebuild runs, search refuses with the reference's words (contract 2.3).
+            refusals = []
+            with anyio.fail_after(120):
+                while (status := (await conn.call("kb_status", {})).structured)["indexing"]["isRunning"]:
+                    if status["indexing"]["current"]["isDestructiveRebuild"]:
+                        during = await conn.call("kb_search", {"request": {"query": "wombat", "mode": "lexical"}})
+                        if during.is_error:
+                            refusals.append(during.error)
+                            break
+                    await anyio.sleep(0.02)
+            assert refusals, "the forced rebuild was never seen refusing a search"
+            assert refusals[0]["code"] == "INDEX_NOT_READY"
+            assert "rebuild in progress" in refusals[0]["message"] and "check kb_status" in refusals[0]["message"]
             status = await idle(conn)
             assert status["indexing"]["last"]["outcome"] == "succeeded"
             assert status["compatibility"] == {"isCompatible": True, "problems": []}

@@ -127,7 +127,9 @@ def test_worker_threads_run_below_the_server(engines):
     emb, runtime, _ = engines
     emb.embed_passages(["starts the pool"])
     priorities = set(runtime._pool.map(lambda _: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()), range(4)))
-    assert priorities == {os.getpriority(os.PRIO_PROCESS, 0) + 10}
+    # ten below the server, down to the lowest priority there is (19): a suite run under `nice -n 19`
+    # found its workers at 19, not 29
+    assert priorities == {min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)}
 
 
 def test_workers_default_to_every_available_core():

@@ -19,7 +19,7 @@ from kb_fakes import HashEmbedder, client
 from local_vector_search_mcp.index import parallel
 from local_vector_search_mcp.index import prepare as prepare_module
 from local_vector_search_mcp.index.parallel import ParsePool, plan_workers
-from local_vector_search_mcp.index.prepare import ChunkSettings, Prepared, Task, Unreadable, prepare
+from local_vector_search_mcp.index.prepare import SMUDGED_SIZE, ChunkSettings, Prepared, Task, Unreadable, prepare
 
 SETTINGS = ChunkSettings(4096, 20, True, True)
 
@@ -69,7 +69,10 @@ def _rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     con = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         queries = {
-            "documents": "SELECT id, path, source_hash, size, mtime_ns, properties FROM documents ORDER BY id",
+            # the size aside: a file looked at within its own timestamp tick is stored smudged (-1,
+            # decision 401), so two passes a moment apart store -1 or the size by the clock alone
+            "documents": "SELECT id, path, source_hash, mtime_ns, properties FROM documents ORDER BY id",
+            "sizes": "SELECT path, size FROM documents ORDER BY id",
             "chunks": "SELECT * FROM chunks ORDER BY id",
             "links": "SELECT * FROM links ORDER BY document_id, ordinal",
             "document_meta": "SELECT * FROM document_meta ORDER BY document_id",
@@ -98,6 +101,8 @@ def test_parallel_reindex_stores_the_same_rows_as_in_process(tmp_path: Path, poo
     there.store.close()
     a, b = _rows(tmp_path / "here.db"), _rows(tmp_path / "there.db")
     assert all(a[name] for name in ("documents", "chunks", "links", "document_meta", "document_tags", "fts"))
+    for rows in (a.pop("sizes"), b.pop("sizes")):  # each the file's size, or smudged
+        assert all(size in (SMUDGED_SIZE, (root / path).stat().st_size) for path, size in rows)
     assert a == b
 
 

@@ -4,6 +4,7 @@ the URL's password never shows (location, errors, settings repr)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -53,12 +54,21 @@ def test_a_refused_connection_names_the_server_but_not_the_password() -> None:
     assert refused.value.__cause__ is None  # psycopg's message (which may echo the URL) is not chained
 
 
+def grouped(literal: str) -> str:
+    """A tsvector literal with each lexeme's entries merged, in order of first appearance (the
+    adapter lists one entry per token; PostgreSQL merges them the same way on input)."""
+    merged: dict[str, list[str]] = {}
+    for lexeme, positions in re.findall(r"('(?:[^']|'')*'):(\S+)", literal):
+        merged.setdefault(lexeme, []).extend(positions.split(","))
+    return " ".join(f"{lexeme}:{','.join(ps)}" for lexeme, ps in merged.items())
+
+
 def test_text_is_tokenized_by_the_adapter_not_the_server() -> None:
-    assert tsvector_literal("Use Rc::strong_count", "Rc") == (
+    assert grouped(tsvector_literal("Use Rc::strong_count", "Rc")) == (
         "'rc':2A,5B 'use':4B 'strong':6B 'count':7B '~use':4C '~strong':5C '~count':6C"
     )  # English words also give their stem (weight C, marked "~"), as the SQLite stems table holds them
     # FTS5's unicode61 tokens (remove_diacritics 2): diacritics folded, a combining mark dropped
-    assert tsvector_literal("Un café, n\u0308o x²", None) == "'un':3B 'cafe':4B 'no':5B 'x²':6B"
+    assert grouped(tsvector_literal("Un café, n\u0308o x²", None)) == "'un':3B 'cafe':4B 'no':5B 'x²':6B"
 
     def atoms(query: LexicalQuery) -> list[str]:
         return [a.tsquery for a in plan(query, None).atoms()]
@@ -80,7 +90,7 @@ def test_text_is_tokenized_by_the_adapter_not_the_server() -> None:
     assert [a.tsquery for a in both.cut(counts).atoms()] == ["'rare'", "'~rare'"]
     one = plan(AnyOf((Term("common"), Phrase(("a", "b"))), row_budget=50, keep_at_least=2), 50)
     assert one.cut(lambda token: 60).stems is None and len(one.cut(lambda token: 60).atoms()) == 2
-    assert tsvector_literal("it's", None) == "'it':3B 's':4B"
+    assert grouped(tsvector_literal("it's", None)) == "'it':3B 's':4B"
 
 
 def test_a_workspace_indexes_and_searches_on_postgresql(tmp_path: Path, pg_server: PgServer) -> None:
@@ -91,6 +101,37 @@ def test_a_workspace_indexes_and_searches_on_postgresql(tmp_path: Path, pg_serve
         assert ws.store.location.endswith(f"#{schema}")
         ws.store.ensure_schema(None, "float32")
         assert ws.store.exists() and ws.store.counts().documents == 0
+    finally:
+        ws.store.close()
+
+
+def test_a_reindex_analyzes_only_when_autovacuum_would(tmp_path: Path, pg_server: PgServer) -> None:
+    """Decision 567: the planner statistics of ``chunks`` are made after a reindex that wrote a
+    new index or changed more rows than autovacuum waits for, not after one that rewrote a file."""
+    for i in range(60):
+        (tmp_path / f"n{i:02}.md").write_text(f"# Note {i}\n\nBody of note {i}.\n", encoding="utf-8")
+    ws = make_workspace(
+        tmp_path, storage__backend="postgresql", storage__url=pg_server.url, storage__schema=pg_server.fresh_schema()
+    )
+
+    def analyzed() -> int:
+        conn = ws.store._conn()
+        conn.execute("select pg_stat_force_next_flush()")  # this session's writes into the view now
+        row = conn.execute("select analyze_count from pg_stat_user_tables where relid = 'chunks'::regclass").fetchone()
+        return int(row[0]) if row else 0
+
+    try:
+        assert ws.indexing.reindex("changed", False).indexed_files == 60
+        first = analyzed()
+        assert first >= 1  # a new index: analyzed at once
+        (tmp_path / "n00.md").write_text("# Note 0\n\nEdited.\n", encoding="utf-8")
+        assert ws.indexing.reindex("changed", False).indexed_files == 1
+        assert analyzed() == first  # 2 rows changed: left to autovacuum
+        for i in range(60):
+            (tmp_path / f"n{i:02}.md").write_text(f"# Note {i}\n\nRewritten {i}.\n", encoding="utf-8")
+        analyzed()  # the rewrites below counted in the view before the reindex looks
+        assert ws.indexing.reindex("changed", False).indexed_files == 60
+        assert analyzed() == first + 1  # 120 rows changed of 60: analyzed again
     finally:
         ws.store.close()
 

@@ -156,3 +156,14 @@ def test_sigterm_and_sigint_stop_cleanly_with_clients_connected(tmp_path: Path) 
         timeout=60,
     )
     assert [hit["path"] for hit in json.loads(search.stdout)["results"]] == ["a.md"], search.stderr
+
+
+def test_any_other_path_says_where_the_endpoint_is(tmp_path: Path) -> None:
+    """Decision 556: GET / (the printed address without /mcp, opened in a browser) answered a bare
+    "Not Found"; it now names the endpoint. A closed session's 404 on /mcp is the SDK's own."""
+    with http_server(tmp_path) as server:
+        base = server.url.rsplit("/mcp", 1)[0]
+        for path in ("/", "/sse", "/mcp/extra"):
+            answer = httpx.get(base + path)
+            assert answer.status_code == 404
+            assert "speaks MCP (Streamable HTTP) at /mcp only" in answer.text, path

@@ -187,7 +187,7 @@ def _index_note(ws: Workspace, path: str) -> IndexedNote:
             f"{rel!r} is not part of the index (knowledgeBase.include / exclude); it cannot be indexed."
         )
     if ws.activity.rebuild_in_progress:
-        raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
+        raise IndexNotReady("Index rebuild in progress (a forced kb_reindex); check kb_status and retry.")
     indexer = indexing.indexer
     problems = indexer.compatibility(probe=True)
     if problems:

@@ -30,8 +30,6 @@ import threading
 import unicodedata
 from typing import Any
 
-import apsw
-
 __all__ = [
     "CJK_CHARS",
     "CJK_RUN",
@@ -101,13 +99,18 @@ def cjk_index_text(text: str) -> str:
 _LOCAL = threading.local()
 
 
-def _unicode61() -> Any:
-    """This thread's FTS5 ``unicode61 remove_diacritics 2`` tokenizer (apsw, in-memory)."""
+def _unicode61(data: bytes, offsets: bool) -> Any:
+    """This thread's FTS5 ``unicode61 remove_diacritics 2`` tokenizer (apsw, in-memory) run on
+    ``data``. apsw is imported on first use: a parse worker that derives PostgreSQL's lexemes
+    (decision 566) loads it only when a chunk holds non-ASCII text."""
     tokenizer = getattr(_LOCAL, "tokenizer", None)
     if tokenizer is None:
+        import apsw  # an extension module whose initialisation imports no submodule of its own
+
         _LOCAL.connection = apsw.Connection(":memory:")
         tokenizer = _LOCAL.tokenizer = _LOCAL.connection.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
-    return tokenizer
+        _LOCAL.document = apsw.FTS5_TOKENIZE_DOCUMENT
+    return tokenizer(data, _LOCAL.document, None, include_offsets=offsets, include_colocated=False)
 
 
 def index_tokens(text: str) -> list[str]:
@@ -120,9 +123,7 @@ def index_tokens(text: str) -> list[str]:
     prepared = cjk_index_text(text)
     if prepared.isascii():  # the common case: unicode61 splits ASCII at every non-alphanumeric
         return [t.lower() for t in _WORD.findall(prepared)]
-    tokens: list[str] = _unicode61()(
-        prepared.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False
-    )
+    tokens: list[str] = _unicode61(prepared.encode("utf-8"), False)
     return tokens
 
 
@@ -136,9 +137,7 @@ def word_tokens(text: str) -> list[str]:
         return []
     if text.isascii():
         return [t.lower() for t in _WORD.findall(text)]
-    tokens: list[str] = _unicode61()(
-        text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False
-    )
+    tokens: list[str] = _unicode61(text.encode("utf-8"), False)
     return tokens
 
 
@@ -147,9 +146,7 @@ def word_spans(text: str) -> list[tuple[int, int, str]]:
     if text.isascii():
         return [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
     data = text.encode("utf-8")
-    found: list[tuple[int, int, str]] = _unicode61()(
-        data, apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=True, include_colocated=False
-    )
+    found: list[tuple[int, int, str]] = _unicode61(data, True)
     out: list[tuple[int, int, str]] = []
     chars = 0
     at = 0  # byte offset counted up to ``chars``

@@ -127,11 +127,27 @@ def compatibility_problems(stored: dict[str, str], expected: dict[str, str]) -> 
     return problems
 
 
+# The commonest mismatch at a terminal: an index built with `--embedding-provider none` and a later
+# command without it (the local model is the default), or the other way round. Rebuilding is one way
+# out; running with the setting the index was built with is the other, and costs nothing (decision 557).
+_MODE_HINTS = {
+    "index_mode: indexed 'lexical', current 'vector-enabled'": (
+        "It was built without embeddings: run with embedding.provider none (CLI: --embedding-provider none) "
+        "to use it as it is, or rebuild it"
+    ),
+    "index_mode: indexed 'vector-enabled', current 'lexical'": (
+        "It was built with embeddings and this run has none (embedding.provider none): run with the provider it "
+        "was built with to use it as it is, or rebuild it"
+    ),
+}
+
+
 def incompatible_message(problems: list[str]) -> str:
+    hint = next((_MODE_HINTS[p] for p in problems if p in _MODE_HINTS), "Rebuild it")
     return (
         "The index was built with different settings and cannot be used as it is ("
         + "; ".join(problems)
-        + "). Rebuild it with kb_reindex force=true (CLI: --reindex --force); "
+        + f"). {hint} with kb_reindex force=true (CLI: --reindex --force); "
         "nothing is deleted without force."
     )
 

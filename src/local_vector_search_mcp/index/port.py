@@ -124,6 +124,8 @@ class ChunkRecord:
     # compressed body (``derive.pack_body``). ``None``: the adapter derives them itself.
     stems: str | None = None
     packed_body: bytes | None = None
+    # On PostgreSQL instead: the chunk's (tsvector literal, ntok, nstem) (``pg_lexemes``, decision 566).
+    lexemes: tuple[str, int, int] | None = None
 
 
 @pickled_by_fields

@@ -63,7 +63,7 @@ from .chunks import (
 from .cjk import index_tokens
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .fts5 import COMMON_TERM_MIN_CHUNKS, STEM_BUDGET, STEM_DEPTH
-from .pg_rank import chunk_lengths
+from .pg_lexemes import chunk_lexemes
 from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
@@ -85,18 +85,18 @@ from .port import (
 )
 from .quantized import CENTRE_SAMPLE
 from .query import LexicalQuery, PathScope
-from .stem import STEM_MARK, stem_index_text, text_language
 
 __all__ = ["EF_SEARCH", "PostgresStore", "safe_location"]
 
 log = logging.getLogger(__name__)
 
 EF_SEARCH = 400  # measured: recall@10 0.98 on hard synthetic 384-d data (0.79 at 100); decision 150
-_MAX_POSITION = 16383  # tsvector positions stop there
-_MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
 TOKENS_VERSION = "fts5-unicode61-1"  # lexical_meta: the tsvectors hold FTS5's tokens (decision 311)
 FIRST_ROWS = 200  # chunks of the most valuable atoms fetched first, to set the MaxScore threshold (decision 455)
 STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other servers' writes)
+# chunks changed since the last analyze before a reindex analyzes again: autovacuum's defaults
+# (autovacuum_analyze_threshold, autovacuum_analyze_scale_factor)
+ANALYZE_BASE, ANALYZE_SHARE = 50, 0.1
 # the pending chunk ids by their definition (decision 150), where the pending table cannot be added
 _PENDING_SCAN = (
     "(select c.id as chunk_id from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id))"
@@ -206,23 +206,10 @@ def _lexeme(token: str) -> str:
 
 
 def tsvector_literal(text: str, heading: str | None) -> str:
-    """The chunk's tsvector as text: heading tokens (weight A) then body tokens (weight B), the
-    tokens of the SQLite adapter's FTS5 index (``cjk.index_tokens``); then the English stems of
-    each part as ``~stem`` (weight C), the words of its stems table (``stem.stem_index_text``),
-    one position each inside the part's range (no phrase is ever asked of stems)."""
-    positions: dict[str, list[str]] = {}
-    pos = 0
-    language = text_language(heading or "", text)  # as the SQLite stems table's (decision 518)
-    for part, weight in ((heading or "", "A"), (text, "B")):
-        pos += 1  # a gap: a phrase never spans heading and body
-        start = pos
-        for token in index_tokens(part):
-            pos = min(pos + 1, _MAX_POSITION)
-            if len(token) <= _MAX_LEXEME:
-                positions.setdefault(token, []).append(f"{pos}{weight}")
-        for i, word in enumerate(stem_index_text(part, language=language).split()):
-            positions.setdefault(STEM_MARK + word, []).append(f"{min(start + 1 + i, _MAX_POSITION)}C")
-    return " ".join(f"{_lexeme(tok)}:{','.join(ps[:256])}" for tok, ps in positions.items())
+    """The chunk's tsvector as text (``pg_lexemes.chunk_lexemes``): heading tokens (weight A),
+    body tokens (weight B), the tokens of the SQLite adapter's FTS5 index; each part's stems as
+    ``~stem`` (weight C)."""
+    return chunk_lexemes(text, heading)[0]
 
 
 def _json_alternatives(value: Any) -> list[str]:
@@ -542,25 +529,34 @@ class PostgresStore:
                 c.text,
                 c.heading_path,
                 c.embedding_text_hash,
-                tsvector_literal(c.text, c.heading_path),
-                *chunk_lengths(c.text, c.heading_path),
+                *(c.lexemes or chunk_lexemes(c.text, c.heading_path)),  # tsv, ntok, nstem (decision 566)
                 c.vector,
             )
             for c in chunks
         ]
         link_rows = [(i, ln.kind, ln.destination, ln.text, ln.anchor) for i, ln in enumerate(links)]
         self._stats_cache = None
-        with self._lock, self._conn().transaction():
-            if not self.exists():
+        doc_id = b"(select id from documents where path = %s)"  # this transaction's new row
+        conn = self._conn()
+        # One round trip per document, not one per statement (or per chunk, as before): the
+        # statements are pipelined and none needs an answer before the commit, since each finds
+        # the new document's id by its path. Under load every round trip waits for a core.
+        if not self.exists():  # its statements are not all pipelinable (several in one string)
+            with self._lock, conn.transaction():
                 self._create(None)
-            conn = self._conn()
+        # the vector table, looked up only when there are vectors to store (another server's
+        # embedding pass may have made it since: never remembered), and before the pipeline,
+        # where a statement's rows come only once asked for
+        with_vectors = any(row[-1] is not None for row in rows)
+        layout = self._layout() if with_vectors and self._table_exists("vectors") else None
+        with self._lock, conn.pipeline(), conn.transaction():
             # two servers replacing one document: the second waits here, then its delete (a new
             # statement, a new snapshot) sees the first one's row instead of colliding with it
             conn.execute(b"select pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._doc_key(doc.path),))
             conn.execute(b"delete from documents where path = %s", (doc.path,))
-            (doc_id,) = conn.execute(
+            conn.execute(
                 b"insert into documents (path, source_hash, size, mtime_ns, indexed_at_utc, properties)"
-                b" values (%s, %s, %s, %s, %s, %s) returning id",
+                b" values (%s, %s, %s, %s, %s, %s)",
                 (
                     doc.path,
                     doc.source_hash,
@@ -569,33 +565,45 @@ class PostgresStore:
                     doc.indexed_at_utc,
                     None if doc.properties is None else json.dumps(doc.properties),
                 ),
-            ).fetchone() or (None,)
-            layout = self._layout() if self._table_exists("vectors") else None
+            )
             with conn.cursor() as cur:
-                for *fields, tsv, ntok, nstem, vector in rows:
-                    (chunk_id,) = cur.execute(
+                chunk_ids: dict[int, int] = {}
+                if rows:  # every chunk in one statement, ids given in ordinal order as before
+                    columns = list(zip(*rows, strict=True))
+                    cur.execute(
                         b"insert into chunks (doc_id, ordinal, pointer, anchor, text, heading_path,"
-                        b" embedding_text_hash, tsv, ntok, nstem)"
-                        b" values (%s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, %s) returning id",
-                        (doc_id, *fields, tsv, ntok, nstem),
-                    ).fetchone() or (None,)
-                    if layout is not None and vector is not None:
-                        cur.execute(
-                            f"insert into vectors (chunk_id, {layout.insert_columns})"
-                            f" values (%s, {layout.insert_marks})".encode(),
-                            (chunk_id, *layout.row(vector, normalise=not exact)),
-                        )
-                cur.executemany(
-                    b"insert into links (doc_id, ordinal, kind, destination, text, anchor)"
-                    b" values (%s, %s, %s, %s, %s, %s)",
-                    [(doc_id, *row) for row in link_rows],
-                )
+                        b" embedding_text_hash, tsv, ntok, nstem) select " + doc_id + b", u.ordinal, u.pointer,"
+                        b" u.anchor, u.text, u.heading, u.hash, cast(u.tsv as tsvector), u.ntok, u.nstem"
+                        b" from unnest(cast(%b as integer[]), cast(%b as text[]), cast(%b as text[]),"
+                        b" cast(%b as text[]), cast(%b as text[]), cast(%b as text[]), cast(%b as text[]),"
+                        b" cast(%b as integer[]), cast(%b as integer[])) with ordinality"
+                        b" u(ordinal, pointer, anchor, text, heading, hash, tsv, ntok, nstem, n)"
+                        b" order by u.n returning id, ordinal",
+                        (doc.path, *(list(column) for column in columns[:-1])),
+                    )
+                    if layout is not None:  # the ids are needed: wait for them
+                        chunk_ids = {ordinal: chunk_id for chunk_id, ordinal in cur.fetchall()}
+                if layout is not None:
+                    vectors = [(chunk_ids[row[0]], row[-1]) for row in rows if row[-1] is not None]
+                    cur.executemany(
+                        f"insert into vectors (chunk_id, {layout.insert_columns})"
+                        f" values (%s, {layout.insert_marks})".encode(),
+                        [(chunk_id, *layout.row(vector, normalise=not exact)) for chunk_id, vector in vectors],
+                    )
+                if link_rows:
+                    cur.execute(
+                        b"insert into links (doc_id, ordinal, kind, destination, text, anchor) select "
+                        + doc_id
+                        + b", u.* from unnest(cast(%b as integer[]), cast(%b as text[]), cast(%b as text[]),"
+                        b" cast(%b as text[]), cast(%b as text[])) u",
+                        (doc.path, *(list(column) for column in zip(*link_rows, strict=True))),
+                    )
                 if meta is not None and meta != DocumentMeta():
                     cur.execute(
                         b"insert into doc_meta (doc_id, tags, aliases, headings, block_ids, tag_keys)"
-                        b" values (%s, %s, %s, %s, %s, %s)",
+                        b" values (" + doc_id + b", %s, %s, %s, %s, %s)",
                         (
-                            doc_id,
+                            doc.path,
                             list(meta.tags),
                             list(meta.aliases),
                             list(meta.headings),
@@ -1157,7 +1165,7 @@ class PostgresStore:
         with conn.cursor() as cur:
             cur.executemany(
                 b"update chunks set tsv = %s::tsvector, ntok = %s, nstem = %s where id = %s",
-                [(tsvector_literal(text, heading), *chunk_lengths(text, heading), cid) for cid, text, heading in rows],
+                [(*chunk_lexemes(text, heading), cid) for cid, text, heading in rows],
             )
         conn.execute(b"create table if not exists lexical_meta (key text primary key, value text not null)")
         conn.execute(b"insert into lexical_meta (key, value) values ('tokens', %s)", (TOKENS_VERSION,))
@@ -1188,7 +1196,8 @@ class PostgresStore:
         reads every tsvector once: 0.2 s for 17,861 chunks, 0.7 s for 100k)."""
         if not self.exists():
             return
-        self._rows("analyze chunks")
+        if self._analyze_due():
+            self._rows("analyze chunks")
         with self._lock, self._conn().transaction():
             conn = self._conn()
             self._add_lengths(conn)
@@ -1198,6 +1207,24 @@ class PostgresStore:
                 b" where ndoc > %s",
                 (COMMON_TERM_MIN_CHUNKS,),
             )
+
+    def _analyze_due(self) -> bool:
+        """Whether ``chunks`` has planner statistics to make now: never analyzed (a new index), or
+        changed by more rows since than autovacuum waits for (50 + 10 %; it would analyze within a
+        minute anyway). A reindex that rewrote one file skips the 0.5 s of reading a sample of a
+        large index again (decision 567)."""
+        if self._conn().info.server_version >= 150000:
+            # this session's own recent writes are counted in the view from the next statement
+            # on (else up to a second of them would be, after the analyze, as changes since)
+            self._rows("select pg_stat_force_next_flush()")
+        rows = self._rows(
+            "select c.reltuples, coalesce(s.n_mod_since_analyze, 0) from pg_class c"
+            " left join pg_stat_all_tables s on s.relid = c.oid where c.oid = to_regclass('chunks')"
+        )
+        if not rows:
+            return True
+        tuples, changed = float(rows[0][0]), int(rows[0][1])
+        return tuples < 0 or changed > ANALYZE_BASE + ANALYZE_SHARE * tuples
 
     def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
         if not self.has_vectors():

@@ -33,6 +33,7 @@ from ..sourcefile import RACY_NS, os_reason, read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .chunks import document_properties
 from .derive import chunk_stems, pack_body
+from .pg_lexemes import chunk_lexemes
 from .port import ChunkRecord, DocumentMeta, LinkRecord, pickled_by_fields
 
 __all__ = [
@@ -63,11 +64,16 @@ class ChunkSettings:
     max_elements: int
     include_front_matter: bool
     include_heading_context: bool
+    # the storage backend's derived forms to work out: "sqlite" (stems text, packed body) or
+    # "postgresql" (the lexical columns, decision 566); each adapter ignores the other's
+    derive: str = "sqlite"
 
     @classmethod
     def from_config(cls, config: Any) -> ChunkSettings:
         ch = config.chunking
-        return cls(ch.max_chunk_bytes, ch.max_elements, ch.include_front_matter, ch.include_heading_context)
+        backend = str(getattr(config.storage.backend, "value", config.storage.backend))
+        derive = "postgresql" if backend == "postgresql" else "sqlite"
+        return cls(ch.max_chunk_bytes, ch.max_elements, ch.include_front_matter, ch.include_heading_context, derive)
 
 
 @pickled_by_fields
@@ -200,6 +206,7 @@ def _parse(
         include_front_matter=settings.include_front_matter,
     )
     scrub: Any = _scrub if b"\x00" in raw else _same
+    derived = _for_postgresql if settings.derive == "postgresql" else _for_sqlite
     records = []
     for c in chunks:
         text, heading = scrub(c.text), scrub(c.heading_path)
@@ -213,14 +220,21 @@ def _parse(
                 embedding_text_hash=embedding_text_hash(
                     build_embedding_text(path, text, heading, settings.include_heading_context)
                 ),
-                stems=chunk_stems(text, heading),
-                packed_body=pack_body(text),
+                **derived(text, heading),
             )
         )
     graph = extract_links(doc)
     links = [LinkRecord(ln.kind, scrub(ln.destination), scrub(ln.text), ln.pointer) for ln in graph.links]
     meta = DocumentMeta(*(scrub(part) for part in (graph.tags, graph.aliases, graph.headings, graph.block_ids)))
     return Prepared(path, size, mtime_ns, source_hash, records, links, meta, scrub(front_matter_properties(doc)))
+
+
+def _for_sqlite(text: str, heading: str | None) -> dict[str, Any]:
+    return {"stems": chunk_stems(text, heading), "packed_body": pack_body(text)}
+
+
+def _for_postgresql(text: str, heading: str | None) -> dict[str, Any]:
+    return {"lexemes": chunk_lexemes(text, heading)}
 
 
 def _same(value: Any) -> Any:

@@ -196,7 +196,7 @@ class ChunkApi:
 
     def search_ready(self) -> None:
         if self.activity.rebuild_in_progress:
-            raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
+            raise IndexNotReady("Index rebuild in progress (a forced kb_reindex); check kb_status and retry.")
         if self.store.vector_dimensions() is None:
             raise IndexNotReady(
                 "No vector is stored yet: index the Markdown with embeddings on (kb_reindex, index_note) "

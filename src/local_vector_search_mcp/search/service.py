@@ -82,7 +82,7 @@ class SearchService:
         the running settings, not empty (``need_chunks``: holding searchable text, not only
         documents: the link graph needs documents alone)."""
         if self.activity.rebuild_in_progress:
-            raise IndexNotReady("A forced rebuild of the index is in progress; check kb_status and retry.")
+            raise IndexNotReady("Index rebuild in progress (a forced kb_reindex); check kb_status and retry.")
         problems = index_problems(self.config, self.embedders.get(), self.store)
         if problems:
             raise IndexNotReady(incompatible_message(problems))

@@ -165,8 +165,20 @@ def build_app(ws: Workspace, options: HttpOptions, port: int) -> tuple[Any, Any]
         routes=[Route(ENDPOINT, endpoint=AnswerForm(StreamableHTTPASGIApp(manager)))],
         middleware=middleware,
         lifespan=lifespan,
+        exception_handlers={404: _elsewhere},
     )
     return app, manager
+
+
+async def _elsewhere(_request: Any, _exc: Exception) -> Any:
+    """Any other path: a person who opens the printed address without /mcp, or a client configured
+    with the bare host, reads where the endpoint is instead of "Not Found" (decision 556)."""
+    from starlette.responses import PlainTextResponse
+
+    return PlainTextResponse(
+        f"Not Found: this server speaks MCP (Streamable HTTP) at {ENDPOINT} only; point an MCP client there.\n",
+        status_code=404,
+    )
 
 
 def _bind(host: str, port: int) -> socket.socket:
