@@ -63,8 +63,13 @@ def test_status_flag(kb: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--bogus"], "unrecognized arguments: --bogus"),
-        (["--root"], "expected one argument"),
+        # the contract's words (decision 544)
+        (["--bogus"], "Unknown option: --bogus"),
+        (["--bogus=3", "--status"], "Unknown option: --bogus"),
+        (["--root"], "--root requires a value."),
+        (["--root", "--status"], "--root requires a value."),
+        (["--status", "stray"], "Unexpected argument: stray"),
+        (["stray"], "Unexpected argument: stray (commands: serve, call, notion, index)"),
         (["--search-mode", "fuzzy", "--status"], "search.defaultMode"),
         (["--embedding-provider", "ollama", "--status"], "embedding.provider"),
         (["--root", "missing", "--status"], "does not exist"),

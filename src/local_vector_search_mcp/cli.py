@@ -50,8 +50,29 @@ class _HideUrlPasswords(logging.Filter):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        # argparse exits 2 with a usage dump; the contract wants one message and exit 1.
-        self.exit(EXIT_ERROR, f"{self.prog}: {message}\n(see --help)\n")
+        # argparse exits 2 with a usage dump; the contract wants one message and exit 1, in the
+        # reference's words where it quotes them (decision 544).
+        self.exit(EXIT_ERROR, f"{self.prog}: {_contract_words(message)}\n(see --help)\n")
+
+
+_UNRECOGNIZED = re.compile(r"unrecognized arguments: (\S+)")
+_NO_VALUE = re.compile(r"argument (--[\w-]+)(?:/[^:]*)?: expected one argument")
+_NO_COMMAND = re.compile(r"argument command: invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+def _contract_words(message: str) -> str:
+    """argparse's message for an unknown option, a value option without its value, or a stray
+    word where a command may stand, as the contract words them ("Unknown option: --x", "<opt>
+    requires a value.", "Unexpected argument"); any other message as argparse wrote it."""
+    if m := _UNRECOGNIZED.match(message):
+        word = m.group(1)
+        return f"Unknown option: {word.split('=', 1)[0]}" if word.startswith("-") else f"Unexpected argument: {word}"
+    if m := _NO_VALUE.match(message):
+        return f"{m.group(1)} requires a value."
+    if m := _NO_COMMAND.match(message):
+        commands = m.group(2).replace("'", "")
+        return f"Unexpected argument: {m.group(1)} (commands: {commands})"
+    return message
 
 
 def _port(value: str) -> int:
