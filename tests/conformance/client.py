@@ -35,6 +35,18 @@ def server_command(option: str | None) -> list[str]:
     return shlex.split(option) if option else list(DEFAULT_SERVER)
 
 
+def engine_storage(engine: str, request: Any) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
+    """The ``storage`` section and the environment of a server on ``engine``: SQLite's defaults
+    (``None, None``), or a fresh schema of the session's PostgreSQL server (``request`` is the
+    test's ``pytest.FixtureRequest``), its URL passed through the environment as a deployment
+    keeping its password out of YAML would pass it."""
+    if engine != "postgresql":
+        return None, None
+    server = request.getfixturevalue("pg_server")
+    storage = {"backend": "postgresql", "schema": server.fresh_schema()}
+    return storage, {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": server.url}
+
+
 def transport() -> str:
     return os.environ.get("CONFORMANCE_TRANSPORT", "stdio")
 

@@ -12,9 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
-from pg_server import PgServer
 
-from .client import connect, server_command, transport
+from .client import connect, engine_storage, server_command, transport
 from .runner import run_scenario
 
 pytestmark = pytest.mark.conformance
@@ -188,13 +187,8 @@ def test_a_reindex_asked_for_while_one_runs_is_not_started(
         ],
     }
     command = server_command(request.config.getoption("--server"))
-    if engine == "postgresql":
-        server: PgServer = request.getfixturevalue("pg_server")
-        storage = {"backend": "postgresql", "schema": server.fresh_schema()}
-        env = {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": server.url}
-        anyio.run(run_scenario, command, scenario, tmp_path, storage, env)
-    else:
-        anyio.run(run_scenario, command, scenario, tmp_path)
+    storage, env = engine_storage(engine, request)
+    anyio.run(run_scenario, command, scenario, tmp_path, storage, env)
 
 
 @pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
@@ -207,11 +201,9 @@ def test_an_index_built_with_other_settings_is_refused_until_a_forced_rebuild(
     with force it rebuilds and search works again."""
     command = server_command(request.config.getoption("--server"))
     base: dict[str, Any] = {"embedding": {"provider": "none"}}
-    env: dict[str, str] | None = None
-    if engine == "postgresql":
-        server: PgServer = request.getfixturevalue("pg_server")
-        base["storage"] = {"backend": "postgresql", "schema": server.fresh_schema()}
-        env = {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": server.url}
+    storage, env = engine_storage(engine, request)
+    if storage is not None:
+        base["storage"] = storage
     ws = tmp_path / "ws"
     ws.mkdir()
     for i in range(3):

@@ -7,9 +7,8 @@ from typing import Any
 
 import anyio
 import pytest
-from pg_server import PgServer
 
-from .client import server_command
+from .client import engine_storage, server_command
 from .runner import load_scenarios, run_scenario
 
 pytestmark = pytest.mark.conformance
@@ -24,10 +23,5 @@ def test_scenario(scenario: dict[str, Any], engine: str, tmp_path: Path, request
     behaves exactly as on SQLite (the URL reaches the server through the environment, as a
     deployment keeping its password out of YAML would pass it)."""
     command = server_command(request.config.getoption("--server"))
-    if engine == "postgresql":
-        server: PgServer = request.getfixturevalue("pg_server")
-        storage = {"backend": "postgresql", "schema": server.fresh_schema()}
-        env = {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": server.url}
-        anyio.run(run_scenario, command, scenario, tmp_path, storage, env)
-    else:
-        anyio.run(run_scenario, command, scenario, tmp_path)
+    storage, env = engine_storage(engine, request)
+    anyio.run(run_scenario, command, scenario, tmp_path, storage, env)

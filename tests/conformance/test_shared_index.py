@@ -8,10 +8,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from pg_server import PgServer
 from shared_data import CORPORA
 
-from .client import Connection, connect, server_command
+from .client import Connection, connect, engine_storage, server_command
 
 pytestmark = pytest.mark.conformance
 
@@ -36,11 +35,9 @@ def test_concurrent_reindex_and_edits_keep_the_index_consistent(
     """Two servers, one index: on PostgreSQL an advisory lock runs one reindex at a time and a
     per-document lock keeps concurrent rewrites of one file from colliding."""
     config: dict = dict(CONFIG)  # type: ignore[type-arg]
-    env: dict[str, str] | None = None
-    if engine == "postgresql":
-        server: PgServer = request.getfixturevalue("pg_server")
-        config["storage"] = {"backend": "postgresql", "schema": server.fresh_schema()}
-        env = {"LOCAL_VECTOR_SEARCH_MCP_DATABASE_URL": server.url}
+    storage, env = engine_storage(engine, request)
+    if storage is not None:
+        config["storage"] = storage
     ws = tmp_path / "ws"
     ws.mkdir()
     files = sorted(CORPUS.glob("ch0*.md"))[:40]
