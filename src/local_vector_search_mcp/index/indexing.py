@@ -438,8 +438,10 @@ class IndexingService:
 
     # status -----------------------------------------------------------------------
     def vector_state(self) -> VectorState | None:
-        """``kb_status.vectors``: progress of the embedding pass; ``None`` in lexical mode."""
-        if self.embedder() is None:
+        """``kb_status.vectors``: progress of the embedding pass; ``None`` in lexical mode, unless
+        the index holds vectors (built with embeddings, used by this run without them: decision
+        630), whose counts say what the model's next run embeds."""
+        if self.embedder() is None and not self.store.has_vectors():
             return None
         # the pass's state before the counts (decision 386): a pass ending in between is shown
         # running, never stopped without an error beside the pending count from before it
