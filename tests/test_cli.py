@@ -165,6 +165,11 @@ def test_an_index_built_with_the_bundled_model_serves_a_run_without_embeddings(k
     edited = run(*none, "--reindex", cwd=kb)
     assert edited.returncode == 0, edited.stderr
     assert "1 changed chunk(s) wait for vectors" in json.loads(edited.stdout)["warning"]
+    # a one-shot call with the model cannot embed it before it exits, and says what does (decision 631)
+    waits = run("call", "kb_search", "--query", "owls", "--mode", "semantic", cwd=kb)
+    assert waits.returncode == 0, waits.stderr
+    assert "1 of 2 chunks do not have vectors yet" in json.loads(waits.stdout)["warning"]
+    assert "--reindex at once" in json.loads(waits.stdout)["warning"]
     assert run("--reindex", cwd=kb).returncode == 0  # the model's run embeds the one that waits
     vectors = json.loads(run("--status", cwd=kb).stdout)["vectors"]
     assert (vectors["embeddedChunks"], vectors["pendingChunks"]) == (2, 0)

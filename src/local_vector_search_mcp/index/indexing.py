@@ -181,8 +181,9 @@ class IndexingService:
 
     # vectors ---------------------------------------------------------------------
     def kick_vectors(self, retry: bool = False) -> bool:
-        """Start a background pass over pending chunks unless one (or a reindex) runs."""
-        if self.embedder() is None:
+        """Start a background pass over pending chunks unless one (or a reindex) runs, or this
+        process is a CLI call that ends with its answer (which would cancel the pass)."""
+        if self.embedder() is None or self.activity.one_shot:
             return False
         if self.activity.current is not None:
             if retry:  # a reindex is running and embeds too; look again after it
