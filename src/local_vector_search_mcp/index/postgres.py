@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
@@ -97,6 +97,22 @@ STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other se
 # chunks changed since the last analyze before a reindex analyzes again: autovacuum's defaults
 # (autovacuum_analyze_threshold, autovacuum_analyze_scale_factor)
 ANALYZE_BASE, ANALYZE_SHARE = 50, 0.1
+
+# The term-count snapshot (``term_stats``) is kept by every write while ``lexical_meta`` holds this
+# key (its value the threshold kept: a table kept at another one is rebuilt): each document's
+# transaction moves the counts of its lexemes, so the table is at every commit what a full refresh
+# would make (decision 610). A write that does not keep it deletes the key (an import), and the
+# next refresh rebuilds the table in full and sets the key again.
+_TERMS_KEPT = b"exists (select 1 from lexical_meta where key = 'term_stats' and value = %(kept)s)"
+# the writers of the snapshot take turns from their first count to their commit (a count of a
+# lexeme then sees every committed write already counted, and none half-way); a table lock, not
+# row locks, so nothing is taken in a different order by two of them
+_TERMS_LOCK = b"lock table term_stats in share row exclusive mode"
+# one lexeme's chunks counted through the GIN index (the lexeme quoted as `_lexeme` quotes it)
+_LEXEME_COUNT = (
+    rb"(select count(*) as n from chunks where tsv @@"
+    rb" cast('''' || replace(replace(a.lexeme, '\', '\\'), '''', '''''') || '''' as tsquery))"
+)
 # the pending chunk ids by their definition (decision 150), where the pending table cannot be added
 _PENDING_SCAN = (
     "(select c.id as chunk_id from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id))"
@@ -199,6 +215,12 @@ def _any_of(atoms: Sequence[pg_rank.Atom], chosen: Collection[int], held: Collec
         if not (len(atoms[i].tokens) > 1 and any(_lexeme(t) in single for t in atoms[i].tokens))
     ]
     return " | ".join(f"({atoms[i].tsquery})" for i in kept)
+
+
+def _kept() -> str:
+    """The value of ``lexical_meta``'s ``term_stats`` key that says the snapshot is kept at this
+    release's threshold (decision 610)."""
+    return f"ndoc > {COMMON_TERM_MIN_CHUNKS}"
 
 
 def _lexeme(token: str) -> str:
@@ -507,6 +529,8 @@ class PostgresStore:
         links: Sequence[LinkRecord] = (),
         meta: DocumentMeta | None = None,
     ) -> int:
+        if self.exists():
+            self._ensure_lengths()  # lexical_meta, which says whether the snapshot is kept
         n = self._replace(doc, chunks, links, meta, exact=False)
         self._recentre()
         return n
@@ -518,8 +542,11 @@ class PostgresStore:
         links: Sequence[LinkRecord],
         meta: DocumentMeta | None,
         exact: bool,
+        terms: Literal["keep", "none"] = "keep",
     ) -> int:
-        """``exact``: store vectors as given (an imported index), else normalised."""
+        """``exact``: store vectors as given (an imported index), else normalised. ``terms``: keep
+        the term-count snapshot (decision 610), or not (the caller stops keeping it at the end of
+        its transaction)."""
         # everything is computed before the transaction: a bad record leaves the old revision in place
         rows = [
             (
@@ -553,7 +580,11 @@ class PostgresStore:
             # two servers replacing one document: the second waits here, then its delete (a new
             # statement, a new snapshot) sees the first one's row instead of colliding with it
             conn.execute(b"select pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._doc_key(doc.path),))
-            conn.execute(b"delete from documents where path = %s", (doc.path,))
+            if terms == "keep":
+                conn.execute(_TERMS_LOCK)
+                self._count_removed(conn, doc.path)
+            else:
+                conn.execute(b"delete from documents where path = %s", (doc.path,))
             conn.execute(
                 b"insert into documents (path, source_hash, size, mtime_ns, indexed_at_utc, properties)"
                 b" values (%s, %s, %s, %s, %s, %s)",
@@ -611,7 +642,47 @@ class PostgresStore:
                             tag_prefixes(meta.tags),
                         ),
                     )
+            if terms == "keep":
+                self._count_added(conn, doc.path)
         return len(chunks)
+
+    def _count_removed(self, conn: psycopg.Connection[Any], path: str) -> None:
+        """Delete the document at ``path`` (its chunks by the cascade, after the statement) and take
+        its chunks' lexemes off the snapshot's counts: the statement still sees the chunks it deletes,
+        so these are exactly the rows gone, whoever wrote them. Under :data:`_TERMS_LOCK`."""
+        conn.execute(
+            b"with gone as (delete from documents where path = %(path)s returning id),"
+            b" old as (select u.lexeme, count(*) as n from chunks c join gone on c.doc_id = gone.id,"
+            b" unnest(tsvector_to_array(c.tsv)) u(lexeme) group by u.lexeme)"
+            b" update term_stats t set ndoc = t.ndoc - old.n from old where t.lexeme = old.lexeme and " + _TERMS_KEPT,
+            {"path": path, "kept": _kept()},
+        )
+
+    def _count_added(self, conn: psycopg.Connection[Any], path: str) -> None:
+        """Add the new chunks' lexemes to the snapshot's counts: a counted lexeme by its number of
+        new chunks, one not counted (then in at most ``COMMON_TERM_MIN_CHUNKS`` chunks, or a full
+        refresh would have kept it) counted now through the GIN index (few chunks: cheap) and kept
+        if it crossed the threshold; then the counts that fell to it or below go, as a full
+        refresh leaves them out. Under :data:`_TERMS_LOCK`."""
+        conn.execute(
+            b"with new as (select u.lexeme, count(*) as n from chunks c, unnest(tsvector_to_array(c.tsv)) u(lexeme)"
+            b" where c.doc_id = (select id from documents where path = %(path)s) group by u.lexeme),"
+            b" counted as (update term_stats t set ndoc = t.ndoc + new.n from new"
+            b" where t.lexeme = new.lexeme and " + _TERMS_KEPT + b")"
+            b" insert into term_stats (lexeme, ndoc) select a.lexeme, k.n from (select new.lexeme from new where "
+            + _TERMS_KEPT
+            + b" and not exists (select 1 from term_stats t where t.lexeme = new.lexeme)) a,"
+            b" lateral " + _LEXEME_COUNT + b" k where k.n > %(min)s",
+            {"path": path, "min": COMMON_TERM_MIN_CHUNKS, "kept": _kept()},
+        )
+        conn.execute(b"delete from term_stats where ndoc <= %s", (COMMON_TERM_MIN_CHUNKS,))
+
+    @staticmethod
+    def _drop_term_counts(conn: psycopg.Connection[Any]) -> None:
+        """The snapshot is no longer kept: the next :meth:`refresh_term_stats` rebuilds it. Under
+        the lock, so a refresh in progress never marks as kept a table that misses this write."""
+        conn.execute(_TERMS_LOCK)
+        conn.execute(b"delete from lexical_meta where key = 'term_stats'")
 
     def _doc_key(self, path: str) -> str:
         return f"local-vector-search-mcp:{self._schema}:doc:{path}"
@@ -737,9 +808,16 @@ class PostgresStore:
         if not self.exists():
             return False
         self._stats_cache = None
-        with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
-            cur.execute(b"delete from documents where path = %s", (path,))
-            return cur.rowcount > 0
+        self._ensure_lengths()
+        conn = self._conn()
+        with self._lock, conn.transaction():
+            # as a replacement of the path does: one writer of it at a time, then the snapshot's turn
+            conn.execute(b"select pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._doc_key(path),))
+            conn.execute(_TERMS_LOCK)
+            (before,) = conn.execute(b"select count(*) from documents where path = %s", (path,)).fetchone() or (0,)
+            self._count_removed(conn, path)
+            conn.execute(b"delete from term_stats where ndoc <= %s", (COMMON_TERM_MIN_CHUNKS,))
+            return bool(before)
 
     def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
         if not self.has_vectors():
@@ -804,8 +882,13 @@ class PostgresStore:
         ]
 
     def import_documents(self, dumps: Sequence[DocumentDump]) -> int:
+        if self.exists():
+            self._ensure_lengths()
         with self._lock, self._conn().transaction():
-            n = sum(self._replace(d.document, d.chunks, d.links, d.meta, exact=True) for d in dumps)
+            n = sum(self._replace(d.document, d.chunks, d.links, d.meta, exact=True, terms="none") for d in dumps)
+            # many documents in one transaction: the snapshot's lock last (after every document's
+            # own), and a full refresh after the copy (``copy.py``) instead of counts per document
+            self._drop_term_counts(self._conn())
         self._recentre()
         return n
 
@@ -1192,20 +1275,34 @@ class PostgresStore:
 
     def refresh_term_stats(self) -> None:
         """Planner statistics, and the chunk counts of the common tokens (``term_stats``: those in
-        more than ``COMMON_TERM_MIN_CHUNKS`` chunks, as the SQLite adapter keeps; ``ts_stat``
-        reads every tsvector once: 0.2 s for 17,861 chunks, 0.7 s for 100k)."""
+        more than ``COMMON_TERM_MIN_CHUNKS`` chunks, as the SQLite adapter keeps). Each write keeps
+        the counts while ``lexical_meta`` says they are kept (decision 610), so this rebuilds them
+        only where writes did not (a new index, an import, an index of an earlier release):
+        ``ts_stat`` reads every tsvector once, 0.7 s for 17,861 chunks."""
         if not self.exists():
             return
         if self._analyze_due():
             self._rows("analyze chunks")
-        with self._lock, self._conn().transaction():
-            conn = self._conn()
+        conn = self._conn()
+        with self._lock, conn.transaction():
+            # on its own: its `create index if not exists` locks `chunks` against writers, who may
+            # hold the snapshot's lock (taken here next) and wait for it
             self._add_lengths(conn)
+        with self._lock, conn.transaction():
+            conn.execute(_TERMS_LOCK)  # writes in flight commit first and are counted, later ones wait
+            (kept,) = conn.execute(b"select " + _TERMS_KEPT, {"kept": _kept()}).fetchone() or (False,)
+            if kept:
+                return
             conn.execute(b"delete from term_stats")
             conn.execute(
                 b"insert into term_stats (lexeme, ndoc) select word, ndoc from ts_stat('select tsv from chunks')"
                 b" where ndoc > %s",
                 (COMMON_TERM_MIN_CHUNKS,),
+            )
+            conn.execute(
+                b"insert into lexical_meta (key, value) values ('term_stats', %s)"
+                b" on conflict (key) do update set value = excluded.value",
+                (_kept(),),
             )
 
     def _analyze_due(self) -> bool:
