@@ -1,7 +1,7 @@
-"""The term-count snapshot on PostgreSQL (``term_stats``, decision 610): every write keeps it, so
-after any sequence of creates, edits and deletes, by one server or several at once, it holds what
-a full refresh (``ts_stat`` over every tsvector) makes, and a refresh rebuilds it only where a
-write did not keep it."""
+"""The term counts on PostgreSQL (``term_stats``, decision 610): every write keeps them, so after any
+sequence of creates, edits and deletes, by one server or several at once, the table holds what a
+full refresh (``ts_stat`` over every tsvector) makes, and a refresh rebuilds it only where a write
+did not keep it."""
 
 from __future__ import annotations
 
@@ -54,14 +54,16 @@ def _doc(rng: random.Random, path: str, revision: int) -> tuple[DocumentRecord, 
     return DocumentRecord(path, f"{revision:064d}", 1, 1, "2026-12-02T00:00:00Z"), chunks
 
 
-def _snapshot(store: PostgresStore) -> list[tuple[str, int]]:
-    return [(str(w), int(n)) for w, n in store._rows("select lexeme, ndoc from term_stats order by lexeme")]
+def _snapshot(store: PostgresStore, above: int = THRESHOLD) -> list[tuple[str, int]]:
+    """The counts searches read (a count of 0 is a lexeme no chunk holds any more)."""
+    rows = store._rows("select lexeme, ndoc from term_stats where ndoc > %s order by lexeme", (above,))
+    return [(str(w), int(n)) for w, n in rows]
 
 
-def _full_refresh(store: PostgresStore) -> list[tuple[str, int]]:
-    """What ``refresh_term_stats`` writes when it rebuilds the table (the definition)."""
+def _full_refresh(store: PostgresStore, above: int = THRESHOLD) -> list[tuple[str, int]]:
+    """What a rebuild of the table holds (the definition)."""
     rows = store._rows(
-        "select word, ndoc from ts_stat('select tsv from chunks') where ndoc > %s order by word", (THRESHOLD,)
+        "select word, ndoc from ts_stat('select tsv from chunks') where ndoc > %s order by word", (above,)
     )
     return [(str(w), int(n)) for w, n in rows]
 
@@ -92,6 +94,7 @@ def test_every_write_leaves_what_a_full_refresh_makes(store: PostgresStore, seed
         _step(store, rng, r)
         snapshot = _snapshot(store)
         assert snapshot == _full_refresh(store), r
+        assert _snapshot(store, 0) == _full_refresh(store, 0), r  # every lexeme's, not only the common
         seen.update(w for w, _ in snapshot)
     assert {"~index", "索引", "検索"} <= seen  # stems and CJK bigrams crossed the threshold too
     store.refresh_term_stats()  # nothing to rebuild
@@ -117,18 +120,18 @@ def test_a_refresh_rebuilds_only_what_writes_did_not_keep(store: PostgresStore) 
     assert _snapshot(store) == _full_refresh(store)
 
 
-def test_a_snapshot_kept_at_another_threshold_is_rebuilt(store: PostgresStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_index_of_an_earlier_release_is_rebuilt_once(store: PostgresStore) -> None:
+    """Its table holds only the common lexemes (and no key): the first refresh rebuilds it."""
     rng = random.Random(11)
     for r in range(20):
         _step(store, rng, r)
     store.refresh_term_stats()
-    monkeypatch.setattr(postgres, "COMMON_TERM_MIN_CHUNKS", THRESHOLD + 2)
-    _step(store, rng, 21)  # a write at the new threshold does not count on the old table
+    store._rows("delete from term_stats where ndoc <= %s", (THRESHOLD,))
+    store._rows("delete from lexical_meta where key = 'term_stats'")
+    _step(store, rng, 21)  # counts nothing
     store.refresh_term_stats()
-    rows = store._rows(
-        "select word, ndoc from ts_stat('select tsv from chunks') where ndoc > %s order by word", (THRESHOLD + 2,)
-    )
-    assert _snapshot(store) == [(str(w), int(n)) for w, n in rows]
+    assert _kept(store)
+    assert _snapshot(store, 0) == _full_refresh(store, 0)
 
 
 def test_servers_writing_at_once_keep_it_exact(pg_server: PgServer, few: None) -> None:

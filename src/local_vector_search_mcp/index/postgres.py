@@ -98,21 +98,16 @@ STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other se
 # (autovacuum_analyze_threshold, autovacuum_analyze_scale_factor)
 ANALYZE_BASE, ANALYZE_SHARE = 50, 0.1
 
-# The term-count snapshot (``term_stats``) is kept by every write while ``lexical_meta`` holds this
-# key (its value the threshold kept: a table kept at another one is rebuilt): each document's
-# transaction moves the counts of its lexemes, so the table is at every commit what a full refresh
-# would make (decision 610). A write that does not keep it deletes the key (an import), and the
-# next refresh rebuilds the table in full and sets the key again.
-_TERMS_KEPT = b"exists (select 1 from lexical_meta where key = 'term_stats' and value = %(kept)s)"
+# The term counts (``term_stats``: every lexeme's chunk count; searches read those above
+# ``COMMON_TERM_MIN_CHUNKS``) are kept by every write while ``lexical_meta`` holds this key: each
+# document's transaction moves the counts of its lexemes, so the table is at every commit what a
+# full refresh would make (decision 610). A write that does not keep it deletes the key (an
+# import), and the next refresh rebuilds the table in full and sets the key again.
+_TERMS_KEPT = b"exists (select 1 from lexical_meta where key = 'term_stats' and value = 'every lexeme')"
 # the writers of the snapshot take turns from their first count to their commit (a count of a
 # lexeme then sees every committed write already counted, and none half-way); a table lock, not
 # row locks, so nothing is taken in a different order by two of them
 _TERMS_LOCK = b"lock table term_stats in share row exclusive mode"
-# one lexeme's chunks counted through the GIN index (the lexeme quoted as `_lexeme` quotes it)
-_LEXEME_COUNT = (
-    rb"(select count(*) as n from chunks where tsv @@"
-    rb" cast('''' || replace(replace(a.lexeme, '\', '\\'), '''', '''''') || '''' as tsquery))"
-)
 # the pending chunk ids by their definition (decision 150), where the pending table cannot be added
 _PENDING_SCAN = (
     "(select c.id as chunk_id from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id))"
@@ -215,12 +210,6 @@ def _any_of(atoms: Sequence[pg_rank.Atom], chosen: Collection[int], held: Collec
         if not (len(atoms[i].tokens) > 1 and any(_lexeme(t) in single for t in atoms[i].tokens))
     ]
     return " | ".join(f"({atoms[i].tsquery})" for i in kept)
-
-
-def _kept() -> str:
-    """The value of ``lexical_meta``'s ``term_stats`` key that says the snapshot is kept at this
-    release's threshold (decision 610)."""
-    return f"ndoc > {COMMON_TERM_MIN_CHUNKS}"
 
 
 def _lexeme(token: str) -> str:
@@ -648,34 +637,27 @@ class PostgresStore:
 
     def _count_removed(self, conn: psycopg.Connection[Any], path: str) -> None:
         """Delete the document at ``path`` (its chunks by the cascade, after the statement) and take
-        its chunks' lexemes off the snapshot's counts: the statement still sees the chunks it deletes,
-        so these are exactly the rows gone, whoever wrote them. Under :data:`_TERMS_LOCK`."""
+        its chunks' lexemes off the counts: the statement still sees the chunks it deletes, so these
+        are exactly the rows gone, whoever wrote them. A count that falls to 0 stays (a lexeme
+        written again soon needs no insert; a rebuild drops it). Under :data:`_TERMS_LOCK`."""
         conn.execute(
             b"with gone as (delete from documents where path = %(path)s returning id),"
             b" old as (select u.lexeme, count(*) as n from chunks c join gone on c.doc_id = gone.id,"
             b" unnest(tsvector_to_array(c.tsv)) u(lexeme) group by u.lexeme)"
             b" update term_stats t set ndoc = t.ndoc - old.n from old where t.lexeme = old.lexeme and " + _TERMS_KEPT,
-            {"path": path, "kept": _kept()},
+            {"path": path},
         )
 
     def _count_added(self, conn: psycopg.Connection[Any], path: str) -> None:
-        """Add the new chunks' lexemes to the snapshot's counts: a counted lexeme by its number of
-        new chunks, one not counted (then in at most ``COMMON_TERM_MIN_CHUNKS`` chunks, or a full
-        refresh would have kept it) counted now through the GIN index (few chunks: cheap) and kept
-        if it crossed the threshold; then the counts that fell to it or below go, as a full
-        refresh leaves them out. Under :data:`_TERMS_LOCK`."""
+        """Add the new chunks' lexemes to the counts (a lexeme without a row had no chunk: the
+        table holds every lexeme's). Under :data:`_TERMS_LOCK`."""
         conn.execute(
-            b"with new as (select u.lexeme, count(*) as n from chunks c, unnest(tsvector_to_array(c.tsv)) u(lexeme)"
-            b" where c.doc_id = (select id from documents where path = %(path)s) group by u.lexeme),"
-            b" counted as (update term_stats t set ndoc = t.ndoc + new.n from new"
-            b" where t.lexeme = new.lexeme and " + _TERMS_KEPT + b")"
-            b" insert into term_stats (lexeme, ndoc) select a.lexeme, k.n from (select new.lexeme from new where "
-            + _TERMS_KEPT
-            + b" and not exists (select 1 from term_stats t where t.lexeme = new.lexeme)) a,"
-            b" lateral " + _LEXEME_COUNT + b" k where k.n > %(min)s",
-            {"path": path, "min": COMMON_TERM_MIN_CHUNKS, "kept": _kept()},
+            b"insert into term_stats (lexeme, ndoc) select u.lexeme, count(*) from chunks c,"
+            b" unnest(tsvector_to_array(c.tsv)) u(lexeme) where " + _TERMS_KEPT + b" and c.doc_id ="
+            b" (select id from documents where path = %s) group by u.lexeme"
+            b" on conflict (lexeme) do update set ndoc = term_stats.ndoc + excluded.ndoc",
+            (path,),
         )
-        conn.execute(b"delete from term_stats where ndoc <= %s", (COMMON_TERM_MIN_CHUNKS,))
 
     @staticmethod
     def _drop_term_counts(conn: psycopg.Connection[Any]) -> None:
@@ -816,7 +798,6 @@ class PostgresStore:
             conn.execute(_TERMS_LOCK)
             (before,) = conn.execute(b"select count(*) from documents where path = %s", (path,)).fetchone() or (0,)
             self._count_removed(conn, path)
-            conn.execute(b"delete from term_stats where ndoc <= %s", (COMMON_TERM_MIN_CHUNKS,))
             return bool(before)
 
     def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
@@ -1148,18 +1129,20 @@ class PostgresStore:
 
     def _token_frequencies(self, tokens: Sequence[str]) -> _TokenCounts:
         """How many chunks hold each token (absent: none), as the SQLite adapter counts them for its
-        row budgets: common tokens from the ``term_stats`` snapshot (refreshed after each full
-        reindex, :meth:`refresh_term_stats`), the others counted now (GIN; they are rare)."""
+        row budgets: common tokens (in more than ``COMMON_TERM_MIN_CHUNKS`` chunks) from
+        ``term_stats`` (kept by every write, decision 610), the others counted now (GIN; they are
+        rare), as SQLite reads its snapshot."""
         if not tokens:
             return _TokenCounts({}, {})
         # one round trip: a token's snapshot count, else (the subquery runs only then) its count now
-        snapshot = "(select ndoc from term_stats where lexeme = %(l{0})s)"
+        snapshot = "(select ndoc from term_stats where lexeme = %(l{0})s and ndoc > %(common)s)"
         now = "(select count(*) from chunks where tsv @@ (select cast(%(t{0})s as tsquery)))"
         columns = ", ".join(
             f"{snapshot.format(i)}, case when {snapshot.format(i)} is null then {now.format(i)} end"
             for i in range(len(tokens))
         )
-        params = {f"l{i}": t for i, t in enumerate(tokens)} | {f"t{i}": _lexeme(t) for i, t in enumerate(tokens)}
+        params: dict[str, Any] = {f"l{i}": t for i, t in enumerate(tokens)}
+        params |= {f"t{i}": _lexeme(t) for i, t in enumerate(tokens)} | {"common": COMMON_TERM_MIN_CHUNKS}
         (row,) = self._rows(f"select {columns}", params)
         found: dict[str, int] = {}
         live: dict[str, int] = {}
@@ -1274,11 +1257,11 @@ class PostgresStore:
         return self._hits_by_id(sorted(first.values())[:limit])
 
     def refresh_term_stats(self) -> None:
-        """Planner statistics, and the chunk counts of the common tokens (``term_stats``: those in
-        more than ``COMMON_TERM_MIN_CHUNKS`` chunks, as the SQLite adapter keeps). Each write keeps
-        the counts while ``lexical_meta`` says they are kept (decision 610), so this rebuilds them
-        only where writes did not (a new index, an import, an index of an earlier release):
-        ``ts_stat`` reads every tsvector once, 0.7 s for 17,861 chunks."""
+        """Planner statistics, and the chunk count of every lexeme (``term_stats``; searches read
+        those in more than ``COMMON_TERM_MIN_CHUNKS`` chunks, as the SQLite adapter snapshots).
+        Each write keeps the counts while ``lexical_meta`` says they are kept (decision 610), so
+        this rebuilds them only where writes did not (a new index, an import, an index of an
+        earlier release): ``ts_stat`` reads every tsvector once, 0.7 s for 17,861 chunks."""
         if not self.exists():
             return
         if self._analyze_due():
@@ -1290,19 +1273,16 @@ class PostgresStore:
             self._add_lengths(conn)
         with self._lock, conn.transaction():
             conn.execute(_TERMS_LOCK)  # writes in flight commit first and are counted, later ones wait
-            (kept,) = conn.execute(b"select " + _TERMS_KEPT, {"kept": _kept()}).fetchone() or (False,)
+            (kept,) = conn.execute(b"select " + _TERMS_KEPT).fetchone() or (False,)
             if kept:
                 return
             conn.execute(b"delete from term_stats")
             conn.execute(
                 b"insert into term_stats (lexeme, ndoc) select word, ndoc from ts_stat('select tsv from chunks')"
-                b" where ndoc > %s",
-                (COMMON_TERM_MIN_CHUNKS,),
             )
             conn.execute(
-                b"insert into lexical_meta (key, value) values ('term_stats', %s)"
-                b" on conflict (key) do update set value = excluded.value",
-                (_kept(),),
+                b"insert into lexical_meta (key, value) values ('term_stats', 'every lexeme')"
+                b" on conflict (key) do update set value = excluded.value"
             )
 
     def _analyze_due(self) -> bool:
