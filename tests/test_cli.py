@@ -147,6 +147,34 @@ def test_a_knowledge_base_root_given_from_the_filesystem_root_is_honoured(kb: Pa
     assert json.loads(result.stdout)["results"]
 
 
+def test_an_index_built_with_the_bundled_model_serves_a_run_without_embeddings(kb: Path) -> None:
+    """Decision 630: `--embedding-provider none` against the index the default (the bundled model)
+    built was refused as a whole; it now searches it lexically, and its writes leave only the
+    changed chunk for the model's next run."""
+    (kb / "docs" / "a.md").write_text("# A\n\nKittens purr softly.\n\n## B\n\nDogs bark.\n")
+    assert run("--reindex", cwd=kb).returncode == 0
+    none = ("--embedding-provider", "none")
+    found = run(*none, "call", "kb_search", "--query", "kittens", cwd=kb)
+    assert found.returncode == 0, found.stderr
+    answer = json.loads(found.stdout)
+    assert answer["results"][0]["path"] == "docs/a.md" and "only lexical search ran" in answer["warning"]
+    semantic = run(*none, "call", "kb_search", "--query", "kittens", "--mode", "semantic", cwd=kb)
+    assert semantic.returncode == 1
+    assert "run with the provider it was built with" in json.loads(semantic.stderr)["message"]
+    (kb / "docs" / "a.md").write_text("# A\n\nKittens purr softly.\n\n## B\n\nOwls hoot.\n")
+    edited = run(*none, "--reindex", cwd=kb)
+    assert edited.returncode == 0, edited.stderr
+    assert "1 changed chunk(s) wait for vectors" in json.loads(edited.stdout)["warning"]
+    # a one-shot call with the model cannot embed it before it exits, and says what does (decision 631)
+    waits = run("call", "kb_search", "--query", "owls", "--mode", "semantic", cwd=kb)
+    assert waits.returncode == 0, waits.stderr
+    assert "1 of 2 chunks do not have vectors yet" in json.loads(waits.stdout)["warning"]
+    assert "--reindex at once" in json.loads(waits.stdout)["warning"]
+    assert run("--reindex", cwd=kb).returncode == 0  # the model's run embeds the one that waits
+    vectors = json.loads(run("--status", cwd=kb).stdout)["vectors"]
+    assert (vectors["embeddedChunks"], vectors["pendingChunks"]) == (2, 0)
+
+
 def test_search_globs_are_options(kb: Path) -> None:
     (kb / "docs" / "b.md").write_text("# B\n\nText about kittens.\n")
     (kb / "other.md").write_text("# Other\n\nMore text about kittens.\n")

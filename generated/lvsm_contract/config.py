@@ -91,7 +91,7 @@ class EmbeddingConfig(BaseModel):
     )
     provider: Literal['local', 'openai-compatible', 'none'] = 'local'
     """
-    `local` runs a small multilingual model inside the server process (no service, no download); `openai-compatible` calls an `/embeddings` endpoint such as Ollama's; `none` keeps the index lexical only.
+    `local` runs a small multilingual model inside the server process (no service, no download); `openai-compatible` calls an `/embeddings` endpoint such as Ollama's; `none` keeps the index lexical only; an index built with embeddings is used as it is by a run with `none` (every tool but semantic search; hybrid runs lexical with a warning; the chunks its writes change wait for the model's next run, the other vectors are kept), and `kb_reindex force=true` from such a run rebuilds it lexical only (decision 630).
     """
     endpoint: str = 'http://localhost:11434/v1'
     """

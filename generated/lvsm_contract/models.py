@@ -2303,7 +2303,7 @@ class KbStatusResult(BaseModel):
     indexing: StatusIndexing
     vectors: StatusVectors | None
     """
-    Progress of the embedding pass that follows lexical indexing; null in lexical mode. Search works while chunks are pending (semantic and hybrid cover the embedded ones and say so in `warning`).
+    Progress of the embedding pass that follows lexical indexing; null in lexical mode, unless the index was built with embeddings and this run has none (`embedding.provider none`), when it counts the vectors kept and the chunks that wait for the model's next run (decision 630). Search works while chunks are pending (semantic and hybrid cover the embedded ones and say so in `warning`).
     """
     compatibility: StatusCompatibility
 

@@ -350,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         ws = Workspace(settings)
         _recover_interrupted_writes(ws)
         if args.command == "call" or args.status:
+            ws.activity.one_shot = True  # no background pass: the process ends with the answer
             try:
                 return _call(ws, args.rest if args.command == "call" else ["kb_status"])
             finally:

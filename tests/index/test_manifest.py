@@ -18,11 +18,8 @@ from local_vector_search_mcp.errors import IndexNotReady
             "local",
             "It was built without embeddings: run with embedding.provider none (CLI: --embedding-provider none)",
         ),
-        (
-            "local",
-            "none",
-            "It was built with embeddings and this run has none (embedding.provider none): run with the provider",
-        ),
+        # the converse (built with embeddings, a run without them) is used as it is: decision 630,
+        # tests/index/test_lexical_run.py
     ],
 )
 def test_a_run_with_the_other_provider_is_told_it_can_use_the_index_as_it_is(

@@ -271,9 +271,11 @@ def test_targeted_sync_embeds_in_the_background(kb):
     assert svc.search(query="fresh page about kites", mode="semantic")["results"][0]["path"] == "new.md"
 
 
-def test_switching_to_lexical_mode_is_incompatible(kb):
-    service(kb, embedder=HashEmbedder()).reindex()
-    problems = service(kb).status_fields()["compatibility"]["problems"]
+def test_switching_to_embeddings_is_incompatible(kb):
+    # the converse, an index built with embeddings and a run without them, is used as it is
+    # (decision 630: tests/index/test_lexical_run.py)
+    service(kb).reindex()
+    problems = service(kb, embedder=HashEmbedder()).status_fields()["compatibility"]["problems"]
     assert any(p.startswith("index_mode") for p in problems)
 
 

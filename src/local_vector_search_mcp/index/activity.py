@@ -36,6 +36,9 @@ class IndexActivity:
         self.last: LastReindex | None = None
         self.embedding = threading.Lock()  # held by the one embedding pass at a time
         self.vector_error: str | None = None  # the last provider failure of a pass
+        # a CLI call: the process ends with the call, so no background pass is started and the
+        # warnings say what does embed the chunks instead (decision 631)
+        self.one_shot = False
 
     @property
     def rebuild_in_progress(self) -> bool:
@@ -48,4 +51,9 @@ class IndexActivity:
             return "they are being embedded in the background"
         if self.vector_error:
             return f"embedding failed: {self.vector_error}"
+        if self.one_shot:
+            return (
+                "this command ends before they could be embedded: a server with the model embeds them in the "
+                "background, --reindex at once"
+            )
         return "a background pass will embed them"

@@ -55,7 +55,7 @@ from ..errors import IndexNotReady
 from ..globs import GlobSet, root_only
 from ..sourcefile import os_reason
 from .chunker import build_embedding_text
-from .manifest import current_manifest, enum_value, incompatible_message, index_problems
+from .manifest import borrows_vectors, current_manifest, enum_value, incompatible_message, index_problems
 from .parallel import ParsePool, plan_workers
 from .port import DocumentRecord, DocumentState, IndexDamaged, IndexStore, NoBatch, PendingChunk, WriteBatch
 from .prepare import (
@@ -259,8 +259,11 @@ class Indexer:
             problems = self.compatibility(probe=False)
             log.warning("embedding provider unavailable, indexing lexically: %s", exc)
         dims = _maybe_int(expected.get("embedding_dimensions"))
+        # no embeddings here, an index built with them: used as it is, its manifest and vectors
+        # kept for the next run with the model; forced, it is rebuilt as lexical (decision 630)
+        borrowed = borrows_vectors(self.store.read_manifest(), self.embedder)
         with self.gate:
-            if problems:
+            if problems or (force and borrowed):
                 if not force:
                     raise IndexNotReady(incompatible_message(problems))
                 progress.is_destructive_rebuild = True  # search refuses until this reindex ends
@@ -268,7 +271,8 @@ class Indexer:
                 self.store.write_manifest(expected)
             else:
                 self.store.ensure_schema(dims, self.vector_storage())
-                self.store.write_manifest(expected)
+                if not borrowed:
+                    self.store.write_manifest(expected)
         unlisted: dict[str, str] = {}
         files = self.discover(unlisted)
         progress.total_files = len(files)
@@ -349,10 +353,26 @@ class Indexer:
         if result.indexed_files or result.deleted_files:
             with self.gate:
                 self.store.refresh_term_stats()
+        if borrowed and not force and result.indexed_files:
+            note = self._borrowed_note()
+            if note:
+                result.warning = f"{result.warning} {note}" if result.warning else note
         progress.current_path = None
         if on_progress:
             on_progress(progress)
         return result
+
+    def _borrowed_note(self) -> str | None:
+        """What a run without embeddings left for the model's next run (decision 630)."""
+        pending = self.store.pending_vector_count()
+        if not pending:
+            return None
+        model = self.store.read_manifest().get("embedding_model", "its model")
+        return (
+            f"This run has no embeddings (embedding.provider none) and the index was built with '{model}': "
+            f"{pending} changed chunk(s) wait for vectors, added by the next run with that model. Every chunk "
+            "is searchable lexically now; the other vectors are kept."
+        )
 
     def _nothing_matched(self) -> str | None:
         """Say so when the globs leave out every Markdown file of the root: an index of nothing
@@ -486,7 +506,9 @@ class Indexer:
         """Replace one document's rows with ``prepared`` in one transaction (vectors of unchanged
         chunk texts reused); returns the chunk count."""
         chunks = prepared.chunks
-        reuse = self.store.vectors_by_text_hash(prepared.path) if self.embedder is not None and chunks else {}
+        # also without an embedder: a run without embeddings on an index built with them keeps the
+        # vectors of unchanged texts, and only the changed chunks wait for the model (decision 630)
+        reuse = self.store.vectors_by_text_hash(prepared.path) if chunks else {}
         if reuse:
             chunks = [replace(c, vector=reuse.get(c.embedding_text_hash)) for c in chunks]
         with self.gate:

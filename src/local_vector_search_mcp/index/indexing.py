@@ -181,8 +181,9 @@ class IndexingService:
 
     # vectors ---------------------------------------------------------------------
     def kick_vectors(self, retry: bool = False) -> bool:
-        """Start a background pass over pending chunks unless one (or a reindex) runs."""
-        if self.embedder() is None:
+        """Start a background pass over pending chunks unless one (or a reindex) runs, or this
+        process is a CLI call that ends with its answer (which would cancel the pass)."""
+        if self.embedder() is None or self.activity.one_shot:
             return False
         if self.activity.current is not None:
             if retry:  # a reindex is running and embeds too; look again after it
@@ -438,8 +439,10 @@ class IndexingService:
 
     # status -----------------------------------------------------------------------
     def vector_state(self) -> VectorState | None:
-        """``kb_status.vectors``: progress of the embedding pass; ``None`` in lexical mode."""
-        if self.embedder() is None:
+        """``kb_status.vectors``: progress of the embedding pass; ``None`` in lexical mode, unless
+        the index holds vectors (built with embeddings, used by this run without them: decision
+        630), whose counts say what the model's next run embeds."""
+        if self.embedder() is None and not self.store.has_vectors():
             return None
         # the pass's state before the counts (decision 386): a pass ending in between is shown
         # running, never stopped without an error beside the pending count from before it

@@ -29,6 +29,8 @@ __all__ = [
     "LEXICAL_TOKENIZER",
     "SCHEMA_VERSION",
     "STORAGE_LAYOUT",
+    "VECTOR_KEYS",
+    "borrows_vectors",
     "compatibility_problems",
     "current_manifest",
     "enum_value",
@@ -128,22 +130,21 @@ def compatibility_problems(stored: dict[str, str], expected: dict[str, str]) -> 
 
 
 # The commonest mismatch at a terminal: an index built with `--embedding-provider none` and a later
-# command without it (the local model is the default), or the other way round. Rebuilding is one way
-# out; running with the setting the index was built with is the other, and costs nothing (decision 557).
+# command without it (the local model is the default). Rebuilding is one way out; running with the
+# setting the index was built with is the other, and costs nothing (decision 557). The converse (an
+# index built with embeddings, a run without them) is no problem (decision 630). The hint holds only
+# when the embedding setting is all that differs: otherwise that run would be refused too.
 _MODE_HINTS = {
     "index_mode: indexed 'lexical', current 'vector-enabled'": (
         "It was built without embeddings: run with embedding.provider none (CLI: --embedding-provider none) "
         "to use it as it is, or rebuild it"
     ),
-    "index_mode: indexed 'vector-enabled', current 'lexical'": (
-        "It was built with embeddings and this run has none (embedding.provider none): run with the provider it "
-        "was built with to use it as it is, or rebuild it"
-    ),
 }
 
 
 def incompatible_message(problems: list[str]) -> str:
-    hint = next((_MODE_HINTS[p] for p in problems if p in _MODE_HINTS), "Rebuild it")
+    only_vectors = all(p.split(":", 1)[0] in VECTOR_KEYS for p in problems)
+    hint = next((_MODE_HINTS[p] for p in problems if p in _MODE_HINTS and only_vectors), "Rebuild it")
     return (
         "The index was built with different settings and cannot be used as it is ("
         + "; ".join(problems)
@@ -167,6 +168,30 @@ def current_manifest(config: Any, embedder: Embedder | None, store: IndexStore, 
     return expected_manifest(config, embedder.model, dims, cap if isinstance(cap, int) else None)
 
 
+# What only the vectors depend on. A run without embeddings uses everything else of an index built
+# with them as it is (decision 630): lexical search, reads, outlines, links; its writes store their
+# changed chunks pending, for the next run with the model, and leave these keys as they are.
+VECTOR_KEYS = frozenset(
+    {
+        "embedding_model",
+        "index_mode",
+        "embedding_dimensions",
+        "vector_storage",
+        INT8_SCALE_KEY,
+        "embedding_max_input_tokens",
+    }
+)
+
+
+def borrows_vectors(stored: dict[str, str], embedder: Embedder | None) -> bool:
+    """Whether this run has no embeddings and the index was built with them (decision 630)."""
+    return embedder is None and stored.get("index_mode") == "vector-enabled"
+
+
+def _lexical_part(manifest: dict[str, str]) -> dict[str, str]:
+    return {key: value for key, value in manifest.items() if key not in VECTOR_KEYS}
+
+
 def index_problems(config: Any, embedder: Embedder | None, store: IndexStore, probe: bool = False) -> list[str]:
     """Why the stored index cannot serve the running configuration (empty: it can)."""
     stored = store.read_manifest()
@@ -179,6 +204,9 @@ def index_problems(config: Any, embedder: Embedder | None, store: IndexStore, pr
     if changed is not None and not (changed and store.holds_letters(changed)):
         stored = {**stored, "lexical_tokenizer": LEXICAL_TOKENIZER}
         _adopt(store, stored)
+    if borrows_vectors(stored, embedder) and not compatibility_problems(_lexical_part(stored), _lexical_part(expected)):
+        return []  # used as it is, vectors kept (decision 630)
+    # otherwise every difference, index_mode's too: its hint says how to use the index as it is
     return compatibility_problems(stored, expected)
 
 

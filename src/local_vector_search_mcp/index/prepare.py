@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import KbError, NotFound
 from ..markdown import Document, ElementKind, parse_document
@@ -56,6 +56,10 @@ READY = "ready"  # a worker's first message: its imports worked, so a later deat
 WORKER_GC_THRESHOLD = (10_000, 10, 10)  # Python's default is (700, 10, 10)
 
 
+# Which storage backend's derived forms a worker works out (one per adapter, decision 566).
+Derive = Literal["sqlite", "postgresql"]
+
+
 @dataclass(frozen=True, slots=True)
 class ChunkSettings:
     """The ``chunking`` settings a worker needs (plain data: it crosses a process boundary)."""
@@ -66,13 +70,13 @@ class ChunkSettings:
     include_heading_context: bool
     # the storage backend's derived forms to work out: "sqlite" (stems text, packed body) or
     # "postgresql" (the lexical columns, decision 566); each adapter ignores the other's
-    derive: str = "sqlite"
+    derive: Derive = "sqlite"
 
     @classmethod
     def from_config(cls, config: Any) -> ChunkSettings:
         ch = config.chunking
         backend = str(getattr(config.storage.backend, "value", config.storage.backend))
-        derive = "postgresql" if backend == "postgresql" else "sqlite"
+        derive: Derive = "postgresql" if backend == "postgresql" else "sqlite"
         return cls(ch.max_chunk_bytes, ch.max_elements, ch.include_front_matter, ch.include_heading_context, derive)
 
 

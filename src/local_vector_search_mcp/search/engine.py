@@ -187,6 +187,12 @@ class SearchEngine:
         scope.matcher()  # validates every pattern now, whatever the store does with them
         return SearchRequest(query, resolved, min(top_k, MAX_TOP_K), None if scope.is_everything else scope)
 
+    def _built_with(self) -> str | None:
+        """The model of an index built with embeddings, which a run without them uses lexically
+        (decision 630); ``None`` for a lexical index."""
+        manifest = self.store.read_manifest()
+        return manifest.get("embedding_model") if manifest.get("index_mode") == "vector-enabled" else None
+
     def search(self, request: SearchRequest) -> SearchOutcome:
         query, mode, top_k, scope = request.query, request.mode, request.top_k, request.scope
         cfg = self.search_config
@@ -201,6 +207,13 @@ class SearchEngine:
             scored = [(h, 0.0) for h in self.lexical_hits(query, single_pool, scope)]
         elif mode == "semantic":
             if embedder is None:
+                built = self._built_with()
+                if built is not None:
+                    raise IndexNotReady(
+                        f"Semantic search needs embeddings and this run has none (embedding.provider none), although "
+                        f"the index was built with '{built}': run with the provider it was built with for semantic "
+                        "search (its vectors are kept), or use lexical mode."
+                    )
                 raise IndexNotReady(
                     "Semantic search needs embeddings, but the index is lexical only "
                     "(embedding.provider is none or the index was built without vectors); use lexical mode."
@@ -225,9 +238,14 @@ class SearchEngine:
             lexical, titled = self._lexical(query, lexical_pool, scope)
             semantic: list[ChunkHit] | None = None
             if embedder is None:
+                built = self._built_with()
                 warning = (
                     "Embeddings are disabled (embedding.provider: none), so only lexical search ran; "
                     "results are lexical."
+                    if built is None
+                    else "Embeddings are disabled in this run (embedding.provider: none), so only lexical search "
+                    f"ran; results are lexical. The index was built with '{built}': a run with that provider "
+                    "uses its vectors."
                 )
             elif not self.store.has_vectors():
                 warning = (
