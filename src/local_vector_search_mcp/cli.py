@@ -257,7 +257,8 @@ SYNC_WAIT_SECONDS = 60.0
 
 
 def _finish_index_sync(ws: Workspace) -> None:
-    """Let the re-indexing a mutation queued finish before the process exits (bounded).
+    """Let the re-indexing a mutation queued finish before the process exits (bounded), then
+    embed the chunks it left pending.
 
     The sync queue runs in a daemon thread; exiting at once would drop it and leave
     the index behind the files until the next reindex (issue 10).
@@ -272,6 +273,10 @@ def _finish_index_sync(ws: Workspace) -> None:
             f"{len(pending)} path(s) are not re-indexed yet; run --reindex to catch up.",
             file=sys.stderr,
         )
+    # no background pass outlives the call: it embeds its own edit's chunks now (decision 640)
+    told = ws.indexing.embed_written()
+    if told:
+        print(f"local-vector-search-mcp: {told}", file=sys.stderr)
 
 
 def print_content(result: ContentResult) -> None:
