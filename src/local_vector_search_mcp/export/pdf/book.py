@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
@@ -73,11 +73,15 @@ class _Part:
 class _Progress:
     """How far an export got, as the MCP progress of its call (decision 501).
 
-    Each chapter counts one unit when it is read, one when its blocks are made and one in each
-    layout pass (a fraction of it as the pass goes through the book's blocks, so a long single
+    Each chapter counts one unit when it is read, one when its headings are prepared and one in
+    each layout pass (a fraction of it as the pass goes through the book, so a long single
     document moves too). A book is expected to take two passes (the table of contents starts
     with its entries, so the first pass finds the pages, the second prints their numbers and
     finds them settled); a pass beyond that adds its units to the total, so ``progress`` only grows.
+
+    A single document's pass goes through its blocks, all known beforehand. A book's chapters
+    are made when the layout reaches them (:class:`_Deferred`), so its pass goes through the
+    chapters, each weighing its Markdown's size, and through the blocks of the one being placed.
     """
 
     def __init__(self) -> None:
@@ -90,6 +94,11 @@ class _Progress:
         self.size = 1
         self.page = 0
         self.chapter = 0
+        # a book's chapters made when the layout reaches them: weight of the parts before each
+        self.before: list[int] = []
+        self.weight = 1
+        # parts made in this pass: [part, weight, flowables after its blocks, its blocks]
+        self.placing: list[list[int]] = []
 
     @property
     def total(self) -> float:
@@ -110,21 +119,42 @@ class _Progress:
             self.pass_no, self.chapter = value, 0
             self.passes = max(self.passes, value)
             self.pass_start = self.chapters * (1 + value)
+            self.placing.clear()
         elif kind == "SIZE_EST":
             self.size = max(1, value)
         elif kind == "PAGE":
             self.page = value
+        elif kind == "PROGRESS" and self.before:
+            self.step(self.pass_start + self.chapters * self._placed(self.size - value), self._laying_out)
         elif kind == "PROGRESS":
             self.step(self.pass_start + self.chapters * min(value, self.size) / self.size, self._laying_out)
+
+    def placing_part(self, index: int, weight: int, after: int, blocks: int) -> None:
+        """Part ``index`` was made: ``blocks`` flowables now come before the ``after`` last ones."""
+        for earlier in self.placing:  # made ahead of their last blocks: the part is after them
+            earlier[2] += blocks - 1
+        self.placing.append([index, weight, after, max(1, blocks)])
+
+    def _placed(self, left: int) -> float:
+        """The share of a book's pass done when ``left`` flowables are left to place."""
+        while len(self.placing) > 1 and left <= self.placing[0][2]:
+            self.placing.pop(0)  # its blocks are all placed (a later part was made ahead of them)
+        if not self.placing:
+            return 0.0
+        index, weight, after, blocks = self.placing[0]
+        done = min(1.0, max(0.0, 1 - (left - after) / blocks))
+        return (self.before[index] + weight * done) / self.weight
 
 
 @dataclass
 class _Warnings:
     items: list[str] = field(default_factory=list)
     dropped: int = 0
+    # a book's chapters are made again in every layout pass: only the first pass's making warns
+    muted: bool = False
 
     def add(self, message: str) -> None:
-        if message in self.items:
+        if self.muted or message in self.items:
             return
         if len(self.items) < MAX_WARNINGS:
             self.items.append(message)
@@ -271,11 +301,29 @@ class _Frame(Frame):  # type: ignore[misc]  # reportlab ships no type hints
     _add = add
 
 
+class _Deferred(Flowable):  # type: ignore[misc]  # reportlab ships no type hints
+    """A part of a book (a chapter or a part's title) whose blocks are made when the layout
+    reaches it, in each pass, and dropped once placed: a book's memory is then bounded by its
+    largest chapter rather than by the book (all blocks with their parsed text were held through
+    both passes: 1.4 GiB for opensearch-docs, decision 605). :meth:`_Template.filterFlowables`
+    puts the blocks in its place; it is never placed itself.
+    """
+
+    def __init__(self, index: int, weight: int) -> None:
+        super().__init__()
+        self.index = index
+        self.weight = weight  # its share of a layout pass's progress (its Markdown's size)
+
+    def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:
+        raise RuntimeError(f"part {self.index} of the book was laid out before its blocks were made")
+
+
 class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no type hints
     """Pages with a footer; headings feed the outline, bookmarks and the TOC.
 
     With ``layout_first``, the first of several passes only places the blocks: its pages are
     never kept (multiBuild keeps the last pass's), and it is never taken as the last one.
+    A book's parts come as :class:`_Deferred` blocks that ``make`` turns into their blocks.
     """
 
     def __init__(self, out: BinaryIO, sheet_: Sheet, fonts: FontSet, title_page: bool, **meta: Any) -> None:
@@ -300,6 +348,9 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
         self.layout_first = False
         self.pass_no = 0
         self.drawing = True
+        # (part, pass number) -> the part's blocks; the story's own flowables (kept between passes)
+        self.make: Callable[[int, int], list[Flowable]] | None = None
+        self.lasting: set[int] = set()
         self.body = frame = _Frame(
             self.leftMargin,
             self.bottomMargin,
@@ -319,6 +370,51 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
         self.pass_no += 1
         self.drawing = self.body.draws = not (self.layout_first and self.pass_no == 1)
         super().build(flowables, *args, **kwargs)
+
+    def filterFlowables(self, flowables: list[Flowable]) -> None:
+        """Make the deferred part about to be placed, and any the next block keeps with it.
+
+        reportlab calls this before it places ``flowables[0]``; ``handle_keepWithNext`` then
+        groups the blocks that keep with the next one (a chapter's last heading) with the block
+        after them, which must be a made block, not a part still deferred.
+        """
+        i = 0
+        while i < len(flowables):
+            if isinstance(flowables[i], _Deferred):
+                self._make(flowables, i)
+            elif flowables[i].getKeepWithNext():
+                i += 1
+            else:
+                break
+
+    def _make(self, flowables: list[Flowable], i: int) -> None:
+        assert self.make is not None
+        part: _Deferred = flowables[i]
+        blocks = self.make(part.index, self.pass_no)
+        assert blocks, part.index  # a part that makes nothing is never deferred (it would end the story)
+        after = len(flowables) - i - 1
+        flowables[i : i + 1] = blocks
+        if self.progress is not None:
+            self.progress.placing_part(part.index, part.weight, after, len(blocks))
+
+    def handle_keepWithNext(self, flowables: list[Flowable]) -> None:
+        # reportlab notes how to undo the grouping before the next pass; blocks made for this
+        # pass are not laid out again, and the note would keep them to the end of the pass
+        edits = getattr(self, "_multiBuildEdits", None)
+        if edits is None or self.make is None:
+            super().handle_keepWithNext(flowables)
+            return
+        lasting = self.lasting
+
+        def note(edit: tuple[Any, ...]) -> None:
+            if id(edit[1]) in lasting:
+                edits(edit)
+
+        self._multiBuildEdits = note
+        try:
+            super().handle_keepWithNext(flowables)
+        finally:
+            self._multiBuildEdits = edits
 
     def _allSatisfied(self) -> bool:
         # a pass that drew nothing is never the last: its pages are blank
@@ -391,7 +487,8 @@ def contents_entries(story: list[Flowable], fonts: FontSet, sheet_: Sheet) -> li
     numbers and finds them unchanged. Started empty, the contents grew in the second pass and
     moved every page after it, and a third pass was needed (rust book: 3 passes of about 1/3 of
     the export each, decision 601). Were the list ever wrong, reportlab's own check (the
-    entries found equal to those drawn) still adds passes until they settle.
+    entries found equal to those drawn) still adds passes until they settle. A book's chapters
+    are deferred (:class:`_Deferred`): their headings, made ahead, stand in for their blocks.
     """
     return [
         _toc_entry(f.outline, fonts, sheet_, 0)
@@ -412,6 +509,12 @@ class _Book:
         self.chapters: dict[str, Chapter] = {}
         self.renderer = BlockRenderer(self.sheet, self.fonts, self.images, self._link, self.warnings.add)
         self.progress = _Progress()
+        self.is_book = False
+        self.parts_: list[_Part] = []
+        # the heading numbers before each deferred part, so that making it again numbers the same
+        self.numbering: dict[int, tuple[list[int], int]] = {}
+        # the book's top-level headings, made ahead of the layout for the contents' entries
+        self.headings: list[Flowable] = []
 
     # -------------------------------------------------------------- the book's parts
 
@@ -554,36 +657,81 @@ class _Book:
         self._prepare(parts)
         ahead = self.progress.chapters - len(parts)  # links that named no chapter: done already
         self.progress.parts = len(parts)
+        self.is_book, self.parts_ = is_book, parts
         for i, part in enumerate(parts):
             what = f"chapter {i + 1} of {len(parts)}: {part.rel or part.title}" if is_book else self.rel
             self.progress.step(self.progress.chapters + ahead + i, f"Preparing {what}")
-            if is_book and part.depth == 0 and i:
-                story.append(PageBreak())
-            if part.rel is None and part.title:  # a part's title: a heading of its own, unnumbered
-                self.renderer.chapter = Chapter(f"#part{i}", 0, f"c{i}", heading_keys=[f"c{i}h0"], numbered=False)
-                story.append(self.renderer.heading(_heading_element(part.title), 0, _Ctx()))
+            if not self._makes(i, part):
+                if is_book and part.depth == 0 and i:
+                    story.append(PageBreak())
                 continue
-            chapter = self.chapters.get(part.rel) if part.rel else None
-            if chapter is None or chapter.rel != part.rel or chapter.key != f"c{i}":
+            if not is_book:  # one document: its blocks are the story, made once
+                story += self._blocks(i, part)
                 continue
-            story.append(AnchorFlowable(chapter.key))
-            self.renderer.chapter = chapter
-            if part.doc is None:
-                self.warnings.add(f"Chapter {part.rel} ({part.title!r}) was replaced by a placeholder: {part.missing}.")
-                chapter.heading_keys.append(f"{chapter.key}h0")
-                fake = _heading_element(part.title or part.rel or "")
-                story.append(self.renderer.heading(fake, 0, _Ctx()))
-                story.append(self.renderer.placeholder(f"Chapter not available: {part.rel} ({part.missing})", _Ctx()))
-                continue
-            if is_book and not part.doc.headings:
-                # No heading of its own: the table of contents' title stands in, so the chapter has
-                # its entry in the contents and the outline (an empty one is not a blank page).
-                chapter.heading_keys.append(f"{chapter.key}h0")
-                story.append(self.renderer.heading(_heading_element(part.title or part.rel or ""), 0, _Ctx()))
-            env: MutableMapping[str, Any] = {}
-            story += self.renderer.document(part.doc, env, _Ctx(), top=True)
+            # A book's chapter is made when the layout reaches it; its headings are made now, for
+            # the contents' entries (601), in order, so that they number as the layout will.
+            self.numbering[i] = (list(self.renderer.counters), self.renderer.last_level)
+            self.headings += self._blocks(i, part, headings_only=True)
+            story.append(_Deferred(i, len(part.doc.text) if part.doc is not None else 1))
+        self.progress.before = [0] * len(parts)
+        done = 0
+        for f in story:
+            if isinstance(f, _Deferred):
+                self.progress.before[f.index], done = done, done + f.weight
+        self.progress.weight = max(1, done)
         info = {"title": title or _first_heading(doc) or posixpath.basename(self.rel), "author": author}
         return story, info, title_page
+
+    def _makes(self, i: int, part: _Part) -> bool:
+        """Whether part ``i`` has blocks (a link to a chapter listed before has none)."""
+        if part.rel is None:
+            return bool(part.title)
+        chapter = self.chapters.get(part.rel)
+        return chapter is not None and chapter.rel == part.rel and chapter.key == f"c{i}"
+
+    def make(self, i: int, pass_no: int) -> list[Flowable]:
+        """Part ``i``'s blocks for layout pass ``pass_no``: the same blocks in every pass, the
+        warnings of their making given in the first only."""
+        self.warnings.muted = pass_no > 1
+        counters, last = self.numbering[i]
+        self.renderer.counters[:] = counters
+        self.renderer.last_level = last
+        return self._blocks(i, self.parts_[i])
+
+    def _blocks(self, i: int, part: _Part, headings_only: bool = False) -> list[Flowable]:
+        """Part ``i``'s blocks, or with ``headings_only`` its headings that have outline entries."""
+        out: list[Flowable] = []
+        if self.is_book and part.depth == 0 and i:
+            out.append(PageBreak())
+        if part.rel is None:  # a part's title: a heading of its own, unnumbered
+            self.renderer.chapter = Chapter(f"#part{i}", 0, f"c{i}", heading_keys=[f"c{i}h0"], numbered=False)
+            out.append(self.renderer.heading(_heading_element(part.title), 0, _Ctx()))
+            return out
+        chapter = self.chapters[part.rel]
+        out.append(AnchorFlowable(chapter.key))
+        self.renderer.chapter = chapter
+        if part.doc is None:
+            if not headings_only:
+                self.warnings.add(f"Chapter {part.rel} ({part.title!r}) was replaced by a placeholder: {part.missing}.")
+            if not chapter.heading_keys:
+                chapter.heading_keys.append(f"{chapter.key}h0")
+            fake = _heading_element(part.title or part.rel or "")
+            out.append(self.renderer.heading(fake, 0, _Ctx()))
+            if not headings_only:
+                out.append(self.renderer.placeholder(f"Chapter not available: {part.rel} ({part.missing})", _Ctx()))
+            return out
+        if self.is_book and not part.doc.headings:
+            # No heading of its own: the table of contents' title stands in, so the chapter has
+            # its entry in the contents and the outline (an empty one is not a blank page).
+            if not chapter.heading_keys:
+                chapter.heading_keys.append(f"{chapter.key}h0")
+            out.append(self.renderer.heading(_heading_element(part.title or part.rel or ""), 0, _Ctx()))
+        if headings_only:
+            out += self.renderer.headings(part.doc)
+        else:
+            env: MutableMapping[str, Any] = {}
+            out += self.renderer.document(part.doc, env, _Ctx(), top=True)
+        return out
 
     def style_cjk(self, style: Any, text: str) -> Any:
         return self.renderer.style(style, 0, None, True) if self.fonts.needs_cjk_wrap(text) else style
@@ -613,7 +761,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     contents = next((f for f in story if isinstance(f, TableOfContents)), None)
     has_contents = contents is not None
     if contents is not None:
-        contents.addEntries(contents_entries(story, book.fonts, book.sheet))
+        contents.addEntries(contents_entries(story + book.headings, book.fonts, book.sheet))
     # pass 1 places the pages, pass 2 prints the contents' page numbers and finds them settled
     book.progress.passes = 2 if has_contents else 1
 
@@ -632,12 +780,16 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     )
     template.progress = book.progress
     template.setProgressCallBack(book.progress.reportlab)
+    if any(isinstance(f, _Deferred) for f in story):
+        template.make = book.make
+        template.lasting = {id(f) for f in story}
     if has_contents:
         template.layout_first = True
         template.multiBuild(story, maxPasses=4)
     else:
         book.progress.reportlab("PASS", 1)  # build() announces no pass; multiBuild() does
         template.build(story)
+    book.warnings.muted = False
     book.progress.step(book.progress.total, f"Laid out {book.progress.page} pages", final=True)
     if book.fonts.missing:
         chars = "".join(sorted(book.fonts.missing)[:40])

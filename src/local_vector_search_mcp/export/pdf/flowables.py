@@ -276,6 +276,12 @@ class BlockRenderer:
             out += self._gap(tail, env, ctx)
         return out
 
+    def headings(self, doc: Document) -> list[Flowable]:
+        """The headings :meth:`document` makes of a chapter (``top``), and only them, numbered
+        the same: a book's contents are known before its chapters are laid out."""
+        found = (e for e in doc.elements if e.kind is ElementKind.HEADING)
+        return [self.heading(element, index, _Ctx()) for index, element in enumerate(found)]
+
     def _gaps(self, doc: Document, env: MutableMapping[str, Any]) -> dict[int, str]:
         """Text not covered by any top-level element, keyed by where it ends.
 
