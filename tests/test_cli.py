@@ -209,6 +209,19 @@ def test_a_call_that_edits_embeds_its_own_chunks_before_it_exits(kb: Path) -> No
     assert json.loads(run(*model, "--status", cwd=kb).stdout)["vectors"]["pendingChunks"] == 1
 
 
+def test_call_kb_reindex_waits_for_the_run_it_started(kb: Path) -> None:
+    """Decision 642: `call kb_reindex` answered "started" and exited, which cancelled the run:
+    nothing was indexed. It now waits for the run and says how it ended."""
+    for i in range(40):
+        (kb / "docs" / f"n{i}.md").write_text(f"# Note {i}\n\nplatypus number {i}\n")
+    done = run("--embedding-provider", "none", "call", "kb_reindex", cwd=kb)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["started"] is True
+    assert "the reindex finished: 41 file(s) indexed" in done.stderr
+    status = json.loads(run("--embedding-provider", "none", "--status", cwd=kb).stdout)
+    assert status["project"]["documents"] == 41
+
+
 def test_search_globs_are_options(kb: Path) -> None:
     (kb / "docs" / "b.md").write_text("# B\n\nText about kittens.\n")
     (kb / "other.md").write_text("# Other\n\nMore text about kittens.\n")
