@@ -679,14 +679,16 @@ class PostgresStore:
     def _doc_key(self, path: str) -> str:
         return f"local-vector-search-mcp:{self._schema}:doc:{path}"
 
-    def pending_vectors(self, limit: int) -> list[PendingChunk]:
+    def pending_vectors(self, limit: int, paths: Collection[str] | None = None) -> list[PendingChunk]:
         source = self._pending_source()
         if source is None:
             return []
+        where, params = ("", ()) if paths is None else (" where d.path = any(%s)", (sorted(paths),))
         rows = self._rows(
             f"select c.id, d.path, c.text, c.heading_path, c.embedding_text_hash from {source} p"
-            " join chunks c on c.id = p.chunk_id join documents d on d.id = c.doc_id order by p.chunk_id limit %s",
-            (limit,),
+            f" join chunks c on c.id = p.chunk_id join documents d on d.id = c.doc_id{where}"
+            " order by p.chunk_id limit %s",
+            (*params, limit),
         )
         return [PendingChunk(*r) for r in rows]
 

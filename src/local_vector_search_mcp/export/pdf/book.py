@@ -68,6 +68,9 @@ class _Part:
     doc: Document | None = None
     numbered: bool = True  # headings get numbers in the styles that number them
     missing: str | None = None  # why the chapter could not be read
+    # a deferred chapter's bytes: parsed again when it is made, its ``doc`` dropped once its
+    # headings are made (a parsed chapter takes about 10 times its Markdown's size)
+    raw: bytes | None = None
 
 
 class _Progress:
@@ -564,7 +567,7 @@ class _Book:
             except KbError:
                 parts.append(_Part(title, depth, rel, numbered=numbered, missing="it is not valid UTF-8"))
                 continue
-            parts.append(_Part(title, depth, rel, chapter, numbered=numbered))
+            parts.append(_Part(title, depth, rel, chapter, numbered=numbered, raw=raw))
         return parts
 
     def _prepare(self, parts: list[_Part]) -> None:
@@ -673,6 +676,8 @@ class _Book:
             self.numbering[i] = (list(self.renderer.counters), self.renderer.last_level)
             self.headings += self._blocks(i, part, headings_only=True)
             story.append(_Deferred(i, len(part.doc.text) if part.doc is not None else 1))
+            if part.raw is not None:
+                part.doc = None  # parsed again when it is made
         self.progress.before = [0] * len(parts)
         done = 0
         for f in story:
@@ -710,7 +715,10 @@ class _Book:
         chapter = self.chapters[part.rel]
         out.append(AnchorFlowable(chapter.key))
         self.renderer.chapter = chapter
-        if part.doc is None:
+        doc = part.doc
+        if doc is None and part.raw is not None:
+            doc = without_inline_data(parse_document(part.raw))  # as parts() read it
+        if doc is None:
             if not headings_only:
                 self.warnings.add(f"Chapter {part.rel} ({part.title!r}) was replaced by a placeholder: {part.missing}.")
             if not chapter.heading_keys:
@@ -720,17 +728,17 @@ class _Book:
             if not headings_only:
                 out.append(self.renderer.placeholder(f"Chapter not available: {part.rel} ({part.missing})", _Ctx()))
             return out
-        if self.is_book and not part.doc.headings:
+        if self.is_book and not doc.headings:
             # No heading of its own: the table of contents' title stands in, so the chapter has
             # its entry in the contents and the outline (an empty one is not a blank page).
             if not chapter.heading_keys:
                 chapter.heading_keys.append(f"{chapter.key}h0")
             out.append(self.renderer.heading(_heading_element(part.title or part.rel or ""), 0, _Ctx()))
         if headings_only:
-            out += self.renderer.headings(part.doc)
+            out += self.renderer.headings(doc)
         else:
             env: MutableMapping[str, Any] = {}
-            out += self.renderer.document(part.doc, env, _Ctx(), top=True)
+            out += self.renderer.document(doc, env, _Ctx(), top=True)
         return out
 
     def style_cjk(self, style: Any, text: str) -> Any:
@@ -762,6 +770,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     has_contents = contents is not None
     if contents is not None:
         contents.addEntries(contents_entries(story + book.headings, book.fonts, book.sheet))
+    book.headings = []  # not held through the layout
     # pass 1 places the pages, pass 2 prints the contents' page numbers and finds them settled
     book.progress.passes = 2 if has_contents else 1
 
