@@ -91,7 +91,7 @@ def child(engine: str, corpus: str, root: Path, url: str, postmaster: int, profi
     if engine == "postgresql":
         schema = "s_" + uuid.uuid4().hex[:12]
         overrides = {"storage__backend": "postgresql", "storage__url": url, "storage__schema": schema}
-    svc = bench_service(root, work / "index.db", **overrides)
+    svc = bench_service(root, work / "index.db", knowledge_base__allow_writes=True, **overrides)
     pg = (lambda: server_cpu(postmaster)) if engine == "postgresql" else (lambda: 0.0)
     profiler = None
     if profile and engine == "postgresql":
@@ -122,6 +122,7 @@ def child(engine: str, corpus: str, root: Path, url: str, postmaster: int, profi
         noop_server.append(pg() - s0)
         assert again["indexedFiles"] == 0, again
     files = sorted(root.rglob("*.md"))
+    refresh = _timed_refresh(svc.store)
     edit, edit_server = [], []
     for i in range(REPEATS):
         target = files[(i + 1) * len(files) // (REPEATS + 2)]
@@ -132,8 +133,24 @@ def child(engine: str, corpus: str, root: Path, url: str, postmaster: int, profi
         edit.append(time.perf_counter() - t0)
         edit_server.append(pg() - s0)
         assert changed["indexedFiles"] == 1, changed
+    edit_refresh = list(refresh)
+    refresh.clear()
+    from local_vector_search_mcp.dispatch import invoke
+
+    patch = []
+    for i in range(REPEATS):  # kb_patch: the edit and its sync (the refresh included), as an agent waits for it
+        target = files[(i + 1) * len(files) // (REPEATS + 2) + 1].relative_to(root).as_posix()
+        operation = {"kind": "insert_after", "pointer": "document", "markdown": f"A patch with benchpatch{i}."}
+        t0 = time.perf_counter()
+        invoke(svc.ws, "kb_patch", {"request": {"path": target, "operations": [operation]}})
+        patch.append(time.perf_counter() - t0)
     out["noop"] = {"median_s": statistics.median(noop), "server_cpu_s": statistics.median(noop_server)}
-    out["edit"] = {"median_s": statistics.median(edit), "server_cpu_s": statistics.median(edit_server)}
+    out["edit"] = {
+        "median_s": statistics.median(edit),
+        "server_cpu_s": statistics.median(edit_server),
+        "refresh_s": statistics.median(edit_refresh),
+    }
+    out["patch"] = {"median_s": statistics.median(patch), "refresh_s": statistics.median(refresh) if refresh else 0.0}
     if engine == "postgresql":  # what autovacuum does within a minute of the writes above
         svc.store._rows("vacuum (analyze) chunks, documents, term_stats")
     queries = evalkit.load_queries(corpus)
@@ -173,6 +190,21 @@ def child(engine: str, corpus: str, root: Path, url: str, postmaster: int, profi
     svc.store.close()
     shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def _timed_refresh(store: Any) -> list[float]:
+    """The seconds of each ``refresh_term_stats`` call from now on (the term-count snapshot's share
+    of an edit, decisions 570 and 610)."""
+    seconds: list[float] = []
+    inner = store.refresh_term_stats
+
+    def timed() -> None:
+        t0 = time.perf_counter()
+        inner()
+        seconds.append(time.perf_counter() - t0)
+
+    store.refresh_term_stats = timed
+    return seconds
 
 
 # parent --------------------------------------------------------------------------
@@ -226,6 +258,7 @@ def print_set(corpus: str, entry: dict[str, Any]) -> None:
     print(f"== {corpus}: {sq['cold']['files']} files, {sq['cold']['chunks']} chunks")
     print(
         f"{'engine':<11} {'cold wall':>9} {'CPU':>6} {'PG CPU':>7} {'no-op':>8} {'edit':>8} {'edit PG':>8}"
+        f" {'refresh':>8} {'kb_patch':>8}"
         f" {'lexical p50/p95':>16} {'CPU/q':>6} {'PG/q':>6} {'nDCG file/sect':>15} {'load':>9}"
     )
     for engine in ENGINES:
@@ -235,6 +268,7 @@ def print_set(corpus: str, entry: dict[str, Any]) -> None:
             f"{engine:<11} {c['wall_s']:>7.1f} s {c['cpu_s']:>6.1f} {c['server_cpu_s']:>7.1f}"
             f" {e['noop']['median_s'] * 1000:>6.0f}ms {e['edit']['median_s'] * 1000:>6.0f}ms"
             f" {e['edit']['server_cpu_s'] * 1000:>6.0f}ms"
+            f" {e['edit']['refresh_s'] * 1000:>6.0f}ms {e['patch']['median_s'] * 1000:>6.0f}ms"
             f" {lx['p50_ms']:>7.1f}/{lx['p95_ms']:>6.1f}ms {lx['cpu_ms_per_query']:>6.1f}"
             f" {lx['server_cpu_ms_per_query']:>6.1f} {lx['ndcg_file']:>7.3f}/{lx['ndcg_section']:.3f}"
             f" {e['load']:>4.1f}-{e['load_after']:.1f}"

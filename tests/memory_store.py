@@ -181,12 +181,16 @@ class MemoryStore:
             self._meta[doc.path] = meta or DocumentMeta()
             return len(chunks)
 
-    def pending_vectors(self, limit: int) -> list[PendingChunk]:
+    def pending_vectors(self, limit: int, paths: Collection[str] | None = None) -> list[PendingChunk]:
         with self._lock:
-            paths = self._paths_by_doc()
-            todo = [c for c in sorted(self._chunks.values(), key=lambda c: c.id) if c.pending][:limit]
+            by_doc = self._paths_by_doc()
+            todo = [
+                c
+                for c in sorted(self._chunks.values(), key=lambda c: c.id)
+                if c.pending and (paths is None or by_doc[c.doc_id] in paths)
+            ][:limit]
             return [
-                PendingChunk(c.id, paths[c.doc_id], c.record.text, c.record.heading_path, c.record.embedding_text_hash)
+                PendingChunk(c.id, by_doc[c.doc_id], c.record.text, c.record.heading_path, c.record.embedding_text_hash)
                 for c in todo
             ]
 

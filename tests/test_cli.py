@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from embedding_endpoint import endpoint_server
 
 
 def run(
@@ -173,6 +174,52 @@ def test_an_index_built_with_the_bundled_model_serves_a_run_without_embeddings(k
     assert run("--reindex", cwd=kb).returncode == 0  # the model's run embeds the one that waits
     vectors = json.loads(run("--status", cwd=kb).stdout)["vectors"]
     assert (vectors["embeddedChunks"], vectors["pendingChunks"]) == (2, 0)
+    # a call with the model that edits embeds its own chunk before it exits (decision 640)
+    create = {"path": "docs/bats.md", "markdown": "# Bats\n\nBats fly out of the cave at dusk.\n"}
+    made = run("--allow-writes", "call", "kb_create", "--json", json.dumps(create), cwd=kb)
+    assert made.returncode == 0, made.stderr
+    found = run("call", "kb_search", "--query", "bats leaving a cave in the evening", "--mode", "semantic", cwd=kb)
+    answer = json.loads(found.stdout)
+    assert answer["results"][0]["path"] == "docs/bats.md" and not answer.get("warning"), found.stdout
+
+
+def test_a_call_that_edits_embeds_its_own_chunks_before_it_exits(kb: Path) -> None:
+    """Decision 640: `call kb_create` with a model stored the new chunks without vectors and exited
+    (no background pass outlives a call, 631), so the next call's semantic search missed the note
+    until a server ran or --reindex. The call now embeds them; an endpoint that is down leaves the
+    note written and indexed, its chunk waiting, and says so."""
+    with endpoint_server(dims=16) as endpoint:
+        model = ("--embedding-provider", "openai-compatible", "--embedding-endpoint", endpoint.url)
+        model += ("--embedding-model", "m")
+        assert run(*model, "--reindex", cwd=kb).returncode == 0
+        create = {"path": "docs/owls.md", "markdown": "# Owls\n\nOwls hoot in the old barn.\n"}
+        made = run(*model, "--allow-writes", "call", "kb_create", "--json", json.dumps(create), cwd=kb)
+        assert made.returncode == 0 and "wait for vectors" not in made.stderr, made.stderr
+        found = run(*model, "call", "kb_search", "--query", "owls hoot in the old barn", "--mode", "semantic", cwd=kb)
+        answer = json.loads(found.stdout)
+        assert answer["results"][0]["path"] == "docs/owls.md" and not answer.get("warning"), found.stdout
+        assert json.loads(run(*model, "--status", cwd=kb).stdout)["vectors"]["pendingChunks"] == 0
+    create = {"path": "docs/bats.md", "markdown": "# Bats\n\nBats fly at dusk.\n"}
+    made = run(*model, "--allow-writes", "call", "kb_create", "--json", json.dumps(create), cwd=kb)
+    assert made.returncode == 0, made.stderr  # the edit succeeded: the provider being down is a warning
+    assert json.loads(made.stdout)["path"] == "docs/bats.md" and (kb / "docs" / "bats.md").is_file()
+    assert "1 of its chunk(s) could not be embedded" in made.stderr and "--reindex at once" in made.stderr
+    lexical = run(*model, "call", "kb_search", "--query", "bats dusk", "--mode", "lexical", cwd=kb)
+    assert json.loads(lexical.stdout)["results"][0]["path"] == "docs/bats.md"
+    assert json.loads(run(*model, "--status", cwd=kb).stdout)["vectors"]["pendingChunks"] == 1
+
+
+def test_call_kb_reindex_waits_for_the_run_it_started(kb: Path) -> None:
+    """Decision 642: `call kb_reindex` answered "started" and exited, which cancelled the run:
+    nothing was indexed. It now waits for the run and says how it ended."""
+    for i in range(40):
+        (kb / "docs" / f"n{i}.md").write_text(f"# Note {i}\n\nplatypus number {i}\n")
+    done = run("--embedding-provider", "none", "call", "kb_reindex", cwd=kb)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["started"] is True
+    assert "the reindex finished: 41 file(s) indexed" in done.stderr
+    status = json.loads(run("--embedding-provider", "none", "--status", cwd=kb).stdout)
+    assert status["project"]["documents"] == 41
 
 
 def test_search_globs_are_options(kb: Path) -> None:

@@ -249,15 +249,39 @@ def _call(ws: Workspace, rest: list[str]) -> int:
         print_content(result)
     else:
         print(json.dumps(result, ensure_ascii=False, indent=2))
+    if not _finish_reindex(ws):
+        return EXIT_ERROR
     _finish_index_sync(ws)
     return 0
+
+
+def _finish_reindex(ws: Workspace) -> bool:
+    """`call kb_reindex` answers as the tool does (the run started) while the run goes on in a
+    thread the exit would cancel: wait for it and say how it ended (decision 642). False when it
+    failed."""
+    if not ws.indexing_started or (ws.activity.current is None and ws.activity.last is None):
+        return True  # no run started (only a background run sets `last`)
+    ws.indexing.wait_reindex()
+    last = ws.activity.last
+    if last is None or last.outcome == "succeeded":
+        done = last.result if last is not None else None
+        if done is not None:
+            told = f"{done.indexed_files} file(s) indexed, {done.deleted_files} removed"
+            if done.unreadable_files:
+                told += f", {done.unreadable_files} could not be read (--status names them)"
+            warning = f" {done.warning}" if done.warning else ""
+            print(f"local-vector-search-mcp: the reindex finished: {told}.{warning}", file=sys.stderr)
+        return True
+    print(f"local-vector-search-mcp: the reindex {last.outcome}: {last.error or 'interrupted'}", file=sys.stderr)
+    return False
 
 
 SYNC_WAIT_SECONDS = 60.0
 
 
 def _finish_index_sync(ws: Workspace) -> None:
-    """Let the re-indexing a mutation queued finish before the process exits (bounded).
+    """Let the re-indexing a mutation queued finish before the process exits (bounded), then
+    embed the chunks it left pending.
 
     The sync queue runs in a daemon thread; exiting at once would drop it and leave
     the index behind the files until the next reindex (issue 10).
@@ -272,6 +296,10 @@ def _finish_index_sync(ws: Workspace) -> None:
             f"{len(pending)} path(s) are not re-indexed yet; run --reindex to catch up.",
             file=sys.stderr,
         )
+    # no background pass outlives the call: it embeds its own edit's chunks now (decision 640)
+    told = ws.indexing.embed_written()
+    if told:
+        print(f"local-vector-search-mcp: {told}", file=sys.stderr)
 
 
 def print_content(result: ContentResult) -> None:

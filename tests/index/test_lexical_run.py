@@ -123,3 +123,37 @@ def test_another_difference_still_refuses_it_and_names_the_embedding_setting_too
     message = refused.value.message
     assert "chunking_max_elements" in message and "index_mode: indexed 'vector-enabled'" in message
     assert "). Rebuild it with kb_reindex force=true" in message  # running with the model would not help
+
+
+def test_search_knowledge_names_the_model_the_index_was_built_with(runs: Any) -> None:
+    """search_knowledge in a run without embeddings said only "Embeddings are off": like kb_search's
+    refusal (630), it now names the model the index was built with."""
+    _built(runs)
+    lexical = runs(None, server__toolsets=["kb", "chunks"])
+    with pytest.raises(IndexNotReady, match=rf"built with '{MODEL}': run with the provider it was built with"):
+        invoke(lexical.ws, "search_knowledge", {"query": "pip"})
+
+
+def test_a_one_shot_edit_with_the_model_embeds_its_own_chunks_and_only_names_the_others(runs: Any, kb: Path) -> None:
+    """Decision 640: a CLI call (one-shot) with the model embeds, before it exits, the chunks its own
+    edit left pending, and no others: a chunk a run without embeddings left waits and is named."""
+    _built(runs)
+    lexical = runs(None)
+    (kb / "away.md").write_text("# Away\n\nWritten while the model was away.\n", encoding="utf-8")
+    assert lexical.indexer.reconcile("away.md") == "indexed"
+    lexical.shutdown()
+
+    embedder = HashEmbedder()
+    model = runs(embedder, knowledge_base__allow_writes=True)
+    model.ws.activity.one_shot = True  # as `call` marks it
+    owls = {"path": "owls.md", "markdown": "# Owls\n\nOwls hoot in the old barn.\n"}
+    invoke(model.ws, "kb_create", {"request": owls})
+    assert model.ws.indexing.sync.wait_idle(30)
+    assert model.store.pending_vector_count() == 2  # no background pass in a one-shot process (631)
+    told = model.ws.indexing.embed_written()
+    assert told is not None and "1 chunk(s) of other documents, not written by this command" in told
+    assert embedder.calls == 1  # the new note's chunk, not the one waiting from before
+    assert [p.path for p in model.store.pending_vectors(10)] == ["away.md"]
+    found = model.search("owls hoot in the old barn", mode="semantic")
+    assert found["results"][0]["path"] == "owls.md"
+    assert model.ws.indexing.embed_written() is None  # once: nothing written since

@@ -40,7 +40,7 @@ import logging
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -528,8 +528,10 @@ class Indexer:
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        paths: Collection[str] | None = None,
     ) -> EmbedResult:
-        """Embed every pending chunk, one provider batch and one transaction at a time.
+        """Embed every pending chunk (of the documents at ``paths`` only, when given), one
+        provider batch and one transaction at a time.
 
         Stops at the first provider failure (the chunks stay pending, their
         path is reported); files indexed meanwhile are picked up too.
@@ -558,7 +560,7 @@ class Indexer:
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
-            todo = self.store.pending_vectors(batch)
+            todo = self.store.pending_vectors(batch, paths)
             if not todo or refused_here.issuperset(p.chunk_id for p in todo):
                 break  # done (or the store could not set refused chunks aside: never loop on them)
             if progress is not None:

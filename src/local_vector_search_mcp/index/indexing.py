@@ -63,6 +63,12 @@ CATCH_UP_SYNC_LIMIT = 200
 RETRY_MAX_SECONDS = 300.0
 MAX_LISTED_REFUSED = 20  # kb_status.vectors.refused names the first ones; refusedChunks counts them all
 REBUILD_POLL_SECONDS = 0.1  # a targeted sync arriving during a forced rebuild looks this often whether it ended
+# what a CLI call counts of its own chunks still waiting for vectors, at most (decision 640)
+ONE_SHOT_COUNT_LIMIT = 1_000_000
+ONE_SHOT_WAIT = (
+    "they wait for vectors and are found by lexical search meanwhile: a server with the model embeds "
+    "them in the background, --reindex at once."
+)
 BACKGROUND_WORKER_NICE = 10  # parse workers of kb_reindex (the CLI's run at normal priority)
 
 
@@ -162,6 +168,9 @@ class IndexingService:
         self._retry_delay = RETRY_FIRST_SECONDS
         self._retry_timer: threading.Timer | None = None
         self._catch_up_thread: threading.Thread | None = None
+        # a one-shot process's re-indexed paths, whose chunks it embeds before it exits (decision 640)
+        self._written: set[str] = set()
+        self._written_lock = threading.Lock()
 
     # components --------------------------------------------------------------
     def embedder(self) -> Embedder | None:
@@ -243,6 +252,51 @@ class IndexingService:
         self._retry_timer = None
         if not self._cancel.is_set():
             self.kick_vectors(retry=True)
+
+    def embed_written(self) -> str | None:
+        """Embed the chunks this one-shot process's re-indexing left pending, before it exits
+        (decision 640): no background pass outlives a CLI call, and the next call's semantic
+        search must find the edit. Bounded to the paths this process re-indexed; chunks of other
+        documents waiting for vectors are named, not embedded. Returns what the user should be
+        told, or ``None``; never raises: the edit stands whatever the provider does."""
+        with self._written_lock:
+            paths, self._written = frozenset(self._written), set()
+        if not paths or self.embedder() is None:  # a read-only call loads no model
+            return None
+        try:
+            if not self.store.pending_vector_count():
+                return None
+            with self.activity.embedding, self.store.exclusive_pass("embedding", wait=False) as held:
+                # another server's pass (PostgreSQL) embeds every pending chunk, these among them
+                result = self.indexer.embed_pending(paths=paths) if held else None
+            mine = len(self.store.pending_vectors(ONE_SHOT_COUNT_LIMIT, paths))
+            others = max(0, self.store.pending_vector_count() - mine)
+        except Exception as exc:  # the index or the provider failed: the edit is written and indexed
+            log.warning("embedding the edited chunks failed", exc_info=True)
+            return (
+                "The edit is saved and indexed lexically, but its chunks could not be embedded "
+                f"({self._in_product_words(str(exc)) or type(exc).__name__}); {ONE_SHOT_WAIT}"
+            )
+        told: list[str] = []
+        if result is None:
+            told.append(
+                f"{mine} chunk(s) this command wrote wait for vectors: another server is embedding the "
+                "index's pending chunks, these among them."
+            )
+        elif mine:
+            why = result.error or result.first_refused or "the provider did not embed them"
+            told.append(
+                f"The edit is saved and indexed lexically, but {mine} of its chunk(s) could not be embedded "
+                f"({self._in_product_words(why).rstrip('.')}); {ONE_SHOT_WAIT}"
+            )
+        elif result.refused and result.warning:
+            told.append(result.warning)
+        if others:
+            told.append(
+                f"{others} chunk(s) of other documents, not written by this command, wait for vectors too: "
+                "a server with the model embeds them in the background, --reindex at once."
+            )
+        return " ".join(told) or None
 
     def wait_vectors(self, timeout: float | None = None) -> None:
         thread = self._vector_thread
@@ -380,7 +434,10 @@ class IndexingService:
             if self._cancel.wait(REBUILD_POLL_SECONDS):
                 raise IndexNotReady("forced rebuild in progress")
         self.indexer.reconcile(path)
-        if self.store.pending_vector_count():
+        if self.activity.one_shot:
+            with self._written_lock:
+                self._written.add(path)
+        elif self.store.pending_vector_count():
             self.kick_vectors()
 
     def start_catch_up(self) -> None:

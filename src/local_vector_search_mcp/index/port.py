@@ -333,8 +333,9 @@ class IndexStore(Protocol):
         """Atomically replace one document's rows (chunks, links, metadata); returns the chunk count."""
         ...
 
-    def pending_vectors(self, limit: int) -> list[PendingChunk]:
-        """Up to ``limit`` chunks without a vector yet, in id order."""
+    def pending_vectors(self, limit: int, paths: Collection[str] | None = None) -> list[PendingChunk]:
+        """Up to ``limit`` chunks without a vector yet, in id order (of the documents at ``paths``
+        only, when given)."""
         ...
 
     def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
@@ -97,6 +97,22 @@ STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other se
 # chunks changed since the last analyze before a reindex analyzes again: autovacuum's defaults
 # (autovacuum_analyze_threshold, autovacuum_analyze_scale_factor)
 ANALYZE_BASE, ANALYZE_SHARE = 50, 0.1
+
+# The term counts (``term_stats``: every lexeme's chunk count; searches read those above
+# ``COMMON_TERM_MIN_CHUNKS``) are kept by every write while ``lexical_meta`` holds this key: each
+# document's transaction moves the counts of its lexemes, so the table is at every commit what a
+# full refresh would make (decision 610). A write that does not keep it deletes the key (an
+# import), and the next refresh rebuilds the table in full and sets the key again.
+_TERMS_KEPT = b"exists (select 1 from lexical_meta where key = 'term_stats' and value = 'every lexeme')"
+# a document's lexemes and in how many of its chunks each is
+_DOCUMENT_LEXEMES = (
+    b"select u.lexeme, count(*) as n from chunks c, unnest(tsvector_to_array(c.tsv)) u(lexeme)"
+    b" where c.doc_id = (select id from documents where path = %(path)s) group by u.lexeme"
+)
+# the writers of the snapshot take turns from their first count to their commit (a count of a
+# lexeme then sees every committed write already counted, and none half-way); a table lock, not
+# row locks, so nothing is taken in a different order by two of them
+_TERMS_LOCK = b"lock table term_stats in share row exclusive mode"
 # the pending chunk ids by their definition (decision 150), where the pending table cannot be added
 _PENDING_SCAN = (
     "(select c.id as chunk_id from chunks c where not exists (select 1 from vectors v where v.chunk_id = c.id))"
@@ -507,6 +523,8 @@ class PostgresStore:
         links: Sequence[LinkRecord] = (),
         meta: DocumentMeta | None = None,
     ) -> int:
+        if self.exists():
+            self._ensure_lengths()  # lexical_meta, which says whether the snapshot is kept
         n = self._replace(doc, chunks, links, meta, exact=False)
         self._recentre()
         return n
@@ -518,8 +536,11 @@ class PostgresStore:
         links: Sequence[LinkRecord],
         meta: DocumentMeta | None,
         exact: bool,
+        terms: Literal["keep", "none"] = "keep",
     ) -> int:
-        """``exact``: store vectors as given (an imported index), else normalised."""
+        """``exact``: store vectors as given (an imported index), else normalised. ``terms``: keep
+        the term-count snapshot (decision 610), or not (the caller stops keeping it at the end of
+        its transaction)."""
         # everything is computed before the transaction: a bad record leaves the old revision in place
         rows = [
             (
@@ -553,6 +574,10 @@ class PostgresStore:
             # two servers replacing one document: the second waits here, then its delete (a new
             # statement, a new snapshot) sees the first one's row instead of colliding with it
             conn.execute(b"select pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._doc_key(doc.path),))
+            old: psycopg.Cursor[Any] | None = None
+            if terms == "keep":
+                conn.execute(_TERMS_LOCK)
+                old = conn.execute(_DOCUMENT_LEXEMES, {"path": doc.path})  # read once the pipeline is sent
             conn.execute(b"delete from documents where path = %s", (doc.path,))
             conn.execute(
                 b"insert into documents (path, source_hash, size, mtime_ns, indexed_at_utc, properties)"
@@ -611,19 +636,59 @@ class PostgresStore:
                             tag_prefixes(meta.tags),
                         ),
                     )
+            if old is not None:
+                self._count_change(conn, doc.path, old.fetchall())
         return len(chunks)
+
+    def _count_removed(self, conn: psycopg.Connection[Any], path: str) -> None:
+        """Delete the document at ``path`` (its chunks by the cascade, after the statement) and take
+        its chunks' lexemes off the counts: the statement still sees the chunks it deletes, so these
+        are exactly the rows gone, whoever wrote them. A count that falls to 0 stays (a lexeme
+        written again soon needs no insert; a rebuild drops it). Under :data:`_TERMS_LOCK`."""
+        conn.execute(
+            b"with gone as (delete from documents where path = %(path)s returning id),"
+            b" old as (select u.lexeme, count(*) as n from chunks c join gone on c.doc_id = gone.id,"
+            b" unnest(tsvector_to_array(c.tsv)) u(lexeme) group by u.lexeme)"
+            b" update term_stats t set ndoc = t.ndoc - old.n from old where t.lexeme = old.lexeme and " + _TERMS_KEPT,
+            {"path": path},
+        )
+
+    def _count_change(self, conn: psycopg.Connection[Any], path: str, old: list[tuple[Any, ...]]) -> None:
+        """Move the counts by the new chunks' lexemes less the old ones' (``old``: the old chunks'
+        lexemes and chunk counts), only where they differ: an edit of a line moves a few counts,
+        not one per lexeme of the document (two writes of each row, 50 us apiece). A lexeme
+        without a row had no chunk (the table holds every lexeme's). Under :data:`_TERMS_LOCK`."""
+        conn.execute(
+            b"with new as (" + _DOCUMENT_LEXEMES + b"),"
+            b" change as (select lexeme, sum(n) as n from (select lexeme, n from new union all select o.lexeme, -o.n"
+            b" from unnest(cast(%(lexemes)s as text[]), cast(%(counts)s as integer[])) o(lexeme, n)) x"
+            b" group by lexeme having sum(n) <> 0)"
+            b" insert into term_stats (lexeme, ndoc) select lexeme, n from change where "
+            + _TERMS_KEPT
+            + b" on conflict (lexeme) do update set ndoc = term_stats.ndoc + excluded.ndoc",
+            {"path": path, "lexemes": [r[0] for r in old], "counts": [int(r[1]) for r in old]},
+        )
+
+    @staticmethod
+    def _drop_term_counts(conn: psycopg.Connection[Any]) -> None:
+        """The snapshot is no longer kept: the next :meth:`refresh_term_stats` rebuilds it. Under
+        the lock, so a refresh in progress never marks as kept a table that misses this write."""
+        conn.execute(_TERMS_LOCK)
+        conn.execute(b"delete from lexical_meta where key = 'term_stats'")
 
     def _doc_key(self, path: str) -> str:
         return f"local-vector-search-mcp:{self._schema}:doc:{path}"
 
-    def pending_vectors(self, limit: int) -> list[PendingChunk]:
+    def pending_vectors(self, limit: int, paths: Collection[str] | None = None) -> list[PendingChunk]:
         source = self._pending_source()
         if source is None:
             return []
+        where, params = ("", ()) if paths is None else (" where d.path = any(%s)", (sorted(paths),))
         rows = self._rows(
             f"select c.id, d.path, c.text, c.heading_path, c.embedding_text_hash from {source} p"
-            " join chunks c on c.id = p.chunk_id join documents d on d.id = c.doc_id order by p.chunk_id limit %s",
-            (limit,),
+            f" join chunks c on c.id = p.chunk_id join documents d on d.id = c.doc_id{where}"
+            " order by p.chunk_id limit %s",
+            (*params, limit),
         )
         return [PendingChunk(*r) for r in rows]
 
@@ -737,9 +802,15 @@ class PostgresStore:
         if not self.exists():
             return False
         self._stats_cache = None
-        with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
-            cur.execute(b"delete from documents where path = %s", (path,))
-            return cur.rowcount > 0
+        self._ensure_lengths()
+        conn = self._conn()
+        with self._lock, conn.transaction():
+            # as a replacement of the path does: one writer of it at a time, then the snapshot's turn
+            conn.execute(b"select pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._doc_key(path),))
+            conn.execute(_TERMS_LOCK)
+            (before,) = conn.execute(b"select count(*) from documents where path = %s", (path,)).fetchone() or (0,)
+            self._count_removed(conn, path)
+            return bool(before)
 
     def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
         if not self.has_vectors():
@@ -804,8 +875,13 @@ class PostgresStore:
         ]
 
     def import_documents(self, dumps: Sequence[DocumentDump]) -> int:
+        if self.exists():
+            self._ensure_lengths()
         with self._lock, self._conn().transaction():
-            n = sum(self._replace(d.document, d.chunks, d.links, d.meta, exact=True) for d in dumps)
+            n = sum(self._replace(d.document, d.chunks, d.links, d.meta, exact=True, terms="none") for d in dumps)
+            # many documents in one transaction: the snapshot's lock last (after every document's
+            # own), and a full refresh after the copy (``copy.py``) instead of counts per document
+            self._drop_term_counts(self._conn())
         self._recentre()
         return n
 
@@ -1065,18 +1141,20 @@ class PostgresStore:
 
     def _token_frequencies(self, tokens: Sequence[str]) -> _TokenCounts:
         """How many chunks hold each token (absent: none), as the SQLite adapter counts them for its
-        row budgets: common tokens from the ``term_stats`` snapshot (refreshed after each full
-        reindex, :meth:`refresh_term_stats`), the others counted now (GIN; they are rare)."""
+        row budgets: common tokens (in more than ``COMMON_TERM_MIN_CHUNKS`` chunks) from
+        ``term_stats`` (kept by every write, decision 610), the others counted now (GIN; they are
+        rare), as SQLite reads its snapshot."""
         if not tokens:
             return _TokenCounts({}, {})
         # one round trip: a token's snapshot count, else (the subquery runs only then) its count now
-        snapshot = "(select ndoc from term_stats where lexeme = %(l{0})s)"
+        snapshot = "(select ndoc from term_stats where lexeme = %(l{0})s and ndoc > %(common)s)"
         now = "(select count(*) from chunks where tsv @@ (select cast(%(t{0})s as tsquery)))"
         columns = ", ".join(
             f"{snapshot.format(i)}, case when {snapshot.format(i)} is null then {now.format(i)} end"
             for i in range(len(tokens))
         )
-        params = {f"l{i}": t for i, t in enumerate(tokens)} | {f"t{i}": _lexeme(t) for i, t in enumerate(tokens)}
+        params: dict[str, Any] = {f"l{i}": t for i, t in enumerate(tokens)}
+        params |= {f"t{i}": _lexeme(t) for i, t in enumerate(tokens)} | {"common": COMMON_TERM_MIN_CHUNKS}
         (row,) = self._rows(f"select {columns}", params)
         found: dict[str, int] = {}
         live: dict[str, int] = {}
@@ -1191,21 +1269,32 @@ class PostgresStore:
         return self._hits_by_id(sorted(first.values())[:limit])
 
     def refresh_term_stats(self) -> None:
-        """Planner statistics, and the chunk counts of the common tokens (``term_stats``: those in
-        more than ``COMMON_TERM_MIN_CHUNKS`` chunks, as the SQLite adapter keeps; ``ts_stat``
-        reads every tsvector once: 0.2 s for 17,861 chunks, 0.7 s for 100k)."""
+        """Planner statistics, and the chunk count of every lexeme (``term_stats``; searches read
+        those in more than ``COMMON_TERM_MIN_CHUNKS`` chunks, as the SQLite adapter snapshots).
+        Each write keeps the counts while ``lexical_meta`` says they are kept (decision 610), so
+        this rebuilds them only where writes did not (a new index, an import, an index of an
+        earlier release): ``ts_stat`` reads every tsvector once, 0.7 s for 17,861 chunks."""
         if not self.exists():
             return
         if self._analyze_due():
             self._rows("analyze chunks")
-        with self._lock, self._conn().transaction():
-            conn = self._conn()
+        conn = self._conn()
+        with self._lock, conn.transaction():
+            # on its own: its `create index if not exists` locks `chunks` against writers, who may
+            # hold the snapshot's lock (taken here next) and wait for it
             self._add_lengths(conn)
+        with self._lock, conn.transaction():
+            conn.execute(_TERMS_LOCK)  # writes in flight commit first and are counted, later ones wait
+            (kept,) = conn.execute(b"select " + _TERMS_KEPT).fetchone() or (False,)
+            if kept:
+                return
             conn.execute(b"delete from term_stats")
             conn.execute(
                 b"insert into term_stats (lexeme, ndoc) select word, ndoc from ts_stat('select tsv from chunks')"
-                b" where ndoc > %s",
-                (COMMON_TERM_MIN_CHUNKS,),
+            )
+            conn.execute(
+                b"insert into lexical_meta (key, value) values ('term_stats', 'every lexeme')"
+                b" on conflict (key) do update set value = excluded.value"
             )
 
     def _analyze_due(self) -> bool:

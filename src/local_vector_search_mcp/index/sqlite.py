@@ -1006,14 +1006,21 @@ class SqliteStore(ChunkTables):
             [(cid, doc, _bits(v, centre)) for (cid, doc, _), v in zip(rows, matrix, strict=True)],
         )
 
-    def pending_vectors(self, limit: int) -> list[PendingChunk]:
+    def pending_vectors(self, limit: int, paths: Collection[str] | None = None) -> list[PendingChunk]:
         if not self.has_vectors():
             return []
-        rows = self._conn().execute(
+        sql = (
             "SELECT c.id, d.path, c.body, c.heading_path, c.embedding_text_hash FROM chunks c "
-            "JOIN documents d ON d.id = c.document_id WHERE c.vector_pending = 1 ORDER BY c.id LIMIT ?",
-            (limit,),
+            "JOIN documents d ON d.id = c.document_id WHERE c.vector_pending = 1"
         )
+        if paths is None:
+            rows = list(self._conn().execute(sql + " ORDER BY c.id LIMIT ?", (limit,)))
+        else:
+            rows = []
+            for group in _groups(sorted(paths)):
+                where = f" AND d.path IN ({','.join('?' * len(group))}) ORDER BY c.id LIMIT ?"
+                rows += self._conn().execute(sql + where, (*group, limit))
+            rows = sorted(rows)[:limit]
         return [PendingChunk(cid, path, _unpack(body), hp, eth) for cid, path, body, hp, eth in rows]
 
     def mark_all_vectors_pending(self) -> None:

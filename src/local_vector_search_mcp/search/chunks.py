@@ -208,6 +208,14 @@ class ChunkApi:
 
         embedder = self.embedders.get()
         if embedder is None:
+            manifest = self.store.read_manifest()
+            if manifest.get("index_mode") == "vector-enabled":  # built with a model, used without it (630)
+                raise IndexNotReady(
+                    "Embeddings are off in this run (embedding.provider: none), so a query cannot be embedded, "
+                    f"although the index was built with '{manifest.get('embedding_model')}': run with the provider "
+                    "it was built with (its vectors are kept), use search_vectors with your own vector, or "
+                    "kb_search for lexical search."
+                )
             raise IndexNotReady(
                 "Embeddings are off (embedding.provider: none), so a query cannot be embedded; use search_vectors "
                 "with your own vector, or kb_search for lexical search."
