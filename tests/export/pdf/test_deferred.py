@@ -86,11 +86,13 @@ def _made_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(book._Book, "story", whole)
 
 
+@pytest.mark.parametrize("keep", [0, book.KEEP_FOR_NEXT_PASS])  # every chapter made again, or none
 @pytest.mark.parametrize("style", ["compact", "technical"])  # technical numbers the headings
 def test_the_pdf_and_warnings_are_those_of_a_story_made_whole(
-    kb: Path, monkeypatch: pytest.MonkeyPatch, style: str
+    kb: Path, monkeypatch: pytest.MonkeyPatch, style: str, keep: int
 ) -> None:
     _book(kb)
+    monkeypatch.setattr(book, "KEEP_FOR_NEXT_PASS", keep)
     monkeypatch.setattr(book, "MAX_WARNINGS", 2)  # the third is counted: once, not once per pass
     now, now_warnings = export(kb, "SUMMARY.md", kb / "now.pdf", style=style)
     _made_whole(monkeypatch)
@@ -107,16 +109,47 @@ def test_the_pdf_and_warnings_are_those_of_a_story_made_whole(
     assert len(poppler.images(now)) == 2
 
 
+def _many(kb: Path, chapters: int) -> int:
+    """A book of ``chapters`` chapters of the same size; returns a chapter's size in bytes."""
+    lines = ["# Many", ""]
+    for n in range(chapters):
+        body = "".join(f"Paragraph {p} of chapter {n:02}. " * 12 + "\n\n" for p in range(20))
+        text = f"# Chapter {n:02}\n\n{body}| a | b |\n| - | - |\n| 1 | 2 |\n"
+        (kb / f"c{n}.md").write_text(text, encoding="utf-8")
+        lines.append(f"- [Chapter {n}](c{n}.md)")
+    (kb / "SUMMARY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return len(text.encode())
+
+
+def test_the_second_pass_places_the_kept_chapters_blocks_again(kb: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within ``KEEP_FOR_NEXT_PASS`` the first chapters' blocks are made once and placed in both
+    passes (decision 606); the chapters beyond it are made again, as decision 620 makes them all."""
+    size = _many(kb, 8)
+    monkeypatch.setattr(book, "KEEP_FOR_NEXT_PASS", 3 * size)
+    made: dict[int, list[list[Any]]] = {}
+    make = book._Book.make
+
+    def tracked(self: Any, index: int, pass_no: int) -> list[Any]:
+        blocks: list[Any] = make(self, index, pass_no)
+        made.setdefault(index, []).append(list(blocks))
+        return blocks
+
+    monkeypatch.setattr(book._Book, "make", tracked)
+    pdf, warnings = export(kb, "SUMMARY.md")
+    assert warnings == []
+    chapters = sorted(made)
+    assert len(chapters) == 8 and all(len(made[i]) == 2 for i in chapters)  # two passes, each part placed
+    same = [all(a is b for a, b in zip(*made[i], strict=True)) for i in chapters]
+    assert same == [True] * 3 + [False] * 5
+    assert "Paragraph 19 of chapter 07" in poppler.text(pdf)
+
+
 def test_the_blocks_of_placed_chapters_are_not_held(kb: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """When a chapter is made, no block of the chapters placed before the previous one is alive:
     made whole, every chapter's blocks were held through both passes (1.4 GiB for opensearch-docs)."""
     chapters = 24
-    lines = ["# Many", ""]
-    for n in range(chapters):
-        body = "".join(f"Paragraph {p} of chapter {n}. " * 12 + "\n\n" for p in range(20))
-        (kb / f"c{n}.md").write_text(f"# Chapter {n}\n\n{body}| a | b |\n| - | - |\n| 1 | 2 |\n", encoding="utf-8")
-        lines.append(f"- [Chapter {n}](c{n}.md)")
-    (kb / "SUMMARY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _many(kb, chapters)
+    monkeypatch.setattr(book, "KEEP_FOR_NEXT_PASS", 0)  # none kept for the second pass (decision 606)
     made: list[list[weakref.ref[Any]]] = []
     alive: list[int] = []
     make = book._Book.make
@@ -136,7 +169,7 @@ def test_the_blocks_of_placed_chapters_are_not_held(kb: Path, monkeypatch: pytes
     assert len(made) == chapters and sum(map(len, made)) > 20 * chapters
     assert len(alive) == chapters - 3
     assert alive == [0] * len(alive)
-    assert f"Paragraph 19 of chapter {chapters - 1}" in poppler.text(pdf)
+    assert f"Paragraph 19 of chapter {chapters - 1:02}" in poppler.text(pdf)
 
 
 def test_a_book_reports_progress_through_its_chapters(kb: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,6 +42,11 @@ __all__ = ["MAX_BOOK_BYTES", "MAX_WARNINGS", "BookOptions", "render_book"]
 # Everything of a book is held in memory while it is laid out: bound it.
 MAX_BOOK_BYTES = 32 * 1024 * 1024
 MAX_WARNINGS = 100
+# Markdown bytes whose chapters' blocks a book keeps from its first layout pass for the second
+# instead of making them again (decision 606): within it a book lays out as fast as when its story
+# was made whole (making the blocks is about a third of an export), beyond it the memory stays
+# bounded by a chapter (decision 620) plus this share (about 30 MiB of kept blocks per MB).
+KEEP_FOR_NEXT_PASS = 2 * 1024 * 1024
 # The depth of a part title (mdBook's ``# Part`` heading between chapters) among a book's links.
 PART = -1
 # A title, subtitle or author list from front matter is one line of the title page.
@@ -516,6 +521,11 @@ class _Book:
         self.parts_: list[_Part] = []
         # the heading numbers before each deferred part, so that making it again numbers the same
         self.numbering: dict[int, tuple[list[int], int]] = {}
+        # parts whose first-pass blocks the second pass places again (decision 606), and the ids
+        # of every block whose keep-with-next grouping reportlab must undo before the next pass
+        self.kept: dict[int, list[Flowable]] = {}
+        self.lasting: set[int] = set()
+        self._keep_left = KEEP_FOR_NEXT_PASS
         # the book's top-level headings, made ahead of the layout for the contents' entries
         self.headings: list[Flowable] = []
 
@@ -698,10 +708,20 @@ class _Book:
         """Part ``i``'s blocks for layout pass ``pass_no``: the same blocks in every pass, the
         warnings of their making given in the first only."""
         self.warnings.muted = pass_no > 1
+        kept = self.kept.pop(i, None)
+        if kept is not None and pass_no > 1:
+            return kept  # the first pass's blocks, their groupings undone by reportlab
         counters, last = self.numbering[i]
         self.renderer.counters[:] = counters
         self.renderer.last_level = last
-        return self._blocks(i, self.parts_[i])
+        part = self.parts_[i]
+        blocks = self._blocks(i, part)
+        size = len(part.raw) if part.raw is not None else len(part.title)
+        if pass_no == 1 and size <= self._keep_left:
+            self._keep_left -= size
+            self.kept[i] = list(blocks)
+            self.lasting.update(map(id, blocks))
+        return blocks
 
     def _blocks(self, i: int, part: _Part, headings_only: bool = False) -> list[Flowable]:
         """Part ``i``'s blocks, or with ``headings_only`` its headings that have outline entries."""
@@ -791,7 +811,8 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     template.setProgressCallBack(book.progress.reportlab)
     if any(isinstance(f, _Deferred) for f in story):
         template.make = book.make
-        template.lasting = {id(f) for f in story}
+        book.lasting.update(map(id, story))
+        template.lasting = book.lasting  # the same set: kept blocks join it as they are made
     if has_contents:
         template.layout_first = True
         template.multiBuild(story, maxPasses=4)
