@@ -1214,8 +1214,7 @@ class SqliteStore(ChunkTables):
                 "WHERE c.vector_pending = 1 AND d.path IN ({})"
             )
             return sum(
-                int(self._one(sql.format(",".join("?" * len(group))), tuple(group)))
-                for group in _groups(sorted(paths))
+                int(self._one(sql.format(",".join("?" * len(group))), tuple(group))) for group in _groups(sorted(paths))
             )
         except apsw.SQLError:  # an index of an older layout (incompatible; status must still answer)
             return 0
