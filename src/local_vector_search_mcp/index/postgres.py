@@ -991,13 +991,20 @@ class PostgresStore:
         """Nothing to do: a chunk is pending exactly while it has no row in ``vectors``, and the
         pending table was filled with every chunk when the vector table came."""
 
-    def pending_vector_count(self) -> int:
+    def pending_vector_count(self, paths: Collection[str] | None = None) -> int:
         """The rows of the pending table (``pg_pending``): as many as chunks wait, not as many as
         the index holds (decision 485)."""
         source = self._pending_source()
         if source is None:
             return 0
-        ((n,),) = self._rows(f"select count(*) from {source} p")
+        if paths is None:
+            ((n,),) = self._rows(f"select count(*) from {source} p")
+        else:
+            ((n,),) = self._rows(
+                f"select count(*) from {source} p join chunks c on c.id = p.chunk_id"
+                " join documents d on d.id = c.doc_id where d.path = any(%s)",
+                (sorted(paths),),
+            )
         return int(n)
 
     # link graph -----------------------------------------------------------------
