@@ -116,19 +116,21 @@ _DOCUMENT_LEXEMES = (
 # temporary table), then taken with the new ones once inserted. Without the key (a cold index)
 # the gate is a one-time filter and no lexeme is read.
 _OLD_TERMS = (
-    b"select set_config('local_vector_search_mcp.old_terms', coalesce((select jsonb_object_agg(o.lexeme, o.n)::text"
-    b" from (" + _DOCUMENT_LEXEMES + b") o where " + _TERMS_KEPT + b"), '{}'), true)"
+    b"select set_config('local_vector_search_mcp.old_lexemes', coalesce(array_agg(o.lexeme)::text, '{}'), true),"
+    b" set_config('local_vector_search_mcp.old_counts', coalesce(array_agg(o.n)::text, '{}'), true)"
+    b" from (" + _DOCUMENT_LEXEMES + b") o where " + _TERMS_KEPT
 )
 _COUNT_CHANGE = (
     b"with new as (" + _DOCUMENT_LEXEMES + b"),"
-    b" old as (select key as lexeme, value::integer as n"
-    b" from jsonb_each_text(current_setting('local_vector_search_mcp.old_terms')::jsonb)),"
+    b" old as (select * from unnest(cast(current_setting('local_vector_search_mcp.old_lexemes') as text[]),"
+    b" cast(current_setting('local_vector_search_mcp.old_counts') as integer[])) o(lexeme, n)),"
     b" change as (select lexeme, sum(n) as n from (select lexeme, n from new union all"
     b" select lexeme, -n from old) x group by lexeme having sum(n) <> 0)"
     b" insert into term_stats (lexeme, ndoc) select lexeme, n from change where "
     + _TERMS_KEPT
     + b" on conflict (lexeme) do update set ndoc = term_stats.ndoc + excluded.ndoc"
 )
+
 # the writers of the snapshot take turns from their first count to their commit (a count of a
 # lexeme then sees every committed write already counted, and none half-way); a table lock, not
 # row locks, so nothing is taken in a different order by two of them
