@@ -164,6 +164,44 @@ def test_terms_are_what_fts5_indexes(store: SqliteStore) -> None:
     assert "qujd" * 8192 not in dict(_snapshot(store))
 
 
+def test_a_pass_writing_much_text_stops_keeping_and_rebuilds_at_its_end(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``COUNT_READ_LIMIT`` chunks tokenized in one write batch (over its transactions), the
+    batch drops the marker and counts no more; the pass's refresh rebuilds. Below it, it keeps."""
+    monkeypatch.setattr(sqlite, "COUNT_READ_LIMIT", 10)
+    rng = random.Random(9)
+    for r in range(10):
+        _step(store, rng, r)
+    store.refresh_term_stats()
+    chunk = [ChunkRecord(0, "p", "a", "alpha beta", None, "h")]
+    with store.write_batch() as batch:
+        for i in range(4):  # 4 chunks read: kept
+            store.replace_document(DocumentRecord(f"n{i}.md", "0" * 64, 1, 1, "x"), chunk)
+        batch.flush()
+        assert _kept(store) and _snapshot(store) == _full_refresh(store)
+        for i in range(4, 8):  # 8 over two transactions: still kept
+            store.replace_document(DocumentRecord(f"n{i}.md", "0" * 64, 1, 1, "x"), chunk)
+    assert _kept(store) and _snapshot(store) == _full_refresh(store)
+    with store.write_batch() as batch:
+        for i in range(8):
+            store.replace_document(DocumentRecord(f"m{i}.md", "0" * 64, 1, 1, "x"), chunk)
+        batch.flush()
+        assert _kept(store)
+        for i in range(8, 12):  # the 11th chunk read drops the marker
+            store.replace_document(DocumentRecord(f"m{i}.md", "0" * 64, 1, 1, "x"), chunk)
+        batch.flush()
+        assert not _kept(store)
+        counted: list[int] = []
+        monkeypatch.setattr(sqlite, "_chunk_terms", lambda *a: counted.append(1) or set())
+        store.replace_document(DocumentRecord("m99.md", "0" * 64, 1, 1, "x"), chunk)
+        assert counted == []  # the next transaction counts nothing
+    monkeypatch.undo()
+    monkeypatch.setattr(sqlite, "COMMON_TERM_MIN_CHUNKS", THRESHOLD)
+    store.refresh_term_stats()
+    assert _kept(store) and _snapshot(store) == _full_refresh(store)
+
+
 def test_a_refresh_rebuilds_only_what_writes_did_not_keep(store: SqliteStore) -> None:
     """A kept table is left as it is (a refresh after a one-file edit reads no vocabulary); an
     import (``index copy``) stops keeping it, and the next refresh rebuilds it."""

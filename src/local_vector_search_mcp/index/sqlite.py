@@ -141,6 +141,16 @@ _KEPT_TERM = ""
 _FTS5_MAX_TOKEN_BYTES = 32_768  # FTS5 indexes a token's first this many bytes
 _FTS5_MAX_TOKEN_CHARS = _FTS5_MAX_TOKEN_BYTES // 4  # a token of no more characters is never cut
 _Indexed = tuple[bytes, str | None]  # a chunk's packed body and heading path, as stored
+# A write batch (a reindex pass) whose writes have read this many chunks' text for the term counts
+# stops keeping them, and the pass's refresh rebuilds the table (decision 651): tokenizing takes
+# 0.1-0.3 ms a chunk, a rebuild 60-300 ms at 17,861-30,045 chunks.
+COUNT_READ_LIMIT = 1_000
+
+
+class _TermChanges(Counter[str]):
+    """One write's term count changes, and how many chunks' text it read (tokenized) for them."""
+
+    read = 0
 
 
 class _ThreadEnd:
@@ -221,6 +231,7 @@ class _Batch:
         self.bump = False  # a write changed the vector generation: bumped once, at the commit
         self.kept: bool | None = None  # whether term_stats is kept (read once per transaction)
         self.terms: Counter[str] = Counter()  # the writes' term count changes: applied at the commit
+        self.read = 0  # chunks whose text the batch's writes tokenized, over all its transactions
         self._release = ExitStack()
 
     @property
@@ -908,7 +919,7 @@ class SqliteStore(ChunkTables):
         chunks: Sequence[ChunkRecord],
         links: Sequence[LinkRecord],
         meta: DocumentMeta | None,
-        terms: Counter[str] | None = None,
+        terms: _TermChanges | None = None,
     ) -> int:
         """One document's rows, inside the caller's write transaction. ``terms`` (when term_stats
         is kept): gets the write's term count changes, the new chunks' terms less the old ones'."""
@@ -1422,24 +1433,31 @@ class SqliteStore(ChunkTables):
         row = c.execute("SELECT doc FROM term_stats WHERE term = ?", (_KEPT_TERM,)).fetchone()
         return row is not None and row[0] == COMMON_TERM_MIN_CHUNKS
 
-    def _term_changes(self, c: apsw.Connection) -> Counter[str] | None:
+    def _term_changes(self, c: apsw.Connection) -> _TermChanges | None:
         """A counter for one write's term count changes, or None when term_stats is not kept."""
         batch: _Batch | None = getattr(self._local, "batch", None)
         if batch is not None and batch.conn is c:
             if batch.kept is None:
                 batch.kept = self._counts_kept(c)
-            return Counter() if batch.kept else None
-        return Counter() if self._counts_kept(c) else None
+            return _TermChanges() if batch.kept else None
+        return _TermChanges() if self._counts_kept(c) else None
 
-    def _keep_terms(self, c: apsw.Connection, terms: Counter[str] | None) -> None:
-        """Apply a write's term count changes now, or in a write batch at its commit (summed)."""
-        if not terms:
+    def _keep_terms(self, c: apsw.Connection, terms: _TermChanges | None) -> None:
+        """Apply a write's term count changes now, or in a write batch at its commit (summed). A
+        batch that has read more than ``COUNT_READ_LIMIT`` chunks stops keeping the counts: its
+        pass rebuilds them at its end for less (a failed or cancelled pass leaves them to the next
+        pass that changes a file)."""
+        if terms is None:
             return
         batch: _Batch | None = getattr(self._local, "batch", None)
-        if batch is not None and batch.conn is c:
-            batch.terms.update(terms)
-        else:
+        if batch is None or batch.conn is not c:
             self._apply_terms(c, terms)
+            return
+        batch.terms.update(terms)
+        batch.read += terms.read
+        if batch.read > COUNT_READ_LIMIT:
+            c.execute("DELETE FROM term_stats WHERE term = ?", (_KEPT_TERM,))
+            batch.kept, batch.terms = False, Counter()
 
     def _apply_terms(self, c: apsw.Connection, terms: Counter[str]) -> None:
         """Move term_stats by the changes, after the transaction's FTS5 writes: a kept term's count
@@ -1645,19 +1663,20 @@ def _chunk_terms(text: str, heading: str | None) -> set[str]:
     return terms
 
 
-def _count_changes(terms: Counter[str], gone: list[_Indexed], new: list[tuple[_Indexed, str]]) -> None:
+def _count_changes(terms: _TermChanges, gone: list[_Indexed], new: list[tuple[_Indexed, str]]) -> None:
     """Add a write's term count changes to ``terms``: each new chunk's terms on, each old one's
     off. A new chunk stored exactly as an old one (packed body and heading alike) cancels it
-    unread: an edit re-tokenizes only the chunks it changed (a line appended to every file of
-    opensearch-docs: the pass's counting 4.4 -> 0.N CPU-s)."""
+    unread: an edit re-tokenizes only the chunks it changed (decision 651)."""
     left = Counter(gone)
     for key, text in new:
         if left[key] > 0:
             left[key] -= 1
         else:
             terms.update(_chunk_terms(text, key[1]))
+            terms.read += 1
     for (body, heading), n in left.items():
         if n > 0:
+            terms.read += 1
             old = _chunk_terms(_unpack(body), heading)
             for _ in range(n):
                 terms.subtract(old)
