@@ -27,7 +27,7 @@ demo: setup
 	$(PY) -m local_vector_search_mcp --root $(DEMO_ROOT) --storage-path $(CURDIR)/.demo-index/index.db call kb_search --query "$(DEMO_QUERY)" --top-k 3
 
 test: setup check-generated
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 	$(MAKE) --no-print-directory typecheck lint
 
 test-long: setup

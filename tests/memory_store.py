@@ -283,8 +283,10 @@ class MemoryStore:
     def mark_all_vectors_pending(self) -> None:
         pass  # the memory store has no separate vector table
 
-    def pending_vector_count(self) -> int:
-        return sum(c.pending for c in self._chunks.values())
+    def pending_vector_count(self, paths: Collection[str] | None = None) -> int:
+        with self._lock:
+            by_doc = self._paths_by_doc()
+            return sum(c.pending and (paths is None or by_doc[c.doc_id] in paths) for c in self._chunks.values())
 
     # link graph -----------------------------------------------------------------
     def links(self, paths: Collection[str] | None = None) -> list[StoredLink]:

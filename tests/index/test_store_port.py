@@ -231,6 +231,8 @@ def test_vectors_pending_then_stored_then_searched(store: IndexStore, storage: s
     store.replace_document(doc("a.md"), [chunk(0, "alpha", vector=vec(0)), chunk(1, "beta")])
     store.replace_document(doc("b/c.md"), [chunk(0, "gamma"), chunk(1, "delta")])
     assert store.pending_vector_count() == 3 and store.counts().pending_vectors == 3
+    assert store.pending_vector_count({"a.md"}) == 1 and store.pending_vector_count({"b/c.md", "gone.md"}) == 2
+    assert store.pending_vector_count(set()) == 0
     pending = store.pending_vectors(2)
     assert [(p.path, p.text) for p in pending] == [("a.md", "beta"), ("b/c.md", "gamma")]  # id order
     ids = {p.text: p.chunk_id for p in store.pending_vectors(10)}
@@ -251,6 +253,7 @@ def test_a_lexical_store_has_no_vectors(store: IndexStore) -> None:
     store.ensure_schema(None, "float32")
     store.replace_document(doc("a.md"), [chunk(0, "alpha")])
     assert not store.has_vectors() and store.pending_vector_count() == 0 and store.pending_vectors(5) == []
+    assert store.pending_vector_count({"a.md"}) == 0
     assert store.store_vectors([(1, vec(0))]) == 0 and store.semantic(vec(0), 5, None) == []
 
 

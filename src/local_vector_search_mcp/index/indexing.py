@@ -63,8 +63,6 @@ CATCH_UP_SYNC_LIMIT = 200
 RETRY_MAX_SECONDS = 300.0
 MAX_LISTED_REFUSED = 20  # kb_status.vectors.refused names the first ones; refusedChunks counts them all
 REBUILD_POLL_SECONDS = 0.1  # a targeted sync arriving during a forced rebuild looks this often whether it ended
-# what a CLI call counts of its own chunks still waiting for vectors, at most (decision 640)
-ONE_SHOT_COUNT_LIMIT = 1_000_000
 ONE_SHOT_WAIT = (
     "they wait for vectors and are found by lexical search meanwhile: a server with the model embeds "
     "them in the background, --reindex at once."
@@ -269,7 +267,7 @@ class IndexingService:
             with self.activity.embedding, self.store.exclusive_pass("embedding", wait=False) as held:
                 # another server's pass (PostgreSQL) embeds every pending chunk, these among them
                 result = self.indexer.embed_pending(paths=paths) if held else None
-            mine = len(self.store.pending_vectors(ONE_SHOT_COUNT_LIMIT, paths))
+            mine = self.store.pending_vector_count(paths)
             others = max(0, self.store.pending_vector_count() - mine)
         except Exception as exc:  # the index or the provider failed: the edit is written and indexed
             log.warning("embedding the edited chunks failed", exc_info=True)

@@ -370,8 +370,9 @@ class IndexStore(Protocol):
         """Queue every chunk for a vector (the vector table was just created)."""
         ...
 
-    def pending_vector_count(self) -> int:
-        """Chunks still waiting for a vector (cheap)."""
+    def pending_vector_count(self, paths: Collection[str] | None = None) -> int:
+        """Chunks still waiting for a vector (of the documents at ``paths`` only, when given); cheap,
+        no chunk text is read."""
         ...
 
     # link graph -----------------------------------------------------------------

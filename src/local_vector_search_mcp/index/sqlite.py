@@ -1256,11 +1256,19 @@ class SqliteStore(ChunkTables):
         terms = self._conn().execute("SELECT term FROM chunks_fts_vocab")
         return any(not term.isascii() and found(term) for (term,) in terms)
 
-    def pending_vector_count(self) -> int:
+    def pending_vector_count(self, paths: Collection[str] | None = None) -> int:
         if not self.exists() or not self._table_exists("chunks"):
             return 0
         try:
-            return int(self._one("SELECT count(*) FROM chunks WHERE vector_pending = 1"))
+            if paths is None:
+                return int(self._one("SELECT count(*) FROM chunks WHERE vector_pending = 1"))
+            sql = (
+                "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id "
+                "WHERE c.vector_pending = 1 AND d.path IN ({})"
+            )
+            return sum(
+                int(self._one(sql.format(",".join("?" * len(group))), tuple(group))) for group in _groups(sorted(paths))
+            )
         except apsw.SQLError:  # an index of an older layout (incompatible; status must still answer)
             return 0
 
