@@ -243,6 +243,15 @@ def _lexeme(token: str) -> str:
     return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def plain_lexeme(tsquery: str) -> str | None:
+    """The lexeme a tsquery of one plain lexeme (as :func:`_lexeme` writes it) matches; ``None``
+    for anything else (a phrase, a prefix, a weight): what ``term_stats`` can count."""
+    if len(tsquery) < 2 or tsquery[0] != "'" or tsquery[-1] != "'":
+        return None
+    lexeme = re.sub(r"''|\\\\", lambda m: m.group(0)[0], tsquery[1:-1])
+    return lexeme if lexeme and _lexeme(lexeme) == tsquery else None
+
+
 def tsvector_literal(text: str, heading: str | None) -> str:
     """The chunk's tsvector as text (``pg_lexemes.chunk_lexemes``): heading tokens (weight A),
     body tokens (weight B), the tokens of the SQLite adapter's FTS5 index; each part's stems as
@@ -1168,18 +1177,24 @@ class PostgresStore:
         return rows
 
     def _live_counts(self, tsqueries: Sequence[str], known: dict[str, int] | None = None) -> list[int]:
-        """How many chunks each tsquery matches now, one GIN scan each (the tsquery comes from the
-        outer row: the planner cannot pick a sequential scan for a common word, and plans one
-        subquery, not one per atom) and no row decompressed for a lexeme (``known``: counted
-        already, by tsquery)."""
+        """How many chunks each tsquery matches now (``known``: counted already, by tsquery). A
+        single lexeme's count is its ``term_stats`` row where every write keeps that table (decision
+        610: at every commit what counting the chunks gives, 0 for a lexeme without a row); a GIN
+        count visits the heap row of every match for its visibility, most of the counting's time
+        (decision 674). Otherwise, and for a phrase or a prefix, one GIN scan each (the tsquery
+        comes from the outer row: the planner cannot pick a sequential scan for a common word, and
+        plans one subquery, not one per atom)."""
         known = known or {}
         todo = list(dict.fromkeys(q for q in tsqueries if q not in known))
         found = dict(known)
         if todo:
             rows = self._rows(
-                "select (select count(*) from chunks where tsv @@ u.q) from"
-                " unnest(cast(%s as tsquery[])) with ordinality u(q, i) order by u.i",
-                (todo,),
+                "select case when k.kept and u.l is not null"
+                " then coalesce((select t.ndoc from term_stats t where t.lexeme = u.l), 0)"
+                " else (select count(*) from chunks where tsv @@ u.q) end"
+                f" from (select {_TERMS_KEPT.decode()} as kept) k,"
+                " unnest(cast(%s as tsquery[]), cast(%s as text[])) with ordinality u(q, l, i) order by u.i",
+                (todo, [plain_lexeme(q) for q in todo]),
             )
             found.update({q: int(n) for q, (n,) in zip(todo, rows, strict=True)})
         return [found[q] for q in tsqueries]
@@ -1202,16 +1217,21 @@ class PostgresStore:
         rare), as SQLite reads its snapshot."""
         if not tokens:
             return _TokenCounts({}, {})
-        # one round trip: a token's snapshot count, else (the subquery runs only then) its count now
+        # one round trip: a token's snapshot count, else (the subquery runs only then) its count now:
+        # its ``term_stats`` row where every write keeps that table (the count itself, decision 674),
+        # else through the GIN index
         snapshot = "(select ndoc from term_stats where lexeme = %(l{0})s and ndoc > %(common)s)"
-        now = "(select count(*) from chunks where tsv @@ (select cast(%(t{0})s as tsquery)))"
+        now = (
+            "case when k.kept then coalesce((select ndoc from term_stats where lexeme = %(l{0})s), 0)"
+            " else (select count(*) from chunks where tsv @@ (select cast(%(t{0})s as tsquery))) end"
+        )
         columns = ", ".join(
             f"{snapshot.format(i)}, case when {snapshot.format(i)} is null then {now.format(i)} end"
             for i in range(len(tokens))
         )
         params: dict[str, Any] = {f"l{i}": t for i, t in enumerate(tokens)}
         params |= {f"t{i}": _lexeme(t) for i, t in enumerate(tokens)} | {"common": COMMON_TERM_MIN_CHUNKS}
-        (row,) = self._rows(f"select {columns}", params)
+        (row,) = self._rows(f"select {columns} from (select {_TERMS_KEPT.decode()} as kept) k", params)
         found: dict[str, int] = {}
         live: dict[str, int] = {}
         for i, token in enumerate(tokens):
