@@ -20,12 +20,13 @@ Figures of the runs so far are in spec/decisions.md (H68).
 from __future__ import annotations
 
 import argparse
-import io
 import json
+import os
 import re
 import resource
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -103,21 +104,25 @@ def main() -> int:
 
         profiler = cProfile.Profile()
     passes = _Passes()
-    buffer = io.BytesIO()
+    # into a file, as kb_create_pdf_book writes it (decision 660): the PDF is never whole in memory
+    (HERE / ".cache").mkdir(exist_ok=True)
+    handle, name = tempfile.mkstemp(suffix=".pdf", dir=HERE / ".cache")
+    os.close(handle)
+    out = args.out or Path(name)
     wall, cpu = time.perf_counter(), time.process_time()
     if profiler is not None:
         profiler.enable()
     doc = parse_document((folder / "SUMMARY.md").read_bytes())
-    warnings = render_book(guard, "SUMMARY.md", doc, buffer, BookOptions(profile=args.pdf_profile))
+    with out.open("wb") as file:
+        warnings = render_book(guard, "SUMMARY.md", doc, file, BookOptions(profile=args.pdf_profile))
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(str(args.profile))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    data = buffer.getvalue()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    data = out.read_bytes()
+    Path(name).unlink()
     pages = len(re.findall(rb"/Type /Page\b(?!s)", data))
-    if args.out:
-        args.out.write_bytes(data)
     result = {
         "book": args.book,
         "markdown_mb": round(markdown / 1e6, 2),
