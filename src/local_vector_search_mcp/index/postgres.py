@@ -1037,8 +1037,11 @@ class PostgresStore:
             return []
         self._ensure_lengths()
         # the row budgets first, from the chunk counts of the query's tokens (as the SQLite adapter
-        # cuts its MATCH): a very common word's rows are then never fetched
-        counted = self._token_frequencies(query_plan.priced_tokens(self._corpus_stats().rows))
+        # cuts its MATCH): a very common word's rows are then never fetched. The same round trip
+        # reads its lexemes' counts where they are known without counting (decision 674): then
+        # only the phrases and prefixes the cut keeps are counted
+        lexemes = [lexeme for atom in query_plan.atoms() if (lexeme := plain_lexeme(atom.tsquery)) is not None]
+        counted = self._token_frequencies(query_plan.priced_tokens(self._corpus_stats().rows), lexemes)
         query_plan = query_plan.cut(lambda token: counted.counts.get(token, 0))
         atoms = query_plan.atoms()
         if not atoms:
@@ -1056,7 +1059,7 @@ class PostgresStore:
             rows = self._top_rows(query_plan, pg_rank.TopBounds(query_plan, stats, tuple(counts), depth), in_scope)
         else:
             rows = self._fetch(atoms, n_exact, query_plan.where())
-            counts = self._atom_counts(atoms)
+            counts = self._atom_counts(atoms, counted.live)
         scored = pg_rank.rank(query_plan, rows, stats, depth, in_scope(rows), counts)
         if wants_coverage(query):  # a question: its best rows by the share of its words they hold
             bm25 = dict(scored[:COVERAGE_DEPTH])
@@ -1161,41 +1164,51 @@ class PostgresStore:
         by_id = {r[0]: r for r in rows}
         return self._hits([by_id[i] for i in ids if i in by_id], False)
 
-    def _token_frequencies(self, tokens: Sequence[str]) -> _TokenCounts:
+    def _token_frequencies(self, tokens: Sequence[str], lexemes: Sequence[str] = ()) -> _TokenCounts:
         """How many chunks hold each token (absent: none), as the SQLite adapter counts them for its
         row budgets: common tokens (in more than ``COMMON_TERM_MIN_CHUNKS`` chunks) from
-        ``term_stats`` (kept by every write, decision 610), the others counted now (GIN; they are
-        rare), as SQLite reads its snapshot."""
-        if not tokens:
+        ``term_stats``, the others counted now, as SQLite reads its snapshot. Where every write
+        keeps ``term_stats`` (decision 610) its row is the count now, of every lexeme: then each
+        token's and each of ``lexemes``' count is known exactly (``live``, by tsquery: the idf
+        of an atom needs no other count, decision 674); elsewhere a rare token is counted through
+        the GIN index (it is rare) and ``lexemes`` are not counted."""
+        if not tokens and not lexemes:
             return _TokenCounts({}, {})
-        # one round trip: a token's snapshot count, else (the subquery runs only then) its count now:
-        # its ``term_stats`` row where every write keeps that table (the count itself, decision 674),
-        # else through the GIN index
-        snapshot = "(select ndoc from term_stats where lexeme = %(l{0})s and ndoc > %(common)s)"
-        now = (
-            "case when k.kept then coalesce((select ndoc from term_stats where lexeme = %(l{0})s), 0)"
-            " else (select count(*) from chunks where tsv @@ (select cast(%(t{0})s as tsquery))) end"
+        # one round trip, planned once for any number of words (a scalar subquery per word cost
+        # up to 2.6 ms of planning): the snapshot's count, then the count now where it is known
+        # or (the subquery runs only then) where a priced token is rare
+        rows = self._rows(
+            "select case when s.ndoc > %(common)s then s.ndoc end,"
+            " case when k.kept then coalesce(s.ndoc, 0)"
+            " when u.priced and not coalesce(s.ndoc > %(common)s, false)"
+            " then (select count(*) from chunks where tsv @@ u.q) end"
+            f" from (select {_TERMS_KEPT.decode()} as kept) k"
+            " cross join unnest(cast(%(l)s as text[]), cast(%(q)s as tsquery[]), cast(%(p)s as boolean[]))"
+            " with ordinality u(l, q, priced, i) left join term_stats s on s.lexeme = u.l order by u.i",
+            {
+                "l": [*tokens, *lexemes],
+                "q": [_lexeme(t) for t in (*tokens, *lexemes)],
+                "p": [True] * len(tokens) + [False] * len(lexemes),
+                "common": COMMON_TERM_MIN_CHUNKS,
+            },
         )
-        columns = ", ".join(
-            f"{snapshot.format(i)}, case when {snapshot.format(i)} is null then {now.format(i)} end"
-            for i in range(len(tokens))
-        )
-        params: dict[str, Any] = {f"l{i}": t for i, t in enumerate(tokens)}
-        params |= {f"t{i}": _lexeme(t) for i, t in enumerate(tokens)} | {"common": COMMON_TERM_MIN_CHUNKS}
-        (row,) = self._rows(f"select {columns} from (select {_TERMS_KEPT.decode()} as kept) k", params)
         found: dict[str, int] = {}
         live: dict[str, int] = {}
-        for i, token in enumerate(tokens):
-            common, counted = row[2 * i], row[2 * i + 1]
-            found[token] = int(common if common is not None else counted)
-            if common is None:
-                live[_lexeme(token)] = int(counted)
+        for i, (common, now) in enumerate(rows):
+            word = tokens[i] if i < len(tokens) else lexemes[i - len(tokens)]
+            if i < len(tokens):
+                found[word] = int(common if now is None else now)
+            if now is not None:
+                live[_lexeme(word)] = int(now)
         return _TokenCounts({t: n for t, n in found.items() if n}, live)
 
-    def _atom_counts(self, atoms: Sequence[pg_rank.Atom]) -> list[int]:
-        """Each atom's chunk count when the fetched rows do not hold them all (an AND): a single
-        lexeme's as :meth:`_token_frequencies` counts it (a common one from the snapshot), a
-        phrase's or prefix's counted now."""
+    def _atom_counts(self, atoms: Sequence[pg_rank.Atom], known: dict[str, int] | None = None) -> list[int]:
+        """Each atom's chunk count when the fetched rows do not hold them all (an AND): ``known``'s
+        (by tsquery, exact counts now), else a single lexeme's as :meth:`_token_frequencies`
+        counts it (a common one from the snapshot), a phrase's or prefix's counted now."""
+        known = known or {}
+        if all(a.tsquery in known for a in atoms):
+            return [known[a.tsquery] for a in atoms]
         single = {atom.tsquery[1:-1]: atom for atom in atoms if re.fullmatch(r"'[^'\\]+'", atom.tsquery)}
         known = self._token_frequencies(list(single)).counts
         by_query = {atom.tsquery: known.get(lexeme, 0) for lexeme, atom in single.items()}
