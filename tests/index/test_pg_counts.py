@@ -1,4 +1,4 @@
-"""The chunk counts of a PostgreSQL lexical search (decision 674): where every write keeps
+"""The chunk counts of a PostgreSQL lexical search (decision 671): where every write keeps
 ``term_stats`` (decision 610), a single lexeme's count is read from it instead of counted through
 the GIN index. The counts must be the ones counting the chunks gives, after any writes, for stems,
 CJK bigrams and words no chunk holds (some needing quoting: FTS5's tokens hold no quote or

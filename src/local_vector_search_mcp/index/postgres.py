@@ -1037,10 +1037,15 @@ class PostgresStore:
             return []
         self._ensure_lengths()
         # the row budgets first, from the chunk counts of the query's tokens (as the SQLite adapter
-        # cuts its MATCH): a very common word's rows are then never fetched. The same round trip
-        # reads its lexemes' counts where they are known without counting (decision 674): then
-        # only the phrases and prefixes the cut keeps are counted
-        lexemes = [lexeme for atom in query_plan.atoms() if (lexeme := plain_lexeme(atom.tsquery)) is not None]
+        # cuts its MATCH): a very common word's rows are then never fetched. For an OR the same
+        # round trip reads its lexemes' counts where they are known without counting (decision
+        # 671): then only the phrases and prefixes the cut keeps are counted before the fetch (an
+        # AND counts its atoms after it, as before: measured no faster the other way)
+        lexemes = [
+            lexeme
+            for atom in query_plan.atoms()
+            if query_plan.counts_in_rows() and (lexeme := plain_lexeme(atom.tsquery)) is not None
+        ]
         counted = self._token_frequencies(query_plan.priced_tokens(self._corpus_stats().rows), lexemes)
         query_plan = query_plan.cut(lambda token: counted.counts.get(token, 0))
         atoms = query_plan.atoms()
@@ -1059,7 +1064,7 @@ class PostgresStore:
             rows = self._top_rows(query_plan, pg_rank.TopBounds(query_plan, stats, tuple(counts), depth), in_scope)
         else:
             rows = self._fetch(atoms, n_exact, query_plan.where())
-            counts = self._atom_counts(atoms, counted.live)
+            counts = self._atom_counts(atoms)
         scored = pg_rank.rank(query_plan, rows, stats, depth, in_scope(rows), counts)
         if wants_coverage(query):  # a question: its best rows by the share of its words they hold
             bm25 = dict(scored[:COVERAGE_DEPTH])
@@ -1135,7 +1140,7 @@ class PostgresStore:
         single lexeme's count is its ``term_stats`` row where every write keeps that table (decision
         610: at every commit what counting the chunks gives, 0 for a lexeme without a row); a GIN
         count visits the heap row of every match for its visibility, most of the counting's time
-        (decision 674). Otherwise, and for a phrase or a prefix, one GIN scan each (the tsquery
+        (decision 671). Otherwise, and for a phrase or a prefix, one GIN scan each (the tsquery
         comes from the outer row: the planner cannot pick a sequential scan for a common word, and
         plans one subquery, not one per atom)."""
         known = known or {}
@@ -1170,7 +1175,7 @@ class PostgresStore:
         ``term_stats``, the others counted now, as SQLite reads its snapshot. Where every write
         keeps ``term_stats`` (decision 610) its row is the count now, of every lexeme: then each
         token's and each of ``lexemes``' count is known exactly (``live``, by tsquery: the idf
-        of an atom needs no other count, decision 674); elsewhere a rare token is counted through
+        of an atom needs no other count, decision 671); elsewhere a rare token is counted through
         the GIN index (it is rare) and ``lexemes`` are not counted."""
         if not tokens and not lexemes:
             return _TokenCounts({}, {})
@@ -1202,13 +1207,10 @@ class PostgresStore:
                 live[_lexeme(word)] = int(now)
         return _TokenCounts({t: n for t, n in found.items() if n}, live)
 
-    def _atom_counts(self, atoms: Sequence[pg_rank.Atom], known: dict[str, int] | None = None) -> list[int]:
-        """Each atom's chunk count when the fetched rows do not hold them all (an AND): ``known``'s
-        (by tsquery, exact counts now), else a single lexeme's as :meth:`_token_frequencies`
-        counts it (a common one from the snapshot), a phrase's or prefix's counted now."""
-        known = known or {}
-        if all(a.tsquery in known for a in atoms):
-            return [known[a.tsquery] for a in atoms]
+    def _atom_counts(self, atoms: Sequence[pg_rank.Atom]) -> list[int]:
+        """Each atom's chunk count when the fetched rows do not hold them all (an AND): a single
+        lexeme's as :meth:`_token_frequencies` counts it (a common one from the snapshot), a
+        phrase's or prefix's counted now."""
         single = {atom.tsquery[1:-1]: atom for atom in atoms if re.fullmatch(r"'[^'\\]+'", atom.tsquery)}
         known = self._token_frequencies(list(single)).counts
         by_query = {atom.tsquery: known.get(lexeme, 0) for lexeme, atom in single.items()}
