@@ -53,7 +53,9 @@ __all__ = [
     "recover",
     "recover_staging",
     "replace_file",
+    "replace_with_staged",
     "sha256_hex",
+    "temp_path",
     "write_lock",
 ]
 
@@ -63,7 +65,6 @@ MAX_ATTEMPTS = 3
 _thread_lock = threading.RLock()
 # `.<name>.<12 hex>.tmp`: the only names recovery ever deletes.
 _TEMP_NAME = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$", re.DOTALL)
-_STAGING_NAME = re.compile(r"^\.upload\.[0-9a-f]{12}\.tmp$")  # assets.store.staging_path
 _NOTE_NAME = re.compile(r"^[0-9a-f]{12}\.json$")
 
 
@@ -227,19 +228,22 @@ def _notes_dir(ws: Workspace) -> Path:
 
 
 class StagingNote:
-    """The record of one image save in flight, for a crash during its download (decisions 202).
+    """The record of one image save or PDF export in flight, for a crash during its download or
+    layout (decisions 202, 660).
 
     Written before the staging file is created, naming it and the folders the save created;
     flock-ed until ``close()``, so :func:`recover_staging` can tell a dead process's save from a
-    live one. The lock is not used: it must not be held while waiting on the network.
+    live one. The lock is not used: it must not be held while waiting on the network, nor for
+    the minutes a large book takes to lay out. ``what`` names the step in recovery's report.
     """
 
-    def __init__(self, ws: Workspace, staged: Path, folders: list[Path]) -> None:
+    def __init__(self, ws: Workspace, staged: Path, folders: list[Path], what: str = "image save") -> None:
         self._path: Path | None = None
         self._fd: int | None = None
         record = {
             "tmp": os.path.relpath(staged, ws.root),
             "folders": [os.path.relpath(f, ws.root) for f in folders],
+            "what": what,
         }
         try:
             notes = _notes_dir(ws)
@@ -299,17 +303,21 @@ def recover_staging(ws: Workspace) -> list[str]:
 
 def _clean(root: Path, record: dict[str, object]) -> list[str]:
     done = []
+    what = record.get("what")
+    what = what if what in ("image save", "PDF export") else "image save"
     tmp = _inside(root, record.get("tmp"))
-    if tmp is not None and _STAGING_NAME.match(tmp.name) and os.path.lexists(tmp):
+    # an image's `.upload.<hex>.tmp` (assets.store.staging_path) or an export's `.<name>.<hex>.tmp`
+    # (temp_path): the server's own temporary names, never a user's file
+    if tmp is not None and _TEMP_NAME.match(tmp.name) and os.path.lexists(tmp):
         os.unlink(tmp)
-        done.append(f"removed the staging file {record['tmp']} of an interrupted image save")
+        done.append(f"removed the staging file {record['tmp']} of an interrupted {what}")
     folders = record.get("folders")
     for rel in reversed(folders if isinstance(folders, list) else []):
         folder = _inside(root, rel)
         if folder is not None and folder.is_dir() and not folder.is_symlink():
             with contextlib.suppress(OSError):  # still holds something: not ours to remove
                 os.rmdir(folder)
-                done.append(f"removed the empty folder {rel} created by an interrupted image save")
+                done.append(f"removed the empty folder {rel} created by an interrupted {what}")
     return done
 
 
@@ -347,8 +355,14 @@ def _gone_or_os_error(exc: OSError, rel: str) -> KbError:
     return _os_error(exc, rel)
 
 
+def temp_path(target: Path) -> Path:
+    """A fresh temporary name beside ``target`` (same folder: the final rename is atomic), of the
+    form recovery removes and listings hide (``.<name>.<12 hex>.tmp``)."""
+    return target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+
+
 def _write_temp(intent: Intent, target: Path, data: bytes, mode: int | None) -> Path:
-    tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    tmp = temp_path(target)
     intent.note(tmp=tmp)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode & 0o7777)
     try:
@@ -546,6 +560,26 @@ def replace_file(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
         fsync_dir(target.parent)
         intent.clear()
     return sha256_hex(data)
+
+
+def replace_with_staged(ws: Workspace, rel: str, target: Path, staged: Path) -> None:
+    """Rename ``staged`` (a finished, synced file beside ``target``, :func:`temp_path`) over
+    ``target``: :func:`replace_file` for a file written piece by piece (a PDF export, decision 660).
+
+    The target keeps its permissions as :func:`replace_file` keeps them. On failure ``staged``
+    is left to the caller, which removes it; the target is untouched.
+    """
+    with write_lock(ws) as intent:
+        ws.guard.resolve(rel)  # a link swapped in on the way while the file was written
+        try:
+            mode = os.stat(target).st_mode & 0o7777 if os.path.isfile(target) else 0o666
+            os.chmod(staged, mode & ~_umask())
+            intent.note(tmp=staged)
+            os.replace(staged, target)
+        except OSError as exc:
+            raise _os_error(exc, rel) from None
+        fsync_dir(target.parent)
+        intent.clear()
 
 
 def _check_hash(rel: str, path: Path, expected_sha: str) -> bytes:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
+from local_vector_search_mcp import progress
 from local_vector_search_mcp.config import CliOptions, load_settings
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import KbError
@@ -149,3 +152,184 @@ def test_a_pdf_over_the_download_cap_says_so(
     assert isinstance(warnings, list) and len(warnings) == 1
     assert "kb_download_file returns" in warnings[0] and advice in warnings[0]
     assert (root / "docs" / "a.pdf").stat().st_size == result["bytes"]
+
+
+# ---------------------------------------------------------------- the staging file (decision 660)
+
+
+def _litter(ws: Workspace, root: Path) -> list[str]:
+    """Hidden temporary files under the root and staging notes left in the state folder."""
+    notes = ws.state_dir / "staging"
+    found = [p.relative_to(root).as_posix() for p in root.rglob(".*.tmp")]
+    return found + [f"note {p.name}" for p in (notes.iterdir() if notes.is_dir() else [])]
+
+
+def test_the_pdf_is_written_beside_the_target_and_renamed_over_it_on_success(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = _workspace(root, tmp_path)
+    target = root / "docs" / "a.pdf"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    inode = target.stat().st_ino
+    seen: dict[str, object] = {}
+    real = handler.render_book
+
+    def watched(guard: object, rel: str, doc: object, out: object, options: object) -> list[str]:
+        warnings = real(guard, rel, doc, out, options)  # type: ignore[arg-type]
+        # the PDF is complete in its staging file, noted for recovery; the target still the old file
+        staged = [p for p in (root / "docs").iterdir() if p.name.startswith(".a.pdf.") and p.name.endswith(".tmp")]
+        seen["staged"] = len(staged)
+        seen["notes"] = [n.read_text("utf-8") for n in (ws.state_dir / "staging").iterdir()]
+        seen["target"] = target.read_bytes()
+        return warnings
+
+    monkeypatch.setattr(handler, "render_book", watched)
+    result = _call(ws, path="docs/a.md")
+    assert seen["staged"] == 1 and seen["target"] == b"old"
+    assert len(seen["notes"]) == 1 and '"what": "PDF export"' in seen["notes"][0]  # type: ignore[arg-type,index]
+    data = target.read_bytes()
+    assert data.startswith(b"%PDF-") and data.rstrip().endswith(b"%%EOF") and result["bytes"] == len(data)
+    assert target.stat().st_ino != inode  # renamed over, not rewritten in place
+    assert target.stat().st_mode & 0o777 == 0o640  # the old file's permissions kept
+    assert _litter(ws, root) == []
+
+
+def test_a_failure_while_the_pdf_is_written_keeps_the_old_pdf_and_the_new_folders_go(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = _workspace(root, tmp_path)
+    _call(ws, path="docs/a.md", outputPath="docs/a.pdf")
+    before = (root / "docs" / "a.pdf").read_bytes()
+
+    def half(guard: object, rel: str, doc: object, out: BinaryIO, options: object) -> list[str]:
+        out.write(before[: len(before) // 2])  # reportlab had begun writing the PDF
+        raise MemoryError("killed by the allocator")
+
+    monkeypatch.setattr(handler, "render_book", half)
+    for output in ("docs/a.pdf", "new/deeper/a.pdf"):
+        with pytest.raises(MemoryError):
+            handler.kb_create_pdf_book(ws, handler.KbCreatePdfBookRequest(path="docs/a.md", output_path=output))
+        assert (root / "docs" / "a.pdf").read_bytes() == before
+        assert not (root / "new").exists()  # the folders the export made are removed again
+        assert _litter(ws, root) == []
+
+
+def test_a_cancelled_export_leaves_the_old_pdf_and_nothing_else(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = _workspace(root, tmp_path)
+    chapters = [f"- [C{n}](c{n}.md)" for n in range(6)]
+    for n in range(6):
+        (root / "docs" / f"c{n}.md").write_text(f"# C{n}\n\n" + "A sentence of text. " * 400 + "\n", "utf-8")
+    (root / "docs" / "book.md").write_text("# Book\n\n" + "\n".join(chapters) + "\n", "utf-8")
+    (root / "docs" / "book.pdf").write_bytes(b"the old book")
+
+    # cancelled in the middle of the second layout pass, as a client's notifications/cancelled does
+    def send(done: float, total: float | None, message: str | None) -> None:
+        if message and "pass 2 of 2" in message:
+            seen.append(message)
+            call.cancel()
+
+    seen: list[str] = []
+    call = progress.Call(send, interval=0)
+    with progress.running(call), pytest.raises(progress.Cancelled):
+        handler.kb_create_pdf_book(ws, handler.KbCreatePdfBookRequest(path="docs/book.md"))
+    assert seen and (root / "docs" / "book.pdf").read_bytes() == b"the old book"
+    assert _litter(ws, root) == []
+
+    # cancelled once the PDF was saved, before it replaced the target: not wanted any more
+    real = handler.render_book
+    late = progress.Call()
+
+    def then_cancelled(*args: object) -> list[str]:
+        warnings = real(*args)  # type: ignore[arg-type]
+        late.cancel()
+        return warnings
+
+    monkeypatch.setattr(handler, "render_book", then_cancelled)
+    with progress.running(late), pytest.raises(progress.Cancelled):
+        handler.kb_create_pdf_book(ws, handler.KbCreatePdfBookRequest(path="docs/book.md"))
+    assert (root / "docs" / "book.pdf").read_bytes() == b"the old book"
+    assert _litter(ws, root) == []
+
+
+def test_a_full_disk_is_a_permission_refusal_naming_the_pdf(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    ws = _workspace(root, tmp_path)
+    (root / "docs" / "a.pdf").write_bytes(b"old")
+
+    class Full:
+        def write(self, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def flush(self) -> None:
+            pass
+
+    real = handler._Output.__init__
+
+    def on_a_full_disk(self: handler._Output, file: object, rel: str) -> None:
+        real(self, Full(), rel)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(handler._Output, "__init__", on_a_full_disk)
+    with pytest.raises(KbError) as info:
+        _call(ws, path="docs/a.md")
+    assert info.value.code == "PERMISSION_DENIED" and "No space left to write 'docs/a.pdf'" in info.value.message
+    assert (root / "docs" / "a.pdf").read_bytes() == b"old"
+    assert _litter(ws, root) == []
+
+
+@pytest.mark.parametrize("output", ["docs/a.pdf", "exports/2024/a.pdf"])
+def test_an_export_killed_mid_layout_leaves_nothing_after_the_next_start(tmp_path: Path, output: str) -> None:
+    """kill -9 while a book is laid out: the old PDF stays whole, and the next start removes the
+    staging file and the folders the export made (decision 660)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from local_vector_search_mcp.cli import main as cli_main
+
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    # long enough to be laid out for several seconds after its staging file appears
+    (root / "docs" / "a.md").write_text("# A\n\n" + "Words of a long document, page after page. " * 10_000, "utf-8")
+    (root / "docs" / "a.pdf").write_bytes(b"%PDF- the old export")
+    args = ["--root", str(root), "--project-root", str(tmp_path), "--embedding-provider", "none", "--allow-writes"]
+    request = {"path": "docs/a.md", "outputPath": output}
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "local_vector_search_mcp",
+            *args,
+            "call",
+            "kb_create_pdf_book",
+            "--json",
+            json.dumps(request),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    name = Path(output).name
+    try:
+        deadline = time.monotonic() + 120
+        while not list(root.rglob(f".{name}.*.tmp")):
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the export never began"
+            time.sleep(0.02)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    staged = list(root.rglob(f".{name}.*.tmp"))
+    assert len(staged) == 1 and staged[0].parent == root / Path(output).parent  # what the crash leaves
+    assert (root / "docs" / "a.pdf").read_bytes() == b"%PDF- the old export"
+
+    assert cli_main([*args, "--status"]) == 0  # any start cleans up
+    assert not list(root.rglob("*.tmp"))
+    assert (root / "docs" / "a.pdf").read_bytes() == b"%PDF- the old export"
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == ["docs", "docs/a.md", "docs/a.pdf"]
+    assert not list((tmp_path / ".local-vector-search-mcp" / "staging").iterdir())

@@ -1,19 +1,32 @@
-"""kb_create_pdf_book: a document or a book of chapters as a PDF, written atomically."""
+"""kb_create_pdf_book: a document or a book of chapters as a PDF, written atomically.
+
+The PDF is written into a staging file beside the target as reportlab saves it, then renamed
+over the target (decision 660): its bytes are never all in memory, and the target is either
+the old file or the whole new one. A staging note (``writer.StagingNote``) covers the minutes
+a large book takes: a process killed meanwhile leaves a hidden ``.<name>.<hex>.tmp`` that the
+next start removes, with any folder the export created.
+"""
 
 from __future__ import annotations
 
-import io
+import contextlib
+import os
+import posixpath
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
 
 from lvsm_contract.models import KbCreatePdfBookRequest, KbCreatePdfBookResult
 
 from .. import progress
 from ..assets.formats import MAX_BYTES as MAX_DOWNLOAD_BYTES
+from ..assets.store import CreatedFolders, os_error
 from ..errors import InvalidArgument, InvalidPath
 from ..export.pdf import MAX_BOOK_BYTES, BookOptions, render_book
 from ..markdown import parse_document
 from ..sourcefile import read_source
 from ..workspace import Workspace
-from ..writer import replace_file
+from ..writer import StagingNote, replace_with_staged, temp_path
 
 
 def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCreatePdfBookResult:
@@ -32,14 +45,28 @@ def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCrea
         )
     doc = parse_document(raw)
     options = BookOptions(request.page_format, request.style, request.profile, ws.config.export.pdf.cjk_font)
-    # reportlab holds the whole PDF in memory until it is saved anyway; the bytes
-    # then go through the atomic writer like every other file the server writes.
-    buffer = io.BytesIO()
-    warnings = render_book(ws.guard, rel, doc, buffer, options)
-    data = buffer.getvalue()
-    progress.check()  # cancelled while the last page was laid out: the PDF is not wanted any more
-    replace_file(ws, out_rel, out, data)
-    if len(data) > MAX_DOWNLOAD_BYTES:
+    folders = CreatedFolders(ws)
+    staged: Path | None = None
+    note: StagingNote | None = None
+    try:
+        folders.ensure(posixpath.dirname(out_rel))  # before the staging file, which sits beside the target
+        staged = temp_path(out)
+        note = StagingNote(ws, staged, folders.created, what="PDF export")  # a kill from here on is cleaned up
+        with _staging_file(staged, out_rel) as file:
+            warnings = render_book(ws.guard, rel, doc, file, options)
+            size = _finish(file, out_rel)
+        progress.check()  # cancelled while the last page was laid out: the PDF is not wanted any more
+        replace_with_staged(ws, out_rel, out, staged)
+    except BaseException:  # a refusal, a failure, a cancellation: the old target stays, no litter
+        if staged is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(staged)
+        folders.undo()
+        raise
+    finally:
+        if note is not None:
+            note.close()
+    if size > MAX_DOWNLOAD_BYTES:
         # said now, not only when kb_download_file refuses it after the client waited for the export
         smaller = (
             "export its chapters or parts separately"
@@ -47,7 +74,51 @@ def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCrea
             else "export it with profile screen (or in parts)"
         )
         warnings.append(
-            f"The PDF is {len(data) / 2**20:.1f} MiB, over the {MAX_DOWNLOAD_BYTES // 2**20} MiB kb_download_file "
+            f"The PDF is {size / 2**20:.1f} MiB, over the {MAX_DOWNLOAD_BYTES // 2**20} MiB kb_download_file "
             f"returns: {smaller} to fetch it through the tool; the file itself is complete."
         )
-    return KbCreatePdfBookResult(path=out_rel, bytes=len(data), warnings=warnings)
+    return KbCreatePdfBookResult(path=out_rel, bytes=size, warnings=warnings)
+
+
+class _Output:
+    """The staging file as reportlab writes into it: a failed write is the writer's refusal
+    (no space, a read-only folder), told apart from any other failure of the layout."""
+
+    def __init__(self, file: BinaryIO, rel: str) -> None:
+        self._file = file
+        self._rel = rel
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._file.write(data)
+        except OSError as exc:
+            raise os_error(exc, self._rel, "write") from None
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def flush(self) -> None:
+        try:
+            self._file.flush()
+        except OSError as exc:
+            raise os_error(exc, self._rel, "write") from None
+
+
+@contextlib.contextmanager
+def _staging_file(staged: Path, rel: str) -> Iterator[_Output]:
+    try:
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise os_error(exc, rel, "write") from None
+    with os.fdopen(fd, "wb") as file:
+        yield _Output(file, rel)
+
+
+def _finish(file: _Output, rel: str) -> int:
+    """Make the written PDF durable before it replaces anything; its size."""
+    file.flush()
+    try:
+        os.fsync(file.fileno())
+        return os.fstat(file.fileno()).st_size
+    except OSError as exc:
+        raise os_error(exc, rel, "write") from None

@@ -36,6 +36,7 @@ __all__ = [
     "bare",
     "bigrams",
     "cjk_index_text",
+    "index_terms",
     "index_tokens",
     "word_spans",
     "word_tokens",
@@ -125,6 +126,18 @@ def index_tokens(text: str) -> list[str]:
         return [t.lower() for t in _WORD.findall(prepared)]
     tokens: list[str] = _unicode61(prepared.encode("utf-8"), False)
     return tokens
+
+
+def index_terms(text: str) -> set[str]:
+    """The distinct :func:`index_tokens` of ``text``: the terms FTS5's vocabulary counts a row
+    under (SQLite's term counts, decision 650). ASCII text is lower-cased once, not per token
+    (the same tokens: lower-casing keeps ASCII letters and digits what they were)."""
+    if not text:
+        return set()
+    prepared = cjk_index_text(text)
+    if prepared.isascii():
+        return set(_WORD.findall(prepared.lower()))
+    return set(_unicode61(prepared.encode("utf-8"), False))
 
 
 def word_tokens(text: str) -> list[str]:

@@ -26,8 +26,9 @@ Layout (schema version 5, layout 3)::
                  bits are those of ``vector - centre`` (decision 380); an index
                  from before this table keeps raw signs
     chunks_fts_vocab fts5vocab(chunks_fts, row): chunk count per term
-    term_stats(term PK, doc) snapshot of the counts of common terms, refreshed
-                 after each full reindex (query building reads it)
+    term_stats(term PK, doc) the chunk counts of common terms (query building
+                 reads them); every write keeps them once a refresh has built them
+                 (the row of term '', decision 650)
     links(document_id -> documents ON DELETE CASCADE, ordinal, kind, destination,
           text, anchor)   links as written; resolved when read (``index/links.py``)
     document_meta(document_id PK -> documents ON DELETE CASCADE, tags, aliases,
@@ -65,6 +66,7 @@ import re
 import threading
 import time
 import weakref
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
@@ -79,7 +81,7 @@ from ..config import ConfigError
 from ..errors import IndexNotReady
 from ..sourcefile import os_reason
 from .chunks import unit
-from .cjk import cjk_index_text
+from .cjk import cjk_index_text, index_terms
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .derive import chunk_stems, pack_body, unpack_body
 from .fts5 import (
@@ -133,6 +135,22 @@ BUSY_TIMEOUT_MS = 30_000
 DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
 _VEC0_PARTS = ("chunk_vectors_info", "chunk_vectors_chunks", "chunk_vectors_rowids", "chunk_vectors_vector_chunks00")
 _CONNECTION_SERIALS = itertools.count(1)  # snapshot_key: tells this thread's successive connections apart
+# term_stats' marker row: its term is no token, its count the threshold the table is kept at. A
+# refresh of an earlier release (DELETE FROM term_stats, then the common terms) takes it away.
+_KEPT_TERM = ""
+_FTS5_MAX_TOKEN_BYTES = 32_768  # FTS5 indexes a token's first this many bytes
+_FTS5_MAX_TOKEN_CHARS = _FTS5_MAX_TOKEN_BYTES // 4  # a token of no more characters is never cut
+_Indexed = tuple[bytes, str | None]  # a chunk's packed body and heading path, as stored
+# A write batch (a reindex pass) whose writes have read this many chunks' text for the term counts
+# stops keeping them, and the pass's refresh rebuilds the table (decision 651): tokenizing takes
+# 0.1-0.3 ms a chunk, a rebuild 60-300 ms at 17,861-30,045 chunks.
+COUNT_READ_LIMIT = 1_000
+
+
+class _TermChanges(Counter[str]):
+    """One write's term count changes, and how many chunks' text it read (tokenized) for them."""
+
+    read = 0
 
 
 class _ThreadEnd:
@@ -211,6 +229,9 @@ class _Batch:
         self.files = 0  # writes in the open transaction
         self.since = 0.0
         self.bump = False  # a write changed the vector generation: bumped once, at the commit
+        self.kept: bool | None = None  # whether term_stats is kept (read once per transaction)
+        self.terms: Counter[str] = Counter()  # the writes' term count changes: applied at the commit
+        self.read = 0  # chunks whose text the batch's writes tokenized, over all its transactions
         self._release = ExitStack()
 
     @property
@@ -250,16 +271,20 @@ class _Batch:
 
     def _flush(self) -> None:
         if self.conn is not None:
-            if self.bump:
-                try:
+            try:
+                # both just before the commit: a write to another table amid FTS5 inserts flushes
+                # FTS5's pending terms (decision 250)
+                self.store._apply_terms(self.conn, self.terms)
+                if self.bump:
                     ChunkTables._bump(self.store, self.conn)
-                except BaseException:
-                    self._end("ROLLBACK")
-                    raise
+            except BaseException:
+                self._end("ROLLBACK")
+                raise
             self._end("COMMIT")
 
     def _end(self, verb: str) -> None:
         conn, self.conn, self.files, self.bump = self.conn, None, 0, False
+        self.kept, self.terms = None, Counter()
         try:
             if conn is not None and (verb == "COMMIT" or conn.in_transaction):  # see SqliteStore._write
                 try:
@@ -852,8 +877,18 @@ class SqliteStore(ChunkTables):
         with self._write() as c:
             c.execute("UPDATE documents SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
 
-    def _delete_rows(self, c: apsw.Connection, doc_id: int) -> None:
-        ids = [(r[0],) for r in c.execute("SELECT id FROM chunks WHERE document_id = ?", (doc_id,))]
+    def _delete_rows(self, c: apsw.Connection, doc_id: int, gone: list[_Indexed] | None = None) -> None:
+        """One document's rows; ``gone`` (when term_stats is kept) gets the old chunks' indexed
+        text, packed as stored."""
+        if gone is None:
+            ids = [(r[0],) for r in c.execute("SELECT id FROM chunks WHERE document_id = ?", (doc_id,))]
+        else:
+            ids = []
+            for cid, body, heading in c.execute(
+                "SELECT id, body, heading_path FROM chunks WHERE document_id = ?", (doc_id,)
+            ):
+                ids.append((cid,))
+                gone.append((bytes(body), heading))
         if ids:
             c.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ids)
             c.executemany("DELETE FROM chunks_stems WHERE rowid = ?", ids)
@@ -871,7 +906,9 @@ class SqliteStore(ChunkTables):
         meta: DocumentMeta | None = None,
     ) -> int:
         with self._write() as c:
-            n = self._replace_rows(c, doc, chunks, links, meta)
+            terms = self._term_changes(c)
+            n = self._replace_rows(c, doc, chunks, links, meta, terms)
+            self._keep_terms(c, terms)
             self._bump(c)
             return n
 
@@ -882,11 +919,14 @@ class SqliteStore(ChunkTables):
         chunks: Sequence[ChunkRecord],
         links: Sequence[LinkRecord],
         meta: DocumentMeta | None,
+        terms: _TermChanges | None = None,
     ) -> int:
-        """One document's rows, inside the caller's write transaction."""
+        """One document's rows, inside the caller's write transaction. ``terms`` (when term_stats
+        is kept): gets the write's term count changes, the new chunks' terms less the old ones'."""
         old = self._one("SELECT id FROM documents WHERE path = ?", (doc.path,))
+        gone: list[_Indexed] | None = None if terms is None else []
         if old is not None:
-            self._delete_rows(c, old)
+            self._delete_rows(c, old, gone)
         c.execute(
             "INSERT INTO documents(path, source_hash, size, mtime_ns, indexed_at_utc, properties) VALUES(?,?,?,?,?,?)",
             (
@@ -902,6 +942,7 @@ class SqliteStore(ChunkTables):
         first = int(self._one("SELECT coalesce(max(id), 0) FROM chunks")) + 1
         ids = range(first, first + len(chunks))
         has_table = self._table_exists("chunk_vectors")
+        packed = [ch.packed_body if ch.packed_body is not None else pack_body(ch.text) for ch in chunks]
         c.executemany(
             "INSERT INTO chunks(id, document_id, ordinal, anchor, heading_path, embedding_text_hash, body, "
             "vector_pending) VALUES(?,?,?,?,?,?,?,?)",
@@ -913,10 +954,10 @@ class SqliteStore(ChunkTables):
                     ch.anchor,
                     ch.heading_path,
                     ch.embedding_text_hash,
-                    ch.packed_body if ch.packed_body is not None else pack_body(ch.text),
+                    body,
                     int(has_table and ch.vector is None),
                 )
-                for cid, ch in zip(ids, chunks, strict=True)
+                for cid, ch, body in zip(ids, chunks, packed, strict=True)
             ],
         )
         c.executemany(
@@ -931,6 +972,10 @@ class SqliteStore(ChunkTables):
             for cid, ch in zip(ids, chunks, strict=True)
         ]
         c.executemany("INSERT INTO chunks_stems(rowid, stems) VALUES(?,?)", [r for r in stems if r[1]])
+        if terms is not None and gone is not None:
+            _count_changes(
+                terms, gone, [((body, ch.heading_path), ch.text) for ch, body in zip(chunks, packed, strict=True)]
+            )
         if has_table:
             self._insert_vectors(
                 c, [(cid, doc_id, ch.vector) for cid, ch in zip(ids, chunks, strict=True) if ch.vector is not None]
@@ -1082,7 +1127,12 @@ class SqliteStore(ChunkTables):
             old = self._one("SELECT id FROM documents WHERE path = ?", (path,))
             if old is None:
                 return False
-            self._delete_rows(c, old)
+            terms = self._term_changes(c)
+            gone: list[_Indexed] | None = None if terms is None else []
+            self._delete_rows(c, old, gone)
+            if terms is not None and gone is not None:
+                _count_changes(terms, gone, [])
+            self._keep_terms(c, terms)
             self._bump(c)
             return True
 
@@ -1175,8 +1225,11 @@ class SqliteStore(ChunkTables):
         ]
 
     def import_documents(self, dumps: Sequence[DocumentDump]) -> int:
-        """Every dump in one write transaction (SQLite stores vectors as given anyway)."""
+        """Every dump in one write transaction (SQLite stores vectors as given anyway). The term
+        counts are not kept here (``index copy`` refreshes them after its last page): the marker
+        goes, so the next refresh rebuilds them."""
         with self._write() as c:
+            c.execute("DELETE FROM term_stats WHERE term = ?", (_KEPT_TERM,))
             n = sum(self._replace_rows(c, d.document, d.chunks, d.links, d.meta) for d in dumps)
             self._bump(c)
             return n
@@ -1364,8 +1417,9 @@ class SqliteStore(ChunkTables):
         return [(r[0], r[1]) for r in c.execute(sql, (match, key, limit))]
 
     def refresh_term_stats(self) -> None:
-        """Snapshot the chunk counts of common terms (one pass over the FTS vocabulary)."""
-        if not self._table_exists("chunks_fts_vocab"):
+        """Rebuild the chunk counts of common terms (one pass over the FTS vocabulary) unless
+        every write has kept them (decision 650): then there is nothing to do."""
+        if not self._table_exists("chunks_fts_vocab") or self._counts_kept(self._conn()):
             return
         with self._write() as c:
             c.execute("DELETE FROM term_stats")
@@ -1373,17 +1427,87 @@ class SqliteStore(ChunkTables):
                 "INSERT INTO term_stats(term, doc) SELECT term, doc FROM chunks_fts_vocab WHERE doc > ?",
                 (COMMON_TERM_MIN_CHUNKS,),
             )
+            c.execute("INSERT INTO term_stats(term, doc) VALUES(?, ?)", (_KEPT_TERM, COMMON_TERM_MIN_CHUNKS))
+            batch: _Batch | None = getattr(self._local, "batch", None)
+            if batch is not None and batch.conn is c:
+                batch.kept = True
+
+    def _counts_kept(self, c: apsw.Connection) -> bool:
+        """Whether term_stats holds the counts of the terms above today's threshold and every
+        write keeps them: not in a new index (a cold build counts nothing and is rebuilt once at
+        its end), one of an earlier release, or after an import."""
+        if not self._table_exists("term_stats"):
+            return False
+        row = c.execute("SELECT doc FROM term_stats WHERE term = ?", (_KEPT_TERM,)).fetchone()
+        return row is not None and row[0] == COMMON_TERM_MIN_CHUNKS
+
+    def _term_changes(self, c: apsw.Connection) -> _TermChanges | None:
+        """A counter for one write's term count changes, or None when term_stats is not kept."""
+        batch: _Batch | None = getattr(self._local, "batch", None)
+        if batch is not None and batch.conn is c:
+            if batch.kept is None:
+                batch.kept = self._counts_kept(c)
+            return _TermChanges() if batch.kept else None
+        return _TermChanges() if self._counts_kept(c) else None
+
+    def _keep_terms(self, c: apsw.Connection, terms: _TermChanges | None) -> None:
+        """Apply a write's term count changes now, or in a write batch at its commit (summed). A
+        batch that has read more than ``COUNT_READ_LIMIT`` chunks stops keeping the counts: its
+        pass rebuilds them at its end for less (a failed or cancelled pass leaves them to the next
+        pass that changes a file)."""
+        if terms is None:
+            return
+        batch: _Batch | None = getattr(self._local, "batch", None)
+        if batch is None or batch.conn is not c:
+            self._apply_terms(c, terms)
+            return
+        batch.terms.update(terms)
+        batch.read += terms.read
+        if batch.read > COUNT_READ_LIMIT:
+            c.execute("DELETE FROM term_stats WHERE term = ?", (_KEPT_TERM,))
+            batch.kept, batch.terms = False, Counter()
+
+    def _apply_terms(self, c: apsw.Connection, terms: Counter[str]) -> None:
+        """Move term_stats by the changes, after the transaction's FTS5 writes: a kept term's count
+        moves by its change and leaves at or below the threshold; a term the table does not hold
+        whose count grew is looked up in the vocabulary (it was at most the threshold, so its
+        posting list is short) and enters above it. The table then holds what a refresh makes."""
+        moved = sorted(t for t, n in terms.items() if n)
+        if not moved:
+            return
+        threshold = COMMON_TERM_MIN_CHUNKS
+        held: dict[str, int] = {}
+        for group in _groups(moved):
+            marks = ",".join("?" * len(group))
+            held.update(c.execute(f"SELECT term, doc FROM term_stats WHERE term IN ({marks})", group))
+        update: list[tuple[int, str]] = []
+        gone: list[tuple[str]] = []
+        new: list[tuple[str, int]] = []
+        for term in moved:
+            if term in held:
+                count = held[term] + terms[term]
+                if count > threshold:
+                    update.append((count, term))
+                else:
+                    gone.append((term,))
+            elif terms[term] > 0:
+                row = c.execute("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (term,)).fetchone()
+                if row is not None and row[0] > threshold:
+                    new.append((term, int(row[0])))
+        c.executemany("UPDATE term_stats SET doc = ? WHERE term = ?", update)
+        c.executemany("DELETE FROM term_stats WHERE term = ?", gone)
+        c.executemany("INSERT INTO term_stats(term, doc) VALUES(?, ?)", new)
 
     def _document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
         """How many chunks hold each unicode61 token (absent tokens are left out): the
-        cost of OR alternatives (``fts5.py``), so it may lag behind recent writes."""
+        cost of OR alternatives (``fts5.py``)."""
         if not tokens or not self.exists() or not self._table_exists("chunks_fts_vocab"):
             return {}
         c = self._conn()
         # fts5vocab counts a term by walking its posting list (~1 ms for a word in half of 50k
-        # chunks): common terms come from the term_stats snapshot (refreshed after each full
-        # reindex; slightly stale after targeted syncs, which is fine for a cost heuristic),
-        # rare ones from fts5vocab (cheap). Cached per connection until the database changes.
+        # chunks): common terms come from term_stats (every write keeps it once a pass has built
+        # it, decision 650; an index no pass has finished yet lags), rare ones from fts5vocab
+        # (cheap). Cached per connection until the database changes.
         version = self._one("PRAGMA data_version")
         cache = getattr(self._local, "df_cache", None)
         if cache is None or self._local.df_version != version or len(cache) > DF_CACHE_SIZE:
@@ -1535,6 +1659,35 @@ class SqliteStore(ChunkTables):
 # is first read (decision 495). Opening only reads the schema, and a file damaged in a table's pages
 # opened fine and then failed every call that touched them with a traceback.
 _NO_SQL = frozenset({"close", "write_lock", "write_batch", "exclusive_pass", "file_size"})
+
+
+def _chunk_terms(text: str, heading: str | None) -> set[str]:
+    """The terms fts5vocab counts a chunk's row under: FTS5's tokens of its indexed body and
+    heading (``cjk.index_tokens`` of what ``_replace_rows`` hands it), each once. FTS5 stores a
+    token's first 32,768 bytes only (``FTS5_MAX_TOKEN_SIZE``; a base64 run): cut alike."""
+    terms = index_terms(text) | index_terms(heading or "")
+    if any(len(t) > _FTS5_MAX_TOKEN_CHARS for t in terms):
+        terms = {t.encode()[:_FTS5_MAX_TOKEN_BYTES].decode("utf-8", "ignore") for t in terms}
+    return terms
+
+
+def _count_changes(terms: _TermChanges, gone: list[_Indexed], new: list[tuple[_Indexed, str]]) -> None:
+    """Add a write's term count changes to ``terms``: each new chunk's terms on, each old one's
+    off. A new chunk stored exactly as an old one (packed body and heading alike) cancels it
+    unread: an edit re-tokenizes only the chunks it changed (decision 651)."""
+    left = Counter(gone)
+    for key, text in new:
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            terms.update(_chunk_terms(text, key[1]))
+            terms.read += 1
+    for (body, heading), n in left.items():
+        if n > 0:
+            terms.read += 1
+            old = _chunk_terms(_unpack(body), heading)
+            for _ in range(n):
+                terms.subtract(old)
 
 
 def _detecting_damage(method: Callable[..., Any]) -> Callable[..., Any]:

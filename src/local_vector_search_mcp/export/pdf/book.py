@@ -14,7 +14,7 @@ import posixpath
 import re
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from reportlab.lib import colors
@@ -31,6 +31,7 @@ from ...markdown import Document, ElementKind, parse_document, parse_text
 from ...markdown.links import load_yaml
 from ...paths import PathGuard
 from ...sourcefile import read_source
+from .canvas import BookCanvas, PdfSink
 from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ctx, slugify
 from .fonts import FontSet, font_set
 from .images import ImageStore
@@ -334,7 +335,7 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
     A book's parts come as :class:`_Deferred` blocks that ``make`` turns into their blocks.
     """
 
-    def __init__(self, out: BinaryIO, sheet_: Sheet, fonts: FontSet, title_page: bool, **meta: Any) -> None:
+    def __init__(self, out: PdfSink, sheet_: Sheet, fonts: FontSet, title_page: bool, **meta: Any) -> None:
         width, height = self._page
         super().__init__(
             out,
@@ -776,7 +777,7 @@ def _heading_element(title: str) -> Any:
     return Element("0", ElementKind.HEADING, 0, 0, ((0, 0),), "# " + title, "", "", level=1, title=title)
 
 
-def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, options: BookOptions) -> list[str]:
+def render_book(guard: PathGuard, rel: str, doc: Document, out: PdfSink, options: BookOptions) -> list[str]:
     """Lay out ``doc`` (a document or a book's table of contents) as a PDF into ``out``.
 
     Returns the warnings: pictures and chapters replaced by placeholders and
@@ -815,10 +816,10 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
         template.lasting = book.lasting  # the same set: kept blocks join it as they are made
     if has_contents:
         template.layout_first = True
-        template.multiBuild(story, maxPasses=4)
+        template.multiBuild(story, maxPasses=4, canvasmaker=BookCanvas)
     else:
         book.progress.reportlab("PASS", 1)  # build() announces no pass; multiBuild() does
-        template.build(story)
+        template.build(story, canvasmaker=BookCanvas)
     book.warnings.muted = False
     book.progress.step(book.progress.total, f"Laid out {book.progress.page} pages", final=True)
     if book.fonts.missing:
@@ -841,7 +842,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: BinaryIO, option
     return book.warnings.result()
 
 
-def render_file(guard: PathGuard, rel: str, out: BinaryIO, options: BookOptions) -> list[str]:
+def render_file(guard: PathGuard, rel: str, out: PdfSink, options: BookOptions) -> list[str]:
     """Convenience for tests and the bench: read ``rel`` through the guard and render it."""
     rel, path = guard.resolve(rel, markdown=True)
     return render_book(guard, rel, parse_document(read_source(path, rel)), out, options)
