@@ -235,7 +235,10 @@ class StoreCounts:
 class WriteBatch(Protocol):
     """Writes that share one transaction until :meth:`flush` (``IndexStore.write_batch``)."""
 
-    files: int  # writes in the open transaction (0: none open)
+    @property
+    def files(self) -> int:
+        """Writes in the open transaction, or sent and not yet confirmed (0: none)."""
+        ...
 
     @property
     def age(self) -> float:

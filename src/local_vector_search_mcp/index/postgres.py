@@ -37,8 +37,9 @@ import select
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
@@ -63,6 +64,7 @@ from .chunks import (
 from .cjk import index_tokens
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .fts5 import COMMON_TERM_MIN_CHUNKS, STEM_BUDGET, STEM_DEPTH
+from .pg_batch import PipelinedBatch
 from .pg_lexemes import chunk_lexemes
 from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
@@ -74,7 +76,6 @@ from .port import (
     DocumentState,
     IndexUnavailable,
     LinkRecord,
-    NoBatch,
     PendingChunk,
     RefusedChunk,
     StoreCounts,
@@ -109,6 +110,27 @@ _DOCUMENT_LEXEMES = (
     b"select u.lexeme, count(*) as n from chunks c, unnest(tsvector_to_array(c.tsv)) u(lexeme)"
     b" where c.doc_id = (select id from documents where path = %(path)s) group by u.lexeme"
 )
+# A document's write moves the counts by its new chunks' lexemes less its old chunks', only where
+# they differ (an edit of a line moves a few counts, not every lexeme of the document twice). The
+# old ones are noted before the delete in a setting of the transaction (no answer to wait for, no
+# temporary table), then taken with the new ones once inserted. Without the key (a cold index)
+# the gate is a one-time filter and no lexeme is read.
+_OLD_TERMS = (
+    b"select set_config('local_vector_search_mcp.old_lexemes', coalesce(array_agg(o.lexeme)::text, '{}'), true),"
+    b" set_config('local_vector_search_mcp.old_counts', coalesce(array_agg(o.n)::text, '{}'), true)"
+    b" from (" + _DOCUMENT_LEXEMES + b") o where " + _TERMS_KEPT
+)
+_COUNT_CHANGE = (
+    b"with new as (" + _DOCUMENT_LEXEMES + b"),"
+    b" old as (select * from unnest(cast(current_setting('local_vector_search_mcp.old_lexemes') as text[]),"
+    b" cast(current_setting('local_vector_search_mcp.old_counts') as integer[])) o(lexeme, n)),"
+    b" change as (select lexeme, sum(n) as n from (select lexeme, n from new union all"
+    b" select lexeme, -n from old) x group by lexeme having sum(n) <> 0)"
+    b" insert into term_stats (lexeme, ndoc) select lexeme, n from change where "
+    + _TERMS_KEPT
+    + b" on conflict (lexeme) do update set ndoc = term_stats.ndoc + excluded.ndoc"
+)
+
 # the writers of the snapshot take turns from their first count to their commit (a count of a
 # lexeme then sees every committed write already counted, and none half-way); a table lock, not
 # row locks, so nothing is taken in a different order by two of them
@@ -311,6 +333,13 @@ class PostgresStore:
         conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
         if conn is not None and not conn.closed:
             return conn
+        conn = self._connect()
+        self._local.conn = conn
+        return conn
+
+    def _connect(self, kept: bool = True) -> psycopg.Connection[Any]:
+        """A new session, set up: this thread's, or (not ``kept``: closed by its user, not by
+        :meth:`close`) a write batch's."""
         try:
             conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -328,9 +357,9 @@ class PostgresStore:
                 raise setup_failure(exc, self._url, self._location, self._schema) from None
         conn.execute(sql.SQL("set search_path to {}, public").format(sql.Identifier(self._schema)))
         register_vector(conn)
-        self._local.conn = conn
-        with self._lock:
-            self._connections.append(conn)
+        if kept:
+            with self._lock:
+                self._connections.append(conn)
         return conn
 
     def _utf8(self) -> bool:
@@ -534,7 +563,7 @@ class PostgresStore:
     ) -> int:
         if self.exists():
             self._ensure_lengths()  # lexical_meta, which says whether the snapshot is kept
-        n = self._replace(doc, chunks, links, meta, exact=False)
+        n = self._replace(doc, chunks, links, meta, exact=False, batch=self._batch())
         self._recentre()
         return n
 
@@ -546,10 +575,12 @@ class PostgresStore:
         meta: DocumentMeta | None,
         exact: bool,
         terms: Literal["keep", "none"] = "keep",
+        batch: PipelinedBatch | None = None,
     ) -> int:
         """``exact``: store vectors as given (an imported index), else normalised. ``terms``: keep
         the term-count snapshot (decision 610), or not (the caller stops keeping it at the end of
-        its transaction)."""
+        its transaction). ``batch``: this thread's write batch, which sends the document's
+        transaction without waiting for it (decision 680)."""
         # everything is computed before the transaction: a bad record leaves the old revision in place
         rows = [
             (
@@ -566,88 +597,114 @@ class PostgresStore:
         ]
         link_rows = [(i, ln.kind, ln.destination, ln.text, ln.anchor) for i, ln in enumerate(links)]
         self._stats_cache = None
-        doc_id = b"(select id from documents where path = %s)"  # this transaction's new row
         conn = self._conn()
-        # One round trip per document, not one per statement (or per chunk, as before): the
-        # statements are pipelined and none needs an answer before the commit, since each finds
-        # the new document's id by its path. Under load every round trip waits for a core.
         if not self.exists():  # its statements are not all pipelinable (several in one string)
+            if batch is not None:
+                batch.flush()
             with self._lock, conn.transaction():
                 self._create(None)
+        with_vectors = any(row[-1] is not None for row in rows)
+        if batch is not None and not with_vectors:
+            # the chunks' ids are not needed: nothing to wait for before the next document
+            batch.send(
+                doc.path,
+                partial(self._send, doc=doc, rows=rows, link_rows=link_rows, meta=meta, terms=terms, ids=False),
+                partial(self.replace_document, doc, chunks, links, meta),
+            )
+            return len(chunks)
+        if batch is not None:  # this one waits for its chunks' ids: the sent ones are confirmed first
+            batch.flush()
         # the vector table, looked up only when there are vectors to store (another server's
         # embedding pass may have made it since: never remembered), and before the pipeline,
         # where a statement's rows come only once asked for
-        with_vectors = any(row[-1] is not None for row in rows)
         layout = self._layout() if with_vectors and self._table_exists("vectors") else None
+        # One round trip per document, not one per statement (or per chunk, as before): the
+        # statements are pipelined and none needs an answer before the commit, since each finds
+        # the new document's id by its path. Under load every round trip waits for a core.
         with self._lock, conn.pipeline(), conn.transaction():
-            # two servers replacing one document: the second waits here, then its delete (a new
-            # statement, a new snapshot) sees the first one's row instead of colliding with it
-            conn.execute(b"select pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._doc_key(doc.path),))
-            old: psycopg.Cursor[Any] | None = None
-            if terms == "keep":
-                conn.execute(_TERMS_LOCK)
-                old = conn.execute(_DOCUMENT_LEXEMES, {"path": doc.path})  # read once the pipeline is sent
-            conn.execute(b"delete from documents where path = %s", (doc.path,))
-            conn.execute(
-                b"insert into documents (path, source_hash, size, mtime_ns, indexed_at_utc, properties)"
-                b" values (%s, %s, %s, %s, %s, %s)",
-                (
-                    doc.path,
-                    doc.source_hash,
-                    doc.size,
-                    doc.mtime_ns,
-                    doc.indexed_at_utc,
-                    None if doc.properties is None else json.dumps(doc.properties),
-                ),
-            )
-            with conn.cursor() as cur:
-                chunk_ids: dict[int, int] = {}
-                if rows:  # every chunk in one statement, ids given in ordinal order as before
-                    columns = list(zip(*rows, strict=True))
-                    cur.execute(
-                        b"insert into chunks (doc_id, ordinal, pointer, anchor, text, heading_path,"
-                        b" embedding_text_hash, tsv, ntok, nstem) select " + doc_id + b", u.ordinal, u.pointer,"
-                        b" u.anchor, u.text, u.heading, u.hash, cast(u.tsv as tsvector), u.ntok, u.nstem"
-                        b" from unnest(cast(%b as integer[]), cast(%b as text[]), cast(%b as text[]),"
-                        b" cast(%b as text[]), cast(%b as text[]), cast(%b as text[]), cast(%b as text[]),"
-                        b" cast(%b as integer[]), cast(%b as integer[])) with ordinality"
-                        b" u(ordinal, pointer, anchor, text, heading, hash, tsv, ntok, nstem, n)"
-                        b" order by u.n returning id, ordinal",
-                        (doc.path, *(list(column) for column in columns[:-1])),
-                    )
-                    if layout is not None:  # the ids are needed: wait for them
-                        chunk_ids = {ordinal: chunk_id for chunk_id, ordinal in cur.fetchall()}
-                if layout is not None:
-                    vectors = [(chunk_ids[row[0]], row[-1]) for row in rows if row[-1] is not None]
+            inserted = self._send(conn, doc, rows, link_rows, meta, terms, ids=layout is not None)
+            if layout is not None and inserted is not None:  # the ids are needed: wait for them
+                chunk_ids = {ordinal: chunk_id for chunk_id, ordinal in inserted.fetchall()}
+                vectors = [(chunk_ids[row[0]], row[-1]) for row in rows if row[-1] is not None]
+                with conn.cursor() as cur:
                     cur.executemany(
                         f"insert into vectors (chunk_id, {layout.insert_columns})"
                         f" values (%s, {layout.insert_marks})".encode(),
                         [(chunk_id, *layout.row(vector, normalise=not exact)) for chunk_id, vector in vectors],
                     )
-                if link_rows:
-                    cur.execute(
-                        b"insert into links (doc_id, ordinal, kind, destination, text, anchor) select "
-                        + doc_id
-                        + b", u.* from unnest(cast(%b as integer[]), cast(%b as text[]), cast(%b as text[]),"
-                        b" cast(%b as text[]), cast(%b as text[])) u",
-                        (doc.path, *(list(column) for column in zip(*link_rows, strict=True))),
-                    )
-                if meta is not None and meta != DocumentMeta():
-                    cur.execute(
-                        b"insert into doc_meta (doc_id, tags, aliases, headings, block_ids, tag_keys)"
-                        b" values (" + doc_id + b", %s, %s, %s, %s, %s)",
-                        (
-                            doc.path,
-                            list(meta.tags),
-                            list(meta.aliases),
-                            list(meta.headings),
-                            list(meta.block_ids),
-                            tag_prefixes(meta.tags),
-                        ),
-                    )
-            if old is not None:
-                self._count_change(conn, doc.path, old.fetchall())
         return len(chunks)
+
+    def _send(
+        self,
+        conn: psycopg.Connection[Any],
+        doc: DocumentRecord,
+        rows: list[tuple[Any, ...]],
+        link_rows: list[tuple[Any, ...]],
+        meta: DocumentMeta | None,
+        terms: Literal["keep", "none"],
+        ids: bool,
+    ) -> psycopg.Cursor[Any] | None:
+        """Queue one document's statements in the caller's transaction and pipeline; none waits for
+        an answer. Returns the cursor of the chunks' insert, which returns their ids and ordinals
+        when ``ids`` (else None)."""
+        doc_id = b"(select id from documents where path = %s)"  # this transaction's new row
+        # two servers replacing one document: the second waits here, then its delete (a new
+        # statement, a new snapshot) sees the first one's row instead of colliding with it
+        conn.execute(b"select pg_advisory_xact_lock(hashtextextended(%s, 0))", (self._doc_key(doc.path),))
+        if terms == "keep":
+            conn.execute(_TERMS_LOCK)
+            conn.execute(_OLD_TERMS, {"path": doc.path})  # the counts' change: see _COUNT_CHANGE
+        conn.execute(b"delete from documents where path = %s", (doc.path,))
+        conn.execute(
+            b"insert into documents (path, source_hash, size, mtime_ns, indexed_at_utc, properties)"
+            b" values (%s, %s, %s, %s, %s, %s)",
+            (
+                doc.path,
+                doc.source_hash,
+                doc.size,
+                doc.mtime_ns,
+                doc.indexed_at_utc,
+                None if doc.properties is None else json.dumps(doc.properties),
+            ),
+        )
+        inserted: psycopg.Cursor[Any] | None = None
+        if rows:  # every chunk in one statement, ids given in ordinal order as before
+            columns = list(zip(*rows, strict=True))
+            inserted = conn.execute(
+                b"insert into chunks (doc_id, ordinal, pointer, anchor, text, heading_path,"
+                b" embedding_text_hash, tsv, ntok, nstem) select " + doc_id + b", u.ordinal, u.pointer,"
+                b" u.anchor, u.text, u.heading, u.hash, cast(u.tsv as tsvector), u.ntok, u.nstem"
+                b" from unnest(cast(%b as integer[]), cast(%b as text[]), cast(%b as text[]),"
+                b" cast(%b as text[]), cast(%b as text[]), cast(%b as text[]), cast(%b as text[]),"
+                b" cast(%b as integer[]), cast(%b as integer[])) with ordinality"
+                b" u(ordinal, pointer, anchor, text, heading, hash, tsv, ntok, nstem, n)"
+                b" order by u.n" + (b" returning id, ordinal" if ids else b""),
+                (doc.path, *(list(column) for column in columns[:-1])),
+            )
+        if link_rows:
+            conn.execute(
+                b"insert into links (doc_id, ordinal, kind, destination, text, anchor) select "
+                + doc_id
+                + b", u.* from unnest(cast(%b as integer[]), cast(%b as text[]), cast(%b as text[]),"
+                b" cast(%b as text[]), cast(%b as text[])) u",
+                (doc.path, *(list(column) for column in zip(*link_rows, strict=True))),
+            )
+        if meta is not None and meta != DocumentMeta():
+            conn.execute(
+                b"insert into doc_meta (doc_id, tags, aliases, headings, block_ids, tag_keys)"
+                b" values (" + doc_id + b", %s, %s, %s, %s, %s)",
+                (
+                    doc.path,
+                    list(meta.tags),
+                    list(meta.aliases),
+                    list(meta.headings),
+                    list(meta.block_ids),
+                    tag_prefixes(meta.tags),
+                ),
+            )
+        if terms == "keep":
+            conn.execute(_COUNT_CHANGE, {"path": doc.path})
+        return inserted if ids else None
 
     def _count_removed(self, conn: psycopg.Connection[Any], path: str) -> None:
         """Delete the document at ``path`` (its chunks by the cascade, after the statement) and take
@@ -660,22 +717,6 @@ class PostgresStore:
             b" unnest(tsvector_to_array(c.tsv)) u(lexeme) group by u.lexeme)"
             b" update term_stats t set ndoc = t.ndoc - old.n from old where t.lexeme = old.lexeme and " + _TERMS_KEPT,
             {"path": path},
-        )
-
-    def _count_change(self, conn: psycopg.Connection[Any], path: str, old: list[tuple[Any, ...]]) -> None:
-        """Move the counts by the new chunks' lexemes less the old ones' (``old``: the old chunks'
-        lexemes and chunk counts), only where they differ: an edit of a line moves a few counts,
-        not one per lexeme of the document (two writes of each row, 50 us apiece). A lexeme
-        without a row had no chunk (the table holds every lexeme's). Under :data:`_TERMS_LOCK`."""
-        conn.execute(
-            b"with new as (" + _DOCUMENT_LEXEMES + b"),"
-            b" change as (select lexeme, sum(n) as n from (select lexeme, n from new union all select o.lexeme, -o.n"
-            b" from unnest(cast(%(lexemes)s as text[]), cast(%(counts)s as integer[])) o(lexeme, n)) x"
-            b" group by lexeme having sum(n) <> 0)"
-            b" insert into term_stats (lexeme, ndoc) select lexeme, n from change where "
-            + _TERMS_KEPT
-            + b" on conflict (lexeme) do update set ndoc = term_stats.ndoc + excluded.ndoc",
-            {"path": path, "lexemes": [r[0] for r in old], "counts": [int(r[1]) for r in old]},
         )
 
     @staticmethod
@@ -822,6 +863,14 @@ class PostgresStore:
             return bool(before)
 
     def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
+        batch = self._batch()
+        if batch is not None:  # asked before each document's write: no round trip of its own
+            if batch.holds(path):
+                batch.flush()  # its stored rows are those the batch sent
+            if batch.vectors is None:  # once per window: a table made meanwhile only delays reuse
+                batch.vectors = self.has_vectors()
+            if not batch.vectors:
+                return {}
         if not self.has_vectors():
             return {}
         rows = self._rows(
@@ -1573,9 +1622,30 @@ class PostgresStore:
         with self._lock:
             yield
 
-    def write_batch(self, hold: AbstractContextManager[Any] | None = None) -> AbstractContextManager[WriteBatch]:
-        """Each write commits on its own here (PostgreSQL's inserts are not the writer's cost)."""
-        return nullcontext(NoBatch())
+    @contextmanager
+    def write_batch(self, hold: AbstractContextManager[Any] | None = None) -> Iterator[WriteBatch]:
+        """This thread's document writes are sent without waiting for each, each still its own
+        transaction, until the batch is flushed (:mod:`.pg_batch`, decision 680). Any other port
+        call of the thread flushes it first (:func:`_reconnecting`), so it sees them written."""
+        if getattr(self._local, "batch", None) is not None:
+            raise RuntimeError("write batches do not nest")
+
+        def active(batch: PipelinedBatch | None) -> None:
+            self._local.batch = batch
+
+        batch = PipelinedBatch(partial(self._connect, kept=False), hold, active)
+        self._local.batch = batch
+        try:
+            yield batch
+        finally:
+            try:
+                batch.close()  # may write its last window again (which routes around the batch)
+            finally:
+                self._local.batch = None
+
+    def _batch(self) -> PipelinedBatch | None:
+        batch: PipelinedBatch | None = getattr(self._local, "batch", None)
+        return batch
 
     @contextmanager
     def exclusive_pass(self, name: str, wait: bool) -> Iterator[bool]:
@@ -1702,6 +1772,8 @@ class PostgresStore:
 # INDEX_NOT_READY naming the reindex that builds it again (decision 499).
 _NO_SQL = frozenset({"close", "write_lock", "write_batch", "exclusive_pass", "check"})
 _GONE = (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName)
+# the calls a writer makes for each document inside a write batch, which does not flush for them
+_BATCHED = frozenset({"replace_document", "vectors_by_text_hash", "exists"})
 
 
 @dataclass(slots=True)
@@ -1727,9 +1799,12 @@ def _reconnecting(method: Callable[..., Any]) -> Callable[..., Any]:
             return method(self, *args, **kwargs)
         local.outer = True
         try:
+            batch = getattr(local, "batch", None) if method.__name__ not in _BATCHED else None
             for attempt in (1, 2):
                 try:
                     self._keep_passes()
+                    if batch is not None:
+                        batch.flush()  # what this call reads or writes comes after the documents sent
                     return method(self, *args, **kwargs)
                 except psycopg.OperationalError as exc:
                     conn = getattr(local, "conn", None)
