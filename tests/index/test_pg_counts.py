@@ -93,6 +93,9 @@ def test_counts_are_the_chunks_counts_after_any_writes(store: PostgresStore, see
         frequencies = store._token_frequencies(lexemes)
         assert frequencies.counts == {w: n for w, n in zip(lexemes, expected, strict=False) if n}
         assert all(_counted(store, q) == n for q, n in frequencies.live.items())
+        # an AND's atoms, lexemes, phrases and prefixes mixed (and one twice), in one order or another
+        atoms = [pg_rank.Atom(q, ()) for q in [*reversed(tsqueries), tsqueries[-1]]]
+        assert store._atom_counts(atoms) == [*reversed(expected), expected[-1]]
         # the atoms' lexemes read in the pricing's round trip: every one, exactly
         read = store._token_frequencies([], lexemes)
         assert read.counts == {} and read.live == dict(zip(tsqueries[: len(lexemes)], expected, strict=False))

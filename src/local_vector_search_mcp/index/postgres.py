@@ -1259,15 +1259,13 @@ class PostgresStore:
     def _atom_counts(self, atoms: Sequence[pg_rank.Atom]) -> list[int]:
         """Each atom's chunk count when the fetched rows do not hold them all (an AND): a single
         lexeme's as :meth:`_token_frequencies` counts it (a common one from the snapshot), a
-        phrase's or prefix's counted now."""
+        phrase's or prefix's counted now (all of them in one round trip, not one each)."""
         single = {atom.tsquery[1:-1]: atom for atom in atoms if re.fullmatch(r"'[^'\\]+'", atom.tsquery)}
         known = self._token_frequencies(list(single)).counts
         by_query = {atom.tsquery: known.get(lexeme, 0) for lexeme, atom in single.items()}
-        return [by_query[a.tsquery] if a.tsquery in by_query else self._chunk_count(a.tsquery) for a in atoms]
-
-    def _chunk_count(self, tsquery: str) -> int:
-        ((n,),) = self._rows("select count(*) from chunks where tsv @@ cast(%s as tsquery)", (tsquery,))
-        return int(n)
+        rest = list(dict.fromkeys(a.tsquery for a in atoms if a.tsquery not in by_query))
+        by_query |= dict(zip(rest, self._live_counts(rest), strict=True))
+        return [by_query[a.tsquery] for a in atoms]
 
     def _corpus_stats(self) -> pg_rank.CorpusStats:
         """Row and token totals (FTS5 keeps them in its index; here a query of the lengths, an
