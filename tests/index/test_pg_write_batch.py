@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Iterator
 
 import psycopg
@@ -199,3 +200,31 @@ def test_servers_writing_batches_at_once_keep_documents_whole(pg_server: PgServe
     finally:
         for s in stores:
             s.close()
+
+
+def test_a_batch_whose_sessions_the_server_ends_loses_no_document(
+    stores: list[PostgresStore], pg_server: PgServer
+) -> None:
+    """Every client session ended (as a restart does) while documents are sent: the window is
+    written again on new sessions, and every document of the batch is stored."""
+    store, _ = stores
+    rng = random.Random(6)
+    with store.write_batch() as batch:
+        for i in range(4):
+            _write(store, rng, f"d{i}.md", i)
+        assert batch.files == 4
+        with psycopg.connect(pg_server.url, autocommit=True) as conn:
+            pids = [
+                pid
+                for (pid,) in conn.execute(
+                    "select pid from pg_stat_activity where pid <> pg_backend_pid() and backend_type = 'client backend'"
+                ).fetchall()
+            ]
+            conn.execute("select pg_terminate_backend(pid) from unnest(%s::int[]) as pid", (pids,))
+            deadline = time.monotonic() + 30  # it only signals: wait until they are gone
+            while conn.execute("select count(*) from pg_stat_activity where pid = any(%s)", (pids,)).fetchone() != (0,):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        for i in range(4, 8):
+            _write(store, rng, f"d{i}.md", i)
+    assert {p: s.source_hash for p, s in store.document_states().items()} == {f"d{i}.md": f"{i:064d}" for i in range(8)}

@@ -125,3 +125,27 @@ def test_a_placed_paragraph_lets_go_of_its_lines(kb: Path, monkeypatch: pytest.M
     paragraphs += in_cells
     assert not any(hasattr(p, "blPara") for p in paragraphs)
     assert "Section 30.3 of chapter 30" in poppler.text(pdf)
+
+
+def test_the_contents_let_go_of_their_table_once_placed(kb: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """reportlab's contents keep the table of one paragraph per entry they lay out until the end of
+    the export (decision 662): placed, it is dropped; the PDF is the one reportlab's own makes."""
+    _book(kb)
+    held: list[object] = []
+    after = book._Template.afterFlowable
+
+    def recorded(template: Any, flowable: Any) -> None:
+        after(template, flowable)
+        if isinstance(flowable, book.AnchorFlowable) and flowable._name == "c0":  # the first chapter's start
+            contents = next(f for f in template._indexingFlowables if isinstance(f, book.TableOfContents))
+            held.append(contents._table)
+
+    monkeypatch.setattr(book._Template, "afterFlowable", recorded)
+    ours, _ = export(kb, "SUMMARY.md", kb / "ours.pdf")
+    assert held == [None, None]  # in both passes, the contents spread over several pages
+    monkeypatch.setattr(book, "_Contents", book.TableOfContents)
+    held.clear()
+    theirs, _ = export(kb, "SUMMARY.md", kb / "theirs.pdf")
+    assert len(held) == 2 and all(table is not None for table in held)
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert int(poppler.info(ours)["Pages"]) > 6

@@ -310,6 +310,33 @@ class _Frame(Frame):  # type: ignore[misc]  # reportlab ships no type hints
     _add = add
 
 
+class _Contents(TableOfContents):  # type: ignore[misc]  # reportlab ships no type hints
+    """The table of contents, letting go of its laid-out table once it is placed.
+
+    reportlab's ``wrap`` builds a table of one paragraph per entry (about 4 KiB each with its
+    parsed fragments: 7 MiB for the 1,782 entries of opensearch-docs' ``_api-reference``) and
+    keeps it on the flowable, which the story holds to the end of the export; the next pass's
+    ``wrap`` built the new one while the old was still held. Once ``split`` has given the
+    pieces (they hold their own rows, and are dropped as they are placed), or the table is
+    drawn whole, it is not needed again in the pass: every pass and every placement try wraps
+    it afresh first (decision 662).
+    """
+
+    def beforeBuild(self) -> None:
+        super().beforeBuild()
+        self._table = None
+
+    def split(self, availWidth: float, availHeight: float) -> list[Flowable]:
+        pieces: list[Flowable] = super().split(availWidth, availHeight)
+        if pieces:
+            self._table = None
+        return pieces
+
+    def drawOn(self, canvas: Any, x: float, y: float, _sW: float = 0) -> None:
+        super().drawOn(canvas, x, y, _sW)
+        self._table = None
+
+
 class _Deferred(Flowable):  # type: ignore[misc]  # reportlab ships no type hints
     """A part of a book (a chapter or a part's title) whose blocks are made when the layout
     reaches it, in each pass, and dropped once placed: a book's memory is then bounded by its
@@ -664,7 +691,7 @@ class _Book:
                     ("FONT", (0, 0), (-1, -1), body.regular),
                 ]
             )
-            toc = TableOfContents(dotsMinLevel=0, tableStyle=toc_style)
+            toc = _Contents(dotsMinLevel=0, tableStyle=toc_style)
             toc.levelStyles = list(self.sheet.toc)
             heading = self.sheet.headings[0]
             story += [Paragraph(self.fonts.markup("Contents", body), heading), toc, PageBreak()]
