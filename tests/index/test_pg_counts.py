@@ -1,4 +1,4 @@
-"""The chunk counts of a PostgreSQL lexical search (decision 674): where every write keeps
+"""The chunk counts of a PostgreSQL lexical search (decision 671): where every write keeps
 ``term_stats`` (decision 610), a single lexeme's count is read from it instead of counted through
 the GIN index. The counts must be the ones counting the chunks gives, after any writes, for stems,
 CJK bigrams and words no chunk holds (some needing quoting: FTS5's tokens hold no quote or
@@ -93,6 +93,12 @@ def test_counts_are_the_chunks_counts_after_any_writes(store: PostgresStore, see
         frequencies = store._token_frequencies(lexemes)
         assert frequencies.counts == {w: n for w, n in zip(lexemes, expected, strict=False) if n}
         assert all(_counted(store, q) == n for q, n in frequencies.live.items())
+        # an AND's atoms, lexemes, phrases and prefixes mixed (and one twice), in one order or another
+        atoms = [pg_rank.Atom(q, ()) for q in [*reversed(tsqueries), tsqueries[-1]]]
+        assert store._atom_counts(atoms) == [*reversed(expected), expected[-1]]
+        # the atoms' lexemes read in the pricing's round trip: every one, exactly
+        read = store._token_frequencies([], lexemes)
+        assert read.counts == {} and read.live == dict(zip(tsqueries[: len(lexemes)], expected, strict=False))
         compared |= {"common" for n in expected if n > THRESHOLD} | {"rare" for n in expected if 0 < n <= THRESHOLD}
         compared |= {w for w in lexemes if w in ("~index", "索引")}
     assert compared == {"common", "rare", "~index", "索引"}  # both kinds of count, stems and CJK bigrams
@@ -113,9 +119,11 @@ def test_the_table_is_read_only_while_every_write_keeps_it(store: PostgresStore)
     store._rows("update term_stats set ndoc = 0 where lexeme = %s returning 1", (rare,))
     assert store._live_counts([lexeme, phrase]) == [0, truth[1]]
     assert store._token_frequencies([rare]).counts == {}
+    assert store._token_frequencies([], [rare]).live == {lexeme: 0}
     store._rows("delete from lexical_meta where key = 'term_stats' returning 1")  # as an import leaves it
     assert store._live_counts([lexeme, phrase]) == truth
     assert store._token_frequencies([rare]).counts == {rare: truth[0]}
+    assert store._token_frequencies([], [rare]).live == {}  # not counted: the pricing's lexemes only
 
 
 def _ranking(store: PostgresStore, query: Any) -> list[Any]:

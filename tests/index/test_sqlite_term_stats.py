@@ -289,3 +289,16 @@ def test_a_cold_index_counts_nothing_and_is_built_once_at_its_end(
         assert _snapshot(store) == _full_refresh(store)
     finally:
         kb.shutdown()
+
+
+def test_a_connection_sees_its_own_writes_in_the_counts(store: SqliteStore) -> None:
+    """The counts a search prices its OR alternatives with are cached per connection; a thread
+    that writes and then searches (a CLI call, a targeted sync's thread) reads its own writes."""
+    chunk = ChunkRecord(0, "p0", "a0", "alpha beta", None, "h0")
+    store.replace_document(DocumentRecord("a.md", "0" * 64, 1, 1, "2026-12-02T00:00:00Z"), [chunk])
+    assert store._document_frequencies(["alpha"]) == {"alpha": 1}
+    for n in range(1, 5):
+        store.replace_document(DocumentRecord(f"b{n}.md", "0" * 64, 1, 1, "2026-12-02T00:00:00Z"), [chunk])
+        assert store._document_frequencies(["alpha"]) == {"alpha": n + 1}
+    store.delete_document("a.md")
+    assert store._document_frequencies(["alpha", "gone"]) == {"alpha": 4}

@@ -13,8 +13,9 @@ documents before it committed, the failing one rolled back and, since a pipeline
 until its sync, the ones after it unwritten. The batch then drops its session and writes every
 document of the window again, one at a time and waiting for each, as without a batch: the
 committed ones are replaced by the same rows, one that fails again keeps its previous revision
-and takes no other with it, and the first such error is raised once the others are written (an
-error of the server itself, a lost session, is raised at once: the others would wait for it too).
+and takes no other with it, and the first such error is raised once the others are written. An
+error of the server itself (a lost session: a restart) is tried once more on a new session, then
+raised at once, the rest of the window left for the next pass (the others would wait for it too).
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ class PipelinedBatch:
     ) -> None:
         """Send one document's transaction: ``statements`` queues its statements on the batch's
         session, between this batch's ``begin`` and ``commit``; ``redo`` writes it alone."""
+        conn = self._session()  # a refused connection raises here, with nothing sent
         if not self._sent:
             with ExitStack() as held:
                 if self._hold is not None:
@@ -88,7 +90,6 @@ class PipelinedBatch:
             self.since = time.monotonic()
         self._sent.append(Sent(path, redo))
         try:
-            conn = self._session()
             conn.execute(b"begin")
             statements(conn)
             conn.execute(b"commit")
@@ -132,12 +133,19 @@ class PipelinedBatch:
         failed: psycopg.Error | None = None
         try:
             for each in sent:
-                try:
-                    each.redo()
-                except psycopg.Error as exc:
-                    if isinstance(exc, psycopg.OperationalError):
-                        raise  # the server, not the document: the next ones would wait for it too
-                    failed = failed or exc  # this document's own: the others are written first
+                for attempt in (1, 2):
+                    try:
+                        each.redo()
+                        break
+                    except psycopg.OperationalError:
+                        # the server, not the document (a restart ends every session): once more on
+                        # a new session, as the store's calls retry (decision 499), else the pass
+                        # stops here and the rest of the window waits for the next pass
+                        if attempt == 2:
+                            raise
+                    except psycopg.Error as exc:
+                        failed = failed or exc  # this document's own: the others are written first
+                        break
         finally:
             self._set_active(self)
             self._done()

@@ -1086,8 +1086,16 @@ class PostgresStore:
             return []
         self._ensure_lengths()
         # the row budgets first, from the chunk counts of the query's tokens (as the SQLite adapter
-        # cuts its MATCH): a very common word's rows are then never fetched
-        counted = self._token_frequencies(query_plan.priced_tokens(self._corpus_stats().rows))
+        # cuts its MATCH): a very common word's rows are then never fetched. For an OR the same
+        # round trip reads its lexemes' counts where they are known without counting (decision
+        # 671): then only the phrases and prefixes the cut keeps are counted before the fetch (an
+        # AND counts its atoms after it, as before: measured no faster the other way)
+        lexemes = [
+            lexeme
+            for atom in query_plan.atoms()
+            if query_plan.counts_in_rows() and (lexeme := plain_lexeme(atom.tsquery)) is not None
+        ]
+        counted = self._token_frequencies(query_plan.priced_tokens(self._corpus_stats().rows), lexemes)
         query_plan = query_plan.cut(lambda token: counted.counts.get(token, 0))
         atoms = query_plan.atoms()
         if not atoms:
@@ -1181,7 +1189,7 @@ class PostgresStore:
         single lexeme's count is its ``term_stats`` row where every write keeps that table (decision
         610: at every commit what counting the chunks gives, 0 for a lexeme without a row); a GIN
         count visits the heap row of every match for its visibility, most of the counting's time
-        (decision 674). Otherwise, and for a phrase or a prefix, one GIN scan each (the tsquery
+        (decision 671). Otherwise, and for a phrase or a prefix, one GIN scan each (the tsquery
         comes from the outer row: the planner cannot pick a sequential scan for a common word, and
         plans one subquery, not one per atom)."""
         known = known or {}
@@ -1210,49 +1218,54 @@ class PostgresStore:
         by_id = {r[0]: r for r in rows}
         return self._hits([by_id[i] for i in ids if i in by_id], False)
 
-    def _token_frequencies(self, tokens: Sequence[str]) -> _TokenCounts:
+    def _token_frequencies(self, tokens: Sequence[str], lexemes: Sequence[str] = ()) -> _TokenCounts:
         """How many chunks hold each token (absent: none), as the SQLite adapter counts them for its
         row budgets: common tokens (in more than ``COMMON_TERM_MIN_CHUNKS`` chunks) from
-        ``term_stats`` (kept by every write, decision 610), the others counted now (GIN; they are
-        rare), as SQLite reads its snapshot."""
-        if not tokens:
+        ``term_stats``, the others counted now, as SQLite reads its snapshot. Where every write
+        keeps ``term_stats`` (decision 610) its row is the count now, of every lexeme: then each
+        token's and each of ``lexemes``' count is known exactly (``live``, by tsquery: the idf
+        of an atom needs no other count, decision 671); elsewhere a rare token is counted through
+        the GIN index (it is rare) and ``lexemes`` are not counted."""
+        if not tokens and not lexemes:
             return _TokenCounts({}, {})
-        # one round trip: a token's snapshot count, else (the subquery runs only then) its count now:
-        # its ``term_stats`` row where every write keeps that table (the count itself, decision 674),
-        # else through the GIN index
-        snapshot = "(select ndoc from term_stats where lexeme = %(l{0})s and ndoc > %(common)s)"
-        now = (
-            "case when k.kept then coalesce((select ndoc from term_stats where lexeme = %(l{0})s), 0)"
-            " else (select count(*) from chunks where tsv @@ (select cast(%(t{0})s as tsquery))) end"
+        # one round trip, planned once for any number of words (a scalar subquery per word cost
+        # up to 2.6 ms of planning): the snapshot's count, then the count now where it is known
+        # or (the subquery runs only then) where a priced token is rare
+        rows = self._rows(
+            "select case when s.ndoc > %(common)s then s.ndoc end,"
+            " case when k.kept then coalesce(s.ndoc, 0)"
+            " when u.priced and not coalesce(s.ndoc > %(common)s, false)"
+            " then (select count(*) from chunks where tsv @@ u.q) end"
+            f" from (select {_TERMS_KEPT.decode()} as kept) k"
+            " cross join unnest(cast(%(l)s as text[]), cast(%(q)s as tsquery[]), cast(%(p)s as boolean[]))"
+            " with ordinality u(l, q, priced, i) left join term_stats s on s.lexeme = u.l order by u.i",
+            {
+                "l": [*tokens, *lexemes],
+                "q": [_lexeme(t) for t in (*tokens, *lexemes)],
+                "p": [True] * len(tokens) + [False] * len(lexemes),
+                "common": COMMON_TERM_MIN_CHUNKS,
+            },
         )
-        columns = ", ".join(
-            f"{snapshot.format(i)}, case when {snapshot.format(i)} is null then {now.format(i)} end"
-            for i in range(len(tokens))
-        )
-        params: dict[str, Any] = {f"l{i}": t for i, t in enumerate(tokens)}
-        params |= {f"t{i}": _lexeme(t) for i, t in enumerate(tokens)} | {"common": COMMON_TERM_MIN_CHUNKS}
-        (row,) = self._rows(f"select {columns} from (select {_TERMS_KEPT.decode()} as kept) k", params)
         found: dict[str, int] = {}
         live: dict[str, int] = {}
-        for i, token in enumerate(tokens):
-            common, counted = row[2 * i], row[2 * i + 1]
-            found[token] = int(common if common is not None else counted)
-            if common is None:
-                live[_lexeme(token)] = int(counted)
+        for i, (common, now) in enumerate(rows):
+            word = tokens[i] if i < len(tokens) else lexemes[i - len(tokens)]
+            if i < len(tokens):
+                found[word] = int(common if now is None else now)
+            if now is not None:
+                live[_lexeme(word)] = int(now)
         return _TokenCounts({t: n for t, n in found.items() if n}, live)
 
     def _atom_counts(self, atoms: Sequence[pg_rank.Atom]) -> list[int]:
         """Each atom's chunk count when the fetched rows do not hold them all (an AND): a single
         lexeme's as :meth:`_token_frequencies` counts it (a common one from the snapshot), a
-        phrase's or prefix's counted now."""
+        phrase's or prefix's counted now (all of them in one round trip, not one each)."""
         single = {atom.tsquery[1:-1]: atom for atom in atoms if re.fullmatch(r"'[^'\\]+'", atom.tsquery)}
         known = self._token_frequencies(list(single)).counts
         by_query = {atom.tsquery: known.get(lexeme, 0) for lexeme, atom in single.items()}
-        return [by_query[a.tsquery] if a.tsquery in by_query else self._chunk_count(a.tsquery) for a in atoms]
-
-    def _chunk_count(self, tsquery: str) -> int:
-        ((n,),) = self._rows("select count(*) from chunks where tsv @@ cast(%s as tsquery)", (tsquery,))
-        return int(n)
+        rest = list(dict.fromkeys(a.tsquery for a in atoms if a.tsquery not in by_query))
+        by_query |= dict(zip(rest, self._live_counts(rest), strict=True))
+        return [by_query[a.tsquery] for a in atoms]
 
     def _corpus_stats(self) -> pg_rank.CorpusStats:
         """Row and token totals (FTS5 keeps them in its index; here a query of the lengths, an

@@ -1507,8 +1507,9 @@ class SqliteStore(ChunkTables):
         # fts5vocab counts a term by walking its posting list (~1 ms for a word in half of 50k
         # chunks): common terms come from term_stats (every write keeps it once a pass has built
         # it, decision 650; an index no pass has finished yet lags), rare ones from fts5vocab
-        # (cheap). Cached per connection until the database changes.
-        version = self._one("PRAGMA data_version")
+        # (cheap). Cached per connection until the database changes: data_version moves with
+        # other connections' commits only, total_changes with this connection's own writes.
+        version = (self._one("PRAGMA data_version"), c.total_changes())
         cache = getattr(self._local, "df_cache", None)
         if cache is None or self._local.df_version != version or len(cache) > DF_CACHE_SIZE:
             cache = self._local.df_cache = {}
