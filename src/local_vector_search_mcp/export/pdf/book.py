@@ -405,7 +405,27 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
     def build(self, flowables: list[Flowable], *args: Any, **kwargs: Any) -> None:
         self.pass_no += 1
         self.drawing = self.body.draws = not (self.layout_first and self.pass_no == 1)
-        super().build(flowables, *args, **kwargs)
+        edits = getattr(self, "_multiBuildEdits", None)
+        if edits is None or self.make is None:
+            super().build(flowables, *args, **kwargs)
+            return
+        # reportlab notes an undo for every block it postpones to the next frame (``_postponed``),
+        # held to the end of the export in the last pass: a long table's remainder at each page
+        # it runs over, each holding every row after it (the contents of opensearch-docs, 14,625
+        # entries over about 400 pages: about 4 million rows; decision 664). Only a block placed
+        # again in the next pass needs its undo: the story's and the kept ones (``lasting``); made
+        # blocks and split pieces are made afresh.
+        lasting = self.lasting
+
+        def note(edit: tuple[Any, ...]) -> None:
+            if id(edit[1]) in lasting:
+                edits(edit)
+
+        self._multiBuildEdits = note
+        try:
+            super().build(flowables, *args, **kwargs)
+        finally:
+            self._multiBuildEdits = edits
 
     def filterFlowables(self, flowables: list[Flowable]) -> None:
         """Make the deferred part about to be placed, and any the next block keeps with it.
