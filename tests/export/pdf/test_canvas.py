@@ -48,6 +48,20 @@ def test_the_pdf_is_the_one_reportlabs_own_canvas_makes(
     assert theirs.getvalue().count(b"/Type /Page\n") >= (3 if rel == "SUMMARY.md" else 1)
 
 
+def test_another_reportlab_release_gets_reportlabs_own_save(kb: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The save repeats reportlab 5.1's code: under another release the canvas is reportlab's own
+    (pages kept as text, the PDF written in one piece), so the book is still the same PDF."""
+    _book(kb)
+    assert canvas.STREAMS  # the release the project installs is the one copied
+    streamed = _Writes()
+    _render(kb, "SUMMARY.md", streamed)
+    monkeypatch.setattr(canvas, "STREAMS", False)
+    whole = _Writes()
+    _render(kb, "SUMMARY.md", whole)
+    assert b"".join(whole.pieces) == b"".join(streamed.pieces)
+    assert len(whole.pieces) == 1 < len(streamed.pieces)
+
+
 def test_a_page_lets_go_of_its_text_when_it_ends(kb: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _book(kb)
     at_save: list[tuple[object, object]] = []

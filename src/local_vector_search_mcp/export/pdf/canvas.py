@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import reportlab
 from reportlab import rl_config
 from reportlab.pdfbase import pdfdoc
 from reportlab.pdfgen.canvas import Canvas
@@ -38,14 +39,24 @@ class PdfSink(Protocol):
     def write(self, data: bytes, /) -> object: ...
 
 
+# The reportlab release whose save and page encoding this module repeats. Under any other (the
+# dependency range admits 4.2 to 5.x) the canvas is reportlab's own, unchanged: the book is the
+# same PDF, only held in memory to the save as before decision 661.
+STREAMS = reportlab.Version.startswith("5.1.")
+
+
 class BookCanvas(Canvas):  # type: ignore[misc]  # reportlab ships no type hints
     """reportlab's canvas, its pages compressed as they end and its PDF streamed out at save."""
 
     def showPage(self) -> None:
         super().showPage()
-        _seal(self._doc.Pages.pages[-1])
+        if STREAMS:
+            _seal(self._doc.Pages.pages[-1])
 
     def save(self) -> None:
+        if not STREAMS:
+            super().save()
+            return
         if len(self._code):  # as Canvas.save: a page begun and not shown is shown
             self.showPage()
         doc = self._doc
