@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -405,27 +406,14 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
     def build(self, flowables: list[Flowable], *args: Any, **kwargs: Any) -> None:
         self.pass_no += 1
         self.drawing = self.body.draws = not (self.layout_first and self.pass_no == 1)
-        edits = getattr(self, "_multiBuildEdits", None)
-        if edits is None or self.make is None:
-            super().build(flowables, *args, **kwargs)
-            return
         # reportlab notes an undo for every block it postpones to the next frame (``_postponed``),
         # held to the end of the export in the last pass: a long table's remainder at each page
         # it runs over, each holding every row after it (the contents of opensearch-docs, 14,625
         # entries over about 400 pages: about 4 million rows; decision 664). Only a block placed
         # again in the next pass needs its undo: the story's and the kept ones (``lasting``); made
         # blocks and split pieces are made afresh.
-        lasting = self.lasting
-
-        def note(edit: tuple[Any, ...]) -> None:
-            if id(edit[1]) in lasting:
-                edits(edit)
-
-        self._multiBuildEdits = note
-        try:
+        with self._undo_notes_for_lasting_blocks():
             super().build(flowables, *args, **kwargs)
-        finally:
-            self._multiBuildEdits = edits
 
     def filterFlowables(self, flowables: list[Flowable]) -> None:
         """Make the deferred part about to be placed, and any the next block keeps with it.
@@ -456,9 +444,16 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
     def handle_keepWithNext(self, flowables: list[Flowable]) -> None:
         # reportlab notes how to undo the grouping before the next pass; blocks made for this
         # pass are not laid out again, and the note would keep them to the end of the pass
+        with self._undo_notes_for_lasting_blocks():
+            super().handle_keepWithNext(flowables)
+
+    @contextmanager
+    def _undo_notes_for_lasting_blocks(self) -> Iterator[None]:
+        """While inside, reportlab's undo notes (``_multiBuildEdits``) are kept only for blocks
+        placed again in the next pass (``lasting``); without deferred parts, all of them."""
         edits = getattr(self, "_multiBuildEdits", None)
         if edits is None or self.make is None:
-            super().handle_keepWithNext(flowables)
+            yield
             return
         lasting = self.lasting
 
@@ -468,7 +463,7 @@ class _Template(BaseDocTemplate):  # type: ignore[misc]  # reportlab ships no ty
 
         self._multiBuildEdits = note
         try:
-            super().handle_keepWithNext(flowables)
+            yield
         finally:
             self._multiBuildEdits = edits
 
