@@ -52,7 +52,6 @@ __all__ = [
     "mutate",
     "recover",
     "recover_staging",
-    "replace_file",
     "replace_with_staged",
     "sha256_hex",
     "temp_path",
@@ -545,29 +544,13 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
         )
 
 
-def replace_file(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
-    """Write ``target``, replacing whatever file is there (regenerated artefacts: PDF exports).
-
-    Same steps as every write: temporary file in the target's folder, fsync,
-    rename, folder fsync; a failure leaves the old file (or none) and no litter.
-    """
-    with write_lock(ws) as intent:
-        _make_parents(ws, target, rel)
-        try:
-            _replace(intent, target, data, os.stat(target).st_mode if os.path.isfile(target) else None)
-        except OSError as exc:
-            raise _os_error(exc, rel) from None
-        fsync_dir(target.parent)
-        intent.clear()
-    return sha256_hex(data)
-
-
 def replace_with_staged(ws: Workspace, rel: str, target: Path, staged: Path) -> None:
     """Rename ``staged`` (a finished, synced file beside ``target``, :func:`temp_path`) over
-    ``target``: :func:`replace_file` for a file written piece by piece (a PDF export, decision 660).
+    ``target``, replacing whatever file is there: how a file written piece by piece (a PDF
+    export, decision 660) takes its place, the last steps of every write (rename, folder fsync).
 
-    The target keeps its permissions as :func:`replace_file` keeps them. On failure ``staged``
-    is left to the caller, which removes it; the target is untouched.
+    The target keeps its permissions, as every write keeps them. On failure ``staged`` is left
+    to the caller, which removes it; the target is untouched.
     """
     with write_lock(ws) as intent:
         ws.guard.resolve(rel)  # a link swapped in on the way while the file was written
