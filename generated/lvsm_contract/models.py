@@ -1309,7 +1309,7 @@ class SearchResult(BaseModel):
     """
     also_in: Annotated[list[SearchDuplicate], Field(alias='alsoIn')]
     """
-    Our extension: other chunks with exactly the same text (leading and trailing whitespace aside), best ranked first; empty when the passage is found once. They take no place among the `topK` results.
+    Our extension: other chunks with exactly the same text (leading and trailing whitespace aside) among the candidates the search ranked (at least 3 x `topK` chunks, more when copies crowd them), best ranked first; empty when the passage is found once. They take no place among the `topK` results: copies never leave out a distinct passage that matches.
     """
 
 
