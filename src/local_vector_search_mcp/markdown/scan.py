@@ -162,6 +162,14 @@ def trimmed_end(text: str, lines: LineIndex, first: int, end: int) -> int:
 
 
 def _skip_to(tokens: Sequence[Token], token_index: int, closing: str) -> int:
+    # a paragraph or heading is its open, inline and close tokens (our parsers make no inline
+    # children): the close is two tokens on, the loop below is for anything else
+    if (
+        token_index + 2 < len(tokens)
+        and tokens[token_index + 2].type == closing
+        and tokens[token_index + 1].type != closing
+    ):
+        return token_index + 2
     while token_index < len(tokens) and tokens[token_index].type != closing:
         token_index += 1
     return token_index
