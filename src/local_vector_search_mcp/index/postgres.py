@@ -1260,9 +1260,10 @@ class PostgresStore:
         """Each atom's chunk count when the fetched rows do not hold them all (an AND): a single
         lexeme's as :meth:`_token_frequencies` counts it (a common one from the snapshot), a
         phrase's or prefix's counted now (all of them in one round trip, not one each)."""
-        single = {atom.tsquery[1:-1]: atom for atom in atoms if re.fullmatch(r"'[^'\\]+'", atom.tsquery)}
+        # one rule for what a plain lexeme is, the pricing's and ``_live_counts``' (a quoted one too)
+        single = {lexeme: atom.tsquery for atom in atoms if (lexeme := plain_lexeme(atom.tsquery)) is not None}
         known = self._token_frequencies(list(single)).counts
-        by_query = {atom.tsquery: known.get(lexeme, 0) for lexeme, atom in single.items()}
+        by_query = {tsquery: known.get(lexeme, 0) for lexeme, tsquery in single.items()}
         rest = list(dict.fromkeys(a.tsquery for a in atoms if a.tsquery not in by_query))
         by_query |= dict(zip(rest, self._live_counts(rest), strict=True))
         return [by_query[a.tsquery] for a in atoms]
