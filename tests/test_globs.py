@@ -32,13 +32,21 @@ from local_vector_search_mcp.globs import GlobSet, compile_glob, nfc, posix_rege
         ("cafe\u0301/*.md", "CAF\u00c9/Menu.md", True),
         ("Caf?/*.md", "Cafe\u0301/Menu.md", True),
         ("Caf\u00e9/**", "Cafe/Menu.md", False),
+        # '.' segments name the folder they stand in, as in .NET's globbing (decision 691)
+        ("./docs/*.md", "docs/a.md", True),
+        ("docs/./*.md", "docs/a.md", True),
+        ("./*.md", "a.md", True),
+        ("./*.md", "x/a.md", False),
+        ("./**/*.md", "x/y/a.md", True),
     ],
 )
 def test_matching(pattern: str, path: str, expected: bool) -> None:
     assert compile_glob(pattern)(path) is expected
 
 
-@pytest.mark.parametrize("pattern", ["", "  ", "/abs/*.md", "\\x", "c:*.md", "a/../b", "..", "a\x01"])
+@pytest.mark.parametrize(
+    "pattern", ["", "  ", "/abs/*.md", "\\x", "c:*.md", "a/../b", "..", "a\x01", ".", "./", "././"]
+)
 def test_invalid(pattern: str) -> None:
     with pytest.raises(InvalidArgument):
         compile_glob(pattern)
@@ -60,6 +68,7 @@ def test_globset() -> None:
         (["README.md"], False),  # a literal name means that one file
         (["*.md", "docs/**"], False),  # a pattern with a folder: its writer thinks in folders
         (["*.md", "docs\\*.md"], False),
+        (["./*.md"], True),  # the root folder written out: still the root's files only
         ([], False),
     ],
 )

@@ -278,3 +278,23 @@ def test_the_write_lock_holds_when_its_file_is_deleted_under_its_holder(
     finally:
         release.write_text("go")
         holder.wait(30)
+
+
+@pytest.mark.parametrize("stem", ["z" * 252, "я" * 126, "é" * 100 + "z" * 52])
+def test_a_document_whose_name_fills_the_file_name_limit_can_be_created_and_edited(ws: Workspace, stem: str) -> None:
+    """Decision 700: the temporary file beside a document is named after it, and a name of 238 to
+    255 bytes gave a temporary name over the file system's 255 (ENAMETOOLONG): such a document
+    (valid, and reachable by kb_move, which renames without a temporary file) could be neither
+    created nor edited, and the refusal blamed the file system (PERMISSION_DENIED)."""
+    from local_vector_search_mcp.writer import is_temp_name, temp_path
+
+    name = f"{stem}.md"
+    assert len(name.encode()) in (254, 255)
+    target = ws.root / name
+    create_new(ws, name, target, b"# A\n")
+    data, _ = mutate(ws, name, target, lambda raw: raw + b"\nmore\n")
+    assert target.read_bytes() == data == b"# A\n\nmore\n"
+    assert _litter(ws.root) == []
+    tmp = temp_path(target)
+    assert tmp.parent == ws.root and len(tmp.name.encode()) <= 255 and is_temp_name(tmp.name)
+    assert tmp.name.startswith(f".{name[:10]}")  # still says whose it is

@@ -1309,7 +1309,7 @@ class SearchResult(BaseModel):
     """
     also_in: Annotated[list[SearchDuplicate], Field(alias='alsoIn')]
     """
-    Our extension: other chunks with exactly the same text (leading and trailing whitespace aside), best ranked first; empty when the passage is found once. They take no place among the `topK` results.
+    Our extension: other chunks with exactly the same text (leading and trailing whitespace aside) among the candidates the search ranked (at least 3 x `topK` chunks, more when copies crowd them), best ranked first; empty when the passage is found once. They take no place among the `topK` results: copies never leave out a distinct passage that matches.
     """
 
 
@@ -1767,11 +1767,11 @@ class KbMoveImageResult(BaseModel):
     """
     skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
     """
-    With `updateLinks`: how many folders could not be listed while looking for image references (0 normally); links in documents inside them were NOT updated and may now be broken. Null without `updateLinks`.
+    With `updateLinks`: how many folders could not be listed while looking for image references, plus documents whose links could not be checked (a name the path guard refuses, a file that cannot be read, is over 8 MiB or is not a regular file, or a file that is not UTF-8 but names the image); 0 normally. Links in them were NOT updated and may now be broken. Null without `updateLinks`.
     """
     skipped: list[SkippedEntry] | None = None
     """
-    With `updateLinks`: the first 100 of those folders in path order (`.` is the root), each with the reason, as in kb_list_files. Null without `updateLinks`.
+    With `updateLinks`: the first 100 of those folders and documents in path order (`.` is the root), each with the reason, as in kb_list_files. Null without `updateLinks`.
     """
     previous_path: Annotated[
         str,
@@ -1837,11 +1837,11 @@ class KbMoveResult(BaseModel):
     """
     skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
     """
-    With `updateLinks`: how many folders could not be listed while looking for links (0 normally); links in documents inside them were NOT updated and may now be broken. Null without `updateLinks`.
+    With `updateLinks`: how many folders could not be listed while looking for links, plus documents whose links could not be checked (a name the path guard refuses, a file that cannot be read, is over 8 MiB or is not a regular file, or a file that is not UTF-8 but names the moved document); 0 normally. Links in them were NOT updated and may now be broken. Null without `updateLinks`.
     """
     skipped: list[SkippedEntry] | None = None
     """
-    With `updateLinks`: the first 100 of those folders in path order (`.` is the root), each with the reason, as in kb_list_files. Null without `updateLinks`.
+    With `updateLinks`: the first 100 of those folders and documents in path order (`.` is the root), each with the reason, as in kb_list_files. Null without `updateLinks`.
     """
 
 

@@ -158,7 +158,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         request_model='KbMoveRequest',
         result_model='KbMoveResult',
         meta=None,
-        errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'ALREADY_EXISTS', 'INVALID_ARGUMENT', 'CONFLICT'),
+        errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'ALREADY_EXISTS', 'INVALID_ARGUMENT', 'UNSUPPORTED_FORMAT', 'CONFLICT'),
         toolset='kb',
     ),
     ToolSpec(
@@ -171,7 +171,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         request_model='KbDeleteRequest',
         result_model='KbDeleteResult',
         meta=None,
-        errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'CONFLICT'),
+        errors=('PERMISSION_DENIED', 'INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'UNSUPPORTED_FORMAT', 'CONFLICT'),
         toolset='kb',
     ),
     ToolSpec(

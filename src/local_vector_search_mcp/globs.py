@@ -37,10 +37,15 @@ def validate_glob(pattern: str, field: str = "glob") -> str:
         raise InvalidArgument(f"{field} {pattern!r} must be relative to the knowledge-base root (no leading slash).")
     if ":" in pattern:
         raise InvalidArgument(f"{field} {pattern!r} must not contain ':'.")
-    normalised = pattern.replace("\\", "/")
-    if any(segment == ".." for segment in normalised.split("/")):
+    segments = pattern.replace("\\", "/").split("/")
+    if any(segment == ".." for segment in segments):
         raise InvalidArgument(f"{field} {pattern!r} must not contain a '..' segment.")
-    return nfc(normalised)
+    # A '.' segment names the folder it stands in, as in .NET's globbing (its CurrentPathSegment):
+    # `./docs/*.md` is `docs/*.md`. Kept, it matched no path at all, silently (decision 691).
+    kept = [segment for segment in segments if segment != "."]
+    if not kept or kept == [""]:
+        raise InvalidArgument(f"{field} {pattern!r} names the root folder itself, not files; e.g. '**/*.md'.")
+    return nfc("/".join(kept))
 
 
 @lru_cache(maxsize=256)
@@ -116,13 +121,18 @@ def compile_glob(pattern: str, field: str = "glob") -> Callable[[str], bool]:
     return lambda path: regex.fullmatch(nfc(path)) is not None
 
 
+def _without_dot_segments(pattern: str) -> str:
+    return "/".join(segment for segment in pattern.replace("\\", "/").split("/") if segment != ".")
+
+
 def root_only(patterns: list[str]) -> bool:
     """Whether every pattern stays in the root folder and one of them is a wildcard (``*.md``):
     a user writing that most often means every Markdown file, as gitignore would read it, while
     these rules (the contract's .NET ones, shared with kb_search) take the root's files only.
     A literal name (``README.md``) means that file; any pattern with a ``/`` shows that the
     writer thinks in folders (decision 553)."""
-    shallow = [p for p in patterns if "/" not in p.replace("\\", "/") and p.strip() != "**"]
+    written = [_without_dot_segments(p) for p in patterns]
+    shallow = [p for p in written if "/" not in p and p.strip() != "**"]
     return bool(patterns) and len(shallow) == len(patterns) and any("*" in p or "?" in p for p in shallow)
 
 

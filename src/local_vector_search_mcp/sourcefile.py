@@ -21,7 +21,15 @@ from pathlib import Path
 
 from .errors import InvalidArgument, KbError, NotFound, PermissionDenied, UnsupportedFormat
 
-__all__ = ["MAX_DOCUMENT_BYTES", "RACY_NS", "check_size", "os_reason", "read_source", "unlisted_folder"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "RACY_NS",
+    "check_size",
+    "os_reason",
+    "read_source",
+    "require_regular_file",
+    "unlisted_folder",
+]
 
 # A file or folder changed less than this before we looked at it may change again within the same
 # timestamp tick of a coarse file-system clock (~4 ms on Linux before 6.13, 1 s on HFS+, 2 s on
@@ -58,6 +66,21 @@ def read_source(path: Path, rel: str) -> bytes:
         raise _error(exc, rel) from None
     finally:
         os.close(fd)
+
+
+def require_regular_file(path: Path, rel: str) -> None:
+    """That ``path`` (whose components the path guard has checked: no link) is a regular file, with
+    the errors :func:`read_source` gives: NOT_FOUND, a folder, or not a regular file. The editing
+    tools check this before they read, so a FIFO is named as kb_read names it, not "not found"
+    (decision 702)."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise _error(exc, rel) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsupportedFormat(f"{rel!r} is not a regular file (a pipe, socket or device); it cannot be read.")
 
 
 def check_size(size: int, rel: str) -> None:

@@ -354,10 +354,23 @@ def _gone_or_os_error(exc: OSError, rel: str) -> KbError:
     return _os_error(exc, rel)
 
 
+MAX_NAME_BYTES = 255
+"""A file name's limit in bytes on Linux file systems (ext4, XFS, Btrfs; NAME_MAX)."""
+_TEMP_AFFIX_BYTES = len(".") + len(".0123456789ab.tmp")
+
+
 def temp_path(target: Path) -> Path:
     """A fresh temporary name beside ``target`` (same folder: the final rename is atomic), of the
-    form recovery removes and listings hide (``.<name>.<12 hex>.tmp``)."""
-    return target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    form recovery removes and listings hide (``.<name>.<12 hex>.tmp``).
+
+    ``<name>`` is the target's name cut (at a character boundary) so the whole fits
+    :data:`MAX_NAME_BYTES`: a document named with 238 to 255 bytes is valid, and its temporary
+    file must not be what makes it impossible to write (decision 700).
+    """
+    raw = os.fsencode(target.name)
+    room = MAX_NAME_BYTES - _TEMP_AFFIX_BYTES
+    name = target.name if len(raw) <= room else raw[:room].decode("utf-8", errors="ignore")
+    return target.parent / f".{name}.{secrets.token_hex(6)}.tmp"
 
 
 def _write_temp(intent: Intent, target: Path, data: bytes, mode: int | None) -> Path:

@@ -77,6 +77,18 @@ def test_refusals(root: Path, tmp_path: Path, request_: dict[str, str], code: st
     assert _code(_workspace(root, tmp_path), **request_) == code
 
 
+def test_an_output_path_that_is_a_fifo_is_refused_not_replaced(root: Path, tmp_path: Path) -> None:
+    """Decision 703: an existing folder was refused, but a FIFO (socket, device) at outputPath was
+    replaced by the PDF; only a regular file, an earlier export, is replaced."""
+    import os
+    import stat
+
+    os.mkfifo(root / "docs" / "pipe.pdf")
+    assert _code(_workspace(root, tmp_path), path="docs/a.md", outputPath="docs/pipe.pdf") == "INVALID_ARGUMENT"
+    assert stat.S_ISFIFO(os.lstat(root / "docs" / "pipe.pdf").st_mode)
+    assert sorted(p.name for p in (root / "docs").iterdir()) == ["a.md", "pipe.pdf"]
+
+
 def test_not_utf8_is_unsupported_format(root: Path, tmp_path: Path) -> None:
     (root / "bad.md").write_bytes(b"# \xff\xfe\n")
     assert _code(_workspace(root, tmp_path), path="bad.md") == "UNSUPPORTED_FORMAT"

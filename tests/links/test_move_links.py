@@ -169,3 +169,38 @@ def test_a_document_over_the_size_cap_is_refused_with_update_links_and_nothing_m
     with pytest.raises(UnsupportedFormat, match="MiB"):
         move(kb, "big.md", "deeper/big.md", updateLinks=True)
     assert {p: p.read_bytes() for p in root.rglob("*.md")} == before
+
+
+def test_a_document_whose_links_cannot_be_read_is_named_in_skipped(kb: KbClient) -> None:
+    """Decision 701: a neighbour that is not UTF-8 (a Latin-1 note) or cannot be read at all (a
+    FIFO) was passed over in silence: the move said every link was kept (`skipped: []`) while the
+    Latin-1 note's link to the moved file was left broken."""
+    import os
+
+    root = kb.ws.root
+    latin = "Voir [installation](guides/Setup.md), café.\n".encode("latin-1")
+    (root / "latin.md").write_bytes(latin)
+    (root / "plain.md").write_bytes("Nothing here, café.\n".encode("latin-1"))  # not UTF-8, but no link to it
+    os.mkfifo(root / "pipe.md")
+    out = move(kb, "guides/Setup.md", "manual/Setup2.md", updateLinks=True)
+    assert (root / "latin.md").read_bytes() == latin  # never rewritten: its bytes are not ours to decode
+    assert out["skippedFolders"] == 2
+    skipped = {entry["path"]: entry["reason"] for entry in out["skipped"]}
+    assert sorted(skipped) == ["latin.md", "pipe.md"]
+    assert "not valid UTF-8" in skipped["latin.md"] and "not rewritten" in skipped["latin.md"]
+    assert "not a regular file" in skipped["pipe.md"] and "not checked" in skipped["pipe.md"]
+    assert out["updatedPaths"] == ["Home.md", "notes/faq.md"]
+
+
+def test_a_document_that_is_not_utf8_is_refused_with_update_links_and_nothing_moves(kb: KbClient) -> None:
+    """Decision 701, as 'over the size cap' above: its own relative links cannot be rewritten, so a
+    move that promises every link keeps working is refused instead of leaving them broken."""
+    from local_vector_search_mcp.errors import UnsupportedFormat
+
+    root = kb.ws.root
+    (root / "old.md").write_bytes("# Vieux\n\n[home](Home.md) é\n".encode("latin-1"))
+    before = {p: p.read_bytes() for p in root.rglob("*.md")}
+    with pytest.raises(UnsupportedFormat, match=r"not valid UTF-8.*without updateLinks"):
+        move(kb, "old.md", "deeper/old.md", updateLinks=True)
+    assert {p: p.read_bytes() for p in root.rglob("*.md")} == before
+    assert move(kb, "old.md", "deeper/old.md")["path"] == "deeper/old.md"  # a plain move still works

@@ -176,6 +176,16 @@ def test_list_fragment_refusals() -> None:
     assert "exactly one list item" in refused(LIST, ("insert_after", "li1", "- x\n- y")).message
 
 
+def test_a_list_fragment_refusal_names_the_indentation_as_written() -> None:
+    """Decision 703: an item indented by a tab was said to be "indented by 1 space(s)", and a
+    fragment indented by one space, as told, was then refused for its depth."""
+    tabbed = "- a\n\t- b\n- c\n"
+    assert "indented by 1 tab(s)" in refused(tabbed, ("insert_after", "li1.li1", "  - z")).message
+    assert patch(tabbed, ("insert_after", "li1.li1", "\t- z")) == "- a\n\t- b\n\t- z\n- c\n"
+    assert "not indented" in refused(LIST, ("insert_after", "li1", "  - x")).message
+    assert "indented exactly as ' \\t'" in refused("- a\n \t- b\n", ("insert_after", "li1.li1", "   - z")).message
+
+
 def test_list_item_delete_and_subtree_need_v2_anchor() -> None:
     doc = parse_text(LIST)
     v1 = "~".join(doc.get("li2").anchor.split("~")[:2])  # type: ignore[union-attr]

@@ -128,6 +128,15 @@ def test_refusals(edit: TableEdit, message: str) -> None:
         run(TABLE, edit)
 
 
+def test_before_row_index_in_a_table_without_rows_says_so() -> None:
+    """Decision 703: the message read "out of range (0..-1)"."""
+    with pytest.raises(InvalidArgument) as refused:
+        run("| a | b |\n|---|---|\n", TableEdit("insert_row", values=["1", "2"], before_row_index=0))
+    assert refused.value.message == (
+        "beforeRowIndex 0 is out of range: the table has no data rows; omit it to append a row."
+    )
+
+
 def test_ambiguous_selectors_are_conflicts() -> None:
     text = "| a | a |\n|---|---|\n| 1 | 1 |\n| 1 | 2 |\n"
     with pytest.raises(Conflict, match="columnIndex"):

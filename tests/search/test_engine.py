@@ -188,6 +188,33 @@ def test_the_same_passage_in_several_files_is_one_result_with_also_in(tmp_path):
     assert results[1]["alsoIn"] == []
 
 
+@pytest.mark.parametrize("mode", ["lexical", "semantic", "hybrid"])
+def test_copies_that_fill_the_ranked_pool_do_not_cost_results(tmp_path, mode):
+    """Eight copies of one page rank above the one other passage; a search for two results
+    must still return both passages, whatever the pool it ranked first (3 x topK for a single
+    mode, the configured pools for hybrid, here 4)."""
+    page = "# Install\n\nRun the quokka installer with the flag.\n"
+    for version in range(8):
+        (tmp_path / f"v{version}").mkdir()
+        (tmp_path / f"v{version}" / "install.md").write_text(page, "utf-8")
+    (tmp_path / "other.md").write_text("# Other\n\nThe quokka is a marsupial, not an installer.\n", "utf-8")
+    ws = make_workspace(
+        tmp_path,
+        "local",
+        embedder=HashEmbedder(),
+        search__lexical_candidate_pool_size=4,
+        search__semantic_candidate_pool_size=4,
+    )
+    KbClient(ws).reindex()
+    out = kb_search(ws, {"query": "Run the quokka installer with the flag", "mode": mode, "topK": 2})
+    results = out["results"]
+    assert len(results) == 2 and results[1]["path"] == "other.md", results
+    # every copy ranked above the second passage: one is the result (equal vectors tie in any
+    # order), the others ride along with it
+    copies = [results[0]["path"]] + [a["path"] for a in results[0]["alsoIn"]]
+    assert sorted(copies) == [f"v{v}/install.md" for v in range(8)]
+
+
 def _question_corpus(root):
     """One short page holding the question's rarest word twice, one long section holding
     most of its words once, each of those words also alone on a few pages."""

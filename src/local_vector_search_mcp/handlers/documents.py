@@ -15,21 +15,16 @@ from lvsm_contract.models import (
     SkippedEntry,
 )
 
-from ..errors import AlreadyExists, Conflict, ConflictReason, InvalidArgument, InvalidPath, NotFound
+from ..errors import AlreadyExists, Conflict, ConflictReason, InvalidPath, UnsupportedFormat
 from ..index.port import DocumentMeta
 from ..index.relink import markdown_files, plan_move
+from ..markdown.source import decode_markdown
 from ..paths import shown_name
-from ..sourcefile import read_source
+from ..sourcefile import read_source, require_regular_file
 from ..workspace import Workspace
 from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex
 from .files import MAX_LISTED_SKIPPED
 from .sync import mutation_result, queue_sync
-
-
-def _not_a_folder(path: Path, rel: str) -> None:
-    """A folder named like a document is refused as kb_read and kb_patch refuse it (decision 409)."""
-    if path.is_dir():
-        raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
 
 
 def kb_create(ws: Workspace, request: KbCreateRequest) -> KbCreateResult:
@@ -45,14 +40,15 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     dst_rel, dst = ws.guard.resolve(request.target_path, field="targetPath", markdown=True)
     if src_rel == dst_rel:
         dst_rel, dst = ws.guard.respelled(src_rel, request.target_path)  # or INVALID_ARGUMENT: the same file
-    _not_a_folder(src, src_rel)
-    if not src.is_file():
-        raise NotFound(f"Document {src_rel!r} was not found.")
+    # a folder or a FIFO named like a document is refused as kb_read refuses it (decisions 409, 702)
+    require_regular_file(src, src_rel)
     if not request.update_links:
         sha = move_file(ws, src_rel, src, dst_rel, dst, request.expected_source_hash)
         return mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel)
-    # its own links are rewritten too: it must be a document that can be read (not a FIFO, not over the cap)
+    # its own links are rewritten too: it must be a document that can be read (not a FIFO, not over
+    # the cap) and decoded (decision 701)
     current = read_source(src, src_rel)
+    _must_be_text(current, src_rel)
     if sha256_hex(current) != request.expected_source_hash.lower():
         raise Conflict(
             f"Document {src_rel!r} changed since it was read (sourceHash differs); re-read it and retry.",
@@ -62,6 +58,7 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
         raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
     unlisted: list[tuple[str, str]] = []
     plan = plan_move(ws.root, _linking_files(ws, unlisted), _aliases(ws), src_rel, dst_rel)
+    _add_unchecked(unlisted, plan.unchecked)
     rewrites = _rewrites(ws, plan.edits)
     move = (src_rel, src, dst_rel, dst, request.expected_source_hash)
     sha = move_with_rewrites(ws, move, plan.moved, rewrites)
@@ -84,7 +81,26 @@ def relink_rewrites(
     """The documents whose links a move of ``src_rel`` to ``dst_rel`` would break, and their new bytes
     (folders that could not be searched go to ``unlisted``)."""
     plan = plan_move(ws.root, _linking_files(ws, unlisted), _aliases(ws), src_rel, dst_rel, is_document=is_document)
+    if unlisted is not None:
+        _add_unchecked(unlisted, plan.unchecked)
     return _rewrites(ws, plan.edits)
+
+
+def _must_be_text(raw: bytes, rel: str) -> None:
+    try:
+        decode_markdown(raw)
+    except UnsupportedFormat:
+        raise UnsupportedFormat(
+            f"{rel!r} is not valid UTF-8 text, so updateLinks cannot rewrite its own links; move it without "
+            "updateLinks (links to it from other documents are then left as they are)."
+        ) from None
+
+
+def _add_unchecked(unlisted: list[tuple[str, str]], unchecked: list[tuple[str, str]]) -> None:
+    """Documents whose links the plan could not look at join the folders that could not be listed,
+    in the same order (decisions 283, 701): the move happened, those links may now be broken."""
+    unlisted.extend((shown_name(rel), reason) for rel, reason in unchecked)
+    unlisted.sort(key=lambda item: (item[0].lower(), item[0]))
 
 
 def _linking_files(ws: Workspace, unlisted: list[tuple[str, str]] | None) -> list[str]:
@@ -125,8 +141,6 @@ def _safe(ws: Workspace, rel: str) -> Path:
 def kb_delete(ws: Workspace, request: KbDeleteRequest) -> KbDeleteResult:
     ws.require_writes()
     rel, path = ws.guard.resolve(request.path, markdown=True)
-    _not_a_folder(path, rel)
-    if not path.is_file():
-        raise NotFound(f"Document {rel!r} was not found.")
+    require_regular_file(path, rel)  # decisions 409, 702
     delete_file(ws, rel, path, request.expected_source_hash)
     return mutation_result(KbDeleteResult, ws, rel, None)

@@ -18,12 +18,13 @@ from lvsm_contract.models import (
     TableRowMatch,
 )
 
-from ..errors import InvalidArgument, NotFound
+from ..errors import InvalidArgument
 from ..markdown import Document, Element, ElementKind, parse_anchor, parse_document, resolve_for_mutation
 from ..markdown.patch import patch_text
 from ..markdown.resolve import MutationScope
 from ..markdown.source import BOM
 from ..markdown.table_edit import CellUpdate, RowMatch, TableEdit, edit_table
+from ..sourcefile import require_regular_file
 from ..workspace import Workspace
 from ..writer import mutate, sha256_hex
 from .sync import mutation_result, unchanged_result
@@ -41,10 +42,7 @@ class _Unchanged(Exception):
 def _target(ws: Workspace, path: str) -> tuple[str, Path]:
     ws.require_writes()
     rel, target = ws.guard.resolve(path, markdown=True)
-    if target.is_dir():
-        raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
-    if not target.is_file():
-        raise NotFound(f"Document {rel!r} was not found.")
+    require_regular_file(target, rel)  # a folder or a FIFO is named as kb_read names it (decision 702)
     return rel, target
 
 

@@ -38,6 +38,10 @@ def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCrea
         raise InvalidPath(f"outputPath {out_rel!r} must end in .pdf.")
     if out.is_dir():
         raise InvalidArgument(f"outputPath {out_rel!r} is an existing folder; name a .pdf file.")
+    if os.path.lexists(out) and not out.is_file():  # only an earlier export is replaced (decision 703)
+        raise InvalidArgument(
+            f"outputPath {out_rel!r} is not a regular file (a pipe, socket or device); name another .pdf file."
+        )
     raw = read_source(path, rel)  # a FIFO, link or folder is refused, never waited on; capped at 8 MiB
     if len(raw) > MAX_BOOK_BYTES:
         raise InvalidArgument(

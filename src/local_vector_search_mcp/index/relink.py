@@ -29,7 +29,7 @@ from urllib.parse import quote, unquote, unquote_to_bytes
 
 from markdown_it.common.utils import unescapeAll
 
-from ..errors import InvalidArgument, KbError
+from ..errors import InvalidArgument, KbError, NotFound
 from ..markdown import parse_document
 from ..markdown.links import Link, extract_links, rewrite
 from ..markdown.source import BOM
@@ -50,10 +50,16 @@ _WIKI_SYNTAX = frozenset("#|^[]")
 @dataclass(frozen=True, slots=True)
 class RelinkPlan:
     """New bytes per root-relative path (old bytes kept for the compare-and-swap);
-    ``moved`` is the moved document's new bytes when its own links changed."""
+    ``moved`` is the moved document's new bytes when its own links changed; ``unchecked`` the
+    documents whose links could not be looked at, ``(path, reason)`` (decision 701)."""
 
     edits: dict[str, tuple[bytes, bytes]]
     moved: bytes | None
+    unchecked: list[tuple[str, str]]
+
+
+class _NotText(Exception):
+    """The file's bytes are not UTF-8 Markdown: no link in it can be rewritten."""
 
 
 def markdown_files(root: Path, skipped: list[tuple[str, str]] | None = None) -> list[str]:
@@ -99,22 +105,32 @@ def plan_move(
     files = _Files(root)
     edits: dict[str, tuple[bytes, bytes]] = {}
     moved: bytes | None = None
+    unchecked: list[tuple[str, str]] = []
     for rel in documents:
-        try:  # a link, FIFO, folder or oversized file holds no link we may rewrite
+        try:
             raw = read_source(root / rel, rel)
-        except KbError:
+        except NotFound:  # gone since the walk: it holds no link any more
+            continue
+        except KbError as refused:  # a FIFO, an unreadable or oversized file: it may link, unseen
+            unchecked.append((rel, f"{refused.message} Its links were not checked."))
             continue
         own = is_document and rel == src
         if not own and not _may_link(raw, rel, src, names):
             continue
-        new = _relink_file(raw, rel, src, dst, before, after, own, files)
+        try:
+            new = _relink_file(raw, rel, src, dst, before, after, own, files)
+        except _NotText:  # a Latin-1 note that names the moved file: its bytes are not ours to decode
+            unchecked.append(
+                (rel, "It is not valid UTF-8 text; a link in it may reach the moved file and was not rewritten.")
+            )
+            continue
         if new is None:
             continue
         if own:
             moved = new
         else:
             edits[rel] = (raw, new)
-    return RelinkPlan(edits, moved)
+    return RelinkPlan(edits, moved, unchecked)
 
 
 def _needles(src: str, dst: str) -> list[str]:
@@ -191,9 +207,9 @@ def _relink_file(
     try:
         doc = parse_document(raw)
     except KbError:  # not UTF-8: not a document we can edit
-        return None
+        raise _NotText from None
     if (BOM if doc.bom else b"") + doc.text.encode("utf-8") != raw:
-        return None  # bytes the decoder would not give back: never risk them
+        raise _NotText  # bytes the decoder would not give back: never risk them
     source_before, source_after = rel, (dst if own else rel)
     changes: set[tuple[int, int, str]] = set()
     properties: list[str] = []  # what each property link should read after the rewrite

@@ -77,8 +77,9 @@ def check_list_fragment(doc: Document, target: Element, markdown: str, kind: str
     stripped = markdown.lstrip(NEWLINES)
     own = list_marker(stripped, 0)
     if own is None or own[1] != indent:
+        lead = doc.text[target.start : target.start + indent]
         raise InvalidArgument(
-            f"{what} must be exactly one list item indented by {indent} space(s) with a '{_style_hint(style)}' marker."
+            f"{what} must be exactly one list item {_indent_hint(lead)} with a '{_style_hint(style)}' marker."
         )
     if own[0] != style:
         raise InvalidArgument(
@@ -110,6 +111,17 @@ def _dedent(line: str, indent: int) -> str:
     while removed < indent and removed < len(line) and line[removed] in " \t":
         removed += 1
     return line[removed:]
+
+
+def _indent_hint(lead: str) -> str:
+    """The target item's indentation in words: a tab is one character of it, not a space."""
+    if not lead:
+        return "not indented"
+    if lead == " " * len(lead):
+        return f"indented by {len(lead)} space(s)"
+    if lead == "\t" * len(lead):
+        return f"indented by {len(lead)} tab(s)"
+    return f"indented exactly as {lead!r}"
 
 
 def _style_hint(style: str) -> str:

@@ -385,9 +385,9 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
         eol = _table_eol(doc, source)
         if edit.before_row_index is not None:
             if not 0 <= edit.before_row_index < len(source.rows):
+                bounds = f" (0..{len(source.rows) - 1})" if source.rows else ": the table has no data rows"
                 raise InvalidArgument(
-                    f"beforeRowIndex {edit.before_row_index} is out of range (0..{len(source.rows) - 1}); "
-                    "omit it to append a row."
+                    f"beforeRowIndex {edit.before_row_index} is out of range{bounds}; omit it to append a row."
                 )
             at = source.rows[edit.before_row_index].start
             splices.append(_Splice(at, at, line + eol))

@@ -35,7 +35,10 @@
 Every mode collapses duplicate passages (``duplicates.py``): it ranks a pool
 larger than ``topK`` (hybrid: the fusion pools; a single mode: ``3 x topK``,
 at most the configured pool) and keeps the first ``topK`` distinct passages,
-the other copies in ``alsoIn``.
+the other copies in ``alsoIn``. A candidate list that came back full while
+holding fewer than ``topK`` distinct passages (many copies of one page ranked
+first) is fetched again, twice as long, up to ``POOL_CEILING`` (decision 690):
+copies never cost results that exist.
 
 Include/exclude globs reach the store as data (:class:`PathScope`), which it
 applies inside each retrieval before its limit. Lexical and semantic scores
@@ -54,10 +57,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..embeddings import Embedder, ModelChanged
+from ..embeddings.base import Vectors
 from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
-from .duplicates import collapse
+from .duplicates import collapse, passage_key
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
 from .text import build_lexical_query, make_snippet
 from .titles import promote_titles, titled_hits
@@ -80,6 +84,7 @@ MODES = ("lexical", "semantic", "hybrid")
 Mode = Literal["lexical", "semantic", "hybrid"]
 _MODE_NAMES: dict[str, Mode] = {"lexical": "lexical", "semantic": "semantic", "hybrid": "hybrid"}
 DUPLICATE_HEADROOM = 3  # a single mode ranks 3 x topK chunks so copies cannot starve the results
+POOL_CEILING = 1000  # a list grown past its pool for copies stops here, the largest pool the configuration admits
 ROW_BUDGET = 20_000  # rows an OR query may score (see the module docstring); the 2 rarest words always stay
 QUESTION_COVERAGE = 1.0  # a question's candidates: bm25 * (share of its words held) ** this (decision 220)
 QUESTION_MIN_WORDS = 3  # ... when it has at least this many plain words
@@ -157,11 +162,32 @@ class SearchEngine:
         return promote_titles(hits, titled, limit), bool(titled)
 
     def semantic_hits(self, embedder: Embedder, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
+        return self.store.semantic(self._query_vector(embedder, query), limit, scope)
+
+    def _query_vector(self, embedder: Embedder, query: str) -> Vectors:
         vector = embedder.embed_query(query)
         dims = self.store.vector_dimensions()
         if dims is not None and vector.shape[-1] != dims:  # another model's query: never compared (decision 512)
             raise ModelChanged(int(vector.shape[-1]), dims)
-        return self.store.semantic(vector, limit, scope)
+        return vector
+
+    def _semantic_candidates(
+        self, embedder: Embedder, query: str, limit: int, top_k: int, scope: PathScope | None
+    ) -> list[ChunkHit]:
+        vector = self._query_vector(embedder, query)  # once: a grown list asks the store again, not the model
+        return _distinct_enough(lambda n: self.store.semantic(vector, n, scope), limit, top_k)
+
+    def _lexical_candidates(
+        self, query: str, limit: int, top_k: int, scope: PathScope | None
+    ) -> tuple[list[ChunkHit], bool]:
+        titled = False
+
+        def fetch(n: int) -> list[ChunkHit]:
+            nonlocal titled
+            hits, titled = self._lexical(query, n, scope)
+            return hits
+
+        return _distinct_enough(fetch, limit, top_k), titled
 
     def validate(
         self,
@@ -204,7 +230,7 @@ class SearchEngine:
         single_pool = min(DUPLICATE_HEADROOM * top_k, lexical_pool)  # a single mode ranks no fusion pool
 
         if mode == "lexical":
-            scored = [(h, 0.0) for h in self.lexical_hits(query, single_pool, scope)]
+            scored = [(h, 0.0) for h in self._lexical_candidates(query, single_pool, top_k, scope)[0]]
         elif mode == "semantic":
             if embedder is None:
                 built = self._built_with()
@@ -224,7 +250,9 @@ class SearchEngine:
                     "has not answered so far; vectors are added once it does); use lexical or hybrid mode."
                 )
             try:
-                hits = self.semantic_hits(embedder, query, min(DUPLICATE_HEADROOM * top_k, semantic_pool), scope)
+                hits = self._semantic_candidates(
+                    embedder, query, min(DUPLICATE_HEADROOM * top_k, semantic_pool), top_k, scope
+                )
             except IndexNotReady:
                 raise  # the index's own state (damaged, busy, gone): its message names the fix
             except ModelChanged as exc:
@@ -235,7 +263,7 @@ class SearchEngine:
                 ) from exc
             scored = [(h, 0.0) for h in hits]
         else:
-            lexical, titled = self._lexical(query, lexical_pool, scope)
+            lexical, titled = self._lexical_candidates(query, lexical_pool, top_k, scope)
             semantic: list[ChunkHit] | None = None
             if embedder is None:
                 built = self._built_with()
@@ -254,7 +282,7 @@ class SearchEngine:
                 )
             else:
                 try:
-                    semantic = self.semantic_hits(embedder, query, semantic_pool, scope)
+                    semantic = self._semantic_candidates(embedder, query, semantic_pool, top_k, scope)
                 except IndexNotReady as exc:
                     warning = f"{exc.message} Falling back to lexical search."
                 except ModelChanged as exc:
@@ -288,6 +316,20 @@ class SearchEngine:
             for rank, c in enumerate(kept, 1)
         ]
         return SearchOutcome(items, warning, effective)
+
+
+def _distinct_enough(fetch: Callable[[int], list[ChunkHit]], limit: int, top_k: int) -> list[ChunkHit]:
+    """``fetch(limit)``, fetched again with twice the limit (up to ``POOL_CEILING``) while it comes
+    back full yet holds fewer than ``top_k`` distinct passages: copies of one page ranked first
+    would otherwise leave results out that exist (decision 690). A list that was not short is
+    fetched once, as before, so such a search ranks exactly as it did."""
+    while True:
+        hits = fetch(limit)
+        if len(hits) < limit or limit >= POOL_CEILING:
+            return hits
+        if len({passage_key(h.text) for h in hits}) >= top_k:
+            return hits
+        limit = min(2 * limit, POOL_CEILING)
 
 
 def _reason(exc: Exception) -> str:
