@@ -53,6 +53,17 @@ def test_call_error_is_json_on_stderr_exit_1(kb: Path) -> None:
     assert json.loads(result.stderr)["code"] == "INVALID_PATH"
 
 
+def test_an_enum_option_is_read_in_any_case_as_the_tool_reads_it(kb: Path) -> None:
+    """Over MCP, in --json and in the configuration `LEXICAL` is `lexical` (contract section 1);
+    `call kb_search --mode LEXICAL` was refused by the option parser."""
+    result = run("--embedding-provider", "none", "call", "kb_links", "--direction", "OUTGOING", cwd=kb)
+    assert result.returncode == 1 and json.loads(result.stderr)["code"] == "INDEX_NOT_READY", result.stderr
+    result = run("--embedding-provider", "none", "call", "kb_search", "--query", "text", "--mode", "LEXICAL", cwd=kb)
+    assert result.returncode == 1 and json.loads(result.stderr)["code"] == "INDEX_NOT_READY", result.stderr
+    result = run("call", "kb_search", "--query", "text", "--mode", "fuzzy", cwd=kb)
+    assert result.returncode == 1 and "invalid choice: 'fuzzy'" in result.stderr
+
+
 def test_status_flag(kb: Path) -> None:
     result = run("--status", "--root", "docs", cwd=kb)
     assert result.returncode == 0, result.stderr

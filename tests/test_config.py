@@ -297,3 +297,34 @@ def test_every_enum_value_is_matched_case_insensitively(tmp_path: Path) -> None:
     assert config.storage.backend == "postgresql"
     assert config.server.toolsets == ["kb", "chunks"]
     assert (config.embedding.vector_storage, config.search.default_mode) == ("float16", "lexical")
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "key", "line"),
+    [
+        ('knowledgeBase:\n  root: "notes\\0x"\n', "knowledgeBase.root", 2),
+        ('storage:\n  path: "idx\\0.db"\n', "storage.path", 2),
+        ('server:\n  tokenFile: "tok\\0en"\n', "server.tokenFile", 2),
+        ('export:\n  pdf:\n    cjkFont: "f\\0.ttf"\n', "export.pdf.cjkFont", 3),
+        ('knowledgeBase:\n  root: "\\ud800"\n', "knowledgeBase.root", 2),
+        ('knowledgeBase:\n  exclude:\n    - "**/*.md"\n    - "\\udfff/**"\n', "knowledgeBase.exclude.1", 4),
+    ],
+)
+def test_a_value_no_file_name_can_hold_is_a_configuration_error(
+    tmp_path: Path, yaml_text: str, key: str, line: int
+) -> None:
+    """A NUL or a lone surrogate, which YAML's escapes can write and no path can hold, was a
+    traceback when the path was first used (the root at once, a token file when HTTP started)."""
+    cfg = _config(tmp_path, yaml_text)
+    message = _error(tmp_path, CliOptions(config=str(cfg)))
+    assert f"{key} ({cfg}:{line})" in message, message
+    assert "Traceback" not in message
+
+
+def test_a_name_the_command_line_passed_undecoded_is_still_accepted(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 in an argument arrive as surrogate escapes (PEP 383) and name a
+    real folder: only surrogates no byte maps to are refused."""
+    name = b"caf\xe9".decode("utf-8", "surrogateescape")
+    (tmp_path / name).mkdir()
+    settings = load_settings(CliOptions(root=name), cwd=tmp_path, environ={})
+    assert settings.root == (tmp_path / name).resolve()

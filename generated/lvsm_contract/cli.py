@@ -194,7 +194,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
-    parser.add_argument('--scope', dest='opt_scope', type=str, default=None, choices=['changed', 'all'], help='`changed` skips files whose SHA-256 equals the indexed one; `all` re-parses and re-chunks every file (vectors of unchanged chunk texts are reused: the manifest guarantees the same model and text builder).')
+    parser.add_argument('--scope', dest='opt_scope', type=str.lower, default=None, choices=['changed', 'all'], help='`changed` skips files whose SHA-256 equals the indexed one; `all` re-parses and re-chunks every file (vectors of unchanged chunk texts are reused: the manifest guarantees the same model and text builder).')
     parser.add_argument('--force', dest='opt_force', action=argparse.BooleanOptionalAction, default=None, help='Allow dropping and recreating an index that is incompatible with the current configuration (different chunker, model, dimensions, index mode, ...). Without it an incompatible index makes the run fail with the problems listed in kb_status.')
     parser.set_defaults(tool='kb_reindex')
     parser = subparsers.add_parser(
@@ -205,11 +205,11 @@ def add_tool_parsers(subparsers: Any) -> None:
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--query', dest='opt_query', type=str, default=None, metavar='QUERY', help='What to look for, in natural language or keywords (any language). Must contain a non-whitespace character.')
-    parser.add_argument('--mode', dest='opt_mode', type=str, default=None, choices=['lexical', 'semantic', 'hybrid'], help='Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).')
+    parser.add_argument('--mode', dest='opt_mode', type=str.lower, default=None, choices=['lexical', 'semantic', 'hybrid'], help='Retrieval mode. Omit to use the configured `search.defaultMode` (default `hybrid`).')
     parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, metavar='TOP_K', help='Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).')
     parser.add_argument('--include-globs', dest='opt_includeGlobs', action="append", type=str, default=None, metavar='INCLUDE_GLOBS', help='Only documents whose root-relative path matches at least one of these globs (case-insensitive). Omitted or empty means `**/*.md`. (repeatable)')
     parser.add_argument('--exclude-globs', dest='opt_excludeGlobs', action="append", type=str, default=None, metavar='EXCLUDE_GLOBS', help='Leave out documents whose path matches any of these globs (applied after `includeGlobs`). (repeatable)')
-    parser.add_argument('--tags', dest='opt_tags', action="append", type=str, default=None, metavar='TAGS', help='Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs. (repeatable)')
+    parser.add_argument('--tags', dest='opt_tags', action="append", type=str, default=None, metavar='TAGS', help='Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs; omitted or empty means no tag filter. (repeatable)')
     parser.set_defaults(tool='kb_search')
     parser = subparsers.add_parser(
         'kb_read',
@@ -243,7 +243,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
     parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document holding the table.')
     parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, metavar='POINTER', help='Hashed anchor of a standalone table (`tN` or `<section>.tN`), v2 as returned by kb_read (v1 `tN~selfHash` accepted). The table must not have been changed since.')
-    parser.add_argument('--action', dest='opt_action', type=str, default=None, choices=['update_cells', 'insert_row', 'delete_row', 'insert_column', 'delete_column', 'rename_column', 'set_alignment'], help='The edit to make; decides which other fields are allowed (see the tool description).')
+    parser.add_argument('--action', dest='opt_action', type=str.lower, default=None, choices=['update_cells', 'insert_row', 'delete_row', 'insert_column', 'delete_column', 'rename_column', 'set_alignment'], help='The edit to make; decides which other fields are allowed (see the tool description).')
     parser.add_argument('--row-index', dest='opt_rowIndex', type=int, default=None, metavar='ROW_INDEX', help='`delete_row`: zero-based data row to delete (alternative to `where`).')
     parser.add_argument('--column', dest='opt_column', type=str, default=None, metavar='COLUMN', help='`delete_column`, `rename_column`, `set_alignment`: the column by header name (alternative to `columnIndex`; a column with an empty name must be selected by index).')
     parser.add_argument('--column-index', dest='opt_columnIndex', type=int, default=None, metavar='COLUMN_INDEX', help='`delete_column`, `rename_column`, `set_alignment`: zero-based column index (alternative to `column`).')
@@ -254,7 +254,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--name', dest='opt_name', type=str, default=None, metavar='NAME', help='`insert_column`: header text of the new column (plain text, escaped).')
     parser.add_argument('--new-name', dest='opt_newName', type=str, default=None, metavar='NEW_NAME', help="`rename_column`: the new header text (plain text, escaped). It may equal another column's name (duplicate headers are valid); that name then selects neither column (CONFLICT), so select them by index.")
     parser.add_argument('--default-value', dest='opt_defaultValue', type=str, default=None, metavar='DEFAULT_VALUE', help='`insert_column`: plain-text value put in every existing row of the new column (default empty).')
-    parser.add_argument('--alignment', dest='opt_alignment', type=str, default=None, choices=['none', 'left', 'center', 'right'], help="`set_alignment` (required) and `insert_column` (optional, default `none`): the column's alignment.")
+    parser.add_argument('--alignment', dest='opt_alignment', type=str.lower, default=None, choices=['none', 'left', 'center', 'right'], help="`set_alignment` (required) and `insert_column` (optional, default `none`): the column's alignment.")
     parser.set_defaults(tool='kb_edit_table')
     parser = subparsers.add_parser(
         'kb_create',
@@ -316,9 +316,9 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the Markdown document to export.')
     parser.add_argument('--output-path', dest='opt_outputPath', type=str, default=None, metavar='OUTPUT_PATH', help='Root-relative path of the PDF to write, ending in `.pdf`. Omit for `path` with its `.md` replaced by `.pdf`. An existing PDF there is replaced.')
-    parser.add_argument('--page-format', dest='opt_pageFormat', type=str, default=None, choices=['a4', 'a5', 'a6', 'b5', 'letter'], help='Page size.')
-    parser.add_argument('--style', dest='opt_style', type=str, default=None, choices=['compact', 'classic', 'modern', 'technical', 'academic'], help='Typographic style (fonts, spacing, heading and code appearance).')
-    parser.add_argument('--profile', dest='opt_profile', type=str, default=None, choices=['screen', 'standard', 'print'], help='Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Images with more pixels than the DPI needs at their printed size are downsampled (an ICC profile is kept); images already small enough are embedded unchanged.')
+    parser.add_argument('--page-format', dest='opt_pageFormat', type=str.lower, default=None, choices=['a4', 'a5', 'a6', 'b5', 'letter'], help='Page size.')
+    parser.add_argument('--style', dest='opt_style', type=str.lower, default=None, choices=['compact', 'classic', 'modern', 'technical', 'academic'], help='Typographic style (fonts, spacing, heading and code appearance).')
+    parser.add_argument('--profile', dest='opt_profile', type=str.lower, default=None, choices=['screen', 'standard', 'print'], help='Image quality: `screen` 96 DPI / JPEG quality 65, `standard` 150 DPI / 82, `print` 300 DPI / 95 (not PDF/X, not CMYK). Images with more pixels than the DPI needs at their printed size are downsampled (an ICC profile is kept); images already small enough are embedded unchanged.')
     parser.set_defaults(tool='kb_create_pdf_book')
     parser = subparsers.add_parser(
         'kb_download_file',
@@ -390,7 +390,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document to start from. It may be a missing document that others still link to (to find who links to it). Omit it to check the whole knowledge base (broken links, orphans, missing images; `direction` and `depth` do not apply then).')
-    parser.add_argument('--direction', dest='opt_direction', type=str, default=None, choices=['outgoing', 'incoming', 'both'], help='`outgoing` follows links from a document to its targets, `incoming` from a target back to the documents linking to it, `both` follows both at every hop.')
+    parser.add_argument('--direction', dest='opt_direction', type=str.lower, default=None, choices=['outgoing', 'incoming', 'both'], help='`outgoing` follows links from a document to its targets, `incoming` from a target back to the documents linking to it, `both` follows both at every hop.')
     parser.add_argument('--depth', dest='opt_depth', type=int, default=None, metavar='DEPTH', help='How many hops to follow from `path`; 1 lists only its direct links.')
     parser.add_argument('--include-missing', dest='opt_includeMissing', action=argparse.BooleanOptionalAction, default=None, help='Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.')
     parser.set_defaults(tool='kb_links')

@@ -279,6 +279,28 @@ def _format_problems(problems: list[tuple[KeyPath, str]], source: _Source) -> st
     return "Invalid configuration:\n" + "\n".join(lines)
 
 
+def _unnameable_texts(value: Any, at: KeyPath, seen: set[int] | None = None) -> list[tuple[KeyPath, str]]:
+    """Text values no file name can hold: a NUL, or a surrogate that stands for no byte (YAML's
+    ``"\\0"`` and ``"\\ud800"`` escapes write them). Such a path was a traceback when first used,
+    the root at start-up, a token file only once HTTP started. A surrogate escape (PEP 383), as
+    an argument's bytes that are not UTF-8 arrive, names a real file and stays. Walked as deep as
+    the schema goes, each container once (an alias makes the data a graph, see ``_note_keys``)."""
+    if isinstance(value, str):
+        if "\0" in value:
+            return [(at, "must not contain a NUL character")]
+        try:
+            value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return [(at, "is not valid Unicode text (it holds a lone surrogate)")]
+        return []
+    seen = set() if seen is None else seen
+    if len(at) >= _KEY_DEPTH or id(value) in seen or not isinstance(value, dict | list):
+        return []
+    seen.add(id(value))
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    return [p for key, item in items for p in _unnameable_texts(item, (*at, key), seen)]
+
+
 def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
     """Validate ``data`` (the file's mapping with the options set on it); every problem is
     named with its key path and, when ``source`` knows it, the file line or option it came from."""
@@ -286,7 +308,7 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
 
     source = source or _Source()
     _lower_enums(data, Config)
-    problems = _booleans_as_numbers(data, Config, ())
+    problems = _booleans_as_numbers(data, Config, ()) + _unnameable_texts(data, ())
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
