@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from local_vector_search_mcp.markdown import (
     ProjectedRow,
@@ -48,3 +50,20 @@ def test_cell_spans_and_pipes() -> None:
 def test_table_in_list_is_not_an_element() -> None:
     doc = parse_text("- item\n\n  | a |\n  |---|\n  | 1 |\n")
     assert [e.pointer for e in doc.elements] == ["li1"]
+
+
+# Letters and digits enough to spell entities (`&amp;`, `&#35;`, `&#x41;`) and autolinks (`<a:b>`).
+_SPELLED = ["&amp;", "&#35;", "x &lt; y", "<a:b>", "<a>", "x <b>y</b>", "\\*x\\*", "a\\_b", "a\x00b", "a\rb", "~x~"]
+_CELL_CHARACTERS = list("abmpltgqx0123456789 \t\u00a0é中#$%+-:=@^{}()'\"/.,;?|\\`*_[]!<>&~\r\n\x00")
+
+
+@settings(max_examples=5000, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_CELL_CHARACTERS), max_size=12) | st.sampled_from(_SPELLED))
+def test_cell_display_text_skips_the_parse_only_where_the_parse_changes_nothing(raw: str) -> None:
+    """Decision 704: a cell without inline syntax is its own display text, without a parse; every
+    other cell is parsed as before. The parse is the judge of both."""
+    from local_vector_search_mcp.markdown.tables import _MD_INLINE, _inline_text
+
+    unescaped = raw.replace("\\|", "|")
+    parsed = "".join(_inline_text(t.children) for t in _MD_INLINE.parseInline(unescaped)).strip()
+    assert cell_display_text(raw) == parsed

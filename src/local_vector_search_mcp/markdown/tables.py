@@ -7,6 +7,7 @@ is the read-only view returned by ``kb_read`` for an addressed table.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -29,6 +30,10 @@ __all__ = [
 
 # Cell display text needs inline parsing (entities, code spans, emphasis).
 _MD_INLINE = MarkdownIt("commonmark")
+# What CommonMark's inline rules (escapes, code, emphasis, links, images, autolinks, HTML, entities,
+# line breaks) and its normalisation (CR, NUL) can act on; a cell without any of these parses to its
+# own text (`~` kept for safety, strikethrough being off in this preset).
+_INLINE_SYNTAX = re.compile(r"[\\`*_\[\]!<&~\r\n\x00]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +147,8 @@ def _inline_text(tokens: list[Token] | None) -> str:
 def cell_display_text(raw: str) -> str:
     """Display text of a cell: inline markup removed, entities decoded, ``\\|`` → ``|``."""
     unescaped = raw.replace("\\|", "|")
+    if _INLINE_SYNTAX.search(unescaped) is None:  # most cells: no parse (decision 704)
+        return unescaped.strip()
     tokens = _MD_INLINE.parseInline(unescaped)
     return "".join(_inline_text(t.children) for t in tokens).strip()
 
