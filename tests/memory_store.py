@@ -486,7 +486,7 @@ class MemoryStore:
         with self._lock:
             yield
 
-    def write_batch(self, hold: object = None) -> AbstractContextManager[WriteBatch]:
+    def write_batch(self, hold: object = None, parsing: bool = False) -> AbstractContextManager[WriteBatch]:
         return nullcontext(NoBatch())  # every write is its own: nothing to batch in memory
 
     @contextmanager

@@ -209,7 +209,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--top-k', dest='opt_topK', type=int, default=None, metavar='TOP_K', help='Maximum number of results (at least 1; values above 50 are treated as 50). Omit to use the configured `search.maxResults` (default 10).')
     parser.add_argument('--include-globs', dest='opt_includeGlobs', action="append", type=str, default=None, metavar='INCLUDE_GLOBS', help='Only documents whose root-relative path matches at least one of these globs (case-insensitive). Omitted or empty means `**/*.md`. (repeatable)')
     parser.add_argument('--exclude-globs', dest='opt_excludeGlobs', action="append", type=str, default=None, metavar='EXCLUDE_GLOBS', help='Leave out documents whose path matches any of these globs (applied after `includeGlobs`). (repeatable)')
-    parser.add_argument('--tags', dest='opt_tags', action="append", type=str, default=None, metavar='TAGS', help='Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs. (repeatable)')
+    parser.add_argument('--tags', dest='opt_tags', action="append", type=str, default=None, metavar='TAGS', help='Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs; omitted or empty means no tag filter. (repeatable)')
     parser.set_defaults(tool='kb_search')
     parser = subparsers.add_parser(
         'kb_read',

@@ -898,9 +898,9 @@ class KbSearchRequest(BaseModel):
     """
     Leave out documents whose path matches any of these globs (applied after `includeGlobs`).
     """
-    tags: Annotated[list[str] | None, Field(max_length=16, min_length=1)] = None
+    tags: Annotated[list[str] | None, Field(max_length=16)] = None
     """
-    Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs.
+    Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs; omitted or empty means no tag filter.
     """
 
 

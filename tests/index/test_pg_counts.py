@@ -160,3 +160,32 @@ def test_rankings_are_the_same_as_from_counting_the_chunks(store: PostgresStore)
     counted = [_ranking(store, q) for q in queries]
     assert kept == counted
     assert sum(bool(r[0]) for r in kept) > 30  # most queries found something to compare
+
+
+def test_an_ands_quoted_lexeme_is_counted_as_any_other_lexeme(store: PostgresStore) -> None:
+    # a lexeme holding a quote or a backslash is as plain as any (``plain_lexeme``): an AND counts
+    # it by the same rule, in the same round trip, not through the GIN index by a rule of its own
+    rng = random.Random(5)
+    for revision in range(6):
+        _write(store, rng, revision)
+    store.refresh_term_stats()
+    words = ["nowhere", "it's", "x\\y"]  # no chunk holds them
+    atoms = [pg_rank.Atom(_lexeme(w), (w,)) for w in words]
+    statements: list[str] = []
+    rows = store._rows
+
+    def counted_rows(query: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        statements.append(query)
+        return rows(query, params)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store, "_rows", counted_rows)
+        assert store._atom_counts(atoms) == [0, 0, 0]
+    assert len(statements) == 1  # every plain lexeme in the pricing's statement
+    # without the key the snapshot prices a common lexeme, quoted or not (as SQLite's snapshot)
+    store._rows("delete from lexical_meta where key = 'term_stats' returning 1")
+    store._rows(
+        "insert into term_stats (lexeme, ndoc) select unnest(cast(%s as text[])), %s returning 1",
+        (words, THRESHOLD + 7),
+    )
+    assert store._atom_counts(atoms) == [THRESHOLD + 7] * 3

@@ -9,10 +9,12 @@ import random
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
 from pg_server import PgServer
+from psycopg import sql
 
 from local_vector_search_mcp.index import postgres
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentMeta, DocumentRecord, LinkRecord
@@ -218,25 +220,48 @@ def test_a_batch_whose_sessions_the_server_ends_loses_no_document(
     stores: list[PostgresStore], pg_server: PgServer
 ) -> None:
     """Every client session ended (as a restart does) while documents are sent: the window is
-    written again on new sessions, and every document of the batch is stored."""
+    written again on new sessions, and every document of the batch is stored.
+
+    The window is held uncommitted on the server until the sessions are ended (another session
+    holds the first document's lock): had the server committed it first, the documents would be
+    stored whether the batch wrote them again or not, and the test would pass by the clock."""
     store, _ = stores
     rng = random.Random(6)
-    with store.write_batch() as batch:
-        for i in range(4):
-            _write(store, rng, f"d{i}.md", i)
-        assert batch.files == 4
-        with psycopg.connect(pg_server.url, autocommit=True) as conn:
-            pids = [
-                pid
-                for (pid,) in conn.execute(
-                    "select pid from pg_stat_activity where pid <> pg_backend_pid() and backend_type = 'client backend'"
-                ).fetchall()
-            ]
-            conn.execute("select pg_terminate_backend(pid) from unnest(%s::int[]) as pid", (pids,))
-            deadline = time.monotonic() + 30  # it only signals: wait until they are gone
-            while conn.execute("select count(*) from pg_stat_activity where pid = any(%s)", (pids,)).fetchone() != (0,):
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
-        for i in range(4, 8):
-            _write(store, rng, f"d{i}.md", i)
+    with psycopg.connect(pg_server.url, autocommit=True) as control, psycopg.connect(pg_server.url) as blocker:
+        blocker.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (store._doc_key("d0.md"),))
+        spared = [control.info.backend_pid, blocker.info.backend_pid]
+        with store.write_batch() as batch:
+            try:
+                for i in range(4):
+                    _write(store, rng, f"d{i}.md", i)
+                assert batch.files == 4
+                _end_sessions_but(control, spared)
+            finally:
+                blocker.rollback()  # the lock is free for the window's second writing (or the batch's exit)
+            committed = control.execute(
+                sql.SQL("select count(*) from {}.documents").format(sql.Identifier(store._schema))
+            )
+            assert committed.fetchone() == (0,)  # none of the window
+            for i in range(4, 8):
+                _write(store, rng, f"d{i}.md", i)
     assert {p: s.source_hash for p, s in store.document_states().items()} == {f"d{i}.md": f"{i:064d}" for i in range(8)}
+
+
+def _end_sessions_but(control: psycopg.Connection[Any], spared: list[int]) -> None:
+    """Once the batch's session waits for the lock (its window sent, none of it committed), every
+    client session but the ``spared`` ones is ended, as a restart ends them."""
+    deadline = time.monotonic() + 30
+    waiting = "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and wait_event = 'advisory'"
+    while control.execute(waiting).fetchone() != (1,):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    ended = control.execute(
+        "select pg_terminate_backend(pid), pid from pg_stat_activity"
+        " where pid <> all(%s) and backend_type = 'client backend'",
+        (spared,),
+    ).fetchall()
+    pids = [pid for _, pid in ended]
+    assert len(pids) >= 2  # the store's thread session and the batch's at least
+    while control.execute("select count(*) from pg_stat_activity where pid = any(%s)", (pids,)).fetchone() != (0,):
+        assert time.monotonic() < deadline  # it only signals: wait until they are gone
+        time.sleep(0.02)

@@ -91,6 +91,17 @@ def test_a_failed_write_rolls_back_the_open_batch_and_releases_the_gate(store: S
     store.close()
 
 
+def test_a_batch_between_parses_commits_each_write_and_never_holds_the_gate(store: SqliteStore) -> None:
+    # an in-process pass parses between writes: SQLite's shared transaction would hold the write
+    # lock, which other processes' writers wait for, across each parse (decision 720)
+    gate = threading.RLock()
+    with store.write_batch(gate, parsing=True) as batch:
+        store.replace_document(_doc("a.md"), [_chunk("alpha")])
+        assert batch.files == 0 and batch.age == 0.0 and _free_elsewhere(gate)
+        assert _paths_seen_elsewhere(store.path) == ["a.md"]  # committed on its own
+    store.close()
+
+
 def test_batches_do_not_nest(store: SqliteStore) -> None:
     with store.write_batch(), pytest.raises(RuntimeError), store.write_batch():
         pass  # pragma: no cover - the inner block is never entered

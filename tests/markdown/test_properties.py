@@ -24,6 +24,7 @@ from local_vector_search_mcp.markdown import (
     parse_text,
     read_slice,
     resolve,
+    scan,
 )
 from local_vector_search_mcp.markdown.incremental import build_state
 from local_vector_search_mcp.markdown.source import LineIndex
@@ -324,3 +325,19 @@ def test_tables_taken_as_paragraphs_without_a_parse_match_the_parse(text: str) -
         numbering._table_as_paragraph = original
     assert (state.history, state.regions) == (parsed.history, parsed.regions)
     assert state.history == (historical_paragraph_ranges(text) if state.has_tables else None)
+
+
+@given(st.lists(st.sampled_from([*_TABLE_MIX, "", "", "text"]), max_size=30).map("\n".join))
+@example("text\n\n| a |\n|---|\n\ntext\n\n| b |\n|---|\n- item\n\n| c |\n|---|")
+@example("- item\n\n| a |\n|---|\n\n```\n| b |\n|---|\n```\n\n| c |\n|---|")
+def test_a_full_pass_walks_to_each_table_as_the_chunk_walk_does(text: str) -> None:
+    """``historical_ranges`` over a whole document looks for chunk cuts only around tables
+    (decision 711); any ``can_stop`` makes it walk chunk by chunk as before. Both give the same
+    history, re-parsed regions and stop."""
+    lines = LineIndex.build(text)
+    tokens = scan.PARSER_HEAD.parse(text, {})
+    first_lines, records = scan.scan_blocks(tokens, text, lines, 0)
+    stop = len(first_lines) + 1
+    shortcut = numbering.historical_ranges(text, lines, first_lines, records, 0, stop)
+    walked = numbering.historical_ranges(text, lines, first_lines, records, 0, stop, lambda block: False)
+    assert shortcut == walked

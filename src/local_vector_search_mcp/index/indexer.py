@@ -18,7 +18,10 @@ and the CLI both call it. Incremental by default (``scope="changed"``):
    of at most :data:`BATCH_FILES` files or :data:`BATCH_SECONDS`, committed
    before the writer waits any longer for the workers): a kill loses at most
    the open batch, whose files keep their previous revision and are indexed
-   again by the next pass (spec/decisions.md 250).
+   again by the next pass (spec/decisions.md 250). An in-process pass of at
+   least :data:`IN_PROCESS_BATCH_FILES` files asks for a batch too; only a
+   store whose batch holds no lock across the next file's parse gives one
+   (PostgreSQL's pipeline, each document still its own transaction; 720).
 
 Reading, hashing, parsing and chunking (``prepare.py``) run in worker
 processes when there are many files to parse (``parallel.py``,
@@ -84,6 +87,8 @@ ReindexScope = Literal["changed", "all"]
 # (other writers of this process wait for it at most that long, plus one file).
 BATCH_FILES = 64
 BATCH_SECONDS = 0.05
+# An in-process pass of at least this many files to parse asks for a batch too (decision 720)
+IN_PROCESS_BATCH_FILES = 50
 
 
 def utc_now() -> str:
@@ -316,6 +321,10 @@ class Indexer:
                 outcomes = pool.run(tasks, cancel, partial(_idle, batch))
             else:
                 outcomes = self._prepare_here(tasks)
+                if len(tasks) >= IN_PROCESS_BATCH_FILES:
+                    # a store whose batch holds no lock across the next file's parse (PostgreSQL's
+                    # pipeline) sends this file's write while that parse runs (decision 720)
+                    batch = stack.enter_context(self.store.write_batch(self.gate, parsing=True))
             for prepared in outcomes:
                 if cancel is not None and cancel.is_set():
                     raise Cancelled()

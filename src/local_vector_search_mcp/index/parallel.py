@@ -35,7 +35,9 @@ from __future__ import annotations
 import contextlib
 import heapq
 import logging
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -46,6 +48,7 @@ from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from .prepare import READY, ChunkSettings, Outcome, Task, Unreadable, prepare
 
@@ -143,6 +146,10 @@ class ParsePool:
         self._env: dict[str, str] | None = None
         self._start_failures = 0
         self._in_process = False
+        # one poll set for the workers' pipes, rebuilt when the workers change: the writer waits
+        # about 4,000 times a cold pass, and multiprocessing's wait builds a selector each time
+        self._poll: Any = None
+        self._polled: tuple[int, ...] = ()
         self.deaths = 0  # workers that died or were killed during the pass (tests, logs)
 
     # lifecycle ------------------------------------------------------------------
@@ -267,16 +274,28 @@ class ParsePool:
         now = time.monotonic()
         busy = [w for w in self._workers if w.queue]
         timeout = min((w.head_since + PARSE_TIMEOUT_SECONDS - now for w in busy), default=longest)
-        by_inbox = {w.inbox: w for w in self._workers}
         # wake at least every second: a cancelled pass must not wait for a slow file
-        for inbox in wait(list(by_inbox), timeout=min(longest, max(0.0, timeout))):
-            w = by_inbox[inbox]  # type: ignore[index]
+        for w in self._ready(min(longest, max(0.0, timeout))):
             if not self._receive(w, done):  # end of file: the worker is gone
                 self._lost(w, tasks, pending, done, attempts)
         now = time.monotonic()
         for w in list(self._workers):
             if w.queue and now - w.head_since > PARSE_TIMEOUT_SECONDS:
                 self._timed_out(w, tasks, pending, done, attempts)
+
+    def _ready(self, seconds: float) -> list[_Worker]:
+        """The workers whose pipe has something to read (an outcome, or its end), waiting up
+        to ``seconds``; what multiprocessing's ``wait`` answers, with one poll set kept."""
+        if not _POLL:
+            by_inbox = {w.inbox: w for w in self._workers}
+            return [by_inbox[inbox] for inbox in wait(list(by_inbox), timeout=seconds)]  # type: ignore[index]
+        by_fd = {w.inbox.fileno(): w for w in self._workers}
+        if self._poll is None or self._polled != tuple(by_fd):
+            self._poll = select.poll()
+            for fd in by_fd:
+                self._poll.register(fd, select.POLLIN)  # a closed pipe reports POLLHUP as well
+            self._polled = tuple(by_fd)
+        return [by_fd[fd] for fd, _ in self._poll.poll(math.ceil(seconds * 1000))]
 
     def _timed_out(
         self, w: _Worker, tasks: Sequence[Task], pending: list[int], done: dict[int, Outcome], attempts: dict[int, int]
@@ -348,6 +367,9 @@ class ParsePool:
         w.queue.clear()
         if self._start_failures < START_FAILURES_ALLOWED:
             self._start_worker()
+
+
+_POLL = hasattr(select, "poll")
 
 
 def _exit_description(code: int | None) -> str:

@@ -476,11 +476,15 @@ class IndexStore(Protocol):
         """Serialise multi-statement writers (reindex, sync) within this process."""
         ...
 
-    def write_batch(self, hold: AbstractContextManager[Any] | None = None) -> AbstractContextManager[WriteBatch]:
+    def write_batch(
+        self, hold: AbstractContextManager[Any] | None = None, parsing: bool = False
+    ) -> AbstractContextManager[WriteBatch]:
         """Within the block, this thread's writes may share a transaction until the yielded
         batch is flushed (and at the end of the block). ``hold`` (the caller's writer gate) is
         entered before the store's own lock while a shared transaction is open. A store may
-        commit each write on its own (:class:`NoBatch`)."""
+        commit each write on its own (:class:`NoBatch`); it does so when ``parsing`` (the caller
+        parses the next file between two writes) and its batch would hold, across that parse, a
+        lock other processes wait for."""
         ...
 
     def exclusive_pass(self, name: str, wait: bool) -> AbstractContextManager[bool]:

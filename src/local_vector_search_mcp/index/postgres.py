@@ -337,9 +337,8 @@ class PostgresStore:
         self._local.conn = conn
         return conn
 
-    def _connect(self, kept: bool = True) -> psycopg.Connection[Any]:
-        """A new session, set up: this thread's, or (not ``kept``: closed by its user, not by
-        :meth:`close`) a write batch's."""
+    def _connect(self) -> psycopg.Connection[Any]:
+        """A new session for this thread, set up (closed by :meth:`close`)."""
         try:
             conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
@@ -357,9 +356,25 @@ class PostgresStore:
                 raise setup_failure(exc, self._url, self._location, self._schema) from None
         conn.execute(sql.SQL("set search_path to {}, public").format(sql.Identifier(self._schema)))
         register_vector(conn)
-        if kept:
-            with self._lock:
-                self._connections.append(conn)
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    def _batch_session(self) -> psycopg.Connection[Any]:
+        """A write batch's session, closed by the batch. Lighter than :meth:`_connect`: the batch
+        sends a document only once this thread's session has found the index's tables (so the
+        extension and the schema exist), and never a vector (a document with vectors is written
+        on the thread's session), so it needs the search path only, not the set-up's four round
+        trips nor the vector type's look-up (decision 720)."""
+        try:
+            conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise connect_failure(exc, self._url, self._location) from None
+        try:
+            conn.execute(sql.SQL("set search_path to {}, public").format(sql.Identifier(self._schema)))
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _utf8(self) -> bool:
@@ -1260,9 +1275,10 @@ class PostgresStore:
         """Each atom's chunk count when the fetched rows do not hold them all (an AND): a single
         lexeme's as :meth:`_token_frequencies` counts it (a common one from the snapshot), a
         phrase's or prefix's counted now (all of them in one round trip, not one each)."""
-        single = {atom.tsquery[1:-1]: atom for atom in atoms if re.fullmatch(r"'[^'\\]+'", atom.tsquery)}
+        # one rule for what a plain lexeme is, the pricing's and ``_live_counts``' (a quoted one too)
+        single = {lexeme: atom.tsquery for atom in atoms if (lexeme := plain_lexeme(atom.tsquery)) is not None}
         known = self._token_frequencies(list(single)).counts
-        by_query = {atom.tsquery: known.get(lexeme, 0) for lexeme, atom in single.items()}
+        by_query = {tsquery: known.get(lexeme, 0) for lexeme, tsquery in single.items()}
         rest = list(dict.fromkeys(a.tsquery for a in atoms if a.tsquery not in by_query))
         by_query |= dict(zip(rest, self._live_counts(rest), strict=True))
         return [by_query[a.tsquery] for a in atoms]
@@ -1621,17 +1637,21 @@ class PostgresStore:
             yield
 
     @contextmanager
-    def write_batch(self, hold: AbstractContextManager[Any] | None = None) -> Iterator[WriteBatch]:
+    def write_batch(
+        self, hold: AbstractContextManager[Any] | None = None, parsing: bool = False
+    ) -> Iterator[WriteBatch]:
         """This thread's document writes are sent without waiting for each, each still its own
         transaction, until the batch is flushed (:mod:`.pg_batch`, decision 680). Any other port
-        call of the thread flushes it first (:func:`_reconnecting`), so it sees them written."""
+        call of the thread flushes it first (:func:`_reconnecting`), so it sees them written.
+        Also while the caller parses between writes (``parsing``): each document commits on its
+        own, so no lock of the server is held across a parse, only ``hold`` (decision 720)."""
         if getattr(self._local, "batch", None) is not None:
             raise RuntimeError("write batches do not nest")
 
         def active(batch: PipelinedBatch | None) -> None:
             self._local.batch = batch
 
-        batch = PipelinedBatch(partial(self._connect, kept=False), hold, active)
+        batch = PipelinedBatch(self._batch_session, hold, active)
         self._local.batch = batch
         try:
             yield batch

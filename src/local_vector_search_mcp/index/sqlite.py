@@ -105,6 +105,7 @@ from .port import (
     IndexDamaged,
     IndexUnavailable,
     LinkRecord,
+    NoBatch,
     PendingChunk,
     RefusedChunk,
     StoreCounts,
@@ -660,10 +661,17 @@ class SqliteStore(ChunkTables):
             super()._bump(c)
 
     @contextmanager
-    def write_batch(self, hold: AbstractContextManager[Any] | None = None) -> Iterator[WriteBatch]:
-        """This thread's writes share transactions until the batch is flushed (spec/decisions.md 250)."""
+    def write_batch(
+        self, hold: AbstractContextManager[Any] | None = None, parsing: bool = False
+    ) -> Iterator[WriteBatch]:
+        """This thread's writes share transactions until the batch is flushed (spec/decisions.md 250);
+        not while the caller parses between writes: the shared transaction holds the database's
+        write lock, which every other process's writer waits for, across the parse (decision 720)."""
         if getattr(self._local, "batch", None) is not None:
             raise RuntimeError("write batches do not nest")
+        if parsing:
+            yield NoBatch()
+            return
         batch = _Batch(self, hold)
         self._local.batch = batch
         try:

@@ -37,6 +37,21 @@ tokens). :func:`lean_tables` runs the table rule with a state that counts those
 tokens' levels but keeps none of them (spec/decisions.md 279): every other token,
 each cell's ``inline`` token included (level and all), is what markdown-it makes.
 
+**A paragraph's lines scanned once.** markdown-it tries ``lheading`` (a setext
+heading) before ``paragraph`` at every line that starts neither: ``lheading``
+walks the following lines, trying every paragraph terminator at each, looking
+for a ``===``/``---`` underline, and when it finds none returns False, and
+``paragraph`` walks the same lines with the same terminators again. Both walks
+stop at the same line (an empty line or the first line a terminator accepts;
+the underline test changes nothing), so :func:`one_pass_paragraphs` makes
+``lheading`` a rule that, having found no underline, makes the paragraph
+``paragraph`` would make from where it stopped, parent type included (the stock
+``lheading`` leaves ``state.parentType`` at ``"paragraph"`` when it fails, and
+``paragraph`` then restores that). Where the two walks could differ (``lheading``
+bounded by its ``endLine``, ``paragraph`` by ``state.lineMax``, and each hands its
+bound to the terminators) or ``lheading`` declines at once (an indented line),
+the stock rules run (spec/decisions.md 710).
+
 **Normalizing only what needs it.** markdown-it's first core rule rewrites every
 line break with a regular expression (``\\r\\n?|\\n`` to ``\\n``, one match per line)
 and every NUL; :func:`fast_normalize` gives the rule a text without ``\\r`` or NUL
@@ -54,6 +69,7 @@ from operator import add, eq, methodcaller, sub
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import mdTrim
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.rules_core.normalize import normalize as _stock_normalize
 from markdown_it.rules_core.state_core import StateCore
@@ -66,6 +82,7 @@ __all__ = [
     "fast_normalize",
     "lean_tables",
     "line_tables",
+    "one_pass_paragraphs",
 ]
 
 Rule = Callable[[Any, int, int, bool], bool]
@@ -253,6 +270,85 @@ def lean_tables(md: MarkdownIt) -> MarkdownIt:
             state.__class__ = _FastState
 
     ruler.at("table", table, {"alt": list(found[0].alt)})
+    return md
+
+
+def one_pass_paragraphs(md: MarkdownIt) -> MarkdownIt:
+    """``md``'s ``lheading`` rule also makes the paragraph when it finds no underline (see the
+    module's docstring); before :func:`dispatch_by_first_char`, and only where ``paragraph`` is
+    the rule that follows ``lheading``."""
+    ruler = md.block.ruler
+    names = [rule.name for rule in ruler.__rules__ if rule.enabled]
+    if "lheading" not in names or names[names.index("lheading") + 1 :][:1] != ["paragraph"]:
+        return md
+    stock = next(rule for rule in ruler.__rules__ if rule.name == "lheading")
+    stock_lheading = stock.fn
+
+    def lheading(state: Any, start_line: int, end_line: int, silent: bool) -> bool:
+        if end_line != state.lineMax or state.is_code_block(start_line):
+            return bool(stock_lheading(state, start_line, end_line, silent))
+        # markdown-it's lheading, line for line, up to its "Didn't find valid underline"
+        level = 0
+        marker = ""
+        next_line = start_line + 1
+        terminators = state.md.block.ruler.getRules("paragraph")
+        old_parent = state.parentType
+        state.parentType = "paragraph"
+        src, b_marks, e_marks, t_shift, s_count = state.src, state.bMarks, state.eMarks, state.tShift, state.sCount
+        blk_indent = state.blkIndent
+        while next_line < end_line and b_marks[next_line] + t_shift[next_line] < e_marks[next_line]:
+            if s_count[next_line] - blk_indent > 3:
+                next_line += 1
+                continue
+            if s_count[next_line] >= blk_indent:
+                pos = b_marks[next_line] + t_shift[next_line]
+                maximum = e_marks[next_line]
+                if pos < maximum:
+                    marker = src[pos]
+                    if marker in ("-", "="):
+                        pos = state.skipSpaces(state.skipCharsStr(pos, marker))
+                        if pos >= maximum:
+                            level = 1 if marker == "=" else 2
+                            break
+            if s_count[next_line] < 0:
+                next_line += 1
+                continue
+            for rule in terminators:
+                if rule(state, next_line, end_line, True):
+                    break
+            else:
+                next_line += 1
+                continue
+            break
+        if level:
+            content = mdTrim(state.getLines(start_line, next_line, blk_indent, False))
+            state.line = next_line + 1
+            token = state.push("heading_open", "h" + str(level), 1)
+            token.markup = marker
+            token.map = [start_line, state.line]
+            token = state.push("inline", "", 0)
+            token.content = content
+            token.map = [start_line, state.line - 1]
+            token.children = []
+            token = state.push("heading_close", "h" + str(level), -1)
+            token.markup = marker
+            state.parentType = old_parent
+            return True
+        # markdown-it's paragraph after a failed lheading: its walk over the same lines, bounded
+        # by lineMax (== end_line), with the same terminators, stopped where this one did
+        content = mdTrim(state.getLines(start_line, next_line, blk_indent, False))
+        state.line = next_line
+        token = state.push("paragraph_open", "p", 1)
+        token.map = [start_line, state.line]
+        token = state.push("inline", "", 0)
+        token.content = content
+        token.map = [start_line, state.line]
+        token.children = []
+        token = state.push("paragraph_close", "p", -1)
+        state.parentType = "paragraph"  # what the failed lheading left and paragraph restored
+        return True
+
+    ruler.at("lheading", lheading, {"alt": list(stock.alt)})
     return md
 
 

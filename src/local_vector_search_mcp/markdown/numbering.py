@@ -190,6 +190,17 @@ class _Chunks:
         return range(self.starts[chunk], len(self.first_lines) if following is None else following)
 
 
+def _current_paragraphs(
+    first_lines: list[int], records: list[BlockRecord], blocks: range, out: list[LineRange]
+) -> None:
+    """The current parse's paragraph ranges of ``blocks`` (a part without tables), onto ``out``."""
+    for block in blocks:
+        base = first_lines[block]
+        for op in records[block].ops:
+            if op[0] == OP_PARAGRAPH:
+                out.append((op[1] + base, op[2] + base))
+
+
 def historical_ranges(
     text: str,
     lines: LineIndex,
@@ -211,18 +222,33 @@ def historical_ranges(
     regions: list[LineRange] = []
     stopped = block_count
     chunk = 0
+    # A pass that runs to the end (a full parse) looks for chunk cuts only around tables: the
+    # chunks between them hold no table, so their paragraphs are historical wherever they are cut.
+    # The cuts depend on each block and the one before it only (is_chunk_cut), so the chunk a
+    # table is in starts at the last cut at or before it, whichever chunk the walk came from.
+    tables = [b for b in range(first_block, block_count) if records[b].has_table] if stop > block_count else []
+    next_table = 0
     while (chunk_start := chunks.start(chunk)) is not None:
         if chunk > 0 and (chunk_start >= stop or (can_stop is not None and can_stop(chunk_start))):
             stopped = chunk_start
             break
+        if tables and can_stop is None:
+            while next_table < len(tables) and tables[next_table] < chunk_start:
+                next_table += 1
+            if next_table == len(tables):  # no table from here on
+                _current_paragraphs(first_lines, records, range(chunk_start, block_count), result)
+                break
+            table_chunk = tables[next_table]
+            while table_chunk > chunk_start and not is_chunk_cut(text, lines, first_lines, records, table_chunk):
+                table_chunk -= 1
+            if table_chunk > chunk_start:
+                _current_paragraphs(first_lines, records, range(chunk_start, table_chunk), result)
+                chunks, chunk = _Chunks(text, lines, first_lines, records, table_chunk), 0
+                continue
         blocks = chunks.blocks(chunk)
         if not any(records[block].has_table for block in blocks):
             # Without a table both parses agree: the current paragraphs are historical.
-            for block in blocks:
-                base = first_lines[block]
-                for op in records[block].ops:
-                    if op[0] == OP_PARAGRAPH:
-                        result.append((op[1] + base, op[2] + base))
+            _current_paragraphs(first_lines, records, blocks, result)
             chunk += 1
             continue
         region_first = first_lines[chunk_start] if chunk_start else 0

@@ -19,7 +19,7 @@ from markdown_it.rules_block.table import escapedSplit as _stock_escaped_split
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .dispatch import dispatch_by_first_char, fast_line_tables, fast_normalize, lean_tables
+from .dispatch import dispatch_by_first_char, fast_line_tables, fast_normalize, lean_tables, one_pass_paragraphs
 from .source import LineIndex
 
 __all__ = [
@@ -103,6 +103,7 @@ def block_only(md: MarkdownIt) -> MarkdownIt:
     md.disable(["inline", "text_join"])
     _quiet_rules(md)
     lean_tables(md)
+    one_pass_paragraphs(md)
     fast_normalize(md)
     fast_line_tables(md)
     return dispatch_by_first_char(md)  # last: any later rule change would recompile the chains
@@ -161,6 +162,14 @@ def trimmed_end(text: str, lines: LineIndex, first: int, end: int) -> int:
 
 
 def _skip_to(tokens: Sequence[Token], token_index: int, closing: str) -> int:
+    # a paragraph or heading is its open, inline and close tokens (our parsers make no inline
+    # children): the close is two tokens on, the loop below is for anything else
+    if (
+        token_index + 2 < len(tokens)
+        and tokens[token_index + 2].type == closing
+        and tokens[token_index + 1].type != closing
+    ):
+        return token_index + 2
     while token_index < len(tokens) and tokens[token_index].type != closing:
         token_index += 1
     return token_index
