@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -589,19 +590,20 @@ def _property_links(doc: Document, wanted: list[str]) -> Iterable[Link]:
     pointer = holder.anchor if holder is not None else None
     text = doc.text
     region_end = holder.end if holder is not None else 0
-    written: list[tuple[int, str]] = []
+    # the places of each spelling, first first: a value takes the first one left (a scan of every
+    # place per value cost the square of the front matter's links, decision 696)
+    written: dict[str, deque[int]] = {}
     for match in _PROPERTY_LINK.finditer(text, 0, region_end):
         line_start = max(text.rfind("\n", 0, match.start()), text.rfind("\r", 0, match.start())) + 1
         if not match.group(1) and not text[line_start : match.start()].lstrip().startswith("#"):  # no YAML comment
-            written.append((match.start(2), match.group(2)))
-    used: set[int] = set()
+            written.setdefault(match.group(2), deque()).append(match.start(2))
     for inner in wanted:
         target, _, alias = inner.partition("|")
-        place = next((at for at, spelled in written if spelled == inner and at not in used), -1)
+        places = written.get(inner)
+        place = places.popleft() if places else -1
         name = target.strip()
         start = end = -1
         if place >= 0:
-            used.add(place)
             start = place + len(target) - len(target.lstrip())
             end = start + len(name)
         yield Link("wikilink", name, alias.strip() or None, pointer, start, end, True)
