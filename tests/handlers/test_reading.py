@@ -95,3 +95,33 @@ def test_every_element_kind_has_a_wire_name() -> None:
 
     assert set(_KINDS) == set(ElementKind)
     assert all(name == kind.value for kind, name in _KINDS.items())
+
+
+def test_a_document_gone_since_it_was_indexed_is_named_so_and_leaves_the_index(tmp_path: Path) -> None:
+    """Without the watcher a search keeps returning a document deleted or moved by another
+    program, and its readHint led to a bare NOT_FOUND: the agent could not tell a typo from a
+    stale index, and the next search returned it again (decision 697)."""
+    from kb_fakes import KbClient
+
+    from local_vector_search_mcp.errors import NotFound
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "gone.md").write_text("# Gone\n\nA quokka paragraph.\n", "utf-8")
+    (root / "kept.md").write_text("# Kept\n\nAnother quokka.\n", "utf-8")
+    ws = _workspace(root, tmp_path)
+    KbClient(ws).reindex()
+    hits = invoke(ws, "kb_search", {"request": {"query": "quokka", "mode": "lexical"}})["results"]
+    assert {h["path"] for h in hits} == {"gone.md", "kept.md"}
+    (root / "gone.md").unlink()
+    for tool in ("kb_read", "kb_outline"):
+        with pytest.raises(NotFound) as caught:
+            invoke(ws, tool, {"request": {"path": "gone.md"}})
+        assert "was not found" in caught.value.message and "since it was indexed" in caught.value.message
+    ws.indexing.sync.wait_idle(10)
+    hits = invoke(ws, "kb_search", {"request": {"query": "quokka", "mode": "lexical"}})["results"]
+    assert [h["path"] for h in hits] == ["kept.md"]
+    # a path the index never had: the plain answer
+    with pytest.raises(NotFound) as caught:
+        invoke(ws, "kb_read", {"request": {"path": "typo.md"}})
+    assert caught.value.message == "Document 'typo.md' was not found."

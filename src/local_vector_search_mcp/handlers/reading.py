@@ -16,6 +16,7 @@ from lvsm_contract.models import (
     TableRow,
 )
 
+from ..errors import KbError, NotFound
 from ..markdown import Document, Element, ElementKind, OutlineNode, outline, parse_document, read_slice
 from ..markdown import TableProjection as Projection
 from ..sourcefile import read_source
@@ -41,7 +42,28 @@ _ALIGNMENTS: dict[str, Alignment] = {"none": "none", "left": "left", "center": "
 def load_document(ws: Workspace, path: str) -> tuple[str, Document]:
     """Resolve a Markdown path through the guard and parse the file as it is now."""
     rel, target = ws.guard.resolve(path, markdown=True)
-    return rel, parse_document(read_source(target, rel))
+    try:
+        source = read_source(target, rel)
+    except NotFound as exc:
+        raise _gone_since_indexed(ws, rel) or exc from None
+    return rel, parse_document(source)
+
+
+def _gone_since_indexed(ws: Workspace, rel: str) -> NotFound | None:
+    """A missing document the index still holds (deleted or moved by another program while no
+    watcher ran: kb_search still returns it) is queued for re-indexing, which drops it, and the
+    answer says so (decision 697). ``None`` when the index never had it, or cannot be asked."""
+    try:
+        if rel not in ws.store.document_states_of([rel]):
+            return None
+        ws.indexing.schedule_sync([rel])
+    except (KbError, OSError):  # an index that is busy, damaged or another project's: the plain answer
+        return None
+    return NotFound(
+        f"Document {rel!r} was not found: it was deleted or moved since it was indexed, so the index is "
+        "dropping it now. kb_list_files lists the documents that exist; kb_search finds a moved one again "
+        "once it is re-indexed (kb_reindex)."
+    )
 
 
 def _element(element: Element) -> ReadElement:
