@@ -204,3 +204,32 @@ def test_a_document_that_is_not_utf8_is_refused_with_update_links_and_nothing_mo
         move(kb, "old.md", "deeper/old.md", updateLinks=True)
     assert {p: p.read_bytes() for p in root.rglob("*.md")} == before
     assert move(kb, "old.md", "deeper/old.md")["path"] == "deeper/old.md"  # a plain move still works
+
+
+def test_links_that_still_reach_their_target_are_left_as_written_and_dot_slash_stays(tmp_path: Path) -> None:
+    """Decision 705: renaming a document in its folder rewrote its own `./page.md` and
+    `../guide/page.md` links, which still worked, to `page.md` (new bytes and a new sourceHash for
+    nothing), and a rewritten `./page.md` lost the author's `./`."""
+    root = tmp_path / "kb"
+    (root / "guide").mkdir(parents=True)
+    (root / "guide" / "page.md").write_bytes(b"# P\n")
+    own = b"[b](./page.md) [c](./page.md#x) [d](../guide/page.md) [e](page.md)\n"
+    (root / "guide" / "index.md").write_bytes(own)
+    (root / "guide" / "other.md").write_bytes(b"[p](./page.md#top) [q](<./page.md>)\n")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        out = move(kb, "guide/index.md", "guide/renamed.md", updateLinks=True)
+        assert out["updatedPaths"] == [] and out["sourceHash"] == sha(own)
+        assert (root / "guide" / "renamed.md").read_bytes() == own
+        out = move(kb, "guide/page.md", "guide/sub/page 2.md", updateLinks=True)
+        assert out["updatedPaths"] == ["guide/other.md", "guide/renamed.md"]
+        assert (root / "guide" / "other.md").read_bytes() == b"[p](./sub/page%202.md#top) [q](<./sub/page 2.md>)\n"
+        assert (root / "guide" / "renamed.md").read_bytes() == (
+            b"[b](./sub/page%202.md) [c](./sub/page%202.md#x) [d](sub/page%202.md) [e](sub/page%202.md)\n"
+        )
+        out = move(kb, "guide/sub/page 2.md", "elsewhere/page.md", updateLinks=True)
+        assert (
+            root / "guide" / "other.md"
+        ).read_bytes() == b"[p](../elsewhere/page.md#top) [q](<../elsewhere/page.md>)\n"
+    finally:
+        kb.shutdown()

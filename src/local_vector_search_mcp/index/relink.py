@@ -278,11 +278,17 @@ def _new_destination(
     elif source_before == source_after:
         return None  # neither end moved
     path_part = link.destination.split("#", 1)[0].split("?", 1)[0]
+    folder_after = posixpath.dirname(source_after)
+    if not path_part.startswith("/") and posixpath.normpath(posixpath.join(folder_after, unquote(path_part))) == target:
+        return None  # it still reaches its target as written (`./page.md` after a rename): left alone (decision 705)
     written = _written_path(text[link.start : link.end], link.destination, path_part)
     if written is None:
         return None
     angled = link.start > 0 and text[link.start - 1] == "<"
-    new_path = _written(posixpath.relpath(target, posixpath.dirname(source_after) or "."), written, angled)
+    relative = posixpath.relpath(target, folder_after or ".")
+    if written.startswith("./") and not relative.startswith("../"):
+        relative = f"./{relative}"  # the author's `./` stays (decision 705)
+    new_path = _written(relative, written, angled)
     if unquote(path_part) == unquote(new_path):
         return None
     return link.start, link.start + len(written), new_path
