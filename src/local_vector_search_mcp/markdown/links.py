@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -131,6 +132,9 @@ _CODE = frozenset({"fence", "code_block"})
 _TABLE_EDGES = frozenset({"table_open", "table_close"})
 
 
+_WIKILINK_INNER = re.compile(r"[^\[\]\n]*")
+
+
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     """``[[target|alias]]`` and ``![[target]]`` on one line, no brackets inside."""
     src, pos = state.src, state.pos
@@ -138,11 +142,14 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     if not embed and not src.startswith("[[", pos):
         return False
     begin = pos + (3 if embed else 2)
-    close = src.find("]]", begin)
-    if close < 0:
+    # the inner text stops at the first bracket or line end, which must start "]]": a search for
+    # "]]" alone ran to the end of the run from every "[[" (a square in a run of brackets)
+    match = _WIKILINK_INNER.match(src, begin)
+    close = match.end() if match else begin
+    if not src.startswith("]]", close):
         return False
     inner = src[begin:close]
-    if not inner.strip() or any(c in inner for c in "[]\n"):
+    if not inner.strip():
         return False
     if not silent:
         target, _, alias = inner.partition("|")
@@ -301,21 +308,33 @@ class _Run:
                 if self.cell_at >= 0:
                     cursors[first] = self.cell_at + len(written)
         self.cell = cell
+        # Each content line is placed in ``text`` once, for all its links: found again per link, a
+        # paragraph of thousands of links cost the square of its length (decision 695).
+        self._line_begins: list[int] | None = None
+        self._placed: dict[int, tuple[int, int]] = {}
 
     def source(self, at: int) -> int:
         content = self.content
         if self.cell:
             return self.cell_at + at + content.count("|", 0, at) if self.cell_at >= 0 else -1
-        line_begin = content.rfind("\n", 0, at) + 1
-        line_end = content.find("\n", at)
-        written = content[line_begin : line_end if line_end >= 0 else len(content)]
-        stripped = written.lstrip(" \t")
-        column = at - line_begin - (len(written) - len(stripped))
-        line = self.first + content.count("\n", 0, line_begin)
-        if column < 0 or line >= self.lines.count:
-            return -1
-        found = self.text.rfind(stripped, self.lines.starts[line], self.lines.ends[line])
-        return found + column if found >= 0 else -1
+        begins = self._line_begins
+        if begins is None:
+            begins = self._line_begins = [0, *(m.end() for m in _NEWLINE.finditer(content))]
+        index = bisect_right(begins, at) - 1
+        placed = self._placed.get(index)
+        if placed is None:
+            line_begin = begins[index]
+            line_end = begins[index + 1] - 1 if index + 1 < len(begins) else len(content)
+            written = content[line_begin:line_end]
+            stripped = written.lstrip(" \t")
+            line = self.first + index
+            found = -1
+            if line < self.lines.count:
+                found = self.text.rfind(stripped, self.lines.starts[line], self.lines.ends[line])
+            placed = self._placed[index] = (line_begin + len(written) - len(stripped), found)
+        content_start, found = placed
+        column = at - content_start
+        return found + column if column >= 0 and found >= 0 else -1
 
     def span(self, token: Token, value: str) -> tuple[int, int]:
         """Where the destination ``value`` is written in ``text`` (with its backslash escapes and
@@ -397,6 +416,7 @@ def extract_links(doc: Document) -> DocumentLinks:
 # code span crosses one): what the comment scan below looks at.
 _TICKS_MARK_OR_BLANK = re.compile(r"`+|%%|(?:\r\n|\r|\n)[ \t]*(?=\r|\n)")
 _NOT_A_BREAK = re.compile(r"[^\r\n]")
+_NEWLINE = re.compile("\n")
 
 
 def _obsidian_comments(doc: Document, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -570,19 +590,20 @@ def _property_links(doc: Document, wanted: list[str]) -> Iterable[Link]:
     pointer = holder.anchor if holder is not None else None
     text = doc.text
     region_end = holder.end if holder is not None else 0
-    written: list[tuple[int, str]] = []
+    # the places of each spelling, first first: a value takes the first one left (a scan of every
+    # place per value cost the square of the front matter's links, decision 696)
+    written: dict[str, deque[int]] = {}
     for match in _PROPERTY_LINK.finditer(text, 0, region_end):
         line_start = max(text.rfind("\n", 0, match.start()), text.rfind("\r", 0, match.start())) + 1
         if not match.group(1) and not text[line_start : match.start()].lstrip().startswith("#"):  # no YAML comment
-            written.append((match.start(2), match.group(2)))
-    used: set[int] = set()
+            written.setdefault(match.group(2), deque()).append(match.start(2))
     for inner in wanted:
         target, _, alias = inner.partition("|")
-        place = next((at for at, spelled in written if spelled == inner and at not in used), -1)
+        places = written.get(inner)
+        place = places.popleft() if places else -1
         name = target.strip()
         start = end = -1
         if place >= 0:
-            used.add(place)
             start = place + len(target) - len(target.lstrip())
             end = start + len(name)
         yield Link("wikilink", name, alias.strip() or None, pointer, start, end, True)
