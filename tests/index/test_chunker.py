@@ -59,3 +59,25 @@ def test_limits_split_chunks_but_never_an_element():
 def test_embedding_text_v1():
     assert build_embedding_text("a.md", " body ", "A > B", True) == "Path: a.md\nHeading: A > B\n\nbody"
     assert build_embedding_text("a.md", "body", "A", False) == "Path: a.md\n\nbody"
+
+
+def test_the_byte_limit_counts_utf8_bytes_not_characters():
+    """Two 30-character paragraphs fit 64 bytes as ASCII and not as Cyrillic (2 bytes a letter):
+    the chunker sizes ASCII text by its length and any other by its encoding (decision 715)."""
+    ascii_doc = ("a" * 30 + "\n\n" + "b" * 30 + "\n").encode()
+    cyrillic_doc = ("ж" * 30 + "\n\n" + "ы" * 30 + "\n").encode()
+    assert len(chunk_document(parse_document(ascii_doc), max_chunk_bytes=64)) == 1
+    assert [c.text for c in chunk_document(parse_document(cyrillic_doc), max_chunk_bytes=64)] == ["ж" * 30, "ы" * 30]
+
+
+def test_every_paragraph_of_a_section_shares_its_chunk_and_a_new_section_cuts():
+    """Sections come from each element's pointer (cached per pointer, decision 715): the same
+    pointers in a second document still cut where its sections change."""
+    doc = parse_document(b"# A\n\none\n\ntwo\n\n## B\n\nthree\n\n# C\n\nfour\n")
+    for _ in range(2):  # the second time every section is answered from the cache
+        chunks = chunk_document(doc)
+        assert [(c.pointer.split("~")[0], c.text) for c in chunks] == [
+            ("1.p1", "one\n\ntwo"),
+            ("1.1.p1", "three"),
+            ("2.p1", "four"),
+        ]
