@@ -125,3 +125,29 @@ def test_a_document_gone_since_it_was_indexed_is_named_so_and_leaves_the_index(t
     with pytest.raises(NotFound) as caught:
         invoke(ws, "kb_read", {"request": {"path": "typo.md"}})
     assert caught.value.message == "Document 'typo.md' was not found."
+
+
+def test_an_index_that_cannot_answer_leaves_a_missing_document_a_plain_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question of decision 697 only improves a message: the store's own errors (apsw's for a
+    damaged SQLite file, psycopg's for a lost server) must not turn NOT_FOUND into an internal error."""
+    import apsw
+    from kb_fakes import KbClient
+
+    from local_vector_search_mcp.errors import NotFound
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "gone.md").write_text("# Gone\n\nA quokka paragraph.\n", "utf-8")
+    ws = _workspace(root, tmp_path)
+    KbClient(ws).reindex()
+    (root / "gone.md").unlink()
+
+    def damaged(paths: object) -> dict[str, object]:
+        raise apsw.CorruptError("database disk image is malformed")
+
+    monkeypatch.setattr(ws.store, "document_states_of", damaged)
+    with pytest.raises(NotFound) as caught:
+        invoke(ws, "kb_read", {"request": {"path": "gone.md"}})
+    assert caught.value.message == "Document 'gone.md' was not found."

@@ -16,7 +16,7 @@ from lvsm_contract.models import (
     TableRow,
 )
 
-from ..errors import KbError, NotFound
+from ..errors import NotFound
 from ..markdown import Document, Element, ElementKind, OutlineNode, outline, parse_document, read_slice
 from ..markdown import TableProjection as Projection
 from ..sourcefile import read_source
@@ -57,7 +57,8 @@ def _gone_since_indexed(ws: Workspace, rel: str) -> NotFound | None:
         if rel not in ws.store.document_states_of([rel]):
             return None
         ws.indexing.schedule_sync([rel])
-    except (KbError, OSError):  # an index that is busy, damaged or another project's: the plain answer
+    except Exception:  # only a better message is at stake: an index that is busy,
+        # damaged, of another layout or on a lost server (apsw's, psycopg's errors) gives the plain answer
         return None
     return NotFound(
         f"Document {rel!r} was not found: it was deleted or moved since it was indexed, so the index is "
