@@ -204,9 +204,8 @@ def _check_finite(value: object, where: str) -> None:
     was stored as null, and a metadata filter on one matched every chunk without the field."""
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise InvalidArgument(
-                f"Invalid arguments: {where.lstrip('.') or 'arguments'}: not a finite number (JSON has no NaN or Infinity)"
-            )
+            where = where.lstrip(".") or "arguments"
+            raise InvalidArgument(f"Invalid arguments: {where}: not a finite number (JSON has no NaN or Infinity)")
     elif isinstance(value, dict):
         for key, item in value.items():
             _check_finite(item, f"{where}.{key}")

@@ -293,7 +293,8 @@ def test_nan_infinity_and_booleans_for_numbers_are_refused_in_chunk_tools(
     config.write_text("embedding: {provider: none}\nserver: {toolsets: [kb, chunks]}\n", encoding="utf-8")
 
     def call(client: RawClient, ident: int, name: str, arguments: str) -> dict[str, Any]:
-        line = f'{{"jsonrpc": "2.0", "id": {ident}, "method": "tools/call", "params": {{"name": "{name}", "arguments": {arguments}}}}}'
+        params = f'{{"name": "{name}", "arguments": {arguments}}}'
+        line = f'{{"jsonrpc": "2.0", "id": {ident}, "method": "tools/call", "params": {params}}}'
         # stdio: read up to this call's own answer (a ping sent after it may be answered first)
         sent = client.send(line.encode())[1] if client.http else client._exchange(line.encode(), ident)
         replies = [r for r in sent if r.get("id") == ident]

@@ -234,3 +234,30 @@ def test_a_folder_tree_made_at_once_raises_no_watchdog_warning(tmp_path):
             watcher.stop()
             queue.stop()
     assert [str(w.message)[:60] for w in caught if "already exists" in str(w.message)] == []
+
+
+def test_a_change_waiting_for_its_debounce_is_pending_in_the_status(tmp_path):
+    """An agent that saves a file itself and polls kb_status until synchronization is null, then
+    searches, must not get the old text: a path the watcher heard but holds for its debounce is
+    pending too (decision 740). Before, status() saw only the sync queue, so it said null for the
+    first 0.4-0.55 s after every external save while search still returned the old text."""
+    from local_vector_search_mcp.index.watcher import MarkdownWatcher
+
+    reconciled: list[str] = []
+    queue = SyncQueue(reconciled.append)
+    # a debounce far longer than the poll: the path can only be seen while it waits for it
+    watcher = MarkdownWatcher(tmp_path, queue, lambda rel: True, lambda prefix: [], debounce=60)
+    watcher.start()
+    try:
+        (tmp_path / "a.md").write_text("# A\n", encoding="utf-8")
+        deadline = time.monotonic() + 30
+        while queue.status() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        state = queue.status()
+        assert state is not None, "a change the watcher holds was not pending in the status"
+        assert (state.pending_files, state.paths, state.last_error) == (1, ["a.md"], None)
+        assert queue.pending() == ["a.md"]
+        assert reconciled == []  # still waiting: nothing was synced yet
+    finally:
+        watcher.stop()
+        queue.stop()

@@ -63,6 +63,10 @@ class SyncQueue:
         self._last_error: str | None = None
         self._stopped = False
         self._thread: threading.Thread | None = None
+        # The paths the file watcher heard but holds for its debounce (set by the watcher): pending
+        # to whoever asks, or kb_status said "nothing pending" for 0.4 s after each external save
+        # while search still returned the old text (decision 740).
+        self.waiting: Callable[[], Iterable[str]] = lambda: ()
 
     def schedule(self, paths: Iterable[str]) -> None:
         with self._cond:
@@ -167,16 +171,21 @@ class SyncQueue:
             return self._cond.wait_for(lambda: not self._queue and self._busy is None, timeout)
 
     def pending(self) -> list[str]:
+        # Asked before the lock, and before the queue is read: the watcher takes its own lock and
+        # then this one (no inversion), and queues a path before it leaves its debounce set, so a
+        # path in transit is seen in one or the other, never in neither.
+        waiting = set(self.waiting())
         with self._cond:
-            paths = set(self._queue) | set(self._errors)
+            paths = set(self._queue) | set(self._errors) | waiting
             if self._busy:
                 paths.add(self._busy)
             return sorted(paths)
 
     def status(self) -> SyncState | None:
         """What is queued or failed; ``None`` when nothing is (``kb_status.synchronization``)."""
+        waiting = set(self.waiting())  # before the lock and the queue, as in pending()
         with self._cond:
-            paths = set(self._queue) | set(self._errors)
+            paths = set(self._queue) | set(self._errors) | waiting
             if self._busy:
                 paths.add(self._busy)
             if not paths and not self._errors:

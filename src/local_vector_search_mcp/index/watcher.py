@@ -78,6 +78,12 @@ class MarkdownWatcher:
         self._lost_at: float | None = None
         self._last_event = 0.0
         self._lost_listener = _LostEvents(self._events_lost)
+        queue.waiting = self.waiting  # kb_status counts what waits for its debounce (decision 740)
+
+    def waiting(self) -> list[str]:
+        """The paths heard but not yet queued (waiting until no event came for the debounce time)."""
+        with self._lock:
+            return list(self._pending)
 
     def start(self) -> None:
         try:

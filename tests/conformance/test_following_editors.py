@@ -1,0 +1,48 @@
+"""Edits made by other programs, as an agent sees them through the protocol (H95, decisions 740-749)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from .client import Connection, connect, server_command, write_files
+
+pytestmark = pytest.mark.conformance
+
+CONFIG = {"knowledgeBase": {"watchFiles": True}, "embedding": {"provider": "none"}}
+
+
+async def _paths(conn: Connection, query: str) -> list[str]:
+    found = await conn.call("kb_search", {"request": {"query": query, "mode": "lexical"}})
+    assert not found.is_error, found.texts
+    return sorted(r["path"] for r in found.structured["results"])
+
+
+def test_status_says_a_change_is_pending_until_search_has_it(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """An agent that saves a file with its own tools and polls kb_status until `synchronization`
+    is null must then find the new text, not the old one (decision 740). Before, a change the
+    watcher held for its 0.4 s debounce was not counted: status said null and search still
+    returned the old text. The pause after each save only lets the watcher hear it (inotify
+    delivers in milliseconds); the polls are bounded."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_files(ws, {"a.md": "# A\n\nword0 text\n"})
+
+    async def run() -> None:
+        async with connect(server_command(request.config.getoption("--server")), ws, CONFIG) as conn:
+            assert not (await conn.call("kb_reindex", {"request": {"scope": "all"}})).is_error
+            with anyio.fail_after(60):
+                while await _paths(conn, "word0") != ["a.md"]:
+                    await anyio.sleep(0.1)
+            for n in range(1, 4):
+                (ws / "a.md").write_text(f"# A\n\nword{n} text\n", encoding="utf-8")
+                await anyio.sleep(0.15)
+                with anyio.fail_after(30):
+                    while (await conn.call("kb_status", {})).structured["synchronization"] is not None:
+                        await anyio.sleep(0.02)
+                assert await _paths(conn, f"word{n}") == ["a.md"], f"save {n}: status null, new text not found"
+                assert await _paths(conn, f"word{n - 1}") == [], f"save {n}: status null, old text still found"
+
+    anyio.run(run)
