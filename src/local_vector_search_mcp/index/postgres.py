@@ -269,7 +269,11 @@ def jsonb_text(value: Any) -> str:
     if isinstance(value, dict):
         # keys as json.dumps writes them (front matter may have `1:` or `true:` keys)
         keys = [k if isinstance(k, str) else next(iter(json.loads(json.dumps({k: 0})))) for k in value]
-        return "{" + ", ".join(f"{json.dumps(k)}: {jsonb_text(v)}" for k, v in zip(keys, value.values())) + "}"
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(k)}: {jsonb_text(v)}" for k, v in zip(keys, value.values(), strict=True))
+            + "}"
+        )
     if isinstance(value, list | tuple):
         return "[" + ", ".join(jsonb_text(v) for v in value) + "]"
     return json.dumps(value)
