@@ -21,6 +21,7 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "kb_save_image": {"data": "iVBORw0KGgo="},
     "get_chunk": {"id": "md:a.md#0"},
 }
+UPSERT = {"sourcePath": "s", "chunkIndex": 0, "content": "c", "embedding": [1.0]}
 
 
 def _optional_properties(tool: str) -> list[str]:
@@ -123,12 +124,40 @@ def test_items_within_their_constraints_pass() -> None:
         ("kb_read", {"request": {"path": "a.md", "maxElements": True}}, "request.maxElements"),
         ("kb_search", {"request": {"query": "x", "topK": False}}, "request.topK"),
         ("kb_list_images", {"pageSize": True}, "pageSize"),
+        # JSON Schema's `number` excludes them too (decision 730): an embedding [true, false] was
+        # stored as the vector (1, 0)
+        ("upsert_vector", {**UPSERT, "embedding": [True, False]}, "embedding.0"),
+        ("search_vectors", {"embedding": [0.5, False]}, "embedding.1"),
+        ("update_chunk", {"id": "e", "embedding": [1, True]}, "embedding.1"),
     ],
 )
 def test_booleans_and_numbers_are_not_interchangeable(tool: str, arguments: Any, where: str) -> None:
     """Decision 288: JSON Schema's integer excludes true/false and its boolean is only true/false."""
     with pytest.raises(InvalidArgument, match=f"{where}: Input should be a valid"):
         dispatch.validate_arguments(BY_NAME[tool], arguments)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "where"),
+    [
+        # Python's json and the SDK read NaN / Infinity, which JSON has not: a metadata value was
+        # stored as null, and a filter on one matched every chunk without the field (decision 731)
+        ("upsert_vector", {**UPSERT, "metadata": {"score": float("inf")}}, "metadata.score"),
+        ("upsert_vector", {**UPSERT, "metadata": {"deep": [{"x": float("nan")}]}}, "metadata.deep.0.x"),
+        ("update_chunk", {"id": "e", "metadata": {"score": float("-inf")}}, "metadata.score"),
+        ("search_vectors", {"embedding": [1.0], "filter": {"metadata": {"k": float("inf")}}}, "filter.metadata.k"),
+        ("search_knowledge", {"query": "x", "filter": {"metadata": {"k": float("nan")}}}, "filter.metadata.k"),
+        ("upsert_vector", {**UPSERT, "embedding": [float("nan")]}, "embedding.0"),
+    ],
+)
+def test_nan_and_infinity_are_refused_wherever_they_are_sent(tool: str, arguments: Any, where: str) -> None:
+    with pytest.raises(InvalidArgument, match=f"{where}: not a finite number"):
+        dispatch.validate_arguments(BY_NAME[tool], arguments)
+
+
+def test_large_finite_numbers_still_pass() -> None:
+    parsed = dispatch.validate_arguments(BY_NAME["upsert_vector"], {**UPSERT, "metadata": {"big": 1e308, "n": 2**70}})
+    assert parsed is not None and parsed.metadata.root == {"big": 1e308, "n": 2**70}  # type: ignore[attr-defined]
 
 
 def test_numbers_written_as_strings_still_pass() -> None:

@@ -41,7 +41,7 @@ class ChunkFilter(BaseModel):
     The chunk carries every one of these tags (front matter `tags` for Markdown chunks, metadata `tags` for external ones).
     """
     metadata: Annotated[
-        dict[str, str | float | bool | None] | None, Field(max_length=32)
+        dict[str, str | int | float | bool | None] | None, Field(max_length=32)
     ] = None
     """
     Equality on metadata fields. For Markdown chunks the fields are the document's front matter keys (e.g. `status`); for external chunks their metadata. `null` matches a field that is null or absent.

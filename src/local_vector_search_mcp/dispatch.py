@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import math
 import re
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -126,7 +127,12 @@ def _type_problem(value: object, schema: dict[str, Any]) -> str | None:
     if not kinds or value is None:
         return None
     if isinstance(value, bool):
-        return None if "boolean" in kinds else "Input should be a valid integer" if "integer" in kinds else None
+        if "boolean" in kinds:
+            return None
+        if "integer" in kinds:
+            return "Input should be a valid integer"
+        # `number` too (decision 730): an embedding `[true, false]` was stored as the vector (1, 0)
+        return "Input should be a valid number" if "number" in kinds else None
     if kinds == {"boolean"} or kinds == {"boolean", "null"}:
         return "Input should be a valid boolean (true or false)"
     return None
@@ -192,6 +198,22 @@ def _check_unicode(value: object, where: str) -> None:
             _check_unicode(item, f"{where}.{i}")
 
 
+def _check_finite(value: object, where: str) -> None:
+    """Refuse NaN and Infinity anywhere in the arguments (decision 731). JSON has no such numbers,
+    but the SDK's parser reads `NaN` / `Infinity` (Python's json writes them): a metadata value
+    was stored as null, and a metadata filter on one matched every chunk without the field."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            where = where.lstrip(".") or "arguments"
+            raise InvalidArgument(f"Invalid arguments: {where}: not a finite number (JSON has no NaN or Infinity)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_finite(item, f"{where}.{i}")
+
+
 def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     """The model the tool's handler receives (None for a tool without arguments)."""
     from pydantic import ValidationError
@@ -201,6 +223,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     if not isinstance(arguments, dict):
         raise InvalidArgument("Arguments must be a JSON object.")
     _check_unicode(arguments, "")
+    _check_finite(arguments, "")
     schema = spec.input_schema()
     arguments = _normalise(arguments, schema, schema.get("$defs", {}))
     _check_items(arguments, schema, schema.get("$defs", {}), "")

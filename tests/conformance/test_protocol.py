@@ -277,3 +277,62 @@ def test_a_request_before_initialize_is_told_so(tmp_path: Path, request: pytest.
         assert f"Request '{method}' arrived before initialization: send 'initialize' first" in error["message"]
     assert replies[3]["result"] == {} and "result" in replies[4] and "result" in replies[6]
     assert replies[5]["error"] == {"code": -32602, "message": "Invalid request parameters", "data": ""}  # the SDK's own
+
+
+def test_nan_infinity_and_booleans_for_numbers_are_refused_in_chunk_tools(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """JSON has no NaN or Infinity, but the SDK's parser reads them: `metadata: {"x": Infinity}`
+    was stored as null, and a metadata filter on NaN matched every chunk without the field
+    (decision 731); an embedding `[true, false]` was stored as (1, 0) (decision 730). Sent as raw
+    JSON-RPC: the SDK's client would write such floats as null."""
+    workspace = tmp_path / "kb"
+    workspace.mkdir()
+    (workspace / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    config = tmp_path / "config.yml"
+    config.write_text("embedding: {provider: none}\nserver: {toolsets: [kb, chunks]}\n", encoding="utf-8")
+
+    def call(client: RawClient, ident: int, name: str, arguments: str) -> dict[str, Any]:
+        params = f'{{"name": "{name}", "arguments": {arguments}}}'
+        line = f'{{"jsonrpc": "2.0", "id": {ident}, "method": "tools/call", "params": {params}}}'
+        # stdio: read up to this call's own answer (a ping sent after it may be answered first)
+        sent = client.send(line.encode())[1] if client.http else client._exchange(line.encode(), ident)
+        replies = [r for r in sent if r.get("id") == ident]
+        assert len(replies) == 1, replies
+        result: dict[str, Any] = replies[0]["result"]
+        return result
+
+    def error(result: dict[str, Any]) -> dict[str, Any]:
+        assert result.get("isError") is True, result
+        payload: dict[str, Any] = json.loads(result["content"][0]["text"])
+        return payload
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        client = RawClient([*_command(request), "--config", str(config)], workspace, errlog)
+        try:
+            upsert = '{"id": "e", "sourcePath": "s", "chunkIndex": 0, "content": "c", "embedding": [1, 0]%s}'
+            for ident, extra, where in [
+                (10, ', "metadata": {"x": Infinity}', "metadata.x"),
+                (11, ', "metadata": {"y": [NaN]}', "metadata.y.0"),
+            ]:
+                refused = error(call(client, ident, "upsert_vector", upsert % extra))
+                assert refused["code"] == "INVALID_ARGUMENT" and f"{where}: not a finite number" in refused["message"]
+            assert error(call(client, 12, "get_chunk", '{"id": "e"}'))["code"] == "NOT_FOUND"  # nothing stored
+            refused = error(call(client, 13, "upsert_vector", upsert.replace("[1, 0]", "[true, false]") % ""))
+            assert (
+                refused["code"] == "INVALID_ARGUMENT"
+                and "embedding.0: Input should be a valid number" in refused["message"]
+            )
+            assert call(client, 14, "upsert_vector", upsert % ', "metadata": {"x": 1e308}')["structuredContent"][
+                "created"
+            ]
+            refused = error(
+                call(client, 15, "search_vectors", '{"embedding": [1, 0], "filter": {"metadata": {"k": NaN}}}')
+            )
+            assert (
+                refused["code"] == "INVALID_ARGUMENT" and "filter.metadata.k: not a finite number" in refused["message"]
+            )
+            found = call(client, 16, "search_vectors", '{"embedding": [1, 0], "filter": {"metadata": {"k": null}}}')
+            assert [hit["id"] for hit in found["structuredContent"]["results"]] == ["e"]
+        finally:
+            client.close()
