@@ -373,6 +373,20 @@ def test_external_chunks_crud_and_order(store: IndexStore) -> None:
     assert store.external_chunk("a") is None and store.external_chunk("b") is not None
 
 
+def test_external_metadata_numbers_come_back_as_stored(store: IndexStore) -> None:
+    """Decision 733: jsonb prints a whole float past 1e16 without its exponent or a fraction
+    (1e20 as 100000000000000000000), so PostgreSQL gave an integer back for a float."""
+    store.ensure_schema(None, "float32")
+    sent = {"big": 1e20, "huge": 1e300, "neg": -1.5e17, "whole": 3.0, "small": 1.5e-300, "n": 2**70, "i": 7}
+    store.put_external(_external("m", 1, **sent, nested=[{"x": 1e16}]))
+    got = store.external_chunk("m")
+    assert got is not None
+    assert got.metadata == {**sent, "nested": [{"x": 1e16}]}
+    kinds = {k: type(v) for k, v in got.metadata.items() if k != "nested"}
+    assert kinds == {k: type(v) for k, v in sent.items()}
+    assert type(got.metadata["nested"][0]["x"]) is float
+
+
 def test_nearest_chunks_filters_inside_retrieval(store: IndexStore) -> None:
     from dataclasses import replace
 

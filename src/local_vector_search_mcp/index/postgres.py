@@ -259,6 +259,26 @@ def tsvector_literal(text: str, heading: str | None) -> str:
     return chunk_lexemes(text, heading)[0]
 
 
+def jsonb_text(value: Any) -> str:
+    """``value`` as JSON for a jsonb column, keeping a float a float (decision 733): jsonb stores
+    numbers as numeric and prints a whole one without exponent or fraction, so ``1e+20`` came
+    back as the integer 100000000000000000000. Such a float is written ``100000000000000000000.0``
+    (the fraction's scale is kept, so it is read back as the same float); the rest as json.dumps."""
+    if isinstance(value, float) and value.is_integer() and "e" in repr(value):
+        return f"{int(value)}.0"
+    if isinstance(value, dict):
+        # keys as json.dumps writes them (front matter may have `1:` or `true:` keys)
+        keys = [k if isinstance(k, str) else next(iter(json.loads(json.dumps({k: 0})))) for k in value]
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(k)}: {jsonb_text(v)}" for k, v in zip(keys, value.values(), strict=True))
+            + "}"
+        )
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(jsonb_text(v) for v in value) + "]"
+    return json.dumps(value)
+
+
 def _json_alternatives(value: Any) -> list[str]:
     """JSON texts equal to ``value`` the way Python compares (``True == 1 == 1.0``); jsonb compares
     numbers by value already (``1 = 1.0``) but never a boolean with a number."""
@@ -679,7 +699,7 @@ class PostgresStore:
                 doc.size,
                 doc.mtime_ns,
                 doc.indexed_at_utc,
-                None if doc.properties is None else json.dumps(doc.properties),
+                None if doc.properties is None else jsonb_text(doc.properties),
             ),
         )
         inserted: psycopg.Cursor[Any] | None = None
@@ -1545,7 +1565,7 @@ class PostgresStore:
                         chunk.source_path,
                         chunk.chunk_index,
                         chunk.content,
-                        json.dumps(chunk.metadata),
+                        jsonb_text(chunk.metadata),
                         np.asarray(chunk.vector, dtype=np.float32),
                         chunk.stale,
                     ),
