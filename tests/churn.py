@@ -122,11 +122,13 @@ class Churn:
         return sorted({hit["path"] for hit in result["results"]})
 
     def quiet(self) -> bool:
-        """Nothing waits for its debounce nor is queued, running or failed. In this order: the
+        """Nothing waits for its debounce nor is queued, running or failed, and no reindex runs. In this order: the
         watcher queues a path before it leaves its pending set."""
         watcher = self.ws.indexing.watcher
         pending = bool(watcher is not None and watcher._pending)
-        return not pending and self.ws.indexing.sync.status() is None
+        # many paths settling at once go to one reindex instead of the queue (decision 741)
+        running = self.ws.indexing.activity.current is not None
+        return not pending and not running and self.ws.indexing.sync.status() is None
 
     def converge(self, timeout: float = 60.0) -> float:
         """Poll until the index equals a fresh reindex of the disk and nothing is queued or failed;

@@ -2298,7 +2298,7 @@ class KbStatusResult(BaseModel):
     project: StatusProject
     synchronization: StatusSynchronization | None
     """
-    Targeted re-indexing queued by edits and the file watcher, counting the files the watcher saw change and holds until they have been quiet for 0.4 s; null when nothing is pending and nothing failed, so once it is null search reflects every change the server has heard of.
+    Targeted re-indexing queued by edits and the file watcher, counting the files the watcher saw change and holds until they have been quiet for 0.4 s; null when nothing is pending and nothing failed. More than 200 files settling at once (a folder renamed, a checkout) are re-indexed by one `changed` reindex, shown in `indexing`, instead; so once this is null and `indexing.isRunning` is false, search reflects every change the server has heard of.
     """
     indexing: StatusIndexing
     vectors: StatusVectors | None

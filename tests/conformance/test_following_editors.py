@@ -20,6 +20,10 @@ async def _paths(conn: Connection, query: str) -> list[str]:
     return sorted(r["path"] for r in found.structured["results"])
 
 
+def _settled(status: dict) -> bool:  # type: ignore[type-arg]
+    return status["synchronization"] is None and not status["indexing"]["isRunning"]
+
+
 def test_status_says_a_change_is_pending_until_search_has_it(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """An agent that saves a file with its own tools and polls kb_status until `synchronization`
     is null must then find the new text, not the old one (decision 740). Before, a change the
@@ -40,7 +44,7 @@ def test_status_says_a_change_is_pending_until_search_has_it(tmp_path: Path, req
                 (ws / "a.md").write_text(f"# A\n\nword{n} text\n", encoding="utf-8")
                 await anyio.sleep(0.15)
                 with anyio.fail_after(30):
-                    while (await conn.call("kb_status", {})).structured["synchronization"] is not None:
+                    while not _settled((await conn.call("kb_status", {})).structured):
                         await anyio.sleep(0.02)
                 assert await _paths(conn, f"word{n}") == ["a.md"], f"save {n}: status null, new text not found"
                 assert await _paths(conn, f"word{n - 1}") == [], f"save {n}: status null, old text still found"

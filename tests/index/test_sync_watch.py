@@ -261,3 +261,47 @@ def test_a_change_waiting_for_its_debounce_is_pending_in_the_status(tmp_path):
     finally:
         watcher.stop()
         queue.stop()
+
+
+@pytest.mark.parametrize("reindex_starts", [True, False])
+def test_many_paths_settling_at_once_start_one_reindex(tmp_path, reindex_starts):
+    """A folder of notes renamed, a checkout, an unzip: more paths settling at once than the
+    start's catch-up syncs one by one start one `changed` reindex instead (decision 741); when
+    one is already running (it may have listed the tree before these events) they are synced."""
+    from local_vector_search_mcp.index.watcher import MarkdownWatcher
+
+    reconciled: list[str] = []
+    started: list[int] = []
+    queue = SyncQueue(reconciled.append)
+
+    def on_many(count: int) -> bool:
+        started.append(count)
+        return reindex_starts
+
+    watcher = MarkdownWatcher(
+        tmp_path, queue, lambda rel: True, lambda prefix: [], debounce=0.3, bulk_limit=5, on_many=on_many
+    )
+    watcher.start()
+    try:
+        (tmp_path / "one.md").write_text("# One\n", encoding="utf-8")  # alone: synced
+        assert queue_settles(queue, watcher, lambda: reconciled == ["one.md"])
+        folder = tmp_path / "many"
+        folder.mkdir()
+        for i in range(8):
+            (folder / f"n{i}.md").write_text(f"# N{i}\n", encoding="utf-8")
+        assert queue_settles(queue, watcher, lambda: bool(started) and not watcher.waiting())
+    finally:
+        watcher.stop()
+        queue.stop()
+    assert started == [8]
+    expected = [] if reindex_starts else [f"many/n{i}.md" for i in range(8)]
+    assert sorted(reconciled[1:]) == expected
+
+
+def queue_settles(queue, watcher, done, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if done() and queue.wait_idle(0.05):
+            return True
+        time.sleep(0.05)
+    return False

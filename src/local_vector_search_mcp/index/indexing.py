@@ -473,8 +473,18 @@ class IndexingService:
                 self.path_filter,
                 lambda prefix: list(self.store.document_states_under(prefix)),
                 on_lost_events=self.start_catch_up,  # compare every file, as at start (decision 322)
+                bulk_limit=CATCH_UP_SYNC_LIMIT,
+                on_many=self._reindex_many,
             )
             self.watcher.start()
+
+    def _reindex_many(self, count: int) -> bool:
+        """The watcher's many settled paths: one ``changed`` reindex, as the start's catch-up does
+        for as many (decision 741); False when one already runs (it may have listed the tree first)."""
+        if self._cancel.is_set() or not self.start_reindex("changed").started:
+            return False
+        log.info("%d file(s) changed at once; re-indexing them in one pass", count)
+        return True
 
     def shutdown(self) -> None:
         # Drain the targeted sync queue first (bounded): an edit made just before exit must

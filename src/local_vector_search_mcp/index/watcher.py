@@ -30,6 +30,7 @@ __all__ = ["DEBOUNCE_SECONDS", "LOST_EVENTS_LOGGER", "MarkdownWatcher"]
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.4
 TICK_SECONDS = 0.15
+BULK_HOLD_SECONDS = 5.0  # the longest a burst of many paths is held for its end (decision 741)
 # A folder tree made at once (`mkdir -p a/b/c`, a checkout, an unzip) is registered twice by
 # watchdog's inotify observer: the walk of the new folder `a` adds `b` and `c`, then the create
 # events of `b` and `c` add them again, under the same callback id. It overwrites the callback
@@ -62,6 +63,8 @@ class MarkdownWatcher:
         indexed_under: Callable[[str], Iterable[str]],
         debounce: float = DEBOUNCE_SECONDS,
         on_lost_events: Callable[[], None] | None = None,
+        bulk_limit: int | None = None,
+        on_many: Callable[[int], bool] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self._prefix = os.path.join(str(self.root), "")
@@ -75,6 +78,11 @@ class MarkdownWatcher:
         self._observer: Any = None
         self._ticker: threading.Thread | None = None
         self.on_lost_events = on_lost_events
+        # More paths than this settling at once (a folder of notes renamed, a checkout, an unzip)
+        # go to ``on_many`` (one reindex: parallel parsing) instead of one targeted sync each, as at
+        # start; it answers False when it could not start one, and they are synced (decision 741)
+        self.bulk_limit = bulk_limit
+        self.on_many = on_many
         self._lost_at: float | None = None
         self._last_event = 0.0
         self._lost_listener = _LostEvents(self._events_lost)
@@ -216,12 +224,36 @@ class MarkdownWatcher:
             return
         self.queue.report_error(f"{rel}/", f"{unlisted_folder(exc)}; its files are not indexed")
 
+    def _settled(self, now: float) -> list[str]:
+        """(Under the lock.) The paths quiet for the debounce time. While more than ``bulk_limit``
+        wait, a burst (watchdog reports a moved folder's files one event each, over seconds) is
+        let go whole once no event came for the debounce time, so it reaches one reindex rather
+        than slices of syncs; a burst that never pauses is let go after ``BULK_HOLD_SECONDS``."""
+        if self.on_many is not None and self.bulk_limit is not None and len(self._pending) > self.bulk_limit:
+            oldest = min(self._pending.values())
+            if now - self._last_event < self.debounce and now - oldest < BULK_HOLD_SECONDS:
+                return []
+            return list(self._pending)
+        return [p for p, t in self._pending.items() if now - t >= self.debounce]
+
+    def _reindexed(self, count: int) -> bool:
+        """(Under the lock.) Whether ``count`` settled paths went to one reindex instead of syncs.
+        A reindex started now lists the tree after their events, so it sees them; one already
+        running may have listed it before, so then ``on_many`` answers False."""
+        if self.on_many is None or self.bulk_limit is None or count <= self.bulk_limit:
+            return False
+        try:
+            return self.on_many(count)
+        except Exception as exc:  # pragma: no cover - defensive: sync them instead
+            log.warning("could not start a reindex for %d changed files: %s", count, exc)
+            return False
+
     def _tick(self) -> None:
         while not self._stop.wait(TICK_SECONDS):
             now = time.monotonic()
             with self._lock:
-                ready = [p for p, t in self._pending.items() if now - t >= self.debounce]
-                if ready:
+                ready = self._settled(now)
+                if ready and not self._reindexed(len(ready)):
                     # queued before it leaves the pending set: a path is never in neither (one
                     # that looked at both in between saw nothing to wait for)
                     self.queue.schedule(sorted(ready))
