@@ -108,14 +108,13 @@ def _listing(source_path: str | None, collection: str | None) -> str:
 def _decode(cursor: str, listing: str) -> tuple[str, tuple[Any, Any]]:
     try:
         token = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if isinstance(token, list) and len(token) == 4:
-            # a position in another listing would skip or repeat chunks silently (decision 734);
-            # a cursor of three parts comes from a server before it and is taken as it was
-            if token.pop() != listing:
-                raise InvalidArgument(
-                    "cursor belongs to a listing with other filters (sourcePath, collection): pass the same "
-                    "filters as for the page it came from, or start again without a cursor."
-                )
+        # a position in another listing would skip or repeat chunks silently (decision 734);
+        # a cursor of three parts comes from a server before it and is taken as it was
+        if isinstance(token, list) and len(token) == 4 and token.pop() != listing:
+            raise InvalidArgument(
+                "cursor belongs to a listing with other filters (sourcePath, collection): pass the same "
+                "filters as for the page it came from, or start again without a cursor."
+            )
         kind, a, b = token
         if kind == "m" and isinstance(a, str) and isinstance(b, int) and NUL not in a:
             return "m", (a, b)
