@@ -256,7 +256,7 @@ class GetChunkResult(BaseModel):
     """
     embedding_stale: Annotated[bool, Field(alias='embeddingStale')]
     """
-    External chunks only: the content changed without a new embedding; the chunk is left out of vector search until update_chunk gives one.
+    External chunks only: the content changed without a new embedding, or the vector has another size than the index's (a forced rebuild with another model, decision 735); the chunk is left out of vector search until update_chunk gives one.
     """
     read_only: Annotated[bool, Field(alias='readOnly')]
     """
@@ -1528,7 +1528,7 @@ class UpdateChunkResult(BaseModel):
     """
     embedding_stale: Annotated[bool, Field(alias='embeddingStale')]
     """
-    External chunks only: the content changed without a new embedding; the chunk is left out of vector search until update_chunk gives one.
+    External chunks only: the content changed without a new embedding, or the vector has another size than the index's (a forced rebuild with another model, decision 735); the chunk is left out of vector search until update_chunk gives one.
     """
     read_only: Annotated[bool, Field(alias='readOnly')]
     """
@@ -1621,7 +1621,7 @@ class Chunk(BaseModel):
     """
     embedding_stale: Annotated[bool, Field(alias='embeddingStale')]
     """
-    External chunks only: the content changed without a new embedding; the chunk is left out of vector search until update_chunk gives one.
+    External chunks only: the content changed without a new embedding, or the vector has another size than the index's (a forced rebuild with another model, decision 735); the chunk is left out of vector search until update_chunk gives one.
     """
     read_only: Annotated[bool, Field(alias='readOnly')]
     """

@@ -216,6 +216,31 @@ def test_external_chunks_survive_a_forced_reindex(ws: Workspace) -> None:
         )
 
 
+def test_external_vectors_of_another_size_after_a_rebuild_are_shown_stale(tmp_path: Path) -> None:
+    """Decision 735: without a model the first external vector fixes the size; a forced rebuild
+    with a model of another size keeps that chunk (decision 145), and search left it out without
+    a word while get_chunk and list_chunks said `embeddingStale: false`."""
+    (tmp_path / "a.md").write_text("# A\n\nalpha text\n", encoding="utf-8")
+    lexical = make_workspace(tmp_path, "none", server__toolsets=["kb", "chunks"])
+    call(lexical, "upsert_vector", id="old", sourcePath="s", chunkIndex=0, content="old", embedding=[1, 0, 0])
+    lexical.close()
+    ws = make_workspace(tmp_path, "local", embedder=HashEmbedder(DIMS), server__toolsets=["kb", "chunks"])
+    try:
+        ws.indexing.reindex("all", force=True)
+        got = call(ws, "get_chunk", id="old")
+        assert got["embeddingDimensions"] == 3 and got["embeddingStale"] is True
+        listed = {c["id"]: c for c in call(ws, "list_chunks", collection="external")["chunks"]}
+        assert listed["old"]["embeddingStale"] is True
+        assert "old" not in [h["id"] for h in call(ws, "search_vectors", embedding=vec("old"), topK=100)["results"]]
+        # an embedding of the index's size brings it back
+        fixed = call(ws, "update_chunk", id="old", embedding=vec("old"))
+        assert fixed["embeddingDimensions"] == DIMS and fixed["embeddingStale"] is False
+        hits = call(ws, "search_vectors", embedding=vec("old"), topK=1)["results"]
+        assert [h["id"] for h in hits] == ["old"]
+    finally:
+        ws.close()
+
+
 def test_list_chunks_pages_through_both_kinds(ws: Workspace) -> None:
     call(ws, "index_note", path="guide/install.md")
     notes = call(ws, "index_note", path="notes.md")["chunkIds"]

@@ -14,7 +14,7 @@ import json
 import math
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -176,8 +176,17 @@ class ChunkApi:
         elif not is_markdown_id(chunk_id):
             chunk = self.store.external_chunk(chunk_id, with_vector)
             if chunk is not None:
-                return chunk
+                return self._sized(chunk, self.store.vector_dimensions())
         raise NotFound(f"No chunk has the id {chunk_id!r}; list_chunks shows the current ids.")
+
+    @staticmethod
+    def _sized(chunk: StoredChunk, dims: int | None) -> StoredChunk:
+        """An external vector of another size than the index's is never compared (a forced rebuild
+        with another model keeps the chunk, decision 145): shown stale, as search leaves it out
+        until update_chunk gives an embedding of the index's size (decision 735)."""
+        if chunk.stale or dims is None or chunk.dimensions in (None, dims):
+            return chunk
+        return replace(chunk, stale=True)
 
     def page(self, source_path: str | None, collection: str | None, cursor: str | None, limit: int) -> Page:
         listing = _listing(source_path, collection)
@@ -189,7 +198,9 @@ class ChunkApi:
             out += self.store.markdown_chunks(source_path, key if key else None, limit + 1)
         if len(out) <= limit and collection != MARKDOWN:
             after = key if kind == "x" else None
-            out += self.store.external_chunks(collection, source_path, after, limit + 1 - len(out))
+            dims = self.store.vector_dimensions()
+            found = self.store.external_chunks(collection, source_path, after, limit + 1 - len(out))
+            out += [self._sized(c, dims) for c in found]
         if len(out) <= limit:
             return Page(out, None)
         out = out[:limit]
