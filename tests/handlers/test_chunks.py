@@ -243,6 +243,21 @@ def test_list_chunks_pages_through_both_kinds(ws: Workspace) -> None:
         invoke(ws, "list_chunks", {"cursor": "bogus"})
 
 
+def test_a_cursor_only_continues_the_listing_it_came_from(ws: Workspace) -> None:
+    """Decision 734: a cursor is a position in one listing. Passed with other filters it skipped
+    the Markdown chunks and answered an empty last page, so a pipeline saw nothing to index."""
+    call(ws, "index_note", path="notes.md")
+    for i in range(3):
+        call(ws, "upsert_vector", id=f"e{i}", sourcePath="src", chunkIndex=i, content="c", embedding=vec(f"w{i}"))
+    first = call(ws, "list_chunks", collection="external", limit=1)
+    assert [c["id"] for c in first["chunks"]] == ["e0"] and first["nextCursor"]
+    for other in ({"sourcePath": "notes.md"}, {}, {"collection": "markdown"}, {"collection": "crm"}):
+        with pytest.raises(InvalidArgument, match="other filters"):
+            invoke(ws, "list_chunks", {**other, "cursor": first["nextCursor"]})
+    rest = call(ws, "list_chunks", collection="external", cursor=first["nextCursor"])
+    assert [c["id"] for c in rest["chunks"]] == ["e1", "e2"] and rest["nextCursor"] is None
+
+
 def test_search_knowledge_needs_an_embedder(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
     plain = make_workspace(tmp_path, "none", server__toolsets=["kb", "chunks"])

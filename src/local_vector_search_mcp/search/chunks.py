@@ -9,6 +9,7 @@ normalised; filters run inside retrieval; ``list_chunks`` pages with an opaque c
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
 import uuid
@@ -99,9 +100,22 @@ def _encode(cursor: list[Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(cursor, ensure_ascii=False).encode()).decode().rstrip("=")
 
 
-def _decode(cursor: str) -> tuple[str, tuple[Any, Any]]:
+def _listing(source_path: str | None, collection: str | None) -> str:
+    """The filters a cursor belongs to (decision 734), short: the cursor stays well under 2048."""
+    return hashlib.sha256(json.dumps([source_path, collection]).encode()).hexdigest()[:16]
+
+
+def _decode(cursor: str, listing: str) -> tuple[str, tuple[Any, Any]]:
     try:
-        kind, a, b = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        token = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        # a position in another listing would skip or repeat chunks silently (decision 734);
+        # a cursor of three parts comes from a server before it and is taken as it was
+        if isinstance(token, list) and len(token) == 4 and token.pop() != listing:
+            raise InvalidArgument(
+                "cursor belongs to a listing with other filters (sourcePath, collection): pass the same "
+                "filters as for the page it came from, or start again without a cursor."
+            )
+        kind, a, b = token
         if kind == "m" and isinstance(a, str) and isinstance(b, int) and NUL not in a:
             return "m", (a, b)
         if kind == "x" and isinstance(a, str) and isinstance(b, str) and not _holds_nul(a, b):
@@ -166,7 +180,8 @@ class ChunkApi:
         raise NotFound(f"No chunk has the id {chunk_id!r}; list_chunks shows the current ids.")
 
     def page(self, source_path: str | None, collection: str | None, cursor: str | None, limit: int) -> Page:
-        kind, key = _decode(cursor) if cursor else ("m", None)
+        listing = _listing(source_path, collection)
+        kind, key = _decode(cursor, listing) if cursor else ("m", None)
         if source_path is not None and NUL in source_path:  # no source path holds one (decision 360)
             return Page([], None)
         out: list[StoredChunk] = []
@@ -184,7 +199,7 @@ class ChunkApi:
             if last.collection == MARKDOWN
             else ["x", last.collection, last.id]
         )
-        return Page(out, _encode(token))
+        return Page(out, _encode([*token, listing]))
 
     def search(
         self, vector: npt.NDArray[np.float32], top_k: int | None, spec: ChunkFilterSpec
