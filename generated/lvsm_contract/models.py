@@ -28,7 +28,7 @@ class ChunkFilter(BaseModel):
         None
     )
     """
-    Source path equal to this, or under this folder (`guide` matches `guide/a.md`, not `guides/b.md`). Case-insensitive.
+    Source path equal to this, or under this folder (`guide` matches `guide/a.md`, not `guides/b.md`). Case-insensitive. A leading `/` also matches external source paths that start with it (`/data` matches `/data/crm.txt` and `data/a.md`, decision 736).
     """
     path_globs: Annotated[list[str] | None, Field(alias='pathGlobs', max_length=64)] = (
         None

@@ -413,6 +413,27 @@ def test_nearest_chunks_filters_inside_retrieval(store: IndexStore) -> None:
     assert [c.id for c, _ in globbed] == ["md:guide/a.md#0"]
 
 
+def test_a_path_prefix_with_a_leading_slash_matches_external_absolute_source_paths(store: IndexStore) -> None:
+    """Decision 736: an external sourcePath is any string, e.g. `/data/crm.txt`; the prefix lost
+    its leading slash (root-relative, for Markdown paths) and `/data` matched nothing."""
+    from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+
+    store.ensure_schema(DIMS, "float32")
+    store.write_manifest({"embedding_dimensions": str(DIMS)})
+    store.replace_document(doc("data/a.md"), [chunk(0, "a", None, vec(0))])
+    store.put_external(_external("abs", 0, path="/data/crm.txt"))
+    store.put_external(_external("rel", 0, path="data/other.txt"))
+    store.put_external(_external("elsewhere", 0, path="/database/x.txt"))
+
+    def ids(prefix: str) -> list[str]:
+        return sorted(c.id for c, _ in store.nearest_chunks(vec(0), 10, ChunkFilterSpec(path_prefix=prefix)))
+
+    assert ids("/data") == ["abs", "md:data/a.md#0", "rel"]
+    assert ids("/DATA/") == ["abs", "md:data/a.md#0", "rel"]
+    assert ids("data") == ["md:data/a.md#0", "rel"]
+    assert ids("/data/crm.txt") == ["abs"]
+
+
 def test_equal_scores_at_the_top_k_cut_keep_the_same_chunks_on_every_engine(store: IndexStore) -> None:
     """Duplicated text has equal vectors: the chunks kept at the cut are the first by (path,
     ordinal) and by (collection, id), not the first written (decision 361)."""

@@ -131,16 +131,23 @@ class ChunkFilterSpec:
         return self.collections is None or collection in self.collections
 
     @property
-    def prefix(self) -> str | None:
-        """``path_prefix`` without its slashes; ``None`` when it filters nothing."""
-        return (self.path_prefix or "").strip("/") or None
+    def prefixes(self) -> tuple[str, ...]:
+        """What ``path_prefix`` may mean; empty when it filters nothing. Without its slashes, a
+        folder of the root (Markdown paths are root-relative); with a leading slash also as
+        given, since an external ``sourcePath`` is any string, `/data/crm.txt` too (decision 736)."""
+        raw = self.path_prefix or ""
+        relative = raw.strip("/")
+        literal = raw.rstrip("/") if raw.startswith("/") else ""
+        return tuple(p for p in dict.fromkeys((relative, literal)) if p)
 
     def path_ok(self, path: str) -> bool:
         """The prefix is the path or a folder of it, compared case-insensitively as globs are
         (``re.IGNORECASE``, which SQL engines spell out: ``globs.posix_regex_literal``)."""
-        prefix = self.prefix
-        if prefix is not None and not re.fullmatch(re.escape(prefix) + "(?:/.*)?", path, re.IGNORECASE | re.DOTALL):
-            return False
+        prefixes = self.prefixes
+        if prefixes:
+            alternatives = "|".join(re.escape(p) for p in prefixes)
+            if not re.fullmatch(f"(?:{alternatives})(?:/.*)?", path, re.IGNORECASE | re.DOTALL):
+                return False
         return not self._globs or any(m(path) for m in self._globs)
 
     def fields_ok(self, fields: Mapping[str, Any]) -> bool:

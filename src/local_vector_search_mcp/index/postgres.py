@@ -297,9 +297,9 @@ def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str, utf8: bool =
     path in NFC (``nfc_sql``)."""
     clauses: list[str] = []
     params: dict[str, Any] = {}
-    if spec.prefix is not None:
+    if spec.prefixes:
         clauses.append(f"{path} ~ %(prefix)s")
-        params["prefix"] = "^" + posix_regex_literal(spec.prefix) + "(?:/.*)?$"
+        params["prefix"] = "^(?:" + "|".join(posix_regex_literal(p) for p in spec.prefixes) + ")(?:/.*)?$"
     if spec.path_globs:
         clauses.append(f"{nfc_sql(path, utf8)} ~ any(cast(%(globs)s as text[]))")
         params["globs"] = [posix_regex(g, "filter.pathGlobs") for g in spec.path_globs]
