@@ -182,36 +182,28 @@ def _format_validation(exc: ValidationError) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _check_unicode(value: object, where: str) -> None:
-    """Refuse a lone surrogate anywhere in the arguments (JSON's ``"\\ud800"`` escape decodes to
-    one): no text can hold it, and SQLite's driver failed on it with an internal error (a tag of
-    kb_search through ``call --json``; the MCP transports refuse such a message already)."""
+def _check_values(value: object, where: str) -> None:
+    """Refuse, anywhere in the arguments (one walk), values the tools would otherwise take wrongly:
+    - a lone surrogate (JSON's ``"\\ud800"`` escape decodes to one): no text can hold it, and
+      SQLite's driver failed on it with an internal error (a tag of kb_search through ``call --json``;
+      the MCP transports refuse such a message already);
+    - NaN and Infinity (decision 731): JSON has none, but the SDK's parser reads `NaN` / `Infinity`
+      (Python's json writes them): a metadata value was stored as null, and a metadata filter on one
+      matched every chunk without the field."""
     if isinstance(value, str):
         if _SURROGATE.search(value):
             raise InvalidArgument(f"Invalid arguments: {where.lstrip('.') or 'arguments'}: not valid Unicode text")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_unicode(key, where)
-            _check_unicode(item, f"{where}.{key}")
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _check_unicode(item, f"{where}.{i}")
-
-
-def _check_finite(value: object, where: str) -> None:
-    """Refuse NaN and Infinity anywhere in the arguments (decision 731). JSON has no such numbers,
-    but the SDK's parser reads `NaN` / `Infinity` (Python's json writes them): a metadata value
-    was stored as null, and a metadata filter on one matched every chunk without the field."""
-    if isinstance(value, float):
+    elif isinstance(value, float):
         if not math.isfinite(value):
             where = where.lstrip(".") or "arguments"
             raise InvalidArgument(f"Invalid arguments: {where}: not a finite number (JSON has no NaN or Infinity)")
     elif isinstance(value, dict):
         for key, item in value.items():
-            _check_finite(item, f"{where}.{key}")
+            _check_values(key, where)
+            _check_values(item, f"{where}.{key}")
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            _check_finite(item, f"{where}.{i}")
+            _check_values(item, f"{where}.{i}")
 
 
 def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
@@ -222,8 +214,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
         arguments = {}
     if not isinstance(arguments, dict):
         raise InvalidArgument("Arguments must be a JSON object.")
-    _check_unicode(arguments, "")
-    _check_finite(arguments, "")
+    _check_values(arguments, "")
     schema = spec.input_schema()
     arguments = _normalise(arguments, schema, schema.get("$defs", {}))
     _check_items(arguments, schema, schema.get("$defs", {}), "")

@@ -50,10 +50,7 @@ def read_source(path: Path, rel: str) -> bytes:
         raise _error(exc, rel) from None
     try:
         info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsupportedFormat(f"{rel!r} is not a regular file (a pipe, socket or device); it cannot be read.")
+        _regular(info, rel)
         check_size(info.st_size, rel)
         os.set_blocking(fd, True)
         chunks, size = [], 0
@@ -77,6 +74,10 @@ def require_regular_file(path: Path, rel: str) -> None:
         info = os.stat(path)
     except OSError as exc:
         raise _error(exc, rel) from None
+    _regular(info, rel)
+
+
+def _regular(info: os.stat_result, rel: str) -> None:
     if stat.S_ISDIR(info.st_mode):
         raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
     if not stat.S_ISREG(info.st_mode):

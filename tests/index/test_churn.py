@@ -26,6 +26,14 @@ def _atomic_save(path: Path, text: str, temp_name: str) -> None:
     os.replace(temp, path)
 
 
+def _folder_of_notes(folder: Path, count: int, word: str, common: str) -> Path:
+    """``folder`` with ``count`` notes ``f<i>.md``, each holding ``<word><i>`` and ``common``."""
+    folder.mkdir()
+    for i in range(count):
+        (folder / f"f{i}.md").write_text(note(f"F {i}", f"{word}{i} {common}"), encoding="utf-8")
+    return folder
+
+
 def test_create_modify_delete_burst(churn: Churn) -> None:
     root = churn.root
     with Agent(churn).running() as agent:
@@ -109,10 +117,7 @@ def test_a_folder_of_many_notes_renamed_is_reindexed_in_one_pass(churn: Churn) -
     parsing) takes them instead of 500 targeted syncs one after another, which took 36 s for the
     1,759 notes of opensearch-docs against about 6 s now (decision 741); the result is the same."""
     root = churn.root
-    big = root / "big"
-    big.mkdir()
-    for i in range(250):
-        (big / f"f{i}.md").write_text(note(f"F {i}", f"manyword{i} zeta"), encoding="utf-8")
+    _folder_of_notes(root / "big", 250, "manyword", "zeta")
     churn.converge(120)
     before = churn.ws.indexing.activity.last
     with Agent(churn).running() as agent:
@@ -129,10 +134,7 @@ def test_a_folder_of_many_notes_renamed_is_reindexed_in_one_pass(churn: Churn) -
 def test_checkout_swaps_hundreds_of_files(churn: Churn) -> None:
     """A `git checkout` of another branch: 300 files in a folder, most rewritten, some gone, some new."""
     root = churn.root
-    big = root / "big"
-    big.mkdir()
-    for i in range(300):
-        (big / f"f{i}.md").write_text(note(f"F {i}", f"branchone{i} epsilon"), encoding="utf-8")
+    big = _folder_of_notes(root / "big", 300, "branchone", "epsilon")
     churn.converge(120)
     with Agent(churn).running() as agent:
         for i in range(300):
