@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -428,6 +429,28 @@ class MemoryStore:
             created = chunk.id not in self._external
             self._external[chunk.id] = chunk
             return created
+
+    def update_external(
+        self,
+        chunk_id: str,
+        content: str | None,
+        metadata: Mapping[str, Any] | None,
+        vector: npt.NDArray[np.float32] | None,
+    ) -> StoredChunk | None:
+        with self._lock:  # the read and the write under one lock, as the engines' one statement
+            current = self._external.get(chunk_id)
+            if current is None:
+                return None
+            stale = False if vector is not None else current.stale or (content not in (None, current.content))
+            changed = replace(
+                current,
+                content=current.content if content is None else content,
+                metadata=dict(current.metadata if metadata is None else metadata),
+                vector=current.vector if vector is None else vector,
+                stale=stale,
+            )
+            self._external[chunk_id] = changed
+            return self._ext(changed, False)
 
     def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None:
         chunk = self._external.get(chunk_id)

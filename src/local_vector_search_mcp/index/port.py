@@ -13,7 +13,7 @@ glob data (``query.py``); the adapter renders both in its own dialect.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from operator import attrgetter
@@ -438,6 +438,20 @@ class IndexStore(Protocol):
 
     def put_external(self, chunk: ExternalChunk) -> bool:
         """Insert or replace an external chunk (its vector unless ``stale``); True when created."""
+        ...
+
+    def update_external(
+        self,
+        chunk_id: str,
+        content: str | None,
+        metadata: Mapping[str, Any] | None,
+        vector: npt.NDArray[np.float32] | None,
+    ) -> StoredChunk | None:
+        """Replace the given fields of an external chunk in one conditional write (None given:
+        kept), None when no chunk has the id. Staleness is decided from the row being changed:
+        a new vector makes it fresh, else new text unlike the stored one makes it stale. Never
+        a read then an upsert, which undid a concurrent delete or lost a concurrent update
+        (decision 780). The chunk as written, without its vector."""
         ...
 
     def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None: ...

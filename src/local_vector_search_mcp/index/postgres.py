@@ -36,7 +36,7 @@ import re
 import select
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -1573,6 +1573,36 @@ class PostgresStore:
                 .fetchone()
             )
         return bool(row and row[0])
+
+    def update_external(
+        self,
+        chunk_id: str,
+        content: str | None,
+        metadata: Mapping[str, Any] | None,
+        vector: npt.NDArray[np.float32] | None,
+    ) -> StoredChunk | None:
+        if not self.exists():
+            return None
+        # One statement: under READ COMMITTED an UPDATE waits for a concurrent writer of the row and
+        # then evaluates SET and WHERE on its newest version, so a row another server deleted
+        # meanwhile is not found, and staleness follows the text as it is now.
+        with self._lock, self._conn().transaction():
+            rows = self._rows(
+                "update external_chunks set content = coalesce(cast(%(c)s as text), content),"
+                " metadata = coalesce(cast(%(m)s as jsonb), metadata),"
+                " embedding = coalesce(%(v)s, embedding),"
+                " stale = case when cast(%(given)s as boolean) then false"
+                " else stale or (cast(%(c)s as text) is not null and content is distinct from cast(%(c)s as text)) end"
+                f" where id = %(id)s returning {self._EXT_COLUMNS}",
+                {
+                    "c": content,
+                    "m": None if metadata is None else jsonb_text(dict(metadata)),
+                    "v": None if vector is None else np.asarray(vector, dtype=np.float32),
+                    "given": vector is not None,
+                    "id": chunk_id,
+                },
+            )
+        return self._ext(rows[0], False) if rows else None
 
     def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None:
         if not self.exists():
