@@ -123,6 +123,35 @@ def test_documents_replace_touch_delete(store: IndexStore) -> None:
     assert not store.has_chunks() and lexical_paths(store, Term("three")) == []
 
 
+def test_last_indexed_never_moves_back_when_the_newest_document_goes(store: IndexStore) -> None:
+    """``lastIndexedAtUtc`` is when the index last changed: deleting the newest document is such a
+    change, so the time must not fall back to the older document's (it was ``max(indexed_at)``).
+    The newest document's time lies in the future, so a removal stamped with the clock alone would
+    fall back too."""
+    store.ensure_schema(None, "float32")
+    store.replace_document(DocumentRecord("old.md", "s" * 64, 1, 1, "2026-01-01T00:00:00.000Z"), [chunk(0, "old")])
+    store.replace_document(DocumentRecord("new.md", "s" * 64, 1, 1, "2999-01-01T00:00:00.000Z"), [chunk(0, "new")])
+    assert store.counts().last_indexed_at_utc == "2999-01-01T00:00:00.000Z"
+    assert store.delete_document("new.md") is True
+    assert store.counts().last_indexed_at_utc == "2999-01-01T00:00:00.000Z"
+    assert store.delete_document("old.md") is True
+    counts = store.counts()
+    assert (counts.documents, counts.last_indexed_at_utc) == (0, "2999-01-01T00:00:00.000Z")
+    store.replace_document(DocumentRecord("later.md", "s" * 64, 1, 1, "3000-01-01T00:00:00.000Z"), [chunk(0, "x")])
+    assert store.counts().last_indexed_at_utc == "3000-01-01T00:00:00.000Z"
+
+
+def test_removing_a_document_stamps_the_removal_time(store: IndexStore) -> None:
+    store.ensure_schema(None, "float32")
+    store.replace_document(DocumentRecord("a.md", "s" * 64, 1, 1, "2026-01-01T00:00:00.000Z"), [chunk(0, "a")])
+    store.replace_document(DocumentRecord("b.md", "s" * 64, 1, 1, "2026-01-02T00:00:00.000Z"), [chunk(0, "b")])
+    store.delete_document("a.md")  # the index changed now, although b.md was indexed earlier
+    last = store.counts().last_indexed_at_utc
+    assert last is not None and last > "2026-01-02T00:00:00.000Z"
+    assert store.delete_document("never.md") is False
+    assert store.counts().last_indexed_at_utc == last  # nothing removed: nothing changed
+
+
 def test_the_states_of_a_few_paths_match_the_full_read(store: IndexStore) -> None:
     assert store.document_states_of(["a.md"]) == {}  # no schema yet: nothing, no failure
     store.ensure_schema(None, "float32")

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -90,6 +91,12 @@ class DocumentState:
     source_hash: str
     size: int
     mtime_ns: int  # the stat stamp: the later of mtime and ctime (prepare.stat_stamp, decision 463)
+
+
+def utc_now() -> str:
+    """The index's timestamps (``indexed_at_utc``, the removal stamp): fixed-width ISO 8601 with
+    milliseconds, so the stores compare them as text (``max``)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +235,7 @@ class RefusedChunk:
 class StoreCounts:
     documents: int
     chunks: int
+    # when the index last changed: the newest document's indexing or a later removal (decision 770)
     last_indexed_at_utc: str | None
     pending_vectors: int = 0
 
