@@ -136,6 +136,23 @@ def test_serve_help_is_the_help(kb: Path) -> None:
     assert "--project-root" in result.stdout and "examples:" in result.stdout
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["call", "--help"], ["call", "kb_search", "--help"], ["notion", "push", "--help"], ["index", "copy", "--help"]],
+)
+def test_a_command_s_help_needs_no_project(tmp_path: Path, args: list[str]) -> None:
+    """`call kb_search --help` from `/` (or with a --root not made yet, or a --config not written
+    yet) printed the missing-project message and exit 1: the configuration was read before the
+    command's own options (decision 751)."""
+    for where, options in ((Path("/"), []), (tmp_path, ["--root", "not-yet", "--config", "missing.yml"])):
+        result = run(*options, *args, cwd=where)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("usage: local-vector-search-mcp "), result.stdout
+    # a mistyped option of the command is its own message, not the project's
+    result = run("call", "kb_search", "--top-k", "many", cwd=Path("/"))
+    assert result.returncode == 1 and "argument --top-k: invalid int value" in result.stderr, result.stderr
+
+
 def test_the_filesystem_root_is_never_a_project_by_default() -> None:
     # Claude Desktop starts servers in /: without --project-root the server would take the whole disk
     result = run("--status", cwd=Path("/"))

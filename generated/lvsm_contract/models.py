@@ -2026,6 +2026,9 @@ class StatusProject(BaseModel):
     documents: Annotated[int, Field(ge=0)]
     chunks: Annotated[int, Field(ge=0)]
     last_indexed_at_utc: Annotated[str | None, Field(alias='lastIndexedAtUtc')]
+    """
+    When the index last changed, a document indexed or removed (never earlier after a removal, decision 770); null before anything was indexed. A reindex that finds nothing changed leaves it as it was.
+    """
     unreadable_files: Annotated[int, Field(alias='unreadableFiles', ge=0)]
     """
     Markdown files left out of the index because they could not be read or parsed (not UTF-8, binary, unreadable, not a regular file, over 8 MiB), as the last reindex or re-index of each found them; kept across restarts. Fixing a file and re-indexing it (an edit, the watcher, kb_reindex) removes it from the count.

@@ -227,16 +227,31 @@ def _with_options(message: str, tool: str) -> str:
     return message
 
 
-def _call(ws: Workspace, rest: list[str]) -> int:
-    from lvsm_contract.cli import add_tool_parsers
+def _command_arguments(command: str, rest: list[str]) -> argparse.Namespace:
+    """The arguments of ``call``, ``notion`` or ``index``, parsed before the configuration is
+    read: ``call kb_search --help`` (and a mistyped option) needs no project, and printed "No
+    project root ..." from `/` or with a --root that does not exist yet (decision 751)."""
+    if command == "call":
+        from lvsm_contract.cli import add_tool_parsers
+
+        parser = _Parser(prog="local-vector-search-mcp call", description="Call one tool and print its JSON result.")
+        add_tool_parsers(parser.add_subparsers(dest="tool", required=True, metavar="<tool>"))
+        return parser.parse_args(rest)
+    if command == "notion":
+        from .notion.command import build_parser as notion_parser
+
+        return notion_parser("local-vector-search-mcp", _Parser).parse_args(rest)
+    from .index.copy import build_parser as index_parser
+
+    return index_parser("local-vector-search-mcp", _Parser).parse_args(rest)
+
+
+def _call(ws: Workspace, ns: argparse.Namespace) -> int:
     from lvsm_contract.content import ContentResult
 
     from .dispatch import invoke
     from .errors import KbError
 
-    parser = _Parser(prog="local-vector-search-mcp call", description="Call one tool and print its JSON result.")
-    add_tool_parsers(parser.add_subparsers(dest="tool", required=True, metavar="<tool>"))
-    ns = parser.parse_args(rest)
     try:
         result = invoke(ws, ns.tool, tool_arguments(ns))
     except KbError as exc:
@@ -357,6 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     from .workspace import Workspace
 
     try:
+        command_args = (
+            _command_arguments(args.command, args.rest) if args.command in ("call", "notion", "index") else None
+        )
         settings = load_settings(_options(args))
         if (args.host is not None or args.port is not None) and settings.config.server.transport != "http":
             raise ConfigError("--host and --port only apply with --transport http.")
@@ -380,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "call" or args.status:
             ws.activity.one_shot = True  # no background pass: the process ends with the answer
             try:
-                return _call(ws, args.rest if args.command == "call" else ["kb_status"])
+                return _call(ws, command_args or _command_arguments("call", ["kb_status"]))
             finally:
                 ws.close()
         if args.reindex:

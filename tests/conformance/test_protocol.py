@@ -239,6 +239,18 @@ def test_a_cancellation_of_any_id_leaves_the_session_serving(raw: RawClient, req
     assert replies and '"kb_search"' in json.dumps(replies[-1])
 
 
+def test_a_message_nested_without_end_is_refused_and_the_session_serves(raw: RawClient) -> None:
+    """JSON nested 100,000 levels deep is well formed but no parser should follow it: the stdio
+    server died of its own recursion limit (exit 1) instead of answering (decision 750)."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    call = b'{"jsonrpc": "2.0", "id": 60, "method": "tools/call", "params": {"name": "kb_search", "arguments": '
+    status, replies = raw.send(call + b'{"request": ' + deep + b"}}}")
+    assert status in (0, 400), (status, replies)
+    assert len(replies) == 1 and replies[0]["error"]["code"] in (-32600, -32700), replies
+    status, replies = raw.send(b'{"jsonrpc": "2.0", "id": 61, "method": "tools/list"}')
+    assert replies and '"kb_search"' in json.dumps(replies[-1])
+
+
 def test_a_request_before_initialize_is_told_so(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """Before `initialize` only `ping` is served. The SDK refused anything else with -32602
     "Invalid request parameters", sending the client's author to look at the params; the code

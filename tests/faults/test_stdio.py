@@ -205,6 +205,21 @@ def test_a_too_deeply_nested_message_is_named_as_such(server: RawServer) -> None
     server.still_serving()
 
 
+def test_a_message_deeper_than_python_s_own_parser_leaves_the_server_serving(server: RawServer) -> None:
+    """Past pydantic's limit the drain re-reads the line with Python's parser to find its id; at
+    thousands of levels that raised RecursionError, which ended the server (exit 1, a traceback
+    on stderr) with every reply still owed (decision 750)."""
+    for depth in (1_100, 100_000):
+        server.send(
+            b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "kb_search", '
+            b'"arguments": {"request": ' + b"[" * depth + b"]" * depth + b"}}}"
+        )
+        reply = _next_line(server)
+        assert reply["id"] is None and reply["error"]["code"] == -32600, reply
+        assert "deeper than the JSON parser's limit" in reply["error"]["message"], reply
+    server.still_serving()
+
+
 def test_unknown_methods_get_an_error_and_the_server_keeps_serving(server: RawServer) -> None:
     for method in ("nope", "tools/nope", "resources/read", "prompts/get", ""):
         reply = server.response(server.request(method, {"x": 1}))

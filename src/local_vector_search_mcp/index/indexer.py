@@ -46,7 +46,6 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -60,7 +59,16 @@ from ..sourcefile import os_reason
 from .chunker import build_embedding_text
 from .manifest import borrows_vectors, current_manifest, enum_value, incompatible_message, index_problems
 from .parallel import ParsePool, plan_workers
-from .port import DocumentRecord, DocumentState, IndexDamaged, IndexStore, NoBatch, PendingChunk, WriteBatch
+from .port import (
+    DocumentRecord,
+    DocumentState,
+    IndexDamaged,
+    IndexStore,
+    NoBatch,
+    PendingChunk,
+    WriteBatch,
+    utc_now,
+)
 from .prepare import (
     SMUDGED_SIZE,
     ChunkSettings,
@@ -89,10 +97,6 @@ BATCH_FILES = 64
 BATCH_SECONDS = 0.05
 # An in-process pass of at least this many files to parse asks for a batch too (decision 720)
 IN_PROCESS_BATCH_FILES = 50
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _idle(batch: WriteBatch) -> bool:

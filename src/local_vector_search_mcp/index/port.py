@@ -13,9 +13,10 @@ glob data (``query.py``); the adapter renders both in its own dialect.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -90,6 +91,12 @@ class DocumentState:
     source_hash: str
     size: int
     mtime_ns: int  # the stat stamp: the later of mtime and ctime (prepare.stat_stamp, decision 463)
+
+
+def utc_now() -> str:
+    """The index's timestamps (``indexed_at_utc``, the removal stamp): fixed-width ISO 8601 with
+    milliseconds, so the stores compare them as text (``max``)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +235,7 @@ class RefusedChunk:
 class StoreCounts:
     documents: int
     chunks: int
+    # when the index last changed: the newest document's indexing or a later removal (decision 770)
     last_indexed_at_utc: str | None
     pending_vectors: int = 0
 
@@ -440,6 +448,20 @@ class IndexStore(Protocol):
 
     def put_external(self, chunk: ExternalChunk) -> bool:
         """Insert or replace an external chunk (its vector unless ``stale``); True when created."""
+        ...
+
+    def update_external(
+        self,
+        chunk_id: str,
+        content: str | None,
+        metadata: Mapping[str, Any] | None,
+        vector: npt.NDArray[np.float32] | None,
+    ) -> StoredChunk | None:
+        """Replace the given fields of an external chunk in one conditional write (None given:
+        kept), None when no chunk has the id. Staleness is decided from the row being changed:
+        a new vector makes it fresh, else new text unlike the stored one makes it stale. Never
+        a read then an upsert, which undid a concurrent delete or lost a concurrent update
+        (decision 780). The chunk as written, without its vector."""
         ...
 
     def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None: ...

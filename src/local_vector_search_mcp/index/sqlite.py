@@ -113,6 +113,7 @@ from .port import (
     WriteBatch,
     normalize_tag,
     tag_prefixes,
+    utc_now,
 )
 from .quantized import (
     CENTRE_SAMPLE,
@@ -744,6 +745,8 @@ class SqliteStore(ChunkTables):
                 PRIMARY KEY(tag, document_id)) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS document_tags_document ON document_tags(document_id);
             CREATE TABLE IF NOT EXISTS unreadable_files(path TEXT PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS index_clock(
+                id INTEGER PRIMARY KEY CHECK (id = 1), removed_at_utc TEXT NOT NULL);
             """
         )
         if not self._table_exists("chunks_fts"):
@@ -1143,9 +1146,11 @@ class SqliteStore(ChunkTables):
 
     def delete_document(self, path: str) -> bool:
         with self._write() as c:
-            old = self._one("SELECT id FROM documents WHERE path = ?", (path,))
-            if old is None:
+            row = c.execute("SELECT id, indexed_at_utc FROM documents WHERE path = ?", (path,)).fetchone()
+            if row is None:
                 return False
+            old, indexed_at = row
+            self._stamp_removal(c, indexed_at)
             terms = self._term_changes(c)
             gone: list[_Indexed] | None = None if terms is None else []
             self._delete_rows(c, old, gone)
@@ -1154,6 +1159,19 @@ class SqliteStore(ChunkTables):
             self._keep_terms(c, terms)
             self._bump(c)
             return True
+
+    def _stamp_removal(self, c: apsw.Connection, indexed_at: str) -> None:
+        """Removing a document changes the index, but leaves no row whose ``indexed_at_utc`` says
+        when: the removal is stamped here (decision 770), never earlier than the document's own
+        time (a clock set back must not move ``lastIndexedAtUtc`` back either). An index from
+        before the table gets it here: a removal may come before any ``ensure_schema``."""
+        if not self._table_exists("index_clock"):
+            c.execute("CREATE TABLE index_clock(id INTEGER PRIMARY KEY CHECK (id = 1), removed_at_utc TEXT NOT NULL)")
+        c.execute(
+            "INSERT INTO index_clock(id, removed_at_utc) VALUES(1, ?) "
+            "ON CONFLICT(id) DO UPDATE SET removed_at_utc = max(removed_at_utc, excluded.removed_at_utc)",
+            (max(utc_now(), indexed_at),),
+        )
 
     def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
         if not self.has_vectors():
@@ -1258,6 +1276,9 @@ class SqliteStore(ChunkTables):
             return StoreCounts(0, 0, None)
         c = self._conn()
         docs, last = c.execute("SELECT count(*), max(indexed_at_utc) FROM documents").fetchone() or (0, None)
+        if self._table_exists("index_clock"):
+            removed = self._one("SELECT removed_at_utc FROM index_clock")
+            last = max(filter(None, (last, removed)), default=None)
         chunks = self._one("SELECT count(*) FROM chunks")
         return StoreCounts(int(docs), int(chunks), last, self.pending_vector_count())
 

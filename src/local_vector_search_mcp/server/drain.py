@@ -53,13 +53,16 @@ def unreadable_line_reply(exc: Exception) -> JSONRPCError:
         # the whole message is the input of an error about a missing member; a field's error has the field
         raw = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), first.get("input"))
         if first["type"] == "json_invalid":
+            too_deep = "recursion limit" in str(first.get("msg", ""))  # decision 366
             try:  # Python's parser takes what pydantic's refuses (lone surrogates)
                 raw = json.loads(raw) if isinstance(raw, str | bytes) else None
             except ValueError:
                 raw = None
+            except RecursionError:  # deeper than Python's own parser goes: the pump died of it (decision 750)
+                raw = {}
             if raw is not None:
                 code, message = INVALID_REQUEST, "Invalid Request: the message holds text that is not valid Unicode."
-                if "recursion limit" in str(first.get("msg", "")):  # decision 366
+                if too_deep:
                     message = TOO_DEEP
         else:
             code, message = INVALID_REQUEST, "Invalid Request: the line is JSON but not a JSON-RPC 2.0 message."
