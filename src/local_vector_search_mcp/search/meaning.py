@@ -22,8 +22,12 @@ _WORD = re.compile(r"[^\W_]")
 
 def is_markup_only(text: str) -> bool:
     """Whether ``text`` holds no letter or digit outside HTML tags and comments."""
-    if "<" not in text:
-        return not _WORD.search(text)
+    word = _WORD.search(text)
+    if word is None:
+        return True
+    tag = text.find("<")
+    if tag < 0 or word.start() < tag:  # a word before any markup: nearly every chunk stops here
+        return False
     return not _WORD.search(_MARKUP.sub(" ", text))
 
 
