@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +48,7 @@ from local_vector_search_mcp.index.port import (
     WriteBatch,
     normalize_tag,
     tag_prefixes,
+    utc_now,
 )
 from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, LexicalQuery, PathScope, Phrase, Prefix, Term
 from local_vector_search_mcp.index.stem import STEM_MARK, is_stemmable, stem, stem_tokens
@@ -80,6 +82,7 @@ class MemoryStore:
         self._dims: int | None = None
         self._manifest: dict[str, str] = {}
         self._docs: dict[str, tuple[DocumentState, DocumentRecord]] = {}
+        self._removed_at: str | None = None
         self._links: dict[str, tuple[LinkRecord, ...]] = {}
         self._meta: dict[str, DocumentMeta] = {}
         self._chunks: dict[int, _Chunk] = {}
@@ -167,7 +170,7 @@ class MemoryStore:
                 body, heading = index_tokens(ch.text), index_tokens(ch.heading_path or "")
                 fields = (body, heading, [STEM_MARK + s for s in stem_tokens(heading + body)])
                 staged.append((ch, fields))
-            self.delete_document(doc.path)
+            self._remove(doc.path)
             self._created = True
             doc_id = self._next_doc
             self._next_doc += 1
@@ -194,22 +197,28 @@ class MemoryStore:
                 for c in todo
             ]
 
-    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+    def _waiting(self, pending: PendingChunk) -> _Chunk | None:
+        """The chunk ``pending`` names, if it still waits with that embedding text."""
+        chunk = self._chunks.get(pending.chunk_id)
+        ok = chunk is not None and chunk.pending and chunk.record.embedding_text_hash == pending.embedding_text_hash
+        return chunk if ok else None
+
+    def store_vectors(self, vectors: Sequence[tuple[PendingChunk, npt.NDArray[np.float32]]]) -> int:
         with self._lock:
             stored = 0
-            for chunk_id, vector in vectors:
-                chunk = self._chunks.get(chunk_id)
-                if chunk is not None and chunk.pending:
+            for pending, vector in vectors:
+                chunk = self._waiting(pending)
+                if chunk is not None:
                     chunk.vector, chunk.pending = np.asarray(vector, dtype=np.float32), False
                     stored += 1
             return stored
 
-    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+    def refuse_vectors(self, refusals: Sequence[tuple[PendingChunk, str]]) -> int:
         with self._lock:
             done = 0
-            for chunk_id, reason in refusals:
-                chunk = self._chunks.get(chunk_id)
-                if chunk is not None and chunk.pending:
+            for pending, reason in refusals:
+                chunk = self._waiting(pending)
+                if chunk is not None:
                     chunk.pending, chunk.refused = False, reason
                     done += 1
             return done
@@ -226,6 +235,15 @@ class MemoryStore:
             return len(refused), refused[:limit]
 
     def delete_document(self, path: str) -> bool:
+        with self._lock:
+            entry = self._docs.get(path)
+            if entry is None:
+                return False
+            # the removal is a change of the index (decision 770), as the real stores stamp it
+            self._removed_at = max(self._removed_at or "", utc_now(), entry[1].indexed_at_utc)
+            return self._remove(path)
+
+    def _remove(self, path: str) -> bool:
         with self._lock:
             entry = self._docs.pop(path, None)
             if entry is None:
@@ -270,7 +288,8 @@ class MemoryStore:
             return sum(self.replace_document(d.document, d.chunks, d.links, d.meta) for d in dumps)
 
     def counts(self) -> StoreCounts:
-        last = max((doc.indexed_at_utc for _, doc in self._docs.values()), default=None)
+        times = [doc.indexed_at_utc for _, doc in self._docs.values()]
+        last = max([*times, self._removed_at] if self._removed_at else times, default=None)
         return StoreCounts(len(self._docs), len(self._chunks), last, self.pending_vector_count())
 
     def has_chunks(self) -> bool:
@@ -428,6 +447,28 @@ class MemoryStore:
             created = chunk.id not in self._external
             self._external[chunk.id] = chunk
             return created
+
+    def update_external(
+        self,
+        chunk_id: str,
+        content: str | None,
+        metadata: Mapping[str, Any] | None,
+        vector: npt.NDArray[np.float32] | None,
+    ) -> StoredChunk | None:
+        with self._lock:  # the read and the write under one lock, as the engines' one statement
+            current = self._external.get(chunk_id)
+            if current is None:
+                return None
+            stale = False if vector is not None else current.stale or (content not in (None, current.content))
+            changed = replace(
+                current,
+                content=current.content if content is None else content,
+                metadata=dict(current.metadata if metadata is None else metadata),
+                vector=current.vector if vector is None else vector,
+                stale=stale,
+            )
+            self._external[chunk_id] = changed
+            return self._ext(changed, False)
 
     def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None:
         chunk = self._external.get(chunk_id)

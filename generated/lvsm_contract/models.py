@@ -759,6 +759,20 @@ class KbOutlineRequest(BaseModel):
     """
     Root-relative path of the document.
     """
+    pointer: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')] = (
+        'document'
+    )
+    """
+    Where to start: `document` (default, the first heading), a `nextPointer` of an earlier page, or any pointer kb_read takes (the page starts at the first heading at or after that element). Resolved as kb_read resolves it: a hashed anchor whose element changed or moved ambiguously fails with CONFLICT.
+    """
+    max_headings: Annotated[int, Field(alias='maxHeadings')] = 1000
+    """
+    Maximum number of headings in this page, clamped to 1..1000.
+    """
+    max_bytes: Annotated[int, Field(alias='maxBytes')] = 100000
+    """
+    Maximum UTF-8 size of the page's titles and pointers together, clamped to 1..100000; the first heading is always returned even when larger.
+    """
 
 
 class KbPatchResult(BaseModel):
@@ -865,7 +879,7 @@ class KbSaveImageResult(BaseModel):
     """
     markdown: str
     """
-    `![altText](path)` with the root-relative path (wrapped in `<...>` when it contains spaces or parentheses). Adjust the path if the document lives in a subfolder.
+    `![altText](path)` with the root-relative path (`%` and `#` written `%25` and `%23`, so the link reaches this file; wrapped in `<...>` when it contains spaces or parentheses). Adjust the path if the document lives in a subfolder.
     """
 
 
@@ -1868,7 +1882,17 @@ class KbOutlineResult(BaseModel):
     """
     headings: list[OutlineHeading]
     """
-    The top-level headings in source order; empty when the document has none.
+    The page's top-level headings in source order; empty when the document has none (or none follows `pointer`).
+    """
+    next_pointer: Annotated[
+        str | None,
+        Field(
+            alias='nextPointer',
+            pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$',
+        ),
+    ]
+    """
+    v2 anchor of the first heading not in this page; pass it as `pointer` to read on. Null when this page reaches the last heading.
     """
 
 
@@ -2026,6 +2050,9 @@ class StatusProject(BaseModel):
     documents: Annotated[int, Field(ge=0)]
     chunks: Annotated[int, Field(ge=0)]
     last_indexed_at_utc: Annotated[str | None, Field(alias='lastIndexedAtUtc')]
+    """
+    When the index last changed, a document indexed or removed (never earlier after a removal, decision 770); null before anything was indexed. A reindex that finds nothing changed leaves it as it was.
+    """
     unreadable_files: Annotated[int, Field(alias='unreadableFiles', ge=0)]
     """
     Markdown files left out of the index because they could not be read or parsed (not UTF-8, binary, unreadable, not a regular file, over 8 MiB), as the last reindex or re-index of each found them; kept across restarts. Fixing a file and re-indexing it (an edit, the watcher, kb_reindex) removes it from the count.

@@ -46,7 +46,6 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -60,7 +59,16 @@ from ..sourcefile import os_reason
 from .chunker import build_embedding_text
 from .manifest import borrows_vectors, current_manifest, enum_value, incompatible_message, index_problems
 from .parallel import ParsePool, plan_workers
-from .port import DocumentRecord, DocumentState, IndexDamaged, IndexStore, NoBatch, PendingChunk, WriteBatch
+from .port import (
+    DocumentRecord,
+    DocumentState,
+    IndexDamaged,
+    IndexStore,
+    NoBatch,
+    PendingChunk,
+    WriteBatch,
+    utc_now,
+)
 from .prepare import (
     SMUDGED_SIZE,
     ChunkSettings,
@@ -89,10 +97,6 @@ BATCH_FILES = 64
 BATCH_SECONDS = 0.05
 # An in-process pass of at least this many files to parse asks for a batch too (decision 720)
 IN_PROCESS_BATCH_FILES = 50
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _idle(batch: WriteBatch) -> bool:
@@ -136,7 +140,7 @@ class _Isolated:
     """What one batch gave once the texts the provider refused were split off (decision 510)."""
 
     def __init__(self) -> None:
-        self.vectors: list[tuple[int, np.ndarray[Any, Any]]] = []
+        self.vectors: list[tuple[PendingChunk, np.ndarray[Any, Any]]] = []
         self.refused: list[tuple[PendingChunk, str]] = []
         self.split = False  # the provider refused the batch as a whole, so it was halved
 
@@ -594,7 +598,7 @@ class Indexer:
                 batch = max(1, len(todo) // 2)  # the batch was too large for the endpoint (413), no text was
             with self.gate:
                 stored = self.store.store_vectors(got.vectors)
-                self.store.refuse_vectors([(p.chunk_id, reason) for p, reason in got.refused])
+                self.store.refuse_vectors(got.refused)
             refused_here.update(p.chunk_id for p, _ in got.refused)
             if got.refused and result.first_refused is None:
                 first, reason = got.refused[0]
@@ -645,7 +649,7 @@ class Indexer:
                 out.refused += part.refused
             out.split = True
             return out
-        out.vectors = [(p.chunk_id, np.asarray(v, dtype=np.float32)) for p, v in zip(todo, vectors, strict=True)]
+        out.vectors = [(p, np.asarray(v, dtype=np.float32)) for p, v in zip(todo, vectors, strict=True)]
         return out
 
     def _probe(self, dims: int | None) -> None:

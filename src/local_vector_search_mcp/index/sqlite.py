@@ -113,6 +113,7 @@ from .port import (
     WriteBatch,
     normalize_tag,
     tag_prefixes,
+    utc_now,
 )
 from .quantized import (
     CENTRE_SAMPLE,
@@ -744,6 +745,8 @@ class SqliteStore(ChunkTables):
                 PRIMARY KEY(tag, document_id)) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS document_tags_document ON document_tags(document_id);
             CREATE TABLE IF NOT EXISTS unreadable_files(path TEXT PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS index_clock(
+                id INTEGER PRIMARY KEY CHECK (id = 1), removed_at_utc TEXT NOT NULL);
             """
         )
         if not self._table_exists("chunks_fts"):
@@ -1085,21 +1088,26 @@ class SqliteStore(ChunkTables):
             if self._table_exists("refused_vectors"):
                 c.execute("DELETE FROM refused_vectors")
 
-    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+    def store_vectors(self, vectors: Sequence[tuple[PendingChunk, npt.NDArray[np.float32]]]) -> int:
         if not vectors or not self.has_vectors():
             return 0
         with self._write() as c:
             rows = []
-            for cid, vec in vectors:
-                doc_id = self._one("SELECT document_id FROM chunks WHERE id = ? AND vector_pending = 1", (cid,))
+            for chunk, vec in vectors:
+                # the text too: a document stored again meanwhile may have given this id to another
+                # chunk (ids start after the highest left), whose vector this is not (decision 801)
+                doc_id = self._one(
+                    "SELECT document_id FROM chunks WHERE id = ? AND vector_pending = 1 AND embedding_text_hash = ?",
+                    (chunk.chunk_id, chunk.embedding_text_hash),
+                )
                 if doc_id is not None:
-                    rows.append((cid, int(doc_id), vec))
+                    rows.append((chunk.chunk_id, int(doc_id), vec))
             c.executemany("UPDATE chunks SET vector_pending = 0 WHERE id = ?", [(cid,) for cid, _, _ in rows])
             self._insert_vectors(c, rows)
             self._bump(c)
             return len(rows)
 
-    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+    def refuse_vectors(self, refusals: Sequence[tuple[PendingChunk, str]]) -> int:
         """``vector_pending = 2`` marks a refused chunk (out of the pending index and count);
         the reason sits in ``refused_vectors``, whose rows go with their chunk (decision 510)."""
         if not refusals or not self.has_vectors():
@@ -1110,11 +1118,17 @@ class SqliteStore(ChunkTables):
                 "REFERENCES chunks(id) ON DELETE CASCADE, reason TEXT NOT NULL)"
             )
             done = 0
-            for cid, reason in refusals:
-                c.execute("UPDATE chunks SET vector_pending = 2 WHERE id = ? AND vector_pending = 1", (cid,))
-                if not c.changes():  # gone, or no longer pending
+            for chunk, reason in refusals:
+                c.execute(
+                    "UPDATE chunks SET vector_pending = 2 WHERE id = ? AND vector_pending = 1 "
+                    "AND embedding_text_hash = ?",
+                    (chunk.chunk_id, chunk.embedding_text_hash),
+                )
+                if not c.changes():  # gone, no longer pending, or another text (decision 801)
                     continue
-                c.execute("INSERT OR REPLACE INTO refused_vectors(chunk_id, reason) VALUES(?, ?)", (cid, reason))
+                c.execute(
+                    "INSERT OR REPLACE INTO refused_vectors(chunk_id, reason) VALUES(?, ?)", (chunk.chunk_id, reason)
+                )
                 done += 1
             return done
 
@@ -1132,9 +1146,11 @@ class SqliteStore(ChunkTables):
 
     def delete_document(self, path: str) -> bool:
         with self._write() as c:
-            old = self._one("SELECT id FROM documents WHERE path = ?", (path,))
-            if old is None:
+            row = c.execute("SELECT id, indexed_at_utc FROM documents WHERE path = ?", (path,)).fetchone()
+            if row is None:
                 return False
+            old, indexed_at = row
+            self._stamp_removal(c, indexed_at)
             terms = self._term_changes(c)
             gone: list[_Indexed] | None = None if terms is None else []
             self._delete_rows(c, old, gone)
@@ -1143,6 +1159,19 @@ class SqliteStore(ChunkTables):
             self._keep_terms(c, terms)
             self._bump(c)
             return True
+
+    def _stamp_removal(self, c: apsw.Connection, indexed_at: str) -> None:
+        """Removing a document changes the index, but leaves no row whose ``indexed_at_utc`` says
+        when: the removal is stamped here (decision 770), never earlier than the document's own
+        time (a clock set back must not move ``lastIndexedAtUtc`` back either). An index from
+        before the table gets it here: a removal may come before any ``ensure_schema``."""
+        if not self._table_exists("index_clock"):
+            c.execute("CREATE TABLE index_clock(id INTEGER PRIMARY KEY CHECK (id = 1), removed_at_utc TEXT NOT NULL)")
+        c.execute(
+            "INSERT INTO index_clock(id, removed_at_utc) VALUES(1, ?) "
+            "ON CONFLICT(id) DO UPDATE SET removed_at_utc = max(removed_at_utc, excluded.removed_at_utc)",
+            (max(utc_now(), indexed_at),),
+        )
 
     def vectors_by_text_hash(self, path: str) -> dict[str, npt.NDArray[np.float32]]:
         if not self.has_vectors():
@@ -1247,6 +1276,9 @@ class SqliteStore(ChunkTables):
             return StoreCounts(0, 0, None)
         c = self._conn()
         docs, last = c.execute("SELECT count(*), max(indexed_at_utc) FROM documents").fetchone() or (0, None)
+        if self._table_exists("index_clock"):
+            removed = self._one("SELECT removed_at_utc FROM index_clock")
+            last = max(filter(None, (last, removed)), default=None)
         chunks = self._one("SELECT count(*) FROM chunks")
         return StoreCounts(int(docs), int(chunks), last, self.pending_vector_count())
 
