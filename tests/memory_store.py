@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -196,22 +197,28 @@ class MemoryStore:
                 for c in todo
             ]
 
-    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+    def _waiting(self, pending: PendingChunk) -> _Chunk | None:
+        """The chunk ``pending`` names, if it still waits with that embedding text."""
+        chunk = self._chunks.get(pending.chunk_id)
+        ok = chunk is not None and chunk.pending and chunk.record.embedding_text_hash == pending.embedding_text_hash
+        return chunk if ok else None
+
+    def store_vectors(self, vectors: Sequence[tuple[PendingChunk, npt.NDArray[np.float32]]]) -> int:
         with self._lock:
             stored = 0
-            for chunk_id, vector in vectors:
-                chunk = self._chunks.get(chunk_id)
-                if chunk is not None and chunk.pending:
+            for pending, vector in vectors:
+                chunk = self._waiting(pending)
+                if chunk is not None:
                     chunk.vector, chunk.pending = np.asarray(vector, dtype=np.float32), False
                     stored += 1
             return stored
 
-    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+    def refuse_vectors(self, refusals: Sequence[tuple[PendingChunk, str]]) -> int:
         with self._lock:
             done = 0
-            for chunk_id, reason in refusals:
-                chunk = self._chunks.get(chunk_id)
-                if chunk is not None and chunk.pending:
+            for pending, reason in refusals:
+                chunk = self._waiting(pending)
+                if chunk is not None:
                     chunk.pending, chunk.refused = False, reason
                     done += 1
             return done
@@ -440,6 +447,28 @@ class MemoryStore:
             created = chunk.id not in self._external
             self._external[chunk.id] = chunk
             return created
+
+    def update_external(
+        self,
+        chunk_id: str,
+        content: str | None,
+        metadata: Mapping[str, Any] | None,
+        vector: npt.NDArray[np.float32] | None,
+    ) -> StoredChunk | None:
+        with self._lock:  # the read and the write under one lock, as the engines' one statement
+            current = self._external.get(chunk_id)
+            if current is None:
+                return None
+            stale = False if vector is not None else current.stale or (content not in (None, current.content))
+            changed = replace(
+                current,
+                content=current.content if content is None else content,
+                metadata=dict(current.metadata if metadata is None else metadata),
+                vector=current.vector if vector is None else vector,
+                stale=stale,
+            )
+            self._external[chunk_id] = changed
+            return self._ext(changed, False)
 
     def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None:
         chunk = self._external.get(chunk_id)

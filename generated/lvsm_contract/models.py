@@ -865,7 +865,7 @@ class KbSaveImageResult(BaseModel):
     """
     markdown: str
     """
-    `![altText](path)` with the root-relative path (wrapped in `<...>` when it contains spaces or parentheses). Adjust the path if the document lives in a subfolder.
+    `![altText](path)` with the root-relative path (`%` and `#` written `%25` and `%23`, so the link reaches this file; wrapped in `<...>` when it contains spaces or parentheses). Adjust the path if the document lives in a subfolder.
     """
 
 

@@ -4,6 +4,7 @@ itself to ``ENGINES`` and must pass the same suite."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,7 +14,14 @@ from kb_fakes import make_workspace
 from memory_store import MemoryStore
 from pg_server import PgServer
 
-from local_vector_search_mcp.index.port import ChunkRecord, DocumentMeta, DocumentRecord, IndexStore, LinkRecord
+from local_vector_search_mcp.index.port import (
+    ChunkRecord,
+    DocumentMeta,
+    DocumentRecord,
+    IndexStore,
+    LinkRecord,
+    PendingChunk,
+)
 from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, PathScope, Phrase, Prefix, Term
 
 
@@ -264,9 +272,9 @@ def test_vectors_pending_then_stored_then_searched(store: IndexStore, storage: s
     assert store.pending_vector_count(set()) == 0
     pending = store.pending_vectors(2)
     assert [(p.path, p.text) for p in pending] == [("a.md", "beta"), ("b/c.md", "gamma")]  # id order
-    ids = {p.text: p.chunk_id for p in store.pending_vectors(10)}
-    assert store.store_vectors([(ids["beta"], vec(1)), (ids["gamma"], vec(2)), (ids["delta"], vec(3))]) == 3
-    assert store.store_vectors([(ids["beta"], vec(4))]) == 0  # no longer pending: skipped
+    waiting = {p.text: p for p in store.pending_vectors(10)}
+    assert store.store_vectors([(waiting["beta"], vec(1)), (waiting["gamma"], vec(2)), (waiting["delta"], vec(3))]) == 3
+    assert store.store_vectors([(waiting["beta"], vec(4))]) == 0  # no longer pending: skipped
     assert store.pending_vector_count() == 0 and store.pending_vectors(10) == []
     hits = store.semantic(vec(1, 0), 2, None)
     assert {h.text for h in hits} == {"alpha", "beta"} and hits[0].distance is not None
@@ -278,12 +286,32 @@ def test_vectors_pending_then_stored_then_searched(store: IndexStore, storage: s
     assert set(reuse) == {"halpha", "hbeta"} and float(np.dot(reuse["halpha"], vec(0))) > 0.99
 
 
+def test_a_vector_is_stored_only_on_the_text_it_was_made_from(store: IndexStore) -> None:
+    """A document stored again while the pass embeds its old chunks: on SQLite the new chunks take
+    the old ids (they start after the highest left), so the id alone would put the old text's
+    vector, or its refusal, on the new text (decision 801)."""
+    store.ensure_schema(DIMS, "float32")
+    store.replace_document(doc("a.md"), [chunk(0, "alpha", vector=vec(0))])
+    store.replace_document(doc("z.md"), [chunk(0, "plums"), chunk(1, "figs")])
+    old = store.pending_vectors(10)  # what the pass is embedding
+    store.replace_document(doc("z.md"), [chunk(0, "kiwis"), chunk(1, "figs")])
+    # figs may keep its id (SQLite) and its vector then is its own; plums' never lands on kiwis
+    assert store.store_vectors([(p, vec(1)) for p in old]) <= 1
+    store.refuse_vectors([(p, "too long") for p in old])
+    assert store.refused_vectors(5) == (0, [])
+    waiting = {p.text: p for p in store.pending_vectors(10)}
+    assert "kiwis" in waiting and "plums" not in waiting
+    assert store.store_vectors([(p, vec(2)) for p in waiting.values()]) == len(waiting)
+    assert store.pending_vector_count() == 0
+
+
 def test_a_lexical_store_has_no_vectors(store: IndexStore) -> None:
     store.ensure_schema(None, "float32")
     store.replace_document(doc("a.md"), [chunk(0, "alpha")])
     assert not store.has_vectors() and store.pending_vector_count() == 0 and store.pending_vectors(5) == []
     assert store.pending_vector_count({"a.md"}) == 0
-    assert store.store_vectors([(1, vec(0))]) == 0 and store.semantic(vec(0), 5, None) == []
+    assert store.store_vectors([(PendingChunk(1, "a.md", "alpha", None, "halpha"), vec(0))]) == 0
+    assert store.semantic(vec(0), 5, None) == []
 
 
 def test_reset_drops_everything(filled: IndexStore) -> None:
@@ -688,3 +716,91 @@ def test_titled_gives_the_first_chunk_of_each_document_whose_heading_path_begins
     assert [h.path for h in store.titled(("具名插槽",), 10, None)] == ["zh.md"]
     assert [h.path for h in store.titled(("segment", "replication"), 10, PathScope(("back*",)))] == ["back.md"]
     assert store.titled(("absent",), 10, None) == []
+
+
+class _Interleaved:
+    """The store as one update_chunk call sees it, with another client's call run right after the
+    update's first store call returns: the moment a read-then-write update is most exposed.
+    Deterministic, and the same store serves both (as one HTTP server serves many sessions)."""
+
+    def __init__(self, store: IndexStore, other: Callable[[IndexStore], object]) -> None:
+        self._store = store
+        self._other: Callable[[IndexStore], object] | None = other
+
+    def __getattr__(self, name: str) -> object:
+        found = getattr(self._store, name)
+        if not callable(found):
+            return found
+
+        def call(*args: object, **kwargs: object) -> object:
+            result = found(*args, **kwargs)
+            other, self._other = self._other, None
+            if other is not None:
+                other(self._store)
+            return result
+
+        return call
+
+
+def _chunk_api(store: object):
+    from types import SimpleNamespace
+
+    from local_vector_search_mcp.embeddings.slot import EmbedderSlot
+    from local_vector_search_mcp.index.activity import IndexActivity
+    from local_vector_search_mcp.search.chunks import ChunkApi
+
+    config = SimpleNamespace(embedding=SimpleNamespace(dimensions=None, provider="none"))
+    return ChunkApi(config, store, EmbedderSlot(config.embedding), IndexActivity())  # type: ignore[arg-type]
+
+
+def test_an_update_racing_a_delete_never_brings_the_chunk_back(store: IndexStore) -> None:
+    """Decision 780: update_chunk read the chunk, then upserted it whole, so a delete_chunk that
+    ran between the two was undone (the deleted chunk came back with its old vector)."""
+    from local_vector_search_mcp.errors import NotFound
+
+    store.ensure_schema(None, "float32")
+    store.put_external(_external("x", 1))
+    api = _chunk_api(_Interleaved(store, lambda other: other.delete_external("x")))
+    with contextlib.suppress(NotFound):  # the delete came first: equally correct
+        api.update("x", "changed text", None, None)
+    assert store.external_chunk("x") is None
+    assert store.external_chunks(None, None, None, 10) == []
+
+
+def test_two_updates_of_different_fields_both_survive(store: IndexStore) -> None:
+    """Decision 780: the second of two concurrent update_chunk calls wrote back the first's
+    fields as it had read them, so a new text or metadata acknowledged to one client was lost."""
+    store.ensure_schema(None, "float32")
+    store.put_external(_external("x", 1, owner="a"))
+    api = _chunk_api(_Interleaved(store, lambda other: _chunk_api(other).update("x", None, None, {"owner": "b"})))
+    got = api.update("x", "changed text", None, None)
+    assert got.content == "changed text"  # the update's own result: its change, stale without a vector
+    assert got.stale is True
+    final = store.external_chunk("x", with_vector=True)
+    assert final is not None and final.content == "changed text" and final.metadata == {"owner": "b"}
+    assert final.stale is True and final.vector is not None and np.allclose(final.vector, vec(1))
+
+
+def test_an_update_keeps_the_stale_rule_of_the_stored_row(store: IndexStore) -> None:
+    """The conditional update decides staleness from the row it changes: the same text keeps a
+    fresh vector fresh, a new vector makes the chunk fresh again, a missing id changes nothing."""
+    from local_vector_search_mcp.errors import NotFound
+
+    store.ensure_schema(None, "float32")
+    store.put_external(_external("x", 1, owner="a"))
+    api = _chunk_api(store)
+    same = api.update("x", "text of x", None, {"owner": "z"})
+    assert same.stale is False and same.metadata == {"owner": "z"}
+    moved = api.update("x", "other", None, None)
+    assert moved.stale is True
+    fresh = api.update("x", None, [0, 0, 3, 0, 0, 0, 0, 0], None)
+    assert fresh.stale is False and fresh.content == "other"
+    stored = store.external_chunk("x", with_vector=True)
+    assert stored is not None and stored.vector is not None and np.allclose(stored.vector, vec(2))
+    from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+
+    nearest = store.nearest_chunks(vec(2), 1, ChunkFilterSpec())  # the new vector is searched at once
+    assert [c.id for c, _ in nearest] == ["x"] and nearest[0][1] == pytest.approx(1.0, abs=1e-5)
+    with pytest.raises(NotFound):
+        api.update("y", "new", None, None)
+    assert store.external_chunk("y") is None

@@ -13,7 +13,7 @@ glob data (``query.py``); the adapter renders both in its own dialect.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
@@ -349,16 +349,18 @@ class IndexStore(Protocol):
         only, when given)."""
         ...
 
-    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
-        """Store vectors of pending chunks in one transaction; chunks that are gone
-        or no longer pending are skipped. Returns how many were stored."""
+    def store_vectors(self, vectors: Sequence[tuple[PendingChunk, npt.NDArray[np.float32]]]) -> int:
+        """Store the vectors of pending chunks, each with the chunk as ``pending_vectors`` gave it,
+        in one transaction. Skipped: chunks that are gone, no longer pending, or whose embedding
+        text changed since (their id may now hold another text, whose vector this is not: decision
+        801). Returns how many were stored."""
         ...
 
-    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
-        """Record that the provider refused the texts of these pending chunks (chunk id, reason):
+    def refuse_vectors(self, refusals: Sequence[tuple[PendingChunk, str]]) -> int:
+        """Record that the provider refused the texts of these pending chunks (with its reason):
         they stop being pending and get no vector, until their document is stored again or a new
-        vector table queues every chunk. Chunks gone or no longer pending are skipped; returns how
-        many were recorded."""
+        vector table queues every chunk. Skipped as by :meth:`store_vectors`; returns how many
+        were recorded."""
         ...
 
     def refused_vectors(self, limit: int) -> tuple[int, list[RefusedChunk]]:
@@ -446,6 +448,20 @@ class IndexStore(Protocol):
 
     def put_external(self, chunk: ExternalChunk) -> bool:
         """Insert or replace an external chunk (its vector unless ``stale``); True when created."""
+        ...
+
+    def update_external(
+        self,
+        chunk_id: str,
+        content: str | None,
+        metadata: Mapping[str, Any] | None,
+        vector: npt.NDArray[np.float32] | None,
+    ) -> StoredChunk | None:
+        """Replace the given fields of an external chunk in one conditional write (None given:
+        kept), None when no chunk has the id. Staleness is decided from the row being changed:
+        a new vector makes it fresh, else new text unlike the stored one makes it stale. Never
+        a read then an upsert, which undid a concurrent delete or lost a concurrent update
+        (decision 780). The chunk as written, without its vector."""
         ...
 
     def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None: ...

@@ -17,7 +17,7 @@ then scored exactly (decision 395).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -283,6 +283,38 @@ class ChunkTables:
                 )
             self._bump(c)
             return created
+
+    def update_external(
+        self,
+        chunk_id: str,
+        content: str | None,
+        metadata: Mapping[str, Any] | None,
+        vector: npt.NDArray[np.float32] | None,
+    ) -> StoredChunk | None:
+        if not self._ready():
+            return None
+        blob = None if vector is None else np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+        # One statement: SET's right-hand sides read the row as it is when the write lock is
+        # held, so staleness follows the stored text and a row deleted meanwhile stays deleted.
+        with self._write() as c:
+            row = c.execute(
+                "UPDATE external_chunks SET body = coalesce(?1, body), metadata = coalesce(?2, metadata),"
+                " embedding = coalesce(?3, embedding), dims = coalesce(?4, dims),"
+                " stale = CASE WHEN ?3 IS NOT NULL THEN 0 ELSE (stale OR (?1 IS NOT NULL AND ?1 IS NOT body)) END"
+                " WHERE id = ?5 RETURNING rid, id, collection, source_path, chunk_index, body, metadata,"
+                " embedding, dims, stale",
+                (
+                    content,
+                    None if metadata is None else json.dumps(dict(metadata), ensure_ascii=False),
+                    blob,
+                    None if vector is None else len(vector),
+                    chunk_id,
+                ),
+            ).fetchone()
+            if row is None:
+                return None
+            self._bump(c)  # a vector or its staleness changed: every process's matrices rebuild
+            return self._ext_chunk(row, False)
 
     def external_chunk(self, chunk_id: str, with_vector: bool = False) -> StoredChunk | None:
         if not self._ready():

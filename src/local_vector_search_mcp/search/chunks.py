@@ -294,25 +294,13 @@ class ChunkApi:
         if is_markdown_id(chunk_id):
             raise read_only(chunk_id, "updated")
         _refuse_nul(content=content, metadata=metadata)
-        current = None if NUL in chunk_id else self.store.external_chunk(chunk_id, with_vector=True)
-        if current is None or current.vector is None:
+        vector = self.vector(embedding) if embedding is not None else None
+        # One conditional write, never a read then an upsert (decision 780): that brought back a
+        # chunk delete_chunk removed in between, and wrote back fields another update had changed.
+        changed = None if NUL in chunk_id else self.store.update_external(chunk_id, content, metadata, vector)
+        if changed is None:
             raise NotFound(f"No external chunk has the id {chunk_id!r}; list_chunks shows the current ids.")
-        vector = self.vector(embedding) if embedding is not None else current.vector
-        changed_text = content is not None and content != current.content
-        stale = False if embedding is not None else current.stale or changed_text
-        self.store.put_external(
-            ExternalChunk(
-                chunk_id,
-                current.collection,
-                current.source_path,
-                current.chunk_index,
-                current.content if content is None else content,
-                dict(current.metadata if metadata is None else metadata),
-                vector,
-                stale,
-            )
-        )
-        return self.get(chunk_id)
+        return self._sized(changed, self.store.vector_dimensions())
 
     def delete(self, chunk_id: str) -> None:
         if is_markdown_id(chunk_id):
