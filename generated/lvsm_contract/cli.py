@@ -72,6 +72,9 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
     ),
     'kb_outline': (
         ('path', 'opt_path', 'string'),
+        ('pointer', 'opt_pointer', 'string'),
+        ('maxHeadings', 'opt_maxHeadings', 'integer'),
+        ('maxBytes', 'opt_maxBytes', 'integer'),
     ),
     'kb_create_pdf_book': (
         ('path', 'opt_path', 'string'),
@@ -301,11 +304,14 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_outline',
         help='Outline a Markdown document',
-        description="Return the heading tree of a Markdown document, read from the current file (not the index): each\nheading with its level, title and v2 anchor, nested under the nearest preceding heading of a lower\nlevel. Use it to find the section to read (kb_read with the heading's pointer) or to edit\n(kb_patch `replace_section` / `delete_section`). Headings inside lists and block quotes do not count.\nFails with NOT_FOUND for a missing file.",
+        description="Return the heading tree of a Markdown document, read from the current file (not the index): each\nheading with its level, title and v2 anchor, nested under the nearest preceding heading of a lower\nlevel. Use it to find the section to read (kb_read with the heading's pointer) or to edit\n(kb_patch `replace_section` / `delete_section`). Headings inside lists and block quotes do not count.\nLong outlines come in pages, as kb_read's text does: at most `maxHeadings` headings (1000 by\ndefault and at most) and about `maxBytes` of titles and pointers; `nextPointer` names the first\nheading left out, to pass as `pointer` for the next page (null when the page reaches the end).\nEach page is a tree of its own headings: one whose parent is on an earlier page is at the page's\ntop level (its `pointer`'s section path and `level` place it). Fails with NOT_FOUND for a missing\nfile, INVALID_ARGUMENT for a malformed or absent pointer and CONFLICT when a hashed anchor no\nlonger matches (start again from `document`).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document.')
+    parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, metavar='POINTER', help='Where to start: `document` (default, the first heading), a `nextPointer` of an earlier page, or any pointer kb_read takes (the page starts at the first heading at or after that element). Resolved as kb_read resolves it: a hashed anchor whose element changed or moved ambiguously fails with CONFLICT.')
+    parser.add_argument('--max-headings', dest='opt_maxHeadings', type=int, default=None, metavar='MAX_HEADINGS', help='Maximum number of headings in this page, clamped to 1..1000.')
+    parser.add_argument('--max-bytes', dest='opt_maxBytes', type=int, default=None, metavar='MAX_BYTES', help="Maximum UTF-8 size of the page's titles and pointers together, clamped to 1..100000; the first heading is always returned even when larger.")
     parser.set_defaults(tool='kb_outline')
     parser = subparsers.add_parser(
         'kb_create_pdf_book',

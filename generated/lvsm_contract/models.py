@@ -759,6 +759,20 @@ class KbOutlineRequest(BaseModel):
     """
     Root-relative path of the document.
     """
+    pointer: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')] = (
+        'document'
+    )
+    """
+    Where to start: `document` (default, the first heading), a `nextPointer` of an earlier page, or any pointer kb_read takes (the page starts at the first heading at or after that element). Resolved as kb_read resolves it: a hashed anchor whose element changed or moved ambiguously fails with CONFLICT.
+    """
+    max_headings: Annotated[int, Field(alias='maxHeadings')] = 1000
+    """
+    Maximum number of headings in this page, clamped to 1..1000.
+    """
+    max_bytes: Annotated[int, Field(alias='maxBytes')] = 100000
+    """
+    Maximum UTF-8 size of the page's titles and pointers together, clamped to 1..100000; the first heading is always returned even when larger.
+    """
 
 
 class KbPatchResult(BaseModel):
@@ -1868,7 +1882,17 @@ class KbOutlineResult(BaseModel):
     """
     headings: list[OutlineHeading]
     """
-    The top-level headings in source order; empty when the document has none.
+    The page's top-level headings in source order; empty when the document has none (or none follows `pointer`).
+    """
+    next_pointer: Annotated[
+        str | None,
+        Field(
+            alias='nextPointer',
+            pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$',
+        ),
+    ]
+    """
+    v2 anchor of the first heading not in this page; pass it as `pointer` to read on. Null when this page reaches the last heading.
     """
 
 

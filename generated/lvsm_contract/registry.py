@@ -190,14 +190,14 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='kb_outline',
         title='Outline a Markdown document',
-        description="Return the heading tree of a Markdown document, read from the current file (not the index): each\nheading with its level, title and v2 anchor, nested under the nearest preceding heading of a lower\nlevel. Use it to find the section to read (kb_read with the heading's pointer) or to edit\n(kb_patch `replace_section` / `delete_section`). Headings inside lists and block quotes do not count.\nFails with NOT_FOUND for a missing file.",
+        description="Return the heading tree of a Markdown document, read from the current file (not the index): each\nheading with its level, title and v2 anchor, nested under the nearest preceding heading of a lower\nlevel. Use it to find the section to read (kb_read with the heading's pointer) or to edit\n(kb_patch `replace_section` / `delete_section`). Headings inside lists and block quotes do not count.\nLong outlines come in pages, as kb_read's text does: at most `maxHeadings` headings (1000 by\ndefault and at most) and about `maxBytes` of titles and pointers; `nextPointer` names the first\nheading left out, to pass as `pointer` for the next page (null when the page reaches the end).\nEach page is a tree of its own headings: one whose parent is on an earlier page is at the page's\ntop level (its `pointer`'s section path and `level` place it). Fails with NOT_FOUND for a missing\nfile, INVALID_ARGUMENT for a malformed or absent pointer and CONFLICT when a hashed anchor no\nlonger matches (start again from `document`).",
         annotations={'readOnlyHint': True, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
         envelope='request',
         arguments_model='KbOutlineArguments',
         request_model='KbOutlineRequest',
         result_model='KbOutlineResult',
         meta=None,
-        errors=('INVALID_ARGUMENT', 'INVALID_PATH', 'NOT_FOUND', 'UNSUPPORTED_FORMAT', 'PERMISSION_DENIED'),
+        errors=('INVALID_ARGUMENT', 'CONFLICT', 'INVALID_PATH', 'NOT_FOUND', 'UNSUPPORTED_FORMAT', 'PERMISSION_DENIED'),
         toolset='kb',
     ),
     ToolSpec(

@@ -211,7 +211,9 @@ class OpenAICompatibleEmbedder:
             if not isinstance(vec, list) or not vec:
                 raise EmbeddingError("Embedding response item has no embedding vector.")
             if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in vec):
-                raise EmbeddingError("Embedding response vector holds a non-numeric or non-finite value.")
+                # one input's vector, in a well-formed answer: a model can turn one text into NaN
+                # (llama.cpp writes it as null), so the pass isolates that text (decision 800)
+                raise EmbeddingRefused("Embedding response vector holds a non-numeric or non-finite value.")
             rows[index] = vec
         width = len(rows[0] or [])
         if any(len(r or []) != width for r in rows):  # one input's answer is odd: find which
@@ -222,6 +224,8 @@ class OpenAICompatibleEmbedder:
                 self._dims = None
             raise ModelChanged(width, expected)
         mat = np.asarray(rows, dtype=np.float32)
+        if not np.all(np.isfinite(mat)):  # finite in JSON, past float32's range: normalised to NaN
+            raise EmbeddingRefused("Embedding response vector holds a non-finite value as float32.")
         if not np.all(np.linalg.norm(mat, axis=1) > 0):  # a zero vector matches nothing: never stored
             raise EmbeddingRefused("Embedding endpoint returned a zero vector for an input.")
         return normalise(mat)
