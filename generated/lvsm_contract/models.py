@@ -137,7 +137,7 @@ class DocumentLink(BaseModel):
     """
     fragment_found: Annotated[bool | None, Field(alias='fragmentFound')] = None
     """
-    Whether the fragment names a heading of the target (a Markdown fragment by its GitHub-style slug, a wikilink fragment by heading text) or, for `^id`, a block marker; null without a fragment or when the target does not exist.
+    Whether the fragment names a heading of the target (a Markdown fragment by its GitHub-style slug, `-1`, `-2`... for repeated headings, or a `{#id}` ending the heading; a wikilink fragment by heading text) or, for `^id`, a block marker; null without a fragment or when the target does not exist.
     """
     candidates: list[str] | None = None
     """

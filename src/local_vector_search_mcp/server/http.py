@@ -92,14 +92,18 @@ def _read_token(settings: Settings, environ: Mapping[str, str]) -> str | None:
 def http_options(settings: Settings, environ: Mapping[str, str] | None = None) -> HttpOptions:
     """Resolve the HTTP settings and the token; :class:`ConfigError` when the server must not start."""
     server = settings.config.server
+    # `[::1]` as URLs write it: the loopback check took it, and the bind then failed ("Name or
+    # service not known"); the printed URL puts the brackets back (decision 753).
+    host = server.host.strip()
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     token = _read_token(settings, os.environ if environ is None else environ)
-    if token is None and not is_loopback_host(server.host):
+    if token is None and not is_loopback_host(host):
         raise ConfigError(
-            f"Refusing to listen on {server.host}: anything but a loopback address needs a bearer token. "
+            f"Refusing to listen on {host}: anything but a loopback address needs a bearer token. "
             f"Set {TOKEN_ENV} (or server.tokenFile), and put a TLS reverse proxy in front for other machines."
         )
     return HttpOptions(
-        host=server.host,
+        host=host,
         port=server.port,
         token=token,
         allowed_hosts=tuple(server.allowed_hosts),
