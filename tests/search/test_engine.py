@@ -144,7 +144,7 @@ class _AnchorEmbedder(HashEmbedder):
     def _vec(self, text: str):
         v = np.zeros(self.dims, dtype=np.float32)
         v[0] = 1.0
-        if "</a>" not in text and "-->" not in text and not text.startswith("query: "):
+        if "</a>" not in text and "-->" not in text and "aside:" not in text and not text.startswith("query: "):
             v[1] = 0.5 if "borrowing" in text.lower() else 2.0
         return v / np.linalg.norm(v)
 
@@ -168,6 +168,24 @@ def test_markup_only_chunks_never_take_a_semantic_place(tmp_path):
     # a word of the anchor is still a lexical match: that is a reason, shown as one
     found = kb_search(ws, {"query": "old-name-2", "mode": "lexical"})["results"]
     assert found[0]["path"] == "old2.md" and found[0]["pointer"].startswith("p1~")
+
+
+def test_front_matter_of_layout_switches_takes_no_semantic_place(tmp_path):
+    # VitePress pages open with `aside: false` and the like: a chunk of switches says nothing
+    for i in range(4):
+        (tmp_path / f"page{i}.md").write_text(
+            f"---\naside: false\nnav_order: {i}\n---\n\n# Page {i}\n\nText.\n", "utf-8"
+        )
+    (tmp_path / "titled.md").write_text("---\ntitle: Lending values\naside: false\n---\n\n# Lend\n\nText.\n", "utf-8")
+    (tmp_path / "borrow.md").write_text("# References\n\nBorrowing lends a value.\n", "utf-8")
+    ws, _ = ready(tmp_path, embedder=_AnchorEmbedder())
+    # the five front matter chunks are the nearest; the titled one is kept: a title is something
+    # a reader looks for; the four of switches alone are skipped and the list refilled
+    two = kb_search(ws, {"query": "borowing", "mode": "semantic", "topK": 2})["results"]
+    assert [(r["path"], r["pointer"].split("~")[0]) for r in two] == [
+        ("titled.md", "frontmatter"),
+        ("borrow.md", "1.p1"),
+    ]
 
 
 def test_rrf_ties_broken_by_chunk_id():
