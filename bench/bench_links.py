@@ -31,7 +31,7 @@ from common import bench_service  # noqa: E402
 from shared_data import CORPORA  # noqa: E402
 
 from local_vector_search_mcp.dispatch import invoke  # noqa: E402
-from local_vector_search_mcp.index import indexer as indexer_module  # noqa: E402
+from local_vector_search_mcp.index import prepare as prepare_module  # noqa: E402
 from local_vector_search_mcp.markdown import clear_cache  # noqa: E402
 from local_vector_search_mcp.markdown.links import DocumentLinks  # noqa: E402
 
@@ -48,14 +48,15 @@ def _no_links(doc: object) -> DocumentLinks:
 
 
 def cold_index_cpu(roots: list[Path], work: Path, extract: bool) -> float:
-    """CPU seconds of a cold lexical index of ``roots`` (fresh index, parse cache cleared)."""
-    real = indexer_module.extract_links
-    indexer_module.extract_links = real if extract else _no_links  # type: ignore[assignment]
+    """CPU seconds of a cold lexical index of ``roots`` (fresh index, parse cache cleared), parsed
+    in this process (indexWorkers 1) so that switching extraction off reaches the parse."""
+    real = prepare_module.extract_links
+    prepare_module.extract_links = real if extract else _no_links  # type: ignore[assignment]
     try:
         total = 0.0
         for i, root in enumerate(roots):
             storage = work / f"index-{extract}-{i}-{time.monotonic_ns()}.db"
-            kb = bench_service(root, storage)
+            kb = bench_service(root, storage, knowledgeBase__indexWorkers=1)
             clear_cache()
             started = time.process_time()
             kb.reindex()
@@ -64,7 +65,7 @@ def cold_index_cpu(roots: list[Path], work: Path, extract: bool) -> float:
             storage.unlink(missing_ok=True)
         return total
     finally:
-        indexer_module.extract_links = real  # type: ignore[assignment]
+        prepare_module.extract_links = real  # type: ignore[assignment]
 
 
 def links_latency(work: Path) -> tuple[float, float, int]:

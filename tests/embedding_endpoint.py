@@ -8,11 +8,16 @@ search finds something), and, when a test asks for it,
   and vLLM answer an over-long input, 500 as llama.cpp does) and an OpenAI error body; the whole
   request fails, as real endpoints fail the batch that holds it;
 - ``zero`` / ``odd``: an input containing this text gets a zero vector / one of another size;
+- ``broken``: an input containing this text gets a vector with one unusable value, ``broken_value``:
+  ``NaN`` (Python's and vLLM's JSON write the literal), ``None`` (llama.cpp's nlohmann JSON writes
+  a NaN as ``null``) or ``1e39`` (finite in JSON, infinite as float32);
 - ``max_batch``: a request with more inputs answers 413;
 - ``faults``: one-shot faults for the next requests, in order: ``(429, retry_after)``,
   ``(503, None)``, ``"reset"`` (the connection is closed without an answer), ``("sleep", s)``;
 - ``dims``: the vector size, changeable between runs (a model switched behind the endpoint);
-- ``delay``: seconds every answer takes (a slow model on a CPU, a busy hosted API).
+- ``delay``: seconds every answer takes (a slow model on a CPU, a busy hosted API);
+- ``before_answer``: called with a request's inputs before it is answered (a test edits a file
+  while the pass waits for the vectors of its old text).
 
 Every request is recorded (``requests``: the input lists; ``models``: the model names asked).
 """
@@ -24,7 +29,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -53,9 +58,12 @@ class Endpoint:
         self.refuse_status = 400
         self.zero: str | None = None
         self.odd: str | None = None
+        self.broken: str | None = None
+        self.broken_value: float | None = float("nan")
         self.max_batch: int | None = None
         self.delay = 0.0
         self.faults: list[Any] = []
+        self.before_answer: Callable[[list[str]], None] | None = None
         self.requests: list[list[str]] = []
         self.models: list[str] = []
         self.lock = threading.Lock()
@@ -74,6 +82,8 @@ class Endpoint:
             fault = self.faults.pop(0) if self.faults else None
         if self.delay:
             time.sleep(self.delay)
+        if self.before_answer is not None:
+            self.before_answer(list(inputs))
         if fault == "reset":
             handler.close_connection = True
             handler.connection.shutdown(2)  # no answer at all: the client sees the connection drop
@@ -95,6 +105,9 @@ class Endpoint:
                 vec = [0.0] * self.dims
             elif self.odd is not None and self.odd in text:
                 vec = word_vector(text, self.dims + 1)
+            elif self.broken is not None and self.broken in text:
+                vec = word_vector(text, self.dims)
+                vec[1] = self.broken_value  # type: ignore[call-overload]
             else:
                 vec = word_vector(text, self.dims)
             data.append({"object": "embedding", "index": i, "embedding": vec})

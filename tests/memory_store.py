@@ -202,22 +202,28 @@ class MemoryStore:
                 for c in todo
             ]
 
-    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+    def _waiting(self, pending: PendingChunk) -> _Chunk | None:
+        """The chunk ``pending`` names, if it still waits with that embedding text."""
+        chunk = self._chunks.get(pending.chunk_id)
+        ok = chunk is not None and chunk.pending and chunk.record.embedding_text_hash == pending.embedding_text_hash
+        return chunk if ok else None
+
+    def store_vectors(self, vectors: Sequence[tuple[PendingChunk, npt.NDArray[np.float32]]]) -> int:
         with self._lock:
             stored = 0
-            for chunk_id, vector in vectors:
-                chunk = self._chunks.get(chunk_id)
-                if chunk is not None and chunk.pending:
+            for pending, vector in vectors:
+                chunk = self._waiting(pending)
+                if chunk is not None:
                     chunk.vector, chunk.pending = np.asarray(vector, dtype=np.float32), False
                     stored += 1
             return stored
 
-    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+    def refuse_vectors(self, refusals: Sequence[tuple[PendingChunk, str]]) -> int:
         with self._lock:
             done = 0
-            for chunk_id, reason in refusals:
-                chunk = self._chunks.get(chunk_id)
-                if chunk is not None and chunk.pending:
+            for pending, reason in refusals:
+                chunk = self._waiting(pending)
+                if chunk is not None:
                     chunk.pending, chunk.refused = False, reason
                     done += 1
             return done

@@ -153,6 +153,18 @@ def test_a_command_s_help_needs_no_project(tmp_path: Path, args: list[str]) -> N
     assert result.returncode == 1 and "argument --top-k: invalid int value" in result.stderr, result.stderr
 
 
+def test_a_tool_answering_with_a_file_prints_one_json_line_per_block(kb: Path) -> None:
+    """kb_download_file and kb_load_image answer with a file and a JSON text block: the text was
+    printed indented over six lines after the file's one-line summary, so stdout was neither one
+    JSON document nor JSON Lines (decision 754)."""
+    (kb / "docs" / "data.csv").write_bytes(b"a,b\n1,2\n")
+    result = run("call", "kb_download_file", "--path", "docs/data.csv", cwd=kb)
+    assert result.returncode == 0, result.stderr
+    blocks = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [b.get("type") for b in blocks] == ["resource", None], blocks
+    assert blocks[0]["bytes"] == 8 and blocks[1]["path"] == "docs/data.csv" and len(blocks[1]["sha256"]) == 64
+
+
 def test_the_filesystem_root_is_never_a_project_by_default() -> None:
     # Claude Desktop starts servers in /: without --project-root the server would take the whole disk
     result = run("--status", cwd=Path("/"))

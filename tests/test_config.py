@@ -328,3 +328,25 @@ def test_a_name_the_command_line_passed_undecoded_is_still_accepted(tmp_path: Pa
     (tmp_path / name).mkdir()
     settings = load_settings(CliOptions(root=name), cwd=tmp_path, environ={})
     assert settings.root == (tmp_path / name).resolve()
+
+
+def test_a_root_that_cannot_be_used_names_where_it_was_set_and_the_path_as_given(tmp_path: Path) -> None:
+    """The message named only the resolved path: `--root notes` through a dangling link said
+    "/p/elsewhere does not exist", a folder the user never typed, and never which of the options
+    and the file had set it; a file was "does not exist or is not a folder" (decision 756)."""
+    (tmp_path / "a.md").write_text("# A\n")
+    (tmp_path / "notes").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "file-link").symlink_to(tmp_path / "a.md")
+    cases = {
+        "a.md": f"{tmp_path / 'a.md'} (knowledgeBase.root, --root) is a file; name the folder",
+        "missing": f"{tmp_path / 'missing'} (knowledgeBase.root, --root) does not exist (it is never created)",
+        "notes": f"(knowledgeBase.root, --root): {tmp_path / 'notes'} leads to {tmp_path / 'elsewhere'}, which does "
+        "not exist",
+        "file-link": f"{tmp_path / 'file-link'} leads to {tmp_path / 'a.md'}, which is a file",
+    }
+    for root, message in cases.items():
+        assert message in _error(tmp_path, CliOptions(project_root=str(tmp_path), root=root)), root
+    cfg = _config(tmp_path, "knowledgeBase:\n  root: gone\n")
+    assert f"(knowledgeBase.root, {cfg}:2) does not exist" in _error(
+        tmp_path, CliOptions(project_root=str(tmp_path), config=str(cfg))
+    )

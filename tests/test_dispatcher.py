@@ -148,6 +148,7 @@ def test_booleans_and_numbers_are_not_interchangeable(tool: str, arguments: Any,
         ("search_vectors", {"embedding": [1.0], "filter": {"metadata": {"k": float("inf")}}}, "filter.metadata.k"),
         ("search_knowledge", {"query": "x", "filter": {"metadata": {"k": float("nan")}}}, "filter.metadata.k"),
         ("upsert_vector", {**UPSERT, "embedding": [float("nan")]}, "embedding.0"),
+        ("search_vectors", {"embedding": [0.25, 1e308, float("-inf"), 0.5]}, "embedding.2"),
     ],
 )
 def test_nan_and_infinity_are_refused_wherever_they_are_sent(tool: str, arguments: Any, where: str) -> None:
@@ -183,3 +184,17 @@ def test_the_largest_image_wrapped_in_crlf_lines_passes_the_schema():
     wrapped = "data:image/png;base64," + "\r\n".join(flat[i : i + 64] for i in range(0, len(flat), 64))
     parsed = dispatch.validate_arguments(BY_NAME["kb_save_image"], {"data": wrapped, "fileName": "big"})
     assert parsed is not None and len(decode_image_data(parsed.data).data) == MAX_BYTES  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "where"),
+    [
+        ({"request": {"query": "x", "tags": ["ok", "bad\ud800"]}}, "request.tags.1"),
+        ({"request": {"query": "x", "pathGlobs": ["docs/**", "\udfff"]}}, "request.pathGlobs.1"),
+    ],
+)
+def test_a_lone_surrogate_in_a_list_is_refused_with_its_place(arguments: Any, where: str) -> None:
+    """The walk skips plain numbers in lists for speed (an embedding is 384 of them); strings in a
+    list are still read."""
+    with pytest.raises(InvalidArgument, match=f"{where}: not valid Unicode text"):
+        dispatch.validate_arguments(BY_NAME["kb_search"], arguments)

@@ -137,7 +137,7 @@ class DocumentLink(BaseModel):
     """
     fragment_found: Annotated[bool | None, Field(alias='fragmentFound')] = None
     """
-    Whether the fragment names a heading of the target (a Markdown fragment by its GitHub-style slug, a wikilink fragment by heading text) or, for `^id`, a block marker; null without a fragment or when the target does not exist.
+    Whether the fragment names a heading of the target (a Markdown fragment by its GitHub-style slug, `-1`, `-2`... for repeated headings, or a `{#id}` ending the heading; a wikilink fragment by heading text) or, for `^id`, a block marker; null without a fragment or when the target does not exist.
     """
     candidates: list[str] | None = None
     """
@@ -711,7 +711,7 @@ class KbMoveImageRequest(BaseModel):
     """
     update_links: Annotated[bool, Field(alias='updateLinks')] = False
     """
-    Our extension: also rewrite every image reference that reaches the image (`![alt](path)`, reference definitions, `![[file]]` embeds that would no longer find it), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.
+    Our extension: also rewrite every reference that reaches the image (`![alt](path)`, plain links `[text](path)`, reference definitions, HTML `<img src>` outside code and comments, `![[file]]` embeds that would no longer find it), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.
     """
 
 
@@ -746,7 +746,7 @@ class KbMoveRequest(BaseModel):
     """
     update_links: Annotated[bool, Field(alias='updateLinks')] = False
     """
-    Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve) and the moved document's own relative links, so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.
+    Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve) and the moved document's own relative links (to documents, images, attachments and HTML `<img src>`), so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.
     """
 
 
@@ -758,6 +758,20 @@ class KbOutlineRequest(BaseModel):
     path: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
     Root-relative path of the document.
+    """
+    pointer: Annotated[str, Field(max_length=512, min_length=1, pattern='\\S')] = (
+        'document'
+    )
+    """
+    Where to start: `document` (default, the first heading), a `nextPointer` of an earlier page, or any pointer kb_read takes (the page starts at the first heading at or after that element). Resolved as kb_read resolves it: a hashed anchor whose element changed or moved ambiguously fails with CONFLICT.
+    """
+    max_headings: Annotated[int, Field(alias='maxHeadings')] = 1000
+    """
+    Maximum number of headings in this page, clamped to 1..1000.
+    """
+    max_bytes: Annotated[int, Field(alias='maxBytes')] = 100000
+    """
+    Maximum UTF-8 size of the page's titles and pointers together, clamped to 1..100000; the first heading is always returned even when larger.
     """
 
 
@@ -865,7 +879,7 @@ class KbSaveImageResult(BaseModel):
     """
     markdown: str
     """
-    `![altText](path)` with the root-relative path (wrapped in `<...>` when it contains spaces or parentheses). Adjust the path if the document lives in a subfolder.
+    `![altText](path)` with the root-relative path (`%` and `#` written `%25` and `%23`, so the link reaches this file; wrapped in `<...>` when it contains spaces or parentheses). Adjust the path if the document lives in a subfolder.
     """
 
 
@@ -1858,7 +1872,17 @@ class KbOutlineResult(BaseModel):
     """
     headings: list[OutlineHeading]
     """
-    The top-level headings in source order; empty when the document has none.
+    The page's top-level headings in source order; empty when the document has none (or none follows `pointer`).
+    """
+    next_pointer: Annotated[
+        str | None,
+        Field(
+            alias='nextPointer',
+            pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$',
+        ),
+    ]
+    """
+    v2 anchor of the first heading not in this page; pass it as `pointer` to read on. Null when this page reaches the last heading.
     """
 
 

@@ -318,14 +318,19 @@ def _finish_index_sync(ws: Workspace) -> None:
 
 
 def print_content(result: ContentResult) -> None:
-    """Text blocks as they are (they hold JSON); binary blocks as a one-line JSON summary,
-    never raw bytes on a terminal."""
+    """One JSON line per block (JSON Lines): a text block's JSON made compact, a binary block as
+    a summary, never raw bytes on a terminal. The text blocks hold indented JSON, and printed as
+    they were they spread over lines between the one-line summaries: neither one JSON document
+    nor one per line for a script to read (decision 754)."""
     from lvsm_contract.content import BlobResource, ImageBlock, TextBlock
 
     for block in result.blocks:
         match block:
             case TextBlock(text=text):
-                print(text)
+                try:
+                    print(json.dumps(json.loads(text), ensure_ascii=False))
+                except ValueError:  # not JSON: printed as it is
+                    print(text)
             case ImageBlock(data=data, mime_type=mime_type):
                 print(json.dumps({"type": "image", "mimeType": mime_type, "bytes": len(data)}))
             case BlobResource(uri=uri, mime_type=mime_type, data=data):

@@ -498,7 +498,7 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
             "--project-root /abs/path/to/project (or --root) in the client's args, or set CLAUDE_PROJECT_DIR."
         )
     if not root.is_dir():
-        raise ConfigError(f"The knowledge-base root {root} does not exist or is not a folder (it is never created).")
+        raise ConfigError(_missing_root(project_root, config.knowledge_base.root, root, source))
     storage = Path(config.storage.path) if config.storage.path else DEFAULT_STORAGE
     storage_path = storage if storage.is_absolute() else (project_root / storage)
     storage_path = Path(os.path.abspath(storage_path))
@@ -511,6 +511,22 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
         state_dir=project_root / STATE_DIR,
         database_url=_database_url(config, environ),
     )
+
+
+def _missing_root(project_root: Path, given: str | None, root: Path, source: _Source) -> str:
+    """Why the root cannot be used, naming where it was set and, through a link, the path as
+    given: "The knowledge-base root /p/nowhere does not exist" for `--root notes-link` sent the
+    user looking for a folder they never typed (decision 756)."""
+    written = Path(os.path.normpath(project_root / given)) if given else project_root
+    where = source.where(("knowledgeBase", "root"))
+    named = f" (knowledgeBase.root, {where})" if where else ""
+    if root.is_file():
+        what = "is a file; name the folder that holds the Markdown"
+    else:
+        what = "does not exist (it is never created)" if not root.exists() else "is not a folder"
+    if written != root:  # a link on the way
+        return f"The knowledge-base root{named}: {written} leads to {root}, which {what}."
+    return f"The knowledge-base root {root}{named} {what}."
 
 
 # Keys naming a file or folder. `~` is expanded in them (MCP clients pass `args` to the server

@@ -98,8 +98,15 @@ def _normalise(value: object, schema: dict[str, Any], defs: dict[str, Any]) -> o
             if not (v is None and k in props and k not in required and not _allows_null(props[k], defs))
         }
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [_normalise(v, schema["items"], defs) for v in value]
+        items = _resolve(schema["items"], defs)
+        if not _CHANGEABLE.intersection(items):  # scalars such as an embedding's 384 numbers stay as they are
+            return value
+        return [_normalise(v, items, defs) for v in value]
     return value
+
+
+# What `_normalise` rewrites below a schema: an enum value's case, an object's optional nulls.
+_CHANGEABLE = frozenset({"enum", "properties", "items"})
 
 
 def _item_problem(item: object, schema: dict[str, Any]) -> str | None:
@@ -119,11 +126,14 @@ def _item_problem(item: object, schema: dict[str, Any]) -> str | None:
     return None
 
 
-def _type_problem(value: object, schema: dict[str, Any]) -> str | None:
+def _kinds(schema: dict[str, Any]) -> set[str]:
+    kinds = schema.get("type")
+    return {kinds} if isinstance(kinds, str) else set(kinds or ())
+
+
+def _type_problem(value: object, kinds: set[str]) -> str | None:
     """A JSON boolean where a number is expected, or anything but a boolean where a boolean is
     (decision 288): pydantic's lax mode would read `true` as 1 and `"yes"` or 1 as true."""
-    kinds = schema.get("type")
-    kinds = {kinds} if isinstance(kinds, str) else set(kinds or ())
     if not kinds or value is None:
         return None
     if isinstance(value, bool):
@@ -143,7 +153,7 @@ def _check_items(value: object, schema: dict[str, Any], defs: dict[str, Any], wh
     their constraints (the generated models keep items plain, decision 287), so `tags: [""]` passed
     the model, and booleans apart from numbers (decision 288)."""
     schema = _resolve(schema, defs)
-    problem = _type_problem(value, schema) if where else None
+    problem = _type_problem(value, _kinds(schema)) if where else None
     if problem is not None:
         raise InvalidArgument(f"Invalid arguments: {where}: {problem}")
     if isinstance(value, dict):
@@ -153,11 +163,22 @@ def _check_items(value: object, schema: dict[str, Any], defs: dict[str, Any], wh
                 _check_items(sub, props[key], defs, f"{where}.{key}" if where else key)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         items = _resolve(schema["items"], defs)
+        kinds = _kinds(items)
+        constrained = not _ITEM_CONSTRAINTS.isdisjoint(items)
+        boolean = "boolean" in kinds
+        # One pass with the item schema read once, and an item's path built only for a refusal or
+        # a nested value: an embedding of 384 numbers took three times the call's own work here.
         for i, item in enumerate(value):
-            problem = _item_problem(item, items)
+            if not (constrained or boolean or type(item) is bool or isinstance(item, dict | list)):
+                continue  # nothing below can refuse it
+            problem = (_item_problem(item, items) if constrained else None) or _type_problem(item, kinds)
             if problem is not None:
                 raise InvalidArgument(f"Invalid arguments: {where}.{i}: {problem}")
-            _check_items(item, items, defs, f"{where}.{i}")
+            if isinstance(item, dict | list):
+                _check_items(item, items, defs, f"{where}.{i}")
+
+
+_ITEM_CONSTRAINTS = frozenset({"minLength", "maxLength", "pattern", "minimum", "maximum"})
 
 
 # A malformed value in one of these fields is a path refusal, not an argument error
@@ -203,7 +224,9 @@ def _check_values(value: object, where: str) -> None:
             _check_values(item, f"{where}.{key}")
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            _check_values(item, f"{where}.{i}")
+            # the path is built only where it can be needed (an embedding is 384 plain numbers)
+            if isinstance(item, str | float | dict | list) and (type(item) is not float or not math.isfinite(item)):
+                _check_values(item, f"{where}.{i}")
 
 
 def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:

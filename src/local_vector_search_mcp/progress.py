@@ -47,13 +47,15 @@ class Call:
         self.send = send
         self.cancelled = threading.Event()
         self.cancelled_at: float | None = None
+        self.by_client = True  # False when the server stopped it (an HTTP server shutting down)
         self.interval = interval
         self._sent_at = float("-inf")
         self._progress = float("-inf")
 
-    def cancel(self) -> None:
+    def cancel(self, *, by_client: bool = True) -> None:
         if not self.cancelled.is_set():
             self.cancelled_at = time.monotonic()
+            self.by_client = by_client
             self.cancelled.set()
 
     def report(self, progress: float, total: float | None, message: Message, *, final: bool = False) -> None:

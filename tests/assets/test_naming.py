@@ -89,6 +89,10 @@ def test_a_file_name_too_long_with_its_extension_is_named() -> None:
         ("two\r\nlines\n", "images/a b.png", "![two lines ](<images/a b.png>)"),
         ("[x] \\ y", "images/f(1).png", "![\\[x\\] \\\\ y](<images/f(1).png>)"),
         ("", "p.gif", "![](p.gif)"),
+        # `%` and `#` would read as an escape and a fragment: encoded, as kb_move writes them (decision 760)
+        ("", "images/a%20b.png", "![](images/a%2520b.png)"),
+        ("", "images/C#.png", "![](images/C%23.png)"),
+        ("", "images/50% off #2.png", "![](<images/50%25 off %232.png>)"),
     ],
 )
 def test_markdown_link(alt: str, path: str, link: str) -> None:

@@ -4,6 +4,7 @@ answers' values)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -56,5 +57,33 @@ def test_last_indexed_does_not_move_back_when_the_newest_document_is_deleted(
             third = (await _settled(conn))["project"]
             assert third["documents"] == 1
             assert third["lastIndexedAtUtc"] >= second["lastIndexedAtUtc"]
+
+    anyio.run(run)
+
+
+def test_a_20000_heading_outline_comes_in_bounded_pages(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Decision 771: one answer held every heading (3.3 MB for 20,000). Over the protocol each page
+    now stays near 150 kB, and following ``nextPointer`` gives every heading once, in order."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    levels = [1, 2, 3, 2]
+    (ws / "big.md").write_text(
+        "".join(f"{'#' * levels[i % 4]} Section {i}\n\nText.\n\n" for i in range(20_000)), encoding="utf-8"
+    )
+
+    def flat(nodes: list[dict[str, Any]]) -> list[str]:
+        return [t for n in nodes for t in (n["title"], *flat(n["children"]))]
+
+    async def run() -> None:
+        async with connect(server_command(request.config.getoption("--server")), ws, {}) as conn:
+            titles: list[str] = []
+            pointer: str | None = "document"
+            while pointer is not None:
+                page = await conn.call("kb_outline", {"request": {"path": "big.md", "pointer": pointer}})
+                assert not page.is_error, page.texts
+                assert len(json.dumps(page.structured)) < 200_000
+                titles += flat(page.structured["headings"])
+                pointer = page.structured["nextPointer"]
+            assert titles == [f"Section {i}" for i in range(20_000)]
 
     anyio.run(run)

@@ -8,6 +8,7 @@ the chunk API) on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,6 +149,78 @@ def test_a_zero_or_odd_sized_vector_for_one_chunk_is_refused_alone(tmp_path: Pat
         reasons = {r["path"]: r["reason"] for r in vectors["refused"]}
         assert "zero vector" in reasons["z.md"] and "65-dimensional" in reasons["o.md"]
     finally:
+        svc.ws.close()
+
+
+@pytest.mark.parametrize("value", [float("nan"), None, 1e39])
+def test_a_nan_or_null_in_one_vector_is_refused_alone(tmp_path: Path, endpoint: Endpoint, value: float | None) -> None:
+    """One text the model turns into NaN (written as ``NaN``, or ``null`` by llama.cpp's JSON) or
+    into a value past float32's range is that chunk refused, as a zero vector is (decision 800)."""
+    root = _kb(tmp_path)
+    (root / "d04b.md").unlink()
+    (root / "n.md").write_text("# N\n\nNANME breaks the model\n", "utf-8")
+    endpoint.broken, endpoint.broken_value = "NANME", value
+    svc = _client(root, endpoint)
+    try:
+        result = svc.reindex()
+        assert "refused 1 chunk" in result["warning"] and "n.md" in result["warning"]
+        vectors = svc.vector_status()
+        assert vectors is not None
+        # was: the pass stopped at the batch holding it, in every pass: 3 of 4 batches never embedded
+        assert vectors["refusedChunks"] == 1 and vectors["embeddedChunks"] == 20 and vectors["pendingChunks"] == 0
+        assert vectors["lastError"] is None and "non-finite" in vectors["refused"][0]["reason"]
+        # every stored vector is finite: a semantic search ranks the others, not a NaN distance
+        found = svc.search(query="oranges part 3", mode="semantic")
+        assert found["results"] and all(np.isfinite(r["score"]) for r in found["results"])
+    finally:
+        svc.ws.close()
+
+
+def _settled(svc: KbClient, timeout: float = 30) -> dict[str, Any]:
+    """kb_status.vectors once no pass runs and nothing waits (or the timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        vectors = svc.vector_status()
+        assert vectors is not None
+        if (not vectors["isRunning"] and not vectors["pendingChunks"]) or time.monotonic() > deadline:
+            return vectors
+        time.sleep(0.05)
+
+
+def test_an_edit_while_its_old_text_is_embedded_gets_the_vector_of_its_new_text(
+    tmp_path: Path, endpoint: Endpoint, storage: dict[str, Any]
+) -> None:
+    """The newest note holds the highest chunk ids; edited while the pass waits for the vectors of
+    its old text, its new chunks took the same ids on SQLite, and the old text's vectors were
+    stored on them as if they were theirs: the new text was never embedded (decision 801)."""
+    root = _kb(tmp_path)
+    (root / "d04b.md").unlink()
+    svc = _client(root, endpoint, **storage)
+    try:
+        svc.reindex()
+        edited = threading.Event()
+
+        def edit_while_embedding(inputs: list[str]) -> None:
+            if edited.is_set() or not any("plums" in t for t in inputs):
+                return
+            edited.set()  # the agent patches its new note while the pass embeds it
+            (root / "z.md").write_text("# Z\n\nkiwis and melons\n", "utf-8")
+            svc.schedule_sync(["z.md"])
+            svc.sync.wait_idle(30)
+
+        endpoint.before_answer = edit_while_embedding
+        (root / "z.md").write_text("# Z\n\nplums and figs\n", "utf-8")  # a new note: the highest ids
+        svc.schedule_sync(["z.md"])
+        svc.sync.wait_idle(30)
+        assert edited.wait(30)
+        vectors = _settled(svc)
+        assert vectors["pendingChunks"] == 0 and vectors["embeddedChunks"] == 21 and vectors["lastError"] is None
+        # was: 0, the chunk kept the vector of "plums and figs" and was no longer pending
+        assert _sent(endpoint, marker="kiwis and melons") == 1
+        best = svc.search(query="kiwis and melons", mode="semantic")["results"][0]
+        assert best["path"] == "z.md" and best["score"] > 0.9
+    finally:
+        endpoint.before_answer = None
         svc.ws.close()
 
 
@@ -307,6 +380,34 @@ def test_a_hanging_endpoint_holds_a_search_for_the_query_cap_not_timeout_seconds
         out = svc.search(query="apples and pears", mode="hybrid")
         assert time.monotonic() - started < 4  # was: the whole 120 s timeout before lexical results
         assert out["results"] and "timed out" in out["warning"] and "Falling back to lexical search" in out["warning"]
+    finally:
+        svc.ws.close()
+
+
+def test_a_search_does_not_wait_behind_a_slow_passage_request(tmp_path: Path, endpoint: Endpoint) -> None:
+    """A pass's batch that the endpoint takes long over (a model on a CPU, a hung request waiting
+    out timeoutSeconds) held the client's lock, and a search's query embedding waited for it
+    before its own request: the query cap of decision 511 did not bound it (decision 802)."""
+    root = _kb(tmp_path)
+    (root / "d04b.md").unlink()
+    svc = _client(root, endpoint, embedding__dimensions=64)
+    try:
+        svc.reindex()
+        endpoint.faults = [("sleep", 6)]  # the pass's next request; the query's is answered at once
+        sent = len(endpoint.requests)
+        (root / "d01.md").write_text("# Doc 1\n\nkiwis and melons\n", "utf-8")
+        svc.schedule_sync(["d01.md"])
+        svc.sync.wait_idle(30)
+        deadline = time.monotonic() + 10
+        while len(endpoint.requests) == sent and time.monotonic() < deadline:
+            time.sleep(0.01)  # the pass's request is on its way
+        started = time.monotonic()
+        out = svc.search(query="apples and pears", mode="hybrid")
+        took = time.monotonic() - started
+        assert took < 3, f"the search waited {took:.1f} s behind the pass's request"  # was: ~6 s
+        assert out["results"] and "Falling back" not in (out["warning"] or "")
+        assert any(r["searchMode"] != "lexical" for r in out["results"])
+        svc.ws.indexing.wait_vectors(30)
     finally:
         svc.ws.close()
 

@@ -84,7 +84,7 @@ def test_read_and_outline_wire_shape(tmp_path: Path) -> None:
     assert page["table"]["editable"] is False
 
     tree = invoke(ws, "kb_outline", {"request": {"path": "basic.md"}})
-    assert set(tree) == {"path", "sourceHash", "headings"}
+    assert set(tree) == {"path", "sourceHash", "headings", "nextPointer"} and tree["nextPointer"] is None
     assert set(tree["headings"][0]) == {"pointer", "level", "title", "children"}
     assert tree["headings"][0]["children"][0]["title"] == "X"
 
@@ -151,3 +151,87 @@ def test_an_index_that_cannot_answer_leaves_a_missing_document_a_plain_not_found
     with pytest.raises(NotFound) as caught:
         invoke(ws, "kb_read", {"request": {"path": "gone.md"}})
     assert caught.value.message == "Document 'gone.md' was not found."
+
+
+def _flat(nodes: list[dict], parent: str | None = None) -> list[tuple[str, str | None]]:
+    """(pointer, parent pointer in the page) of every heading, in source order."""
+    out: list[tuple[str, str | None]] = []
+    for node in nodes:
+        out.append((node["pointer"], parent))
+        out.extend(_flat(node["children"], node["pointer"]))
+    return out
+
+
+def _big_outline(n: int) -> str:
+    """``n`` headings in a repeating # / ## / ### / #### shape, a paragraph under each."""
+    levels = [1, 2, 3, 3, 4, 2]
+    return "".join(f"{'#' * levels[i % len(levels)]} Heading {i}\n\nText {i}.\n\n" for i in range(n))
+
+
+def test_a_long_outline_comes_in_pages_that_join_to_the_whole_tree(tmp_path: Path) -> None:
+    """Decision 771: 20,000 headings gave one 3.3 MB answer. Pages hold at most 1000 headings;
+    following ``nextPointer`` lists every heading once, in order, each page's tree nested as the
+    whole one is, a heading whose parent is on an earlier page at the page's top level."""
+    from local_vector_search_mcp.markdown import parse_document
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "big.md").write_text(_big_outline(2500), "utf-8")
+    ws = _workspace(root, tmp_path)
+    want: list[tuple[str, str | None]] = []  # the whole tree by the contract's level stack (§7.2)
+    stack: list[tuple[int, str]] = []
+    for heading in parse_document((root / "big.md").read_bytes()).headings:
+        while stack and stack[-1][0] >= (heading.level or 1):
+            stack.pop()
+        want.append((heading.anchor, stack[-1][1] if stack else None))
+        stack.append((heading.level or 1, heading.anchor))
+    assert len(want) == 2500
+
+    pages, pointer = [], "document"
+    while pointer is not None:
+        page = invoke(ws, "kb_outline", {"request": {"path": "big.md", "pointer": pointer}})
+        pages.append(page)
+        pointer = page["nextPointer"]
+    assert [len(_flat(p["headings"])) for p in pages] == [1000, 1000, 500]
+    got = [item for p in pages for item in _flat(p["headings"])]
+    assert [ptr for ptr, _ in got] == [ptr for ptr, _ in want]
+    seen: set[str] = set()
+    for page in pages:
+        page_pointers = {ptr for ptr, _ in _flat(page["headings"])}
+        for (ptr, parent), (_, true_parent) in zip(
+            _flat(page["headings"]), [w for w in want if w[0] in page_pointers], strict=True
+        ):
+            # nested as in the whole tree, or at the top when the parent is on an earlier page
+            assert parent == true_parent or (parent is None and true_parent in seen), ptr
+        seen |= page_pointers
+    assert pages[1]["headings"][0]["level"] > 1  # heading 1000 sits under a heading of page 1
+
+
+def test_outline_pages_follow_the_byte_budget_and_start_anywhere(tmp_path: Path) -> None:
+    from local_vector_search_mcp.errors import Conflict, InvalidArgument
+    from local_vector_search_mcp.markdown import parse_document
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    text = "# One\n\nIntro.\n\n## Two " + "x" * 300 + "\n\nBody.\n\n## Three\n\n### Four\n"
+    (root / "a.md").write_text(text, "utf-8")
+    ws = _workspace(root, tmp_path)
+    doc = parse_document(text.encode())
+    heads = doc.headings
+    page = invoke(ws, "kb_outline", {"request": {"path": "a.md", "maxBytes": 100}})
+    assert [h["title"] for h in page["headings"]] == ["One"] and page["nextPointer"] == heads[1].anchor
+    page = invoke(ws, "kb_outline", {"request": {"path": "a.md", "pointer": page["nextPointer"], "maxBytes": 1}})
+    assert page["headings"][0]["title"].startswith("Two x") and page["nextPointer"] == heads[2].anchor  # first always
+    # any element kb_read takes: the page starts at the next heading, here a level-2 at the top
+    paragraph = next(e for e in doc.elements if e.text == "Body.")
+    page = invoke(ws, "kb_outline", {"request": {"path": "a.md", "pointer": paragraph.pointer, "maxHeadings": 0}})
+    assert [(h["title"], len(h["children"])) for h in page["headings"]] == [("Three", 0)]
+    assert page["nextPointer"] == heads[3].anchor  # maxHeadings 0 is clamped to 1
+    page = invoke(ws, "kb_outline", {"request": {"path": "a.md", "pointer": heads[2].anchor}})
+    assert [(h["title"], [c["title"] for c in h["children"]]) for h in page["headings"]] == [("Three", ["Four"])]
+    assert page["nextPointer"] is None
+    with pytest.raises(InvalidArgument):
+        invoke(ws, "kb_outline", {"request": {"path": "a.md", "pointer": "9.9"}})
+    (root / "a.md").write_text(text.replace("## Three", "## Trois"), "utf-8")
+    with pytest.raises(Conflict):
+        invoke(ws, "kb_outline", {"request": {"path": "a.md", "pointer": heads[2].anchor}})

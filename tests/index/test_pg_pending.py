@@ -106,13 +106,13 @@ def test_two_servers_see_the_exact_count_through_every_write(pg_server: PgServer
                 store.import_documents([DocumentDump(doc, tuple(chunks), (), DocumentMeta())])
             else:  # the embedding pass: some of what the other server lists as pending
                 todo = stores[1 - stores.index(store)].pending_vectors(rng.randrange(1, 8))
-                vectors = [(p.chunk_id, np.ones(DIMS, np.float32)) for p in todo]
+                vectors = [(p, np.ones(DIMS, np.float32)) for p in todo]
                 stored = store.store_vectors(vectors + vectors[:1])  # once more: skipped
                 assert stored == len(todo)
             seen.append(_agree(stores))
         assert max(seen) > 3 and seen.count(0) > 3  # pending rows came and went
         todo = stores[1].pending_vectors(1000)
-        stores[0].store_vectors([(p.chunk_id, np.ones(DIMS, np.float32)) for p in todo])
+        stores[0].store_vectors([(p, np.ones(DIMS, np.float32)) for p in todo])
         assert _agree(stores) == 0
         stores[1].reset(DIMS, "float32")  # a forced rebuild by the other server
         assert _agree(stores) == 0
@@ -250,7 +250,7 @@ def test_a_user_who_may_not_add_the_table_counts_as_before(pg_server: PgServer) 
         # the writer's rows now move the table through the triggers, under the grants of chunks
         writer.replace_document(*_doc("d1.md", 3, [True, False, True], 10))
         writer.delete_document("d2.md")
-        writer.store_vectors([(p.chunk_id, np.ones(DIMS, np.float32)) for p in writer.pending_vectors(1)])
+        writer.store_vectors([(p, np.ones(DIMS, np.float32)) for p in writer.pending_vectors(1)])
         assert _agree([owner, writer]) == 2 + 1 + 0 - 1
     finally:
         writer.close()

@@ -14,7 +14,14 @@ from kb_fakes import make_workspace
 from memory_store import MemoryStore
 from pg_server import PgServer
 
-from local_vector_search_mcp.index.port import ChunkRecord, DocumentMeta, DocumentRecord, IndexStore, LinkRecord
+from local_vector_search_mcp.index.port import (
+    ChunkRecord,
+    DocumentMeta,
+    DocumentRecord,
+    IndexStore,
+    LinkRecord,
+    PendingChunk,
+)
 from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, PathScope, Phrase, Prefix, Term
 
 
@@ -265,9 +272,9 @@ def test_vectors_pending_then_stored_then_searched(store: IndexStore, storage: s
     assert store.pending_vector_count(set()) == 0
     pending = store.pending_vectors(2)
     assert [(p.path, p.text) for p in pending] == [("a.md", "beta"), ("b/c.md", "gamma")]  # id order
-    ids = {p.text: p.chunk_id for p in store.pending_vectors(10)}
-    assert store.store_vectors([(ids["beta"], vec(1)), (ids["gamma"], vec(2)), (ids["delta"], vec(3))]) == 3
-    assert store.store_vectors([(ids["beta"], vec(4))]) == 0  # no longer pending: skipped
+    waiting = {p.text: p for p in store.pending_vectors(10)}
+    assert store.store_vectors([(waiting["beta"], vec(1)), (waiting["gamma"], vec(2)), (waiting["delta"], vec(3))]) == 3
+    assert store.store_vectors([(waiting["beta"], vec(4))]) == 0  # no longer pending: skipped
     assert store.pending_vector_count() == 0 and store.pending_vectors(10) == []
     hits = store.semantic(vec(1, 0), 2, None)
     assert {h.text for h in hits} == {"alpha", "beta"} and hits[0].distance is not None
@@ -279,12 +286,32 @@ def test_vectors_pending_then_stored_then_searched(store: IndexStore, storage: s
     assert set(reuse) == {"halpha", "hbeta"} and float(np.dot(reuse["halpha"], vec(0))) > 0.99
 
 
+def test_a_vector_is_stored_only_on_the_text_it_was_made_from(store: IndexStore) -> None:
+    """A document stored again while the pass embeds its old chunks: on SQLite the new chunks take
+    the old ids (they start after the highest left), so the id alone would put the old text's
+    vector, or its refusal, on the new text (decision 801)."""
+    store.ensure_schema(DIMS, "float32")
+    store.replace_document(doc("a.md"), [chunk(0, "alpha", vector=vec(0))])
+    store.replace_document(doc("z.md"), [chunk(0, "plums"), chunk(1, "figs")])
+    old = store.pending_vectors(10)  # what the pass is embedding
+    store.replace_document(doc("z.md"), [chunk(0, "kiwis"), chunk(1, "figs")])
+    # figs may keep its id (SQLite) and its vector then is its own; plums' never lands on kiwis
+    assert store.store_vectors([(p, vec(1)) for p in old]) <= 1
+    store.refuse_vectors([(p, "too long") for p in old])
+    assert store.refused_vectors(5) == (0, [])
+    waiting = {p.text: p for p in store.pending_vectors(10)}
+    assert "kiwis" in waiting and "plums" not in waiting
+    assert store.store_vectors([(p, vec(2)) for p in waiting.values()]) == len(waiting)
+    assert store.pending_vector_count() == 0
+
+
 def test_a_lexical_store_has_no_vectors(store: IndexStore) -> None:
     store.ensure_schema(None, "float32")
     store.replace_document(doc("a.md"), [chunk(0, "alpha")])
     assert not store.has_vectors() and store.pending_vector_count() == 0 and store.pending_vectors(5) == []
     assert store.pending_vector_count({"a.md"}) == 0
-    assert store.store_vectors([(1, vec(0))]) == 0 and store.semantic(vec(0), 5, None) == []
+    assert store.store_vectors([(PendingChunk(1, "a.md", "alpha", None, "halpha"), vec(0))]) == 0
+    assert store.semantic(vec(0), 5, None) == []
 
 
 def test_reset_drops_everything(filled: IndexStore) -> None:

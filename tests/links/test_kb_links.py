@@ -155,3 +155,39 @@ def test_an_embed_that_leaves_the_root_is_not_a_link(tmp_path: Path) -> None:
         assert [(m["target"], m["kind"]) for m in out["missingImages"]] == [("gone.png", "embed")]
     finally:
         kb.shutdown()
+
+
+def test_markdown_fragments_follow_the_anchors_renderers_make(tmp_path: Path) -> None:
+    """Decision 772. GitHub numbers repeated headings (`#install-1`), slugs the rendered text (no
+    `_` of emphasis, no link destination), and VitePress, Pandoc, kramdown and Hugo docs give a
+    heading its own id with `{#id}` (106 files of vue-docs-zh-cn do): each such link to a heading
+    that exists was reported `fragmentFound: false`, so a broken-anchor check listed working links."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "b.md").write_text(
+        "# Install\n\n## Install\n\n## Install\n\n## The _main_ function\n\n"
+        "## Using [serde](https://serde.rs) `derive`\n\n## ref {#ref}\n\n## Custom {#my-id .wide}\n",
+        "utf-8",
+    )
+    wanted = [
+        ("install", True),
+        ("install-1", True),
+        ("install-2", True),
+        ("install-3", False),  # only three of them
+        ("the-main-function", True),
+        ("the-_main_-function", True),  # the raw text's slug, as before
+        ("using-serde-derive", True),
+        ("ref", True),
+        ("ref-ref", True),  # GitHub shows `{#ref}` as text
+        ("my-id", True),
+        ("wide", False),
+        ("nope", False),
+    ]
+    (root / "a.md").write_text(" ".join(f"[{i}](b.md#{f})" for i, (f, _) in enumerate(wanted)) + "\n", "utf-8")
+    kb = client(root)
+    try:
+        kb.reindex()
+        out = links(kb, path="a.md", direction="outgoing")
+        assert [(ln["fragment"], ln["fragmentFound"]) for ln in out["links"]] == wanted
+    finally:
+        kb.shutdown()

@@ -233,3 +233,70 @@ def test_links_that_still_reach_their_target_are_left_as_written_and_dot_slash_s
         ).read_bytes() == b"[p](../elsewhere/page.md#top) [q](<../elsewhere/page.md>)\n"
     finally:
         kb.shutdown()
+
+
+PAGE = """# Page
+
+[full size](../img/pic.png) and [![thumb](../img/pic.png)](../img/pic.png), [sheet][s].
+
+[s]: ../img/pic.png
+
+<img src="../img/pic.png" width="300">
+
+<p align="center">
+  <img alt="a" src='../img/pic.png'/> <img src=../img/pic.png>
+</p>
+
+Text <IMG SRC="../img/pic.png" width=50> inline, and `<img src="../img/pic.png">` in code stays.
+
+    <img src="../img/pic.png"> indented code stays
+
+<!-- <img src="../img/pic.png"> commented out -->
+
+[other](../img/other.png) <img src="../img/other.png">
+"""
+
+
+def test_moving_an_image_rewrites_plain_links_and_html_img_tags_too(tmp_path: Path) -> None:
+    # The rust book draws every figure with <img src>, READMEs size images that way, and
+    # `[full size](pic.png)` / `[![thumb](t.png)](pic.png)` link to an image: all reach it (decision 761).
+    root = tmp_path / "kb"
+    (root / "img").mkdir(parents=True)
+    (root / "img/pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(24))
+    (root / "docs").mkdir()
+    (root / "docs/page.md").write_text(PAGE, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        request = {"sourcePath": "img/pic.png", "targetPath": "assets/p q.png", "updateLinks": True}
+        out = invoke(kb.ws, "kb_move_image", {"request": request})
+        assert out["updatedPaths"] == ["docs/page.md"]
+        expected = (
+            PAGE.replace("](../img/pic.png)", "](../assets/p%20q.png)")
+            .replace("[s]: ../img/pic.png", "[s]: ../assets/p%20q.png")
+            .replace('<img src="../img/pic.png" width="300">', '<img src="../assets/p q.png" width="300">')
+            .replace("src='../img/pic.png'/>", "src='../assets/p q.png'/>")
+            .replace("<img src=../img/pic.png>", "<img src=../assets/p%20q.png>")
+            .replace('<IMG SRC="../img/pic.png" width=50>', '<IMG SRC="../assets/p q.png" width=50>')
+        )
+        assert (root / "docs/page.md").read_text(encoding="utf-8") == expected
+    finally:
+        kb.shutdown()
+
+
+def test_moving_a_document_keeps_its_own_links_to_attachments_and_html_images(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    (root / "docs/files").mkdir(parents=True)
+    (root / "docs/files/spec.pdf").write_bytes(b"%PDF-1.4\n")
+    (root / "docs/files/pic.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(24))
+    text = '# Note\n\n[the spec](files/spec.pdf)\n\n<img src="files/pic.png">\n'
+    (root / "docs/note.md").write_text(text, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        out = move(kb, "docs/note.md", "archive/2026/note.md", updateLinks=True)
+        assert out["path"] == "archive/2026/note.md"
+        moved = (root / "archive/2026/note.md").read_text(encoding="utf-8")
+        assert moved == text.replace("(files/spec.pdf)", "(../../docs/files/spec.pdf)").replace(
+            '"files/pic.png"', '"../../docs/files/pic.png"'
+        )
+    finally:
+        kb.shutdown()

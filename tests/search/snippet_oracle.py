@@ -197,6 +197,11 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     for a, b in spans:
         if a < at or b > end:  # overlapping an earlier span, or outside the window
             continue
+        if light.cjk is not None:  # on over the query's CJK pieces that overlap it (decision 792)
+            while b < len(flat) and light.cjk.fullmatch(flat, b - 1, b + 1):
+                b += 1
+            if b > end:  # past the window's last token: the window ends with the word
+                end = b if _TOKEN.search(flat, b) else len(flat)
         body += [flat[at:a], "[", flat[a:b], "]"]
         at = b
     body.append(flat[at:end])

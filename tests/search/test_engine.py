@@ -137,6 +137,57 @@ def test_a_question_keeps_a_seat_for_the_semantic_best(tmp_path):
     assert "portal.md" not in [r["path"] for r in small["results"]]
 
 
+class _AnchorEmbedder(HashEmbedder):
+    """Puts every query and every markup-only chunk on one vector, and prose a little off it: what
+    a real model does with a typo it cannot read and a chunk that says nothing (decision 790)."""
+
+    def _vec(self, text: str):
+        v = np.zeros(self.dims, dtype=np.float32)
+        v[0] = 1.0
+        if "</a>" not in text and "-->" not in text and "aside:" not in text and not text.startswith("query: "):
+            v[1] = 0.5 if "borrowing" in text.lower() else 2.0
+        return v / np.linalg.norm(v)
+
+    def embed_query(self, text: str):
+        return self._vec("query: " + text)
+
+
+def test_markup_only_chunks_never_take_a_semantic_place(tmp_path):
+    # mdBook's legacy link targets: a chunk of an anchor alone before each page's first heading
+    for i in range(4):
+        (tmp_path / f"old{i}.md").write_text(f'<a id="old-name-{i}"></a>\n\n# Chapter {i}\n\nText {i}.\n', "utf-8")
+    (tmp_path / "note.md").write_text("<!-- draft -->\n\n# Note\n\nAbout nothing.\n", "utf-8")
+    (tmp_path / "borrow.md").write_text("# References\n\nBorrowing lends a value.\n", "utf-8")
+    ws, _ = ready(tmp_path, embedder=_AnchorEmbedder())
+    # the five markup-only chunks are the nearest; topK 1 asks for 3 candidates, so the list is refilled
+    one = kb_search(ws, {"query": "borowing", "mode": "semantic", "topK": 1})["results"]
+    assert [(r["path"], r["headingPath"]) for r in one] == [("borrow.md", "References")]
+    every = kb_search(ws, {"query": "borowing", "mode": "hybrid", "topK": 50})["results"]
+    assert every and all(r["headingPath"] is not None for r in every)
+    assert all("</a>" not in r["snippet"] and "-->" not in r["snippet"] for r in every)
+    # a word of the anchor is still a lexical match: that is a reason, shown as one
+    found = kb_search(ws, {"query": "old-name-2", "mode": "lexical"})["results"]
+    assert found[0]["path"] == "old2.md" and found[0]["pointer"].startswith("p1~")
+
+
+def test_front_matter_of_layout_switches_takes_no_semantic_place(tmp_path):
+    # VitePress pages open with `aside: false` and the like: a chunk of switches says nothing
+    for i in range(4):
+        (tmp_path / f"page{i}.md").write_text(
+            f"---\naside: false\nnav_order: {i}\n---\n\n# Page {i}\n\nText.\n", "utf-8"
+        )
+    (tmp_path / "titled.md").write_text("---\ntitle: Lending values\naside: false\n---\n\n# Lend\n\nText.\n", "utf-8")
+    (tmp_path / "borrow.md").write_text("# References\n\nBorrowing lends a value.\n", "utf-8")
+    ws, _ = ready(tmp_path, embedder=_AnchorEmbedder())
+    # the five front matter chunks are the nearest; the titled one is kept: a title is something
+    # a reader looks for; the four of switches alone are skipped and the list refilled
+    two = kb_search(ws, {"query": "borowing", "mode": "semantic", "topK": 2})["results"]
+    assert [(r["path"], r["pointer"].split("~")[0]) for r in two] == [
+        ("titled.md", "frontmatter"),
+        ("borrow.md", "1.p1"),
+    ]
+
+
 def test_rrf_ties_broken_by_chunk_id():
     def hit(i):
         return ChunkHit(i, "a.md", "p1~0~0", None, "", "h")

@@ -184,6 +184,21 @@ def test_snippet_lights_words_as_the_index_folds_them():
     assert make_snippet("robot🤖 🤖", build_lexical_query("robot 🤖").terms) == "robot🤖 [🤖]"
 
 
+def test_a_cjk_match_lights_the_whole_stretch_it_shares_with_the_query():
+    # a run is matched as overlapping bigrams; lit one by one it cut the words they make up
+    question = build_lexical_query("computed 和 watch 的区别是什么").terms
+    assert make_snippet("表达方式和语法结构的区别，常常一个", question) == "表达方式[和]语法结构[的区别]，常常一个"
+    template = build_lexical_query("怎么在模板里使用计算属性").terms
+    assert make_snippet("这样的代码在模板里重复好多遍。", template) == "这样的代码[在模板里]重复好多遍。"
+    # a lit stretch the window's last token cuts is shown whole (it read "[计算]属...")
+    table = "译 | 备注 | | --- | --- | --- | | property | 属性 | 组件的属性（数据、计算属性、方法等）的统称" * 3
+    assert make_snippet(table, template).endswith(" | 组件的[属性]（数据、[计算属性]...")
+    # pieces that only touch stay apart: 件共 is not in the query
+    sharing = build_lexical_query("组件之间如何共享状态").terms
+    assert make_snippet("们有多个组件共享一个共同的状态时", sharing) == "们有多个[组件][共享]一个共同的[状态]时"
+    assert make_snippet("共享状态", build_lexical_query("共享 状态").terms) == "[共享][状态]"
+
+
 def test_stop_words_around_punctuation_and_inside_identifiers_stay_dark():
     assert build_lexical_query("(the) binaries `a`").leaves == (Term("binaries"),)
     terms = build_lexical_query("[ValidateSet('a','b')]").terms

@@ -5,6 +5,7 @@ Each test fails when its rule is removed: the same request without the offending
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import httpx
 
-from local_vector_search_mcp.server.http import TOKEN_ENV
+from local_vector_search_mcp.config import CliOptions, load_settings
+from local_vector_search_mcp.server.http import TOKEN_ENV, _bind, http_options
 
 from .http_server import HEADERS, INIT, http_server
 
@@ -198,6 +200,20 @@ def test_binding_a_non_loopback_address_without_a_token_exits_1(tmp_path: Path) 
     assert out.returncode == 1
     assert "Refusing to listen on 0.0.0.0" in out.stderr
     assert "LOCAL_VECTOR_SEARCH_MCP_TOKEN" in out.stderr
+
+
+def test_a_bracketed_ipv6_host_is_bound_as_the_address_it_names(tmp_path: Path) -> None:
+    """`--host [::1]`, as URLs write it, passed the loopback check and then failed to bind with
+    "Name or service not known" (decision 753)."""
+    for given in ("[::1]", " ::1 "):
+        settings = load_settings(
+            CliOptions(project_root=str(tmp_path), embedding_provider="none", transport="http", host=given, port=0),
+            environ={},
+        )
+        options = http_options(settings, {})
+        assert options.host == "::1"
+        with contextlib.closing(_bind(options.host, 0)) as sock:
+            assert sock.getsockname()[0] == "::1"
 
 
 def test_a_taken_port_exits_1_with_a_message(tmp_path: Path) -> None:

@@ -159,8 +159,15 @@ def _fold(name: str) -> str:
 
 
 def markdown_link(alt_text: str, path: str) -> str:
-    """``![alt](path)``: alt on one line with ``\\ [ ]`` escaped; the path in ``<...>`` when needed."""
+    """``![alt](path)``: alt on one line with ``\\ [ ]`` escaped; the path in ``<...>`` when needed.
+
+    A destination is percent-decoded and cut at ``#`` by every Markdown reader (ours too: the PDF
+    export, kb_links, ``updateLinks``), so ``%`` and ``#`` in the name are written ``%25`` and ``%23``,
+    as kb_move writes them (decisions 452, 760); ``?`` cannot occur (the path guard refuses it).
+    """
     alt = alt_text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
     alt = alt.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    destination = f"<{path}>" if re.search(r"[\s()]", path) else path
+    destination = path.replace("%", "%25").replace("#", "%23")
+    if re.search(r"[\s()]", destination):
+        destination = f"<{destination}>"
     return f"![{alt}]({destination})"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -115,7 +114,6 @@ class OpenAICompatibleEmbedder:
             transport=transport,
             trust_env=False,
         )
-        self._lock = threading.Lock()
 
     @property
     def model(self) -> str:
@@ -150,8 +148,9 @@ class OpenAICompatibleEmbedder:
         for attempt in range(patience.attempts):
             last = attempt + 1 == patience.attempts
             try:
-                with self._lock:
-                    response = self._client.post(self._url, json=body, timeout=timeout)
+                # no lock around the request: httpx's pool is thread-safe, and a search's query
+                # must not wait behind a pass's batch the endpoint takes long over (decision 802)
+                response = self._client.post(self._url, json=body, timeout=timeout)
             except httpx.TimeoutException as exc:  # it has waited timeoutSeconds already
                 raise EmbeddingError(f"Embedding endpoint timed out ({type(exc).__name__}).") from exc
             except httpx.ConnectError as exc:
@@ -211,7 +210,9 @@ class OpenAICompatibleEmbedder:
             if not isinstance(vec, list) or not vec:
                 raise EmbeddingError("Embedding response item has no embedding vector.")
             if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in vec):
-                raise EmbeddingError("Embedding response vector holds a non-numeric or non-finite value.")
+                # one input's vector, in a well-formed answer: a model can turn one text into NaN
+                # (llama.cpp writes it as null), so the pass isolates that text (decision 800)
+                raise EmbeddingRefused("Embedding response vector holds a non-numeric or non-finite value.")
             rows[index] = vec
         width = len(rows[0] or [])
         if any(len(r or []) != width for r in rows):  # one input's answer is odd: find which
@@ -222,6 +223,8 @@ class OpenAICompatibleEmbedder:
                 self._dims = None
             raise ModelChanged(width, expected)
         mat = np.asarray(rows, dtype=np.float32)
+        if not np.all(np.isfinite(mat)):  # finite in JSON, past float32's range: normalised to NaN
+            raise EmbeddingRefused("Embedding response vector holds a non-finite value as float32.")
         if not np.all(np.linalg.norm(mat, axis=1) > 0):  # a zero vector matches nothing: never stored
             raise EmbeddingRefused("Embedding endpoint returned a zero vector for an input.")
         return normalise(mat)

@@ -104,5 +104,10 @@ def _heading(node: OutlineNode) -> OutlineHeading:
 
 def kb_outline(ws: Workspace, request: KbOutlineRequest) -> KbOutlineResult:
     rel, doc = load_document(ws, request.path)
-    tree = outline(doc, rel)
-    return KbOutlineResult(path=tree.path, source_hash=tree.source_hash, headings=[_heading(h) for h in tree.headings])
+    tree = outline(doc, rel, request.pointer, request.max_headings, request.max_bytes)
+    return KbOutlineResult(
+        path=tree.path,
+        source_hash=tree.source_hash,
+        headings=[_heading(h) for h in tree.headings],
+        next_pointer=tree.next_pointer,
+    )

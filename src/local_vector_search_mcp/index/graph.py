@@ -31,12 +31,16 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from ..markdown.tables import cell_display_text
 from .port import DocumentMeta, StoredLink
 
 __all__ = ["Graph", "ResolvedLink", "Resolver", "name_key", "slug"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+# a heading's own id, written last: `## Title {#id}` (VitePress, Pandoc, kramdown, Hugo), other
+# attributes allowed beside it (`{#id .class}`)
+_HEADING_ID = re.compile(r"\{[^{}]*?#([^\s{}#]+)[^{}]*\}\s*$")
 WIKI_KINDS = frozenset({"wikilink", "embed"})
 
 
@@ -60,6 +64,25 @@ def slug(title: str) -> str:
     """GitHub-style heading slug: lowercase, punctuation dropped, spaces to dashes."""
     text = unicodedata.normalize("NFC", title).strip().lower()
     return _SLUG_DROP.sub("", text).replace(" ", "-")
+
+
+def heading_anchors(titles: Sequence[str]) -> frozenset[str]:
+    """Every anchor a renderer gives the headings (decision 772): GitHub's slug of the rendered
+    text, numbered ``-1``, ``-2``... when repeated (github-slugger's rule), the slug of the text
+    as written (what this check compared before), and an explicit ``{#id}``."""
+    anchors: set[str] = set()
+    seen: dict[str, int] = {}
+    for title in titles:
+        own = _HEADING_ID.search(title)
+        if own:
+            anchors.add(own.group(1).lower())
+        base = result = slug(cell_display_text(title))  # parses only a title holding markup
+        while result in seen:
+            seen[base] += 1
+            result = f"{base}-{seen[base]}"
+        seen[result] = 0
+        anchors.update((result, slug(title)))
+    return frozenset(anchors)
 
 
 def _folded(title: str) -> str:
@@ -214,7 +237,7 @@ class Resolver:
         known = self._slugs.get(target)
         if known is None:
             known = self._slugs[target] = (
-                frozenset(slug(h) for h in meta.headings),
+                heading_anchors(meta.headings),
                 frozenset(_folded(h) for h in meta.headings),
             )
         slugs, folded_titles = known

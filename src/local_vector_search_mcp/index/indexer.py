@@ -147,7 +147,7 @@ class _Isolated:
     """What one batch gave once the texts the provider refused were split off (decision 510)."""
 
     def __init__(self) -> None:
-        self.vectors: list[tuple[int, np.ndarray[Any, Any]]] = []
+        self.vectors: list[tuple[PendingChunk, np.ndarray[Any, Any]]] = []
         self.refused: list[tuple[PendingChunk, str]] = []
         self.split = False  # the provider refused the batch as a whole, so it was halved
 
@@ -611,7 +611,7 @@ class Indexer:
                 batch = max(1, len(todo) // 2)  # the batch was too large for the endpoint (413), no text was
             with self.gate:
                 stored = self.store.store_vectors(got.vectors)
-                self.store.refuse_vectors([(p.chunk_id, reason) for p, reason in got.refused])
+                self.store.refuse_vectors(got.refused)
             refused_here.update(p.chunk_id for p, _ in got.refused)
             if got.refused and result.first_refused is None:
                 first, reason = got.refused[0]
@@ -662,7 +662,7 @@ class Indexer:
                 out.refused += part.refused
             out.split = True
             return out
-        out.vectors = [(p.chunk_id, np.asarray(v, dtype=np.float32)) for p, v in zip(todo, vectors, strict=True)]
+        out.vectors = [(p, np.asarray(v, dtype=np.float32)) for p, v in zip(todo, vectors, strict=True)]
         return out
 
     def _probe(self, dims: int | None) -> None:

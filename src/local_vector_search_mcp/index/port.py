@@ -354,16 +354,18 @@ class IndexStore(Protocol):
         only, when given)."""
         ...
 
-    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
-        """Store vectors of pending chunks in one transaction; chunks that are gone
-        or no longer pending are skipped. Returns how many were stored."""
+    def store_vectors(self, vectors: Sequence[tuple[PendingChunk, npt.NDArray[np.float32]]]) -> int:
+        """Store the vectors of pending chunks, each with the chunk as ``pending_vectors`` gave it,
+        in one transaction. Skipped: chunks that are gone, no longer pending, or whose embedding
+        text changed since (their id may now hold another text, whose vector this is not: decision
+        801). Returns how many were stored."""
         ...
 
-    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
-        """Record that the provider refused the texts of these pending chunks (chunk id, reason):
+    def refuse_vectors(self, refusals: Sequence[tuple[PendingChunk, str]]) -> int:
+        """Record that the provider refused the texts of these pending chunks (with its reason):
         they stop being pending and get no vector, until their document is stored again or a new
-        vector table queues every chunk. Chunks gone or no longer pending are skipped; returns how
-        many were recorded."""
+        vector table queues every chunk. Skipped as by :meth:`store_vectors`; returns how many
+        were recorded."""
         ...
 
     def refused_vectors(self, limit: int) -> tuple[int, list[RefusedChunk]]:

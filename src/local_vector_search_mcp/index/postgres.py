@@ -844,18 +844,19 @@ class PostgresStore:
             conn.execute(pg_pending.grant(self._schema, privilege, role))
         conn.execute(pg_pending.fill(self._schema))
 
-    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+    def store_vectors(self, vectors: Sequence[tuple[PendingChunk, npt.NDArray[np.float32]]]) -> int:
         if not vectors or not self.has_vectors():
             return 0
         stored = 0
         layout = self._layout()
         query = (
             f"insert into vectors (chunk_id, {layout.insert_columns}) select id, {layout.insert_marks}"
-            " from chunks where id = %s on conflict (chunk_id) do nothing"
+            " from chunks where id = %s and embedding_text_hash = %s on conflict (chunk_id) do nothing"
         ).encode()
         with self._lock, self._conn().transaction(), self._conn().cursor() as cur:
-            for chunk_id, vector in vectors:
-                cur.execute(query, (*layout.row(vector), chunk_id))
+            for chunk, vector in vectors:
+                # ids come from a sequence here, never reused; the text is checked as on SQLite (decision 801)
+                cur.execute(query, (*layout.row(vector), chunk.chunk_id, chunk.embedding_text_hash))
                 stored += cur.rowcount
         self._recentre()
         return stored
@@ -1031,7 +1032,7 @@ class PostgresStore:
         )
         return bool(rows)
 
-    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+    def refuse_vectors(self, refusals: Sequence[tuple[PendingChunk, str]]) -> int:
         """A refused chunk has a row in ``refused_vectors`` (its reason) and none in the pending
         table; the row goes with its chunk, and a chunk stored again is pending again (the
         pending table's trigger), so it is tried once more (decision 510)."""
@@ -1042,16 +1043,19 @@ class PostgresStore:
             if not self._table_exists("refused_vectors"):  # an index from before decision 510
                 self._ddl_lock(cur)
                 cur.execute(_REFUSED_TABLE)
-            for chunk_id, reason in refusals:
+            recorded: list[int] = []
+            for chunk, reason in refusals:
                 cur.execute(
                     b"insert into refused_vectors (chunk_id, reason) select c.id, %s from chunks c where c.id = %s"
-                    b" and not exists (select 1 from vectors v where v.chunk_id = c.id)"
+                    b" and c.embedding_text_hash = %s and not exists (select 1 from vectors v where v.chunk_id = c.id)"
                     b" on conflict (chunk_id) do update set reason = excluded.reason",
-                    (reason, chunk_id),
+                    (reason, chunk.chunk_id, chunk.embedding_text_hash),
                 )
                 done += cur.rowcount
-            if self._pending_state()[1]:
-                cur.execute(b"delete from pending_vectors where chunk_id = any(%s)", ([cid for cid, _ in refusals],))
+                if cur.rowcount:
+                    recorded.append(chunk.chunk_id)
+            if self._pending_state()[1] and recorded:
+                cur.execute(b"delete from pending_vectors where chunk_id = any(%s)", (recorded,))
         return done
 
     def refused_vectors(self, limit: int) -> tuple[int, list[RefusedChunk]]:

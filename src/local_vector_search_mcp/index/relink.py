@@ -15,6 +15,8 @@ Writing the plan, all or nothing, is the writer's job (``writer.commit_many``).
   with ``.md`` kept if the author wrote it.
 * The moved document's own relative Markdown links are rewritten against its
   new folder so they still reach their targets.
+* Plain links to files that are no documents (``[full size](pic.png)``, ``[spec](a.pdf)``) and
+  the ``src`` of HTML ``<img>`` tags are followed the same way (decision 761).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from markdown_it.common.utils import unescapeAll
 
 from ..errors import InvalidArgument, KbError, NotFound
 from ..markdown import parse_document
+from ..markdown.html_images import HtmlImageSource, html_image_sources
 from ..markdown.links import Link, extract_links, rewrite
 from ..markdown.source import BOM
 from ..sourcefile import read_source, unlisted_folder
@@ -45,6 +48,7 @@ _NEEDS_ENCODING_ANGLED = frozenset("<>%#?")
 _SAFE = frozenset("/!$&'*+,;=:@-._~ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 # a wikilink or embed cannot name a file holding these: Obsidian reads them as syntax
 _WIKI_SYNTAX = frozenset("#|^[]")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # a URL (https:, data:, mailto:), never a file here
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +228,11 @@ def _relink_file(
             changes.add(change)
         if link.in_properties:
             properties.append(link.destination if change is None else _replaced(link, change))
+    for image in html_image_sources(doc):
+        written = doc.text[image.start : image.end]
+        change = _new_html_source(image, written, source_before, source_after, src, dst)
+        if change is not None:
+            changes.add(change)
     if not changes:
         return None
     new_text = rewrite(doc.text, changes)
@@ -268,6 +277,10 @@ def _new_destination(
     text: str,
 ) -> tuple[int, int, str] | None:
     resolved = before.resolve(_stored(link, source_before))
+    if resolved is None and link.kind in ("inline", "reference"):
+        # a plain link to a file that is no document (an image, a PDF) is not a graph edge, but a
+        # move breaks it all the same: resolved as an image's destination is (decision 761)
+        resolved = before.resolve(StoredLink(source_before, 0, "image", link.destination, link.text, link.pointer))
     if resolved is None or resolved.candidates:
         return None
     if link.kind in WIKI_KINDS:
@@ -292,6 +305,39 @@ def _new_destination(
     if unquote(path_part) == unquote(new_path):
         return None
     return link.start, link.start + len(written), new_path
+
+
+def _new_html_source(
+    image: HtmlImageSource, written: str, source_before: str, source_after: str, src: str, dst: str
+) -> tuple[int, int, str] | None:
+    """The new ``src`` of an ``<img>`` tag that the move would break, as a browser reads it:
+    percent-decoded, relative to the document's folder; None when it still reaches its picture."""
+    value = image.value.strip()
+    if not value or value.startswith(("#", "/", "\\")) or _SCHEME.match(value):
+        return None
+    path_part = re.split(r"[?#]", value, maxsplit=1)[0]
+    if not path_part:
+        return None
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(source_before), unquote(path_part)))
+    if target == ".." or target.startswith(("../", "/")):
+        return None
+    if target == src:
+        target = dst
+    elif source_before == source_after:
+        return None  # neither end moved
+    folder_after = posixpath.dirname(source_after)
+    if posixpath.normpath(posixpath.join(folder_after, unquote(path_part))) == target:
+        return None
+    if written != value:
+        return None  # written with character references or padded: left as written, never guessed
+    relative = posixpath.relpath(target, folder_after or ".")
+    if path_part.startswith("./") and not relative.startswith("../"):
+        relative = f"./{relative}"
+    # a quoted value holds spaces; an unquoted one ends at one; the quote itself and "&" are encoded
+    new_path = _written(relative, path_part, angled=bool(image.quote))
+    for char in f"&{image.quote}":
+        new_path = new_path.replace(char, quote(char, safe=""))
+    return image.start, image.start + len(path_part), new_path
 
 
 def _written_path(written: str, destination: str, path_part: str) -> str | None:

@@ -1098,21 +1098,26 @@ class SqliteStore(ChunkTables):
             if self._table_exists("refused_vectors"):
                 c.execute("DELETE FROM refused_vectors")
 
-    def store_vectors(self, vectors: Sequence[tuple[int, npt.NDArray[np.float32]]]) -> int:
+    def store_vectors(self, vectors: Sequence[tuple[PendingChunk, npt.NDArray[np.float32]]]) -> int:
         if not vectors or not self.has_vectors():
             return 0
         with self._write() as c:
             rows = []
-            for cid, vec in vectors:
-                doc_id = self._one("SELECT document_id FROM chunks WHERE id = ? AND vector_pending = 1", (cid,))
+            for chunk, vec in vectors:
+                # the text too: a document stored again meanwhile may have given this id to another
+                # chunk (ids start after the highest left), whose vector this is not (decision 801)
+                doc_id = self._one(
+                    "SELECT document_id FROM chunks WHERE id = ? AND vector_pending = 1 AND embedding_text_hash = ?",
+                    (chunk.chunk_id, chunk.embedding_text_hash),
+                )
                 if doc_id is not None:
-                    rows.append((cid, int(doc_id), vec))
+                    rows.append((chunk.chunk_id, int(doc_id), vec))
             c.executemany("UPDATE chunks SET vector_pending = 0 WHERE id = ?", [(cid,) for cid, _, _ in rows])
             self._insert_vectors(c, rows)
             self._bump(c)
             return len(rows)
 
-    def refuse_vectors(self, refusals: Sequence[tuple[int, str]]) -> int:
+    def refuse_vectors(self, refusals: Sequence[tuple[PendingChunk, str]]) -> int:
         """``vector_pending = 2`` marks a refused chunk (out of the pending index and count);
         the reason sits in ``refused_vectors``, whose rows go with their chunk (decision 510)."""
         if not refusals or not self.has_vectors():
@@ -1123,11 +1128,17 @@ class SqliteStore(ChunkTables):
                 "REFERENCES chunks(id) ON DELETE CASCADE, reason TEXT NOT NULL)"
             )
             done = 0
-            for cid, reason in refusals:
-                c.execute("UPDATE chunks SET vector_pending = 2 WHERE id = ? AND vector_pending = 1", (cid,))
-                if not c.changes():  # gone, or no longer pending
+            for chunk, reason in refusals:
+                c.execute(
+                    "UPDATE chunks SET vector_pending = 2 WHERE id = ? AND vector_pending = 1 "
+                    "AND embedding_text_hash = ?",
+                    (chunk.chunk_id, chunk.embedding_text_hash),
+                )
+                if not c.changes():  # gone, no longer pending, or another text (decision 801)
                     continue
-                c.execute("INSERT OR REPLACE INTO refused_vectors(chunk_id, reason) VALUES(?, ?)", (cid, reason))
+                c.execute(
+                    "INSERT OR REPLACE INTO refused_vectors(chunk_id, reason) VALUES(?, ?)", (chunk.chunk_id, reason)
+                )
                 done += 1
             return done
 

@@ -20,6 +20,8 @@ __all__ = [
     "DEFAULT_MAX_ELEMENTS",
     "MAX_BYTES_LIMIT",
     "MAX_ELEMENTS_LIMIT",
+    "MAX_OUTLINE_BYTES",
+    "MAX_OUTLINE_HEADINGS",
     "Outline",
     "OutlineNode",
     "Slice",
@@ -31,6 +33,11 @@ DEFAULT_MAX_ELEMENTS = 20
 DEFAULT_MAX_BYTES = 12_000
 MAX_ELEMENTS_LIMIT = 100
 MAX_BYTES_LIMIT = 100_000
+# An outline page (decision 771): a summary an agent takes whole, so the defaults are the limits.
+# 1000 headings with short titles answer about 150 kB of JSON, kb_read's largest page being about
+# twice its 100,000 bytes of Markdown (the slice and the elements' texts).
+MAX_OUTLINE_HEADINGS = 1000
+MAX_OUTLINE_BYTES = 100_000
 
 
 def _clamp(value: int | None, default: int, upper: int) -> int:
@@ -65,6 +72,7 @@ class Outline:
     path: str
     source_hash: str
     headings: list[OutlineNode]
+    next_pointer: str | None = None  # v2 anchor of the first heading not in this page
 
 
 def read_slice(
@@ -119,14 +127,41 @@ def read_slice(
     )
 
 
-def outline(doc: Document, path: str) -> Outline:
-    """The heading tree: each heading holds the deeper headings that follow it."""
+def outline(
+    doc: Document,
+    path: str,
+    pointer: str | None = None,
+    max_headings: int | None = None,
+    max_bytes: int | None = None,
+) -> Outline:
+    """One page of the heading tree, from the first heading at or after ``pointer`` (default
+    ``document``): each heading holds the deeper headings that follow it in the page; one whose
+    parent is on an earlier page is a root of this one. The page stops before ``max_headings``
+    headings or before its titles and pointers pass ``max_bytes`` (the first always included), as
+    :func:`read_slice` pages the text; pointers resolve as there (``InvalidArgument``,
+    ``Conflict``)."""
+    limit = _clamp(max_headings, MAX_OUTLINE_HEADINGS, MAX_OUTLINE_HEADINGS)
+    budget = _clamp(max_bytes, MAX_OUTLINE_BYTES, MAX_OUTLINE_BYTES)
+    target = resolve(doc, parse_anchor(DOCUMENT if pointer is None else pointer), path)
+    first = 0 if target is None else doc.index_of(target.pointer) or 0
+    page: list[Element] = []
+    size = 0
+    next_pointer: str | None = None
+    for element in doc.elements[first:]:
+        if element.kind is not ElementKind.HEADING:
+            continue
+        grown = size + len(utf8(element.anchor)) + len(utf8(element.title or ""))
+        if page and (len(page) == limit or grown > budget):
+            next_pointer = element.anchor
+            break
+        page.append(element)
+        size = grown
     roots: list[OutlineNode] = []
     stack: list[OutlineNode] = []
-    for heading in doc.headings:
+    for heading in page:
         node = OutlineNode(pointer=heading.anchor, level=heading.level or 1, title=heading.title or "", children=[])
         while stack and stack[-1].level >= node.level:
             stack.pop()
         (stack[-1].children if stack else roots).append(node)
         stack.append(node)
-    return Outline(path=path, source_hash=doc.source_hash, headings=roots)
+    return Outline(path=path, source_hash=doc.source_hash, headings=roots, next_pointer=next_pointer)

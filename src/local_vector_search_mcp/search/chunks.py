@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import math
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -147,9 +146,9 @@ class ChunkApi:
             raise InvalidArgument(
                 f"{field} has {len(values)} dimensions but the index stores {expected}-dimensional vectors."
             )
-        if not all(math.isfinite(v) for v in values):
-            raise InvalidArgument(f"{field} has a component that is not a finite number.")
         vec = np.asarray(values, dtype=np.float64)
+        if not np.isfinite(vec).all():
+            raise InvalidArgument(f"{field} has a component that is not a finite number.")
         peak = float(np.max(np.abs(vec))) if len(vec) else 0.0
         if peak == 0.0:
             raise InvalidArgument(f"{field} must not be all zeros.")

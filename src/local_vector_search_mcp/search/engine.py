@@ -63,6 +63,7 @@ from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .duplicates import collapse, passage_key
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
+from .meaning import semantic_worthy
 from .text import build_lexical_query, make_snippet
 from .titles import promote_titles, titled_hits
 
@@ -175,7 +176,19 @@ class SearchEngine:
         self, embedder: Embedder, query: str, limit: int, top_k: int, scope: PathScope | None
     ) -> list[ChunkHit]:
         vector = self._query_vector(embedder, query)  # once: a grown list asks the store again, not the model
-        return _distinct_enough(lambda n: self.store.semantic(vector, n, scope), limit, top_k)
+
+        def fetch(n: int) -> list[ChunkHit]:
+            # n chunks worth ranking: markup-only ones are skipped (decision 790), so a list they cut
+            # short is asked again for as many more as they took, until the index has no more
+            want = n
+            while True:
+                hits = self.store.semantic(vector, want, scope)
+                worthy = [h for h in hits if semantic_worthy(h)]
+                if len(worthy) >= n or len(hits) < want or want >= POOL_CEILING:
+                    return worthy[:n]
+                want += n - len(worthy)
+
+        return _distinct_enough(fetch, limit, top_k)
 
     def _lexical_candidates(
         self, query: str, limit: int, top_k: int, scope: PathScope | None

@@ -32,6 +32,7 @@ from ..errors import KbError
 from ..workspace import Workspace
 from .answer_form import accepts_stream
 from .handshake import explain_requests_before_initialize
+from .params import explain_invalid_params
 
 log = logging.getLogger("local_vector_search_mcp")
 
@@ -121,6 +122,12 @@ class Lanes:
         return self._limiters[lane]
 
 
+SHUTDOWN_MESSAGE = (
+    "The server is shutting down and stopped this call before it finished; nothing of it was written. "
+    "Call it again once the server is back."
+)
+
+
 def call_result(
     ws: Workspace, name: str, arguments: dict[str, Any] | None, call: progress.Call
 ) -> types.CallToolResult:
@@ -132,6 +139,9 @@ def call_result(
             result = invoke(ws, name, arguments)
     except progress.Cancelled:
         stopped = time.monotonic() - (call.cancelled_at or time.monotonic())
+        if not call.by_client:  # the server is stopping: this answer is sent (decision 752)
+            log.info("%s stopped by the server's shutdown: it stopped %.2f s later", name, stopped)
+            return error_result(KbError(SHUTDOWN_MESSAGE))
         log.info("%s cancelled by its client: it stopped %.2f s later", name, stopped)
         # Never sent: the SDK answers no request its client cancelled.
         return error_result(KbError("The call was cancelled."))
@@ -148,9 +158,12 @@ def call_result(
     )
 
 
-def build_server(ws: Workspace) -> Server[Any]:
+def build_server(ws: Workspace, in_flight: set[progress.Call] | None = None) -> Server[Any]:
+    """The MCP server of ``ws``; ``in_flight`` (when given) holds the calls running at any moment,
+    so an HTTP server that is shutting down can stop the ones that outlast its grace period."""
     tools = available_tools(ws.config.server.toolsets)
     lanes = Lanes()
+    running: set[progress.Call] = set() if in_flight is None else in_flight
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
@@ -176,7 +189,7 @@ def build_server(ws: Workspace) -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         limiter = lanes.limiter(lane_of(ws, params.name, params.arguments))
-        return await run_tool(ws, ctx, params.name, params.arguments, limiter)
+        return await run_tool(ws, ctx, params.name, params.arguments, limiter, running)
 
     server = Server(
         ws.config.server.name,
@@ -186,11 +199,17 @@ def build_server(ws: Workspace) -> Server[Any]:
         on_call_tool=call_tool,
     )
     server.middleware.append(explain_requests_before_initialize)
+    server.middleware.append(explain_invalid_params)
     return server
 
 
 async def run_tool(
-    ws: Workspace, ctx: Any, name: str, arguments: dict[str, Any] | None, limiter: anyio.CapacityLimiter
+    ws: Workspace,
+    ctx: Any,
+    name: str,
+    arguments: dict[str, Any] | None,
+    limiter: anyio.CapacityLimiter,
+    in_flight: set[progress.Call] | None = None,
 ) -> types.CallToolResult:
     """Run a tool in a worker thread under a :class:`progress.Call` (decision 500)."""
     wants_progress = progress_token_from_params(getattr(ctx, "params", None)) is not None
@@ -203,10 +222,15 @@ async def run_tool(
     # and the tool ran to its end, writing a PDF nobody waited for. The watcher turns the
     # cancellation into the flag the tool's code checks between pieces of its work; started
     # with start(), so a cancellation that comes at once still finds it inside its try.
-    async with anyio.create_task_group() as tg:
-        await tg.start(_flag_on_cancel, call)
-        result = await anyio.to_thread.run_sync(call_result, ws, name, arguments, call, limiter=limiter)
-        tg.cancel_scope.cancel()
+    in_flight = set() if in_flight is None else in_flight
+    in_flight.add(call)  # only the event loop's thread touches the set
+    try:
+        async with anyio.create_task_group() as tg:
+            await tg.start(_flag_on_cancel, call)
+            result = await anyio.to_thread.run_sync(call_result, ws, name, arguments, call, limiter=limiter)
+            tg.cancel_scope.cancel()
+    finally:
+        in_flight.discard(call)
     return result
 
 

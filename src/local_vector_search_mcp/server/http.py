@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import progress
 from ..config import ConfigError, Settings
 from ..workspace import Workspace
 from .answer_form import JSON_ANSWERS, AnswerForm
@@ -40,6 +41,10 @@ TOKEN_ENV = "LOCAL_VECTOR_SEARCH_MCP_TOKEN"
 MIN_TOKEN_LENGTH = 16
 # Long enough for an in-flight PDF export or reindex batch to finish after SIGTERM.
 GRACEFUL_SHUTDOWN_SECONDS = 30
+# A call still running this long before the grace period ends is stopped at its next step and
+# answered with an error saying so; uvicorn would cancel its request at the end, the client
+# getting a bare 500 and the log a traceback (decision 752).
+STOP_CALLS_BEFORE_END_SECONDS = 5
 # An idle keep-alive connection stays open this long (uvicorn's default is 5 s). Clients drop
 # idle connections after their own limit (httpx and the mcp SDK: 5 s, Node: 4-5 s, a reverse
 # proxy: typically 60 s); the server must wait longer, or a request sent on a connection the
@@ -87,14 +92,18 @@ def _read_token(settings: Settings, environ: Mapping[str, str]) -> str | None:
 def http_options(settings: Settings, environ: Mapping[str, str] | None = None) -> HttpOptions:
     """Resolve the HTTP settings and the token; :class:`ConfigError` when the server must not start."""
     server = settings.config.server
+    # `[::1]` as URLs write it: the loopback check took it, and the bind then failed ("Name or
+    # service not known"); the printed URL puts the brackets back (decision 753).
+    host = server.host.strip()
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     token = _read_token(settings, os.environ if environ is None else environ)
-    if token is None and not is_loopback_host(server.host):
+    if token is None and not is_loopback_host(host):
         raise ConfigError(
-            f"Refusing to listen on {server.host}: anything but a loopback address needs a bearer token. "
+            f"Refusing to listen on {host}: anything but a loopback address needs a bearer token. "
             f"Set {TOKEN_ENV} (or server.tokenFile), and put a TLS reverse proxy in front for other machines."
         )
     return HttpOptions(
-        host=server.host,
+        host=host,
         port=server.port,
         token=token,
         allowed_hosts=tuple(server.allowed_hosts),
@@ -105,8 +114,11 @@ def http_options(settings: Settings, environ: Mapping[str, str] | None = None) -
     )
 
 
-def build_app(ws: Workspace, options: HttpOptions, port: int) -> tuple[Any, Any]:
-    """The ASGI application for ``port`` (the bound one) and its SDK session manager."""
+def build_app(
+    ws: Workspace, options: HttpOptions, port: int, in_flight: set[progress.Call] | None = None
+) -> tuple[Any, Any]:
+    """The ASGI application for ``port`` (the bound one) and its SDK session manager; ``in_flight``
+    collects the tool calls running at any moment."""
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
@@ -117,7 +129,7 @@ def build_app(ws: Workspace, options: HttpOptions, port: int) -> tuple[Any, Any]
     from .app import build_server
 
     manager = StreamableHTTPSessionManager(
-        app=build_server(ws),
+        app=build_server(ws, in_flight),
         stateless=options.stateless,
         # A POST is answered with plain JSON, not a one-event SSE stream: it costs a third less
         # server CPU per call, and proxies need no unbuffering for it. A call that asked for
@@ -214,7 +226,9 @@ def _url(host: str, port: int) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}{ENDPOINT}"
 
 
-def _make_server(config: Any, manager: Any) -> Any:
+def _make_server(config: Any, manager: Any, in_flight: set[progress.Call] | None = None) -> Any:
+    import asyncio
+
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -238,12 +252,21 @@ def _make_server(config: Any, manager: Any) -> Any:
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             log.info("shutting down: finishing requests in flight")
+            if in_flight is not None:
+                asyncio.get_running_loop().call_later(
+                    GRACEFUL_SHUTDOWN_SECONDS - STOP_CALLS_BEFORE_END_SECONDS, _stop_calls, in_flight
+                )
             # The SDK has no public "all sessions" view; without it we only wait longer.
             for transport in list(getattr(manager, "_server_instances", {}).values()):
                 transport.close_standalone_sse_stream()
             await super().shutdown(sockets)
 
     return Server(config)
+
+
+def _stop_calls(in_flight: set[progress.Call]) -> None:
+    for call in list(in_flight):
+        call.cancel(by_client=False)
 
 
 def uvicorn_config(app: Any) -> Any:
@@ -274,9 +297,10 @@ def serve_http(ws: Workspace, options: HttpOptions) -> None:
         ws.close()
         raise
     port = int(sock.getsockname()[1])
-    app, manager = build_app(ws, options, port)
+    in_flight: set[progress.Call] = set()
+    app, manager = build_app(ws, options, port, in_flight)
     config = uvicorn_config(app)
-    server = _make_server(config, manager)
+    server = _make_server(config, manager, in_flight)
     # The watcher (when configured) starts now; the catch-up with an existing index (a stat per
     # file, in the background) starts with the first tool call.
     ws.start_serving()

@@ -1,0 +1,84 @@
+"""Where ``<img src="...">`` tags in a document's HTML name their picture (decision 761).
+
+Markdown allows raw HTML, and pictures are often drawn with it: mdBook books (the rust book draws
+every figure with ``<img>``), READMEs that size or centre an image. A move that keeps links
+working must see those sources too. Only HTML that markdown-it reads as HTML counts: an HTML
+block, or inline HTML in a paragraph, heading or table cell; the same tag in a code span, a code
+block or an HTML comment is text and is never touched.
+
+Each source is returned with its span in ``Document.text`` (the value between the quotes, or the
+unquoted value), so a rewrite changes exactly those characters.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from .model import Document
+
+__all__ = ["HtmlImageSource", "html_image_sources"]
+
+_MD = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+_IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+# an attribute value: double-quoted, single-quoted or unquoted (HTML's attribute syntax)
+_SRC = re.compile(r"""[\s/]src\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.IGNORECASE)
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlImageSource:
+    start: int
+    end: int
+    """The span of the value as written in ``Document.text``."""
+    value: str
+    """The value with character references resolved (what a browser requests)."""
+    quote: str
+    """``"``, ``'`` or ``""`` for an unquoted value."""
+
+
+def html_image_sources(doc: Document) -> list[HtmlImageSource]:
+    """Every ``src`` of an ``<img>`` tag that the document's HTML holds, in text order."""
+    text = doc.text
+    if "<img" not in text.lower():
+        return []
+    lines = doc.lines
+    found: list[HtmlImageSource] = []
+    for token in _MD.parse(text):
+        if token.map is None or token.type not in ("html_block", "inline"):
+            continue
+        begin = lines.start_of(token.map[0])
+        end = lines.ends[min(token.map[1], lines.count) - 1] if token.map[1] > token.map[0] else begin
+        if token.type == "html_block":
+            found.extend(_sources(text, begin, end, None))
+        elif "<img" in token.content.lower():
+            tags = [
+                c.content for c in token.children or () if c.type == "html_inline" and _IMG_TAG.fullmatch(c.content)
+            ]
+            if tags:
+                found.extend(_sources(text, begin, end, tags))
+    return found
+
+
+def _sources(text: str, begin: int, end: int, inline_tags: list[str] | None) -> list[HtmlImageSource]:
+    """The sources of the tags in ``text[begin:end]`` outside HTML comments. For a paragraph's inline
+    HTML (``inline_tags``, as markdown-it read them) a tag counts only when the paragraph holds it
+    exactly as often as markdown-it found it: the other copies would be in code spans."""
+    region = _COMMENT.sub(lambda m: " " * len(m.group(0)), text[begin:end])
+    out: list[HtmlImageSource] = []
+    for tag in _IMG_TAG.finditer(region):
+        written = tag.group(0)
+        if inline_tags is not None and inline_tags.count(written) != region.count(written):
+            continue
+        src = _SRC.search(written)
+        if src is None:
+            continue
+        group = next(g for g in (1, 2, 3) if src.group(g) is not None)
+        quote = {1: '"', 2: "'", 3: ""}[group]
+        start = begin + tag.start() + src.start(group)
+        out.append(HtmlImageSource(start, start + len(src.group(group)), html.unescape(src.group(group)), quote))
+    return out

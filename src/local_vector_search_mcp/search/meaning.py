@@ -1,0 +1,54 @@
+"""Chunks whose text says nothing a reader would look for, left out of the semantic list.
+
+An embedding of a chunk that holds no prose is not a neighbour of anything in particular, so it
+lands near every query the model understands poorly (a typo, a rare word, a name the model never
+saw): the rust-book's legacy link targets (``<a id="traits-defining-shared-behavior"></a>``,
+19 chunks) filled a third of hybrid's ten for ``borowing``; VitePress pages open with front
+matter of layout switches alone (``aside: false``), which did the same for ``nextTick()``. Such a
+chunk keeps its place in lexical search, where a match on its words is a reason (decisions
+790, 791, 793).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..index.port import ChunkHit
+
+__all__ = ["is_markup_only", "is_settings_only", "semantic_worthy"]
+
+# HTML comments and tags (a tag's attributes are not text a reader sees), as CommonMark's raw HTML.
+_MARKUP = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", re.DOTALL)
+_WORD = re.compile(r"[^\W_]")
+
+
+def is_markup_only(text: str) -> bool:
+    """Whether ``text`` holds no letter or digit outside HTML tags and comments."""
+    word = _WORD.search(text)
+    if word is None:
+        return True
+    tag = text.find("<")
+    if tag < 0 or word.start() < tag:  # a word before any markup: nearly every chunk stops here
+        return False
+    return not _WORD.search(_MARKUP.sub(" ", text))
+
+
+# One line of front matter that only switches a layout: a key with a boolean, a number or nothing.
+_SETTING = re.compile(r"\s*[\w.-]+\s*:\s*(?:true|false|yes|no|on|off|null|~|[-+]?\d+(?:\.\d+)?)?\s*", re.IGNORECASE)
+_FENCES = frozenset({"---", "...", "+++"})
+
+
+def is_settings_only(text: str) -> bool:
+    """Whether ``text`` is a front matter block of layout switches alone (``aside: false``,
+    ``page: true``, ``nav_order: 3``): no title, no description, no word a reader searches for."""
+    lines = text.strip().splitlines()
+    if len(lines) < 2 or lines[0].strip() not in _FENCES:
+        return False
+    return all(not line.strip() or line.strip() in _FENCES or _SETTING.fullmatch(line) for line in lines[1:])
+
+
+def semantic_worthy(hit: ChunkHit) -> bool:
+    """Whether the semantic list may rank ``hit`` (see the module docstring)."""
+    if hit.anchor.startswith("frontmatter~") and is_settings_only(hit.text):
+        return False
+    return not is_markup_only(hit.text)
