@@ -384,6 +384,34 @@ def test_a_hanging_endpoint_holds_a_search_for_the_query_cap_not_timeout_seconds
         svc.ws.close()
 
 
+def test_a_search_does_not_wait_behind_a_slow_passage_request(tmp_path: Path, endpoint: Endpoint) -> None:
+    """A pass's batch that the endpoint takes long over (a model on a CPU, a hung request waiting
+    out timeoutSeconds) held the client's lock, and a search's query embedding waited for it
+    before its own request: the query cap of decision 511 did not bound it (decision 802)."""
+    root = _kb(tmp_path)
+    (root / "d04b.md").unlink()
+    svc = _client(root, endpoint, embedding__dimensions=64)
+    try:
+        svc.reindex()
+        endpoint.faults = [("sleep", 6)]  # the pass's next request; the query's is answered at once
+        sent = len(endpoint.requests)
+        (root / "d01.md").write_text("# Doc 1\n\nkiwis and melons\n", "utf-8")
+        svc.schedule_sync(["d01.md"])
+        svc.sync.wait_idle(30)
+        deadline = time.monotonic() + 10
+        while len(endpoint.requests) == sent and time.monotonic() < deadline:
+            time.sleep(0.01)  # the pass's request is on its way
+        started = time.monotonic()
+        out = svc.search(query="apples and pears", mode="hybrid")
+        took = time.monotonic() - started
+        assert took < 3, f"the search waited {took:.1f} s behind the pass's request"  # was: ~6 s
+        assert out["results"] and "Falling back" not in (out["warning"] or "")
+        assert any(r["searchMode"] != "lexical" for r in out["results"])
+        svc.ws.indexing.wait_vectors(30)
+    finally:
+        svc.ws.close()
+
+
 def test_an_edit_with_a_refused_text_is_set_aside_by_the_background_pass(tmp_path: Path, endpoint: Endpoint) -> None:
     root = _kb(tmp_path)
     (root / "d04b.md").unlink()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -115,7 +114,6 @@ class OpenAICompatibleEmbedder:
             transport=transport,
             trust_env=False,
         )
-        self._lock = threading.Lock()
 
     @property
     def model(self) -> str:
@@ -150,8 +148,9 @@ class OpenAICompatibleEmbedder:
         for attempt in range(patience.attempts):
             last = attempt + 1 == patience.attempts
             try:
-                with self._lock:
-                    response = self._client.post(self._url, json=body, timeout=timeout)
+                # no lock around the request: httpx's pool is thread-safe, and a search's query
+                # must not wait behind a pass's batch the endpoint takes long over (decision 802)
+                response = self._client.post(self._url, json=body, timeout=timeout)
             except httpx.TimeoutException as exc:  # it has waited timeoutSeconds already
                 raise EmbeddingError(f"Embedding endpoint timed out ({type(exc).__name__}).") from exc
             except httpx.ConnectError as exc:
