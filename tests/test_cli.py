@@ -43,7 +43,7 @@ def test_call_list_files(kb: Path) -> None:
 def test_call_with_json_and_stdin(kb: Path) -> None:
     result = run("call", "kb_list_files", "--json", "-", cwd=kb, stdin='{"includeGlob": "**/*.txt"}')
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"files": [], "skippedFolders": 0, "skipped": []}
+    assert json.loads(result.stdout) == {"files": [], "skippedFolders": 0, "skipped": [], "nextCursor": None}
 
 
 def test_call_error_is_json_on_stderr_exit_1(kb: Path) -> None:

@@ -69,6 +69,8 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
     'kb_list_files': (
         ('pathPrefix', 'opt_pathPrefix', 'string'),
         ('includeGlob', 'opt_includeGlob', 'string'),
+        ('cursor', 'opt_cursor', 'string'),
+        ('maxFiles', 'opt_maxFiles', 'integer'),
     ),
     'kb_outline': (
         ('path', 'opt_path', 'string'),
@@ -295,12 +297,14 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_list_files',
         help='List files',
-        description="List the files under the knowledge-base root (Markdown documents and other assets), sorted by path.\nUse it to discover document paths before kb_read, kb_outline or kb_patch.\n`pathPrefix` selects one folder (or one exact file) by whole path segments: `books/chapter` selects\n`books/chapter/...` but not `books/chapter.md`. `includeGlob` filters further (default `**/*`).\nBoth filters compare case-insensitively. `.git`, the index's own files, the server's temporary files\nand symlinks are never listed. A folder the operating system refuses to list, and a file or folder\nwhose name the tools refuse (`nul.md`, `what?.md`, `dir./`, a name that is not valid UTF-8), are left\nout and named in `skipped` with the reason; everything else is still listed.\nFails with INVALID_PATH for an unsafe prefix and INVALID_ARGUMENT for a malformed glob.",
+        description="List the files under the knowledge-base root (Markdown documents and other assets), sorted by path.\nUse it to discover document paths before kb_read, kb_outline or kb_patch.\n`pathPrefix` selects one folder (or one exact file) by whole path segments: `books/chapter` selects\n`books/chapter/...` but not `books/chapter.md`. `includeGlob` filters further (default `**/*`).\nBoth filters compare case-insensitively. `.git`, the index's own files, the server's temporary files\nand symlinks are never listed. A folder the operating system refuses to list, and a file or folder\nwhose name the tools refuse (`nul.md`, `what?.md`, `dir./`, a name that is not valid UTF-8), are left\nout and named in `skipped` with the reason; everything else is still listed.\nLong listings come in pages of at most `maxFiles` (2000): pass `nextCursor` back as `cursor` to read\non. A page starts after the cursor's place in the sort order, so files created or deleted between\npages do not shift the others: every file present throughout is listed once.\nFails with INVALID_PATH for an unsafe prefix and INVALID_ARGUMENT for a malformed glob.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--path-prefix', dest='opt_pathPrefix', type=str, default=None, metavar='PATH_PREFIX', help='Folder (or file) path whose files to list; a trailing `/` is ignored. Omit for the whole root.')
     parser.add_argument('--include-glob', dest='opt_includeGlob', type=str, default=None, metavar='INCLUDE_GLOB', help='Only files whose root-relative path matches this glob (default `**/*`).')
+    parser.add_argument('--cursor', dest='opt_cursor', type=str, default=None, metavar='CURSOR', help='`nextCursor` of the previous page (the last path it listed): this page lists the files sorted after it. Omit for the first page.')
+    parser.add_argument('--max-files', dest='opt_maxFiles', type=int, default=None, metavar='MAX_FILES', help='Maximum number of files in this page, clamped to 1..2000.')
     parser.set_defaults(tool='kb_list_files')
     parser = subparsers.add_parser(
         'kb_outline',

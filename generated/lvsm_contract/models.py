@@ -631,6 +631,14 @@ class KbListFilesRequest(BaseModel):
     """
     Only files whose root-relative path matches this glob (default `**/*`).
     """
+    cursor: Annotated[str | None, Field(max_length=4096, min_length=1)] = None
+    """
+    `nextCursor` of the previous page (the last path it listed): this page lists the files sorted after it. Omit for the first page.
+    """
+    max_files: Annotated[int, Field(alias='maxFiles')] = 2000
+    """
+    Maximum number of files in this page, clamped to 1..2000.
+    """
 
 
 class KbListImagesArguments(BaseModel):
@@ -1742,9 +1750,16 @@ class KbListFilesResult(BaseModel):
         populate_by_name=True,
     )
     files: list[FileEntry]
+    """
+    The page's files, sorted by path (case-insensitive, then ordinal).
+    """
+    next_cursor: Annotated[str | None, Field(alias='nextCursor')]
+    """
+    The last path of this page when more files follow (pass it as `cursor`); null when this page ends the listing.
+    """
     skipped_folders: Annotated[int, Field(alias='skippedFolders', ge=0)]
     """
-    How many folders (or entries) could not be listed or inspected, or have a name the tools refuse; their files are not in `files`. 0 normally.
+    How many folders (or entries) could not be listed or inspected, or have a name the tools refuse; their files are not in `files`. 0 normally. The whole listing's count, the same on every page.
     """
     skipped: Annotated[list[SkippedEntry], Field(max_length=100)]
     """

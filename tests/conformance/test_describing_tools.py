@@ -123,3 +123,22 @@ def test_kb_links_over_the_protocol_pages_backlinks_and_checks_rendered_anchors(
             assert sources == ["a.md"] * 3 + [f"n{i:04}.md" for i in range(1200)]
 
     anyio.run(run)
+
+
+def test_kb_list_files_pages_a_large_tree_over_the_protocol(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Decision 774 black-box: 2,100 files come as 2000 + 100, joined by `nextCursor`."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(2100):
+        (ws / f"f{i:04}.txt").write_bytes(b"")
+
+    async def run() -> None:
+        async with connect(server_command(request.config.getoption("--server")), ws, {}) as conn:
+            first = (await conn.call("kb_list_files", {"request": {}})).structured
+            assert len(first["files"]) == 2000 and first["nextCursor"] == "f1999.txt"
+            rest = (await conn.call("kb_list_files", {"request": {"cursor": first["nextCursor"]}})).structured
+            assert rest["nextCursor"] is None
+            names = [f["relativePath"] for f in first["files"] + rest["files"]]
+            assert names == [f"f{i:04}.txt" for i in range(2100)]
+
+    anyio.run(run)

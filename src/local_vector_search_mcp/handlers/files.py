@@ -20,6 +20,8 @@ def utc_iso(timestamp: float) -> str:
 
 
 MAX_LISTED_SKIPPED = 100
+# one kb_list_files page (decision 774): about 300 kB of JSON, kb_read's largest page being about 200 kB
+MAX_LISTED_FILES = 2000
 
 
 def walk_files(
@@ -82,7 +84,7 @@ def walk_files(
                     pending.append(rel)
             elif stat.S_ISREG(st.st_mode) and wanted(rel, False):
                 found.append((rel, st))
-    found.sort(key=lambda item: (item[0].lower(), item[0]))
+    found.sort(key=lambda item: _order(item[0]))
     skipped.sort(key=lambda item: (item[0].lower(), item[0]))
     return found
 
@@ -93,11 +95,19 @@ def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResu
     if request.path_prefix is not None:
         prefix = ws.guard.normalise(request.path_prefix.rstrip("/\\") or "/", field="pathPrefix")
         prefix, _ = ws.guard.resolve(prefix, field="pathPrefix")  # a folder a Mac named (NFD) as typed (NFC)
-    files = []
+    limit = max(1, min(MAX_LISTED_FILES, request.max_files))
+    # a page starts after the cursor's place in the sort order, not at a position: files created
+    # or deleted before it do not shift the rest (decision 774)
+    after = None if request.cursor is None else _order(request.cursor)
+    files: list[FileEntry] = []
     skipped: list[tuple[str, str]] = []
+    next_cursor: str | None = None
     for rel, st in walk_files(ws, prefix, skipped):
-        if not include(rel):
+        if not include(rel) or (after is not None and _order(rel) <= after):
             continue
+        if len(files) == limit:
+            next_cursor = files[-1].relative_path
+            break
         files.append(
             FileEntry(
                 relative_path=rel,
@@ -110,4 +120,10 @@ def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResu
         files=files,
         skipped_folders=len(skipped),
         skipped=[SkippedEntry(path=path, reason=reason) for path, reason in skipped[:MAX_LISTED_SKIPPED]],
+        next_cursor=next_cursor,
     )
+
+
+def _order(rel: str) -> tuple[str, str]:
+    """The listing's sort key (contract §7.3): case-insensitive, then ordinal."""
+    return (rel.lower(), rel)
