@@ -113,6 +113,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('direction', 'opt_direction', 'string'),
         ('depth', 'opt_depth', 'integer'),
         ('includeMissing', 'opt_includeMissing', 'boolean'),
+        ('offset', 'opt_offset', 'integer'),
     ),
     'index_note': (
         ('path', 'opt_path', 'string'),
@@ -316,7 +317,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_create_pdf_book',
         help='Export a document as PDF',
-        description="Render a Markdown document, or a book of chapters, to a PDF: headings with bookmarks, emphasis,\ncode, nested and task lists, quotes and GitHub alerts, GFM tables, local images and any\nleft-to-right script (CJK text needs a TrueType CJK font; characters no font has are listed in\n`warnings`, and so is right-to-left text, which is set left to right). A document\nwhose blocks are only links, like mdBook's `SUMMARY.md`, is a book: the linked `.md` files are\nits chapters in order, with a title page, a table of contents and links between chapters.\nWrites `outputPath` (default: the document's path with `.pdf`) inside the knowledge base,\nreplacing an existing PDF there atomically; the Markdown, other files and the index are not\ntouched. Missing chapters and missing, unreadable, SVG or remote images become placeholders listed\nin `warnings`; remote and absolute image URLs are never fetched. Needs `knowledgeBase.allowWrites`.\nFetch the result with kb_download_file (which refuses files over 25 MiB; use `profile: screen` for a\nsmaller file). A whole book can take minutes: a call with a `progressToken` gets progress\nnotifications (chapters read and prepared, then pages laid out, with a total), and a cancelled\ncall stops within a page and writes nothing.",
+        description="Render a Markdown document, or a book of chapters, to a PDF: headings with bookmarks, emphasis,\ncode, nested and task lists, quotes and GitHub alerts, GFM tables, local images (also Obsidian\n`![[pic.png|300]]` embeds, found by name anywhere as Obsidian finds them; `[[links]]` read as their\nalias or name) and any\nleft-to-right script (CJK text needs a TrueType CJK font; characters no font has are listed in\n`warnings`, and so is right-to-left text, which is set left to right). A document\nwhose blocks are only links, like mdBook's `SUMMARY.md`, is a book: the linked `.md` files are\nits chapters in order, with a title page, a table of contents and links between chapters.\nWrites `outputPath` (default: the document's path with `.pdf`) inside the knowledge base,\nreplacing an existing PDF there atomically; the Markdown, other files and the index are not\ntouched. Missing chapters and missing, unreadable, SVG or remote images become placeholders listed\nin `warnings`; remote and absolute image URLs are never fetched. Needs `knowledgeBase.allowWrites`.\nFetch the result with kb_download_file (which refuses files over 25 MiB; use `profile: screen` for a\nsmaller file). A whole book can take minutes: a call with a `progressToken` gets progress\nnotifications (chapters read and prepared, then pages laid out, with a total), and a cancelled\ncall stops within a page and writes nothing.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
@@ -399,6 +400,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--direction', dest='opt_direction', type=str.lower, default=None, choices=['outgoing', 'incoming', 'both'], help='`outgoing` follows links from a document to its targets, `incoming` from a target back to the documents linking to it, `both` follows both at every hop.')
     parser.add_argument('--depth', dest='opt_depth', type=int, default=None, metavar='DEPTH', help='How many hops to follow from `path`; 1 lists only its direct links.')
     parser.add_argument('--include-missing', dest='opt_includeMissing', action=argparse.BooleanOptionalAction, default=None, help='Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.')
+    parser.add_argument('--offset', dest='opt_offset', type=int, default=None, metavar='OFFSET', help="Where to start in the walk's links (and, without `path`, in each of `links`, `orphans` and `missingImages`): pass the `nextOffset` of the previous answer to read on past the 1000-item limit. The order is fixed for an unchanged index; a re-index between pages can shift it.")
     parser.set_defaults(tool='kb_links')
     parser = subparsers.add_parser(
         'index_note',

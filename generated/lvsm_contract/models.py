@@ -608,6 +608,10 @@ class KbLinksRequest(BaseModel):
     """
     Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.
     """
+    offset: Annotated[int, Field(ge=0)] = 0
+    """
+    Where to start in the walk's links (and, without `path`, in each of `links`, `orphans` and `missingImages`): pass the `nextOffset` of the previous answer to read on past the 1000-item limit. The order is fixed for an unchanged index; a re-index between pages can shift it.
+    """
 
 
 class KbListFilesRequest(BaseModel):
@@ -1700,7 +1704,7 @@ class KbLinksResult(BaseModel):
     """
     links: list[DocumentLink]
     """
-    Every link found by the walk, once each, ordered by `depth`, then `source`, then position in the source. At most 1000.
+    Every link found by the walk, once each, ordered by `depth`, then `source`, then position in the source; at most 1000, from `offset` on.
     """
     missing: list[MissingLink]
     """
@@ -1708,17 +1712,21 @@ class KbLinksResult(BaseModel):
     """
     truncated: bool
     """
-    True when the walk (or a whole-knowledge-base list) stopped at the 1000-item limit; narrow `depth` or `direction`.
+    True when the walk (or a whole-knowledge-base list) stopped at the 1000-item limit; read on with `nextOffset`, or narrow `depth` or `direction`.
+    """
+    next_offset: Annotated[int | None, Field(alias='nextOffset', ge=1)]
+    """
+    The `offset` of the next page when `truncated`, else null.
     """
     orphans: list[str] | None = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — indexed documents no other document links to, sorted. At most 1000.
+    Whole-knowledge-base check (no `path`) only, else null — indexed documents no other document links to, sorted; at most 1000, from `offset` on.
     """
     missing_images: Annotated[
         list[MissingImage] | None, Field(alias='missingImages')
     ] = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — image references, file embeds and wikilinks to files that are not notes, whose file does not exist under the root. At most 1000.
+    Whole-knowledge-base check (no `path`) only, else null — image references, file embeds and wikilinks to files that are not notes, whose file does not exist under the root; at most 1000, from `offset` on.
     """
     skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
     """

@@ -50,6 +50,7 @@ __all__ = [
     "load_yaml",
     "normalize_label",
     "rewrite",
+    "wikilink_rule",
 ]
 
 LinkKind = Literal["inline", "reference", "autolink", "image", "wikilink", "embed"]
@@ -160,6 +161,10 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     state.pos = close + 2
     return True
 
+
+wikilink_rule = _wikilink_rule
+"""The inline rule of ``[[target|alias]]`` / ``![[target]]`` (token ``wikilink``, ``meta`` target, alias,
+embed), for other parsers that must read them as this one does (the PDF export)."""
 
 InlineRule = Callable[[StateInline, bool], bool]
 

@@ -150,3 +150,31 @@ def test_a_pasted_picture_is_a_placeholder_not_pages_of_base64(kb: Path) -> None
     ]
     assert poppler.info(pdf)["Pages"] == "1"
     poppler.in_order(poppler.text(pdf), ["before", "Image not available: shot", "end"])
+
+
+@poppler.needs_poppler
+def test_obsidian_embeds_are_pictures_found_as_obsidian_finds_them(kb: Path) -> None:
+    """``![[pic.png|300]]`` printed as that text (decision 762): an Obsidian vault's pictures were
+    missing from its PDF, without a warning. An embed of a picture is now drawn, found by its path
+    from the root, else by its file name anywhere; its ``|width`` or ``|widthxheight`` (CSS pixels)
+    bounds its size; ``[[Note|alias]]`` reads as its alias, ``[[Note#Part]]`` as ``Note > Part``."""
+    (kb / "notes").mkdir()
+    (kb / "attachments" / "deep").mkdir(parents=True)
+    _photo(kb / "attachments" / "deep" / "wide.png", (400, 100), "PNG")
+    _photo(kb / "attachments" / "tall pic.jpg", (60, 120))
+    (kb / "notes" / "a.md").write_text(
+        "# A\n\nbefore ![[wide.png|200]] middle ![[attachments/tall pic.jpg]] after\n\n"
+        "See [[Other note|the other one]] and [[Other#Part]].\n\n![[gone.png]]\n\nend\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "notes/a.md")
+    assert warnings == ["Image 'gone.png' in notes/a.md was replaced by a placeholder: the file does not exist."]
+    text = poppler.text(pdf)
+    assert "[[" not in text and "]]" not in text
+    poppler.in_order(text, ["before", "middle", "after", "the other one", "Other > Part", "Image not available", "end"])
+    rows = poppler.images(pdf)
+    # |200 is 200 CSS pixels = 150 pt wide: the 400-pixel picture (300 pt at 96 ppi without the
+    # bound) is drawn that wide, so it has more pixels than 150 DPI needs and is downsampled to 312
+    assert sorted((r["width"], r["height"]) for r in rows) == [("312", "78"), ("60", "120")]
+    wide = next(r for r in rows if r["width"] == "312")
+    assert int(wide["x-ppi"]) == 150

@@ -411,7 +411,10 @@ class BlockRenderer:
         height) in size, or a placeholder."""
         assert self.chapter is not None
         width, height = box or (self.width(ctx), self.sheet.frame_height * 0.75)
-        loaded = self.images.load(image.src, self.chapter.rel, width, height)
+        if image.size is not None:  # an embed's |width or |widthxheight bounds it further
+            width = min(width, image.size[0] or width)
+            height = min(height, image.size[1] or height)
+        loaded = self.images.load(image.src, self.chapter.rel, width, height, embed=image.embed)
         if isinstance(loaded, Missing):
             # markdown-it percent-encodes the reference (`{{site.url}}` read `%7B%7Bsite.url%7D%7D`):
             # name it as the reader wrote it

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import posixpath
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ class ImageStore:
         self.guard = guard
         self.profile = profile
         self._cache: dict[tuple[str, int, int], Picture | Missing] = {}
+        self._names: dict[str, list[str]] | None = None
 
     def resolve(self, src: str, chapter: str) -> tuple[str, Path] | Missing:
         """The root-relative path and file of ``src`` written in ``chapter``."""
@@ -76,8 +78,54 @@ class ImageStore:
         except KbError:
             return Missing("its path is not permitted")
 
-    def load(self, src: str, chapter: str, max_width: float, max_height: float) -> Picture | Missing:
-        where = self.resolve(src, chapter)
+    def resolve_embed(self, name: str, chapter: str) -> tuple[str, Path] | Missing:
+        """The file of an Obsidian embed ``![[name]]`` written in ``chapter``, found as the link
+        graph finds it (decision 484): ``./``/``../`` from the chapter's folder, else the path from
+        the root, else the file of that name anywhere (the chapter's own folder first, then the
+        shortest path, then in path order). ``name`` is a path as written, not a URL."""
+        name = name.strip().replace("\\", "/")
+        if not name or name.startswith("/") or urlsplit(name).scheme:
+            return Missing("remote and absolute images are never fetched")
+        folder = chapter.rsplit("/", 1)[0] if "/" in chapter else ""
+        written = posixpath.normpath(posixpath.join(folder, name) if name.startswith(("./", "../")) else name)
+        if written == ".." or written.startswith("../"):
+            return Missing("it points outside the knowledge base")
+        if name.startswith(("./", "../")) or os.path.lexists(self.guard.root / written):
+            return self._guarded(written)
+        # a bare name, or a path's tail (``![[deep/pic.png]]``): the file of that name anywhere
+        tail = f"/{written.lower()}"
+        found = [
+            rel
+            for rel in self._by_name().get(posixpath.basename(written).lower(), [])
+            if f"/{rel.lower()}".endswith(tail)
+        ]
+        if not found:
+            return self._guarded(written)  # loading it then says what is wrong (does not exist, ...)
+        found.sort(key=lambda rel: (posixpath.dirname(rel) != folder, rel.count("/"), rel))
+        return self._guarded(found[0])
+
+    def _guarded(self, rel: str) -> tuple[str, Path] | Missing:
+        try:
+            return self.guard.resolve(rel)
+        except KbError:
+            return Missing("its path is not permitted")
+
+    def _by_name(self) -> dict[str, list[str]]:
+        """Root-relative paths of every file by lower-case file name (dot folders skipped), walked once."""
+        if self._names is None:
+            self._names = {}
+            root = self.guard.root
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+                rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+                for file in filenames:
+                    self._names.setdefault(file.lower(), []).append(file if rel_dir == "." else f"{rel_dir}/{file}")
+        return self._names
+
+    def load(
+        self, src: str, chapter: str, max_width: float, max_height: float, *, embed: bool = False
+    ) -> Picture | Missing:
+        where = self.resolve_embed(src, chapter) if embed else self.resolve(src, chapter)
         if isinstance(where, Missing):
             return where
         rel, path = where

@@ -18,11 +18,14 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from ...markdown.links import wikilink_rule
 from .fonts import Family, FontSet
 
 __all__ = ["FOOTNOTES", "MD", "InlineImage", "InlineRenderer", "Rendered"]
 
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+# Obsidian's [[links]] and ![[embeds]], read as the link graph reads them (decision 762)
+MD.inline.ruler.before("link", "wikilink", wikilink_rule)
 # The env key holding the labels of the document's footnotes (lower case); their references are raised.
 FOOTNOTES = "lvsm_footnotes"
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
@@ -34,6 +37,40 @@ _IMG_ALT = re.compile(r"""\balt\s*=\s*(["'])(.*?)\1""", re.IGNORECASE | re.DOTAL
 class InlineImage:
     src: str
     alt: str
+    embed: bool = False
+    """An Obsidian ``![[name]]``: ``src`` is a file name or path as Obsidian finds it, not a URL."""
+    size: tuple[float | None, float | None] | None = None
+    """An embed's ``|width`` or ``|widthxheight`` in points (CSS pixels x 0.75)."""
+
+
+# Obsidian's image extensions: an embed of anything else (a note, a PDF) is shown as its name
+_EMBED_PICTURE = re.compile(r"\.(?:png|jpe?g|gif|webp|bmp|svg|avif)$", re.IGNORECASE)
+_EMBED_SIZE = re.compile(r"^\s*(\d{1,5})\s*(?:x\s*(\d{1,5}))?\s*$")
+_CSS_PX = 0.75  # points per CSS pixel
+
+
+def _embed(target: str, alias: str | None) -> InlineImage | None:
+    """``![[target|alias]]`` as a picture, or None when it embeds something that is no picture."""
+    name = target.split("#", 1)[0].strip()
+    if not _EMBED_PICTURE.search(name):
+        return None
+    size = _EMBED_SIZE.match(alias or "")
+    if size is None:
+        return InlineImage(name, alias or "", embed=True)
+    width, height = size.group(1), size.group(2)
+    return InlineImage(name, "", embed=True, size=(int(width) * _CSS_PX, int(height) * _CSS_PX if height else None))
+
+
+def _wikilink_text(target: str, alias: str | None) -> str:
+    """What Obsidian shows for ``[[target|alias]]``: the alias, else ``Note > Heading``."""
+    if alias:
+        return alias
+    name, _, part = target.partition("#")
+    name = name.strip()
+    if name.lower().endswith(".md"):
+        name = name[:-3]
+    part = part.strip().lstrip("^")
+    return f"{name} > {part}" if name and part else name or part
 
 
 @dataclass
@@ -90,6 +127,15 @@ class InlineRenderer:
                     out.append("</a>")
             elif kind == "image":
                 images.append(InlineImage(str(tok.attrGet("src") or ""), _plain(tok.children or [])))
+            elif kind == "wikilink":
+                target, alias = str(tok.meta["target"]), tok.meta["alias"]
+                picture = _embed(target, alias) if tok.meta["embed"] else None
+                if picture is not None:
+                    images.append(picture)
+                else:  # a link or an embedded note: its name, as Obsidian shows the link
+                    shown = _wikilink_text(target, alias)
+                    out.append(self._text(shown, base, env))
+                    visible = visible or bool(shown.strip())
             elif kind == "html_inline" and tok.content.lower().startswith("<br"):
                 out.append("<br/>")
             elif kind == "html_inline" and tok.content.lower().startswith("<img"):
@@ -128,6 +174,8 @@ def _plain(children: list[Token]) -> str:
             parts.append(" ")
         elif tok.type == "image":
             parts.append(_plain(tok.children or []))
+        elif tok.type == "wikilink" and not (tok.meta["embed"] and _embed(tok.meta["target"], tok.meta["alias"])):
+            parts.append(_wikilink_text(str(tok.meta["target"]), tok.meta["alias"]))
     return "".join(parts)
 
 
