@@ -113,6 +113,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('direction', 'opt_direction', 'string'),
         ('depth', 'opt_depth', 'integer'),
         ('includeMissing', 'opt_includeMissing', 'boolean'),
+        ('offset', 'opt_offset', 'integer'),
     ),
     'index_note': (
         ('path', 'opt_path', 'string'),
@@ -399,6 +400,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--direction', dest='opt_direction', type=str.lower, default=None, choices=['outgoing', 'incoming', 'both'], help='`outgoing` follows links from a document to its targets, `incoming` from a target back to the documents linking to it, `both` follows both at every hop.')
     parser.add_argument('--depth', dest='opt_depth', type=int, default=None, metavar='DEPTH', help='How many hops to follow from `path`; 1 lists only its direct links.')
     parser.add_argument('--include-missing', dest='opt_includeMissing', action=argparse.BooleanOptionalAction, default=None, help='Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.')
+    parser.add_argument('--offset', dest='opt_offset', type=int, default=None, metavar='OFFSET', help="Where to start in the walk's links (and, without `path`, in each of `links`, `orphans` and `missingImages`): pass the `nextOffset` of the previous answer to read on past the 1000-item limit. The order is fixed for an unchanged index; a re-index between pages can shift it.")
     parser.set_defaults(tool='kb_links')
     parser = subparsers.add_parser(
         'index_note',

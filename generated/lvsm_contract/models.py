@@ -608,6 +608,10 @@ class KbLinksRequest(BaseModel):
     """
     Report links whose target document does not exist (in `links` with `targetExists: false` and in `missing`). False leaves them out of both.
     """
+    offset: Annotated[int, Field(ge=0)] = 0
+    """
+    Where to start in the walk's links (and, without `path`, in each of `links`, `orphans` and `missingImages`): pass the `nextOffset` of the previous answer to read on past the 1000-item limit. The order is fixed for an unchanged index; a re-index between pages can shift it.
+    """
 
 
 class KbListFilesRequest(BaseModel):
@@ -1378,16 +1382,6 @@ class StatusCompatibility(BaseModel):
     problems: list[str]
 
 
-class StatusSynchronization(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    pending_files: Annotated[int, Field(alias='pendingFiles', ge=0)]
-    paths: list[str]
-    last_error: Annotated[str | None, Field(alias='lastError')]
-
-
 class StatusVectors(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1700,7 +1694,7 @@ class KbLinksResult(BaseModel):
     """
     links: list[DocumentLink]
     """
-    Every link found by the walk, once each, ordered by `depth`, then `source`, then position in the source. At most 1000.
+    Every link found by the walk, once each, ordered by `depth`, then `source`, then position in the source; at most 1000, from `offset` on.
     """
     missing: list[MissingLink]
     """
@@ -1708,17 +1702,21 @@ class KbLinksResult(BaseModel):
     """
     truncated: bool
     """
-    True when the walk (or a whole-knowledge-base list) stopped at the 1000-item limit; narrow `depth` or `direction`.
+    True when the walk (or a whole-knowledge-base list) stopped at the 1000-item limit; read on with `nextOffset`, or narrow `depth` or `direction`.
+    """
+    next_offset: Annotated[int | None, Field(alias='nextOffset', ge=1)]
+    """
+    The `offset` of the next page when `truncated`, else null.
     """
     orphans: list[str] | None = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — indexed documents no other document links to, sorted. At most 1000.
+    Whole-knowledge-base check (no `path`) only, else null — indexed documents no other document links to, sorted; at most 1000, from `offset` on.
     """
     missing_images: Annotated[
         list[MissingImage] | None, Field(alias='missingImages')
     ] = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — image references, file embeds and wikilinks to files that are not notes, whose file does not exist under the root. At most 1000.
+    Whole-knowledge-base check (no `path`) only, else null — image references, file embeds and wikilinks to files that are not notes, whose file does not exist under the root; at most 1000, from `offset` on.
     """
     skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
     """
@@ -2063,6 +2061,30 @@ class StatusProject(BaseModel):
     """
 
 
+class StatusSynchronization(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pending_files: Annotated[int, Field(alias='pendingFiles', ge=0)]
+    """
+    Paths still to be re-indexed (queued, running, held by the watcher, or failed with a retry still scheduled); the `failed` ones are not counted (decision 782).
+    """
+    paths: list[str]
+    """
+    Every path listed here: the pending ones and the failed ones, in path order.
+    """
+    last_error: Annotated[str | None, Field(alias='lastError')]
+    failed_files: Annotated[int, Field(alias='failedFiles', ge=0)]
+    """
+    Paths whose last re-index failed and that nothing retries until they change again (an edit, the watcher, kb_reindex).
+    """
+    failed: Annotated[list[UnreadableFile], Field(max_length=20)]
+    """
+    The first 20 failed paths in path order, each with its reason.
+    """
+
+
 class TableCellUpdate(BaseModel):
     """
     One cell to set. Give exactly one of `rowIndex` / `where` and exactly one of `column` / `columnIndex`.
@@ -2325,7 +2347,7 @@ class KbStatusResult(BaseModel):
     project: StatusProject
     synchronization: StatusSynchronization | None
     """
-    Targeted re-indexing queued by edits and the file watcher, counting the files the watcher saw change and holds until they have been quiet for 0.4 s; null when nothing is pending and nothing failed. More than 200 files settling at once (a folder renamed, a checkout) are re-indexed by one `changed` reindex, shown in `indexing`, instead; so once this is null and `indexing.isRunning` is false, search reflects every change the server has heard of.
+    Targeted re-indexing queued by edits and the file watcher, counting the files the watcher saw change and holds until they have been quiet for 0.4 s; null when nothing is pending and nothing failed. A path whose re-index failed and that nothing retries by itself (a FIFO or a file it may not read named `.md`, text that is not UTF-8; also in `project.unreadable`) is in `failed`, not counted in `pendingFiles`, until it changes again. More than 200 files settling at once (a folder renamed, a checkout) are re-indexed by one `changed` reindex, shown in `indexing`, instead; so once this is null or its `pendingFiles` is 0, and `indexing.isRunning` is false, search reflects every change the server has heard of (minus the `failed` paths).
     """
     indexing: StatusIndexing
     vectors: StatusVectors | None

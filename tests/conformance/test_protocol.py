@@ -251,6 +251,22 @@ def test_a_message_nested_without_end_is_refused_and_the_session_serves(raw: Raw
     assert replies and '"kb_search"' in json.dumps(replies[-1])
 
 
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [('"arguments": "x", "name": "kb_status"', "arguments"), ('"name": 5', "name"), (None, "params")],
+)
+def test_params_that_do_not_fit_the_method_are_named(raw: RawClient, params: str | None, field: str) -> None:
+    """`tools/call` with arguments that are a string, a name that is a number or no params at all
+    was answered -32602 "Invalid request parameters" with empty data: nothing to go on. The code
+    stays; the message names the field (decision 757)."""
+    body = '{"jsonrpc": "2.0", "id": 70, "method": "tools/call"' + (f', "params": {{{params}}}' if params else "") + "}"
+    status, replies = raw.send(body.encode())
+    assert status in (0, 200), (status, replies)
+    error = replies[-1]["error"]
+    assert error["code"] == -32602 and f"{field}: " in error["message"], error
+    assert "'tools/call'" in error["message"], error
+
+
 def test_a_request_before_initialize_is_told_so(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """Before `initialize` only `ping` is served. The SDK refused anything else with -32602
     "Invalid request parameters", sending the client's author to look at the params; the code
@@ -288,7 +304,10 @@ def test_a_request_before_initialize_is_told_so(tmp_path: Path, request: pytest.
         assert error["code"] == -32602
         assert f"Request '{method}' arrived before initialization: send 'initialize' first" in error["message"]
     assert replies[3]["result"] == {} and "result" in replies[4] and "result" in replies[6]
-    assert replies[5]["error"] == {"code": -32602, "message": "Invalid request parameters", "data": ""}  # the SDK's own
+    assert replies[5]["error"] == {  # params that do not fit, named (decision 757)
+        "code": -32602,
+        "message": "Invalid params for 'tools/call': params.arguments: Input should be a valid dictionary.",
+    }
 
 
 def test_nan_infinity_and_booleans_for_numbers_are_refused_in_chunk_tools(

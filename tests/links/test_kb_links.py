@@ -191,3 +191,41 @@ def test_markdown_fragments_follow_the_anchors_renderers_make(tmp_path: Path) ->
         assert [(ln["fragment"], ln["fragmentFound"]) for ln in out["links"]] == wanted
     finally:
         kb.shutdown()
+
+
+def test_thousands_of_backlinks_and_orphans_come_in_pages(tmp_path: Path) -> None:
+    """Decision 773: a hub page's backlinks and a large base's orphans stopped at 1000 with
+    `truncated: true` and no way to read on (depth 1 and one direction cannot be narrowed).
+    `offset` / `nextOffset` page through them: every link and orphan once, in the same order."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "hub.md").write_text("# Hub\n", "utf-8")
+    for i in range(2500):
+        (root / f"n{i:04}.md").write_text(f"# N{i}\n\nSee [the hub](hub.md) and [[gone {i % 3}]].\n", "utf-8")
+    kb = client(root)
+    try:
+        kb.reindex()
+        sources, offset, sizes = [], 0, []
+        while offset is not None:
+            page = links(kb, path="hub.md", direction="incoming", offset=offset)
+            sizes.append(len(page["links"]))
+            assert page["truncated"] is (page["nextOffset"] is not None)
+            sources += [ln["source"] for ln in page["links"]]
+            offset = page["nextOffset"]
+        assert sizes == [1000, 1000, 500]
+        assert sources == [f"n{i:04}.md" for i in range(2500)]
+
+        orphans, broken, offset = [], [], 0
+        while offset is not None:
+            page = links(kb, offset=offset)
+            orphans += page["orphans"]
+            broken += [(m["source"], m["target"]) for m in page["missing"]]
+            assert [(ln["source"], ln["target"]) for ln in page["links"]] == broken[
+                len(broken) - len(page["missing"]) :
+            ]
+            offset = page["nextOffset"]
+        assert orphans == [f"n{i:04}.md" for i in range(2500)]
+        assert broken == [(f"n{i:04}.md", f"gone {i % 3}.md") for i in range(2500)]
+        assert links(kb, offset=5000)["orphans"] == [] and links(kb, offset=5000)["nextOffset"] is None
+    finally:
+        kb.shutdown()

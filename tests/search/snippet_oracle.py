@@ -97,7 +97,13 @@ class _Highlighter:
         found: list[Span] = []
         for m in _MIXED_WORD.finditer(flat):
             at = m.start()
-            found += [(at + a, at + b) for a, b, token in _word_tokens_of(m.group()) if self.lit(token)]
+            word = m.group()
+            found += [
+                (at + a, at + b)
+                for a, b, token in _word_tokens_of(word)
+                if self.lit(token)
+                and not (b - a == 1 and a >= 2 and word[a - 1] in "'\u2019" and word[a - 2].isalpha())
+            ]
         if self.cjk is not None:
             found += [m.span() for m in self.cjk.finditer(flat)]
         return sorted(found)
@@ -133,6 +139,8 @@ def _whole(m: re.Match[str]) -> bool:
     if _CJK_RUN.match(m.group()):
         return True
     text, start, end = m.string, m.start(), m.end()
+    if end - start == 1 and start >= 2 and text[start - 1] in "'\u2019" and text[start - 2].isalpha():
+        return False  # the end of a contraction or a possessive: no word to a reader (decision 794)
     return not ((start > 0 and _continues(text[start - 1])) or (end < len(text) and _continues(text[end])))
 
 

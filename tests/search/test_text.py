@@ -199,6 +199,20 @@ def test_a_cjk_match_lights_the_whole_stretch_it_shares_with_the_query():
     assert make_snippet("共享状态", build_lexical_query("共享 状态").terms) == "[共享][状态]"
 
 
+def test_the_end_of_a_contraction_never_lights_up():
+    # unicode61 splits don’t into don + t, so the T of Option<T> matched it and lit don’[t]
+    generic = build_lexical_query("Option<T>").terms
+    assert make_snippet("We don’t have a value. So, why is having `Option<T>` better", generic) == (
+        "We don’t have a value. So, why is having `[Option]<[T]>` better"
+    )
+    assert make_snippet("This won’t make your program slower.", generic) == "This won’t make your program slower."
+    pasted = build_lexical_query("error: cannot borrow `s` as mutable").terms
+    assert make_snippet("Here’s the error for `s`; Let's see the café’s s.", pasted) == (
+        "Here’s the [error] for `[s]`; Let's see the café’s [s]."
+    )
+    assert make_snippet("the T-shirt", generic) == "the [T]-shirt"  # a hyphen is no apostrophe
+
+
 def test_stop_words_around_punctuation_and_inside_identifiers_stay_dark():
     assert build_lexical_query("(the) binaries `a`").leaves == (Term("binaries"),)
     terms = build_lexical_query("[ValidateSet('a','b')]").terms

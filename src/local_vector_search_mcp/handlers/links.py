@@ -78,23 +78,26 @@ def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
     ws.search.check_ready(need_chunks=False)  # links need indexed documents, not text
     graph = load_graph(ws)
     if request.path is None:
-        return _whole(ws, graph, request.include_missing)
+        return _whole(ws, graph, request.include_missing, request.offset)
     rel, _ = ws.guard.resolve(request.path, markdown=True)
     if rel not in graph.documents and rel not in graph.incoming:
         raise NotFound(f"{rel!r} is neither an indexed document nor the target of an indexed link.")
     if request.direction not in ("outgoing", "incoming", "both"):  # pragma: no cover - the model refuses it
         raise InvalidArgument("direction must be outgoing, incoming or both.")
-    walked, truncated = graph.walk(rel, request.direction, request.depth, LIMIT)
-    links = [(hop, ln) for hop, ln in walked if request.include_missing or ln.exists]
+    # a page is a stretch of the walk's links (decision 773): the walk is deterministic for one
+    # index snapshot, so it is run to the page's end and the stretch before `offset` dropped
+    walked, truncated = graph.walk(rel, request.direction, request.depth, request.offset + LIMIT)
+    links = [(hop, ln) for hop, ln in walked[request.offset :] if request.include_missing or ln.exists]
     return KbLinksResult(
         path=rel,
         links=[_link(ln, hop) for hop, ln in links],
         missing=[_missing(ln) for _, ln in links if not ln.exists] if request.include_missing else [],
         truncated=truncated,
+        next_offset=request.offset + LIMIT if truncated else None,
     )
 
 
-def _whole(ws: Workspace, graph: Graph, include_missing: bool) -> KbLinksResult:
+def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int) -> KbLinksResult:
     broken = [ln for ln in graph.document_links() if not ln.exists] if include_missing else []
     orphans = graph.orphans()
     # an embed of any file counts (Obsidian embeds PDFs, audio, video as it does images: decision
@@ -103,16 +106,19 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool) -> KbLinksResult:
     unlisted: list[tuple[str, str]] | None = [] if _needs_names(images) else None
     by_name = _files_by_name(ws, unlisted) if unlisted is not None else {}
     missing_images = [ln for ln in images if not _image_exists(ws, ln, by_name)]
-    truncated = max(len(broken), len(orphans), len(missing_images)) > LIMIT
+    # each list paged by the same offset (decision 773): one nextOffset reads on in all three
+    end = offset + LIMIT
+    truncated = max(len(broken), len(orphans), len(missing_images)) > end
     return KbLinksResult(
         path=None,
-        links=[_link(ln, 1) for ln in broken[:LIMIT]],
-        missing=[_missing(ln) for ln in broken[:LIMIT]],
+        links=[_link(ln, 1) for ln in broken[offset:end]],
+        missing=[_missing(ln) for ln in broken[offset:end]],
         truncated=truncated,
-        orphans=orphans[:LIMIT],
+        next_offset=end if truncated else None,
+        orphans=orphans[offset:end],
         missing_images=[
             MissingImage(source=ln.source, target=ln.target, pointer=ln.pointer, kind=_missing_kind(ln))
-            for ln in missing_images[:LIMIT]
+            for ln in missing_images[offset:end]
         ],
         skipped_folders=None if unlisted is None else len(unlisted),
         skipped=None

@@ -252,6 +252,8 @@ class _Highlighter:
             # a position loses nothing, a shorter one there ends inside the same word
             if (a and _continues(flat[a - 1])) or (b < n and _continues(flat[b])):
                 continue
+            if b - a == 1 and _contraction_end(flat, a):
+                continue
             if self.lit(m.group().lower()):
                 yield a, b
 
@@ -279,7 +281,11 @@ class _Highlighter:
             word = flat[at:end]
             spans = known.get(word)
             if spans is None:
-                spans = known[word] = tuple((a, b) for a, b, token in _word_tokens_of(word) if self.lit(token))
+                spans = known[word] = tuple(
+                    (a, b)
+                    for a, b, token in _word_tokens_of(word)
+                    if self.lit(token) and not (b - a == 1 and _contraction_end(word, a))
+                )
             if spans:
                 found += [(at + a, at + b) for a, b in spans]
         if self.cjk is not None:
@@ -318,6 +324,14 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
 
 def _continues(ch: str) -> bool:
     return ch.isalnum() if ch.isascii() else _joins(ch)
+
+
+def _contraction_end(flat: str, at: int) -> bool:
+    """Whether the one-letter word at ``at`` ends a contraction or a possessive (``don’t``,
+    ``Let’s``, ``it's``): unicode61 splits it off at the apostrophe, so a query's ``T`` or
+    `` `s` `` matches it, but to a reader it is no word of its own and it never lights up
+    (decision 794)."""
+    return at >= 2 and flat[at - 1] in "'\u2019" and flat[at - 2].isalpha()
 
 
 def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:

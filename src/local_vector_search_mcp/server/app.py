@@ -32,6 +32,7 @@ from ..errors import KbError
 from ..workspace import Workspace
 from .answer_form import accepts_stream
 from .handshake import explain_requests_before_initialize
+from .params import explain_invalid_params
 
 log = logging.getLogger("local_vector_search_mcp")
 
@@ -198,6 +199,7 @@ def build_server(ws: Workspace, in_flight: set[progress.Call] | None = None) -> 
         on_call_tool=call_tool,
     )
     server.middleware.append(explain_requests_before_initialize)
+    server.middleware.append(explain_invalid_params)
     return server
 
 
