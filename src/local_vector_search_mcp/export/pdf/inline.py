@@ -81,15 +81,15 @@ def html_image(tag: str) -> InlineImage | None:
             lengths[name.strip().lower()] = value
     points: dict[str, float | None] = {"width": None, "height": None}
     share = None
-    for name, value in lengths.items():
-        length = _CSS_LENGTH.match(value or "")
+    for dimension, written in lengths.items():
+        length = _CSS_LENGTH.match(written or "")
         if length is None or not float(length.group(1)):
             continue
         if length.group(2) == "%":
-            if name == "width":
+            if dimension == "width":
                 share = min(float(length.group(1)), 100.0) / 100
         else:
-            points[name] = float(length.group(1)) * _CSS_PX
+            points[dimension] = float(length.group(1)) * _CSS_PX
     size = (points["width"], points["height"]) if points["width"] or points["height"] else None
     return InlineImage(src, attrs.get("alt", ""), size=size, share=share)
 
