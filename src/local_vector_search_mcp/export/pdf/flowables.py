@@ -38,7 +38,7 @@ from reportlab.platypus.doctemplate import FrameBG
 from ...markdown import Document, Element, ElementKind, parse_text, table_source
 from .fonts import FontSet
 from .images import ImageStore, Missing, Picture
-from .inline import FOOTNOTES, MD, InlineImage, InlineRenderer
+from .inline import FOOTNOTES, MD, InlineImage, InlineRenderer, html_image
 from .styles import Sheet
 
 __all__ = ["BlockRenderer", "Heading", "Outline", "slugify"]
@@ -411,7 +411,9 @@ class BlockRenderer:
         height) in size, or a placeholder."""
         assert self.chapter is not None
         width, height = box or (self.width(ctx), self.sheet.frame_height * 0.75)
-        if image.size is not None:  # an embed's |width or |widthxheight bounds it further
+        if image.share is not None:  # <img width="50%">: a share of the width left
+            width *= image.share
+        if image.size is not None:  # an embed's |width or |widthxheight, an <img>'s size, bounds it further
             width = min(width, image.size[0] or width)
             height = min(height, image.size[1] or height)
         loaded = self.images.load(image.src, self.chapter.rel, width, height, embed=image.embed)
@@ -699,9 +701,9 @@ class BlockRenderer:
                     self.para(f"<i>{self.fonts.markup(label, self.body_family)}</i>", self.sheet.small, ctx, label)
                 )
         for tag in _IMG_TAG.findall(text):
-            attrs = _attrs(tag)
-            if attrs.get("src"):
-                out += self.picture(InlineImage(attrs["src"], attrs.get("alt", "")), ctx)
+            picture = html_image(tag)
+            if picture is not None:
+                out += self.picture(picture, ctx)
         visible = html.unescape(_TAG.sub(" ", text))
         visible = " ".join(visible.split())
         if visible:
