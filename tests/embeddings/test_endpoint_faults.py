@@ -349,6 +349,26 @@ def test_a_model_switched_behind_the_endpoint_is_never_mixed(
         svc.ws.close()
 
 
+def test_configured_dimensions_the_endpoint_does_not_return_are_named(tmp_path: Path, endpoint: Endpoint) -> None:
+    """``embedding.dimensions: 128`` against an endpoint answering 64: the pass said the model behind
+    the endpoint changed and to run kb_reindex force=true, which failed the same way, for ever
+    (decision 803). The message names the setting and the size to put there."""
+    svc = _client(_kb(tmp_path), endpoint, embedding__dimensions=128)
+    try:
+        for force in (False, True):
+            warning = svc.reindex(force=force)["warning"]
+            assert "embedding.dimensions is 128" in warning and "returns 64-dimensional vectors" in warning
+            assert "model behind embedding.endpoint changed" not in warning
+        vectors = svc.vector_status()
+        assert vectors is not None and vectors["pendingChunks"] == 22 and vectors["embeddedChunks"] == 0
+        assert vectors["lastError"] is not None and "set embedding.dimensions to 64" in vectors["lastError"]
+        with pytest.raises(KbError) as error:
+            invoke(svc.ws, "kb_search", {"request": {"query": "apples", "mode": "semantic"}})
+        assert error.value.code == "INDEX_NOT_READY" and "embedding.dimensions is 128" in error.value.message
+    finally:
+        svc.ws.close()
+
+
 def test_index_note_embeds_around_a_refused_chunk(tmp_path: Path, endpoint: Endpoint) -> None:
     endpoint.refuse = BAD
     svc = _client(_kb(tmp_path), endpoint)
