@@ -11,11 +11,13 @@ markdown-it on its own, which is how reference-style links resolve.
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 import unicodedata
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
@@ -182,7 +184,9 @@ class BlockRenderer:
         self.theme = sheet.theme
         self.body_family = fonts.family(self.theme.body)
         self.chapter: Chapter | None = None
-        self.inline = InlineRenderer(fonts, self._resolve_link, self.theme.accent.hexval().replace("0x", "#"))
+        self.inline = InlineRenderer(
+            fonts, self._resolve_link, self.theme.accent.hexval().replace("0x", "#"), self._wikilink_href
+        )
         self.counters = [0] * 6
         self.last_level = -1
         self._styles: dict[tuple[str, float, int], ParagraphStyle] = {}
@@ -192,6 +196,11 @@ class BlockRenderer:
     def _resolve_link(self, href: str) -> str | None:
         assert self.chapter is not None
         return self._links(self.chapter, href)
+
+    def _wikilink_href(self, target: str) -> str | None:
+        """``[[Note#Part]]`` in the current chapter as the relative href of the note it reaches."""
+        assert self.chapter is not None
+        return wikilink_href(target, self.chapter.rel, self.images.find_note)
 
     def style(self, base: ParagraphStyle, indent: float, align: int | None = None, cjk: bool = False) -> ParagraphStyle:
         key = (base.name, indent, (align if align is not None else -1) + (100 if cjk else 0))
@@ -764,6 +773,18 @@ def _drop_footnote_references(env: MutableMapping[str, Any]) -> None:
     references = env.get("references", {})
     for label in [label for label in references if label.startswith("^")]:
         del references[label]
+
+
+def wikilink_href(target: str, source: str, find_note: Callable[[str, str], str | None]) -> str | None:
+    """The Markdown href (relative to ``source``'s folder, percent-encoded) of the note ``[[target]]``
+    reaches, found by ``find_note`` as Obsidian finds it; None when it reaches none (decision 764)."""
+    name, _, fragment = target.partition("#")
+    rel = find_note(name, source) if name.strip() else source
+    if rel is None:
+        return None
+    href = quote(posixpath.relpath(rel, posixpath.dirname(source) or "."))
+    fragment = fragment.strip().lstrip("^")
+    return f"{href}#{quote(fragment)}" if fragment else href
 
 
 def _attrs(tag: str) -> dict[str, str]:

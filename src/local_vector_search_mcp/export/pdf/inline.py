@@ -21,7 +21,7 @@ from markdown_it.token import Token
 from ...markdown.links import wikilink_rule
 from .fonts import Family, FontSet
 
-__all__ = ["FOOTNOTES", "MD", "InlineImage", "InlineRenderer", "Rendered", "html_image"]
+__all__ = ["FOOTNOTES", "MD", "InlineImage", "InlineRenderer", "Rendered", "html_image", "wikilink_text"]
 
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 # Obsidian's [[links]] and ![[embeds]], read as the link graph reads them (decision 762)
@@ -94,7 +94,7 @@ def html_image(tag: str) -> InlineImage | None:
     return InlineImage(src, attrs.get("alt", ""), size=size, share=share)
 
 
-def _wikilink_text(target: str, alias: str | None) -> str:
+def wikilink_text(target: str, alias: str | None) -> str:
     """What Obsidian shows for ``[[target|alias]]``: the alias, else ``Note > Heading``."""
     if alias:
         return alias
@@ -118,10 +118,14 @@ LinkResolver = Callable[[str], str | None]
 
 
 class InlineRenderer:
-    def __init__(self, fonts: FontSet, links: LinkResolver, link_color: str) -> None:
+    def __init__(
+        self, fonts: FontSet, links: LinkResolver, link_color: str, wikilinks: LinkResolver | None = None
+    ) -> None:
         self.fonts = fonts
         self.links = links
         self.link_color = link_color
+        self.wikilinks = wikilinks
+        """``[[target]]`` -> the href of the note it reaches (then resolved by ``links``), or None."""
 
     def render(self, text: str, base: Family, env: MutableMapping[str, Any] | None = None) -> Rendered:
         tokens = MD.parseInline(text, env if env is not None else {})
@@ -166,8 +170,11 @@ class InlineRenderer:
                 if picture is not None:
                     images.append(picture)
                 else:  # a link or an embedded note: its name, as Obsidian shows the link
-                    shown = _wikilink_text(target, alias)
-                    out.append(self._text(shown, base, env))
+                    shown = wikilink_text(target, alias)
+                    href = self.wikilinks(target) if self.wikilinks is not None and not tok.meta["embed"] else None
+                    dest = self.links(href) if href is not None else None
+                    text = self._text(shown, base, env)
+                    out.append(f'<a href="{_attr(dest)}" color="{self.link_color}">{text}</a>' if dest else text)
                     visible = visible or bool(shown.strip())
             elif kind == "html_inline" and tok.content.lower().startswith("<br"):
                 out.append("<br/>")
@@ -208,7 +215,7 @@ def _plain(children: list[Token]) -> str:
         elif tok.type == "image":
             parts.append(_plain(tok.children or []))
         elif tok.type == "wikilink" and not (tok.meta["embed"] and _embed(tok.meta["target"], tok.meta["alias"])):
-            parts.append(_wikilink_text(str(tok.meta["target"]), tok.meta["alias"]))
+            parts.append(wikilink_text(str(tok.meta["target"]), tok.meta["alias"]))
     return "".join(parts)
 
 
