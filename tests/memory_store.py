@@ -135,6 +135,11 @@ class MemoryStore:
     def document_states(self) -> dict[str, DocumentState]:
         return {path: state for path, (state, _) in self._docs.items()}
 
+    def documents_without_own_chunks(self) -> list[str]:
+        with self._lock:
+            own = {c.doc_id for c in self._chunks.values() if c.record.pointer != "frontmatter"}
+            return sorted(path for path, (state, _) in self._docs.items() if state.id not in own)
+
     def document_states_of(self, paths: Collection[str]) -> dict[str, DocumentState]:
         return {path: self._docs[path][0] for path in paths if path in self._docs}
 

@@ -1382,16 +1382,6 @@ class StatusCompatibility(BaseModel):
     problems: list[str]
 
 
-class StatusSynchronization(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    pending_files: Annotated[int, Field(alias='pendingFiles', ge=0)]
-    paths: list[str]
-    last_error: Annotated[str | None, Field(alias='lastError')]
-
-
 class StatusVectors(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1412,6 +1402,10 @@ class StatusVectors(BaseModel):
     last_error: Annotated[str | None, Field(alias='lastError')]
     """
     Why the last embedding pass failed, if it did.
+    """
+    eta_seconds: Annotated[int | None, Field(alias='etaSeconds', ge=0)]
+    """
+    Estimated seconds until the running pass has embedded every pending chunk, at the pace it kept since the first kb_status call that saw it run; null when no pass runs, nothing is pending, or that call was less than 5 seconds ago (call kb_status again). An estimate: other work on the machine changes the pace (our extension, decision 804).
     """
     refused_chunks: Annotated[int, Field(alias='refusedChunks', ge=0)]
     """
@@ -2071,6 +2065,30 @@ class StatusProject(BaseModel):
     """
 
 
+class StatusSynchronization(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    pending_files: Annotated[int, Field(alias='pendingFiles', ge=0)]
+    """
+    Paths still to be re-indexed (queued, running, held by the watcher, or failed with a retry still scheduled); the `failed` ones are not counted (decision 782).
+    """
+    paths: list[str]
+    """
+    Every path listed here: the pending ones and the failed ones, in path order.
+    """
+    last_error: Annotated[str | None, Field(alias='lastError')]
+    failed_files: Annotated[int, Field(alias='failedFiles', ge=0)]
+    """
+    Paths whose last re-index failed and that nothing retries until they change again (an edit, the watcher, kb_reindex).
+    """
+    failed: Annotated[list[UnreadableFile], Field(max_length=20)]
+    """
+    The first 20 failed paths in path order, each with its reason.
+    """
+
+
 class TableCellUpdate(BaseModel):
     """
     One cell to set. Give exactly one of `rowIndex` / `where` and exactly one of `column` / `columnIndex`.
@@ -2333,7 +2351,7 @@ class KbStatusResult(BaseModel):
     project: StatusProject
     synchronization: StatusSynchronization | None
     """
-    Targeted re-indexing queued by edits and the file watcher, counting the files the watcher saw change and holds until they have been quiet for 0.4 s; null when nothing is pending and nothing failed. More than 200 files settling at once (a folder renamed, a checkout) are re-indexed by one `changed` reindex, shown in `indexing`, instead; so once this is null and `indexing.isRunning` is false, search reflects every change the server has heard of.
+    Targeted re-indexing queued by edits and the file watcher, counting the files the watcher saw change and holds until they have been quiet for 0.4 s; null when nothing is pending and nothing failed. A path whose re-index failed and that nothing retries by itself (a FIFO or a file it may not read named `.md`, text that is not UTF-8; also in `project.unreadable`) is in `failed`, not counted in `pendingFiles`, until it changes again. More than 200 files settling at once (a folder renamed, a checkout) are re-indexed by one `changed` reindex, shown in `indexing`, instead; so once this is null or its `pendingFiles` is 0, and `indexing.isRunning` is false, search reflects every change the server has heard of (minus the `failed` paths).
     """
     indexing: StatusIndexing
     vectors: StatusVectors | None

@@ -304,7 +304,10 @@ def test_a_request_before_initialize_is_told_so(tmp_path: Path, request: pytest.
         assert error["code"] == -32602
         assert f"Request '{method}' arrived before initialization: send 'initialize' first" in error["message"]
     assert replies[3]["result"] == {} and "result" in replies[4] and "result" in replies[6]
-    assert replies[5]["error"] == {"code": -32602, "message": "Invalid request parameters", "data": ""}  # the SDK's own
+    assert replies[5]["error"] == {  # params that do not fit, named (decision 757)
+        "code": -32602,
+        "message": "Invalid params for 'tools/call': params.arguments: Input should be a valid dictionary.",
+    }
 
 
 def test_nan_infinity_and_booleans_for_numbers_are_refused_in_chunk_tools(

@@ -81,3 +81,39 @@ def test_every_paragraph_of_a_section_shares_its_chunk_and_a_new_section_cuts():
             ("1.1.p1", "three"),
             ("2.p1", "four"),
         ]
+
+
+def test_a_document_of_headings_alone_is_one_chunk_of_its_headings():
+    """Decision 781: an index page, a stub or an outline had no chunk, so no word of it was found."""
+    chunks = chunk_document(parse_document(b"# Quokka index\n\n## Alpha walrus\n\n### Deep\n\n## Beta\n"))
+    assert [(c.pointer, c.text, c.heading_path, c.elements) for c in chunks] == [
+        ("1", "# Quokka index\n\n## Alpha walrus\n\n### Deep\n\n## Beta", "Quokka index", ("1", "1.1", "1.1.1", "1.2"))
+    ]
+
+
+def test_headings_are_chunked_beside_a_front_matter_chunk_and_without_it():
+    source = b"---\ntitle: Stub\n---\n# Todo\n\n## Later\n"
+    kept = chunk_document(parse_document(source))
+    assert [(c.pointer, c.text) for c in kept] == [
+        ("frontmatter", "---\ntitle: Stub\n---"),
+        ("1", "# Todo\n\n## Later"),
+    ]
+    assert [c.ordinal for c in kept] == [0, 1]
+    left_out = chunk_document(parse_document(source), include_front_matter=False)
+    assert [(c.ordinal, c.pointer, c.text) for c in left_out] == [(0, "1", "# Todo\n\n## Later")]
+
+
+def test_many_headings_alone_follow_the_chunk_limits():
+    source = "".join(f"## Heading number {i}\n\n" for i in range(45)).encode()
+    chunks = chunk_document(parse_document(source), max_elements=20)
+    assert [len(c.elements) for c in chunks] == [20, 20, 5]
+    assert [c.ordinal for c in chunks] == [0, 1, 2]
+    small = chunk_document(parse_document(source), max_chunk_bytes=60)
+    assert all(len(c.text.encode()) <= 60 for c in small) and sum(len(c.elements) for c in small) == 45
+
+
+def test_a_document_with_any_other_chunk_keeps_its_headings_out():
+    """Only documents without a chunk of their own change: every other keeps v6's chunks exactly."""
+    chunks = chunk_document(parse_document(b"# A\n\n## Empty\n\n# B\n\nbody\n"))
+    assert [(c.pointer, c.text, c.heading_path) for c in chunks] == [("2.p1", "body", "B")]
+    assert chunk_document(parse_document(b"   \n")) == []

@@ -255,6 +255,7 @@ def test_vectors_are_filled_after_the_lexical_pass(kb):
         "lastError": None,
         "refusedChunks": 0,
         "refused": [],
+        "etaSeconds": None,
     }
     assert svc.search(query="Install the tool with pip", mode="hybrid")["warning"] is None
 
@@ -527,3 +528,38 @@ def test_an_include_that_stops_at_the_root_folder_says_so(kb):
     for sub in (kb / "notes").iterdir():
         sub.unlink()
     assert service(kb, knowledge_base__include=["*.md"]).reindex()["warning"] is None
+
+
+def test_a_v6_index_is_brought_to_v7_in_place_by_the_next_reindex(kb):
+    """Decision 781: chunker v7 gives a document of headings alone a chunk. An index chunker v6
+    wrote is still served (no forced rebuild, no vector recomputed) and its next reindex re-reads
+    just the documents without a chunk of their own."""
+    from local_vector_search_mcp.index.port import DocumentRecord
+
+    (kb / "outline.md").write_text("# Quokka outline\n\n## Walrus plans\n", encoding="utf-8")
+    svc = service(kb)
+    assert svc.reindex()["indexedFiles"] == 4
+    hits = svc.search(query="walrus", mode="lexical")["results"]
+    assert [h["path"] for h in hits] == ["outline.md"] and hits[0]["headingPath"] == "Quokka outline"
+    # What chunker v6 stored for it: the document without a chunk, the manifest saying "6".
+    store = svc.store
+    state = store.document_states()["outline.md"]
+    store.replace_document(DocumentRecord(state.path, state.source_hash, state.size, state.mtime_ns, "x"), [])
+    store.write_manifest({**store.read_manifest(), "chunker_version": "6"})
+    assert svc.search(query="walrus", mode="lexical")["results"] == []
+    older = service(kb)
+    assert older.status_fields()["compatibility"] == {"isCompatible": True, "problems": []}
+    assert older.store.documents_without_own_chunks() == ["outline.md"]
+    result = older.reindex()
+    assert (result["indexedFiles"], result["skippedFiles"]) == (1, 3)
+    assert [h["path"] for h in older.search(query="walrus", mode="lexical")["results"]] == ["outline.md"]
+    assert older.store.read_manifest()["chunker_version"] == "7" and older.store.documents_without_own_chunks() == []
+    assert older.reindex()["skippedFiles"] == 4
+
+
+def test_an_index_of_another_chunker_than_v6_still_needs_a_rebuild(kb):
+    svc = service(kb)
+    svc.reindex()
+    svc.store.write_manifest({**svc.store.read_manifest(), "chunker_version": "5"})
+    problems = service(kb).status_fields()["compatibility"]["problems"]
+    assert problems == ["chunker_version: indexed '5', current '7'"]

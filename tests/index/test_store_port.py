@@ -804,3 +804,16 @@ def test_an_update_keeps_the_stale_rule_of_the_stored_row(store: IndexStore) -> 
     with pytest.raises(NotFound):
         api.update("y", "new", None, None)
     assert store.external_chunk("y") is None
+
+
+def test_documents_without_own_chunks_are_those_of_front_matter_at_most(store: IndexStore) -> None:
+    """Decision 781: the documents a v6 index is upgraded in place by re-reading."""
+    from dataclasses import replace
+
+    store.ensure_schema(None, "float32")
+    front = replace(chunk(0, "---\ntitle: t\n---"), pointer="frontmatter", anchor="frontmatter~1~1")
+    store.replace_document(doc("empty.md"), [])
+    store.replace_document(doc("front.md"), [front])
+    store.replace_document(doc("body.md"), [front, replace(chunk(1, "words"), ordinal=1)])
+    store.replace_document(doc("plain.md"), [chunk(0, "words")])
+    assert sorted(store.documents_without_own_chunks()) == ["empty.md", "front.md"]

@@ -38,7 +38,7 @@ def test_failure_is_kept_and_later_items_continue():
     q.schedule(["bad.md", "good.md"])
     assert q.wait_idle(5)
     status = q.status()
-    assert status == SyncState(1, ["bad.md"], "bad.md: disk on fire")
+    assert status == SyncState(0, ["bad.md"], "bad.md: disk on fire", {"bad.md": "disk on fire"})
     q.stop()
 
 
@@ -305,3 +305,74 @@ def queue_settles(queue, watcher, done, timeout=30.0):
             return True
         time.sleep(0.05)
     return False
+
+
+def test_a_failure_nothing_retries_is_failed_not_pending():
+    """Decision 782: a path whose sync failed for good stayed counted in `pendingFiles`, so an agent
+    told to wait for a settled index waited for ever behind one unreadable file."""
+    gate = threading.Event()
+
+    def reconcile(path):
+        if path == "bad.md":
+            raise UnreadableSource(path, "'bad.md' is not a regular file (a FIFO).")
+        gate.wait(5)
+
+    q = SyncQueue(reconcile)
+    q.schedule(["bad.md", "slow.md"])
+    deadline = time.monotonic() + 5
+    while "bad.md" not in q.failed() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    busy = q.status()
+    assert busy is not None and busy.pending_files == 1 and busy.paths == ["bad.md", "slow.md"]
+    assert busy.failed == {"bad.md": "'bad.md' is not a regular file (a FIFO)."}
+    gate.set()
+    assert q.wait_idle(5)
+    settled = q.status()
+    assert settled == SyncState(
+        0,
+        ["bad.md"],
+        "bad.md: 'bad.md' is not a regular file (a FIFO).",
+        {"bad.md": "'bad.md' is not a regular file (a FIFO)."},
+    )
+    q.stop()
+
+
+def test_a_failure_waiting_for_its_retry_is_still_pending():
+    attempts: list[str] = []
+
+    def reconcile(path):
+        attempts.append(path)
+        if len(attempts) == 1:
+            raise RuntimeError("database is locked")
+
+    q = SyncQueue(reconcile, retryable=lambda exc: True, retry_delays=(0.3,))
+    q.schedule(["busy.md"])
+    assert q.wait_idle(5)
+    waiting = q.status()  # its retry is scheduled: the path is not settled yet
+    assert waiting is not None and waiting.pending_files == 1 and waiting.failed == {}
+    deadline = time.monotonic() + 5
+    while q.status() is not None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert q.status() is None and attempts == ["busy.md", "busy.md"]
+    q.stop()
+
+
+def test_a_fifo_in_the_knowledge_base_leaves_nothing_pending(kb):
+    """The service end to end: the FIFO is failed in `synchronization`, listed unreadable in
+    `project`, and `pendingFiles` reaches 0 (the agent's wait ends)."""
+    svc = client(kb)
+    svc.reindex()
+    os.mkfifo(kb / "pipe.md")
+    svc.schedule_sync(["pipe.md"])
+    assert svc.sync.wait_idle(10)
+    status = svc.status_fields()
+    sync = status["synchronization"]
+    assert sync["pendingFiles"] == 0 and sync["paths"] == ["pipe.md"]
+    assert sync["failedFiles"] == 1 and [f["path"] for f in sync["failed"]] == ["pipe.md"]
+    assert "not a regular file" in sync["failed"][0]["reason"]
+    assert [u["path"] for u in status["project"]["unreadable"]] == ["pipe.md"]
+    (kb / "pipe.md").unlink()
+    svc.schedule_sync(["pipe.md"])
+    assert svc.sync.wait_idle(10)
+    assert svc.status_fields()["synchronization"] is None
+    svc.shutdown()

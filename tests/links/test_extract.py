@@ -234,3 +234,29 @@ def test_front_matter_links_are_placed_in_linear_time() -> None:
     assert all(doc.text[ln.start : ln.end] == "n7" for ln in found)
     ratio = _extract_seconds(page(16000)) / _extract_seconds(page(4000))
     assert ratio < 8, f"16,000 front-matter links cost {ratio:.1f} times 4,000"
+
+
+@pytest.mark.parametrize(("run", "limit"), [("[a][", 200), ("[", 30), ("[[", 60)])
+def test_a_run_of_brackets_costs_a_bounded_scan_per_bracket(
+    run: str, limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each "[" scans its label in validation mode one nesting level deeper per nested "[", so the
+    work per bracket followed the block parser's nesting limit (100): about 800 token skips per
+    "[a][" (100 per "[", 200 per "[["), an 8 MiB file of them some 17 minutes of a parse worker
+    (decision 783). Inline runs now stop at markdown-it's own 20 levels (150, 21, 42); links of
+    real text are unchanged."""
+    inline = links._MD_INLINE.inline
+    real = inline.skipToken
+    calls = [0]
+
+    def counted(state: object) -> None:
+        calls[0] += 1
+        real(state)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(inline, "skipToken", counted)
+    units = 2000
+    extract_links(parse_document((run * units + "\n").encode()))
+    assert calls[0] / units < limit, f"{calls[0] / units:.0f} token skips per {run!r}"
+    nested = "[" * 15 + "[deep](docs/a.md)" + "]" * 15 + " and [[Wiki]]\n"
+    found = extract_links(parse_document(nested.encode())).links
+    assert [ln.destination for ln in found] == ["docs/a.md", "Wiki"]

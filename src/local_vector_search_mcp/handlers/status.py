@@ -102,7 +102,13 @@ def kb_status(ws: Workspace) -> KbStatusResult:
         ),
         synchronization=None
         if sync is None
-        else StatusSynchronization(pending_files=sync.pending_files, paths=sync.paths, last_error=sync.last_error),
+        else StatusSynchronization(
+            pending_files=sync.pending_files,
+            paths=sync.paths,
+            last_error=sync.last_error,
+            failed_files=len(sync.failed),
+            failed=[UnreadableFile(path=p, reason=r) for p, r in list(sync.failed.items())[:MAX_LISTED_UNREADABLE]],
+        ),
         indexing=StatusIndexing(
             is_running=current is not None,
             current=None if current is None else progress_model(current),
@@ -126,6 +132,7 @@ def kb_status(ws: Workspace) -> KbStatusResult:
             is_running=vectors.is_running,
             last_error=vectors.last_error,
             refused_chunks=vectors.refused_chunks,
+            eta_seconds=vectors.eta_seconds,
             refused=[
                 RefusedChunk(path=r.path, chunk_index=r.chunk_index, heading_path=r.heading_path, reason=r.reason)
                 for r in vectors.refused

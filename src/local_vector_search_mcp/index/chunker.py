@@ -1,8 +1,11 @@
-"""Chunker v6 and the embedding text builder v1 (contract §8.1).
+"""Chunker v7 and the embedding text builder v1 (contract §8.1).
 
 * Indexable elements: every element but headings (heading text reaches the
   index through ``headingPath``); front matter only with
   ``chunking.includeFrontMatter``.
+* v7: a document that gives no chunk but front matter gives its headings instead,
+  grouped by the same limits (not cut by sections); the first heading is the
+  chunk's pointer and ``headingPath`` (decision 781). Others are v6's exactly.
 * Greedy grouping in source order; a new chunk starts when the containing
   section changes (document root and every heading section are separate), when
   one more element would exceed ``maxElements``, or when the UTF-8 size of the
@@ -31,7 +34,7 @@ __all__ = [
     "embedding_text_hash",
 ]
 
-CHUNKER_VERSION = "6"
+CHUNKER_VERSION = "7"
 EMBEDDING_TEXT_BUILDER_VERSION = "1"
 
 
@@ -48,6 +51,9 @@ class Chunk:
 # The section of a pointer: the same few thousand pointers ("1.2.p3", "1.li4") recur in every
 # document of a tree, and a cold pass asks for 63 k of them (decision 715).
 _section = lru_cache(maxsize=8192)(containing_section)
+
+
+_FRONT_MATTER = "frontmatter"  # the front matter element's pointer
 
 
 def _utf8_size(text: str) -> int:
@@ -70,12 +76,15 @@ def chunk_document(
     size = 0
     section: str | None = None
 
-    def flush() -> None:
+    def flush(headings: bool = False) -> None:
         nonlocal size
         if not group:
             return
         first = group[0][0]
-        heading = next((e.heading_path for e, _ in reversed(group) if e.heading_path), None)
+        if headings:  # where the chunk starts: its first heading, not the last one listed
+            heading = first.heading_path
+        else:
+            heading = next((e.heading_path for e, _ in reversed(group) if e.heading_path), None)
         chunks.append(
             Chunk(
                 ordinal=len(chunks),
@@ -104,6 +113,22 @@ def chunk_document(
         group.append((e, text))
         size += added
     flush()
+    if any(c.elements != (_FRONT_MATTER,) for c in chunks):
+        return chunks
+    # v7: a document with no chunk of its own (an index page, a stub, an outline; beside its front
+    # matter at most) is its headings, grouped by the same limits but across sections, so each
+    # of its words is found. Every other document keeps v6's chunks byte for byte (decision 781).
+    for e in doc.elements:
+        text = e.text.strip() if e.kind is ElementKind.HEADING else ""
+        if not text:
+            continue
+        added = _utf8_size(text) + (2 if group else 0)
+        if group and (len(group) >= max_elements or size + added > max_chunk_bytes):
+            flush(headings=True)
+            added = _utf8_size(text)
+        group.append((e, text))
+        size += added
+    flush(headings=True)
     return chunks
 
 

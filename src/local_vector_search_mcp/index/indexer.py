@@ -57,7 +57,14 @@ from ..errors import IndexNotReady
 from ..globs import GlobSet, root_only
 from ..sourcefile import os_reason
 from .chunker import build_embedding_text
-from .manifest import borrows_vectors, current_manifest, enum_value, incompatible_message, index_problems
+from .manifest import (
+    borrows_vectors,
+    current_manifest,
+    enum_value,
+    incompatible_message,
+    index_problems,
+    upgrades_in_place,
+)
 from .parallel import ParsePool, plan_workers
 from .port import (
     DocumentRecord,
@@ -270,7 +277,13 @@ class Indexer:
         dims = _maybe_int(expected.get("embedding_dimensions"))
         # no embeddings here, an index built with them: used as it is, its manifest and vectors
         # kept for the next run with the model; forced, it is rebuilt as lexical (decision 630)
-        borrowed = borrows_vectors(self.store.read_manifest(), self.embedder)
+        stored = self.store.read_manifest()
+        borrowed = borrows_vectors(stored, self.embedder)
+        # An older chunker's index taken as it is: the documents the new one chunks otherwise are
+        # read again in this pass, whatever their stat says (decision 781).
+        rechunk: set[str] = set()
+        if not problems and upgrades_in_place(stored, expected):
+            rechunk = set(self.store.documents_without_own_chunks())
         with self.gate:
             if problems or (force and borrowed):
                 if not force:
@@ -308,7 +321,7 @@ class Indexer:
                 self._note_unreadable(path, None, known)
         tasks = []
         for path in files:  # the cheap unchanged check needs no worker
-            state = None if scope == "all" else states.get(path)
+            state = None if scope == "all" or path in rechunk else states.get(path)
             if state is not None and self._same_stat(path, state):
                 result.skipped_files += 1
                 progress.processed_files += 1

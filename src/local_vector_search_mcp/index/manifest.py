@@ -37,6 +37,7 @@ __all__ = [
     "expected_manifest",
     "incompatible_message",
     "index_problems",
+    "upgrades_in_place",
 ]
 
 SCHEMA_VERSION = "5"
@@ -111,9 +112,23 @@ def _newer(key: str, stored: str, current: str) -> str:
     return ""
 
 
+# Versions a stored index is brought to in place, by the next reindex (its start-up catch-up):
+# chunker v7 only adds chunks to documents that had none of their own, which that pass re-reads
+# (``IndexStore.documents_without_own_chunks``); every other row is v6's (decision 781).
+UPGRADED_IN_PLACE = {("chunker_version", "6", "7")}
+
+
+def upgrades_in_place(stored: dict[str, str], expected: dict[str, str]) -> bool:
+    """Whether the stored index is an older chunker's the next reindex brings up to date."""
+    key = "chunker_version"
+    return (key, stored.get(key), expected.get(key)) in UPGRADED_IN_PLACE
+
+
 def compatibility_problems(stored: dict[str, str], expected: dict[str, str]) -> list[str]:
     """``<key>: indexed '<old>', current '<new>'`` (or ``indexed <missing>``) per difference."""
     problems = []
+    if upgrades_in_place(stored, expected):
+        stored = {**stored, "chunker_version": expected["chunker_version"]}
     if stored.get("vector_storage") == "int8":
         stored = {INT8_SCALE_KEY: INT8_SCALE_BEFORE, **stored}
     for key, value in expected.items():

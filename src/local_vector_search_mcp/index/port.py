@@ -309,6 +309,11 @@ class IndexStore(Protocol):
     # documents ----------------------------------------------------------------
     def document_states(self) -> dict[str, DocumentState]: ...
 
+    def documents_without_own_chunks(self) -> list[str]:
+        """Paths of the documents whose chunks are front matter at most: the ones chunker v7 changes
+        (a v6 index is upgraded in place by re-reading just these, decision 781)."""
+        ...
+
     def document_states_of(self, paths: Collection[str]) -> dict[str, DocumentState]:
         """The states of just ``paths`` (exact, case-sensitive; a path not indexed is left out):
         a targeted sync looks up one document instead of reading every one (decision 340)."""

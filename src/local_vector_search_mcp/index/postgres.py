@@ -556,6 +556,15 @@ class PostgresStore:
         rows = self._rows("select id, path, source_hash, size, mtime_ns from documents")
         return {r[1]: DocumentState(*r) for r in rows}
 
+    def documents_without_own_chunks(self) -> list[str]:
+        if not self.exists():
+            return []
+        rows = self._rows(
+            "select path from documents d where not exists (select 1 from chunks c"
+            " where c.doc_id = d.id and c.pointer <> 'frontmatter') order by path"
+        )
+        return [r[0] for r in rows]
+
     def document_states_of(self, paths: Collection[str]) -> dict[str, DocumentState]:
         if not paths or not self.exists():
             return {}

@@ -847,6 +847,16 @@ class SqliteStore(ChunkTables):
         rows = self._conn().execute("SELECT id, path, source_hash, size, mtime_ns FROM documents")
         return {r[1]: DocumentState(*r) for r in rows}
 
+    def documents_without_own_chunks(self) -> list[str]:
+        if not self.exists() or not self._table_exists("documents"):
+            return []
+        # a chunk's anchor begins with its pointer: "frontmatter~<self>~<subtree>" for front matter
+        rows = self._conn().execute(
+            "SELECT path FROM documents d WHERE NOT EXISTS (SELECT 1 FROM chunks c"
+            " WHERE c.document_id = d.id AND c.anchor NOT LIKE 'frontmatter~%') ORDER BY path"
+        )
+        return [r[0] for r in rows]
+
     def document_states_of(self, paths: Collection[str]) -> dict[str, DocumentState]:
         if not paths or not self.exists() or not self._table_exists("documents"):
             return {}

@@ -5,8 +5,9 @@ root-relative paths (a move schedules both). A background worker reconciles
 one path at a time; a path already queued is not queued twice. Each schedule
 bumps the path's generation, and a completion only clears the path if no newer
 change arrived meanwhile. A failure keeps the path dirty with its error (shown
-by ``kb_status.synchronization``) and does not stop later items; scheduling
-the path again retries it. A failure ``retryable`` accepts (a database that was busy, an
+by ``kb_status.synchronization``: pending while a retry is scheduled, else in
+``failed``, decision 782) and does not stop later items; scheduling the path
+again retries it. A failure ``retryable`` accepts (a database that was busy, an
 I/O error: not a file that cannot be read) is retried on its own after 1, 4, 15 and 60 s
 (decision 326), so a transient one clears without another edit. The failure's text is what
 ``describe`` makes of the exception (the service's: in the product's words, decision 350).
@@ -19,7 +20,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["WATCHER_PATH", "SyncQueue", "SyncState"]
@@ -31,9 +32,10 @@ RETRY_DELAYS = (1.0, 4.0, 15.0, 60.0)
 
 @dataclass(frozen=True, slots=True)
 class SyncState:
-    pending_files: int
-    paths: list[str]
+    pending_files: int  # still to be processed: not the failed paths (decision 782)
+    paths: list[str]  # pending and failed
     last_error: str | None
+    failed: dict[str, str] = field(default_factory=dict)  # path -> reason: nothing retries it by itself
 
 
 def _plain(exc: Exception) -> str:
@@ -53,6 +55,7 @@ class SyncQueue:
         self._retryable = retryable
         self._retry_delays = retry_delays
         self._attempts: dict[str, int] = {}
+        self._retrying: set[str] = set()  # failed, with a retry timer still to fire: pending
         self._timers: list[threading.Timer] = []
         self._cond = threading.Condition()
         self._queue: OrderedDict[str, None] = OrderedDict()
@@ -94,6 +97,11 @@ class SyncQueue:
         """The failed paths (files and ``folder/`` pseudo-paths) under the folder ``prefix`` (``a/``)."""
         with self._cond:
             return sorted(p for p in self._errors if p.startswith(prefix))
+
+    def failed(self) -> list[str]:
+        """The failed paths nothing retries by itself (neither queued, running nor awaiting a retry)."""
+        state = self.status()
+        return [] if state is None else sorted(state.failed)
 
     def has_error(self, path: str) -> bool:
         with self._cond:
@@ -143,6 +151,7 @@ class SyncQueue:
                 else:
                     self._errors.pop(path, None)
                     self._attempts.pop(path, None)
+                    self._retrying.discard(path)
                 if failure is None and self._generation.get(path) == generation and path not in self._queue:
                     self._generation.pop(path, None)
                 self._cond.notify_all()
@@ -153,6 +162,7 @@ class SyncQueue:
         if self._stopped or attempt >= len(self._retry_delays):
             return
         self._attempts[path] = attempt + 1
+        self._retrying.add(path)
         self._timers = [t for t in self._timers if t.is_alive()]
         timer = threading.Timer(self._retry_delays[attempt], self._retry, args=(path,))
         timer.daemon = True
@@ -161,9 +171,10 @@ class SyncQueue:
 
     def _retry(self, path: str) -> None:
         with self._cond:
+            self._retrying.discard(path)
             if self._stopped or path not in self._errors:
                 return  # synced meanwhile (an edit, a reindex)
-        self.schedule([path])
+            self.schedule([path])  # under the lock (re-entrant): never seen as neither pending nor retrying
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until nothing is queued or running (tests, CLI)."""
@@ -190,7 +201,13 @@ class SyncQueue:
                 paths.add(self._busy)
             if not paths and not self._errors:
                 return None
-            return SyncState(len(paths), sorted(paths), self._last_error if self._errors else None)
+            # A failure nothing will retry is reported apart: counted as pending, it kept an agent
+            # that waits for the index to settle waiting for ever (decision 782).
+            pending = set(self._queue) | waiting | (self._retrying & set(self._errors))
+            if self._busy:
+                pending.add(self._busy)
+            failed = {p: e for p, e in sorted(self._errors.items()) if p not in pending}
+            return SyncState(len(pending), sorted(paths), self._last_error if self._errors else None, failed)
 
     def stop(self) -> None:
         with self._cond:

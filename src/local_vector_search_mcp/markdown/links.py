@@ -272,6 +272,16 @@ def _parser() -> MarkdownIt:
 
 
 _MD = _parser()
+# Inline runs are parsed with markdown-it's own nesting limit (the commonmark preset's 20), not
+# the block parser's 100, which only lists and quotes need: every "[" makes the link rule scan its
+# label in validation mode, each nested "[" one level deeper, so a run of brackets cost in
+# proportion to the limit (a file of "[a][" repeated, 0.5 ms of CPU per bracket: an 8 MiB one
+# about 17 minutes of one parse worker, holding back a reindex or every edit's sync behind it).
+# 20 levels of inline nesting (a link in emphasis in a link ...) is beyond any real text: the
+# links of the three shared corpora are the same (decision 783).
+INLINE_MAX_NESTING = 20
+_MD_INLINE = _parser()
+_MD_INLINE.options["maxNesting"] = INLINE_MAX_NESTING
 # A run can hold a link only with "](" (inline links and images), "[[" (wikilinks, embeds) or,
 # when the document defines references, any "[" (reference links); CommonMark autolinks need a
 # scheme, so none is a relative path. A tag needs "#" after a space or at the start of the run.
@@ -400,7 +410,7 @@ def extract_links(doc: Document) -> DocumentLinks:
             links.extend(_property_links(doc, properties))
     for first, _end, content, cell in source.runs:
         children: list[Token] = []
-        _MD.inline.parse(content, _MD, env, children)
+        _MD_INLINE.inline.parse(content, _MD_INLINE, env, children)
         anchor = _element_at(doc, starts, doc.lines.start_of(first))
         pointer = anchor.anchor if anchor is not None else None
         run = _Run(text, doc, first, content, cell, cursors)
