@@ -87,3 +87,39 @@ def test_a_20000_heading_outline_comes_in_bounded_pages(tmp_path: Path, request:
             assert titles == [f"Section {i}" for i in range(20_000)]
 
     anyio.run(run)
+
+
+@pytest.mark.slow  # 1,200 files indexed: about 30 s on an idle machine
+def test_kb_links_over_the_protocol_pages_backlinks_and_checks_rendered_anchors(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Decisions 772 and 773 black-box: GitHub's numbered slugs and `{#id}` anchors are found, and
+    a hub's 1,200 backlinks come in two pages joined by `nextOffset`."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "hub.md").write_text("# Hub\n\n## Setup\n\n## Setup\n\n## ref {#ref}\n", encoding="utf-8")
+    (ws / "a.md").write_text("[x](hub.md#setup-1) [y](hub.md#ref) [z](hub.md#setup-2)\n", encoding="utf-8")
+    for i in range(1200):
+        (ws / f"n{i:04}.md").write_text(f"# N{i}\n\n[hub](hub.md)\n", encoding="utf-8")
+
+    async def run() -> None:
+        async with connect(server_command(request.config.getoption("--server")), ws, {}) as conn:
+            await conn.call("kb_reindex", {"request": {}})
+            await _settled(conn)
+            out = (await conn.call("kb_links", {"request": {"path": "a.md", "direction": "outgoing"}})).structured
+            assert [(ln["fragment"], ln["fragmentFound"]) for ln in out["links"]] == [
+                ("setup-1", True),
+                ("ref", True),
+                ("setup-2", False),
+            ]
+            first = (await conn.call("kb_links", {"request": {"path": "hub.md", "direction": "incoming"}})).structured
+            assert len(first["links"]) == 1000 and first["truncated"] and first["nextOffset"] == 1000
+            rest = await conn.call(
+                "kb_links", {"request": {"path": "hub.md", "direction": "incoming", "offset": first["nextOffset"]}}
+            )
+            assert not rest.is_error, rest.texts
+            assert rest.structured["nextOffset"] is None and not rest.structured["truncated"]
+            sources = [ln["source"] for ln in first["links"] + rest.structured["links"]]
+            assert sources == ["a.md"] * 3 + [f"n{i:04}.md" for i in range(1200)]
+
+    anyio.run(run)
