@@ -349,6 +349,26 @@ def test_a_model_switched_behind_the_endpoint_is_never_mixed(
         svc.ws.close()
 
 
+def test_configured_dimensions_the_endpoint_does_not_return_are_named(tmp_path: Path, endpoint: Endpoint) -> None:
+    """``embedding.dimensions: 128`` against an endpoint answering 64: the pass said the model behind
+    the endpoint changed and to run kb_reindex force=true, which failed the same way, for ever
+    (decision 803). The message names the setting and the size to put there."""
+    svc = _client(_kb(tmp_path), endpoint, embedding__dimensions=128)
+    try:
+        for force in (False, True):
+            warning = svc.reindex(force=force)["warning"]
+            assert "embedding.dimensions is 128" in warning and "returns 64-dimensional vectors" in warning
+            assert "model behind embedding.endpoint changed" not in warning
+        vectors = svc.vector_status()
+        assert vectors is not None and vectors["pendingChunks"] == 22 and vectors["embeddedChunks"] == 0
+        assert vectors["lastError"] is not None and "set embedding.dimensions to 64" in vectors["lastError"]
+        with pytest.raises(KbError) as error:
+            invoke(svc.ws, "kb_search", {"request": {"query": "apples", "mode": "semantic"}})
+        assert error.value.code == "INDEX_NOT_READY" and "embedding.dimensions is 128" in error.value.message
+    finally:
+        svc.ws.close()
+
+
 def test_index_note_embeds_around_a_refused_chunk(tmp_path: Path, endpoint: Endpoint) -> None:
     endpoint.refuse = BAD
     svc = _client(_kb(tmp_path), endpoint)
@@ -408,6 +428,37 @@ def test_a_search_does_not_wait_behind_a_slow_passage_request(tmp_path: Path, en
         assert out["results"] and "Falling back" not in (out["warning"] or "")
         assert any(r["searchMode"] != "lexical" for r in out["results"])
         svc.ws.indexing.wait_vectors(30)
+    finally:
+        svc.ws.close()
+
+
+def test_kb_status_estimates_the_time_the_running_pass_still_needs(
+    tmp_path: Path, endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large folder's pass said how many chunks wait, never for how long (decision 804)."""
+    from local_vector_search_mcp.index import pass_rate
+
+    monkeypatch.setattr(pass_rate, "MIN_WATCHED_SECONDS", 0.3)  # the real 5 s would make the test slow
+    root = _kb(tmp_path)
+    (root / "d04b.md").unlink()
+    svc = _client(root, endpoint, embedding__dimensions=64, embedding__batch_size=2)
+    try:
+        svc.ws.indexing.start_reindex()
+        endpoint.delay = 0.1  # 10 batches of 2: about a second
+        seen: list[int | None] = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            vectors = svc.vector_status()
+            assert vectors is not None
+            if vectors["isRunning"]:
+                seen.append(vectors["etaSeconds"])
+            elif seen and not vectors["pendingChunks"]:
+                break
+            time.sleep(0.05)
+        assert seen[0] is None  # the first look has no pace yet
+        estimates = [eta for eta in seen if eta is not None]
+        assert estimates and all(0 <= eta <= 10 for eta in estimates)  # about a second left, never more than 10
+        assert vectors["etaSeconds"] is None and vectors["embeddedChunks"] == 20
     finally:
         svc.ws.close()
 

@@ -261,3 +261,71 @@ def test_filters_and_scopes_run_in_sql_before_the_limit(pg_server: PgServer, mon
     assert [h.path for h in store.lexical(Term("needle"), 1, PathScope(("**",), ("other/**",)))] == ["wanted/x.md"]
     assert sum("~ any(cast(%(inc)s" in q for q in fetched) == 2  # each scope became a regular-expression match in SQL
     store.close()
+
+
+def _other_server_holds(pg_server: PgServer, statement: str, schema: str):  # type: ignore[no-untyped-def]
+    """A second server's write of the chunk ``x``, sent but not committed: it holds the row."""
+    import psycopg
+    from psycopg import sql
+
+    other = psycopg.connect(pg_server.url)
+    other.execute(sql.SQL(statement).format(sql.Identifier(schema)))
+    return other
+
+
+def _update_waiting_for_the_row(control, deadline: float) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    waiting = (
+        "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like 'update external_chunks%%'"
+    )
+    while control.execute(waiting).fetchone() != (1,):
+        assert time.monotonic() < deadline, "the update never waited for the other server's row"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("delete from {}.external_chunks where id = 'x'", None),
+        ("update {}.external_chunks set metadata = '{{\"owner\": \"b\"}}' where id = 'x'", {"owner": "b"}),
+    ],
+    ids=["a delete", "an update of other fields"],
+)
+def test_an_update_waits_for_another_servers_write_of_the_row_and_builds_on_it(
+    pg_server: PgServer, statement: str, expected: dict[str, str] | None
+) -> None:
+    """Decision 780, across servers of one schema: update_chunk's one statement waits for the
+    other server's uncommitted write of the row, then applies to the row as that write left it
+    (READ COMMITTED re-reads it): a deleted chunk stays deleted, another field's change is kept."""
+    import threading
+    import time
+
+    import numpy as np
+    import psycopg
+
+    from local_vector_search_mcp.index.chunks import ExternalChunk
+
+    schema = pg_server.fresh_schema()
+    store = PostgresStore(pg_server.url, schema)
+    store.ensure_schema(None, "float32")
+    store.put_external(ExternalChunk("x", "external", "a.txt", 0, "old", {"owner": "a"}, np.ones(4, np.float32) / 2))
+    other = _other_server_holds(pg_server, statement, schema)
+    control = psycopg.connect(pg_server.url, autocommit=True)
+    outcome: list[object] = []
+    updating = threading.Thread(target=lambda: outcome.append(store.update_external("x", "new", None, None)))
+    try:
+        updating.start()
+        _update_waiting_for_the_row(control, time.monotonic() + 30)
+        other.commit()
+        updating.join(30)
+    finally:
+        other.close()
+        control.close()
+    assert not updating.is_alive() and len(outcome) == 1
+    stored = store.external_chunk("x")
+    if expected is None:
+        assert outcome == [None] and stored is None
+    else:
+        assert stored is not None and (stored.content, stored.metadata, stored.stale) == ("new", expected, True)
+    store.close()

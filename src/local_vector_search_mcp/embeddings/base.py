@@ -27,12 +27,20 @@ class ModelChanged(EmbeddingError):
     the same configuration. Its vectors are never stored beside, nor compared with, the old ones
     (decision 512)."""
 
-    def __init__(self, width: int, dims: int) -> None:
-        super().__init__(
-            f"The embedding provider now returns {width}-dimensional vectors, but this index holds {dims}-dimensional "
-            "ones: the model behind embedding.endpoint changed. Vectors of two models are never mixed; run "
-            "kb_reindex force=true (CLI: --reindex --force) to embed everything with the new one."
-        )
+    def __init__(self, width: int, dims: int, configured: bool = False) -> None:
+        if configured:  # the size is the user's setting, which a forced rebuild keeps (decision 803)
+            message = (
+                f"embedding.dimensions is {dims}, but the embedding provider returns {width}-dimensional vectors: "
+                f"set embedding.dimensions to {width}, or remove it to take the model's own size, then run "
+                "kb_reindex force=true (CLI: --reindex --force)."
+            )
+        else:
+            message = (
+                f"The embedding provider now returns {width}-dimensional vectors, but this index holds "
+                f"{dims}-dimensional ones: the model behind embedding.endpoint changed. Vectors of two models are "
+                "never mixed; run kb_reindex force=true (CLI: --reindex --force) to embed everything with the new one."
+            )
+        super().__init__(message)
         self.width, self.dims = width, dims
 
 

@@ -221,7 +221,7 @@ class OpenAICompatibleEmbedder:
             expected = self._dims
             if self._configured_dims is None:  # probed, not configured: the next probe learns the new size
                 self._dims = None
-            raise ModelChanged(width, expected)
+            raise ModelChanged(width, expected, configured=self._configured_dims is not None)
         mat = np.asarray(rows, dtype=np.float32)
         if not np.all(np.isfinite(mat)):  # finite in JSON, past float32's range: normalised to NaN
             raise EmbeddingRefused("Embedding response vector holds a non-finite value as float32.")

@@ -364,3 +364,28 @@ def test_list_chapters_are_numbered_and_prefix_chapters_are_not(kb: Path) -> Non
     body = poppler.text(pdf).split("Contents", 1)[1]
     assert "1 Foreword" not in body and "1.1" not in body.split("Alpha")[0]
     poppler.in_order(" ".join(body.split()), ["Foreword", "Words.", "1 Alpha", "1.1 Beta"])
+
+
+def test_an_obsidian_map_of_wikilinks_is_a_book_with_linked_chapters(kb: Path) -> None:
+    """An Obsidian "map of content" lists its chapters as ``[[Note]]`` links: it was exported as one
+    page of bracketed names, and ``[[Other#Part]]`` between chapters linked nowhere (decision 764).
+    Its wikilinks now name chapters as Obsidian finds them (by name anywhere, ``|alias`` as title)."""
+    (kb / "notes" / "deep").mkdir(parents=True)
+    (kb / "Map.md").write_text(
+        "# Field guide\n\n- [[Birds|All about birds]]\n  - [[notes/deep/Owls]]\n- [[Nowhere]]\n", encoding="utf-8"
+    )
+    (kb / "notes" / "Birds.md").write_text("# Birds\n\nSee [[Owls#Barn owl|barn owls]].\n", encoding="utf-8")
+    (kb / "notes" / "deep" / "Owls.md").write_text("# Owls\n\n## Barn owl\n\nWhite.\n", encoding="utf-8")
+    pdf, warnings = export(kb, "Map.md")
+    text = poppler.text(pdf)
+    assert "[[" not in text
+    poppler.in_order(text, ["Field guide", "Contents", "Birds", "Owls", "Barn owl", "Nowhere"])
+    poppler.in_order(
+        text.split("Contents", 1)[1], ["Birds", "See barn owls.", "Owls", "White.", "Chapter not available"]
+    )
+    assert warnings == ["Chapter Nowhere.md ('Nowhere') was replaced by a placeholder: the file does not exist."]
+    # the chapter's [[link]] is a link, as the same text written as a Markdown link is
+    links = len(re.findall(rb"/Subtype\s*/Link", pdf.read_bytes()))
+    (kb / "notes" / "Birds.md").write_text("# Birds\n\nSee barn owls.\n", encoding="utf-8")
+    unlinked, _ = export(kb, "Map.md", kb / "unlinked.pdf")
+    assert links == len(re.findall(rb"/Subtype\s*/Link", unlinked.read_bytes())) + 1

@@ -178,3 +178,28 @@ def test_obsidian_embeds_are_pictures_found_as_obsidian_finds_them(kb: Path) -> 
     assert sorted((r["width"], r["height"]) for r in rows) == [("312", "78"), ("60", "120")]
     wide = next(r for r in rows if r["width"] == "312")
     assert int(wide["x-ppi"]) == 150
+
+
+@poppler.needs_poppler
+def test_an_html_img_is_drawn_at_the_width_it_asks_for(kb: Path) -> None:
+    """READMEs draw a logo with ``<img src="logo.png" width="120">`` and mdBook books a figure with
+    ``style="width: 50%"``: the export drew every such picture as wide as the page (decision 763).
+    Its width and height (CSS pixels, 0.75 pt each, or a share of the width) now bound it."""
+    _photo(kb / "logo.png", (800, 400), "PNG")
+    _photo(kb / "fig.png", (600, 300), "PNG")
+    _photo(kb / "free.png", (900, 100), "PNG")
+    (kb / "a.md").write_text(
+        '# A\n\n<p align="center"><img src="logo.png" width="120" alt="Logo"></p>\n\n'
+        'Inline <img src="fig.png" style="width: 50%;"> figure.\n\n<img src="free.png">\n',
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md", page_format="a4", profile="print")
+    assert warnings == []
+    rows = poppler.images(pdf)
+    assert len(rows) == 3
+    logo, fig, free = rows  # in document order
+    # 120 CSS px = 90 pt = 1.25 in: 800 pixels there are 640 ppi, over print's 300, so resampled to 375
+    assert (logo["width"], int(logo["x-ppi"])) == ("375", 300)
+    # half of A4's text width (about 240 pt): 600 pixels are drawn at about 180 ppi, not 96
+    assert fig["width"] == "600" and 170 <= int(fig["x-ppi"]) <= 200
+    assert (free["width"], int(free["x-ppi"])) == ("900", int(free["x-ppi"])) and int(free["x-ppi"]) < 300

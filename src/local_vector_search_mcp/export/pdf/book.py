@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from reportlab.lib import colors
 from reportlab.lib.units import mm
@@ -33,10 +33,10 @@ from ...markdown.links import load_yaml
 from ...paths import PathGuard
 from ...sourcefile import read_source
 from .canvas import BookCanvas, PdfSink
-from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ctx, slugify
+from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ctx, slugify, wikilink_href
 from .fonts import FontSet, font_set
 from .images import ImageStore
-from .inline import MD
+from .inline import MD, wikilink_text
 from .styles import PAGE_FORMATS, PROFILES, Sheet, sheet
 
 __all__ = ["MAX_BOOK_BYTES", "MAX_WARNINGS", "BookOptions", "render_book"]
@@ -228,12 +228,15 @@ def _scalar(value: Any) -> bool:
     return value is not None and not isinstance(value, (list, dict, set, tuple, bytes))
 
 
-def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
+def _summary_links(
+    doc: Document, wikilinks: Callable[[str], str | None] | None = None
+) -> list[tuple[str, str, int, bool]] | None:
     """``(title, href, depth, numbered)`` of a link-list document, or ``None`` when it has prose.
 
     As in mdBook, chapters in a list are numbered, links in paragraphs (prefix and suffix
     chapters such as a foreword) are not, and a heading after the first is the title of the part
-    that follows: ``(title, "", PART, False)``.
+    that follows: ``(title, "", PART, False)``. Obsidian's ``[[Note|title]]`` entries count too, their
+    href made by ``wikilinks`` (a note no one finds keeps ``Note.md``, a missing chapter; decision 764).
     """
     links: list[tuple[str, str, int, bool]] = []
     env: dict[str, Any] = {}
@@ -271,6 +274,12 @@ def _summary_links(doc: Document) -> list[tuple[str, str, int, bool]] | None:
             elif tok.type == "link_close":
                 found.append(("".join(title).strip(), href, depth, element.kind is ElementKind.LIST_ITEM))
                 inside = False
+            elif tok.type == "wikilink" and not tok.meta["embed"] and not inside:
+                target = str(tok.meta["target"])
+                found_href = wikilinks(target) if wikilinks is not None else None
+                fallback = quote(target.split("#", 1)[0].strip() + ".md")
+                title_text = wikilink_text(target, tok.meta["alias"])
+                found.append((title_text, found_href or fallback, depth, element.kind is ElementKind.LIST_ITEM))
             elif tok.type in ("text", "code_inline"):
                 if inside:
                     title.append(tok.content)
@@ -575,7 +584,7 @@ class _Book:
     # -------------------------------------------------------------- the book's parts
 
     def parts(self, doc: Document) -> list[_Part]:
-        links = _summary_links(doc)
+        links = _summary_links(doc, lambda target: wikilink_href(target, self.rel, self.images.find_note))
         if links is None:
             return [_Part("", 0, self.rel, doc)]
         parts: list[_Part] = []

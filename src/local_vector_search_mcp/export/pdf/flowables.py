@@ -11,11 +11,13 @@ markdown-it on its own, which is how reference-style links resolve.
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 import unicodedata
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
@@ -38,7 +40,7 @@ from reportlab.platypus.doctemplate import FrameBG
 from ...markdown import Document, Element, ElementKind, parse_text, table_source
 from .fonts import FontSet
 from .images import ImageStore, Missing, Picture
-from .inline import FOOTNOTES, MD, InlineImage, InlineRenderer
+from .inline import FOOTNOTES, MD, InlineImage, InlineRenderer, html_image
 from .styles import Sheet
 
 __all__ = ["BlockRenderer", "Heading", "Outline", "slugify"]
@@ -182,7 +184,9 @@ class BlockRenderer:
         self.theme = sheet.theme
         self.body_family = fonts.family(self.theme.body)
         self.chapter: Chapter | None = None
-        self.inline = InlineRenderer(fonts, self._resolve_link, self.theme.accent.hexval().replace("0x", "#"))
+        self.inline = InlineRenderer(
+            fonts, self._resolve_link, self.theme.accent.hexval().replace("0x", "#"), self._wikilink_href
+        )
         self.counters = [0] * 6
         self.last_level = -1
         self._styles: dict[tuple[str, float, int], ParagraphStyle] = {}
@@ -192,6 +196,11 @@ class BlockRenderer:
     def _resolve_link(self, href: str) -> str | None:
         assert self.chapter is not None
         return self._links(self.chapter, href)
+
+    def _wikilink_href(self, target: str) -> str | None:
+        """``[[Note#Part]]`` in the current chapter as the relative href of the note it reaches."""
+        assert self.chapter is not None
+        return wikilink_href(target, self.chapter.rel, self.images.find_note)
 
     def style(self, base: ParagraphStyle, indent: float, align: int | None = None, cjk: bool = False) -> ParagraphStyle:
         key = (base.name, indent, (align if align is not None else -1) + (100 if cjk else 0))
@@ -411,7 +420,9 @@ class BlockRenderer:
         height) in size, or a placeholder."""
         assert self.chapter is not None
         width, height = box or (self.width(ctx), self.sheet.frame_height * 0.75)
-        if image.size is not None:  # an embed's |width or |widthxheight bounds it further
+        if image.share is not None:  # <img width="50%">: a share of the width left
+            width *= image.share
+        if image.size is not None:  # an embed's |width or |widthxheight, an <img>'s size, bounds it further
             width = min(width, image.size[0] or width)
             height = min(height, image.size[1] or height)
         loaded = self.images.load(image.src, self.chapter.rel, width, height, embed=image.embed)
@@ -699,9 +710,9 @@ class BlockRenderer:
                     self.para(f"<i>{self.fonts.markup(label, self.body_family)}</i>", self.sheet.small, ctx, label)
                 )
         for tag in _IMG_TAG.findall(text):
-            attrs = _attrs(tag)
-            if attrs.get("src"):
-                out += self.picture(InlineImage(attrs["src"], attrs.get("alt", "")), ctx)
+            picture = html_image(tag)
+            if picture is not None:
+                out += self.picture(picture, ctx)
         visible = html.unescape(_TAG.sub(" ", text))
         visible = " ".join(visible.split())
         if visible:
@@ -762,6 +773,18 @@ def _drop_footnote_references(env: MutableMapping[str, Any]) -> None:
     references = env.get("references", {})
     for label in [label for label in references if label.startswith("^")]:
         del references[label]
+
+
+def wikilink_href(target: str, source: str, find_note: Callable[[str, str], str | None]) -> str | None:
+    """The Markdown href (relative to ``source``'s folder, percent-encoded) of the note ``[[target]]``
+    reaches, found by ``find_note`` as Obsidian finds it; None when it reaches none (decision 764)."""
+    name, _, fragment = target.partition("#")
+    rel = find_note(name, source) if name.strip() else source
+    if rel is None:
+        return None
+    href = quote(posixpath.relpath(rel, posixpath.dirname(source) or "."))
+    fragment = fragment.strip().lstrip("^")
+    return f"{href}#{quote(fragment)}" if fragment else href
 
 
 def _attrs(tag: str) -> dict[str, str]:

@@ -93,16 +93,34 @@ class ImageStore:
         if name.startswith(("./", "../")) or os.path.lexists(self.guard.root / written):
             return self._guarded(written)
         # a bare name, or a path's tail (``![[deep/pic.png]]``): the file of that name anywhere
+        found = self._named(written, folder)
+        # none: loading it as written then says what is wrong (does not exist, ...)
+        return self._guarded(found[0] if found else written)
+
+    def find_note(self, name: str, chapter: str) -> str | None:
+        """The root-relative ``.md`` path a ``[[name]]`` written in ``chapter`` reaches, found as an
+        embed's file is (``.md`` added when the name has none), or None when no such note exists."""
+        name = name.strip().replace("\\", "/")
+        if not name or name.startswith("/"):
+            return None
+        if not name.lower().endswith(".md"):
+            name += ".md"
+        folder = chapter.rsplit("/", 1)[0] if "/" in chapter else ""
+        written = posixpath.normpath(posixpath.join(folder, name) if name.startswith(("./", "../")) else name)
+        if written == ".." or written.startswith("../"):
+            return None
+        if os.path.isfile(self.guard.root / written):
+            return written
+        found = self._named(written, folder)
+        return found[0] if found else None
+
+    def _named(self, written: str, folder: str) -> list[str]:
+        """Files whose path ends in ``written`` (case-insensitive): the chapter's own folder first,
+        then the shortest path, then path order."""
         tail = f"/{written.lower()}"
-        found = [
-            rel
-            for rel in self._by_name().get(posixpath.basename(written).lower(), [])
-            if f"/{rel.lower()}".endswith(tail)
-        ]
-        if not found:
-            return self._guarded(written)  # loading it then says what is wrong (does not exist, ...)
-        found.sort(key=lambda rel: (posixpath.dirname(rel) != folder, rel.count("/"), rel))
-        return self._guarded(found[0])
+        named = self._by_name().get(posixpath.basename(written).lower(), [])
+        found = [rel for rel in named if f"/{rel.lower()}".endswith(tail)]
+        return sorted(found, key=lambda rel: (posixpath.dirname(rel) != folder, rel.count("/"), rel))
 
     def _guarded(self, rel: str) -> tuple[str, Path] | Missing:
         try:

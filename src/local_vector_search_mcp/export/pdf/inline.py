@@ -21,7 +21,7 @@ from markdown_it.token import Token
 from ...markdown.links import wikilink_rule
 from .fonts import Family, FontSet
 
-__all__ = ["FOOTNOTES", "MD", "InlineImage", "InlineRenderer", "Rendered"]
+__all__ = ["FOOTNOTES", "MD", "InlineImage", "InlineRenderer", "Rendered", "html_image", "wikilink_text"]
 
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 # Obsidian's [[links]] and ![[embeds]], read as the link graph reads them (decision 762)
@@ -29,8 +29,7 @@ MD.inline.ruler.before("link", "wikilink", wikilink_rule)
 # The env key holding the labels of the document's footnotes (lower case); their references are raised.
 FOOTNOTES = "lvsm_footnotes"
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
-_IMG_SRC = re.compile(r"""\bsrc\s*=\s*(["'])(.*?)\1""", re.IGNORECASE | re.DOTALL)
-_IMG_ALT = re.compile(r"""\balt\s*=\s*(["'])(.*?)\1""", re.IGNORECASE | re.DOTALL)
+_HTML_ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,9 @@ class InlineImage:
     embed: bool = False
     """An Obsidian ``![[name]]``: ``src`` is a file name or path as Obsidian finds it, not a URL."""
     size: tuple[float | None, float | None] | None = None
-    """An embed's ``|width`` or ``|widthxheight`` in points (CSS pixels x 0.75)."""
+    """An embed's ``|width`` or ``|widthxheight``, an ``<img>``'s width and height, in points (CSS pixels x 0.75)."""
+    share: float | None = None
+    """An ``<img>``'s width as a share of the width left (``width="50%"``, ``style="width: 50%"``)."""
 
 
 # Obsidian's image extensions: an embed of anything else (a note, a PDF) is shown as its name
@@ -61,7 +62,39 @@ def _embed(target: str, alias: str | None) -> InlineImage | None:
     return InlineImage(name, "", embed=True, size=(int(width) * _CSS_PX, int(height) * _CSS_PX if height else None))
 
 
-def _wikilink_text(target: str, alias: str | None) -> str:
+_CSS_LENGTH = re.compile(r"^\s*(\d{1,5}(?:\.\d+)?)\s*(px|%)?\s*$", re.IGNORECASE)
+
+
+def html_image(tag: str) -> InlineImage | None:
+    """An ``<img>`` tag as a picture (None without ``src``), bounded by the size it asks for: its
+    ``width``/``height`` attributes or ``style`` (pixels or a share of the width; decision 763)."""
+    attrs: dict[str, str] = {}
+    for m in _HTML_ATTR.finditer(tag):
+        attrs.setdefault(m.group(1).lower(), html.unescape(next(g for g in m.groups()[1:] if g is not None)))
+    src = attrs.get("src", "").strip()
+    if not src:
+        return None
+    lengths = {"width": attrs.get("width"), "height": attrs.get("height")}
+    for declaration in attrs.get("style", "").split(";"):  # CSS wins over the attributes, as in a browser
+        name, _, value = declaration.partition(":")
+        if name.strip().lower() in lengths:
+            lengths[name.strip().lower()] = value
+    points: dict[str, float | None] = {"width": None, "height": None}
+    share = None
+    for dimension, written in lengths.items():
+        length = _CSS_LENGTH.match(written or "")
+        if length is None or not float(length.group(1)):
+            continue
+        if length.group(2) == "%":
+            if dimension == "width":
+                share = min(float(length.group(1)), 100.0) / 100
+        else:
+            points[dimension] = float(length.group(1)) * _CSS_PX
+    size = (points["width"], points["height"]) if points["width"] or points["height"] else None
+    return InlineImage(src, attrs.get("alt", ""), size=size, share=share)
+
+
+def wikilink_text(target: str, alias: str | None) -> str:
     """What Obsidian shows for ``[[target|alias]]``: the alias, else ``Note > Heading``."""
     if alias:
         return alias
@@ -85,10 +118,14 @@ LinkResolver = Callable[[str], str | None]
 
 
 class InlineRenderer:
-    def __init__(self, fonts: FontSet, links: LinkResolver, link_color: str) -> None:
+    def __init__(
+        self, fonts: FontSet, links: LinkResolver, link_color: str, wikilinks: LinkResolver | None = None
+    ) -> None:
         self.fonts = fonts
         self.links = links
         self.link_color = link_color
+        self.wikilinks = wikilinks
+        """``[[target]]`` -> the href of the note it reaches (then resolved by ``links``), or None."""
 
     def render(self, text: str, base: Family, env: MutableMapping[str, Any] | None = None) -> Rendered:
         tokens = MD.parseInline(text, env if env is not None else {})
@@ -133,15 +170,18 @@ class InlineRenderer:
                 if picture is not None:
                     images.append(picture)
                 else:  # a link or an embedded note: its name, as Obsidian shows the link
-                    shown = _wikilink_text(target, alias)
-                    out.append(self._text(shown, base, env))
+                    shown = wikilink_text(target, alias)
+                    href = self.wikilinks(target) if self.wikilinks is not None and not tok.meta["embed"] else None
+                    dest = self.links(href) if href is not None else None
+                    text = self._text(shown, base, env)
+                    out.append(f'<a href="{_attr(dest)}" color="{self.link_color}">{text}</a>' if dest else text)
                     visible = visible or bool(shown.strip())
             elif kind == "html_inline" and tok.content.lower().startswith("<br"):
                 out.append("<br/>")
             elif kind == "html_inline" and tok.content.lower().startswith("<img"):
-                src, alt = _IMG_SRC.search(tok.content), _IMG_ALT.search(tok.content)
-                if src is not None:
-                    images.append(InlineImage(html.unescape(src.group(2)), html.unescape(alt.group(2)) if alt else ""))
+                picture = html_image(tok.content)
+                if picture is not None:
+                    images.append(picture)
             # other inline HTML tags are dropped; the text between them stays
         return Rendered("".join(out).strip(), images, bool(images) and not visible)
 
@@ -175,7 +215,7 @@ def _plain(children: list[Token]) -> str:
         elif tok.type == "image":
             parts.append(_plain(tok.children or []))
         elif tok.type == "wikilink" and not (tok.meta["embed"] and _embed(tok.meta["target"], tok.meta["alias"])):
-            parts.append(_wikilink_text(str(tok.meta["target"]), tok.meta["alias"]))
+            parts.append(wikilink_text(str(tok.meta["target"]), tok.meta["alias"]))
     return "".join(parts)
 
 
