@@ -1403,6 +1403,10 @@ class StatusVectors(BaseModel):
     """
     Why the last embedding pass failed, if it did.
     """
+    eta_seconds: Annotated[int | None, Field(alias='etaSeconds', ge=0)]
+    """
+    Estimated seconds until the running pass has embedded every pending chunk, at the pace it kept since the first kb_status call that saw it run; null when no pass runs, nothing is pending, or that call was less than 5 seconds ago (call kb_status again). An estimate: other work on the machine changes the pace (our extension, decision 804).
+    """
     refused_chunks: Annotated[int, Field(alias='refusedChunks', ge=0)]
     """
     Chunks whose text the embedding provider refused (an input over its context length, a zero vector). They are found by lexical search only and are embedded again when their document changes; every other chunk is embedded (our extension, decision 510).

@@ -432,6 +432,37 @@ def test_a_search_does_not_wait_behind_a_slow_passage_request(tmp_path: Path, en
         svc.ws.close()
 
 
+def test_kb_status_estimates_the_time_the_running_pass_still_needs(
+    tmp_path: Path, endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large folder's pass said how many chunks wait, never for how long (decision 804)."""
+    from local_vector_search_mcp.index import pass_rate
+
+    monkeypatch.setattr(pass_rate, "MIN_WATCHED_SECONDS", 0.3)  # the real 5 s would make the test slow
+    root = _kb(tmp_path)
+    (root / "d04b.md").unlink()
+    svc = _client(root, endpoint, embedding__dimensions=64, embedding__batch_size=2)
+    try:
+        svc.ws.indexing.start_reindex()
+        endpoint.delay = 0.1  # 10 batches of 2: about a second
+        seen: list[int | None] = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            vectors = svc.vector_status()
+            assert vectors is not None
+            if vectors["isRunning"]:
+                seen.append(vectors["etaSeconds"])
+            elif seen and not vectors["pendingChunks"]:
+                break
+            time.sleep(0.05)
+        assert seen[0] is None  # the first look has no pace yet
+        estimates = [eta for eta in seen if eta is not None]
+        assert estimates and all(0 <= eta <= 10 for eta in estimates)  # about a second left, never more than 10
+        assert vectors["etaSeconds"] is None and vectors["embeddedChunks"] == 20
+    finally:
+        svc.ws.close()
+
+
 def test_an_edit_with_a_refused_text_is_set_aside_by_the_background_pass(tmp_path: Path, endpoint: Endpoint) -> None:
     root = _kb(tmp_path)
     (root / "d04b.md").unlink()

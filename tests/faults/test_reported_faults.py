@@ -202,6 +202,7 @@ def test_vectors_are_filled_when_the_provider_comes_back_without_a_restart(
             "lastError": None,
             "refusedChunks": 0,
             "refused": [],
+            "etaSeconds": None,
         }
         found = dispatch.invoke(ws, "kb_search", {"request": {"query": "charlie", "mode": "hybrid"}})
         assert found["results"][0]["path"] == "c.md" and not found.get("warning")

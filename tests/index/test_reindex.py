@@ -255,6 +255,7 @@ def test_vectors_are_filled_after_the_lexical_pass(kb):
         "lastError": None,
         "refusedChunks": 0,
         "refused": [],
+        "etaSeconds": None,
     }
     assert svc.search(query="Install the tool with pip", mode="hybrid")["warning"] is None
 

@@ -132,6 +132,7 @@ def kb_status(ws: Workspace) -> KbStatusResult:
             is_running=vectors.is_running,
             last_error=vectors.last_error,
             refused_chunks=vectors.refused_chunks,
+            eta_seconds=vectors.eta_seconds,
             refused=[
                 RefusedChunk(path=r.path, chunk_index=r.chunk_index, heading_path=r.heading_path, reason=r.reason)
                 for r in vectors.refused

@@ -46,6 +46,7 @@ from .indexer import (
     utc_now,
 )
 from .manifest import enum_value
+from .pass_rate import PassRate
 from .port import IndexStore, IndexUnavailable, RefusedChunk
 from .sync import SyncQueue
 from .watcher import MarkdownWatcher
@@ -129,6 +130,7 @@ class VectorState:
     last_error: str | None
     refused_chunks: int = 0  # the provider refused their text (decision 510)
     refused: tuple[RefusedChunk, ...] = ()  # the first MAX_LISTED_REFUSED of them
+    eta_seconds: int | None = None  # the running pass's estimate (decision 804)
 
 
 class IndexingService:
@@ -165,6 +167,7 @@ class IndexingService:
         self._vector_error_at = 0.0
         self._retry_delay = RETRY_FIRST_SECONDS
         self._retry_timer: threading.Timer | None = None
+        self._pass_rate = PassRate()  # kb_status.vectors.etaSeconds (decision 804)
         self._catch_up_thread: threading.Thread | None = None
         # a one-shot process's re-indexed paths, whose chunks it embeds before it exits (decision 640)
         self._written: set[str] = set()
@@ -517,4 +520,5 @@ class IndexingService:
         pending = counts.pending_vectors if self.store.has_vectors() else counts.chunks
         refused_count, refused = self.store.refused_vectors(MAX_LISTED_REFUSED)
         embedded = max(0, counts.chunks - pending - refused_count)
-        return VectorState(embedded, pending, running, error, refused_count, tuple(refused))
+        eta = self._pass_rate.eta_seconds(running, embedded, pending, time.monotonic())
+        return VectorState(embedded, pending, running, error, refused_count, tuple(refused), eta)
