@@ -350,3 +350,19 @@ def test_a_root_that_cannot_be_used_names_where_it_was_set_and_the_path_as_given
     assert f"(knowledgeBase.root, {cfg}:2) does not exist" in _error(
         tmp_path, CliOptions(project_root=str(tmp_path), config=str(cfg))
     )
+
+
+def test_each_switch_has_an_option_that_turns_it_off(tmp_path: Path) -> None:
+    """The file's `allowWrites: true` could not be overridden from the command line (there was
+    `--no-watch-files` but no `--no-allow-writes`), although options win over the file (decision 759)."""
+    from local_vector_search_mcp.cli import _options, build_parser
+
+    cfg = _config(tmp_path, "knowledgeBase: {allowWrites: true, watchFiles: true}\n")
+    for argv, writes, watch in (
+        ([], True, True),
+        (["--no-allow-writes"], False, True),
+        (["--no-watch-files", "--no-allow-writes"], False, False),
+    ):
+        options = _options(build_parser().parse_args(["--config", str(cfg), *argv]))
+        kb = load_settings(options, cwd=tmp_path, environ={}).config.knowledge_base
+        assert (kb.allow_writes, kb.watch_files) == (writes, watch), argv

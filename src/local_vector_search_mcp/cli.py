@@ -141,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-writes", dest="allow_writes", action="store_true", default=None, help="let editing tools change files"
     )
+    # A read-only run of a configuration that allows writes (a teammate's or CI's copy of
+    # team.yml): without it no option could override the file's `allowWrites: true` (decision 759).
+    p.add_argument(
+        "--no-allow-writes", dest="allow_writes", action="store_false", help="refuse edits whatever the file says"
+    )
     p.add_argument("--transport", metavar="NAME", help="stdio (default; one client) | http (many clients, at /mcp)")
     p.add_argument("--host", metavar="ADDR", help="http: address to bind (default 127.0.0.1; others need a token)")
     p.add_argument("--port", metavar="PORT", type=_port, help="http: TCP port (default 8081; 0 picks a free one)")

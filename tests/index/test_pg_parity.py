@@ -68,6 +68,10 @@ CORPUS = {
 }
 
 QUERIES = [
+    # a document's path or file name (decision 795)
+    "rust/rc.md",
+    "ECHOING.md",
+    "v2/upgrade",
     "configure quetzal index",
     "index settings",
     "echoing",

@@ -300,3 +300,20 @@ def test_moving_a_document_keeps_its_own_links_to_attachments_and_html_images(tm
         )
     finally:
         kb.shutdown()
+
+
+def test_a_moved_document_s_link_to_a_folder_is_left_as_written(tmp_path: Path) -> None:
+    # decision 761 follows plain links to files; a folder link (`[all files](files/)`) is no file's
+    # and was rewritten without its trailing slash
+    root = tmp_path / "kb"
+    (root / "docs/files").mkdir(parents=True)
+    (root / "docs/files/spec.pdf").write_bytes(b"%PDF-1.4\n")
+    text = "# Note\n\n[all files](files/) and [spec](files/spec.pdf)\n"
+    (root / "docs/note.md").write_text(text, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        move(kb, "docs/note.md", "docs/sub/note.md", updateLinks=True)
+        moved = (root / "docs/sub/note.md").read_text(encoding="utf-8")
+        assert moved == text.replace("(files/spec.pdf)", "(../files/spec.pdf)")
+    finally:
+        kb.shutdown()

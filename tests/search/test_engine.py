@@ -8,6 +8,7 @@ from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import IndexNotReady, InvalidArgument
 from local_vector_search_mcp.index.port import ChunkHit
 from local_vector_search_mcp.search.engine import rrf_fuse
+from local_vector_search_mcp.search.names import named_paths
 
 
 def kb_search(ws, request):
@@ -186,6 +187,29 @@ def test_front_matter_of_layout_switches_takes_no_semantic_place(tmp_path):
         ("titled.md", "frontmatter"),
         ("borrow.md", "1.p1"),
     ]
+
+
+def test_a_query_naming_a_file_finds_that_file_first(tmp_path):
+    # the table of contents names the file in every line; the file itself says "setup" once
+    (tmp_path / "SUMMARY.md").write_text(
+        "# Contents\n\n" + "".join(f"- [Setup {i}](guide/setup.md) setup setup\n" for i in range(12)), "utf-8"
+    )
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "guide" / "setup.md").write_text("# Installing\n\nRun the installer, then the setup wizard.\n", "utf-8")
+    for i in range(12):
+        (tmp_path / f"index{i}").mkdir()
+        (tmp_path / f"index{i}" / "index.md").write_text(f"# Section {i}\n\nSee setup.md and index.md.\n", "utf-8")
+    ws, svc = ready(tmp_path)
+    for query in ("guide/setup.md", "./guide/setup", "/guide/setup.md", "setup.md", "SETUP.MD", "`setup.md`"):
+        results = kb_search(ws, {"query": query, "mode": "lexical"})["results"]
+        assert results[0]["path"] == "guide/setup.md", query
+    assert kb_search(ws, {"query": "guide/setup.md", "mode": "hybrid"})["results"][0]["path"] == "guide/setup.md"
+    # a scope that leaves the file out still leaves it out
+    scoped = kb_search(ws, {"query": "setup.md", "mode": "lexical", "excludeGlobs": ["guide/**"]})["results"]
+    assert "guide/setup.md" not in [r["path"] for r in scoped]
+    # twelve index.md files: the name means no one page; a word alone names no file
+    assert named_paths(svc.store, "index.md", None) == [] and named_paths(svc.store, "index0/index", None)
+    assert kb_search(ws, {"query": "setup", "mode": "lexical"})["results"][0]["path"] == "SUMMARY.md"
 
 
 def test_rrf_ties_broken_by_chunk_id():

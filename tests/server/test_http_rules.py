@@ -216,6 +216,19 @@ def test_a_bracketed_ipv6_host_is_bound_as_the_address_it_names(tmp_path: Path) 
             assert sock.getsockname()[0] == "::1"
 
 
+def test_a_stateless_server_refuses_get_and_delete_with_405(tmp_path: Path) -> None:
+    """In stateless mode the SDK answered a GET with an event stream nothing can ever write to,
+    and held it and its connection for as long as the client waited (ten minutes in the audit);
+    MCP lets a server without such a stream answer 405 (decision 758)."""
+    with http_server(tmp_path, config={"server": {"stateless": True}, "embedding": {"provider": "none"}}) as server:
+        for method in ("GET", "DELETE"):
+            refused = httpx.request(method, server.url, headers={"accept": "text/event-stream"}, timeout=10)
+            assert refused.status_code == 405 and refused.headers["allow"] == "POST", (method, refused.text)
+            assert "stateless (server.stateless)" in refused.json()["error"]["message"]
+        listed = post(server.url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert listed.status_code == 200 and '"kb_search"' in listed.text
+
+
 def test_a_taken_port_exits_1_with_a_message(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -114,8 +114,23 @@ class PipelinedBatch:
         """Flush, then end the session (the batch's context exits)."""
         try:
             self.flush()
+            self._publish_counts()
         finally:
             self._drop()
+
+    def _publish_counts(self) -> None:
+        """Have the server count this session's row changes in ``pg_stat_all_tables`` now.
+
+        A backend reports them at most once a second, and at exit only after the client has
+        closed: the pass's next step, whether to analyze (``PostgresStore._analyze_due``, decision
+        567), read the view on another session and could miss a whole pass's rewrites."""
+        conn = self._conn
+        if conn is None or conn.closed or conn.info.server_version < 150000:
+            return
+        with suppress(psycopg.Error):  # statistics only: a failure here loses no write
+            conn.execute(b"select pg_stat_force_next_flush()")
+            if self._pipeline is not None:
+                self._pipeline.sync()  # the server flushes as it goes idle, before it answers
 
     def _session(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:

@@ -279,8 +279,11 @@ def _new_destination(
     resolved = before.resolve(_stored(link, source_before))
     if resolved is None and link.kind in ("inline", "reference"):
         # a plain link to a file that is no document (an image, a PDF) is not a graph edge, but a
-        # move breaks it all the same: resolved as an image's destination is (decision 761)
+        # move breaks it all the same: resolved as an image's destination is (decision 761); a link
+        # to a folder or to nothing on disk is left as written
         resolved = before.resolve(StoredLink(source_before, 0, "image", link.destination, link.text, link.pointer))
+        if resolved is not None and resolved.target != src and not files.exists(resolved.target):
+            return None
     if resolved is None or resolved.candidates:
         return None
     if link.kind in WIKI_KINDS:

@@ -64,6 +64,7 @@ from ..index.query import PathScope
 from .duplicates import collapse, passage_key
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
 from .meaning import semantic_worthy
+from .names import named_hits
 from .text import build_lexical_query, make_snippet
 from .titles import promote_titles, titled_hits
 
@@ -160,7 +161,8 @@ class SearchEngine:
             more = [h for h in self.store.lexical(fallback, limit, scope) if h.chunk_id not in seen]
             hits += more[: limit - len(hits)]
         titled = [] if question else titled_hits(self.store, query, scope)
-        return promote_titles(hits, titled, limit), bool(titled)
+        named = named_hits(self.store, query, scope)  # a document's path or file name goes first
+        return promote_titles(promote_titles(hits, titled, limit), named, limit), bool(titled or named)
 
     def semantic_hits(self, embedder: Embedder, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         return self.store.semantic(self._query_vector(embedder, query), limit, scope)

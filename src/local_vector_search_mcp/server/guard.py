@@ -270,12 +270,14 @@ class RequestGuard:
         origins: OriginRule,
         token: str | None,
         body_limit: int | None = None,
+        stateless: bool = False,
     ) -> None:
         self.app = app
         self.hosts = hosts
         self.origins = origins
         self.token = token
         self.body_limit = body_limit
+        self.stateless = stateless
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -356,9 +358,18 @@ class RequestGuard:
         if self.token is not None and not bearer_matches(_header(scope, b"authorization"), self.token):
             challenge = [(b"www-authenticate", b'Bearer realm="local-vector-search-mcp"')]
             return 401, "Missing or wrong bearer token (Authorization: Bearer <token>).", challenge
-        if scope["path"] == ENDPOINT:
-            return _unsupported_version(_header(scope, b"mcp-protocol-version"))
-        return None
+        if scope["path"] != ENDPOINT:
+            return None
+        if self.stateless and scope["method"] in ("GET", "DELETE"):
+            # The SDK's stateless transport opened a GET stream that nothing can ever write to
+            # and held it (and its connection) until the client or the server gave up; MCP lets
+            # a server without such a stream answer 405 (decision 758).
+            message = (
+                f"{scope['method']} is not served: this server is stateless (server.stateless), it keeps no "
+                "session and sends nothing outside the answer to a POST."
+            )
+            return 405, message, [(b"allow", b"POST")]
+        return _unsupported_version(_header(scope, b"mcp-protocol-version"))
 
 
 def _unsupported_version(header: str | None) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:

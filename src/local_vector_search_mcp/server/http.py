@@ -171,6 +171,7 @@ def build_app(
             origins=OriginRule.build(options.allowed_origins + options.cors_origins),
             token=options.token,
             body_limit=options.max_request_bytes,
+            stateless=options.stateless,
         )
     )
     app = Starlette(

@@ -1,0 +1,63 @@
+"""File names: a query that is a document's path or file name finds that document first (decision 795).
+
+Agents paste what they see: a link target, a path from a listing, an error that names a file
+(``ch04-02-references-and-borrowing.md``, ``_api-reference/document-apis/bulk.md``). Only the
+text is indexed, so such a query ranked the pages that link to the file (a table of contents, an
+index page) and never the file itself. A query without whitespace that is a document's
+root-relative path as written (with or without ``.md``, a leading ``./`` or ``/``) or a file name
+with ``.md`` in any folder and any case (``bulk.md``) names those documents: the best chunk of
+each for the words of its file name goes ahead of the other hits, as a title's does
+(``titles.py``). A name shared by more than :data:`NAMED_MAX` documents (``index.md``) names
+none of them. A word alone never names a file: it needs a ``/`` or the ``.md``.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from ..index.port import ChunkHit, IndexStore
+from ..index.query import PathScope
+from .text import build_lexical_query
+
+__all__ = ["NAMED_MAX", "named_hits", "named_paths"]
+
+NAMED_MAX = 10  # documents one name may promote; more is a name too common to mean one page
+_QUOTES = "`'\""
+
+
+def named_paths(store: IndexStore, query: str, scope: PathScope | None) -> list[str]:
+    """The indexed documents ``query`` names (see the module docstring), in path order."""
+    name = query.strip().strip(_QUOTES).replace("\\", "/")
+    if not name or any(c.isspace() for c in name):
+        return []
+    if name.startswith("./"):
+        name = name[2:]
+    name = name.lstrip("/")
+    low = name.lower()
+    if "/" in name:  # a path: looked up as written (two keys), never by a scan of every document
+        paths = list(store.document_states_of([name] if low.endswith(".md") else [name, name + ".md"]))
+    elif low.endswith(".md"):  # a file name: in any folder, any case
+        paths = [p for p in store.document_states() if p.lower() == low or p.lower().endswith("/" + low)]
+    else:
+        return []
+    keep = None if scope is None else scope.matcher()
+    found = sorted(p for p in paths if keep is None or keep(p))
+    return found if len(found) <= NAMED_MAX else []
+
+
+def named_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[ChunkHit]:
+    """The best chunk of each document ``query`` names, for the words of its file name (a few,
+    mostly rare ones: the words of a whole path, ``api`` or ``reference``, are in every page)."""
+    hits: list[ChunkHit] = []
+    for path in named_paths(store, query, scope):
+        parsed = build_lexical_query(PurePosixPath(path).stem)
+        words = parsed.words() or (parsed.ranked() if parsed.leaves else None)
+        if words is None:
+            continue
+        own = PathScope(
+            scope.include if scope else (),
+            scope.exclude if scope else (),
+            frozenset({path}) if scope is None or scope.paths is None else scope.paths & {path},
+        )
+        hits += store.lexical(words, 1, own)
+    return hits
