@@ -396,4 +396,3 @@ def test_a_document_with_nothing_to_print_is_said_not_a_silent_blank_page(kb: Pa
     (kb / "empty.md").write_text(text, encoding="utf-8")
     _, warnings = export(kb, "empty.md")
     assert warnings == ["empty.md has no content to print (it is empty or holds front matter only)."]
-
