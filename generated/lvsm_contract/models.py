@@ -2015,7 +2015,7 @@ class KbSearchResult(BaseModel):
     """
     warning: str | None
     """
-    Set when the search ran in a reduced mode, e.g. `hybrid` fell back to lexical because embeddings are off or failing.
+    Set when the search ran in a reduced mode, e.g. `hybrid` fell back to lexical because embeddings are off or failing. Our extension: also set when no indexed chunk (in the searched scope) contains any word of the query, with what to try: `lexical` then returns nothing, `hybrid` returns the model's nearest passages, which match by meaning alone: right for a paraphrase, unrelated for a misspelt name, which would otherwise look like an answer. `semantic` runs no word match and gets no such warning.
     """
 
 

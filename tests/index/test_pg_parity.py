@@ -137,6 +137,19 @@ def test_semantic_and_hybrid_answers_are_the_same_on_both_backends(pair: tuple[K
         assert _answers(pg, query, mode) == _answers(lite, query, mode), query
 
 
+def test_a_query_no_word_of_which_is_indexed_warns_alike(pair: tuple[KbClient, KbClient]) -> None:
+    """The lexical side's miss is seen by both stores' lexical queries (decision 810)."""
+    warnings = []
+    for client in pair:
+        seen = {mode: client.search(query="zzqxj", mode=mode, top_k=3) for mode in ("lexical", "semantic", "hybrid")}
+        assert seen["lexical"]["results"] == [] and seen["lexical"]["warning"].startswith("No indexed chunk contains")
+        assert len(seen["hybrid"]["results"]) == 3 and "by meaning alone" in seen["hybrid"]["warning"]
+        assert seen["semantic"]["warning"] is None
+        assert client.search(query="quetzal", mode="hybrid")["warning"] is None
+        warnings.append({mode: out["warning"] for mode, out in seen.items()})
+    assert warnings[0] == warnings[1]
+
+
 def test_a_rare_word_outranks_a_repeated_common_one(pair: tuple[KbClient, KbClient]) -> None:
     for client in pair:
         assert _answers(client, "configure quetzal index", "lexical")[0][0] == "rare.md"

@@ -260,3 +260,24 @@ def test_a_run_of_brackets_costs_a_bounded_scan_per_bracket(
     nested = "[" * 15 + "[deep](docs/a.md)" + "]" * 15 + " and [[Wiki]]\n"
     found = extract_links(parse_document(nested.encode())).links
     assert [ln.destination for ln in found] == ["docs/a.md", "Wiki"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a footnote reference as VitePress docs write it: a link to #footnote-1 whose text is [1]
+        ("See <sup>[[1]](#footnote-1)</sup>.\n", [("inline", "#footnote-1", "#footnote-1")]),
+        ("[[Note]] (in parentheses)\n", [("wikilink", "Note", "Note")]),
+        # the table-of-contents marker alone in its paragraph is no link; in a sentence it still is
+        ("# T\n\n[[TOC]]\n\n## A\n", []),
+        ("[[toc]]\n", []),
+        ("See [[TOC]] for the list.\n", [("wikilink", "TOC", "TOC")]),
+        ("![[toc]]\n", [("embed", "toc", "toc")]),
+    ],
+)
+def test_brackets_other_renderers_read_as_links_or_markers_are_not_wikilinks(
+    text: str, expected: list[tuple[str, str, str]]
+) -> None:
+    """Decision 617: vue-docs-zh-cn's `[[TOC]]` and `<sup>[[1]](#footnote-1)</sup>` were listed by
+    kb_links as links to missing notes named `TOC` and `1`."""
+    assert spans(text) == expected

@@ -84,6 +84,43 @@ def test_lexical_only_warnings_exactly(kb):
         kb_search(ws, {"query": "pip", "mode": "semantic"})
 
 
+NO_WORD = "No indexed chunk contains any word of the query"
+
+
+def test_a_query_no_word_of_which_is_indexed_says_so(kb):
+    """Hybrid returns the model's nearest chunks for a word no file holds: the warning says they
+    match by meaning alone; lexical says why it is empty and points to hybrid; semantic never
+    claims a word match, and a query whose words match gets no such note (decision 810)."""
+    ws, _ = ready(kb, embedder=HashEmbedder())
+    hybrid = kb_search(ws, {"query": "zzqxj", "mode": "hybrid"})
+    assert hybrid["results"] and {r["searchMode"] for r in hybrid["results"]} == {"hybrid"}
+    assert hybrid["warning"].startswith(f"{NO_WORD}, so these results are the model's nearest passages by meaning")
+    assert "check the spelling" in hybrid["warning"] and "Glob" not in hybrid["warning"]
+    lexical = kb_search(ws, {"query": "zzqxj qqxzv", "mode": "lexical"})
+    assert lexical["results"] == [] and lexical["warning"].startswith(f"{NO_WORD}: check the spelling")
+    assert lexical["warning"].endswith("or use hybrid mode, which also matches by meaning.")
+    assert kb_search(ws, {"query": "zzqxj", "mode": "semantic"})["warning"] is None
+    assert kb_search(ws, {"query": "Install pip", "mode": "hybrid"})["warning"] is None
+    assert kb_search(ws, {"query": "pip zzqxj", "mode": "hybrid"})["warning"] is None  # one word matched
+    scoped = kb_search(ws, {"query": "pip", "mode": "hybrid", "includeGlobs": ["notes/**"]})
+    assert scoped["results"] and "among the documents the includeGlobs" in scoped["warning"]
+    assert "widen includeGlobs" in scoped["warning"]
+    symbols = kb_search(ws, {"query": "???", "mode": "hybrid"})
+    assert symbols["results"] and symbols["warning"].startswith("The query holds no word lexical search can match")
+    assert kb_search(ws, {"query": "???", "mode": "lexical"})["warning"].startswith("The query holds no word")
+
+
+def test_no_word_matched_without_a_model(kb):
+    """Without a model hybrid's fallback warning comes first and the note follows it; neither
+    mode suggests the model it does not have."""
+    ws, _ = ready(kb)
+    hybrid = kb_search(ws, {"query": "zzqxj", "mode": "hybrid"})
+    assert hybrid["results"] == [] and "only lexical" in hybrid["warning"]
+    assert f" {NO_WORD}: check the spelling" in hybrid["warning"]
+    lexical = kb_search(ws, {"query": "zzqxj", "mode": "lexical"})
+    assert lexical["warning"].startswith(NO_WORD) and "hybrid" not in lexical["warning"]
+
+
 def test_failing_provider_falls_back(kb):
     emb = HashEmbedder()
     ws, _ = ready(kb, embedder=emb)

@@ -155,6 +155,10 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     inner = src[begin:close]
     if not inner.strip():
         return False
+    if not embed and src.startswith("(", close + 2):
+        return False  # `[[1]](#note-1)`: a link whose text is `[1]`, as every renderer but Obsidian reads it
+    if not embed and inner.strip().lower() == "toc" and not src[:pos].strip() and not src[close + 2 :].strip():
+        return False  # a paragraph of `[[toc]]` alone: the table-of-contents marker (VitePress, markdown-it-toc)
     if not silent:
         target, _, alias = inner.partition("|")
         token = state.push("wikilink", "", 0)

@@ -48,6 +48,9 @@ Embeddings off: lexical runs silently, hybrid runs lexical only with a warning,
 semantic is ``INDEX_NOT_READY``. Provider failing: hybrid falls back to
 lexical with a warning containing "Falling back to lexical search", semantic
 is ``INDEX_NOT_READY`` suggesting lexical.
+
+A lexical side that found no chunk is said in ``warning`` (``no_match.py``):
+hybrid's results are then the model's alone, lexical's are none.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from .duplicates import collapse, passage_key
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
 from .meaning import semantic_worthy
 from .names import named_hits
+from .no_match import no_match_note
 from .text import build_lexical_query, make_snippet
 from .titles import promote_titles, titled_hits
 
@@ -243,9 +247,12 @@ class SearchEngine:
         lexical_pool = max(top_k, int(cfg.lexical_candidate_pool_size))
         semantic_pool = max(top_k, int(cfg.semantic_candidate_pool_size))
         single_pool = min(DUPLICATE_HEADROOM * top_k, lexical_pool)  # a single mode ranks no fusion pool
+        parsed = build_lexical_query(query)
+        lexical_found: bool | None = None  # whether the lexical side found a chunk (None: it did not run)
 
         if mode == "lexical":
             scored = [(h, 0.0) for h in self._lexical_candidates(query, single_pool, top_k, scope)[0]]
+            lexical_found = bool(scored)
         elif mode == "semantic":
             if embedder is None:
                 built = self._built_with()
@@ -279,6 +286,7 @@ class SearchEngine:
             scored = [(h, 0.0) for h in hits]
         else:
             lexical, titled = self._lexical_candidates(query, lexical_pool, top_k, scope)
+            lexical_found = bool(lexical)
             semantic: list[ChunkHit] | None = None
             if embedder is None:
                 built = self._built_with()
@@ -316,7 +324,15 @@ class SearchEngine:
                 if prose and is_question(query):  # the model's best keep the last fifth of topK (decision 416)
                     scored = seat_semantic(scored, semantic, top_k)
         kept = collapse(scored, top_k)
-        terms = build_lexical_query(query).terms
+        if lexical_found is False:  # a misspelt name must not pass for an answer (decision 810)
+            note = no_match_note(
+                has_words=bool(parsed.leaves),
+                scoped=scope is not None,
+                by_meaning=effective == "hybrid" and bool(kept),
+                can_mean=mode == "lexical" and embedder is not None,  # hybrid already tried the model
+            )
+            warning = f"{warning} {note}" if warning else note
+        terms = parsed.terms
         items = [
             SearchItem(
                 c.hit.path,

@@ -389,3 +389,10 @@ def test_an_obsidian_map_of_wikilinks_is_a_book_with_linked_chapters(kb: Path) -
     (kb / "notes" / "Birds.md").write_text("# Birds\n\nSee barn owls.\n", encoding="utf-8")
     unlinked, _ = export(kb, "Map.md", kb / "unlinked.pdf")
     assert links == len(re.findall(rb"/Subtype\s*/Link", unlinked.read_bytes())) + 1
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "---\ntitle: Draft\n---\n"])
+def test_a_document_with_nothing_to_print_is_said_not_a_silent_blank_page(kb: Path, text: str) -> None:
+    (kb / "empty.md").write_text(text, encoding="utf-8")
+    _, warnings = export(kb, "empty.md")
+    assert warnings == ["empty.md has no content to print (it is empty or holds front matter only)."]

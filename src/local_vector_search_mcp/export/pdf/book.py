@@ -800,6 +800,10 @@ class _Book:
             if not headings_only:
                 out.append(self.renderer.placeholder(f"Chapter not available: {part.rel} ({part.missing})", _Ctx()))
             return out
+        if not self.is_book and not any(e.kind is not ElementKind.FRONT_MATTER for e in doc.elements):
+            # an empty note or front matter alone made a blank PDF and no word of why; a book's empty
+            # chapter is not blank: its contents title heads it (decision 474)
+            self.warnings.add(f"{part.rel} has no content to print (it is empty or holds front matter only).")
         if self.is_book and not doc.headings:
             # No heading of its own: the table of contents' title stands in, so the chapter has
             # its entry in the contents and the outline (an empty one is not a blank page).
