@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterator
+from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from local_vector_search_mcp.config import CliOptions, ConfigError, load_settings
+from local_vector_search_mcp.config import CliOptions, ConfigError, build_config, load_settings
 
 
 def test_defaults(tmp_path: Path) -> None:
@@ -154,6 +159,47 @@ def test_every_problem_names_its_file_line_or_option(tmp_path: Path) -> None:
     )
     cfg = _config(tmp_path, "knowledgeBase: notes\n")
     assert f"({cfg}:1): knowledgeBase must be a mapping" in _error(tmp_path, CliOptions(config=str(cfg), root="."))
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "place"),
+    [
+        ("server:\n  toolsets: [kb, KB]\n", "server.toolsets.1 ({cfg}:2): repeats item 0 of the list"),
+        ("server:\n  toolsets:\n    - chunks\n    - kb\n    - chunks\n", "server.toolsets.2 ({cfg}:5): repeats item 0"),
+    ],
+)
+def test_a_list_the_schema_says_unique_refuses_a_repeated_item(tmp_path: Path, yaml_text: str, place: str) -> None:
+    # pydantic checks no `uniqueItems`: `toolsets: [kb, kb]` was taken (decision 811)
+    cfg = _config(tmp_path, yaml_text)
+    assert place.format(cfg=cfg) in _error(tmp_path, CliOptions(config=str(cfg)))
+    ok = _config(tmp_path, "server:\n  toolsets: [kb, chunks]\n")
+    assert load_settings(CliOptions(config=str(ok)), cwd=tmp_path, environ={}).config.server.toolsets == [
+        "kb",
+        "chunks",
+    ]
+
+
+def _unique_lists(schema: dict[str, Any], defs: dict[str, Any], at: tuple[str, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """(key path, item schema) of every list the published configuration schema declares unique."""
+    if "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    if schema.get("uniqueItems"):
+        yield at, schema["items"]
+    for key, sub in schema.get("properties", {}).items():
+        yield from _unique_lists(sub, defs, (*at, key))
+
+
+def test_every_key_the_published_schema_declares_unique_is_enforced(tmp_path: Path) -> None:
+    schema = json.loads(files("lvsm_contract.schemas").joinpath("config.json").read_text("utf-8"))
+    found = list(_unique_lists(schema, schema["$defs"]))
+    assert [path for path, _ in found] == [("server", "toolsets")]  # a new one is checked below too
+    for path, items in found:
+        item = items["enum"][0] if "enum" in items else {"string": "x", "integer": 1}[items["type"]]
+        data: dict[str, Any] = {path[-1]: [item, item]}
+        for key in reversed(path[:-1]):
+            data = {key: data}
+        with pytest.raises(ConfigError, match=re.escape(f"{'.'.join(path)}.1: repeats item 0")):
+            build_config(data)
 
 
 def test_an_unknown_key_gets_the_likely_spelling_and_the_keys_allowed_there(tmp_path: Path) -> None:

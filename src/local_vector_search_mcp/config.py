@@ -9,6 +9,7 @@ Then paths are resolved and the result validated. Every problem is a
 from __future__ import annotations
 
 import difflib
+import functools
 import ipaddress
 import os
 import re
@@ -271,6 +272,55 @@ def _lower_enums(data: Any, model: type[BaseModel]) -> None:
             data[key] = [v.strip().lower() if isinstance(v, str) else v for v in value]
 
 
+@functools.cache
+def _published_schema() -> dict[str, Any]:
+    """The configuration's JSON Schema as published (generated from spec/config.yaml)."""
+    import json
+    from importlib.resources import files
+
+    schema: dict[str, Any] = json.loads(files("lvsm_contract.schemas").joinpath("config.json").read_text("utf-8"))
+    return schema
+
+
+def _repeated_items(data: Any, schema: dict[str, Any], at: KeyPath, depth: int = 0) -> list[tuple[KeyPath, str]]:
+    """Items of a list the published schema declares ``uniqueItems`` that repeat an earlier one:
+    pydantic checks no such keyword, so ``server.toolsets: [kb, kb]`` was taken. Walks the data
+    along the schema (its ``properties``, ``items`` and local ``$ref``s), so every key that
+    declares it is checked, now and when one is added; run after enum values are lowered, so
+    ``[kb, KB]`` repeats too. The message names the item's place, never its value (a secret)."""
+    while "$ref" in schema and depth < _KEY_DEPTH * 2:  # "#/$defs/X": the schema is generated, local only
+        schema = _published_schema()["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+        depth += 1
+    if isinstance(data, dict) and len(at) < _KEY_DEPTH:
+        properties = schema.get("properties", {})
+        return [p for k, v in data.items() if k in properties for p in _repeated_items(v, properties[k], (*at, k))]
+    if not isinstance(data, list) or len(at) >= _KEY_DEPTH:
+        return []
+    problems: list[tuple[KeyPath, str]] = []
+    if schema.get("uniqueItems"):
+        first: dict[str, int] = {}
+        for i, item in enumerate(data):
+            # JSON equality: 1 and true differ, as do "1" and 1; key order does not matter
+            key = f"{type(item).__name__}:{_canonical(item)}"
+            if key in first:
+                problems.append(((*at, i), f"repeats item {first[key]} of the list; list each value once"))
+            else:
+                first[key] = i
+    items = schema.get("items")
+    if isinstance(items, dict):
+        problems += [p for i, item in enumerate(data) for p in _repeated_items(item, items, (*at, i))]
+    return problems
+
+
+def _canonical(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value, sort_keys=True, default=repr)
+    except (TypeError, ValueError, RecursionError):  # mixed keys, an alias cycle, deep nesting: equal to none
+        return f"#{id(value)}"
+
+
 def _format_problems(problems: list[tuple[KeyPath, str]], source: _Source) -> str:
     lines = []
     for loc, msg in problems:
@@ -309,6 +359,7 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
     source = source or _Source()
     _lower_enums(data, Config)
     problems = _booleans_as_numbers(data, Config, ()) + _unnameable_texts(data, ())
+    problems += _repeated_items(data, _published_schema(), ())
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
