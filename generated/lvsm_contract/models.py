@@ -1012,9 +1012,9 @@ class MissingImage(BaseModel):
     """
     v2 anchor (indexed revision) of the element holding the reference; null when outside any addressable element.
     """
-    kind: Literal['image', 'embed', 'wikilink']
+    kind: Literal['image', 'embed', 'wikilink', 'link', 'html']
     """
-    `image` for `![alt](path)`, `embed` for `![[file]]`, `wikilink` for `[[file.pdf]]` (a link, not an embed, to a file that is not a note).
+    `image` for `![alt](path)`, `embed` for `![[file]]`, `wikilink` for `[[file.pdf]]` (a link, not an embed, to a file that is not a note), `link` for a plain `[text](file.pdf)` to an attachment, `html` for the `src` of an `<img>` tag.
     """
 
 
@@ -1728,7 +1728,7 @@ class KbLinksResult(BaseModel):
         list[MissingImage] | None, Field(alias='missingImages')
     ] = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — image references, file embeds and wikilinks to files that are not notes, whose file does not exist under the root; at most 1000, from `offset` on.
+    Whole-knowledge-base check (no `path`) only, else null — image references (Markdown and HTML `<img>`), plain links to attachments, file embeds and wikilinks to files that are not notes, whose file does not exist under the root; at most 1000, from `offset` on.
     """
     skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
     """

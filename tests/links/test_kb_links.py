@@ -229,3 +229,73 @@ def test_thousands_of_backlinks_and_orphans_come_in_pages(tmp_path: Path) -> Non
         assert links(kb, offset=5000)["orphans"] == [] and links(kb, offset=5000)["nextOffset"] is None
     finally:
         kb.shutdown()
+
+
+def test_html_pictures_and_plain_links_to_attachments_are_checked_like_images(tmp_path: Path) -> None:
+    """Decision 820: a missing ``<img src>`` or ``[report](files/gone.pdf)`` was reported nowhere,
+    though a move with updateLinks rewrites both (761). They are checked now by the move's rules:
+    never in code, a fence or a comment; a URL, a link to a folder or to a file that is no
+    attachment (a page the site generator makes) is left alone; no document link changes."""
+    root = tmp_path / "kb"
+    (root / "img").mkdir(parents=True)
+    (root / "files" / "bundle.zip").mkdir(parents=True)  # a folder that looks like a file
+    (root / "img" / "here.png").write_bytes(b"png")
+    (root / "files" / "spec.pdf").write_bytes(b"%PDF")
+    (root / "b.md").write_text("# B\n", encoding="utf-8")
+    (root / "a.md").write_text(
+        "# A\n\n"
+        '<p align="center"><img src="img/here.png" width="300"><IMG SRC=img/gone.png></p>\n\n'
+        "Text [b](b.md) <img src='img/a%20b.png' alt=x> [r](files/gone.pdf) [s](files/spec.pdf) [z](files/bundle.zip)"
+        ' [p](page.html) [dir](files/) [u](https://example.org/x.pdf) `<img src="img/code.png">`\n\n'
+        '<!-- <img src="img/comment.png"> [c](files/comment.pdf) -->\n\n'
+        '```\n<img src="img/fence.png"> [f](files/fence.pdf)\n```\n\n'
+        '<img src="https://example.org/logo.png"> <img src="../outside.png"> <img src="#top">\n\n'
+        "See [the sheet][s] and ![shown](img/gone.pdf).\n\n[s]: files/sheet.xlsx\n",
+        encoding="utf-8",
+    )
+    kb = client(root)
+    try:
+        kb.reindex()
+        out = links(kb)
+        assert [(m["target"], m["kind"]) for m in out["missingImages"]] == [
+            ("img/gone.png", "html"),
+            ("img/a b.png", "html"),
+            ("files/gone.pdf", "link"),
+            ("files/sheet.xlsx", "link"),
+        ]  # a Markdown image still counts only with a picture's extension (484)
+        inline = out["missingImages"][1]["pointer"]
+        assert inline is not None and inline.startswith("1.p")
+        assert edges(links(kb, path="a.md", direction="outgoing")) == [("a.md", "b.md", "inline", True)]
+        assert out["links"] == [] and out["orphans"] == ["a.md"]
+    finally:
+        kb.shutdown()
+
+
+def test_an_index_without_html_picture_links_gains_them_in_place(tmp_path: Path) -> None:
+    """Decision 820: an index written before link graph v2 holds no ``html`` link and no
+    ``link_graph_version``. It is not sent to a forced rebuild: the next reindex re-reads the
+    documents whose bytes hold ``<img`` (and only those), and writes the key once it has."""
+    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text('# A\n\n<img src="gone.png">\n', encoding="utf-8")
+    (root / "b.md").write_text("# B\n\n[a](a.md)\n", encoding="utf-8")
+    kb = client(root)
+    try:
+        kb.reindex()
+        store = kb.store
+        assert store.read_manifest()[LINK_GRAPH_KEY] == "2"
+        # what the previous release left: no html link rows, no key
+        with store._write() as c:
+            c.execute("DELETE FROM links WHERE kind = 'html'")
+        store.write_manifest({k: v for k, v in store.read_manifest().items() if k != LINK_GRAPH_KEY})
+        assert [ln.kind for ln in store.links()] == ["inline"]
+        assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
+        result = kb.reindex()
+        assert result["indexedFiles"] == 1 and result["skippedFiles"] == 1  # a.md re-read, b.md not
+        assert store.read_manifest()[LINK_GRAPH_KEY] == "2"
+        assert [(m["target"], m["kind"]) for m in links(kb)["missingImages"]] == [("gone.png", "html")]
+        assert kb.reindex()["indexedFiles"] == 0  # upgraded once
+    finally:
+        kb.shutdown()

@@ -101,8 +101,9 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int) -> K
     broken = [ln for ln in graph.document_links() if not ln.exists] if include_missing else []
     orphans = graph.orphans()
     # an embed of any file counts (Obsidian embeds PDFs, audio, video as it does images: decision
-    # 484), and so does a plain [[report.pdf]] (508); a Markdown image only with an image's extension
-    images = [ln for ln in graph.links if ln.is_image and (ln.kind in WIKI_KINDS or _is_image(ln.target))]
+    # 484), and so does a plain [[report.pdf]] (508), an HTML <img> and a plain link to an attachment
+    # (820, the graph keeps only those); a Markdown image only with an image's extension
+    images = [ln for ln in graph.links if ln.is_image and (ln.kind != "image" or _is_image(ln.target))]
     unlisted: list[tuple[str, str]] | None = [] if _needs_names(images) else None
     by_name = _files_by_name(ws, unlisted) if unlisted is not None else {}
     missing_images = [ln for ln in images if not _image_exists(ws, ln, by_name)]
@@ -127,8 +128,10 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int) -> K
     )
 
 
-def _missing_kind(ln: ResolvedLink) -> Literal["image", "embed", "wikilink"]:
-    return "embed" if ln.kind == "embed" else "wikilink" if ln.kind == "wikilink" else "image"
+def _missing_kind(ln: ResolvedLink) -> Literal["image", "embed", "wikilink", "link", "html"]:
+    if ln.kind in ("embed", "wikilink", "html"):
+        return ln.kind  # type: ignore[return-value]  # the literal itself
+    return "image" if ln.kind == "image" else "link"
 
 
 def _is_image(target: str) -> bool:
@@ -162,6 +165,8 @@ def _files_by_name(ws: Workspace, unlisted: list[tuple[str, str]]) -> dict[str, 
 def _image_exists(ws: Workspace, link: ResolvedLink, by_name: dict[str, list[str]]) -> bool:
     if (ws.root / link.target).is_file():
         return True
+    if link.kind not in WIKI_KINDS and link.kind != "image" and (ws.root / link.target).is_dir():
+        return True  # a plain link or an <img> naming a folder is left alone, as a move leaves it (761)
     if not link.target.isascii():  # a Mac's NFD file name linked as typed (NFC), or back (decision 505)
         try:
             _, path = ws.guard.resolve(link.target)

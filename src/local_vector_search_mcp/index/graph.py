@@ -8,7 +8,10 @@ without re-indexing its sources. Rules (spec/decisions.md 43 and 138-140):
   resolved against the source's folder, percent-decoded, ``?query`` dropped and
   ``#fragment`` kept apart. URLs with a scheme, ``//host``, root-absolute
   ``/...`` and targets escaping the root are not links. A link counts as a
-  document link when its path ends in ``.md``; an image counts as an image. A
+  document link when its path ends in ``.md``; an image counts as an image, and so
+  do, in the graph (``resolve(..., files=True)``), the ``src`` of an HTML ``<img>``
+  (kind ``html``) and a plain link to an attachment (a picture, PDF, audio, video or
+  office file: decision 820). A
   path that names no document as written reaches the one document whose path
   is the same after NFC normalisation, as the tools' paths do (decision 505).
 * Wikilinks and embeds resolve like Obsidian: a name starting ``./`` or ``../``
@@ -34,7 +37,7 @@ from urllib.parse import unquote
 from ..markdown.tables import cell_display_text
 from .port import DocumentMeta, StoredLink
 
-__all__ = ["Graph", "ResolvedLink", "Resolver", "name_key", "slug"]
+__all__ = ["ATTACHMENT_EXTENSIONS", "Graph", "ResolvedLink", "Resolver", "name_key", "slug"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -42,6 +45,18 @@ _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 # attributes allowed beside it (`{#id .class}`)
 _HEADING_ID = re.compile(r"\{[^{}]*?#([^\s{}#]+)[^{}]*\}\s*$")
 WIKI_KINDS = frozenset({"wikilink", "embed"})
+# What a plain Markdown link (``[the spec](files/spec.pdf)``) reaches as a file the graph checks
+# (decision 820): Obsidian's attachment formats and the office files people attach. A link to
+# anything else that is no ``.md`` (``page.html``, ``../src/main.rs``, a folder) is left alone: it
+# may be a page the site generator makes or a source file, and kb_links never guesses.
+ATTACHMENT_EXTENSIONS = frozenset(
+    {
+        *(".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif"),
+        *(".pdf", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".3gp", ".mp4", ".webm", ".mov", ".mkv", ".ogv"),
+        *(".docx", ".xlsx", ".pptx", ".odt", ".ods", ".odp", ".csv", ".zip"),
+    }
+)
+_PLAIN_KINDS = frozenset({"inline", "reference"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,15 +130,21 @@ class Resolver:
         # per target document, built on first use: heading slugs and folded titles (fragments)
         self._slugs: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
-    def resolve(self, link: StoredLink) -> ResolvedLink | None:
-        """``None`` when the destination is not a link to a document or an image."""
+    def resolve(self, link: StoredLink, *, files: bool = False) -> ResolvedLink | None:
+        """``None`` when the destination is not a link to a document or an image. ``files``: the
+        graph's reading, where a plain link to an attachment and an HTML ``<img>`` reach a file
+        too (``is_image``); a move plans those from disk itself (decision 761)."""
         if link.kind in WIKI_KINDS:
             return self._wiki(link)
-        return self._markdown(link)
+        if link.kind == "html" and not files:
+            return None
+        return self._markdown(link, files)
 
-    def _markdown(self, link: StoredLink) -> ResolvedLink | None:
+    def _markdown(self, link: StoredLink, files: bool = False) -> ResolvedLink | None:
         dest = link.destination.strip()
         if not dest or dest.startswith(("#", "/")) or _SCHEME.match(dest):
+            return None
+        if link.kind == "html" and dest.startswith("\\"):  # a Windows-style path: not followed by a move either
             return None
         path, _, fragment = dest.partition("#")
         path = unquote(path.partition("?")[0])
@@ -132,9 +153,14 @@ class Resolver:
         target = posixpath.normpath(posixpath.join(posixpath.dirname(link.source), path))
         if target == ".." or target.startswith("../") or target.startswith("/"):
             return None
-        is_image = link.kind == "image"
+        is_image = link.kind in ("image", "html")
         if not is_image and not target.lower().endswith(".md"):
-            return None
+            # a plain link to an attachment is a file reference, like an image's (decision 820)
+            if not (
+                files and link.kind in _PLAIN_KINDS and posixpath.splitext(target)[1].lower() in ATTACHMENT_EXTENSIONS
+            ):
+                return None
+            is_image = True
         exists = target in self.documents
         if not exists and not target.isascii():  # a Mac's NFD name linked as typed (NFC), or back
             same = self._by_nfc().get(unicodedata.normalize("NFC", target), [])
@@ -294,7 +320,9 @@ class Graph:
         stored: dict[str, list[StoredLink]] = {}
         for link in links:  # the store's order: by source, then ordinal
             stored.setdefault(link.source, []).append(link)
-        self._assemble(resolver, stored, {src: [resolver.resolve(ln) for ln in lst] for src, lst in stored.items()})
+        self._assemble(
+            resolver, stored, {src: [resolver.resolve(ln, files=True) for ln in lst] for src, lst in stored.items()}
+        )
 
     def _assemble(
         self,
@@ -357,10 +385,10 @@ class Graph:
         resolved: dict[str, list[ResolvedLink | None]] = {}
         for src in sorted(stored):
             if src in fresh:
-                resolved[src] = [resolver.resolve(ln) for ln in stored[src]]
+                resolved[src] = [resolver.resolve(ln, files=True) for ln in stored[src]]
                 continue
             resolved[src] = [
-                resolver.resolve(ln)
+                resolver.resolve(ln, files=True)
                 if (ln.kind in WIKI_KINDS and not names_kept)
                 or (old is not None and (old.target in gone or _nfc_in(old.target, gone_nfc)))
                 else old

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -58,9 +59,11 @@ from ..globs import GlobSet, root_only
 from ..sourcefile import os_reason
 from .chunker import build_embedding_text
 from .manifest import (
+    LINK_GRAPH_KEY,
     borrows_vectors,
     current_manifest,
     enum_value,
+    in_place_upgrades,
     incompatible_message,
     index_problems,
     upgrades_in_place,
@@ -284,6 +287,11 @@ class Indexer:
         rechunk: set[str] = set()
         if not problems and upgrades_in_place(stored, expected):
             rechunk = set(self.store.documents_without_own_chunks())
+        # an index without HTML <img> links keeps the old link graph version in its manifest until
+        # this pass has re-read every document that may hold one: a pass cut short leaves it to
+        # the next (decision 820)
+        relink = not problems and LINK_GRAPH_KEY in in_place_upgrades(stored, expected)
+        written = {k: v for k, v in expected.items() if k != LINK_GRAPH_KEY} if relink else expected
         with self.gate:
             if problems or (force and borrowed):
                 if not force:
@@ -294,7 +302,7 @@ class Indexer:
             else:
                 self.store.ensure_schema(dims, self.vector_storage())
                 if not borrowed:
-                    self.store.write_manifest(expected)
+                    self.store.write_manifest(written)
         unlisted: dict[str, str] = {}
         files = self.discover(unlisted)
         progress.total_files = len(files)
@@ -319,6 +327,8 @@ class Indexer:
         for path in sorted(set(known) - wanted - set(unlisted)):  # gone, now excluded, or listable again
             if not (path.startswith(hidden) and not path.endswith("/")):
                 self._note_unreadable(path, None, known)
+        if relink:
+            rechunk |= {path for path in files if path in states and _may_hold_img(self.root / path)}
         tasks = []
         for path in files:  # the cheap unchanged check needs no worker
             state = None if scope == "all" or path in rechunk else states.get(path)
@@ -379,6 +389,9 @@ class Indexer:
         if result.indexed_files or result.deleted_files:
             with self.gate:
                 self.store.refresh_term_stats()
+        if relink and not borrowed:
+            with self.gate:
+                self.store.write_manifest(expected)
         if borrowed and not force and result.indexed_files:
             note = self._borrowed_note()
             if note:
@@ -778,6 +791,18 @@ def _check_width(vectors: np.ndarray[Any, Any], dims: int | None) -> None:
 
 def _refusal(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
+
+
+_IMG_TAG = re.compile(rb"<img", re.IGNORECASE)
+
+
+def _may_hold_img(path: Path) -> bool:
+    """Whether the file's bytes hold ``<img`` in any case; a file that cannot be read now is left
+    to the pass, which reports it (decision 820)."""
+    try:
+        return _IMG_TAG.search(path.read_bytes()) is not None
+    except OSError:
+        return True
 
 
 def _maybe_int(value: str | None) -> int | None:

@@ -58,6 +58,10 @@ CHANGED_LETTERS = {
 log = logging.getLogger(__name__)
 
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
+# 2: the links of a document include the ``src`` of its HTML ``<img>`` tags (kind ``html``,
+# decision 820); an index without the key holds none of them and is brought up in place
+LINK_GRAPH_VERSION = "2"
+LINK_GRAPH_KEY = "link_graph_version"
 
 
 def enum_value(value: Any) -> str:
@@ -85,6 +89,7 @@ def expected_manifest(
         "index_mode": "vector-enabled" if model else "lexical",
         "lexical_tokenizer": LEXICAL_TOKENIZER,
         "storage_layout": STORAGE_LAYOUT,
+        LINK_GRAPH_KEY: LINK_GRAPH_VERSION,
     }
     if model:
         if dimensions is not None:
@@ -101,7 +106,13 @@ def expected_manifest(
 INT8_SCALE_BEFORE = "1/127"
 
 
-_RELEASE_KEYS = ("schema_version", "storage_layout", "chunker_version", "embedding_text_builder_version")
+_RELEASE_KEYS = (
+    "schema_version",
+    "storage_layout",
+    "chunker_version",
+    "embedding_text_builder_version",
+    LINK_GRAPH_KEY,
+)
 
 
 def _newer(key: str, stored: str, current: str) -> str:
@@ -115,20 +126,30 @@ def _newer(key: str, stored: str, current: str) -> str:
 # Versions a stored index is brought to in place, by the next reindex (its start-up catch-up):
 # chunker v7 only adds chunks to documents that had none of their own, which that pass re-reads
 # (``IndexStore.documents_without_own_chunks``); every other row is v6's (decision 781).
-UPGRADED_IN_PLACE = {("chunker_version", "6", "7")}
+# An index from before link graph v2 (no key) lacks the links of HTML ``<img>`` tags: that pass
+# re-reads the documents holding ``<img`` and writes the key only once it has (decision 820).
+UPGRADED_IN_PLACE: set[tuple[str, str | None, str]] = {
+    ("chunker_version", "6", "7"),
+    (LINK_GRAPH_KEY, None, LINK_GRAPH_VERSION),
+}
+
+
+def in_place_upgrades(stored: dict[str, str], expected: dict[str, str]) -> set[str]:
+    """The keys whose stored value is an older one the next reindex brings up to date."""
+    return {key for key, old, new in UPGRADED_IN_PLACE if stored.get(key) == old and expected.get(key) == new}
 
 
 def upgrades_in_place(stored: dict[str, str], expected: dict[str, str]) -> bool:
     """Whether the stored index is an older chunker's the next reindex brings up to date."""
-    key = "chunker_version"
-    return (key, stored.get(key), expected.get(key)) in UPGRADED_IN_PLACE
+    return "chunker_version" in in_place_upgrades(stored, expected)
 
 
 def compatibility_problems(stored: dict[str, str], expected: dict[str, str]) -> list[str]:
     """``<key>: indexed '<old>', current '<new>'`` (or ``indexed <missing>``) per difference."""
     problems = []
-    if upgrades_in_place(stored, expected):
-        stored = {**stored, "chunker_version": expected["chunker_version"]}
+    upgraded = in_place_upgrades(stored, expected)
+    if upgraded:
+        stored = {**stored, **{key: expected[key] for key in upgraded}}
     if stored.get("vector_storage") == "int8":
         stored = {INT8_SCALE_KEY: INT8_SCALE_BEFORE, **stored}
     for key, value in expected.items():

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from ..errors import KbError, NotFound
 from ..markdown import Document, ElementKind, parse_document
-from ..markdown.links import extract_links, load_yaml
+from ..markdown.links import extract_links, graph_links, load_yaml
 from ..sourcefile import RACY_NS, os_reason, read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .chunks import document_properties
@@ -228,7 +228,9 @@ def _parse(
             )
         )
     graph = extract_links(doc)
-    links = [LinkRecord(ln.kind, scrub(ln.destination), scrub(ln.text), ln.pointer) for ln in graph.links]
+    links = [
+        LinkRecord(ln.kind, scrub(ln.destination), scrub(ln.text), ln.pointer) for ln in graph_links(doc, graph.links)
+    ]
     meta = DocumentMeta(*(scrub(part) for part in (graph.tags, graph.aliases, graph.headings, graph.block_ids)))
     return Prepared(path, size, mtime_ns, source_hash, records, links, meta, scrub(front_matter_properties(doc)))
 

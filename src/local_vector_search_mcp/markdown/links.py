@@ -37,6 +37,7 @@ from markdown_it.rules_inline.link import link as _link_rule
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .html_images import HtmlImageSource, html_image_sources
 from .model import Document, Element
 from .scan import MAX_NESTING
 
@@ -46,6 +47,7 @@ __all__ = [
     "LinkKind",
     "LinkSource",
     "extract_links",
+    "graph_links",
     "link_source",
     "load_yaml",
     "normalize_label",
@@ -53,7 +55,7 @@ __all__ = [
     "wikilink_rule",
 ]
 
-LinkKind = Literal["inline", "reference", "autolink", "image", "wikilink", "embed"]
+LinkKind = Literal["inline", "reference", "autolink", "image", "wikilink", "embed", "html"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +63,8 @@ class Link:
     """One link as written.
 
     ``destination`` is the target as the author wrote it (backslash escapes and
-    entities resolved; for a wikilink the part before ``|``, fragment included).
+    entities resolved; for a wikilink the part before ``|``, fragment included; for ``html``,
+    the ``src`` of an ``<img>`` tag, character references resolved).
     ``start``/``end`` is its span in ``Document.text`` (``-1`` when it could not be
     located exactly, e.g. written with escapes; such a link is never rewritten).
     ``pointer`` is the v2 anchor of the innermost element holding the link. ``in_properties``:
@@ -429,6 +432,32 @@ def extract_links(doc: Document) -> DocumentLinks:
         m.group(1) for m in _BLOCK_ID.finditer(ids_text) if m.start() == 0 or ids_text[m.start() - 1] in " \t\r\n"
     )
     return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, block_ids)
+
+
+def graph_links(doc: Document, links: Sequence[Link]) -> list[Link]:
+    """``links`` (what :func:`extract_links` found) with the ``src`` of each ``<img>`` tag in the
+    document's HTML as a link of kind ``html`` (decision 820), in text order: the link graph
+    sees the pictures a move with ``updateLinks`` rewrites (decision 761), by the same rule
+    (``html_image_sources``: never in code or an HTML comment). A link whose place is unknown
+    (span -1) keeps its order among the others; a tag comes before the first located link after it."""
+    sources = html_image_sources(doc)  # nothing parsed again unless the text holds "<img"
+    if not sources:
+        return list(links)
+    starts = [e.start for e in doc.elements]
+    tags = deque(sources)
+    out: list[Link] = []
+    for link in links:
+        while tags and link.start >= 0 and tags[0].start < link.start:
+            out.append(_html_link(doc, starts, tags.popleft()))
+        out.append(link)
+    out.extend(_html_link(doc, starts, tag) for tag in tags)
+    return out
+
+
+def _html_link(doc: Document, starts: list[int], tag: HtmlImageSource) -> Link:
+    anchor = _element_at(doc, starts, tag.start)
+    pointer = anchor.anchor if anchor is not None else None
+    return Link("html", tag.value, None, pointer, tag.start, tag.end)
 
 
 # Backtick runs (code spans open and close with runs of one length), ``%%`` and blank lines (no
