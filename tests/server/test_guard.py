@@ -47,6 +47,11 @@ def test_loopback_hosts(host: str, loopback: bool) -> None:
         ("localhost", False),  # no port means 80
         ("evil.example:8081", False),  # DNS rebinding: the attacker's name
         ("evil.example", False),
+        ("LOCALHOST.:8081", True),  # the fully qualified form of a loopback name (decision 619)
+        ("kb.example.com.", True),
+        ("evil.example.:8081", False),
+        ("localhost..:8081", False),
+        (".:8081", False),
         ("::1", False),  # malformed: a bare IPv6 address
         ("localhost:notaport", False),
         ("", False),
@@ -70,6 +75,8 @@ def test_host_rule_names_a_specific_bound_address_but_not_a_wildcard() -> None:
     [
         (None, True),  # not a browser
         ("http://localhost:6274", True),  # the Inspector's web UI
+        ("http://localhost.:6274", True),  # its fully qualified form (decision 619)
+        ("http://evil.example.:6274", False),
         ("http://127.0.0.1", True),
         ("https://[::1]:3000", True),
         ("https://ide.example.com", True),

@@ -71,6 +71,8 @@ def _split_host(value: str, default_port: int | None) -> tuple[str, int | None] 
         return None
     else:
         name, port_text = value, ""
+    if name.endswith(".") and not name.endswith(".."):
+        name = name[:-1]  # `localhost.`: the fully qualified form of the same name (DNS's root label)
     if not name:
         return None
     if not port_text:
@@ -140,6 +142,8 @@ class OriginRule:
         if origin is None:
             return False  # includes the opaque origin "null" (sandboxed frames, file:// pages)
         host = urlsplit(origin).hostname or ""
+        if host.endswith(".") and not host.endswith(".."):
+            host = host[:-1]  # as for Host: `http://localhost.:3000` is the same page's origin
         return host in LOOPBACK_NAMES or origin in self.allowed
 
 
