@@ -9,11 +9,11 @@ reads are not queued behind query embeddings, and the reply is built in that thr
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import os
 import signal
-import sys
 import time
 from typing import Any
 
@@ -289,11 +289,13 @@ async def _serve(ws: Workspace) -> None:
 
 def serve(ws: Workspace) -> None:
     """Serve MCP over stdio until stdin closes (or Ctrl-C: exit 130)."""
-    # The watcher (when configured) starts now; the catch-up with an existing index (a stat per
-    # file, in the background) starts with the first tool call.
-    ws.start_serving()
+    # Ctrl-C leaves at once from here on, also while the watcher starts: a KeyboardInterrupt
+    # unwinding a half-started server is what the handler exists to avoid.
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:
+        # The watcher (when configured) starts now; the catch-up with an existing index (a stat per
+        # file, in the background) starts with the first tool call.
+        ws.start_serving()
         anyio.run(_serve, ws)
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -308,6 +310,8 @@ def _interrupted(signum: int, frame: object) -> None:
     safe: every write is atomic, SQLite and PostgreSQL roll back what was not committed, and the
     next start cleans up a write cut short (decision 93).
     """
-    sys.stderr.write("local-vector-search-mcp: interrupted.\n")
-    sys.stderr.flush()
+    # os.write, not sys.stderr: a signal arriving while the main thread writes to sys.stderr
+    # would make this a reentrant call into its buffer, which raises instead of leaving
+    with contextlib.suppress(OSError):
+        os.write(2, b"local-vector-search-mcp: interrupted.\n")
     os._exit(130)
