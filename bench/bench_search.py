@@ -142,7 +142,7 @@ def vector_recipe() -> str:
     """A fingerprint of what makes the vectors: the embedding code, the chunker (chunks and their
     embedding texts) and the versions of the model's runtimes. A cached index made by another
     recipe is rebuilt: the index's own versions do not change when the runtime's numerics do, and
-    performance.md once reported hybrid figures of vectors made by code replaced since (decision 620)."""
+    performance.md once reported hybrid figures of vectors made by code replaced since (decision 623)."""
     import hashlib
     from importlib import metadata
 
