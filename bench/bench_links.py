@@ -2,9 +2,11 @@
 
 Goals:
 * the links table must not slow indexing measurably: a cold lexical index of both dev sets
-  (rust-book, vue-docs-zh-cn) within 5% of the figure docs/performance.md gave before it
-  (2.13 MB per CPU-s); the same-run cost of link extraction and storage (the same index with
-  extraction switched off as the baseline) is printed beside it;
+  (rust-book, vue-docs-zh-cn) within 5% of the CPU of the same index with link extraction
+  switched off, measured in the same run (rounds alternate, best of each). The figure
+  docs/performance.md gave before the links table (2.13 MB per CPU-s) is printed beside it for
+  history only: the pass has taken on stems, names and more since, so comparing with it judged
+  the links table by everything else (decision 626);
 * ``kb_links`` depth 3 (``both``) on rust-book under 20 ms warm (p95 over the documents with
   the most links);
 * ``kb_move`` with ``updateLinks`` touching 100 documents under 1 s (a synthetic vault of 100
@@ -37,7 +39,7 @@ from local_vector_search_mcp.markdown.links import DocumentLinks  # noqa: E402
 
 SETS = ("rust-book", "vue-docs-zh-cn")
 INDEX_GOAL = 1.05
-BEFORE_MB_PER_CPU_S = 2.13  # docs/performance.md, cold lexical index of both dev sets, before the links table
+BEFORE_MB_PER_CPU_S = 2.13  # history: docs/performance.md's cold index of both dev sets before the links table
 LINKS_GOAL_MS = 20.0
 MOVE_GOAL_S = 1.0
 ROUNDS = 3
@@ -146,10 +148,10 @@ def main() -> int:
         )
         rows.append(
             [
-                "links table: cold lexical index within 5% of docs/performance.md before it (2.13 MB per CPU-s)",
+                "links table: cold lexical index within 5% of the same run's pass with link extraction off",
                 f"{speed:.2f} MB per CPU-s with links ({min(ours):.2f} CPU-s); same run without extraction "
                 f"{min(base):.2f} CPU-s, so links cost x{ratio:.2f}",
-                speed >= BEFORE_MB_PER_CPU_S / INDEX_GOAL,
+                ratio <= INDEX_GOAL,
             ]
         )
         p50, p95, found = links_latency(work)
