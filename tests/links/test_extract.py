@@ -281,3 +281,48 @@ def test_brackets_other_renderers_read_as_links_or_markers_are_not_wikilinks(
     """Decision 617: vue-docs-zh-cn's `[[TOC]]` and `<sup>[[1]](#footnote-1)</sup>` were listed by
     kb_links as links to missing notes named `TOC` and `1`."""
     assert spans(text) == expected
+
+
+HTML_PICTURES = (
+    '# P\n\n<p align="center">\n<img src="a.png" width="50">\n</p>\n\n'
+    'Inline <IMG SRC=\'b c.png\'> and `<img src="code.png">` and <!-- <img src="gone.png"> -->.\n\n'
+    "> <img src=quoted.png>\n\n"
+    '| cell <img src="cell.png"> |\n|---|\n\n'
+    '    <img src="indented-code.png">\n\n'
+    "[ref]: r.md\n"
+)
+
+
+def test_the_link_graph_reads_html_pictures_from_the_documents_own_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fully parsed document's ``<img>`` tags come from the blocks its parse kept (decision 627):
+    the same sources as a parse of their own, with none made."""
+    from local_vector_search_mcp.markdown import html_images
+
+    doc = parse_document(HTML_PICTURES.encode("utf-8"))
+    by_own_parse = html_images.html_image_sources(doc)
+    assert [s.value for s in by_own_parse] == ["a.png", "b c.png", "quoted.png", "cell.png"]
+
+    def no_second_parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the document was parsed again")
+
+    monkeypatch.setattr(html_images._BLOCKS, "parse", no_second_parse)
+    graph = links.graph_links(doc, extract_links(doc).links)
+    assert [(ln.kind, ln.destination, ln.start, ln.end) for ln in graph if ln.kind == "html"] == [
+        ("html", s.value, s.start, s.end) for s in by_own_parse
+    ]
+
+
+def test_html_pictures_from_the_parse_equal_a_parse_of_their_own_on_the_shared_corpora() -> None:
+    from shared_data import CORPORA
+
+    from local_vector_search_mcp.markdown import html_images
+
+    files = sorted(p for p in CORPORA.rglob("*.md") if b"<img" in p.read_bytes().lower())
+    if not files:
+        pytest.skip("shared corpora not found")
+    for path in files:
+        doc = parse_document(path.read_bytes())
+        source = doc._state.link_source  # type: ignore[attr-defined]
+        assert html_images.html_image_sources(doc, source.html, source.references) == html_images.html_image_sources(
+            doc
+        ), path

@@ -37,7 +37,7 @@ from markdown_it.rules_inline.link import link as _link_rule
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .html_images import HtmlImageSource, html_image_sources
+from .html_images import IMG_OPEN, HtmlImageSource, HtmlRun, html_image_sources
 from .model import Document, Element
 from .scan import MAX_NESTING
 
@@ -100,12 +100,16 @@ class LinkSource:
     runs: tuple[tuple[int, int, str, bool], ...]  # first line, end line, content, is a table cell
     front_matter: str | None
     code: tuple[tuple[int, int], ...] = ()  # first and end line of each code block, nested ones too
+    # the blocks that may hold an ``<img>`` tag (``html_images.HtmlRun``): an HTML block, or an
+    # inline run with its content; read by the link graph so it never parses a document again
+    html: tuple[HtmlRun, ...] = ()
 
 
 def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
     """Collected from the block tokens of the element model's own full parse."""
     runs: list[tuple[int, int, str, bool]] = []
     code: list[tuple[int, int]] = []
+    html: list[HtmlRun] = []
     front_matter = None
     in_table = False  # every inline run between table_open and table_close is one cell
     references = bool(env.get("references"))
@@ -121,16 +125,21 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
                 and maybe(content)
             ):
                 runs.append((token.map[0], token.map[1], content, in_table))
+            if token.map is not None and "<" in content and _IMG_OPEN(content):
+                html.append(HtmlRun(token.map[0], token.map[1], content))
+        elif token.type == "html_block" and token.map is not None and _IMG_OPEN(token.content):
+            html.append(HtmlRun(token.map[0], token.map[1], None))
         elif token.type in _CODE and token.map is not None:
             code.append((token.map[0], token.map[1]))
         elif token.type == "front_matter":
             front_matter = token.content
         elif token.type in _TABLE_EDGES:
             in_table = token.type == "table_open"
-    return LinkSource(dict(env.get("references", {})), tuple(runs), front_matter, tuple(code))
+    return LinkSource(dict(env.get("references", {})), tuple(runs), front_matter, tuple(code), tuple(html))
 
 
 _CODE = frozenset({"fence", "code_block"})
+_IMG_OPEN = IMG_OPEN.search
 
 
 _TABLE_EDGES = frozenset({"table_open", "table_close"})
@@ -440,7 +449,11 @@ def graph_links(doc: Document, links: Sequence[Link]) -> list[Link]:
     sees the pictures a move with ``updateLinks`` rewrites (decision 761), by the same rule
     (``html_image_sources``: never in code or an HTML comment). A link whose place is unknown
     (span -1) keeps its order among the others; a tag comes before the first located link after it."""
-    sources = html_image_sources(doc)  # nothing parsed again unless the text holds "<img"
+    source = getattr(doc._state, "link_source", None)
+    if isinstance(source, LinkSource):  # a full parse's blocks: nothing is parsed again
+        sources = html_image_sources(doc, source.html, source.references)
+    else:  # a document re-parsed incrementally: its blocks are parsed there if it holds "<img"
+        sources = html_image_sources(doc)
     if not sources:
         return list(links)
     starts = [e.start for e in doc.elements]
