@@ -204,11 +204,27 @@ def test_a_lone_surrogate_in_a_list_is_refused_with_its_place(arguments: Any, wh
     ("tool", "arguments", "hint"),
     [
         # the fields a `request` tool expects, sent without the envelope (as flat tools take theirs)
-        ("kb_search", {"query": "x", "topK": 3}, 'kb_search takes its arguments inside one `request` object: {"request": {"query": ..., "topK": ...}}'),
-        ("kb_read", {"path": "a.md"}, 'kb_read takes its arguments inside one `request` object: {"request": {"path": ...}}'),
-        ("kb_reindex", {"scope": "all"}, 'kb_reindex takes its arguments inside one `request` object: {"request": {"scope": ...}}'),
+        (
+            "kb_search",
+            {"query": "x", "topK": 3},
+            'kb_search takes its arguments inside one `request` object: {"request": {"query": ..., "topK": ...}}',
+        ),
+        (
+            "kb_read",
+            {"path": "a.md"},
+            'kb_read takes its arguments inside one `request` object: {"request": {"path": ...}}',
+        ),
+        (
+            "kb_reindex",
+            {"scope": "all"},
+            'kb_reindex takes its arguments inside one `request` object: {"request": {"scope": ...}}',
+        ),
         # the envelope sent to a flat tool
-        ("kb_load_image", {"request": {"path": "a.png"}}, "kb_load_image takes its arguments directly, not inside a `request` object: {\"path\": ...}"),
+        (
+            "kb_load_image",
+            {"request": {"path": "a.png"}},
+            'kb_load_image takes its arguments directly, not inside a `request` object: {"path": ...}',
+        ),
         # anything sent to the tool that takes none
         ("kb_status", {"request": {}}, "kb_status takes no arguments: send {}"),
     ],

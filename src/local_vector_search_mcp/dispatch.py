@@ -263,6 +263,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     if not isinstance(arguments, dict):
         raise InvalidArgument("Arguments must be a JSON object.")
     _check_values(arguments, "")
+    given: dict[str, Any] = arguments
     schema = spec.input_schema()
     arguments = _normalise(arguments, schema, schema.get("$defs", {}))
     _check_items(arguments, schema, schema.get("$defs", {}), "")
@@ -271,7 +272,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     except ValidationError as exc:
         if _is_path_error(exc):
             raise InvalidPath(_format_validation(exc).replace("Invalid arguments", "Path not permitted")) from None
-        raise InvalidArgument(_format_validation(exc) + _envelope_hint(spec, arguments, schema)) from None
+        raise InvalidArgument(_format_validation(exc) + _envelope_hint(spec, given, schema)) from None
     if spec.request_model is None:
         return None
     if spec.envelope == "request":
