@@ -46,7 +46,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import evalkit  # noqa: E402
-from common import KbClient, bench_service  # noqa: E402
+from common import KbClient, bench_service, host_speed  # noqa: E402
 
 from local_vector_search_mcp.dispatch import invoke  # noqa: E402
 from local_vector_search_mcp.index.sqlite import _bits, _i8  # noqa: E402
@@ -573,6 +573,7 @@ def peer(root: Path, queries: list[str]) -> dict[str, Any]:
 def main() -> None:
     quick = "--quick" in sys.argv
     started = time.perf_counter()
+    host = [host_speed()]
     svcs, builds, qual, storage, lat = {}, {}, {}, {}, {}
     for corpus, root in evalkit.CORPORA.items():
         print(f"vector index + quality: {corpus}", file=sys.stderr, flush=True)
@@ -631,6 +632,7 @@ def main() -> None:
     print("peer", file=sys.stderr, flush=True)
     report["peer"] = peer(evalkit.CORPORA["rust-book"], [q.text for q in evalkit.load_queries("rust-book")])
     report["seconds"] = time.perf_counter() - started
+    report["host_s"] = [*host, host_speed()]
     (CACHE / "last-run.json").write_text(json.dumps(report, indent=1, default=str), "utf-8")
     write_report(report)
 
@@ -1042,7 +1044,7 @@ def write_report(r: dict[str, Any]) -> None:
         f"Machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
         f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}. Bench wall time {r.get('seconds', 0):.0f} s. "
         "The machine is shared, so wall times vary with load; CPU-second figures and the ratios against "
-        "baselines measured in the same run are the stable ones.",
+        "baselines measured in the same run are the stable ones." + _host_line(r),
         "",
         *_summary(r),
         "## Retrieval quality",
@@ -1218,6 +1220,19 @@ def write_report(r: dict[str, Any]) -> None:
     OUT.write_text("\n".join(lines), "utf-8")
     print(f"wrote {OUT}", file=sys.stderr)
     _print_ratios(r)
+
+
+def _host_line(r: dict[str, Any]) -> str:
+    """How fast the host ran Python during this run (``common.host_speed``): CPU figures of runs on
+    a slower host are larger by about as much, for the same code (decision 629)."""
+    host = r.get("host_s")
+    if not host:
+        return ""
+    return (
+        f" Host speed: a fixed Python loop took {host[0]:.3f} CPU-s at the start of this bench and "
+        f"{host[-1]:.3f} at its end (read absolute figures against it: the host's speed has moved 2-4x "
+        "between sessions)."
+    )
 
 
 def _load(lat: dict[str, Any]) -> str:
