@@ -485,3 +485,24 @@ def test_front_matter_needs_the_reference_fences(request: pytest.FixtureRequest,
         assert (await read(conn, "four.md", "frontmatter")).error["code"] == "INVALID_ARGUMENT"
 
     run(request, tmp_path, files, body)
+
+
+def test_an_edit_that_would_close_a_front_matter_is_refused(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """A document opening with a bare ``---`` (a thematic break: no closing fence) must not have a
+    paragraph below turned into ``...`` or ``---``: front matter would then swallow everything
+    above it. The structural check refuses it and the file stays as it was."""
+    text = "---\n\nIntro.\n\nLast.\n"
+
+    async def body(conn: Connection, ws: Path) -> None:
+        for fragment in ("...", "---"):
+            got = await patch(
+                conn, "hr.md", {"kind": "replace", "pointer": anchor("p2", "Last."), "markdown": fragment}
+            )
+            assert got.error["code"] == "INVALID_ARGUMENT", (fragment, got.texts)
+            assert (ws / "hr.md").read_text() == text
+        assert [(a, k) for a, k, _ in await elements(conn, "hr.md")] == [
+            (anchor("p1", "Intro."), "paragraph"),
+            (anchor("p2", "Last."), "paragraph"),
+        ]
+
+    run(request, tmp_path, {"hr.md": text}, body)
