@@ -544,3 +544,38 @@ def test_outline_follows_the_heading_rules(request: pytest.FixtureRequest, tmp_p
         ]
 
     run(request, tmp_path, {"o.md": text}, body)
+
+
+def test_mutations_follow_the_same_resolution(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """kb_patch resolves as kb_read does (§3.4, §5.1 step 3): a moved element is edited where it
+    is now; an ambiguous or stale anchor edits nothing; a relocated list item is deleted only
+    while its subtree hash is current; a paragraph made into a list item is a reserved position
+    and a CONFLICT, not an edit of an identical paragraph elsewhere."""
+    before = "# D\n\nOther.\n\n- a\n  - b\n"
+
+    async def body(conn: Connection, ws: Path) -> None:
+        path = ws / "m.md"
+        other, item = anchor("1.p1", "Other."), anchor("1.li1", "- a", "- a\n  - b")
+        path.write_text("# D\n\nNew.\n\nSame.\n\nSame.\n\n" + before[5:], encoding="utf-8")
+        got = await patch(conn, "m.md", {"kind": "replace", "pointer": other, "markdown": "Changed."})
+        assert not got.is_error, got.texts
+        assert path.read_text() == "# D\n\nNew.\n\nSame.\n\nSame.\n\nChanged.\n\n- a\n  - b\n"
+        now = path.read_text()
+        for op in (
+            {"kind": "replace", "pointer": f"1.p1~{xxh('Same.')}", "markdown": "X."},  # ambiguous
+            {"kind": "replace", "pointer": other, "markdown": "X."},  # Other. is gone
+            {"kind": "delete", "pointer": anchor("1.li1", "- a", "- a\n  - c")},  # subtree changed
+        ):
+            got = await patch(conn, "m.md", op)
+            assert got.error["code"] == "CONFLICT", (op, got.texts)
+            assert path.read_text() == now, op
+        got = await patch(conn, "m.md", {"kind": "delete", "pointer": item})  # relocated, subtree current
+        assert not got.is_error, got.texts
+        assert path.read_text() == "# D\n\nNew.\n\nSame.\n\nSame.\n\nChanged.\n\n"
+        # the paragraph "New." becomes a list item; its old anchor must not edit anything
+        path.write_text("# D\n\n- New.\n\nSame.\n\nNew.\n", encoding="utf-8")
+        got = await patch(conn, "m.md", {"kind": "replace", "pointer": anchor("1.p1", "New."), "markdown": "X."})
+        assert got.error["code"] == "CONFLICT", got.texts
+        assert path.read_text() == "# D\n\n- New.\n\nSame.\n\nNew.\n"
+
+    run(request, tmp_path, {"m.md": before}, body)
