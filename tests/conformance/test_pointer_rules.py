@@ -8,6 +8,7 @@ hashing or parsing code is imported, so a drift in either would fail here.
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -266,7 +267,7 @@ LIST_WANT = [
 MIXED_DOC = (
     "# T\n\nPara.\n\n> quote\n> - item\n>\n> ```\n> c\n> ```\n\n"
     "| a | b |\n|:-|-:|\n| x \\| y | 2 | extra |\n| short |\n\n"
-    "<div>\nraw\n</div>\n\n***\n\n[ref]: /x\n\n<!-- comment -->\n\n"
+    "<div>\nraw\n</div>\n\n***\n\n[ref]: /x\n\n[^1]: A footnote.\n\n<!-- comment -->\n\n"
     "- item\n\n  ```\n  - not item\n  ```\n\n  inner para\n\nAfter.\n\n> > nested\n> lazy\n"
 )
 MIXED_WANT = [
@@ -274,14 +275,16 @@ MIXED_WANT = [
     (anchor("1.p1", "Para."), "paragraph"),
     (anchor("1.q1", "> quote\n> - item\n>\n> ```\n> c\n> ```"), "block_quote"),
     (anchor("1.t1", "| a | b |\n|:-|-:|\n| x \\| y | 2 | extra |\n| short |"), "table"),
+    # no footnote extension in the pipeline (§4.1): a footnote of several words is a paragraph
+    (anchor("1.p5", "[^1]: A footnote."), "paragraph"),
     (anchor("1.li1", "- item\n\n  ```\n  - not item\n  ```\n\n  inner para"), "list_item"),
-    (anchor("1.p7", "After."), "paragraph"),
+    (anchor("1.p8", "After."), "paragraph"),
     (anchor("1.q2", "> > nested\n> lazy"), "block_quote"),
 ]
 # Hidden ordinals: the quote's "quote" and "item" (p2, p3) and its code (code1), the table's
-# historical paragraph (p4), the item's paragraphs (p5, p6) and code (code2), the nested quote's
-# paragraph (p8).
-MIXED_RESERVED = ["1.p2", "1.p3", "1.p4", "1.p5", "1.p6", "1.p8", "1.code1", "1.code2"]
+# historical paragraph (p4), the item's paragraphs (p6, p7) and code (code2), the nested quote's
+# paragraph (p9).
+MIXED_RESERVED = ["1.p2", "1.p3", "1.p4", "1.p6", "1.p7", "1.p9", "1.code1", "1.code2"]
 
 HEADINGS_DOC = "# A\n### X\n## Y\n#### Z\n\n- # not a heading\n\n> # nor this\n\n# B\nB text\n"
 HEADINGS_WANT = [
@@ -328,9 +331,13 @@ def test_every_kind_hashes_its_exact_span(request: pytest.FixtureRequest, tmp_pa
     breaks are not elements but stay in the section."""
 
     async def body(conn: Connection, ws: Path) -> None:
-        for path, (_, want) in HASH_CASES.items():
+        for path, (text, want) in HASH_CASES.items():
             got = [(a, k) for a, k, _ in await elements(conn, path)]
             assert got == want, path
+            # sourceHash: SHA-256 of the raw bytes, the BOM included (§3.3); markdown: no BOM
+            root = (await read(conn, path)).structured
+            assert root["sourceHash"] == hashlib.sha256(text.encode("utf-8")).hexdigest(), path
+            assert root["markdown"] == text.removeprefix("\ufeff")[: len(root["markdown"])], path
 
     run(request, tmp_path, {path: text for path, (text, _) in HASH_CASES.items()}, body)
 
@@ -506,3 +513,69 @@ def test_an_edit_that_would_close_a_front_matter_is_refused(request: pytest.Fixt
         ]
 
     run(request, tmp_path, {"hr.md": text}, body)
+
+
+def test_outline_follows_the_heading_rules(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """§4.3 / §7.2: the level stack (a skipped level is simply a child), titles without the ATX
+    marks or with a setext heading's first line trimmed, headings inside list items and quotes
+    left out, front matter before the first heading, and v2 anchors whose subtree is the owned
+    section."""
+    text = "---\nt: 1\n---\n# A ##\n### X\n  Set  \nmore\n---\n- # no\n> ## no\n\n# B\n"
+
+    async def body(conn: Connection, ws: Path) -> None:
+        got = await conn.call("kb_outline", {"request": {"path": "o.md"}})
+        assert not got.is_error, got.texts
+
+        def tree(nodes: list[dict[str, Any]]) -> list[Any]:
+            return [(n["pointer"], n["level"], n["title"], tree(n["children"])) for n in nodes]
+
+        b = text.index("# B")
+        assert tree(got.structured["headings"]) == [
+            (
+                anchor("1", "# A ##", text[text.index("# A") : b]),
+                1,
+                "A",
+                [
+                    (anchor("1.1", "### X", "### X\n"), 3, "X", []),
+                    (anchor("1.2", "  Set  \nmore\n---", text[text.index("  Set") : b]), 2, "Set", []),
+                ],
+            ),
+            (anchor("2", "# B", "# B\n"), 1, "B", []),
+        ]
+
+    run(request, tmp_path, {"o.md": text}, body)
+
+
+def test_mutations_follow_the_same_resolution(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """kb_patch resolves as kb_read does (§3.4, §5.1 step 3): a moved element is edited where it
+    is now; an ambiguous or stale anchor edits nothing; a relocated list item is deleted only
+    while its subtree hash is current; a paragraph made into a list item is a reserved position
+    and a CONFLICT, not an edit of an identical paragraph elsewhere."""
+    before = "# D\n\nOther.\n\n- a\n  - b\n"
+
+    async def body(conn: Connection, ws: Path) -> None:
+        path = ws / "m.md"
+        other, item = anchor("1.p1", "Other."), anchor("1.li1", "- a", "- a\n  - b")
+        path.write_text("# D\n\nNew.\n\nSame.\n\nSame.\n\n" + before[5:], encoding="utf-8")
+        got = await patch(conn, "m.md", {"kind": "replace", "pointer": other, "markdown": "Changed."})
+        assert not got.is_error, got.texts
+        assert path.read_text() == "# D\n\nNew.\n\nSame.\n\nSame.\n\nChanged.\n\n- a\n  - b\n"
+        now = path.read_text()
+        for op in (
+            {"kind": "replace", "pointer": f"1.p1~{xxh('Same.')}", "markdown": "X."},  # ambiguous
+            {"kind": "replace", "pointer": other, "markdown": "X."},  # Other. is gone
+            {"kind": "delete", "pointer": anchor("1.li1", "- a", "- a\n  - c")},  # subtree changed
+        ):
+            got = await patch(conn, "m.md", op)
+            assert got.error["code"] == "CONFLICT", (op, got.texts)
+            assert path.read_text() == now, op
+        got = await patch(conn, "m.md", {"kind": "delete", "pointer": item})  # relocated, subtree current
+        assert not got.is_error, got.texts
+        assert path.read_text() == "# D\n\nNew.\n\nSame.\n\nSame.\n\nChanged.\n\n"
+        # the paragraph "New." becomes a list item; its old anchor must not edit anything
+        path.write_text("# D\n\n- New.\n\nSame.\n\nNew.\n", encoding="utf-8")
+        got = await patch(conn, "m.md", {"kind": "replace", "pointer": anchor("1.p1", "New."), "markdown": "X."})
+        assert got.error["code"] == "CONFLICT", got.texts
+        assert path.read_text() == "# D\n\n- New.\n\nSame.\n\nNew.\n"
+
+    run(request, tmp_path, {"m.md": before}, body)
