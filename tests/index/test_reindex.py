@@ -563,3 +563,22 @@ def test_an_index_of_another_chunker_than_v6_still_needs_a_rebuild(kb):
     svc.store.write_manifest({**svc.store.read_manifest(), "chunker_version": "5"})
     problems = service(kb).status_fields()["compatibility"]["problems"]
     assert problems == ["chunker_version: indexed '5', current '7'"]
+
+
+def test_a_provider_down_for_several_files_blames_no_one_file(kb):
+    """The provider failing fails a whole batch, whatever its texts: the reindex warning and each
+    failed path's reason in kb_status said "Embedding failed for <the batch's first file>", so
+    kb_status told an agent that `notes/ja.md` failed because of `guide.md` (decision 850)."""
+    emb = HashEmbedder()
+    emb.fail = True
+    svc = service(kb, embedder=emb)
+    result = svc.reindex()
+    assert result["indexedFiles"] == 3
+    warning = result["warning"]
+    assert warning.startswith("Embedding failed: provider down.") and "searchable lexically" in warning
+    assert svc.sync.wait_idle(10)
+    failed = svc.status_fields()["synchronization"]["failed"]
+    assert sorted(f["path"] for f in failed) == sorted(str(p.relative_to(kb)) for p in kb.rglob("*.md"))
+    for entry in failed:
+        others = [f["path"] for f in failed if f["path"] != entry["path"]]
+        assert not any(other in entry["reason"] for other in others), entry
