@@ -579,3 +579,33 @@ def test_mutations_follow_the_same_resolution(request: pytest.FixtureRequest, tm
         assert path.read_text() == "# D\n\n- New.\n\nSame.\n\nNew.\n"
 
     run(request, tmp_path, {"m.md": before}, body)
+
+
+# --- §4.7 source fidelity -------------------------------------------------------------------------
+
+
+def test_mixed_line_endings_edit_with_crlf_and_keep_the_rest(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """§4.7: a file holding any CRLF takes CRLF for the new text (replacement and separators);
+    its untouched LF lines stay LF, its BOM stays; a created file is UTF-8 without a BOM, as given."""
+    text = "\ufeff# T\r\n\r\nA.\n\nB.\r\n"
+
+    async def body(conn: Connection, ws: Path) -> None:
+        path = ws / "mix.md"
+        got = await patch(
+            conn,
+            "mix.md",
+            {"kind": "replace", "pointer": anchor("1.p1", "A."), "markdown": "X.\nY."},
+            {"kind": "insert_after", "pointer": anchor("1.p2", "B."), "markdown": "C."},
+        )
+        assert not got.is_error, got.texts
+        assert path.read_bytes() == "\ufeff# T\r\n\r\nX.\r\nY.\n\nB.\r\n\r\nC.\r\n".encode()
+        assert [(a, k) for a, k, _ in await elements(conn, "mix.md")][1:] == [
+            (anchor("1.p1", "X.\r\nY."), "paragraph"),
+            (anchor("1.p2", "B."), "paragraph"),
+            (anchor("1.p3", "C."), "paragraph"),
+        ]
+        created = await conn.call("kb_create", {"request": {"path": "new.md", "markdown": "# N\n\nText.\n"}})
+        assert not created.is_error, created.texts
+        assert (ws / "new.md").read_bytes() == b"# N\n\nText.\n"
+
+    run(request, tmp_path, {"mix.md": text}, body)

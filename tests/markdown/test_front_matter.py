@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from local_vector_search_mcp.markdown import ElementKind, parse_text
+from local_vector_search_mcp.markdown import Document, ElementKind, parse_text
+from local_vector_search_mcp.markdown.document import clear_cache, parse_edited
 
 
 def _front_matter(text: str) -> str | None:
@@ -68,3 +69,34 @@ def test_a_list_item_on_the_first_line_never_opens_front_matter() -> None:
 def test_markdig_yaml_spec_examples(text: str, kinds: list[str]) -> None:
     """The examples of Markdig's own YAML front matter spec (``YamlSpecs.md``), as element kinds."""
     assert [e.kind.value for e in parse_text(text).elements] == kinds
+
+
+_TAIL = "".join(f"P{i}.\n\n" for i in range(30))
+
+
+@pytest.mark.parametrize(
+    ("text", "old", "new"),
+    [
+        ("---\na: 1\n---\nBody\n\n# H\n\n" + _TAIL, "---\nBody", "----\nBody"),  # the closer grows
+        ("---\na: 1\n---\nBody\n\n# H\n\n" + _TAIL, "---\na", "--- x\na"),  # the opener gets text
+        ("---\na: 1\n\nBody\n\n" + _TAIL, "P20.", "..."),  # a closer appears far below
+        ("---\na: 1\n\nBody\n\n" + _TAIL, "P20.", "----"),  # a dash run that closes nothing
+        ("----\na: 1\n----\nBody\n\n" + _TAIL, "----\na", "---\na"),  # the opener becomes exact
+        ("---\na: 1\n-----\nb\n---\nBody\n\n" + _TAIL, "b\n---", "b\n--"),  # the only closer goes
+    ],
+)
+def test_an_edit_that_opens_or_closes_front_matter_reparses_as_a_whole_parse(text: str, old: str, new: str) -> None:
+    """The incremental re-parse (``parse_edited``) must see 830's fences exactly as a full parse."""
+    start = text.index(old)
+    edited = text[:start] + new + text[start + len(old) :]
+    clear_cache()
+    incremental = parse_edited(parse_text(text), edited, start, start + len(old))
+    clear_cache()
+    full = parse_text(edited)
+
+    def shape(doc: Document) -> tuple[object, ...]:
+        return tuple(
+            (e.pointer, e.kind, e.start, e.end, e.self_hash, e.subtree_hash) for e in doc.elements
+        ), doc.reserved
+
+    assert shape(incremental) == shape(full)
