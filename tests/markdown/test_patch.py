@@ -353,6 +353,11 @@ def test_validator_refuses_a_list_item_joining_an_existing_list() -> None:
     text = "Para\n\n- a\n"
     err = refused(text, ("insert_after", "p1", "- x"))
     assert "Unsupported Markdown structure" in err.message
+    # Decision 844: the refusal says why (the list runs on across the blank line) and what to
+    # do instead; another marker starts a list of its own and is accepted.
+    assert "would join an existing list" in err.message
+    assert "insert_before/insert_after on one of its items" in err.message
+    assert patch(text, ("insert_after", "p1", "* x")) == "Para\n\n* x\n\n- a\n"
 
 
 def test_validator_refuses_detached_text_after_a_list_fragment() -> None:

@@ -261,7 +261,12 @@ def _check_structured(
         else:
             index = _edit_holding(edits, element.start)
             pointer = edits[index if index is not None else 0].pointer
-        raise _refuse(pointer, "the new list item would join an existing list")
+        raise _refuse(
+            pointer,
+            "the new list item would join an existing list (a list continues across blank lines while the marker "
+            "style stays the same): add items to it with insert_before/insert_after on one of its items, or start "
+            "a separate list with another marker",
+        )
 
 
 # -- HTML blocks and thematic breaks ----------------------------------------------------
