@@ -34,7 +34,7 @@ test-long: setup
 	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q
 
 conformance: setup
-	$(PY) -m pytest -q tests/conformance $(if $(SERVER),--server "$(SERVER)") $(if $(TRANSPORT),--transport $(TRANSPORT))
+	$(PY) -m pytest -q tests/conformance $(if $(SERVER),--server "$(SERVER)") $(if $(TRANSPORT),--transport $(TRANSPORT)) $(if $(ENGINES),--engines $(ENGINES))
 
 # A second, independent MCP client: the official Inspector CLI must list our tools.
 INSPECTOR := .inspector/node_modules/.bin/mcp-inspector

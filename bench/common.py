@@ -49,3 +49,19 @@ def copy_index(source: Path, target: Path, root: Path) -> None:
     copy = ["index", "copy", "--from", f"sqlite:{source}", "--to", f"sqlite:{target}"]
     command = [sys.executable, "-m", "local_vector_search_mcp", "--root", str(root), *copy]
     subprocess.run(command, check=True, capture_output=True)
+
+
+def host_speed() -> float:
+    """CPU-seconds of a fixed pure-Python loop (best of 3): how fast this host runs Python now.
+    The shared host's speed moved 2-4x between sessions (decision 629); an absolute figure is
+    read against this one, a same-run ratio needs no such help."""
+    import time
+
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        total = 0
+        for i in range(2_000_000):
+            total += i
+        best = min(best, time.process_time() - started)
+    return best

@@ -30,12 +30,28 @@ def pytest_addoption(parser):  # type: ignore[no-untyped-def]
         default=None,
         help="conformance: talk to the server over stdio (default) or start it with --transport http",
     )
+    parser.addoption(
+        "--engines",
+        action="store",
+        default=None,
+        help=(
+            "conformance: storage engines to run the engine-parametrised tests on, comma-separated "
+            "(sqlite,postgresql); default both for this project's server, sqlite alone for a --server "
+            "(PostgreSQL storage is this project's extension)"
+        ),
+    )
 
 
 def pytest_configure(config):  # type: ignore[no-untyped-def]
     # The conformance client reads the transport from the environment, so helpers need no fixture.
     if config.getoption("--transport"):
         os.environ["CONFORMANCE_TRANSPORT"] = config.getoption("--transport")
+    engines = (
+        config.getoption("--engines")
+        or os.environ.get("CONFORMANCE_ENGINES")
+        or ("sqlite" if config.getoption("--server") else "sqlite,postgresql")
+    )
+    os.environ["CONFORMANCE_ENGINES"] = engines
 
 
 def pytest_runtest_setup(item):  # type: ignore[no-untyped-def]

@@ -198,3 +198,55 @@ def test_a_lone_surrogate_in_a_list_is_refused_with_its_place(arguments: Any, wh
     list are still read."""
     with pytest.raises(InvalidArgument, match=f"{where}: not valid Unicode text"):
         dispatch.validate_arguments(BY_NAME["kb_search"], arguments)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "hint"),
+    [
+        # the fields a `request` tool expects, sent without the envelope (as flat tools take theirs)
+        (
+            "kb_search",
+            {"query": "x", "topK": 3},
+            'kb_search takes its arguments inside one `request` object: {"request": {"query": ..., "topK": ...}}',
+        ),
+        (
+            "kb_read",
+            {"path": "a.md"},
+            'kb_read takes its arguments inside one `request` object: {"request": {"path": ...}}',
+        ),
+        (
+            "kb_reindex",
+            {"scope": "all"},
+            'kb_reindex takes its arguments inside one `request` object: {"request": {"scope": ...}}',
+        ),
+        # the envelope sent to a flat tool
+        (
+            "kb_load_image",
+            {"request": {"path": "a.png"}},
+            'kb_load_image takes its arguments directly, not inside a `request` object: {"path": ...}',
+        ),
+        # anything sent to the tool that takes none
+        ("kb_status", {"request": {}}, "kb_status takes no arguments: send {}"),
+    ],
+)
+def test_a_wrong_envelope_is_named_with_the_right_one(tool: str, arguments: dict[str, Any], hint: str) -> None:
+    """Decision 851: a client that sends a `request` tool's fields flat (or wraps a flat tool's) got
+    "request: Field required; query: unknown field", true but no help to a model that must fix
+    its call; the message now also shows the shape the tool takes. The code stays INVALID_ARGUMENT."""
+    with pytest.raises(InvalidArgument) as raised:
+        dispatch.validate_arguments(BY_NAME[tool], arguments)
+    assert hint in raised.value.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("kb_search", {"request": {"query": "x", "limit": 3}}),  # a wrong field inside the envelope
+        ("kb_search", {"request": {"query": "x"}, "extra": 1}),  # a stray field beside it
+        ("kb_search", {"quarry": "x"}),  # flat, but nothing the tool knows
+    ],
+)
+def test_other_argument_errors_get_no_envelope_hint(tool: str, arguments: dict[str, Any]) -> None:
+    with pytest.raises(InvalidArgument) as raised:
+        dispatch.validate_arguments(BY_NAME[tool], arguments)
+    assert "takes its arguments" not in raised.value.message and "unknown field" in raised.value.message

@@ -38,6 +38,26 @@ from local_vector_search_mcp.globs import GlobSet, compile_glob, nfc, posix_rege
         ("./*.md", "a.md", True),
         ("./*.md", "x/a.md", False),
         ("./**/*.md", "x/y/a.md", True),
+        # a trailing slash names a folder, everything under it (.NET's "/**"; decision 852)
+        ("docs/", "docs/a.md", True),
+        ("docs/", "docs/a/b.png", True),
+        ("DOCS/", "docs/a.md", True),
+        ("docs/", "docsx/a.md", False),
+        ("docs/", "docs.md", False),
+        ("docs\\", "docs/a.md", True),
+        ("docs//", "docs/a.md", True),
+        ("**/sub/", "x/sub/a.md", True),
+        ("./docs/", "docs/a.md", True),
+        # `**.md` is `**/*.md` in .NET's globbing (recursive, then the rest of the segment)
+        ("**.md", "a.md", True),
+        ("**.md", "x/y/a.md", True),
+        ("**.md", "x/y/a.txt", False),
+        ("docs/**.md", "docs/x/a.md", True),
+        ("docs/**.md", "a.md", False),
+        # `*.*` is `*` (a name without a dot included)
+        ("*.*", "LICENSE", True),
+        ("docs/*.*", "docs/Makefile", True),
+        ("docs/*.*", "docs/x/Makefile", False),
     ],
 )
 def test_matching(pattern: str, path: str, expected: bool) -> None:

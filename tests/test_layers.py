@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "writer": {"errors", "paths", "sourcefile", "workspace"},
     "assets": {"errors", "paths", "progress", "sourcefile", "workspace", "writer"},  # the racy-clean window (401)
     "export": {"errors", "markdown", "paths", "progress", "sourcefile"},  # documents read as the indexer reads them
-    "notion": {"config", "errors", "globs", "paths", "retry_after", "sourcefile"},
+    "notion": {"config", "errors", "globs", "markdown", "paths", "retry_after", "sourcefile"},  # front matter (830)
     "handlers": {
         "_generated",
         "assets",

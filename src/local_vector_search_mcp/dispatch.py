@@ -229,6 +229,31 @@ def _check_values(value: object, where: str) -> None:
                 _check_values(item, f"{where}.{i}")
 
 
+def _envelope_hint(spec: ToolSpec, arguments: dict[str, Any], schema: dict[str, Any]) -> str:
+    """The shape the tool takes, when the refused arguments are its fields in the other envelope
+    (decision 851): flat fields sent to a `request` tool, a `request` object sent to a flat one,
+    anything sent to the tool that takes nothing. A model reading "request: Field required; query:
+    unknown field" often retried the same call; the shape tells it what to send."""
+    if spec.envelope == "none":
+        return f" {spec.name} takes no arguments: send {{}}." if arguments else ""
+    props: dict[str, Any] = schema.get("properties", {})
+    if spec.envelope == "request":
+        fields = _resolve(props.get("request", {}), schema.get("$defs", {})).get("properties", {})
+        sent = [key for key in arguments if key in fields]
+        if "request" in arguments or not sent:
+            return ""
+        shape = ", ".join(f'"{key}": ...' for key in sent)
+        return f' {spec.name} takes its arguments inside one `request` object: {{"request": {{{shape}}}}}.'
+    inner = arguments.get("request")
+    if "request" in props or not isinstance(inner, dict):
+        return ""
+    sent = [key for key in inner if key in props]
+    if not sent:
+        return ""
+    shape = ", ".join(f'"{key}": ...' for key in sent)
+    return f" {spec.name} takes its arguments directly, not inside a `request` object: {{{shape}}}."
+
+
 def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     """The model the tool's handler receives (None for a tool without arguments)."""
     from pydantic import ValidationError
@@ -238,6 +263,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     if not isinstance(arguments, dict):
         raise InvalidArgument("Arguments must be a JSON object.")
     _check_values(arguments, "")
+    given: dict[str, Any] = arguments
     schema = spec.input_schema()
     arguments = _normalise(arguments, schema, schema.get("$defs", {}))
     _check_items(arguments, schema, schema.get("$defs", {}), "")
@@ -246,7 +272,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     except ValidationError as exc:
         if _is_path_error(exc):
             raise InvalidPath(_format_validation(exc).replace("Invalid arguments", "Path not permitted")) from None
-        raise InvalidArgument(_format_validation(exc)) from None
+        raise InvalidArgument(_format_validation(exc) + _envelope_hint(spec, given, schema)) from None
     if spec.request_model is None:
         return None
     if spec.envelope == "request":

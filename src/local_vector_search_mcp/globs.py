@@ -37,15 +37,38 @@ def validate_glob(pattern: str, field: str = "glob") -> str:
         raise InvalidArgument(f"{field} {pattern!r} must be relative to the knowledge-base root (no leading slash).")
     if ":" in pattern:
         raise InvalidArgument(f"{field} {pattern!r} must not contain ':'.")
-    segments = pattern.replace("\\", "/").split("/")
-    if any(segment == ".." for segment in segments):
+    if any(segment == ".." for segment in pattern.replace("\\", "/").split("/")):
         raise InvalidArgument(f"{field} {pattern!r} must not contain a '..' segment.")
-    # A '.' segment names the folder it stands in, as in .NET's globbing (its CurrentPathSegment):
-    # `./docs/*.md` is `docs/*.md`. Kept, it matched no path at all, silently (decision 691).
-    kept = [segment for segment in segments if segment != "."]
+    kept = _net_segments(pattern)
     if not kept or kept == [""]:
         raise InvalidArgument(f"{field} {pattern!r} names the root folder itself, not files; e.g. '**/*.md'.")
     return nfc("/".join(kept))
+
+
+def _net_segments(pattern: str) -> list[str]:
+    """The segments of ``pattern`` as .NET's globbing (its ``PatternBuilder``) reads them. Before
+    decisions 691 and 852 the first three forms matched no path at all here, silently, and the
+    last fewer paths than the contract's:
+    - a `.` segment names the folder it stands in: `./docs/*.md` is `docs/*.md`;
+    - a trailing slash names a folder, everything under it: `docs/` is `docs/**` (as gitignore
+      and agents write a folder);
+    - a segment `**.md` is `**` followed by `*.md`, every `.md` file at any depth;
+    - a segment `*.*` is `*` (a name without a dot too)."""
+    written = pattern.replace("\\", "/")
+    folder = written.rstrip("/")
+    segments: list[str] = []
+    for segment in folder.split("/"):
+        if segment == ".":
+            continue
+        if segment == "*.*":
+            segment = "*"
+        elif len(segment) > 2 and segment.startswith("**."):
+            segments.append("**")
+            segment = segment[1:]
+        segments.append(segment)
+    if segments and folder != written:
+        segments.append("**")
+    return segments
 
 
 @lru_cache(maxsize=256)
@@ -121,17 +144,13 @@ def compile_glob(pattern: str, field: str = "glob") -> Callable[[str], bool]:
     return lambda path: regex.fullmatch(nfc(path)) is not None
 
 
-def _without_dot_segments(pattern: str) -> str:
-    return "/".join(segment for segment in pattern.replace("\\", "/").split("/") if segment != ".")
-
-
 def root_only(patterns: list[str]) -> bool:
     """Whether every pattern stays in the root folder and one of them is a wildcard (``*.md``):
     a user writing that most often means every Markdown file, as gitignore would read it, while
     these rules (the contract's .NET ones, shared with kb_search) take the root's files only.
     A literal name (``README.md``) means that file; any pattern with a ``/`` shows that the
     writer thinks in folders (decision 553)."""
-    written = [_without_dot_segments(p) for p in patterns]
+    written = ["/".join(_net_segments(p)) for p in patterns]
     shallow = [p for p in written if "/" not in p and p.strip() != "**"]
     return bool(patterns) and len(shallow) == len(patterns) and any("*" in p or "?" in p for p in shallow)
 

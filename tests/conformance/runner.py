@@ -4,6 +4,7 @@ A scenario file::
 
     name: what it shows
     config: {knowledgeBase: {allowWrites: true}}   # optional, passed with --config
+    engines: [sqlite]                                # optional: only on these storage engines
     files: {docs/a.md: "# A\\n"}                    # the workspace
     outside: {secret.md: "..."}                      # files next to (not inside) the workspace
     steps:

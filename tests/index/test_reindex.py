@@ -509,6 +509,26 @@ def test_a_search_after_a_reindex_that_found_nothing_does_not_send_the_agent_bac
         svc.shutdown()
 
 
+def test_a_search_after_a_reindex_that_failed_points_at_its_error_not_back_at_it(kb):
+    """Decision 853: with `storage.path` under a file, kb_reindex is accepted, the run fails
+    (kb_status `indexing.last.error` says why and what to fix), and kb_search then answered "The
+    index is empty. Run kb_reindex": the agent that follows it fails the same way, in a loop."""
+    (kb / "blocker").write_text("a file where the index folder should be", "utf-8")
+    svc = service(kb, storage__path=str(kb / "blocker" / "index.db"))
+    try:
+        assert svc.start_reindex()["started"] is True
+        svc.wait_reindex(30)
+        last = svc.indexing_status()["last"]
+        assert last["outcome"] == "failed" and "cannot be opened" in last["error"]
+        with pytest.raises(IndexNotReady) as empty:
+            svc.search("anything")
+        message = empty.value.message
+        assert "the last reindex failed" in message and "kb_status" in message and "indexing.last.error" in message
+        assert "Run kb_reindex (CLI" not in message and str(kb) not in message
+    finally:
+        svc.shutdown()
+
+
 def test_an_include_that_stops_at_the_root_folder_says_so(kb):
     # decision 553: include ['*.md'] (gitignore's "every Markdown file") takes the root's files only,
     # by the contract's glob rules; the reindex indexed guide.md, left notes/ out and said nothing
@@ -563,3 +583,22 @@ def test_an_index_of_another_chunker_than_v6_still_needs_a_rebuild(kb):
     svc.store.write_manifest({**svc.store.read_manifest(), "chunker_version": "5"})
     problems = service(kb).status_fields()["compatibility"]["problems"]
     assert problems == ["chunker_version: indexed '5', current '7'"]
+
+
+def test_a_provider_down_for_several_files_blames_no_one_file(kb):
+    """The provider failing fails a whole batch, whatever its texts: the reindex warning and each
+    failed path's reason in kb_status said "Embedding failed for <the batch's first file>", so
+    kb_status told an agent that `notes/ja.md` failed because of `guide.md` (decision 850)."""
+    emb = HashEmbedder()
+    emb.fail = True
+    svc = service(kb, embedder=emb)
+    result = svc.reindex()
+    assert result["indexedFiles"] == 3
+    warning = result["warning"]
+    assert warning.startswith("Embedding failed: provider down.") and "searchable lexically" in warning
+    assert svc.sync.wait_idle(10)
+    failed = svc.status_fields()["synchronization"]["failed"]
+    assert sorted(f["path"] for f in failed) == sorted(str(p.relative_to(kb)) for p in kb.rglob("*.md"))
+    for entry in failed:
+        others = [f["path"] for f in failed if f["path"] != entry["path"]]
+        assert not any(other in entry["reason"] for other in others), entry

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import xxhash
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from mdit_py_plugins.front_matter import front_matter_plugin
 
+from local_vector_search_mcp.markdown.front_matter import front_matter_plugin
 from local_vector_search_mcp.markdown.kinds import ElementKind
 from local_vector_search_mcp.markdown.model import Element
 

@@ -13,11 +13,11 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.rules_block.table import escapedSplit
 from markdown_it.token import Token
-from mdit_py_plugins.front_matter import front_matter_plugin
 from shared_data import CORPORA
 
 from local_vector_search_mcp.markdown import dispatch, numbering, scan
 from local_vector_search_mcp.markdown.dispatch import line_tables
+from local_vector_search_mcp.markdown.front_matter import front_matter_plugin
 from local_vector_search_mcp.markdown.source import decode_markdown
 
 

@@ -313,6 +313,18 @@ def test_overlaps_are_refused_and_next_heading_may_be_edited() -> None:
     assert "overlap" in refused(LIST, ("delete", "li2", None), ("replace_element", "li2.li1", "  - z")).message
 
 
+def test_an_overlap_says_what_collides() -> None:
+    """Decision 841: every overlap used to be explained as "a section operation covers everything
+    inside its section", also where no section operation was involved."""
+    section = refused("# A\n\nx\n", ("delete_section", "1", None), ("replace_element", "1.p1", "z")).message
+    assert "a section operation covers everything inside its section" in section
+    nested = refused(LIST, ("delete", "li2", None), ("replace_element", "li2.li1", "  - z")).message
+    assert "delete on a list item covers its nested items" in nested and "section" not in nested
+    # The end of the last paragraph without a line break is also where the document's end is.
+    same = refused("x", ("insert_after", "document", "B"), ("insert_after", "p1", "y")).message
+    assert "both would change the text at the same place" in same and "section" not in same
+
+
 def test_failed_batch_reports_the_first_error() -> None:
     err = refused(DOC, ("replace_element", "1.p1", "ok"), ("replace_element", "1.p2", "- list"))
     assert isinstance(err, InvalidArgument)
@@ -328,8 +340,9 @@ def test_validator_refuses_merging_two_lists() -> None:
 
 
 def test_validator_refuses_absorbing_untouched_text() -> None:
-    # An unclosed fence swallows everything after it.
-    err = refused(DOC, ("insert_after", "1.p1", "```"))
+    # An unclosed comment swallows everything after it (an unclosed fence is refused before, as
+    # a fragment: decision 842).
+    err = refused(DOC, ("insert_after", "1.p1", "<!-- open"))
     assert err.message.startswith("Unsupported Markdown structure at '1.p1':")
     # A paragraph inserted right before a setext underline would turn into a heading... refused.
     text = "A.\n\n<div>\nraw\n</div>\n\nB.\n"
@@ -370,3 +383,44 @@ def test_thematic_breaks_survive_untouched() -> None:
     doc = parse_text("# T\n\nPara.\n\n---\n\nAfter.\n")
     new, _ = patch_text(doc, "x.md", [Op("replace_element", doc.get("1.p1").anchor, "Other.")])
     assert new == "# T\n\nOther.\n\n---\n\nAfter.\n"
+
+
+def test_every_anchor_is_resolved_before_any_fragment_is_checked() -> None:
+    """§5.1: step 3 resolves every operation's anchor against the revision, step 4 checks the
+    fragments. A stale anchor later in the batch is the CONFLICT that tells the agent to re-read;
+    it used to be hidden behind an earlier operation's fragment refusal (INVALID_ARGUMENT), so the
+    agent fixed the fragment, retried and only then learnt it had to re-read (decision 840)."""
+    doc = parse_text(DOC)
+    bad_fragment = Op("replace_element", doc.get("1.p1").anchor, "# Not a paragraph")  # type: ignore[union-attr]
+    stale = Op("replace_element", "1.p2~0000000000000000~0000000000000000", "x")
+    with pytest.raises(Conflict, match="self hash mismatch"):
+        plan_patch(doc, "d.md", [bad_fragment, stale])
+    with pytest.raises(Conflict, match="self hash mismatch"):
+        plan_patch(doc, "d.md", [stale, bad_fragment])
+    # With every anchor current, the fragment refusal is what is reported.
+    fresh = Op("replace_element", doc.get("1.p2").anchor, "x")  # type: ignore[union-attr]
+    with pytest.raises(InvalidArgument, match="is a heading"):
+        plan_patch(doc, "d.md", [bad_fragment, fresh])
+
+
+def test_a_fragment_may_not_leave_a_code_fence_open() -> None:
+    """Decision 842: an unclosed fence in a fragment runs on to the end of the document. In the
+    middle of a file the structural check refused it (the untouched blocks below were swallowed),
+    but as the last block it was written, and from then on every append to the file was refused
+    ("would change the untouched code block") until someone found and closed the fence."""
+    text = "# T\n\nA.\n\n```\ncode\n```\n"
+    for op in (
+        ("insert_after", "1.code1", "```python\nprint(1)"),
+        ("insert_before", "1.p1", "Intro.\n\n~~~~\nx\n~~~"),  # a shorter closing run does not close
+        ("replace_element", "1.code1", "```\nopen\n"),
+        ("replace_section", "1", "# T\n\n```\nopen"),
+        ("insert_after", "document", "````"),
+    ):
+        message = refused(text, op).message
+        assert message.startswith("Unsupported Markdown structure at ") and "never closes" in message, op
+    with pytest.raises(InvalidArgument, match="never closes"):
+        plan_patch(parse_text(""), "d.md", [Op("insert_after", "document", "```\nx")])
+    # Closed fences, longer closing runs, indented code and fences inside list items are fine.
+    assert patch(text, ("insert_after", "1.code1", "```js\nx\n````")) == text + "\n```js\nx\n````\n"
+    assert patch(text, ("replace_element", "1.code1", "    indented")) == "# T\n\nA.\n\n    indented\n"
+    assert patch("- a\n", ("insert_after", "li1", "- b\n  ```\n  code")) == "- a\n- b\n  ```\n  code\n"

@@ -16,10 +16,10 @@ import re
 from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
-from mdit_py_plugins.front_matter import front_matter_plugin
 
 from local_vector_search_mcp.errors import InvalidArgument
 from local_vector_search_mcp.markdown.edits import Edit
+from local_vector_search_mcp.markdown.front_matter import front_matter_plugin
 from local_vector_search_mcp.markdown.kinds import ElementKind
 from local_vector_search_mcp.markdown.model import Document, Element
 

@@ -73,7 +73,9 @@ def test_a_dry_run_replays_the_journal_without_writing(tmp_path: Path) -> None:
     assert writer.journal.read_bytes() == journal
 
 
-MANY = {f"doc-{i:03d}.md": f"# Doc {i}\n\n" + "".join(f"Paragraph {j} of {i}.\n\n" for j in range(30)) for i in range(80)}
+MANY = {
+    f"doc-{i:03d}.md": f"# Doc {i}\n\n" + "".join(f"Paragraph {j} of {i}.\n\n" for j in range(30)) for i in range(80)
+}
 
 
 def test_a_push_killed_midway_is_resumed_without_duplicates(

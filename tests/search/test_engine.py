@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from kb_fakes import HashEmbedder, KbClient, make_workspace
@@ -325,6 +327,31 @@ def test_copies_that_fill_the_ranked_pool_do_not_cost_results(tmp_path, mode):
     # order), the others ride along with it
     copies = [results[0]["path"]] + [a["path"] for a in results[0]["alsoIn"]]
     assert sorted(copies) == [f"v{v}/install.md" for v in range(8)]
+
+
+def test_a_pool_full_of_copies_grows_by_the_share_of_distinct_passages():
+    """Every passage in 40 copies: ten distinct passages need 400 rows. Doubling from 30 took five
+    fetches (30, 60, ... 480), each ranking the whole match again; sized by the distinct share
+    of the short list, it takes three at most (decision 628)."""
+    from local_vector_search_mcp.search.engine import _distinct_enough
+
+    ranked = [ChunkHit(i, f"v{i % 40}/p{i // 40}.md", "1.p1", None, f"passage {i // 40}", "h") for i in range(4000)]
+    asked = []
+
+    def fetch(n):
+        asked.append(n)
+        return ranked[:n]
+
+    hits = _distinct_enough(fetch, 30, 10)
+    assert len({h.text for h in hits}) >= 10
+    assert len(asked) <= 3, asked
+    assert asked[0] == 30 and all(b >= 2 * a for a, b in pairwise(asked))
+
+    # a list that was not short is fetched once, so such a search ranks as before
+    distinct = [ChunkHit(i, f"p{i}.md", "1.p1", None, f"passage {i}", "h") for i in range(100)]
+    asked.clear()
+    assert _distinct_enough(lambda n: (asked.append(n), distinct[:n])[1], 30, 10) == distinct[:30]
+    assert asked == [30]
 
 
 def _question_corpus(root):

@@ -613,8 +613,11 @@ class Indexer:
             except Exception as exc:  # EmbeddingError or a provider bug
                 result.failed_paths = sorted({p.path for p in todo})
                 result.error = str(exc) or type(exc).__name__
+                # No file is named: the provider failed a whole batch, whatever its texts (a text it
+                # refuses is isolated above), and this warning is also each failed path's reason in
+                # kb_status, where "failed for <the batch's first file>" blamed one file for all.
                 result.warning = (
-                    f"Embedding failed for {todo[0].path}: {result.error.rstrip('.')}. Every file is indexed and "
+                    f"Embedding failed: {result.error.rstrip('.')}. Every file is indexed and "
                     "searchable lexically; the chunks without vectors are embedded by the next kb_reindex once "
                     "the provider works."
                 )

@@ -7,6 +7,8 @@ Each check parses the fragment on its own; the structural validator
 
 from __future__ import annotations
 
+import re
+
 from local_vector_search_mcp.errors import InvalidArgument
 
 from .document import parse_text
@@ -15,7 +17,7 @@ from .kinds import ElementKind
 from .list_markers import item_marker, list_marker
 from .model import Document, Element
 
-__all__ = ["check_list_fragment", "check_section", "check_single_element"]
+__all__ = ["check_closed_fences", "check_list_fragment", "check_section", "check_single_element"]
 
 
 def check_single_element(target: Element, markdown: str) -> None:
@@ -45,6 +47,36 @@ def check_single_element(target: Element, markdown: str) -> None:
             f"The markdown for replace_element at '{pointer}' is a level-{element.level} heading; the target is "
             f"level {target.level}.{hint}"
         )
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def check_closed_fences(kind: str, pointer: str, markdown: str) -> None:
+    """Every fenced code block the fragment opens at its top level is closed in it (decision 842).
+
+    An unclosed fence runs on to the end of the document: in the middle of a file the structural
+    check refuses what it swallows, but as the last block it would be written, and every later
+    append to the file would then be refused as a change of that code block. Fences inside list
+    items and quotes end with their container, so only the fragment's own code blocks count."""
+    for element in parse_text(markdown).elements:
+        if element.kind is not ElementKind.CODE_BLOCK:
+            continue
+        lines = element.text.splitlines()
+        opening = _FENCE.match(lines[0])
+        if opening is None:
+            continue  # indented code has no fence to close
+        fence = opening.group(1)
+        closing = re.compile(r" {0,3}" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*")
+        if len(lines) < 2 or closing.fullmatch(lines[-1]) is None:
+            # Worded as the structural check words what an open fence swallows (§5.4), which
+            # is how the same mistake was refused before in the middle of a file.
+            raise unsupported(
+                pointer,
+                f"the markdown for {kind} opens a code fence ({fence}) that it never closes, so it would run "
+                f"on to the end of the document; end the code block with a line of at least {len(fence)} "
+                f"'{fence[0]}'",
+            )
 
 
 def check_section(target: Element, markdown: str) -> None:

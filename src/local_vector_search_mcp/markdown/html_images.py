@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .front_matter import front_matter_plugin
 from .model import Document
 
 __all__ = ["IMG_OPEN", "HtmlImageSource", "HtmlRun", "html_image_sources"]

@@ -35,8 +35,8 @@ from markdown_it.rules_inline.autolink import autolink as _autolink_rule
 from markdown_it.rules_inline.image import image as _image_rule
 from markdown_it.rules_inline.link import link as _link_rule
 from markdown_it.token import Token
-from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .front_matter import front_matter_plugin
 from .html_images import IMG_OPEN, HtmlImageSource, HtmlRun, html_image_sources
 from .model import Document, Element
 from .scan import MAX_NESTING

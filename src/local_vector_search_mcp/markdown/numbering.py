@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from markdown_it import MarkdownIt
-from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .front_matter import front_matter_plugin
 from .scan import CONTAINER_CLOSE, CONTINUABLE, LIST_OPEN, OP_PARAGRAPH, BlockRecord, block_only, is_blank, trimmed_end
 from .source import LineIndex
 

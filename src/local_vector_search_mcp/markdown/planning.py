@@ -31,7 +31,7 @@ from .edits import (
     normalize_eol,
     unsupported,
 )
-from .fragments import check_list_fragment, check_section, check_single_element
+from .fragments import check_closed_fences, check_list_fragment, check_section, check_single_element
 from .kinds import ElementKind
 from .list_markers import item_marker
 from .model import Document, Element
@@ -244,6 +244,8 @@ def _block_edit(doc: Document, kind: str, target: Element, markdown: str) -> Edi
 
 def _plan_one(doc: Document, kind: str, target: Element | None, markdown: str) -> Edit:
     if target is None:
+        if kind in (INSERT_BEFORE, INSERT_AFTER) or not doc.text:
+            check_closed_fences(kind, DOCUMENT, markdown)
         return _document_edit(doc, kind, markdown)
     if target.kind is ElementKind.LIST_ITEM:
         if kind in (REPLACE_ELEMENT, REPLACE_SUBTREE, INSERT_BEFORE, INSERT_AFTER):
@@ -253,6 +255,8 @@ def _plan_one(doc: Document, kind: str, target: Element | None, markdown: str) -
         check_single_element(target, markdown)
     elif kind == REPLACE_SECTION:
         check_section(target, markdown)
+    if kind not in NO_MARKDOWN:
+        check_closed_fences(kind, target.pointer, markdown)
     return _block_edit(doc, kind, target, markdown)
 
 
@@ -260,7 +264,10 @@ def plan_edits(doc: Document, path: str, operations: Sequence[PatchOperation]) -
     """Resolve and plan every operation against ``doc``; sorted, overlap-free splices."""
     if not operations:
         raise InvalidArgument("At least one operation is required.")
-    edits: list[tuple[int, Edit]] = []  # (operation index, edit)
+    # Every anchor is resolved before any fragment is checked (§5.1 steps 3 and 4): a stale
+    # anchor anywhere in the batch is the CONFLICT that sends the agent to re-read, and it must
+    # not hide behind another operation's fragment refusal (decision 840).
+    resolved: list[tuple[int, str, Element | None, str]] = []  # (operation index, kind, target, markdown)
     seen: dict[str, int] = {}  # target pointer -> operation index
     for op_index, op in enumerate(operations):
         kind = op.kind.lower()
@@ -268,7 +275,6 @@ def plan_edits(doc: Document, path: str, operations: Sequence[PatchOperation]) -
         _check_arguments(kind, anchor, op.markdown)
         if kind == REPLACE:
             kind = REPLACE_ELEMENT
-        markdown = normalize_eol(op.markdown or "", doc.eol)
         target = resolve_for_mutation(doc, anchor, path, _scope(kind, anchor.kind))
         key = DOCUMENT if target is None else target.pointer
         if key in seen:
@@ -277,16 +283,27 @@ def plan_edits(doc: Document, path: str, operations: Sequence[PatchOperation]) -
                 "combine them into one operation."
             )
         seen[key] = op_index
-        edits.append((op_index, _plan_one(doc, kind, target, markdown)))
+        resolved.append((op_index, kind, target, normalize_eol(op.markdown or "", doc.eol)))
+    edits = [(op_index, _plan_one(doc, kind, target, markdown)) for op_index, kind, target, markdown in resolved]
     edits.sort(key=lambda pair: (pair[1].claim_start, pair[1].claim_end))
     for (prev_index, prev), (next_index, nxt) in itertools.pairwise(edits):
         if nxt.claim_start < prev.claim_end or nxt.claim_start == prev.claim_start:
             raise InvalidArgument(
                 f"Operations {min(prev_index, next_index) + 1} and {max(prev_index, next_index) + 1} overlap "
-                f"('{prev.pointer}' and '{nxt.pointer}'); a section operation covers everything inside its "
-                "section. Split the patch."
+                f"('{prev.pointer}' and '{nxt.pointer}'); {_overlap_reason(prev, nxt)}. Split the patch."
             )
     return [edit for _, edit in edits]
+
+
+def _overlap_reason(prev: Edit, nxt: Edit) -> str:
+    """Why two claims collide, in the words of the operations involved (decision 841)."""
+    if prev.kind in (REPLACE_SECTION, DELETE_SECTION):
+        return "a section operation covers everything inside its section"
+    if nxt.claim_start == prev.claim_start:
+        return "both would change the text at the same place"
+    if prev.target is not None and prev.target.kind is ElementKind.LIST_ITEM:
+        return f"{prev.kind} on a list item covers its nested items"
+    return "their source ranges overlap"
 
 
 def apply_edits(text: str, edits: Sequence[Edit]) -> str:

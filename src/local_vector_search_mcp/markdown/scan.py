@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.rules_block.table import escapedSplit as _stock_escaped_split
 from markdown_it.token import Token
-from mdit_py_plugins.front_matter import front_matter_plugin
 
 from .dispatch import dispatch_by_first_char, fast_line_tables, fast_normalize, lean_tables, one_pass_paragraphs
+from .front_matter import front_matter_plugin
 from .source import LineIndex
 
 __all__ = [

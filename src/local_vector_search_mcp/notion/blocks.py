@@ -33,7 +33,8 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markdown_it.tree import SyntaxTreeNode
-from mdit_py_plugins.front_matter import front_matter_plugin
+
+from local_vector_search_mcp.markdown.front_matter import front_matter_plugin
 
 __all__ = [
     "MAX_RICH_TEXT_ITEMS",

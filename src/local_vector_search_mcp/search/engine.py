@@ -350,17 +350,24 @@ class SearchEngine:
 
 
 def _distinct_enough(fetch: Callable[[int], list[ChunkHit]], limit: int, top_k: int) -> list[ChunkHit]:
-    """``fetch(limit)``, fetched again with twice the limit (up to ``POOL_CEILING``) while it comes
-    back full yet holds fewer than ``top_k`` distinct passages: copies of one page ranked first
-    would otherwise leave results out that exist (decision 690). A list that was not short is
-    fetched once, as before, so such a search ranks exactly as it did."""
+    """``fetch(limit)``, fetched again, longer (up to ``POOL_CEILING``), while it comes back full
+    yet holds fewer than ``top_k`` distinct passages: copies of one page ranked first would
+    otherwise leave results out that exist (decision 690). A list that was not short is fetched
+    once, as before, so such a search ranks exactly as it did.
+
+    The longer list is sized by the share of distinct passages the short one held (with a quarter
+    more, for pages copied unevenly), at least twice as long: every fetch ranks the whole match
+    again, so doubling from 30 took six of them to reach a pool of 1,000 when each page had
+    dozens of copies (decision 628)."""
     while True:
         hits = fetch(limit)
         if len(hits) < limit or limit >= POOL_CEILING:
             return hits
-        if len({passage_key(h.text) for h in hits}) >= top_k:
+        distinct = len({passage_key(h.text) for h in hits})
+        if distinct >= top_k:
             return hits
-        limit = min(2 * limit, POOL_CEILING)
+        needed = -(-limit * top_k * 5 // (4 * max(distinct, 1)))  # ceil(limit * top_k / distinct * 1.25)
+        limit = min(max(2 * limit, needed), POOL_CEILING)
 
 
 def _reason(exc: Exception) -> str:

@@ -105,6 +105,13 @@ class SearchService:
                     "finds nothing more until Markdown files are added under the knowledge-base root or the "
                     "configuration (its root, its include globs) is corrected."
                 )
+            if not documents and last is not None and last.outcome == "failed":
+                # the same reindex would fail the same way (an index folder that cannot be made, a
+                # database that cannot be opened): point at its error, not back at it (decision 853)
+                raise IndexNotReady(
+                    "The index is empty: the last reindex failed (kb_status indexing.last.error says why and "
+                    "what to fix). Fix that, then run kb_reindex again."
+                )
             if not documents:
                 raise IndexNotReady(
                     "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status."
