@@ -353,6 +353,11 @@ def test_validator_refuses_a_list_item_joining_an_existing_list() -> None:
     text = "Para\n\n- a\n"
     err = refused(text, ("insert_after", "p1", "- x"))
     assert "Unsupported Markdown structure" in err.message
+    # Decision 844: the refusal says why (the list runs on across the blank line) and what to
+    # do instead; another marker starts a list of its own and is accepted.
+    assert "would join an existing list" in err.message
+    assert "insert_before/insert_after on one of its items" in err.message
+    assert patch(text, ("insert_after", "p1", "* x")) == "Para\n\n* x\n\n- a\n"
 
 
 def test_validator_refuses_detached_text_after_a_list_fragment() -> None:
@@ -424,3 +429,18 @@ def test_a_fragment_may_not_leave_a_code_fence_open() -> None:
     assert patch(text, ("insert_after", "1.code1", "```js\nx\n````")) == text + "\n```js\nx\n````\n"
     assert patch(text, ("replace_element", "1.code1", "    indented")) == "# T\n\nA.\n\n    indented\n"
     assert patch("- a\n", ("insert_after", "li1", "- b\n  ```\n  code")) == "- a\n- b\n  ```\n  code\n"
+
+
+def test_an_item_whose_marker_ends_its_line_is_editable() -> None:
+    """Decision 843: CommonMark lets an item's content start on the next line (``-`` alone, then
+    indented text). The marker pattern wanted a space or tab after the marker (or the end of the
+    whole text), so such an item had "unknown marker style" and every list operation on it, and
+    any fragment written that way, was refused as an unsupported list container."""
+    text = "-\n  text\n- b\n"
+    assert list_marker(text, 0) == ("-", 0)
+    assert list_marker("1.\r\n   x", 0) == ("ordered:.", 0)
+    assert patch(text, ("replace_element", "li1", "- T")) == "- T\n- b\n"
+    assert patch(text, ("delete", "li1", None)) == "- b\n"
+    assert patch(text, ("insert_after", "li1", "- z")) == "-\n  text\n- z\n- b\n"
+    assert patch("- a\n", ("insert_after", "li1", "-\n  later")) == "- a\n-\n  later\n"
+    assert patch("1. a\n2. b\n", ("replace_element", "li2", "2.\n   two")) == "1. a\n2.\n   two\n"

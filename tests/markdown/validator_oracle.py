@@ -90,7 +90,7 @@ def _blame(edits: Sequence[Edit], pos: int) -> Edit:
 
 def _marker(text: str, start: int) -> tuple[str, int] | None:
     """(style, indent) of a list marker at ``start``: a bullet or 1-9 digits and a
-    delimiter, then a space, a tab or the end (a lone final ``\\n`` counts as the end)."""
+    delimiter, then a space, a tab, a line break or the end (decision 843)."""
     pos = start
     while pos < len(text) and text[pos] in " \t":
         pos += 1
@@ -106,7 +106,7 @@ def _marker(text: str, start: int) -> tuple[str, int] | None:
             return None
         style, pos = "ordered:" + text[pos], pos + 1
     rest = text[pos:]
-    if rest in ("", "\n") or rest[0] in " \t":
+    if not rest or rest[0] in " \t\r\n":
         return style, indent
     return None
 
@@ -261,7 +261,12 @@ def _check_structured(
         else:
             index = _edit_holding(edits, element.start)
             pointer = edits[index if index is not None else 0].pointer
-        raise _refuse(pointer, "the new list item would join an existing list")
+        raise _refuse(
+            pointer,
+            "the new list item would join an existing list (a list continues across blank lines while the marker "
+            "style stays the same): add items to it with insert_before/insert_after on one of its items, or start "
+            "a separate list with another marker",
+        )
 
 
 # -- HTML blocks and thematic breaks ----------------------------------------------------

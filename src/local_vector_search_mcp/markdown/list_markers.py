@@ -13,7 +13,9 @@ from .model import Document, Element
 
 __all__ = ["item_depth", "item_marker", "list_marker", "marker_style"]
 
-_MARKER_RE = re.compile(r"([ \t]*)([-+*]|[0-9]{1,9}[.)])(?=[ \t]|$)")
+# A marker is followed by a space or tab, or ends its line: an item may start with a blank line
+# (``-`` alone, its content indented below, decision 843).
+_MARKER_RE = re.compile(r"([ \t]*)([-+*]|[0-9]{1,9}[.)])(?=[ \t\r\n]|\Z)")
 
 
 def list_marker(text: str, start: int) -> tuple[str, int] | None:

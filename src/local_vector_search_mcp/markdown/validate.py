@@ -324,8 +324,17 @@ def _check_containers(
             continue  # nested inside a new item
         raise unsupported(
             mapper.nearest(0).pointer if element is None else mapper.pointer_for_new(element.start),
-            "the new list item would join an existing list",
+            _JOINS_LIST,
         )
+
+
+# CommonMark continues a list across blank lines while the marker style stays the same, so an
+# item inserted next to a paragraph that borders a list becomes that list's item (decision 844).
+_JOINS_LIST = (
+    "the new list item would join an existing list (a list continues across blank lines while the marker "
+    "style stays the same): add items to it with insert_before/insert_after on one of its items, or start a "
+    "separate list with another marker"
+)
 
 
 # Top-level blocks that are not elements but must survive edits unchanged (§4.2, §5.4).
