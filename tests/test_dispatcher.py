@@ -250,3 +250,53 @@ def test_other_argument_errors_get_no_envelope_hint(tool: str, arguments: dict[s
     with pytest.raises(InvalidArgument) as raised:
         dispatch.validate_arguments(BY_NAME[tool], arguments)
     assert "takes its arguments" not in raised.value.message and "unknown field" in raised.value.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        ("kb_search", {"request": "aardvark"}, "request: Input should be a JSON object"),
+        ("kb_search", {"request": ["aardvark"]}, "request: Input should be a JSON object"),
+        (
+            "kb_edit_table",
+            {"path": "a.md", "pointer": "1.t1", "action": "delete_row", "where": "x"},
+            "where: Input should be a JSON object",
+        ),
+    ],
+)
+def test_a_non_object_where_an_object_belongs_names_no_internal_class(
+    tool: str, arguments: dict[str, Any], expected: str
+) -> None:
+    """Decision 855: pydantic's words named our generated class ("a valid dictionary or instance
+    of KbSearchRequest"), a name no client can know; JSON calls it an object."""
+    with pytest.raises(InvalidArgument) as raised:
+        dispatch.validate_arguments(BY_NAME[tool], arguments)
+    assert expected in raised.value.message and "instance of" not in raised.value.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        ("kb_search", {"request": {"query": "x", "topk": 3}}, "request.topk: unknown field (did you mean 'topK'?)"),
+        ("kb_search", {"request": {"query": "x", "top_k": 3}}, "request.top_k: unknown field (did you mean 'topK'?)"),
+        (
+            "kb_read",
+            {"request": {"path": "a.md", "max_bytes": 10}},
+            "request.max_bytes: unknown field (did you mean 'maxBytes'?)",
+        ),
+        ("kb_search", {"Request": {"query": "x"}}, "Request: unknown field (did you mean 'request'?)"),
+        (
+            "kb_edit_table",
+            {"path": "a.md", "pointer": "1.t1", "action": "delete_row", "RowIndex": 0},
+            "RowIndex: unknown field (did you mean 'rowIndex'?)",
+        ),
+    ],
+)
+def test_a_field_in_another_spelling_is_named_with_the_published_one(
+    tool: str, arguments: dict[str, Any], expected: str
+) -> None:
+    """Decision 855: notes §1 publish camelCase names; a client writing `top_k` or `topk` was told
+    "unknown field" and left to guess the spelling."""
+    with pytest.raises(InvalidArgument) as raised:
+        dispatch.validate_arguments(BY_NAME[tool], arguments)
+    assert expected in raised.value.message

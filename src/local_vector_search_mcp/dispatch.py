@@ -191,11 +191,41 @@ def _is_path_error(exc: ValidationError) -> bool:
     return any(err["loc"] and err["loc"][-1] in _PATH_FIELDS and err["type"] in _PATH_ERRORS for err in exc.errors())
 
 
-def _format_validation(exc: ValidationError) -> str:
+def _siblings(schema: dict[str, Any], loc: Sequence[int | str]) -> list[str]:
+    """The property names published at ``loc``'s parent (``loc`` is pydantic's error location)."""
+    defs = schema.get("$defs", {})
+    node = _resolve(schema, defs)
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            items = node.get("items")
+            node = _resolve(items, defs) if isinstance(items, dict) else {}
+        else:
+            node = _resolve(node.get("properties", {}).get(part, {}), defs)
+    return list(node.get("properties", {}))
+
+
+def _spelling(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def _format_validation(exc: ValidationError, schema: dict[str, Any] | None = None) -> str:
+    """pydantic's errors in the published names (decision 855): an unknown field written in another
+    case or in snake_case (`topk`, `top_k`) is named with the property it meant (`topK`), and a
+    value that should be an object is called a JSON object, not by our generated class's name."""
     problems = []
     for err in exc.errors()[:5]:
         loc = ".".join(str(p) for p in err["loc"]) or "arguments"
-        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+            name = err["loc"][-1] if err["loc"] else None
+            if schema is not None and isinstance(name, str):
+                meant = [p for p in _siblings(schema, err["loc"]) if _spelling(p) == _spelling(name)]
+                if meant:
+                    msg += f" (did you mean {meant[0]!r}?)"
+        elif err["type"] in ("model_type", "model_attributes_type", "dict_type"):
+            msg = "Input should be a JSON object"
+        else:
+            msg = err["msg"]
         problems.append(f"{loc}: {msg}")
     return "Invalid arguments: " + "; ".join(problems)
 
@@ -268,11 +298,15 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     arguments = _normalise(arguments, schema, schema.get("$defs", {}))
     _check_items(arguments, schema, schema.get("$defs", {}), "")
     try:
-        parsed = _model(spec.arguments_model).model_validate(arguments)
+        # published (camelCase) names only: the models also take their Python names, a second
+        # spelling the schemas do not publish and the checks above do not see (decision 855)
+        parsed = _model(spec.arguments_model).model_validate(arguments, by_alias=True, by_name=False)
     except ValidationError as exc:
         if _is_path_error(exc):
-            raise InvalidPath(_format_validation(exc).replace("Invalid arguments", "Path not permitted")) from None
-        raise InvalidArgument(_format_validation(exc) + _envelope_hint(spec, given, schema)) from None
+            raise InvalidPath(
+                _format_validation(exc, schema).replace("Invalid arguments", "Path not permitted")
+            ) from None
+        raise InvalidArgument(_format_validation(exc, schema) + _envelope_hint(spec, given, schema)) from None
     if spec.request_model is None:
         return None
     if spec.envelope == "request":
