@@ -136,6 +136,7 @@ def run(
     finally:
         if client is not None:
             client.close()
+        mapping.compact()  # the journal of this push into the snapshot, also after Ctrl-C (decision 860)
     report.requests = dry.calls if dry is not None else {"sent": client.requests if client else 0}
     print(json.dumps(report.to_wire(), ensure_ascii=False, indent=2))
     if report.failed:  # the others were pushed; these are tried again by the next push (decision 467)
