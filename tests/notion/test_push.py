@@ -490,3 +490,16 @@ def test_text_of_more_than_100_styled_runs_is_never_dropped(
         assert plain in _text(tree), name
     quote = notion.tree(mapping["parents"][PARENT]["quote.md"]["pageId"])
     assert [b["type"] for b in quote] == ["quote"] * len(quote) and _text(quote).endswith("child")
+
+
+def test_a_named_document_that_does_not_exist_is_an_error(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`notion push typo.md` exited 0 ("skipped"), so a script never noticed it pushed nothing."""
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    code, report, err = push(kb, capsys, "a.md", "typo.md")
+    assert code == 1 and report == {}
+    assert "typo.md" in err and "not found" in err and err.count("\n") == 1
+    assert notion.requests == []  # nothing pushed: the command as given is refused, as a path outside is
+    code, report, err = push(kb, capsys, "a.md")
+    assert code == 0 and report["created"] == ["a.md"], err

@@ -105,9 +105,15 @@ def run(
     report = PushReport(dry_run=ns.dry_run)
     if ns.paths:
         try:
-            paths = [guard.resolve(p, markdown=True)[0] for p in ns.paths]
+            resolved = [guard.resolve(p, markdown=True) for p in ns.paths]
         except KbError as exc:
             raise ConfigError(exc.message) from None
+        # A document named on the command line that is not there is a mistake in the command, not
+        # a file that vanished during the push: refused before anything is sent (decision 863).
+        missing = [rel for rel, full in resolved if not os.path.lexists(full)]
+        if missing:
+            raise ConfigError(f"Documents not found under the knowledge-base root: {', '.join(map(repr, missing))}.")
+        paths = [rel for rel, _ in resolved]
     else:
         paths = discover(settings.root, globs, report.skipped)
     mapping = Mapping(mapping_path(settings), persist=not ns.dry_run)
