@@ -484,6 +484,17 @@ class Pusher:
                 raise
             self._write(path, entry, title, converted.blocks, digest, report)
 
+    def _deleted_already(self, exc: NotionError, page_id: str) -> bool:
+        """Whether a refused DELETE means the block is gone already (a lost answer, or deleted by hand).
+
+        Notion answers 404, or for a block already in the trash the 400 "Can't edit block that
+        is archived", which is also its answer for every block of a page in the trash: that one
+        is not gone, the page is to be restored (decision 468), so the page is looked at (864).
+        """
+        if exc.status == 404:
+            return True
+        return exc.status == 400 and "archived" in str(exc).lower() and not self.port.page_archived(page_id)
+
     def _restored(self, page_id: str) -> bool:
         """Restore the page if it is in the trash; whether it was."""
         if not self.port.page_archived(page_id):
@@ -526,7 +537,7 @@ class Pusher:
                 try:
                     self.port.delete_block(block_id)
                 except NotionError as exc:
-                    if exc.status != 404:  # already gone (a lost answer, or deleted by hand)
+                    if not self._deleted_already(exc, entry.page_id):
                         raise
             if entry.title != title:
                 self.port.set_title(entry.page_id, title)
