@@ -580,9 +580,11 @@ class FakeNotion:
 
     def delete(self, block_id: str) -> dict[str, Any]:
         node = self.nodes.get(block_id)
-        if node is None or node.archived:
+        if node is None:
             raise Problem(404, "object_not_found", f"Could not find block with ID: {block_id}.")
-        if self._archived_target(block_id):
+        # status-codes / delete-a-block: a block already in the trash "can't be edited"; Notion
+        # answers that, not object_not_found, to a DELETE sent again after a lost answer.
+        if node.archived or self._archived_target(block_id):
             raise _archived()
         node.archived = True
         self._kids(node.parent).remove(block_id)

@@ -213,6 +213,10 @@ def test_archived_pages_cannot_be_edited(notion: FakeNotion) -> None:
     assert call(notion, "GET", f"/v1/pages/{pid}")[1]["archived"] is True
     assert call(notion, "PATCH", f"/v1/pages/{pid}", {"archived": False})[0] == 200
     assert append(notion, pid, [para("y")])[0] == 200
+    block = f"/v1/blocks/{created['results'][0]['id']}"
+    assert call(notion, "DELETE", block)[0] == 200
+    assert refused(call(notion, "DELETE", block), "archived")  # deleted twice: in the trash, not unknown
+    assert call(notion, "DELETE", "/v1/blocks/00000000-0000-0000-0000-000000000000")[0] == 404
 
 
 def test_rate_limit_answers_429_with_retry_after() -> None:

@@ -451,3 +451,55 @@ def test_a_retry_after_given_as_an_http_date_is_honoured(notion: FakeNotion) -> 
     client.create_page(PARENT, "T")
     assert [w for w in waits if w >= 1] == [pytest.approx(30, abs=2)]  # was [1.0]
     client.close()
+
+
+def _text(blocks: list[dict[str, object]]) -> str:
+    """Every character of rich text in ``blocks`` (nested children and table cells included), in order."""
+    out = []
+    for block in blocks:
+        body = block[block["type"]]  # type: ignore[index]
+        for item in body.get("rich_text", []):  # type: ignore[union-attr]
+            out.append(item["text"]["content"])
+        for cell in body.get("cells", []):  # type: ignore[union-attr]
+            out.extend(item["text"]["content"] for item in cell)
+        out.append(_text(body.get("children", [])))  # type: ignore[union-attr, arg-type]
+    return "".join(out)
+
+
+SPANS = " ".join(f"`c{i}` w{i}" for i in range(130))  # 260 runs of alternating style: over 100 items
+MANY_RUNS = {
+    "quote.md": f"> {SPANS}\n>\n> - child\n",
+    "callout.md": f"> [!NOTE]\n> {SPANS}\n",
+    "heading.md": f"# {SPANS}\n",
+    "cell.md": f"| a | b |\n|---|---|\n| {SPANS} | x |\n",
+}
+
+
+def test_text_of_more_than_100_styled_runs_is_never_dropped(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quote, callout, heading or table cell of more than 100 rich-text items kept the first 100."""
+    for name, text in MANY_RUNS.items():
+        (kb / name).write_text(text, encoding="utf-8")
+    code, report, err = push(kb, capsys)
+    assert code == 0 and report["failed"] == [], err
+    mapping = json.loads((kb.parent / ".local-vector-search-mcp" / "notion-pages.json").read_text(encoding="utf-8"))
+    plain = SPANS.replace("`", "")
+    for name in MANY_RUNS:
+        tree = notion.tree(mapping["parents"][PARENT][name]["pageId"])
+        assert plain in _text(tree), name
+    quote = notion.tree(mapping["parents"][PARENT]["quote.md"]["pageId"])
+    assert [b["type"] for b in quote] == ["quote"] * len(quote) and _text(quote).endswith("child")
+
+
+def test_a_named_document_that_does_not_exist_is_an_error(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`notion push typo.md` exited 0 ("skipped"), so a script never noticed it pushed nothing."""
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    code, report, err = push(kb, capsys, "a.md", "typo.md")
+    assert code == 1 and report == {}
+    assert "typo.md" in err and "not found" in err and err.count("\n") == 1
+    assert notion.requests == []  # nothing pushed: the command as given is refused, as a path outside is
+    code, report, err = push(kb, capsys, "a.md")
+    assert code == 0 and report["created"] == ["a.md"], err

@@ -327,6 +327,20 @@ def _text_block(kind: str, items: list[dict[str, Any]], **extra: Any) -> list[Bl
     return [{"type": kind, kind: {"rich_text": chunk, **extra}} for chunk in chunks]
 
 
+def _fit(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A rich-text array within 100 items where the block cannot be split (a heading, a table cell).
+
+    Past 100 items the runs' styles give way to their text (decision 862): one plain run cut
+    into 2,000-unit pieces holds 200,000 characters, where keeping the first 100 styled items
+    dropped the rest of the text. Only text beyond that is cut.
+    """
+    if len(items) <= MAX_RICH_TEXT_ITEMS:
+        return items
+    runs = _Runs()
+    runs.add("".join(i["text"]["content"] for i in items), (False, False, False, False, None))
+    return runs.items()[:MAX_RICH_TEXT_ITEMS]
+
+
 def _with_children(block: Block, children: list[Block]) -> Block:
     if children:
         block[block["type"]]["children"] = children
@@ -373,12 +387,12 @@ class _Converter:
             if self.first_heading is None:
                 self.first_heading = "".join(i["text"]["content"] for i in items).strip() or None
             name = f"heading_{min(level, 3)}"
-            return _text_block(name, items)[:1] + [image_block(i) for i in images]
+            return [{"type": name, name: {"rich_text": _fit(items)}}] + [image_block(i) for i in images]
         if kind in ("bullet_list", "ordered_list"):
             item_kind = "bulleted_list_item" if kind == "bullet_list" else "numbered_list_item"
             return [b for item in node.children for b in self.list_item(item, item_kind)]
         if kind == "blockquote":
-            return [self.quote(node)]
+            return self.quote(node)
         if kind in ("fence", "code_block"):
             text = node.content[:-1] if node.content.endswith("\n") else node.content
             language = code_language(node.info) if kind == "fence" else "plain text"
@@ -423,7 +437,8 @@ class _Converter:
         _with_children(blocks[-1], extra + self.blocks(children))
         return blocks
 
-    def quote(self, node: SyntaxTreeNode) -> Block:
+    def quote(self, node: SyntaxTreeNode) -> list[Block]:
+        """A quote or GitHub alert; past 100 items (or 300 KB) of text several, like a paragraph (decision 862)."""
         children = list(node.children)
         alert = None
         items: list[dict[str, Any]] = []
@@ -443,17 +458,12 @@ class _Converter:
                 extra = [image_block(i) for i in images]
         if alert is not None:
             emoji, color = _ALERTS[alert]
-            block: Block = {
-                "type": "callout",
-                "callout": {
-                    "rich_text": items[:MAX_RICH_TEXT_ITEMS],
-                    "icon": {"type": "emoji", "emoji": emoji},
-                    "color": color,
-                },
-            }
+            icon = {"type": "emoji", "emoji": emoji}
+            blocks = _text_block("callout", items, icon=icon, color=color)
         else:
-            block = {"type": "quote", "quote": {"rich_text": items[:MAX_RICH_TEXT_ITEMS]}}
-        return _with_children(block, extra + self.blocks(children))
+            blocks = _text_block("quote", items)
+        _with_children(blocks[-1], extra + self.blocks(children))
+        return blocks
 
     def table(self, node: SyntaxTreeNode) -> Block:
         rows: list[list[list[dict[str, Any]]]] = []
@@ -462,7 +472,7 @@ class _Converter:
                 cells = []
                 for cell in tr.children:
                     items, _ = self.inline(cell.children[0] if cell.children else None)
-                    cells.append(items[:MAX_RICH_TEXT_ITEMS])
+                    cells.append(_fit(items))
                 rows.append(cells)
         width = max((len(r) for r in rows), default=1) or 1
         children = [{"type": "table_row", "table_row": {"cells": r + [[]] * (width - len(r))}} for r in rows]

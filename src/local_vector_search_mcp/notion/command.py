@@ -105,9 +105,15 @@ def run(
     report = PushReport(dry_run=ns.dry_run)
     if ns.paths:
         try:
-            paths = [guard.resolve(p, markdown=True)[0] for p in ns.paths]
+            resolved = [guard.resolve(p, markdown=True) for p in ns.paths]
         except KbError as exc:
             raise ConfigError(exc.message) from None
+        # A document named on the command line that is not there is a mistake in the command, not
+        # a file that vanished during the push: refused before anything is sent (decision 863).
+        missing = [rel for rel, full in resolved if not os.path.lexists(full)]
+        if missing:
+            raise ConfigError(f"Documents not found under the knowledge-base root: {', '.join(map(repr, missing))}.")
+        paths = [rel for rel, _ in resolved]
     else:
         paths = discover(settings.root, globs, report.skipped)
     mapping = Mapping(mapping_path(settings), persist=not ns.dry_run)
@@ -136,6 +142,7 @@ def run(
     finally:
         if client is not None:
             client.close()
+        mapping.compact()  # the journal of this push into the snapshot, also after Ctrl-C (decision 860)
     report.requests = dry.calls if dry is not None else {"sent": client.requests if client else 0}
     print(json.dumps(report.to_wire(), ensure_ascii=False, indent=2))
     if report.failed:  # the others were pushed; these are tried again by the next push (decision 467)

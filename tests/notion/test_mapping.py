@@ -1,0 +1,127 @@
+"""The page mapping's journal: a push costs one line per document, and a killed push resumes (decision 860)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from local_vector_search_mcp.notion.blocks import convert
+from local_vector_search_mcp.notion.push import Mapping, PageEntry
+
+from .fake_notion import PARENT, TOKEN, FakeNotion, Fault
+from .test_push import push
+
+
+def _entry(i: int) -> PageEntry:
+    return PageEntry(f"page-{i:05d}", f"Title {i}", "ab" * 32, [(f"block-{i}-{j}", "cd" * 16) for j in range(50)])
+
+
+def test_recording_a_document_appends_to_the_journal_and_leaves_the_snapshot(tmp_path: Path) -> None:
+    path = tmp_path / "notion-pages.json"
+    mapping = Mapping(path)
+    mapping.pages(PARENT).update({f"doc-{i}.md": _entry(i) for i in range(2000)})
+    mapping.compact()
+    before = path.stat()
+    assert before.st_size > 3_000_000  # the size a large knowledge base's mapping reaches
+
+    mapping.pages(PARENT)["new.md"] = _entry(9999)
+    mapping.record(PARENT, "new.md")
+    del mapping.pages(PARENT)["doc-7.md"]
+    mapping.record(PARENT, "doc-7.md")
+
+    # Rewriting the whole snapshot per document made the push quadratic; the journal grows by
+    # the documents that changed only.
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    assert mapping.journal.stat().st_size < 10_000
+
+    again = Mapping(path)  # the next push (or this one, reopened after a crash) replays the journal
+    assert again.pages(PARENT)["new.md"] == _entry(9999)
+    assert "doc-7.md" not in again.pages(PARENT) and len(again.pages(PARENT)) == 2000
+    assert not again.journal.exists()
+    assert json.loads(path.read_text(encoding="utf-8"))["parents"][PARENT]["new.md"]["pageId"] == "page-09999"
+
+
+def test_a_torn_last_journal_line_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "notion-pages.json"
+    mapping = Mapping(path)
+    mapping.pages(PARENT)["a.md"] = _entry(1)
+    mapping.record(PARENT, "a.md")
+    with open(mapping.journal, "a", encoding="utf-8") as out:
+        out.write('{"parent": "' + PARENT + '", "path": "b.md", "ent')  # the process died mid-write
+    mapping.pages(PARENT)["c.md"] = _entry(3)  # a later push appends after the torn line
+    mapping.record(PARENT, "c.md")
+    assert sorted(Mapping(path).pages(PARENT)) == ["a.md", "c.md"]
+
+
+def test_a_dry_run_replays_the_journal_without_writing(tmp_path: Path) -> None:
+    path = tmp_path / "notion-pages.json"
+    Mapping(path).compact()
+    writer = Mapping(path)
+    writer.pages(PARENT)["a.md"] = _entry(1)
+    writer.record(PARENT, "a.md")
+    journal = writer.journal.read_bytes()
+    dry = Mapping(path, persist=False)
+    assert dry.pages(PARENT)["a.md"] == _entry(1)
+    dry.compact()
+    assert writer.journal.read_bytes() == journal
+
+
+MANY = {
+    f"doc-{i:03d}.md": f"# Doc {i}\n\n" + "".join(f"Paragraph {j} of {i}.\n\n" for j in range(30)) for i in range(80)
+}
+
+
+def test_a_push_killed_midway_is_resumed_without_duplicates(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Killed (SIGKILL: no cleanup runs) right after Notion made the 21st page, before its id reached disk."""
+    for name, text in MANY.items():
+        (kb / name).write_text(text, encoding="utf-8")
+    procs: list[subprocess.Popen[bytes]] = []
+    creations = [0]
+
+    def kill_at_the_21st_creation(method: str, path: str) -> bool:
+        if method == "POST" and path == "/v1/pages":
+            creations[0] += 1
+            if creations[0] == 21:
+                procs[0].send_signal(signal.SIGKILL)
+                return True
+        return False
+
+    # applied: the page is made, the answer never arrives (the client is gone anyway)
+    notion.faults.append(Fault(0, applied=True, when=kill_at_the_21st_creation))
+    args = ["--project-root", str(kb.parent), "--root", "kb", "--config", "config.yaml", "notion", "push"]
+    procs.append(
+        subprocess.Popen(
+            [sys.executable, "-m", "local_vector_search_mcp", *args],
+            cwd=kb.parent,
+            env={**os.environ, "NOTION_TOKEN": TOKEN},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    )
+    try:
+        assert procs[0].wait(timeout=120) == -signal.SIGKILL
+    finally:
+        if procs[0].poll() is None:
+            procs[0].kill()
+            procs[0].wait()
+    state = kb.parent / ".local-vector-search-mcp"
+    assert len(notion.pages) == 21 and (state / "notion-pages.json.journal").exists()
+
+    code, report, err = push(kb, capsys)
+    assert code == 0 and report["failed"] == [], err
+    assert not (state / "notion-pages.json.journal").exists()
+    assert len(notion.live_pages()) == len(MANY)  # the page made before the kill was adopted, not made twice
+    pages = json.loads((state / "notion-pages.json").read_text(encoding="utf-8"))["parents"][PARENT]
+    for name, text in MANY.items():
+        assert notion.tree(pages[name]["pageId"]) == convert(text).blocks, name
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and sorted(report["unchanged"]) == sorted(MANY)
