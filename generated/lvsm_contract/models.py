@@ -2347,6 +2347,9 @@ class KbStatusResult(BaseModel):
     """
     schema_version: Annotated[str, Field(alias='schemaVersion')]
     chunker_version: Annotated[str, Field(alias='chunkerVersion')]
+    """
+    The contract's chunk format: `6`. Our revision of the chunker (decision 781: v6's chunks, plus chunks for a document of headings alone) is kept in the index manifest (decision 630).
+    """
     embedding_text_builder_version: Annotated[
         str, Field(alias='embeddingTextBuilderVersion')
     ]

@@ -21,7 +21,7 @@ from lvsm_contract.models import (
 
 from ..embeddings import EmbeddingError
 from ..errors import IndexNotReady
-from ..index.chunker import CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
+from ..index.chunker import CONTRACT_CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
 from ..index.indexer import MAX_LISTED_UNREADABLE
 from ..index.indexing import VectorState
 from ..index.manifest import SCHEMA_VERSION, index_problems
@@ -81,7 +81,7 @@ def kb_status(ws: Workspace) -> KbStatusResult:
         database_path=store.location,
         index_exists=exists,
         schema_version=SCHEMA_VERSION,
-        chunker_version=CHUNKER_VERSION,
+        chunker_version=CONTRACT_CHUNKER_VERSION,
         embedding_text_builder_version=EMBEDDING_TEXT_BUILDER_VERSION,
         embedding_provider=_PROVIDERS[ws.embedders.provider],
         embedding_model=model,

@@ -27,6 +27,7 @@ from ..markdown import Document, Element, ElementKind, containing_section
 
 __all__ = [
     "CHUNKER_VERSION",
+    "CONTRACT_CHUNKER_VERSION",
     "EMBEDDING_TEXT_BUILDER_VERSION",
     "Chunk",
     "build_embedding_text",
@@ -35,6 +36,10 @@ __all__ = [
 ]
 
 CHUNKER_VERSION = "7"
+# What kb_status reports as ``chunkerVersion``: the contract's chunk format, v6 (notes §2.1, §8.1).
+# Our revision 7 (decision 781) makes v6's chunks byte for byte and adds chunks only to documents
+# v6 leaves without any; the index manifest keeps the revision, for its in-place upgrade (630).
+CONTRACT_CHUNKER_VERSION = "6"
 EMBEDDING_TEXT_BUILDER_VERSION = "1"
 
 
