@@ -24,12 +24,14 @@ from ..sourcefile import read_source, require_regular_file
 from ..workspace import Workspace
 from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex
 from .files import MAX_LISTED_SKIPPED
+from .fragments import require_text
 from .sync import mutation_result, queue_sync
 
 
 def kb_create(ws: Workspace, request: KbCreateRequest) -> KbCreateResult:
     ws.require_writes()
     rel, target = ws.guard.resolve(request.path, markdown=True)
+    require_text(request.markdown, "markdown")
     sha = create_new(ws, rel, target, request.markdown.encode("utf-8"))
     return mutation_result(KbCreateResult, ws, rel, sha)
 

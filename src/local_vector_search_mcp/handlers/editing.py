@@ -27,6 +27,7 @@ from ..markdown.table_edit import CellUpdate, RowMatch, TableEdit, edit_table
 from ..sourcefile import require_regular_file
 from ..workspace import Workspace
 from ..writer import mutate, sha256_hex
+from .fragments import require_text
 from .sync import mutation_result, unchanged_result
 
 
@@ -53,6 +54,8 @@ def _encode(doc: Document, text: str) -> bytes:
 def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
     rel, target = _target(ws, request.path)
     operations = list(request.operations)
+    for i, operation in enumerate(operations):  # before the file is read: the request is malformed
+        require_text(operation.markdown, f"operations[{i}].markdown")
 
     def plan(raw: bytes) -> bytes:
         doc = parse_document(raw)
