@@ -259,6 +259,12 @@ def test_a_server_follows_its_index_file_when_it_is_deleted_or_replaced(tmp_path
     try:
         ws.indexing.reindex()
         assert _search(ws, "word3") == ["d3.md"]
+        # that first call started the server's catch-up (decision 205) in the background: let it end,
+        # or under load it compares the files with an index deleted under it (CI13 failed so once;
+        # a call racing a catch-up over a just-deleted file is left as an open race, decision 632)
+        catch_up = ws.indexing._catch_up_thread
+        if catch_up is not None:
+            catch_up.join(60)
         if how == "state folder deleted":
             shutil.rmtree(storage.parent)
         elif how == "index file deleted":
