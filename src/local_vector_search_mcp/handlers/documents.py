@@ -24,7 +24,7 @@ from ..sourcefile import read_source, require_regular_file
 from ..workspace import Workspace
 from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex
 from .files import MAX_LISTED_SKIPPED
-from .fragments import require_text
+from .markdown_text import require_text
 from .sync import mutation_result, queue_sync
 
 

@@ -27,7 +27,7 @@ from ..markdown.table_edit import CellUpdate, RowMatch, TableEdit, edit_table
 from ..sourcefile import require_regular_file
 from ..workspace import Workspace
 from ..writer import mutate, sha256_hex
-from .fragments import require_text
+from .markdown_text import require_text
 from .sync import mutation_result, unchanged_result
 
 
