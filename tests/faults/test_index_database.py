@@ -290,6 +290,44 @@ def test_a_server_follows_its_index_file_when_it_is_deleted_or_replaced(tmp_path
     assert _documents_in(storage) == 41  # what the server wrote is in the file a new process opens
 
 
+def _follow_a_deleted_file_together(storage: Path) -> list[Exception]:
+    """Four threads with connections on the index file; the file is deleted; one rebuilds it while
+    three read it as soon as it is there again. What each thread raised."""
+    store = sqlite.SqliteStore(storage)
+    opened, go = threading.Barrier(5), threading.Barrier(5)
+    errors: list[Exception] = []
+
+    def follow(rebuilds: bool) -> None:
+        try:
+            store.read_manifest()  # this thread's connection is on the first file
+            opened.wait()
+            go.wait()
+            if rebuilds:
+                store.ensure_schema(None, "float32")
+            else:
+                while not storage.exists():  # the rebuild creates the new file
+                    time.sleep(0)
+                store.read_manifest()
+        except Exception as exc:  # every failure is the finding
+            errors.append(exc)
+
+    try:
+        store.ensure_schema(None, "float32")
+        threads = [threading.Thread(target=follow, args=(i == 0,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        opened.wait()
+        storage.unlink()  # its -wal and -shm stay, as after `rm index.db`
+        go.wait()
+        for thread in threads:
+            thread.join(30)
+        if not errors:
+            assert store._table_exists("documents")
+    finally:
+        store.close()
+    return errors
+
+
 def test_threads_following_a_deleted_index_file_open_the_new_one_one_at_a_time(tmp_path: Path) -> None:
     """Decision 880 (the race decision 632 left open): threads that follow a deleted index file
     to the new one at the same instant (a server's catch-up, the reindex the deletion starts, the
@@ -298,39 +336,8 @@ def test_threads_following_a_deleted_index_file_open_the_new_one_one_at_a_time(t
     reindex was the one, the index stayed empty until the next kb_reindex. Without the fix about
     one round in ten failed here (2 % of whole server runs under load)."""
     for round_ in range(40):
-        storage = tmp_path / f"r{round_}" / "index.db"
-        store = sqlite.SqliteStore(storage)
-        try:
-            store.ensure_schema(None, "float32")
-            opened, go = threading.Barrier(5), threading.Barrier(5)
-            errors: list[Exception] = []
-
-            def follow(rebuilds: bool) -> None:
-                try:
-                    store.read_manifest()  # this thread's connection is on the first file
-                    opened.wait()
-                    go.wait()
-                    if rebuilds:
-                        store.ensure_schema(None, "float32")
-                    else:
-                        while not storage.exists():  # the rebuild creates the new file
-                            time.sleep(0)
-                        store.read_manifest()
-                except Exception as exc:  # noqa: BLE001 - every failure is the finding
-                    errors.append(exc)
-
-            threads = [threading.Thread(target=follow, args=(i == 0,)) for i in range(4)]
-            for thread in threads:
-                thread.start()
-            opened.wait()
-            storage.unlink()  # its -wal and -shm stay, as after `rm index.db`
-            go.wait()
-            for thread in threads:
-                thread.join(30)
-            assert errors == [], f"round {round_}: {errors[0]}"
-            assert store._table_exists("documents")
-        finally:
-            store.close()
+        errors = _follow_a_deleted_file_together(tmp_path / f"r{round_}" / "index.db")
+        assert errors == [], f"round {round_}: {errors[0]}"
 
 
 @pytest.mark.parametrize("refusal", ["disk is full", "refuses writes"])

@@ -391,9 +391,7 @@ class SqliteStore(ChunkTables):
             _use_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(
-                "SELECT count(*) FROM sqlite_master"
-            ).fetchall()  # reads the schema: a damaged file fails here
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()  # reads the schema: a damaged file fails here
             self._check_owner(conn)
         except DAMAGE as exc:
             conn.close()
