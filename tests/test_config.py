@@ -433,8 +433,8 @@ def test_a_key_or_section_left_empty_takes_its_default(tmp_path: Path) -> None:
     assert s.config.chunking.max_chunk_bytes == 4096 and s.config.search.default_mode == "hybrid"
     assert s.config.embedding.api_key == "ollama" and s.config.embedding.model is None
     cfg.write_text("embedding:\n  provider: openai-compatible\n  model:\n")  # still required where it is
-    with pytest.raises(ConfigError, match="embedding.model is required"):
+    with pytest.raises(ConfigError, match=r"embedding\.model is required"):
         load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})
     cfg.write_text("knowledgeBase:\n  include: []\n")  # an empty list is a value, not a null
-    with pytest.raises(ConfigError, match="knowledgeBase.include"):
+    with pytest.raises(ConfigError, match=r"knowledgeBase\.include"):
         load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})
