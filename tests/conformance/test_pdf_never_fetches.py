@@ -24,7 +24,7 @@ def web() -> Iterator[tuple[str, list[str]]]:
     asked: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+        def do_GET(self) -> None:  # the standard library's name
             asked.append(self.path)
             self.send_response(200)
             self.send_header("Content-Type", "image/png")
