@@ -53,7 +53,8 @@ def test_remote_pictures_are_placeholders_and_never_requested(
     https = base.replace("http://", "https://")
     (ws / "page.md").write_text(
         f"# Page\n\n![a]({base}/a.png)\n\n![b]({https}/b.png)\n\n![c](//127.0.0.1:{base.rsplit(':', 1)[1]}/c.png)\n\n"
-        f'<img src="{base}/d.png" width="100">\n\n| pic |\n|---|\n| ![e]({base}/e.png) |\n\n[f]: {base}/f.png\n\n![f][f]\n',
+        f'<img src="{base}/d.png" width="100">\n\n| pic |\n|---|\n| ![e]({base}/e.png) |\n\n'
+        f"[f]: {base}/f.png\n\n![f][f]\n",
         encoding="utf-8",
     )
     (ws / "book" / "SUMMARY.md").write_text("# Book\n\n- [One](one.md)\n", encoding="utf-8")
