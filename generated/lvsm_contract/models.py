@@ -121,7 +121,7 @@ class DocumentLink(BaseModel):
     )
     kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed']
     """
-    How the link is written (`embed` is `![[Note]]`).
+    How the link is written (`autolink` is `<page.md>`, `embed` is `![[Note]]`).
     """
     source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """

@@ -38,6 +38,25 @@ def test_every_form_is_found_with_its_exact_span() -> None:
     ]
 
 
+def test_an_angle_bracketed_relative_md_path_is_an_autolink() -> None:
+    """Decision 901. CommonMark autolinks need a scheme, so "autolinks to relative `.md` targets"
+    (notes section 13) matched nothing: ``<guide.md>`` was listed nowhere. A ``<path.md>`` (an
+    optional ``#fragment`` or ``?query``, no space, no scheme, not root-absolute) is now an
+    autolink; the scheme forms keep CommonMark's reading and code still hides both."""
+    text = (
+        "See <guide.md>, <sub/a%20b.MD#part> and <../up.md?x=1>; not <b.mdx>, <a b.md>, </abs.md>, <C:x.md>\n"
+        "or `<code.md>`; <https://example.org/w.md> and <me@example.md> keep CommonMark's reading.\n"
+    )
+    assert spans(text) == [
+        ("autolink", "guide.md", "guide.md"),
+        ("autolink", "sub/a%20b.MD#part", "sub/a%20b.MD#part"),
+        ("autolink", "../up.md?x=1", "../up.md?x=1"),
+        ("autolink", "https://example.org/w.md", "https://example.org/w.md"),
+        ("autolink", "mailto:me@example.md", ""),  # not written as read: no span, never rewritten
+    ]
+    assert [ln.text for ln in extract_links(parse_document(b"<a.md>\n")).links] == [None]
+
+
 def test_a_span_is_the_links_own_never_a_look_alike_before_it() -> None:
     """Decision 450: the same destination in a code span, a comment, a fence or another cell of the
     row comes first; each link's span is still its own."""

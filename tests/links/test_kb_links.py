@@ -271,6 +271,38 @@ def test_html_pictures_and_plain_links_to_attachments_are_checked_like_images(tm
         kb.shutdown()
 
 
+def test_an_index_without_relative_autolinks_gains_them_in_place(tmp_path: Path) -> None:
+    """Decision 901: link graph v3 adds ``<page.md>`` autolinks. An index of v2 is taken as it is;
+    the next reindex re-reads the documents that may hold one (and only those), then writes the key."""
+    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nSee <b.md> and <gone.md>.\n", encoding="utf-8")
+    (root / "b.md").write_text("# B\n\n[a](a.md)\n", encoding="utf-8")
+    kb = client(root)
+    try:
+        kb.reindex()
+        store = kb.store
+        assert store.read_manifest()[LINK_GRAPH_KEY] == "3"
+        assert edges(links(kb, path="a.md", direction="outgoing")) == [
+            ("a.md", "b.md", "autolink", True),
+            ("a.md", "gone.md", "autolink", False),
+        ]
+        # what the previous release left: no autolink rows, version 2
+        with store._write() as c:
+            c.execute("DELETE FROM links WHERE kind = 'autolink'")
+        store.write_manifest({**store.read_manifest(), LINK_GRAPH_KEY: "2"})
+        assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
+        result = kb.reindex()
+        assert result["indexedFiles"] == 1 and result["skippedFiles"] == 1  # a.md re-read, b.md not
+        assert store.read_manifest()[LINK_GRAPH_KEY] == "3"
+        assert [m["target"] for m in links(kb)["missing"]] == ["gone.md"]
+        assert kb.reindex()["indexedFiles"] == 0  # upgraded once
+    finally:
+        kb.shutdown()
+
+
 def test_an_index_without_html_picture_links_gains_them_in_place(tmp_path: Path) -> None:
     """Decision 820: an index written before link graph v2 holds no ``html`` link and no
     ``link_graph_version``. It is not sent to a forced rebuild: the next reindex re-reads the
@@ -285,7 +317,7 @@ def test_an_index_without_html_picture_links_gains_them_in_place(tmp_path: Path)
     try:
         kb.reindex()
         store = kb.store
-        assert store.read_manifest()[LINK_GRAPH_KEY] == "2"
+        assert store.read_manifest()[LINK_GRAPH_KEY] == "3"
         # what the previous release left: no html link rows, no key
         with store._write() as c:
             c.execute("DELETE FROM links WHERE kind = 'html'")
@@ -294,7 +326,7 @@ def test_an_index_without_html_picture_links_gains_them_in_place(tmp_path: Path)
         assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
         result = kb.reindex()
         assert result["indexedFiles"] == 1 and result["skippedFiles"] == 1  # a.md re-read, b.md not
-        assert store.read_manifest()[LINK_GRAPH_KEY] == "2"
+        assert store.read_manifest()[LINK_GRAPH_KEY] == "3"
         assert [(m["target"], m["kind"]) for m in links(kb)["missingImages"]] == [("gone.png", "html")]
         assert kb.reindex()["indexedFiles"] == 0  # upgraded once
     finally:

@@ -235,6 +235,23 @@ def test_links_that_still_reach_their_target_are_left_as_written_and_dot_slash_s
         kb.shutdown()
 
 
+def test_a_relative_autolink_follows_its_document_and_stays_an_autolink(tmp_path: Path) -> None:
+    """Decision 901: ``<page.md>`` is a link, so a move with updateLinks rewrites it; a space in
+    the new name is encoded, since an autolink ends at a space."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "page.md").write_bytes(b"# P\n")
+    (root / "index.md").write_bytes(b"# I\n\nSee <page.md#top> and <./page.md>.\n")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        out = move(kb, "page.md", "docs/new page.md", updateLinks=True)
+        assert out["updatedPaths"] == ["index.md"]
+        assert (root / "index.md").read_bytes() == b"# I\n\nSee <docs/new%20page.md#top> and <./docs/new%20page.md>.\n"
+        assert broken(kb) == []
+    finally:
+        kb.shutdown()
+
+
 PAGE = """# Page
 
 [full size](../img/pic.png) and [![thumb](../img/pic.png)](../img/pic.png), [sheet][s].

@@ -290,9 +290,9 @@ class Indexer:
         rechunk: set[str] = set()
         if not problems and upgrades_in_place(stored, expected):
             rechunk = set(self.store.documents_without_own_chunks())
-        # an index without HTML <img> links keeps the old link graph version in its manifest until
-        # this pass has re-read every document that may hold one: a pass cut short leaves it to
-        # the next (decision 820)
+        # an index without HTML <img> links (or relative autolinks) keeps the old link graph version
+        # in its manifest until this pass has re-read every document that may hold one: a pass cut
+        # short leaves it to the next (decisions 820, 901)
         relink = not problems and LINK_GRAPH_KEY in in_place_upgrades(stored, expected)
         written = {k: v for k, v in expected.items() if k != LINK_GRAPH_KEY} if relink else expected
         credit: dict[str, Credit] = {}
@@ -342,7 +342,7 @@ class Indexer:
             if not (path.startswith(hidden) and not path.endswith("/")):
                 self._note_unreadable(path, None, known)
         if relink:
-            rechunk |= {path for path in files if path in states and _may_hold_img(self.root / path)}
+            rechunk |= {path for path in files if path in states and _may_hold_new_links(self.root / path)}
         tasks = []
         for path in files:  # the cheap unchanged check needs no worker
             # a file the start's catch-up re-indexed is indexed (and counted) again by this pass
@@ -812,14 +812,15 @@ def _refusal(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
 
 
-_IMG_TAG = re.compile(rb"<img", re.IGNORECASE)
+# what link graph v2 (``<img``) and v3 (``<page.md>``) read that an older index lacks
+_NEW_LINKS = re.compile(rb"<img|<[^\s<>]*\.md[#?>]", re.IGNORECASE)
 
 
-def _may_hold_img(path: Path) -> bool:
-    """Whether the file's bytes hold ``<img`` in any case; a file that cannot be read now is left
-    to the pass, which reports it (decision 820)."""
+def _may_hold_new_links(path: Path) -> bool:
+    """Whether the file's bytes hold ``<img`` or a ``<...md>`` in any case; a file that cannot be
+    read now is left to the pass, which reports it (decisions 820, 901)."""
     try:
-        return _IMG_TAG.search(path.read_bytes()) is not None
+        return _NEW_LINKS.search(path.read_bytes()) is not None
     except OSError:
         return True
 

@@ -60,7 +60,8 @@ log = logging.getLogger(__name__)
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 # 2: the links of a document include the ``src`` of its HTML ``<img>`` tags (kind ``html``,
 # decision 820); an index without the key holds none of them and is brought up in place
-LINK_GRAPH_VERSION = "2"
+# 3: and its relative autolinks ``<page.md>`` (decision 901); an index of 2 is brought up in place
+LINK_GRAPH_VERSION = "3"
 LINK_GRAPH_KEY = "link_graph_version"
 
 
@@ -126,11 +127,13 @@ def _newer(key: str, stored: str, current: str) -> str:
 # Versions a stored index is brought to in place, by the next reindex (its start-up catch-up):
 # chunker v7 only adds chunks to documents that had none of their own, which that pass re-reads
 # (``IndexStore.documents_without_own_chunks``); every other row is v6's (decision 781).
-# An index from before link graph v2 (no key) lacks the links of HTML ``<img>`` tags: that pass
-# re-reads the documents holding ``<img`` and writes the key only once it has (decision 820).
+# An index from before link graph v2 (no key) lacks the links of HTML ``<img>`` tags, one before v3
+# its relative autolinks: that pass re-reads the documents that may hold either and writes the key
+# only once it has (decisions 820, 901).
 UPGRADED_IN_PLACE: set[tuple[str, str | None, str]] = {
     ("chunker_version", "6", "7"),
     (LINK_GRAPH_KEY, None, LINK_GRAPH_VERSION),
+    (LINK_GRAPH_KEY, "2", LINK_GRAPH_VERSION),
 }
 
 

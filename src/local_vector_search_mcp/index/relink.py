@@ -300,7 +300,8 @@ def _new_destination(
     written = _written_path(text[link.start : link.end], link.destination, path_part)
     if written is None:
         return None
-    angled = link.start > 0 and text[link.start - 1] == "<"
+    # a destination in <...> may hold spaces; an autolink (<page.md>) ends at one (decision 901)
+    angled = link.kind != "autolink" and link.start > 0 and text[link.start - 1] == "<"
     relative = posixpath.relpath(target, folder_after or ".")
     if written.startswith("./") and not relative.startswith("../"):
         relative = f"./{relative}"  # the author's `./` stays (decision 705)

@@ -121,7 +121,11 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
             # at C speed where the pattern tries every position (decision 271)
             if (
                 token.map is not None
-                and ("#" in content or (("[" in content) if references else ("](" in content or "[[" in content)))
+                and (
+                    "#" in content
+                    or (("[" in content) if references else ("](" in content or "[[" in content))
+                    or ("<" in content and "." in content)
+                )
                 and maybe(content)
             ):
                 runs.append((token.map[0], token.map[1], content, in_table))
@@ -184,6 +188,35 @@ embed), for other parsers that must read them as this one does (the PDF export).
 
 InlineRule = Callable[[StateInline, bool], bool]
 
+# ``<guide.md>``, ``<sub/a%20b.md#part>``: a relative path to a Markdown file in angle brackets. CommonMark
+# reads autolinks with a scheme only, so "autolinks to relative `.md` targets" (notes section 13)
+# matched nothing; this one form is read as an autolink too (decision 901). No space, no ``<``/``>``,
+# not root-absolute; the path part (before ``#``/``?``) ends in ``.md``.
+_RELATIVE_AUTOLINK = re.compile(r"<([^\s<>/\\][^\s<>#?]*\.[mM][dD](?:[#?][^\s<>]*)?)>")
+_SCHEME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _autolinks(state: StateInline, silent: bool) -> bool:
+    """CommonMark's autolink rule, else a relative ``<path.md>`` as an autolink of that path."""
+    if _autolink_rule(state, silent):
+        return True
+    if state.src[state.pos] != "<":
+        return False
+    match = _RELATIVE_AUTOLINK.match(state.src, state.pos, state.posMax)
+    if match is None or _SCHEME_LIKE.match(match.group(1)):
+        return False
+    if not silent:
+        href = match.group(1)
+        token = state.push("link_open", "a", 1)
+        token.attrs = {"href": href}
+        token.markup, token.info = "autolink", "auto"
+        token = state.push("text", "", 0)
+        token.content = href
+        token = state.push("link_close", "a", -1)
+        token.markup, token.info = "autolink", "auto"
+    state.pos = match.end()
+    return True
+
 
 def _located(rule: InlineRule, *, image: bool) -> InlineRule:
     """``rule`` noting in its token's ``meta["at"]`` the offset in the inline run where the
@@ -196,7 +229,7 @@ def _located(rule: InlineRule, *, image: bool) -> InlineRule:
             return False
         if silent:
             return True
-        if rule is _autolink_rule:
+        if rule is _autolinks:
             at, end = begin + 1, state.pos - 1
         elif state.src[state.pos - 1] == ")":  # the inline form; a reference one ends with "]"
             at, end = _destination_span(state, begin, image)
@@ -272,7 +305,7 @@ def _parser() -> MarkdownIt:
     # rewrites that occurrence and no look-alike in a code span or comment (decision 450)
     md.inline.ruler.at("link", _located(_link_rule, image=False))
     md.inline.ruler.at("image", _located(_image_rule, image=True))
-    md.inline.ruler.at("autolink", _located(_autolink_rule, image=False))
+    md.inline.ruler.at("autolink", _located(_autolinks, image=False))
     md.options["store_labels"] = True  # a reference link names its definition
     # destinations exactly as written (no percent-encoding, no scheme filter): they are
     # matched against the source text and resolved as paths, never rendered
@@ -298,11 +331,13 @@ _MD = _parser()
 INLINE_MAX_NESTING = 20
 _MD_INLINE = _parser()
 _MD_INLINE.options["maxNesting"] = INLINE_MAX_NESTING
-# A run can hold a link only with "](" (inline links and images), "[[" (wikilinks, embeds) or,
-# when the document defines references, any "[" (reference links); CommonMark autolinks need a
-# scheme, so none is a relative path. A tag needs "#" after a space or at the start of the run.
-_MAYBE_INLINE = re.compile(r"\]\(|\[\[|(?:^|\s)#[^\s#]", re.MULTILINE)
-_MAYBE_WITH_REFERENCES = re.compile(r"\[|(?:^|\s)#[^\s#]", re.MULTILINE)
+# A run can hold a link only with "](" (inline links and images), "[[" (wikilinks, embeds),
+# "<" before ".md" (a relative autolink; one with a scheme is never a document link) or, when the
+# document defines references, any "[" (reference links). A tag needs "#" after a space or at the
+# start of the run.
+_MAYBE_AUTOLINK = r"<[^\s<>]*\.[mM][dD][#?>]"
+_MAYBE_INLINE = re.compile(r"\]\(|\[\[|" + _MAYBE_AUTOLINK + r"|(?:^|\s)#[^\s#]", re.MULTILINE)
+_MAYBE_WITH_REFERENCES = re.compile(r"\[|" + _MAYBE_AUTOLINK + r"|(?:^|\s)#[^\s#]", re.MULTILINE)
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w/-]*[^\W\d][\w/-]*)", re.UNICODE)
 _BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*(?=\r|\n|\Z)")
 _WS = re.compile(r"\s+")

@@ -153,6 +153,32 @@ def test_a_pasted_picture_is_a_placeholder_not_pages_of_base64(kb: Path) -> None
 
 
 @poppler.needs_poppler
+def test_pictures_and_links_with_a_scheme_markdown_it_distrusts_are_placeholders_not_source_text(kb: Path) -> None:
+    """Decision 900. markdown-it's HTML safety filter refuses ``file:``, ``javascript:``,
+    ``vbscript:`` and non-picture ``data:`` destinations, so ``![x](file:///etc/passwd)`` was no
+    picture at all: it was printed as its Markdown source and listed in no warning, and
+    ``[doc](file:///srv/doc.pdf)`` printed its brackets. Nothing is rendered as HTML here, and
+    links and pictures pass their own checks (only web and mail links are clickable; nothing
+    remote or absolute is fetched), so every destination is read as CommonMark writes it."""
+    (kb / "a.md").write_text(
+        "# A\n\nbefore ![secret](file:///etc/passwd) middle ![svg](data:image/svg+xml;base64,PHN2Zy8+) "
+        "and [the doc](file:///srv/doc.pdf) or [click](javascript:alert(1)) after\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == [
+        f"Image '{src}' in a.md was replaced by a placeholder: remote and absolute images are never fetched."
+        for src in ("file:///etc/passwd", "data:image/svg+xml;base64,PHN2Zy8+")
+    ]
+    text = poppler.text(pdf)
+    # the paragraph's text, then its pictures, as for every picture set in a line of text
+    poppler.in_order(text, ["before middle and the doc or click after", "not available: secret", "not available: svg"])
+    assert "](" not in text and "file:" not in text and "javascript" not in text
+    raw = pdf.read_bytes()
+    assert b"file:" not in raw and b"javascript" not in raw  # no link annotation to either
+
+
+@poppler.needs_poppler
 def test_obsidian_embeds_are_pictures_found_as_obsidian_finds_them(kb: Path) -> None:
     """``![[pic.png|300]]`` printed as that text (decision 762): an Obsidian vault's pictures were
     missing from its PDF, without a warning. An embed of a picture is now drawn, found by its path

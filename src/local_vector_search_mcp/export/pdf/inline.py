@@ -24,6 +24,12 @@ from .fonts import Family, FontSet
 __all__ = ["FOOTNOTES", "MD", "InlineImage", "InlineRenderer", "Rendered", "html_image", "wikilink_text"]
 
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+# markdown-it's validateLink is an HTML renderer's XSS filter: it makes ``![x](file:///etc/passwd)``
+# and ``[a](javascript:...)`` plain source text. Nothing here is rendered as HTML; a picture's
+# destination goes through ImageStore (nothing remote or absolute is read) and a link's through the
+# book's resolver (only web and mail links are clickable), so every destination is taken as
+# CommonMark reads it, and a refused picture becomes a placeholder named in `warnings` (decision 900).
+MD.validateLink = lambda url: True  # type: ignore[method-assign]
 # Obsidian's [[links]] and ![[embeds]], read as the link graph reads them (decision 762)
 MD.inline.ruler.before("link", "wikilink", wikilink_rule)
 # The env key holding the labels of the document's footnotes (lower case); their references are raised.
