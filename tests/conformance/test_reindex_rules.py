@@ -218,7 +218,7 @@ def test_chunks_and_their_embedding_text_reach_the_endpoint_as_the_notes_define_
         }
         chunking = {"maxElements": 3, "maxChunkBytes": 60}
         config = {"embedding": embedding, "chunking": chunking}
-        expected = _embedding_texts("guide.md", GUIDE_CHUNKS) + ["Path: zeta.md\n\nPlain note."]
+        expected = [*_embedding_texts("guide.md", GUIDE_CHUNKS), "Path: zeta.md\n\nPlain note."]
 
         async def run() -> None:
             async with connect(command, ws, config) as conn:
