@@ -56,6 +56,10 @@ HOSTILE = [
     ".local-vector-search-mcp/other",
     "docs/a\x00.md",
     "docs/a\nb.md",
+    "docs/a\x7f.md",
+    "docs/a\x80.md",  # C1 controls are control characters too, as .NET's char.IsControl says (decision 890)
+    "docs/a\x85b.md",
+    "docs/\x9f/a.md",
     "docs/bad\udcff.md",  # a name that is not UTF-8 on disk, as os.fsdecode gives it (decision 284)
     "docs/\ud800.md",
     "",

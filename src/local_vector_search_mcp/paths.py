@@ -24,7 +24,9 @@ __all__ = ["PathGuard", "RefusedPath", "not_utf8", "shown_name"]
 
 _RESERVED_CHARS = set('<>:"|?*')
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
+# C0, DEL and C1 (U+0080-U+009F): what .NET's char.IsControl calls control characters, which the
+# reference's guard refuses; a NEL (U+0085) in a name is as invisible as a tab (decision 890)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # regexes, not a loop per character: discovery checks every path
 
 

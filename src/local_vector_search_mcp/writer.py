@@ -582,19 +582,29 @@ def _check_hash(rel: str, path: Path, expected_sha: str) -> bytes:
     current = _read(path)
     if current is None:
         raise NotFound(f"Document {rel!r} was not found.")
+    _match_hash(rel, current, expected_sha)
+    return current
+
+
+def _match_hash(rel: str, current: bytes, expected_sha: str) -> None:
+    """CONFLICT unless ``current`` hashes to ``expected_sha`` (hex in any case: contract 2.8)."""
     if sha256_hex(current) != expected_sha.lower():
         raise Conflict(
             f"Document {rel!r} changed since it was read (sourceHash differs); re-read it and retry.",
             ConflictReason.SOURCE_CHANGED,
         )
-    return current
 
 
 def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, expected_sha: str) -> str:
     with write_lock(ws) as intent:
-        current = _check_hash(src_rel, src, expected_sha)
+        # source, then target, then hash: a taken target is ALREADY_EXISTS even with a stale hash, as in
+        # the reference and kb_move_image (decisions 119, 891)
+        current = _read(src)
+        if current is None:
+            raise NotFound(f"Document {src_rel!r} was not found.")
         if os.path.lexists(dst):
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.")
+        _match_hash(src_rel, current, expected_sha)
         _make_parents(ws, dst, dst_rel)
         try:
             intent.note(source=src, target=dst)
@@ -640,13 +650,13 @@ def move_with_rewrites(
         current = _read(src)
         if current is None:
             raise NotFound(f"{'Document' if guard_document else 'File'} {src_rel!r} was not found.")
+        if os.path.lexists(dst):  # before the hash (decision 891)
+            raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
         if expected_sha and sha256_hex(current) != expected_sha.lower():
             raise Conflict(
                 f"{src_rel!r} changed since it was read (hash differs); re-read it and retry.",
                 ConflictReason.SOURCE_CHANGED,
             )
-        if os.path.lexists(dst):
-            raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
         for rel, (path, old, _) in sorted(rewrites.items()):
             if _read(path) != old:
                 raise Conflict(

@@ -17,8 +17,10 @@ from local_vector_search_mcp.errors import InvalidArgument
 
 
 @pytest.mark.parametrize(
-    "name", ["", " ", ".", "..", "a/b", "a\\b", "a:b", "x?", "end.", "end ", "CON", "con.png", "lpt9", "tab\tname"]
-)
+    "name",
+    ["", " ", ".", "..", "a/b", "a\\b", "a:b", "x?", "end.", "end ", "CON", "con.png", "lpt9", "tab\tname",
+     "del\x7f", "nel\x85name", "c1\x9f"],
+)  # fmt: skip
 def test_unportable_file_names_are_refused(name: str) -> None:
     with pytest.raises(InvalidArgument):
         check_file_name(name)
@@ -44,6 +46,7 @@ def test_upload_names_fall_back_to_generated() -> None:
     assert upload_stem("../../etc/passwd") == "passwd"
     assert upload_stem("CON.png") is None
     assert upload_stem("bad:name.png") is None
+    assert upload_stem("nel\x85.png") is None  # the path guard would refuse the saved file (decision 890)
     assert upload_stem(None) is None and upload_stem("") is None
     assert generated_stem().startswith("image-") and len(generated_stem()) == len("image-20240101-000000-") + 12
 

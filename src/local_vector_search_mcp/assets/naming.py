@@ -50,7 +50,7 @@ def portable_problem(name: str) -> str | None:
         return "it is blank"
     if name in (".", ".."):
         return "'.' and '..' are not file names"
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+    if any(ord(c) < 32 or 127 <= ord(c) <= 159 for c in name):  # C0, DEL, C1: as the path guard (decision 890)
         return "it contains control characters"
     if _RESERVED & set(name):
         return 'it contains one of < > : " / \\ | ? * (a file name, not a path)'

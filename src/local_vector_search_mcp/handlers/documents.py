@@ -50,14 +50,16 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     # its own links are rewritten too: it must be a document that can be read (not a FIFO, not over
     # the cap) and decoded (decision 701)
     current = read_source(src, src_rel)
+    # a taken target is the answer before the hash (decision 891) and before planning: not a link it
+    # cannot rewrite
+    if os.path.lexists(dst):
+        raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
     _must_be_text(current, src_rel)
     if sha256_hex(current) != request.expected_source_hash.lower():
         raise Conflict(
             f"Document {src_rel!r} changed since it was read (sourceHash differs); re-read it and retry.",
             ConflictReason.SOURCE_CHANGED,
         )
-    if os.path.lexists(dst):  # before planning: a taken target is the answer, not a link it cannot rewrite
-        raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
     unlisted: list[tuple[str, str]] = []
     plan = plan_move(ws.root, _linking_files(ws, unlisted), _aliases(ws), src_rel, dst_rel)
     _add_unchecked(unlisted, plan.unchecked)
