@@ -17,9 +17,13 @@ search finds something), and, when a test asks for it,
 - ``dims``: the vector size, changeable between runs (a model switched behind the endpoint);
 - ``delay``: seconds every answer takes (a slow model on a CPU, a busy hosted API);
 - ``before_answer``: called with a request's inputs before it is answered (a test edits a file
-  while the pass waits for the vectors of its old text).
+  while the pass waits for the vectors of its old text);
+- ``malformed``: every answer with more than one input breaks one of the notes' strict checks
+  (§9.1): ``count`` (an item missing), ``duplicate`` (an index twice), ``range`` (an index past
+  the inputs), ``empty`` (an empty vector), ``nodata`` (no ``data`` list, also for one input).
 
-Every request is recorded (``requests``: the input lists; ``models``: the model names asked).
+Every request is recorded (``requests``: the input lists; ``models``: the model names asked;
+``paths`` and ``authorizations``: the URL path and ``Authorization`` header of each).
 """
 
 from __future__ import annotations
@@ -64,8 +68,11 @@ class Endpoint:
         self.delay = 0.0
         self.faults: list[Any] = []
         self.before_answer: Callable[[list[str]], None] | None = None
+        self.malformed: str | None = None
         self.requests: list[list[str]] = []
         self.models: list[str] = []
+        self.paths: list[str] = []
+        self.authorizations: list[str | None] = []
         self.lock = threading.Lock()
         self.url = ""
 
@@ -79,6 +86,8 @@ class Endpoint:
         with self.lock:
             self.requests.append(list(inputs))
             self.models.append(str(body.get("model")))
+            self.paths.append(handler.path)
+            self.authorizations.append(handler.headers.get("Authorization"))
             fault = self.faults.pop(0) if self.faults else None
         if self.delay:
             time.sleep(self.delay)
@@ -111,6 +120,17 @@ class Endpoint:
             else:
                 vec = word_vector(text, self.dims)
             data.append({"object": "embedding", "index": i, "embedding": vec})
+        if self.malformed == "nodata":
+            return _send(handler, 200, {"object": "list", "model": body.get("model")})
+        if len(data) > 1:
+            if self.malformed == "count":
+                data.pop()
+            elif self.malformed == "duplicate":
+                data[1]["index"] = 0
+            elif self.malformed == "range":
+                data[1]["index"] = len(data)
+            elif self.malformed == "empty":
+                data[1]["embedding"] = []
         _send(handler, 200, {"object": "list", "model": body.get("model"), "data": data})
 
 

@@ -412,3 +412,29 @@ def test_each_switch_has_an_option_that_turns_it_off(tmp_path: Path) -> None:
         options = _options(build_parser().parse_args(["--config", str(cfg), *argv]))
         kb = load_settings(options, cwd=tmp_path, environ={}).config.knowledge_base
         assert (kb.allow_writes, kb.watch_files) == (writes, watch), argv
+
+
+def test_a_key_or_section_left_empty_takes_its_default(tmp_path: Path) -> None:
+    """Decision 881: `server:` with its keys commented out, or `apiKey:` left blank, is YAML's null,
+    which means "not given": missing sections take defaults (notes 10.2) and in `none` mode
+    endpoint, key and model are not required (10.3). Both were refused ("Input should be a valid
+    dictionary (got null)", "... a valid string (got null)"), and an empty section beside an
+    option that sets a key in it (`knowledgeBase:` and `--root`) said it "must be a mapping"."""
+    (tmp_path / "notes").mkdir()
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(
+        "server:\n  # name: kb\nstorage:\nknowledgeBase:\nchunking:\nsearch:\n"
+        "embedding:\n  provider: none\n  endpoint:\n  apiKey:\n  model:\n  dimensions:\n"
+    )
+    s = load_settings(CliOptions(config=str(cfg), root="notes"), cwd=tmp_path, environ={})
+    assert s.root == tmp_path / "notes"
+    assert s.storage_path == tmp_path / ".local-vector-search-mcp" / "index.db"
+    assert s.config.embedding.provider == "none"
+    assert s.config.chunking.max_chunk_bytes == 4096 and s.config.search.default_mode == "hybrid"
+    assert s.config.embedding.api_key == "ollama" and s.config.embedding.model is None
+    cfg.write_text("embedding:\n  provider: openai-compatible\n  model:\n")  # still required where it is
+    with pytest.raises(ConfigError, match=r"embedding\.model is required"):
+        load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})
+    cfg.write_text("knowledgeBase:\n  include: []\n")  # an empty list is a value, not a null
+    with pytest.raises(ConfigError, match=r"knowledgeBase\.include"):
+        load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})

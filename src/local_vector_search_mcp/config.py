@@ -140,7 +140,23 @@ def _read_yaml(path: Path, source: _Source) -> dict[str, Any]:
             f"Configuration file {path}: 'knowledgeBases' is not supported; "
             "one server serves one knowledge base, configure it under the singular 'knowledgeBase'."
         )
+    _nulls_as_not_given(data, Config)
     return data
+
+
+def _nulls_as_not_given(data: Any, model: type[BaseModel]) -> None:
+    """A key the file leaves empty (`server:` with its keys commented out, `apiKey:`) is YAML's
+    null, which means "not given" (decision 881): a section takes its defaults, and a key that
+    cannot be null its default, so `none` mode needs no endpoint, key or model (notes 10.3). A key
+    that may be null (`model`, `dimensions`) keeps it: null is its default."""
+    for key, value, annotation in list(_given_fields(data, model)):
+        section = _submodel(annotation)
+        if value is None and section is not None:
+            data[key] = {}
+        elif value is None and type(None) not in get_args(annotation):
+            del data[key]
+        elif section is not None:
+            _nulls_as_not_given(value, section)
 
 
 # The deepest key of the schema is export.pdf.cjkFont; a list entry adds one level.

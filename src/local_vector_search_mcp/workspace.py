@@ -159,7 +159,7 @@ class Workspace:
                 return
             self._catch_up_pending = False
             indexing = self.indexing
-        indexing.start_catch_up()
+        indexing.start_catch_up(at_start=True)
 
     def _kick_vectors(self) -> None:
         self.indexing.kick_vectors()

@@ -18,6 +18,11 @@ A scenario file::
         expect: {error: INVALID_PATH, messageExcludes: ["/tmp"]}
       - file: docs/a.md                                     # assert on the workspace
         equals: "# A\\n"                                   # (or startsWith: "%PDF-")
+      - pdf: docs/a.pdf                                     # what a PDF reader (poppler) reads back:
+        text: [Title, "• item"]                             # these, in this order (white space folded)
+        excludes: ["](", "file:"]                           # none of these
+        pageSize: [419.5, 595.3]                            # points, to 0.5
+        images: 1                                           # pictures drawn (pdfimages -list)
       - write: docs/a.md                                    # another program edits a file
         content: "# A changed\\n"
       - {rename: docs/a.md, to: docs/b.md}                  # ... renames one (folders made)
@@ -28,7 +33,7 @@ A scenario file::
 
 Binary files (images) are declared once as ``blobs`` and used by name::
 
-    blobs: {chart: {image: {format: PNG, size: [3, 2]}}, page: {text: "<html>"}}
+    blobs: {chart: {image: {format: PNG, size: [3, 2]}}, page: {text: "<html>"}, big: {zeros: 1024}}
     files: {img/chart.png: {blob: chart}}
     steps:
       - call: kb_save_image
@@ -61,10 +66,13 @@ import hashlib
 import io
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 import xxhash
 import yaml
 
@@ -91,6 +99,8 @@ def make_blob(spec: dict[str, Any]) -> bytes:
         return str(spec["text"]).encode("utf-8")
     if "base64" in spec:
         return base64.b64decode(spec["base64"])
+    if "zeros" in spec:
+        return bytes(int(spec["zeros"]))
     from PIL import Image
 
     image = spec["image"]
@@ -129,6 +139,34 @@ def tree(root: Path) -> list[str]:
         for p in root.rglob("*")
         if ".local-vector-search-mcp" not in p.relative_to(workspace).parts
     )
+
+
+def check_pdf(path: Path, step: dict[str, Any], where: str) -> None:
+    """The ``pdf`` step: poppler's reading of the file (text, first page's size, pictures)."""
+    if shutil.which("pdftotext") is None:
+        pytest.skip("poppler-utils is not installed (tools/system-deps.sh)")
+
+    def run(*args: str) -> str:
+        return subprocess.run(args, capture_output=True, text=True, check=True, timeout=120).stdout
+
+    text = " ".join(run("pdftotext", str(path), "-").split())
+    pos = 0
+    for needle in (" ".join(str(n).split()) for n in step.get("text", [])):
+        found = text.find(needle, pos)
+        assert found >= 0, f"{where}: {needle!r} missing or out of order after {text[pos : pos + 80]!r} in {text!r}"
+        pos = found + len(needle)
+    for needle in step.get("excludes", []):
+        assert needle not in text, f"{where}: {needle!r} printed in {text!r}"
+    if "pageSize" in step:
+        size = re.search(r"Page size:\s+([\d.]+) x ([\d.]+) pts", run("pdfinfo", str(path)))
+        assert size is not None, f"{where}: pdfinfo gave no page size"
+        got = (float(size.group(1)), float(size.group(2)))
+        want = step["pageSize"]
+        assert abs(got[0] - want[0]) <= 0.5 and abs(got[1] - want[1]) <= 0.5, f"{where}: page {got}, expected {want}"
+    if "images" in step:
+        rows = [r.split() for r in run("pdfimages", "-list", str(path)).splitlines()[2:]]
+        drawn = [r for r in rows if len(r) > 2 and r[2] == "image"]
+        assert len(drawn) == step["images"], f"{where}: {len(drawn)} pictures drawn, expected {step['images']}"
 
 
 def block_dict(block: Any) -> dict[str, Any]:
@@ -261,6 +299,9 @@ async def run_scenario(
                     assert data.startswith(want), f"{where}: {data[:40]!r}"
                 if "blob" in step:
                     assert data == blobs[step["blob"]], f"{where}: {path.name} differs from blob {step['blob']}"
+                continue
+            if "pdf" in step:
+                check_pdf(workspace / substitute(step["pdf"], saved), step, where)
                 continue
             if "tree" in step:
                 found = tree(workspace / step["tree"] if step["tree"] else workspace)

@@ -50,3 +50,38 @@ def test_status_says_a_change_is_pending_until_search_has_it(tmp_path: Path, req
                 assert await _paths(conn, f"word{n - 1}") == [], f"save {n}: status null, old text still found"
 
     anyio.run(run)
+
+
+def test_without_watch_files_a_running_server_does_not_follow_other_programs_and_the_next_start_does(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Contract 9.4: files are watched only with `knowledgeBase.watchFiles: true`. A server
+    without it keeps answering from its index after another program saves a file (the watcher's
+    debounce is 0.4 s; we wait well past it), and the next server start compares the files with
+    the index and re-indexes what changed (decision 205)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_files(ws, {"a.md": "# A\n\nThe first gecko.\n"})
+    config = {"embedding": {"provider": "none"}}
+    command = server_command(request.config.getoption("--server"))
+
+    async def run() -> None:
+        async with connect(command, ws, config) as conn:
+            assert not (await conn.call("kb_reindex", {"request": {}})).is_error
+            with anyio.fail_after(60):
+                while await _paths(conn, "gecko") != ["a.md"]:
+                    await anyio.sleep(0.1)
+            status = (await conn.call("kb_status", {})).structured
+            assert status["watchFiles"] is False
+            with anyio.fail_after(30):  # the start's catch-up (first call) has nothing left to do
+                while not _settled((await conn.call("kb_status", {})).structured):
+                    await anyio.sleep(0.05)
+            write_files(ws, {"b.md": "# B\n\nA salamander appears.\n"})
+            await anyio.sleep(2.0)
+            assert await _paths(conn, "salamander") == [], "a server without watchFiles followed a save"
+        async with connect(command, ws, config) as conn:
+            with anyio.fail_after(30):
+                while await _paths(conn, "salamander") != ["b.md"]:
+                    await anyio.sleep(0.1)
+
+    anyio.run(run)

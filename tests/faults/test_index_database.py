@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -258,13 +259,9 @@ def test_a_server_follows_its_index_file_when_it_is_deleted_or_replaced(tmp_path
     ws = _serving(tmp_path, storage)
     try:
         ws.indexing.reindex()
+        # this first call starts the server's catch-up (decision 205) in the background, which may
+        # still be opening the file when it goes: both follow the path to the new one (decision 880)
         assert _search(ws, "word3") == ["d3.md"]
-        # that first call started the server's catch-up (decision 205) in the background: let it end,
-        # or under load it compares the files with an index deleted under it (CI13 failed so once;
-        # a call racing a catch-up over a just-deleted file is left as an open race, decision 632)
-        catch_up = ws.indexing._catch_up_thread
-        if catch_up is not None:
-            catch_up.join(60)
         if how == "state folder deleted":
             shutil.rmtree(storage.parent)
         elif how == "index file deleted":
@@ -291,6 +288,56 @@ def test_a_server_follows_its_index_file_when_it_is_deleted_or_replaced(tmp_path
     finally:
         ws.close()
     assert _documents_in(storage) == 41  # what the server wrote is in the file a new process opens
+
+
+def _follow_a_deleted_file_together(storage: Path) -> list[Exception]:
+    """Four threads with connections on the index file; the file is deleted; one rebuilds it while
+    three read it as soon as it is there again. What each thread raised."""
+    store = sqlite.SqliteStore(storage)
+    opened, go = threading.Barrier(5), threading.Barrier(5)
+    errors: list[Exception] = []
+
+    def follow(rebuilds: bool) -> None:
+        try:
+            store.read_manifest()  # this thread's connection is on the first file
+            opened.wait()
+            go.wait()
+            if rebuilds:
+                store.ensure_schema(None, "float32")
+            else:
+                while not storage.exists():  # the rebuild creates the new file
+                    time.sleep(0)
+                store.read_manifest()
+        except Exception as exc:  # every failure is the finding
+            errors.append(exc)
+
+    try:
+        store.ensure_schema(None, "float32")
+        threads = [threading.Thread(target=follow, args=(i == 0,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        opened.wait()
+        storage.unlink()  # its -wal and -shm stay, as after `rm index.db`
+        go.wait()
+        for thread in threads:
+            thread.join(30)
+        if not errors:
+            assert store._table_exists("documents")
+    finally:
+        store.close()
+    return errors
+
+
+def test_threads_following_a_deleted_index_file_open_the_new_one_one_at_a_time(tmp_path: Path) -> None:
+    """Decision 880 (the race decision 632 left open): threads that follow a deleted index file
+    to the new one at the same instant (a server's catch-up, the reindex the deletion starts, the
+    tool call that noticed it) opened it together beside the old file's -wal and -shm, and SQLite
+    answered one of them "disk I/O error": the call failed with INDEX_NOT_READY and, when the
+    reindex was the one, the index stayed empty until the next kb_reindex. Without the fix about
+    one round in ten failed here (2 % of whole server runs under load)."""
+    for round_ in range(40):
+        errors = _follow_a_deleted_file_together(tmp_path / f"r{round_}" / "index.db")
+        assert errors == [], f"round {round_}: {errors[0]}"
 
 
 @pytest.mark.parametrize("refusal", ["disk is full", "refuses writes"])

@@ -57,6 +57,7 @@ from ..embeddings import Embedder, EmbeddingError, EmbeddingRefused, ModelChange
 from ..errors import IndexNotReady
 from ..globs import GlobSet, root_only
 from ..sourcefile import os_reason
+from .catch_up import Credit
 from .chunker import build_embedding_text
 from .manifest import (
     LINK_GRAPH_KEY,
@@ -254,8 +255,10 @@ class Indexer:
         cancel: threading.Event | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         worker_nice: int = 0,
+        caught_up: Callable[[], dict[str, Credit]] | None = None,
     ) -> ReindexResult:
-        """Bring the index in line with every file (``worker_nice``: priority of parse workers)."""
+        """Bring the index in line with every file (``worker_nice``: priority of parse workers;
+        ``caught_up``: takes what the server's start-up catch-up changed, which this pass counts)."""
         progress = progress or Progress(scope, force)
         result = ReindexResult()
         try:
@@ -292,14 +295,19 @@ class Indexer:
         # short leaves it to the next (decisions 820, 901)
         relink = not problems and LINK_GRAPH_KEY in in_place_upgrades(stored, expected)
         written = {k: v for k, v in expected.items() if k != LINK_GRAPH_KEY} if relink else expected
+        credit: dict[str, Credit] = {}
         with self.gate:
             if problems or (force and borrowed):
                 if not force:
                     raise IndexNotReady(incompatible_message(problems))
                 progress.is_destructive_rebuild = True  # search refuses until this reindex ends
+                if caught_up is not None:
+                    caught_up()  # everything is indexed anew, nothing deleted: nothing to credit
                 self.store.reset(dims, self.vector_storage())
                 self.store.write_manifest(expected)
             else:
+                # Taken under the gate a catch-up sync holds while it runs and records (decision 870).
+                credit = caught_up() if caught_up is not None else {}
                 self.store.ensure_schema(dims, self.vector_storage())
                 if not borrowed:
                     self.store.write_manifest(written)
@@ -320,6 +328,12 @@ class Indexer:
             with self.gate:
                 if self.store.delete_document(path):
                     result.deleted_files += 1
+        # documents of gone or excluded files the start's catch-up deleted before this pass
+        result.deleted_files += sum(
+            1
+            for path, done in credit.items()
+            if done == "deleted" and path not in wanted and path not in states and not path.startswith(hidden)
+        )
         for folder, reason in sorted(unlisted.items()):
             result.add_unreadable(folder, reason)
             self._note_unreadable(folder, reason, known)
@@ -331,7 +345,9 @@ class Indexer:
             rechunk |= {path for path in files if path in states and _may_hold_new_links(self.root / path)}
         tasks = []
         for path in files:  # the cheap unchanged check needs no worker
-            state = None if scope == "all" or path in rechunk else states.get(path)
+            # a file the start's catch-up re-indexed is indexed (and counted) again by this pass
+            fresh = scope == "all" or path in rechunk or credit.get(path) == "indexed"
+            state = None if fresh else states.get(path)
             if state is not None and self._same_stat(path, state):
                 result.skipped_files += 1
                 progress.processed_files += 1

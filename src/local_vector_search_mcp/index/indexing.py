@@ -35,6 +35,7 @@ from ..embeddings import Embedder, EmbedderSlot, EmbeddingError
 from ..errors import IndexNotReady, KbError
 from ..globs import GlobSet
 from .activity import IndexActivity, LastReindex
+from .catch_up import CatchUpLedger
 from .indexer import (
     Cancelled,
     EmbedResult,
@@ -169,6 +170,7 @@ class IndexingService:
         self._retry_timer: threading.Timer | None = None
         self._pass_rate = PassRate()  # kb_status.vectors.etaSeconds (decision 804)
         self._catch_up_thread: threading.Thread | None = None
+        self._caught_up = CatchUpLedger()  # what the start's catch-up did, for the next reindex to count
         # a one-shot process's re-indexed paths, whose chunks it embeds before it exits (decision 640)
         self._written: set[str] = set()
         self._written_lock = threading.Lock()
@@ -337,6 +339,7 @@ class IndexingService:
                 cancel=self._cancel,
                 on_progress=on_progress,
                 worker_nice=worker_nice,
+                caught_up=self._caught_up.take,
             )
         self.activity.vector_error = None  # a reindex retries a provider that failed before
         with self.activity.embedding, self.store.exclusive_pass("embedding", wait=True):
@@ -434,20 +437,32 @@ class IndexingService:
         while self.activity.rebuild_in_progress:  # the path waits for the rebuild (decision 324)
             if self._cancel.wait(REBUILD_POLL_SECONDS):
                 raise IndexNotReady("forced rebuild in progress")
-        self.indexer.reconcile(path)
+        if self._caught_up.claim(path):
+            # The start's catch-up: under the gate, so a reindex takes the ledger either before this
+            # sync or after it was recorded, and counts it either way (decision 870).
+            with self.gate:
+                if self.activity.current is not None:
+                    return  # the running reindex brings every file in line, and counts this one
+                was_indexed = path in self.store.document_states_of([path])
+                self._caught_up.record(path, self.indexer.reconcile(path), was_indexed)
+        else:
+            self.indexer.reconcile(path)
         if self.activity.one_shot:
             with self._written_lock:
                 self._written.add(path)
         elif self.store.pending_vector_count():
             self.kick_vectors()
 
-    def start_catch_up(self) -> None:
+    def start_catch_up(self, at_start: bool = False) -> None:
         """Catch up in the background with what changed while no server ran, or what a killed
-        server still had queued (decision 205)."""
-        self._catch_up_thread = threading.Thread(target=self._catch_up, name="kb-catch-up", daemon=True)
+        server still had queued (decision 205); ``at_start``: the server's own, whose changes the
+        next reindex reports (decision 870), not the watcher's after it lost events."""
+        self._catch_up_thread = threading.Thread(
+            target=self._catch_up, args=(at_start,), name="kb-catch-up", daemon=True
+        )
         self._catch_up_thread.start()
 
-    def _catch_up(self) -> None:
+    def _catch_up(self, at_start: bool = False) -> None:
         try:
             if not self.store.exists():  # nothing to compare with: build no indexer, load nothing
                 return
@@ -460,7 +475,9 @@ class IndexingService:
         log.info("%d file(s) changed since the index was last updated; re-indexing them", len(changed))
         if len(changed) > CATCH_UP_SYNC_LIMIT:
             self.start_reindex("changed")  # one pass (parallel parsing) beats many targeted syncs
-        else:
+        elif self.activity.current is None:  # else the running reindex does it all
+            if at_start:
+                self._caught_up.queue(changed)
             self.schedule_sync(changed)
 
     def wait_catch_up(self, timeout: float | None = None) -> None:

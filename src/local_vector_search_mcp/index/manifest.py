@@ -20,7 +20,7 @@ import logging
 from typing import Any
 
 from ..embeddings import Embedder
-from .chunker import CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
+from .chunker import CHUNKER_VERSION, CONTRACT_CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
 from .port import IndexStore
 from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 
@@ -147,6 +147,13 @@ def upgrades_in_place(stored: dict[str, str], expected: dict[str, str]) -> bool:
     return "chunker_version" in in_place_upgrades(stored, expected)
 
 
+def _shown(key: str, value: str) -> str:
+    """The current value as kb_status reports it: our chunker revision 7 makes the notes' v6 chunks
+    (kb_status says ``chunkerVersion: "6"``, decision 630), so a problem names that version too
+    (decision 871); the manifest and every comparison keep the revision."""
+    return CONTRACT_CHUNKER_VERSION if key == "chunker_version" and value == CHUNKER_VERSION else value
+
+
 def compatibility_problems(stored: dict[str, str], expected: dict[str, str]) -> list[str]:
     """``<key>: indexed '<old>', current '<new>'`` (or ``indexed <missing>``) per difference."""
     problems = []
@@ -159,9 +166,10 @@ def compatibility_problems(stored: dict[str, str], expected: dict[str, str]) -> 
         if key == INT8_SCALE_KEY and stored.get("vector_storage") != "int8":
             continue  # another vector storage (or none) is the difference, already named
         if key not in stored:
-            problems.append(f"{key}: indexed <missing>, current '{value}'")
+            problems.append(f"{key}: indexed <missing>, current '{_shown(key, value)}'")
         elif stored[key] != value:
-            problems.append(f"{key}: indexed '{stored[key]}', current '{value}'{_newer(key, stored[key], value)}")
+            newer = _newer(key, stored[key], value)
+            problems.append(f"{key}: indexed '{stored[key]}', current '{_shown(key, value)}'{newer}")
     for key in sorted(set(stored) - set(expected)):
         if key in ("embedding_dimensions", "vector_storage", "embedding_max_input_tokens"):
             problems.append(f"{key}: indexed '{stored[key]}', current <none>")

@@ -336,6 +336,7 @@ class SqliteStore(ChunkTables):
         # worker threads), so a dead thread's connection is closed when the next one opens.
         self._connections: dict[threading.Thread, apsw.Connection] = {}
         self._conn_lock = threading.Lock()
+        self._open_lock = threading.Lock()  # one thread opens a connection at a time (_open)
         self._ended: list[tuple[threading.Thread, apsw.Connection]] = []  # from _ThreadEnd, closed by _conn()
         self._vector_storage: str | None = None
         self._scopes: dict[str, Callable[[str], bool]] = {}
@@ -363,54 +364,63 @@ class SqliteStore(ChunkTables):
             self._forget_file(conn)
             conn = None
         if conn is None:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = apsw.Connection(str(self.path))
-            except OSError as exc:
-                raise _unopenable(self.label, _os_words(exc)) from None
-            except apsw.CantOpenError:
-                why = "SQLite cannot open it: it is a folder, or its folder refuses writes"
-                raise _unopenable(self.label, why) from None
-            try:
-                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-                conn.enable_load_extension(True)
-                conn.load_extension(sqlite_vec.loadable_path())
-                conn.enable_load_extension(False)
-                _use_wal(conn)
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute("PRAGMA foreign_keys=ON")
-                conn.execute(
-                    "SELECT count(*) FROM sqlite_master"
-                ).fetchall()  # reads the schema: a damaged file fails here
-                self._check_owner(conn)
-            except DAMAGE as exc:
-                conn.close()
-                raise self._damaged(exc) from None
-            except apsw.BusyError:
-                conn.close()
-                raise _busy() from None
-            except IndexNotReady:  # the index of another project (decision 535), or busy claiming it
-                conn.close()
-                raise
-            except apsw.CantOpenError:  # the first read opens the -wal and -shm beside the file
-                conn.close()
-                why = (
-                    "SQLite cannot open the two files it keeps beside it (-wal, -shm): the folder refuses "
-                    "writes, or one of them is not a file"
-                )
-                raise _unopenable(self.label, why) from None
-            # scopes are evaluated next to the rows (SQL joins on documents.path), not by loading paths
-            conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
-            self._local.conn = conn
-            self._local.serial = next(_CONNECTION_SERIALS)
-            self._local.file_id = self._file_id()
-            self._local.end = _ThreadEnd(self, conn)
-            self._note_file(self._local.file_id)
-            with self._conn_lock:
-                for thread in [t for t in self._connections if not t.is_alive()]:
-                    with contextlib.suppress(apsw.Error):
-                        self._connections.pop(thread).close()
-                self._connections[threading.current_thread()] = conn
+            with self._open_lock:
+                conn = self._open()
+        return conn
+
+    def _open(self) -> apsw.Connection:
+        """Open this thread's connection on the file at the path. One thread of the process at a
+        time (decision 880): threads that follow a deleted file to the new one (the catch-up, the
+        reindex the replacement starts, the call that noticed it) opened it together, and SQLite
+        answered one of them "disk I/O error" (SQLITE_IOERR_DELETE_NOENT: two connections of one
+        process switching a new file to WAL beside the deleted file's -wal and -shm), which failed
+        that call and left the rebuilding pass's index empty until the next kb_reindex."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = apsw.Connection(str(self.path))
+        except OSError as exc:
+            raise _unopenable(self.label, _os_words(exc)) from None
+        except apsw.CantOpenError:
+            why = "SQLite cannot open it: it is a folder, or its folder refuses writes"
+            raise _unopenable(self.label, why) from None
+        try:
+            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            conn.enable_load_extension(True)
+            conn.load_extension(sqlite_vec.loadable_path())
+            conn.enable_load_extension(False)
+            _use_wal(conn)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()  # reads the schema: a damaged file fails here
+            self._check_owner(conn)
+        except DAMAGE as exc:
+            conn.close()
+            raise self._damaged(exc) from None
+        except apsw.BusyError:
+            conn.close()
+            raise _busy() from None
+        except IndexNotReady:  # the index of another project (decision 535), or busy claiming it
+            conn.close()
+            raise
+        except apsw.CantOpenError:  # the first read opens the -wal and -shm beside the file
+            conn.close()
+            why = (
+                "SQLite cannot open the two files it keeps beside it (-wal, -shm): the folder refuses "
+                "writes, or one of them is not a file"
+            )
+            raise _unopenable(self.label, why) from None
+        # scopes are evaluated next to the rows (SQL joins on documents.path), not by loading paths
+        conn.create_scalar_function("kb_in_scope", self._in_scope, 2, deterministic=True)
+        self._local.conn = conn
+        self._local.serial = next(_CONNECTION_SERIALS)
+        self._local.file_id = self._file_id()
+        self._local.end = _ThreadEnd(self, conn)
+        self._note_file(self._local.file_id)
+        with self._conn_lock:
+            for thread in [t for t in self._connections if not t.is_alive()]:
+                with contextlib.suppress(apsw.Error):
+                    self._connections.pop(thread).close()
+            self._connections[threading.current_thread()] = conn
         return conn
 
     def _check_owner(self, conn: apsw.Connection) -> None:
