@@ -48,6 +48,25 @@ def test_tools_list_matches_generated_schemas(tmp_path: Path, request: pytest.Fi
     anyio.run(run)
 
 
+def test_the_server_announces_the_configured_name(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Contract 10.2: `server.name` (default `local-vector-search-mcp`) is the name the server
+    gives in its initialize answer, the one clients show. (A project extension: the SERVER under
+    test may not read our configuration file, so only our own server is held to it.)"""
+    names: list[str] = []
+
+    async def run() -> None:
+        for config in (None, {"server": {"name": "team-notes"}, "embedding": {"provider": "none"}}):
+            async with connect(_command(request), tmp_path, config) as conn:
+                info = conn.session.server_info
+                assert info is not None
+                names.append(info.name)
+
+    anyio.run(run)
+    if request.config.getoption("--server"):
+        return
+    assert names == ["local-vector-search-mcp", "team-notes"]
+
+
 def test_image_and_download_tools_are_listed_as_specified(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     async def run() -> None:
         async with connect(_command(request), tmp_path) as conn:

@@ -136,3 +136,22 @@ def test_provider_down_keeps_lexical_working(kb, local_server):
     )
     out = svc2.search(query="pip", mode="hybrid")
     assert "Falling back to lexical search" in out["warning"] and out["results"]
+
+
+def test_a_server_not_running_or_a_model_not_installed_is_named_with_what_to_do():
+    """Decision 882 (notes 16: "Ollama not running or model missing"): the messages said
+    "Embedding endpoint unreachable (ConnectError)." and "answered HTTP 404; check embedding.model
+    and endpoint", naming neither the address nor the model. Now both are named (never the
+    endpoint's user or password), with the usual fix."""
+    down = OpenAICompatibleEmbedder(
+        endpoint="http://user:secret@127.0.0.1:9/v1", api_key="k", model="bge-m3", timeout_seconds=2
+    )
+    with pytest.raises(EmbeddingError) as caught:
+        down.embed_query("q")
+    text = str(caught.value)
+    assert "http://127.0.0.1:9/v1" in text and "ollama serve" in text and "secret" not in text
+    missing = {"error": 'model "bge-m3" not found, try pulling it first'}
+    with pytest.raises(EmbeddingError) as caught:
+        mock(reply(missing, 404)).embed_query("q")
+    text = str(caught.value)
+    assert "'m'" in text and "ollama pull m" in text and "HTTP 404" in text

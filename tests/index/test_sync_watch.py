@@ -376,3 +376,42 @@ def test_a_fifo_in_the_knowledge_base_leaves_nothing_pending(kb):
     assert svc.sync.wait_idle(10)
     assert svc.status_fields()["synchronization"] is None
     svc.shutdown()
+
+
+def test_rapid_saves_of_one_file_coalesce_into_one_sync_after_quiet(tmp_path):
+    """Contract 9.4: a path is scheduled once no new event arrived for the debounce (400 ms), so a
+    burst of saves (an editor's autosave, a generator writing line by line) is one targeted sync,
+    queued only after the burst, and an excluded or non-Markdown path is never queued."""
+    from local_vector_search_mcp.index.watcher import DEBOUNCE_SECONDS, MarkdownWatcher
+
+    queue = SyncQueue(lambda path: None)
+    watcher = MarkdownWatcher(
+        tmp_path, queue, lambda rel: rel.endswith(".md") and not rel.startswith("private/"), lambda prefix: []
+    )
+    scheduled: list[tuple[float, str]] = []
+    real_schedule = queue.schedule
+
+    def schedule(paths):
+        paths = list(paths)
+        scheduled.extend((time.monotonic(), path) for path in paths)
+        real_schedule(paths)
+
+    queue.schedule = schedule
+    (tmp_path / "private").mkdir()
+    watcher.start()
+    try:
+        for n in range(8):  # 8 saves 0.05 s apart: each comes long before the last one's debounce ends
+            (tmp_path / "a.md").write_text(f"# A\n\nsave {n}\n", encoding="utf-8")
+            (tmp_path / "private" / "p.md").write_text(f"save {n}\n", encoding="utf-8")
+            (tmp_path / "notes.txt").write_text(f"save {n}\n", encoding="utf-8")
+            time.sleep(0.05)
+        last_save = time.monotonic()
+        deadline = last_save + 10
+        while not scheduled and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(1.0)  # long enough for any second scheduling to show
+    finally:
+        watcher.stop()
+        queue.stop()
+    assert [path for _, path in scheduled] == ["a.md"]
+    assert scheduled[0][0] >= last_save + DEBOUNCE_SECONDS - 0.15  # after the quiet, not during the burst

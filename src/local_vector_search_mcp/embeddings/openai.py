@@ -103,6 +103,10 @@ class OpenAICompatibleEmbedder:
         if not model:
             raise EmbeddingError("embedding.model is required for the openai-compatible provider.")
         self._url = endpoint.rstrip("/") + "/embeddings"
+        # how messages name the endpoint: without a user or password it may hold (decision 882)
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        port = f":{parts.port}" if parts.port else ""
+        self._shown = f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
         self._model = model
         self._dims = dimensions
         self._configured_dims = dimensions
@@ -118,6 +122,14 @@ class OpenAICompatibleEmbedder:
     @property
     def model(self) -> str:
         return self._model
+
+    def _unreachable(self, exc: httpx.HTTPError) -> EmbeddingError:
+        """Nothing answers at the endpoint: say where, and the usual cause (notes 16: the
+        embedding server is not running)."""
+        return EmbeddingError(
+            f"Embedding endpoint unreachable at {self._shown} ({type(exc).__name__}): start the embedding "
+            "server (Ollama: ollama serve) or fix embedding.endpoint."
+        )
 
     def dimensions(self) -> int:
         if self._dims is None:
@@ -156,10 +168,10 @@ class OpenAICompatibleEmbedder:
             except httpx.ConnectError as exc:
                 # nothing listens: the endpoint is down, and waiting here would hold up lexical
                 # indexing (decision 135); the vector pass's timer tries again later
-                raise EmbeddingError(f"Embedding endpoint unreachable ({type(exc).__name__}).") from exc
+                raise self._unreachable(exc) from exc
             except httpx.HTTPError as exc:  # reset or closed mid-request (a stale kept-alive connection)
                 if last:
-                    raise EmbeddingError(f"Embedding endpoint unreachable ({type(exc).__name__}).") from exc
+                    raise self._unreachable(exc) from exc
                 self._sleep(0.0 if attempt == 0 else patience.backoff(attempt))
                 continue
             status = response.status_code
@@ -181,7 +193,15 @@ class OpenAICompatibleEmbedder:
                     f"Embedding endpoint refused the input (HTTP {status}; an input over the model's context "
                     "length, or a batch over the server's limit, is the usual cause)."
                 )
-            raise EmbeddingError(f"Embedding endpoint answered HTTP {status}; check embedding.model and endpoint")
+            if status == 404:  # Ollama's answer for a model it does not have; a wrong path's too
+                raise EmbeddingError(
+                    f"Embedding endpoint {self._shown} answered HTTP 404: the model '{self._model}' is not "
+                    f"installed there (Ollama: ollama pull {self._model}), or embedding.endpoint lacks its "
+                    "API path (Ollama: /v1)."
+                )
+            raise EmbeddingError(
+                f"Embedding endpoint {self._shown} answered HTTP {status}; check embedding.model and endpoint"
+            )
         try:
             payload = response.json()
         except ValueError as exc:
