@@ -206,7 +206,8 @@ def test_chunks_and_their_embedding_text_reach_the_endpoint_as_the_notes_define_
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Notes §8.1 (chunker v6 and embedding text v1), §9.1 (POST <endpoint>/embeddings with the
-    bearer key and {model, input}, at most batchSize inputs), §18.4 / decision 92 (`scope: all`
+    bearer key and {model, input}, at most batchSize inputs; both queries scoped before topK),
+    §18.4 / decision 92 (`scope: all`
     re-parses every file and re-embeds no unchanged text), §8.2 (force on a compatible index is
     no rebuild: unchanged files are skipped; on an incompatible one it rebuilds and re-embeds)."""
     ws = _workspace(tmp_path, {"guide.md": GUIDE, "zeta.md": "Plain note.\n"})
@@ -233,6 +234,13 @@ def test_chunks_and_their_embedding_text_reach_the_endpoint_as_the_notes_define_
                 assert set(endpoint.paths) == {"/v1/embeddings"}
                 assert set(endpoint.authorizations) == {"Bearer k-123"} and set(endpoint.models) == {"m"}
                 assert max(len(batch) for batch in endpoint.requests) <= 4
+                # both queries keep to the scope before they take topK (notes §9.1)
+                for mode in ("semantic", "lexical"):
+                    arguments = {"query": "P1 one note", "mode": mode, "topK": 1}
+                    everywhere = await conn.call("kb_search", {"request": arguments})
+                    assert everywhere.structured["results"][0]["path"] == "guide.md"
+                    scoped = await conn.call("kb_search", {"request": {**arguments, "includeGlobs": ["zeta.md"]}})
+                    assert [r["path"] for r in scoped.structured["results"]] == ["zeta.md"]
 
                 before = len(endpoint.requests)
                 await conn.call("kb_reindex", {"request": {"scope": "all"}})
