@@ -207,9 +207,9 @@ def test_chunks_and_their_embedding_text_reach_the_endpoint_as_the_notes_define_
 ) -> None:
     """Notes §8.1 (chunker v6 and embedding text v1), §9.1 (POST <endpoint>/embeddings with the
     bearer key and {model, input}, at most batchSize inputs; both queries scoped before topK),
-    §18.4 / decision 92 (`scope: all`
-    re-parses every file and re-embeds no unchanged text), §8.2 (force on a compatible index is
-    no rebuild: unchanged files are skipped; on an incompatible one it rebuilds and re-embeds)."""
+    §18.4 / decision 92 (`scope: all` re-parses every file and re-embeds no unchanged text),
+    §8.2 (force on a compatible index is no rebuild: unchanged files are skipped; on an
+    incompatible one it rebuilds and re-embeds)."""
     ws = _workspace(tmp_path, {"guide.md": GUIDE, "zeta.md": "Plain note.\n"})
     command = server_command(request.config.getoption("--server"))
     with endpoint_server() as endpoint:
