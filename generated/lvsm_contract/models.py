@@ -620,17 +620,17 @@ class KbListFilesRequest(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    path_prefix: Annotated[
-        str | None, Field(alias='pathPrefix', max_length=1024, min_length=1)
-    ] = None
+    path_prefix: Annotated[str | None, Field(alias='pathPrefix', max_length=1024)] = (
+        None
+    )
     """
-    Folder (or file) path whose files to list; a trailing `/` is ignored. Omit for the whole root.
+    Folder (or file) path whose files to list, root-relative with forward slashes; a trailing `/` is ignored. Absolute paths, `..`, drive letters, `.git`, the index's own files and symlinks are refused. Omit it, or leave it blank, for the whole root.
     """
-    include_glob: Annotated[
-        str | None, Field(alias='includeGlob', max_length=512, min_length=1)
-    ] = None
+    include_glob: Annotated[str | None, Field(alias='includeGlob', max_length=512)] = (
+        None
+    )
     """
-    Only files whose root-relative path matches this glob (default `**/*`).
+    Only files whose root-relative path matches this case-insensitive glob (`**` crosses folders, `*` does not, `?` is one character; a trailing `/` names a folder's whole tree). Omitted or blank: `**/*`, every file. Must not start with `/` or `\\`, contain `:`, control characters or a `..` segment.
     """
     cursor: Annotated[str | None, Field(max_length=4096, min_length=1)] = None
     """

@@ -90,9 +90,11 @@ def walk_files(
 
 
 def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResult:
-    include = compile_glob(request.include_glob or "**/*", "includeGlob")
+    # a blank filter is no filter, as the reference reads both (IsNullOrWhiteSpace: decision 894)
+    glob = request.include_glob if request.include_glob is not None and request.include_glob.strip() else "**/*"
+    include = compile_glob(glob, "includeGlob")
     prefix = ""
-    if request.path_prefix is not None:
+    if request.path_prefix is not None and request.path_prefix.strip():
         prefix = ws.guard.normalise(request.path_prefix.rstrip("/\\") or "/", field="pathPrefix")
         prefix, _ = ws.guard.resolve(prefix, field="pathPrefix")  # a folder a Mac named (NFD) as typed (NFC)
     limit = max(1, min(MAX_LISTED_FILES, request.max_files))
