@@ -148,6 +148,8 @@ def test_localhost_name_works_only_when_allowed(server: TlsServer, tmp_path: Pat
         ("https://user@example.com/img.png", ["8.8.8.8"], "user names"),
         ("not a url", ["8.8.8.8"], "https://"),
         ("https:///img.png", ["8.8.8.8"], "host"),
+        ("https://0.0.0.0/img.png", None, "has an unspecified address"),  # not "a unspecified" (H111)
+        ("https://10.0.0.1/img.png", None, "has a private address"),
     ],
 )
 def test_refusals_before_connecting(url: str, resolved: list[str] | None, words: str, tmp_path: Path) -> None:

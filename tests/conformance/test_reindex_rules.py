@@ -8,12 +8,15 @@ the chunks are read back from it.
 
 from __future__ import annotations
 
+import socket
+import threading
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from embedding_endpoint import endpoint_server
+from embedding_endpoint import Endpoint, endpoint_server, handler_for
 
 from .client import Connection, connect, engine_storage, server_command
 
@@ -203,9 +206,10 @@ def test_chunks_and_their_embedding_text_reach_the_endpoint_as_the_notes_define_
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Notes §8.1 (chunker v6 and embedding text v1), §9.1 (POST <endpoint>/embeddings with the
-    bearer key and {model, input}, at most batchSize inputs), §18.4 / decision 92 (`scope: all`
-    re-parses every file and re-embeds no unchanged text), §8.2 (force on a compatible index is
-    no rebuild: unchanged files are skipped; on an incompatible one it rebuilds and re-embeds)."""
+    bearer key and {model, input}, at most batchSize inputs; both queries scoped before topK),
+    §18.4 / decision 92 (`scope: all` re-parses every file and re-embeds no unchanged text),
+    §8.2 (force on a compatible index is no rebuild: unchanged files are skipped; on an
+    incompatible one it rebuilds and re-embeds)."""
     ws = _workspace(tmp_path, {"guide.md": GUIDE, "zeta.md": "Plain note.\n"})
     command = server_command(request.config.getoption("--server"))
     with endpoint_server() as endpoint:
@@ -230,6 +234,13 @@ def test_chunks_and_their_embedding_text_reach_the_endpoint_as_the_notes_define_
                 assert set(endpoint.paths) == {"/v1/embeddings"}
                 assert set(endpoint.authorizations) == {"Bearer k-123"} and set(endpoint.models) == {"m"}
                 assert max(len(batch) for batch in endpoint.requests) <= 4
+                # both queries keep to the scope before they take topK (notes §9.1)
+                for mode in ("semantic", "lexical"):
+                    arguments = {"query": "P1 one note", "mode": mode, "topK": 1}
+                    everywhere = await conn.call("kb_search", {"request": arguments})
+                    assert everywhere.structured["results"][0]["path"] == "guide.md"
+                    scoped = await conn.call("kb_search", {"request": {**arguments, "includeGlobs": ["zeta.md"]}})
+                    assert [r["path"] for r in scoped.structured["results"]] == ["zeta.md"]
 
                 before = len(endpoint.requests)
                 await conn.call("kb_reindex", {"request": {"scope": "all"}})
@@ -286,3 +297,105 @@ def test_an_embedding_answer_that_breaks_the_strict_checks_is_a_provider_failure
                 assert [r["path"] for r in found.structured["results"]] == ["a.md"]
 
         anyio.run(run)
+
+
+def test_a_running_reindex_reports_its_progress_and_never_blocks_reading(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Notes §9.2: while a reindex runs, kb_status `indexing.current` reports `processedFiles`,
+    `totalFiles` and `currentPath` (`isDestructiveRebuild` false when nothing is reset), and
+    reads, outlines and file listings are never blocked by it; `indexing.last` then has the
+    notes' shape, with `current` null and `isRunning` false."""
+    filler = "Words to index, and more words to keep the reindex busy for a while. " * 30
+    files = {f"f{i // 100}/n{i:03}.md": f"# Note {i}\n\n{filler}{i}\n" for i in range(400)}
+    files["guide.md"] = "# Guide\n\nRead me while the index is built.\n\n## Part\n\nMore.\n"
+    ws = _workspace(tmp_path, files)
+    command = server_command(request.config.getoption("--server"))
+
+    async def run() -> None:
+        async with connect(command, ws, {"embedding": {"provider": "none"}}) as conn:
+            assert (await conn.call("kb_reindex", {"request": {"scope": "all"}})).structured["started"] is True
+            seen: list[dict[str, Any]] = []
+            reads_while_running = 0
+            with anyio.fail_after(180):
+                while True:
+                    status = (await conn.call("kb_status", {})).structured
+                    if not status["indexing"]["isRunning"]:
+                        break
+                    seen.append(status["indexing"]["current"])
+                    read = await conn.call("kb_read", {"request": {"path": "guide.md"}})
+                    outline = await conn.call("kb_outline", {"request": {"path": "guide.md"}})
+                    listed = await conn.call("kb_list_files", {"request": {"pathPrefix": "f0"}})
+                    assert not (read.is_error or outline.is_error or listed.is_error)
+                    assert len(listed.structured["files"]) == 100
+                    if (await conn.call("kb_status", {})).structured["indexing"]["isRunning"]:
+                        reads_while_running += 1
+            assert reads_while_running >= 1, "the reindex ended before a read could be made during it"
+            for current in seen:
+                assert set(current) >= {"scope", "force", "startedAtUtc", "processedFiles", "totalFiles"}
+                assert current["scope"] == "all" and current["isDestructiveRebuild"] is False
+                if current["totalFiles"] is not None:
+                    assert current["totalFiles"] == 401 and 0 <= current["processedFiles"] <= 401
+            counted = [c for c in seen if c["totalFiles"] is not None and c["currentPath"] is not None]
+            assert counted and all(c["currentPath"] in files for c in counted)
+            assert [c["processedFiles"] for c in counted] == sorted(c["processedFiles"] for c in counted)
+            last = status["indexing"]
+            assert last["current"] is None
+            assert set(last["last"]) == {
+                "scope",
+                "force",
+                "startedAtUtc",
+                "completedAtUtc",
+                "outcome",
+                "result",
+                "error",
+            }
+            assert last["last"]["outcome"] == "succeeded" and last["last"]["error"] is None
+            assert last["last"]["result"]["indexedFiles"] == 401
+
+    anyio.run(run)
+
+
+def test_a_provider_down_during_a_reindex_leaves_every_file_searchable_and_vectors_follow_it(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Notes §9.2: with the embedding provider unavailable the reindex stops its embedding
+    cleanly and says so in `warning`; what it indexed stays searchable lexically. Decision 135:
+    the vectors are added once the provider answers, without another kb_reindex."""
+    reserved = socket.socket()  # bound, not listening: connections are refused until it listens
+    reserved.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{reserved.getsockname()[1]}/v1"
+    endpoint = Endpoint(dims=16)
+    server = ThreadingHTTPServer(reserved.getsockname(), handler_for(endpoint), bind_and_activate=False)
+    server.socket.close()
+    server.socket = reserved
+    ws = _workspace(tmp_path, {"a.md": "# A\n\nApples grow on trees.\n", "b.md": "# B\n\nPears too.\n"})
+    command = server_command(request.config.getoption("--server"))
+    config = {"embedding": {"provider": "openai-compatible", "endpoint": url, "model": "m", "timeoutSeconds": 5}}
+    serving: list[bool] = []
+
+    async def run() -> None:
+        async with connect(command, ws, config) as conn:
+            await conn.call("kb_reindex", {})
+            status = await _finished(conn)
+            last = status["indexing"]["last"]
+            assert last["outcome"] == "succeeded" and last["error"] is None
+            assert last["result"]["indexedFiles"] == 2 and last["result"]["warning"]
+            assert status["vectors"]["embeddedChunks"] == 0 and status["vectors"]["lastError"]
+            found = await conn.call("kb_search", {"request": {"query": "apples", "mode": "lexical"}})
+            assert [r["path"] for r in found.structured["results"]] == ["a.md"]
+            server.server_activate()  # the provider comes up
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            serving.append(True)
+            with anyio.fail_after(60):
+                while (await conn.call("kb_status", {})).structured["vectors"]["embeddedChunks"] < 2:
+                    await anyio.sleep(0.2)
+            best = await conn.call("kb_search", {"request": {"query": "apples grow on trees", "mode": "semantic"}})
+            assert best.structured["results"][0]["path"] == "a.md"
+
+    try:
+        anyio.run(run)
+    finally:
+        if serving:
+            server.shutdown()
+        reserved.close()

@@ -57,6 +57,18 @@ def test_an_angle_bracketed_relative_md_path_is_an_autolink() -> None:
     assert [ln.text for ln in extract_links(parse_document(b"<a.md>\n")).links] == [None]
 
 
+def test_a_link_around_a_picture_takes_the_picture_s_description_as_its_text() -> None:
+    """Decision 902: ``[![Build status](badge.png)](ci.md)`` (badges, linked thumbnails) had the
+    text ``""``; CommonMark's plain text of a picture is its description."""
+    doc = parse_document(b"[![Build status](badge.png)](ci.md) [see ![the map](m.png) here](map.md)\n")
+    assert [(ln.kind, ln.text) for ln in extract_links(doc).links] == [
+        ("inline", "Build status"),
+        ("image", "Build status"),
+        ("inline", "see the map here"),
+        ("image", "the map"),
+    ]
+
+
 def test_a_span_is_the_links_own_never_a_look_alike_before_it() -> None:
     """Decision 450: the same destination in a code span, a comment, a fence or another cell of the
     row comes first; each link's span is still its own."""

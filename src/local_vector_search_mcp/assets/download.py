@@ -205,7 +205,10 @@ def _check_target(url: httpx.URL, policy: DownloadPolicy, resolver: Resolver) ->
         for address in addresses:
             problem = address_problem(address)
             if problem:
-                raise _refused(f"host {host!r} has a {problem} address; list it in downloads.allowedHosts to allow it")
+                article = "an" if problem[0] in "aeiou" else "a"
+                raise _refused(
+                    f"host {host!r} has {article} {problem} address; list it in downloads.allowedHosts to allow it"
+                )
     return _Target(url=url, host=host, port=port, addresses=addresses)
 
 

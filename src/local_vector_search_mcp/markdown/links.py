@@ -419,7 +419,8 @@ class _Run:
 
 
 def _plain_text(children: Sequence[Token]) -> str:
-    return " ".join("".join(t.content for t in children if t.type in ("text", "code_inline")).split())
+    # a picture's plain text is its description, as CommonMark renders it in ``alt`` (decision 902)
+    return " ".join("".join(t.content for t in children if t.type in ("text", "code_inline", "image")).split())
 
 
 def _element_at(doc: Document, starts: list[int], offset: int) -> Element | None:
