@@ -499,7 +499,8 @@ class KbDeleteRequest(BaseModel):
     Root-relative path of the document to delete.
     """
     expected_source_hash: Annotated[
-        str, Field(alias='expectedSourceHash', pattern='^[0-9a-fA-F]{64}$')
+        str,
+        Field(alias='expectedSourceHash', max_length=512, min_length=1, pattern='\\S'),
     ]
     """
     The document's current `sourceHash` (SHA-256 hex, any case).
@@ -751,7 +752,8 @@ class KbMoveRequest(BaseModel):
     Root-relative path it should have afterwards; must not exist and must differ from `sourcePath`.
     """
     expected_source_hash: Annotated[
-        str, Field(alias='expectedSourceHash', pattern='^[0-9a-fA-F]{64}$')
+        str,
+        Field(alias='expectedSourceHash', max_length=512, min_length=1, pattern='\\S'),
     ]
     """
     The document's current `sourceHash` (SHA-256 hex, any case).

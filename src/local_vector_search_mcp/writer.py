@@ -54,6 +54,7 @@ __all__ = [
     "recover_staging",
     "replace_with_staged",
     "sha256_hex",
+    "stale_hash",
     "temp_path",
     "write_lock",
 ]
@@ -589,10 +590,26 @@ def _check_hash(rel: str, path: Path, expected_sha: str) -> bytes:
 def _match_hash(rel: str, current: bytes, expected_sha: str) -> None:
     """CONFLICT unless ``current`` hashes to ``expected_sha`` (hex in any case: contract 2.8)."""
     if sha256_hex(current) != expected_sha.lower():
-        raise Conflict(
-            f"Document {rel!r} changed since it was read (sourceHash differs); re-read it and retry.",
+        raise stale_hash(rel, expected_sha)
+
+
+_SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def stale_hash(rel: str, expected_sha: str) -> Conflict:
+    """The CONFLICT for an ``expectedSourceHash`` that is not the document's hash. Any non-blank
+    value is accepted and compared, as the reference does, so ``"stale"`` is CONFLICT too (decision
+    893); the message then says what a sourceHash looks like instead of "changed since read"."""
+    if _SHA256_HEX.fullmatch(expected_sha):
+        return Conflict(
+            f"Document {rel!r} changed since it was read (sourceHash differs); re-read it with kb_read and retry.",
             ConflictReason.SOURCE_CHANGED,
         )
+    return Conflict(
+        f"expectedSourceHash is not the sourceHash of document {rel!r} (a SHA-256 as 64 hex digits); "
+        "read it with kb_read and retry with the sourceHash it returns.",
+        ConflictReason.SOURCE_CHANGED,
+    )
 
 
 def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, expected_sha: str) -> str:

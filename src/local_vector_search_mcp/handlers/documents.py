@@ -15,14 +15,14 @@ from lvsm_contract.models import (
     SkippedEntry,
 )
 
-from ..errors import AlreadyExists, Conflict, ConflictReason, InvalidPath, UnsupportedFormat
+from ..errors import AlreadyExists, InvalidPath, UnsupportedFormat
 from ..index.port import DocumentMeta
 from ..index.relink import markdown_files, plan_move
 from ..markdown.source import decode_markdown
 from ..paths import shown_name
 from ..sourcefile import read_source, require_regular_file
 from ..workspace import Workspace
-from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex
+from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex, stale_hash
 from .files import MAX_LISTED_SKIPPED
 from .markdown_text import require_text
 from .sync import mutation_result, queue_sync
@@ -56,10 +56,7 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
         raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
     _must_be_text(current, src_rel)
     if sha256_hex(current) != request.expected_source_hash.lower():
-        raise Conflict(
-            f"Document {src_rel!r} changed since it was read (sourceHash differs); re-read it and retry.",
-            ConflictReason.SOURCE_CHANGED,
-        )
+        raise stale_hash(src_rel, request.expected_source_hash)
     unlisted: list[tuple[str, str]] = []
     plan = plan_move(ws.root, _linking_files(ws, unlisted), _aliases(ws), src_rel, dst_rel)
     _add_unchecked(unlisted, plan.unchecked)
