@@ -23,6 +23,7 @@ A scenario file::
         excludes: ["](", "file:"]                           # none of these
         pageSize: [419.5, 595.3]                            # points, to 0.5
         images: 1                                           # pictures drawn (pdfimages -list)
+        ppi: [140, 151]                                     # each drawn at this resolution (x and y)
       - write: docs/a.md                                    # another program edits a file
         content: "# A changed\\n"
       - {rename: docs/a.md, to: docs/b.md}                  # ... renames one (folders made)
@@ -167,6 +168,11 @@ def check_pdf(path: Path, step: dict[str, Any], where: str) -> None:
         rows = [r.split() for r in run("pdfimages", "-list", str(path)).splitlines()[2:]]
         drawn = [r for r in rows if len(r) > 2 and r[2] == "image"]
         assert len(drawn) == step["images"], f"{where}: {len(drawn)} pictures drawn, expected {step['images']}"
+    if "ppi" in step:
+        low, high = step["ppi"]
+        rows = [r.split() for r in run("pdfimages", "-list", str(path)).splitlines()[2:]]
+        ppis = [(int(r[12]), int(r[13])) for r in rows if len(r) > 13 and r[2] == "image"]
+        assert ppis and all(low <= x <= high and low <= y <= high for x, y in ppis), f"{where}: ppi {ppis}"
 
 
 def block_dict(block: Any) -> dict[str, Any]:
