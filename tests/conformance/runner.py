@@ -17,7 +17,7 @@ A scenario file::
         arguments: {request: {pathPrefix: ../x}}
         expect: {error: INVALID_PATH, messageExcludes: ["/tmp"]}
       - file: docs/a.md                                     # assert on the workspace
-        equals: "# A\\n"                                   # (or startsWith: "%PDF-")
+        equals: "# A\\n"                                   # (startsWith, sameAs or differsFrom: [paths])
       - pdf: docs/a.pdf                                     # what a PDF reader (poppler) reads back:
         text: [Title, "• item"]                             # these, in this order (white space folded)
         excludes: ["](", "file:"]                           # none of these
@@ -305,6 +305,12 @@ async def run_scenario(
                     assert data.startswith(want), f"{where}: {data[:40]!r}"
                 if "blob" in step:
                     assert data == blobs[step["blob"]], f"{where}: {path.name} differs from blob {step['blob']}"
+                if "sameAs" in step:
+                    other = workspace / substitute(step["sameAs"], saved)
+                    assert data == other.read_bytes(), f"{where}: {path.name} differs from {other.name}"
+                for name in step.get("differsFrom", []):
+                    other = workspace / substitute(name, saved)
+                    assert data != other.read_bytes(), f"{where}: {path.name} is the same as {other.name}"
                 continue
             if "pdf" in step:
                 check_pdf(workspace / substitute(step["pdf"], saved), step, where)
