@@ -485,3 +485,24 @@ def test_a_refused_field_names_its_option(kb: Path) -> None:
     assert "pointer (--pointer): Field required" in message and "action (--action): Field required" in message
     unknown = run("--embedding-provider", "none", "call", "kb_search", "--json", '{"query": "x", "bogus": 1}', cwd=kb)
     assert json.loads(unknown.stderr)["message"] == "Invalid arguments: request.bogus: unknown field"
+
+
+def test_a_value_that_starts_with_one_dash_is_a_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Decision 883: contract 10.4 (the reference's parser) refuses a value option only when
+    nothing or another `--option` follows; argparse took any word starting with `-` for an option,
+    so `--exclude -draft.md` said "--exclude requires a value." and `call kb_search --query -v`
+    could not search for a flag. Both are values now; `--root --status` is still refused."""
+    from local_vector_search_mcp.cli import main as cli_main
+
+    (tmp_path / "a.md").write_text("# A\n\nThe -v flag prints more.\n", "utf-8")
+    (tmp_path / "-draft.md").write_text("# Draft\n\nflag draft\n", "utf-8")
+    base = ["--project-root", str(tmp_path), "--embedding-provider", "none"]
+    assert cli_main([*base, "--exclude", "-draft.md", "--reindex"]) == 0
+    assert json.loads(capsys.readouterr().out)["indexedFiles"] == 1
+    assert (
+        cli_main([*base, "--exclude", "-draft.md", "call", "kb_search", "--query", "-v flag", "--mode", "lexical"]) == 0
+    )
+    assert [hit["path"] for hit in json.loads(capsys.readouterr().out)["results"]] == ["a.md"]
+    with pytest.raises(SystemExit) as refused:
+        cli_main(["--root", "--status"])
+    assert refused.value.code == 1 and "--root requires a value." in capsys.readouterr().err

@@ -137,7 +137,7 @@ class DocumentLink(BaseModel):
     """
     fragment_found: Annotated[bool | None, Field(alias='fragmentFound')] = None
     """
-    Whether the fragment names a heading of the target (a Markdown fragment by its GitHub-style slug, `-1`, `-2`... for repeated headings, or a `{#id}` ending the heading; a wikilink fragment by heading text) or, for `^id`, a block marker; null without a fragment or when the target does not exist.
+    Whether the fragment names a heading of the target (a Markdown fragment by its GitHub-style slug, `-1`, `-2`... for repeated headings, or a `{#id}` ending the heading; a wikilink fragment by heading text) or, for `^id`, a block marker; null without a fragment or when the target does not exist or is not indexed.
     """
     candidates: list[str] | None = None
     """
@@ -145,7 +145,7 @@ class DocumentLink(BaseModel):
     """
     target_exists: Annotated[bool, Field(alias='targetExists')]
     """
-    Whether a document exists at `target` in the index (false for an ambiguous wikilink).
+    Whether a document exists at `target`, in the index or, for a Markdown file the include/exclude globs keep out of it, on disk (false for an ambiguous wikilink).
     """
     pointer: Annotated[
         str | None,

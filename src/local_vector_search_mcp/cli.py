@@ -75,6 +75,41 @@ def _contract_words(message: str) -> str:
     return message
 
 
+def _dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``argv`` with each value of ``parser``'s value options that starts with one dash joined to
+    its option (``--exclude=-draft.md``). The contract (10.4) refuses a value option only when
+    nothing or another ``--option`` follows it; argparse takes any word starting with ``-`` for an
+    option, so ``--exclude -draft.md`` and ``call kb_search --query -v`` were "requires a value"
+    (decision 883). Stops at ``--``, and at the first word that is no option of ``parser`` nor a
+    value: what follows belongs to a command's own parser."""
+    takes_value = {
+        option
+        for action in parser._actions  # argparse keeps no public list of them
+        if action.nargs is None and action.option_strings
+        for option in action.option_strings
+    }
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--" or not word.startswith("-"):
+            return out + argv[i:]
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if word in takes_value and following is not None and following.startswith("-") and following != "-":
+            if following.startswith("--"):
+                out.append(word)  # argparse says "requires a value", as the contract does
+                i += 1
+                continue
+            out.append(f"{word}={following}")
+            i += 2
+            continue
+        out.append(word)
+        i += 2 if word in takes_value else 1
+        if word in takes_value and following is not None:
+            out.append(following)
+    return out
+
+
 def _port(value: str) -> int:
     if not value.isdigit() or int(value) > 65535:
         raise argparse.ArgumentTypeError(f"invalid port {value!r} (0-65535)")
@@ -240,7 +275,11 @@ def _command_arguments(command: str, rest: list[str]) -> argparse.Namespace:
         from lvsm_contract.cli import add_tool_parsers
 
         parser = _Parser(prog="local-vector-search-mcp call", description="Call one tool and print its JSON result.")
-        add_tool_parsers(parser.add_subparsers(dest="tool", required=True, metavar="<tool>"))
+        tools = parser.add_subparsers(dest="tool", required=True, metavar="<tool>")
+        add_tool_parsers(tools)
+        tool_parser = tools.choices.get(rest[0]) if rest else None
+        if tool_parser is not None:
+            rest = [rest[0], *_dash_values(tool_parser, rest[1:])]
         return parser.parse_args(rest)
     if command == "notion":
         from .notion.command import build_parser as notion_parser
@@ -353,7 +392,7 @@ def _recover_interrupted_writes(ws: Workspace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_dash_values(parser, sys.argv[1:] if argv is None else argv))
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.INFO if args.verbose else logging.WARNING,

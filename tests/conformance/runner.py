@@ -17,12 +17,13 @@ A scenario file::
         arguments: {request: {pathPrefix: ../x}}
         expect: {error: INVALID_PATH, messageExcludes: ["/tmp"]}
       - file: docs/a.md                                     # assert on the workspace
-        equals: "# A\\n"                                   # (or startsWith: "%PDF-")
+        equals: "# A\\n"                                   # (startsWith, sameAs or differsFrom: [paths])
       - pdf: docs/a.pdf                                     # what a PDF reader (poppler) reads back:
         text: [Title, "• item"]                             # these, in this order (white space folded)
         excludes: ["](", "file:"]                           # none of these
         pageSize: [419.5, 595.3]                            # points, to 0.5
         images: 1                                           # pictures drawn (pdfimages -list)
+        ppi: [140, 151]                                     # each drawn at this resolution (x and y)
       - write: docs/a.md                                    # another program edits a file
         content: "# A changed\\n"
       - {rename: docs/a.md, to: docs/b.md}                  # ... renames one (folders made)
@@ -167,6 +168,11 @@ def check_pdf(path: Path, step: dict[str, Any], where: str) -> None:
         rows = [r.split() for r in run("pdfimages", "-list", str(path)).splitlines()[2:]]
         drawn = [r for r in rows if len(r) > 2 and r[2] == "image"]
         assert len(drawn) == step["images"], f"{where}: {len(drawn)} pictures drawn, expected {step['images']}"
+    if "ppi" in step:
+        low, high = step["ppi"]
+        rows = [r.split() for r in run("pdfimages", "-list", str(path)).splitlines()[2:]]
+        ppis = [(int(r[12]), int(r[13])) for r in rows if len(r) > 13 and r[2] == "image"]
+        assert ppis and all(low <= x <= high and low <= y <= high for x, y in ppis), f"{where}: ppi {ppis}"
 
 
 def block_dict(block: Any) -> dict[str, Any]:
@@ -299,6 +305,12 @@ async def run_scenario(
                     assert data.startswith(want), f"{where}: {data[:40]!r}"
                 if "blob" in step:
                     assert data == blobs[step["blob"]], f"{where}: {path.name} differs from blob {step['blob']}"
+                if "sameAs" in step:
+                    other = workspace / substitute(step["sameAs"], saved)
+                    assert data == other.read_bytes(), f"{where}: {path.name} differs from {other.name}"
+                for name in step.get("differsFrom", []):
+                    other = workspace / substitute(name, saved)
+                    assert data != other.read_bytes(), f"{where}: {path.name} is the same as {other.name}"
                 continue
             if "pdf" in step:
                 check_pdf(workspace / substitute(step["pdf"], saved), step, where)

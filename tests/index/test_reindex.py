@@ -10,6 +10,7 @@ import pytest
 from kb_fakes import HashEmbedder, client
 
 from local_vector_search_mcp.errors import IndexNotReady
+from local_vector_search_mcp.index.indexer import Progress
 from local_vector_search_mcp.index.sqlite import SqliteStore
 
 
@@ -33,6 +34,38 @@ def test_incremental_skip_touch_delete(kb):
     assert (changed["indexedFiles"], changed["deletedFiles"]) == (1, 1)
     assert svc.search(query="lifetimes", mode="lexical")["results"][0]["path"] == "guide.md"
     assert svc.search(query="strong_count", mode="lexical")["results"] == []
+
+
+def test_a_reindex_counts_what_the_start_catch_up_did_once_whichever_runs_first(kb):
+    """Decision 870: the syncs of a server's start-up catch-up are counted by the next reindex
+    (was: every file skipped, nothing deleted), exactly once; a catch-up sync that finds a
+    reindex running leaves its path to it. Another process's edits, while this one was down."""
+    service(kb).reindex()
+    (kb / "guide.md").write_text("# Guide\n\nNew text about lifetimes.\n", encoding="utf-8")
+    (kb / "notes" / "ja.md").unlink()
+    later = service(kb)
+    indexing = later.ws.indexing
+    indexing.start_catch_up(at_start=True)
+    indexing.wait_catch_up(30)
+    assert later.sync.wait_idle(30)
+    assert [h["path"] for h in later.search(query="lifetimes", mode="lexical")["results"]] == ["guide.md"]
+    result = later.reindex()
+    assert (result["indexedFiles"], result["skippedFiles"], result["deletedFiles"]) == (1, 1, 1)
+    assert result["chunksIndexed"] == 1
+    again = later.reindex()
+    assert (again["indexedFiles"], again["skippedFiles"], again["deletedFiles"]) == (0, 2, 0)
+
+    (kb / "guide.md").write_text("# Guide\n\nText about borrowing.\n", encoding="utf-8")
+    indexing._caught_up.queue(["guide.md"])
+    indexing.activity.current = Progress("changed", False)  # a reindex runs meanwhile
+    try:
+        indexing._reconcile("guide.md")
+    finally:
+        indexing.activity.current = None
+    assert later.search(query="borrowing", mode="lexical")["results"] == []  # left to the reindex
+    result = later.reindex()
+    assert (result["indexedFiles"], result["skippedFiles"], result["deletedFiles"]) == (1, 1, 0)
+    assert [h["path"] for h in later.search(query="borrowing", mode="lexical")["results"]] == ["guide.md"]
 
 
 def test_a_same_size_rewrite_in_the_tick_after_a_reindex_read_it_is_indexed_next_time(kb):

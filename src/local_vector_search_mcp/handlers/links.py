@@ -8,7 +8,7 @@ import posixpath
 import threading
 import weakref
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from lvsm_contract.models import (
@@ -87,7 +87,9 @@ def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
     # a page is a stretch of the walk's links (decision 773): the walk is deterministic for one
     # index snapshot, so it is run to the page's end and the stretch before `offset` dropped
     walked, truncated = graph.walk(rel, request.direction, request.depth, request.offset + LIMIT)
-    links = [(hop, ln) for hop, ln in walked[request.offset :] if request.include_missing or ln.exists]
+    on_disk = _OnDisk(ws)
+    links = [(hop, on_disk(ln)) for hop, ln in walked[request.offset :]]
+    links = [(hop, ln) for hop, ln in links if request.include_missing or ln.exists]
     return KbLinksResult(
         path=rel,
         links=[_link(ln, hop) for hop, ln in links],
@@ -98,7 +100,9 @@ def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
 
 
 def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int) -> KbLinksResult:
-    broken = [ln for ln in graph.document_links() if not ln.exists] if include_missing else []
+    on_disk = _OnDisk(ws)
+    broken = [ln for ln in map(on_disk, (ln for ln in graph.document_links() if not ln.exists)) if not ln.exists]
+    broken = broken if include_missing else []
     orphans = graph.orphans()
     # an embed of any file counts (Obsidian embeds PDFs, audio, video as it does images: decision
     # 484), and so does a plain [[report.pdf]] (508), an HTML <img> and a plain link to an attachment
@@ -126,6 +130,37 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int) -> K
         if unlisted is None
         else [SkippedEntry(path=path, reason=reason) for path, reason in unlisted[:MAX_LISTED_SKIPPED]],
     )
+
+
+class _OnDisk:
+    """A document link the index cannot reach whose Markdown file is on disk all the same: a file
+    the include/exclude globs keep out of the index (drafts, archives) is no broken link (decision
+    904). Markdown links and wikilinks with a folder by their path; a bare ``[[name]]`` by the one
+    ``name.md`` under the root, as Obsidian finds it (the folders are listed once, and only for
+    such a link). Through the path guard, so ``.git``, the index's files and symbolic links stay
+    missing; the fragment of such a target is not checked (``fragmentFound`` null)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._names: dict[str, list[str]] | None = None
+
+    def __call__(self, ln: ResolvedLink) -> ResolvedLink:
+        if ln.exists or ln.candidates or ln.is_image or not ln.target.lower().endswith(".md"):
+            return ln
+        found = self._file(ln.target)
+        if found is None and ln.kind in WIKI_KINDS and "/" not in ln.destination.split("#", 1)[0]:
+            if self._names is None:
+                self._names = _files_by_name(self.ws, [])
+            named = [p for p in self._names.get(name_key(ln.target), []) if p.lower().endswith(".md")]
+            found = self._file(named[0]) if len(named) == 1 else None
+        return ln if found is None else replace(ln, target=found, exists=True)
+
+    def _file(self, target: str) -> str | None:
+        try:
+            rel, path = self.ws.guard.resolve(target, markdown=True)
+        except KbError:  # a name the tools refuse (.git, the index, a symbolic link, ...)
+            return None
+        return rel if path.is_file() else None
 
 
 def _missing_kind(ln: ResolvedLink) -> Literal["image", "embed", "wikilink", "link", "html"]:
