@@ -506,3 +506,12 @@ def test_a_value_that_starts_with_one_dash_is_a_value(tmp_path: Path, capsys: py
     with pytest.raises(SystemExit) as refused:
         cli_main(["--root", "--status"])
     assert refused.value.code == 1 and "--root requires a value." in capsys.readouterr().err
+
+
+def test_a_foreign_configuration_key_is_warned_of_on_stderr_and_the_command_runs(kb: Path) -> None:
+    # notes 10.2: unknown keys are ignored; ours says so on stderr, never on stdout (MCP's channel)
+    (kb / "c.yml").write_text("telemetry:\n  enabled: false\nembedding:\n  provider: none\n")
+    result = run("--config", "c.yml", "--status", cwd=kb)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["embeddingProvider"] == "none"
+    assert "telemetry" in result.stderr and "is not a setting of this server; ignored" in result.stderr

@@ -290,7 +290,7 @@ def _alias_bomb() -> str:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("a: &a [*a]\n", "a (c.yml:1): unknown key"),  # a cycle
+        ("embeding: &a [*a]\n", "embeding (c.yml:1): unknown key; did you mean embedding?"),  # a cycle
         ("knowledgeBase:\n  include: &a [*a]\n", "knowledgeBase.include.0 (c.yml:2): Input should be a valid string"),
         (_alias_bomb(), "knowledgeBase.include.0 (c.yml:32)"),
         ("a: " + "[" * 1000 + "]" * 1000 + "\n", "nested too deeply"),
@@ -438,3 +438,42 @@ def test_a_key_or_section_left_empty_takes_its_default(tmp_path: Path) -> None:
     cfg.write_text("knowledgeBase:\n  include: []\n")  # an empty list is a value, not a null
     with pytest.raises(ConfigError, match=r"knowledgeBase\.include"):
         load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})
+
+
+def test_a_key_of_no_section_of_ours_is_ignored_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the reference ignores unknown keys (notes 10.2): a configuration written for another version
+    # or shared with another tool (`logging:`, a key we never had) refused to start the server
+    cfg = _config(
+        tmp_path,
+        "logging:\n  level: debug\nknowledgeBase:\n  allowWrites: true\n  futureKnob: 3\n"
+        "search:\n  defaultMode: lexical\n",
+    )
+    with caplog.at_level("WARNING", logger="local_vector_search_mcp.config"):
+        s = load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})
+    assert s.config.knowledge_base.allow_writes is True and s.config.search.default_mode == "lexical"
+    warned = [r.getMessage() for r in caplog.records]
+    assert any(
+        m.startswith(f"configuration: logging ({cfg}:1) is not a setting of this server; ignored") for m in warned
+    )
+    assert any(f"knowledgeBase.futureKnob ({cfg}:5)" in m and "allowed here: root, allowWrites" in m for m in warned)
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        (
+            "knowledgeBase:\n  allowWrite: true\n",
+            "knowledgeBase.allowWrite (c.yml:2): unknown key; did you mean allowWrites?",
+        ),
+        ("knowledgeBase:\n  AllowWrites: true\n", "did you mean allowWrites?"),
+        ("embedding:\n  apikey: x\n", "embedding.apikey (c.yml:2): unknown key; did you mean apiKey?"),
+        ("embeding:\n  provider: none\n", "embeding (c.yml:1): unknown key; did you mean embedding?"),
+        ("downloads:\n  allowHosts: [x]\n", "did you mean allowedHosts?"),
+    ],
+)
+def test_a_key_that_misspells_one_of_ours_stays_refused(tmp_path: Path, yaml_text: str, message: str) -> None:
+    # decision 49: a typo must not silently leave writes off (or the key's setting at its default)
+    cfg = _config(tmp_path, yaml_text)
+    assert message in _error(tmp_path, CliOptions(config=str(cfg))).replace(str(cfg), "c.yml")

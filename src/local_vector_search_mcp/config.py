@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 import ipaddress
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -24,6 +25,8 @@ from pydantic import BaseModel
 
 from .errors import InvalidArgument
 from .globs import validate_glob
+
+log = logging.getLogger(__name__)
 
 __all__ = ["CliOptions", "Config", "ConfigError", "Settings", "load_settings"]
 
@@ -258,6 +261,45 @@ def _unknown_key(loc: KeyPath) -> str:
     return f"unknown key; {hint}allowed here: {', '.join(allowed)} (docs/reference/configuration.md)"
 
 
+# How close (difflib's ratio, case folded) an unknown key must be to one of its section's keys to
+# be read as a misspelling of it: allowWrite/allowWrites 0.95, embeding/embedding 0.94,
+# allowHosts/allowedHosts 0.91, apikey/apiKey 1.0; logging or telemetry are nowhere near.
+_MISSPELLING = 0.8
+
+
+def _misspells(key: str, model: type[BaseModel]) -> bool:
+    """Whether ``key``, which none of ``model``'s fields has, reads as a misspelling of one."""
+    known = [name.lower() for n, f in model.model_fields.items() for name in (n, f.alias) if name]
+    return bool(difflib.get_close_matches(key.lower(), known, n=1, cutoff=_MISSPELLING))
+
+
+def _set_aside_foreign_keys(data: Any, model: type[BaseModel], at: KeyPath, source: _Source) -> None:
+    """Drop, with a warning, the keys of ``data`` that no section of ours has and that misspell none
+    of its keys: another version's or another tool's settings (the reference ignores unknown keys,
+    notes 10.2), which must not stop a server from starting. A key that reads as a misspelling of
+    one of ours is kept, and refused with "did you mean" (decision 49: ``allowWrite`` must not
+    silently leave writes off)."""
+    if not isinstance(data, dict) or len(at) >= _KEY_DEPTH:
+        return
+    fields = {name: info for n, info in model.model_fields.items() for name in (n, info.alias) if name}
+    for key in list(data):
+        info = fields.get(key) if isinstance(key, str) else None
+        if info is not None:
+            if section := _submodel(info.annotation):
+                _set_aside_foreign_keys(data[key], section, (*at, key), source)
+            continue
+        if isinstance(key, str) and _misspells(key, model):
+            continue
+        del data[key]
+        where = source.where((*at, key))
+        log.warning(
+            "configuration: %s%s is not a setting of this server; ignored (allowed here: %s)",
+            ".".join(str(p) for p in (*at, key)),
+            f" ({where})" if where else "",
+            ", ".join(f.alias or n for n, f in model.model_fields.items()),
+        )
+
+
 def _booleans_as_numbers(data: Any, model: type[BaseModel], at: KeyPath) -> list[tuple[KeyPath, str]]:
     """Numeric keys given true/false (or YAML's yes/no/on/off): pydantic would read them as 1 and 0,
     so ``port: on`` would bind port 1 and ``workers: no`` mean every core."""
@@ -373,6 +415,7 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
     from pydantic import ValidationError
 
     source = source or _Source()
+    _set_aside_foreign_keys(data, Config, (), source)
     _lower_enums(data, Config)
     problems = _booleans_as_numbers(data, Config, ()) + _unnameable_texts(data, ())
     problems += _repeated_items(data, _published_schema(), ())
