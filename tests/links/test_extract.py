@@ -223,15 +223,26 @@ def test_plain_front_matter_is_never_too_large() -> None:
 
 
 def _extract_seconds(text: str) -> float:
+    import gc
     import time
 
     doc = parse_document(text.encode("utf-8"))
     best = float("inf")
-    for _ in range(2):  # the faster of two: a neighbour's burst of load does not decide
-        started = time.process_time()
-        extract_links(doc)
-        best = min(best, time.process_time() - started)
+    gc.collect()
+    gc.disable()  # a collection's cost follows the heap, not the work measured
+    try:
+        for _ in range(3):  # the fastest of three: a neighbour's burst of load does not decide
+            started = time.process_time()
+            extract_links(doc)
+            best = min(best, time.process_time() - started)
+    finally:
+        gc.enable()
     return best
+
+
+# Four times the input: linear work reads about 4 (4.4-4.8 measured, a loaded host more), quadratic
+# 16. The bound sits between them with room for a shared host's noise (8 failed once at load 3.5).
+_LINEAR = 10
 
 
 @pytest.mark.parametrize("separator", [" ", "\n"])
@@ -249,7 +260,7 @@ def test_finding_the_spans_grows_linearly_with_the_links_of_one_paragraph(separa
     found = extract_links(doc).links
     assert len(found) == 12000 and doc.text[found[-1].start : found[-1].end] == "docs/page-11999.md"
     ratio = _extract_seconds(large) / _extract_seconds(small)
-    assert ratio < 8, f"12,000 links cost {ratio:.1f} times 3,000 links"
+    assert ratio < _LINEAR, f"12,000 links cost {ratio:.1f} times 3,000 links"
 
 
 def test_front_matter_links_are_placed_in_linear_time() -> None:
@@ -264,7 +275,7 @@ def test_front_matter_links_are_placed_in_linear_time() -> None:
     assert len(found) == 2 and found[0].start < found[1].start  # the same spelling twice: two places
     assert all(doc.text[ln.start : ln.end] == "n7" for ln in found)
     ratio = _extract_seconds(page(16000)) / _extract_seconds(page(4000))
-    assert ratio < 8, f"16,000 front-matter links cost {ratio:.1f} times 4,000"
+    assert ratio < _LINEAR, f"16,000 front-matter links cost {ratio:.1f} times 4,000"
 
 
 @pytest.mark.parametrize(("run", "limit"), [("[a][", 200), ("[", 30), ("[[", 60)])
