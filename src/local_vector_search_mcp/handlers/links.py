@@ -100,9 +100,10 @@ def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
 
 
 def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int) -> KbLinksResult:
+    # the disk is looked at only for the links the index calls missing, and only when they are asked for
     on_disk = _OnDisk(ws)
-    broken = [ln for ln in map(on_disk, (ln for ln in graph.document_links() if not ln.exists)) if not ln.exists]
-    broken = broken if include_missing else []
+    unreached = (on_disk(ln) for ln in graph.document_links() if not ln.exists) if include_missing else ()
+    broken = [ln for ln in unreached if not ln.exists]
     orphans = graph.orphans()
     # an embed of any file counts (Obsidian embeds PDFs, audio, video as it does images: decision
     # 484), and so does a plain [[report.pdf]] (508), an HTML <img> and a plain link to an attachment
