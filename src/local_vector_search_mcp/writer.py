@@ -47,6 +47,7 @@ __all__ = [
     "create_new",
     "delete_file",
     "fsync_dir",
+    "match_hash",
     "move_file",
     "move_with_rewrites",
     "mutate",
@@ -54,7 +55,6 @@ __all__ = [
     "recover_staging",
     "replace_with_staged",
     "sha256_hex",
-    "stale_hash",
     "temp_path",
     "write_lock",
 ]
@@ -583,20 +583,20 @@ def _check_hash(rel: str, path: Path, expected_sha: str) -> bytes:
     current = _read(path)
     if current is None:
         raise NotFound(f"Document {rel!r} was not found.")
-    _match_hash(rel, current, expected_sha)
+    match_hash(rel, current, expected_sha)
     return current
 
 
-def _match_hash(rel: str, current: bytes, expected_sha: str) -> None:
+def match_hash(rel: str, current: bytes, expected_sha: str) -> None:
     """CONFLICT unless ``current`` hashes to ``expected_sha`` (hex in any case: contract 2.8)."""
     if sha256_hex(current) != expected_sha.lower():
-        raise stale_hash(rel, expected_sha)
+        raise _stale_hash(rel, expected_sha)
 
 
 _SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")
 
 
-def stale_hash(rel: str, expected_sha: str) -> Conflict:
+def _stale_hash(rel: str, expected_sha: str) -> Conflict:
     """The CONFLICT for an ``expectedSourceHash`` that is not the document's hash. Any non-blank
     value is accepted and compared, as the reference does, so ``"stale"`` is CONFLICT too (decision
     893); the message then says what a sourceHash looks like instead of "changed since read"."""
@@ -621,7 +621,7 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
             raise NotFound(f"Document {src_rel!r} was not found.")
         if os.path.lexists(dst):
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.")
-        _match_hash(src_rel, current, expected_sha)
+        match_hash(src_rel, current, expected_sha)
         _make_parents(ws, dst, dst_rel)
         try:
             intent.note(source=src, target=dst)

@@ -22,7 +22,7 @@ from ..markdown.source import decode_markdown
 from ..paths import shown_name
 from ..sourcefile import read_source, require_regular_file
 from ..workspace import Workspace
-from ..writer import create_new, delete_file, move_file, move_with_rewrites, sha256_hex, stale_hash
+from ..writer import create_new, delete_file, match_hash, move_file, move_with_rewrites
 from .files import MAX_LISTED_SKIPPED
 from .markdown_text import require_text
 from .sync import mutation_result, queue_sync
@@ -55,8 +55,7 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     if os.path.lexists(dst):
         raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
     _must_be_text(current, src_rel)
-    if sha256_hex(current) != request.expected_source_hash.lower():
-        raise stale_hash(src_rel, request.expected_source_hash)
+    match_hash(src_rel, current, request.expected_source_hash)
     unlisted: list[tuple[str, str]] = []
     plan = plan_move(ws.root, _linking_files(ws, unlisted), _aliases(ws), src_rel, dst_rel)
     _add_unchecked(unlisted, plan.unchecked)
