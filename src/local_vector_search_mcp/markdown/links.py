@@ -46,13 +46,14 @@ __all__ = [
     "Link",
     "LinkKind",
     "LinkSource",
+    "autolink_rule",
     "extract_links",
     "graph_links",
     "link_source",
     "load_yaml",
     "normalize_label",
     "rewrite",
-    "autolink_rule",
+    "separators",
     "wikilink_rule",
 ]
 
