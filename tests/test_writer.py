@@ -179,6 +179,29 @@ def test_a_second_save_while_the_first_is_put_back_wins(ws: Workspace, monkeypat
     assert _litter(ws.root) == [] and not (ws.root / "editor.tmp~").exists()
 
 
+def test_a_delete_between_the_last_compare_and_the_swap_is_not_undone(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program deletes the document in the instant between the writer's last compare and
+    its swap: the swap finds no file, so the edit is NOT_FOUND and the file stays deleted. A rename
+    in that instant brought the deleted file back with the edit applied (decision 930)."""
+    import local_vector_search_mcp.writer as writer
+
+    real = writer._exchange
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+
+    def exchange(a: Path, b: Path) -> bool:
+        target.unlink(missing_ok=True)
+        return real(a, b)
+
+    monkeypatch.setattr(writer, "_exchange", exchange)
+    with pytest.raises(NotFound):
+        mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert not target.exists()
+    assert _litter(ws.root) == []
+
+
 def test_without_a_swap_the_writer_renames_as_before(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file system that cannot swap names (NFS, some FUSE; ``EINVAL``) gets the rename."""
     import local_vector_search_mcp.writer as writer
