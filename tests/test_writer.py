@@ -123,6 +123,157 @@ def test_a_save_while_the_new_bytes_are_written_is_not_overwritten(
     assert _litter(ws.root) == []
 
 
+def _saving_before_swaps(monkeypatch: pytest.MonkeyPatch, target: Path, saves: list[bytes]) -> list[bytes]:
+    """Make the writer's swap of two names first let another program save ``target`` (through a
+    temporary file and a rename), once per entry of ``saves``: the instant between the last
+    compare and the swap, which a busy server stretches to milliseconds. Returns what each swap
+    found at ``target`` just before it ran."""
+    import local_vector_search_mcp.writer as writer
+
+    real = writer._exchange
+    found: list[bytes] = []
+
+    def exchange(a: Path, b: Path) -> bool:
+        if saves:
+            other = target.with_name("editor.tmp~")
+            other.write_bytes(saves.pop(0))
+            other.replace(target)
+        found.append(target.read_bytes())
+        return real(a, b)
+
+    monkeypatch.setattr(writer, "_exchange", exchange)
+    return found
+
+
+def test_a_save_between_the_last_compare_and_the_swap_is_put_back_and_replanned(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 930: the new file is swapped in, so the bytes it displaced are compared after the
+    swap. An editor that saved after the writer's last compare (decision 446's left-over instant)
+    gets its save back and the edit re-plans on it; with a plain rename the save was lost (1 of
+    about 100 saves of an editor, with twelve agents editing other paragraphs)."""
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    found = _saving_before_swaps(monkeypatch, target, [b"v2"])
+    seen: list[bytes] = []
+
+    def plan(raw: bytes) -> bytes:
+        seen.append(raw)
+        return raw + b"+edit"
+
+    mutate(ws, "a.md", target, plan)
+    assert seen == [b"v1", b"v2"]
+    assert target.read_bytes() == b"v2+edit"
+    assert found[0] == b"v2"  # the save did land between the compare and the swap
+    assert _litter(ws.root) == []
+
+
+def test_a_second_save_while_the_first_is_put_back_wins(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The editor saves again in the instant the writer puts its first save back: the newest save
+    stays (the older one goes, as the editor itself replaced it), and the edit lands on it."""
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    _saving_before_swaps(monkeypatch, target, [b"v2", b"v3"])
+    mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert target.read_bytes() == b"v3+edit"
+    assert _litter(ws.root) == [] and not (ws.root / "editor.tmp~").exists()
+
+
+def test_a_delete_between_the_last_compare_and_the_swap_is_not_undone(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program deletes the document in the instant between the writer's last compare and
+    its swap: the swap finds no file, so the edit is NOT_FOUND and the file stays deleted. A rename
+    in that instant brought the deleted file back with the edit applied (decision 930)."""
+    import local_vector_search_mcp.writer as writer
+
+    real = writer._exchange
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+
+    def exchange(a: Path, b: Path) -> bool:
+        target.unlink(missing_ok=True)
+        return real(a, b)
+
+    monkeypatch.setattr(writer, "_exchange", exchange)
+    with pytest.raises(NotFound):
+        mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert not target.exists()
+    assert _litter(ws.root) == []
+
+
+def test_a_folder_put_in_the_documents_place_before_the_swap_is_put_back(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program replaces the document by a folder in the instant before the swap (the swap
+    takes a folder as readily as a file): the folder goes back where it was, with what it holds,
+    and the edit is refused; nothing is left under the writer's temporary name."""
+    import local_vector_search_mcp.writer as writer
+
+    real = writer._exchange
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    swaps = [0]
+
+    def exchange(a: Path, b: Path) -> bool:
+        swaps[0] += 1
+        if swaps[0] == 1:
+            target.unlink()
+            target.mkdir()
+            (target / "inside.md").write_bytes(b"kept")
+        return real(a, b)
+
+    monkeypatch.setattr(writer, "_exchange", exchange)
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert (target / "inside.md").read_bytes() == b"kept"
+    assert swaps[0] == 2 and _litter(ws.root) == [] and sorted(p.name for p in ws.root.iterdir()) == ["a.md"]
+
+
+def test_a_document_made_a_folder_while_it_is_edited_is_named_a_folder(ws: Workspace) -> None:
+    """Another program replaces the document by a folder while the edit is planned: the edit is
+    refused as kb_read refuses a folder (INVALID_ARGUMENT), not with the IsADirectoryError that
+    reached the agent as INTERNAL_ERROR."""
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+
+    def plan(raw: bytes) -> bytes:
+        target.unlink()
+        target.mkdir()
+        return raw + b"+edit"
+
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        mutate(ws, "a.md", target, plan)
+    assert target.is_dir() and _litter(ws.root) == []
+
+
+def test_without_a_swap_the_writer_renames_as_before(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system that cannot swap names (NFS, some FUSE; ``EINVAL``) gets the rename."""
+    import local_vector_search_mcp.writer as writer
+
+    monkeypatch.setattr(writer, "_exchange", lambda a, b: False)
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    os.chmod(target, 0o640)
+    mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert target.read_bytes() == b"v1+edit"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert _litter(ws.root) == []
+
+
+def test_the_swap_exchanges_two_files_in_one_step(tmp_path: Path) -> None:
+    from local_vector_search_mcp.writer import _exchange
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"A")
+    b.write_bytes(b"B")
+    if not _exchange(a, b):
+        pytest.skip("this file system cannot swap two names (renameat2 RENAME_EXCHANGE)")
+    assert (a.read_bytes(), b.read_bytes()) == (b"B", b"A")
+    with pytest.raises(FileNotFoundError):
+        _exchange(a, tmp_path / "missing")
+
+
 def test_a_save_while_a_linking_note_is_rewritten_restores_and_refuses_the_move(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
