@@ -432,9 +432,11 @@ def _file_embed_change(
         return None  # missing before: nothing to keep
     if wanted == src:
         wanted = dst
-    elif source_before == source_after and posixpath.basename(src).lower() != name.lower():
-        if posixpath.basename(dst).lower() != name.lower() and name != dst:
-            return None  # the move neither takes nor gives this name
+    elif source_before == source_after and name.lower() not in {
+        posixpath.basename(src).lower(),
+        posixpath.basename(dst).lower(),
+    }:
+        return None  # the move neither takes nor gives this name
     if files.opened(name, source_after, (src, dst)) == wanted:
         return None
     base = posixpath.basename(wanted)
