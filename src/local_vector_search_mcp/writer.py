@@ -830,7 +830,7 @@ def _exchange(a: Path, b: Path) -> bool:
 
         try:
             function = ctypes.CDLL(None, use_errno=True).renameat2
-        except (AttributeError, OSError):  # not Linux, or a C library without it
+        except (AttributeError, OSError, TypeError):  # not Linux, or a C library without it
             _no_renameat2 = True
             return False
         function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]

@@ -77,6 +77,12 @@ async def team(tmp_path: Path, files: dict[str, str]) -> AsyncIterator[Team]:
                 yield Team(root, ready)
             finally:
                 leave.set()
+    # nothing any server logged was a warning, an error or a traceback (a failed sync, a lost queue)
+    for log in sorted(tmp_path.glob("*.log")):
+        bad = [
+            line for line in log.read_text(errors="replace").splitlines() if re.search(r"WARNING|ERROR|Traceback", line)
+        ]
+        assert bad == [], f"{log.name}: {bad[:5]}"
 
 
 async def settled(conn: Connection, timeout: float = 30) -> dict[str, Any]:
@@ -86,6 +92,21 @@ async def settled(conn: Connection, timeout: float = 30) -> dict[str, Any]:
             status = (await conn.call("kb_status", {})).structured
             if status["synchronization"] is None and not status["indexing"]["isRunning"]:
                 return status  # type: ignore[no-any-return]
+            await anyio.sleep(0.05)
+
+
+async def search_paths(conn: Connection, query: str) -> set[str]:
+    found = await conn.call("kb_search", {"request": {"query": query, "mode": "lexical", "topK": 50}})
+    assert not found.is_error, found.texts
+    return {r["path"] for r in found.structured["results"]}
+
+
+async def followed(conn: Connection, query: str, paths: set[str], timeout: float = 30) -> None:
+    """Bounded wait until search has caught up with a change another program made on disk: its
+    status can say settled before the watcher has even heard of the change (inotify delivers in
+    milliseconds, but a loaded machine may run the watcher's thread later)."""
+    with anyio.fail_after(timeout):
+        while await search_paths(conn, query) != paths:
             await anyio.sleep(0.05)
 
 
@@ -177,6 +198,8 @@ def paragraphs(n: int) -> str:
     return "".join(f"Paragraph {i} original.\n\n" for i in range(n))
 
 
+# every revision of the race's file holds one of these words
+QUERY = "Paragraph original quux0 quux1 quux2 Patched"
 HEAD = "---\ntitle: shared\n---\n\n# Shared\n\n<!-- kept as it is -->\n\n"
 TAIL = '| a | b |\n|---|:-:|\n| 1 | 2 |\n\n[ref]: https://example.com  "kept"\n'
 
@@ -249,7 +272,7 @@ def test_create_move_and_delete_race_patches_and_reads_of_one_file(tmp_path: Pat
                 path.write_text(original, encoding="utf-8")  # as another program would put it back
                 for leftover in t.root.glob("moved-*.md"):
                     leftover.unlink()
-                await settled(t.clients[0])
+                await followed(t.clients[0], QUERY, {"race.md"})
                 pointers, sha = await anchors(t.clients[0], "race.md")
                 created = f"# Created {rnd}\n\nA new note quux{rnd}.\n"
                 calls: list[Callable[[], Awaitable[ToolResult]]] = []
@@ -309,20 +332,9 @@ def test_create_move_and_delete_race_patches_and_reads_of_one_file(tmp_path: Pat
                 # once every server says it is settled, search has exactly the disk
                 for c in (t.clients[0], t.clients[HTTP_CLIENTS], t.clients[-1]):
                     await settled(c)
+                on_disk = {p.name for p in t.root.glob("*.md")} - {"other.md"}
                 for c in (t.clients[0], t.clients[HTTP_CLIENTS]):
-                    found = await c.call(
-                        "kb_search",
-                        {
-                            "request": {
-                                "query": "Paragraph original quux0 quux1 quux2 Patched",
-                                "mode": "lexical",
-                                "topK": 50,
-                            }
-                        },
-                    )
-                    paths = {r["path"] for r in found.structured["results"]}
-                    on_disk = {p.name for p in t.root.glob("*.md")} - {"other.md"}
-                    assert paths == on_disk, (paths, on_disk, outcome)
+                    assert await search_paths(c, QUERY) == on_disk, (on_disk, outcome)
 
     run(main)
 
@@ -523,9 +535,9 @@ def test_a_file_another_program_deletes_while_agents_patch_it_stays_deleted(tmp_
                         tg.start_soon(agent, i, c)
             assert after == [] and not target.exists(), after
             assert [p.name for p in t.root.iterdir() if p.name.endswith(".tmp")] == []
+            await followed(t.clients[0], "Paragraph", set())  # the deletion was another program's
             for c in (t.clients[0], t.clients[HTTP_CLIENTS], t.clients[-1]):
                 await settled(c)
-            found = await t.clients[0].call("kb_search", {"request": {"query": "Paragraph", "mode": "lexical"}})
-            assert not found.is_error and found.structured["results"] == [], found.texts
+            assert await search_paths(t.clients[HTTP_CLIENTS], "Paragraph") == set()
 
     run(main)
