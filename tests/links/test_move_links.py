@@ -431,3 +431,34 @@ def test_a_bare_embed_keeps_opening_the_picture_it_opened_when_a_move_changes_wh
         assert (root / "other" / "Near.md").read_bytes() == b"# N\n\n![[other/photo.png]]\n"
     finally:
         kb.shutdown()
+
+
+def test_a_move_writes_no_name_that_opens_its_note_only_by_path_order(tmp_path: Path) -> None:
+    """Decision 915: between equally near notes of one name Obsidian's choice is not documented, so
+    a move never leaves or writes a bare name that depends on it. ``[[Dup]]`` opens ``Dup.md`` at the
+    root; moved to ``q/Dup.md`` beside ``z/Dup.md``, the bare name would open it by path order only:
+    the link gets the path (it was left bare). A link that opened ``q/Dup.md`` by path order among the same equally near
+    notes before and after a move of a farther one is left as written."""
+    root = tmp_path / "kb"
+    for path, text in {
+        "Home.md": "# H\n\n[[Dup]]\n",
+        "Dup.md": "# Root\n",
+        "z/Dup.md": "# Z\n",
+        "x/Note.md": "# X\n\n[[Dup]]\n",
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(text.encode())
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        kb.reindex()
+        assert move(kb, "Dup.md", "q/Dup.md", updateLinks=True)["updatedPaths"] == ["Home.md", "x/Note.md"]
+        assert (root / "Home.md").read_bytes() == b"# H\n\n[[q/Dup]]\n"
+        (root / "Other.md").write_bytes(b"# O\n\n[[Dup]]\n")  # q/Dup.md by path order among q/ and z/
+        (root / "deep" / "er").mkdir(parents=True)
+        (root / "deep" / "er" / "Dup.md").write_bytes(b"# Deep\n")
+        kb.reindex()
+        assert move(kb, "deep/er/Dup.md", "deep/er/more/Dup.md", updateLinks=True)["updatedPaths"] == []
+        assert (root / "Other.md").read_bytes() == b"# O\n\n[[Dup]]\n"
+        assert broken(kb) == []
+    finally:
+        kb.shutdown()

@@ -155,7 +155,7 @@ class _OnDisk:
                 self._names = _files_by_name(self.ws, [])
             named = [p for p in self._names.get(name_key(ln.target), []) if p.lower().endswith(".md")]
             # several of that name: the one Obsidian opens, as for indexed notes (decision 914)
-            found = self._file(nearest(named, ln.source)) if named else None
+            found = self._file(str(nearest(named, ln.source))) if named else None
         return ln if found is None else replace(ln, target=found, exists=True)
 
     def _file(self, target: str) -> str | None:

@@ -40,7 +40,7 @@ from ..markdown.links import separators
 from ..markdown.tables import cell_display_text
 from .port import DocumentMeta, StoredLink
 
-__all__ = ["ATTACHMENT_EXTENSIONS", "Graph", "ResolvedLink", "Resolver", "name_key", "nearest", "slug"]
+__all__ = ["ATTACHMENT_EXTENSIONS", "Graph", "ResolvedLink", "Resolver", "name_key", "nearest", "nearest_tier", "slug"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -204,7 +204,7 @@ class Resolver:
         if len(matches) == 1 or (matches and not by_alias):
             # several notes by that path or name: the one Obsidian opens, all of them in
             # ``candidates`` so the choice is seen (decision 914)
-            target = matches[0] if len(matches) == 1 else nearest(matches, link.source)
+            target = matches[0] if len(matches) == 1 else str(nearest(matches, link.source))
             found = self._fragment_found(target, fragment, wiki=True) if fragment else None
             return ResolvedLink(
                 link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
@@ -223,14 +223,20 @@ class Resolver:
         that path from the source's folder and nothing else (decision 480)."""
         return self._match(name, source, aliases)[0]
 
-    def note_for(self, name: str, source: str = "") -> str | None:
+    def note_for(self, name: str, source: str = "", *, decisive: bool = False) -> str | None:
         """The document ``[[name]]`` written in ``source`` opens: the one match, or among several by
-        path or file name the nearest (``_nearest``, decision 914); None for none, or for an alias
-        several documents carry (aliases are this project's reading, never guessed, 139)."""
+        path or file name the nearest (``nearest``, decision 914; with ``decisive``, None when only
+        path order decides); None for none, or for an alias several documents carry (aliases are
+        this project's reading, never guessed, 139)."""
         matches, by_alias = self._match(name, source)
         if len(matches) == 1:
             return matches[0]
-        return nearest(matches, source) if matches and not by_alias else None
+        return nearest(matches, source, decisive=decisive) if matches and not by_alias else None
+
+    def tier(self, name: str, source: str = "") -> frozenset[str]:
+        """The notes ``[[name]]`` in ``source`` opens or ties with by nearness (``nearest_tier``)."""
+        matches, by_alias = self._match(name, source)
+        return frozenset() if by_alias else nearest_tier(matches, source)
 
     def _match(self, name: str, source: str, aliases: bool = True) -> tuple[list[str], bool]:
         """``match_note``'s matches, sorted, and whether they are the documents carrying the name
@@ -311,13 +317,28 @@ def _heading_chain(headings: Sequence[str], parts: Sequence[str]) -> bool:
     return True
 
 
-def nearest(paths: Sequence[str], source: str) -> str:
+def nearest(paths: Sequence[str], source: str, *, decisive: bool = False) -> str | None:
     """Which of several documents sharing a wikilink's name Obsidian opens (its "shortest path"
     reading, decision 914): one in the linking document's own folder, else the one nearest the
     root (fewest folders), then the first in path order. The PDF book finds a chapter by the same
-    order (``ImageStore.find_note``, decision 762), so the two never disagree."""
+    order (``ImageStore.find_note``, decision 762), so the two never disagree. ``decisive``: None
+    when only path order tells it from another (how Obsidian breaks that tie is not documented; a
+    move never writes a name that depends on it, decision 915)."""
+    tier = nearest_tier(paths, source)
+    if decisive and len(tier) > 1:
+        return None
+    return min(tier) if tier else None
+
+
+def nearest_tier(paths: Collection[str], source: str) -> frozenset[str]:
+    """The paths equally near ``source`` at the top of ``nearest``'s order (one unless a tie)."""
     folder = posixpath.dirname(source)
-    return min(paths, key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))
+
+    def key(p: str) -> tuple[bool, int]:
+        return posixpath.dirname(p) != folder, p.count("/")
+
+    best = min((key(p) for p in paths), default=None)
+    return frozenset(p for p in paths if key(p) == best)
 
 
 def _leaves_root(path: str) -> bool:

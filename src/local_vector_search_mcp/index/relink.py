@@ -37,7 +37,7 @@ from ..markdown.html_images import HtmlImageSource, html_image_sources
 from ..markdown.links import Link, extract_links, rewrite, separators
 from ..markdown.source import BOM
 from ..sourcefile import read_source, unlisted_folder
-from .graph import WIKI_KINDS, Resolver, name_key, nearest
+from .graph import WIKI_KINDS, Resolver, name_key, nearest, nearest_tier
 from .port import DocumentMeta, StoredLink
 
 __all__ = ["RelinkPlan", "markdown_files", "plan_move"]
@@ -289,7 +289,9 @@ def _new_destination(
     if link.kind in WIKI_KINDS:
         if not resolved.target.lower().endswith(".md"):
             return _file_embed_change(link, resolved.target, src, dst, files, source_before, source_after)
-        return _wiki_change(link, resolved.target, resolved.exists, src, dst, after, files, source_after)
+        return _wiki_change(
+            link, resolved.target, resolved.exists, src, dst, (before, after), source_before, source_after
+        )
     target = resolved.target
     if target == src:
         target = dst
@@ -404,10 +406,12 @@ class _Files:
                     self._by_name.setdefault(file.lower(), []).append(file if folder == "." else f"{folder}/{file}")
         return self._by_name.get(name.lower(), [])
 
-    def opened(self, name: str, source: str, moved: tuple[str, str] | None = None) -> str | None:
+    def opened(
+        self, name: str, source: str, moved: tuple[str, str] | None = None, *, decisive: bool = False
+    ) -> str | None:
         """The file a bare ``![[name]]`` in ``source`` opens: the one at that root path, else the
-        nearest of that name (``graph.nearest``, decision 915); ``moved`` = (src, dst) reads the
-        tree as it will be after that move."""
+        nearest of that name (``graph.nearest``, decision 915; ``decisive``: not by path order
+        alone); ``moved`` = (src, dst) reads the tree as it will be after that move."""
         src, dst = moved or ("", "")
         at_root = name == dst or (name != src and self.exists(name))
         if at_root:
@@ -415,7 +419,17 @@ class _Files:
         paths = [p for p in self.named(name) if p != src]
         if dst and posixpath.basename(dst).lower() == name.lower():
             paths.append(dst)
-        return nearest(paths, source) if paths else None
+        return nearest(paths, source, decisive=decisive) if paths else None
+
+    def tier(self, name: str, source: str, moved: tuple[str, str] | None = None) -> frozenset[str]:
+        """The files a bare ``![[name]]`` opens or ties with by nearness (``graph.nearest_tier``)."""
+        src, dst = moved or ("", "")
+        if name == dst or (name != src and self.exists(name)):
+            return frozenset({name})
+        paths = [p for p in self.named(name) if p != src]
+        if dst and posixpath.basename(dst).lower() == name.lower():
+            paths.append(dst)
+        return nearest_tier(paths, source)
 
 
 def _file_embed_change(
@@ -437,16 +451,30 @@ def _file_embed_change(
         posixpath.basename(dst).lower(),
     }:
         return None  # the move neither takes nor gives this name
-    if files.opened(name, source_after, (src, dst)) == wanted:
+    # the name stays, or is written, only where it opens the file by more than path order, or
+    # already did so by path order among the same files (a moved note's own embed)
+    moved = (src, dst)
+    if files.opened(name, source_after, moved) == wanted and (
+        files.opened(name, source_after, moved, decisive=True) == wanted
+        or files.tier(name, source_after, moved) == files.tier(name, source_before)
+    ):
         return None
     base = posixpath.basename(wanted)
-    new = base if files.opened(base, source_after, (src, dst)) == wanted else wanted
+    new = base if files.opened(base, source_after, moved, decisive=True) == wanted else wanted
     return link.start, link.start + len(name), _wiki_name(link, new)
 
 
 def _wiki_change(
-    link: Link, target: str, exists: bool, src: str, dst: str, after: Resolver, files: _Files, source: str
+    link: Link,
+    target: str,
+    exists: bool,
+    src: str,
+    dst: str,
+    resolvers: tuple[Resolver, Resolver],
+    source_before: str,
+    source: str,
 ) -> tuple[int, int, str] | None:
+    before, after = resolvers
     name = link.destination.split("#", 1)[0].rstrip()
     if not exists:
         return None  # unresolved before: nothing to preserve
@@ -454,12 +482,17 @@ def _wiki_change(
     # still the note it opens from where the link is after the move (``source``), by Obsidian's
     # reading of a shared name (decision 914): a note moved to the root, or into the linking
     # note's folder, can take a bare name over from the note it opened, which then gets its path
-    if after.note_for(name, source) == wanted:
+    # left as written where it opens the note by more than path order, or where it already did so
+    # by path order among the same equally near notes before the move (decisions 914, 915)
+    if after.note_for(name, source) == wanted and (
+        after.note_for(name, source, decisive=True) == wanted
+        or after.tier(name, source) == before.tier(name, source_before)
+    ):
         return None
     forms = [posixpath.basename(wanted)[:-3], wanted[:-3]]
     if name.lower().endswith(".md"):
         forms = [f + wanted[-3:] for f in forms]
-    new = next((f for f in forms if after.note_for(f, source) == wanted), forms[-1])
+    new = next((f for f in forms if after.note_for(f, source, decisive=True) == wanted), forms[-1])
     return link.start, link.start + len(name), _wiki_name(link, new)
 
 
