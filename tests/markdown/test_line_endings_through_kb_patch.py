@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from kb_fakes import make_workspace
-from md_strategies import documents, markdown_doc, with_eol
+from md_strategies import documents, heading, markdown_doc, paragraph, table, with_eol
 
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import KbError
@@ -128,6 +128,7 @@ def test_an_edit_of_one_element_leaves_every_other_byte_identical(
     # New line breaks take the document's EOL; the breaks of the replaced region may stay.
     changed = new_text[start : len(new_text) - (len(text) - end)]
     assert set(BREAKS.findall(changed)) <= set(BREAKS.findall(text[start:end])) | {doc.eol}
+    assert new_text.endswith(("\r", "\n")) == text.endswith(("\r", "\n"))  # no final newline appears
     if end < len(text):  # the end of the file was not touched: a missing final newline stays missing
         assert new_text[-1:] == text[-1:]
     reread = invoke(workspace(), "kb_read", {"request": {"path": "d.md", "maxElements": 100, "maxBytes": 100000}})
@@ -190,3 +191,52 @@ def test_line_endings_never_decide_whether_an_edit_is_accepted(text: str, data: 
         except KbError as exc:
             outcomes.append(exc.code)
     assert outcomes[1] is None or outcomes[0] is not None, (outcomes, variant)
+
+
+TABLE_ACTIONS = [
+    {"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 0, "value": "kqcell"}]},
+    {"action": "insert_row", "values": ["kqrow"]},
+    {"action": "insert_row", "values": ["kqrow"], "beforeRowIndex": 0},
+    {"action": "delete_row", "rowIndex": 0},
+    {"action": "insert_column", "name": "kqcol", "defaultValue": "v"},
+    {"action": "delete_column", "columnIndex": 0},
+    {"action": "rename_column", "columnIndex": 0, "newName": "kqname"},
+    {"action": "set_alignment", "columnIndex": 0, "alignment": "center"},
+]
+
+
+@given(
+    st.lists(st.one_of(table(), paragraph(), heading()), min_size=1, max_size=4).map("\n\n".join),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from(TABLE_ACTIONS),
+    st.data(),
+)
+def test_a_table_edit_leaves_every_byte_outside_the_table_identical(
+    text: str, bom: bool, final: bool, action: dict[str, object], data: st.DataObject
+) -> None:
+    """kb_edit_table's half of the promise, on tables among other blocks with any line endings."""
+    text = data.draw(with_eol(text + ("\n" if final else "")))
+    raw = (BOM if bom else b"") + text.encode("utf-8")
+    doc = parse_document(raw)
+    tables = [e for e in doc.elements if e.kind is ElementKind.TABLE]
+    assume(tables)
+    target = data.draw(st.sampled_from(tables))
+    ws = workspace()
+    path = ws.root / "t.md"
+    path.write_bytes(raw)
+    try:
+        invoke(ws, "kb_edit_table", {"path": "t.md", "pointer": target.anchor, **action})
+    except KbError as exc:
+        assert exc.code in DOCUMENTED, exc
+        assert path.read_bytes() == raw
+        return
+    new = path.read_bytes()
+    assert new.startswith(BOM) == bom
+    new_text = body(new)
+    start, end = target.start, target.end
+    assert new_text[:start] == text[:start]
+    assert new_text[len(new_text) - (len(text) - end) :] == text[end:]
+    changed = new_text[start : len(new_text) - (len(text) - end)]
+    assert set(BREAKS.findall(changed)) <= set(BREAKS.findall(text[start:end])) | {doc.eol}
+    assert new_text.endswith(("\r", "\n")) == text.endswith(("\r", "\n"))  # no final newline appears
