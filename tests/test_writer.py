@@ -123,6 +123,89 @@ def test_a_save_while_the_new_bytes_are_written_is_not_overwritten(
     assert _litter(ws.root) == []
 
 
+def _saving_before_swaps(monkeypatch: pytest.MonkeyPatch, target: Path, saves: list[bytes]) -> list[bytes]:
+    """Make the writer's swap of two names first let another program save ``target`` (through a
+    temporary file and a rename), once per entry of ``saves``: the instant between the last
+    compare and the swap, which a busy server stretches to milliseconds. Returns what each swap
+    found at ``target`` just before it ran."""
+    import local_vector_search_mcp.writer as writer
+
+    real = writer._exchange
+    found: list[bytes] = []
+
+    def exchange(a: Path, b: Path) -> bool:
+        if saves:
+            other = target.with_name("editor.tmp~")
+            other.write_bytes(saves.pop(0))
+            other.replace(target)
+        found.append(target.read_bytes())
+        return real(a, b)
+
+    monkeypatch.setattr(writer, "_exchange", exchange)
+    return found
+
+
+def test_a_save_between_the_last_compare_and_the_swap_is_put_back_and_replanned(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 930: the new file is swapped in, so the bytes it displaced are compared after the
+    swap. An editor that saved after the writer's last compare (decision 446's left-over instant)
+    gets its save back and the edit re-plans on it; with a plain rename the save was lost (1 of
+    about 100 saves of an editor, with twelve agents editing other paragraphs)."""
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    found = _saving_before_swaps(monkeypatch, target, [b"v2"])
+    seen: list[bytes] = []
+
+    def plan(raw: bytes) -> bytes:
+        seen.append(raw)
+        return raw + b"+edit"
+
+    mutate(ws, "a.md", target, plan)
+    assert seen == [b"v1", b"v2"]
+    assert target.read_bytes() == b"v2+edit"
+    assert found[0] == b"v2"  # the save did land between the compare and the swap
+    assert _litter(ws.root) == []
+
+
+def test_a_second_save_while_the_first_is_put_back_wins(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The editor saves again in the instant the writer puts its first save back: the newest save
+    stays (the older one goes, as the editor itself replaced it), and the edit lands on it."""
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    _saving_before_swaps(monkeypatch, target, [b"v2", b"v3"])
+    mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert target.read_bytes() == b"v3+edit"
+    assert _litter(ws.root) == [] and not (ws.root / "editor.tmp~").exists()
+
+
+def test_without_a_swap_the_writer_renames_as_before(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system that cannot swap names (NFS, some FUSE; ``EINVAL``) gets the rename."""
+    import local_vector_search_mcp.writer as writer
+
+    monkeypatch.setattr(writer, "_exchange", lambda a, b: False)
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    os.chmod(target, 0o640)
+    mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert target.read_bytes() == b"v1+edit"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert _litter(ws.root) == []
+
+
+def test_the_swap_exchanges_two_files_in_one_step(tmp_path: Path) -> None:
+    from local_vector_search_mcp.writer import _exchange
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"A")
+    b.write_bytes(b"B")
+    if not _exchange(a, b):
+        pytest.skip("this file system cannot swap two names (renameat2 RENAME_EXCHANGE)")
+    assert (a.read_bytes(), b.read_bytes()) == (b"B", b"A")
+    with pytest.raises(FileNotFoundError):
+        _exchange(a, tmp_path / "missing")
+
+
 def test_a_save_while_a_linking_note_is_rewritten_restores_and_refuses_the_move(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

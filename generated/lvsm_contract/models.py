@@ -129,11 +129,11 @@ class DocumentLink(BaseModel):
     """
     target: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
-    Root-relative path the link resolves to (relative to the source's folder, `./` and `../` normalised, percent-decoding applied, fragment and query removed).
+    Root-relative path the link resolves to (relative to the source's folder, a backslash read as `/`, `./` and `../` normalised, percent-decoding applied, fragment and query removed).
     """
     fragment: str | None
     """
-    The link's `#fragment` without `#`, if any (`^id` for an Obsidian block reference).
+    The link's `#fragment` without `#`, if any (`^id` for an Obsidian block reference); a Markdown link's is percent-decoded, as its path is (`#My%20Heading` gives `My Heading`).
     """
     fragment_found: Annotated[bool | None, Field(alias='fragmentFound')] = None
     """

@@ -739,17 +739,97 @@ def _replace(intent: Intent, path: Path, data: bytes, mode: int | None, expect: 
     With ``expect``, the file must still hold exactly those bytes once the temporary file is
     written and synced, right before the rename (else :class:`SourceChanged`, nothing replaced):
     writing and syncing takes milliseconds, and an editor that saved meanwhile would otherwise
-    be overwritten by an edit planned on the bytes before its save (decision 446).
+    be overwritten by an edit planned on the bytes before its save (decision 446). Where the
+    file system can swap two names atomically the new file is swapped in instead of renamed, so
+    the bytes it displaced are still there to compare and to put back (decision 930).
     """
     tmp = _write_temp(intent, path, data, mode)
     try:
         if expect is not None and _read(path) != expect:
             raise SourceChanged(str(path))
-        os.replace(tmp, path)
+        if expect is None or not _exchange(tmp, path):
+            os.replace(tmp, path)
+            return
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+    _keep_displaced(tmp, path, data, expect)  # tmp now holds what path held: never unlinked unseen
+
+
+def _keep_displaced(tmp: Path, path: Path, data: bytes, expect: bytes) -> None:
+    """After ``tmp`` (holding ``data``) and ``path`` were swapped: finish if ``path`` held
+    ``expect``, else put back what another program saved there in the instant between the
+    compare and the swap, and raise :class:`SourceChanged` (the edit re-plans on it).
+
+    Between the compare and a plain rename lie the GIL and the scheduler: on a busy server that
+    instant lasted milliseconds, and 1 of about 100 saves of an editor was silently reverted by
+    an agent's edit of another paragraph (decision 930). The swap closes it for editors that
+    save by rename or in place before the swap; a second save landing within the few
+    microseconds of putting the first one back is the one case left (it wins: the newest save
+    stays, the older one goes, as the editor itself would have it).
+    """
+    displaced = _read(tmp)
+    if displaced == expect:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            # The old revision cannot be removed (an I/O error): swap it back, so a write that
+            # fails leaves the document as it was and nothing beside it, as a failed rename does.
+            if _exchange(tmp, path):
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            raise
+        return
+    try:
+        if displaced is not None:
+            if not _exchange(tmp, path):  # pragma: no cover - it just worked on this folder
+                os.replace(tmp, path)
+                raise SourceChanged(str(path))
+            if _read(tmp) != data:  # a newer save replaced ours meanwhile: it goes back, the older one goes
+                os.replace(tmp, path)
+                raise SourceChanged(str(path))
+        raise SourceChanged(str(path))  # deleted meanwhile: ours is not wanted either
+    finally:
+        with contextlib.suppress(OSError):
+            if _read(tmp) == data or displaced is None:
+                tmp.unlink()
+
+
+# renameat2(2) flag: swap the two names atomically (Linux 3.15; ext4, XFS, Btrfs, tmpfs, ...)
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: Callable[..., int] | None = None
+_no_renameat2 = False
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the files named ``a`` and ``b`` in one step; False where the system or the file
+    system cannot (then nothing happened and the caller renames)."""
+    global _renameat2, _no_renameat2
+    if _no_renameat2:
+        return False
+    if _renameat2 is None:
+        import ctypes  # only where a swap is tried: start-up does not pay for it
+
+        try:
+            function = ctypes.CDLL(None, use_errno=True).renameat2
+        except (AttributeError, OSError):  # not Linux, or a C library without it
+            _no_renameat2 = True
+            return False
+        function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        function.restype = ctypes.c_int
+        _renameat2 = function
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    import ctypes
+
+    err = ctypes.get_errno()
+    if err == errno.ENOSYS:
+        _no_renameat2 = True
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EXDEV):
+        return False  # a kernel or a file system (NFS, some FUSE) without the swap
+    raise OSError(err, os.strerror(err), str(b))
 
 
 def _link_new(intent: Intent, path: Path, data: bytes, mode: int | None) -> None:

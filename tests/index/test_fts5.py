@@ -50,3 +50,18 @@ def test_an_absent_word_takes_no_place_the_budget_keeps():
     assert rarest_within([0, 0, 25_000, 30_000, 40_000], 20_000, 2) == {0, 1, 2, 3}
     assert rarest_within([5, 25_000, 30_000], 20_000, 2) == {0, 1}  # as before when every word is held
     assert rarest_within([0, 3], 1, 0) == {0}  # the stems' budget keeps nothing it must
+
+
+def test_the_stems_query_prices_a_word_by_its_stems_common_forms() -> None:
+    """``collect`` is rare as written and common as ``collection``, ``collected``: the stems query
+    prices it by its stem's forms (decision 636), and a budget its own count fits drops it."""
+    from local_vector_search_mcp.index.fts5 import stem_counts, stem_prices
+
+    forms = [("collection", 3_000), ("collected", 1_200), ("collector", 900), ("colleague", 800), ("~collect", 9)]
+    stems = stem_counts(forms)
+    assert stems["collect"] == 4_200  # collector's stem is "collector"; "~collect" is no word
+    prices = stem_prices(["collect", "map", "mapping"], {"collect": 567, "map": 40}, stems)
+    assert prices == {"collect": 4_200, "map": 40}  # an absent word with no common form stays free
+    question = AnyOf((Term("collect"), Term("map")), row_budget=2_000)
+    assert render_stems(question, frequencies({"collect": 567, "map": 40}), 2_000) == '"collect" OR "map"'
+    assert render_stems(question, frequencies(prices), 2_000) == '"map"'

@@ -249,6 +249,34 @@ def test_row_budgets_cut_the_same_words(pair: tuple[KbClient, KbClient], monkeyp
     assert found(pg, None) == found(lite, None)
 
 
+def test_stem_budgets_cut_the_same_words(pair: tuple[KbClient, KbClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stems list's budget prices a word by its stem's common forms on both (decision 636):
+    ``echo`` is in one chunk as written and in two with ``echoes`` and ``echoing``, so a budget of
+    two stems rows keeps ``quetzal`` and drops it, where the word's own count kept both."""
+    from local_vector_search_mcp.index import fts5, postgres, sqlite
+
+    lite, pg = pair
+    for module in (postgres, sqlite):
+        monkeypatch.setattr(module, "COMMON_TERM_MIN_CHUNKS", 0)
+        monkeypatch.setattr(module, "STEM_BUDGET", 2)
+    for client in pair:
+        client.store.refresh_term_stats()
+    pg.store._stem_counts_cache = None
+    stems: list[str | None] = []
+
+    def render_stems(*args: Any) -> str | None:
+        stems.append(fts5.render_stems(*args))
+        return stems[-1]
+
+    monkeypatch.setattr(sqlite, "render_stems", render_stems)
+    words = AnyOf((Term("echo"), Term("quetzal")), 1_000, 1)
+    found = [[(h.path, h.anchor) for h in client.store.lexical(words, 20, None)] for client in pair]
+    assert stems == ['"quetzal"']
+    assert found[0] == found[1]
+    assert {path for path, _ in found[0]} == {"shell/echo.md", "rare.md"}  # echoing.md came by its stem
+    assert lite.store._stem_frequencies(["echo", "quetzal"]) == {"echo": 3, "quetzal": 1}
+
+
 def test_tokens_are_fts5s_own() -> None:
     """``cjk.index_tokens`` is unicode61's tokenizer itself; its ASCII shortcut splits the same."""
     import apsw

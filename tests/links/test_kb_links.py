@@ -333,6 +333,46 @@ def test_an_index_without_html_picture_links_gains_them_in_place(tmp_path: Path)
         kb.shutdown()
 
 
+def test_a_backslash_separates_folders_and_a_fragment_is_reported_decoded(tmp_path: Path) -> None:
+    """Decisions 910 and 911: a page written on Windows links ``sub\\page.md``; the index called it
+    missing (only decision 904's look at the disk, through the path guard, found it, without its
+    fragment), ``.\\page.md`` and ``..\\x.md`` were missing outright, and ``#My%20Heading`` was
+    reported as written. A backslash now separates folders as the path guard reads it, and the
+    fragment is reported as the anchor it spells."""
+    root = tmp_path / "kb"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "page.md").write_text("# Page\n\n## My Heading\n\n[up](..\\index.md) [me](.\\page.md)\n")
+    (root / "index.md").write_text(
+        "# I\n\n[a](sub\\page.md#My%20Heading) [b](sub\\\\page.md) [c](sub\\page.md#nope) "
+        "[out](..\\x.md) [abs](\\sub\\page.md) [unc](\\\\host\\share\\x.md) [drive](C:\\x.md) "
+        "[[sub\\page#My Heading]] ![p](img\\pic.png)\n",
+        encoding="utf-8",
+    )
+    kb = client(root)
+    try:
+        kb.reindex()
+        out = links(kb, path="index.md", direction="outgoing")
+        got = [
+            (ln["target"], ln["kind"], ln["targetExists"], ln["fragment"], ln["fragmentFound"]) for ln in out["links"]
+        ]
+        assert got == [
+            ("sub/page.md", "inline", True, "My Heading", True),
+            ("sub/page.md", "inline", True, None, None),  # `\\` is an escaped backslash: still a separator
+            ("sub/page.md", "inline", True, "nope", False),
+            ("sub/page.md", "wikilink", True, "My Heading", True),
+        ]
+        sub = links(kb, path="sub/page.md", direction="outgoing")
+        assert edges(sub) == [
+            ("sub/page.md", "index.md", "inline", True),
+            ("sub/page.md", "sub/page.md", "inline", True),
+        ]
+        whole = links(kb)
+        assert [(m["target"], m["kind"]) for m in whole["missingImages"]] == [("img/pic.png", "image")]
+        assert whole["orphans"] == []
+    finally:
+        kb.shutdown()
+
+
 def test_a_file_that_could_not_be_indexed_gets_the_reason_kb_read_gives(tmp_path: Path) -> None:
     """Decision 921: kb_links said NOT_FOUND "neither an indexed document nor the target of an indexed
     link" of a Latin-1 or UTF-16 export, or a file over the size cap, that kb_list_files lists and

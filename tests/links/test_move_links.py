@@ -334,3 +334,30 @@ def test_a_moved_document_s_link_to_a_folder_is_left_as_written(tmp_path: Path) 
         assert moved == text.replace("(files/spec.pdf)", "(../files/spec.pdf)")
     finally:
         kb.shutdown()
+
+
+def test_backslash_links_follow_their_target_and_are_rewritten_with_slashes(tmp_path: Path) -> None:
+    """Decision 910: ``[a](sub\\page.md)`` reaches ``sub/page.md`` (the path guard's reading), so a
+    move with updateLinks rewrites it, with ``/`` (every reader, Windows ones too, reads it; a ``\\``
+    before punctuation in a new name would be an escape). A moved page's own ``..\\`` links follow it,
+    an ``<img src>`` written with backslashes too, and a link that still reaches is left as written."""
+    root = tmp_path / "kb"
+    (root / "sub").mkdir(parents=True)
+    (root / "img").mkdir()
+    (root / "img" / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / "sub" / "page.md").write_bytes(b"# P\n\n[home](..\\index.md) ![i](..\\img\\pic.png) [me](.\\page.md)\n")
+    (root / "index.md").write_bytes(b'# I\n\n[a](sub\\page.md#top) [b](.\\sub\\page.md) <img src="img\\pic.png">\n')
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        out = move(kb, "sub/page.md", "docs/deep/page.md", updateLinks=True)
+        assert out["updatedPaths"] == ["docs/deep/page.md", "index.md"]
+        assert (root / "index.md").read_bytes() == (
+            b'# I\n\n[a](docs/deep/page.md#top) [b](./docs/deep/page.md) <img src="img\\pic.png">\n'
+        )
+        assert (root / "docs" / "deep" / "page.md").read_bytes() == (
+            b"# P\n\n[home](../../index.md) ![i](../../img/pic.png) [me](.\\page.md)\n"
+        )
+        assert broken(kb) == []
+        assert invoke(kb.ws, "kb_links", {"request": {}})["missingImages"] == []
+    finally:
+        kb.shutdown()

@@ -89,9 +89,13 @@ def coverage(words: CoverageWords, text: str) -> float:
     """The share of ``words`` (a term counts when all its tokens occur) that ``text`` holds."""
     if not words:
         return 1.0
-    lowered = " ".join(word_tokens(text)) if _ACCENTED.search(text) else text.lower()
-    held = sum(all(_holds(w, lowered) for w in term) for term in words)
-    return held / len(words)
+    lowered = text.lower()
+    held = [all(_holds(w, lowered) for w in term) for term in words]
+    if not all(held) and not text.isascii() and _ACCENTED.search(text):
+        # only now: the accent class scanned a 4 KB chunk in 70 us, a third of a question's coverage
+        folded = " ".join(word_tokens(text))
+        held = [found or all(_holds(w, folded) for w in term) for found, term in zip(held, words, strict=True)]
+    return sum(held) / len(words)
 
 
 def rescore(scored: Sequence[tuple[int, float]], covered: Sequence[float], exponent: float) -> list[tuple[int, float]]:

@@ -25,11 +25,11 @@ inflection (``echoes`` for ``echoing``) in the stems list alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .cjk import bare, bigrams, word_tokens
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
-from .stem import query_stems
+from .stem import is_stemmable, query_stems, stem
 
 __all__ = [
     "STEM_BUDGET",
@@ -41,6 +41,9 @@ __all__ = [
     "rarest_within",
     "render_match",
     "render_stems",
+    "stem_counts",
+    "stem_key",
+    "stem_prices",
 ]
 
 STEM_WEIGHT = 0.25  # the stems list's share of the combined BM25 (decision 180)
@@ -174,6 +177,38 @@ def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | No
     if isinstance(query, Term):
         return render_stems(AllOf((query,)), frequencies)
     return None
+
+
+def stem_key(token: str) -> str | None:
+    """What a token's stem is priced under (``None``: not stemmed): its English stem."""
+    return stem(token) if is_stemmable(token) else None
+
+
+def stem_counts(forms: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """The chunk counts of the common tokens ``forms`` (token, chunk count: those of a store's
+    term snapshot, in more than :data:`COMMON_TERM_MIN_CHUNKS` chunks) added up per stem: what
+    the stems query prices its alternatives by (decision 636), the same in both adapters. A sum
+    over-counts the chunks holding two forms, which only makes a common stem look a little more
+    common; a token's own count alone under-counted ten times over (``collect``: 567 chunks of
+    50,000, its stem in 4,374), so a stems query meant to score :data:`STEM_BUDGET` rows scored
+    10,000."""
+    out: dict[str, int] = {}
+    for token, count in forms:
+        key = stem_key(token)
+        if key is not None:
+            out[key] = out.get(key, 0) + count
+    return out
+
+
+def stem_prices(tokens: Iterable[str], counts: Mapping[str, int], stems: Mapping[str, int]) -> dict[str, int]:
+    """The price of each of ``tokens`` in the stems query: the larger of its own chunk count
+    (``counts``) and its stem's (``stems``, from :func:`stem_counts`); tokens at 0 left out."""
+    out = dict(counts)
+    for token in tokens:
+        key = stem_key(token)
+        if key is not None and stems.get(key, 0) > out.get(token, 0):
+            out[token] = stems[key]
+    return out
 
 
 def combine_stemmed(

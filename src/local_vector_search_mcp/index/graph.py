@@ -34,6 +34,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from ..markdown.links import separators
 from ..markdown.tables import cell_display_text
 from .port import DocumentMeta, StoredLink
 
@@ -142,14 +143,16 @@ class Resolver:
 
     def _markdown(self, link: StoredLink, files: bool = False) -> ResolvedLink | None:
         dest = link.destination.strip()
-        if not dest or dest.startswith(("#", "/")) or _SCHEME.match(dest):
-            return None
-        if link.kind == "html" and dest.startswith("\\"):  # a Windows-style path: not followed by a move either
+        if not dest or dest.startswith("#") or _SCHEME.match(dest):
             return None
         path, _, fragment = dest.partition("#")
-        path = unquote(path.partition("?")[0])
-        if not path:
+        # a backslash separates folders, as the path guard reads it and browsers read it in a URL:
+        # `[a](sub\page.md)` written on Windows reaches `sub/page.md` (decision 910); `\x.md` and
+        # `\\server\x.md` are then root-absolute or another host, no link
+        path = separators(path.partition("?")[0])
+        if not path or path.startswith("/"):
             return None
+        path = unquote(path)
         target = posixpath.normpath(posixpath.join(posixpath.dirname(link.source), path))
         if target == ".." or target.startswith("../") or target.startswith("/"):
             return None
@@ -167,14 +170,15 @@ class Resolver:
             if len(same) == 1:
                 target, exists = same[0], True
         found = self._fragment_found(target, fragment, wiki=False) if exists and fragment else None
+        # the fragment as a reader's anchor: percent-decoded like the path (decision 911)
         return ResolvedLink(
             link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
-            target, fragment or None, exists, is_image, (), found,
+            target, unquote(fragment) or None, exists, is_image, (), found,
         )  # fmt: skip
 
     def _wiki(self, link: StoredLink) -> ResolvedLink | None:
         name, _, fragment = link.destination.partition("#")
-        name = name.strip()
+        name = separators(name.strip())  # Obsidian names hold no backslash: a separator (decision 910)
         if not name:
             return None  # [[#Heading]]: a link inside the same note
         relative = _relative(name, link.source)
@@ -213,6 +217,7 @@ class Resolver:
         """Every document a wikilink name written in ``source`` could mean, by the first rule that
         matches. A name starting ``./`` or ``../`` (Obsidian's "relative path" link format) means
         that path from the source's folder and nothing else (decision 480)."""
+        name = separators(name)
         relative = _relative(name, source)
         if relative is not None:
             if _leaves_root(relative):

@@ -141,11 +141,16 @@ class RankPlan:
                         out.update(dict.fromkeys(side.atoms[child].tokens))
         return list(out)
 
-    def cut(self, token_df: Callable[[str], int]) -> RankPlan:
+    def cut(self, token_df: Callable[[str], int], stem_df: Callable[[str], int] | None = None) -> RankPlan:
         """The plan with each budgeted OR cut to its rarest atoms (``within_budget``) and only the
         atoms still used: what the SQLite adapter's MATCH expressions hold (a list whose budget
-        keeps nothing, as the stems' may, is left out)."""
-        cut = [None if side is None else within_budget(side, token_df) for side in (self.exact, self.stems)]
+        keeps nothing, as the stems' may, is left out). ``stem_df``: the stems list's prices
+        (``fts5.stem_prices``, decision 636), ``token_df`` when not given."""
+        prices = (token_df, stem_df or token_df)
+        cut = [
+            None if side is None else within_budget(side, price)
+            for side, price in zip((self.exact, self.stems), prices, strict=True)
+        ]
         exact, stems = (None if side is None or not used(side.tree) else _pruned(side) for side in cut)
         return RankPlan(exact, stems)
 

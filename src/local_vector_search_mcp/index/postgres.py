@@ -63,7 +63,7 @@ from .chunks import (
 )
 from .cjk import index_tokens
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
-from .fts5 import COMMON_TERM_MIN_CHUNKS, STEM_BUDGET, STEM_DEPTH
+from .fts5 import COMMON_TERM_MIN_CHUNKS, STEM_BUDGET, STEM_DEPTH, stem_counts, stem_prices
 from .pg_batch import PipelinedBatch
 from .pg_lexemes import chunk_lexemes
 from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
@@ -96,6 +96,7 @@ EF_SEARCH = 400  # measured: recall@10 0.98 on hard synthetic 384-d data (0.79 a
 TOKENS_VERSION = "fts5-unicode61-1"  # lexical_meta: the tsvectors hold FTS5's tokens (decision 311)
 FIRST_ROWS = 200  # chunks of the most valuable atoms fetched first, to set the MaxScore threshold (decision 455)
 STATS_TTL = 2.0  # seconds the corpus totals of the ranking are reused (other servers' writes)
+STEM_COUNTS_TTL = 60.0  # seconds the stems' prices are reused (_stem_counts)
 # chunks changed since the last analyze before a reindex analyzes again: autovacuum's defaults
 # (autovacuum_analyze_threshold, autovacuum_analyze_scale_factor)
 ANALYZE_BASE, ANALYZE_SHARE = 50, 0.1
@@ -341,6 +342,7 @@ class PostgresStore:
         self._layout_cache: VectorLayout | None = None
         self._centre_settled = False  # no recentring to look for (not binary, or the centre is fixed)
         self._stats_cache: tuple[float, pg_rank.CorpusStats] | None = None
+        self._stem_counts_cache: tuple[float, dict[str, int]] | None = None
         self._lengths_ready = False
         self._pending_refused = False  # this user may not add the pending table (logged once)
         self._schema_losses = 0  # our schema or tables found dropped under the store (decision 499)
@@ -1168,7 +1170,9 @@ class PostgresStore:
             if query_plan.counts_in_rows() and (lexeme := plain_lexeme(atom.tsquery)) is not None
         ]
         counted = self._token_frequencies(query_plan.priced_tokens(self._corpus_stats().rows), lexemes)
-        query_plan = query_plan.cut(lambda token: counted.counts.get(token, 0))
+        stems = self._stem_counts() if query_plan.stems is not None else {}
+        priced = stem_prices(query_plan.priced_tokens(self._corpus_stats().rows), counted.counts, stems)
+        query_plan = query_plan.cut(lambda token: counted.counts.get(token, 0), lambda token: priced.get(token, 0))
         atoms = query_plan.atoms()
         if not atoms:
             return []
@@ -1339,6 +1343,18 @@ class PostgresStore:
         rest = list(dict.fromkeys(a.tsquery for a in atoms if a.tsquery not in by_query))
         by_query |= dict(zip(rest, self._live_counts(rest), strict=True))
         return [by_query[a.tsquery] for a in atoms]
+
+    def _stem_counts(self) -> dict[str, int]:
+        """``fts5.stem_counts`` of the common lexemes of ``term_stats``: the stems list's prices
+        (decision 636), reused for :data:`STEM_COUNTS_TTL` seconds (one scan of the table; a
+        price a minute old cuts the same words but where a count crossed a budget)."""
+        cached = self._stem_counts_cache
+        if cached is not None and time.monotonic() - cached[0] < STEM_COUNTS_TTL:
+            return cached[1]
+        rows = self._rows("select lexeme, ndoc from term_stats where ndoc > %s", (COMMON_TERM_MIN_CHUNKS,))
+        counts = stem_counts((str(lexeme), int(n)) for lexeme, n in rows)
+        self._stem_counts_cache = (time.monotonic(), counts)
+        return counts
 
     def _corpus_stats(self) -> pg_rank.CorpusStats:
         """Row and token totals (FTS5 keeps them in its index; here a query of the lengths, an

@@ -34,7 +34,7 @@ from markdown_it.common.utils import unescapeAll
 from ..errors import InvalidArgument, KbError, NotFound
 from ..markdown import parse_document
 from ..markdown.html_images import HtmlImageSource, html_image_sources
-from ..markdown.links import Link, extract_links, rewrite
+from ..markdown.links import Link, extract_links, rewrite, separators
 from ..markdown.source import BOM
 from ..sourcefile import read_source, unlisted_folder
 from .graph import WIKI_KINDS, Resolver, name_key
@@ -180,7 +180,7 @@ def _reaches(text: str, folder: str, src: str, name: str) -> bool:
     for start, end in _lines_with(text, (name, "%")):
         line = text[start:end]
         if "%" in line or "\\" in line or "&" in line:  # encoded, escaped or entities (decision 451)
-            line = unquote(unescapeAll(line))
+            line = separators(unquote(unescapeAll(line)))  # `sub\page.md` (decision 910)
         at = line.find(name)
         while at >= 0:
             stop = at + len(name)
@@ -295,7 +295,8 @@ def _new_destination(
         return None  # neither end moved
     path_part = link.destination.split("#", 1)[0].split("?", 1)[0]
     folder_after = posixpath.dirname(source_after)
-    if not path_part.startswith("/") and posixpath.normpath(posixpath.join(folder_after, unquote(path_part))) == target:
+    reads = unquote(separators(path_part))
+    if not reads.startswith("/") and posixpath.normpath(posixpath.join(folder_after, reads)) == target:
         return None  # it still reaches its target as written (`./page.md` after a rename): left alone (decision 705)
     written = _written_path(text[link.start : link.end], link.destination, path_part)
     if written is None:
@@ -303,8 +304,8 @@ def _new_destination(
     # a destination in <...> may hold spaces; an autolink (<page.md>) ends at one (decision 901)
     angled = link.kind != "autolink" and link.start > 0 and text[link.start - 1] == "<"
     relative = posixpath.relpath(target, folder_after or ".")
-    if written.startswith("./") and not relative.startswith("../"):
-        relative = f"./{relative}"  # the author's `./` stays (decision 705)
+    if separators(written).startswith("./") and not relative.startswith("../"):
+        relative = f"./{relative}"  # the author's `./` stays (decision 705); `/` after it (910)
     new_path = _written(relative, written, angled)
     if unquote(path_part) == unquote(new_path):
         return None
@@ -322,7 +323,8 @@ def _new_html_source(
     path_part = re.split(r"[?#]", value, maxsplit=1)[0]
     if not path_part:
         return None
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(source_before), unquote(path_part)))
+    reads = unquote(separators(path_part))  # a browser reads `\` as `/` (decision 910)
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(source_before), reads))
     if target == ".." or target.startswith(("../", "/")):
         return None
     if target == src:
@@ -330,7 +332,7 @@ def _new_html_source(
     elif source_before == source_after:
         return None  # neither end moved
     folder_after = posixpath.dirname(source_after)
-    if posixpath.normpath(posixpath.join(folder_after, unquote(path_part))) == target:
+    if posixpath.normpath(posixpath.join(folder_after, reads)) == target:
         return None
     if written != value:
         return None  # written with character references or padded: left as written, never guessed

@@ -93,6 +93,9 @@ from .fts5 import (
     quote_phrase,
     render_match,
     render_stems,
+    stem_counts,
+    stem_key,
+    stem_prices,
 )
 from .owner import Owner, Verdict, needs_file_record, refusal, verdict
 from .port import (
@@ -123,6 +126,7 @@ from .quantized import (
     int8_codes,
 )
 from .query import LexicalQuery, PathScope
+from .split_rank import merge_ranked, row_ranges, run_all, split_parts
 from .sqlite_chunks import ChunkTables, dump_properties
 from .vecmath import dot_rows
 
@@ -1429,15 +1433,14 @@ class SqliteStore(ChunkTables):
         if match is None:
             return []
         stems = (
-            render_stems(query, self._document_frequencies, STEM_BUDGET)
+            render_stems(query, self._stem_frequencies, STEM_BUDGET)
             if STEM_WEIGHT and self._table_exists("chunks_stems")
             else None
         )
         depth = max(limit, STEM_DEPTH)
-        exact = self._ranked("chunks_fts", match, depth, scope)
-        scored = (
-            exact if stems is None else combine_stemmed(exact, self._ranked("chunks_stems", stems, depth, scope), depth)
-        )
+        rankings = [("chunks_fts", match)] + ([] if stems is None else [("chunks_stems", stems)])
+        exact, *stemmed = self._rank_all(rankings, depth, scope)
+        scored = exact if not stemmed else combine_stemmed(exact, stemmed[0], depth)
         if wants_coverage(query):  # a question: its best rows by the share of its words they hold (decision 220)
             bm25 = dict(scored[:COVERAGE_DEPTH])
             top = self._hits([rid for rid, _ in scored[:COVERAGE_DEPTH]])
@@ -1462,19 +1465,54 @@ class SqliteStore(ChunkTables):
         params = (match, self._scope_key(scope), limit) if scoped and scope is not None else (match, limit)
         return self._hits([r[0] for r in self._conn().execute(sql, params)])
 
-    def _ranked(self, table: str, match: str, limit: int, scope: PathScope | None) -> list[tuple[int, float]]:
-        """(rowid, bm25) of the best ``limit`` rows of ``table`` matching ``match``, inside ``scope``."""
+    def _rank_all(
+        self, rankings: Sequence[tuple[str, str]], limit: int, scope: PathScope | None
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`_ranked` of each (table, match) of ``rankings``, all at once: on a large index
+        each split into rowid ranges ranked on several cores (``split_rank.py``, decision 635).
+        Not inside this thread's transaction: the other threads' connections would not see it."""
+        conn = getattr(self._local, "conn", None)
+        span = None if conn is not None and conn.in_transaction else self._id_span()
+        parts = split_parts(span)
+        if span is None or parts == 1:
+            return [self._ranked(table, match, limit, scope) for table, match in rankings]
+        ranges = row_ranges(span, parts)
+        calls = [
+            functools.partial(self._ranked, table, match, limit, scope, rows)
+            for table, match in rankings
+            for rows in ranges
+        ]
+        done = run_all(calls)
+        n = len(ranges)
+        return [merge_ranked(done[i * n : (i + 1) * n], limit) for i in range(len(rankings))]
+
+    def _id_span(self) -> tuple[int, int] | None:
+        """The lowest and highest chunk id (two index seeks), ``None`` without chunks."""
+        lo, hi = self._conn().execute("SELECT min(id), max(id) FROM chunks").fetchone() or (None, None)
+        return None if lo is None or hi is None else (int(lo), int(hi))
+
+    def _ranked(
+        self, table: str, match: str, limit: int, scope: PathScope | None, rows: tuple[int, int] | None = None
+    ) -> list[tuple[int, float]]:
+        """(rowid, bm25) of the best ``limit`` rows of ``table`` matching ``match``, inside ``scope``
+        and the inclusive rowid range ``rows`` (``None``: every row)."""
         c = self._conn()
+        within = "" if rows is None else " AND {rowid} BETWEEN ? AND ?"
+        bounds = () if rows is None else rows
         if scope is None or scope.is_everything:
-            sql = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
-            return [(r[0], r[1]) for r in c.execute(sql, (match, limit))]
+            sql = (
+                f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?{within.format(rowid='rowid')} "
+                "ORDER BY rank LIMIT ?"
+            )
+            return [(r[0], r[1]) for r in c.execute(sql, (match, *bounds, limit))]
         key = self._scope_key(scope)
         sql = (
             f"SELECT f.rowid, f.rank FROM {table} f JOIN chunks c ON c.id = f.rowid "
             "JOIN documents d ON d.id = c.document_id "
-            f"WHERE {table} MATCH ? AND kb_in_scope(?, d.path) ORDER BY f.rank LIMIT ?"
+            f"WHERE {table} MATCH ?{within.format(rowid='f.rowid')} AND kb_in_scope(?, d.path) "
+            "ORDER BY f.rank LIMIT ?"
         )
-        return [(r[0], r[1]) for r in c.execute(sql, (match, key, limit))]
+        return [(r[0], r[1]) for r in c.execute(sql, (match, *bounds, key, limit))]
 
     def refresh_term_stats(self) -> None:
         """Rebuild the chunk counts of common terms (one pass over the FTS vocabulary) unless
@@ -1584,6 +1622,22 @@ class SqliteStore(ChunkTables):
                 row = c.execute("SELECT doc FROM chunks_fts_vocab WHERE term = ?", (token,)).fetchone()
                 cache[token] = 0 if row is None else int(row[0])
         return {t: cache[t] for t in tokens if cache.get(t)}
+
+    def _stem_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
+        """The prices of the stems query's alternatives (``fts5.stem_prices``, decision 636): each
+        stem's common forms are the terms of ``term_stats`` from its stable prefix on (a range of
+        the primary key: a few rows a token)."""
+        counts = self._document_frequencies(tokens)
+        if not self._table_exists("term_stats"):
+            return counts
+        c = self._conn()
+        forms: list[tuple[str, int]] = []
+        for key in dict.fromkeys(k for k in map(stem_key, tokens) if k is not None):
+            start = key[:-1] if key.endswith("i") else key  # Snowball's "happi" stands for "happy"
+            sql = "SELECT term, doc FROM term_stats WHERE term >= ? AND term < ?"
+            rows = c.execute(sql, (start, start + "\U0010ffff"))
+            forms += [(str(term), int(doc)) for term, doc in rows if term]
+        return stem_prices(tokens, counts, stem_counts(forms))
 
     def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
         if not self.has_vectors():

@@ -46,12 +46,14 @@ __all__ = [
     "Link",
     "LinkKind",
     "LinkSource",
+    "autolink_rule",
     "extract_links",
     "graph_links",
     "link_source",
     "load_yaml",
     "normalize_label",
     "rewrite",
+    "separators",
     "wikilink_rule",
 ]
 
@@ -173,7 +175,11 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     if not embed and inner.strip().lower() == "toc" and not src[:pos].strip() and not src[close + 2 :].strip():
         return False  # a paragraph of `[[toc]]` alone: the table-of-contents marker (VitePress, markdown-it-toc)
     if not silent:
-        target, _, alias = inner.partition("|")
+        target, pipe, alias = inner.partition("|")
+        if pipe and target.endswith("\\"):
+            # `[[Note\|alias]]`: the pipe Obsidian writes escaped in a table, read the same anywhere
+            # (Obsidian does; decision 913), so the name is `Note`, not `Note\`
+            target = target[:-1]
         token = state.push("wikilink", "", 0)
         at = begin + len(target) - len(target.lstrip())
         token.meta = {"target": target.strip(), "alias": alias.strip() or None, "embed": embed, "at": at}
@@ -216,6 +222,11 @@ def _autolinks(state: StateInline, silent: bool) -> bool:
         token.markup, token.info = "autolink", "auto"
     state.pos = match.end()
     return True
+
+
+autolink_rule = _autolinks
+"""CommonMark's autolink rule widened to a relative ``<page.md>`` (decision 901), for other parsers
+that must read such a link as this one does (the PDF export, decision 912)."""
 
 
 def _located(rule: InlineRule, *, image: bool) -> InlineRule:
@@ -341,6 +352,13 @@ _MAYBE_WITH_REFERENCES = re.compile(r"\[|" + _MAYBE_AUTOLINK + r"|(?:^|\s)#[^\s#
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w/-]*[^\W\d][\w/-]*)", re.UNICODE)
 _BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*(?=\r|\n|\Z)")
 _WS = re.compile(r"\s+")
+
+
+def separators(path: str) -> str:
+    """A relative link's path with each backslash read as ``/`` (decision 910): the reference reads
+    ``\\`` as a separator in every path it is given (notes 14), and a page written on Windows links
+    ``sub\\page.md``. Markdown's own escapes (``my\\_note.md``) are gone before this."""
+    return path.replace("\\", "/") if "\\" in path else path
 
 
 def normalize_label(label: str) -> str:

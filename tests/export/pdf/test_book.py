@@ -396,3 +396,33 @@ def test_a_document_with_nothing_to_print_is_said_not_a_silent_blank_page(kb: Pa
     (kb / "empty.md").write_text(text, encoding="utf-8")
     _, warnings = export(kb, "empty.md")
     assert warnings == ["empty.md has no content to print (it is empty or holds front matter only)."]
+
+
+_LINK = re.compile(rb"/Dest \[ (\d+) 0 R /XYZ [\d.]+ ([\d.]+) 0 \] /Rect \[ [\d.]+ ([\d.]+)")
+_OUTLINE = re.compile(rb"/Dest \[ (\d+) 0 R /XYZ [\d.]+ ([\d.]+) 0 \][^(]*/Title \(([^)]*)\)")
+
+
+def test_backslash_paths_encoded_fragments_and_relative_autolinks_link_their_chapter(kb: Path) -> None:
+    """A page written on Windows links ``sub\\two.md``, a fragment is written ``#part%20two``, and
+    ``<sub/two.md>`` is an autolink kb_links counts (decision 901): the book printed the autolink as
+    text and left the backslash link and its chapter out (decisions 910-912). Each now reaches the
+    chapter or heading kb_links says it reaches: the link annotations on the sentence's line go to
+    the outline's destinations of "Two" and "Part two"."""
+    (kb / "sub").mkdir()
+    (kb / "SUMMARY.md").write_text("# Book\n\n- [One](one.md)\n- [Two](sub\\two.md)\n", encoding="utf-8")
+    (kb / "one.md").write_text(
+        "# One\n\nSee <sub/two.md>, [win](sub\\two.md#part%20two) and [enc](sub/two.md#Part%20Two).\n",
+        encoding="utf-8",
+    )
+    (kb / "sub" / "two.md").write_text("# Two\n\n## Part two\n\nBody.\n", encoding="utf-8")
+    pdf, warnings = export(kb, "SUMMARY.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    poppler.in_order(text.split("Contents", 1)[1], ["One", "See sub/two.md, win and enc.", "Two", "Part two", "Body."])
+    data = pdf.read_bytes()
+    outline = {title.decode(): (page, y) for page, y, title in _OUTLINE.findall(data)}
+    by_line: dict[bytes, list[tuple[bytes, bytes]]] = {}
+    for page, y, line in _LINK.findall(data):
+        by_line.setdefault(line, []).append((page, y))
+    sentence = [links for links in by_line.values() if len(links) == 3]
+    assert sentence == [[outline["Two"], outline["Part two"], outline["Part two"]]]

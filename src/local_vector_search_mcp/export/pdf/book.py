@@ -29,7 +29,7 @@ from reportlab.platypus.tableofcontents import TableOfContents
 from ... import progress
 from ...errors import InvalidArgument, KbError, NotFound
 from ...markdown import Document, ElementKind, parse_document, parse_text
-from ...markdown.links import load_yaml
+from ...markdown.links import load_yaml, separators
 from ...paths import PathGuard
 from ...sourcefile import read_source
 from .canvas import BookCanvas, PdfSink
@@ -601,7 +601,7 @@ class _Book:
             split = urlsplit(href)
             if split.scheme or split.netloc or not split.path.lower().endswith(".md"):
                 continue
-            target = posixpath.normpath(posixpath.join(folder, unquote(split.path)))
+            target = posixpath.normpath(posixpath.join(folder, separators(unquote(split.path))))
             if target in seen:
                 continue
             seen.add(target)
@@ -663,7 +663,8 @@ class _Book:
         if not split.path:
             target = chapter
         else:
-            path = unquote(split.path)
+            # markdown-it wrote a backslash `%5C`; it separates folders, as for kb_links (decision 910)
+            path = separators(unquote(split.path))
             if path.lower().endswith(".html"):
                 path = path[:-5] + ".md"
             rel = posixpath.normpath(posixpath.join(posixpath.dirname(chapter.rel), path))

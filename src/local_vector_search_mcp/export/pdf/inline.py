@@ -18,7 +18,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ...markdown.links import wikilink_rule
+from ...markdown.links import autolink_rule, wikilink_rule
 from .fonts import Family, FontSet
 
 __all__ = ["FOOTNOTES", "MD", "InlineImage", "InlineRenderer", "Rendered", "html_image", "wikilink_text"]
@@ -32,6 +32,8 @@ MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 MD.validateLink = lambda url: True  # type: ignore[method-assign]
 # Obsidian's [[links]] and ![[embeds]], read as the link graph reads them (decision 762)
 MD.inline.ruler.before("link", "wikilink", wikilink_rule)
+# `<page.md>` is a link to that page, as kb_links reads it (decisions 901, 912)
+MD.inline.ruler.at("autolink", autolink_rule)
 # The env key holding the labels of the document's footnotes (lower case); their references are raised.
 FOOTNOTES = "lvsm_footnotes"
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")

@@ -1,0 +1,96 @@
+"""One FTS5 ranking split over rowid ranges that run on several cores (decision 635).
+
+FTS5 computes BM25 for every row a MATCH finds before ``ORDER BY rank LIMIT n``
+keeps the best ``n``: about 1.6 us per row, so an English question whose words
+are in 13,000 of 50,000 chunks spends 25-30 ms there, most of a search. BM25's
+idf and average row length are the whole table's whatever rowid range a query
+is limited to, so the best ``n`` of each range, merged, are the best ``n`` of
+the table, with the same scores; and apsw releases the GIL while SQLite runs,
+so ranges ranked on different threads run on different cores.
+
+The calling thread ranks the first range itself; the others go to a shared pool
+of threads. A range no pool thread has started when the caller is done is taken
+back and ranked by the caller, so a busy pool (many searches at once) costs the
+split nothing: it degrades to ranking the ranges one after another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+from .parallel import available_cores
+
+__all__ = ["MAX_PARTS", "SPLIT_MIN_SPAN", "merge_ranked", "row_ranges", "run_all", "split_parts"]
+
+SPLIT_MIN_SPAN = 10_000  # chunk ids an index spans before its rankings are split: smaller ones take < 5 ms
+MAX_PARTS = 4  # more ranges than this add fixed costs (each recounts the idf of every phrase) for little
+
+T = TypeVar("T")
+Ranked = list[tuple[int, float]]
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def split_parts(span: tuple[int, int] | None) -> int:
+    """How many rowid ranges a ranking over rows ``span`` (lowest, highest id; ``None``: no
+    rows) is split into: 1 below :data:`SPLIT_MIN_SPAN` or on one core."""
+    if span is None or span[1] - span[0] + 1 < SPLIT_MIN_SPAN:
+        return 1
+    return max(1, min(available_cores(), MAX_PARTS))
+
+
+def row_ranges(span: tuple[int, int], parts: int) -> list[tuple[int, int]]:
+    """``parts`` adjacent inclusive ranges covering ``span`` (ids are dense enough after a cold
+    index that equal widths hold about equal numbers of matching rows)."""
+    lo, hi = span
+    width = hi - lo + 1
+    bounds = [lo + width * k // parts for k in range(parts + 1)]
+    return [(bounds[k], bounds[k + 1] - 1) for k in range(parts) if bounds[k + 1] > bounds[k]]
+
+
+def merge_ranked(parts: Sequence[Ranked], limit: int) -> Ranked:
+    """The best ``limit`` rows of ranked ``parts`` (rowid, FTS5 rank; lower is better). The sort
+    is stable and the parts come in rowid order, so rows of equal rank keep the order one
+    ranking of the whole table gives them."""
+    rows = [row for part in parts for row in part]
+    rows.sort(key=lambda row: row[1])
+    return rows[:limit]
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=MAX_PARTS, thread_name_prefix="lvsm-rank")
+        return _pool
+
+
+def run_all(calls: Sequence[Callable[[], T]]) -> list[T]:
+    """The results of ``calls`` in order: the first on the calling thread, the others on the
+    pool, each taken back by the caller when no pool thread has started it yet. The first
+    exception is raised once every call has ended (none is left running on a thread)."""
+    if len(calls) <= 1:
+        return [call() for call in calls]
+    pool = _executor()
+    futures: list[Future[T]] = [pool.submit(call) for call in calls[1:]]
+    results: list[T] = []
+    error: BaseException | None = None
+    try:
+        results.append(calls[0]())
+    except BaseException as exc:
+        error = exc
+    for call, future in zip(calls[1:], futures, strict=True):
+        try:
+            if not future.cancel():
+                results.append(future.result())
+            elif error is None:  # not started: the caller ranks it (none after a failure)
+                results.append(call())
+        except BaseException as exc:
+            error = error or exc
+    if error is not None:
+        raise error
+    return results

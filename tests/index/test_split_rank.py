@@ -1,0 +1,144 @@
+"""A ranking split into rowid ranges on several threads (decision 635) returns exactly what one
+ranking of the whole table returns: the same rows, scores and order, with ties, stems, scopes
+and CJK; the ranges cover the ids once; failures surface; a busy pool costs nothing."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from local_vector_search_mcp.index import split_rank
+from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
+from local_vector_search_mcp.index.query import AnyOf, PathScope, Term
+from local_vector_search_mcp.index.split_rank import merge_ranked, row_ranges, run_all, split_parts
+from local_vector_search_mcp.index.sqlite import SqliteStore
+
+WORDS = [
+    *["read", "whole", "contents", "file", "string", "error", "handle", "panic"],
+    *["result", "value", "iterator", "map", "collect", "索引", "検索"],
+]
+
+
+@given(st.integers(-5, 10**6), st.integers(0, 10**5), st.integers(1, 8))
+def test_ranges_cover_the_span_once_in_order(lo: int, width: int, parts: int) -> None:
+    ranges = row_ranges((lo, lo + width), parts)
+    assert ranges[0][0] == lo and ranges[-1][1] == lo + width
+    assert all(a <= b for a, b in ranges)
+    assert all(prev[1] + 1 == nxt[0] for prev, nxt in itertools.pairwise(ranges))
+    assert len(ranges) == min(parts, width + 1)
+
+
+def test_small_indexes_and_single_cores_are_not_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(split_rank, "available_cores", lambda: 2)
+    assert split_parts(None) == 1
+    assert split_parts((1, split_rank.SPLIT_MIN_SPAN - 1)) == 1
+    assert split_parts((1, split_rank.SPLIT_MIN_SPAN)) == 2
+    monkeypatch.setattr(split_rank, "available_cores", lambda: 64)
+    assert split_parts((1, 10**6)) == split_rank.MAX_PARTS
+    monkeypatch.setattr(split_rank, "available_cores", lambda: 1)
+    assert split_parts((1, 10**6)) == 1
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 50), st.sampled_from([-3.0, -2.0, -1.0])), max_size=8), max_size=4))
+def test_merge_keeps_the_best_with_ties_in_part_order(parts: list[list[tuple[int, float]]]) -> None:
+    ranked = [sorted(p, key=lambda r: r[1]) for p in parts]
+    merged = merge_ranked(ranked, 5)
+    flat = [r for p in ranked for r in p]
+    assert merged == sorted(flat, key=lambda r: r[1])[:5]
+
+
+def test_run_all_returns_in_order_and_raises_after_everything_ended() -> None:
+    assert run_all([lambda i=i: i * i for i in range(6)]) == [0, 1, 4, 9, 16, 25]
+    ended: list[int] = []
+
+    def fails() -> int:
+        raise ValueError("part 2")
+
+    def slow(i: int) -> int:
+        threading.Event().wait(0.05)
+        ended.append(i)
+        return i
+
+    with pytest.raises(ValueError, match="part 2"):
+        run_all([lambda: slow(0), lambda: slow(1), fails, lambda: slow(3)])
+    assert 0 in ended  # the caller's own part ran to its end before the error was raised
+
+
+def test_a_busy_pool_hands_the_parts_back_to_the_caller() -> None:
+    gate = threading.Event()
+    blockers = [split_rank._executor().submit(gate.wait) for _ in range(split_rank.MAX_PARTS)]
+    try:
+        threads: set[str] = set()
+        results = run_all([lambda i=i: (threads.add(threading.current_thread().name), i)[1] for i in range(3)])
+        assert results == [0, 1, 2]
+        assert threads == {threading.current_thread().name}  # every pool thread was taken
+    finally:
+        gate.set()
+        for b in blockers:
+            b.result()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    s = SqliteStore(tmp_path / "index.db")
+    s.ensure_schema(None, "float32")
+    rng = random.Random(7)
+    for d in range(60):
+        chunks = []
+        for i in range(10):
+            text = " ".join(rng.choices(WORDS, k=rng.randint(3, 30)))
+            if i % 4 == 0:
+                text = "read the whole file into a string"  # identical rows: ties across ranges
+            heading = rng.choice([None, "Reading files", "Errors", "索引"])
+            chunks.append(ChunkRecord(i, f"p{i}", f"a{i}", text, heading, f"h{d}-{i}"))
+        s.replace_document(DocumentRecord(f"dir{d % 3}/doc{d}.md", f"{d:064d}", 1, 1, "2026-12-03T00:00:00Z"), chunks)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+QUERIES = [
+    AnyOf((Term("read"), Term("whole"), Term("file"))),
+    AnyOf((Term("reading"), Term("errors"), Term("handles"), Term("panics")), coverage=1.0),
+    Term("string"),
+    AnyOf((Term("索引"), Term("iterator"))),
+]
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=["or", "stemmed-question", "term", "cjk"])
+@pytest.mark.parametrize("scope", [None, PathScope(("dir1/**",), ())], ids=["all", "scoped"])
+def test_a_split_ranking_returns_what_one_ranking_returns(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch, query: AnyOf | Term, scope: PathScope | None
+) -> None:
+    whole = [(h.chunk_id, h.path) for h in store.lexical(query, 40, scope)]
+    assert whole
+    splits: list[int] = []
+    real = split_rank.row_ranges
+    monkeypatch.setattr(split_rank, "SPLIT_MIN_SPAN", 2)
+    monkeypatch.setattr(split_rank, "available_cores", lambda: 3)
+    monkeypatch.setattr(
+        "local_vector_search_mcp.index.sqlite.row_ranges", lambda span, parts: splits.append(parts) or real(span, parts)
+    )
+    assert [(h.chunk_id, h.path) for h in store.lexical(query, 40, scope)] == whole
+    assert splits == [3]
+    ranked = store._rank_all([("chunks_fts", '"read" OR "file"')], 40, scope)[0]
+    monkeypatch.setattr(split_rank, "SPLIT_MIN_SPAN", 10**9)
+    assert store._rank_all([("chunks_fts", '"read" OR "file"')], 40, scope)[0] == ranked  # scores too
+
+
+def test_a_ranking_inside_a_transaction_is_not_split(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(split_rank, "SPLIT_MIN_SPAN", 2)
+    monkeypatch.setattr(split_rank, "available_cores", lambda: 2)
+    called: list[object] = []
+    monkeypatch.setattr("local_vector_search_mcp.index.sqlite.run_all", called.append)
+    with store._write():
+        assert store._rank_all([("chunks_fts", '"file"')], 10, None)[0]
+    assert not called
