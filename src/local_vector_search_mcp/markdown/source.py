@@ -16,7 +16,7 @@ from operator import add
 
 from local_vector_search_mcp.errors import UnsupportedFormat
 
-__all__ = ["BOM", "LineIndex", "decode_markdown", "detect_eol"]
+__all__ = ["BOM", "LineIndex", "decode_markdown", "detect_eol", "split_lines"]
 
 BOM = b"\xef\xbb\xbf"
 _BREAK_RE = re.compile(r"\r\n|\r|\n")
@@ -32,6 +32,13 @@ def decode_markdown(raw: bytes) -> tuple[str, bool]:
         raise UnsupportedFormat(
             "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."
         ) from None
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as the element model reads them (decision 55): CRLF, CR and LF end a
+    line. ``str.splitlines`` also breaks at U+2028, VT, FF, U+0085 and the file separators, which
+    Markdown reads as ordinary characters (decision 923)."""
+    return _BREAK_RE.split(text)
 
 
 def detect_eol(text: str) -> str:

@@ -434,7 +434,8 @@ def test_line_endings_print_as_the_same_document(kb: Path, eol: str) -> None:
     printed its fenced code as nothing and lost its front matter title (and one page, the title
     page); the same file with LF, CRLF or mixed endings is now the same PDF text."""
     source = (
-        "---\ntitle: Classic Mac notes\n---\n# Mac\n\nFirst paragraph\nwrapped.\n\n```py\nprint('kept')\nmore()\n```\n\n"
+        "---\ntitle: Classic Mac notes\n---\n# Mac\n\nFirst paragraph\nwrapped.\n\n"
+        "```py\nprint('kept')\nmore()\n```\n\n"
         "    indented code\n\n> quoted\n> lines\n\n- one\n  - nested\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
     )
     lines = source.split("\n")
