@@ -327,10 +327,13 @@ def seal_joins(text: str, edits: Sequence[Edit]) -> list[Edit]:
 
     def piece(index: int) -> str:
         # Pieces alternate: original text before edit 0, edit 0's text, original text after it, ...
+        # Only a piece's first and last characters are looked at: an original piece is sliced to
+        # them, never copied whole (it may be most of a large file).
         k = index // 2
         if index % 2:
             return out[k].text
-        return text[(out[k - 1].end if k else 0) : (out[k].start if k < len(out) else len(text))]
+        lo, hi = (out[k - 1].end if k else 0), (out[k].start if k < len(out) else len(text))
+        return text[lo:hi] if hi - lo <= 2 else text[lo] + text[hi - 1]
 
     prev: int | None = None  # index of the last non-empty piece
     for index in range(2 * len(out) + 1):
