@@ -40,9 +40,9 @@ def test_edges() -> None:
 @pytest.mark.parametrize(
     ("raw", "named"),
     [
-        ("# Notes\r\n".encode("utf-16"), "it is UTF-16"),  # PowerShell 5's `>`: UTF-16 LE with its mark
-        (b"\xfe\xff" + "# Notes\n".encode("utf-16-be"), "it is UTF-16"),
-        ("# Notes\n".encode("utf-32"), "it is UTF-32"),  # starts like UTF-16 LE's mark: told apart
+        ("# Notes\r\n".encode("utf-16"), "a UTF-16 byte order mark"),  # PowerShell 5's `>`: UTF-16 LE with its mark
+        (b"\xfe\xff" + "# Notes\n".encode("utf-16-be"), "a UTF-16 byte order mark"),
+        ("# Notes\n".encode("utf-32"), "a UTF-32 byte order mark"),  # starts like UTF-16 LE's mark: told apart
         ("# Caf\u00e9\n".encode("latin-1"), None),  # nothing in the bytes says what it is
     ],
 )

@@ -47,8 +47,8 @@ def _not_utf8(body: bytes) -> str:
     for mark, encoding in _OTHER_BOMS:
         if body.startswith(mark):
             return (
-                f"The file is not valid UTF-8 text: it is {encoding} (it starts with a {encoding} byte order "
-                "mark); only UTF-8 Markdown can be read or edited. Save it as UTF-8."
+                f"The file is not valid UTF-8 text: it starts with a {encoding} byte order mark ({encoding} "
+                "text, as some Windows tools write it); only UTF-8 Markdown can be read or edited. Save it as UTF-8."
             )
     return "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."
 
