@@ -179,6 +179,74 @@ def test_a_second_save_while_the_first_is_put_back_wins(ws: Workspace, monkeypat
     assert _litter(ws.root) == [] and not (ws.root / "editor.tmp~").exists()
 
 
+def test_a_delete_between_the_last_compare_and_the_swap_is_not_undone(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program deletes the document in the instant between the writer's last compare and
+    its swap: the swap finds no file, so the edit is NOT_FOUND and the file stays deleted. A rename
+    in that instant brought the deleted file back with the edit applied (decision 930)."""
+    import local_vector_search_mcp.writer as writer
+
+    real = writer._exchange
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+
+    def exchange(a: Path, b: Path) -> bool:
+        target.unlink(missing_ok=True)
+        return real(a, b)
+
+    monkeypatch.setattr(writer, "_exchange", exchange)
+    with pytest.raises(NotFound):
+        mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert not target.exists()
+    assert _litter(ws.root) == []
+
+
+def test_a_folder_put_in_the_documents_place_before_the_swap_is_put_back(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program replaces the document by a folder in the instant before the swap (the swap
+    takes a folder as readily as a file): the folder goes back where it was, with what it holds,
+    and the edit is refused; nothing is left under the writer's temporary name."""
+    import local_vector_search_mcp.writer as writer
+
+    real = writer._exchange
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+    swaps = [0]
+
+    def exchange(a: Path, b: Path) -> bool:
+        swaps[0] += 1
+        if swaps[0] == 1:
+            target.unlink()
+            target.mkdir()
+            (target / "inside.md").write_bytes(b"kept")
+        return real(a, b)
+
+    monkeypatch.setattr(writer, "_exchange", exchange)
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert (target / "inside.md").read_bytes() == b"kept"
+    assert swaps[0] == 2 and _litter(ws.root) == [] and sorted(p.name for p in ws.root.iterdir()) == ["a.md"]
+
+
+def test_a_document_made_a_folder_while_it_is_edited_is_named_a_folder(ws: Workspace) -> None:
+    """Another program replaces the document by a folder while the edit is planned: the edit is
+    refused as kb_read refuses a folder (INVALID_ARGUMENT), not with the IsADirectoryError that
+    reached the agent as INTERNAL_ERROR."""
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+
+    def plan(raw: bytes) -> bytes:
+        target.unlink()
+        target.mkdir()
+        return raw + b"+edit"
+
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        mutate(ws, "a.md", target, plan)
+    assert target.is_dir() and _litter(ws.root) == []
+
+
 def test_without_a_swap_the_writer_renames_as_before(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file system that cannot swap names (NFS, some FUSE; ``EINVAL``) gets the rename."""
     import local_vector_search_mcp.writer as writer

@@ -141,11 +141,11 @@ class DocumentLink(BaseModel):
     """
     candidates: list[str] | None = None
     """
-    For a wikilink whose name matches several documents: all of them, sorted (`target` is then the name as written, `targetExists` false); null otherwise.
+    For a wikilink whose name matches several documents: all of them, sorted. By path or file name, `target` is the one Obsidian opens (in the linking document's folder, else nearest the root, then by path order); by an alias, `target` is the name as written and `targetExists` false. Null otherwise.
     """
     target_exists: Annotated[bool, Field(alias='targetExists')]
     """
-    Whether a document exists at `target`, in the index or, for a Markdown file the include/exclude globs keep out of it, on disk (false for an ambiguous wikilink).
+    Whether a document exists at `target`, in the index or, for a Markdown file the include/exclude globs keep out of it, on disk (false for an alias several documents carry).
     """
     pointer: Annotated[
         str | None,
@@ -760,7 +760,7 @@ class KbMoveRequest(BaseModel):
     """
     update_links: Annotated[bool, Field(alias='updateLinks')] = False
     """
-    Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve) and the moved document's own relative links (to documents, images, attachments and HTML `<img src>`), so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.
+    Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve, or that would open another note of the same name, as Obsidian's rename keeps them) and the moved document's own relative links (to documents, images, attachments and HTML `<img src>`), so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.
     """
 
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .errors import AlreadyExists, Conflict, ConflictReason, InvalidArgument, KbError, NotFound, PermissionDenied
-from .sourcefile import MAX_DOCUMENT_BYTES, check_size, os_reason
+from .sourcefile import MAX_DOCUMENT_BYTES, check_size, os_reason, require_regular_file
 from .workspace import Workspace
 
 __all__ = [
@@ -408,7 +408,10 @@ def _read(path: Path) -> bytes | None:
 def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str) -> str:
     """Replace ``target`` with ``data`` if it still hashes to ``expected_sha``; return the new hash."""
     with write_lock(ws) as intent:
-        current = _read(target)
+        try:
+            current = _read(target)
+        except IsADirectoryError:  # made a folder meanwhile: the re-read says so (decision 930)
+            raise SourceChanged(rel) from None
         if current is None:
             raise SourceChanged(rel)
         if sha256_hex(current) != expected_sha.lower():
@@ -496,7 +499,11 @@ def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]
     """
     with _edit_lock(ws, target):
         for _ in range(MAX_ATTEMPTS):
-            raw = _read(target)
+            try:
+                raw = _read(target)
+            except IsADirectoryError:  # made a folder since the handler looked: named as kb_read names it
+                require_regular_file(target, rel)
+                raise
             if raw is None:
                 raise NotFound(f"Document {rel!r} was not found.")
             check_size(len(raw), rel)
@@ -769,7 +776,7 @@ def _keep_displaced(tmp: Path, path: Path, data: bytes, expect: bytes) -> None:
     microseconds of putting the first one back is the one case left (it wins: the newest save
     stays, the older one goes, as the editor itself would have it).
     """
-    displaced = _read(tmp)
+    displaced = _file_bytes(tmp)
     if displaced == expect:
         try:
             os.unlink(tmp)
@@ -781,19 +788,28 @@ def _keep_displaced(tmp: Path, path: Path, data: bytes, expect: bytes) -> None:
                     os.unlink(tmp)
             raise
         return
+    # Another program's save (or a folder, a link: whatever took the name) is at tmp: back it goes.
+    # A newer save that replaced ours meanwhile lands at tmp instead: that one goes back (by rename),
+    # the older one goes.
     try:
-        if displaced is not None:
-            if not _exchange(tmp, path):  # pragma: no cover - it just worked on this folder
-                os.replace(tmp, path)
-                raise SourceChanged(str(path))
-            if _read(tmp) != data:  # a newer save replaced ours meanwhile: it goes back, the older one goes
-                os.replace(tmp, path)
-                raise SourceChanged(str(path))
-        raise SourceChanged(str(path))  # deleted meanwhile: ours is not wanted either
+        if not _exchange(tmp, path) or _file_bytes(tmp) != data:
+            os.replace(tmp, path)
     finally:
-        with contextlib.suppress(OSError):
-            if _read(tmp) == data or displaced is None:
+        if _file_bytes(tmp) == data:
+            with contextlib.suppress(OSError):
                 tmp.unlink()
+    raise SourceChanged(str(path))
+
+
+def _file_bytes(path: Path) -> bytes | None:
+    """The bytes of the regular file at ``path``; None for anything else (gone, a folder, a link,
+    unreadable), which is never the revision an edit planned on."""
+    try:
+        if os.path.islink(path):
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 # renameat2(2) flag: swap the two names atomically (Linux 3.15; ext4, XFS, Btrfs, tmpfs, ...)
@@ -814,7 +830,7 @@ def _exchange(a: Path, b: Path) -> bool:
 
         try:
             function = ctypes.CDLL(None, use_errno=True).renameat2
-        except (AttributeError, OSError):  # not Linux, or a C library without it
+        except (AttributeError, OSError, TypeError):  # not Linux, or a C library without it
             _no_renameat2 = True
             return False
         function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]

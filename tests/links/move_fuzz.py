@@ -257,7 +257,7 @@ def files_on_disk(root: Path) -> dict[str, bytes]:
 
 def resolutions(files: dict[str, bytes]) -> dict[str, list[tuple[str, str | None]]]:
     """Per document, each link's (kind, what it reaches) in order; None when it reaches nothing
-    (unresolved, missing or ambiguous)."""
+    (unresolved, missing, or an alias several notes carry)."""
     docs = sorted(r for r in files if r.endswith(".md"))
     parsed: dict[str, Any] = {}
     meta: dict[str, DocumentMeta] = {}
@@ -280,7 +280,7 @@ def resolutions(files: dict[str, bytes]) -> dict[str, list[tuple[str, str | None
         for i, link in enumerate(found.links):
             got = resolver.resolve(StoredLink(rel, i, link.kind, link.destination, link.text, link.pointer))
             reach: str | None = None
-            if got is not None and not got.candidates:
+            if got is not None:  # a name several notes share reaches the one Obsidian opens (decision 914)
                 if got.is_image:  # the file by path, else (a bare embed) every file of that name
                     if got.target in images:
                         reach = got.target

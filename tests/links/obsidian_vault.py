@@ -5,8 +5,9 @@ The answer comes from how the link was made, not from the resolver: a link is wr
 chosen note in one of the forms Obsidian itself writes or accepts for that note (its name when no
 other note shares it, its root path, a relative ``./``/``../`` path, an alias, the name in another
 case or Unicode normal form, with ``.md``), with a fragment that names a heading, a heading chain
-or a block; or for a name several notes share (no note of that name at the root), which must come
-back ambiguous with those notes as candidates; or for a name no note has. The links sit where
+or a block; or for a name several notes share (no note of that name at the root), which must reach
+the one Obsidian opens (in the source's folder, else nearest the root, then by path order; decision
+914) with those notes as candidates; or for a name no note has. The links sit where
 Obsidian users put them: paragraphs, callouts, nested lists, table cells (``\\|`` before the
 alias), footnotes, front-matter properties; embeds of notes and of attachments that exist or not.
 The expected orphans and missing attachments follow from the same construction.
@@ -108,7 +109,11 @@ def make_vault(seed: int, notes: int = 40) -> Vault:
                 key = rng.choice(sorted(shared))
                 written = posixpath.basename(by_name[key][0])[:-3]
                 fragment, found = "", None
-                expected = Expected(f"{written}.md", False, tuple(sorted(by_name[key])))
+                folder = posixpath.dirname(source)
+                opened = sorted(by_name[key], key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))[0]
+                expected = Expected(opened, True, tuple(sorted(by_name[key])))
+                if opened != source:
+                    reached.add(opened)
             elif roll < 0.8:  # a name no note has
                 written, fragment, found = f"Nowhere {rng.randrange(5)}", "", None
                 expected = Expected(f"{written}.md", False)

@@ -368,3 +368,22 @@ def test_html_pictures_from_the_parse_equal_a_parse_of_their_own_on_the_shared_c
         assert html_images.html_image_sources(doc, source.html, source.references) == html_images.html_image_sources(
             doc
         ), path
+
+
+def test_an_escaped_pipe_ends_a_wikilink_s_name_outside_a_table_too() -> None:
+    """Decision 913. Obsidian writes ``[[Note\\|alias]]`` in a table and reads it the same way in a
+    paragraph or list (a pasted table row, a link copied out of one): the name was ``Note\\``, which
+    reached nothing, and a move with updateLinks would have replaced the backslash with the new
+    name, unescaping the pipe (a table row split in two). The name is ``Note``; the backslash stays
+    outside its span, so a rewrite keeps it."""
+    text = "Para [[Note\\|shown]] and ![[pic.png\\|300]].\n\n- [[Other#Part\\|x]]\n\n| [[Cell\\|c]] |\n|---|\n"
+    doc = parse_document(text.encode("utf-8"))
+    found = extract_links(doc).links
+    assert [(ln.kind, ln.destination, ln.text, doc.text[ln.start : ln.end]) for ln in found] == [
+        ("wikilink", "Note", "shown", "Note"),
+        ("embed", "pic.png", "300", "pic.png"),
+        ("wikilink", "Other#Part", "x", "Other#Part"),
+        ("wikilink", "Cell", "c", "Cell"),
+    ]
+    renamed = rewrite(doc.text, [(ln.start, ln.start + len(ln.destination.split("#")[0]), "New") for ln in found])
+    assert renamed == "Para [[New\\|shown]] and ![[New\\|300]].\n\n- [[New#Part\\|x]]\n\n| [[New\\|c]] |\n|---|\n"

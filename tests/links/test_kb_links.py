@@ -39,11 +39,12 @@ def test_outgoing_links_of_every_form(kb: KbClient) -> None:
 def test_wikilinks_resolve_by_name_alias_and_report_ambiguity(kb: KbClient) -> None:
     out = links(kb, path="Getting Started.md", direction="outgoing")
     got = {ln["target"]: ln for ln in out["links"]}
-    assert [ln["target"] for ln in out["links"]] == ["Home.md", "Home.md", "Note.md", "Ghost.md"]
+    assert [ln["target"] for ln in out["links"]] == ["Home.md", "Home.md", "a/Note.md", "Ghost.md"]
     assert out["links"][1]["text"] is None and out["links"][1]["targetExists"]  # [[Start]] via aliases
-    assert got["Note.md"]["candidates"] == ["a/Note.md", "b/Note.md"] and not got["Note.md"]["targetExists"]
+    # [[Note]]: a/Note.md and b/Note.md share the name; the one Obsidian opens, both listed (decision 914)
+    assert got["a/Note.md"]["candidates"] == ["a/Note.md", "b/Note.md"] and got["a/Note.md"]["targetExists"]
     assert "candidates" not in got["Ghost.md"] or got["Ghost.md"]["candidates"] is None
-    assert {m["target"] for m in out["missing"]} == {"Note.md", "Ghost.md"}
+    assert {m["target"] for m in out["missing"]} == {"Ghost.md"}
 
 
 def test_fragments_are_checked_against_headings_and_blocks(kb: KbClient) -> None:
@@ -85,10 +86,9 @@ def test_whole_vault_check(kb: KbClient) -> None:
     assert out["path"] is None
     assert sorted((m["source"], m["target"]) for m in out["missing"]) == [
         ("Getting Started.md", "Ghost.md"),
-        ("Getting Started.md", "Note.md"),
         ("Home.md", "guides/setup.md"),
     ]
-    assert out["orphans"] == ["a/Note.md", "b/Note.md", "lonely.md"]  # an ambiguous name links neither
+    assert out["orphans"] == ["b/Note.md", "lonely.md"]  # [[Note]] opens a/Note.md (decision 914)
     assert sorted((m["target"], m["kind"]) for m in out["missingImages"]) == [
         ("img/gone.png", "image"),
         ("missing.png", "embed"),
@@ -369,6 +369,68 @@ def test_a_backslash_separates_folders_and_a_fragment_is_reported_decoded(tmp_pa
         whole = links(kb)
         assert [(m["target"], m["kind"]) for m in whole["missingImages"]] == [("img/pic.png", "image")]
         assert whole["orphans"] == []
+    finally:
+        kb.shutdown()
+
+
+def test_a_name_several_notes_share_reaches_the_one_obsidian_opens(tmp_path: Path) -> None:
+    """Decision 914: ``[[Dup]]`` with ``Dup.md`` in three folders was reported missing (in ``missing``,
+    every copy an orphan) although Obsidian opens one of them and writes exactly such links ("shortest
+    path when possible"). It now reaches the one in the linking note's folder, else the one nearest
+    the root, then the first by path, with every copy in ``candidates``; a root path still wins
+    (``[[Index]]``), and an alias two notes carry is still no guess."""
+    root = tmp_path / "kb"
+    for path, text in {
+        "Home.md": "# H\n\n[[Dup]] [[dup#Part]] [[c/Dup]] [[Index]] [[Twin]]\n",
+        "a/Dup.md": "# A\n\n## Part\n",
+        "b/c/Dup.md": "# BC\n",
+        "z/Dup.md": "# Z\n",
+        "b/c/Near.md": "# Near\n\n[[Dup]] ![[Dup]]\n",
+        "Index.md": "# Root\n",
+        "projects/Index.md": "# P\n\n[[Index]]\n",
+        "x/One.md": "---\naliases: [Twin]\n---\n# One\n",
+        "y/Two.md": "---\naliases: [Twin]\n---\n# Two\n",
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    kb = client(root)
+    try:
+        kb.reindex()
+        dups = ["a/Dup.md", "b/c/Dup.md", "z/Dup.md"]
+        home = links(kb, path="Home.md", direction="outgoing")["links"]
+        got = [(ln["target"], ln["targetExists"], ln["candidates"], ln["fragmentFound"]) for ln in home]
+        assert got == [
+            ("a/Dup.md", True, dups, None),  # a/ and z/ are as near the root: path order
+            ("a/Dup.md", True, dups, True),
+            ("b/c/Dup.md", True, None, None),  # a path tail only one note has
+            ("Index.md", True, None, None),
+            ("Twin.md", False, ["x/One.md", "y/Two.md"], None),
+        ]
+        near = links(kb, path="b/c/Near.md", direction="outgoing")["links"]
+        assert [(ln["target"], ln["kind"]) for ln in near] == [("b/c/Dup.md", "wikilink"), ("b/c/Dup.md", "embed")]
+        assert [ln["target"] for ln in links(kb, path="projects/Index.md", direction="outgoing")["links"]] == [
+            "Index.md"
+        ]
+        whole = links(kb)
+        assert [m["target"] for m in whole["missing"]] == ["Twin.md"]
+        assert whole["orphans"] == ["Home.md", "b/c/Near.md", "projects/Index.md", "x/One.md", "y/Two.md", "z/Dup.md"]
+    finally:
+        kb.shutdown()
+
+
+def test_a_bare_name_kept_out_of_the_index_in_two_folders_reaches_the_one_obsidian_opens(tmp_path: Path) -> None:
+    """Decisions 904 and 914: a ``[[Plan]]`` whose notes the globs keep out of the index is looked up
+    on disk; two ``Plan.md`` there left it missing, while the same two indexed reach the nearest."""
+    root = tmp_path / "kb"
+    for path in ("drafts/b/c/Plan.md", "drafts/a/Plan.md"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("# Plan\n", encoding="utf-8")
+    (root / "a.md").write_text("# A\n\n[[Plan]] [[Gone]]\n", encoding="utf-8")
+    kb = client(root, knowledge_base__exclude=["drafts/**"])
+    try:
+        kb.reindex()
+        out = links(kb, path="a.md", direction="outgoing")
+        assert edges(out) == [("a.md", "drafts/a/Plan.md", "wikilink", True), ("a.md", "Gone.md", "wikilink", False)]
     finally:
         kb.shutdown()
 

@@ -77,6 +77,12 @@ async def team(tmp_path: Path, files: dict[str, str]) -> AsyncIterator[Team]:
                 yield Team(root, ready)
             finally:
                 leave.set()
+    # nothing any server logged was a warning, an error or a traceback (a failed sync, a lost queue)
+    for log in sorted(tmp_path.glob("*.log")):
+        bad = [
+            line for line in log.read_text(errors="replace").splitlines() if re.search(r"WARNING|ERROR|Traceback", line)
+        ]
+        assert bad == [], f"{log.name}: {bad[:5]}"
 
 
 async def settled(conn: Connection, timeout: float = 30) -> dict[str, Any]:
@@ -86,6 +92,21 @@ async def settled(conn: Connection, timeout: float = 30) -> dict[str, Any]:
             status = (await conn.call("kb_status", {})).structured
             if status["synchronization"] is None and not status["indexing"]["isRunning"]:
                 return status  # type: ignore[no-any-return]
+            await anyio.sleep(0.05)
+
+
+async def search_paths(conn: Connection, query: str) -> set[str]:
+    found = await conn.call("kb_search", {"request": {"query": query, "mode": "lexical", "topK": 50}})
+    assert not found.is_error, found.texts
+    return {r["path"] for r in found.structured["results"]}
+
+
+async def followed(conn: Connection, query: str, paths: set[str], timeout: float = 30) -> None:
+    """Bounded wait until search has caught up with a change another program made on disk: its
+    status can say settled before the watcher has even heard of the change (inotify delivers in
+    milliseconds, but a loaded machine may run the watcher's thread later)."""
+    with anyio.fail_after(timeout):
+        while await search_paths(conn, query) != paths:
             await anyio.sleep(0.05)
 
 
@@ -177,6 +198,8 @@ def paragraphs(n: int) -> str:
     return "".join(f"Paragraph {i} original.\n\n" for i in range(n))
 
 
+# every revision of the race's file holds one of these words
+QUERY = "Paragraph original quux0 quux1 quux2 Patched"
 HEAD = "---\ntitle: shared\n---\n\n# Shared\n\n<!-- kept as it is -->\n\n"
 TAIL = '| a | b |\n|---|:-:|\n| 1 | 2 |\n\n[ref]: https://example.com  "kept"\n'
 
@@ -249,7 +272,7 @@ def test_create_move_and_delete_race_patches_and_reads_of_one_file(tmp_path: Pat
                 path.write_text(original, encoding="utf-8")  # as another program would put it back
                 for leftover in t.root.glob("moved-*.md"):
                     leftover.unlink()
-                await settled(t.clients[0])
+                await followed(t.clients[0], QUERY, {"race.md"})
                 pointers, sha = await anchors(t.clients[0], "race.md")
                 created = f"# Created {rnd}\n\nA new note quux{rnd}.\n"
                 calls: list[Callable[[], Awaitable[ToolResult]]] = []
@@ -309,20 +332,9 @@ def test_create_move_and_delete_race_patches_and_reads_of_one_file(tmp_path: Pat
                 # once every server says it is settled, search has exactly the disk
                 for c in (t.clients[0], t.clients[HTTP_CLIENTS], t.clients[-1]):
                     await settled(c)
+                on_disk = {p.name for p in t.root.glob("*.md")} - {"other.md"}
                 for c in (t.clients[0], t.clients[HTTP_CLIENTS]):
-                    found = await c.call(
-                        "kb_search",
-                        {
-                            "request": {
-                                "query": "Paragraph original quux0 quux1 quux2 Patched",
-                                "mode": "lexical",
-                                "topK": 50,
-                            }
-                        },
-                    )
-                    paths = {r["path"] for r in found.structured["results"]}
-                    on_disk = {p.name for p in t.root.glob("*.md")} - {"other.md"}
-                    assert paths == on_disk, (paths, on_disk, outcome)
+                    assert await search_paths(c, QUERY) == on_disk, (on_disk, outcome)
 
     run(main)
 
@@ -408,5 +420,124 @@ def test_an_editor_saving_while_agents_patch_keeps_every_save(tmp_path: Path) ->
                     found = await c.call("kb_search", {"request": {"query": word, "mode": "lexical"}})
                     assert [r["path"] for r in found.structured["results"]] == paths, (word, found.structured)
             print(f"editor saves {len(editor.saved)}, agent refusals {refused}")
+
+    run(main)
+
+
+def test_a_move_that_rewrites_links_races_edits_of_the_linking_notes(tmp_path: Path) -> None:
+    """kb_move with updateLinks rewrites the notes that link to the moved file while other
+    clients edit those notes, both the paragraph holding the link and another one, from one read.
+    The move is all or nothing: either every link follows it or none does (CONFLICT, nothing
+    written); an edit of the other paragraph is never undone by the move's rewrite, planned on the
+    bytes before it; an edit of the link's paragraph planned before the rewrite is refused."""
+    notes = 5
+    files = {"target.md": "# Target\n\nThe moved note.\n"}
+    for n in range(notes):
+        files[f"n{n}.md"] = f"# Note {n}\n\nSee [the target](target.md) here.\n\nPlain words {n}.\n"
+
+    async def main() -> None:
+        async with team(tmp_path, files) as t:
+            for rnd in range(2):
+                src, dst = ("target.md", "moved.md") if rnd == 0 else ("moved.md", "target.md")
+                _, sha = await anchors(t.clients[0], src)
+                reads = [await anchors(t.clients[0], f"n{n}.md") for n in range(notes)]
+                calls = [
+                    call(
+                        t.clients[0],
+                        "kb_move",
+                        {"sourcePath": src, "targetPath": dst, "expectedSourceHash": sha, "updateLinks": True},
+                    )
+                ]
+                for i, c in enumerate(t.clients[1:], start=1):
+                    n = i % notes
+                    if i <= notes:  # the other paragraph of each note
+                        calls.append(patch(c, f"n{n}.md", reads[n][0]["1.p2"], f"Plain words {n}, edited {rnd}."))
+                    elif i < 2 * notes:  # the link's paragraph, keeping the link
+                        text = f"Edited {rnd} by {i}: [the target]({src})."
+                        calls.append(patch(c, f"n{n}.md", reads[n][0]["1.p1"], text))
+                results = await together(calls)
+                for r in results:
+                    assert not r.is_error or r.error["code"] == "CONFLICT", r.texts
+                moved = not results[0].is_error
+                texts = [(t.root / f"n{n}.md").read_text(encoding="utf-8") for n in range(notes)]
+                assert (t.root / dst).exists() == moved and (t.root / src).exists() != moved
+                for n, text in enumerate(texts):
+                    links = re.findall(r"\]\(([^)]+)\)", text)
+                    assert links == [dst if moved else src], (n, text, results[0].texts)
+                for i, r in enumerate(results[1:], start=1):
+                    n = i % notes
+                    if i <= notes:  # never undone by the rewrite
+                        assert (f"Plain words {n}, edited {rnd}." in texts[n]) == (not r.is_error), (i, texts[n])
+                    elif i < 2 * notes:
+                        assert (f"Edited {rnd} by {i}:" in texts[n]) == (not r.is_error), (i, texts[n])
+                        if moved and not r.is_error:  # landed before the move planned: rewritten by it
+                            assert f"[the target]({dst})" in texts[n]
+                if not moved:  # put the file where the next round expects it
+                    await settled(t.clients[0])
+                    moved_back = await t.clients[0].call(
+                        "kb_move",
+                        {
+                            "request": {
+                                "sourcePath": src,
+                                "targetPath": dst,
+                                "expectedSourceHash": sha,
+                                "updateLinks": True,
+                            }
+                        },
+                    )
+                    assert not moved_back.is_error, moved_back.texts
+
+    run(main)
+
+
+def test_a_file_another_program_deletes_while_agents_patch_it_stays_deleted(tmp_path: Path) -> None:
+    """Every client patches its own paragraph of one document in a loop; once each has landed an
+    edit, another program deletes the file (`rm`). From then on every patch is NOT_FOUND (or
+    CONFLICT, planned on the bytes before), the file is never brought back by an edit that was
+    already planned, nothing is left beside it, and the index lets go of it."""
+
+    async def main() -> None:
+        files = {"doc.md": HEAD + paragraphs(HTTP_CLIENTS + STDIO_SERVERS) + TAIL, "other.md": "# Other\n\nsteady\n"}
+        async with team(tmp_path, files) as t:
+            target = t.root / "doc.md"
+            landed = [0] * t.size
+            after: list[str] = []
+            deleted = anyio.Event()
+
+            async def agent(i: int, c: Connection) -> None:
+                k = 0
+                while True:
+                    listed = await read(c, "doc.md")
+                    if listed.is_error:
+                        assert listed.error["code"] == "NOT_FOUND", listed.texts
+                        return
+                    pointer = {e["pointer"].split("~")[0]: e["pointer"] for e in listed.structured["elements"]}
+                    was_deleted = deleted.is_set()
+                    r = await replace(c, "doc.md", pointer[f"1.p{i + 1}"], f"Paragraph {i} edit {k}.")
+                    k += 1
+                    if r.is_error:
+                        assert r.error["code"] in {"NOT_FOUND", "CONFLICT"}, r.texts
+                    else:
+                        landed[i] += 1
+                        if was_deleted:
+                            after.append(f"client {i} edited the deleted file: {r.structured}")
+
+            async def deleter() -> None:
+                while min(landed) == 0:  # every agent is in its loop
+                    await anyio.sleep(0.01)
+                target.unlink()
+                deleted.set()
+
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(deleter)
+                    for i, c in enumerate(t.clients):
+                        tg.start_soon(agent, i, c)
+            assert after == [] and not target.exists(), after
+            assert [p.name for p in t.root.iterdir() if p.name.endswith(".tmp")] == []
+            await followed(t.clients[0], "Paragraph", set())  # the deletion was another program's
+            for c in (t.clients[0], t.clients[HTTP_CLIENTS], t.clients[-1]):
+                await settled(c)
+            assert await search_paths(t.clients[HTTP_CLIENTS], "Paragraph") == set()
 
     run(main)

@@ -22,7 +22,7 @@ from lvsm_contract.models import (
 )
 
 from ..errors import InvalidArgument, KbError, NotFound
-from ..index.graph import WIKI_KINDS, Graph, ResolvedLink, name_key
+from ..index.graph import WIKI_KINDS, Graph, ResolvedLink, name_key, nearest
 from ..index.port import DocumentState
 from ..markdown import parse_document
 from ..sourcefile import read_source, unlisted_folder
@@ -151,9 +151,10 @@ class _OnDisk:
     """A document link the index cannot reach whose Markdown file is on disk all the same: a file
     the include/exclude globs keep out of the index (drafts, archives) is no broken link (decision
     904). Markdown links and wikilinks with a folder by their path; a bare ``[[name]]`` by the one
-    ``name.md`` under the root, as Obsidian finds it (the folders are listed once, and only for
-    such a link). Through the path guard, so ``.git``, the index's files and symbolic links stay
-    missing; the fragment of such a target is not checked (``fragmentFound`` null)."""
+    ``name.md`` under the root Obsidian opens (the nearest of several, decision 914; the folders are
+    listed once, and only for such a link). Through the path guard, so ``.git``, the index's files
+    and symbolic links stay missing; the fragment of such a target is not checked
+    (``fragmentFound`` null)."""
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
@@ -167,7 +168,8 @@ class _OnDisk:
             if self._names is None:
                 self._names = _files_by_name(self.ws, [])
             named = [p for p in self._names.get(name_key(ln.target), []) if p.lower().endswith(".md")]
-            found = self._file(named[0]) if len(named) == 1 else None
+            # several of that name: the one Obsidian opens, as for indexed notes (decision 914)
+            found = self._file(nearest(named, ln.source)) if named else None
         return ln if found is None else replace(ln, target=found, exists=True)
 
     def _file(self, target: str) -> str | None:

@@ -38,7 +38,7 @@ from ..markdown.links import separators
 from ..markdown.tables import cell_display_text
 from .port import DocumentMeta, StoredLink
 
-__all__ = ["ATTACHMENT_EXTENSIONS", "Graph", "ResolvedLink", "Resolver", "name_key", "slug"]
+__all__ = ["ATTACHMENT_EXTENSIONS", "Graph", "ResolvedLink", "Resolver", "name_key", "nearest", "slug"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -188,7 +188,7 @@ class Resolver:
         if ext and ext != ".md" and not _looks_like_note(ext):
             # Obsidian tries the name as a file, then as a note: ``[[Meeting.notes]]`` is the note
             # ``Meeting.notes.md`` when there is one, ``![[pic.png]]`` an image (decision 481)
-            matches = self.match_note(name, link.source, aliases=False)
+            matches, by_alias = self._match(name, link.source, aliases=False)
             if not matches:
                 path = relative or posixpath.normpath(name.lstrip("/"))
                 if _leaves_root(path):
@@ -198,13 +198,15 @@ class Resolver:
                     path, fragment or None, False, True,
                 )  # fmt: skip
         else:
-            matches = self.match_note(name, link.source)
-        if len(matches) == 1:
-            target = matches[0]
+            matches, by_alias = self._match(name, link.source)
+        if len(matches) == 1 or (matches and not by_alias):
+            # several notes by that path or name: the one Obsidian opens, all of them in
+            # ``candidates`` so the choice is seen (decision 914)
+            target = matches[0] if len(matches) == 1 else nearest(matches, link.source)
             found = self._fragment_found(target, fragment, wiki=True) if fragment else None
             return ResolvedLink(
                 link.source, link.ordinal, link.kind, link.text, link.anchor, link.destination,
-                target, fragment or None, True, False, (), found,
+                target, fragment or None, True, False, tuple(matches) if len(matches) > 1 else (), found,
             )  # fmt: skip
         written = _relative(name, link.source) or name.lstrip("/")
         target = written if written.lower().endswith(".md") else f"{written}.md"
@@ -217,26 +219,40 @@ class Resolver:
         """Every document a wikilink name written in ``source`` could mean, by the first rule that
         matches. A name starting ``./`` or ``../`` (Obsidian's "relative path" link format) means
         that path from the source's folder and nothing else (decision 480)."""
+        return self._match(name, source, aliases)[0]
+
+    def note_for(self, name: str, source: str = "") -> str | None:
+        """The document ``[[name]]`` written in ``source`` opens: the one match, or among several by
+        path or file name the nearest (``_nearest``, decision 914); None for none, or for an alias
+        several documents carry (aliases are this project's reading, never guessed, 139)."""
+        matches, by_alias = self._match(name, source)
+        if len(matches) == 1:
+            return matches[0]
+        return nearest(matches, source) if matches and not by_alias else None
+
+    def _match(self, name: str, source: str, aliases: bool = True) -> tuple[list[str], bool]:
+        """``match_note``'s matches, sorted, and whether they are the documents carrying the name
+        as an alias (the last rule)."""
         name = separators(name)
         relative = _relative(name, source)
         if relative is not None:
             if _leaves_root(relative):
-                return []  # outside the root
+                return [], False  # outside the root
             with_ext = relative if relative.lower().endswith(".md") else f"{relative}.md"
             exact = self._by_lower.get(name_key(with_ext), [])
-            return [with_ext] if with_ext in exact else sorted(exact)
+            return ([with_ext] if with_ext in exact else sorted(exact)), False
         written = name.strip().lstrip("/")
         with_ext = written if written.lower().endswith(".md") else f"{written}.md"
         exact = self._by_lower.get(name_key(with_ext), [])
         if exact:
-            return [with_ext] if with_ext in exact else sorted(exact)
+            return ([with_ext] if with_ext in exact else sorted(exact)), False
         if "/" in written:
             found = list(self._suffixes().get(name_key(with_ext), []))
         else:
             found = list(self._by_name.get(name_key(with_ext[:-3]), []))
         if found or not aliases:
-            return sorted(found)
-        return sorted(self._by_alias.get(name_key(written), []))
+            return sorted(found), False
+        return sorted(self._by_alias.get(name_key(written), [])), True
 
     def _by_nfc(self) -> dict[str, list[str]]:
         """The documents with a name outside ASCII under their NFC path (decision 505)."""
@@ -291,6 +307,15 @@ def _heading_chain(headings: Sequence[str], parts: Sequence[str]) -> bool:
             return False
         at += 1
     return True
+
+
+def nearest(paths: Sequence[str], source: str) -> str:
+    """Which of several documents sharing a wikilink's name Obsidian opens (its "shortest path"
+    reading, decision 914): one in the linking document's own folder, else the one nearest the
+    root (fewest folders), then the first in path order. The PDF book finds a chapter by the same
+    order (``ImageStore.find_note``, decision 762), so the two never disagree."""
+    folder = posixpath.dirname(source)
+    return min(paths, key=lambda p: (posixpath.dirname(p) != folder, p.count("/"), p))
 
 
 def _leaves_root(path: str) -> bool:

@@ -284,8 +284,8 @@ def _new_destination(
         resolved = before.resolve(StoredLink(source_before, 0, "image", link.destination, link.text, link.pointer))
         if resolved is not None and resolved.target != src and not files.exists(resolved.target):
             return None
-    if resolved is None or resolved.candidates:
-        return None
+    if resolved is None or (resolved.candidates and not resolved.exists):
+        return None  # an alias several documents carry reaches none of them: nothing to keep
     if link.kind in WIKI_KINDS:
         return _wiki_change(link, resolved.target, resolved.exists, src, dst, after, files, source_after)
     target = resolved.target
@@ -425,12 +425,15 @@ def _wiki_change(
     if not exists:
         return None  # unresolved before: nothing to preserve
     wanted = dst if target == src else target
-    if after.match_note(name, source) == [wanted]:  # ``source``: where the link is after the move
+    # still the note it opens from where the link is after the move (``source``), by Obsidian's
+    # reading of a shared name (decision 914): a note moved to the root, or into the linking
+    # note's folder, can take a bare name over from the note it opened, which then gets its path
+    if after.note_for(name, source) == wanted:
         return None
     forms = [posixpath.basename(wanted)[:-3], wanted[:-3]]
     if name.lower().endswith(".md"):
         forms = [f + wanted[-3:] for f in forms]
-    new = next((f for f in forms if after.match_note(f, source) == [wanted]), forms[-1])
+    new = next((f for f in forms if after.note_for(f, source) == wanted), forms[-1])
     return link.start, link.start + len(name), _wiki_name(link, new)
 
 
