@@ -724,7 +724,7 @@ class KbMoveImageRequest(BaseModel):
     """
     update_links: Annotated[bool, Field(alias='updateLinks')] = False
     """
-    Our extension: also rewrite every reference that reaches the image (`![alt](path)`, plain links `[text](path)`, reference definitions, HTML `<img src>` outside code and comments, `![[file]]` embeds that would no longer find it), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.
+    Our extension: also rewrite every reference that reaches the image (`![alt](path)`, plain links `[text](path)`, reference definitions, HTML `<img src>` outside code and comments, `![[file]]` embeds that would no longer find it, or whose bare name would then open another file of that name, as in Obsidian), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.
     """
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from local_vector_search_mcp.index.graph import Resolver
+from local_vector_search_mcp.index.graph import Resolver, nearest
 from local_vector_search_mcp.index.port import DocumentMeta, StoredLink
 from local_vector_search_mcp.markdown import parse_document
 from local_vector_search_mcp.markdown.links import extract_links
@@ -284,10 +284,9 @@ def resolutions(files: dict[str, bytes]) -> dict[str, list[tuple[str, str | None
                 if got.is_image:  # the file by path, else (a bare embed) every file of that name
                     if got.target in images:
                         reach = got.target
-                    elif (
-                        link.kind == "embed" and "/" not in got.target and len(by_name.get(got.target.lower(), [])) == 1
-                    ):
-                        reach = by_name[got.target.lower()][0]  # several of that name: which one is not defined
+                    elif link.kind == "embed" and "/" not in got.target and by_name.get(got.target.lower()):
+                        # several of that name: the one Obsidian opens (decision 915)
+                        reach = nearest(by_name[got.target.lower()], rel)
                 elif got.exists:
                     reach = got.target
             row.append((link.kind, reach))

@@ -395,3 +395,39 @@ def test_a_move_keeps_each_shared_name_opening_the_note_it_opened(tmp_path: Path
         ]  # fmt: skip
     finally:
         kb.shutdown()
+
+
+def test_a_bare_embed_keeps_opening_the_picture_it_opened_when_a_move_changes_which_one_its_name_finds(
+    tmp_path: Path,
+) -> None:
+    """Decision 915: with ``photo.png`` in ``assets/`` and ``other/``, ``![[photo.png]]`` opens the one
+    nearest (path order between equals). A move with updateLinks rewrote a bare embed only when the
+    moved file was the only one of its name, so moving ``assets/photo.png`` deeper silently handed
+    the embed to ``other/photo.png``; now it gets the moved file's path, and a picture moved to the
+    root (which takes the bare name over) leaves the embeds of the other with its path."""
+    root = tmp_path / "kb"
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde"
+    for path in ("assets/photo.png", "other/photo.png"):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(png)
+    (root / "Home.md").write_bytes(b"# H\n\n![[photo.png|300]] [[photo.png|see]]\n")
+    (root / "other" / "Near.md").write_bytes(b"# N\n\n![[photo.png]]\n")  # its own folder's
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        kb.reindex()
+
+        def move_image(src: str, dst: str) -> dict[str, Any]:
+            request = {"sourcePath": src, "targetPath": dst, "updateLinks": True}
+            request["expectedSha256"] = sha((root / src).read_bytes())
+            return invoke(kb.ws, "kb_move_image", {"request": request})
+
+        assert move_image("assets/photo.png", "assets/deep/photo.png")["updatedPaths"] == ["Home.md"]
+        assert (root / "Home.md").read_bytes() == (
+            b"# H\n\n![[assets/deep/photo.png|300]] [[assets/deep/photo.png|see]]\n"
+        )
+        assert (root / "other" / "Near.md").read_bytes() == b"# N\n\n![[photo.png]]\n"
+        assert move_image("assets/deep/photo.png", "photo.png")["updatedPaths"] == ["Home.md", "other/Near.md"]
+        assert (root / "Home.md").read_bytes() == b"# H\n\n![[photo.png|300]] [[photo.png|see]]\n"
+        assert (root / "other" / "Near.md").read_bytes() == b"# N\n\n![[other/photo.png]]\n"
+    finally:
+        kb.shutdown()

@@ -9,10 +9,10 @@ Writing the plan, all or nothing, is the writer's job (``writer.commit_many``).
 * Markdown links and images that reach the moved file get the new path relative
   to their source's folder (percent-encoded only when the old destination was, or
   the new path needs it); reference definitions are rewritten once.
-* Wikilinks and embeds are rewritten only when they would no longer resolve to
-  the same file after the move (a bare name stays valid if still unique): the new
-  name is the shortest unique form (file name, else the root-relative path),
-  with ``.md`` kept if the author wrote it.
+* Wikilinks and embeds are rewritten only when they would no longer open the
+  same file after the move (a bare name shared by several opens the nearest,
+  decisions 914 and 915): the new name is the file name when that opens it,
+  else the root-relative path, with ``.md`` kept if the author wrote it.
 * The moved document's own relative Markdown links are rewritten against its
   new folder so they still reach their targets.
 * Plain links to files that are no documents (``[full size](pic.png)``, ``[spec](a.pdf)``) and
@@ -37,7 +37,7 @@ from ..markdown.html_images import HtmlImageSource, html_image_sources
 from ..markdown.links import Link, extract_links, rewrite, separators
 from ..markdown.source import BOM
 from ..sourcefile import read_source, unlisted_folder
-from .graph import WIKI_KINDS, Resolver, name_key
+from .graph import WIKI_KINDS, Resolver, name_key, nearest
 from .port import DocumentMeta, StoredLink
 
 __all__ = ["RelinkPlan", "markdown_files", "plan_move"]
@@ -287,6 +287,8 @@ def _new_destination(
     if resolved is None or (resolved.candidates and not resolved.exists):
         return None  # an alias several documents carry reaches none of them: nothing to keep
     if link.kind in WIKI_KINDS:
+        if not resolved.target.lower().endswith(".md"):
+            return _file_embed_change(link, resolved.target, src, dst, files, source_before, source_after)
         return _wiki_change(link, resolved.target, resolved.exists, src, dst, after, files, source_after)
     target = resolved.target
     if target == src:
@@ -386,42 +388,66 @@ class _Files:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._by_name: dict[str, int] | None = None
+        self._by_name: dict[str, list[str]] | None = None
 
     def exists(self, rel: str) -> bool:
         return (self.root / rel).is_file()
 
-    def named(self, name: str) -> int:
+    def named(self, name: str) -> list[str]:
+        """Every file of that name (dot folders skipped), root-relative."""
         if self._by_name is None:
             self._by_name = {}
-            for _dirpath, dirnames, filenames in os.walk(self.root):
+            for dirpath, dirnames, filenames in os.walk(self.root):
                 dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+                folder = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
                 for file in filenames:
-                    self._by_name[file.lower()] = self._by_name.get(file.lower(), 0) + 1
-        return self._by_name.get(name.lower(), 0)
+                    self._by_name.setdefault(file.lower(), []).append(file if folder == "." else f"{folder}/{file}")
+        return self._by_name.get(name.lower(), [])
+
+    def opened(self, name: str, source: str, moved: tuple[str, str] | None = None) -> str | None:
+        """The file a bare ``![[name]]`` in ``source`` opens: the one at that root path, else the
+        nearest of that name (``graph.nearest``, decision 915); ``moved`` = (src, dst) reads the
+        tree as it will be after that move."""
+        src, dst = moved or ("", "")
+        at_root = name == dst or (name != src and self.exists(name))
+        if at_root:
+            return name
+        paths = [p for p in self.named(name) if p != src]
+        if dst and posixpath.basename(dst).lower() == name.lower():
+            paths.append(dst)
+        return nearest(paths, source) if paths else None
+
+
+def _file_embed_change(
+    link: Link, target: str, src: str, dst: str, files: _Files, source_before: str, source_after: str
+) -> tuple[int, int, str] | None:
+    """An embed or wikilink of a file that is no note: by its path, else (a bare name) the file
+    Obsidian opens, which a move can change (decision 915): it keeps opening the same file, by its
+    name when that name opens it after the move, else by its root-relative path."""
+    name = link.destination.split("#", 1)[0].rstrip()
+    if "/" in separators(name):  # a path (``target``, resolved as written): it follows only the moved file
+        return None if target != src else (link.start, link.start + len(name), _wiki_name(link, dst))
+    wanted = files.opened(name, source_before)
+    if wanted is None:
+        return None  # missing before: nothing to keep
+    if wanted == src:
+        wanted = dst
+    elif source_before == source_after and name.lower() not in {
+        posixpath.basename(src).lower(),
+        posixpath.basename(dst).lower(),
+    }:
+        return None  # the move neither takes nor gives this name
+    if files.opened(name, source_after, (src, dst)) == wanted:
+        return None
+    base = posixpath.basename(wanted)
+    new = base if files.opened(base, source_after, (src, dst)) == wanted else wanted
+    return link.start, link.start + len(name), _wiki_name(link, new)
 
 
 def _wiki_change(
     link: Link, target: str, exists: bool, src: str, dst: str, after: Resolver, files: _Files, source: str
 ) -> tuple[int, int, str] | None:
     name = link.destination.split("#", 1)[0].rstrip()
-    if not target.lower().endswith(".md"):  # an embedded file: by path, else by file name anywhere
-        bare = "/" not in name
-        if target != src:
-            # a bare name reaches the moved file only when no file has that root-relative path and
-            # the moved file is the only one of that name (decision 454)
-            if not (bare and posixpath.basename(src).lower() == name.lower()):
-                return None
-            if files.exists(target) or files.named(name) != 1:
-                return None
-        new_name = posixpath.basename(dst)
-        if bare:  # a bare name still works only if the moved file is then the only file of that name
-            renamed = new_name.lower() != posixpath.basename(src).lower()
-            if files.named(new_name) + renamed != 1:
-                new_name = dst
-            elif new_name == posixpath.basename(src):
-                return None  # still found by its name
-        return link.start, link.start + len(name), _wiki_name(link, new_name if bare else dst)
     if not exists:
         return None  # unresolved before: nothing to preserve
     wanted = dst if target == src else target
