@@ -3,7 +3,9 @@
 A write goes to a temporary file in the target's folder, is flushed and
 fsynced, and is renamed over the target only if the target still holds the
 revision the edit was planned on (compare-and-swap on its SHA-256); then the
-folder is fsynced. The check and the rename happen under an exclusive
+folder is fsynced. Where the file system can, the "rename" is an atomic swap
+of the two names, so what it displaced is compared once more and put back if
+another program saved it in the last instant (:func:`_replace`). The check and the rename happen under an exclusive
 ``flock`` shared by every server process of the project (the lock file sits
 in the project's state folder, ``.local-vector-search-mcp/``), so two agents in two processes cannot both win a race on
 one file. :func:`mutate` re-plans an edit up to three times when the file

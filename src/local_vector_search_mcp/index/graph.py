@@ -16,10 +16,12 @@ without re-indexing its sources. Rules (spec/decisions.md 43 and 138-140):
   is the same after NFC normalisation, as the tools' paths do (decision 505).
 * Wikilinks and embeds resolve like Obsidian: a name starting ``./`` or ``../``
   against the source's folder (decision 480); else the root-relative path (``.md``
-  optional), else the unique document whose path ends with ``/<name>.md``
+  optional), else the documents whose path ends with ``/<name>.md``
   (case-insensitive, and blind to Unicode normalisation: NFC and NFD spell the same
-  name), else the unique document carrying the name as an alias. Several matches
-  are *ambiguous*: reported with their candidates, never guessed. A name with
+  name), else the documents carrying the name as an alias. Of several by path or
+  name, the one Obsidian opens (``nearest``: the source's folder, else fewest
+  folders, then path order), all of them as candidates (decision 914); several by
+  alias are *ambiguous*: reported with their candidates, never guessed. A name with
   another extension (``![[diagram.png]]``) is a file unless a note has that name
   (``[[Meeting.notes]]`` reaching ``Meeting.notes.md``).
 """
