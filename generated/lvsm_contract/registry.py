@@ -301,7 +301,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         request_model='KbLinksRequest',
         result_model='KbLinksResult',
         meta=None,
-        errors=('INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'INDEX_NOT_READY'),
+        errors=('INVALID_PATH', 'NOT_FOUND', 'UNSUPPORTED_FORMAT', 'PERMISSION_DENIED', 'INVALID_ARGUMENT', 'INDEX_NOT_READY'),
         toolset='kb',
     ),
     ToolSpec(

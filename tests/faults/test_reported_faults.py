@@ -30,6 +30,12 @@ from local_vector_search_mcp.cli import main as cli_main
 from local_vector_search_mcp.config import CliOptions, load_settings
 from local_vector_search_mcp.workspace import Workspace
 
+# b.md starts with a UTF-16 byte order mark, which the reason names (decision 924).
+UTF16_REASON = (
+    "The file is not valid UTF-8 text: it starts with a UTF-16 byte order mark (UTF-16 text, as some Windows "
+    "tools write it); only UTF-8 Markdown can be read or edited. Save it as UTF-8."
+)
+
 
 def _folder(tmp_path: Path) -> Path:
     root = tmp_path / "kb"
@@ -52,9 +58,7 @@ def test_one_non_utf8_file_no_longer_stops_the_reindex(tmp_path: Path, capsys: p
     captured = capsys.readouterr()
     result = json.loads(captured.out)
     assert result["indexedFiles"] == 2 and result["unreadableFiles"] == 1
-    assert result["unreadable"] == [
-        {"path": "b.md", "reason": "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."}
-    ]
+    assert result["unreadable"] == [{"path": "b.md", "reason": UTF16_REASON}]
     assert "1 file(s) could not be indexed" in captured.err and "b.md" in captured.err
     assert _search(args, "charlie", capsys) == ["c.md"]
 
@@ -74,9 +78,7 @@ def test_a_restarted_server_still_names_the_files_it_skipped(
     capsys.readouterr()
     project = _status_project(args, capsys)  # was: nothing, the list lived in one process's memory
     assert project["unreadableFiles"] == 1 and project["documents"] == 2
-    assert project["unreadable"] == [
-        {"path": "b.md", "reason": "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."}
-    ]
+    assert project["unreadable"] == [{"path": "b.md", "reason": UTF16_REASON}]
 
     def sync(path: str) -> None:  # what an edit or the watcher does
         ws = Workspace(load_settings(CliOptions(root=str(root), embedding_provider="none"), cwd=tmp_path, environ={}))

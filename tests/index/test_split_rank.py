@@ -142,3 +142,19 @@ def test_a_ranking_inside_a_transaction_is_not_split(store: SqliteStore, monkeyp
     with store._write():
         assert store._rank_all([("chunks_fts", '"file"')], 10, None)[0]
     assert not called
+
+
+def test_a_ranking_while_another_runs_is_not_split(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many searches at once already use every core: splitting them only adds the ranges' idf
+    recounts (decision 635)."""
+    monkeypatch.setattr(split_rank, "SPLIT_MIN_SPAN", 2)
+    monkeypatch.setattr(split_rank, "available_cores", lambda: 2)
+    split: list[object] = []
+    real = split_rank.run_all
+    monkeypatch.setattr("local_vector_search_mcp.index.sqlite.run_all", lambda calls: split.append(1) or real(calls))
+    with split_rank.alone() as only:
+        assert only
+        assert store._rank_all([("chunks_fts", '"file"')], 10, None)[0]
+    assert not split
+    assert store._rank_all([("chunks_fts", '"file"')], 10, None)[0]
+    assert split == [1]

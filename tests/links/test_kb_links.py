@@ -9,7 +9,7 @@ import pytest
 from kb_fakes import KbClient, client
 
 from local_vector_search_mcp.dispatch import invoke
-from local_vector_search_mcp.errors import NotFound
+from local_vector_search_mcp.errors import NotFound, UnsupportedFormat
 
 
 def links(kb: KbClient, **request: Any) -> dict[str, Any]:
@@ -433,3 +433,40 @@ def test_a_bare_name_kept_out_of_the_index_in_two_folders_reaches_the_one_obsidi
         assert edges(out) == [("a.md", "drafts/a/Plan.md", "wikilink", True), ("a.md", "Gone.md", "wikilink", False)]
     finally:
         kb.shutdown()
+
+
+def test_a_file_that_could_not_be_indexed_gets_the_reason_kb_read_gives(tmp_path: Path) -> None:
+    """Decision 921: kb_links said NOT_FOUND "neither an indexed document nor the target of an indexed
+    link" of a Latin-1 or UTF-16 export, or a file over the size cap, that kb_list_files lists and
+    kb_read refuses with UNSUPPORTED_FORMAT; the agent was sent looking for a file it can see."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "good.md").write_bytes(b"# Good\r\n\r\nSee [old](latin1.md).\r\n")
+    (root / "latin1.md").write_bytes("# Caf\u00e9\n\nR\u00e9sum\u00e9.\n".encode("latin-1"))
+    (root / "utf16.md").write_bytes("# Wide\n".encode("utf-16"))
+    with (root / "huge.md").open("wb") as big:  # sparse: the size is what counts
+        big.truncate(9 * 1024 * 1024)
+    kb = client(root)
+    try:
+        kb.reindex()
+        for rel, words in [("utf16.md", "not valid UTF-8"), ("huge.md", "MiB are not read")]:
+            with pytest.raises(UnsupportedFormat) as refused:
+                links(kb, path=rel)
+            assert words in refused.value.message, rel
+            assert refused.value.message == _read_refusal(kb, rel)
+        # A file that is linked to is answered with its links, whatever it holds.
+        linked = links(kb, path="latin1.md", direction="incoming")
+        assert [(ln["source"], ln["target"]) for ln in linked["links"]] == [("good.md", "latin1.md")]
+        with pytest.raises(NotFound):  # a name that is nowhere is still NOT_FOUND
+            links(kb, path="nowhere.md")
+        (root / "new.md").write_bytes(b"# New\n")  # readable, not indexed yet: still NOT_FOUND
+        with pytest.raises(NotFound, match="neither an indexed document"):
+            links(kb, path="new.md")
+    finally:
+        kb.shutdown()
+
+
+def _read_refusal(kb: KbClient, rel: str) -> str:
+    with pytest.raises(UnsupportedFormat) as refused:
+        invoke(kb.ws, "kb_read", {"request": {"path": rel}})
+    return refused.value.message

@@ -431,6 +431,19 @@ def test_a_fragment_may_not_leave_a_code_fence_open() -> None:
     assert patch("- a\n", ("insert_after", "li1", "- b\n  ```\n  code")) == "- a\n- b\n  ```\n  code\n"
 
 
+def test_a_fence_is_closed_only_by_a_line_that_markdown_reads_as_one() -> None:
+    """Decision 923: the check of 842 split the fragment's code block with ``str.splitlines``, which
+    also breaks at U+2028 and FF; ```` ```<U+2028> ```` (or ```` ```<FF> ````) read as a closing line,
+    but Markdown reads both characters as ordinary text, so the fence stayed open: written as the
+    last block, and every later append was refused as a change of that code block."""
+    text = "# T\n\nA.\n"
+    for tail in ("\u2028", "\x0c", " \u2028x"):
+        message = refused(text, ("insert_after", "document", "```\ncode\n```" + tail)).message
+        assert "never closes" in message, repr(tail)
+    # CRLF and CR are line breaks: a fence closed on a CR or CRLF line is closed.
+    assert patch(text, ("insert_after", "document", "```\r\ncode\r```")) == text + "\n```\ncode\n```"
+
+
 def test_an_item_whose_marker_ends_its_line_is_editable() -> None:
     """Decision 843: CommonMark lets an item's content start on the next line (``-`` alone, then
     indented text). The marker pattern wanted a space or tab after the marker (or the end of the

@@ -15,7 +15,7 @@ from md_strategies import documents, table
 
 from local_vector_search_mcp.errors import KbError
 from local_vector_search_mcp.markdown import ElementKind, parse_text
-from local_vector_search_mcp.markdown.patch import Op, list_marker, patch_text, plan_edits
+from local_vector_search_mcp.markdown.patch import Op, list_marker, patch_text, plan_edits, seal_joins
 from local_vector_search_mcp.markdown.table_edit import TableEdit, edit_table
 
 KINDS = ["replace_element", "insert_before", "insert_after", "delete", "replace_subtree", "replace_section"]
@@ -31,7 +31,7 @@ def test_edits_touch_only_their_span_and_refusals_change_nothing(text: str, data
     md = None if kind == "delete" else data.draw(st.sampled_from(FRAGMENTS))
     ops = [Op(kind, target.anchor, md)]
     try:
-        edits = plan_edits(doc, "d.md", ops)
+        edits = seal_joins(doc.text, plan_edits(doc, "d.md", ops))  # the splices kb_patch makes
         new_text, new_doc = patch_text(doc, "d.md", ops)
     except KbError:
         assert doc.text == text  # nothing was produced; the caller writes nothing

@@ -23,7 +23,15 @@ from local_vector_search_mcp.markdown import ElementKind, parse_text
 from local_vector_search_mcp.markdown.document import clear_cache, parse_edited
 from local_vector_search_mcp.markdown.incremental import reused_elements
 from local_vector_search_mcp.markdown.model import Document, Element
-from local_vector_search_mcp.markdown.patch import Edit, Op, apply_edits, list_marker, plan_edits, validate_structure
+from local_vector_search_mcp.markdown.patch import (
+    Edit,
+    Op,
+    apply_edits,
+    list_marker,
+    plan_edits,
+    seal_joins,
+    validate_structure,
+)
 from local_vector_search_mcp.markdown.validate import _window
 
 KINDS = ["replace_element", "insert_before", "insert_after", "delete", "replace_subtree", "replace_section"]
@@ -136,7 +144,7 @@ def _operations(doc: Document, data: st.DataObject) -> list[Op]:
 
 def _patched(doc: Document, ops: list[Op]) -> tuple[Document, list[Edit]] | None:
     try:
-        edits = plan_edits(doc, "d.md", ops)
+        edits = seal_joins(doc.text, plan_edits(doc, "d.md", ops))
     except KbError:
         return None
     text = apply_edits(doc.text, edits)
@@ -189,6 +197,7 @@ def test_raw_splices_decide_alike(text: str, data: st.DataObject) -> None:
         )
     if not edits:
         return
+    edits = seal_joins(doc.text, edits)
     new_text = apply_edits(doc.text, edits)
     clear_cache()
     new = parse_edited(doc, new_text, edits[0].start, max(e.end for e in edits))

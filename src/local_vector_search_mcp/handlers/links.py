@@ -9,6 +9,7 @@ import threading
 import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 from lvsm_contract.models import (
@@ -23,7 +24,8 @@ from lvsm_contract.models import (
 from ..errors import InvalidArgument, KbError, NotFound
 from ..index.graph import WIKI_KINDS, Graph, ResolvedLink, name_key, nearest
 from ..index.port import DocumentState
-from ..sourcefile import unlisted_folder
+from ..markdown import parse_document
+from ..sourcefile import read_source, unlisted_folder
 from ..workspace import Workspace
 from .files import MAX_LISTED_SKIPPED
 
@@ -74,13 +76,25 @@ def load_graph(ws: Workspace) -> Graph:
     return graph
 
 
+def _why_not_indexed(rel: str, target: Path) -> None:
+    """A file that is there but could not be indexed (a Latin-1 or UTF-16 export, a file over the
+    size cap, one the OS refuses) gets the typed error kb_read gives for it, not a NOT_FOUND that
+    sends the agent looking for a file it can see in kb_list_files (decision 921). Read only on
+    this error path; a missing file, or one that reads (new since the last index), returns."""
+    try:
+        parse_document(read_source(target, rel))
+    except NotFound:
+        return
+
+
 def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
     ws.search.check_ready(need_chunks=False)  # links need indexed documents, not text
     graph = load_graph(ws)
     if request.path is None:
         return _whole(ws, graph, request.include_missing, request.offset)
-    rel, _ = ws.guard.resolve(request.path, markdown=True)
+    rel, target = ws.guard.resolve(request.path, markdown=True)
     if rel not in graph.documents and rel not in graph.incoming:
+        _why_not_indexed(rel, target)
         raise NotFound(f"{rel!r} is neither an indexed document nor the target of an indexed link.")
     if request.direction not in ("outgoing", "incoming", "both"):  # pragma: no cover - the model refuses it
         raise InvalidArgument("direction must be outgoing, incoming or both.")

@@ -9,21 +9,24 @@ the table, with the same scores; and apsw releases the GIL while SQLite runs,
 so ranges ranked on different threads run on different cores.
 
 The calling thread ranks the first range itself; the others go to a shared pool
-of threads. A range no pool thread has started when the caller is done is taken
-back and ranked by the caller, so a busy pool (many searches at once) costs the
-split nothing: it degrades to ranking the ranges one after another.
+of threads. Each range recounts the idf of its phrases (10-20% more CPU in all),
+which only pays when cores are idle: a ranking is split only while no other
+ranking of the process is running (many searches at once already use every
+core), and a range no pool thread has started when the caller is done is taken
+back and ranked by the caller.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TypeVar
 
 from .parallel import available_cores
 
-__all__ = ["MAX_PARTS", "SPLIT_MIN_SPAN", "merge_ranked", "row_ranges", "run_all", "split_parts"]
+__all__ = ["MAX_PARTS", "SPLIT_MIN_SPAN", "alone", "merge_ranked", "row_ranges", "run_all", "split_parts"]
 
 SPLIT_MIN_SPAN = 10_000  # chunk ids an index spans before its rankings are split: smaller ones take < 5 ms
 MAX_PARTS = 4  # more ranges than this add fixed costs (each recounts the idf of every phrase) for little
@@ -33,6 +36,21 @@ Ranked = list[tuple[int, float]]
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+_running = 0  # rankings of the process in progress (alone)
+
+
+@contextmanager
+def alone() -> Iterator[bool]:
+    """Counts a ranking in progress; yields whether it is the only one (then it may split)."""
+    global _running
+    with _pool_lock:
+        _running += 1
+        only = _running == 1
+    try:
+        yield only
+    finally:
+        with _pool_lock:
+            _running -= 1
 
 
 def split_parts(span: tuple[int, int] | None) -> int:

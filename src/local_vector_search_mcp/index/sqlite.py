@@ -126,7 +126,7 @@ from .quantized import (
     int8_codes,
 )
 from .query import LexicalQuery, PathScope
-from .split_rank import merge_ranked, row_ranges, run_all, split_parts
+from .split_rank import alone, merge_ranked, row_ranges, run_all, split_parts
 from .sqlite_chunks import ChunkTables, dump_properties
 from .vecmath import dot_rows
 
@@ -1469,20 +1469,22 @@ class SqliteStore(ChunkTables):
         self, rankings: Sequence[tuple[str, str]], limit: int, scope: PathScope | None
     ) -> list[list[tuple[int, float]]]:
         """:meth:`_ranked` of each (table, match) of ``rankings``, all at once: on a large index
-        each split into rowid ranges ranked on several cores (``split_rank.py``, decision 635).
-        Not inside this thread's transaction: the other threads' connections would not see it."""
+        each split into rowid ranges ranked on several cores (``split_rank.py``, decision 635)
+        while no other ranking runs. Not inside this thread's transaction: the other threads'
+        connections would not see it."""
         conn = getattr(self._local, "conn", None)
-        span = None if conn is not None and conn.in_transaction else self._id_span()
-        parts = split_parts(span)
-        if span is None or parts == 1:
-            return [self._ranked(table, match, limit, scope) for table, match in rankings]
-        ranges = row_ranges(span, parts)
-        calls = [
-            functools.partial(self._ranked, table, match, limit, scope, rows)
-            for table, match in rankings
-            for rows in ranges
-        ]
-        done = run_all(calls)
+        with alone() as only:
+            span = None if not only or (conn is not None and conn.in_transaction) else self._id_span()
+            parts = split_parts(span)
+            if span is None or parts == 1:
+                return [self._ranked(table, match, limit, scope) for table, match in rankings]
+            ranges = row_ranges(span, parts)
+            calls = [
+                functools.partial(self._ranked, table, match, limit, scope, rows)
+                for table, match in rankings
+                for rows in ranges
+            ]
+            done = run_all(calls)
         n = len(ranges)
         return [merge_ranked(done[i * n : (i + 1) * n], limit) for i in range(len(rankings))]
 

@@ -17,6 +17,7 @@ from .edits import NEWLINES, REPLACE_ELEMENT, kind_name, unsupported
 from .kinds import ElementKind
 from .list_markers import item_marker, list_marker
 from .model import Document, Element
+from .source import split_lines
 
 __all__ = ["check_closed_fences", "check_list_fragment", "check_section", "check_single_element"]
 
@@ -72,7 +73,7 @@ def check_closed_fences(kind: str, pointer: str, markdown: str) -> None:
     for element in _fragment(markdown).elements:
         if element.kind is not ElementKind.CODE_BLOCK:
             continue
-        lines = element.text.splitlines()
+        lines = split_lines(element.text)  # a fence closed by ```<U+2028> is not closed
         opening = _FENCE.match(lines[0])
         if opening is None:
             continue  # indented code has no fence to close

@@ -17,7 +17,7 @@ from .document import parse_edited
 from .edits import Edit, Op, PatchOperation, normalize_eol
 from .list_markers import list_marker
 from .model import Document
-from .planning import apply_edits, plan_edits
+from .planning import apply_edits, plan_edits, seal_joins
 from .validate import validate_structure
 
 __all__ = [
@@ -30,13 +30,14 @@ __all__ = [
     "patch_text",
     "plan_edits",
     "plan_patch",
+    "seal_joins",
     "validate_structure",
 ]
 
 
 def patch_text(doc: Document, path: str, operations: Sequence[PatchOperation]) -> tuple[str, Document]:
     """Plan, apply and validate; return the new text and its parsed document."""
-    edits = plan_edits(doc, path, operations)
+    edits = seal_joins(doc.text, plan_edits(doc, path, operations))
     text = apply_edits(doc.text, edits)
     text.encode("utf-8")  # the text must be writable as UTF-8 (raises on a lone surrogate)
     # Only the region around the edits is re-parsed; the result lands in the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 
 from local_vector_search_mcp.errors import InvalidArgument
 
@@ -306,31 +307,75 @@ def _overlap_reason(prev: Edit, nxt: Edit) -> str:
     return "their source ranges overlap"
 
 
-def apply_edits(text: str, edits: Sequence[Edit]) -> str:
-    """Splice sorted, non-overlapping edits into ``text``.
+def seal_joins(text: str, edits: Sequence[Edit]) -> list[Edit]:
+    """``edits`` widened so that splicing them never makes a CRLF that was not there.
 
     A lone CR left just before a piece that now starts with LF would make a CRLF of two breaks:
     the text keeps both breaks, but the file would count as CRLF from then on (§4.7) and every
     later edit would write CRLF into it (decision 528). The CR then takes the document's EOL, or,
-    in a file whose lines end in CR, the LF becomes a CR."""
-    pieces: list[tuple[str, int | None]] = []  # (text, offset in ``text``; None when inserted)
-    pos = 0
-    for edit in edits:
-        pieces += [(text[pos : edit.start], pos), (edit.text, None)]
-        pos = edit.end
-    pieces.append((text[pos:], pos))
-    parts: list[str] = []
+    in a file whose lines end in CR, the LF becomes a CR. Only a join an edit made counts (a
+    CRLF of the original is never touched).
+
+    The changed character is taken into the edit next to it (its start moves back over the CR,
+    or its end forward over the LF), so the splices still describe the new text exactly: the
+    incremental re-parse and the validator's offset map read them (decision 920; before, the
+    character was changed outside every edit, the map was one off after it, and a delete in a
+    file of mixed CR and LF lines was refused as changing an untouched element).
+    """
+    out = list(edits)
     eol: str | None = None
-    joined_at: int | None = None  # where the last part ended in ``text``, if it came from there
-    for piece, offset in pieces:
-        if not piece:
+
+    def piece(index: int) -> str:
+        # Pieces alternate: original text before edit 0, edit 0's text, original text after it, ...
+        # Only a piece's first and last characters are looked at: an original piece is sliced to
+        # them, never copied whole (it may be most of a large file).
+        k = index // 2
+        if index % 2:
+            return out[k].text
+        lo, hi = (out[k - 1].end if k else 0), (out[k].start if k < len(out) else len(text))
+        return text[lo:hi] if hi - lo <= 2 else text[lo] + text[hi - 1]
+
+    prev: int | None = None  # index of the last non-empty piece
+    for index in range(2 * len(out) + 1):
+        current = piece(index)
+        if not current:
             continue
-        if piece.startswith("\n") and parts and parts[-1].endswith("\r") and (offset is None or offset != joined_at):
+        if (
+            prev is not None
+            and current.startswith("\n")
+            and piece(prev).endswith("\r")
+            and not (prev % 2 == 0 and index % 2 == 0 and _contiguous(out, prev, index))
+        ):
             eol = eol or detect_eol(text)
             if eol == "\r":
-                piece = "\r" + piece[1:]
+                k = index // 2
+                if index % 2:
+                    out[k] = replace(out[k], text="\r" + out[k].text[1:])
+                else:  # the LF opens original text: the edit before it takes it
+                    out[k - 1] = replace(out[k - 1], end=out[k - 1].end + 1, text=out[k - 1].text + "\r")
             else:
-                parts[-1] = parts[-1][:-1] + eol
-        parts.append(piece)
-        joined_at = None if offset is None else offset + len(piece)
+                k = prev // 2
+                if prev % 2:
+                    out[k] = replace(out[k], text=out[k].text[:-1] + eol)
+                else:  # the CR closes original text: the edit after it takes it
+                    out[k] = replace(out[k], start=out[k].start - 1, text=eol + out[k].text)
+        # An original piece that was a lone LF may now be empty; the edit before it ends the text.
+        prev = index if piece(index) else index - 1
+    return out
+
+
+def _contiguous(edits: Sequence[Edit], prev: int, index: int) -> bool:
+    """Whether original pieces ``prev`` and ``index`` meet in the original text (every edit
+    between them removed nothing; they added nothing, or they would lie between)."""
+    return all(edits[k].start == edits[k].end for k in range(prev // 2, index // 2))
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
+    """Splice sorted, non-overlapping edits (already through :func:`seal_joins`) into ``text``."""
+    parts: list[str] = []
+    pos = 0
+    for edit in edits:
+        parts += [text[pos : edit.start], edit.text]
+        pos = edit.end
+    parts.append(text[pos:])
     return "".join(parts)

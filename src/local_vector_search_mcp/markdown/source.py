@@ -16,7 +16,7 @@ from operator import add
 
 from local_vector_search_mcp.errors import UnsupportedFormat
 
-__all__ = ["BOM", "LineIndex", "decode_markdown", "detect_eol"]
+__all__ = ["BOM", "LineIndex", "decode_markdown", "detect_eol", "split_lines"]
 
 BOM = b"\xef\xbb\xbf"
 _BREAK_RE = re.compile(r"\r\n|\r|\n")
@@ -29,9 +29,35 @@ def decode_markdown(raw: bytes) -> tuple[str, bool]:
     try:
         return body.decode("utf-8", "strict"), bom
     except UnicodeDecodeError:
-        raise UnsupportedFormat(
-            "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."
-        ) from None
+        raise UnsupportedFormat(_not_utf8(body)) from None
+
+
+# Byte order marks of the encodings Windows tools write Markdown in besides UTF-8 (PowerShell 5's
+# `>` and Out-File write UTF-16 LE with its mark): UTF-32's come first, they begin like UTF-16's.
+_OTHER_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def _not_utf8(body: bytes) -> str:
+    """Why the file cannot be read; a file that announces its encoding gets it named (decision 924)."""
+    for mark, encoding in _OTHER_BOMS:
+        if body.startswith(mark):
+            return (
+                f"The file is not valid UTF-8 text: it starts with a {encoding} byte order mark ({encoding} "
+                "text, as some Windows tools write it); only UTF-8 Markdown can be read or edited. Save it as UTF-8."
+            )
+    return "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as the element model reads them (decision 55): CRLF, CR and LF end a
+    line. ``str.splitlines`` also breaks at U+2028, VT, FF, U+0085 and the file separators, which
+    Markdown reads as ordinary characters (decision 923)."""
+    return _BREAK_RE.split(text)
 
 
 def detect_eol(text: str) -> str:

@@ -426,3 +426,25 @@ def test_backslash_paths_encoded_fragments_and_relative_autolinks_link_their_cha
         by_line.setdefault(line, []).append((page, y))
     sentence = [links for links in by_line.values() if len(links) == 3]
     assert sentence == [[outline["Two"], outline["Part two"], outline["Part two"]]]
+
+
+@pytest.mark.parametrize("eol", ["\r", "\r\n", "mixed"])
+def test_line_endings_print_as_the_same_document(kb: Path, eol: str) -> None:
+    """Decision 922: the layout split element text at LF, so a file whose lines end in a lone CR
+    printed its fenced code as nothing and lost its front matter title (and one page, the title
+    page); the same file with LF, CRLF or mixed endings is now the same PDF text."""
+    source = (
+        "---\ntitle: Classic Mac notes\n---\n# Mac\n\nFirst paragraph\nwrapped.\n\n"
+        "```py\nprint('kept')\nmore()\n```\n\n"
+        "    indented code\n\n> quoted\n> lines\n\n- one\n  - nested\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    )
+    lines = source.split("\n")
+    breaks = {"mixed": ["\r", "\n", "\r\n"]}.get(eol, [eol])
+    odd = "".join(line + breaks[k % len(breaks)] for k, line in enumerate(lines[:-1])) + lines[-1]
+    (kb / "lf.md").write_text(source, encoding="utf-8", newline="")
+    (kb / "odd.md").write_text(odd, encoding="utf-8", newline="")
+    lf, _ = export(kb, "lf.md")
+    other, _ = export(kb, "odd.md")
+    printed = poppler.layout(other)
+    assert "print('kept')" in printed and "more()" in printed and "Classic Mac notes" in printed
+    assert printed == poppler.layout(lf)

@@ -187,20 +187,30 @@ def front_matter(doc: Document) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+_BREAK = re.compile(r"\r\n?")  # a CRLF or a lone CR (decision 55's line breaks besides LF)
 # An image's inline data (``![x](data:...)``, ``<img src="data:...">``): never drawn (106), and past
 # 20,000 characters it was cut mid-URI into paragraph pieces and printed as text.
 _INLINE_DATA = re.compile(r"""(\]\(\s*<?|\bsrc\s*=\s*["']?)(data:[^\s)"'>]{0,40})[^\s)"'>]{160,}""", re.IGNORECASE)
 
 
-def without_inline_data(doc: Document) -> Document:
-    """``doc`` with the inline data of its pictures cut to its first characters and an ellipsis.
+def for_print(doc: Document) -> Document:
+    """``doc`` as the PDF reads it: every line break an LF, and the inline data of its pictures cut
+    to its first characters and an ellipsis.
 
-    Pasted screenshots are embedded this way (Typora, Joplin, exports from web editors); such a
-    picture becomes a placeholder named by the short form, as the paragraph around it stays whole.
+    The layout splits element text at LF (code lines, headings, front matter, quotes); a file whose
+    lines end in a lone CR (decision 55 reads it as Markdown like any other) lost its fenced code
+    and its front matter title, and each CRLF line kept a CR (decision 922). Printing never writes
+    the text back, so it may take one line ending.
+
+    Pasted screenshots are embedded as inline data (Typora, Joplin, exports from web editors); such
+    a picture becomes a placeholder named by the short form, as the paragraph around it stays whole.
     """
-    if "data:" not in doc.text or _INLINE_DATA.search(doc.text) is None:
-        return doc
-    return parse_text(_INLINE_DATA.sub(lambda m: m.group(1) + m.group(2) + "\u2026", doc.text), bom=doc.bom)
+    text = doc.text
+    if "\r" in text:
+        text = _BREAK.sub("\n", text)
+    if "data:" in text and _INLINE_DATA.search(text) is not None:
+        text = _INLINE_DATA.sub(lambda m: m.group(1) + m.group(2) + "\u2026", text)
+    return doc if text is doc.text else parse_text(text, bom=doc.bom)
 
 
 def _plain_heading(title: str) -> str:
@@ -625,7 +635,7 @@ class _Book:
                     "export its parts separately."
                 )
             try:
-                chapter = without_inline_data(parse_document(raw))
+                chapter = for_print(parse_document(raw))
             except KbError:
                 parts.append(_Part(title, depth, rel, numbered=numbered, missing="it is not valid UTF-8"))
                 continue
@@ -790,7 +800,7 @@ class _Book:
         self.renderer.chapter = chapter
         doc = part.doc
         if doc is None and part.raw is not None:
-            doc = without_inline_data(parse_document(part.raw))  # as parts() read it
+            doc = for_print(parse_document(part.raw))  # as parts() read it
         if doc is None:
             if not headings_only:
                 self.warnings.add(f"Chapter {part.rel} ({part.title!r}) was replaced by a placeholder: {part.missing}.")
@@ -840,7 +850,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: PdfSink, options
     characters no installed font could draw.
     """
     book = _Book(guard, rel, options)
-    doc = without_inline_data(doc)
+    doc = for_print(doc)
     parts = book.parts(doc)
     story, info, title_page = book.story(doc, parts)
     contents = next((f for f in story if isinstance(f, TableOfContents)), None)
