@@ -11,6 +11,8 @@ from kb_fakes import KbClient, client
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import NotFound, UnsupportedFormat
 
+from .vault import write_files
+
 
 def links(kb: KbClient, **request: Any) -> dict[str, Any]:
     return invoke(kb.ws, "kb_links", {"request": request})
@@ -380,19 +382,20 @@ def test_a_name_several_notes_share_reaches_the_one_obsidian_opens(tmp_path: Pat
     the root, then the first by path, with every copy in ``candidates``; a root path still wins
     (``[[Index]]``), and an alias two notes carry is still no guess."""
     root = tmp_path / "kb"
-    for path, text in {
-        "Home.md": "# H\n\n[[Dup]] [[dup#Part]] [[c/Dup]] [[Index]] [[Twin]]\n",
-        "a/Dup.md": "# A\n\n## Part\n",
-        "b/c/Dup.md": "# BC\n",
-        "z/Dup.md": "# Z\n",
-        "b/c/Near.md": "# Near\n\n[[Dup]] ![[Dup]]\n",
-        "Index.md": "# Root\n",
-        "projects/Index.md": "# P\n\n[[Index]]\n",
-        "x/One.md": "---\naliases: [Twin]\n---\n# One\n",
-        "y/Two.md": "---\naliases: [Twin]\n---\n# Two\n",
-    }.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
+    write_files(
+        root,
+        {
+            "Home.md": "# H\n\n[[Dup]] [[dup#Part]] [[c/Dup]] [[Index]] [[Twin]]\n",
+            "a/Dup.md": "# A\n\n## Part\n",
+            "b/c/Dup.md": "# BC\n",
+            "z/Dup.md": "# Z\n",
+            "b/c/Near.md": "# Near\n\n[[Dup]] ![[Dup]]\n",
+            "Index.md": "# Root\n",
+            "projects/Index.md": "# P\n\n[[Index]]\n",
+            "x/One.md": "---\naliases: [Twin]\n---\n# One\n",
+            "y/Two.md": "---\naliases: [Twin]\n---\n# Two\n",
+        },
+    )
     kb = client(root)
     try:
         kb.reindex()

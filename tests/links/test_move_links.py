@@ -14,7 +14,7 @@ from local_vector_search_mcp import writer
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import Conflict
 
-from .vault import FILES, write_vault
+from .vault import FILES, write_files, write_vault
 
 
 @pytest.fixture
@@ -367,14 +367,15 @@ def test_a_move_keeps_each_shared_name_opening_the_note_it_opened(tmp_path: Path
     owns; the ``[[Dup]]`` in ``z/`` that opened its neighbour still does, as written. Moving
     ``a/Dup.md`` deep hands the name to ``Dup.md`` the same way."""
     root = tmp_path / "kb"
-    for path, text in {
-        "Home.md": "# H\n\n[[Dup]] [[Dup|shown]] [[z/Dup#Part]] ![[Dup]]\n",
-        "a/Dup.md": "# A\n",
-        "z/Dup.md": "# Z\n\n## Part\n",
-        "z/Near.md": "# N\n\n[[Dup]]\n",
-    }.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_bytes(text.encode())
+    write_files(
+        root,
+        {
+            "Home.md": "# H\n\n[[Dup]] [[Dup|shown]] [[z/Dup#Part]] ![[Dup]]\n",
+            "a/Dup.md": "# A\n",
+            "z/Dup.md": "# Z\n\n## Part\n",
+            "z/Near.md": "# N\n\n[[Dup]]\n",
+        },
+    )
     kb = client(root, knowledge_base__allow_writes=True)
     try:
         kb.reindex()
@@ -440,14 +441,15 @@ def test_a_move_writes_no_name_that_opens_its_note_only_by_path_order(tmp_path: 
     the link gets the path (it was left bare). A link that opened ``q/Dup.md`` by path order among the same equally near
     notes before and after a move of a farther one is left as written."""
     root = tmp_path / "kb"
-    for path, text in {
-        "Home.md": "# H\n\n[[Dup]]\n",
-        "Dup.md": "# Root\n",
-        "z/Dup.md": "# Z\n",
-        "x/Note.md": "# X\n\n[[Dup]]\n",
-    }.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_bytes(text.encode())
+    write_files(
+        root,
+        {
+            "Home.md": "# H\n\n[[Dup]]\n",
+            "Dup.md": "# Root\n",
+            "z/Dup.md": "# Z\n",
+            "x/Note.md": "# X\n\n[[Dup]]\n",
+        },
+    )
     kb = client(root, knowledge_base__allow_writes=True)
     try:
         kb.reindex()

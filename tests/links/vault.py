@@ -4,6 +4,7 @@ hides links, a CRLF file and a BOM file."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 BOM = b"\xef\xbb\xbf"
@@ -35,9 +36,14 @@ FILES: dict[str, bytes] = {
 }
 
 
-def write_vault(root: Path) -> Path:
-    for rel, data in FILES.items():
+def write_files(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write ``files`` (path under ``root`` -> text, UTF-8, or bytes), folders included."""
+    for rel, data in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        path.write_bytes(data.encode() if isinstance(data, str) else data)
     return root
+
+
+def write_vault(root: Path) -> Path:
+    return write_files(root, FILES)
