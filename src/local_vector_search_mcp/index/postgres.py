@@ -1169,9 +1169,10 @@ class PostgresStore:
             for atom in query_plan.atoms()
             if query_plan.counts_in_rows() and (lexeme := plain_lexeme(atom.tsquery)) is not None
         ]
-        counted = self._token_frequencies(query_plan.priced_tokens(self._corpus_stats().rows), lexemes)
+        tokens = query_plan.priced_tokens(self._corpus_stats().rows)
+        counted = self._token_frequencies(tokens, lexemes)
         stems = self._stem_counts() if query_plan.stems is not None else {}
-        priced = stem_prices(query_plan.priced_tokens(self._corpus_stats().rows), counted.counts, stems)
+        priced = stem_prices(tokens, counted.counts, stems)
         query_plan = query_plan.cut(lambda token: counted.counts.get(token, 0), lambda token: priced.get(token, 0))
         atoms = query_plan.atoms()
         if not atoms:
