@@ -163,21 +163,25 @@ def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
     named = any(p in folded for p in probes)
     if not named and b"%" in raw:  # a name percent-encoded some other way
         named = name.encode("utf-8").lower() in unquote_to_bytes(raw).lower()
-    if named and _reaches(raw.decode("utf-8", "replace"), posixpath.dirname(rel), src, name):
+    needles = (name, "%") if named else ()
+    if (b"\\" in raw or b"&" in raw) and name.lower() in unquote(unescapeAll(raw.decode("utf-8", "replace"))).lower():
+        # the name may be written with escapes or entities (decision 451): the lines holding them
+        # are read unescaped, as the parser reads a destination, and resolved like the others (a
+        # file holding `&` anywhere and naming some other `index.md` was parsed: decision 940)
+        needles = (*needles, "\\", "&")
+    if needles and _reaches(raw.decode("utf-8", "replace"), posixpath.dirname(rel), src, name, needles):
         return True
-    written_escaped = b"\\" in raw or b"&" in raw
-    if written_escaped and name.lower() in unquote(unescapeAll(raw.decode("utf-8", "replace"))).lower():
-        return True  # written with escapes or entities: parse it (decision 451)
     if b"[[" in raw:
         text = name_key(raw.decode("utf-8", "replace"))  # NFC and NFD spell one name (decision 480)
         return any(n in text for n in names)
     return False
 
 
-def _reaches(text: str, folder: str, src: str, name: str) -> bool:
-    """Whether a line holding ``name`` (or a ``%``, which may encode it) has a place where a
-    destination starting at a possible start and ending with ``name`` resolves to ``src``."""
-    for start, end in _lines_with(text, (name, "%")):
+def _reaches(text: str, folder: str, src: str, name: str, needles: tuple[str, ...]) -> bool:
+    """Whether a line holding one of ``needles`` (``name``, or a ``%``, ``\\`` or ``&``, which may
+    encode it) has a place where a destination starting at a possible start and ending with
+    ``name`` (once decoded) resolves to ``src``."""
+    for start, end in _lines_with(text, needles):
         line = text[start:end]
         if "%" in line or "\\" in line or "&" in line:  # encoded, escaped or entities (decision 451)
             line = separators(unquote(unescapeAll(line)))  # `sub\page.md` (decision 910)
