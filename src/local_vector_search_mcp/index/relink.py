@@ -143,6 +143,8 @@ def _needles(src: str, dst: str) -> list[str]:
     return sorted({name_key(posixpath.splitext(posixpath.basename(path))[0]) for path in (src, dst)})
 
 
+# the inside of a wikilink or embed as markdown.links' rule reads it: no bracket, no line break
+_WIKI_INNER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 # what may stand right before a written destination: `](`, `](<`, `]: `, `]:` (or a line start)
 _DESTINATION_START = re.compile(r"[ \t(<>\[\]:'\"]")
 
@@ -172,8 +174,11 @@ def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
     if needles and _reaches(raw.decode("utf-8", "replace"), posixpath.dirname(rel), src, name, needles):
         return True
     if b"[[" in raw:
-        text = name_key(raw.decode("utf-8", "replace"))  # NFC and NFD spell one name (decision 480)
-        return any(n in text for n in names)
+        # only the inside of a `[[...]]` on one line can name a note (markdown.links' wikilink rule);
+        # `[[1, 2], [3, 4]]` in a JSON sample and the word "index" in prose made every such file a
+        # candidate on a move of an `index.md` (decision 941); NFC and NFD spell one name (480)
+        inners = _WIKI_INNER.findall(raw.decode("utf-8", "replace"))
+        return any(n in name_key(inner) for inner in inners for n in names)
     return False
 
 
