@@ -3,6 +3,7 @@ plan must be exactly the one a parse of every file gives."""
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from urllib.parse import quote
 
@@ -172,3 +173,29 @@ def test_a_link_written_with_escapes_is_found_next_to_a_plain_mention(tmp_path: 
     (tmp_path / "x/a.md").write_bytes(b"About note.md:\n\nsee [n](../note\\.md) and [m](../note&#46;md)\n")
     plan = plan_move(tmp_path, ["note.md", "x/a.md"], {}, "note.md", "sub/note.md")
     assert plan.edits["x/a.md"][1] == b"About note.md:\n\nsee [n](../sub/note.md) and [m](../sub/note.md)\n"
+
+
+def test_a_link_typed_in_another_normal_form_is_planned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision 943: a Markdown link reaches a file whose name differs only in Unicode normalisation
+    (decision 505), but the pre-filter looked for the name's bytes as the file has them, so a
+    move of ``Café.md`` written NFD (a Mac's copy) skipped every note linking it as typed (NFC),
+    percent-encoded or not, and left those links broken. Both ways round."""
+    for on_disk, typed in (("NFD", "NFC"), ("NFC", "NFD")):
+        root = tmp_path / on_disk
+        name = unicodedata.normalize(on_disk, "Café.md")
+        folder = unicodedata.normalize(on_disk, "Thé")
+        written = unicodedata.normalize(typed, "Café.md")
+        files = {
+            "x/plain.md": f"[c](../{folder}/{written})\\n",
+            "x/encoded.md": f"[c](../{quote(unicodedata.normalize(typed, 'Thé'))}/{quote(written)}#part)\\n",
+            f"{folder}/same.md": f"See [c]({written}) and [d](./{unicodedata.normalize(typed, 'Café.md')}).\\n",
+            "x/other.md": "[o](../other/Café.md)\\n",
+        }
+        for rel, text in {**files, f"{folder}/{name}": "# Café\\n"}.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(text.encode("utf-8"))
+        docs = sorted(relink.markdown_files(root))
+        src = f"{folder}/{name}"
+        plan = plan_move(root, docs, {}, src, "moved/" + name)
+        assert sorted(plan.edits) == sorted(["x/plain.md", "x/encoded.md", f"{folder}/same.md"]), on_disk
+        assert plan == _unfiltered_move(monkeypatch, root, docs, src, "moved/" + name)
