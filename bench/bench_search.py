@@ -375,7 +375,9 @@ def scale_to(src_svc: KbClient, tmp: Path, target_chunks: int = 50_000) -> KbCli
             svc.store.replace_document(DocumentRecord(f"copy{copy}/{path}", "0" * 64, 0, 0, "x"), recs)
             made += len(recs)
         copy += 1
-    svc.store.refresh_term_stats()  # what a reindex does at its end
+    svc.store.refresh_term_stats()  # what a reindex does at its end: the term counts, then
+    while svc.store.tidy_lexical():  # the FTS5 segments merged (decision 637)
+        pass
     return svc
 
 
@@ -409,7 +411,9 @@ def scale_lexical(src_svc: KbClient, tmp: Path, target_chunks: int, distinct: bo
             svc.store.replace_document(DocumentRecord(f"copy{copy}/{path}", "0" * 64, 0, 0, "x"), recs)
             made += len(recs)
         copy += 1
-    svc.store.refresh_term_stats()  # what a reindex does at its end
+    svc.store.refresh_term_stats()  # what a reindex does at its end: the term counts, then
+    while svc.store.tidy_lexical():  # the FTS5 segments merged (decision 637)
+        pass
     return svc
 
 

@@ -385,6 +385,10 @@ class MemoryStore:
     def refresh_term_stats(self) -> None:
         """Nothing is precomputed: BM25 statistics are counted per query."""
 
+    def tidy_lexical(self) -> bool:
+        """Nothing to tidy: the postings live in dicts."""
+        return False
+
     def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:
         with self._lock:
             if not self.has_vectors():

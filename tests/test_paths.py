@@ -196,3 +196,97 @@ def test_an_exact_name_wins_and_two_equivalent_names_without_one_are_refused(tmp
     assert guard.resolve("\u00e9\u00e9.md")[0] == "\u00e9\u00e9.md"
     with pytest.raises(InvalidPath, match="only in Unicode normalisation"):
         guard.resolve("\u00e9e\u0301.md")
+
+
+NAMES = [
+    "a.md",
+    "README",
+    "notes 2024.md",
+    "x-y_z+(1)[2]{3}~!@#$%^&'`=,;.md",
+    ".github",
+    ".gitignore",
+    ".git",
+    ".GIT",
+    "git",
+    "con",
+    "CON.md",
+    "Con",
+    "console.md",
+    "com1.md",
+    "COM9",
+    "com0.md",
+    "lpt1.txt",
+    "lpt.md",
+    "nul",
+    "aux.x.y",
+    "prn.",
+    ".",
+    "..",
+    "a.",
+    "a ",
+    " a",
+    " ",
+    "a:b.md",
+    "a?.md",
+    "a|b",
+    'q"t',
+    "<x>",
+    "a*b",
+    "tab\tname",
+    "nel\x85",
+    "del\x7f",
+    "café.md",
+    "cafe\u0301.md",
+    "日本語.md",
+    "a\\b.md",
+    "\\x.md",
+    "C:x.md",
+    "c:",
+    "index.db",
+    "index.db-wal",
+    "index.db.tmp",
+    "INDEX.DB-shm",
+    ".local-vector-search-mcp",
+    "state",
+    "é ",
+]
+
+
+@given(
+    folder=st.sampled_from(["", "docs", "docs/deep er", ".local-vector-search-mcp", "a\\b", "data"]),
+    name=st.one_of(st.sampled_from(NAMES), st.text(min_size=1, max_size=12).filter(lambda n: "/" not in n)),
+)
+def test_an_entry_is_refused_as_its_whole_path_would_be(folder: str, name: str) -> None:
+    """A listing asks about each entry in a folder that passed (decision 951): refusal_in checks only
+    a plain name, and must give refusal()'s answer for the whole path, the server's own files
+    included. Where refusal() raised for a name that reads as an absolute path or as no path (a
+    root entry `\\x`, `C:x`, `" "`: one such file failed the whole listing), it refuses the name."""
+    root = Path("/kb")
+    guard = PathGuard(root, root / "data" / "index.db", state_dir=root / "state")
+    if guard.refusal(folder) is not None if folder else False:
+        return  # a walk never enters a folder the guard refuses
+    rel = f"{folder}/{name}" if folder else name
+    try:
+        expected = guard.refusal(rel)
+    except InvalidPath:
+        got = guard.refusal_in(folder, name)
+        assert got is not None and not got.internal
+        return
+    got = guard.refusal_in(folder, name)
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None and (got.why, got.internal, str(got)) == (expected.why, expected.internal, str(expected))
+
+
+def test_a_plain_name_is_not_checked_component_by_component(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The point of refusal_in: a listing of 1,881 files spent a third of its time re-checking every
+    component of every path (decision 951). A plain name never reaches normalise()."""
+    guard = PathGuard(Path("/kb"), Path("/kb/.local-vector-search-mcp/index.db"))
+    seen: list[str] = []
+    real = guard.normalise
+    monkeypatch.setattr(guard, "normalise", lambda path, **kw: seen.append(path) or real(path, **kw))
+    assert guard.refusal_in("docs/_api-reference/cat", "cat-indices.md") is None
+    assert guard.refusal_in("", ".local-vector-search-mcp") is not None
+    assert seen == []
+    assert guard.refusal_in("docs", "nul.md") is not None and seen == ["docs/nul.md"]

@@ -28,6 +28,11 @@ _DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
 # reference's guard refuses; a NEL (U+0085) in a name is as invisible as a tab (decision 890)
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # regexes, not a loop per character: discovery checks every path
+# A name of these characters that does not end in a space or a dot breaks no rule of a path
+# component (no reserved, control or non-ASCII character, no separator, not `.` or `..`) unless
+# it starts like a device name or is `.git` (both checked apart): the guard need not look further.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9 _.+,;=@!#$%&'()\[\]{}~^`-]*[A-Za-z0-9_+,;=@!#$%&'()\[\]{}~^`-]")
+_DEVICE_HEADS = frozenset({"con", "prn", "aux", "nul", "com", "lpt"})
 
 
 def not_utf8(name: str) -> bool:
@@ -100,18 +105,28 @@ class PathGuard:
                 raise RefusedPath(shown, "reserved device names are not allowed")
             if part.lower() == ".git":
                 raise RefusedPath(shown, ".git is not part of the knowledge base", internal=True)
-        lowered = text.lower()
-        if self._index_file and (
-            lowered == self._index_file
-            or lowered.startswith(self._index_file + "-")
-            or lowered.startswith(self._index_file + ".")
-        ):
-            raise RefusedPath(shown, "the search index's own files are not part of the knowledge base", internal=True)
-        if self._index_dir and (lowered == self._index_dir or lowered.startswith(self._index_dir + "/")):
-            raise RefusedPath(shown, "the search index's own files are not part of the knowledge base", internal=True)
-        if self._state_dir and (lowered == self._state_dir or lowered.startswith(self._state_dir + "/")):
-            raise RefusedPath(shown, "the search index's own files are not part of the knowledge base", internal=True)
+        internal = self._internal(text, shown)
+        if internal is not None:
+            raise internal
         return text
+
+    def _internal(self, text: str, shown: str) -> RefusedPath | None:
+        """The refusal of ``text`` (normalised) when it is one of the server's own files, else None."""
+        lowered = text.lower()
+        if (
+            (
+                self._index_file
+                and (
+                    lowered == self._index_file
+                    or lowered.startswith(self._index_file + "-")
+                    or lowered.startswith(self._index_file + ".")
+                )
+            )
+            or (self._index_dir and (lowered == self._index_dir or lowered.startswith(self._index_dir + "/")))
+            or (self._state_dir and (lowered == self._state_dir or lowered.startswith(self._state_dir + "/")))
+        ):
+            return RefusedPath(shown, "the search index's own files are not part of the knowledge base", internal=True)
+        return None
 
     def refuses(self, rel: str) -> bool:
         """Whether the tools refuse ``rel``: the server's own files (``.git``, the index's) and any
@@ -128,6 +143,27 @@ class PathGuard:
             self.normalise(rel)
         except RefusedPath as exc:
             return exc
+        return None
+
+    def refusal_in(self, folder: str, name: str) -> RefusedPath | None:
+        """Why the tools refuse the entry ``name`` found on disk in ``folder``, a folder whose own
+        path the guard accepts (``""``: the root); None when they take it. The answer of
+        :meth:`refusal` for ``folder/name``, but a plain name (most names on disk) is checked alone,
+        not every component of its path again: a listing asks for each of its entries (decision
+        951). A name that would read as an absolute path or as no path at all (``\\x``, ``C:x``,
+        ``" "`` in the root), where :meth:`refusal` raised, is refused like any other name."""
+        rel = f"{folder}/{name}" if folder else name
+        head = name[:4].lower()
+        if _PLAIN_NAME.fullmatch(name) is not None and head[:3] not in _DEVICE_HEADS and head != ".git":
+            text = rel.replace("\\", "/")  # as normalise() spells it (a folder may hold a backslash)
+            return self._internal(text, repr(text))  # every rule of a component holds: only the own files remain
+        try:
+            self.normalise(rel)
+        except RefusedPath as exc:
+            return exc
+        except InvalidPath:
+            why = "a blank name is no path" if not rel.strip() else "a tool would read it as an absolute path"
+            return RefusedPath(repr(rel), why)
         return None
 
     def resolve(self, path: str, *, field: str = "path", markdown: bool = False) -> tuple[str, Path]:

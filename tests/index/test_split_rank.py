@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from local_vector_search_mcp.index import split_rank
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
 from local_vector_search_mcp.index.query import AnyOf, PathScope, Term
-from local_vector_search_mcp.index.split_rank import merge_ranked, row_ranges, run_all, split_parts
+from local_vector_search_mcp.index.split_rank import IdleCores, merge_ranked, row_ranges, run_all, split_parts
 from local_vector_search_mcp.index.sqlite import SqliteStore
 
 WORDS = [
@@ -36,6 +36,7 @@ def test_ranges_cover_the_span_once_in_order(lo: int, width: int, parts: int) ->
 
 
 def test_small_indexes_and_single_cores_are_not_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(split_rank, "idle_cores", lambda: None)
     monkeypatch.setattr(split_rank, "available_cores", lambda: 2)
     assert split_parts(None) == 1
     assert split_parts((1, split_rank.SPLIT_MIN_SPAN - 1)) == 1
@@ -44,6 +45,60 @@ def test_small_indexes_and_single_cores_are_not_split(monkeypatch: pytest.Monkey
     assert split_parts((1, 10**6)) == split_rank.MAX_PARTS
     monkeypatch.setattr(split_rank, "available_cores", lambda: 1)
     assert split_parts((1, 10**6)) == 1
+
+
+def test_a_busy_machine_is_not_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(split_rank, "available_cores", lambda: 2)
+    big = (1, 10**6)
+    for idle, parts in [(None, 2), (1.6, 2), (split_rank.SPLIT_MIN_IDLE, 2), (0.3, 1), (0.0, 1)]:
+        monkeypatch.setattr(split_rank, "idle_cores", lambda idle=idle: idle)
+        assert split_parts(big) == parts, idle
+
+
+def _stat(path: Path, idle: int, busy: int) -> None:
+    """A /proc/stat of two cores: ``busy`` ticks of user time and ``idle`` idle ticks in all."""
+    path.write_text(
+        f"cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0 0 0\nintr 1 2 3\n",
+        encoding="ascii",
+    )
+
+
+def test_idle_cores_reads_the_share_of_idle_ticks_between_readings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(split_rank.time, "monotonic", lambda: clock[0])
+    stat = tmp_path / "stat"
+    _stat(stat, idle=1000, busy=1000)
+    idle = IdleCores(str(stat), period=0.5, stale=5.0)
+    assert idle() is None  # one reading tells nothing yet
+    _stat(stat, idle=1150, busy=1050)  # 150 of 200 ticks idle, on two cores
+    clock[0] += 0.2
+    assert idle() is None  # within the period: the last answer again
+    clock[0] += 0.4
+    assert idle() == pytest.approx(1.5)
+    _stat(stat, idle=1160, busy=1240)  # 10 of 200 idle: both cores busy
+    clock[0] += 0.6
+    assert idle() == pytest.approx(0.1)
+    _stat(stat, idle=1360, busy=1240)
+    clock[0] += 60  # a quiet minute later: that reading is too old to tell the last half second
+    assert idle() is None
+    stat.unlink()
+    clock[0] += 1
+    assert idle() is None  # no /proc/stat (not Linux)
+    stat.write_text("intr 1 2\n", encoding="ascii")
+    assert IdleCores(str(stat))() is None
+
+
+def test_idle_cores_on_this_machine_is_a_number_of_cores() -> None:
+    idle = IdleCores(period=0.0)
+    first = idle()
+    threading.Event().wait(0.05)
+    second = idle()
+    if Path("/proc/stat").exists():
+        assert first is None and second is not None and 0.0 <= second <= 1024
+    else:
+        assert second is None
 
 
 @given(st.lists(st.lists(st.tuples(st.integers(0, 50), st.sampled_from([-3.0, -2.0, -1.0])), max_size=8), max_size=4))
@@ -123,6 +178,7 @@ def test_a_split_ranking_returns_what_one_ranking_returns(
     splits: list[int] = []
     real = split_rank.row_ranges
     monkeypatch.setattr(split_rank, "SPLIT_MIN_SPAN", 2)
+    monkeypatch.setattr(split_rank, "idle_cores", lambda: None)  # whatever else this machine runs
     monkeypatch.setattr(split_rank, "available_cores", lambda: 3)
     monkeypatch.setattr(
         "local_vector_search_mcp.index.sqlite.row_ranges", lambda span, parts: splits.append(parts) or real(span, parts)
@@ -136,6 +192,7 @@ def test_a_split_ranking_returns_what_one_ranking_returns(
 
 def test_a_ranking_inside_a_transaction_is_not_split(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(split_rank, "SPLIT_MIN_SPAN", 2)
+    monkeypatch.setattr(split_rank, "idle_cores", lambda: None)  # whatever else this machine runs
     monkeypatch.setattr(split_rank, "available_cores", lambda: 2)
     called: list[object] = []
     monkeypatch.setattr("local_vector_search_mcp.index.sqlite.run_all", called.append)
@@ -148,6 +205,7 @@ def test_a_ranking_while_another_runs_is_not_split(store: SqliteStore, monkeypat
     """Many searches at once already use every core: splitting them only adds the ranges' idf
     recounts (decision 635)."""
     monkeypatch.setattr(split_rank, "SPLIT_MIN_SPAN", 2)
+    monkeypatch.setattr(split_rank, "idle_cores", lambda: None)  # whatever else this machine runs
     monkeypatch.setattr(split_rank, "available_cores", lambda: 2)
     split: list[object] = []
     real = split_rank.run_all

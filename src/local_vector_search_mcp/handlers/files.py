@@ -2,34 +2,49 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import stat
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from lvsm_contract.models import FileEntry, KbListFilesRequest, KbListFilesResult, SkippedEntry
 
-from ..globs import compile_glob
+from ..globs import compile_glob, nfc, validate_glob
 from ..paths import not_utf8, shown_name
 from ..sourcefile import os_reason, unlisted_folder
 from ..workspace import Workspace
 from ..writer import is_temp_name
 
 
+@lru_cache(maxsize=1 << 16)
 def utc_iso(timestamp: float) -> str:
+    """``timestamp`` as ISO 8601 UTC with milliseconds and a ``Z``; kept for the next listing, which
+    meets the same modification times again (decision 951)."""
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 MAX_LISTED_SKIPPED = 100
 # one kb_list_files page (decision 774): about 300 kB of JSON, kb_read's largest page being about 200 kB
 MAX_LISTED_FILES = 2000
+# the longest root-relative path the contract's RelativePath takes (spec/defs.yaml): a longer one
+# would make the answer fail its own schema
+MAX_PATH_CHARS = next(
+    m.max_length for m in FileEntry.model_fields["relative_path"].metadata if getattr(m, "max_length", None)
+)
 
 
 def walk_files(
-    ws: Workspace, prefix: str = "", skipped: list[tuple[str, str]] | None = None
+    ws: Workspace, prefix: str = "", skipped: list[tuple[str, str]] | None = None, folders: list[str] | None = None
 ) -> list[tuple[str, os.stat_result]]:
     """Every regular file at or under ``prefix`` (root-relative, compared case-insensitively),
     skipping links, .git, the index's files and the server's temporary files, sorted
     case-insensitively.
+
+    ``folders``: the literal folder names a glob's path starts with (``docs/api`` of
+    ``docs/api/**/*.md``): only those folders are walked down to, matched as the glob matches
+    them (case-insensitive, in NFC), and nothing beside them is looked at (decision 953).
 
     A folder that cannot be listed, an entry that cannot be inspected, and a file or folder whose
     name the path guard refuses are left out and appended to ``skipped`` as ``(path, reason)``;
@@ -37,6 +52,7 @@ def walk_files(
     """
     lowered = prefix.lower()
     skipped = [] if skipped is None else skipped
+    on_the_way = [re.compile(re.escape(name), re.IGNORECASE | re.DOTALL) for name in folders or ()]
 
     def wanted(rel: str, is_dir: bool) -> bool:
         low = rel.lower()
@@ -46,10 +62,13 @@ def walk_files(
         return is_dir and lowered.startswith(low + "/")
 
     found: list[tuple[str, os.stat_result]] = []
+    root = str(ws.root)
     pending = [""]
     while pending:
         rel_dir = pending.pop()
-        abs_dir = ws.root / rel_dir if rel_dir else ws.root
+        depth = rel_dir.count("/") + 1 if rel_dir else 0  # of this folder's entries
+        way = on_the_way[depth] if depth < len(on_the_way) else None
+        abs_dir = os.path.join(root, rel_dir) if rel_dir else root
         try:
             with os.scandir(abs_dir) as entries:
                 items = list(entries)
@@ -57,6 +76,8 @@ def walk_files(
             skipped.append((rel_dir or ".", unlisted_folder(exc)))
             continue
         for entry in items:
+            if way is not None and (way.fullmatch(nfc(entry.name)) is None or not entry.is_dir(follow_symlinks=False)):
+                continue  # no path the glob matches is in it or is it
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if not_utf8(entry.name):  # no tool could name it, and JSON cannot carry it (decision 284)
                 if wanted(rel, entry.is_dir(follow_symlinks=False)):
@@ -64,7 +85,7 @@ def walk_files(
                 continue
             if entry.name.lower() == ".git" or is_temp_name(entry.name):
                 continue
-            refused = ws.guard.refusal(rel)
+            refused = ws.guard.refusal_in(rel_dir, entry.name)  # rel_dir itself passed (decision 951)
             if refused is not None and refused.internal:
                 continue
             try:
@@ -78,6 +99,14 @@ def walk_files(
                 if (is_dir or stat.S_ISREG(st.st_mode)) and wanted(rel, is_dir):
                     what = "it or anything in it" if is_dir else "it"
                     skipped.append((rel, f"the tools cannot address {what}: {refused.why}; rename it to reach it"))
+                continue
+            if len(rel) > MAX_PATH_CHARS:  # no tool takes such a path, and no answer may carry it (decision 952)
+                is_dir = stat.S_ISDIR(st.st_mode)
+                if (is_dir or stat.S_ISREG(st.st_mode)) and wanted(rel, is_dir):
+                    what = "its path and the paths in it are" if is_dir else "its path is"
+                    skipped.append(
+                        (rel, f"{what} longer than the {MAX_PATH_CHARS} characters the tools take; move it higher")
+                    )
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if wanted(rel, True):
@@ -104,7 +133,9 @@ def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResu
     files: list[FileEntry] = []
     skipped: list[tuple[str, str]] = []
     next_cursor: str | None = None
-    for rel, st in walk_files(ws, prefix, skipped):
+    segments = validate_glob(glob, "includeGlob").split("/")
+    folders = list(itertools.takewhile(lambda name: "*" not in name and "?" not in name, segments[:-1]))
+    for rel, st in walk_files(ws, prefix, skipped, folders):
         if not include(rel) or (after is not None and _order(rel) <= after):
             continue
         if len(files) == limit:

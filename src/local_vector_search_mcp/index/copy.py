@@ -174,6 +174,8 @@ def copy_index(source: IndexStore, target: IndexStore, force: bool = False) -> C
         # the manifest last: an interrupted copy is an incompatible index, never a silently partial one
         target.write_manifest(manifest)
         target.refresh_term_stats()
+        while target.tidy_lexical():
+            pass
     return result
 
 

@@ -405,6 +405,7 @@ class Indexer:
         if result.indexed_files or result.deleted_files:
             with self.gate:
                 self.store.refresh_term_stats()
+            self._tidy(cancel)
         if relink and not borrowed:
             with self.gate:
                 self.store.write_manifest(expected)
@@ -416,6 +417,14 @@ class Indexer:
         if on_progress:
             on_progress(progress)
         return result
+
+    def _tidy(self, cancel: threading.Event | None) -> None:
+        """Tidy the lexical index in short steps (decision 637), each under the gate: an edit
+        waits for one step at most, and a pass cancelled here leaves the rest to the next one."""
+        while cancel is None or not cancel.is_set():
+            with self.gate:
+                if not self.store.tidy_lexical():
+                    return
 
     def _borrowed_note(self) -> str | None:
         """What a run without embeddings left for the model's next run (decision 630)."""

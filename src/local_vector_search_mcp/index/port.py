@@ -431,6 +431,12 @@ class IndexStore(Protocol):
         """Recompute whatever statistics lexical search precomputes (after a full reindex)."""
         ...
 
+    def tidy_lexical(self) -> bool:
+        """One short step of tidying the lexical index after a pass wrote to it (SQLite: merging
+        FTS5 segments, decision 637), in its own transaction so that edits slip between steps;
+        whether there is more to do. An adapter whose engine tidies its own index returns False."""
+        ...
+
     def holds_letters(self, letters: str) -> bool:
         """Whether the text or heading of any chunk holds one of ``letters`` (the body of a
         regular-expression character class naming every case meant: ``a-zA-Z``). Asked of an

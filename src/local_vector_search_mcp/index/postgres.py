@@ -1447,6 +1447,11 @@ class PostgresStore:
                 first[doc_id] = chunk_id
         return self._hits_by_id(sorted(first.values())[:limit])
 
+    def tidy_lexical(self) -> bool:
+        """Nothing to do: PostgreSQL folds a GIN index's pending entries in itself (vacuum, or a
+        full pending list)."""
+        return False
+
     def refresh_term_stats(self) -> None:
         """Planner statistics, and the chunk count of every lexeme (``term_stats``; searches read
         those in more than ``COMMON_TERM_MIN_CHUNKS`` chunks, as the SQLite adapter snapshots).

@@ -126,6 +126,7 @@ from .quantized import (
     int8_codes,
 )
 from .query import LexicalQuery, PathScope
+from .segments import MERGE_STEP_PAGES, STRUCTURE_ROWID, read_structure, worth_merging
 from .split_rank import alone, merge_ranked, row_ranges, run_all, split_parts
 from .sqlite_chunks import ChunkTables, dump_properties
 from .vecmath import dot_rows
@@ -136,6 +137,7 @@ log = logging.getLogger(__name__)
 
 LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
+_LEXICAL_TABLES = ("chunks_fts", "chunks_stems")  # the FTS5 tables: words as written, their stems
 
 BUSY_TIMEOUT_MS = 30_000
 DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
@@ -518,7 +520,7 @@ class SqliteStore(ChunkTables):
         problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
         if problems != ["ok"]:
             raise self._damaged(apsw.CorruptError("; ".join(problems)[:300]))
-        for table in ("chunks_fts", "chunks_stems"):
+        for table in _LEXICAL_TABLES:
             if self._table_exists(table):
                 # 'integrity-check' reads every segment: damage inside a segment leaves the b-tree valid
                 conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
@@ -1531,6 +1533,25 @@ class SqliteStore(ChunkTables):
             batch: _Batch | None = getattr(self._local, "batch", None)
             if batch is not None and batch.conn is c:
                 batch.kept = True
+
+    def tidy_lexical(self) -> bool:
+        """One merge step (``segments.py``) of the first FTS5 table whose segments are worth
+        merging; whether a step ran (call again until one does not)."""
+        if not self.exists():
+            return False
+        for table in _LEXICAL_TABLES:
+            if not self._table_exists(table):
+                continue
+            row = self._conn().execute(f"SELECT block FROM {table}_data WHERE id = ?", (STRUCTURE_ROWID,)).fetchone()
+            if row is None or not worth_merging(read_structure(row[0])):
+                continue
+            with self._write() as c:
+                before = c.total_changes()
+                c.execute(f"INSERT INTO {table}({table}, rank) VALUES('merge', ?)", (-MERGE_STEP_PAGES,))
+                # FTS5 counts two changes for the command itself: more means it merged something
+                if c.total_changes() - before > 2:
+                    return True
+        return False
 
     def _counts_kept(self, c: apsw.Connection) -> bool:
         """Whether term_stats holds the counts of the terms above today's threshold and every

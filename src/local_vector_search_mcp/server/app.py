@@ -30,6 +30,7 @@ from .. import __version__, progress
 from ..dispatch import available_tools, invoke
 from ..errors import KbError
 from ..workspace import Workspace
+from . import heap
 from .answer_form import accepts_stream
 from .handshake import explain_requests_before_initialize
 from .params import explain_invalid_params
@@ -134,6 +135,15 @@ def call_result(
     """Run a tool and build its reply (JSON text and all), in the calling worker thread: the
     event loop, which every session's I/O goes through, only sends it. ``call`` carries the
     client's progress token and cancellation to the tool's code (decision 500)."""
+    try:
+        return _result_of(ws, name, arguments, call)
+    finally:
+        # a session's first calls import the handlers, the parser, the index: freeze what they
+        # leave, so the collector's full passes stop walking it at every later call (decision 950)
+        heap.settle_after_imports()
+
+
+def _result_of(ws: Workspace, name: str, arguments: dict[str, Any] | None, call: progress.Call) -> types.CallToolResult:
     try:
         with progress.running(call):
             result = invoke(ws, name, arguments)
