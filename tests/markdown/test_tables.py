@@ -11,6 +11,7 @@ from local_vector_search_mcp.markdown import (
     table_projection,
     table_source,
 )
+from local_vector_search_mcp.markdown import tables as tables_module
 
 
 @pytest.mark.parametrize(
@@ -67,3 +68,23 @@ def test_cell_display_text_skips_the_parse_only_where_the_parse_changes_nothing(
     unescaped = raw.replace("\\|", "|")
     parsed = "".join(_inline_text(t.children) for t in _MD_INLINE.parseInline(unescaped)).strip()
     assert cell_display_text(raw) == parsed
+
+
+def test_a_table_read_again_parses_no_cell_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kb_read of a table and a kb_edit_table of it each parsed every cell with markup anew (the
+    projection, the edit's grid, the check of the result): a third of the edit's CPU on the bench's
+    largest tables (decision 955). The display text of a cell's text is kept: the second
+    projection of the same table parses nothing, and gives what a fresh parse gives."""
+    rows = "\n".join(f"| **r{i}** | `c{i}` & more | plain {i} |" for i in range(20))
+    doc = parse_text("| *A* | B | C |\n|---|---|---|\n" + rows + "\n")
+    table = next(e for e in doc.elements if e.kind.value == "table")
+    parsed: list[str] = []
+    real = tables_module._MD_INLINE.parseInline
+    monkeypatch.setattr(tables_module._MD_INLINE, "parseInline", lambda src, *a: parsed.append(src) or real(src, *a))
+    tables_module._parsed_display_text.cache_clear()
+    first = table_projection(doc, table)
+    assert len(parsed) == 41  # the header's *A*, then two marked-up cells per row
+    second = table_projection(doc, table)
+    assert len(parsed) == 41 and second == first
+    assert [c.name for c in first.columns] == ["A", "B", "C"]
+    assert first.rows[3].cells == ("r3", "c3 & more", "plain 3")
