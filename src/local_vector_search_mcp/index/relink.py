@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +144,8 @@ def _needles(src: str, dst: str) -> list[str]:
     return sorted({name_key(posixpath.splitext(posixpath.basename(path))[0]) for path in (src, dst)})
 
 
+# the inside of a wikilink or embed as markdown.links' rule reads it: no bracket, no line break
+_WIKI_INNER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 # what may stand right before a written destination: `](`, `](<`, `]: `, `]:` (or a line start)
 _DESTINATION_START = re.compile(r"[ \t(<>\[\]:'\"]")
 
@@ -157,30 +160,46 @@ def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
     resolved from every position a destination can start at, as ``Resolver`` would. A wikilink
     or embed needs ``[[`` and a stem, case-folded as Obsidian's matching is.
     """
+    # a link typed in another Unicode normal form reaches the file as well (decision 505): a path
+    # that is not ASCII is looked for, and compared, in NFC (decision 943)
+    wide = not src.isascii()
+    if wide:
+        src, rel = _nfc(src), _nfc(rel)
+        raw = _nfc(raw.decode("utf-8", "replace")).encode("utf-8")
     name = posixpath.basename(src)
     probes = {name.encode("utf-8").lower(), quote(name).encode("utf-8").lower()}
     folded = raw.lower()  # ASCII only, on both sides alike
     named = any(p in folded for p in probes)
     if not named and b"%" in raw:  # a name percent-encoded some other way
-        named = name.encode("utf-8").lower() in unquote_to_bytes(raw).lower()
-    if named and _reaches(raw.decode("utf-8", "replace"), posixpath.dirname(rel), src, name):
+        decoded = unquote_to_bytes(raw)
+        if wide:
+            decoded = _nfc(decoded.decode("utf-8", "replace")).encode("utf-8")
+        named = name.encode("utf-8").lower() in decoded.lower()
+    needles = (name, "%") if named else ()
+    if (b"\\" in raw or b"&" in raw) and name.lower() in _decoded(raw.decode("utf-8", "replace"), wide).lower():
+        # the name may be written with escapes or entities (decision 451): the lines holding them
+        # are read unescaped, as the parser reads a destination, and resolved like the others (a
+        # file holding `&` anywhere and naming some other `index.md` was parsed: decision 940)
+        needles = (*needles, "\\", "&")
+    if needles and _reaches(raw.decode("utf-8", "replace"), posixpath.dirname(rel), src, name, needles, wide):
         return True
-    written_escaped = b"\\" in raw or b"&" in raw
-    if written_escaped and name.lower() in unquote(unescapeAll(raw.decode("utf-8", "replace"))).lower():
-        return True  # written with escapes or entities: parse it (decision 451)
     if b"[[" in raw:
-        text = name_key(raw.decode("utf-8", "replace"))  # NFC and NFD spell one name (decision 480)
-        return any(n in text for n in names)
+        # only the inside of a `[[...]]` on one line can name a note (markdown.links' wikilink rule);
+        # `[[1, 2], [3, 4]]` in a JSON sample and the word "index" in prose made every such file a
+        # candidate on a move of an `index.md` (decision 941); NFC and NFD spell one name (480)
+        inners = _WIKI_INNER.findall(raw.decode("utf-8", "replace"))
+        return any(n in name_key(inner) for inner in inners for n in names)
     return False
 
 
-def _reaches(text: str, folder: str, src: str, name: str) -> bool:
-    """Whether a line holding ``name`` (or a ``%``, which may encode it) has a place where a
-    destination starting at a possible start and ending with ``name`` resolves to ``src``."""
-    for start, end in _lines_with(text, (name, "%")):
+def _reaches(text: str, folder: str, src: str, name: str, needles: tuple[str, ...], wide: bool = False) -> bool:
+    """Whether a line holding one of ``needles`` (``name``, or a ``%``, ``\\`` or ``&``, which may
+    encode it) has a place where a destination starting at a possible start and ending with
+    ``name`` (once decoded) resolves to ``src``; ``wide``: all of them in NFC."""
+    for start, end in _lines_with(text, needles):
         line = text[start:end]
         if "%" in line or "\\" in line or "&" in line:  # encoded, escaped or entities (decision 451)
-            line = separators(unquote(unescapeAll(line)))  # `sub\page.md` (decision 910)
+            line = separators(_decoded(line, wide))  # `sub\page.md` (decision 910)
         at = line.find(name)
         while at >= 0:
             stop = at + len(name)
@@ -189,6 +208,17 @@ def _reaches(text: str, folder: str, src: str, name: str) -> bool:
                 return True
             at = line.find(name, at + 1)
     return False
+
+
+def _decoded(text: str, wide: bool) -> str:
+    """``text`` as the parser and the resolver read a destination in it: escapes and entities
+    resolved, then percent-decoded (in NFC when ``wide``)."""
+    out = unquote(unescapeAll(text))
+    return _nfc(out) if wide else out
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
 
 
 def _lines_with(text: str, needles: tuple[str, ...]) -> list[tuple[int, int]]:
