@@ -415,3 +415,24 @@ def test_rapid_saves_of_one_file_coalesce_into_one_sync_after_quiet(tmp_path):
         queue.stop()
     assert [path for _, path in scheduled] == ["a.md"]
     assert scheduled[0][0] >= last_save + DEBOUNCE_SECONDS - 0.15  # after the quiet, not during the burst
+
+
+def test_watchdogs_stopping_race_is_not_logged_as_an_error(tmp_path, caplog):
+    """watchdog's emitter logs an ERROR when it reads an event while its observer stops ("called
+    when the thread is inactive"): its own shutdown race, which put an error into a server's log.
+    A running watcher filters exactly that message; other errors of that logger still show."""
+    import logging
+
+    from local_vector_search_mcp.index.watcher import EMITTER_LOGGER, MarkdownWatcher
+
+    queue = SyncQueue(lambda rel: None)
+    watcher = MarkdownWatcher(tmp_path, queue, lambda rel: True, lambda prefix: [], debounce=0.05)
+    watcher.start()
+    try:
+        with caplog.at_level(logging.ERROR, logger=EMITTER_LOGGER):
+            logging.getLogger(EMITTER_LOGGER).error("InotifyEmitter.queue_events() called when the thread is inactive")
+            logging.getLogger(EMITTER_LOGGER).error("some other inotify failure")
+    finally:
+        watcher.stop()
+        queue.stop()
+    assert [r.getMessage() for r in caplog.records if r.name == EMITTER_LOGGER] == ["some other inotify failure"]
