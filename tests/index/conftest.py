@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from churn import Churn, make_corpus
 
+from local_vector_search_mcp.index.sqlite import SqliteStore
+
 
 @pytest.fixture
 def churn(tmp_path: Path) -> Iterator[Churn]:
@@ -16,3 +18,14 @@ def churn(tmp_path: Path) -> Iterator[Churn]:
         yield harness
     finally:
         harness.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
+    """An empty lexical SQLite index (no vectors), closed after the test."""
+    s = SqliteStore(tmp_path / "index.db")
+    s.ensure_schema(None, "float32")
+    try:
+        yield s
+    finally:
+        s.close()

@@ -6,7 +6,6 @@ left to FTS5's own automerge."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
@@ -100,13 +99,8 @@ def test_merge_steps_end_with_one_segment_at_every_step_readable() -> None:
 
 # --------------------------------------------------------------------------- the store
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = SqliteStore(tmp_path / "index.db")
-    s.ensure_schema(None, "float32")
-    try:
-        yield s
-    finally:
-        s.close()
+def store(sqlite_store: SqliteStore) -> SqliteStore:
+    return sqlite_store
 
 
 def _write_docs(store: SqliteStore, count: int, seed: int = 7) -> None:

@@ -6,7 +6,6 @@ edit's sync keeps them too, and a refresh rebuilds only a table no write kept.""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,13 +32,8 @@ def few(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path, few: None) -> Iterator[SqliteStore]:
-    s = SqliteStore(tmp_path / "index.db")
-    s.ensure_schema(None, "float32")
-    try:
-        yield s
-    finally:
-        s.close()
+def store(sqlite_store: SqliteStore, few: None) -> SqliteStore:
+    return sqlite_store
 
 
 def _doc(rng: random.Random, path: str, revision: int) -> tuple[DocumentRecord, list[ChunkRecord]]:

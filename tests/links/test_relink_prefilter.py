@@ -50,6 +50,19 @@ def _unfiltered(monkeypatch: pytest.MonkeyPatch, root: Path, docs: list[str], ds
         return plan_move(root, docs, {}, SRC, dst)
 
 
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files a plan parses from now on (its calls of ``_relink_file``), in order."""
+    parsed: list[str] = []
+    real = relink._relink_file
+
+    def counting(raw: bytes, rel: str, *args: object) -> bytes | None:
+        parsed.append(rel)
+        return real(raw, rel, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(relink, "_relink_file", counting)
+    return parsed
+
+
 @pytest.mark.parametrize("dst", ["manual/Neu.md", "guides/Übersicht2.md", "Übersicht.md"])
 def test_the_prefilter_keeps_every_file_a_full_parse_rewrites(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dst: str
@@ -70,14 +83,7 @@ def test_files_naming_only_another_file_of_the_same_name_are_not_parsed(
     files = {f"f{i}/index.md": f"[up](../index.md) [here](index.md) [src](../{SRC})\n" for i in range(5)}
     files.update({f"g{i}/page.md": "[a](index.md) [b](../f1/index.md)\n" for i in range(5)})
     docs = _write(tmp_path, files)
-    parsed: list[str] = []
-    real = relink._relink_file
-
-    def counting(raw: bytes, rel: str, *args: object) -> bytes | None:
-        parsed.append(rel)
-        return real(raw, rel, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(relink, "_relink_file", counting)
+    parsed = _count_parses(monkeypatch)
     plan = plan_move(tmp_path, docs, {}, SRC, "moved/Übersicht.md")
     assert sorted(parsed) == sorted([SRC, *(f"f{i}/index.md" for i in range(5))])
     assert sorted(plan.edits) == [f"f{i}/index.md" for i in range(5)]
@@ -98,14 +104,7 @@ def test_a_file_with_escapes_that_names_another_file_of_the_same_name_is_not_par
     files["x/far.md"] = "A & B.\n\nSee [it](\n../hub/index.md)\n"
     files["index.md"] = "# Root\n"
     docs = _write(tmp_path, {**files, "hub/index.md": "# Hub\n"})
-    parsed: list[str] = []
-    real = relink._relink_file
-
-    def counting(raw: bytes, rel: str, *args: object) -> bytes | None:
-        parsed.append(rel)
-        return real(raw, rel, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(relink, "_relink_file", counting)
+    parsed = _count_parses(monkeypatch)
     plan = plan_move(tmp_path, docs, {}, "hub/index.md", "moved/index.md")
     assert sorted(parsed) == ["hub/index.md", "x/ent.md", "x/esc.md", "x/far.md"]
     assert sorted(plan.edits) == ["x/ent.md", "x/esc.md", "x/far.md"]
