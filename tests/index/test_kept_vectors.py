@@ -130,6 +130,15 @@ def _same_as_a_fresh_load(store: SqliteStore) -> None:
     assert all(kept.ids[s] == -1 for s in kept.free)
 
 
+def _warmed(stores: Any, docs: int, seed: int) -> tuple[SqliteStore, SqliteStore, list[Any], KeptVectors]:
+    """Two stores on a file of ``docs`` documents, the first with its rows loaded by a search."""
+    store, other = stores()
+    _fill(store, docs, seed)
+    q = _queries(seed + 1)
+    assert _answer(store, q[0], 10) == _vec0(store, q[0], 10)
+    return store, other, q, store.__dict__["_kept"]
+
+
 # float32: vec0's answer, ties by chunk id ----------------------------------------------------------
 @pytest.mark.parametrize("limit", [1, 5, 10, 37])
 def test_semantic_equals_vec0_with_equal_distances_by_chunk_id(stores: Any, limit: int) -> None:
@@ -154,11 +163,7 @@ def test_a_scope_is_a_mask_before_the_cut(stores: Any) -> None:
 
 # the delta: writes by another connection ----------------------------------------------------------
 def test_writes_by_another_connection_are_applied_as_a_delta(stores: Any) -> None:
-    store, other = stores()
-    _fill(store, 30, 5)
-    q = _queries(6)
-    assert _answer(store, q[0], 10) == _vec0(store, q[0], 10)  # loads the rows
-    kept = store.__dict__["_kept"]
+    store, other, q, kept = _warmed(stores, 30, 5)
     rng = np.random.default_rng(7)
     steps: list[Callable[[], object]] = [
         lambda: _doc(other, "d003.md", _vectors(PER_DOC, 8)),  # an edit: every vector replaced
@@ -178,11 +183,8 @@ def test_writes_by_another_connection_are_applied_as_a_delta(stores: Any) -> Non
 
 
 def test_a_write_batch_of_another_connection_is_one_delta(stores: Any) -> None:
-    store, other = stores()
-    _fill(store, 10, 12)
-    q = _queries(13)[0]
-    _answer(store, q, 10)
-    kept = store.__dict__["_kept"]
+    store, other, queries, kept = _warmed(stores, 10, 12)
+    q = queries[0]
     with other.write_batch() as batch:
         for d in range(3):
             _doc(other, f"d{d:03d}.md", _vectors(PER_DOC, 20 + d))
@@ -201,11 +203,8 @@ def _edit_in_a_process(path: str, seed: int) -> None:
 
 
 def test_writes_by_another_process_are_applied_as_a_delta(stores: Any) -> None:
-    store, _ = stores()
-    _fill(store, 10, 14)
-    q = _queries(15)[1]
-    _answer(store, q, 10)
-    kept = store.__dict__["_kept"]
+    store, _, queries, kept = _warmed(stores, 10, 14)
+    q = queries[1]
     process = multiprocessing.get_context("spawn").Process(target=_edit_in_a_process, args=(str(store.path), 16))
     process.start()
     process.join(60)
@@ -237,15 +236,12 @@ def test_every_writer_logs_what_it_changes(stores: Any) -> None:
 
 def test_a_writer_that_does_not_log_makes_readers_load_every_row(stores: Any) -> None:
     """A version from before the log moves the generation alone: the rows are loaded again."""
-    store, other = stores()
-    _fill(store, 6, 21)
-    q = _queries(22)[0]
-    _answer(store, q, 10)
-    kept = store.__dict__["_kept"]
+    store, other, queries, kept = _warmed(stores, 6, 21)
+    q = queries[0]
     with other._write() as c:  # as an older writer: a vector replaced, the generation bumped, nothing logged
-        cid = c.execute("SELECT chunk_id FROM chunk_vectors LIMIT 1").fetchone()[0]
+        cid = other._one("SELECT chunk_id FROM chunk_vectors LIMIT 1")
         c.execute("DELETE FROM chunk_vectors WHERE chunk_id = ?", (cid,))
-        doc = c.execute("SELECT document_id FROM chunks WHERE id = ?", (cid,)).fetchone()[0]
+        doc = other._one("SELECT document_id FROM chunks WHERE id = ?", (cid,))
         c.execute("INSERT INTO chunk_vectors VALUES(?,?,?)", (cid, doc, q.tobytes()))
         c.execute("UPDATE vector_generation SET n = n + 1")
     assert _answer(store, q, 1) == [(cid, pytest.approx(0.0, abs=1e-6))]
@@ -254,11 +250,7 @@ def test_a_writer_that_does_not_log_makes_readers_load_every_row(stores: Any) ->
 
 def test_a_pruned_log_loads_every_row_again(stores: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sqlite_chunks, "LOG_KEEP", 40)
-    store, other = stores()
-    _fill(store, 10, 23)
-    q = _queries(24)
-    _answer(store, q[0], 10)
-    kept = store.__dict__["_kept"]
+    store, other, q, kept = _warmed(stores, 10, 23)
     for d in range(8):  # more entries than the log keeps
         _doc(other, f"d{d:03d}.md", _vectors(PER_DOC, 30 + d))
     floor = other._one("SELECT floor FROM vector_log_state")
