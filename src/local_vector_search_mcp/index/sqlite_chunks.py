@@ -173,6 +173,13 @@ class ChunkTables:
         restored; binary: the float32 rows of ``chunk_vectors_exact``, with the stored bits). Inside
         this connection's write transaction the rows are read afresh and not kept: what it wrote
         is not committed and may roll back to the generation the kept rows are at."""
+        c.execute("SAVEPOINT kept")  # one read transaction: the generation, the log and the rows agree
+        try:
+            return self._kept_at(c)
+        finally:
+            c.execute("RELEASE kept")
+
+    def _kept_at(self, c: apsw.Connection) -> KeptVectors:
         generation = self._generation()
         storage = self._storage()
         writing = c.txn_state() == apsw.mapping_txn_state["SQLITE_TXN_WRITE"]
