@@ -62,6 +62,14 @@ _LOG_TABLES = """
 """
 
 
+# Rows of some chunks: each looked up by its id (vec0 answers ``chunk_id IN (...)`` by scanning
+# every row, ~25 CPU-ms at 50k; a lookup by one id reads one row). CROSS JOIN keeps chunks first.
+_POINTS = (
+    "SELECT c.id, c.document_id, e.embedding FROM chunks c CROSS JOIN {table} e ON e.chunk_id = c.id "
+    "WHERE c.id IN ({marks})"
+)
+
+
 class ChunkTables:
     """Needs the host's connection helpers (``_conn``, ``_write``, ``_one``, ``_table_exists``,
     ``_storage``, ``has_vectors``, ``_knn``, ``read_manifest``)."""
@@ -205,17 +213,17 @@ class ChunkTables:
     def _vector_rows(self, c: apsw.Connection, storage: str, ids: Sequence[int] | None) -> Rows:
         """Stored Markdown vectors: every one (in (path, ordinal) order), or those of ``ids`` that exist."""
         table = "chunk_vectors_exact" if storage == "binary" else "chunk_vectors"
-        sql = (
-            f"SELECT e.chunk_id, c.document_id, e.embedding FROM {table} e JOIN chunks c ON c.id = e.chunk_id "
-            "JOIN documents d ON d.id = c.document_id"
-        )
         if ids is None:
-            rows = list(c.execute(sql + " ORDER BY d.path, c.ordinal"))
+            sql = (
+                f"SELECT e.chunk_id, c.document_id, e.embedding FROM {table} e JOIN chunks c ON c.id = e.chunk_id "
+                "JOIN documents d ON d.id = c.document_id ORDER BY d.path, c.ordinal"
+            )
+            rows = list(c.execute(sql))
         else:
             rows = []
             for at in range(0, len(ids), 500):
                 group = ids[at : at + 500]
-                rows += c.execute(sql + f" WHERE e.chunk_id IN ({','.join('?' * len(group))})", group)
+                rows += c.execute(_POINTS.format(table=table, marks=",".join("?" * len(group))), group)
         width = self._markdown_dims() or 0
         found = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         owners = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
@@ -232,10 +240,8 @@ class ChunkTables:
                 packed = {}
                 for at in range(0, len(found), 500):
                     group = found[at : at + 500].tolist()
-                    marks = ",".join("?" * len(group))
-                    packed.update(
-                        c.execute(f"SELECT chunk_id, embedding FROM chunk_vectors WHERE chunk_id IN ({marks})", group)
-                    )
+                    sql = _POINTS.format(table="chunk_vectors", marks=",".join("?" * len(group)))
+                    packed.update((cid, blob) for cid, _, blob in c.execute(sql, group))
             raw = b"".join(packed.get(int(i), bytes(nbytes)) for i in found)
             bits = np.frombuffer(raw, dtype=np.uint8).reshape(len(found), nbytes).copy()
         return found, owners, matrix, bits
