@@ -364,3 +364,32 @@ def test_the_chunk_api_cuts_ties_by_path_and_ordinal_after_deltas(stores: Any) -
         fresh.close()
     tied = [(c.source_path, c.chunk_index) for c, s in found if s == found[0][1]]
     assert len(tied) == 4 and tied == sorted(tied)
+
+
+def test_the_chunk_api_takes_sign_candidates_from_the_kept_rows(stores: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above EXACT_ROWS the sign bits are made from the kept rows (again after a delta); the
+    rows found are scored as unit rows and free slots are never found."""
+    monkeypatch.setattr(sqlite_chunks, "EXACT_ROWS", 50)
+    monkeypatch.setattr(sqlite_chunks, "RERANK_MIN", 120)
+    monkeypatch.setattr(sqlite_chunks, "RERANK_PER_RESULT", 10)  # a pool of 120 of the 300 rows
+    assert sqlite_chunks._pool(300, 5) == 120
+    store, other, q, kept = _warmed(stores, 30, 41)
+    store.nearest_chunks(q[0], 5, ChunkFilterSpec())
+    first = store._bits("markdown")
+    other.delete_document("d004.md")
+    _doc(other, "d031.md", _vectors(PER_DOC - 4, 42))  # 4 slots stay free
+    for query in q:
+        found = store.nearest_chunks(query, 5, ChunkFilterSpec())
+        assert len(found) == 5
+        for chunk, score in found:
+            assert not chunk.source_path.startswith("d004")
+            row = store._vector_rows(store._conn(), "float32", None)
+            at = {(int(i)): n for n, i in enumerate(row[0])}
+            cid = other._one(
+                "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.path = ? AND c.ordinal = ?",
+                (chunk.source_path, chunk.chunk_index),
+            )
+            unit_row = row[2][at[cid]] / np.linalg.norm(row[2][at[cid]])
+            assert score == pytest.approx(float(unit_row @ unit(query)), abs=1e-6)
+    assert store.__dict__["_kept"] is kept and kept.free
+    assert store._bits("markdown") is not first
