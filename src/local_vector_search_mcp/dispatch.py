@@ -8,6 +8,7 @@ outputSchema) or, for a content-only tool, a :class:`~lvsm_contract.content.Cont
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import math
@@ -74,6 +75,14 @@ def import_models() -> None:
 def import_handler(name: str) -> None:
     """Import tool ``name``'s handler module now (a server's warm-up, decision 643)."""
     _handler(name)
+
+
+def import_module(name: str) -> None:
+    """Import module ``name`` (one a workspace service imports on first use) now, under the lock
+    such imports take (a server's warm-up, decision 643). An optional extra that is not installed
+    (psycopg) is left to the call that needs it, which says so."""
+    with IMPORT_LOCK, contextlib.suppress(ImportError):
+        importlib.import_module(name)
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:

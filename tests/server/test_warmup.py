@@ -65,7 +65,7 @@ _FRESH = textwrap.dedent(
 
 def test_the_warm_up_imports_what_calls_need_and_opens_nothing(tmp_path: Path) -> None:
     """Decision 643: the first call's imports (the models, the handlers, the index and search
-    services, the parser) are done before it comes, and settled; the index is not opened (a
+    services, the parser through them) are done before it comes, and settled; the index is not opened (a
     server that is never called touches nothing, decision 205) and the PDF export's reportlab
     stays unimported."""
     root = tmp_path / "kb"

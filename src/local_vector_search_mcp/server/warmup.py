@@ -7,7 +7,8 @@ next ones, nearly all of it imports, pydantic building the models, and the colle
 settles them (decision 950). A client lists the tools first and an agent's first call comes
 seconds later, after its model has read them, so the imports are done then: once the first
 ``tools/list`` has been answered, a daemon thread imports every listed tool's handler module
-(under :data:`~..lazy_imports.IMPORT_LOCK`, as a call would) and settles the heap.
+and the index and search services' modules (under ``lazy_imports.IMPORT_LOCK``, as a call
+would), then settles the heap.
 
 What it does not do: open the index or start the catch-up (decision 205 keeps them for the
 first call, so a server a client starts and never calls touches nothing), or import the PDF
@@ -18,14 +19,11 @@ meanwhile ends the warm-up between two imports.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import logging
 import threading
 import time
 from typing import TYPE_CHECKING
 
-from ..lazy_imports import IMPORT_LOCK
 from . import heap
 
 if TYPE_CHECKING:
@@ -91,8 +89,7 @@ class Warmup:
         steps = [
             dispatch.import_models,
             *(lambda name=name: dispatch.import_handler(name) for name in self.tools),
-            *(lambda module=module: _import(module) for module in self.modules),
-            _first_parse,
+            *(lambda module=module: dispatch.import_module(module) for module in self.modules),
         ]
         for step in steps:
             if self._stop.is_set():
@@ -109,17 +106,3 @@ class Warmup:
             self.run()
         except Exception:  # a call imports what it needs anyway; the warm-up only saves it the wait
             log.warning("warm-up failed; the first calls import what they need", exc_info=True)
-
-
-def _import(module: str) -> None:
-    # an optional extra (psycopg) not installed: the call that needs it says so itself
-    with IMPORT_LOCK, contextlib.suppress(ImportError):
-        importlib.import_module(module)
-
-
-def _first_parse() -> None:
-    """The Markdown parser and what its first parse builds (markdown-it's rules, caches)."""
-    with IMPORT_LOCK:
-        from ..markdown import parse_text
-
-    parse_text("# Warm-up\n\nA [link](a.md), `code` and a table:\n\n| a |\n|---|\n| b |\n")
