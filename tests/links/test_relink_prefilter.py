@@ -198,3 +198,17 @@ def test_a_link_typed_in_another_normal_form_is_planned(tmp_path: Path, monkeypa
         plan = plan_move(root, docs, {}, src, "moved/" + name)
         assert sorted(plan.edits) == sorted(["x/plain.md", "x/encoded.md", f"{folder}/same.md"]), on_disk
         assert plan == _unfiltered_move(monkeypatch, root, docs, src, "moved/" + name)
+
+
+def test_a_move_sweeping_more_files_than_the_parse_cache_keeps_the_cached_documents(tmp_path: Path) -> None:
+    """Decision 639: a move parses every file that may link the moved one (35 on opensearch-docs'
+    hub), more than the parse cache holds; those parses must not evict what an agent has open."""
+    from local_vector_search_mcp.markdown import document
+
+    linking = {f"l{i}.md": f"[link {i}]({SRC})\n" for i in range(document.CACHE_SIZE + 8)}
+    docs = _write(tmp_path, {**linking, "open.md": "# kept\n\nan agent reads this one\n"})
+    document.clear_cache()
+    held = document.parse_document((tmp_path / "open.md").read_bytes())
+    plan = plan_move(tmp_path, docs, {}, SRC, "moved.md")
+    assert len(plan.edits) == len(linking)
+    assert document.parse_document((tmp_path / "open.md").read_bytes()) is held

@@ -239,7 +239,7 @@ def _relink_file(
     raw: bytes, rel: str, src: str, dst: str, before: Resolver, after: Resolver, own: bool, files: _Files
 ) -> bytes | None:
     try:
-        doc = parse_document(raw)
+        doc = parse_document(raw, keep=False)  # a move sweeps many files: keep the agent's (decision 639)
     except KbError:  # not UTF-8: not a document we can edit
         raise _NotText from None
     if (BOM if doc.bom else b"") + doc.text.encode("utf-8") != raw:
@@ -282,7 +282,11 @@ def _check_properties(rel: str, new_text: str, wanted: list[str]) -> None:
     name with a quote or backslash can end or escape the quoted value around it (decision 483).
     The rewritten front matter is read again; any difference refuses the move before anything is
     written."""
-    got = [ln.destination for ln in extract_links(parse_document(new_text.encode("utf-8"))).links if ln.in_properties]
+    got = [
+        ln.destination
+        for ln in extract_links(parse_document(new_text.encode("utf-8"), keep=False)).links
+        if ln.in_properties
+    ]
     if got != wanted:
         raise InvalidArgument(
             f"In {rel!r}: updateLinks cannot keep the front-matter property links working: the new name would "
