@@ -193,8 +193,8 @@ def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
 
 def _encoded_on_a_line(raw: bytes, name: str, wide: bool) -> bool:
     """Whether a line holding a ``%`` names ``name`` once percent-decoded (ASCII case folded; in
-    NFC when ``wide``). A destination never spans lines, and decoding only those lines instead of
-    the whole file (decision 645)."""
+    NFC when ``wide``). A destination never spans lines, so only those lines are decoded, not the
+    whole file (decision 645)."""
     folded = name.encode("utf-8").lower()
     for a, b in _lines_with(raw, (b"%",)):
         decoded = unquote_to_bytes(raw[a:b])
