@@ -15,7 +15,7 @@ import pytest
 
 from local_vector_search_mcp.index import sqlite_chunks
 from local_vector_search_mcp.index.chunks import ChunkFilterSpec, unit
-from local_vector_search_mcp.index.kept_vectors import KeptVectors
+from local_vector_search_mcp.index.kept_vectors import KeptVectors, vec0_cosine_distances, vec0_int8_distances
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
 from local_vector_search_mcp.index.query import PathScope
 from local_vector_search_mcp.index.sqlite import SqliteStore, _bits, _i8
@@ -393,3 +393,31 @@ def test_the_chunk_api_takes_sign_candidates_from_the_kept_rows(stores: Any, mon
             assert score == pytest.approx(float(unit_row @ unit(query)), abs=1e-6)
     assert store.__dict__["_kept"] is kept and kept.free
     assert store._bits("markdown") is not first
+
+
+@pytest.mark.parametrize("dims", [384, 30])
+def test_vec0s_arithmetic_is_reproduced_to_the_bit(stores: Any, dims: int) -> None:
+    """The float32 and int8 cosine distances vec0's KNN reports, computed again in numpy: fails
+    when a sqlite-vec upgrade changes its arithmetic (the kept rows would then rank by another)."""
+    rng = np.random.default_rng(dims)
+    rows = _unit(rng.standard_normal((300, dims)))
+    query = _unit(rng.standard_normal(dims))
+    for storage in ("float32", "int8"):
+        store, _ = stores(storage)
+        c = store._conn()
+        column = f"{'float' if storage == 'float32' else 'int8'}[{dims}] distance_metric=cosine"
+        c.execute("DROP TABLE chunk_vectors")
+        c.execute(f"CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id INTEGER PRIMARY KEY, embedding {column})")
+        put = "?" if storage == "float32" else "vec_int8(?)"
+        blobs = [r.tobytes() if storage == "float32" else _i8(r) for r in rows]
+        c.executemany(f"INSERT INTO chunk_vectors VALUES(?, {put})", list(enumerate(blobs, 1)))
+        probe = query.tobytes() if storage == "float32" else _i8(query)
+        knn = dict(
+            c.execute(f"SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH {put} AND k = 300", (probe,))
+        )
+        if storage == "float32":
+            mine = vec0_cosine_distances(rows, query)
+        else:
+            codes = np.stack([np.frombuffer(b, dtype=np.int8) for b in blobs]).astype(np.float32)
+            mine = vec0_int8_distances(codes, np.frombuffer(probe, dtype=np.int8).astype(np.float32))
+        assert [knn[i + 1] for i in range(300)] == mine.tolist()

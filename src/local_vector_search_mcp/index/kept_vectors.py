@@ -41,6 +41,7 @@ __all__ = [
     "stored_rows",
     "unit_rows",
     "vec0_cosine_distances",
+    "vec0_int8_distances",
 ]
 
 # (ids, owners, stored vectors as float32, binary's packed bits or None), row for row
@@ -89,6 +90,20 @@ def vec0_cosine_distances(rows: npt.NDArray[np.float32], query: npt.NDArray[np.f
         own += column * column
         theirs = np.float32(theirs + query[i] * query[i])
     cosine = dot.astype(np.float64) / (np.sqrt(own.astype(np.float64)) * math.sqrt(float(theirs)))
+    distances: npt.NDArray[np.float64] = (1.0 - cosine).astype(np.float32).astype(np.float64)
+    return distances
+
+
+def vec0_int8_distances(rows: npt.NDArray[np.float32], query: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    """sqlite-vec's cosine distance of int8 codes (``vec0 int8[n] distance_metric=cosine``), to the
+    bit: the sums are exact integers, then ``1 - dot / (sqrt(|a|^2) sqrt(|b|^2))`` in double,
+    rounded to float32. ``rows`` and ``query`` hold the codes as floats."""
+    codes = rows.astype(np.int64)
+    probe = query.astype(np.int64)
+    dot = codes @ probe
+    own = np.einsum("ij,ij->i", codes, codes)
+    theirs = int(probe @ probe)
+    cosine = dot / (np.sqrt(own.astype(np.float64)) * math.sqrt(theirs))
     distances: npt.NDArray[np.float64] = (1.0 - cosine).astype(np.float32).astype(np.float64)
     return distances
 

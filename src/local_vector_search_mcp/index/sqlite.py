@@ -97,7 +97,7 @@ from .fts5 import (
     stem_key,
     stem_prices,
 )
-from .kept_vectors import NEAR, KeptVectors, unit_rows, vec0_cosine_distances
+from .kept_vectors import NEAR, KeptVectors, unit_rows, vec0_cosine_distances, vec0_int8_distances
 from .owner import Owner, Verdict, needs_file_record, refusal, verdict
 from .port import (
     ChunkHit,
@@ -1696,11 +1696,12 @@ class SqliteStore(ChunkTables):
     def _knn_in(
         self, c: apsw.Connection, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None
     ) -> list[tuple[int, float]]:
-        """Scored from the kept rows (decision 960), answering as vec0 did: float32 the rows nearest
-        by vec0's own distance (the product proposes every row within ``NEAR`` of the cut, scored
-        then with vec0's arithmetic), int8 the ``max(2 x limit, 40)`` candidates nearest to
-        the quantized query re-scored with the float one, binary the Hamming pool re-scored exactly.
-        Equal distances: the lower chunk id first, as PostgreSQL's ``order by distance, c.id``."""
+        """Scored from the kept rows (decisions 960-961), answering as vec0 did: float32 the rows
+        nearest by vec0's own distance (the product proposes every row within ``NEAR`` of the cut,
+        scored then with vec0's arithmetic); int8 the ``max(2 x limit, 40)`` candidates nearest to
+        the quantized query by vec0's distance of the codes, re-scored with the float query;
+        binary the Hamming pool re-scored exactly. Equal distances: the lower chunk id first, as
+        PostgreSQL's ``order by distance, c.id``."""
         storage = self._storage()
         with self._kept_lock:
             kept = self._kept_markdown(c)
@@ -1713,7 +1714,10 @@ class SqliteStore(ChunkTables):
                 codes = np.frombuffer(_i8(vector), dtype=np.int8).astype(np.float32)
                 probe = codes / max(float(np.linalg.norm(codes)), 1e-12)
                 pool = max(limit * INT8_OVERFETCH, INT8_MIN_CANDIDATES)
-                rows = _nearest_rows(kept.ids, kept.cosines(probe.astype(np.float32)), pool, admitted)
+                near = _nearest_rows(kept.ids, kept.cosines(probe.astype(np.float32)), pool, admitted, NEAR)
+                # the pool as vec0's int8 KNN chose it: by its own distance of the codes, ties by id
+                exact = vec0_int8_distances(kept.matrix[near], codes)
+                rows = near[np.lexsort((kept.ids[near], exact))[:pool]]
             else:
                 rows = _nearest_rows(kept.ids, kept.cosines(vector), limit, admitted, NEAR)
             ids = kept.ids[rows]
