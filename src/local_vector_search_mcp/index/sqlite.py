@@ -97,7 +97,7 @@ from .fts5 import (
     stem_key,
     stem_prices,
 )
-from .kept_vectors import NEAR, KeptVectors, unit_rows, vec0_cosine_distances, vec0_int8_distances
+from .kept_vectors import NEAR, KeptVectors, stored_rows, unit_rows, vec0_cosine_distances, vec0_int8_distances
 from .owner import Owner, Verdict, needs_file_record, refusal, verdict
 from .port import (
     ChunkHit,
@@ -154,6 +154,11 @@ _Indexed = tuple[bytes, str | None]  # a chunk's packed body and heading path, a
 # stops keeping them, and the pass's refresh rebuilds the table (decision 651): tokenizing takes
 # 0.1-0.3 ms a chunk, a rebuild 60-300 ms at 17,861-30,045 chunks.
 COUNT_READ_LIMIT = 1_000
+# Loading every kept vector row costs about 20 us a row (0.4 CPU-s at opensearch-docs' 17,424, 1.2 s at
+# 50k): above this many chunks a process's first semantic searches ask vec0 while a thread loads
+# them (decision 647); below, the first search loads them itself (~40 ms).
+KEPT_LOAD_IN_CALL = 2_048
+KEPT_LOAD_JOIN_S = 5.0  # a store closing waits this long for that thread to be done with its connection
 
 
 class _TermChanges(Counter[str]):
@@ -347,6 +352,7 @@ class SqliteStore(ChunkTables):
         self._ended: list[tuple[threading.Thread, apsw.Connection]] = []  # from _ThreadEnd, closed by _conn()
         self._vector_storage: str | None = None
         self._kept_lock = threading.RLock()  # the kept vector rows: updated and scored by one thread at a time
+        self._kept_loader: threading.Thread | None = None  # loading them the first time (decision 647)
         self._scopes: dict[str, Callable[[str], bool]] = {}
         self._seen_damage = False  # SQLite reported the file damaged: a reset sets it aside
         self._replacements = 0
@@ -634,6 +640,9 @@ class SqliteStore(ChunkTables):
         self._vector_storage = None
 
     def close(self) -> None:
+        loader = self._kept_loader
+        if loader is not None:  # its connection is closed below: let it finish with it first
+            loader.join(KEPT_LOAD_JOIN_S)
         with self._conn_lock:
             for conn in self._connections.values():
                 with contextlib.suppress(apsw.Error):
@@ -1703,6 +1712,9 @@ class SqliteStore(ChunkTables):
         binary the Hamming pool re-scored exactly. Equal distances: the lower chunk id first, as
         PostgreSQL's ``order by distance, c.id``."""
         storage = self._storage()
+        if allowed is None and storage != "binary" and "_kept" not in self.__dict__ and self._large_for_a_first_load():
+            self._keep_in_background()
+            return self._vec0_knn(c, storage, vector, limit)
         with self._kept_lock:
             kept = self._kept_markdown(c)
             if not kept.count or kept.matrix.shape[1] != len(vector):
@@ -1726,6 +1738,51 @@ class SqliteStore(ChunkTables):
             else:  # the re-scoring: the float query against the stored rows at unit length (381)
                 distances = 1.0 - dot_rows(unit_rows(kept.matrix[rows]), vector)
             found = [(int(i), float(d)) for i, d in zip(ids, distances, strict=True)]
+        found.sort(key=lambda kv: (kv[1], kv[0]))
+        return found[:limit]
+
+    def _large_for_a_first_load(self) -> bool:
+        """Whether loading every row would hold this search up: more chunks than
+        :data:`KEPT_LOAD_IN_CALL` (two index seeks, an upper bound)."""
+        span = self._id_span()
+        return span is not None and span[1] - span[0] >= KEPT_LOAD_IN_CALL
+
+    def _keep_in_background(self) -> None:
+        """Load the kept rows in a thread of their own, once (decision 647)."""
+        with self._open_lock:
+            if self._kept_loader is None or not self._kept_loader.is_alive():
+                self._kept_loader = threading.Thread(target=self._load_kept, name="lvsm-kept-vectors", daemon=True)
+                self._kept_loader.start()
+
+    def _load_kept(self) -> None:
+        try:
+            with self._kept_lock:
+                if self.__dict__.get("_kept") is None:
+                    self._kept_markdown(self._conn())
+        except Exception:  # closed or damaged meanwhile: the next search loads them in its call
+            log.debug("loading the kept vector rows failed", exc_info=True)
+
+    def _vec0_knn(
+        self, c: apsw.Connection, storage: str, vector: npt.NDArray[np.float32], limit: int
+    ) -> list[tuple[int, float]]:
+        """A process's first unscoped semantic searches while its kept rows load (decision 647):
+        vec0's KNN. float32: its distances; int8: its candidates by the quantized query, re-scored
+        with the float query against the stored codes (381). Equal distances by chunk id, as the
+        kept rows answer."""
+        k = max(limit * INT8_OVERFETCH, INT8_MIN_CANDIDATES) if storage == "int8" else limit
+        param, probe = ("vec_int8(?)", _i8(vector)) if storage == "int8" else ("?", _f32(vector))
+        sql = f"SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH {param} AND k = ?"
+        found = [(int(cid), float(d)) for cid, d in c.execute(sql, (probe, k))]
+        if storage == "int8" and found:
+            marks = ",".join("?" * len(found))
+            rows = list(
+                c.execute(
+                    f"SELECT chunk_id, embedding FROM chunk_vectors WHERE chunk_id IN ({marks})", [i for i, _ in found]
+                )
+            )
+            codes = stored_rows(b"".join(r[1] for r in rows), len(rows), np.int8)
+            distances = 1.0 - dot_rows(unit_rows(codes), vector)
+            found = [(int(r[0]), float(d)) for r, d in zip(rows, distances, strict=True)]
         found.sort(key=lambda kv: (kv[1], kv[0]))
         return found[:limit]
 
