@@ -35,6 +35,7 @@ from kb_fakes import make_workspace  # noqa: E402
 from local_vector_search_mcp.dispatch import invoke  # noqa: E402
 from local_vector_search_mcp.index import sqlite_chunks  # noqa: E402
 from local_vector_search_mcp.index.chunks import MARKDOWN, ExternalChunk  # noqa: E402
+from local_vector_search_mcp.index.kept_vectors import unit_rows  # noqa: E402
 from local_vector_search_mcp.index.sqlite import SqliteStore  # noqa: E402
 
 DIMS = 384
@@ -68,7 +69,7 @@ def real_vectors() -> tuple[np.ndarray, np.ndarray, list[str]]:
             if not path.exists():
                 continue
             store = SqliteStore(path)
-            matrix = store._matrix(MARKDOWN)[2]
+            matrix = unit_rows(store._matrix(MARKDOWN)[2])  # kept as stored
             store.close()
             if len(matrix) == 0:
                 continue

@@ -8,6 +8,7 @@ outputSchema) or, for a content-only tool, a :class:`~lvsm_contract.content.Cont
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import math
@@ -64,6 +65,24 @@ def _model(name: str) -> type[BaseModel]:
 def _handler(name: str) -> Callable[..., object]:
     with IMPORT_LOCK:  # the binder imports the handler's module
         return BINDINGS[name]()
+
+
+def import_models() -> None:
+    """Import the contract's models now (a server's warm-up, decision 643), not at a first call."""
+    _models()
+
+
+def import_handler(name: str) -> None:
+    """Import tool ``name``'s handler module now (a server's warm-up, decision 643)."""
+    _handler(name)
+
+
+def import_module(name: str) -> None:
+    """Import module ``name`` (one a workspace service imports on first use) now, under the lock
+    such imports take (a server's warm-up, decision 643). An optional extra that is not installed
+    (psycopg) is left to the call that needs it, which says so."""
+    with IMPORT_LOCK, contextlib.suppress(ImportError):
+        importlib.import_module(name)
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -327,10 +346,14 @@ def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOu
             f"(server.toolsets: {list(ws.config.server.toolsets)}). Enable it in the --config file: "
             f"server: {{toolsets: [{', '.join(dict.fromkeys([*ws.config.server.toolsets, spec.toolset]))}]}}."
         )
-    ws.catch_up_once()  # a server's first call: compare the files with the index (decision 205)
-    request = validate_arguments(spec, arguments)
-    handler = _handler(name)
-    result = handler(ws) if request is None else handler(ws, request)
+    try:
+        request = validate_arguments(spec, arguments)
+        handler = _handler(name)
+        result = handler(ws) if request is None else handler(ws, request)
+    finally:
+        # A server's first call starts the catch-up with the files (decision 205), once it is
+        # done: the catch-up's walk ran beside it and made it several times slower (decision 644)
+        ws.catch_up_once()
     if spec.result_model is None:
         if isinstance(result, ContentResult):
             return result

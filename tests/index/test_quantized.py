@@ -441,7 +441,7 @@ def test_the_binary_pool_follows_the_rows_written_since(open_store: Any, engine:
         assert abs(store._vector_rows() - N) <= N * 0.05  # the old density times the pages now
     else:
         assert isinstance(store, SqliteStore)
-        assert len(store._stored_bits(store._conn())[0]) == N  # the rows the pool is taken from
+        assert store._kept_markdown(store._conn()).count == N  # the rows the pool is taken from
 
 
 # both: a scope is searched exactly, with the same scores ----------------------------------

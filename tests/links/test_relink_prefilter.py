@@ -198,3 +198,68 @@ def test_a_link_typed_in_another_normal_form_is_planned(tmp_path: Path, monkeypa
         plan = plan_move(root, docs, {}, src, "moved/" + name)
         assert sorted(plan.edits) == sorted(["x/plain.md", "x/encoded.md", f"{folder}/same.md"]), on_disk
         assert plan == _unfiltered_move(monkeypatch, root, docs, src, "moved/" + name)
+
+
+def test_a_move_sweeping_more_files_than_the_parse_cache_keeps_the_cached_documents(tmp_path: Path) -> None:
+    """Decision 639: a move parses every file that may link the moved one (35 on opensearch-docs'
+    hub), more than the parse cache holds; those parses must not evict what an agent has open."""
+    from local_vector_search_mcp.markdown import document
+
+    linking = {f"l{i}.md": f"[link {i}]({SRC})\n" for i in range(document.CACHE_SIZE + 8)}
+    docs = _write(tmp_path, {**linking, "open.md": "# kept\n\nan agent reads this one\n"})
+    document.clear_cache()
+    held = document.parse_document((tmp_path / "open.md").read_bytes())
+    plan = plan_move(tmp_path, docs, {}, SRC, "moved.md")
+    assert len(plan.edits) == len(linking)
+    assert document.parse_document((tmp_path / "open.md").read_bytes()) is held
+
+
+ASCII_SRC = "guides/index.md"  # a name the pre-filter looks for in bytes, line by line (decision 645)
+
+
+@st.composite
+def _ascii_destination(draw: st.DrawFn) -> str:
+    """A written destination of ``ASCII_SRC`` from ``nested/x/``: any character percent-encoded
+    (either hex case), the extension's dot escaped or an entity."""
+    text = "../../guides/index.md"
+    encoded = draw(st.booleans())  # else only escapes: the percent-decoding must not find it first
+    out = ""
+    for ch in text:
+        form = draw(st.sampled_from(["plain", "upper", "lower"])) if encoded and ch != "/" else "plain"
+        out += ch if form == "plain" else (f"%{ord(ch):02X}" if form == "upper" else f"%{ord(ch):02x}")
+    escape = draw(st.sampled_from([{}, {".md": "\\.md"}, {".md": "&#46;md"}, {".md": "&period;md"}]))
+    for plain, written in escape.items():
+        out = out.replace(plain, written)
+    return out
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    dest=_ascii_destination(),
+    noise=st.sampled_from(
+        ["", "\n100% & more: a\\_b %2e\n", "\nsee index.md & \\*\n", "\r\n[x](%69ndex.md)\r\n", "\n&amp; %%\n"]
+    ),
+    first=st.booleans(),
+)
+def test_a_name_encoded_or_escaped_on_one_line_of_many_is_planned_as_a_full_parse_plans_it(
+    tmp_path_factory: pytest.TempPathFactory, dest: str, noise: str, first: bool
+) -> None:
+    """Decision 645: the pre-filter percent-decodes only the lines holding a `%` and unescapes only
+    those holding a `\\` or `&` (it decoded the whole file before); a destination never spans
+    lines, so the plan is still the one a parse of every file gives."""
+    root = tmp_path_factory.mktemp("kb")
+    link = f"Text [a]({dest})\n"
+    text = link + noise if first else noise + "\n" + link
+    (root / "guides").mkdir()
+    (root / ASCII_SRC).write_bytes(b"# Index\n")
+    (root / "nested/x").mkdir(parents=True)
+    (root / "nested/x/doc.md").write_bytes(text.encode("utf-8"))
+    docs = [ASCII_SRC, "nested/x/doc.md"]
+    plan = plan_move(root, docs, {}, ASCII_SRC, "b/new.md")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(relink, "_may_link", lambda *args: True)
+        assert plan == plan_move(root, docs, {}, ASCII_SRC, "b/new.md")

@@ -248,6 +248,18 @@ def test_parse_cache_returns_same_document() -> None:
     assert parse_document(raw + b"\n") is not parse_document(raw)
 
 
+def test_keep_false_reuses_a_cached_document_and_keeps_no_new_one() -> None:
+    """Decision 639: a sweep over many files must not push out the documents an agent has open."""
+    clear_cache()
+    raw = (FIXTURES / "basic.md").read_bytes()
+    held = parse_document(raw)
+    assert parse_document(raw, keep=False) is held
+    other = raw + b"\nmore\n"
+    swept = parse_document(other, keep=False)
+    assert parse_document(other, keep=False) is not swept  # parsed again: it was never kept
+    assert parse_document(raw) is held
+
+
 def test_html_blocks_and_definitions_are_not_addressable() -> None:
     doc = parse_document((FIXTURES / "raw.md").read_bytes())
     heading = doc.get("1")

@@ -28,6 +28,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import AnyStr
 from urllib.parse import quote, unquote, unquote_to_bytes
 
 from markdown_it.common.utils import unescapeAll
@@ -170,26 +171,46 @@ def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
     probes = {name.encode("utf-8").lower(), quote(name).encode("utf-8").lower()}
     folded = raw.lower()  # ASCII only, on both sides alike
     named = any(p in folded for p in probes)
-    if not named and b"%" in raw:  # a name percent-encoded some other way
-        decoded = unquote_to_bytes(raw)
-        if wide:
-            decoded = _nfc(decoded.decode("utf-8", "replace")).encode("utf-8")
-        named = name.encode("utf-8").lower() in decoded.lower()
+    if not named and b"%" in raw:  # a name percent-encoded some other way, on a line holding a `%`
+        named = _encoded_on_a_line(raw, name, wide)
+    text = raw.decode("utf-8", "replace")
     needles = (name, "%") if named else ()
-    if (b"\\" in raw or b"&" in raw) and name.lower() in _decoded(raw.decode("utf-8", "replace"), wide).lower():
+    if (b"\\" in raw or b"&" in raw) and _escaped_on_a_line(text, name, wide):
         # the name may be written with escapes or entities (decision 451): the lines holding them
         # are read unescaped, as the parser reads a destination, and resolved like the others (a
         # file holding `&` anywhere and naming some other `index.md` was parsed: decision 940)
         needles = (*needles, "\\", "&")
-    if needles and _reaches(raw.decode("utf-8", "replace"), posixpath.dirname(rel), src, name, needles, wide):
+    if needles and _reaches(text, posixpath.dirname(rel), src, name, needles, wide):
         return True
     if b"[[" in raw:
         # only the inside of a `[[...]]` on one line can name a note (markdown.links' wikilink rule);
         # `[[1, 2], [3, 4]]` in a JSON sample and the word "index" in prose made every such file a
         # candidate on a move of an `index.md` (decision 941); NFC and NFD spell one name (480)
-        inners = _WIKI_INNER.findall(raw.decode("utf-8", "replace"))
+        inners = _WIKI_INNER.findall(text)
         return any(n in name_key(inner) for inner in inners for n in names)
     return False
+
+
+def _encoded_on_a_line(raw: bytes, name: str, wide: bool) -> bool:
+    """Whether a line holding a ``%`` names ``name`` once percent-decoded (ASCII case folded; in
+    NFC when ``wide``). A destination never spans lines, so only those lines are decoded, not the
+    whole file (decision 645)."""
+    folded = name.encode("utf-8").lower()
+    for a, b in _lines_with(raw, (b"%",)):
+        decoded = unquote_to_bytes(raw[a:b])
+        if wide:
+            decoded = _nfc(decoded.decode("utf-8", "replace")).encode("utf-8")
+        if folded in decoded.lower():
+            return True
+    return False
+
+
+def _escaped_on_a_line(text: str, name: str, wide: bool) -> bool:
+    """Whether a line holding a backslash or an ``&`` names ``name`` once read unescaped (decision
+    451): a destination never spans lines, and a file of escapes everywhere was unescaped whole
+    to look for one name (decision 645)."""
+    folded = name.lower()
+    return any(folded in _decoded(text[a:b], wide).lower() for a, b in _lines_with(text, ("\\", "&")))
 
 
 def _reaches(text: str, folder: str, src: str, name: str, needles: tuple[str, ...], wide: bool = False) -> bool:
@@ -221,14 +242,16 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def _lines_with(text: str, needles: tuple[str, ...]) -> list[tuple[int, int]]:
-    """(start, end) of each line (ended by CR, LF or CRLF) holding one of ``needles``, in order."""
+def _lines_with(text: AnyStr, needles: tuple[AnyStr, ...]) -> list[tuple[int, int]]:
+    """(start, end) of each line (ended by CR, LF or CRLF) of ``text`` (str or bytes) holding one
+    of ``needles``, in order."""
+    lf, cr = ("\n", "\r") if isinstance(text, str) else (b"\n", b"\r")
     spans: set[tuple[int, int]] = set()
     for needle in needles:
         at = text.find(needle)
         while at >= 0:
-            start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
-            ends = [e for e in (text.find("\n", at), text.find("\r", at)) if e >= 0]
+            start = max(text.rfind(lf, 0, at), text.rfind(cr, 0, at)) + 1
+            ends = [e for e in (text.find(lf, at), text.find(cr, at)) if e >= 0]
             end = min(ends) if ends else len(text)
             spans.add((start, end))
             at = text.find(needle, end)
@@ -239,7 +262,7 @@ def _relink_file(
     raw: bytes, rel: str, src: str, dst: str, before: Resolver, after: Resolver, own: bool, files: _Files
 ) -> bytes | None:
     try:
-        doc = parse_document(raw)
+        doc = parse_document(raw, keep=False)  # a move sweeps many files: keep the agent's (decision 639)
     except KbError:  # not UTF-8: not a document we can edit
         raise _NotText from None
     if (BOM if doc.bom else b"") + doc.text.encode("utf-8") != raw:
@@ -282,7 +305,11 @@ def _check_properties(rel: str, new_text: str, wanted: list[str]) -> None:
     name with a quote or backslash can end or escape the quoted value around it (decision 483).
     The rewritten front matter is read again; any difference refuses the move before anything is
     written."""
-    got = [ln.destination for ln in extract_links(parse_document(new_text.encode("utf-8"))).links if ln.in_properties]
+    got = [
+        ln.destination
+        for ln in extract_links(parse_document(new_text.encode("utf-8"), keep=False)).links
+        if ln.in_properties
+    ]
     if got != wanted:
         raise InvalidArgument(
             f"In {rel!r}: updateLinks cannot keep the front-matter property links working: the new name would "

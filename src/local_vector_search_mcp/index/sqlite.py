@@ -97,6 +97,7 @@ from .fts5 import (
     stem_key,
     stem_prices,
 )
+from .kept_vectors import NEAR, KeptVectors, unit_rows, vec0_cosine_distances, vec0_int8_distances
 from .owner import Owner, Verdict, needs_file_record, refusal, verdict
 from .port import (
     ChunkHit,
@@ -345,6 +346,7 @@ class SqliteStore(ChunkTables):
         self._open_lock = threading.Lock()  # one thread opens a connection at a time (_open)
         self._ended: list[tuple[threading.Thread, apsw.Connection]] = []  # from _ThreadEnd, closed by _conn()
         self._vector_storage: str | None = None
+        self._kept_lock = threading.RLock()  # the kept vector rows: updated and scored by one thread at a time
         self._scopes: dict[str, Callable[[str], bool]] = {}
         self._seen_damage = False  # SQLite reported the file damaged: a reset sets it aside
         self._replacements = 0
@@ -627,7 +629,7 @@ class SqliteStore(ChunkTables):
                 conn.close()
             self._local.conn = None
             self._local.df_cache = None
-        for key in ("_matrices", "_masks", "_bits_cache"):
+        for key in ("_matrices", "_masks", "_kept", "_kept_signs"):
             self.__dict__.pop(key, None)
         self._vector_storage = None
 
@@ -828,6 +830,7 @@ class SqliteStore(ChunkTables):
             for table in (*_DERIVED, "index_manifest"):
                 c.execute(f"DROP TABLE IF EXISTS {table}")
             self._create(c, vector_dimensions, vector_storage)
+            self._log_everything(c)
             c.executemany(
                 "INSERT OR IGNORE INTO external_chunks(id, collection, source_path, chunk_index, body, metadata,"
                 " embedding, dims, stale) VALUES(?,?,?,?,?,?,?,?,?)",
@@ -931,6 +934,7 @@ class SqliteStore(ChunkTables):
             c.executemany("DELETE FROM chunks_stems WHERE rowid = ?", ids)
             if self._table_exists("chunk_vectors"):
                 c.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", ids)
+                self._log_vectors(c, [i for (i,) in ids])
             if self._table_exists("chunk_vectors_exact"):
                 c.executemany("DELETE FROM chunk_vectors_exact WHERE chunk_id = ?", ids)
         c.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
@@ -1040,6 +1044,7 @@ class SqliteStore(ChunkTables):
     def _insert_vectors(self, c: apsw.Connection, rows: Sequence[tuple[int, int, npt.NDArray[np.float32]]]) -> None:
         if not rows:
             return
+        self._log_vectors(c, [i for i, _, _ in rows])
         storage = self._storage()
         if storage == "float32":
             c.executemany("INSERT INTO chunk_vectors VALUES(?,?,?)", [(i, d, _f32(v)) for i, d, v in rows])
@@ -1082,6 +1087,7 @@ class SqliteStore(ChunkTables):
         matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         centre = matrix.mean(axis=0, dtype=np.float64).astype(np.float32)
         c.execute("UPDATE chunk_vectors_centre SET vectors = ?, centre = ? WHERE id = 1", (len(rows), _f32(centre)))
+        self._log_everything(c)  # every row's bits
         c.execute("DELETE FROM chunk_vectors")
         c.executemany(
             "INSERT INTO chunk_vectors VALUES(?,?,vec_bit(?))",
@@ -1690,97 +1696,55 @@ class SqliteStore(ChunkTables):
     def _knn_in(
         self, c: apsw.Connection, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None
     ) -> list[tuple[int, float]]:
+        """Scored from the kept rows (decisions 960-961), answering as vec0 did: float32 the rows
+        nearest by vec0's own distance (the product proposes every row within ``NEAR`` of the cut,
+        scored then with vec0's arithmetic); int8 the ``max(2 x limit, 40)`` candidates nearest to
+        the quantized query by vec0's distance of the codes, re-scored with the float query;
+        binary the Hamming pool re-scored exactly. Equal distances: the lower chunk id first, as
+        PostgreSQL's ``order by distance, c.id``."""
         storage = self._storage()
-        if storage == "binary":
-            found = self._hamming_pool(c, vector, limit, allowed)
-        else:
-            found = self._vec0_knn(c, storage, vector, limit, allowed)
-        if storage in ("binary", "int8") and found:
-            ids = [cid for cid, _ in found]
-            marks = ",".join("?" * len(ids))
-            table, dtype = ("chunk_vectors_exact", np.float32) if storage == "binary" else ("chunk_vectors", np.int8)
-            rows = list(c.execute(f"SELECT chunk_id, embedding FROM {table} WHERE chunk_id IN ({marks})", ids))
-            if rows:
-                raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=dtype).reshape(len(rows), -1)
-                stored: npt.NDArray[np.float32] = raw.astype(np.float32)
-                stored /= np.maximum(np.linalg.norm(stored, axis=1, keepdims=True), 1e-12)
-                distances = 1.0 - dot_rows(stored, vector)
-                found = sorted(
-                    ((r[0], float(d)) for r, d in zip(rows, distances, strict=True)), key=lambda kv: (kv[1], kv[0])
-                )
+        with self._kept_lock:
+            kept = self._kept_markdown(c)
+            if not kept.count or kept.matrix.shape[1] != len(vector):
+                return []
+            admitted = kept.live if allowed is None else kept.live & np.isin(kept.owners, np.asarray(allowed))
+            if storage == "binary":
+                rows = self._hamming_rows(kept, vector, limit, admitted)
+            elif storage == "int8":
+                codes = np.frombuffer(_i8(vector), dtype=np.int8).astype(np.float32)
+                probe = codes / max(float(np.linalg.norm(codes)), 1e-12)
+                pool = max(limit * INT8_OVERFETCH, INT8_MIN_CANDIDATES)
+                near = _nearest_rows(kept.ids, kept.cosines(probe.astype(np.float32)), pool, admitted, NEAR)
+                # the pool as vec0's int8 KNN chose it: by its own distance of the codes, ties by id
+                exact = vec0_int8_distances(kept.matrix[near], codes)
+                rows = near[np.lexsort((kept.ids[near], exact))[:pool]]
             else:
-                found = []
-        return [(int(cid), float(d)) for cid, d in found[:limit]]
+                rows = _nearest_rows(kept.ids, kept.cosines(vector), limit, admitted, NEAR)
+            ids = kept.ids[rows]
+            if storage == "float32":
+                distances: Any = vec0_cosine_distances(kept.matrix[rows], vector)
+            else:  # the re-scoring: the float query against the stored rows at unit length (381)
+                distances = 1.0 - dot_rows(unit_rows(kept.matrix[rows]), vector)
+            found = [(int(i), float(d)) for i, d in zip(ids, distances, strict=True)]
+        found.sort(key=lambda kv: (kv[1], kv[0]))
+        return found[:limit]
 
-    def _hamming_pool(
-        self, c: apsw.Connection, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None
-    ) -> list[tuple[int, float]]:
-        """binary: the candidates nearest by the Hamming distance of the centred bits (decision 380),
-        a pool growing with the index (430: ``binary_candidates``), within ``allowed`` documents.
-
-        The stored bits are scanned in numpy (popcount of XOR), not by vec0's KNN: at 17,861 rows
-        vec0 took 8 CPU-ms for k = 400 and 25-45 for k >= 1,000 (its top-k is kept sorted), numpy
-        0.4 ms for any pool. The bits are read from ``chunk_vectors`` once per vector generation."""
-        ids, docs, bits = self._stored_bits(c)
-        k = binary_candidates(limit, len(ids))
+    def _hamming_rows(
+        self, kept: KeptVectors, vector: npt.NDArray[np.float32], limit: int, admitted: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.intp]:
+        """binary: the slots nearest by the Hamming distance of the centred bits (decision 380), a
+        pool growing with the index (430: ``binary_candidates``), among the ``admitted`` slots; equal
+        distances at the pool's edge keep the lower chunk ids. XOR and popcount over the kept bits:
+        vec0's bit KNN took 25-45 CPU-ms for a pool of 1,000 or more at 17,861 rows."""
+        assert kept.bits is not None
+        k = binary_candidates(limit, kept.count)
         probe = np.frombuffer(_bits(vector, self._centre()), dtype=np.uint8)
-        rows = np.arange(len(ids)) if allowed is None else np.flatnonzero(np.isin(docs, allowed))
-        if not len(rows):
-            return []
-        distance = np.bitwise_count(bits[rows] ^ probe).sum(axis=1, dtype=np.int32)
-        if k < len(rows):
-            keep = np.argpartition(distance, k - 1)[:k]
-            rows, distance = rows[keep], distance[keep]
-        return [(int(ids[r]), float(d)) for r, d in zip(rows, distance, strict=True)]
-
-    def _stored_bits(
-        self, c: apsw.Connection
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
-        """(chunk ids, document ids, packed bits) of every binary row, kept per process until a
-        write changes any vector (``vector_generation``, moved by every such write in any process).
-        Inside a write transaction the rows are read afresh and not kept: what it changed is not
-        committed and may roll back to the generation a cached copy is keyed by."""
-        generation = self._generation()
-        writing = c.txn_state() == apsw.mapping_txn_state["SQLITE_TXN_WRITE"]
-        cached = self.__dict__.get("_bits_cache")
-        if cached is not None and cached[0] == generation and not writing:
-            value: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint8]] = cached[1]
-            return value
-        rows = list(c.execute("SELECT chunk_id, document_id, embedding FROM chunk_vectors"))
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        docs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-        width = len(rows[0][2]) if rows else 0
-        bits = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.uint8).reshape(len(rows), width)
-        value = (ids, docs, bits)
-        if not writing and self._table_exists("vector_generation"):
-            self.__dict__["_bits_cache"] = (generation, value)
-        return value
-
-    def _vec0_knn(
-        self, c: apsw.Connection, storage: str, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None
-    ) -> list[tuple[int, float]]:
-        """float32: the nearest rows; int8: the candidates by the quantized query (vec0's KNN)."""
-        k = max(limit * INT8_OVERFETCH, INT8_MIN_CANDIDATES) if storage == "int8" else limit
-        param, probe = ("vec_int8(?)", _i8(vector)) if storage == "int8" else ("?", _f32(vector))
-        sql = f"SELECT chunk_id, distance FROM chunk_vectors WHERE embedding MATCH {param} AND k = ?"
-        params: list[Any] = [probe, k]
-        if allowed is not None:
-            sql += f" AND document_id IN ({','.join('?' * len(allowed))})"
-            params.extend(allowed)
-        try:
-            return list(c.execute(sql, params))
-        except apsw.SQLError:
-            allowed_set = set(allowed or ())
-            # very large scopes: scan unfiltered with a bigger k and filter here
-            return [
-                (cid, dist)
-                for cid, dist, doc_id in c.execute(
-                    f"SELECT chunk_id, distance, document_id FROM chunk_vectors WHERE embedding MATCH {param} "
-                    "AND k = ?",
-                    (probe, 4096),
-                )
-                if allowed is None or doc_id in allowed_set
-            ]
+        distance = np.bitwise_count(kept.bits ^ probe).sum(axis=1, dtype=np.int64)
+        key = np.where(admitted, (distance << 40) | np.maximum(kept.ids, 0), np.iinfo(np.int64).max)
+        held = int(admitted.sum())
+        if k >= held:
+            return np.flatnonzero(admitted)
+        return np.argpartition(key, k - 1)[:k]
 
     def file_size(self) -> int:
         """Bytes on disk: database + WAL."""
@@ -1922,3 +1886,27 @@ def _busy() -> IndexUnavailable:
         f"The index database is busy: another process held it for longer than {BUSY_TIMEOUT_MS // 1000} s. "
         "Retry shortly; kb_status shows whether a reindex is running."
     )
+
+
+def _nearest_rows(
+    ids: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float32],
+    k: int,
+    admitted: npt.NDArray[np.bool_],
+    near: float = 0.0,
+) -> npt.NDArray[np.intp]:
+    """The ``k`` admitted slots of the highest ``scores``, equal scores at the cut keeping the lower
+    chunk ids; with ``near``, every admitted slot within ``near`` of the cut too."""
+    held = int(admitted.sum())
+    k = min(k, held)
+    if k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    masked = np.where(admitted, scores, -np.inf)
+    if k == held:
+        return np.flatnonzero(admitted)
+    cut = float(masked[np.argpartition(-masked, k - 1)[k - 1]])
+    if near:
+        return np.flatnonzero(masked >= cut - near)
+    above = np.flatnonzero(masked > cut)
+    tied = np.flatnonzero(masked == cut)
+    return np.concatenate([above, tied[np.argsort(ids[tied], kind="stable")][: k - len(above)]])

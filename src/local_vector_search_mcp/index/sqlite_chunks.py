@@ -17,6 +17,7 @@ then scored exactly (decision 395).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ from .chunks import (
     markdown_metadata,
     unit,
 )
+from .kept_vectors import LOG_KEEP, NEAR, KeptVectors, Rows, stored_rows, unit_rows
 from .vecmath import dot_rows
 
 __all__ = ["ChunkTables", "dump_properties"]
@@ -50,6 +52,24 @@ def _load(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+# The change log of the Markdown chunks' vectors (decision 960): which chunks a write at a generation
+# changed, and how far back the log reaches (``floor``) and which generation it last saw (``last``).
+_LOG_TABLES = """
+    CREATE TABLE IF NOT EXISTS vector_log(
+        generation INTEGER NOT NULL, chunk_id INTEGER NOT NULL, PRIMARY KEY(generation, chunk_id)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS vector_log_state(
+        id INTEGER PRIMARY KEY CHECK (id = 1), floor INTEGER NOT NULL, last INTEGER NOT NULL);
+"""
+
+
+# Rows of some chunks: each looked up by its id (vec0 answers ``chunk_id IN (...)`` by scanning
+# every row, ~25 CPU-ms at 50k; a lookup by one id reads one row). CROSS JOIN keeps chunks first.
+_POINTS = (
+    "SELECT c.id, c.document_id, e.embedding FROM chunks c CROSS JOIN {table} e ON e.chunk_id = c.id "
+    "WHERE c.id IN ({marks})"
+)
+
+
 class ChunkTables:
     """Needs the host's connection helpers (``_conn``, ``_write``, ``_one``, ``_table_exists``,
     ``_storage``, ``has_vectors``, ``_knn``, ``read_manifest``)."""
@@ -64,6 +84,9 @@ class ChunkTables:
         def has_vectors(self) -> bool: ...
         def exists(self) -> bool: ...
         def read_manifest(self) -> dict[str, str]: ...
+
+        _kept_lock: threading.RLock
+
         def _knn(
             self, vector: npt.NDArray[np.float32], limit: int, allowed: list[int] | None
         ) -> list[tuple[int, float]]: ...
@@ -83,65 +106,194 @@ class ChunkTables:
             CREATE INDEX IF NOT EXISTS external_order ON external_chunks(collection, id);
             CREATE TABLE IF NOT EXISTS vector_generation(n INTEGER NOT NULL);
             """
+            + _LOG_TABLES
         )
         if self._one("SELECT count(*) FROM vector_generation") == 0:
             c.execute("INSERT INTO vector_generation(n) VALUES(0)")
+        # a log begun now reaches back to the present generation only (an index from before it)
+        c.execute("INSERT OR IGNORE INTO vector_log_state SELECT 1, n, n FROM vector_generation")
 
     def _bump(self, c: apsw.Connection) -> None:
-        """Inside a write that changes stored vectors: invalidates every process's vector matrices."""
+        """Inside a write that changes stored vectors: invalidates every process's vector matrices.
+        ``vector_log_state.last`` records the generation this version made: a writer that moves the
+        generation without logging (a version from before the log) leaves it behind, and readers
+        then load every row (decision 960)."""
         if self._table_exists("vector_generation"):
             c.execute("UPDATE vector_generation SET n = n + 1")
+            if self._table_exists("vector_log_state"):
+                c.execute("UPDATE vector_log_state SET last = (SELECT n FROM vector_generation)")
+
+    def _log_vectors(self, c: apsw.Connection, ids: Sequence[int]) -> None:
+        """Inside a write: the Markdown chunks whose vector it adds, replaces or removes, at the
+        generation its commit makes (the write bumps once, holding the write lock). Every process
+        keeping the rows re-reads just these (decision 960). The log keeps about ``LOG_KEEP``
+        entries; the oldest go, and ``floor`` says how far back it still reaches."""
+        if not ids or not self._has_log(c):
+            return
+        made = self._generation() + 1
+        c.executemany("INSERT OR IGNORE INTO vector_log VALUES(?, ?)", [(made, int(i)) for i in ids])
+        if made % 32 and len(ids) < LOG_KEEP // 4:
+            return  # counted now and then: a count reads the whole log
+        if int(self._one("SELECT count(*) FROM vector_log")) <= LOG_KEEP:
+            return
+        cut = self._one("SELECT generation FROM vector_log ORDER BY generation DESC LIMIT 1 OFFSET ?", (LOG_KEEP // 2,))
+        cut = made if cut is None else int(cut)
+        c.execute("DELETE FROM vector_log WHERE generation <= ?", (cut,))
+        c.execute("UPDATE vector_log_state SET floor = max(floor, ?)", (cut,))
+
+    def _log_everything(self, c: apsw.Connection) -> None:
+        """Inside a write that rewrites every vector (a reset, binary's new centre): every process
+        loads all rows again."""
+        if self._has_log(c):
+            c.execute("DELETE FROM vector_log")
+            c.execute("UPDATE vector_log_state SET floor = (SELECT n + 1 FROM vector_generation)")
+
+    def _has_log(self, c: apsw.Connection) -> bool:
+        """Inside a write: the log exists, made now in an index from before it (its first write
+        after this version opened it), reaching back to the present generation."""
+        if self._table_exists("vector_log_state"):
+            return True
+        if not self._table_exists("vector_generation"):
+            return False
+        c.execute(_LOG_TABLES)
+        c.execute("INSERT OR IGNORE INTO vector_log_state SELECT 1, n, n FROM vector_generation")
+        return True
+
+    def _logged_since(self, since: int, now: int) -> list[int] | None:
+        """The chunk ids logged after generation ``since`` up to ``now``; None when the log does not
+        reach back that far or a write that did not log moved the generation."""
+        if not self._table_exists("vector_log_state"):
+            return None
+        row = self._conn().execute("SELECT floor, last FROM vector_log_state").fetchone()
+        if row is None or int(row[1]) != now or since < int(row[0]):
+            return None
+        rows = self._conn().execute("SELECT DISTINCT chunk_id FROM vector_log WHERE generation > ?", (since,))
+        return [int(r[0]) for r in rows]
 
     def _generation(self) -> int:
         return int(self._one("SELECT n FROM vector_generation") or 0) if self._table_exists("vector_generation") else 0
 
-    def _matrix(self, kind: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """``(row ids, owner ids, unit vectors)`` of one kind, cached until a write changes any vector.
+    def _kept_markdown(self, c: apsw.Connection) -> KeptVectors:
+        """The Markdown chunks' vectors at this connection's generation, kept per process and
+        brought up to date from ``vector_log`` (decision 960); the caller holds ``_kept_lock``.
 
-        Rows are in the order PostgreSQL breaks ties in (decision 361): Markdown chunks by (path,
-        ordinal), external ones by (collection, id), so equal scores at the ``topK`` cut keep the
-        same chunks on both engines (duplicated text has equal vectors).
+        Rows: ``markdown`` chunk ids, document ids, the stored vectors at unit length (int8: the codes
+        restored; binary: the float32 rows of ``chunk_vectors_exact``, with the stored bits). Inside
+        this connection's write transaction the rows are read afresh and not kept: what it wrote
+        is not committed and may roll back to the generation the kept rows are at."""
+        c.execute("SAVEPOINT kept")  # one read transaction: the generation, the log and the rows agree
+        try:
+            return self._kept_at(c)
+        finally:
+            c.execute("RELEASE kept")
 
-        ``markdown``: chunk ids, document ids, the stored vectors (int8 restored the way vec0
-        compares them); ``external``: rids, rids, the non-stale vectors. One matrix product then
-        scores every chunk exactly, several times faster than vec0's scan, and filters become masks.
-        """
+    def _kept_at(self, c: apsw.Connection) -> KeptVectors:
         generation = self._generation()
-        cache: dict[str, Any] = self.__dict__.setdefault("_matrices", {})
-        hit = cache.get(kind)
-        if hit is not None and hit[0] == generation:
-            return hit[1]  # type: ignore[no-any-return]
-        c = self._conn()
-        if kind == "external":
-            rows = list(
-                c.execute("SELECT rid, rid, embedding FROM external_chunks WHERE stale = 0 ORDER BY collection, id")
-            )
-            dtype: Any = np.float32
-        else:
-            storage = self._storage()
-            table = "chunk_vectors_exact" if storage == "binary" else "chunk_vectors"
+        storage = self._storage()
+        writing = c.txn_state() == apsw.mapping_txn_state["SQLITE_TXN_WRITE"]
+        kept: KeptVectors | None = self.__dict__.get("_kept")
+        if kept is not None and not writing and kept.storage == storage:
+            if kept.generation == generation:
+                return kept
+            changed = self._logged_since(kept.generation, generation) if kept.generation < generation else None
+            if changed is not None and not kept.big_delta(len(changed)):
+                kept.remove(changed)
+                kept.add(self._vector_rows(c, storage, changed))
+                kept.generation = generation
+                self.__dict__.setdefault("_masks", {}).clear()  # over the slots as they were
+                self.__dict__.pop("_kept_signs", None)
+                return kept
+        fresh = KeptVectors.of(generation, storage, self._vector_rows(c, storage, None))
+        if not writing and self._table_exists("vector_generation"):
+            self.__dict__["_kept"] = fresh
+            self.__dict__.setdefault("_masks", {}).clear()
+            self.__dict__.pop("_kept_signs", None)
+        return fresh
+
+    def _vector_rows(self, c: apsw.Connection, storage: str, ids: Sequence[int] | None) -> Rows:
+        """Stored Markdown vectors: every one (in (path, ordinal) order), or those of ``ids`` that exist."""
+        table = "chunk_vectors_exact" if storage == "binary" else "chunk_vectors"
+        if ids is None:
             sql = (
                 f"SELECT e.chunk_id, c.document_id, e.embedding FROM {table} e JOIN chunks c ON c.id = e.chunk_id "
                 "JOIN documents d ON d.id = c.document_id ORDER BY d.path, c.ordinal"
             )
             rows = list(c.execute(sql))
-            dtype = np.int8 if storage == "int8" else np.float32
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        else:
+            rows = []
+            for at in range(0, len(ids), 500):
+                group = ids[at : at + 500]
+                rows += c.execute(_POINTS.format(table=table, marks=",".join("?" * len(group))), group)
+        width = self._markdown_dims() or 0
+        found = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         owners = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
         if rows:
-            matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=dtype).reshape(len(rows), -1).astype(np.float32)
-            matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+            matrix = stored_rows(b"".join(r[2] for r in rows), len(rows), np.int8 if storage == "int8" else np.float32)
+        else:
+            matrix = np.zeros((0, width), dtype=np.float32)
+        bits = None
+        if storage == "binary":  # the stored bits (vec0 bit[n]), the Hamming candidates' source
+            nbytes = (matrix.shape[1] + 7) // 8
+            if ids is None:
+                packed = dict(c.execute("SELECT chunk_id, embedding FROM chunk_vectors"))
+            else:
+                packed = {}
+                for at in range(0, len(found), 500):
+                    group = found[at : at + 500].tolist()
+                    sql = _POINTS.format(table="chunk_vectors", marks=",".join("?" * len(group)))
+                    packed.update((cid, blob) for cid, _, blob in c.execute(sql, group))
+            raw = b"".join(packed.get(int(i), bytes(nbytes)) for i in found)
+            bits = np.frombuffer(raw, dtype=np.uint8).reshape(len(found), nbytes).copy()
+        return found, owners, matrix, bits
+
+    def _matrix(self, kind: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """``(row ids, owner ids, unit vectors)`` of one kind, cached until a write changes any vector.
+
+        ``markdown``: the kept rows (:meth:`_kept_markdown`; free slots have id -1 and a zero row,
+        held under ``_kept_lock``); ``external``: rids, rids, the non-stale vectors, in the order
+        PostgreSQL breaks ties in (collection, id; decision 361), loaded whole at every generation.
+        One matrix product then scores every chunk exactly, several times faster than vec0's scan,
+        and filters become masks.
+        """
+        if kind == MARKDOWN:
+            kept = self._kept_markdown(self._conn())
+            return kept.ids, kept.owners, kept.matrix
+        generation = self._generation()
+        cache: dict[str, Any] = self.__dict__.setdefault("_matrices", {})
+        hit = cache.get(kind)
+        if hit is not None and hit[0] == generation:
+            return hit[1]  # type: ignore[no-any-return]
+        rows = list(
+            self._conn().execute(
+                "SELECT rid, rid, embedding FROM external_chunks WHERE stale = 0 ORDER BY collection, id"
+            )
+        )
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if rows:
+            matrix = unit_rows(stored_rows(b"".join(r[2] for r in rows), len(rows), np.float32))
         else:
             matrix = np.zeros((0, 0), dtype=np.float32)
-        value = (ids, owners, matrix)
+        value = (ids, ids, matrix)
         cache[kind] = (generation, value)
         cache[kind + ":bits"] = _centred_signs(matrix) if len(rows) > EXACT_ROWS else None
         self.__dict__.setdefault("_masks", {}).clear()  # masks of the previous generation
         return value
 
     def _bits(self, kind: str) -> Signs | None:
-        bits: Signs | None = self.__dict__.get("_matrices", {}).get(kind + ":bits")
-        return bits
+        """Above ``EXACT_ROWS`` rows: the centred sign bits the candidates are taken by."""
+        if kind != MARKDOWN:
+            bits: Signs | None = self.__dict__.get("_matrices", {}).get(kind + ":bits")
+            return bits
+        kept: KeptVectors | None = self.__dict__.get("_kept")
+        if kept is None or kept.count <= EXACT_ROWS:
+            return None
+        signs: tuple[int, Signs] | None = self.__dict__.get("_kept_signs")
+        if signs is None or signs[0] != kept.generation:
+            unit = kept.matrix * kept.scale[:, None]  # free slots are zero rows, masked out
+            centre = unit[kept.live].mean(axis=0, dtype=np.float64).astype(np.float32)
+            signs = (kept.generation, (centre, _signs(unit - centre)))
+            self.__dict__["_kept_signs"] = signs
+        return signs[1]
 
     def _mask(self, kind: str, spec: ChunkFilterSpec, owners: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_] | None:
         """The rows ``spec`` admits, cached per filter until the next vector write (a pipeline
@@ -368,17 +520,27 @@ class ChunkTables:
     def _nearest_markdown(
         self, probe: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
     ) -> list[tuple[StoredChunk, float]]:
-        ids, docs, matrix = self._matrix(MARKDOWN)
-        if not len(ids):
+        with self._kept_lock:
+            kept = self._kept_markdown(self._conn())
+            if not kept.count:
+                return []
+            mask = self._mask(MARKDOWN, spec, kept.owners)
+            if kept.free:  # free slots are never found
+                mask = kept.live if mask is None else mask & kept.live
+            # int8: the float query against the restored codes, as ``semantic`` scores (decision 381);
+            # every row tied with the last one kept, cut below by (path, ordinal) (decision 361)
+            bits = self._bits(MARKDOWN) if kept is self.__dict__.get("_kept") else None
+            best = _top(kept.matrix, probe, limit, mask, bits, ties=True, scale=kept.scale)
+            ids = kept.ids
+            scored = [(int(ids[i]), score) for i, score in best]
+        if not scored:
             return []
-        # int8: the float query against the restored codes, as ``semantic`` scores (decision 381)
-        best = _top(matrix, probe, limit, self._mask(MARKDOWN, spec, docs), self._bits(MARKDOWN))
-        if not best:
-            return []
-        wanted = [int(ids[i]) for i, _ in best]
-        marks = ",".join("?" * len(wanted))
+        marks = ",".join("?" * len(scored))
+        wanted = [cid for cid, _ in scored]
         rows = {r[0]: r for r in self._conn().execute(self._MD_SELECT + f" WHERE c.id IN ({marks})", wanted)}
-        return [(self._md_chunk(rows[int(ids[i])], False), score) for i, score in best if int(ids[i]) in rows]
+        found = [(self._md_chunk(rows[cid], False), score) for cid, score in scored if cid in rows]
+        found.sort(key=lambda pair: (-pair[1], pair[0].source_path, pair[0].chunk_index))
+        return found[:limit]
 
     def _nearest_external(
         self, probe: npt.NDArray[np.float32], limit: int, spec: ChunkFilterSpec
@@ -439,8 +601,13 @@ def _top(
     limit: int,
     mask: npt.NDArray[np.bool_] | None,
     bits: Signs | None = None,
+    ties: bool = False,
+    scale: npt.NDArray[np.float32] | None = None,
 ) -> list[tuple[int, float]]:
-    """(row, cosine similarity) of the ``limit`` best rows, ``mask`` applied before any cut."""
+    """(row, cosine similarity) of the ``limit`` best rows, ``mask`` applied before any cut;
+    ``ties``: and every row tied with the last one (the caller breaks the tie). ``scale``: the
+    rows are as stored and these are their inverse norms (the kept Markdown rows): the rows within
+    ``NEAR`` of the cut are normalised and scored again, so the scores are the unit rows' to the bit."""
     if matrix.shape[1] != len(probe) or limit <= 0:
         return []
     unit = (probe / max(float(np.linalg.norm(probe)), 1e-12)).astype(np.float32)
@@ -454,25 +621,36 @@ def _top(
         if not len(admitted):
             return []
         candidates = admitted
-        scores = dot_rows(matrix[admitted], unit)
     elif bits is not None and pool < len(matrix):
         centre, signs = bits
         distance = np.bitwise_count(signs ^ _signs((unit - centre)[None, :])[0]).sum(axis=1, dtype=np.int32)
         if mask is not None:  # admits more rows than the pool (else the branch above)
             distance = np.where(mask, distance, np.iinfo(np.int32).max)
         candidates = np.sort(np.argpartition(distance, pool - 1)[:pool])  # row order breaks ties
-        scores = dot_rows(matrix[candidates], unit)
-    else:
-        scores = dot_rows(matrix, unit)
+    if candidates is None:
+        scores = dot_rows(matrix, unit) if scale is None else dot_rows(matrix, unit) * scale
         if mask is not None:
             scores = np.where(mask, scores, -np.inf)
+    else:
+        scores = dot_rows(matrix[candidates], unit)
+        if scale is not None:
+            scores *= scale[candidates]
     k = min(limit, len(scores))
+    if scale is not None:  # the rows near the cut, scored as unit rows
+        kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+        near = np.flatnonzero(scores >= kth - NEAR) if np.isfinite(kth) else np.flatnonzero(np.isfinite(scores))
+        rows_near = near if candidates is None else candidates[near]
+        candidates, scores = rows_near, dot_rows(unit_rows(matrix[rows_near]), unit)
+        k = min(k, len(scores))
+        if not k:
+            return []
     part = np.argpartition(-scores, k - 1)[:k]
     # argpartition keeps any k of the rows tied with the k-th score; keep the first ones in row
     # order, as PostgreSQL's ORDER BY does (decision 361)
     kth = scores[part].min()
     above = np.flatnonzero(scores > kth)
-    part = np.concatenate([above, np.flatnonzero(scores == kth)[: k - len(above)]])
+    tied = np.flatnonzero(scores == kth)
+    part = np.concatenate([above, tied if ties and np.isfinite(kth) else tied[: k - len(above)]])
     order = part[np.lexsort((part, -scores[part]))]
     rows = order if candidates is None else candidates[order]
     return [(int(r), float(scores[i])) for r, i in zip(rows, order, strict=True) if np.isfinite(scores[i])]

@@ -64,12 +64,15 @@ def _build(text: str, bom: bool, source_hash: str) -> Document:
     )
 
 
-def parse_document(raw: bytes, *, cache: bool = True) -> Document:
+def parse_document(raw: bytes, *, cache: bool = True, keep: bool = True) -> Document:
     """Parse a file's bytes. Raises ``UnsupportedFormat`` if not UTF-8.
 
     Documents are cached by sourceHash, so an unchanged file is parsed once;
     ``cache=False`` neither reads nor fills the cache (a reindex pass reads
     each file once: caching would only evict the documents being edited).
+    ``keep=False`` takes a cached document but keeps no new one: a sweep over
+    many files (a move's link rewrites) reuses what an agent has open without
+    pushing it out.
     """
     source_hash = sha256_hex(raw)
     doc = _cached(source_hash) if cache else None
@@ -77,7 +80,7 @@ def parse_document(raw: bytes, *, cache: bool = True) -> Document:
         return doc
     text, bom = decode_markdown(raw)
     doc = _build(text, bom, source_hash)
-    if cache:
+    if cache and keep:
         _store(source_hash, doc)
     return doc
 

@@ -34,6 +34,7 @@ from . import heap
 from .answer_form import accepts_stream
 from .handshake import explain_requests_before_initialize
 from .params import explain_invalid_params
+from .warmup import Warmup
 
 log = logging.getLogger("local_vector_search_mcp")
 
@@ -176,8 +177,11 @@ def build_server(ws: Workspace, in_flight: set[progress.Call] | None = None) -> 
     tools = available_tools(ws.config.server.toolsets)
     lanes = Lanes()
     running: set[progress.Call] = set() if in_flight is None else in_flight
+    warmup = ws.service(Warmup)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        # the client reads the tools now and calls one later: import what calls need meanwhile
+        warmup.start()
         return types.ListToolsResult(
             tools=[
                 types.Tool(
