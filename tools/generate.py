@@ -12,7 +12,8 @@ checked by ``mypy --strict`` like the code written against it:
 
 * ``lvsm_contract/schemas/<tool>.input.json`` / ``.output.json`` and
   ``lvsm_contract/schemas/config.json``: self-contained JSON Schemas (draft
-  2020-12, every used ``$defs`` entry copied in), checked against the
+  2020-12, every used ``$defs`` entry copied in; an output schema has every
+  definition but a recursive one inlined instead), checked against the
   meta-schema with ``jsonschema``;
 * ``lvsm_contract/models.py`` and ``lvsm_contract/config.py``: pydantic v2
   models made by datamodel-code-generator;
@@ -172,6 +173,69 @@ def self_contained(schema: dict[str, Any], defs: dict[str, Any], title: str) -> 
     out.update(copy.deepcopy(schema))
     if used:
         out["$defs"] = {name: used[name] for name in sorted(used)}
+    jsonschema.Draft202012Validator.check_schema(out)
+    return out
+
+
+# Keywords that only describe: beside a `$ref` they can be merged into the inlined definition
+# without changing what validates (any other sibling keyword is kept beside it under `allOf`).
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "$comment"}
+)
+
+
+def recursive_defs(defs: dict[str, Any]) -> set[str]:
+    """The definitions that reach themselves through ``$ref``s (the outline's nested headings)."""
+    edges = {name: set(refs_in(schema)) for name, schema in defs.items()}
+    found = set()
+    for start in defs:
+        seen: set[str] = set()
+        pending = list(edges[start])
+        while pending:
+            name = pending.pop()
+            if name == start:
+                found.add(start)
+                break
+            if name not in seen and name in edges:
+                seen.add(name)
+                pending.extend(edges[name])
+    return found
+
+
+def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (self-contained, see :func:`self_contained`) with every ``$ref`` to a definition that
+    is not recursive replaced by the definition itself (decision 970): the same instances validate,
+    but a validator no longer resolves a reference at every entry of a long array (the MCP Python
+    SDK's client validates every result, half of its time in those lookups). A recursive definition
+    stays under ``$defs``, referenced, its own body inlined likewise. The definition's name becomes
+    the inlined schema's ``title`` when it has none; a description beside the ``$ref`` wins over
+    the definition's own; a validating keyword beside it is kept, the definition then under ``allOf``."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+    kept = recursive_defs(defs)
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: inline(v) for k, v in node.items() if k != "$defs"}
+        ref = out.get("$ref")
+        if not isinstance(ref, str):
+            return out
+        name = REF.match(ref).group(1)  # type: ignore[union-attr]  # refs_in checked every $ref
+        if name in kept:
+            return out
+        siblings = {k: v for k, v in out.items() if k != "$ref"}
+        target = inline(copy.deepcopy(defs[name]))
+        if "title" not in target:
+            target = {"title": name, **target}
+        if set(siblings) <= _ANNOTATIONS:
+            return {**target, **siblings}
+        return {**siblings, "allOf": [target]}
+
+    out = inline(schema)
+    if kept:
+        out["$defs"] = {name: inline(defs[name]) for name in sorted(kept)}
     jsonschema.Draft202012Validator.check_schema(out)
     return out
 
@@ -502,6 +566,8 @@ def generate(out_root: Path) -> list[Path]:
         input_schema, output_schema = tool_schemas(tool, spec["defs"])
         write(f"{PACKAGE}/schemas/{tool['name']}.input.json", dump_json(input_schema))
         if output_schema is not None:
+            # published with its definitions inlined (decision 970); the models keep the named form
+            output_schema = inline_defs(output_schema)
             write(f"{PACKAGE}/schemas/{tool['name']}.output.json", dump_json(output_schema))
         tools.append(
             {

@@ -136,12 +136,14 @@ def call_result(
     """Run a tool and build its reply (JSON text and all), in the calling worker thread: the
     event loop, which every session's I/O goes through, only sends it. ``call`` carries the
     client's progress token and cancellation to the tool's code (decision 500)."""
+    heap.call_started()
     try:
         return _result_of(ws, name, arguments, call)
     finally:
-        # a session's first calls import the handlers, the parser, the index: freeze what they
-        # leave, so the collector's full passes stop walking it at every later call (decision 950)
-        heap.settle_after_imports()
+        # a session's first calls import the handlers, the parser, the index: what they leave is
+        # frozen, so the collector's full passes stop walking it at every later call (decision
+        # 950), once the reply is out and no call is running (decision 975), not inside this call
+        heap.call_ended()
 
 
 def _result_of(ws: Workspace, name: str, arguments: dict[str, Any] | None, call: progress.Call) -> types.CallToolResult:
