@@ -396,3 +396,20 @@ def test_coverage_is_a_hint_the_store_applies_to_an_or_query(tmp_path):
     # limits beyond the rescored depth keep every row, each once
     many = svc.store.lexical(parsed.ranked(20_000, 1.0), 50, None)
     assert len(many) == len({h.chunk_id for h in many}) == len(svc.store.lexical(parsed.ranked(20_000), 50, None))
+
+
+def test_a_reindex_committing_between_the_readiness_reads_is_not_reported_as_no_text(kb, monkeypatch):
+    """The readiness check reads "any chunk?" and then the document count: a reindex committing
+    between them made a search answer "holds 1 document(s) but no searchable text" while the index
+    was filling (seen under load in the conformance suite); it reads the chunks again."""
+    ws, _ = ready(kb)
+    real = ws.store.has_chunks
+    reads = []
+
+    def before_the_commit_once():
+        reads.append(1)
+        return len(reads) > 1 and real()  # the first read saw the index before the reindex's commit
+
+    monkeypatch.setattr(ws.store, "has_chunks", before_the_commit_once)
+    out = kb_search(ws, {"query": "strong_count", "mode": "lexical"})
+    assert out["results"] and len(reads) == 2

@@ -88,6 +88,10 @@ class SearchService:
             raise IndexNotReady(incompatible_message(problems))
         if not self.store.has_chunks():
             documents = self.store.counts().documents
+            if documents and self.store.has_chunks():
+                # a reindex committed between the two reads: the index holds text now, it is not
+                # "documents without searchable text" (a search during a reindex was told so)
+                return
             running = self.activity.current
             if not documents and running is not None:  # sending the agent to kb_reindex would loop
                 total = running.total_files
