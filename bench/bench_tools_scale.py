@@ -17,7 +17,8 @@ a kb_links call, which then updates its link graph), the images list and kb_load
 of one big document and its kb_download_file, and the chunk API (its vector tools need embeddings:
 semantic latency at scale is bench_search's and bench_scale's). Per tool: calls, p50/p95 wall
 (client side, stdio included), the same p95 without the client's own CPU (the Python SDK validates
-every result against the tool's output schema: 80 ms of the root listing's 110), the server's CPU
+every result against the tool's output schema: 94 CPU-ms per root listing page in the
+2026-12-04 run, after decision 970 inlined the schemas' definitions), the server's CPU
 per call (``/proc/<pid>/stat`` summed over the batch: ticks are 10 ms) and the client's. Then 1,000
 mixed calls, and the server's RSS after the index, after each tool group and over the mixed calls.
 
