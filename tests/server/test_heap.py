@@ -20,6 +20,7 @@ from local_vector_search_mcp import progress
 from local_vector_search_mcp.config import CliOptions, load_settings
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.server import app, heap
+from local_vector_search_mcp.server.warmup import Warmup
 from local_vector_search_mcp.workspace import Workspace
 
 
@@ -146,6 +147,8 @@ def test_the_settling_runs_after_the_reply_reached_the_client_not_inside_the_cal
         return settle()
 
     monkeypatch.setattr(heap, "settle_after_imports", recorded)
+    # the client's listing would start the warm-up (decision 643), a call of its own: not this test's
+    monkeypatch.setattr(Warmup, "start", lambda self: None)
     ws = _workspace(tmp_path)
 
     async def run() -> None:

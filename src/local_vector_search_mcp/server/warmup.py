@@ -8,7 +8,7 @@ settles them (decision 950). A client lists the tools first and an agent's first
 seconds later, after its model has read them, so the imports are done then: once the first
 ``tools/list`` has been answered, a daemon thread imports every listed tool's handler module
 and the index and search services' modules (under ``lazy_imports.IMPORT_LOCK``, as a call
-would), then settles the heap.
+would); the heap settles after it as after a call (decision 975).
 
 What it does not do: open the index or start the catch-up (decision 205 keeps them for the
 first call, so a server a client starts and never calls touches nothing), or import the PDF
@@ -82,7 +82,8 @@ class Warmup:
             thread.join(timeout)
 
     def run(self) -> None:
-        """Import and settle now, in this thread (what the warm-up thread does after its delay)."""
+        """Import now, in this thread (what the warm-up thread does after its delay); the heap
+        settles after it in its own thread (decision 975)."""
         from .. import dispatch
 
         started = time.perf_counter()
@@ -91,11 +92,16 @@ class Warmup:
             *(lambda name=name: dispatch.import_handler(name) for name in self.tools),
             *(lambda module=module: dispatch.import_module(module) for module in self.modules),
         ]
-        for step in steps:
-            if self._stop.is_set():
-                return
-            step()
-        heap.settle_after_imports()
+        # counted as a call (decision 975): a settling waits for it, and what it imported is
+        # settled by the heap's own thread once the server is idle
+        heap.call_started()
+        try:
+            for step in steps:
+                if self._stop.is_set():
+                    return
+                step()
+        finally:
+            heap.call_ended()
         self.done.set()
         log.debug("warm-up: %d tools imported in %.2f s", len(self.tools), time.perf_counter() - started)
 
