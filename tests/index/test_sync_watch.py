@@ -236,6 +236,37 @@ def test_a_folder_tree_made_at_once_raises_no_watchdog_warning(tmp_path):
     assert [str(w.message)[:60] for w in caught if "already exists" in str(w.message)] == []
 
 
+def test_a_folder_moved_out_and_straight_back_in_is_watched_under_its_new_name(tmp_path):
+    """A folder moved out of the root and back in under another name before watchdog pairs the
+    first move (it holds an unpaired move-out for 0.5 s) must stay watched, under the new name.
+    watchdog 6.0 and 7.0 went on reporting its files under the old name; 7.1.1 dropped its watch
+    when the held move-out came through, so later saves in it were never heard (decision 649)."""
+    from local_vector_search_mcp.index.watcher import MarkdownWatcher
+
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    (root / "guides").mkdir(parents=True)
+    outside.mkdir()
+    (root / "guides" / "n1.md").write_text("# N1\n", encoding="utf-8")
+    synced: list[str] = []
+    queue = SyncQueue(synced.append)
+    watcher = MarkdownWatcher(root, queue, lambda rel: True, lambda prefix: [], debounce=0.05)
+    watcher.start()
+    try:
+        (root / "guides").rename(outside / "guides")
+        (outside / "guides").rename(root / "guides-back")
+        time.sleep(1.0)  # the held move-out has come through
+        (root / "guides-back" / "later.md").write_text("# Later\n", encoding="utf-8")
+        deadline = time.monotonic() + 10
+        while "guides-back/later.md" not in synced and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        watcher.stop()
+        queue.stop()
+    assert "guides-back/later.md" in synced
+    assert "guides/later.md" not in synced
+
+
 def test_a_change_waiting_for_its_debounce_is_pending_in_the_status(tmp_path):
     """An agent that saves a file itself and polls kb_status until synchronization is null, then
     searches, must not get the old text: a path the watcher heard but holds for its debounce is
