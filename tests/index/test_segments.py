@@ -1,7 +1,7 @@
 """FTS5 segments (``segments.py``, decision 637): the structure record read as FTS5 writes it,
 when a merge pays, and the store's merge steps: a pass or ``tidy_lexical`` leaves one segment
 per FTS5 table, with the same search results and scores; the small segments of later edits are
-left to FTS5's own automerge."""
+left to FTS5's own automerge. The pages a merge frees go back to the file system (decision 654)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import apsw
 import pytest
 from kb_fakes import client
 
-from local_vector_search_mcp.index import indexer
+from local_vector_search_mcp.index import indexer, sqlite
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
 from local_vector_search_mcp.index.query import AnyOf, Term
 from local_vector_search_mcp.index.segments import (
@@ -181,5 +181,59 @@ def test_a_pass_leaves_one_segment(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         for table in ("chunks_fts", "chunks_stems"):
             structure = _structure(store._conn(), table)
             assert structure is not None and not worth_merging(structure), table
+        free, pages = _free_pages(store)
+        assert free < sqlite.FREE_MIN_PAGES or free * sqlite.FREE_SHARE < pages
     finally:
         kb.ws.close()
+
+
+# --------------------------------------------------------------------------- free pages (decision 654)
+def _free_pages(store: SqliteStore) -> tuple[int, int]:
+    c = store._conn()
+    return c.execute("PRAGMA freelist_count").fetchone()[0], c.execute("PRAGMA page_count").fetchone()[0]
+
+
+def test_the_pages_a_merge_frees_go_back_to_the_file_system(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_docs(store, 150)
+    with monkeypatch.context() as held:
+        held.setattr(sqlite, "FREE_MIN_PAGES", 10**9)  # merge only: see what it leaves free
+        while store.tidy_lexical():
+            pass
+    free, pages = _free_pages(store)
+    assert free >= sqlite.FREE_MIN_PAGES and free * sqlite.FREE_SHARE >= pages  # the replaced segments
+    before = _ranking(store)
+    steps = 0
+    while store.tidy_lexical():
+        steps += 1
+    assert steps >= 1
+    left, now = _free_pages(store)
+    assert left * sqlite.FREE_SHARE < now and now <= pages - free + left
+    assert store._conn().execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    store._conn().execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")
+    assert _ranking(store) == before
+    store.close()
+    assert (store.path.stat().st_size // 4096) <= now  # the file itself shrank (checkpointed at close)
+
+
+def test_a_file_made_without_incremental_vacuum_keeps_its_free_pages(tmp_path: Path) -> None:
+    """Files made before decision 654 cannot give pages back without a full VACUUM (a rewrite
+    of the whole file under the write lock): tidying leaves them as they are, and ends."""
+    path = tmp_path / "index.db"
+    old = apsw.Connection(str(path))
+    old.execute("PRAGMA auto_vacuum=NONE; CREATE TABLE made_before(x)")
+    old.close()
+    store = SqliteStore(path)
+    store.ensure_schema(None, "float32")
+    try:
+        _write_docs(store, 60)
+        steps = 0
+        while store.tidy_lexical():
+            steps += 1
+            assert steps < 1000
+        free, pages = _free_pages(store)
+        assert free * sqlite.FREE_SHARE >= pages  # kept, for the index's next writes
+        assert store._conn().execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    finally:
+        store.close()

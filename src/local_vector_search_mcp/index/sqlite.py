@@ -402,6 +402,11 @@ class SqliteStore(ChunkTables):
             conn.enable_load_extension(True)
             conn.load_extension(sqlite_vec.loadable_path())
             conn.enable_load_extension(False)
+            if conn.execute("PRAGMA page_count").get == 0:
+                # A new file keeps the pages it frees in a free list until `incremental_vacuum`
+                # hands them back (tidy_lexical, decision 654). Asked only of an empty file: on a
+                # file made so, the pragma writes its header again (a write at every open)
+                conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
             _use_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
@@ -1551,7 +1556,8 @@ class SqliteStore(ChunkTables):
 
     def tidy_lexical(self) -> bool:
         """One merge step (``segments.py``) of the first FTS5 table whose segments are worth
-        merging; whether a step ran (call again until one does not)."""
+        merging, or, once none is, one step handing free pages back to the file system
+        (:meth:`_reclaim_step`); whether a step ran (call again until one does not)."""
         if not self.exists():
             return False
         for table in _LEXICAL_TABLES:
@@ -1566,7 +1572,22 @@ class SqliteStore(ChunkTables):
                 # FTS5 counts two changes for the command itself: more means it merged something
                 if c.total_changes() - before > 2:
                     return True
-        return False
+        return self._reclaim_step()
+
+    def _reclaim_step(self) -> bool:
+        """Hand up to ``MERGE_STEP_PAGES`` free pages back to the file system while more than
+        ``FREE_SHARE`` of the file is free (decision 654). A merge leaves the segments it replaced
+        as free pages, a quarter of a new index's file; they would only be reused as the index
+        grows. A few free pages stay: the next edits reuse them instead of growing the file. Only
+        a file made with ``auto_vacuum=INCREMENTAL`` (every file made since) can give them back."""
+        if self._one("PRAGMA auto_vacuum") != _INCREMENTAL_VACUUM:
+            return False
+        pages, free = self._one("PRAGMA page_count"), self._one("PRAGMA freelist_count")
+        if free < FREE_MIN_PAGES or free * FREE_SHARE < pages:
+            return False
+        with self._write() as w:
+            w.execute(f"PRAGMA incremental_vacuum({MERGE_STEP_PAGES})").fetchall()
+        return True
 
     def _counts_kept(self, c: apsw.Connection) -> bool:
         """Whether term_stats holds the counts of the terms above today's threshold and every
@@ -1878,6 +1899,13 @@ def _recorded_owner(c: apsw.Connection) -> tuple[str | None, str | None]:
     """The recorded knowledge-base root and the place the file was recorded at (either may be absent)."""
     values = {str(key): str(value) for key, value in c.execute("SELECT key, value FROM index_owner")}
     return values.get("root"), values.get("file")
+
+
+# Free pages are handed back once they are at least this many and a FREE_SHARE-th of the file: the
+# few that an edit frees are reused by the next one (decision 654)
+FREE_MIN_PAGES = 64
+FREE_SHARE = 10
+_INCREMENTAL_VACUUM = 2  # PRAGMA auto_vacuum's value for INCREMENTAL
 
 
 def _use_wal(conn: apsw.Connection) -> None:
