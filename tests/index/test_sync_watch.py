@@ -174,6 +174,81 @@ def test_watcher_start_failure_is_reported(kb, monkeypatch):
     assert status["paths"] == ["<watcher>"] and "inotify" in status["lastError"]
 
 
+def _searchable_within(svc, query: str, seconds: float) -> list[str]:
+    deadline = time.monotonic() + seconds
+    paths: list[str] = []
+    while time.monotonic() < deadline:
+        paths = [r["path"] for r in svc.search(query=query, mode="lexical")["results"]]
+        if paths:
+            break
+        time.sleep(0.05)
+    return paths
+
+
+def test_a_change_no_event_reported_is_found_by_the_periodic_compare(kb, monkeypatch, caplog):
+    """A folder whose edits raise no file event (a network share, a container's bind mount, a
+    watch the system refused, decision 649's lost watch): the watched index compares every file
+    now and then and indexes what changed, saying so in the log (decision 655)."""
+    import logging
+
+    from local_vector_search_mcp.index import indexing
+    from local_vector_search_mcp.index.watcher import MarkdownWatcher
+
+    monkeypatch.setattr(indexing, "AUDIT_SECONDS", 0.5)
+    monkeypatch.setattr(MarkdownWatcher, "_on_event", lambda self, event: None)  # hears nothing
+    svc = client(kb)
+    svc.reindex()
+    caplog.set_level(logging.WARNING, logger=indexing.__name__)
+    svc.start_watching()
+    try:
+        (kb / "notes" / "unheard.md").write_text("# Unheard\n\nplatypus sightings\n", encoding="utf-8")
+        assert _searchable_within(svc, "platypus", 10) == ["notes/unheard.md"]
+    finally:
+        svc.shutdown()
+    assert any("changed without a file event" in r.getMessage() for r in caplog.records)
+
+
+def test_a_watcher_that_could_not_start_still_compares_now_and_then(kb, monkeypatch):
+    import watchdog.observers
+
+    from local_vector_search_mcp.index import indexing
+
+    class Broken:
+        def __init__(self, *a, **k):
+            raise OSError("inotify watch limit reached")
+
+    monkeypatch.setattr(watchdog.observers, "Observer", Broken)
+    monkeypatch.setattr(indexing, "AUDIT_SECONDS", 0.5)
+    svc = client(kb)
+    svc.reindex()
+    svc.start_watching()
+    try:
+        assert "inotify" in svc.status_fields()["synchronization"]["lastError"]
+        (kb / "notes" / "unwatched.md").write_text("# Unwatched\n\nokapi tracks\n", encoding="utf-8")
+        assert _searchable_within(svc, "okapi", 10) == ["notes/unwatched.md"]
+    finally:
+        svc.shutdown()
+
+
+def test_the_periodic_compare_takes_at_most_a_hundredth_of_the_time(kb, monkeypatch):
+    """On a tree whose compare takes long (a slow disk, a huge tree) the compares space out: at
+    least ``AUDIT_COST_SHARE`` times the last one's duration between two (decision 655)."""
+    from local_vector_search_mcp.index import indexing
+
+    svc = client(kb)
+    svc.reindex()
+    ix = svc.ws.indexing
+    started: list[bool] = []
+    monkeypatch.setattr(ix, "start_catch_up", lambda at_start=False, audit=False: started.append(audit))
+    ix._compare_seconds = 9.0
+    ix._next_audit = time.monotonic() - 1  # due
+    ix._audit_if_due()
+    assert started == [True]
+    assert ix._next_audit - time.monotonic() > 9.0 * indexing.AUDIT_COST_SHARE - 5
+    ix._audit_if_due()  # not due again
+    assert started == [True]
+
+
 def test_a_targeted_sync_reads_only_its_own_documents_state(kb, monkeypatch):
     """Reading every document's state per synced path made following a checkout grow with the
     index (3.0 ms of each sync at 3,000 documents; decision 340): a sync asks for its own path only,

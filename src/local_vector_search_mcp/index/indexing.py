@@ -62,6 +62,11 @@ SHUTDOWN_DRAIN_SECONDS = 10.0
 # At start, up to this many changed files are re-indexed one by one (targeted sync); more start
 # a "changed" reindex (each targeted sync reads every document's state: many would be quadratic).
 CATCH_UP_SYNC_LIMIT = 200
+# A watched index compares every file with the index after this long without doing so, and lets
+# at least AUDIT_COST_SHARE times the last compare's duration pass between two: a change no file
+# event reported is indexed within minutes, for at most a hundredth of a core (decision 655)
+AUDIT_SECONDS = 300.0
+AUDIT_COST_SHARE = 100
 RETRY_MAX_SECONDS = 300.0
 MAX_LISTED_REFUSED = 20  # kb_status.vectors.refused names the first ones; refusedChunks counts them all
 REBUILD_POLL_SECONDS = 0.1  # a targeted sync arriving during a forced rebuild looks this often whether it ended
@@ -170,6 +175,8 @@ class IndexingService:
         self._retry_timer: threading.Timer | None = None
         self._pass_rate = PassRate()  # kb_status.vectors.etaSeconds (decision 804)
         self._catch_up_thread: threading.Thread | None = None
+        self._next_audit = 0.0  # set when watching starts
+        self._compare_seconds = 0.0  # the last catch-up's compare of every file with the index
         self._caught_up = CatchUpLedger()  # what the start's catch-up did, for the next reindex to count
         # a one-shot process's re-indexed paths, whose chunks it embeds before it exits (decision 640)
         self._written: set[str] = set()
@@ -453,26 +460,36 @@ class IndexingService:
         elif self.store.pending_vector_count():
             self.kick_vectors()
 
-    def start_catch_up(self, at_start: bool = False) -> None:
+    def start_catch_up(self, at_start: bool = False, audit: bool = False) -> None:
         """Catch up in the background with what changed while no server ran, or what a killed
         server still had queued (decision 205); ``at_start``: the server's own, whose changes the
-        next reindex reports (decision 870), not the watcher's after it lost events."""
+        next reindex reports (decision 870), not the watcher's after it lost events; ``audit``:
+        the watcher's periodic compare (decision 655)."""
         self._catch_up_thread = threading.Thread(
-            target=self._catch_up, args=(at_start,), name="kb-catch-up", daemon=True
+            target=self._catch_up, args=(at_start, audit), name="kb-catch-up", daemon=True
         )
         self._catch_up_thread.start()
 
-    def _catch_up(self, at_start: bool = False) -> None:
+    def _catch_up(self, at_start: bool = False, audit: bool = False) -> None:
         try:
             if not self.store.exists():  # nothing to compare with: build no indexer, load nothing
                 return
+            started = time.monotonic()
             changed = self.indexer.changed_paths()
+            self._compare_seconds = time.monotonic() - started
         except Exception as exc:  # a damaged or busy index: searches and kb_status say so
             log.warning("could not compare the files with the index at start: %s", getattr(exc, "message", exc))
             return
         if not changed or self._cancel.is_set():
             return
-        log.info("%d file(s) changed since the index was last updated; re-indexing them", len(changed))
+        if audit:
+            log.warning(
+                "%d file(s) changed without a file event (a folder whose edits raise none, such as a "
+                "network share, or a watch the system refused); re-indexing them",
+                len(changed),
+            )
+        else:
+            log.info("%d file(s) changed since the index was last updated; re-indexing them", len(changed))
         if len(changed) > CATCH_UP_SYNC_LIMIT:
             self.start_reindex("changed")  # one pass (parallel parsing) beats many targeted syncs
         elif self.activity.current is None:  # else the running reindex does it all
@@ -495,8 +512,26 @@ class IndexingService:
                 on_lost_events=self.start_catch_up,  # compare every file, as at start (decision 322)
                 bulk_limit=CATCH_UP_SYNC_LIMIT,
                 on_many=self._reindex_many,
+                on_idle=self._audit_if_due,
             )
+            self._next_audit = time.monotonic() + AUDIT_SECONDS
             self.watcher.start()
+
+    def _audit_if_due(self) -> None:
+        """(The watcher's thread, while nothing waits.) Compare every file with the index, as at
+        start, once ``AUDIT_SECONDS`` have passed (decision 655). File events are not the whole
+        truth: a network or container-mounted folder raises none for another machine's edits,
+        the system's watch limit leaves folders unwatched, and a watchdog defect lost a moved
+        folder's watch (decision 649); without this the index stayed behind until a restart."""
+        now = time.monotonic()
+        if now < self._next_audit or self._cancel.is_set():
+            return
+        thread = self._catch_up_thread
+        if thread is not None and thread.is_alive():
+            return  # a compare runs: the next tick looks again
+        self._next_audit = now + max(AUDIT_SECONDS, AUDIT_COST_SHARE * self._compare_seconds)
+        if self.activity.current is None:  # a running reindex compares every file itself
+            self.start_catch_up(audit=True)
 
     def _reindex_many(self, count: int) -> bool:
         """The watcher's many settled paths: one ``changed`` reindex, as the start's catch-up does

@@ -8,7 +8,9 @@ is scheduled once no new event arrived for 400 ms (checked every 150 ms).
 Watcher errors are reported as the pseudo-path ``<watcher>``; the server
 keeps running. When the kernel's event queue overflowed (events were lost),
 ``on_lost_events`` runs once the watcher is quiet again: the service compares
-every file with the index, as at start (decision 322).
+every file with the index, as at start (decision 322). ``on_idle`` runs at each
+tick while no path waits, also when the watcher could not start: the service
+compares every file with the index now and then (decision 655).
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class MarkdownWatcher:
         on_lost_events: Callable[[], None] | None = None,
         bulk_limit: int | None = None,
         on_many: Callable[[int], bool] | None = None,
+        on_idle: Callable[[], None] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self._prefix = os.path.join(str(self.root), "")
@@ -98,6 +101,7 @@ class MarkdownWatcher:
         # start; it answers False when it could not start one, and they are synced (decision 741)
         self.bulk_limit = bulk_limit
         self.on_many = on_many
+        self.on_idle = on_idle
         self._lost_at: float | None = None
         self._last_event = 0.0
         self._lost_listener = _LostEvents(self._events_lost)
@@ -133,7 +137,9 @@ class MarkdownWatcher:
         except Exception as exc:
             log.warning("file watcher could not start: %s", exc)
             self.queue.report_error(WATCHER_PATH, f"file watcher could not start: {self.queue.describe(exc)}")
-            return
+            if self.on_idle is None:
+                return
+            # no events will come, but the periodic compare still finds what changed (decision 655)
         self._ticker = threading.Thread(target=self._tick, name="kb-watch-debounce", daemon=True)
         self._ticker.start()
 
@@ -230,6 +236,19 @@ class MarkdownWatcher:
                 text = self.queue.describe(exc)
                 self.queue.report_error(WATCHER_PATH, f"could not re-check the files after lost events: {text}")
 
+    def _idle(self, now: float) -> None:
+        """Run ``on_idle`` while no path waits and no event came for the debounce time."""
+        if self.on_idle is None:
+            return
+        with self._lock:
+            if self._pending or now - self._last_event < self.debounce:
+                return
+        try:
+            self.on_idle()
+        except Exception as exc:  # pragma: no cover - defensive
+            text = self.queue.describe(exc)
+            self.queue.report_error(WATCHER_PATH, f"could not compare the files with the index: {text}")
+
     def _unlisted(self, exc: OSError) -> None:
         """A folder that appeared but cannot be listed: its files cannot be queued; say so."""
         if exc.filename is None or isinstance(exc, FileNotFoundError):
@@ -276,6 +295,7 @@ class MarkdownWatcher:
                 for p in ready:
                     del self._pending[p]
             self._after_lost_events(now)
+            self._idle(now)
             if self._observer is not None and not self._observer.is_alive() and not self._stop.is_set():
                 self.queue.report_error(WATCHER_PATH, "file watcher stopped unexpectedly")
                 return
