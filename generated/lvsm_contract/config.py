@@ -189,7 +189,7 @@ class KnowledgeBaseConfig(BaseModel):
     """
     watch_files: Annotated[bool, Field(alias='watchFiles')] = False
     """
-    Follow edits made by other programs and re-index changed files.
+    Follow edits made by other programs and re-index changed files. While watching, every file is also compared with the index every 5 minutes (decision 655), so an edit no file event reports (a network share, a container's bind mount, a folder over the system's watch limit) is indexed within minutes.
     """
     include: Annotated[list[str], Field(min_length=1)] = ['**/*.md']
     """
