@@ -216,3 +216,23 @@ def test_a_ranking_while_another_runs_is_not_split(store: SqliteStore, monkeypat
     assert not split
     assert store._rank_all([("chunks_fts", '"file"')], 10, None)[0]
     assert split == [1]
+
+
+def test_the_id_span_seeks_instead_of_reading_every_chunk(store: SqliteStore) -> None:
+    """Every lexical search on a large index asks for the lowest and highest chunk id. SQLite
+    seeks for a lone min() or max(), but with both in one SELECT it scanned every chunk: 3.4 ms
+    of a 16 ms search at 50k chunks (decision 656). Counted in virtual-machine steps, which do
+    not depend on the machine's speed."""
+    conn = store._conn()
+    steps = [0]
+
+    def count() -> bool:
+        steps[0] += 1
+        return False  # go on
+
+    conn.set_progress_handler(count, 10)  # called every 10 steps
+    try:
+        assert store._id_span() == (1, 600)
+    finally:
+        conn.set_progress_handler(None)
+    assert steps[0] < 20  # a scan of the 600 chunks takes hundreds

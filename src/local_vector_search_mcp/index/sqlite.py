@@ -1511,8 +1511,11 @@ class SqliteStore(ChunkTables):
         return [merge_ranked(done[i * n : (i + 1) * n], limit) for i in range(len(rankings))]
 
     def _id_span(self) -> tuple[int, int] | None:
-        """The lowest and highest chunk id (two index seeks), ``None`` without chunks."""
-        lo, hi = self._conn().execute("SELECT min(id), max(id) FROM chunks").fetchone() or (None, None)
+        """The lowest and highest chunk id (two index seeks), ``None`` without chunks. Two
+        subqueries: SQLite seeks for a lone min() or max() only, and with both in one SELECT it
+        scanned every chunk (3.4 ms of a 50k index's 16 ms lexical search; decision 656)."""
+        sql = "SELECT (SELECT min(id) FROM chunks), (SELECT max(id) FROM chunks)"
+        lo, hi = self._conn().execute(sql).fetchone() or (None, None)
         return None if lo is None or hi is None else (int(lo), int(hi))
 
     def _ranked(
