@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -236,3 +236,50 @@ def test_the_id_span_seeks_instead_of_reading_every_chunk(store: SqliteStore) ->
     finally:
         conn.set_progress_handler(None)
     assert steps[0] < 20  # a scan of the 600 chunks takes hundreds
+
+
+def _by_rank(store: SqliteStore, table: str, match: str, limit: int) -> list[tuple[int, float]]:
+    sql = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
+    return [(r[0], r[1]) for r in store._conn().execute(sql, (match, limit))]
+
+
+@pytest.mark.parametrize("limit", [1, 10, 50, 1000])
+@pytest.mark.parametrize(
+    ("table", "match"),
+    [
+        ("chunks_fts", '"read" OR "whole" OR "file"'),
+        ("chunks_fts", '"string"'),
+        ("chunks_fts", '"索引" OR "iterator" OR "errors"'),
+        ("chunks_stems", '"read" OR "error"'),
+    ],
+)
+def test_ranking_by_name_is_fts5s_rank(store: SqliteStore, table: str, match: str, limit: int) -> None:
+    """An unscoped ranking calls each table's bm25 by name (decision 657): the rows, scores and
+    order of FTS5's own ``ORDER BY rank`` (the weights the table was made with), ties included:
+    every fourth chunk of the store is the same sentence."""
+    assert store._ranked(table, match, limit, None) == _by_rank(store, table, match, limit)
+
+
+def test_ranking_by_name_sorts_only_what_the_limit_keeps(store: SqliteStore) -> None:
+    """``ORDER BY rank`` had FTS5 sort every match before the LIMIT; by name, SQLite keeps only
+    the best ``limit`` (a third less CPU at 50k). Counted in virtual-machine steps."""
+    conn = store._conn()
+    match = '"read" OR "whole" OR "file" OR "string" OR "error"'
+
+    def steps(run: Callable[[], object]) -> int:
+        count = [0]
+
+        def tick() -> bool:
+            count[0] += 1
+            return False
+
+        conn.set_progress_handler(tick, 10)
+        try:
+            run()
+        finally:
+            conn.set_progress_handler(None)
+        return count[0]
+
+    by_name = steps(lambda: store._ranked("chunks_fts", match, 10, None))
+    by_rank = steps(lambda: _by_rank(store, "chunks_fts", match, 10))
+    assert by_name < by_rank, (by_name, by_rank)

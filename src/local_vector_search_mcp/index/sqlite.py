@@ -139,6 +139,12 @@ log = logging.getLogger(__name__)
 LAYOUT_VERSION = "3"
 DF_CACHE_SIZE = 50_000
 _LEXICAL_TABLES = ("chunks_fts", "chunks_stems")  # the FTS5 tables: words as written, their stems
+# Each table's ``rank`` as a call: ``chunks_fts`` is made with ``rank = bm25(1.0, 2.0)`` (the
+# heading column weighs 2), ``chunks_stems`` keeps FTS5's default ``bm25()``. Called by name, an
+# unscoped ranking ends in SQLite's bounded top-N sort; ``ORDER BY rank`` made FTS5 sort every
+# match first (decision 657)
+_HEADING_WEIGHTS = "1.0, 2.0"
+_BM25 = {"chunks_fts": f"bm25(chunks_fts, {_HEADING_WEIGHTS})", "chunks_stems": "bm25(chunks_stems)"}
 
 BUSY_TIMEOUT_MS = 30_000
 DAMAGE = (apsw.CorruptError, apsw.NotADBError)  # SQLite's answers for a damaged file or not a database
@@ -786,7 +792,7 @@ class SqliteStore(ChunkTables):
                 "CREATE VIRTUAL TABLE chunks_fts USING fts5(body, heading, content='', "
                 "contentless_delete=1, tokenize='unicode61 remove_diacritics 2')"
             )
-            c.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(1.0, 2.0)')")
+            c.execute(f"INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25({_HEADING_WEIGHTS})')")
         if not self._table_exists("chunks_stems"):
             c.execute(
                 "CREATE VIRTUAL TABLE chunks_stems USING fts5(stems, content='', "
@@ -1527,11 +1533,16 @@ class SqliteStore(ChunkTables):
         within = "" if rows is None else " AND {rowid} BETWEEN ? AND ?"
         bounds = () if rows is None else rows
         if scope is None or scope.is_everything:
+            # bm25 by name and SQLite's top-N sort: a third less CPU than ``ORDER BY rank``, which
+            # has FTS5 sort every match (20,000 for a five-word question at 50k) before the LIMIT;
+            # the same rows, scores and order, ties by rowid (decision 657)
             sql = (
-                f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?{within.format(rowid='rowid')} "
-                "ORDER BY rank LIMIT ?"
+                f"SELECT rowid, {_BM25[table]} AS score FROM {table} WHERE {table} MATCH ?"
+                f"{within.format(rowid='rowid')} ORDER BY score, rowid LIMIT ?"
             )
             return [(r[0], r[1]) for r in c.execute(sql, (match, *bounds, limit))]
+        # scoped: FTS5's own sorted ``rank`` stays, as the join then reads chunks in rank order
+        # until the LIMIT is met (by name, every match was joined first: 1.7x slower)
         key = self._scope_key(scope)
         sql = (
             f"SELECT f.rowid, f.rank FROM {table} f JOIN chunks c ON c.id = f.rowid "
