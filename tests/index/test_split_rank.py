@@ -283,3 +283,58 @@ def test_ranking_by_name_sorts_only_what_the_limit_keeps(store: SqliteStore) -> 
     by_name = steps(lambda: store._ranked("chunks_fts", match, 10, None))
     by_rank = steps(lambda: _by_rank(store, "chunks_fts", match, 10))
     assert by_name < by_rank, (by_name, by_rank)
+
+
+# ------------------------------------------------------------- narrow scopes (decision 658)
+NARROW = [
+    PathScope(("dir1/doc1.md",)),  # one document: one run of ids
+    PathScope(("dir1/doc1*.md",)),  # doc1, doc10, doc13, doc16, doc19: five runs
+    PathScope(("dir2/doc5*.md",), ("**/doc59.md",)),  # an exclude too: doc5, doc50, doc53, doc56
+    PathScope(paths=frozenset({"dir0/doc3.md", "dir2/doc5.md"})),  # a tag filter's paths
+]
+RANKINGS = [
+    ("chunks_fts", '"read" OR "whole" OR "file"'),
+    ("chunks_fts", '"索引" OR "iterator"'),
+    ("chunks_stems", '"read" OR "error"'),
+]
+
+
+@pytest.mark.parametrize("scope", NARROW, ids=["one", "five", "excluded", "paths"])
+@pytest.mark.parametrize("limit", [1, 10, 200])
+def test_a_narrow_scope_ranked_by_its_id_runs_is_the_join(store: SqliteStore, scope: PathScope, limit: int) -> None:
+    """A scope admitting few documents ranks their chunks' id runs without a join: the rows,
+    scores and order of the join over FTS5's ``rank`` (ties included: every fourth chunk is the
+    same sentence)."""
+    runs = store._scope_ranges(scope)
+    assert runs is not None and 1 <= len(runs) <= 8
+    for table, match in RANKINGS:
+        assert store._rank_all([(table, match)], limit, scope)[0] == store._ranked(table, match, limit, scope)
+
+
+def test_wide_or_scattered_scopes_keep_the_join(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from local_vector_search_mcp.index import sqlite
+
+    assert store._scope_ranges(PathScope(("dir1/**",))) is None  # a third of the documents
+    assert store._scope_ranges(None) is None and store._scope_ranges(PathScope()) is None
+    monkeypatch.setattr(sqlite, "SCOPE_RANGES", 4)
+    assert store._scope_ranges(PathScope(("dir1/doc1*.md",))) is None  # five runs
+    scope = PathScope(("dir1/doc1*.md",))
+    match = '"read" OR "whole" OR "file"'
+    assert store._rank_all([("chunks_fts", match)], 50, scope)[0] == store._ranked("chunks_fts", match, 50, scope)
+
+
+def test_a_narrow_scopes_runs_follow_the_index(store: SqliteStore) -> None:
+    """Kept per scope until the index changes: a document written again takes new ids."""
+    scope = PathScope(("dir1/doc1*.md",))
+    before = store._scope_ranges(scope)
+    store.replace_document(
+        DocumentRecord("dir1/doc10.md", "f" * 64, 1, 1, "2026-12-04T00:00:00Z"),
+        [ChunkRecord(0, "p0", "a0", "read the whole file anew", None, "new-0")],
+    )
+    after = store._scope_ranges(scope)
+    assert after is not None and after != before
+    assert max(hi for _, hi in after) == store._id_span()[1]  # type: ignore[index]
+    match = '"read" OR "anew"'
+    ranked = store._rank_all([("chunks_fts", match)], 50, scope)[0]
+    assert ranked == store._ranked("chunks_fts", match, 50, scope)
+    assert ranked[0][0] == store._id_span()[1]  # type: ignore[index]
