@@ -56,7 +56,7 @@ hybrid's results are then the model's alone, lexical's are none.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..embeddings import Embedder, ModelChanged
@@ -69,6 +69,7 @@ from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semanti
 from .meaning import semantic_worthy
 from .names import named_hits
 from .no_match import no_match_note
+from .query_vectors import QueryVectors
 from .text import build_lexical_query, make_snippet
 from .titles import promote_titles, titled_hits
 
@@ -147,6 +148,7 @@ class SearchEngine:
     store: IndexStore
     search_config: Any
     embedder_provider: Callable[[], Embedder | None]  # the embedder, or None (lexical mode)
+    query_vectors: QueryVectors = field(default_factory=QueryVectors)
 
     def lexical_hits(self, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         return self._lexical(query, limit, scope)[0]
@@ -172,7 +174,7 @@ class SearchEngine:
         return self.store.semantic(self._query_vector(embedder, query), limit, scope)
 
     def _query_vector(self, embedder: Embedder, query: str) -> Vectors:
-        vector = embedder.embed_query(query)
+        vector = self.query_vectors.get(embedder, query)
         dims = self.store.vector_dimensions()
         if dims is not None and vector.shape[-1] != dims:  # another model's query: never compared (decision 512)
             raise ModelChanged(int(vector.shape[-1]), dims)
