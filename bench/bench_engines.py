@@ -129,8 +129,10 @@ async def hybrid(servers: dict[str, list[str]], cwd: Path, queries: list[str]) -
                 "kb_search", {"request": {"query": queries[0], "mode": "hybrid"}}
             )  # loads the model
             sessions[name] = session
-        for _ in range(ROUNDS):
-            for q in queries:
+        for round_ in range(ROUNDS):
+            # each round's own trailing spaces: the server keeps recent query vectors (decision 659),
+            # and a repeated question would be timed without its embedding
+            for q in (query + " " * (round_ + 1) for query in queries):
                 for name, session in sessions.items():
                     t0 = time.perf_counter()
                     result = await session.call_tool("kb_search", {"request": {"query": q, "mode": "hybrid"}})

@@ -27,6 +27,11 @@ class QueryVectors:
         self._vectors: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget every kept vector (the benches time each search with its embedding)."""
+        with self._lock:
+            self._vectors.clear()
+
     def get(self, embedder: Embedder, query: str) -> Vectors:
         """``embedder.embed_query(query)``, from the kept vectors when it was asked before.
         The vector is read-only: it is handed to every search that asks the same."""
