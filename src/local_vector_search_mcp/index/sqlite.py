@@ -1550,8 +1550,12 @@ class SqliteStore(ChunkTables):
 
     def _id_runs(self, key: str) -> list[tuple[int, int]] | None:
         c = self._conn()
-        admitted = [r[0] for r in c.execute("SELECT id FROM documents WHERE kb_in_scope(?, path)", (key,))]
-        if len(admitted) * NARROW_SCOPE > self._one("SELECT count(*) FROM documents"):
+        # one more than a narrow scope admits is enough to know it is not one: a wide scope
+        # (``**/*.md``, an exclude) stops after an eighth of the documents
+        most = self._one("SELECT count(*) FROM documents") // NARROW_SCOPE
+        sql = "SELECT id FROM documents WHERE kb_in_scope(?, path) LIMIT ?"
+        admitted = [r[0] for r in c.execute(sql, (key, most + 1))]
+        if len(admitted) > most:
             return None
         ids = c.execute(
             "SELECT id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?)) ORDER BY id",
