@@ -218,24 +218,32 @@ def test_a_ranking_while_another_runs_is_not_split(store: SqliteStore, monkeypat
     assert split == [1]
 
 
+def _vm_steps(store: SqliteStore, run: Callable[[], object]) -> int:
+    """Tens of SQLite virtual-machine steps ``run`` takes on the store's connection: a count that
+    does not depend on the machine's speed."""
+    count = [0]
+
+    def tick() -> bool:
+        count[0] += 1
+        return False  # go on
+
+    conn = store._conn()
+    conn.set_progress_handler(tick, 10)  # called every 10 steps
+    try:
+        run()
+    finally:
+        conn.set_progress_handler(None)
+    return count[0]
+
+
 def test_the_id_span_seeks_instead_of_reading_every_chunk(store: SqliteStore) -> None:
     """Every lexical search on a large index asks for the lowest and highest chunk id. SQLite
     seeks for a lone min() or max(), but with both in one SELECT it scanned every chunk: 3.4 ms
-    of a 16 ms search at 50k chunks (decision 656). Counted in virtual-machine steps, which do
-    not depend on the machine's speed."""
-    conn = store._conn()
-    steps = [0]
-
-    def count() -> bool:
-        steps[0] += 1
-        return False  # go on
-
-    conn.set_progress_handler(count, 10)  # called every 10 steps
-    try:
-        assert store._id_span() == (1, 600)
-    finally:
-        conn.set_progress_handler(None)
-    assert steps[0] < 20  # a scan of the 600 chunks takes hundreds
+    of a 16 ms search at 50k chunks (decision 656)."""
+    span: list[object] = []
+    steps = _vm_steps(store, lambda: span.append(store._id_span()))
+    assert span == [(1, 600)]
+    assert steps < 20  # a scan of the 600 chunks takes hundreds
 
 
 def _by_rank(store: SqliteStore, table: str, match: str, limit: int) -> list[tuple[int, float]]:
@@ -263,25 +271,9 @@ def test_ranking_by_name_is_fts5s_rank(store: SqliteStore, table: str, match: st
 def test_ranking_by_name_sorts_only_what_the_limit_keeps(store: SqliteStore) -> None:
     """``ORDER BY rank`` had FTS5 sort every match before the LIMIT; by name, SQLite keeps only
     the best ``limit`` (a third less CPU at 50k). Counted in virtual-machine steps."""
-    conn = store._conn()
     match = '"read" OR "whole" OR "file" OR "string" OR "error"'
-
-    def steps(run: Callable[[], object]) -> int:
-        count = [0]
-
-        def tick() -> bool:
-            count[0] += 1
-            return False
-
-        conn.set_progress_handler(tick, 10)
-        try:
-            run()
-        finally:
-            conn.set_progress_handler(None)
-        return count[0]
-
-    by_name = steps(lambda: store._ranked("chunks_fts", match, 10, None))
-    by_rank = steps(lambda: _by_rank(store, "chunks_fts", match, 10))
+    by_name = _vm_steps(store, lambda: store._ranked("chunks_fts", match, 10, None))
+    by_rank = _vm_steps(store, lambda: _by_rank(store, "chunks_fts", match, 10))
     assert by_name < by_rank, (by_name, by_rank)
 
 

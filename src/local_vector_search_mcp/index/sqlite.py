@@ -1644,10 +1644,10 @@ class SqliteStore(ChunkTables):
         return self._reclaim_step()
 
     def _reclaim_step(self) -> bool:
-        """Hand up to ``MERGE_STEP_PAGES`` free pages back to the file system while more than
-        ``FREE_SHARE`` of the file is free (decision 654). A merge leaves the segments it replaced
-        as free pages, a quarter of a new index's file; they would only be reused as the index
-        grows. A few free pages stay: the next edits reuse them instead of growing the file. Only
+        """Hand up to ``MERGE_STEP_PAGES`` free pages back to the file system while at least
+        ``FREE_MIN_PAGES`` and one page in ``FREE_SHARE`` are free (decision 654). A merge leaves
+        the segments it replaced as free pages, a quarter of a new index's file; they would only
+        be reused as the index grows. A few free pages stay: the next edits reuse them instead of growing the file. Only
         a file made with ``auto_vacuum=INCREMENTAL`` (every file made since) can give them back."""
         if self._one("PRAGMA auto_vacuum") != _INCREMENTAL_VACUUM:
             return False
