@@ -7,11 +7,11 @@ from pathlib import Path
 from kb_fakes import KbClient, make_workspace
 
 from local_vector_search_mcp.index.port import ChunkHit
-from local_vector_search_mcp.search.titles import promote_titles, title_words
+from local_vector_search_mcp.search.titles import headed_hits, promote_headed, promote_titles, title_words
 
 
-def hit(cid: int, path: str) -> ChunkHit:
-    return ChunkHit(cid, path, f"1.p{cid}~0~0", "H", "text", "s" * 64)
+def hit(cid: int, path: str, heading: str = "H") -> ChunkHit:
+    return ChunkHit(cid, path, f"1.p{cid}~0~0", heading, "text", "s" * 64)
 
 
 def test_title_words_ignore_case_punctuation_and_heading_ids() -> None:
@@ -58,3 +58,45 @@ def test_title_words_are_the_index_tokens() -> None:
     """Folded as FTS5 folds them (decision 370), so ``le cafe`` names ``Le Café``."""
     assert title_words("Le Café crème") == title_words("le cafe CREME") == ("le", "cafe", "creme")
     assert title_words("Reactions 🤖") == ("reactions", "🤖")
+
+
+def test_the_best_chunk_of_each_section_whose_own_heading_is_the_query_goes_first() -> None:
+    """Decision 665: the section's own heading (the last of its path), not an ancestor's; one
+    chunk per section; the named sections keep their order, and so do the others."""
+    hits = [
+        hit(1, "a.md", "Lifetimes > In Method Definitions"),
+        hit(2, "a.md", "Lifetimes > Lifetime Elision"),
+        hit(3, "a.md", "Lifetimes > Lifetime Elision"),  # the same section's next chunk
+        hit(4, "b.md", "Lifetime elision > Rules"),  # under it, not it
+        hit(5, "c.md", "Appendix > Lifetime  Elision {#elision}"),
+    ]
+    assert [h.chunk_id for h in headed_hits(hits, "lifetime elision")] == [2, 5]
+    promoted, named = promote_headed(hits, "Lifetime Elision")
+    assert [h.chunk_id for h in promoted] == [2, 5, 1, 3, 4] and named
+    assert promote_headed(hits, "method definitions") == (hits, False)  # not exactly the words
+
+
+def test_a_one_word_or_a_long_query_names_no_section() -> None:
+    hits = [hit(1, "a.md", "Guide > Intro"), hit(2, "a.md", "Guide > Lifecycle"), hit(3, "b.md", "x " * 9)]
+    assert headed_hits(hits, "lifecycle") == []
+    assert headed_hits(hits, " ".join(["x"] * 9)) == []
+
+
+def test_a_query_equal_to_a_section_heading_finds_that_section_first(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    _write(
+        root,
+        "lifetimes.md",
+        "# Lifetimes\n\n## Method definitions\n\nLifetime elision rules apply here: the lifetime elision "
+        "rules often make lifetime annotations unnecessary, since lifetime elision covers methods.\n\n"
+        "## Lifetime elision\n\nThe compiler fills in the lifetimes of references in common patterns, so "
+        "writing them by hand is not needed; three rules say how, and a lifetime it cannot infer is an error.\n",
+    )
+    svc = KbClient(make_workspace(root))
+    svc.reindex()
+    top = svc.search(query="lifetime elision", mode="lexical", top_k=3)["results"]
+    assert top[0]["headingPath"] == "Lifetimes > Lifetime elision"
+    # a question names no heading: BM25 order, the section that says the words most first
+    asked = svc.search(query="where does lifetime elision apply?", mode="lexical", top_k=3)["results"]
+    assert asked[0]["headingPath"] == "Lifetimes > Method definitions"

@@ -19,7 +19,8 @@
   best candidates by the share of the question's words each holds
   (``index/coverage.py``, decision 220). Any other query of a few words that is
   exactly a document's title puts that document's first chunk ahead
-  (``titles.py``, decision 260).
+  (``titles.py``, decision 260), and one of two words or more that is exactly a
+  section's heading puts that section's best chunk ahead of the other hits (decision 665).
 * semantic: k-nearest chunks to the query embedding (the store's vector search).
 * hybrid: weighted reciprocal rank fusion of both candidate pools,
   ``score = sum(weight / (rrfK + rank))`` (lexical weight 1, semantic
@@ -71,7 +72,7 @@ from .names import named_hits
 from .no_match import no_match_note
 from .query_vectors import QueryVectors
 from .text import build_lexical_query, make_snippet
-from .titles import promote_titles, titled_hits
+from .titles import promote_headed, promote_titles, titled_hits
 
 __all__ = [
     "MAX_TOP_K",
@@ -154,7 +155,8 @@ class SearchEngine:
         return self._lexical(query, limit, scope)[0]
 
     def _lexical(self, query: str, limit: int, scope: PathScope | None) -> tuple[list[ChunkHit], bool]:
-        """The lexical hits, and whether ``query`` is the title of a document among them."""
+        """The lexical hits, and whether ``query`` names a document (its title or file name) or a
+        section (its heading) among them."""
         parsed = build_lexical_query(query)
         if not parsed.leaves:
             return [], False
@@ -166,9 +168,12 @@ class SearchEngine:
             seen = {h.chunk_id for h in hits}
             more = [h for h in self.store.lexical(fallback, limit, scope) if h.chunk_id not in seen]
             hits += more[: limit - len(hits)]
+        headed = False
+        if not question:  # a question never names a heading or a title
+            hits, headed = promote_headed(hits, query)
         titled = [] if question else titled_hits(self.store, query, scope)
         named = named_hits(self.store, query, scope)  # a document's path or file name goes first
-        return promote_titles(promote_titles(hits, titled, limit), named, limit), bool(titled or named)
+        return promote_titles(promote_titles(hits, titled, limit), named, limit), bool(titled or named or headed)
 
     def semantic_hits(self, embedder: Embedder, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         return self.store.semantic(self._query_vector(embedder, query), limit, scope)
@@ -319,7 +324,7 @@ class SearchEngine:
                 scored = [(h, 0.0) for h in lexical]
             else:
                 configured = float(cfg.semantic_weight)
-                # a query naming a document's title is a name, not prose (titles.py)
+                # a query naming a document's title or a section's heading is a name, not prose (titles.py)
                 prose = not titled and is_prose(query)
                 weight = semantic_weight(query, configured) if prose else configured * KEYWORD_SHARE
                 scored = rrf_fuse([semantic, lexical], int(cfg.rrf_k), [weight, 1.0])

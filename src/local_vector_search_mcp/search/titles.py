@@ -15,6 +15,16 @@ Words are compared as the index's tokens (``cjk.word_tokens``: lower-cased, acce
 folded, so ``le cafe`` names ``Le café``; a CJK run one word), with heading ids
 (``{#custom-id}``) left out; a question never names a title, and a query of
 more than :data:`TITLE_MAX_WORDS` words hardly does, so neither asks the store.
+
+Section headings (decision 665). A heading names its section as a title names its page:
+``lifetime elision`` is the heading of the section that explains it, while BM25 ranked a
+neighbouring section that uses the words more often first. Among the lexical hits, the
+best-ranked chunk of each section whose own heading (the last of its heading path) has exactly
+the query's words goes ahead of the others, keeping their order (:func:`promote_headed`). Only
+for a query of at least :data:`HEADING_MIN_WORDS` words: a one-word heading (``Lifecycle``,
+``Examples``, ``响应式``) is an aspect of the page it sits in, and the page about that word is
+the one whose title it is. Nothing is asked of the store: a section its words name ranks in the
+candidates already (its heading counts twice).
 """
 
 from __future__ import annotations
@@ -26,9 +36,19 @@ from ..index.cjk import word_tokens
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 
-__all__ = ["TITLE_DEPTH", "TITLE_MAX_WORDS", "promote_titles", "title_words", "titled_hits"]
+__all__ = [
+    "HEADING_MIN_WORDS",
+    "TITLE_DEPTH",
+    "TITLE_MAX_WORDS",
+    "headed_hits",
+    "promote_headed",
+    "promote_titles",
+    "title_words",
+    "titled_hits",
+]
 
 TITLE_MAX_WORDS = 8
+HEADING_MIN_WORDS = 2  # a section heading of one word names an aspect, not a topic
 TITLE_DEPTH = 200  # documents whose heading path begins with the words, looked at per query
 
 HEADING_SEPARATOR = " > "  # between the headings of a heading path
@@ -50,6 +70,32 @@ def titled_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[
         for hit in store.titled(words, TITLE_DEPTH, scope)
         if title_words((hit.heading_path or "").split(HEADING_SEPARATOR, 1)[0]) == words
     ]
+
+
+def headed_hits(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:
+    """The best-ranked chunk among ``hits`` of each section whose own heading is exactly
+    ``query``'s words (``hits`` best first; none for a one-word or a long query)."""
+    words = title_words(query)
+    if not HEADING_MIN_WORDS <= len(words) <= TITLE_MAX_WORDS:
+        return []
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for h in hits:
+        section = (h.path, h.heading_path or "")
+        if section in seen:
+            continue
+        if title_words(section[1].rsplit(HEADING_SEPARATOR, 1)[-1]) == words:
+            seen.add(section)
+            out.append(h)
+    return out
+
+
+def promote_headed(hits: Sequence[ChunkHit], query: str) -> tuple[list[ChunkHit], bool]:
+    """``hits`` with :func:`headed_hits` first (each group in its own order), and whether any
+    section was named."""
+    headed = headed_hits(hits, query)
+    ids = {h.chunk_id for h in headed}
+    return headed + [h for h in hits if h.chunk_id not in ids], bool(headed)
 
 
 def promote_titles(hits: Sequence[ChunkHit], titled: Sequence[ChunkHit], limit: int) -> list[ChunkHit]:
