@@ -27,23 +27,27 @@ def test_titled_documents_go_first_in_the_order_of_their_best_lexical_hit() -> N
     assert promote_titles(hits, [], 3) == hits[:3]
 
 
-def _write(root: Path, name: str, text: str) -> None:
-    (root / name).write_text(text, "utf-8")
+def _kb(tmp_path: Path, files: dict[str, str]) -> KbClient:
+    """A lexical index of ``files`` (name -> text) under ``tmp_path / "kb"``."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text, "utf-8")
+    svc = KbClient(make_workspace(root))
+    svc.reindex()
+    return svc
 
 
 def test_a_query_equal_to_a_title_finds_that_page_before_pages_that_mention_it_in_passing(tmp_path: Path) -> None:
-    root = tmp_path / "kb"
-    root.mkdir()
-    _write(
-        root,
-        "replication.md",
+    replication = (
         "# Segment replication\n\nCopies segment files between nodes instead of re-indexing documents on every "
-        "replica, which saves CPU on the replicas at the cost of some network traffic and a little delay.\n",
+        "replica, which saves CPU on the replicas at the cost of some network traffic and a little delay.\n"
     )
-    for i in range(3):  # short chunks that say the words more densely
-        _write(root, f"settings{i}.md", f"# Settings {i}\n\n## Segment replication\n\nSegment replication: on.\n")
-    svc = KbClient(make_workspace(root))
-    svc.reindex()
+    # short chunks that say the words more densely
+    settings = {
+        f"settings{i}.md": f"# Settings {i}\n\n## Segment replication\n\nSegment replication: on.\n" for i in range(3)
+    }
+    svc = _kb(tmp_path, {"replication.md": replication, **settings})
     top = svc.search(query="segment replication", mode="lexical", top_k=3)["results"]
     assert top[0]["path"] == "replication.md"
     # a question is not a title: plain BM25 order
@@ -83,18 +87,13 @@ def test_a_one_word_or_a_long_query_names_no_section() -> None:
 
 
 def test_a_query_equal_to_a_section_heading_finds_that_section_first(tmp_path: Path) -> None:
-    root = tmp_path / "kb"
-    root.mkdir()
-    _write(
-        root,
-        "lifetimes.md",
+    lifetimes = (
         "# Lifetimes\n\n## Method definitions\n\nLifetime elision rules apply here: the lifetime elision "
         "rules often make lifetime annotations unnecessary, since lifetime elision covers methods.\n\n"
         "## Lifetime elision\n\nThe compiler fills in the lifetimes of references in common patterns, so "
-        "writing them by hand is not needed; three rules say how, and a lifetime it cannot infer is an error.\n",
+        "writing them by hand is not needed; three rules say how, and a lifetime it cannot infer is an error.\n"
     )
-    svc = KbClient(make_workspace(root))
-    svc.reindex()
+    svc = _kb(tmp_path, {"lifetimes.md": lifetimes})
     top = svc.search(query="lifetime elision", mode="lexical", top_k=3)["results"]
     assert top[0]["headingPath"] == "Lifetimes > Lifetime elision"
     # a question names no heading: BM25 order, the section that says the words most first

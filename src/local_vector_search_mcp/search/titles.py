@@ -41,6 +41,7 @@ __all__ = [
     "TITLE_DEPTH",
     "TITLE_MAX_WORDS",
     "headed_hits",
+    "own_heading_words",
     "promote_headed",
     "promote_titles",
     "title_words",
@@ -72,6 +73,11 @@ def titled_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[
     ]
 
 
+def own_heading_words(heading_path: str | None) -> tuple[str, ...]:
+    """The :func:`title_words` of the last heading of ``heading_path`` (the section's own)."""
+    return title_words((heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1])
+
+
 def headed_hits(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:
     """The best-ranked chunk among ``hits`` of each section whose own heading is exactly
     ``query``'s words (``hits`` best first; none for a one-word or a long query)."""
@@ -84,7 +90,7 @@ def headed_hits(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:
         section = (h.path, h.heading_path or "")
         if section in seen:
             continue
-        if title_words(section[1].rsplit(HEADING_SEPARATOR, 1)[-1]) == words:
+        if own_heading_words(h.heading_path) == words:
             seen.add(section)
             out.append(h)
     return out
