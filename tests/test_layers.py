@@ -20,6 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "retry_after": set(),  # one reading of the Retry-After header for the embedding and Notion clients
     "globs": {"errors"},
     "paths": {"errors"},
+    "pinning": {"errors", "paths"},  # a write's folders held open, links refused as the guard refuses them (674)
     "sourcefile": {"errors"},
     "markdown": {"errors"},
     "config": {"_generated", "errors", "globs"},
@@ -27,8 +28,8 @@ ALLOWED: dict[str, set[str]] = {
     "index": {"config", "embeddings", "errors", "globs", "markdown", "sourcefile"},
     "search": {"embeddings", "errors", "globs", "index"},
     "workspace": {"config", "embeddings", "errors", "index", "lazy_imports", "paths", "search"},
-    "writer": {"errors", "paths", "sourcefile", "workspace"},
-    "assets": {"errors", "paths", "progress", "sourcefile", "workspace", "writer"},  # the racy-clean window (401)
+    "writer": {"errors", "paths", "pinning", "sourcefile", "workspace"},
+    "assets": {"errors", "paths", "pinning", "progress", "sourcefile", "workspace", "writer"},  # the racy-clean window (401)
     "export": {"errors", "markdown", "paths", "progress", "sourcefile"},  # documents read as the indexer reads them
     "notion": {"config", "errors", "globs", "markdown", "paths", "retry_after", "sourcefile"},  # front matter (830)
     "handlers": {

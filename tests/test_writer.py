@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
+from link_swap import LinkSwap
 
 from local_vector_search_mcp.config import CliOptions, load_settings
-from local_vector_search_mcp.errors import AlreadyExists, Conflict, InvalidArgument, NotFound
+from local_vector_search_mcp.errors import AlreadyExists, Conflict, InvalidArgument, InvalidPath, NotFound
 from local_vector_search_mcp.workspace import Workspace
-from local_vector_search_mcp.writer import create_new, delete_file, move_file, mutate, sha256_hex
+from local_vector_search_mcp.writer import create_new, delete_file, move_file, move_with_rewrites, mutate, sha256_hex
 
 
 @pytest.fixture
@@ -449,3 +450,91 @@ def test_a_document_whose_name_fills_the_file_name_limit_can_be_created_and_edit
     tmp = temp_path(target)
     assert tmp.parent == ws.root and len(tmp.name.encode()) <= 255 and is_temp_name(tmp.name)
     assert tmp.name.startswith(f".{name[:10]}")  # still says whose it is
+
+
+# ------------------------------------------------------------ a link swapped in mid-write (decision 674)
+
+
+@pytest.fixture
+def swap(ws: Workspace, tmp_path: Path) -> LinkSwap:
+    (ws.root / "sub").mkdir()
+    (tmp_path / "outside").mkdir()
+    return LinkSwap(ws.root, "sub", tmp_path / "outside")
+
+
+def test_an_edit_lands_in_the_checked_folder_when_a_link_takes_its_name(
+    ws: Workspace, swap: LinkSwap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws.root / "sub" / "doc.md").write_bytes(b"old\n")
+    (swap.outside / "doc.md").write_bytes(b"old\n")  # the same bytes: the compare-and-swap alone would pass
+    swap.arm(monkeypatch)
+    mutate(ws, "sub/doc.md", ws.root / "sub" / "doc.md", lambda raw: b"new\n")
+    assert swap.done
+    assert (swap.real / "doc.md").read_bytes() == b"new\n"
+    assert swap.outside_names() == ["doc.md"] and (swap.outside / "doc.md").read_bytes() == b"old\n"
+
+
+def test_a_create_lands_in_the_checked_folder_when_a_link_takes_its_name(
+    ws: Workspace, swap: LinkSwap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    swap.arm(monkeypatch)
+    create_new(ws, "sub/new.md", ws.root / "sub" / "new.md", b"# New\n")
+    assert swap.done
+    assert (swap.real / "new.md").read_bytes() == b"# New\n"
+    assert swap.outside_names() == []
+
+
+def test_a_move_lands_in_the_checked_folder_when_a_link_takes_its_name(
+    ws: Workspace, swap: LinkSwap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws.root / "a.md").write_bytes(b"# A\n")
+    swap.arm(monkeypatch)
+    move_file(ws, "a.md", ws.root / "a.md", "sub/a.md", ws.root / "sub" / "a.md", sha256_hex(b"# A\n"))
+    assert swap.done
+    assert (swap.real / "a.md").read_bytes() == b"# A\n"
+    assert swap.outside_names() == []
+
+
+def test_a_delete_removes_the_checked_file_when_a_link_takes_its_folders_name(
+    ws: Workspace, swap: LinkSwap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws.root / "sub" / "doc.md").write_bytes(b"same\n")
+    (swap.outside / "doc.md").write_bytes(b"same\n")
+    swap.arm(monkeypatch)
+    delete_file(ws, "sub/doc.md", ws.root / "sub" / "doc.md", sha256_hex(b"same\n"))
+    assert swap.done
+    assert not (swap.real / "doc.md").exists()
+    assert (swap.outside / "doc.md").read_bytes() == b"same\n"
+
+
+def test_a_moves_rewrites_land_in_the_checked_folder_when_a_link_takes_its_name(
+    ws: Workspace, swap: LinkSwap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws.root / "a.md").write_bytes(b"# A\n")
+    (ws.root / "sub" / "r.md").write_bytes(b"[a](../a.md)\n")
+    (swap.outside / "r.md").write_bytes(b"[a](../a.md)\n")
+    swap.arm(monkeypatch)
+    rewrites = {"sub/r.md": (ws.root / "sub" / "r.md", b"[a](../a.md)\n", b"[a](../b.md)\n")}
+    move_with_rewrites(ws, ("a.md", ws.root / "a.md", "b.md", ws.root / "b.md", ""), None, rewrites)
+    assert swap.done
+    assert (swap.real / "r.md").read_bytes() == b"[a](../b.md)\n"
+    assert (ws.root / "b.md").read_bytes() == b"# A\n"
+    assert swap.outside_names() == ["r.md"] and (swap.outside / "r.md").read_bytes() == b"[a](../a.md)\n"
+
+
+def test_a_link_on_the_way_at_write_time_is_invalid_path_and_nothing_is_written(
+    ws: Workspace, swap: LinkSwap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Swapped after the tool's look but before the write opened its folder: refused, not followed."""
+    (ws.root / "sub" / "doc.md").write_bytes(b"old\n")
+    (swap.outside / "doc.md").write_bytes(b"old\n")
+
+    def plan(raw: bytes) -> bytes:
+        swap.swap()  # between the read the edit was planned on and the commit
+        return b"new\n"
+
+    with pytest.raises(InvalidPath, match="symbolic links are not followed"):
+        mutate(ws, "sub/doc.md", ws.root / "sub" / "doc.md", plan)
+    assert (swap.outside / "doc.md").read_bytes() == b"old\n"
+    assert (swap.real / "doc.md").read_bytes() == b"old\n"
+    assert swap.outside_names() == ["doc.md"]

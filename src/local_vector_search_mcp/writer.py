@@ -21,6 +21,10 @@ that could leave such litter is first noted in the lock file (an intent, one
 JSON line, overwritten by the next write); :func:`recover` runs at start-up,
 reads the note under the lock and finishes or undoes the step. Nothing else
 is ever deleted, so recovery cannot touch a user's file.
+
+Every step names its files through their folders opened once from the root
+without following a link (``pinning.Pins``): a folder another program swaps for
+a link while the write runs cannot redirect it out of the knowledge base.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .errors import AlreadyExists, Conflict, ConflictReason, InvalidArgument, KbError, NotFound, PermissionDenied
+from .pinning import Pins, unpinned
 from .sourcefile import MAX_DOCUMENT_BYTES, check_size, os_reason, require_regular_file
 from .workspace import Workspace
 
@@ -92,7 +97,8 @@ class Intent:
         self._root = root
 
     def note(self, **paths: Path) -> None:
-        record = {key: os.path.relpath(path, self._root) for key, path in paths.items()}
+        # a pinned name (``/proc/self/fd/...``) is noted as the place in the root it stands for
+        record = {key: os.path.relpath(unpinned(path), self._root) for key, path in paths.items()}
         line = json.dumps(record).encode() + b"\n"
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, line, 0)
@@ -409,10 +415,13 @@ def _read(path: Path) -> bytes | None:
 
 def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str) -> str:
     """Replace ``target`` with ``data`` if it still hashes to ``expected_sha``; return the new hash."""
-    with write_lock(ws) as intent:
+    with write_lock(ws) as intent, Pins(ws.root) as pins:
         try:
+            target = pins.pin(target, rel)
             current = _read(target)
         except IsADirectoryError:  # made a folder meanwhile: the re-read says so (decision 930)
+            raise SourceChanged(rel) from None
+        except FileNotFoundError:  # its folder went meanwhile: the re-read says so
             raise SourceChanged(rel) from None
         if current is None:
             raise SourceChanged(rel)
@@ -464,7 +473,10 @@ EDIT_LOCK_BUCKETS = 256
 
 
 def _edit_lock_path(ws: Workspace, target: Path) -> Path:
-    key = os.path.join(os.path.realpath(target.parent), target.name)
+    try:
+        key = os.path.join(os.path.realpath(target.parent), target.name)
+    except OSError:  # a link loop swapped in on the way (EINVAL, ELOOP): the write itself refuses it
+        key = os.path.abspath(target)
     bucket = hashlib.sha256(key.encode("utf-8", "surrogateescape")).digest()[0] % EDIT_LOCK_BUCKETS
     return ws.state_dir / "edit-locks" / f"{bucket:02x}.lock"
 
@@ -527,36 +539,47 @@ def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]
     )
 
 
-def _make_parents(ws: Workspace, target: Path, rel: str) -> None:
+def _pin_new(pins: Pins, target: Path, rel: str) -> Path:
+    """``target`` pinned, its missing folders made (a file in the way is ALREADY_EXISTS, a link on
+    the way INVALID_PATH: one made after the guard looked would lead outside the root)."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise AlreadyExists(f"A file stands where a folder of {rel!r} should be.") from None
+        return pins.pin(target, rel, make=True)
+    except FileNotFoundError:
+        raise  # a folder removed again at once: the caller decides (kb_create makes it again)
     except OSError as exc:
         raise _os_error(exc, rel) from None
-    # A link created on the way after the guard looked would lead outside the root.
-    ws.guard.resolve(rel)
+
+
+def _pin_existing(pins: Pins, target: Path, rel: str) -> Path | None:
+    """``target`` pinned; None when one of its folders is missing (so the target is too)."""
+    try:
+        return pins.pin(target, rel)
+    except FileNotFoundError:
+        return None
 
 
 def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
     """Create ``target`` with ``data``; never overwrites (create-new semantics)."""
     with write_lock(ws) as intent:
-        if os.path.lexists(target):
-            raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.")
+        with Pins(ws.root) as pins:
+            there = _pin_existing(pins, target, rel)
+            if there is not None and os.path.lexists(there):
+                raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.")
         # kb_create makes missing folders, so a folder another program removes between that
         # step and the write (a `git clean`, an editor tidying empty folders) is made again
         # (decision 345); one that keeps going is a CONFLICT, not a file system failure.
         for _ in range(MAX_ATTEMPTS):
-            _make_parents(ws, target, rel)
-            try:
-                _link_new(intent, target, data, None)
-            except FileExistsError:
-                raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.") from None
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                raise _os_error(exc, rel) from None
-            fsync_dir(target.parent)
+            with Pins(ws.root) as pins:  # afresh each time: a removed folder stays removed
+                try:
+                    pinned = _pin_new(pins, target, rel)
+                    _link_new(intent, pinned, data, None)
+                except FileExistsError:
+                    raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.") from None
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    raise _os_error(exc, rel) from None
+                fsync_dir(pinned.parent)
             intent.clear()
             return sha256_hex(data)
         intent.clear()
@@ -575,9 +598,11 @@ def replace_with_staged(ws: Workspace, rel: str, target: Path, staged: Path) -> 
     The target keeps its permissions, as every write keeps them. On failure ``staged`` is left
     to the caller, which removes it; the target is untouched.
     """
-    with write_lock(ws) as intent:
+    with write_lock(ws) as intent, Pins(ws.root) as pins:
         ws.guard.resolve(rel)  # a link swapped in on the way while the file was written
         try:
+            target = pins.pin(target, rel)
+            staged = target.parent / staged.name  # beside the target: through the same open folder
             mode = os.stat(target).st_mode & 0o7777 if os.path.isfile(target) else 0o666
             os.chmod(staged, mode & ~_umask())
             intent.note(tmp=staged)
@@ -622,16 +647,22 @@ def _stale_hash(rel: str, expected_sha: str) -> Conflict:
 
 
 def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, expected_sha: str) -> str:
-    with write_lock(ws) as intent:
+    with write_lock(ws) as intent, Pins(ws.root) as pins:
         # source, then target, then hash: a taken target is ALREADY_EXISTS even with a stale hash, as in
         # the reference and kb_move_image (decisions 119, 891)
-        current = _read(src)
-        if current is None:
+        pinned = _pin_existing(pins, src, src_rel)
+        current = None if pinned is None else _read(pinned)
+        if pinned is None or current is None:
             raise NotFound(f"Document {src_rel!r} was not found.")
-        if os.path.lexists(dst):
+        src = pinned
+        there = _pin_existing(pins, dst, dst_rel)
+        if there is not None and os.path.lexists(there):
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.")
         match_hash(src_rel, current, expected_sha)
-        _make_parents(ws, dst, dst_rel)
+        try:
+            dst = _pin_new(pins, dst, dst_rel)
+        except FileNotFoundError as exc:
+            raise _os_error(exc, dst_rel) from None
         try:
             intent.note(source=src, target=dst)
             os.link(src, dst)  # no-overwrite rename: link, then drop the old name
@@ -672,23 +703,30 @@ def move_with_rewrites(
     is not made, so no file is left half-done. Returns the moved file's SHA-256.
     """
     src_rel, src, dst_rel, dst, expected_sha = move
-    with write_lock(ws) as intent:
-        current = _read(src)
-        if current is None:
+    with write_lock(ws) as intent, Pins(ws.root) as pins:
+        pinned = _pin_existing(pins, src, src_rel)
+        current = None if pinned is None else _read(pinned)
+        if pinned is None or current is None:
             raise NotFound(f"{'Document' if guard_document else 'File'} {src_rel!r} was not found.")
-        if os.path.lexists(dst):  # before the hash (decision 891)
+        src = pinned
+        there = _pin_existing(pins, dst, dst_rel)
+        if there is not None and os.path.lexists(there):  # before the hash (decision 891)
             raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
         if expected_sha and sha256_hex(current) != expected_sha.lower():
             raise Conflict(
                 f"{src_rel!r} changed since it was read (hash differs); re-read it and retry.",
                 ConflictReason.SOURCE_CHANGED,
             )
-        for rel, (path, old, _) in sorted(rewrites.items()):
-            if _read(path) != old:
+        pinned_rewrites: dict[str, tuple[Path, bytes, bytes]] = {}
+        for rel, (path, old, new) in sorted(rewrites.items()):
+            at = _pin_existing(pins, path, rel)
+            if at is None or _read(at) != old:
                 raise Conflict(
                     f"{rel!r} changed while the move was prepared; nothing was written. Retry the move.",
                     ConflictReason.SOURCE_CHANGED,
                 )
+            pinned_rewrites[rel] = (at, old, new)
+        rewrites = pinned_rewrites
         done: list[tuple[str, Path, bytes, bytes]] = []
         try:
             for rel, (path, old, new) in sorted(rewrites.items()):
@@ -703,7 +741,7 @@ def move_with_rewrites(
                 except SourceChanged:  # saved by an editor while its new bytes were written
                     raise SourceChanged(rel) from None
                 done.append((rel, path, old, new))
-            _make_parents(ws, dst, dst_rel)
+            dst = _pin_new(pins, dst, dst_rel)
             if moved_data is None:
                 intent.note(source=src, target=dst)
                 os.link(src, dst)  # no-overwrite rename: link, then drop the old name
@@ -862,7 +900,11 @@ def _link_new(intent: Intent, path: Path, data: bytes, mode: int | None) -> None
 
 
 def delete_file(ws: Workspace, rel: str, path: Path, expected_sha: str) -> None:
-    with write_lock(ws):
+    with write_lock(ws), Pins(ws.root) as pins:
+        pinned = _pin_existing(pins, path, rel)
+        if pinned is None:
+            raise NotFound(f"Document {rel!r} was not found.")
+        path = pinned
         _check_hash(rel, path, expected_sha)
         try:
             os.unlink(path)

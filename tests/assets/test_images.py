@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from https_fixture import Reply, TlsServer
+from link_swap import LinkSwap
 from PIL import Image
 
 from local_vector_search_mcp.assets.download import DownloadPolicy
@@ -389,3 +390,49 @@ def test_a_linked_images_folder_is_refused_and_nothing_lands_behind_it(ws: Works
     with pytest.raises(InvalidPath):
         save_image(ws, InlineImage(PNG), target_path="images/x.png")
     assert list(elsewhere.iterdir()) == []
+
+
+# ------------------------------------------------------------ a link swapped in mid-write (decision 674)
+
+
+@pytest.fixture
+def swap(ws: Workspace, tmp_path: Path) -> LinkSwap:
+    (ws.root / "sub").mkdir()
+    (tmp_path / "outside").mkdir()
+    return LinkSwap(ws.root, "sub", tmp_path / "outside")
+
+
+def test_delete_removes_the_checked_image_when_a_link_takes_its_folders_name(
+    ws: Workspace, swap: LinkSwap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws.root / "sub" / "p.png").write_bytes(PNG)
+    (swap.outside / "p.png").write_bytes(PNG)
+    swap.arm(monkeypatch)
+    delete_image(ws, "sub/p.png")
+    assert swap.done
+    assert not (swap.real / "p.png").exists()
+    assert (swap.outside / "p.png").read_bytes() == PNG
+
+
+def test_move_lands_in_the_checked_folder_when_a_link_takes_its_name(
+    ws: Workspace, swap: LinkSwap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws.root / "p.png").write_bytes(PNG)
+    swap.arm(monkeypatch)
+    move_image(ws, "p.png", "sub/q.png", sha(PNG))
+    assert swap.done
+    assert (swap.real / "q.png").read_bytes() == PNG
+    assert swap.outside_names() == []
+
+
+def test_a_save_lands_in_the_checked_folder_when_a_link_takes_its_name_before_publishing(
+    ws: Workspace, swap: LinkSwap, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Swapped after the staged file was written and the name checked, right before the link that
+    publishes it: the image takes its name beside the staged file, in the real folder."""
+    swap.arm(monkeypatch, on=("link",))
+    saved = save_image(ws, InlineImage(PNG), target_path="sub/x.png")
+    assert swap.done
+    assert saved.path == "sub/x.png" and (swap.real / "x.png").read_bytes() == PNG
+    assert sorted(p.name for p in swap.real.iterdir()) == ["x.png"]  # the staged file is gone
+    assert swap.outside_names() == []

@@ -27,9 +27,11 @@ from ..errors import (
     ConflictReason,
     InvalidArgument,
     InvalidPath,
+    NotFound,
     PermissionDenied,
     UnsupportedFormat,
 )
+from ..pinning import Pins
 from ..sourcefile import RACY_NS
 from ..workspace import Workspace
 from ..writer import StagingNote, fsync_dir, write_lock
@@ -496,11 +498,12 @@ def delete_image(ws: Workspace, path: str) -> str:
     rel, target = ws.guard.resolve(path)
     _claimed(rel)
     stat_regular(rel, target, "Image")
-    with write_lock(ws):
+    with write_lock(ws), Pins(ws.root) as pins:
         try:
+            target = pins.pin(target, rel)  # through its folder as checked (decision 674)
             os.unlink(target)
         except FileNotFoundError:
-            stat_regular(rel, target, "Image")  # raises NOT_FOUND
+            raise NotFound(f"Image {rel!r} was not found.") from None
         except OSError as exc:
             raise os_error(exc, rel, "delete") from None
         fsync_dir(target.parent)
@@ -574,10 +577,18 @@ def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | N
     src_rel, src, dst_rel, dst, sha = move.src_rel, move.src, move.dst_rel, move.dst, move.sha256
     folders = CreatedFolders(ws)
     try:
-        with write_lock(ws) as intent:
+        with write_lock(ws) as intent, Pins(ws.root) as pins:
             folders.ensure(dst_rel.rpartition("/")[0])
             # Re-resolve and re-hash under the lock: the file must be the one that was checked.
             ws.guard.resolve(src_rel, field="sourcePath")
+            try:  # both named through their folders as checked from here on (decision 674)
+                src = pins.pin(src, src_rel)
+            except FileNotFoundError:
+                raise NotFound(f"Image {src_rel!r} was not found.") from None
+            try:
+                dst = pins.pin(dst, dst_rel)
+            except FileNotFoundError as exc:  # its folder, made just above, removed again at once
+                raise os_error(exc, dst_rel, "move") from None
             stat_regular(src_rel, src, "Image")
             if _hash_and_head(src_rel, src)[0] != sha:
                 raise Conflict(f"Image {src_rel!r} changed during the move; load it again and retry.")

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import AlreadyExists, KbError, PermissionDenied
+from ..pinning import Pins
 from ..workspace import Workspace
 from ..writer import fsync_dir, write_lock
 
@@ -106,19 +107,21 @@ def publish(ws: Workspace, staged: Path, folder_rel: str, names: Iterable[str], 
     removes it in every case).
     """
     os.chmod(staged, 0o666 & ~_umask())
-    with write_lock(ws) as intent:
+    with write_lock(ws) as intent, Pins(ws.root) as pins:
         intent.note(tmp=staged)
         for name in names:
             rel = f"{folder_rel}/{name}" if folder_rel else name
             rel, target = ws.guard.resolve(rel, field="targetPath")
             try:
-                os.link(staged, target)
+                # through the folder as checked (decision 674); the staged file sits in it too
+                target = pins.pin(target, rel)
+                os.link(target.parent / staged.name, target)
             except FileExistsError:
                 continue
             except OSError as exc:
                 raise os_error(exc, rel, "write") from None
             with contextlib.suppress(OSError):
-                os.unlink(staged)
+                os.unlink(target.parent / staged.name)
             intent.clear()
             fsync_dir(target.parent)
             return rel
