@@ -151,6 +151,22 @@ def test_deleting_an_item_of_a_loose_list_keeps_one_blank_line() -> None:
     assert patch("- a\n- b\n\n- c\n", ("delete", "li2", None)) == "- a\n\n- c\n"
 
 
+def test_deleting_the_only_nested_item_after_a_blank_line_keeps_the_parent() -> None:
+    """Decision 669 (found by a black-box sweep): a parent's own text keeps its line break when a
+    blank line separates it from its first nested item (decision 59), so deleting its only nested
+    item ended that text one break earlier and the structural check refused the delete as a change
+    of the untouched parent. The item and its line ending go; every other byte stays."""
+    assert patch("- p\n\n  - child\n", ("delete", "li1.li1", None)) == "- p\n\n"
+    assert patch("- p\n\n  - child\n- q\n", ("delete", "li1.li1", None)) == "- p\n\n- q\n"
+    assert patch("- p\n\n  - child\n\n- q\n", ("delete", "li1.li1", None)) == "- p\n\n- q\n"
+    assert patch("- p\n\n  text\n\n  - child\n- q\n", ("delete", "li1.li1", None)) == "- p\n\n  text\n\n- q\n"
+    assert patch("- p\r\n\r\n  - child\r\n- q\r\n", ("delete", "li1.li1", None)) == "- p\r\n\r\n- q\r\n"
+    assert patch("- a\n  - p\n\n    - c\n  - q\n", ("delete", "li1.li1.li1", None)) == "- a\n  - p\n\n  - q\n"
+    assert patch("- p\n\n  - c1\n  - c2\n", ("delete", "li1.li1", None), ("delete", "li1.li2", None)) == "- p\n\n"
+    # The parent's own text after the child still may not move up (decision 493).
+    assert "untouched list item 'li1'" in refused("- p\n\n  - child\n\n  more\n", ("delete", "li1.li1", None)).message
+
+
 def test_list_item_replace_subtree_delete_and_inserts() -> None:
     assert patch(LIST, ("replace_subtree", "li2", "- q\n  - r\n")) == "- a\n- q\n  - r\n- d\n"
     assert patch(LIST, ("delete", "li2", None)) == "- a\n- d\n"
@@ -311,6 +327,27 @@ def test_overlaps_are_refused_and_next_heading_may_be_edited() -> None:
     out = patch(text, ("delete_section", "1", None), ("replace_element", "2", "# BB"))
     assert out == "# BB\n\ny\n"
     assert "overlap" in refused(LIST, ("delete", "li2", None), ("replace_element", "li2.li1", "  - z")).message
+
+
+def test_an_insertion_at_a_sections_end_overlaps_the_section_when_its_target_is_inside() -> None:
+    """Decision 668 (found by a black-box sweep): claims are half-open, so an insert_after whose
+    insertion point is exactly the section's end (the last paragraph of a file without a final line
+    break, a list item running straight into the next heading) was accepted with the section
+    operation, and the inserted text landed where the section had been."""
+    for text, section, inner, md in [
+        ("# A\n\nx\n\n# B\n\nlast", "2", "2.p1", "IA"),
+        ("# A\n\n- i1\n- i2\n# B\n\ny\n", "1", "1.li2", "- IA"),
+        ("# A\n\n- i1\n  - n\n# B\n\ny\n", "1", "1.li1.li1", "  - IA"),
+    ]:
+        for op in [("delete_section", section, None), ("replace_section", section, "# NEW\n\nnew body")]:
+            message = refused(text, op, ("insert_after", inner, md)).message
+            assert "a section operation covers everything inside its section" in message
+            assert "a section operation" in refused(text, ("insert_after", inner, md), op).message
+    # The next heading is outside the section, also where the section's end is its start.
+    text = "# A\n\n- i1\n- i2\n# B\n\ny\n"
+    assert patch(text, ("delete_section", "1", None), ("insert_before", "2", "N")).endswith("N\n\n# B\n\ny\n")
+    assert patch(text, ("delete_section", "1", None), ("replace_element", "2", "# BB")) == "# BB\n\ny\n"
+    assert patch("# A\n\nx", ("delete_section", "1", None), ("insert_after", "document", "B")).strip() == "B"
 
 
 def test_an_overlap_says_what_collides() -> None:

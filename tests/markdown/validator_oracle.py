@@ -164,6 +164,19 @@ def _same_parent(old: Document, new: Document, edits: Sequence[Edit], old_item: 
     return old_parent is not None and new_parent is not None and _map(edits, old_parent.start) == new_parent.start
 
 
+def _only_lost_blank_tail(edits: Sequence[Edit], item: Element, twin: Element) -> bool:
+    """Decision 669: a parent item whose own text lost only its trailing line break and blank
+    lines, because a ``delete`` removed a direct child that came after all of that text."""
+    if item.kind is not ElementKind.LIST_ITEM or not item.segments or len(twin.text) >= len(item.text):
+        return False
+    head, tail = item.text[: len(twin.text)], item.text[len(twin.text) :]
+    if head != twin.text or tail[0] not in "\r\n" or tail.strip(" \t\r\n"):
+        return False
+    last_own = item.segments[-1][1]
+    deleted_children = [e.target for e in edits if e.kind == "delete" and e.target and e.target.parent == item.pointer]
+    return any(child.start >= last_own for child in deleted_children)
+
+
 # -- the validator ----------------------------------------------------------------------
 
 
@@ -175,7 +188,7 @@ def validate_structure_full(old: Document, new: Document, edits: Sequence[Edit])
         if any(_touched(edits, s, t) for s, t in e.segments or ((e.start, e.end),)):
             continue
         twin = by_start.get((_map(edits, e.start), e.kind))
-        if twin is None or twin.text != e.text:
+        if twin is None or (twin.text != e.text and not _only_lost_blank_tail(edits, e, twin)):
             raise _refuse(
                 _blame(edits, e.start).pointer,
                 f"the edit would change the untouched {_KIND_NAMES[e.kind]} '{e.pointer}'",

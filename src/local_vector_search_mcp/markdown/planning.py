@@ -288,12 +288,27 @@ def plan_edits(doc: Document, path: str, operations: Sequence[PatchOperation]) -
     edits = [(op_index, _plan_one(doc, kind, target, markdown)) for op_index, kind, target, markdown in resolved]
     edits.sort(key=lambda pair: (pair[1].claim_start, pair[1].claim_end))
     for (prev_index, prev), (next_index, nxt) in itertools.pairwise(edits):
-        if nxt.claim_start < prev.claim_end or nxt.claim_start == prev.claim_start:
+        if nxt.claim_start < prev.claim_end or nxt.claim_start == prev.claim_start or _in_section(prev, nxt):
             raise InvalidArgument(
                 f"Operations {min(prev_index, next_index) + 1} and {max(prev_index, next_index) + 1} overlap "
                 f"('{prev.pointer}' and '{nxt.pointer}'); {_overlap_reason(prev, nxt)}. Split the patch."
             )
     return [edit for _, edit in edits]
+
+
+def _in_section(section: Edit, other: Edit) -> bool:
+    """Whether ``other`` targets an element inside ``section``'s section (decision 668).
+
+    Claims are half-open, so an insertion point exactly at the section's end (``insert_after`` on
+    the last paragraph of a file without a final line break, or on a list item that runs straight
+    into the next heading) did not count as inside, and the batch wrote the inserted text where the
+    section had been. What the operation targets decides: the next heading, where the section
+    ends, stays outside. Checking the next edit in start order is enough: once no claim starts
+    inside an earlier one, only an insertion at the section's end can follow a section unseen.
+    """
+    if section.kind not in (REPLACE_SECTION, DELETE_SECTION) or other.target is None:
+        return False
+    return section.claim_start <= other.target.start < section.claim_end
 
 
 def _overlap_reason(prev: Edit, nxt: Edit) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from .edits import Edit, kind_name, unsupported
+from .edits import DELETE, Edit, kind_name, unsupported
 from .incremental import BlockState, reused_elements
 from .kinds import ElementKind
 from .list_markers import item_depth, item_marker, marker_style
@@ -180,7 +180,7 @@ def _match_untouched(
         if any(mapper.touching(start, end) is not None for start, end in ranges):
             continue
         twin = by_start.get((mapper.map(element.start), element.kind))
-        if twin is None or twin.text != element.text:
+        if twin is None or (twin.text != element.text and not _lost_its_separator(element, twin, mapper)):
             raise unsupported(
                 mapper.nearest(element.start).pointer,
                 f"the edit would change the untouched {kind_name(element.kind)} '{element.pointer}'",
@@ -194,6 +194,33 @@ def _match_untouched(
             )
         survivors[element.pointer] = twin.pointer
     return survivors
+
+
+def _lost_its_separator(element: Element, twin: Element, mapper: OffsetMapper) -> bool:
+    """Whether list item ``element`` changed only by losing the blank line before a deleted child.
+
+    When a blank line separates a parent's own text from its first nested item (``- p`` blank
+    ``  - child``), the own text keeps the line break that ends ``- p``: only the one break
+    before the child is cut (decision 59). Once the children after that text are deleted, the
+    text ends at ``- p`` whatever blank lines stay, so deleting an only nested item was refused
+    as a change of the untouched parent (decision 669). Only that loss is forgiven: the twin is
+    the old own text minus a tail of one line break and blank lines, and a ``delete`` in the
+    batch removed a direct child placed after all of the parent's own text; any other change to
+    the parent is still refused.
+    """
+    if element.kind is not ElementKind.LIST_ITEM or not element.segments:
+        return False
+    lost = element.text[len(twin.text) :]
+    if not element.text.startswith(twin.text) or lost[:1] not in ("\r", "\n") or lost.strip(" \t\r\n"):
+        return False
+    own_end = element.segments[-1][1]
+    return any(
+        edit.kind == DELETE
+        and edit.target is not None
+        and edit.target.parent == element.pointer
+        and edit.target.start >= own_end
+        for edit in mapper.edits
+    )
 
 
 def _created_by_edit(
