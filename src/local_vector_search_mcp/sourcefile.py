@@ -42,10 +42,18 @@ MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_BENEATH = hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
+
+
 def read_source(path: Path, rel: str) -> bytes:
-    """The bytes of the regular file ``path`` (shown to the agent as ``rel``), or a typed error."""
+    """The bytes of the regular file ``path`` (shown to the agent as ``rel``), or a typed error.
+
+    ``path`` is the root joined with ``rel``'s parts: the folders ``rel`` names are opened one by
+    one without following a link, so a folder another program swaps for a link while we read
+    cannot show a file from outside the root (decision 675; writes: 674)."""
     try:
-        fd = os.open(path, _FLAGS)
+        fd = _open_beneath(path, rel.count("/"))
     except OSError as exc:
         raise _error(exc, rel) from None
     try:
@@ -61,6 +69,22 @@ def read_source(path: Path, rel: str) -> bytes:
         return b"".join(chunks)
     except OSError as exc:
         raise _error(exc, rel) from None
+    finally:
+        os.close(fd)
+
+
+def _open_beneath(path: Path, depth: int) -> int:
+    """``path`` opened for reading, its last ``depth`` folders without following a link (the root
+    above them may be a link: the user chose it)."""
+    if not depth or not _BENEATH or len(path.parts) <= depth + 1:
+        return os.open(path, _FLAGS)
+    fd = os.open(path.parents[depth], os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for part in path.parts[-depth - 1 : -1]:
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)  # a link here: ENOTDIR, read as "not found"
+            os.close(fd)
+            fd = child
+        return os.open(path.name, _FLAGS, dir_fd=fd)
     finally:
         os.close(fd)
 
