@@ -316,6 +316,7 @@ def test_create_whose_new_folder_is_removed_before_the_write_makes_it_again(kb, 
     """kb_create makes missing folders; one removed between that step and the write (a `git clean`,
     an editor tidying empty folders) is made again and the call succeeds."""
     import local_vector_search_mcp.writer as writer
+    from local_vector_search_mcp.pinning import unpinned
 
     ws = _writable(kb)
     real = writer._write_temp
@@ -323,7 +324,7 @@ def test_create_whose_new_folder_is_removed_before_the_write_makes_it_again(kb, 
 
     def removed_first(intent: Any, target: Path, data: bytes, mode: int | None) -> Path:
         if not removed:
-            removed.append(target.parent)
+            removed.append(unpinned(target).parent)  # the target is named through its open folder (674)
             shutil.rmtree(kb / "fresh")  # the folders kb_create has just made
         return real(intent, target, data, mode)
 
