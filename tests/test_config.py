@@ -68,6 +68,11 @@ def test_yaml_then_cli(tmp_path: Path) -> None:
         ),
         ("embedding:\n  provider: openai-compatible\n  endpoint: http://localhost:1/v1\n", "embedding.model"),
         ("embedding:\n  provider: openai-compatible\n  model: m\n  endpoint: not a url\n", "absolute http"),
+        # decision 676: urlsplit raised on these, and the start showed a traceback
+        ("embedding:\n  provider: openai-compatible\n  model: m\n  endpoint: 'http://[::1/v1'\n", "not a well-formed"),
+        ("embedding:\n  provider: openai-compatible\n  model: m\n  endpoint: 'http://[::1]:99999/v1'\n", "well-formed"),
+        ("storage:\n  path: notes/a.md\n", "names a Markdown document"),
+        ("storage:\n  path: /anywhere/NOTE.MD\n", "names a Markdown document"),
         ("knowledgeBase:\n  include: []\n", "knowledgeBase.include"),
         ("knowledgeBase:\n  include: ['/abs/**']\n", "leading slash"),
         ("- a list\n", "mapping"),

@@ -66,7 +66,7 @@ class StorageConfig(BaseModel):
     )
     path: str | None = None
     """
-    Index database file. Relative paths resolve against the project root. Default `<project-root>/.local-vector-search-mcp/index.db`.
+    Index database file. Relative paths resolve against the project root. Default `<project-root>/.local-vector-search-mcp/index.db`. A path ending in `.md` is refused (decision 676).
     """
     backend: Literal['sqlite', 'postgresql'] = 'sqlite'
     """

@@ -525,8 +525,13 @@ def _check_semantics(config: Config, source: _Source) -> None:
             "vectors. Leave it unset (it asks an openai-compatible model for shorter vectors).",
         )
     if emb.provider == "openai-compatible":
-        parts = urlsplit(emb.endpoint)
         at = ("embedding", "endpoint")
+        try:
+            parts = urlsplit(emb.endpoint)
+            parts.port  # noqa: B018 - raises ValueError on a malformed port
+        except ValueError:  # `http://[::1` (an unclosed IPv6 host), a port over 65535 (decision 676)
+            shown = repr(emb.endpoint) if "@" not in emb.endpoint else "(not shown: it may hold a password)"
+            raise _invalid(source, at, f"embedding.endpoint {shown} is not a well-formed http(s) URL.") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             shown = repr(emb.endpoint) if parts.password is None else "(not shown: it holds a password)"
             raise _invalid(source, at, f"embedding.endpoint {shown} must be an absolute http(s) URL.")
@@ -612,6 +617,15 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     storage = Path(config.storage.path) if config.storage.path else DEFAULT_STORAGE
     storage_path = storage if storage.is_absolute() else (project_root / storage)
     storage_path = Path(os.path.abspath(storage_path))
+    if storage_path.suffix.lower() == ".md":
+        # a forced rebuild sets a file it cannot open aside and builds anew: a note named here
+        # would be replaced by the database (decision 676)
+        raise _invalid(
+            source,
+            ("storage", "path"),
+            f"storage.path {str(storage)!r} names a Markdown document; the index needs a file of its own "
+            "(the default is .local-vector-search-mcp/index.db).",
+        )
     return Settings(
         project_root=project_root,
         root=root,

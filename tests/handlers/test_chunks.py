@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -313,3 +316,30 @@ def test_int8_storage_reports_8_bits_and_scores_quantized(tmp_path: Path) -> Non
     expected = float(np.dot(stored, query / np.linalg.norm(query)))
     assert hit["score"] == pytest.approx(expected, abs=1e-4)
     ws.close()
+
+
+def test_an_id_or_cursor_naming_no_chunk_is_refused_not_resolved_elsewhere(ws: Workspace) -> None:
+    """Decision 676: ``#01`` and ``#١`` read as chunk 1 (another id than asked for), and an ordinal past
+    SQLite's integer raised OverflowError, an INTERNAL_ERROR."""
+    call(ws, "index_note", path="guide/install.md")
+    assert call(ws, "get_chunk", id="md:guide/install.md#1")["id"] == "md:guide/install.md#1"
+    for odd in ("#01", "#\u0661", "#0\u0661", "#99999999999999999999999", "#-1", "#+1", "# 1"):
+        with pytest.raises(NotFound):
+            invoke(ws, "get_chunk", {"id": f"md:guide/install.md{odd}"})
+    listing = hashlib.sha256(json.dumps([None, None]).encode()).hexdigest()[:16]
+    for index in (10**25, True, -1, 1.0):
+        for token in (["m", "guide/install.md", index, listing], ["m", "guide/install.md", index]):
+            cursor = base64.urlsafe_b64encode(json.dumps(token).encode()).decode().rstrip("=")
+            with pytest.raises(InvalidArgument, match="cursor was not produced by list_chunks"):
+                invoke(ws, "list_chunks", {"cursor": cursor})
+
+
+def test_index_note_refuses_what_the_index_never_holds(ws: Workspace, tmp_path: Path) -> None:
+    """Decision 676: a dot-named file or folder is never indexed (decisions 281, 460), so index_note
+    must not answer it with zero chunks as if the note were empty."""
+    (tmp_path / ".obsidian").mkdir()
+    (tmp_path / ".obsidian" / "h.md").write_text("# Hidden\n\nText.\n", encoding="utf-8")
+    (tmp_path / "guide" / ".#lock.md").write_text("# Lock\n\nText.\n", encoding="utf-8")
+    for path in (".obsidian/h.md", "guide/.#lock.md"):
+        with pytest.raises(InvalidArgument, match="never indexed"):
+            invoke(ws, "index_note", {"path": path})

@@ -175,16 +175,17 @@ class IndexedNote:
 
 def _index_note(ws: Workspace, path: str) -> IndexedNote:
     """Index one document now and wait for its vectors (decision 143)."""
-    from ..index.indexer import Progress, UnreadableSource
+    from ..index.indexer import Progress, UnreadableSource, indexable
     from ..index.manifest import incompatible_message
 
     rel, full = ws.guard.resolve(path, markdown=True)
     if not full.is_file():
         raise NotFound(f"Document {rel!r} does not exist.")
     indexing = ws.indexing
-    if not indexing.path_filter(rel):
+    if not indexable(rel, indexing.path_filter):  # as the indexer decides: dot names too (decision 676)
         raise InvalidArgument(
-            f"{rel!r} is not part of the index (knowledgeBase.include / exclude); it cannot be indexed."
+            f"{rel!r} is not part of the index (knowledgeBase.include / exclude; a file or folder whose name "
+            "starts with a dot is never indexed); it cannot be indexed."
         )
     if ws.activity.rebuild_in_progress:
         raise IndexNotReady("Index rebuild in progress (a forced kb_reindex); check kb_status and retry.")

@@ -39,12 +39,18 @@ def markdown_chunk_id(path: str, ordinal: int) -> str:
     return f"{_MD_PREFIX}{path}#{ordinal}"
 
 
+# An ordinal as markdown_chunk_id writes it: ASCII digits, no leading zero, within SQLite's integer
+# (``#01``, ``#١`` or a 25-digit number name no chunk: NOT_FOUND, never another chunk or an
+# overflow, decision 676).
+_ORDINAL = re.compile(r"0|[1-9][0-9]{0,17}")
+
+
 def parse_markdown_chunk_id(chunk_id: str) -> tuple[str, int] | None:
     """``(path, ordinal)`` of a Markdown chunk id; ``None`` for any other id."""
     if not chunk_id.startswith(_MD_PREFIX):
         return None
     path, sep, ordinal = chunk_id[len(_MD_PREFIX) :].rpartition("#")
-    if not sep or not path or not ordinal.isdigit():
+    if not sep or not path or not _ORDINAL.fullmatch(ordinal):
         return None
     return path, int(ordinal)
 

@@ -115,7 +115,8 @@ def _decode(cursor: str, listing: str) -> tuple[str, tuple[Any, Any]]:
                 "filters as for the page it came from, or start again without a cursor."
             )
         kind, a, b = token
-        if kind == "m" and isinstance(a, str) and isinstance(b, int) and NUL not in a:
+        # an ordinal list_chunks wrote: an int, not a bool, within SQLite's integer (decision 676)
+        if kind == "m" and isinstance(a, str) and type(b) is int and 0 <= b < 2**63 and NUL not in a:
             return "m", (a, b)
         if kind == "x" and isinstance(a, str) and isinstance(b, str) and not _holds_nul(a, b):
             return "x", (a, b)
