@@ -10,6 +10,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -285,3 +286,36 @@ def test_an_unsupported_protocol_version_header_is_named(tmp_path: Path) -> None
             served = post(server.url, listing, **session, **{"mcp-protocol-version": version})
             assert served.status_code == 200 and '"kb_search"' in served.text, (version, served.text)
         assert post(server.url, listing, **session).status_code == 200  # absent: 2025-03-26 assumed
+
+
+def test_a_content_type_in_any_case_is_json(tmp_path: Path) -> None:
+    """Media types are case-insensitive (RFC 9110 8.3.1); the transport refused ``Application/Json``
+    with 415 (decision 677)."""
+    with http_server(tmp_path) as server:
+        for content_type in ("Application/Json", "APPLICATION/JSON; charset=UTF-8"):
+            answer = post(server.url, **{"content-type": content_type})
+            assert answer.status_code == 200, (content_type, answer.text)
+        assert post(server.url, **{"content-type": "text/plain"}).status_code in (400, 415)  # still refused
+
+
+def test_a_client_that_hangs_up_mid_body_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """Decision 677: the transport logged ERROR with a ClientDisconnect traceback and the request
+    line said 500, for something no server can prevent."""
+    with http_server(tmp_path) as server:
+        opened = post(server.url)
+        host, port = server.url.split("//")[1].split("/")[0].rsplit(":", 1)
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nmcp-session-id: {opened.headers['mcp-session-id']}\r\n"
+            "mcp-protocol-version: 2025-06-18\r\nContent-Length: 1000\r\n\r\n"
+        )
+        with socket.create_connection((host, int(port))) as hanging:
+            hanging.sendall(head.encode() + b'{"jsonrpc":"2.0","id":2,"method":"ping"}')  # 1000 promised
+        for _ in range(100):  # the request line is written once the transport gave up on the body
+            if " POST /mcp 499 " in server.log.read_text():
+                break
+            time.sleep(0.05)
+        assert post(server.url).status_code == 200  # the server carries on
+    log = server.log.read_text()
+    assert " POST /mcp 499 " in log, log
+    assert "Traceback" not in log and "ClientDisconnect" not in log and " 500 " not in log, log

@@ -16,7 +16,9 @@ The body limit (413) and malformed JSON (400) are the SDK transport's, configure
 :mod:`.http`; the guard gives the transport's plain-text refusals a JSON-RPC body too
 (decision 364), and answers a request whose id was lost, which the transport accepts with 202
 as a notification, with Invalid Request (decision 475). Each request is logged once, at info
-level, with its method, path, status and duration, never its arguments or document text.
+level, with its method, path, status and duration, never its arguments or document text; a
+request whose client hung up before its body arrived is logged with 499, not the transport's
+500 (decision 677), and a Content-Type is read in any case (``Application/JSON``).
 """
 
 from __future__ import annotations
@@ -178,6 +180,25 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 ENDPOINT = "/mcp"
+# Logged for a request whose client hung up before it was read (nginx's "client closed request").
+CLIENT_GONE = 499
+
+
+def _media_type_lowered(scope: Scope) -> Scope:
+    """``scope`` with its Content-Type's media type in lower case: the transport compares it as
+    written, and refused ``Application/JSON`` with 415, but media types are case-insensitive
+    (RFC 9110 section 8.3.1; decision 677). Parameters (``charset=UTF-8``) are left as sent."""
+    headers = scope["headers"]
+    for i, (key, value) in enumerate(headers):
+        if key == b"content-type":
+            media, sep, rest = value.partition(b";")
+            if media != media.lower():
+                headers = [*headers[:i], (key, media.lower() + sep + rest), *headers[i + 1 :]]
+                return {**scope, "headers": headers}
+            break
+    return scope
+
+
 SUPPORTED_PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
 
@@ -295,9 +316,12 @@ class RequestGuard:
         body: list[bytes] = []  # a POST's body as the transport read it, for the check of a 202
         body_size = 0
 
+        gone = False  # the client hung up before its request was read (decision 677)
+
         async def receive_watching() -> Message:
-            nonlocal body_size
+            nonlocal body_size, gone
             message = await receive()
+            gone = gone or message["type"] == "http.disconnect"
             if message["type"] == "http.request" and (self.body_limit is None or body_size <= self.body_limit):
                 chunk = message.get("body", b"")
                 body_size += len(chunk)
@@ -331,6 +355,8 @@ class RequestGuard:
         try:
             refusal = self._check(scope)
             if refusal is None:
+                if watched:
+                    scope = _media_type_lowered(scope)
                 await self.app(scope, receive_watching if watched else receive, send_watching)
             else:
                 code, message, extra = refusal
@@ -343,7 +369,7 @@ class RequestGuard:
                 client[0],
                 scope["method"],
                 scope["path"],
-                status,
+                CLIENT_GONE if gone and status >= 500 else status,  # nobody was answered: not a server error
                 (time.perf_counter() - started) * 1000,
                 session,
             )

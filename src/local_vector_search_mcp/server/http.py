@@ -174,6 +174,7 @@ def build_app(
             stateless=options.stateless,
         )
     )
+    _quiet_client_disconnects()
     app = Starlette(
         routes=[Route(ENDPOINT, endpoint=AnswerForm(StreamableHTTPASGIApp(manager)))],
         middleware=middleware,
@@ -181,6 +182,26 @@ def build_app(
         exception_handlers={404: _elsewhere},
     )
     return app, manager
+
+
+class _NotClientDisconnect(logging.Filter):
+    """Drops the transport's "Error handling POST request" record when its cause is the client
+    hanging up mid-body: a traceback at ERROR for something no server can prevent (decision 677).
+    The request's own line still says what happened (status 499)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from starlette.requests import ClientDisconnect
+
+        return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
+
+
+_DISCONNECTS = _NotClientDisconnect()
+
+
+def _quiet_client_disconnects() -> None:
+    logger = logging.getLogger("mcp.server.streamable_http")
+    if _DISCONNECTS not in logger.filters:
+        logger.addFilter(_DISCONNECTS)
 
 
 async def _elsewhere(_request: Any, _exc: Exception) -> Any:
