@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["INTERVAL_S", "Call", "Cancelled", "Message", "check", "running", "step"]
+__all__ = ["INTERVAL_S", "Call", "Cancelled", "Message", "check", "current", "running", "step"]
 
 # At most this many notifications a second per call: enough for a bar that moves, few enough
 # that a 300-page export does not send more messages than it draws pages.
@@ -90,6 +90,12 @@ def step(progress: float, total: float | None = None, message: Message = None, *
     call = _current.get()
     if call is not None:
         call.report(progress, total, message, final=final)
+
+
+def current() -> Call | None:
+    """The call running in this thread, if any: for work that must watch its cancellation from
+    another thread (a download blocked on a silent server, decision 678)."""
+    return _current.get()
 
 
 def check() -> None:

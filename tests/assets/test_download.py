@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -335,3 +337,27 @@ def test_a_download_reports_its_bytes_and_stops_when_cancelled(server: TlsServer
     with progress.running(cancelling), pytest.raises(progress.Cancelled):
         fetch_to_file(server.url("/big.png"), tmp_path / "y.tmp", allow("127.0.0.1"))
     assert not (tmp_path / "y.tmp").exists()
+
+
+def test_a_cancel_stops_a_download_the_server_went_silent_on(server: TlsServer, tmp_path: Path) -> None:
+    """Decision 678: the cancel was seen only between blocks, so a server that sent its headers and
+    a few bytes, then nothing, kept a cancelled download (and its partial file) until the read
+    timeout. The download hangs up instead: Cancelled at once, nothing left."""
+    release = threading.Event()
+
+    def silent() -> Iterator[bytes]:
+        yield PNG
+        release.wait(20)  # goes quiet: no more bytes until the test ends
+        yield b"\0" * 64
+
+    server.routes["/stalled.png"] = Reply(chunks=silent())
+    call = progress.Call()
+    threading.Timer(0.5, call.cancel).start()
+    started = time.monotonic()
+    try:
+        with progress.running(call), pytest.raises(progress.Cancelled):
+            fetch_to_file(server.url("/stalled.png"), tmp_path / "x.tmp", allow("127.0.0.1", read_timeout=15))
+    finally:
+        release.set()
+    assert time.monotonic() - started < 5  # the read timeout is 15 s
+    assert not (tmp_path / "x.tmp").exists()

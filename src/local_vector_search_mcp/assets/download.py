@@ -34,8 +34,9 @@ import logging
 import os
 import socket
 import ssl
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -359,10 +360,51 @@ def _consume(response: httpx.Response, sink: _Sink, policy: DownloadPolicy, star
     if total is not None and total > policy.max_bytes:
         raise _refused(f"the file is larger than {policy.max_bytes} bytes")
     of = f" of {total:,}" if total else ""
-    for chunk in response.iter_bytes(_CHUNK):
-        _check_deadline(policy, started)
-        sink.write(chunk)
-        # the call's progress, or Cancelled when its client gave up: the file is removed (decision 503);
-        # the text is made only for a notification that is sent, not for every block
-        progress.step(sink.size, total, lambda: f"Downloaded {sink.size:,}{of} bytes", final=sink.size == total)
+    try:
+        with _hang_up_on_cancel(response):
+            for chunk in response.iter_bytes(_CHUNK):
+                _check_deadline(policy, started)
+                sink.write(chunk)
+                # the call's progress, or Cancelled when its client gave up: the file is removed (decision
+                # 503); the text is made only for a notification that is sent, not for every block
+                progress.step(sink.size, total, lambda: f"Downloaded {sink.size:,}{of} bytes", final=sink.size == total)
+    except httpx.HTTPError:
+        progress.check()  # the read ended because the cancel hung up: Cancelled, not a failed transfer
+        raise
     return None
+
+
+# How often a download blocked on a silent server looks whether its call was cancelled.
+_CANCEL_POLL_S = 0.1
+
+
+@contextlib.contextmanager
+def _hang_up_on_cancel(response: httpx.Response) -> Iterator[None]:
+    """Hang up on the server when the current call is cancelled, even while a read waits for
+    bytes that do not come: the cancel was only seen between blocks, so a server that went
+    silent kept a cancelled save (and its staged file) for up to ``readTimeoutSeconds``, one
+    that trickled a byte at a time up to ``timeoutSeconds`` (decision 678). Shutting the socket
+    down wakes the blocked read, which then fails; the caller turns that into Cancelled."""
+    call = progress.current()
+    if call is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(_CANCEL_POLL_S):
+            if call.cancelled.is_set():
+                stream = response.extensions.get("network_stream")
+                sock = stream.get_extra_info("socket") if stream is not None else None
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+                return
+
+    watcher = threading.Thread(target=watch, name="download-cancel", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
