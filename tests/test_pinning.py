@@ -74,3 +74,22 @@ def test_a_folder_is_opened_once_and_closed_at_the_end(root: Path) -> None:
 def test_only_the_roots_files_are_pinned(root: Path) -> None:
     with Pins(root) as pins, pytest.raises(ValueError):
         pins.pin(root.parent / "outside" / "a.md", "a.md")
+
+
+def test_past_the_soft_limit_of_open_files_it_asks_for_more(root: Path) -> None:
+    """A move's rewrites hold one descriptor per folder: at a low soft limit (often 1,024) a
+    vault-wide rewrite must not fail with "Too many open files"."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    folders = 80
+    for i in range(folders):
+        (root / f"f{i}").mkdir()
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + folders // 2, hard))
+        with Pins(root) as pins:
+            pinned = [pins.pin(root / f"f{i}" / "a.md", f"f{i}/a.md") for i in range(folders)]
+            pinned[-1].write_bytes(b"x")
+        assert (root / f"f{folders - 1}" / "a.md").read_bytes() == b"x"
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

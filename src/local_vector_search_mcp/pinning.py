@@ -98,13 +98,40 @@ class Pins:
         return _PROC_FD / str(fd) / parts[-1]
 
     def _open(self, folder: tuple[str, ...], rel: str, make: bool) -> int:
-        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-        for part in folder:
-            fd = _step(fd, part, rel, make)  # closes the folder before it, also when it raises
+        try:
+            fd = self._walk(folder, rel, make)
+        except OSError as exc:
+            # a move's rewrites hold one descriptor per folder they touch: past the soft limit
+            # (often 1,024), raise it towards the hard one once instead of failing the move
+            if exc.errno != errno.EMFILE or not _more_descriptors():
+                raise
+            fd = self._walk(folder, rel, make)
         self._fds[folder] = fd
         with _real_guard:
             _real[str(_PROC_FD / str(fd))] = self.root.joinpath(*folder)
         return fd
+
+    def _walk(self, folder: tuple[str, ...], rel: str, make: bool) -> int:
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        for part in folder:
+            fd = _step(fd, part, rel, make)  # closes the folder before it, also when it raises
+        return fd
+
+
+def _more_descriptors() -> bool:
+    """Raise this process's soft limit of open files towards its hard limit; False if it cannot."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        wanted = hard if hard != resource.RLIM_INFINITY else 65536
+        wanted = min(wanted, max(soft * 4, 4096))
+        if wanted <= soft:
+            return False
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    except (ImportError, OSError, ValueError):
+        return False
+    return True
 
 
 def _step(fd: int, part: str, rel: str, make: bool) -> int:
