@@ -29,7 +29,8 @@ ALLOWED: dict[str, set[str]] = {
     "search": {"embeddings", "errors", "globs", "index"},
     "workspace": {"config", "embeddings", "errors", "index", "lazy_imports", "paths", "search"},
     "writer": {"errors", "paths", "pinning", "sourcefile", "workspace"},
-    "assets": {"errors", "paths", "pinning", "progress", "sourcefile", "workspace", "writer"},  # the racy-clean window (401)
+    # sourcefile: the racy-clean window (401)
+    "assets": {"errors", "paths", "pinning", "progress", "sourcefile", "workspace", "writer"},
     "export": {"errors", "markdown", "paths", "progress", "sourcefile"},  # documents read as the indexer reads them
     "notion": {"config", "errors", "globs", "markdown", "paths", "retry_after", "sourcefile"},  # front matter (830)
     "handlers": {
