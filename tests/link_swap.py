@@ -24,6 +24,13 @@ class LinkSwap:
         self.real = root / f"{folder}.real"  # where the checked folder is once the link has its name
         self.done = False
 
+    @classmethod
+    def of_sub(cls, root: Path, tmp_path: Path) -> LinkSwap:
+        """A swap of ``root/sub`` (made here) for a link to ``tmp_path/outside`` (made here, empty)."""
+        (root / "sub").mkdir()
+        (tmp_path / "outside").mkdir()
+        return cls(root, "sub", tmp_path / "outside")
+
     def swap(self) -> None:
         self.done = True
         os.rename(self.root / self.folder, self.real)

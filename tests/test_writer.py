@@ -457,9 +457,7 @@ def test_a_document_whose_name_fills_the_file_name_limit_can_be_created_and_edit
 
 @pytest.fixture
 def swap(ws: Workspace, tmp_path: Path) -> LinkSwap:
-    (ws.root / "sub").mkdir()
-    (tmp_path / "outside").mkdir()
-    return LinkSwap(ws.root, "sub", tmp_path / "outside")
+    return LinkSwap.of_sub(ws.root, tmp_path)
 
 
 def test_an_edit_lands_in_the_checked_folder_when_a_link_takes_its_name(

@@ -558,12 +558,24 @@ def _pin_existing(pins: Pins, target: Path, rel: str) -> Path | None:
         return None
 
 
+def _taken(pins: Pins, target: Path, rel: str) -> bool:
+    """Whether something stands at ``target`` (a file, a folder, a link), looked at through its pinned folder."""
+    there = _pin_existing(pins, target, rel)
+    return there is not None and os.path.lexists(there)
+
+
+def _pinned_bytes(pins: Pins, target: Path, rel: str) -> tuple[Path, bytes] | None:
+    """``target`` pinned and its bytes; None when it (or one of its folders) is not there."""
+    pinned = _pin_existing(pins, target, rel)
+    current = None if pinned is None else _read(pinned)
+    return None if pinned is None or current is None else (pinned, current)
+
+
 def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
     """Create ``target`` with ``data``; never overwrites (create-new semantics)."""
     with write_lock(ws) as intent:
         with Pins(ws.root) as pins:
-            there = _pin_existing(pins, target, rel)
-            if there is not None and os.path.lexists(there):
+            if _taken(pins, target, rel):
                 raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.")
         # kb_create makes missing folders, so a folder another program removes between that
         # step and the write (a `git clean`, an editor tidying empty folders) is made again
@@ -650,13 +662,11 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
     with write_lock(ws) as intent, Pins(ws.root) as pins:
         # source, then target, then hash: a taken target is ALREADY_EXISTS even with a stale hash, as in
         # the reference and kb_move_image (decisions 119, 891)
-        pinned = _pin_existing(pins, src, src_rel)
-        current = None if pinned is None else _read(pinned)
-        if pinned is None or current is None:
+        found = _pinned_bytes(pins, src, src_rel)
+        if found is None:
             raise NotFound(f"Document {src_rel!r} was not found.")
-        src = pinned
-        there = _pin_existing(pins, dst, dst_rel)
-        if there is not None and os.path.lexists(there):
+        src, current = found
+        if _taken(pins, dst, dst_rel):
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.")
         match_hash(src_rel, current, expected_sha)
         try:
@@ -704,13 +714,11 @@ def move_with_rewrites(
     """
     src_rel, src, dst_rel, dst, expected_sha = move
     with write_lock(ws) as intent, Pins(ws.root) as pins:
-        pinned = _pin_existing(pins, src, src_rel)
-        current = None if pinned is None else _read(pinned)
-        if pinned is None or current is None:
+        found = _pinned_bytes(pins, src, src_rel)
+        if found is None:
             raise NotFound(f"{'Document' if guard_document else 'File'} {src_rel!r} was not found.")
-        src = pinned
-        there = _pin_existing(pins, dst, dst_rel)
-        if there is not None and os.path.lexists(there):  # before the hash (decision 891)
+        src, current = found
+        if _taken(pins, dst, dst_rel):  # before the hash (decision 891)
             raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
         if expected_sha and sha256_hex(current) != expected_sha.lower():
             raise Conflict(

@@ -397,9 +397,7 @@ def test_a_linked_images_folder_is_refused_and_nothing_lands_behind_it(ws: Works
 
 @pytest.fixture
 def swap(ws: Workspace, tmp_path: Path) -> LinkSwap:
-    (ws.root / "sub").mkdir()
-    (tmp_path / "outside").mkdir()
-    return LinkSwap(ws.root, "sub", tmp_path / "outside")
+    return LinkSwap.of_sub(ws.root, tmp_path)
 
 
 def test_delete_removes_the_checked_image_when_a_link_takes_its_folders_name(
