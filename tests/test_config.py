@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from importlib.resources import files
@@ -89,6 +90,37 @@ def test_invalid_configuration(tmp_path: Path, yaml_text: str, message: str) -> 
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="was not found"):
         load_settings(CliOptions(config="nope.yml"), cwd=tmp_path, environ={})
+
+
+@pytest.mark.parametrize(("written", "shown"), [(".nan", ".nan"), (".inf", ".inf"), ("-.inf", "-.inf")])
+def test_a_number_that_is_not_finite_is_named_so(tmp_path: Path, written: str, shown: str) -> None:
+    """NaN fails every bound's comparison, so pydantic named the bound ("less than or equal to 10"),
+    which .nan is not over (679)."""
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(f"search:\n  semanticWeight: {written}\n")
+    finite = rf"search\.semanticWeight \(.*c\.yml:2\): Input should be a finite number, not {re.escape(shown)}$"
+    with pytest.raises(ConfigError, match=finite):
+        load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})
+
+
+def test_config_from_a_device_or_a_pipe(tmp_path: Path) -> None:
+    """/dev/null is an empty configuration and a pipe (`--config <(...)`) is read, not "not found" (679)."""
+    empty = load_settings(CliOptions(config="/dev/null"), cwd=tmp_path, environ={})
+    assert empty.config.search.default_mode == "hybrid"
+    read, write = os.pipe()
+    os.write(write, b"search:\n  defaultMode: lexical\n")
+    os.close(write)
+    try:
+        named = f"/dev/fd/{read}"  # a link to pipe:[n], which resolving would turn into a name no one can open
+        settings = load_settings(CliOptions(config=named), cwd=tmp_path, environ={})
+    finally:
+        os.close(read)
+    assert settings.config.search.default_mode == "lexical"
+
+
+def test_a_config_file_without_end_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="/dev/zero is over 1 MiB"):
+        load_settings(CliOptions(config="/dev/zero"), cwd=tmp_path, environ={})
 
 
 def test_remote_endpoint_allowed_explicitly(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import difflib
 import functools
 import ipaddress
 import logging
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -103,17 +104,24 @@ class _Source:
         return ""
 
 
+_CONFIG_MAX_BYTES = 1 << 20
+
+
 def _read_yaml(path: Path, source: _Source) -> dict[str, Any]:
     import yaml  # only when a file is given: keeps start-up fast
 
     if path.is_dir():
         raise ConfigError(f"Configuration file {path} is a folder; --config names a YAML (or JSON) file.")
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"Configuration file was not found: {path}")
+    # Not only a regular file: `--config <(...)` names a pipe and `/dev/null` an empty configuration (679).
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as file:  # bounded: /dev/zero or a runaway pipe would never end
+            raw = file.read(_CONFIG_MAX_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"Configuration file {path} could not be read: {exc.strerror or exc}.") from None
+    if len(raw) > _CONFIG_MAX_BYTES:
+        raise ConfigError(f"Configuration file {path} is over 1 MiB: a configuration is a few lines of YAML.")
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark, as some Windows editors save, is not content
     except UnicodeDecodeError as exc:
@@ -431,6 +439,9 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
                 msg = _unknown_key(loc)
             elif err["type"].endswith(("_type", "_parsing")):
                 msg = f"{msg} (got {_kind(err['input'])})"
+            elif isinstance(err.get("input"), float) and not math.isfinite(err["input"]):
+                # YAML's .nan fails a bound's comparison, whose message would name the bound (decision 679)
+                msg = f"Input should be a finite number, not {_YAML_FLOAT.get(str(err['input']), err['input'])}"
             problems.append((loc, msg))
     if problems:
         problems.sort(key=lambda p: source.lines.get(p[0], 0))  # in the file's order
@@ -438,6 +449,8 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
     _check_semantics(config, source)
     return config
 
+
+_YAML_FLOAT = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}
 
 _HOST_NAME = re.compile(
     r"^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$", re.I
@@ -580,7 +593,8 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     source = _Source()
     if options.config:
         base = project_root if options.project_root else cwd
-        config_file = (base / _expand_home(options.config, environ)).resolve()
+        # absolute, not resolved: /dev/fd/63 (`--config <(...)`) resolves to a name that cannot be opened
+        config_file = Path(os.path.abspath(base / _expand_home(options.config, environ)))
         data = _read_yaml(config_file, source)
 
     for section, key, value, option in (

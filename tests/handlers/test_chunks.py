@@ -117,6 +117,26 @@ def test_wrong_dimension_names_both_sizes(ws: Workspace) -> None:
         invoke(ws, "search_vectors", {"embedding": [0.0] * DIMS})
 
 
+def test_search_knowledge_names_the_stored_size_not_an_endpoint(tmp_path: Path) -> None:
+    """External vectors fixed a size the run's model does not make: a forced rebuild keeps them, so the
+    refusal says so and points at search_vectors, not only at kb_reindex and embedding.endpoint (679)."""
+    (tmp_path / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    bare = make_workspace(tmp_path, "none", server__toolsets=["kb", "chunks"])
+    try:
+        call(bare, "upsert_vector", sourcePath="x.md", chunkIndex=0, content="hello", embedding=[1.0, 0.0, 0.0])
+    finally:
+        bare.close()
+    ws = make_workspace(tmp_path, "local", embedder=HashEmbedder(DIMS), server__toolsets=["kb", "chunks"])
+    try:
+        with pytest.raises(IndexNotReady) as refused:
+            invoke(ws, "search_knowledge", {"query": "hello"})
+    finally:
+        ws.close()
+    message = refused.value.message
+    assert "'test/hash-embedder', which makes 64-dimensional vectors" in message and "are 3-dimensional" in message
+    assert "upsert_vector keep their size" in message and "search_vectors with a 3-dimensional vector" in message
+
+
 def test_markdown_chunks_are_read_only(ws: Workspace) -> None:
     call(ws, "index_note", path="notes.md")
     chunk = call(ws, "get_chunk", id="md:notes.md#0")

@@ -22,12 +22,17 @@ class EmbeddingRefused(EmbeddingError):
     them may be at fault, so the vector pass splits the batch to find it (decision 510)."""
 
 
+# Only an endpoint can start answering with another model under the same settings; the bundled model
+# changes only with embedding.model.
+_WHAT_CHANGED = {"openai-compatible": "the model behind embedding.endpoint changed"}
+
+
 class ModelChanged(EmbeddingError):
     """The provider's vectors are no longer the size the index holds: another model answers behind
     the same configuration. Its vectors are never stored beside, nor compared with, the old ones
     (decision 512)."""
 
-    def __init__(self, width: int, dims: int, configured: bool = False) -> None:
+    def __init__(self, width: int, dims: int, configured: bool = False, provider: str = "openai-compatible") -> None:
         if configured:  # the size is the user's setting, which a forced rebuild keeps (decision 803)
             message = (
                 f"embedding.dimensions is {dims}, but the embedding provider returns {width}-dimensional vectors: "
@@ -37,8 +42,9 @@ class ModelChanged(EmbeddingError):
         else:
             message = (
                 f"The embedding provider now returns {width}-dimensional vectors, but this index holds "
-                f"{dims}-dimensional ones: the model behind embedding.endpoint changed. Vectors of two models are "
-                "never mixed; run kb_reindex force=true (CLI: --reindex --force) to embed everything with the new one."
+                f"{dims}-dimensional ones: {_WHAT_CHANGED.get(provider, 'the embedding model changed')}. "
+                "Vectors of two models are never mixed; run kb_reindex force=true (CLI: --reindex --force) to "
+                "embed everything with the new one."
             )
         super().__init__(message)
         self.width, self.dims = width, dims

@@ -230,7 +230,7 @@ class ChunkApi:
             )
 
     def query_vector(self, query: str) -> npt.NDArray[np.float32]:
-        from ..embeddings import EmbeddingError, ModelChanged
+        from ..embeddings import EmbeddingError
 
         embedder = self.embedders.get()
         if embedder is None:
@@ -252,7 +252,16 @@ class ChunkApi:
             raise IndexNotReady(f"The embedding provider failed: {exc}") from None
         dims = self.store.vector_dimensions()
         if dims is not None and vec.shape[0] != dims:  # another model's query: never compared (decision 512)
-            raise IndexNotReady(str(ModelChanged(int(vec.shape[0]), dims)))
+            # More than ModelChanged's advice: a forced rebuild re-embeds the Markdown but keeps external chunks,
+            # whose size may be the one that differs (decision 679).
+            raise IndexNotReady(
+                f"search_knowledge embeds the query with this run's model '{embedder.model}', which makes "
+                f"{vec.shape[0]}-dimensional vectors, but the stored chunk vectors are {dims}-dimensional, and "
+                "vectors of two models are never compared. If the Markdown was embedded by another model (or the "
+                "model behind an endpoint changed), kb_reindex force=true (CLI: --reindex --force) embeds it again; "
+                f"vectors given to upsert_vector keep their size. Or use search_vectors with a {dims}-dimensional "
+                "vector."
+            )
         return vec / max(float(np.linalg.norm(vec)), 1e-12)
 
     # writes --------------------------------------------------------------------------

@@ -182,7 +182,7 @@ class SearchEngine:
         vector = self.query_vectors.get(embedder, query)
         dims = self.store.vector_dimensions()
         if dims is not None and vector.shape[-1] != dims:  # another model's query: never compared (decision 512)
-            raise ModelChanged(int(vector.shape[-1]), dims)
+            raise ModelChanged(int(vector.shape[-1]), dims, provider=embedder.provider)
         return vector
 
     def _semantic_candidates(
