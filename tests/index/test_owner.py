@@ -286,6 +286,31 @@ def test_a_changed_root_on_the_same_index_file_is_still_refused_and_named_apart(
     assert _documents(project / ".local-vector-search-mcp" / "index.db") == ["apple.md", "docs/banana.md"]
 
 
+def test_the_whole_project_opening_the_index_of_its_root_docs_is_refused(tmp_path: Path) -> None:
+    """Decision 680: with `root: docs` the index lies in the project root's state folder, so one
+    `--status` typed without `--config` (its root the whole project) found the file inside its root
+    and adopted it (536's copy rule). The index then belonged to the project root, and every later
+    run with the configuration was refused for good. A file still at its recorded place is the
+    recorded folder's: the run without the configuration is refused, and the configured one goes on."""
+    project = _config_project(tmp_path / "project", "apple")
+    assert _in(project, "--reindex").returncode == 0
+    storage = project / ".local-vector-search-mcp" / "index.db"
+    before = _owner_rows(storage)
+    status = _lexical("--project-root", str(project), "--status")
+    assert status.returncode == 0, status.stderr
+    (problem,) = json.loads(status.stdout)["compatibility"]["problems"]
+    assert REFUSAL in problem and "it indexes the folder 'docs'" in problem
+    for stray in (["call", "kb_search", "--query", "apple"], ["--reindex"]):
+        refused = _lexical("--project-root", str(project), *stray)
+        assert refused.returncode == 1, (stray, refused.stdout)
+        message = refused.stderr.strip().splitlines()[-1]
+        assert REFUSAL in message and "it indexes the folder 'docs'" in message
+    assert _owner_rows(storage) == before
+    done = _in(project, "call", "kb_search", "--query", "apple")
+    assert done.returncode == 0, done.stderr
+    assert [hit["path"] for hit in json.loads(done.stdout)["results"]] == ["apple.md"]
+
+
 def test_two_folders_of_one_name_are_told_apart(tmp_path: Path) -> None:
     """Decision 551: two knowledge bases named `kb` on one absolute storage.path were refused as
     "'kb' ... 'kb'". Relative to the project root they are '../../work/kb' and the root itself;

@@ -9,8 +9,8 @@ root asks :func:`verdict`:
 * the same folder: the index is this project's;
 * nothing recorded (an index from before this record), or the recorded folder is gone (the
   project was moved or renamed): this project adopts it;
-* the index file lies inside this knowledge base's folder (a project folder copied with its
-  state folder): adopted too, a file there can only be this knowledge base's;
+* the index file lies inside this knowledge base's folder and is not where it was recorded (a
+  project folder copied with its state folder): adopted too;
 * the file is no longer where it was recorded, and lies where this knowledge base's copy of it
   would (the same relative place from the root, as in a copied project whose ``root: docs``
   leaves the state folder beside the knowledge base): adopted, it travelled with the folder;
@@ -67,7 +67,7 @@ def _travelled_with_root(recorded: str, recorded_file: str | None, owner: Owner)
     """The file left the place it was recorded at and keeps its place relative to the root: the
     knowledge base and its index were copied (or moved) together. A file still at its recorded
     place is the one the recorded folder uses, whatever root opens it (decision 550)."""
-    if recorded_file is None or owner.file is None or _same(recorded_file, owner.file):
+    if recorded_file is None or owner.file is None or _at_recorded_place(recorded_file, owner):
         return False
     try:
         return os.path.relpath(recorded_file, recorded) == os.path.relpath(owner.file, owner.root)
@@ -78,11 +78,19 @@ def _travelled_with_root(recorded: str, recorded_file: str | None, owner: Owner)
 def verdict(recorded: str | None, owner: Owner, recorded_file: str | None = None) -> Verdict:
     if recorded is not None and _same(recorded, owner.root):
         return Verdict.OURS
-    if recorded is None or not Path(recorded).is_dir() or owner.holds_file:
+    if recorded is None or not Path(recorded).is_dir():
+        return Verdict.ADOPT
+    if owner.holds_file and not _at_recorded_place(recorded_file, owner):
+        # 536's copy. A file still at its recorded place is the recorded folder's even when it lies
+        # inside this root: `root: docs` keeps it beside docs/, so inside the project root (decision 680).
         return Verdict.ADOPT
     if _travelled_with_root(recorded, recorded_file, owner):
         return Verdict.ADOPT
     return Verdict.REFUSE
+
+
+def _at_recorded_place(recorded_file: str | None, owner: Owner) -> bool:
+    return recorded_file is not None and owner.file is not None and _same(recorded_file, owner.file)
 
 
 def needs_file_record(recorded_file: str | None, owner: Owner) -> bool:
