@@ -22,9 +22,14 @@ setup: $(VENV)/.installed
 # The main job: index a folder and search it (offline; the local model ships with the package).
 DEMO_ROOT ?= examples/demo
 DEMO_QUERY ?= how do I keep edits safe when two agents change the same file
+# The demo's index is thrown away each run: it belongs to the folder it indexed, so a run on another
+# DEMO_ROOT would be refused (decision 535). Values are quoted for the shell (spaces, quotes).
+shell_quote = '$(subst ','\'',$(1))'
+DEMO_INDEX = $(CURDIR)/.demo-index/index.db
 demo: setup
-	$(PY) -m local_vector_search_mcp --root $(DEMO_ROOT) --storage-path $(CURDIR)/.demo-index/index.db --reindex --force
-	$(PY) -m local_vector_search_mcp --root $(DEMO_ROOT) --storage-path $(CURDIR)/.demo-index/index.db call kb_search --query "$(DEMO_QUERY)" --top-k 3
+	rm -rf $(call shell_quote,$(CURDIR)/.demo-index)
+	$(PY) -m local_vector_search_mcp --root $(call shell_quote,$(DEMO_ROOT)) --storage-path $(call shell_quote,$(DEMO_INDEX)) --reindex
+	$(PY) -m local_vector_search_mcp --root $(call shell_quote,$(DEMO_ROOT)) --storage-path $(call shell_quote,$(DEMO_INDEX)) call kb_search --query $(call shell_quote,$(DEMO_QUERY)) --top-k 3
 
 test: setup check-generated
 	$(PY) -m pytest -q --durations=25

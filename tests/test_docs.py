@@ -193,3 +193,31 @@ def test_the_readme_copy_of_a_project_runs_as_written(tmp_path: Path) -> None:
     assert (result["indexedFiles"], result["skippedFiles"]) == (0, len(list(copy.rglob("*.md"))))
     status = _run([str(PROGRAM), "--storage-path", str(shared), *lexical, "--status"], cwd=original)
     assert json.loads(status.stdout)["compatibility"]["isCompatible"] is True
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_demo_runs_again_on_another_folder_with_spaces_and_quotes(tmp_path: Path) -> None:
+    """The README's second demo line after its first: the demo kept one index file for every
+    DEMO_ROOT, so the second run was refused as another knowledge base's (decision 535), and an
+    unquoted DEMO_ROOT with a space split into two arguments (decision 681). Run in a scratch folder
+    with the Makefile of the clone (`-o setup`: the venv is this one, nothing is written into it)."""
+    shutil.copytree(ROOT / "examples" / "demo", tmp_path / "examples" / "demo")
+    notes = tmp_path / "my notes"
+    notes.mkdir()
+    (notes / "garden.md").write_text("# Garden\n\nTomatoes want sun and deep watering.\n", "utf-8")
+
+    def demo(*variables: str) -> list[dict[str, Any]]:
+        make = ["make", "--no-print-directory", "-f", str(ROOT / "Makefile"), "-o", "setup", f"PY={sys.executable}"]
+        done = subprocess.run(
+            [*make, "demo", 'DEMO_QUERY=tomatoes\' "sun"', *variables],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "CLAUDE_PROJECT_DIR": ""},
+        )
+        assert done.returncode == 0, done.stderr
+        return list(json.loads(done.stdout[done.stdout.rindex("\n{") :])["results"])  # the search, after the reindex
+
+    assert demo()  # examples/demo
+    assert [hit["path"] for hit in demo(f"DEMO_ROOT={notes}")] == ["garden.md"]

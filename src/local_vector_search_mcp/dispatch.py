@@ -325,7 +325,8 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
             raise InvalidPath(
                 _format_validation(exc, schema).replace("Invalid arguments", "Path not permitted")
             ) from None
-        raise InvalidArgument(_format_validation(exc, schema) + _envelope_hint(spec, given, schema)) from None
+        hint = _envelope_hint(spec, given, schema)  # its own sentence after pydantic's list (decision 681)
+        raise InvalidArgument(_format_validation(exc, schema) + (f".{hint}" if hint else "")) from None
     if spec.request_model is None:
         return None
     if spec.envelope == "request":
