@@ -21,14 +21,14 @@ from shared_data import CORPORA
 
 from local_vector_search_mcp.index.chunker import chunk_document
 from local_vector_search_mcp.index.cjk import index_tokens
-from local_vector_search_mcp.index.pg_lexemes import chunk_lexemes
+from local_vector_search_mcp.index.pg_lexemes import chunk_lexemes, lexeme
 from local_vector_search_mcp.index.pg_rank import chunk_lengths
 from local_vector_search_mcp.index.stem import STEM_MARK, stem_index_text, text_language
 from local_vector_search_mcp.markdown import parse_document
 
 
 def reference_literal(text: str, heading: str | None) -> str:
-    """The literal as the adapter wrote it before decision 565 (verbatim)."""
+    """The literal as the adapter wrote it before decision 565 (verbatim, but for 682's folding)."""
     positions: dict[str, list[str]] = {}
     pos = 0
     language = text_language(heading or "", text)
@@ -37,15 +37,15 @@ def reference_literal(text: str, heading: str | None) -> str:
         start = pos
         for token in index_tokens(part):
             pos = min(pos + 1, 16383)
-            if len(token) <= 500:
-                positions.setdefault(token, []).append(f"{pos}{weight}")
+            # decision 682: a token past 500 characters is folded, no longer left out
+            positions.setdefault(lexeme(token), []).append(f"{pos}{weight}")
         for i, word in enumerate(stem_index_text(part, language=language).split()):
-            positions.setdefault(STEM_MARK + word, []).append(f"{min(start + 1 + i, 16383)}C")
+            positions.setdefault(lexeme(STEM_MARK + word), []).append(f"{min(start + 1 + i, 16383)}C")
 
-    def lexeme(token: str) -> str:
+    def quoted(token: str) -> str:
         return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
-    return " ".join(f"{lexeme(tok)}:{','.join(ps[:256])}" for tok, ps in positions.items())
+    return " ".join(f"{quoted(tok)}:{','.join(ps[:256])}" for tok, ps in positions.items())
 
 
 # what stresses the literal: repeats past 256, positions past 16383 in either part, tokens past
@@ -58,6 +58,7 @@ HOSTILE = [
     ("body " * 17000 + "tail", "Heading"),
     ("after", "head " * 17000),
     ("x" * 501 + " short " + "y" * 500 + " " + "z" * 501, "q" * 600),
+    ("\U0001d518" * 700 + " Ж" * 3 + "ж" * 1500, "walking" * 80),  # 4-byte letters; a long word with a stem
     ("Die Installation ist nicht schwer und die Konfiguration wird mit den Dateien gemacht", "Einrichtung"),
     ("Установка и настройка ёлки, елки", "Руководство"),
     ("機器學習很有趣 東京都 ติดตั้งโปรแกรม 검색합니다 café naïve n\u0308o", "日本語の見出し"),

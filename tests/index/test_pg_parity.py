@@ -35,6 +35,8 @@ class DistinctEmbedder(HashEmbedder):
         return v / np.linalg.norm(v)
 
 
+FINGERPRINT = hashlib.sha512(b"parity").hexdigest() * 6  # 768 characters, one token
+BLOB = "Ж" * 1500  # 3,000 bytes
 FILLER = "The index keeps the index settings of the index for every index request. "
 
 CORPUS = {
@@ -65,6 +67,9 @@ CORPUS = {
     # the same passage in two versions (collapsed, the other copy in alsoIn)
     "v1/upgrade.md": "# Upgrade\n\nStop every node, replace the binaries, then start the nodes again.\n",
     "v2/upgrade.md": "# Upgrade\n\nStop every node, replace the binaries, then start the nodes again.\n",
+    # tokens past PostgreSQL's 2 KB lexeme and past the 500 characters it is given (decision 682)
+    "keys/fingerprint.md": f"# Signing key\n\nThe key's fingerprint is {FINGERPRINT}.\n",
+    "keys/blob.md": f"# Blob\n\nAn inline blob {BLOB} ends here.\n",
 }
 
 QUERIES = [
@@ -128,6 +133,24 @@ def test_lexical_answers_are_the_same_on_both_backends(pair: tuple[KbClient, KbC
         expected = _answers(lite, query, "lexical")
         assert expected, query
         assert _answers(pg, query, "lexical") == expected, query
+
+
+def test_a_word_longer_than_a_postgresql_lexeme_is_found_alike(pair: tuple[KbClient, KbClient]) -> None:
+    """PostgreSQL refuses a lexeme of 2 KB or more and the index left tokens past 500 characters
+    out: a pasted fingerprint found its page on SQLite and nothing on PostgreSQL, and a query word
+    of 2,047 bytes failed the whole query there (INTERNAL_ERROR). Both sides fold such a word now."""
+    lite, pg = pair
+    for query, page in (
+        (FINGERPRINT, "keys/fingerprint.md"),
+        (BLOB, "keys/blob.md"),
+        ("fingerprint " + "x" * 2100, "keys/fingerprint.md"),  # the other word still counts
+        ("Ж" * 1499, None),  # folded, it is still not the document's word
+    ):
+        for mode in ("lexical", "hybrid"):
+            expected = _answers(lite, query, mode)
+            assert _answers(pg, query, mode) == expected, (query[:20], mode)
+            if mode == "lexical":
+                assert [hit[0] for hit in expected][:1] == ([page] if page else []), query[:20]
 
 
 @pytest.mark.parametrize("mode", ["semantic", "hybrid"])

@@ -279,7 +279,11 @@ def verify_copy(source: IndexStore, target: IndexStore, result: CopyResult) -> d
         if query is None:
             continue
         lexical += 1
-        found = [{(h.path, h.anchor) for h in store.lexical(query, limit, None)} for store in (source, target)]
+        try:
+            found = [{(h.path, h.anchor) for h in store.lexical(query, limit, None)} for store in (source, target)]
+        except Exception as exc:  # a query one engine refuses is a difference to report, not a traceback (682)
+            mismatches.append(f"lexical query {query!r} failed: {type(exc).__name__}: {exc}")
+            continue
         if found[0] != found[1] or not found[0]:
             mismatches.append(
                 f"lexical query {query!r}: {len(found[0])} matches in the source, {len(found[1])} in the copy"

@@ -17,13 +17,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from itertools import chain
 
+import xxhash
+
 from .cjk import index_tokens
 from .stem import STEM_MARK, stem_index_text, text_language
 
-__all__ = ["MAX_LEXEME", "MAX_POSITION", "chunk_lexemes"]
+__all__ = ["MAX_LEXEME", "MAX_POSITION", "chunk_lexemes", "lexeme"]
 
 MAX_POSITION = 16383  # tsvector positions stop there (PostgreSQL clamps larger ones to it)
-MAX_LEXEME = 500  # characters; longer tokens (base64 blobs) are not worth a lexeme (limit 2 KB)
+# Characters. PostgreSQL refuses a lexeme of 2 KB or more (a tsquery with one fails the whole query), and
+# 500 characters of four bytes stay below it; a longer token is stored folded (:func:`lexeme`).
+MAX_LEXEME = 500
+_FOLD_KEPT = MAX_LEXEME - 17  # the token's start, then "…" and 16 hex digits: MAX_LEXEME in all
 _ESCAPE = str.maketrans({"'": "''", "\\": "\\\\"})  # inside a quoted lexeme of a tsvector literal
 _ENTRY = {weight: (f"'{{}}':{{}}{weight}".format, f"'{STEM_MARK}{{}}':{{}}C".format)[weight == "C"] for weight in "ABC"}
 
@@ -33,8 +38,8 @@ def chunk_lexemes(text: str, heading: str | None) -> tuple[str, int, int]:
 
     Positions: a gap of one before each part (a phrase never spans heading and body), then the
     part's tokens one after the other (PostgreSQL caps them at :data:`MAX_POSITION`); the part's
-    stems from the part's first token position on. A token longer than :data:`MAX_LEXEME` keeps
-    its position but gives no lexeme."""
+    stems from the part's first token position on. A token longer than :data:`MAX_LEXEME` is folded
+    (:func:`lexeme`)."""
     heading = heading or ""
     language = text_language(heading, text)  # as the SQLite stems table's (decision 518)
     head, body = index_tokens(heading), index_tokens(text)
@@ -53,12 +58,22 @@ def chunk_lexemes(text: str, heading: str | None) -> tuple[str, int, int]:
     return literal, len(head) + len(body), len(head_stems) + len(body_stems)
 
 
+def lexeme(word: str) -> str:
+    """The lexeme PostgreSQL holds for an index token or a ``~stem`` (``STEM_MARK`` included): the word
+    itself, or past :data:`MAX_LEXEME` characters its start, "…" and the XxHash64 of the whole word.
+    Index and query fold alike, so a 768-character fingerprint is found as on SQLite, whose FTS5
+    keeps tokens of any length; "…" is never part of a token, so no other word folds to it (decision 682)."""
+    if len(word) <= MAX_LEXEME:
+        return word
+    return f"{word[:_FOLD_KEPT]}\u2026{xxhash.xxh64_hexdigest(word.encode('utf-8', 'surrogatepass'))}"
+
+
 def _entries(tokens: list[str], first: int, weight: str) -> Iterable[str]:
     """``'token':position<weight>`` of each token, the ``i``-th at ``first + i``."""
     positions: Iterable[int] = range(first, first + len(tokens))
-    if tokens and max(map(len, tokens)) > MAX_LEXEME:  # rare: keep the positions, drop the lexemes
-        kept = [(t, p) for t, p in zip(tokens, positions, strict=True) if len(t) <= MAX_LEXEME]
-        tokens, positions = [t for t, _ in kept], [p for _, p in kept]
+    mark = STEM_MARK if weight == "C" else ""  # the entry's format writes the mark itself
+    if tokens and max(map(len, tokens)) + len(mark) > MAX_LEXEME:  # rare: folded as the query folds them
+        tokens = [lexeme(mark + t)[len(mark) :] for t in tokens]
     joined = "".join(tokens)
     if "'" in joined or "\\" in joined:  # no unicode61 token holds one; escaped all the same
         tokens = [t.translate(_ESCAPE) for t in tokens]

@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from .cjk import bare, bigrams, index_tokens, word_tokens
 from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase, rarest_within
+from .pg_lexemes import lexeme
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import STEM_MARK, query_stems, stem_index_text
 
@@ -68,7 +69,8 @@ STEM_HIT_WEIGHTS = "{0, 1, 0, 0}"  # the stems' weight-C positions, one each
 
 
 def _lexeme(token: str) -> str:
-    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+    """A tsquery's quoted lexeme, folded past 500 characters as the index folds it (decision 682)."""
+    return "'" + lexeme(token).replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 @dataclass(frozen=True, slots=True)

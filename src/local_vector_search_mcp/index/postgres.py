@@ -65,7 +65,7 @@ from .cjk import index_tokens
 from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .fts5 import COMMON_TERM_MIN_CHUNKS, STEM_BUDGET, STEM_DEPTH, stem_counts, stem_prices
 from .pg_batch import PipelinedBatch
-from .pg_lexemes import chunk_lexemes
+from .pg_lexemes import chunk_lexemes, lexeme
 from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
@@ -242,7 +242,8 @@ def _any_of(atoms: Sequence[pg_rank.Atom], chosen: Collection[int], held: Collec
 
 
 def _lexeme(token: str) -> str:
-    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+    """A tsquery's quoted lexeme, folded past 500 characters as the index folds it (decision 682)."""
+    return "'" + lexeme(token).replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def plain_lexeme(tsquery: str) -> str | None:
@@ -250,8 +251,8 @@ def plain_lexeme(tsquery: str) -> str | None:
     for anything else (a phrase, a prefix, a weight): what ``term_stats`` can count."""
     if len(tsquery) < 2 or tsquery[0] != "'" or tsquery[-1] != "'":
         return None
-    lexeme = re.sub(r"''|\\\\", lambda m: m.group(0)[0], tsquery[1:-1])
-    return lexeme if lexeme and _lexeme(lexeme) == tsquery else None
+    word = re.sub(r"''|\\\\", lambda m: m.group(0)[0], tsquery[1:-1])
+    return word if word and _lexeme(word) == tsquery else None
 
 
 def tsvector_literal(text: str, heading: str | None) -> str:
@@ -1165,9 +1166,9 @@ class PostgresStore:
         # 671): then only the phrases and prefixes the cut keeps are counted before the fetch (an
         # AND counts its atoms after it, as before: measured no faster the other way)
         lexemes = [
-            lexeme
+            word
             for atom in query_plan.atoms()
-            if query_plan.counts_in_rows() and (lexeme := plain_lexeme(atom.tsquery)) is not None
+            if query_plan.counts_in_rows() and (word := plain_lexeme(atom.tsquery)) is not None
         ]
         tokens = query_plan.priced_tokens(self._corpus_stats().rows)
         counted = self._token_frequencies(tokens, lexemes)
@@ -1317,7 +1318,7 @@ class PostgresStore:
             " cross join unnest(cast(%(l)s as text[]), cast(%(q)s as tsquery[]), cast(%(p)s as boolean[]))"
             " with ordinality u(l, q, priced, i) left join term_stats s on s.lexeme = u.l order by u.i",
             {
-                "l": [*tokens, *lexemes],
+                "l": [lexeme(t) for t in (*tokens, *lexemes)],  # as term_stats holds them (folded, 682)
                 "q": [_lexeme(t) for t in (*tokens, *lexemes)],
                 "p": [True] * len(tokens) + [False] * len(lexemes),
                 "common": COMMON_TERM_MIN_CHUNKS,
@@ -1338,9 +1339,9 @@ class PostgresStore:
         lexeme's as :meth:`_token_frequencies` counts it (a common one from the snapshot), a
         phrase's or prefix's counted now (all of them in one round trip, not one each)."""
         # one rule for what a plain lexeme is, the pricing's and ``_live_counts``' (a quoted one too)
-        single = {lexeme: atom.tsquery for atom in atoms if (lexeme := plain_lexeme(atom.tsquery)) is not None}
+        single = {word: atom.tsquery for atom in atoms if (word := plain_lexeme(atom.tsquery)) is not None}
         known = self._token_frequencies(list(single)).counts
-        by_query = {tsquery: known.get(lexeme, 0) for lexeme, tsquery in single.items()}
+        by_query = {tsquery: known.get(word, 0) for word, tsquery in single.items()}
         rest = list(dict.fromkeys(a.tsquery for a in atoms if a.tsquery not in by_query))
         by_query |= dict(zip(rest, self._live_counts(rest), strict=True))
         return [by_query[a.tsquery] for a in atoms]
