@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -49,12 +50,29 @@ class _HideUrlPasswords(logging.Filter):
 
 
 class _Parser(argparse.ArgumentParser):
+    given: Sequence[str] = ()  # the words parsed, set by main: what an error names (decision 683)
+
     def error(self, message: str) -> NoReturn:
         # argparse exits 2 with a usage dump; the contract wants one message and exit 1, in the
         # reference's words where it quotes them (decision 544).
-        self.exit(EXIT_ERROR, f"{self.prog}: {_contract_words(message)}\n(see --help)\n")
+        unknown = self._unknown_option() if _NO_COMMAND.match(message) else None
+        self.exit(EXIT_ERROR, f"{self.prog}: {unknown or _contract_words(message)}\n(see --help)\n")
+
+    def _unknown_option(self) -> str | None:
+        """`--storage-backend postgresql`: argparse takes the unknown option's value for the command
+        and names that ("Unexpected argument: postgresql"); the option is what is wrong (decision 683)."""
+        for word in self.given:
+            if word == "--":
+                return None
+            name = word.split("=", 1)[0]
+            if name.startswith("-") and name != "-" and name not in self._option_string_actions:
+                return f"Unknown option: {name}"
+            if name in _COMMANDS:
+                return None  # the command's own options follow: its parser judges them
+        return None
 
 
+_COMMANDS = ("serve", "call", "notion", "index")
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (\S+)")
 _NO_VALUE = re.compile(r"argument (--[\w-]+)(?:/[^:]*)?: expected one argument")
 _NO_COMMAND = re.compile(r"argument command: invalid choice: '([^']*)' \(choose from (.*)\)")
@@ -127,7 +145,7 @@ examples:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     p = _Parser(
         prog="local-vector-search-mcp",
         description="Local knowledge workbench for AI agents: an MCP server (stdio or Streamable HTTP) "
@@ -193,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "command",
         nargs="?",
-        choices=["serve", "call", "notion", "index"],
+        choices=_COMMANDS,
         help="serve (default), call <tool>, notion push or index copy",
     )
     p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
@@ -392,7 +410,8 @@ def _recover_interrupted_writes(ws: Workspace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(_dash_values(parser, sys.argv[1:] if argv is None else argv))
+    words = parser.given = _dash_values(parser, sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(words)
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.INFO if args.verbose else logging.WARNING,

@@ -68,6 +68,8 @@ def open_store_spec(spec: str, settings: Settings) -> IndexStore:
     kind, sep, rest = spec.partition(":")
     if kind == "sqlite" and sep and rest:
         path = Path(rest).expanduser()
+        if path.suffix.lower() == ".md":  # as storage.path (decision 676): never a document's file
+            raise ConfigError(f"{spec} names a Markdown document; an index needs a file of its own (e.g. index.db).")
         return open_store_path(path if path.is_absolute() else settings.project_root / path)
     if kind in ("postgresql", "postgres") and sep:
         if rest.startswith("//"):
