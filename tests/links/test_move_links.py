@@ -464,3 +464,38 @@ def test_a_move_writes_no_name_that_opens_its_note_only_by_path_order(tmp_path: 
         assert broken(kb) == []
     finally:
         kb.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("front", "after"),
+    [
+        # a block scalar's line starting with `#` is text, not a YAML comment: it was never placed,
+        # so the move left it stale and reported success
+        ("notes: |\n  # [[Note]]\n", "notes: |\n  # [[dir/Renamed]]\n"),
+        # `up: [[Note]]` is a nested list, no link: the quoted link was placed on its spelling there,
+        # and the move was refused for a quote the new name does not hold
+        ('up: [[Note]]\nrelated: "[[Note]]"\n', 'up: [[Note]]\nrelated: "[[dir/Renamed]]"\n'),
+        (
+            "up: [[Note]]\nlater: >\n  see [[Note|the note]]\n",
+            "up: [[Note]]\nlater: >\n  see [[dir/Renamed|the note]]\n",
+        ),
+    ],
+)
+def test_a_front_matter_link_is_rewritten_where_its_yaml_string_holds_it(
+    tmp_path: Path, front: str, after: str
+) -> None:
+    """Decision 684: a property link is placed inside the source of the string that holds it."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "Note.md").write_text("# Note\n", encoding="utf-8")
+    (root / "Renamed.md").write_text("# Another page of the name\n", encoding="utf-8")
+    (root / "fm.md").write_text(f"---\n{front}---\n\n# Fm\n", encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        kb.reindex()
+        moved = move(kb, "Note.md", "dir/Renamed.md", updateLinks=True)
+        assert moved["updatedPaths"] == ["fm.md"]
+        assert (root / "fm.md").read_text(encoding="utf-8") == f"---\n{after}---\n\n# Fm\n"
+        assert broken(kb) == []
+    finally:
+        kb.shutdown()

@@ -698,30 +698,81 @@ def _property_values(value: Any) -> Iterable[str]:
 def _property_links(doc: Document, wanted: list[str]) -> Iterable[Link]:
     """The wikilinks of front-matter property values (Obsidian 1.4+ counts them as links: in
     backlinks, the graph, and a rename updates them; decision 483). ``wanted`` holds the inner texts
-    (``Other|shown``) the YAML values carry, in order; each is placed at the first unused ``[[...]]``
-    of the front matter spelling it, outside comment lines, so a move can rewrite it. One the YAML
-    spelled with escapes is not found and keeps the span -1: counted, never rewritten."""
+    (``Other|shown``) the YAML values carry; each is placed inside the source of the string that
+    holds it (:func:`_property_places`), so a move rewrites that spelling and no other. One the
+    YAML spelled with escapes is not found there and keeps the span -1: counted, never rewritten."""
     holder = doc.get("frontmatter")
     pointer = holder.anchor if holder is not None else None
-    text = doc.text
-    region_end = holder.end if holder is not None else 0
-    # the places of each spelling, first first: a value takes the first one left (a scan of every
-    # place per value cost the square of the front matter's links, decision 696)
-    written: dict[str, deque[int]] = {}
-    for match in _PROPERTY_LINK.finditer(text, 0, region_end):
-        line_start = max(text.rfind("\n", 0, match.start()), text.rfind("\r", 0, match.start())) + 1
-        if not match.group(1) and not text[line_start : match.start()].lstrip().startswith("#"):  # no YAML comment
-            written.setdefault(match.group(2), deque()).append(match.start(2))
-    for inner in wanted:
+    placed = _property_places(doc, holder) if holder is not None else None
+    found = placed if placed is not None else [(inner, -1) for inner in wanted]
+    for inner, place in found:
         target, _, alias = inner.partition("|")
-        places = written.get(inner)
-        place = places.popleft() if places else -1
         name = target.strip()
         start = end = -1
         if place >= 0:
             start = place + len(target) - len(target.lstrip())
             end = start + len(name)
         yield Link("wikilink", name, alias.strip() or None, pointer, start, end, True)
+
+
+def _property_places(doc: Document, holder: Element) -> list[tuple[str, int]] | None:
+    """``(inner text, offset in doc.text or -1)`` of each wikilink of a property value, in the order
+    of the front matter, found from the YAML's own nodes (decision 684): a link's place is searched
+    only inside the source of the string scalar that holds it. Searching the whole front matter
+    for the first unused spelling put a link at the same spelling in another property (an
+    unquoted `up: [[Note]]`, a nested list and no link), and skipped every line starting with `#`
+    as a comment, though inside a block scalar it is text. ``None`` when the YAML does not compose."""
+    import yaml
+
+    text = doc.text
+    first = doc.line_end(holder.start)  # the opening fence's line
+    start = first + (2 if text.startswith("\r\n", first) else 1)
+    close = max(text.rfind("\n", start, holder.end), text.rfind("\r", start, holder.end)) + 1
+    body = text[start:close] if close > start else ""
+    try:
+        root = yaml.compose(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        try:
+            root = yaml.compose(body, Loader=yaml.SafeLoader)
+        except yaml.YAMLError:
+            return None
+    if not isinstance(root, yaml.MappingNode):
+        return None
+    out: list[tuple[str, int]] = []
+    seen: set[int] = set()  # an alias names a node already walked: its text is written once
+    stack: list[yaml.Node] = [
+        value
+        for key, value in reversed(root.value)
+        if not (isinstance(key, yaml.ScalarNode) and str(key.value).lower() in _NOT_LINK_PROPERTIES)
+    ]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if isinstance(node.value, str) and "[[" in node.value:
+                out.extend(_places_in(node, body, start))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(value for _, value in reversed(node.value))
+    return out
+
+
+def _places_in(node: Any, body: str, offset: int) -> Iterable[tuple[str, int]]:
+    """The links of one string scalar, each at the first unused ``[[...]]`` of its spelling in the
+    scalar's source (linear in its links: decision 696's grouping)."""
+    lo, hi = node.start_mark.index, node.end_mark.index
+    written: dict[str, deque[int]] = {}
+    for match in _PROPERTY_LINK.finditer(body, lo, hi):
+        if not match.group(1):
+            written.setdefault(match.group(2), deque()).append(offset + match.start(2))
+    for match in _PROPERTY_LINK.finditer(node.value):
+        inner = match.group(2)
+        if not match.group(1) and inner.strip():
+            places = written.get(inner)
+            yield inner, places.popleft() if places else -1
 
 
 def _front_matter(source: str) -> tuple[list[str], list[str], list[str]]:
