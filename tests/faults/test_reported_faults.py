@@ -212,6 +212,48 @@ def test_vectors_are_filled_when_the_provider_comes_back_without_a_restart(
         ws.close()
 
 
+def test_vectors_are_filled_when_the_index_comes_back_without_a_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 685: a background pass the index failed (PostgreSQL restarting) was only logged:
+    kb_status showed no error and the vectors stayed pending until a search started another pass.
+    It is now said in `vectors.lastError` and tried again with the provider's backoff."""
+    from kb_fakes import HashEmbedder, make_workspace
+
+    from local_vector_search_mcp.errors import IndexNotReady
+    from local_vector_search_mcp.index import indexing
+
+    monkeypatch.setattr(indexing, "RETRY_FIRST_SECONDS", 0.3)
+    root = _folder(tmp_path)
+    ws = make_workspace(root, "local", embedder=HashEmbedder(16))
+    try:
+        ws.indexing.reindex()
+        (root / "b.md").write_text("# B\n\nbravo words\n", "utf-8")
+        real = type(ws.indexing.indexer).embed_pending
+        failures = [IndexNotReady("Cannot connect to PostgreSQL at postgresql://db:5432/kb#docs.")]
+
+        def flaky(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if failures:
+                raise failures.pop()
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(type(ws.indexing.indexer), "embed_pending", flaky)
+        ws.indexing.schedule_sync(["b.md"])
+        ws.indexing.sync.wait_idle(30)
+        seen: list[Any] = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            vectors = dispatch.invoke(ws, "kb_status", None)["vectors"]
+            seen.append(vectors["lastError"])
+            if not failures and vectors["pendingChunks"] == 0 and not vectors["isRunning"]:
+                break
+            time.sleep(0.05)
+        assert vectors["pendingChunks"] == 0 and vectors["lastError"] is None
+        assert any(str(e).startswith("The embedding pass failed: Cannot connect to PostgreSQL") for e in seen)
+    finally:
+        ws.close()
+
+
 # --------------------------------------------------------------------------- a CLI edit and its index sync
 
 

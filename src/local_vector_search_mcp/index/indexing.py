@@ -228,8 +228,13 @@ class IndexingService:
                     self._report_embedding(result)
             except Cancelled:
                 result = None
-            except Exception:  # never kill the server
+            except Exception as exc:  # never kill the server
                 log.exception("background embedding failed")
+                # the index failed, not the provider (a database restarting): said in kb_status and tried
+                # again with the provider's backoff, not left pending until the next search (decision 685)
+                self.activity.vector_error = f"The embedding pass failed: {self._sync_failure_text(exc)}"[:300]
+                self._vector_error_at = time.monotonic()
+                self._retry_later()
                 result = None
             finally:
                 self.activity.embedding.release()
