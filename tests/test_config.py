@@ -87,6 +87,11 @@ def test_invalid_configuration(tmp_path: Path, yaml_text: str, message: str) -> 
         load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})
 
 
+def test_a_claude_project_dir_that_is_no_folder_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"CLAUDE_PROJECT_DIR \(.*/gone\) does not name an existing folder"):
+        load_settings(CliOptions(), cwd=tmp_path, environ={"CLAUDE_PROJECT_DIR": str(tmp_path / "gone")})
+
+
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="was not found"):
         load_settings(CliOptions(config="nope.yml"), cwd=tmp_path, environ={})

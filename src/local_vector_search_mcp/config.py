@@ -585,7 +585,8 @@ def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict
     elif environ.get("CLAUDE_PROJECT_DIR", "").strip():
         project_root = Path(_expand_home(environ["CLAUDE_PROJECT_DIR"].strip(), environ)).resolve()
         if not project_root.is_dir():
-            raise ConfigError("CLAUDE_PROJECT_DIR does not name an existing folder.")
+            shown = environ["CLAUDE_PROJECT_DIR"].strip()  # as --project-root's refusal names its value
+            raise ConfigError(f"CLAUDE_PROJECT_DIR ({shown}) does not name an existing folder.")
     else:
         project_root = cwd.resolve()
     config_file = None
