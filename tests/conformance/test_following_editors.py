@@ -24,6 +24,13 @@ def _settled(status: dict) -> bool:  # type: ignore[type-arg]
     return status["synchronization"] is None and not status["indexing"]["isRunning"]
 
 
+async def _built(conn: Connection) -> None:
+    """Until the first reindex is over: kb_reindex returns at once, and a search of an index still
+    empty while it runs is refused with INDEX_NOT_READY (CI met it on a loaded machine)."""
+    while not _settled((await conn.call("kb_status", {})).structured):
+        await anyio.sleep(0.05)
+
+
 def test_status_says_a_change_is_pending_until_search_has_it(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """An agent that saves a file with its own tools and polls kb_status until `synchronization`
     is null must then find the new text, not the old one (decision 740). Before, a change the
@@ -38,6 +45,7 @@ def test_status_says_a_change_is_pending_until_search_has_it(tmp_path: Path, req
         async with connect(server_command(request.config.getoption("--server")), ws, CONFIG) as conn:
             assert not (await conn.call("kb_reindex", {"request": {"scope": "all"}})).is_error
             with anyio.fail_after(60):
+                await _built(conn)
                 while await _paths(conn, "word0") != ["a.md"]:
                     await anyio.sleep(0.1)
             for n in range(1, 4):
@@ -69,6 +77,7 @@ def test_without_watch_files_a_running_server_does_not_follow_other_programs_and
         async with connect(command, ws, config) as conn:
             assert not (await conn.call("kb_reindex", {"request": {}})).is_error
             with anyio.fail_after(60):
+                await _built(conn)
                 while await _paths(conn, "gecko") != ["a.md"]:
                     await anyio.sleep(0.1)
             status = (await conn.call("kb_status", {})).structured
