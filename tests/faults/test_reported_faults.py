@@ -254,6 +254,41 @@ def test_vectors_are_filled_when_the_index_comes_back_without_a_search(
         ws.close()
 
 
+def test_the_next_start_embeds_what_a_killed_server_left_waiting(tmp_path: Path) -> None:
+    """Decision 686: a server killed during its embedding pass left chunks pending, and the next
+    server, finding no file changed, embedded none of them until a search happened to need them
+    (kb_status said `pendingChunks: 60, isRunning: false` for minutes). Here the first server's
+    provider fails, which leaves the same pending chunks behind."""
+    from kb_fakes import HashEmbedder, make_workspace
+
+    from local_vector_search_mcp.embeddings import EmbeddingError
+
+    class Down(HashEmbedder):
+        def embed_passages(self, texts: list[str]) -> Any:
+            raise EmbeddingError("the provider is down")
+
+    root = _folder(tmp_path)
+    first = make_workspace(root, "local", embedder=Down(16))
+    try:
+        first.indexing.reindex()
+        assert dispatch.invoke(first, "kb_status", None)["vectors"]["pendingChunks"] > 0
+    finally:
+        first.close()
+    second = make_workspace(root, "local", embedder=HashEmbedder(16))
+    try:
+        second.indexing.start_catch_up(at_start=True)  # what a server's first call starts
+        second.indexing.wait_catch_up(30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            vectors = dispatch.invoke(second, "kb_status", None)["vectors"]
+            if vectors["pendingChunks"] == 0 and not vectors["isRunning"]:
+                break
+            time.sleep(0.05)
+        assert vectors["pendingChunks"] == 0 and vectors["embeddedChunks"] > 0
+    finally:
+        second.close()
+
+
 # --------------------------------------------------------------------------- a CLI edit and its index sync
 
 

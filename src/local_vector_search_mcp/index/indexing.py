@@ -485,7 +485,11 @@ class IndexingService:
         except Exception as exc:  # a damaged or busy index: searches and kb_status say so
             log.warning("could not compare the files with the index at start: %s", getattr(exc, "message", exc))
             return
-        if not changed or self._cancel.is_set():
+        if self._cancel.is_set():
+            return
+        if not changed:
+            if at_start:  # a server killed mid-pass left chunks waiting: the next one embeds them (686)
+                self._resume_vectors()
             return
         if audit:
             log.warning(
@@ -501,6 +505,15 @@ class IndexingService:
             if at_start:
                 self._caught_up.queue(changed)
             self.schedule_sync(changed)
+
+    def _resume_vectors(self) -> None:
+        try:
+            pending = self.store.pending_vector_count() if self.embedder() is not None else 0
+        except Exception as exc:  # the index said why at the compare; a search will say it again
+            log.warning("could not count the chunks waiting for vectors: %s", getattr(exc, "message", exc))
+            return
+        if pending:
+            self.kick_vectors()
 
     def wait_catch_up(self, timeout: float | None = None) -> None:
         thread = self._catch_up_thread
