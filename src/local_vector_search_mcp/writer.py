@@ -97,11 +97,18 @@ class Intent:
         self._root = root
 
     def note(self, **paths: Path) -> None:
+        self.record({key: self.place(path) for key, path in paths.items()})
+
+    def place(self, path: Path) -> str:
         # a pinned name (``/proc/self/fd/...``) is noted as the place in the root it stands for
-        record = {key: os.path.relpath(unpinned(path), self._root) for key, path in paths.items()}
+        return os.path.relpath(unpinned(path), self._root)
+
+    def record(self, record: dict[str, object]) -> None:
+        # Written over the note before, then cut to its length: a kill between the two leaves this
+        # line first (recover reads the first line), never an empty note while a step is in flight.
         line = json.dumps(record).encode() + b"\n"
-        os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, line, 0)
+        os.ftruncate(self._fd, len(line))
 
     def clear(self) -> None:
         os.ftruncate(self._fd, 0)
@@ -191,7 +198,7 @@ def recover(ws: Workspace) -> list[str]:
     done: list[str] = []
     try:
         with write_lock(ws) as intent:
-            raw = lock_path.read_bytes()
+            raw = lock_path.read_bytes().split(b"\n", 1)[0]  # the note; a longer one's tail may follow
             try:
                 record = json.loads(raw) if raw.strip() else {}
             except ValueError:
@@ -217,7 +224,15 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _undo(root: Path, record: dict[str, object]) -> list[str]:
+    if isinstance(record.get("commit"), list):
+        return _finish_move(root, record)
     done = []
+    staging = record.get("staging")
+    for rel in staging if isinstance(staging, list) else ():  # a move killed while staging: nothing changed yet
+        tmp = _inside(root, rel)
+        if tmp is not None and _TEMP_NAME.match(tmp.name) and os.path.lexists(tmp):
+            os.unlink(tmp)
+            done.append(f"removed the temporary file {rel}")
     tmp = _inside(root, record.get("tmp"))
     if tmp is not None and _TEMP_NAME.match(tmp.name) and os.path.lexists(tmp):
         os.unlink(tmp)
@@ -228,6 +243,54 @@ def _undo(root: Path, record: dict[str, object]) -> list[str]:
         done.append(f"finished moving {record['source']} to {record['target']}")
     if done:
         fsync_dir((tmp or dst or root).parent)
+    return done
+
+
+def _sha_of(path: Path | None) -> str | None:
+    if path is None or not os.path.lexists(path) or os.path.islink(path):
+        return None
+    try:
+        return sha256_hex(path.read_bytes())
+    except OSError:
+        return None
+
+
+def _finish_move(root: Path, record: dict[str, object]) -> list[str]:
+    """Roll a move with rewrites forward (decision 687): its files were staged and the plan noted,
+    so each file still holding its old bytes gets its new ones, then the move is made. A file
+    changed by another program since is left as it is (its staged bytes go)."""
+    done: list[str] = []
+    folders: set[Path] = set()
+    commit = record["commit"]
+    for entry in commit if isinstance(commit, list) else ():
+        if not (isinstance(entry, list) and len(entry) == 4):
+            continue
+        path, tmp, old_sha, new_sha = _inside(root, entry[0]), _inside(root, entry[1]), entry[2], entry[3]
+        if path is None or tmp is None or not _TEMP_NAME.match(tmp.name) or not os.path.lexists(tmp):
+            continue
+        if _sha_of(path) == old_sha and _sha_of(tmp) == new_sha:
+            os.replace(tmp, path)
+            done.append(f"rewrote {entry[0]}")
+        else:  # already in place (the swap's displaced old bytes), or changed since: not ours to write
+            os.unlink(tmp)
+        folders.add(path.parent)
+    src, dst = _inside(root, record.get("source")), _inside(root, record.get("target"))
+    staged = _inside(root, record.get("staged"))
+    if src is not None and dst is not None:
+        if not os.path.lexists(dst) and _sha_of(src) == record.get("sourceSha256"):
+            if staged is not None and _sha_of(staged) == record.get("targetSha256"):
+                os.link(staged, dst)
+            elif record.get("staged") is None:
+                os.link(src, dst)
+        if os.path.lexists(src) and (_same_file(src, dst) or _sha_of(dst) == record.get("targetSha256")):
+            os.unlink(src)
+            done.append(f"finished moving {record['source']} to {record['target']}")
+        folders |= {src.parent, dst.parent}
+    if staged is not None and _TEMP_NAME.match(staged.name) and os.path.lexists(staged):
+        os.unlink(staged)
+    for folder in sorted(folders):
+        with contextlib.suppress(OSError):
+            fsync_dir(folder)
     return done
 
 
@@ -385,6 +448,12 @@ def temp_path(target: Path) -> Path:
 def _write_temp(intent: Intent, target: Path, data: bytes, mode: int | None) -> Path:
     tmp = temp_path(target)
     intent.note(tmp=tmp)
+    _fill_temp(tmp, data, mode)
+    return tmp
+
+
+def _fill_temp(tmp: Path, data: bytes, mode: int | None) -> None:
+    """Create ``tmp`` (never an existing file) holding ``data``, synced; removed again on failure."""
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode & 0o7777)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -397,7 +466,6 @@ def _write_temp(intent: Intent, target: Path, data: bytes, mode: int | None) -> 
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    return tmp
 
 
 def _umask() -> int:
@@ -736,25 +804,23 @@ def move_with_rewrites(
             pinned_rewrites[rel] = (at, old, new)
         rewrites = pinned_rewrites
         done: list[tuple[str, Path, bytes, bytes]] = []
+        staged: dict[str, Path] = {}  # path -> its new bytes, written beside it before anything changes
+        made = _missing_folders(ws.root, dst)  # the target's, made to stage it there; gone again on failure
         try:
+            dst = _pin_new(pins, dst, dst_rel)
+            staged = _stage(intent, rewrites, dst, moved_data, os.stat(src).st_mode)
+            # From here a crash rolls forward: recovery puts every staged file in place (decision 687).
+            _note_commit(intent, rewrites, staged, src, dst, current, moved_data)
             for rel, (path, old, new) in sorted(rewrites.items()):
                 if _read(path) != old:
                     raise SourceChanged(rel)
-                try:
-                    mode = os.stat(path).st_mode
-                except FileNotFoundError:  # deleted by another program just now (decision 325)
-                    raise SourceChanged(rel) from None
-                try:
-                    _replace(intent, path, new, mode, expect=old)
-                except SourceChanged:  # saved by an editor while its new bytes were written
-                    raise SourceChanged(rel) from None
+                _put_staged(staged.pop(rel), path, new, old, rel)
                 done.append((rel, path, old, new))
-            dst = _pin_new(pins, dst, dst_rel)
-            if moved_data is None:
-                intent.note(source=src, target=dst)
-                os.link(src, dst)  # no-overwrite rename: link, then drop the old name
-            else:
-                _link_new(intent, dst, moved_data, os.stat(src).st_mode)
+            moved = staged.pop("", None)
+            os.link(src if moved is None else moved, dst)  # no-overwrite rename: link, then drop the old name
+            if moved is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(moved)
             try:
                 os.unlink(src)
             except OSError:
@@ -762,10 +828,17 @@ def move_with_rewrites(
                     os.unlink(dst)
                 raise
         except (SourceChanged, OSError, KbError) as exc:
+            intent.note()  # what follows undoes: a crash in it must not roll the move forward
+            for tmp in staged.values():
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
             for _rel, path, old, new in reversed(done):  # put back what was already rewritten
                 if _read(path) == new:
                     with contextlib.suppress(OSError, SourceChanged):
                         _replace(intent, path, old, os.stat(path).st_mode, expect=new)
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):  # not empty: another program's file is in it now
+                    os.rmdir(folder)
             if isinstance(exc, SourceChanged):
                 raise Conflict(
                     f"{exc.args[0]!r} changed while the move was applied; every file was restored. Retry the move.",
@@ -786,6 +859,90 @@ def move_with_rewrites(
             fsync_dir(folder)  # once per folder: a hundred rewritten notes often share a few
         intent.clear()
     return sha256_hex(current if moved_data is None else moved_data)
+
+
+def _missing_folders(root: Path, target: Path) -> list[Path]:
+    """The folders between ``root`` and ``target`` that do not exist yet, outermost first."""
+    missing = []
+    folder = target.parent
+    while folder != root and root in folder.parents and not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
+def _stage(
+    intent: Intent,
+    rewrites: dict[str, tuple[Path, bytes, bytes]],
+    dst: Path,
+    moved_data: bytes | None,
+    src_mode: int,
+) -> dict[str, Path]:
+    """Write every file's new bytes to a temporary file beside it (the moved file's under ``""``),
+    the names noted first, so a crash while staging leaves only temporary files to remove."""
+    names = {rel: temp_path(path) for rel, (path, _, _) in rewrites.items()}
+    if moved_data is not None:
+        names[""] = temp_path(dst)
+    intent.record({"staging": [intent.place(tmp) for tmp in names.values()]})
+    made: dict[str, Path] = {}
+    try:
+        for rel, tmp in names.items():
+            if rel:
+                path, _, new = rewrites[rel]
+                _fill_temp(tmp, new, os.stat(path).st_mode)
+            else:
+                _fill_temp(tmp, moved_data or b"", src_mode)
+            made[rel] = tmp
+    except BaseException:
+        for tmp in made.values():
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    return made
+
+
+def _note_commit(
+    intent: Intent,
+    rewrites: dict[str, tuple[Path, bytes, bytes]],
+    staged: dict[str, Path],
+    src: Path,
+    dst: Path,
+    current: bytes,
+    moved_data: bytes | None,
+) -> None:
+    """The move as recovery finishes it: each file, its staged bytes and the hashes of its bytes
+    before and after; the source and target with theirs."""
+    intent.record(
+        {
+            "commit": [
+                [intent.place(path), intent.place(staged[rel]), sha256_hex(old), sha256_hex(new)]
+                for rel, (path, old, new) in sorted(rewrites.items())
+            ],
+            "source": intent.place(src),
+            "target": intent.place(dst),
+            "staged": intent.place(staged[""]) if "" in staged else None,
+            "sourceSha256": sha256_hex(current),
+            "targetSha256": sha256_hex(current if moved_data is None else moved_data),
+        }
+    )
+
+
+def _put_staged(tmp: Path, path: Path, new: bytes, old: bytes, rel: str) -> None:
+    """Put the staged ``tmp`` at ``path``, which held ``old`` when compared (as :func:`_replace`
+    with ``expect``: swapped where the file system can, so an editor's save in the instant is
+    put back and the move undone, decisions 446 and 930)."""
+    try:
+        if not _exchange(tmp, path):
+            os.replace(tmp, path)
+            return
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    try:
+        _keep_displaced(tmp, path, new, old)
+    except SourceChanged:
+        raise SourceChanged(rel) from None
 
 
 def _replace(intent: Intent, path: Path, data: bytes, mode: int | None, expect: bytes | None = None) -> None:

@@ -97,6 +97,13 @@ CHILD = textwrap.dedent(
         writer.move_file(ws, "a.md", root / "a.md", "moved/b.md", root / "moved" / "b.md", sha(old))
     elif op == "delete":
         writer.delete_file(ws, "a.md", root / "a.md", sha(old))
+    elif op == "relink":  # kb_move updateLinks: the moved file's own links and two other files change
+        rewrites = {
+            rel: (root / rel, (root / rel).read_bytes(), (root / rel).read_bytes().replace(b"a.md", b"moved/b.md"))
+            for rel in ("links.md", "sub/other.md")
+        }
+        move = ("a.md", root / "a.md", "moved/b.md", root / "moved" / "b.md", sha(old))
+        writer.move_with_rewrites(ws, move, new, rewrites)
     print("survived", steps, flush=True)
     """
 )
@@ -117,11 +124,19 @@ def _tree(root: Path) -> dict[str, bytes]:
     return files
 
 
-def _fresh(tmp_path: Path, k: int) -> Path:
+LINKING = {"links.md": b"# Links\n\n[a](a.md) and [again](a.md#title)\n", "sub/other.md": b"# Other\n\n[a](../a.md)\n"}
+LINKED = {rel: data.replace(b"a.md", b"moved/b.md") for rel, data in LINKING.items()}
+
+
+def _fresh(tmp_path: Path, k: int, op: str) -> Path:
     root = tmp_path / f"run{k}"
     root.mkdir()
     (root / "a.md").write_bytes(OLD)
     (root / "bystander.md").write_bytes(BYSTANDER)
+    if op == "relink":
+        (root / "sub").mkdir()
+        for rel, data in LINKING.items():
+            (root / rel).write_bytes(data)
     return root
 
 
@@ -132,6 +147,8 @@ OUTCOMES: dict[str, list[dict[str, bytes]]] = {
     "create": [BEFORE, {**BEFORE, "sub/new.md": NEW}],
     "move": [BEFORE, {"moved/b.md": OLD, "bystander.md": BYSTANDER}],
     "delete": [BEFORE, {"bystander.md": BYSTANDER}],
+    # all the rewrites and the move, or none of them (decision 687): no link left to a file not there
+    "relink": [{**BEFORE, **LINKING}, {"moved/b.md": NEW, "bystander.md": BYSTANDER, **LINKED}],
 }
 
 
@@ -140,7 +157,7 @@ def _kill_at_every_step(tmp_path: Path, op: str) -> int:
     old_file.write_bytes(OLD)
     new_file.write_bytes(NEW)
     for k in range(1, 200):
-        root = _fresh(tmp_path, k)
+        root = _fresh(tmp_path, k, op)
         proc = subprocess.run(
             [sys.executable, "-c", CHILD, op, str(root), str(k), str(old_file), str(new_file)],
             capture_output=True,
@@ -156,22 +173,23 @@ def _kill_at_every_step(tmp_path: Path, op: str) -> int:
         # Before any clean-up the real files are already whole: the target is old or new, never mixed.
         real = {path: data for path, data in before.items() if not writer._TEMP_NAME.match(path.rsplit("/", 1)[-1])}
         for path, data in real.items():
-            assert data in (OLD, NEW, BYSTANDER), f"step {k}: {path} holds a torn revision"
+            whole = (OLD, NEW, BYSTANDER, *LINKING.values(), *LINKED.values())
+            assert data in whole, f"step {k}: {path} holds a torn revision"
         writer.recover(_workspace(root))
         after = _tree(root)
         assert after in OUTCOMES[op], f"{op}, killed at step {k}: {sorted(after)}"
     raise AssertionError("the child never survived: too many steps?")
 
 
-@pytest.mark.parametrize("op", ["edit", "create", "move", "delete"])
+@pytest.mark.parametrize("op", ["edit", "create", "move", "delete", "relink"])
 def test_kill_at_every_step_leaves_the_file_wholly_old_or_wholly_new(tmp_path: Path, op: str) -> None:
     kills = _kill_at_every_step(tmp_path, op)
     print(f"\nwriter crash injection, {op}: killed at {kills} steps, each recovered wholly old or new")
-    assert kills >= {"edit": 25, "create": 25, "move": 20, "delete": 8}[op]  # every step was really hit
+    assert kills >= {"edit": 25, "create": 25, "move": 20, "delete": 8, "relink": 60}[op]  # every step was hit
 
 
 def test_the_next_cli_start_removes_a_temporary_file_left_by_a_killed_write(tmp_path: Path) -> None:
-    root = _fresh(tmp_path, 0)
+    root = _fresh(tmp_path, 0, "edit")
     ws = _workspace(root)
     with writer.write_lock(ws) as intent:  # what a killed write leaves: the note and its temp file
         tmp = root / ".a.md.0123456789ab.tmp"
@@ -185,7 +203,7 @@ def test_the_next_cli_start_removes_a_temporary_file_left_by_a_killed_write(tmp_
 
 
 def test_a_torn_intent_note_is_ignored(tmp_path: Path) -> None:
-    root = _fresh(tmp_path, 0)
+    root = _fresh(tmp_path, 0, "edit")
     ws = _workspace(root)
     lock = ws.state_dir / "write.lock"
     lock.parent.mkdir(parents=True)
@@ -265,7 +283,7 @@ def real_os() -> Iterator[None]:
     [("write", 1), ("fsync", 1), ("open", 1), ("replace", 1), ("link", 1), ("unlink", 1), ("pwrite", 1), ("chmod", 1)],
 )
 def test_a_full_disk_leaves_the_original_intact(tmp_path: Path, real_os: None, op: str, call: str, after: int) -> None:
-    root = _fresh(tmp_path, 0)
+    root = _fresh(tmp_path, 0, "edit")
     ws = _workspace(root)
     writer.os = _failing_os(call, after)  # type: ignore[attr-defined]
     try:

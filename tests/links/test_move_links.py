@@ -96,16 +96,16 @@ def test_moving_an_aliased_note_keeps_alias_links(kb: KbClient) -> None:
 
 def test_a_file_changed_during_the_move_leaves_every_file_as_it_was(kb: KbClient, monkeypatch) -> None:
     root = kb.ws.root
-    original = writer._replace
+    original = writer._put_staged
     calls = []
 
-    def racing(intent, path, data, mode, expect=None):  # an editor outside the server changes faq.md after Home.md
+    def racing(tmp, path, new, old, rel):  # an editor outside the server changes faq.md after Home.md
         calls.append(path.name)
-        original(intent, path, data, mode, expect=expect)
+        original(tmp, path, new, old, rel)
         if len(calls) == 1:
             (root / "notes/faq.md").write_bytes(b"# FAQ edited elsewhere\n")
 
-    monkeypatch.setattr(writer, "_replace", racing)
+    monkeypatch.setattr(writer, "_put_staged", racing)
     with pytest.raises(Conflict, match=r"notes/faq\.md"):
         move(kb, "guides/Setup.md", "manual/Setup.md", updateLinks=True)
     assert (root / "Home.md").read_bytes() == FILES["Home.md"]  # restored
