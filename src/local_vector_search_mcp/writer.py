@@ -648,6 +648,7 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
         # kb_create makes missing folders, so a folder another program removes between that
         # step and the write (a `git clean`, an editor tidying empty folders) is made again
         # (decision 345); one that keeps going is a CONFLICT, not a file system failure.
+        made = _missing_folders(ws.root, target)  # removed again when nothing is created (decision 688)
         for _ in range(MAX_ATTEMPTS):
             with Pins(ws.root) as pins:  # afresh each time: a removed folder stays removed
                 try:
@@ -657,7 +658,8 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
                     raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.") from None
                 except FileNotFoundError:
                     continue
-                except OSError as exc:
+                except OSError as exc:  # a full disk, a read-only folder: "nothing was changed" holds for folders too
+                    _remove_empty(made)
                     raise _os_error(exc, rel) from None
                 fsync_dir(pinned.parent)
             intent.clear()
@@ -737,6 +739,7 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
         if _taken(pins, dst, dst_rel):
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.")
         match_hash(src_rel, current, expected_sha)
+        made = _missing_folders(ws.root, dst)  # removed again if the move fails (decision 688)
         try:
             dst = _pin_new(pins, dst, dst_rel)
         except FileNotFoundError as exc:
@@ -747,12 +750,14 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
         except FileExistsError:
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.") from None
         except OSError as exc:
+            _remove_empty(made)
             raise _gone_or_os_error(exc, src_rel) from None
         try:
             os.unlink(src)
         except OSError as exc:
             with contextlib.suppress(OSError):  # undo: a failed move leaves one name, not two
                 os.unlink(dst)
+            _remove_empty(made)
             raise _gone_or_os_error(exc, src_rel) from None
         fsync_dir(dst.parent)
         fsync_dir(src.parent)
@@ -836,9 +841,7 @@ def move_with_rewrites(
                 if _read(path) == new:
                     with contextlib.suppress(OSError, SourceChanged):
                         _replace(intent, path, old, os.stat(path).st_mode, expect=new)
-            for folder in reversed(made):
-                with contextlib.suppress(OSError):  # not empty: another program's file is in it now
-                    os.rmdir(folder)
+            _remove_empty(made)
             if isinstance(exc, SourceChanged):
                 raise Conflict(
                     f"{exc.args[0]!r} changed while the move was applied; every file was restored. Retry the move.",
@@ -869,6 +872,13 @@ def _missing_folders(root: Path, target: Path) -> list[Path]:
         missing.append(folder)
         folder = folder.parent
     return missing[::-1]
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a failed write made (outermost first in ``folders``), if still empty."""
+    for folder in reversed(folders):
+        with contextlib.suppress(OSError):  # not empty: another program's file is in it now
+            os.rmdir(folder)
 
 
 def _stage(

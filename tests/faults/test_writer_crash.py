@@ -128,6 +128,14 @@ LINKING = {"links.md": b"# Links\n\n[a](a.md) and [again](a.md#title)\n", "sub/o
 LINKED = {rel: data.replace(b"a.md", b"moved/b.md") for rel, data in LINKING.items()}
 
 
+def _folders(root: Path) -> set[str]:
+    return {
+        Path(folder).relative_to(root).as_posix()
+        for folder, _, _ in os.walk(root)
+        if ".local-vector-search-mcp" not in Path(folder).parts
+    }
+
+
 def _fresh(tmp_path: Path, k: int, op: str) -> Path:
     root = tmp_path / f"run{k}"
     root.mkdir()
@@ -285,6 +293,7 @@ def real_os() -> Iterator[None]:
 def test_a_full_disk_leaves_the_original_intact(tmp_path: Path, real_os: None, op: str, call: str, after: int) -> None:
     root = _fresh(tmp_path, 0, "edit")
     ws = _workspace(root)
+    folders = _folders(root)
     writer.os = _failing_os(call, after)  # type: ignore[attr-defined]
     try:
         OPERATIONS[op](ws, root)
@@ -293,6 +302,7 @@ def test_a_full_disk_leaves_the_original_intact(tmp_path: Path, real_os: None, o
         assert "space" in exc.message or "file system" in exc.message
         assert str(root) not in exc.message
         assert _tree(root) == BEFORE  # the original intact and no temporary file left
+        assert _folders(root) == folders  # nor a folder the write made (decision 688)
     else:
         # The injected call was not on this operation's path (a move never writes a temp file).
         assert _tree(root) in OUTCOMES[op]

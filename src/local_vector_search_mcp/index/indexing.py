@@ -229,7 +229,10 @@ class IndexingService:
             except Cancelled:
                 result = None
             except Exception as exc:  # never kill the server
-                log.exception("background embedding failed")
+                if isinstance(exc, (KbError, OSError)):  # a known state (the database down, a full disk)
+                    log.warning("background embedding failed: %s", self._sync_failure_text(exc))
+                else:
+                    log.exception("background embedding failed")
                 # the index failed, not the provider (a database restarting): said in kb_status and tried
                 # again with the provider's backoff, not left pending until the next search (decision 685)
                 self.activity.vector_error = f"The embedding pass failed: {self._sync_failure_text(exc)}"[:300]
