@@ -87,6 +87,20 @@ def test_invalid_configuration(tmp_path: Path, yaml_text: str, message: str) -> 
         load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})
 
 
+def test_keys_are_read_by_their_published_names_only(tmp_path: Path) -> None:
+    """Decision 689: the generated models also took their Python names, so `allow_writes: true` turned
+    writes on and `rrf_k` changed the fusion, a second spelling no document gives; and beside the
+    published key the accepted spelling was called unknown. Snake case is now a misspelling."""
+    cfg = tmp_path / "c.yml"
+    cfg.write_text("knowledgeBase: {allow_writes: true}\nsearch: {max_results: 3, rrfK: 5}\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(CliOptions(config=str(cfg)), cwd=tmp_path, environ={})
+    message = str(refused.value)
+    assert "knowledgeBase.allow_writes" in message and "did you mean allowWrites?" in message
+    assert "search.max_results" in message and "did you mean maxResults?" in message
+    assert "rrfK" not in message.split("allowed here")[0]
+
+
 def test_a_claude_project_dir_that_is_no_folder_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"CLAUDE_PROJECT_DIR \(.*/gone\) does not name an existing folder"):
         load_settings(CliOptions(), cwd=tmp_path, environ={"CLAUDE_PROJECT_DIR": str(tmp_path / "gone")})

@@ -232,11 +232,16 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+def _published(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s fields by the names spec/config.yaml publishes (the alias, where there is one)."""
+    return {info.alias or name: info for name, info in model.model_fields.items()}
+
+
 def _model_at(loc: KeyPath) -> type[BaseModel] | None:
     """The configuration model of the mapping at ``loc`` (``("knowledgeBase",)``), if it is one."""
     model: type[BaseModel] = Config
     for part in loc:
-        found = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+        found = _published(model).get(part) if isinstance(part, str) else None
         section = _submodel(found.annotation) if found else None
         if section is None:
             return None
@@ -253,8 +258,7 @@ def _given_fields(data: Any, model: type[BaseModel]) -> Iterator[tuple[str, Any,
     """(key as written, value, annotation) of each of ``model``'s fields the mapping ``data`` sets."""
     if not isinstance(data, dict):
         return
-    for name, info in model.model_fields.items():
-        key = info.alias if info.alias and info.alias in data else name
+    for key, info in _published(model).items():
         if key in data:
             yield key, data[key], info.annotation
 
@@ -277,7 +281,7 @@ _MISSPELLING = 0.8
 
 def _misspells(key: str, model: type[BaseModel]) -> bool:
     """Whether ``key``, which none of ``model``'s fields has, reads as a misspelling of one."""
-    known = [name.lower() for n, f in model.model_fields.items() for name in (n, f.alias) if name]
+    known = [name.lower() for name in _published(model)]
     return bool(difflib.get_close_matches(key.lower(), known, n=1, cutoff=_MISSPELLING))
 
 
@@ -289,7 +293,7 @@ def _set_aside_foreign_keys(data: Any, model: type[BaseModel], at: KeyPath, sour
     silently leave writes off)."""
     if not isinstance(data, dict) or len(at) >= _KEY_DEPTH:
         return
-    fields = {name: info for n, info in model.model_fields.items() for name in (n, info.alias) if name}
+    fields = _published(model)
     for key in list(data):
         info = fields.get(key) if isinstance(key, str) else None
         if info is not None:
@@ -428,7 +432,9 @@ def build_config(data: dict[str, Any], source: _Source | None = None) -> Config:
     problems = _booleans_as_numbers(data, Config, ()) + _unnameable_texts(data, ())
     problems += _repeated_items(data, _published_schema(), ())
     try:
-        config = Config.model_validate(data)
+        # by the published (camelCase) names only, as tool arguments are (decision 855): the generated
+        # models also take their Python names, an undocumented second spelling of every key (689)
+        config = Config.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
         named = {loc for loc, _ in problems}
         for err in exc.errors():

@@ -291,6 +291,23 @@ def test_the_deadline_covers_redirect_chains(server: TlsServer, tmp_path: Path) 
     assert "longer than 1 seconds" in message
 
 
+def test_the_deadline_stops_a_server_trickling_a_small_file(server: TlsServer, tmp_path: Path) -> None:
+    """Decision 689: httpx hands over 64 KiB blocks, so the deadline was looked at only when the
+    body ended: a 109-byte file sent a byte each 0.1 s answered after 11 s under a 2 s limit (one
+    each 29 s would have kept the call for weeks). The download hangs up at the deadline."""
+
+    def trickle() -> Iterator[bytes]:
+        for byte in PNG:
+            time.sleep(0.1)
+            yield bytes([byte])
+
+    server.routes["/trickle.png"] = Reply(chunks=trickle())
+    started = time.monotonic()
+    message = refused(server.url("/trickle.png"), tmp_path / "x.tmp", allow("127.0.0.1", deadline=1.0))
+    assert "longer than 1 seconds" in message
+    assert time.monotonic() - started < 2.5  # the file takes len(PNG) / 10 seconds
+
+
 def test_an_address_that_does_not_answer_the_connection_gives_way_to_the_next(
     server: TlsServer, tmp_path: Path
 ) -> None:

@@ -361,7 +361,7 @@ def _consume(response: httpx.Response, sink: _Sink, policy: DownloadPolicy, star
         raise _refused(f"the file is larger than {policy.max_bytes} bytes")
     of = f" of {total:,}" if total else ""
     try:
-        with _hang_up_on_cancel(response):
+        with _hang_up_on_cancel(response, started + policy.deadline):
             for chunk in response.iter_bytes(_CHUNK):
                 _check_deadline(policy, started)
                 sink.write(chunk)
@@ -370,6 +370,7 @@ def _consume(response: httpx.Response, sink: _Sink, policy: DownloadPolicy, star
                 progress.step(sink.size, total, lambda: f"Downloaded {sink.size:,}{of} bytes", final=sink.size == total)
     except httpx.HTTPError:
         progress.check()  # the read ended because the cancel hung up: Cancelled, not a failed transfer
+        _check_deadline(policy, started)  # or because the total time ran out (decision 689)
         raise
     return None
 
@@ -379,21 +380,20 @@ _CANCEL_POLL_S = 0.1
 
 
 @contextlib.contextmanager
-def _hang_up_on_cancel(response: httpx.Response) -> Iterator[None]:
-    """Hang up on the server when the current call is cancelled, even while a read waits for
-    bytes that do not come: the cancel was only seen between blocks, so a server that went
-    silent kept a cancelled save (and its staged file) for up to ``readTimeoutSeconds``, one
-    that trickled a byte at a time up to ``timeoutSeconds`` (decision 678). Shutting the socket
-    down wakes the blocked read, which then fails; the caller turns that into Cancelled."""
+def _hang_up_on_cancel(response: httpx.Response, deadline: float) -> Iterator[None]:
+    """Hang up on the server when the current call is cancelled, or at ``deadline`` (monotonic),
+    even while a read waits for bytes: the cancel was only seen between blocks, so a server that
+    went silent kept a cancelled save (and its staged file) for up to ``readTimeoutSeconds``
+    (decision 678); and httpx hands over 64 KiB blocks, so one trickling a byte at a time passed
+    ``timeoutSeconds`` by as long as 64 Ki bytes took (a 109-byte file sent a byte each 0.1 s
+    answered after 11 s under a 2 s limit, decision 689). Shutting the socket down wakes the
+    blocked read, which then fails; the caller turns that into Cancelled or the timeout."""
     call = progress.current()
-    if call is None:
-        yield
-        return
     done = threading.Event()
 
     def watch() -> None:
         while not done.wait(_CANCEL_POLL_S):
-            if call.cancelled.is_set():
+            if (call is not None and call.cancelled.is_set()) or time.monotonic() > deadline:
                 stream = response.extensions.get("network_stream")
                 sock = stream.get_extra_info("socket") if stream is not None else None
                 if sock is not None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from shared_data import CORPORA
 
+from local_vector_search_mcp.export.pdf import fonts
 from local_vector_search_mcp.export.pdf.book import PART, _summary_links
 from local_vector_search_mcp.markdown import parse_text
 
@@ -323,12 +325,44 @@ def test_chinese_document(kb: Path) -> None:
     assert all(f["emb"] == "yes" for f in names.values())
 
 
-def test_without_a_cjk_font_the_warning_names_the_characters(kb: Path) -> None:
+@pytest.fixture
+def no_cjk_font(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A machine without any CJK font: fontconfig finds none (the faces are cached per process)."""
+    monkeypatch.setattr(fonts, "_fc_list_cjk", lambda: [])
+    real_match = fonts._fc_match
+    monkeypatch.setattr(
+        fonts, "_fc_match", lambda pattern: None if pattern in fonts._CJK_PREFERRED else real_match(pattern)
+    )
+    fonts._families.cache_clear()
+    yield
+    fonts._families.cache_clear()
+
+
+def test_without_a_cjk_font_the_warning_names_the_characters(kb: Path, no_cjk_font: None) -> None:
     (kb / "a.md").write_text("# 中文\n\nLatin and 漢字 mixed.\n", encoding="utf-8")
-    pdf, warnings = export(kb, "a.md", cjk_font=str(kb / "no-such-font.ttf"))
-    assert len(warnings) == 1 and "could not be rendered" in warnings[0]
+    pdf, warnings = export(kb, "a.md")
+    assert len(warnings) == 1 and "could not be rendered" in warnings[0] and "fonts-wqy-microhei" in warnings[0]
     assert all(ch in warnings[0] for ch in "中文漢字")
     assert "Latin and" in poppler.text(pdf)
+    _, configured = export(kb, "a.md", cjk_font=str(kb / "no-such-font.ttf"))
+    assert configured[0] == warnings[0]
+    assert "export.pdf.cjkFont" in configured[1] and "no other CJK font was found" in configured[1]
+
+
+@poppler.needs_cjk_font
+@pytest.mark.parametrize("configured", ["no-such-font.ttf", "No Such Family"])
+def test_a_configured_cjk_font_that_is_not_found_gives_way_to_the_installed_one(kb: Path, configured: str) -> None:
+    """Decision 689: a cjkFont naming a missing file or an unknown family was the only font tried,
+    so the Chinese text was left out (and blamed on no installed font) although WenQuanYi was there."""
+    (kb / "a.md").write_text("# 中文\n\nLatin and 漢字 mixed.\n", encoding="utf-8")
+    fonts._families.cache_clear()
+    pdf, warnings = export(kb, "a.md", cjk_font=str(kb / configured) if configured.endswith(".ttf") else configured)
+    assert not [w for w in warnings if "could not be rendered" in w], warnings
+    assert len(warnings) == 1 and "was not found or cannot be used" in warnings[0]
+    assert "an installed CJK font was used instead" in warnings[0]
+    assert "漢字" in poppler.flat(pdf)
+    (kb / "b.md").write_text("# Latin only\n\nNothing wide here.\n", encoding="utf-8")
+    assert export(kb, "b.md", cjk_font=configured)[1] == []  # said only when it mattered
 
 
 def test_right_to_left_text_is_reported_not_silently_mirrored(kb: Path) -> None:

@@ -899,6 +899,13 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: PdfSink, options
             f"{len(book.fonts.missing)} distinct characters could not be rendered because no installed font has "
             f"them{advice}: {chars}"
         )
+    if book.fonts.unused_cjk_font is not None and (book.fonts.missing or book.fonts.cjk_set):
+        # said when it mattered: CJK text was set with another font, or text could not be set at all
+        used = "no other CJK font was found" if book.fonts.cjk is None else "an installed CJK font was used instead"
+        book.warnings.add(
+            f"export.pdf.cjkFont {book.fonts.unused_cjk_font!r} was not found or cannot be used (a .ttf or .ttc "
+            f"file, or a font family fontconfig knows): {used}."
+        )
     if book.fonts.right_to_left:
         book.warnings.add(
             "Right-to-left text (Hebrew, Arabic, ...) is set left to right: its letters and words appear in "

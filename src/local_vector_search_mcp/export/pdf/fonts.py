@@ -199,27 +199,31 @@ def _find_family(role: str) -> Family:
     return family
 
 
-def _find_cjk(configured: str | None) -> Family | None:
-    candidates: list[Path] = []
+def _find_cjk(configured: str | None) -> tuple[Family | None, bool]:
+    """The CJK family, and whether a configured ``export.pdf.cjkFont`` was found and used. One that
+    is not (a missing file, an unknown family) falls back to the automatic search, as with none
+    configured; the export says so (decision 689): it used to leave the text out while an installed
+    CJK font could draw it."""
+    chosen: list[Path] = []
     if configured:
         path = Path(configured)
         if path.suffix.lower() in (".ttf", ".ttc") and path.is_file():
-            candidates.append(path)
+            chosen.append(path)
         else:
             found = _fc_match(configured)
             if found is not None:
-                candidates.append(found)
-    else:
-        for pattern in _CJK_PREFERRED:
-            found = _fc_match(pattern)
-            if found is not None:
-                candidates.append(found)
-        candidates += _fc_list_cjk()
-    for i, path in enumerate(dict.fromkeys(candidates)):
+                chosen.append(found)
+    automatic: list[Path] = []
+    for pattern in _CJK_PREFERRED:
+        found = _fc_match(pattern)
+        if found is not None:
+            automatic.append(found)
+    automatic += _fc_list_cjk()
+    for i, path in enumerate(dict.fromkeys([*chosen, *automatic])):
         family = _register_family(f"cjk{i}", dict.fromkeys(_STYLES, path))
         if family is not None:
-            return family
-    return None
+            return family, bool(chosen) and path == chosen[0]
+    return None, False
 
 
 def _wide(ch: str) -> bool:
@@ -235,6 +239,8 @@ class FontSet:
     mono: Family
     cjk: Family | None
     missing: set[str] = field(default_factory=set)
+    unused_cjk_font: str | None = None  # export.pdf.cjkFont when it was not found or could not be used
+    cjk_set: bool = False  # some text was set in the CJK family
     right_to_left: bool = False  # a Hebrew, Arabic, ... letter was set (left to right: decision 365)
 
     def family(self, role: str) -> Family:
@@ -266,6 +272,7 @@ class FontSet:
     def _run(self, text: str, fallback: bool) -> str:
         escaped = xml_escape(text)
         if fallback and self.cjk is not None:
+            self.cjk_set = True
             return f'<font face="{self.cjk.regular}">{escaped}</font>'
         return escaped
 
@@ -278,11 +285,11 @@ class FontSet:
 
 
 @functools.cache
-def _families(cjk_font: str | None) -> tuple[Family, Family, Family, Family | None]:
+def _families(cjk_font: str | None) -> tuple[Family, Family, Family, tuple[Family | None, bool]]:
     return _find_family("sans"), _find_family("serif"), _find_family("mono"), _find_cjk(cjk_font)
 
 
 def font_set(cjk_font: str | None = None) -> FontSet:
     """The fonts of a new export (faces are looked up and registered once per process)."""
-    sans, serif, mono, cjk = _families(cjk_font)
-    return FontSet(sans, serif, mono, cjk)
+    sans, serif, mono, (cjk, configured_used) = _families(cjk_font)
+    return FontSet(sans, serif, mono, cjk, unused_cjk_font=cjk_font if cjk_font and not configured_used else None)
