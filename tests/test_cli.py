@@ -85,6 +85,7 @@ def test_status_flag(kb: Path) -> None:
         # argparse took the unknown option's value for the command and named the value (decision 683)
         (["--storage-backend", "postgresql", "--status"], "Unknown option: --storage-backend\n"),
         (["--root", ".", "--storage-backend=pg", "x"], "Unknown option: --storage-backend\n"),
+        (["--verbos", "serv"], "Unexpected argument: serv (commands:"),  # an abbreviation argparse takes
         (["--search-mode", "fuzzy", "--status"], "search.defaultMode"),
         (["--embedding-provider", "ollama", "--status"], "embedding.provider"),
         (["--root", "missing", "--status"], "does not exist"),

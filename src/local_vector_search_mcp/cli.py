@@ -65,7 +65,9 @@ class _Parser(argparse.ArgumentParser):
             if word == "--":
                 return None
             name = word.split("=", 1)[0]
-            if name.startswith("-") and name != "-" and name not in self._option_string_actions:
+            # argparse also takes a known option's unambiguous start (`--verb` for `--verbose`)
+            known = any(option.startswith(name) for option in self._option_string_actions)
+            if name.startswith("-") and name != "-" and not known:
                 return f"Unknown option: {name}"
             if name in _COMMANDS:
                 return None  # the command's own options follow: its parser judges them

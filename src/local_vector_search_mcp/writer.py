@@ -107,7 +107,8 @@ class Intent:
         # Written over the note before, then cut to its length: a kill between the two leaves this
         # line first (recover reads the first line), never an empty note while a step is in flight.
         line = json.dumps(record).encode() + b"\n"
-        os.pwrite(self._fd, line, 0)
+        if os.pwrite(self._fd, line, 0) != len(line):  # a full disk: a torn note would read as no note
+            raise OSError(errno.ENOSPC, "the write's note could not be written whole")
         os.ftruncate(self._fd, len(line))
 
     def clear(self) -> None:
@@ -255,28 +256,49 @@ def _sha_of(path: Path | None) -> str | None:
         return None
 
 
+def _plain(root: Path, path: Path | None) -> Path | None:
+    """``path`` when no folder between ``root`` and it is a link (or not a folder): recovery names
+    files by the places noted, and a folder swapped for a link since must not lead it elsewhere
+    (to the source's own folder, where "the target" would be the source, or out of the root)."""
+    if path is None:
+        return None
+    try:
+        real = os.path.realpath(path.parent)
+        expected = os.path.join(os.path.realpath(root), os.path.relpath(path.parent, root))
+    except (OSError, ValueError):
+        return None
+    return path if os.path.normpath(real) == os.path.normpath(expected) else None
+
+
 def _finish_move(root: Path, record: dict[str, object]) -> list[str]:
-    """Roll a move with rewrites forward (decision 687): its files were staged and the plan noted,
-    so each file still holding its old bytes gets its new ones, then the move is made. A file
-    changed by another program since is left as it is (its staged bytes go)."""
+    """Finish a noted plan (decision 687): a move with rewrites rolled forward, or the undo of one
+    that failed while running. Each file still holding its ``before`` bytes gets its staged ones;
+    one holding anything else is another program's and keeps it. Then the move is made, the temporary
+    files left over removed, and the folders made for a move that was undone removed if empty."""
     done: list[str] = []
     folders: set[Path] = set()
     commit = record["commit"]
     for entry in commit if isinstance(commit, list) else ():
         if not (isinstance(entry, list) and len(entry) == 4):
             continue
-        path, tmp, old_sha, new_sha = _inside(root, entry[0]), _inside(root, entry[1]), entry[2], entry[3]
+        path, tmp = _plain(root, _inside(root, entry[0])), _plain(root, _inside(root, entry[1]))
+        before, after = entry[2], entry[3]
         if path is None or tmp is None or not _TEMP_NAME.match(tmp.name) or not os.path.lexists(tmp):
             continue
-        if _sha_of(path) == old_sha and _sha_of(tmp) == new_sha:
+        held, staged_sha = _sha_of(path), _sha_of(tmp)
+        if held == before and staged_sha == after:
             os.replace(tmp, path)
             done.append(f"rewrote {entry[0]}")
-        else:  # already in place (the swap's displaced old bytes), or changed since: not ours to write
+        elif staged_sha in (before, after):  # in place already: the swap left the bytes it displaced
             os.unlink(tmp)
+        elif held == after:  # a save another program made just before the swap: it goes back (as 930)
+            os.replace(tmp, path)
+            done.append(f"put back another program's save of {entry[0]}")
+        # else: neither ours nor in place; left for the user to see
         folders.add(path.parent)
-    src, dst = _inside(root, record.get("source")), _inside(root, record.get("target"))
-    staged = _inside(root, record.get("staged"))
-    if src is not None and dst is not None:
+    src, dst = _plain(root, _inside(root, record.get("source"))), _plain(root, _inside(root, record.get("target")))
+    staged = _plain(root, _inside(root, record.get("staged")))
+    if src is not None and dst is not None and src != dst:
         if not os.path.lexists(dst) and _sha_of(src) == record.get("sourceSha256"):
             if staged is not None and _sha_of(staged) == record.get("targetSha256"):
                 os.link(staged, dst)
@@ -286,8 +308,14 @@ def _finish_move(root: Path, record: dict[str, object]) -> list[str]:
             os.unlink(src)
             done.append(f"finished moving {record['source']} to {record['target']}")
         folders |= {src.parent, dst.parent}
-    if staged is not None and _TEMP_NAME.match(staged.name) and os.path.lexists(staged):
-        os.unlink(staged)
+    leftovers = record.get("staging")
+    for tmp in [staged, *(_plain(root, _inside(root, t)) for t in (leftovers if isinstance(leftovers, list) else ()))]:
+        if tmp is not None and _TEMP_NAME.match(tmp.name) and os.path.lexists(tmp):
+            os.unlink(tmp)
+    made = record.get("folders")
+    _remove_empty(
+        [f for f in (_plain(root, _inside(root, rel)) for rel in (made if isinstance(made, list) else ())) if f]
+    )
     for folder in sorted(folders):
         with contextlib.suppress(OSError):
             fsync_dir(folder)
@@ -661,6 +689,9 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
                 except OSError as exc:  # a full disk, a read-only folder: "nothing was changed" holds for folders too
                     _remove_empty(made)
                     raise _os_error(exc, rel) from None
+                except KbError:  # a folder that could not be made (a full disk) while the others were
+                    _remove_empty(made)
+                    raise
                 fsync_dir(pinned.parent)
             intent.clear()
             return sha256_hex(data)
@@ -743,7 +774,11 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
         try:
             dst = _pin_new(pins, dst, dst_rel)
         except FileNotFoundError as exc:
+            _remove_empty(made)
             raise _os_error(exc, dst_rel) from None
+        except KbError:  # one folder made, the next refused (a full disk)
+            _remove_empty(made)
+            raise
         try:
             intent.note(source=src, target=dst)
             os.link(src, dst)  # no-overwrite rename: link, then drop the old name
@@ -810,20 +845,22 @@ def move_with_rewrites(
         rewrites = pinned_rewrites
         done: list[tuple[str, Path, bytes, bytes]] = []
         staged: dict[str, Path] = {}  # path -> its new bytes, written beside it before anything changes
+        plan: dict[str, object] = {}
         made = _missing_folders(ws.root, dst)  # the target's, made to stage it there; gone again on failure
         try:
             dst = _pin_new(pins, dst, dst_rel)
-            staged = _stage(intent, rewrites, dst, moved_data, os.stat(src).st_mode)
+            staged = _stage(intent, rewrites, (dst, moved_data, os.stat(src).st_mode))
             # From here a crash rolls forward: recovery puts every staged file in place (decision 687).
-            _note_commit(intent, rewrites, staged, src, dst, current, moved_data)
+            plan = _note_commit(intent, rewrites, staged, src, dst, current, moved_data)
             for rel, (path, old, new) in sorted(rewrites.items()):
                 if _read(path) != old:
                     raise SourceChanged(rel)
                 _put_staged(staged.pop(rel), path, new, old, rel)
                 done.append((rel, path, old, new))
-            moved = staged.pop("", None)
+            moved = staged.get("")
             os.link(src if moved is None else moved, dst)  # no-overwrite rename: link, then drop the old name
             if moved is not None:
+                del staged[""]
                 with contextlib.suppress(OSError):
                     os.unlink(moved)
             try:
@@ -833,15 +870,7 @@ def move_with_rewrites(
                     os.unlink(dst)
                 raise
         except (SourceChanged, OSError, KbError) as exc:
-            intent.note()  # what follows undoes: a crash in it must not roll the move forward
-            for tmp in staged.values():
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
-            for _rel, path, old, new in reversed(done):  # put back what was already rewritten
-                if _read(path) == new:
-                    with contextlib.suppress(OSError, SourceChanged):
-                        _replace(intent, path, old, os.stat(path).st_mode, expect=new)
-            _remove_empty(made)
+            _roll_back(intent, done, staged, made, plan)
             if isinstance(exc, SourceChanged):
                 raise Conflict(
                     f"{exc.args[0]!r} changed while the move was applied; every file was restored. Retry the move.",
@@ -884,24 +913,24 @@ def _remove_empty(folders: list[Path]) -> None:
 def _stage(
     intent: Intent,
     rewrites: dict[str, tuple[Path, bytes, bytes]],
-    dst: Path,
-    moved_data: bytes | None,
-    src_mode: int,
+    moved: tuple[Path, bytes | None, int] | None,
+    plan: dict[str, object] | None = None,
 ) -> dict[str, Path]:
-    """Write every file's new bytes to a temporary file beside it (the moved file's under ``""``),
-    the names noted first, so a crash while staging leaves only temporary files to remove."""
+    """Write every file's new bytes to a temporary file beside it (``moved``: the target, the moved
+    file's new bytes or None, its mode; staged under ``""``), the names noted first, so a crash
+    while staging leaves only temporary files to remove (beside ``plan``, a plan still in force)."""
     names = {rel: temp_path(path) for rel, (path, _, _) in rewrites.items()}
-    if moved_data is not None:
-        names[""] = temp_path(dst)
-    intent.record({"staging": [intent.place(tmp) for tmp in names.values()]})
+    if moved is not None and moved[1] is not None:
+        names[""] = temp_path(moved[0])
+    intent.record({**(plan or {}), "staging": [intent.place(tmp) for tmp in names.values()]})
     made: dict[str, Path] = {}
     try:
         for rel, tmp in names.items():
             if rel:
                 path, _, new = rewrites[rel]
                 _fill_temp(tmp, new, os.stat(path).st_mode)
-            else:
-                _fill_temp(tmp, moved_data or b"", src_mode)
+            elif moved is not None:
+                _fill_temp(tmp, moved[1] or b"", moved[2])
             made[rel] = tmp
     except BaseException:
         for tmp in made.values():
@@ -919,10 +948,11 @@ def _note_commit(
     dst: Path,
     current: bytes,
     moved_data: bytes | None,
-) -> None:
+) -> dict[str, object]:
     """The move as recovery finishes it: each file, its staged bytes and the hashes of its bytes
-    before and after; the source and target with theirs."""
-    intent.record(
+    before and after; the source and target with theirs. Returns the record."""
+    return _record(
+        intent,
         {
             "commit": [
                 [intent.place(path), intent.place(staged[rel]), sha256_hex(old), sha256_hex(new)]
@@ -933,8 +963,55 @@ def _note_commit(
             "staged": intent.place(staged[""]) if "" in staged else None,
             "sourceSha256": sha256_hex(current),
             "targetSha256": sha256_hex(current if moved_data is None else moved_data),
+        },
+    )
+
+
+def _record(intent: Intent, record: dict[str, object]) -> dict[str, object]:
+    intent.record(record)
+    return record
+
+
+def _roll_back(
+    intent: Intent,
+    done: list[tuple[str, Path, bytes, bytes]],
+    staged: dict[str, Path],
+    made: list[Path],
+    plan: dict[str, object],
+) -> None:
+    """Undo a move that failed while running (an editor's save, a full disk), itself as a plan
+    recovery finishes (decision 687): the old bytes of the files already rewritten are staged while
+    the move's plan is still in force (a kill then rolls the move forward), then noted as a plan of
+    their own with the staged files left over and the folders made, and put back."""
+    restore = {rel: (path, new, old) for rel, path, old, new in done if _read(path) == new}
+    back: dict[str, Path] = {}
+    if restore:
+        try:
+            back = _stage(intent, restore, None, plan)
+        except (OSError, KbError):
+            # nothing can be staged (a full disk): the move's plan stays, the next start finishes it
+            if plan:
+                intent.record(plan)
+            raise
+    intent.record(
+        {
+            "commit": [
+                [intent.place(path), intent.place(back[rel]), sha256_hex(new), sha256_hex(old)]
+                for rel, (path, new, old) in sorted(restore.items())
+            ],
+            "staging": [intent.place(tmp) for tmp in staged.values()],
+            "folders": [intent.place(folder) for folder in made],
         }
     )
+    for rel, (path, new, old) in sorted(restore.items()):
+        if _read(path) == new:
+            with contextlib.suppress(OSError, SourceChanged):  # another program's save stands
+                _put_staged(back.pop(rel), path, old, new, rel)
+    for tmp in [*back.values(), *staged.values()]:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    _remove_empty(made)
+    intent.clear()
 
 
 def _put_staged(tmp: Path, path: Path, new: bytes, old: bytes, rel: str) -> None:

@@ -30,7 +30,7 @@ import pytest
 from local_vector_search_mcp import writer
 from local_vector_search_mcp.cli import main as cli_main
 from local_vector_search_mcp.config import CliOptions, load_settings
-from local_vector_search_mcp.errors import PermissionDenied
+from local_vector_search_mcp.errors import AlreadyExists, PermissionDenied
 from local_vector_search_mcp.workspace import Workspace
 
 OLD = b"# Title\r\n\r\nThe old revision, \xc3\xa9 and CRLF.\r\n" * 50
@@ -104,6 +104,24 @@ CHILD = textwrap.dedent(
         }
         move = ("a.md", root / "a.md", "moved/b.md", root / "moved" / "b.md", sha(old))
         writer.move_with_rewrites(ws, move, new, rewrites)
+    elif op == "undo":  # the same move, undone when an editor saves sub/other.md after links.md is in place
+        rewrites = {
+            rel: (root / rel, (root / rel).read_bytes(), (root / rel).read_bytes().replace(b"a.md", b"moved/b.md"))
+            for rel in ("links.md", "sub/other.md")
+        }
+        put = writer._put_staged
+
+        def racing(tmp, path, new_bytes, old_bytes, rel):
+            put(tmp, path, new_bytes, old_bytes, rel)
+            if rel == "links.md":
+                (root / "sub" / "other.md").write_bytes(b"# Other\\n\\nSaved by an editor.\\n")
+
+        writer._put_staged = racing
+        move = ("a.md", root / "a.md", "moved/b.md", root / "moved" / "b.md", sha(old))
+        try:
+            writer.move_with_rewrites(ws, move, new, rewrites)
+        except Exception as exc:
+            print("refused", type(exc).__name__, flush=True)
     print("survived", steps, flush=True)
     """
 )
@@ -126,6 +144,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 LINKING = {"links.md": b"# Links\n\n[a](a.md) and [again](a.md#title)\n", "sub/other.md": b"# Other\n\n[a](../a.md)\n"}
 LINKED = {rel: data.replace(b"a.md", b"moved/b.md") for rel, data in LINKING.items()}
+EDITED = b"# Other\n\nSaved by an editor.\n"
 
 
 def _folders(root: Path) -> set[str]:
@@ -141,7 +160,7 @@ def _fresh(tmp_path: Path, k: int, op: str) -> Path:
     root.mkdir()
     (root / "a.md").write_bytes(OLD)
     (root / "bystander.md").write_bytes(BYSTANDER)
-    if op == "relink":
+    if op in ("relink", "undo"):
         (root / "sub").mkdir()
         for rel, data in LINKING.items():
             (root / rel).write_bytes(data)
@@ -157,6 +176,13 @@ OUTCOMES: dict[str, list[dict[str, bytes]]] = {
     "delete": [BEFORE, {"bystander.md": BYSTANDER}],
     # all the rewrites and the move, or none of them (decision 687): no link left to a file not there
     "relink": [{**BEFORE, **LINKING}, {"moved/b.md": NEW, "bystander.md": BYSTANDER, **LINKED}],
+    # the editor's save stands in every outcome once made; the move is whole or undone whole
+    "undo": [
+        {**BEFORE, **LINKING},
+        {"moved/b.md": NEW, "bystander.md": BYSTANDER, **LINKED},
+        {**BEFORE, **LINKING, "sub/other.md": EDITED},
+        {"moved/b.md": NEW, "bystander.md": BYSTANDER, **LINKED, "sub/other.md": EDITED},
+    ],
 }
 
 
@@ -173,15 +199,16 @@ def _kill_at_every_step(tmp_path: Path, op: str) -> int:
             timeout=60,
         )
         if proc.returncode == 0:
-            assert proc.stdout.startswith("survived"), proc.stdout
-            assert _tree(root) == OUTCOMES[op][1]
+            assert "survived" in proc.stdout, proc.stdout
+            survived = {**BEFORE, **LINKING, "sub/other.md": EDITED} if op == "undo" else OUTCOMES[op][1]
+            assert _tree(root) == survived  # the undo: refused, every file as it was but the editor's
             return k - 1  # every earlier step was a kill
         assert proc.returncode == -9, proc.stderr
         before = _tree(root)
         # Before any clean-up the real files are already whole: the target is old or new, never mixed.
         real = {path: data for path, data in before.items() if not writer._TEMP_NAME.match(path.rsplit("/", 1)[-1])}
         for path, data in real.items():
-            whole = (OLD, NEW, BYSTANDER, *LINKING.values(), *LINKED.values())
+            whole = (OLD, NEW, BYSTANDER, EDITED, *LINKING.values(), *LINKED.values())
             assert data in whole, f"step {k}: {path} holds a torn revision"
         writer.recover(_workspace(root))
         after = _tree(root)
@@ -189,11 +216,11 @@ def _kill_at_every_step(tmp_path: Path, op: str) -> int:
     raise AssertionError("the child never survived: too many steps?")
 
 
-@pytest.mark.parametrize("op", ["edit", "create", "move", "delete", "relink"])
+@pytest.mark.parametrize("op", ["edit", "create", "move", "delete", "relink", "undo"])
 def test_kill_at_every_step_leaves_the_file_wholly_old_or_wholly_new(tmp_path: Path, op: str) -> None:
     kills = _kill_at_every_step(tmp_path, op)
     print(f"\nwriter crash injection, {op}: killed at {kills} steps, each recovered wholly old or new")
-    assert kills >= {"edit": 25, "create": 25, "move": 20, "delete": 8, "relink": 60}[op]  # every step was hit
+    assert kills >= {"edit": 25, "create": 25, "move": 20, "delete": 8, "relink": 60, "undo": 80}[op]  # all hit
 
 
 def test_the_next_cli_start_removes_a_temporary_file_left_by_a_killed_write(tmp_path: Path) -> None:
@@ -306,3 +333,98 @@ def test_a_full_disk_leaves_the_original_intact(tmp_path: Path, real_os: None, o
     else:
         # The injected call was not on this operation's path (a move never writes a temp file).
         assert _tree(root) in OUTCOMES[op]
+
+
+def _relink_fixture(tmp_path: Path) -> tuple[Path, Workspace, dict[str, tuple[Path, bytes, bytes]]]:
+    root = _fresh(tmp_path, 0, "relink")
+    rewrites = {rel: (root / rel, data, LINKED[rel]) for rel, data in LINKING.items()}
+    return root, _workspace(root), rewrites
+
+
+def _move(root: Path) -> tuple[str, Path, str, Path, str]:
+    return ("a.md", root / "a.md", "moved/b.md", root / "moved" / "b.md", writer.sha256_hex(OLD))
+
+
+def test_a_target_another_program_makes_at_the_last_moment_leaves_no_staged_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 687 (review): the moved file's staged bytes were taken off the list before the link,
+    so a target made by another program in that instant left them behind, noted nowhere."""
+    root, ws, rewrites = _relink_fixture(tmp_path)
+    real_link = os.link
+
+    def link(src: Any, dst: Any) -> None:
+        if str(dst).endswith("b.md"):
+            Path(dst).write_bytes(b"another program's file\n")
+        real_link(src, dst)
+
+    monkeypatch.setattr(writer.os, "link", link)
+    with pytest.raises(AlreadyExists):
+        writer.move_with_rewrites(ws, _move(root), NEW, rewrites)
+    assert _tree(root) == {**BEFORE, **LINKING, "moved/b.md": b"another program's file\n"}
+
+
+def test_recovery_puts_back_a_save_the_swap_displaced(tmp_path: Path) -> None:
+    """Decision 687 (review): killed right after a swap that displaced an editor's save (930's case),
+    recovery deleted the temporary file holding that save. It now puts it back."""
+    root, ws, rewrites = _relink_fixture(tmp_path)
+    with writer.write_lock(ws) as intent:
+        staged = {
+            rel: root / (rel.rsplit("/", 1)[0] + "/" if "/" in rel else "") / f".x.{i:012x}.tmp"
+            for i, rel in enumerate(rewrites)
+        }
+        for rel, tmp in staged.items():
+            tmp.write_bytes(LINKED[rel])
+        writer._note_commit(intent, rewrites, staged, root / "a.md", root / "moved" / "b.md", OLD, None)
+        # links.md swapped in; what it held, an editor's save made in the instant before, is at its tmp
+        (root / "links.md").write_bytes(LINKED["links.md"])
+        staged["links.md"].write_bytes(EDITED)
+    (root / "moved").mkdir()
+    done = writer.recover(ws)
+    assert "put back another program's save of links.md" in done
+    tree = _tree(root)
+    assert tree["links.md"] == EDITED and tree["sub/other.md"] == LINKED["sub/other.md"]
+    assert tree["moved/b.md"] == OLD and "a.md" not in tree
+    assert not [p for p in tree if writer._TEMP_NAME.match(p.rsplit("/", 1)[-1])]
+
+
+def test_recovery_never_follows_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    """Decision 687 (review): with the target's folder replaced by a link to the source's folder
+    before the restart, "the target" named the source itself, and recovery deleted the page."""
+    root, ws, _ = _relink_fixture(tmp_path)
+    with writer.write_lock(ws) as intent:
+        (root / "moved").mkdir()
+        writer._note_commit(intent, {}, {}, root / "a.md", root / "moved" / "a.md", OLD, None)
+    (root / "moved").rmdir()
+    (root / "moved").symlink_to(root, target_is_directory=True)
+    writer.recover(ws)
+    assert (root / "a.md").read_bytes() == OLD
+
+
+def test_a_folder_made_before_the_disk_filled_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision 688 (review): the second of two missing folders refused (ENOSPC) left the first."""
+    from local_vector_search_mcp import pinning
+
+    real_mkdir = os.mkdir
+    made: list[str] = []
+
+    def mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if "dir_fd" in kwargs:  # a folder of the write (the lock's state folder is made by path)
+            if made:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            made.append(str(path))
+        real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(pinning.os, "mkdir", mkdir)
+    root = _fresh(tmp_path, 0, "edit")
+    ws = _workspace(root)
+    for write in (
+        lambda: writer.create_new(ws, "x/y/n.md", root / "x" / "y" / "n.md", NEW),
+        lambda: writer.move_file(
+            ws, "a.md", root / "a.md", "x/y/b.md", root / "x" / "y" / "b.md", writer.sha256_hex(OLD)
+        ),
+    ):
+        made.clear()
+        with pytest.raises(PermissionDenied):
+            write()
+        assert not (root / "x").exists() and _tree(root) == BEFORE
