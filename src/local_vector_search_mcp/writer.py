@@ -1046,14 +1046,14 @@ def _replace(intent: Intent, path: Path, data: bytes, mode: int | None, expect: 
     try:
         if expect is not None and _read(path) != expect:
             raise SourceChanged(str(path))
-        if expect is None or not _exchange(tmp, path):
+        if expect is None:
             os.replace(tmp, path)
             return
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _keep_displaced(tmp, path, data, expect)  # tmp now holds what path held: never unlinked unseen
+    _put_staged(tmp, path, data, expect, str(path))  # swapped: what path held is kept until seen
 
 
 def _keep_displaced(tmp: Path, path: Path, data: bytes, expect: bytes) -> None:
