@@ -230,13 +230,10 @@ def _undo(root: Path, record: dict[str, object]) -> list[str]:
     done = []
     staging = record.get("staging")
     for rel in staging if isinstance(staging, list) else ():  # a move killed while staging: nothing changed yet
-        tmp = _inside(root, rel)
-        if tmp is not None and _TEMP_NAME.match(tmp.name) and os.path.lexists(tmp):
-            os.unlink(tmp)
+        if _drop_temp(_inside(root, rel)):
             done.append(f"removed the temporary file {rel}")
     tmp = _inside(root, record.get("tmp"))
-    if tmp is not None and _TEMP_NAME.match(tmp.name) and os.path.lexists(tmp):
-        os.unlink(tmp)
+    if _drop_temp(tmp):
         done.append(f"removed the temporary file {record['tmp']}")
     src, dst = _inside(root, record.get("source")), _inside(root, record.get("target"))
     if src is not None and dst is not None and _same_file(src, dst):  # both names linked: finish the move
@@ -245,6 +242,15 @@ def _undo(root: Path, record: dict[str, object]) -> list[str]:
     if done:
         fsync_dir((tmp or dst or root).parent)
     return done
+
+
+def _drop_temp(tmp: Path | None) -> bool:
+    """Remove ``tmp`` if it is there and has the form of the server's own temporary names (never a
+    user's file); whether it was removed."""
+    if tmp is None or not _TEMP_NAME.match(tmp.name) or not os.path.lexists(tmp):
+        return False
+    os.unlink(tmp)
+    return True
 
 
 def _sha_of(path: Path | None) -> str | None:
@@ -310,8 +316,7 @@ def _finish_move(root: Path, record: dict[str, object]) -> list[str]:
         folders |= {src.parent, dst.parent}
     leftovers = record.get("staging")
     for tmp in [staged, *(_plain(root, _inside(root, t)) for t in (leftovers if isinstance(leftovers, list) else ()))]:
-        if tmp is not None and _TEMP_NAME.match(tmp.name) and os.path.lexists(tmp):
-            os.unlink(tmp)
+        _drop_temp(tmp)
     made = record.get("folders")
     _remove_empty(
         [f for f in (_plain(root, _inside(root, rel)) for rel in (made if isinstance(made, list) else ())) if f]
@@ -407,8 +412,7 @@ def _clean(root: Path, record: dict[str, object]) -> list[str]:
     tmp = _inside(root, record.get("tmp"))
     # an image's `.upload.<hex>.tmp` (assets.store.staging_path) or an export's `.<name>.<hex>.tmp`
     # (temp_path): the server's own temporary names, never a user's file
-    if tmp is not None and _TEMP_NAME.match(tmp.name) and os.path.lexists(tmp):
-        os.unlink(tmp)
+    if _drop_temp(tmp):
         done.append(f"removed the staging file {record['tmp']} of an interrupted {what}")
     folders = record.get("folders")
     for rel in reversed(folders if isinstance(folders, list) else []):
@@ -951,23 +955,17 @@ def _note_commit(
 ) -> dict[str, object]:
     """The move as recovery finishes it: each file, its staged bytes and the hashes of its bytes
     before and after; the source and target with theirs. Returns the record."""
-    return _record(
-        intent,
-        {
-            "commit": [
-                [intent.place(path), intent.place(staged[rel]), sha256_hex(old), sha256_hex(new)]
-                for rel, (path, old, new) in sorted(rewrites.items())
-            ],
-            "source": intent.place(src),
-            "target": intent.place(dst),
-            "staged": intent.place(staged[""]) if "" in staged else None,
-            "sourceSha256": sha256_hex(current),
-            "targetSha256": sha256_hex(current if moved_data is None else moved_data),
-        },
-    )
-
-
-def _record(intent: Intent, record: dict[str, object]) -> dict[str, object]:
+    record: dict[str, object] = {
+        "commit": [
+            [intent.place(path), intent.place(staged[rel]), sha256_hex(old), sha256_hex(new)]
+            for rel, (path, old, new) in sorted(rewrites.items())
+        ],
+        "source": intent.place(src),
+        "target": intent.place(dst),
+        "staged": intent.place(staged[""]) if "" in staged else None,
+        "sourceSha256": sha256_hex(current),
+        "targetSha256": sha256_hex(current if moved_data is None else moved_data),
+    }
     intent.record(record)
     return record
 

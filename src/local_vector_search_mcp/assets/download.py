@@ -361,7 +361,7 @@ def _consume(response: httpx.Response, sink: _Sink, policy: DownloadPolicy, star
         raise _refused(f"the file is larger than {policy.max_bytes} bytes")
     of = f" of {total:,}" if total else ""
     try:
-        with _hang_up_on_cancel(response, started + policy.deadline):
+        with _hang_up_when_due(response, started + policy.deadline):
             for chunk in response.iter_bytes(_CHUNK):
                 _check_deadline(policy, started)
                 sink.write(chunk)
@@ -380,7 +380,7 @@ _CANCEL_POLL_S = 0.1
 
 
 @contextlib.contextmanager
-def _hang_up_on_cancel(response: httpx.Response, deadline: float) -> Iterator[None]:
+def _hang_up_when_due(response: httpx.Response, deadline: float) -> Iterator[None]:
     """Hang up on the server when the current call is cancelled, or at ``deadline`` (monotonic),
     even while a read waits for bytes: the cancel was only seen between blocks, so a server that
     went silent kept a cancelled save (and its staged file) for up to ``readTimeoutSeconds``

@@ -22,7 +22,7 @@ import xxhash
 from .cjk import index_tokens
 from .stem import STEM_MARK, stem_index_text, text_language
 
-__all__ = ["MAX_LEXEME", "MAX_POSITION", "chunk_lexemes", "lexeme"]
+__all__ = ["MAX_LEXEME", "MAX_POSITION", "chunk_lexemes", "lexeme", "quoted_lexeme"]
 
 MAX_POSITION = 16383  # tsvector positions stop there (PostgreSQL clamps larger ones to it)
 # Characters. PostgreSQL refuses a lexeme of 2 KB or more (a tsquery with one fails the whole query), and
@@ -66,6 +66,11 @@ def lexeme(word: str) -> str:
     if len(word) <= MAX_LEXEME:
         return word
     return f"{word[:_FOLD_KEPT]}\u2026{xxhash.xxh64_hexdigest(word.encode('utf-8', 'surrogatepass'))}"
+
+
+def quoted_lexeme(token: str) -> str:
+    """A tsquery's quoted lexeme of ``token``, folded past :data:`MAX_LEXEME` as the index folds it."""
+    return "'" + lexeme(token).translate(_ESCAPE) + "'"
 
 
 def _entries(tokens: list[str], first: int, weight: str) -> Iterable[str]:

@@ -42,7 +42,7 @@ import numpy.typing as npt
 
 from .cjk import bare, bigrams, index_tokens, word_tokens
 from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase, rarest_within
-from .pg_lexemes import lexeme
+from .pg_lexemes import quoted_lexeme as _lexeme
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import STEM_MARK, query_stems, stem_index_text
 
@@ -66,11 +66,6 @@ B = 0.75
 MIN_IDF = 1e-6  # FTS5's floor for a phrase in more than half the rows
 HIT_WEIGHTS = "{0, 0, 0.5, 1}"  # ts_rank_cd weights (D, C, B, A): heading hit 1, body hit 0.5 (x2: FTS5's 2 and 1)
 STEM_HIT_WEIGHTS = "{0, 1, 0, 0}"  # the stems' weight-C positions, one each
-
-
-def _lexeme(token: str) -> str:
-    """A tsquery's quoted lexeme, folded past 500 characters as the index folds it (decision 682)."""
-    return "'" + lexeme(token).replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,7 @@ from .coverage import COVERAGE_DEPTH, rerank, wants_coverage
 from .fts5 import COMMON_TERM_MIN_CHUNKS, STEM_BUDGET, STEM_DEPTH, stem_counts, stem_prices
 from .pg_batch import PipelinedBatch
 from .pg_lexemes import chunk_lexemes, lexeme
+from .pg_lexemes import quoted_lexeme as _lexeme
 from .pg_vectors import MAX_EF_SEARCH, VectorLayout, to_numpy
 from .port import (
     ChunkHit,
@@ -239,11 +240,6 @@ def _any_of(atoms: Sequence[pg_rank.Atom], chosen: Collection[int], held: Collec
         if not (len(atoms[i].tokens) > 1 and any(_lexeme(t) in single for t in atoms[i].tokens))
     ]
     return " | ".join(f"({atoms[i].tsquery})" for i in kept)
-
-
-def _lexeme(token: str) -> str:
-    """A tsquery's quoted lexeme, folded past 500 characters as the index folds it (decision 682)."""
-    return "'" + lexeme(token).replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def plain_lexeme(tsquery: str) -> str | None:

@@ -213,16 +213,18 @@ def _find_cjk(configured: str | None) -> tuple[Family | None, bool]:
             found = _fc_match(configured)
             if found is not None:
                 chosen.append(found)
+    if chosen and (family := _register_family("cjk0", dict.fromkeys(_STYLES, chosen[0]))) is not None:
+        return family, True
     automatic: list[Path] = []
     for pattern in _CJK_PREFERRED:
         found = _fc_match(pattern)
         if found is not None:
             automatic.append(found)
     automatic += _fc_list_cjk()
-    for i, path in enumerate(dict.fromkeys([*chosen, *automatic])):
+    for i, path in enumerate(dict.fromkeys(automatic), start=1):
         family = _register_family(f"cjk{i}", dict.fromkeys(_STYLES, path))
         if family is not None:
-            return family, bool(chosen) and path == chosen[0]
+            return family, False
     return None, False
 
 
