@@ -932,7 +932,11 @@ def _stage(
         for rel, tmp in names.items():
             if rel:
                 path, _, new = rewrites[rel]
-                _fill_temp(tmp, new, os.stat(path).st_mode)
+                try:
+                    mode = os.stat(path).st_mode
+                except FileNotFoundError:  # deleted by another program just now: a CONFLICT naming it (325)
+                    raise SourceChanged(rel) from None
+                _fill_temp(tmp, new, mode)
             elif moved is not None:
                 _fill_temp(tmp, moved[1] or b"", moved[2])
             made[rel] = tmp

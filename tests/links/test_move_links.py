@@ -112,6 +112,24 @@ def test_a_file_changed_during_the_move_leaves_every_file_as_it_was(kb: KbClient
     assert (root / "guides/Setup.md").read_bytes() == FILES["guides/Setup.md"] and not (root / "manual").exists()
 
 
+def test_a_linking_file_deleted_as_the_move_stages_it_is_named(kb: KbClient, monkeypatch) -> None:
+    """Decision 325 through 687's staging: a rewritten file deleted by another program in the instant
+    before its new bytes are staged is a CONFLICT naming that file, and nothing else changes."""
+    root = kb.ws.root
+    original = writer.temp_path
+
+    def deleting(target: Path) -> Path:
+        if target.name == "faq.md" and (root / "notes/faq.md").exists():
+            (root / "notes/faq.md").unlink()
+        return original(target)
+
+    monkeypatch.setattr(writer, "temp_path", deleting)
+    with pytest.raises(Conflict, match=r"'notes/faq\.md' changed while the move was applied"):
+        move(kb, "guides/Setup.md", "manual/Setup.md", updateLinks=True)
+    assert (root / "Home.md").read_bytes() == FILES["Home.md"]
+    assert (root / "guides/Setup.md").read_bytes() == FILES["guides/Setup.md"] and not (root / "manual").exists()
+
+
 def test_a_stale_plan_is_refused_before_anything_is_written(kb: KbClient, monkeypatch) -> None:
     root = kb.ws.root
     from local_vector_search_mcp.index import relink
