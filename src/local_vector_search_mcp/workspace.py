@@ -161,6 +161,16 @@ class Workspace:
             indexing = self.indexing
         indexing.start_catch_up(at_start=True)
 
+    def settle_catch_up(self, timeout: float) -> None:
+        """kb_status's view of a fresh start (decision 698): start the catch-up now if the server's
+        first call has not, and give its compare of the files with the index up to ``timeout``
+        seconds, so what it queues is in the answer. Otherwise a status call as the first call after
+        a restart read as settled while files a killed server wrote (or another editor changed
+        while none ran) were still to be indexed."""
+        self.catch_up_once()
+        if self._indexing is not None:
+            self._indexing.wait_catch_up(timeout)
+
     def _kick_vectors(self) -> None:
         self.indexing.kick_vectors()
 

@@ -92,3 +92,27 @@ def test_status_answers_when_the_local_provider_could_not_be_built(tmp_path: Pat
         ws.close()
     assert status["embeddingModel"] == "x"
     assert status["embeddingDimensions"] is None
+
+
+def test_status_as_a_restarted_servers_first_call_counts_what_changed_while_none_ran(tmp_path: Path) -> None:
+    """Decision 698: the start-up catch-up began only after the first call, so a kb_status that
+    was the first call read as settled (nothing pending, nothing running) while a file changed
+    behind the index's back still searched as before; a client polling until settled took that."""
+    root = make_kb(tmp_path)
+    first = make_workspace(root)
+    first.indexing.reindex()
+    first.close()
+    (root / "guide.md").write_text("# Guide\n\nInstall the walrus with pip.\n", "utf-8")
+    ws = make_workspace(root)
+    ws.start_serving()
+    try:
+        status = dispatch.invoke(ws, "kb_status", None)
+        sync, indexing = status["synchronization"], status["indexing"]
+        settled = (sync is None or sync["pendingFiles"] == 0) and not indexing["isRunning"]
+        if settled:  # its sync already ran: then search has the change
+            found = dispatch.invoke(ws, "kb_search", {"request": {"query": "walrus", "mode": "lexical"}})
+            assert [hit["path"] for hit in found["results"]] == ["guide.md"], status
+        else:
+            assert sync is not None and "guide.md" in sync["paths"], status
+    finally:
+        ws.close()
