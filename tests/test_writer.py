@@ -536,3 +536,36 @@ def test_a_link_on_the_way_at_write_time_is_invalid_path_and_nothing_is_written(
     assert (swap.outside / "doc.md").read_bytes() == b"old\n"
     assert (swap.real / "doc.md").read_bytes() == b"old\n"
     assert swap.outside_names() == ["doc.md"]
+
+
+def test_a_call_cancelled_while_another_write_holds_the_lock_writes_nothing(ws: Workspace) -> None:
+    """Decision 706: a kb_move its client cancelled while it planned or waited for the lock went
+    on and moved the file, and MCP sends no answer to a cancelled call, so the client never
+    heard of the move it had called off."""
+    from local_vector_search_mcp import progress
+    from local_vector_search_mcp.writer import write_lock
+
+    source = ws.root / "a.md"
+    source.write_bytes(b"# A\n")
+    call = progress.Call()
+    outcome: list[BaseException | str] = []
+
+    def move() -> None:
+        with progress.running(call):
+            try:
+                move_file(ws, "a.md", source, "b.md", ws.root / "b.md", sha256_hex(b"# A\n"))
+                outcome.append("moved")
+            except BaseException as exc:
+                outcome.append(exc)
+
+    with write_lock(ws):  # another write holds the lock while the client cancels
+        mover = threading.Thread(target=move)
+        mover.start()
+        time.sleep(0.2)
+        assert not outcome  # waiting for the lock
+        call.cancel()
+    mover.join(10)
+    assert len(outcome) == 1 and isinstance(outcome[0], progress.Cancelled), outcome
+    assert source.read_bytes() == b"# A\n" and not (ws.root / "b.md").exists()
+    move_file(ws, "a.md", source, "b.md", ws.root / "b.md", sha256_hex(b"# A\n"))  # not cancelled: it moves
+    assert (ws.root / "b.md").read_bytes() == b"# A\n"

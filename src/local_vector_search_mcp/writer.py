@@ -42,6 +42,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from . import progress
 from .errors import AlreadyExists, Conflict, ConflictReason, InvalidArgument, KbError, NotFound, PermissionDenied
 from .pinning import Pins, unpinned
 from .sourcefile import MAX_DOCUMENT_BYTES, check_size, os_reason, require_regular_file
@@ -178,6 +179,10 @@ def write_lock(ws: Workspace) -> Iterator[Intent]:
                     break
                 os.close(fd)
             try:
+                # A call its client cancelled before its first write (while it planned, or while
+                # another write held the lock) writes nothing: MCP sends no answer to a cancelled
+                # call, so a change made after it would be one the client never hears of (decision 706).
+                progress.check()
                 yield Intent(fd, ws.root)
             finally:
                 os.close(fd)  # closing releases the flock
