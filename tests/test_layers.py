@@ -25,10 +25,10 @@ ALLOWED: dict[str, set[str]] = {
     "markdown": {"errors"},
     "config": {"_generated", "errors", "globs"},
     "embeddings": {"errors", "retry_after"},
-    "index": {"config", "embeddings", "errors", "globs", "markdown", "sourcefile"},
+    "index": {"config", "embeddings", "errors", "globs", "markdown", "paths", "sourcefile"},  # names shown (707)
     "search": {"embeddings", "errors", "globs", "index"},
     "workspace": {"config", "embeddings", "errors", "index", "lazy_imports", "paths", "search"},
-    "writer": {"errors", "paths", "pinning", "sourcefile", "workspace"},
+    "writer": {"errors", "paths", "pinning", "progress", "sourcefile", "workspace"},  # cancelled calls (706)
     # sourcefile: the racy-clean window (401)
     "assets": {"errors", "paths", "pinning", "progress", "sourcefile", "workspace", "writer"},
     "export": {"errors", "markdown", "paths", "progress", "sourcefile"},  # documents read as the indexer reads them

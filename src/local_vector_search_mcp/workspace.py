@@ -113,6 +113,7 @@ class Workspace:
                     self.embedders,
                     self.activity,
                     addressable=lambda rel: not self.guard.refuses(rel),
+                    misnamed=self._misnamed,
                 )
             return self._indexing
 
@@ -160,6 +161,12 @@ class Workspace:
             self._catch_up_pending = False
             indexing = self.indexing
         indexing.start_catch_up(at_start=True)
+
+    def _misnamed(self, rel: str) -> bool:
+        """Whether ``rel`` is a file of the user's that the tools refuse for its name (not valid
+        UTF-8, a control character, ``nul.md``...), not one of the server's own files."""
+        refused = self.guard.refusal(rel)
+        return refused is not None and not refused.internal
 
     def settle_catch_up(self, timeout: float) -> None:
         """kb_status's view of a fresh start (decision 698): start the catch-up now if the server's

@@ -56,6 +56,7 @@ import numpy as np
 from ..embeddings import Embedder, EmbeddingError, EmbeddingRefused, ModelChanged
 from ..errors import IndexNotReady
 from ..globs import GlobSet, root_only
+from ..paths import shown_name
 from ..sourcefile import os_reason
 from .catch_up import Credit
 from .chunker import build_embedding_text
@@ -204,11 +205,14 @@ class Indexer:
         path_filter: Callable[[str], bool],
         embedder: Embedder | None = None,
         gate: threading.RLock | None = None,
+        *,
+        misnamed: Callable[[str], bool] | None = None,
     ) -> None:
         self.root = Path(root)
         self.store = store
         self.config = config
         self.path_filter = path_filter
+        self.misnamed = misnamed  # a file the globs take that the tools refuse for its name
         self.embedder = embedder
         self.gate = gate or threading.RLock()
 
@@ -223,10 +227,13 @@ class Indexer:
         return enum_value(self.config.embedding.vector_storage)
 
     # discovery ----------------------------------------------------------------
-    def discover(self, unlisted: dict[str, str] | None = None, *, matched: bool = True) -> list[str]:
+    def discover(
+        self, unlisted: dict[str, str] | None = None, *, matched: bool = True, misnamed: list[str] | None = None
+    ) -> list[str]:
         """The Markdown files to index; folders that cannot be listed go to ``unlisted``
-        (``folder/`` -> reason) instead of vanishing silently. ``matched=False``: every
-        Markdown file, whatever knowledgeBase.include and exclude say."""
+        (``folder/`` -> reason) instead of vanishing silently, and files the tools refuse for
+        their names to ``misnamed``. ``matched=False``: every Markdown file, whatever
+        knowledgeBase.include and exclude say."""
         found = []
 
         def refused(exc: OSError) -> None:
@@ -243,6 +250,8 @@ class Indexer:
                 rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
                 if not matched or self.path_filter(rel):
                     found.append(rel)
+                elif misnamed is not None and self.misnamed is not None and self.misnamed(rel):
+                    misnamed.append(rel)
         found.sort(key=lambda p: (p.lower(), p))
         return found
 
@@ -312,10 +321,14 @@ class Indexer:
                 if not borrowed:
                     self.store.write_manifest(written)
         unlisted: dict[str, str] = {}
-        files = self.discover(unlisted)
+        misnamed: list[str] = []
+        files = self.discover(unlisted, misnamed=misnamed)
         progress.total_files = len(files)
         result.scanned_files = len(files)
         result.warning = self._nothing_matched() if not files else self._root_folder_only(files)
+        if misnamed:
+            note = _misnamed_note(misnamed)
+            result.warning = f"{result.warning} {note}" if result.warning else note
         wanted = set(files)
         states = self.store.document_states()
         known = self.store.unreadable_files()  # kept across restarts for kb_status
@@ -815,6 +828,21 @@ def _check_width(vectors: np.ndarray[Any, Any], dims: int | None) -> None:
     width = int(vectors.shape[1]) if vectors.ndim == 2 else -1
     if dims is not None and width != dims:
         raise ModelChanged(width, dims)
+
+
+MAX_NAMED_MISNAMED = 5
+
+
+def _misnamed_note(paths: list[str]) -> str:
+    """A reindex's word on the Markdown files it left out for their names (decision 707)."""
+    paths.sort(key=lambda p: (p.lower(), p))
+    shown = ", ".join(f"'{shown_name(p)}'" for p in paths[:MAX_NAMED_MISNAMED])
+    more = f" and {len(paths) - MAX_NAMED_MISNAMED} more" if len(paths) > MAX_NAMED_MISNAMED else ""
+    return (
+        f"{len(paths)} Markdown file(s) were left out because the tools cannot address their names "
+        f"(not valid UTF-8, a control character, a name the system reserves...): {shown}{more}; rename "
+        "them to index them (kb_list_files lists each in `skipped` with its reason)."
+    )
 
 
 def _refusal(exc: Exception) -> str:

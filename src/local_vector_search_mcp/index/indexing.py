@@ -148,9 +148,12 @@ class IndexingService:
         embedders: EmbedderSlot,
         activity: IndexActivity,
         addressable: Callable[[str], bool] | None = None,
+        misnamed: Callable[[str], bool] | None = None,
     ) -> None:
         """``addressable``: whether the tools accept a root-relative path at all (the path guard);
-        a file they refuse is not indexed either, so no search result names it (decision 283)."""
+        a file they refuse is not indexed either, so no search result names it (decision 283).
+        ``misnamed``: whether the guard refuses a user's file for its name, which a reindex then
+        names in its warning (decision 707)."""
         self.root = root
         self.config = config
         self.store = store
@@ -160,6 +163,9 @@ class IndexingService:
         globs = GlobSet(list(kb.include), list(kb.exclude))
         self.path_filter: Callable[[str], bool] = (
             globs if addressable is None else (lambda rel: globs(rel) and addressable(rel))
+        )
+        self._misnamed: Callable[[str], bool] | None = (
+            None if misnamed is None else (lambda rel: globs(rel) and misnamed(rel))
         )
         self.gate = threading.RLock()
         self._indexer: Indexer | None = None
@@ -194,7 +200,9 @@ class IndexingService:
     def indexer(self) -> Indexer:
         if self._indexer is None or self._indexer_generation != self.embedders.generation:
             embedder = self.embedder()
-            self._indexer = Indexer(self.root, self.store, self.config, self.path_filter, embedder, self.gate)
+            self._indexer = Indexer(
+                self.root, self.store, self.config, self.path_filter, embedder, self.gate, misnamed=self._misnamed
+            )
             self._indexer_generation = self.embedders.generation
         return self._indexer
 
