@@ -327,8 +327,8 @@ class Indexer:
         result.scanned_files = len(files)
         result.warning = self._nothing_matched() if not files else self._root_folder_only(files)
         if misnamed:
-            note = _misnamed_note(misnamed)
-            result.warning = f"{result.warning} {note}" if result.warning else note
+            named = _misnamed_note(misnamed)
+            result.warning = f"{result.warning} {named}" if result.warning else named
         wanted = set(files)
         states = self.store.document_states()
         known = self.store.unreadable_files()  # kept across restarts for kb_status
