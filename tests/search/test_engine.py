@@ -413,3 +413,23 @@ def test_a_reindex_committing_between_the_readiness_reads_is_not_reported_as_no_
     monkeypatch.setattr(ws.store, "has_chunks", before_the_commit_once)
     out = kb_search(ws, {"query": "strong_count", "mode": "lexical"})
     assert out["results"] and len(reads) == 2
+
+
+def test_a_chinese_what_is_question_finds_the_page_about_its_subject(tmp_path):
+    """Decision 718: the bigrams of 是什么 are rare as a pair, so passages saying 是什么 (a FAQ)
+    ranked above the page about Suspense for ``Suspense 是什么``."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "suspense.md").write_text(
+        "# Suspense\n\n" + "Suspense 组件用来在组件树中协调对异步依赖的处理。" * 8 + "\n", "utf-8"
+    )
+    (root / "faq.md").write_text(
+        "# 常见问题\n\n## 是什么\n\nVue 是什么？它是什么框架？Suspense 也在这里提到。\n", "utf-8"
+    )
+    for i in range(12):  # the words of the subject are common; 是什么 is not
+        (root / f"page{i}.md").write_text(f"# 页面 {i}\n\n这一页提到 Suspense 和异步组件。\n", "utf-8")
+    svc = KbClient(make_workspace(root))
+    svc.reindex()
+    found = svc.search(query="Suspense 是什么", mode="lexical", top_k=3)["results"]
+    assert found[0]["path"] == "suspense.md", found
+    assert "[是什么]" not in " ".join(hit["snippet"] for hit in found)

@@ -90,3 +90,14 @@ def test_seats_leave_hits_the_fusion_already_ranked_high():
     ids = [h.chunk_id for h, _ in seated]
     assert ids[0] == 1 and ids.index(2) == 9  # the first stays first; only the second needed its seat
     assert seat_semantic(fused, semantic, 4) == fused  # below five results there are no seats
+
+
+def test_a_chinese_question_is_prose_and_a_question_however_short() -> None:
+    """Decision 718: ``Suspense 是什么`` held no clause of six characters, so it fused as a
+    keyword query and got no semantic seats, although the model ranked the page first."""
+    from local_vector_search_mcp.search.fusion import is_prose, is_question
+
+    for query in ("Suspense 是什么", "Teleport 怎么用", "为什么要加 key", "什么是组合式 API"):
+        assert is_prose(query) and is_question(query), query
+    for query in ("生命周期", "响应式 API", "Suspense", "KeepAlive 怎么用"):  # a code-like piece: not prose
+        assert not is_question(query), query

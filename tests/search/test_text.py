@@ -243,3 +243,24 @@ def test_pieces_the_index_reads_alike_are_one_leaf():
     assert build_lexical_query("café Cafe CAFÉ").leaves == (Term("café"),)
     assert build_lexical_query("fields fields?").leaves == (Term("fields"), Term("fields?"))
     assert [p.words for p in build_lexical_query("Rust book rust BOOK").pairs] == [("Rust", "book"), ("book", "rust")]
+
+
+def test_chinese_question_phrasing_is_cut_out_of_its_run():
+    """Decision 718: ``Suspense 是什么`` ranked passages saying 是什么 (a rare bigram pair) above the
+    Suspense page; the phrasing is dropped when other words remain, as English stop words are."""
+    from local_vector_search_mcp.search.stopwords import chinese_phrasing
+
+    assert build_lexical_query("Suspense 是什么").leaves == (Term("Suspense"),)
+    assert build_lexical_query("Suspense 是什么").terms == ("Suspense",)  # never lit in a snippet
+    assert build_lexical_query("列表渲染时为什么要加 key").leaves == (CjkRun("列表渲染时"), CjkRun("要加"), Term("key"))
+    assert build_lexical_query("可以同时使用 v-if 和 v-for 吗").leaves == (
+        CjkRun("同时使用"),
+        Term("v-if"),
+        CjkRun("和"),
+        Term("v-for"),
+    )
+    assert build_lexical_query("是什么").leaves == (CjkRun("是什么"),)  # only phrasing: still searched
+    assert build_lexical_query("生命周期钩子").leaves == (CjkRun("生命周期钩子"),)  # no phrasing: one run
+    assert chinese_phrasing("什么是组合式") == [("什么是", True), ("组合式", False)]
+    assert chinese_phrasing("能用吗") == [("能用", False), ("吗", True)]  # a particle only ends a run
+    assert chinese_phrasing("吗啡") == [("吗啡", False)]

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from ..index.cjk import CJK_RUN
 from ..index.port import ChunkHit
-from .stopwords import is_stop_word, query_stop_words
+from .stopwords import CHINESE_QUESTION, is_stop_word, query_stop_words
 
 __all__ = [
     "CJK_CLAUSE",
@@ -70,7 +70,9 @@ def is_prose(query: str) -> bool:
     if any(looks_like_code(p) for p in pieces):
         return False
     stop = query_stop_words(pieces)
-    return any(is_stop_word(p, stop) for p in pieces) or any(len(m) >= CJK_CLAUSE for m in CJK_RUN.findall(query))
+    if any(is_stop_word(p, stop) for p in pieces):
+        return True
+    return any(len(m) >= CJK_CLAUSE or CHINESE_QUESTION.search(m) for m in CJK_RUN.findall(query))
 
 
 _INTERROGATIVES = frozenset(
@@ -117,7 +119,9 @@ def is_question(query: str) -> bool:
     if not is_prose(query):
         return False
     pieces = query.split()
-    return query.rstrip().endswith(("?", "\uff1f")) or pieces[0].lower().strip("\"'") in _INTERROGATIVES
+    if query.rstrip().endswith(("?", "\uff1f")) or pieces[0].lower().strip("\"'") in _INTERROGATIVES:
+        return True
+    return any(CHINESE_QUESTION.search(m) for m in CJK_RUN.findall(query))
 
 
 def semantic_weight(query: str, configured: float) -> float:

@@ -22,21 +22,29 @@ quantifiers stay searchable in every language, as ``not`` and ``all`` do in
 English (``не``, ``nicht``, ``pas``, ``все``); so do ``des`` and ``man``, which
 are also technical terms.
 
-Chinese has no list here: CJK runs are matched as character bigrams, where a
-function character (``的``) only ever appears inside a pair.
+Chinese (decision 718): CJK runs are matched as character bigrams, where a function
+character (``的``) only ever appears inside a pair, so there is no list of single
+characters. What a question adds is its phrasing, written inside the run:
+``Suspense 是什么``, ``为什么解构 reactive 对象之后就失去响应性了``. Its bigrams (``是什``,
+``什么``) are rare as pairs and outranked the page about the question's subject.
+:func:`chinese_phrasing` cuts those question words and sentence-final particles out of a
+run; the rest of the run is searched as before. Only words no technical term contains.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ..index.cjk import word_tokens
 
 __all__ = [
+    "CHINESE_QUESTION",
     "ENGLISH",
     "EVERY_QUERY",
     "LATIN_LANGUAGES",
     "RUSSIAN",
+    "chinese_phrasing",
     "is_stop_word",
     "query_language",
     "query_stop_words",
@@ -147,3 +155,32 @@ def is_stop_word(piece: str, stop_words: frozenset[str] = EVERY_QUERY) -> bool:
     case-insensitive, quotes, brackets, backticks and sentence punctuation around it ignored
     (``(the)``, ```a```, ``when?``; decision 371)."""
     return _word(piece) in stop_words
+
+
+# Chinese question words and phrasings, longest first where one holds another (是什么 before 什么).
+_CHINESE_WORDS = """
+    是什么 什么是 为什么 有什么 有没有 是不是 能不能 可不可以 会不会 怎么样 怎么办 怎么 怎样 如何 为何
+    什么 哪些 哪个 哪里 是否 能否
+"""
+_CHINESE_ASKING = "请问 可以 应该 需要"  # phrasing that asks, not what is asked about
+_CHINESE_QUESTION = _CHINESE_WORDS.split()
+_CHINESE_FILLER = _CHINESE_ASKING.split()
+_CHINESE_FINAL = "吗呢吧"  # sentence-final particles, only at the end of a run
+CHINESE_QUESTION = re.compile("|".join(_CHINESE_QUESTION))
+_CHINESE_PHRASING = re.compile("|".join([*_CHINESE_QUESTION, *_CHINESE_FILLER]) + f"|[{_CHINESE_FINAL}]$")
+
+
+def chinese_phrasing(run: str) -> list[tuple[str, bool]]:
+    """A CJK ``run`` cut into its pieces, each with whether it is question phrasing
+    (``列表渲染时为什么要加`` -> ``列表渲染时``, ``为什么`` (phrasing), ``要加``); in order,
+    none empty. A run without phrasing is one piece."""
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for m in _CHINESE_PHRASING.finditer(run):
+        if m.start() > at:
+            out.append((run[at : m.start()], False))
+        out.append((m.group(), True))
+        at = m.end()
+    if at < len(run):
+        out.append((run[at:], False))
+    return out
