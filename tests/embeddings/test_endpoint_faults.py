@@ -538,3 +538,20 @@ def test_index_note_reports_its_batches_and_stops_when_cancelled(
         assert vectors is not None and vectors["pendingChunks"] == 0 and vectors["embeddedChunks"] == 24
     finally:
         svc.ws.close()
+
+
+def test_a_model_switch_a_search_finds_is_in_kb_status(tmp_path: Path, endpoint: Endpoint) -> None:
+    """Decision 720: with no file changed, only a query meets the new model; semantic search said
+    so, but kb_status read compatible with no error, and the kb_search spec points there."""
+    root = _kb(tmp_path)
+    svc = _client(root, endpoint)
+    try:
+        svc.reindex()
+        assert svc.vector_status()["lastError"] is None
+        endpoint.dims = 96
+        with pytest.raises(KbError):
+            invoke(svc.ws, "kb_search", {"request": {"query": "apples", "mode": "semantic"}})
+        error = invoke(svc.ws, "kb_status", None)["vectors"]["lastError"]
+        assert error is not None and "now returns 96-dimensional vectors" in error and "force=true" in error
+    finally:
+        svc.ws.close()

@@ -433,3 +433,17 @@ def test_a_chinese_what_is_question_finds_the_page_about_its_subject(tmp_path):
     found = svc.search(query="Suspense 是什么", mode="lexical", top_k=3)["results"]
     assert found[0]["path"] == "suspense.md", found
     assert "[是什么]" not in " ".join(hit["snippet"] for hit in found)
+
+
+def test_a_scope_that_selects_no_document_says_so_not_check_the_spelling(kb):
+    """Decision 719: globs or tags that keep no indexed document answered "check the spelling of
+    names", which sends an agent after the wrong cause; the words were never searched."""
+    ws, _ = ready(kb, embedder=HashEmbedder())
+    for mode in ("lexical", "semantic", "hybrid"):
+        for scope in ({"includeGlobs": ["{guide,notes}/**"]}, {"tags": ["nonexistent"]}):
+            out = kb_search(ws, {"query": "strong_count", "mode": mode, **scope})
+            assert out["results"] == [], (mode, scope)
+            assert "selected by the includeGlobs" in out["warning"] and "spelling" not in out["warning"], out
+    # a scope that keeps documents, none holding the word: the spelling note, as before (decision 810)
+    out = kb_search(ws, {"query": "zzqxj", "mode": "lexical", "includeGlobs": ["notes/**"]})
+    assert "spelling" in out["warning"] and "selected by" not in out["warning"]

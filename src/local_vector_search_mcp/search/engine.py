@@ -150,6 +150,8 @@ class SearchEngine:
     search_config: Any
     embedder_provider: Callable[[], Embedder | None]  # the embedder, or None (lexical mode)
     query_vectors: QueryVectors = field(default_factory=QueryVectors)
+    # told when the provider's query vector is another size than the index's (decision 720)
+    on_model_changed: Callable[[ModelChanged], None] | None = None
 
     def lexical_hits(self, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         return self._lexical(query, limit, scope)[0]
@@ -179,10 +181,15 @@ class SearchEngine:
         return self.store.semantic(self._query_vector(embedder, query), limit, scope)
 
     def _query_vector(self, embedder: Embedder, query: str) -> Vectors:
-        vector = self.query_vectors.get(embedder, query)
-        dims = self.store.vector_dimensions()
-        if dims is not None and vector.shape[-1] != dims:  # another model's query: never compared (decision 512)
-            raise ModelChanged(int(vector.shape[-1]), dims, provider=embedder.provider)
+        try:
+            vector = self.query_vectors.get(embedder, query)  # an endpoint's embedder checks the size itself
+            dims = self.store.vector_dimensions()
+            if dims is not None and vector.shape[-1] != dims:  # another model's query: never compared (decision 512)
+                raise ModelChanged(int(vector.shape[-1]), dims, provider=embedder.provider)
+        except ModelChanged as changed:
+            if self.on_model_changed is not None:
+                self.on_model_changed(changed)
+            raise
         return vector
 
     def _semantic_candidates(
@@ -238,6 +245,11 @@ class SearchEngine:
         scope = PathScope(tuple(include_globs or ()), tuple(exclude_globs or ()))
         scope.matcher()  # validates every pattern now, whatever the store does with them
         return SearchRequest(query, resolved, min(top_k, MAX_TOP_K), None if scope.is_everything else scope)
+
+    def _selects_any(self, scope: PathScope) -> bool:
+        """Whether ``scope`` keeps any indexed document (asked only of a search that found nothing)."""
+        keeps = scope.matcher()
+        return any(keeps(path) for path in self.store.document_states())
 
     def _built_with(self) -> str | None:
         """The model of an index built with embeddings, which a run without them uses lexically
@@ -331,7 +343,11 @@ class SearchEngine:
                 if prose and is_question(query):  # the model's best keep the last fifth of topK (decision 416)
                     scored = seat_semantic(scored, semantic, top_k)
         kept = collapse(scored, top_k)
-        if lexical_found is False:  # a misspelt name must not pass for an answer (decision 810)
+        if (lexical_found is False or not kept) and scope is not None and not self._selects_any(scope):
+            # nothing was searched: "check the spelling" would send the agent after the wrong cause (719)
+            note = SCOPE_SELECTS_NOTHING
+            warning = f"{warning} {note}" if warning else note
+        elif lexical_found is False:  # a misspelt name must not pass for an answer (decision 810)
             note = no_match_note(
                 has_words=bool(parsed.leaves),
                 scoped=scope is not None,
@@ -354,6 +370,13 @@ class SearchEngine:
             for rank, c in enumerate(kept, 1)
         ]
         return SearchOutcome(items, warning, effective)
+
+
+SCOPE_SELECTS_NOTHING = (
+    "No indexed document is selected by the includeGlobs, excludeGlobs and tags given, so nothing was searched: "
+    "globs match root-relative paths such as `guide/setup.md` (case-insensitive; `*` stays inside a folder, `**` "
+    "crosses folders, `{a,b}` and `[...]` are literal), and tags must all be carried; kb_list_files shows the paths."
+)
 
 
 def _distinct_enough(fetch: Callable[[int], list[ChunkHit]], limit: int, top_k: int) -> list[ChunkHit]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..embeddings import EmbedderSlot
+from ..embeddings import EmbedderSlot, ModelChanged
 from ..errors import IndexNotReady
 from ..index.activity import IndexActivity
 from ..index.manifest import incompatible_message, index_problems
@@ -37,7 +37,13 @@ class SearchService:
         self.embedders = embedders
         self.activity = activity
         self.on_pending_vectors = on_pending_vectors
-        self.engine = SearchEngine(store, config.search, embedders.get)
+        self.engine = SearchEngine(store, config.search, embedders.get, on_model_changed=self._model_changed)
+
+    def _model_changed(self, exc: ModelChanged) -> None:
+        """A query found the provider answering with another model (decision 720): kb_status says
+        so in ``vectors.lastError`` (its ``compatibility`` compares the configuration, which did not
+        change), until an embedding pass or a reindex succeeds."""
+        self.activity.vector_error = str(exc)
 
     def search(
         self,
