@@ -68,7 +68,9 @@ def test_include_heading_context_decides_what_the_model_reads(tmp_path: Path) ->
 
 
 def test_notion_token_env_names_the_variable_read(tmp_path: Path) -> None:
-    root, path = _project(tmp_path, "notion", "notion: {tokenEnv: KB_NOTION_KEY, parentPageId: abc}\n")
+    root, path = _project(
+        tmp_path, "notion", "notion: {tokenEnv: KB_NOTION_KEY, parentPageId: 11111111-2222-3333-4444-555555555555}\n"
+    )
     pushed = run("--config", str(path), "notion", "push", cwd=root, env={"NOTION_TOKEN": "secret_default_name"})
     assert pushed.returncode == 1
     assert "environment variable KB_NOTION_KEY" in pushed.stderr, pushed.stderr

@@ -249,7 +249,7 @@ class NotionConfig(BaseModel):
     )
     parent_page_id: Annotated[str | None, Field(alias='parentPageId')] = None
     """
-    `notion push`: id of the Notion page under which every document gets its own page (share that page with the integration). CLI `notion push --parent`.
+    `notion push`: the Notion page under which every document gets its own page (share that page with the integration): its id, 32 hexadecimal digits with or without hyphens in any case, or its notion.so / notion.site URL (`https://www.notion.so/My-Page-<id>`, query and fragment ignored). Every form of one page is the same parent (pages are recorded under the lowercase hyphenated id), anything else is refused. CLI `notion push --parent`.
     """
     token_env: Annotated[
         str, Field(alias='tokenEnv', pattern='^[A-Za-z_][A-Za-z0-9_]*$')

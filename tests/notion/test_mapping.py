@@ -125,3 +125,40 @@ def test_a_push_killed_midway_is_resumed_without_duplicates(
         assert notion.tree(pages[name]["pageId"]) == convert(text).blocks, name
     code, report, _ = push(kb, capsys)
     assert code == 0 and sorted(report["unchanged"]) == sorted(MANY)
+
+
+def test_a_mapping_written_under_another_spelling_of_the_parent_is_found(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mapping an older version keyed by the id as given (no hyphens) must not cost a second copy."""
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    push(kb, capsys)
+    path = kb.parent / ".local-vector-search-mcp" / "notion-pages.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["parents"] = {PARENT.replace("-", "").upper(): data["parents"][PARENT]}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["created"] == [] and report["unchanged"] == ["a.md"]
+    assert len(notion.pages) == 1
+    assert list(json.loads(path.read_text(encoding="utf-8"))["parents"]) == [PARENT]
+
+
+def test_the_spellings_of_one_parent_are_merged_the_normalised_one_first(tmp_path: Path) -> None:
+    """Two spellings each with their own page of one document (the copies older versions made):
+    the page under the normalised id is kept, the other stays recorded under its spelling."""
+    compact, url = PARENT.replace("-", ""), "https://www.notion.so/Docs-" + PARENT.replace("-", "")
+    path = tmp_path / "notion-pages.json"
+    parents = {
+        compact: {"a.md": _entry(1).to_json(), "b.md": _entry(2).to_json()},
+        PARENT: {"a.md": _entry(3).to_json()},
+        url: {"c.md": _entry(4).to_json()},
+        "not-an-id": {"d.md": _entry(5).to_json()},
+    }
+    path.write_text(json.dumps({"version": 1, "parents": parents}), encoding="utf-8")
+    with open(path.with_name(path.name + ".journal"), "w", encoding="utf-8") as out:  # an older push, killed
+        out.write(json.dumps({"parent": compact, "path": "b.md", "entry": None}) + "\n")
+    mapping = Mapping(path)
+    assert mapping.pages(PARENT) == {"a.md": _entry(3), "c.md": _entry(4)}
+    assert mapping.parents[compact] == {"a.md": _entry(1)}
+    assert mapping.pages("not-an-id") == {"d.md": _entry(5)}
+    assert sorted(Mapping(path).parents) == sorted([PARENT, compact, "not-an-id"])  # as compacted: stable

@@ -503,3 +503,67 @@ def test_a_named_document_that_does_not_exist_is_an_error(
     assert notion.requests == []  # nothing pushed: the command as given is refused, as a path outside is
     code, report, err = push(kb, capsys, "a.md")
     assert code == 0 and report["created"] == ["a.md"], err
+
+
+def test_every_spelling_of_the_parent_updates_the_same_pages(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The id without hyphens, in capitals or as the page's URL made a second copy of every page."""
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    (kb / "b.md").write_text("# B\n", encoding="utf-8")
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["created"] == ["a.md", "b.md"]
+    compact = PARENT.replace("-", "")
+    for parent in (compact, compact.upper(), f"https://www.notion.so/acme/My-Page-{compact}?pvs=4"):
+        code, report, err = push(kb, capsys, "--parent", parent)
+        assert code == 0 and report["created"] == [] and report["unchanged"] == ["a.md", "b.md"], (parent, err)
+    assert len(notion.pages) == 2
+    mapping = json.loads((kb.parent / ".local-vector-search-mcp" / "notion-pages.json").read_text(encoding="utf-8"))
+    assert list(mapping["parents"]) == [PARENT]
+
+
+def test_a_parent_that_names_no_page_is_refused_before_anything_is_sent(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    for extra in ([], ["--dry-run"]):
+        code, _, err = push(kb, capsys, "--parent", "My Page", *extra)
+        assert code == 1 and err.startswith("local-vector-search-mcp: --parent 'My Page' is not a Notion page")
+        assert "32 hexadecimal digits" in err and "notion.so" in err
+    config = json.loads((kb.parent / "config.yaml").read_text(encoding="utf-8"))
+    config["notion"]["parentPageId"] = "https://example.com/" + PARENT.replace("-", "")
+    (kb.parent / "config.yaml").write_text(json.dumps(config), encoding="utf-8")
+    code, _, err = push(kb, capsys)
+    assert code == 1 and "notion.parentPageId 'https://example.com/" in err
+    assert notion.requests == []
+
+
+DAMAGED = {
+    "torn": b'{\n "version": 1,\n "parents": {\n  "1111',
+    "empty": b"",
+    "not-utf8": b'{"version": 1, "parents": {"\xff": {}}}',
+    "a-list": b"[]",
+    "unknown-version": b'{"version": 2, "parents": {}}',
+    "parents-a-list": b'{"version": 1, "parents": []}',
+    "entry-without-page": b'{"version": 1, "parents": {"p": {"a.md": {"title": "A"}}}}',
+}
+
+
+@pytest.mark.parametrize("content", DAMAGED.values(), ids=DAMAGED.keys())
+@pytest.mark.parametrize("extra", [[], ["--dry-run"]], ids=["push", "dry-run"])
+def test_a_damaged_mapping_is_one_line_and_exit_1(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str], content: bytes, extra: list[str]
+) -> None:
+    """It was a Python traceback: the mapping was read outside the command's error handling."""
+    (kb / "a.md").write_text("# A\n", encoding="utf-8")
+    path = kb.parent / ".local-vector-search-mcp" / "notion-pages.json"
+    path.parent.mkdir()
+    path.write_bytes(content)
+    code, report, err = push(kb, capsys, *extra)
+    assert code == 1 and report == {}
+    [line] = err.splitlines()
+    assert line.startswith(
+        "local-vector-search-mcp: The Notion page mapping .local-vector-search-mcp/notion-pages.json cannot be read: "
+    )
+    assert "move it away to start over" in line and str(kb.parent) not in line
+    assert notion.requests == [] and path.read_bytes() == content

@@ -2,5 +2,6 @@
 
 ``blocks`` turns Markdown into Notion block objects, ``client`` is the port and its
 httpx adapter over Notion's REST API, ``push`` plans and applies the page updates and
-keeps the document -> page mapping, ``command`` is the CLI entry point.
+keeps the document -> page mapping, ``ids`` reads the parent page's id in each form
+people write it, ``command`` is the CLI entry point.
 """

@@ -23,6 +23,7 @@ from ..globs import GlobSet
 from ..paths import PathGuard
 from ..sourcefile import os_reason, read_source
 from .client import NotionClient, NotionError, NotionPort
+from .ids import ACCEPTED_FORMS, page_id
 from .push import DryRunPort, Mapping, Pusher, PushReport
 
 __all__ = ["MAPPING_FILE", "discover", "mapping_path", "run"]
@@ -67,6 +68,28 @@ def _api_url(url: str) -> str:
     raise ConfigError(f"notion.apiUrl {url!r} must be https (or http on a loopback address); the token is sent to it.")
 
 
+def _parent(given: str | None, configured: str | None) -> str | None:
+    """The parent page as the lowercase hyphenated id, from ``--parent`` else the configuration.
+
+    The id keys the page mapping, so each spelling of one page must give the same key
+    (decision 708); a value that names no page is refused before anything is read or sent.
+    """
+    value, source = (given, "--parent") if given else (configured, "notion.parentPageId")
+    if not value:
+        return None
+    parent = page_id(value)
+    if parent is None:
+        raise ConfigError(f"{source} {value!r} is not a Notion page: give {ACCEPTED_FORMS}.")
+    return parent
+
+
+def _mapping(settings: Settings, dry_run: bool) -> Mapping:
+    try:
+        return Mapping(mapping_path(settings), persist=not dry_run)
+    except NotionError as exc:  # a damaged file: one line and exit 1, not a traceback (decision 709)
+        raise ConfigError(str(exc)) from None
+
+
 def build_parser(
     prog: str, parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
 ) -> argparse.ArgumentParser:
@@ -81,7 +104,7 @@ def build_parser(
         "(NOTION_TOKEN).",
     )
     push.add_argument("--dry-run", action="store_true", help="convert and plan only: no token, no request sent")
-    push.add_argument("--parent", metavar="PAGE_ID", help="parent page id (default: notion.parentPageId)")
+    push.add_argument("--parent", metavar="PAGE_ID", help="parent page: its id or URL (default: notion.parentPageId)")
     push.add_argument(
         "paths",
         nargs="*",
@@ -96,7 +119,7 @@ def run(
 ) -> int:
     ns = build_parser("local-vector-search-mcp", parser_class).parse_args(argv)
     cfg = settings.config.notion
-    parent = ns.parent or cfg.parent_page_id
+    parent = _parent(ns.parent, cfg.parent_page_id)
     if not parent and not ns.dry_run:
         raise ConfigError("notion push needs a parent page: set notion.parentPageId or pass --parent PAGE_ID.")
     kb = settings.config.knowledge_base
@@ -116,7 +139,7 @@ def run(
         paths = [rel for rel, _ in resolved]
     else:
         paths = discover(settings.root, globs, report.skipped)
-    mapping = Mapping(mapping_path(settings), persist=not ns.dry_run)
+    mapping = _mapping(settings, ns.dry_run)
     parent_id = parent or "dry-run-parent"
     port: NotionPort
     client: NotionClient | None = None

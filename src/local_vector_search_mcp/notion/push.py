@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..sourcefile import os_reason
 from .blocks import Block, convert, truncate
 from .client import NotionError, NotionPort, encode_body
+from .ids import page_id
 
 __all__ = ["DryRunPort", "Mapping", "PageEntry", "PushReport", "Pusher", "block_hash"]
 
@@ -96,17 +98,31 @@ class Mapping:
         self.persist = persist
         self.parents: dict[str, dict[str, PageEntry]] = {}
         if path.is_file():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise NotionError(f"The Notion page mapping {path.name} cannot be read: {exc}") from None
-            if not isinstance(data, dict) or data.get("version") != MAPPING_VERSION:
-                raise NotionError(
-                    f"The Notion page mapping {path.name} has an unknown format; move it away to start over."
-                )
-            for parent, pages in data.get("parents", {}).items():
-                self.parents[parent] = {p: PageEntry.from_json(e) for p, e in pages.items()}
+            self._load()
         self._replay()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise self._unreadable(os_reason(exc)) from None
+        except ValueError as exc:  # not JSON, empty, not UTF-8
+            raise self._unreadable(str(exc)) from None
+        if not isinstance(data, dict) or data.get("version") != MAPPING_VERSION:
+            raise self._unreadable("it has an unknown format")
+        try:
+            stored = {str(parent): _entries(pages) for parent, pages in data.get("parents", {}).items()}
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise self._unreadable("it has an unknown format") from None
+        self.parents = _merge_spellings(stored)
+
+    def _unreadable(self, reason: str) -> NotionError:
+        # Starting over forgets which pages were made: the next push makes new ones beside them.
+        return NotionError(
+            f"The Notion page mapping {self.path.parent.name}/{self.path.name} cannot be read: {reason}; "
+            "move it away to start over (the next push then creates every page again: archive the old ones "
+            "in Notion)."
+        )
 
     def _replay(self) -> None:
         """Apply what an interrupted push journaled after the snapshot was written."""
@@ -122,7 +138,7 @@ class Mapping:
                 parent, path, entry = change["parent"], change["path"], change["entry"]
             except (ValueError, KeyError, TypeError):
                 continue  # the torn end of a line written when the push was killed
-            pages = self.pages(str(parent))
+            pages = self.pages(_key(str(parent)))  # a journal left by a version that kept the spelling
             if entry is None:
                 pages.pop(str(path), None)
             else:
@@ -171,6 +187,37 @@ class Mapping:
             Path(tmp).unlink(missing_ok=True)
             raise
         self.journal.unlink(missing_ok=True)
+
+
+def _entries(pages: dict[str, Any]) -> dict[str, PageEntry]:
+    return {str(p): PageEntry.from_json(e) for p, e in pages.items()}
+
+
+def _key(parent: str) -> str:
+    """The parent's key: its normalised page id; a key that is no page id is kept as it is."""
+    return page_id(parent) or parent
+
+
+def _merge_spellings(stored: dict[str, dict[str, PageEntry]]) -> dict[str, dict[str, PageEntry]]:
+    """One key per parent page for a mapping written when each spelling of the id was a key of its own.
+
+    Before decision 708 `--parent 1111...` and `--parent 1111-...` kept two sets of pages. Their
+    documents are merged under the normalised id so the next push updates them, not a copy. A
+    document under several spellings keeps the page recorded under the normalised id, else
+    under the first spelling; the other pages (copies the old versions made) stay recorded under
+    their spelling, which no push uses any more, so the mapping still names them.
+    """
+    merged: dict[str, dict[str, PageEntry]] = {}
+    left: dict[str, dict[str, PageEntry]] = {}
+    # the normalised keys first: their entries win over the other spellings'
+    for parent in sorted(stored, key=lambda k: _key(k) != k):
+        pages = merged.setdefault(_key(parent), {})
+        for path, entry in stored[parent].items():
+            if path in pages:
+                left.setdefault(parent, {})[path] = entry
+            else:
+                pages[path] = entry
+    return {**merged, **left}
 
 
 # ----------------------------------------------------------------------------- dry run
