@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .errors import InvalidArgument, InvalidPath
 
-__all__ = ["PathGuard", "RefusedPath", "not_utf8", "shown_name"]
+__all__ = ["PathGuard", "RefusedPath", "not_utf8", "shown_name", "spelled_on_disk"]
 
 _RESERVED_CHARS = set('<>:"|?*')
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
@@ -214,6 +214,27 @@ def _lstat(path: Path, rel: str) -> os.stat_result | None:
         return None
     except OSError as exc:
         raise RefusedPath(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
+
+
+def spelled_on_disk(root: Path, rel: str) -> str | None:
+    """``rel`` (root-relative, ``/``-separated) as its entries are spelled on disk, read as
+    :meth:`PathGuard.resolve` reads it (decision 505): a component there as written is that entry,
+    else one outside ASCII is the one entry of its folder equal to it after NFC. None when a
+    component is missing, or two entries could be meant (the guard refuses those). For readers
+    that follow a link without the guard's other checks (a move planning its rewrites)."""
+    parts = rel.split("/")
+    current = root
+    for i, part in enumerate(parts):
+        if not os.path.lexists(current / part):
+            try:
+                spelled = _spelled_on_disk(current, part, rel)
+            except RefusedPath:
+                return None
+            if spelled is None:
+                return None
+            parts[i] = spelled
+        current = current / parts[i]
+    return "/".join(parts)
 
 
 def _spelled_on_disk(folder: Path, part: str, rel: str) -> str | None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from kb_fakes import KbClient, client
@@ -515,5 +516,106 @@ def test_a_front_matter_link_is_rewritten_where_its_yaml_string_holds_it(
         assert moved["updatedPaths"] == ["fm.md"]
         assert (root / "fm.md").read_text(encoding="utf-8") == f"---\n{after}---\n\n# Fm\n"
         assert broken(kb) == []
+    finally:
+        kb.shutdown()
+
+
+def _nf(form: Literal["NFC", "NFD"], text: str) -> str:
+    return unicodedata.normalize(form, text)
+
+
+def _missing_images(kb: KbClient) -> list[tuple[str, str]]:
+    kb.reindex()
+    result = invoke(kb.ws, "kb_links", {"request": {}})
+    return sorted((m["source"], m["target"]) for m in result["missingImages"])
+
+
+def _move_image(kb: KbClient, src: str, dst: str) -> dict[str, Any]:
+    request = {"sourcePath": src, "targetPath": dst, "updateLinks": True}
+    return invoke(kb.ws, "kb_move_image", {"request": request})
+
+
+@pytest.mark.parametrize(("on_disk", "typed"), [("NFC", "NFD"), ("NFD", "NFC")])
+def test_moving_an_image_rewrites_links_typed_in_the_other_normal_form(
+    tmp_path: Path, on_disk: Literal["NFC", "NFD"], typed: Literal["NFC", "NFD"]
+) -> None:
+    """Decision 716: ``img/café.png`` written by one side and linked as typed by the other (a Mac
+    types NFD) is reached by every link style (decision 505: kb_links and the PDF export follow
+    them), but a move with updateLinks compared the written path exactly and left them all broken
+    with ``updatedPaths: []``. Only the path changes; a bare embed gets the new name."""
+    root = tmp_path / "kb"
+    (root / "img").mkdir(parents=True)
+    (root / "img" / _nf(on_disk, "café.png")).write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(24))
+    page = _nf(
+        typed,
+        '# Café\n\n![a](img/café.png "t") ![b](<img/café.png>) ![c][r] [d](img/café.png#x)\n\n'
+        '<img src="img/café.png" width=9> ![[img/café.png|300]] ![[café.png]]\n\n[r]: img/café.png\n',
+    )
+    (root / "page.md").write_text(page, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        assert _missing_images(kb) == []
+        out = _move_image(kb, "img/café.png", "pics/thé.png")
+        assert out["updatedPaths"] == ["page.md"]
+        name, new = _nf(typed, "img/café.png"), "pics/thé.png"
+        expected = page.replace(f"![[{_nf(typed, 'café.png')}]]", "![[thé.png]]").replace(name, new)
+        assert (root / "page.md").read_text(encoding="utf-8") == expected
+        assert _missing_images(kb) == []
+    finally:
+        kb.shutdown()
+
+
+def test_a_link_typed_exactly_keeps_its_file_when_a_name_differing_only_in_normal_form_moves(
+    tmp_path: Path,
+) -> None:
+    """Decision 716 with decision 505's rule: Linux holds ``café.png`` NFC and NFD side by side, and a
+    path spelled exactly reaches its own file. Moving one rewrites the links spelled as it is, and
+    never the other's; a moved note's own links keep reaching each its own file."""
+    root = tmp_path / "kb"
+    (root / "img").mkdir(parents=True)
+    nfc, nfd = _nf("NFC", "café"), _nf("NFD", "café")
+    for stem in (nfc, nfd):
+        (root / "img" / f"{stem}.png").write_bytes(b"\x89PNG\r\n\x1a\n" + stem.encode())
+        (root / "img" / f"{stem}.pdf").write_bytes(b"%PDF-1.4\n" + stem.encode())
+    line = '![i](img/{0}.png) <img src="img/{0}.png"> ![[img/{0}.png]] [p](img/{0}.pdf)\n'
+    page = f"# P\n\n{line.format(nfc)}\n{line.format(nfd)}"
+    (root / "page.md").write_text(page, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        assert _move_image(kb, f"img/{nfd}.png", "moved.png")["updatedPaths"] == ["page.md"]
+        expected = page.replace(f"img/{nfd}.png", "moved.png")
+        assert (root / "page.md").read_text(encoding="utf-8") == expected
+        assert _missing_images(kb) == []
+        move(kb, "page.md", "sub/page.md", updateLinks=True)
+        relative = expected.replace("(img/", "(../img/").replace('"img/', '"../img/').replace("(moved", "(../moved")
+        assert (root / "sub/page.md").read_text(encoding="utf-8") == relative.replace('"moved', '"../moved')
+        assert _missing_images(kb) == []
+    finally:
+        kb.shutdown()
+
+
+def test_a_moved_document_keeps_its_own_links_typed_in_the_other_normal_form(tmp_path: Path) -> None:
+    """Decision 716: a note's ``[att](café.pdf)`` typed NFD reaches ``café.pdf`` written NFC, but a move
+    of the note left it as written (now ``y/café.pdf``, nothing). It follows the note, spelled as
+    the file is; a link that still reaches its file from the new folder stays byte for byte."""
+    root = tmp_path / "kb"
+    (root / "x").mkdir(parents=True)
+    (root / "files").mkdir()
+    for name in ("x/café.pdf", "x/café.png", "files/café.pdf", "files/café.png"):
+        (root / _nf("NFC", name)).write_bytes(b"\x89PNG\r\n\x1a\n" if name.endswith("png") else b"%PDF-1.4\n")
+    (root / "Thé.md").write_text("# Thé\n", encoding="utf-8")
+    stays = '[f](../files/café.pdf) ![g](../files/café.png) <img src="../files/café.png"> [t](../Thé.md)\n'
+    text = _nf("NFD", f"# A\n\n[att](café.pdf) ![i](café.png \"t\") <img src='café.png'>\n\n{stays}")
+    (root / "x/a.md").write_text(text, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        assert _missing_images(kb) == [] and broken(kb) == []
+        out = move(kb, "x/a.md", "y/a.md", updateLinks=True)
+        assert out["updatedPaths"] == ["y/a.md"]
+        moved = (root / "y/a.md").read_text(encoding="utf-8")
+        assert moved == text.replace(_nf("NFD", "(café"), _nf("NFC", "(../x/café")).replace(
+            _nf("NFD", "'café"), _nf("NFC", "'../x/café")
+        )
+        assert _missing_images(kb) == [] and broken(kb) == []
     finally:
         kb.shutdown()

@@ -38,6 +38,7 @@ from ..markdown import parse_document
 from ..markdown.html_images import HtmlImageSource, html_image_sources
 from ..markdown.links import Link, extract_links, rewrite, separators
 from ..markdown.source import BOM
+from ..paths import spelled_on_disk
 from ..sourcefile import read_source, unlisted_folder
 from .graph import WIKI_KINDS, Resolver, name_key, nearest, nearest_tier
 from .port import DocumentMeta, StoredLink
@@ -283,7 +284,7 @@ def _relink_file(
             properties.append(link.destination if change is None else _replaced(link, change))
     for image in html_image_sources(doc):
         written = doc.text[image.start : image.end]
-        change = _new_html_source(image, written, source_before, source_after, src, dst)
+        change = _new_html_source(image, written, (source_before, source_after), (src, dst), files)
         if change is not None:
             changes.add(change)
     if not changes:
@@ -339,7 +340,7 @@ def _new_destination(
         # move breaks it all the same: resolved as an image's destination is (decision 761); a link
         # to a folder or to nothing on disk is left as written
         resolved = before.resolve(StoredLink(source_before, 0, "image", link.destination, link.text, link.pointer))
-        if resolved is not None and resolved.target != src and not files.exists(resolved.target):
+        if resolved is not None and resolved.target != src and files.reached(resolved.target) is None:
             return None
     if resolved is None or (resolved.candidates and not resolved.exists):
         return None  # an alias several documents carry reaches none of them: nothing to keep
@@ -350,6 +351,10 @@ def _new_destination(
             link, resolved.target, resolved.exists, src, dst, (before, after), source_before, source_after
         )
     target = resolved.target
+    if not resolved.exists and target != src:
+        # a file that is no document, maybe named in another Unicode normal form than on disk (a
+        # Mac's `café.png` typed NFD): the file it reaches, spelled as there (decision 505)
+        target = files.reached(target) or target
     if target == src:
         target = dst
     elif source_before == source_after:
@@ -357,7 +362,9 @@ def _new_destination(
     path_part = link.destination.split("#", 1)[0].split("?", 1)[0]
     folder_after = posixpath.dirname(source_after)
     reads = unquote(separators(path_part))
-    if not reads.startswith("/") and posixpath.normpath(posixpath.join(folder_after, reads)) == target:
+    if not reads.startswith("/") and _still_reaches(
+        posixpath.normpath(posixpath.join(folder_after, reads)), target, (src, dst), files
+    ):
         return None  # it still reaches its target as written (`./page.md` after a rename): left alone (decision 705)
     written = _written_path(text[link.start : link.end], link.destination, path_part)
     if written is None:
@@ -374,10 +381,13 @@ def _new_destination(
 
 
 def _new_html_source(
-    image: HtmlImageSource, written: str, source_before: str, source_after: str, src: str, dst: str
+    image: HtmlImageSource, written: str, sources: tuple[str, str], moved: tuple[str, str], files: _Files
 ) -> tuple[int, int, str] | None:
     """The new ``src`` of an ``<img>`` tag that the move would break, as a browser reads it:
-    percent-decoded, relative to the document's folder; None when it still reaches its picture."""
+    percent-decoded, relative to the document's folder (``sources``: its path before and after the
+    move of ``moved``); None when it still reaches its picture."""
+    source_before, source_after = sources
+    src, dst = moved
     value = image.value.strip()
     if not value or value.startswith(("#", "/", "\\")) or _SCHEME.match(value):
         return None
@@ -388,12 +398,14 @@ def _new_html_source(
     target = posixpath.normpath(posixpath.join(posixpath.dirname(source_before), reads))
     if target == ".." or target.startswith(("../", "/")):
         return None
+    if target != src:
+        target = files.reached(target) or target  # typed in another normal form than on disk (505)
     if target == src:
         target = dst
     elif source_before == source_after:
         return None  # neither end moved
     folder_after = posixpath.dirname(source_after)
-    if posixpath.normpath(posixpath.join(folder_after, reads)) == target:
+    if _still_reaches(posixpath.normpath(posixpath.join(folder_after, reads)), target, moved, files):
         return None
     if written != value:
         return None  # written with character references or padded: left as written, never guessed
@@ -405,6 +417,17 @@ def _new_html_source(
     for char in f"&{image.quote}":
         new_path = new_path.replace(char, quote(char, safe=""))
     return image.start, image.start + len(path_part), new_path
+
+
+def _still_reaches(path: str, target: str, moved: tuple[str, str], files: _Files) -> bool:
+    """Whether a destination that reads as ``path`` after the move of ``moved`` = (src, dst) still
+    reaches ``target``: spelled so, or a file that stays, spelled in another normal form (decision
+    505), so a moved note's link typed NFD to ``café.pdf`` is not respelled when it need not change."""
+    if path == target:
+        return True
+    if path.isascii() or target in moved or path in moved:
+        return False  # the moved file is not on disk where it will be: only its own spelling is sure
+    return files.reached(path) == target
 
 
 def _written_path(written: str, destination: str, path_part: str) -> str | None:
@@ -442,15 +465,31 @@ def _written(path: str, old: str, angled: bool) -> str:
 
 
 class _Files:
-    """Which files exist, for embeds of files that are no documents: by root-relative path, and
-    (built on first use) by file name anywhere, case-insensitive, as a bare ``![[name]]`` finds them."""
+    """Which files exist, for links to files that are no documents: by root-relative path (as
+    written, or in another Unicode normal form), and (built on first use) by file name anywhere,
+    case-insensitive and in one normal form, as a bare ``![[name]]`` finds them."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._by_name: dict[str, list[str]] | None = None
+        self._reached: dict[str, str | None] = {}
 
     def exists(self, rel: str) -> bool:
         return (self.root / rel).is_file()
+
+    def reached(self, rel: str) -> str | None:
+        """The file a link's path ``rel`` reaches, spelled as on disk: ``rel`` itself when it is a
+        file, else (a path outside ASCII) the one file equal to it after NFC, component by
+        component, as the path guard and kb_links read it (decision 505): a file spelled exactly
+        wins, two equivalent ones without it are none. None for a folder or nothing."""
+        if self.exists(rel):
+            return rel
+        if rel.isascii():
+            return None
+        if rel not in self._reached:
+            found = spelled_on_disk(self.root, rel)
+            self._reached[rel] = found if found is not None and self.exists(found) else None
+        return self._reached[rel]
 
     def named(self, name: str) -> list[str]:
         """Every file of that name (dot folders skipped), root-relative."""
@@ -460,8 +499,8 @@ class _Files:
                 dirnames[:] = [d for d in dirnames if not d.startswith(".")]
                 folder = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
                 for file in filenames:
-                    self._by_name.setdefault(file.lower(), []).append(file if folder == "." else f"{folder}/{file}")
-        return self._by_name.get(name.lower(), [])
+                    self._by_name.setdefault(name_key(file), []).append(file if folder == "." else f"{folder}/{file}")
+        return self._by_name.get(name_key(name), [])
 
     def opened(
         self, name: str, source: str, moved: tuple[str, str] | None = None, *, decisive: bool = False
@@ -474,7 +513,7 @@ class _Files:
         if at_root:
             return name
         paths = [p for p in self.named(name) if p != src]
-        if dst and posixpath.basename(dst).lower() == name.lower():
+        if dst and name_key(posixpath.basename(dst)) == name_key(name):
             paths.append(dst)
         return nearest(paths, source, decisive=decisive) if paths else None
 
@@ -484,7 +523,7 @@ class _Files:
         if name == dst or (name != src and self.exists(name)):
             return frozenset({name})
         paths = [p for p in self.named(name) if p != src]
-        if dst and posixpath.basename(dst).lower() == name.lower():
+        if dst and name_key(posixpath.basename(dst)) == name_key(name):
             paths.append(dst)
         return nearest_tier(paths, source)
 
@@ -497,15 +536,16 @@ def _file_embed_change(
     name when that name opens it after the move, else by its root-relative path."""
     name = link.destination.split("#", 1)[0].rstrip()
     if "/" in separators(name):  # a path (``target``, resolved as written): it follows only the moved file
-        return None if target != src else (link.start, link.start + len(name), _wiki_name(link, dst))
+        reached = target if target == src else files.reached(target)  # or in another normal form (505)
+        return None if reached != src else (link.start, link.start + len(name), _wiki_name(link, dst))
     wanted = files.opened(name, source_before)
     if wanted is None:
         return None  # missing before: nothing to keep
     if wanted == src:
         wanted = dst
-    elif source_before == source_after and name.lower() not in {
-        posixpath.basename(src).lower(),
-        posixpath.basename(dst).lower(),
+    elif source_before == source_after and name_key(name) not in {
+        name_key(posixpath.basename(src)),
+        name_key(posixpath.basename(dst)),
     }:
         return None  # the move neither takes nor gives this name
     # the name stays, or is written, only where it opens the file by more than path order, or
