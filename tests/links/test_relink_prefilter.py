@@ -200,6 +200,32 @@ def test_a_link_typed_in_another_normal_form_is_planned(tmp_path: Path, monkeypa
         assert plan == _unfiltered_move(monkeypatch, root, docs, src, "moved/" + name)
 
 
+def test_a_file_whose_only_link_is_an_unquoted_img_src_is_planned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 717: ``<img src=img/pic.png>`` (unquoted, as HTML allows) is rewritten by a move
+    (decision 761), but the pre-filter looked for the path after a space, quote or bracket only, so
+    a note holding no other link to the picture was never parsed and kept the broken path. A name
+    outside ASCII typed in the other normal form (decision 716) the same."""
+    for stem in ("pic", unicodedata.normalize("NFC", "café")):
+        root = tmp_path / stem
+        (root / "img").mkdir(parents=True)
+        (root / "img" / f"{stem}.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+        typed = unicodedata.normalize("NFD", stem)
+        (root / "a.md").write_text(f"# A\n\n<img src=img/{typed}.png width=9>\n", encoding="utf-8")
+        (root / "b.md").write_text(f"# B\n\n<p><img alt=x src={typed}.png></p>\n", encoding="utf-8")
+        (root / "img" / "b.md").write_text(f"# B\n\n<p><img alt=x src={typed}.png></p>\n", encoding="utf-8")
+        docs = relink.markdown_files(root)
+        plan = plan_move(root, docs, {}, f"img/{stem}.png", f"new/{stem}.png", is_document=False)
+        assert {rel: new.decode() for rel, (_, new) in plan.edits.items()} == {
+            "a.md": f"# A\n\n<img src=new/{stem}.png width=9>\n",
+            "img/b.md": f"# B\n\n<p><img alt=x src=../new/{stem}.png></p>\n",
+        }, stem
+        with monkeypatch.context() as m:
+            m.setattr(relink, "_may_link", lambda *args: True)
+            assert plan == plan_move(root, docs, {}, f"img/{stem}.png", f"new/{stem}.png", is_document=False)
+
+
 def test_a_move_sweeping_more_files_than_the_parse_cache_keeps_the_cached_documents(tmp_path: Path) -> None:
     """Decision 639: a move parses every file that may link the moved one (35 on opensearch-docs'
     hub), more than the parse cache holds; those parses must not evict what an agent has open."""

@@ -148,8 +148,9 @@ def _needles(src: str, dst: str) -> list[str]:
 
 # the inside of a wikilink or embed as markdown.links' rule reads it: no bracket, no line break
 _WIKI_INNER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
-# what may stand right before a written destination: `](`, `](<`, `]: `, `]:` (or a line start)
-_DESTINATION_START = re.compile(r"[ \t(<>\[\]:'\"]")
+# what may stand right before a written destination: `](`, `](<`, `]: `, `]:`, `src="`, `src=` (an
+# unquoted `<img>` value, decision 717), or a line start
+_DESTINATION_START = re.compile(r"[ \t(<>\[\]:'\"=]")
 
 
 def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
