@@ -541,7 +541,7 @@ def test_index_note_reports_its_batches_and_stops_when_cancelled(
 
 
 def test_a_model_switch_a_search_finds_is_in_kb_status(tmp_path: Path, endpoint: Endpoint) -> None:
-    """Decision 720: with no file changed, only a query meets the new model; semantic search said
+    """Decision 977: with no file changed, only a query meets the new model; semantic search said
     so, but kb_status read compatible with no error, and the kb_search spec points there."""
     root = _kb(tmp_path)
     svc = _client(root, endpoint)

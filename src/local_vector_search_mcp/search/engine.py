@@ -150,7 +150,7 @@ class SearchEngine:
     search_config: Any
     embedder_provider: Callable[[], Embedder | None]  # the embedder, or None (lexical mode)
     query_vectors: QueryVectors = field(default_factory=QueryVectors)
-    # told when the provider's query vector is another size than the index's (decision 720)
+    # told when the provider's query vector is another size than the index's (decision 977)
     on_model_changed: Callable[[ModelChanged], None] | None = None
 
     def lexical_hits(self, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:

@@ -40,7 +40,7 @@ class SearchService:
         self.engine = SearchEngine(store, config.search, embedders.get, on_model_changed=self._model_changed)
 
     def _model_changed(self, exc: ModelChanged) -> None:
-        """A query found the provider answering with another model (decision 720): kb_status says
+        """A query found the provider answering with another model (decision 977): kb_status says
         so in ``vectors.lastError`` (its ``compatibility`` compares the configuration, which did not
         change), until an embedding pass or a reindex succeeds."""
         self.activity.vector_error = str(exc)
