@@ -208,13 +208,16 @@ def _index_note(ws: Workspace, path: str) -> IndexedNote:
     if indexer.embedder is not None and store.pending_vector_count():
         tracked = Progress("changed", False)
         try:
-            with ws.activity.embedding:  # after any background pass, which may hold this file's chunks
-                result = indexer.embed_pending(tracked, on_progress=_VectorSteps())
+            # its own chunks, once a background pass gives way between batches (decision 978); the
+            # others pending go to the background pass started after
+            with ws.activity.embedding:
+                result = indexer.embed_pending(tracked, on_progress=_VectorSteps(), paths=[rel])
         except progress.Cancelled:
             # The text is indexed already; its vectors follow in the background, as an edit's do
             # (504 as amended): the client stopped waiting, not the index wanting them.
             ws.indexing.kick_vectors()
             raise
+        ws.indexing.kick_after_turn()
         warning = result.warning
     chunks = store.markdown_chunks(rel, None, 1_000_000)
     dims = store.vector_dimensions() if indexer.embedder is not None else None

@@ -13,7 +13,56 @@ from typing import Literal
 
 from .indexer import Progress, ReindexResult, ReindexScope
 
-__all__ = ["IndexActivity", "LastReindex"]
+__all__ = ["EmbeddingTurn", "IndexActivity", "LastReindex"]
+
+
+class EmbeddingTurn:
+    """The one embedding pass at a time, taken in turn (decision 978).
+
+    A lock whose blocking callers are served in the order they came, and which tells its holder
+    that someone waits (:attr:`wanted`). The background pass gives way between batches when a
+    caller waits (a reindex's embedding, ``index_note``); with a plain lock it kept the lock while
+    edits streamed in, and a reindex waited minutes for it. A non-blocking ``acquire`` (a
+    background pass being started) never jumps the queue either.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._issued = 0  # tickets given to blocking callers (and to a non-blocking one that got in)
+        self._serving = 0  # the ticket whose turn it is
+        self._held = False
+
+    def acquire(self, blocking: bool = True) -> bool:
+        with self._cond:
+            if not blocking and (self._held or self._issued != self._serving):
+                return False
+            ticket = self._issued
+            self._issued += 1
+            while self._held or ticket != self._serving:
+                self._cond.wait()
+            self._held = True
+            return True
+
+    def release(self) -> None:
+        with self._cond:
+            self._held = False
+            self._serving += 1
+            self._cond.notify_all()
+
+    def locked(self) -> bool:
+        return self._held
+
+    @property
+    def wanted(self) -> bool:
+        """Whether a caller waits for the turn now held."""
+        return self._issued > self._serving + 1
+
+    def __enter__(self) -> EmbeddingTurn:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +83,7 @@ class IndexActivity:
         self.lock = threading.Lock()  # guards current/last together
         self.current: Progress | None = None  # the running reindex (files, then vectors)
         self.last: LastReindex | None = None
-        self.embedding = threading.Lock()  # held by the one embedding pass at a time
+        self.embedding = EmbeddingTurn()  # held by the one embedding pass at a time
         self.vector_error: str | None = None  # the last provider failure of a pass
         # a CLI call: the process ends with the call, so no background pass is started and the
         # warnings say what does embed the chunks instead (decision 631)

@@ -146,6 +146,7 @@ class EmbedResult:
     failed_paths: list[str] = field(default_factory=list)
     refused: int = 0  # chunks the provider refused in this pass (decision 510)
     first_refused: str | None = None  # "path (chunk n): reason" of the first
+    gave_way: bool = False  # stopped between batches for a caller waiting for the turn (decision 978)
 
 
 class _Isolated:
@@ -606,12 +607,15 @@ class Indexer:
         cancel: threading.Event | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         paths: Collection[str] | None = None,
+        give_way: Callable[[], bool] | None = None,
     ) -> EmbedResult:
-        """Embed every pending chunk (of the documents at ``paths`` only, when given), one
-        provider batch and one transaction at a time.
+        """Embed the chunks pending when the pass starts (of the documents at ``paths`` only, when
+        given), one provider batch and one transaction at a time.
 
-        Stops at the first provider failure (the chunks stay pending, their
-        path is reported); files indexed meanwhile are picked up too.
+        Stops at the first provider failure (the chunks stay pending, their path is reported), and
+        between batches once ``give_way()`` says another caller waits for the turn. Chunks indexed
+        meanwhile are left to the next pass: with edits streaming in, a pass that took them too
+        never ended, and a reindex waiting for it neither (decision 978).
         """
         result = EmbedResult()
         if self.embedder is None or not self.store.exists():
@@ -634,12 +638,18 @@ class Indexer:
             progress.pending_chunks = self.store.pending_vector_count()
         answered = False  # the provider embedded a text of this index's size in this pass
         refused_here: set[int] = set()
-        while True:
+        budget = self.store.pending_vector_count(paths)  # the chunks this pass is for
+        taken = 0
+        while taken < budget:
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
-            todo = self.store.pending_vectors(batch, paths)
+            if taken and give_way is not None and give_way():
+                result.gave_way = True
+                break
+            todo = self.store.pending_vectors(min(batch, budget - taken), paths)
             if not todo or refused_here.issuperset(p.chunk_id for p in todo):
                 break  # done (or the store could not set refused chunks aside: never loop on them)
+            taken += len(todo)
             if progress is not None:
                 progress.current_path = todo[0].path
                 if on_progress:

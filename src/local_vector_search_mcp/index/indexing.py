@@ -231,7 +231,11 @@ class IndexingService:
             try:
                 with self.store.exclusive_pass("embedding", wait=False) as held:
                     # another server embedding: it fills the same pending rows, nothing to do here
-                    result = self.indexer.embed_pending(cancel=self._cancel) if held else None
+                    result = (
+                        self.indexer.embed_pending(cancel=self._cancel, give_way=lambda: self.activity.embedding.wanted)
+                        if held
+                        else None
+                    )
                 if result is not None:
                     self._report_embedding(result)
             except Cancelled:
@@ -251,6 +255,8 @@ class IndexingService:
                 self.activity.embedding.release()
             if result is None or result.warning or not result.pending:
                 return
+            # Chunks indexed during the pass, or left when it gave way: another pass, unless a caller
+            # waits for the turn, which starts one when it is done (kick_after_turn, decision 978).
             if not self.activity.embedding.acquire(blocking=False):
                 return
 
@@ -416,6 +422,18 @@ class IndexingService:
                 progress.scope, progress.force, progress.started_at_utc, utc_now(), outcome, result, error
             )
             self.activity.current = None
+        if outcome == "succeeded":
+            self.kick_after_turn()  # edits made while it ran wait for vectors (no pass starts during a reindex)
+
+    def kick_after_turn(self) -> None:
+        """Start a background pass for the chunks still pending once a caller that held the
+        embedding turn (a reindex, ``index_note``) is done: a pass that gave way to it, and edits
+        kicked meanwhile, left them (decision 978)."""
+        try:
+            if self.embedder() is not None and self.store.pending_vector_count():
+                self.kick_vectors()
+        except Exception as exc:  # the index went away meanwhile: the next edit or search kicks again
+            log.warning("could not start embedding the pending chunks: %s", getattr(exc, "message", exc))
 
     def _unexpected_failure(self, exc: Exception, progress: Progress) -> str:
         """kb_status' words for a reindex killed by an exception nobody expected (a bug, a failing
