@@ -116,3 +116,31 @@ def test_status_as_a_restarted_servers_first_call_counts_what_changed_while_none
             assert sync is not None and "guide.md" in sync["paths"], status
     finally:
         ws.close()
+
+
+def test_status_never_joins_a_catch_up_thread_before_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kb_status waits for the catch-up (decision 698) from its own thread; the thread was
+    published before it was started, so a status call landing in between raised "cannot join
+    thread before it is started" (INTERNAL_ERROR; seen with a first call's catch-up starting)."""
+    import threading
+
+    from local_vector_search_mcp.index import indexing as indexing_module
+
+    ws = make_workspace(make_kb(tmp_path))
+    ws.indexing.reindex()
+    service = ws.indexing
+
+    class Racing(threading.Thread):
+        def start(self) -> None:
+            service.wait_catch_up(0)  # another thread's kb_status, just before this one starts
+            super().start()
+
+    monkeypatch.setattr(indexing_module.threading, "Thread", Racing)
+    try:
+        service.start_catch_up()
+        service.start_catch_up()  # the second start meets the first, published
+        service.wait_catch_up(10)
+    finally:
+        ws.close()

@@ -440,8 +440,8 @@ def test_edits_during_a_forced_rebuild_wait_for_it(tmp_path: Path, monkeypatch: 
         real = indexer_type.discover
         listed, release = threading.Event(), threading.Event()
 
-        def slow_discover(self: object, unlisted: object = None) -> list[str]:
-            files = real(self, unlisted)  # type: ignore[arg-type]
+        def slow_discover(self: object, unlisted: object = None, **options: object) -> list[str]:
+            files = real(self, unlisted, **options)  # type: ignore[arg-type]
             listed.set()
             release.wait(30)
             return files

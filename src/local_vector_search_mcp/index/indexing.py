@@ -499,10 +499,11 @@ class IndexingService:
         server still had queued (decision 205); ``at_start``: the server's own, whose changes the
         next reindex reports (decision 870), not the watcher's after it lost events; ``audit``:
         the watcher's periodic compare (decision 655)."""
-        self._catch_up_thread = threading.Thread(
-            target=self._catch_up, args=(at_start, audit), name="kb-catch-up", daemon=True
-        )
-        self._catch_up_thread.start()
+        thread = threading.Thread(target=self._catch_up, args=(at_start, audit), name="kb-catch-up", daemon=True)
+        thread.start()
+        # published once started: kb_status joins it from another thread (decision 698), and joining
+        # a thread not yet started raises
+        self._catch_up_thread = thread
 
     def _catch_up(self, at_start: bool = False, audit: bool = False) -> None:
         try:
