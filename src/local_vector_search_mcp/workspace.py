@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Config, Settings
-from .errors import PermissionDenied
+from .errors import InvalidPath, PermissionDenied
 from .lazy_imports import IMPORT_LOCK
 from .paths import PathGuard
 
@@ -165,7 +165,10 @@ class Workspace:
     def _misnamed(self, rel: str) -> bool:
         """Whether ``rel`` is a file of the user's that the tools refuse for its name (not valid
         UTF-8, a control character, ``nul.md``...), not one of the server's own files."""
-        refused = self.guard.refusal(rel)
+        try:
+            refused = self.guard.refusal(rel)
+        except InvalidPath:  # `c:notes.md`, `\\draft.md` at the root: names that read as absolute paths
+            return True
         return refused is not None and not refused.internal
 
     def settle_catch_up(self, timeout: float) -> None:
@@ -176,7 +179,7 @@ class Workspace:
         while none ran) were still to be indexed."""
         self.catch_up_once()
         if self._indexing is not None:
-            self._indexing.wait_catch_up(timeout)
+            self._indexing.wait_start_compare(timeout)
 
     def _kick_vectors(self) -> None:
         self.indexing.kick_vectors()

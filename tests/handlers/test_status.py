@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,9 @@ def test_status_answers_when_the_local_provider_could_not_be_built(tmp_path: Pat
     assert status["embeddingDimensions"] is None
 
 
-def test_status_as_a_restarted_servers_first_call_counts_what_changed_while_none_ran(tmp_path: Path) -> None:
+def test_status_as_a_restarted_servers_first_call_counts_what_changed_while_none_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Decision 698: the start-up catch-up began only after the first call, so a kb_status that
     was the first call read as settled (nothing pending, nothing running) while a file changed
     behind the index's back still searched as before; a client polling until settled took that."""
@@ -105,6 +108,14 @@ def test_status_as_a_restarted_servers_first_call_counts_what_changed_while_none
     (root / "guide.md").write_text("# Guide\n\nInstall the walrus with pip.\n", "utf-8")
     ws = make_workspace(root)
     ws.start_serving()
+    indexer = ws.indexing.indexer
+    compare = indexer.changed_paths
+
+    def slow_compare() -> list[str]:  # a larger tree: the compare outlasts the status call's own work
+        time.sleep(0.3)
+        return compare()
+
+    monkeypatch.setattr(indexer, "changed_paths", slow_compare)
     try:
         status = dispatch.invoke(ws, "kb_status", None)
         sync, indexing = status["synchronization"], status["indexing"]
@@ -134,13 +145,34 @@ def test_status_never_joins_a_catch_up_thread_before_it_started(
 
     class Racing(threading.Thread):
         def start(self) -> None:
-            service.wait_catch_up(0)  # another thread's kb_status, just before this one starts
+            service.wait_catch_up(0)  # another thread's kb_status or shutdown, just before this one starts
+            service.wait_start_compare(0)
             super().start()
 
     monkeypatch.setattr(indexing_module.threading, "Thread", Racing)
     try:
-        service.start_catch_up()
-        service.start_catch_up()  # the second start meets the first, published
+        service.start_catch_up(at_start=True)
+        service.start_catch_up(at_start=True)  # the second start meets the first, published
         service.wait_catch_up(10)
     finally:
+        ws.close()
+
+
+def test_status_does_not_wait_for_the_watchers_periodic_compare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of 698: kb_status joined whatever compare ran, the watcher's periodic audit (decision
+    655) too, and every status call during one took 5 s."""
+    ws = make_workspace(make_kb(tmp_path))
+    ws.indexing.reindex()
+    indexer = ws.indexing.indexer
+    compare = indexer.changed_paths
+    monkeypatch.setattr(indexer, "changed_paths", lambda: (time.sleep(3), compare())[1])
+    try:
+        ws.indexing.start_catch_up(audit=True)
+        started = time.monotonic()
+        dispatch.invoke(ws, "kb_status", None)
+        assert time.monotonic() - started < 2
+    finally:
+        ws.indexing.wait_catch_up(10)
         ws.close()

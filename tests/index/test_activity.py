@@ -125,3 +125,61 @@ def test_index_note_embeds_its_own_note_without_waiting_for_everyone_elses(tmp_p
         if call.is_alive():
             call.join(30)
     svc.shutdown()
+
+
+def test_a_caller_waits_one_batch_of_a_long_background_pass_not_all_of_it(tmp_path: Path) -> None:
+    """The budget alone bounds a pass; giving way is what serves a caller after one batch of a long
+    backlog (400 chunks, 0.1 s a batch of 16: 2.5 s) rather than after all of it; and the rest
+    is embedded by the pass started once the caller is done."""
+
+    class Slower(HashEmbedder):
+        def embed_passages(self, texts: list[str]) -> np.ndarray:
+            time.sleep(0.1)
+            return super().embed_passages(texts)
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "note.md").write_text("# Note\n\nold words\n", "utf-8")
+    for i in range(200):
+        (root / f"d{i:03}.md").write_text(f"# Doc {i}\n\nwords {i}\n", "utf-8")
+    ws = make_workspace(root, "local", embedder=HashEmbedder(), server__toolsets=["kb", "chunks"])
+    svc = KbClient(ws)
+    svc.reindex()
+    svc.use_embedder(Slower())
+    for i in range(200):
+        (root / f"d{i:03}.md").write_text(f"# Doc {i}\n\nnew {i}\n\n## Two\n\nmore {i}\n", "utf-8")
+        ws.indexing.indexer.reconcile(f"d{i:03}.md")
+    assert ws.indexing.kick_vectors()
+    time.sleep(0.3)
+    (root / "note.md").write_text("# Note\n\nnew words\n", "utf-8")
+    started = time.monotonic()
+    invoke(ws, "index_note", {"path": "note.md"})
+    assert time.monotonic() - started < 1.2  # one batch of the pass, then its own: not 2.5 s
+    deadline = time.monotonic() + 30
+    while ws.store.pending_vector_count() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ws.store.pending_vector_count() == 0  # the backlog the pass left was taken up again
+    svc.shutdown()
+
+
+def test_a_non_blocking_acquire_in_the_gap_after_a_release_does_not_take_a_waiters_turn() -> None:
+    turn = EmbeddingTurn()
+    turn.acquire()
+    order: list[str] = []
+
+    def wait() -> None:
+        with turn:
+            order.append("waiter")
+            time.sleep(0.2)
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    while not turn.wanted:
+        time.sleep(0.001)
+    turn.release()
+    # the waiter is woken, or holds the turn: either way a pass being started must not get in
+    assert not turn.acquire(blocking=False)
+    waiter.join(5)
+    assert order == ["waiter"]
+    assert turn.acquire(blocking=False)
+    turn.release()

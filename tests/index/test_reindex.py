@@ -642,12 +642,14 @@ def test_a_reindex_names_the_files_it_left_out_for_their_names(kb):
     the index without a word from --reindex or kb_reindex; only kb_list_files' `skipped` said so."""
     os.close(os.open(os.fsencode(kb / "notes") + b"/caf\xe9.md", os.O_CREAT | os.O_WRONLY))  # Latin-1
     (kb / "tab\there.md").write_text("# Tab\n", encoding="utf-8")
+    (kb / "c:notes.md").write_text("# Drive-like\n", encoding="utf-8")  # reads as an absolute path
     (kb / "drafts").mkdir()
     (kb / "drafts" / "odd\x01.md").write_text("# Odd\n", encoding="utf-8")
     svc = service(kb, knowledge_base__exclude=["drafts/**"])  # excluded on purpose: not named
     result = svc.reindex()
     assert result["scannedFiles"] == 3
     warning = result["warning"]
-    assert warning.startswith("2 Markdown file(s) were left out"), warning
+    assert warning.startswith("3 Markdown file(s) were left out"), warning
     assert "'notes/caf\\xe9.md'" in warning and "'tab\there.md'" in warning and "odd" not in warning
+    assert "'c:notes.md'" in warning
     assert svc.reindex()["warning"] == warning  # every pass says it again until they are renamed

@@ -264,3 +264,14 @@ def test_chinese_question_phrasing_is_cut_out_of_its_run():
     assert chinese_phrasing("什么是组合式") == [("什么是", True), ("组合式", False)]
     assert chinese_phrasing("能用吗") == [("能用", False), ("吗", True)]  # a particle only ends a run
     assert chinese_phrasing("吗啡") == [("吗啡", False)]
+
+
+def test_chinese_fillers_are_cut_only_from_a_question_and_traditional_forms_count():
+    """Review of 718: 需要 ("demand" in Japanese, 需要予測) was cut from every run, and 是什麼 (Traditional)
+    was kept whole."""
+    assert build_lexical_query("需要予測").leaves == (CjkRun("需要予測"),)
+    assert build_lexical_query("可以 组件").leaves == (CjkRun("可以"), CjkRun("组件"))  # asks nothing
+    assert build_lexical_query("请问 组件").leaves == (CjkRun("请问"), CjkRun("组件"))
+    assert build_lexical_query("请问 Suspense 是什么").leaves == (Term("Suspense"),)
+    assert build_lexical_query("Suspense 是什麼").leaves == (Term("Suspense"),)
+    assert build_lexical_query("為什麼要加 key").leaves == (CjkRun("要加"), Term("key"))

@@ -205,19 +205,17 @@ def _index_note(ws: Workspace, path: str) -> IndexedNote:
         raise UnsupportedFormat(bad.reason) from None
     warning = None
     api = _api(ws)
-    if indexer.embedder is not None and store.pending_vector_count():
+    if indexer.embedder is not None and store.pending_vector_count([rel]):
         tracked = Progress("changed", False)
         try:
-            # its own chunks, once a background pass gives way between batches (decision 978); the
-            # others pending go to the background pass started after
+            # its own chunks, once a background pass gives way between batches (decision 978)
             with ws.activity.embedding:
                 result = indexer.embed_pending(tracked, on_progress=_VectorSteps(), paths=[rel])
-        except progress.Cancelled:
-            # The text is indexed already; its vectors follow in the background, as an edit's do
-            # (504 as amended): the client stopped waiting, not the index wanting them.
-            ws.indexing.kick_vectors()
-            raise
-        ws.indexing.kick_after_turn()
+        finally:
+            # The others pending (a pass that gave way left them), and this note's own when the client
+            # cancelled (504 as amended: it stopped waiting, not the index wanting them) or the
+            # provider failed: a background pass embeds them.
+            ws.indexing.kick_after_turn()
         warning = result.warning
     chunks = store.markdown_chunks(rel, None, 1_000_000)
     dims = store.vector_dimensions() if indexer.embedder is not None else None

@@ -45,6 +45,8 @@ class EmbeddingTurn:
 
     def release(self) -> None:
         with self._cond:
+            if not self._held:  # as threading.Lock: a stray release would hand the next caller's turn away
+                raise RuntimeError("release of an embedding turn not held")
             self._held = False
             self._serving += 1
             self._cond.notify_all()

@@ -845,7 +845,7 @@ MAX_NAMED_MISNAMED = 5
 
 def _misnamed_note(paths: list[str]) -> str:
     """A reindex's word on the Markdown files it left out for their names (decision 707)."""
-    paths.sort(key=lambda p: (p.lower(), p))
+    paths = sorted(paths, key=lambda p: (p.lower(), p))
     shown = ", ".join(f"'{shown_name(p)}'" for p in paths[:MAX_NAMED_MISNAMED])
     more = f" and {len(paths) - MAX_NAMED_MISNAMED} more" if len(paths) > MAX_NAMED_MISNAMED else ""
     return (

@@ -181,6 +181,7 @@ class IndexingService:
         self._retry_timer: threading.Timer | None = None
         self._pass_rate = PassRate()  # kb_status.vectors.etaSeconds (decision 804)
         self._catch_up_thread: threading.Thread | None = None
+        self._start_compare: threading.Thread | None = None  # the server's start-up catch-up (decision 698)
         self._next_audit = 0.0  # set when watching starts
         self._compare_seconds = 0.0  # the last catch-up's compare of every file with the index
         self._caught_up = CatchUpLedger()  # what the start's catch-up did, for the next reindex to count
@@ -504,6 +505,8 @@ class IndexingService:
         # published once started: kb_status joins it from another thread (decision 698), and joining
         # a thread not yet started raises
         self._catch_up_thread = thread
+        if at_start:
+            self._start_compare = thread
 
     def _catch_up(self, at_start: bool = False, audit: bool = False) -> None:
         try:
@@ -547,6 +550,13 @@ class IndexingService:
 
     def wait_catch_up(self, timeout: float | None = None) -> None:
         thread = self._catch_up_thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def wait_start_compare(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the start-up catch-up's compare (kb_status, decision
+        698); not for the watcher's periodic audit, which a status call has no reason to wait for."""
+        thread = self._start_compare
         if thread is not None:
             thread.join(timeout)
 

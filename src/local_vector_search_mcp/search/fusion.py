@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from ..index.cjk import CJK_RUN
 from ..index.port import ChunkHit
-from .stopwords import CHINESE_QUESTION, is_stop_word, query_stop_words
+from .stopwords import asks_in_chinese, is_stop_word, query_stop_words
 
 __all__ = [
     "CJK_CLAUSE",
@@ -72,7 +72,7 @@ def is_prose(query: str) -> bool:
     stop = query_stop_words(pieces)
     if any(is_stop_word(p, stop) for p in pieces):
         return True
-    return any(len(m) >= CJK_CLAUSE or CHINESE_QUESTION.search(m) for m in CJK_RUN.findall(query))
+    return asks_in_chinese(query) or any(len(m) >= CJK_CLAUSE for m in CJK_RUN.findall(query))
 
 
 _INTERROGATIVES = frozenset(
@@ -121,7 +121,7 @@ def is_question(query: str) -> bool:
     pieces = query.split()
     if query.rstrip().endswith(("?", "\uff1f")) or pieces[0].lower().strip("\"'") in _INTERROGATIVES:
         return True
-    return any(CHINESE_QUESTION.search(m) for m in CJK_RUN.findall(query))
+    return asks_in_chinese(query)
 
 
 def semantic_weight(query: str, configured: float) -> float:

@@ -44,6 +44,7 @@ __all__ = [
     "EVERY_QUERY",
     "LATIN_LANGUAGES",
     "RUSSIAN",
+    "asks_in_chinese",
     "chinese_phrasing",
     "is_stop_word",
     "query_language",
@@ -158,25 +159,40 @@ def is_stop_word(piece: str, stop_words: frozenset[str] = EVERY_QUERY) -> bool:
 
 
 # Chinese question words and phrasings, longest first where one holds another (是什么 before 什么).
+# Simplified and Traditional forms alike (是什么 / 是什麼).
 _CHINESE_WORDS = """
     是什么 什么是 为什么 有什么 有没有 是不是 能不能 可不可以 会不会 怎么样 怎么办 怎么 怎样 如何 为何
     什么 哪些 哪个 哪里 是否 能否
+    是什麼 什麼是 為什麼 有什麼 有沒有 會不會 怎麼樣 怎麼辦 怎麼 為何 什麼 哪個 哪裡
 """
-_CHINESE_ASKING = "请问 可以 应该 需要"  # phrasing that asks, not what is asked about
+# Phrasing that asks, cut only from a query that asks (holds a question word above): 可以 and 应该
+# are terms in some other text, and Japanese has 可以 nowhere but 需要 ("demand") as a noun.
+_CHINESE_ASKING = "请问 請問 可以 应该 應該"
 _CHINESE_QUESTION = _CHINESE_WORDS.split()
 _CHINESE_FILLER = _CHINESE_ASKING.split()
 _CHINESE_FINAL = "吗呢吧"  # sentence-final particles, only at the end of a run
 CHINESE_QUESTION = re.compile("|".join(_CHINESE_QUESTION))
 _CHINESE_PHRASING = re.compile("|".join([*_CHINESE_QUESTION, *_CHINESE_FILLER]) + f"|[{_CHINESE_FINAL}]$")
+_CHINESE_BARE = re.compile("|".join(_CHINESE_QUESTION) + f"|[{_CHINESE_FINAL}]$")  # a query that does not ask
+_CHINESE_YES_NO = re.compile(f"[{_CHINESE_FINAL[:2]}][\\s?？!！。.]*$")  # …吗？ …呢
 
 
-def chinese_phrasing(run: str) -> list[tuple[str, bool]]:
+def asks_in_chinese(text: str) -> bool:
+    """Whether ``text`` asks a question in Chinese: it holds a question word, or ends with 吗 or 呢."""
+    return CHINESE_QUESTION.search(text) is not None or _CHINESE_YES_NO.search(text) is not None
+
+
+def chinese_phrasing(run: str, asks: bool | None = None) -> list[tuple[str, bool]]:
     """A CJK ``run`` cut into its pieces, each with whether it is question phrasing
     (``列表渲染时为什么要加`` -> ``列表渲染时``, ``为什么`` (phrasing), ``要加``); in order,
-    none empty. A run without phrasing is one piece."""
+    none empty. A run without phrasing is one piece. ``asks``: whether the whole query holds a
+    question word (the fillers 请问, 可以, 应该 are phrasing only then); by default, this run's."""
     out: list[tuple[str, bool]] = []
     at = 0
-    for m in _CHINESE_PHRASING.finditer(run):
+    if asks is None:
+        asks = CHINESE_QUESTION.search(run) is not None
+    pattern = _CHINESE_PHRASING if asks else _CHINESE_BARE
+    for m in pattern.finditer(run):
         if m.start() > at:
             out.append((run[at : m.start()], False))
         out.append((m.group(), True))

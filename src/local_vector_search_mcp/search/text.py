@@ -28,7 +28,7 @@ from itertools import pairwise
 from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams, word_spans, word_tokens
 from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
 from ..index.stem import is_stemmable, stem
-from .stopwords import EVERY_QUERY, chinese_phrasing, is_stop_word, query_language, query_stop_words
+from .stopwords import EVERY_QUERY, asks_in_chinese, chinese_phrasing, is_stop_word, query_language, query_stop_words
 
 __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
 
@@ -100,12 +100,13 @@ def build_lexical_query(query: str) -> ParsedQuery:
     pieces = [_ELISION.sub("", piece) for piece in _CONTROL.sub(" ", query).split()]
     stop = query_stop_words(pieces)
     language = query_language(pieces)
+    asks = asks_in_chinese(query)  # Chinese fillers are phrasing only in a question
     for piece in pieces:
         for part in _SPLIT.split(piece):
             if not part:
                 continue
             if _CJK_RUN.fullmatch(part):
-                found += [(CjkRun(text), text, phrasing) for text, phrasing in chinese_phrasing(part)]
+                found += [(CjkRun(text), text, phrasing) for text, phrasing in chinese_phrasing(part, asks)]
             elif word_tokens(part):  # a word as the index sees one (decision 370)
                 found.append((Term(part, language=language), part, is_stop_word(part, stop)))
     content = [f for f in found if not f[2]] or found
