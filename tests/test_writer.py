@@ -569,3 +569,87 @@ def test_a_call_cancelled_while_another_write_holds_the_lock_writes_nothing(ws: 
     assert source.read_bytes() == b"# A\n" and not (ws.root / "b.md").exists()
     move_file(ws, "a.md", source, "b.md", ws.root / "b.md", sha256_hex(b"# A\n"))  # not cancelled: it moves
     assert (ws.root / "b.md").read_bytes() == b"# A\n"
+
+
+class _SaveBeforeLink:
+    """``os`` for the writer whose first ``link`` (the move's target) lets an editor save ``target``
+    by renaming a new file over it first, as vim does."""
+
+    def __init__(self, target: Path, data: bytes) -> None:
+        self.target, self.data, self.saved = target, data, False
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def link(self, src: object, dst: object, *args: object, **kwargs: object) -> None:
+        if not self.saved:
+            self.saved = True
+            fresh = self.target.with_name(self.target.name + ".swp")
+            fresh.write_bytes(self.data)
+            os.rename(fresh, self.target)
+        os.link(src, dst, *args, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("own_links", [False, True], ids=["same bytes", "own links rewritten"])
+def test_a_save_of_the_source_while_a_move_with_rewrites_runs_is_kept(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, own_links: bool
+) -> None:
+    """Decision 979: the move unlinked the source's name after staging and swapping the linking
+    notes (milliseconds), deleting an editor's save made over it meanwhile, and answered ok."""
+    import local_vector_search_mcp.writer as writer
+
+    (ws.root / "a.md").write_bytes(b"# A\n\n[c](c.md)\n")
+    note = ws.root / "n.md"
+    note.write_bytes(b"[a](a.md)\n")
+    (ws.root / "sub").mkdir()
+    monkeypatch.setattr(writer, "os", _SaveBeforeLink(ws.root / "a.md", b"# A\n\nthe editor's save\n"))
+    move = ("a.md", ws.root / "a.md", "sub/a.md", ws.root / "sub" / "a.md", sha256_hex(b"# A\n\n[c](c.md)\n"))
+    moved = b"# A\n\n[c](../c.md)\n" if own_links else None
+    with pytest.raises(Conflict, match=r"'a\.md'"):
+        writer.move_with_rewrites(ws, move, moved, {"n.md": (note, b"[a](a.md)\n", b"[a](sub/a.md)\n")})
+    assert (ws.root / "a.md").read_bytes() == b"# A\n\nthe editor's save\n"
+    assert not (ws.root / "sub" / "a.md").exists() and note.read_bytes() == b"[a](a.md)\n"
+    assert _litter(ws.root) == [] and _litter(ws.root / "sub") == []
+
+
+def test_a_save_of_the_source_while_a_plain_move_runs_is_kept(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import local_vector_search_mcp.writer as writer
+
+    class SaveAfterLink(_SaveBeforeLink):
+        def link(self, src: object, dst: object, *args: object, **kwargs: object) -> None:
+            os.link(src, dst, *args, **kwargs)  # type: ignore[arg-type]
+            if not self.saved:  # between the link and the removal of the old name
+                self.saved = True
+                fresh = self.target.with_name(self.target.name + ".swp")
+                fresh.write_bytes(self.data)
+                os.rename(fresh, self.target)
+
+    (ws.root / "a.md").write_bytes(b"# A\n")
+    monkeypatch.setattr(writer, "os", SaveAfterLink(ws.root / "a.md", b"# A saved\n"))
+    with pytest.raises(Conflict, match="saved by another program"):
+        move_file(ws, "a.md", ws.root / "a.md", "b.md", ws.root / "b.md", sha256_hex(b"# A\n"))
+    assert (ws.root / "a.md").read_bytes() == b"# A saved\n" and not (ws.root / "b.md").exists()
+    assert _litter(ws.root) == []
+
+
+def test_recovery_after_a_kill_while_the_old_name_was_renamed_away(ws: Workspace) -> None:
+    """Decision 979: killed between renaming the source away and removing it, recovery removes the
+    renamed source when the target holds it, and puts another program's save back under its name."""
+    import local_vector_search_mcp.writer as writer
+
+    from local_vector_search_mcp.writer import recover
+
+    # the move's own bytes renamed away, the target linked: the move finishes
+    (ws.root / "b.md").write_bytes(b"# A\n")
+    taken = ws.root / ".a.md.0123456789ab.tmp"
+    os.link(ws.root / "b.md", taken)
+    with writer.write_lock(ws) as intent:
+        intent.note(source=ws.root / "a.md", target=ws.root / "b.md", taken=taken)
+    recover(ws)
+    assert sorted(p.name for p in ws.root.iterdir() if p.suffix == ".md" or p.suffix == ".tmp") == ["b.md"]
+    # an editor's save renamed away with it: back at the old name
+    taken.write_bytes(b"# A saved\n")
+    with writer.write_lock(ws) as intent:
+        intent.note(source=ws.root / "a.md", target=ws.root / "b.md", taken=taken)
+    assert "put back another program's save of a.md" in recover(ws)
+    assert (ws.root / "a.md").read_bytes() == b"# A saved\n" and not taken.exists()

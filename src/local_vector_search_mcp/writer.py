@@ -241,12 +241,27 @@ def _undo(root: Path, record: dict[str, object]) -> list[str]:
     if _drop_temp(tmp):
         done.append(f"removed the temporary file {record['tmp']}")
     src, dst = _inside(root, record.get("source")), _inside(root, record.get("target"))
+    taken = _inside(root, record.get("taken"))
+    if src is not None and dst is not None and taken is not None and _is_temp(taken):
+        # killed while dropping the old name (decision 979): the moved file's is removed; another
+        # program's save renamed away with it goes back under its name
+        if _same_file(taken, dst):
+            done.append(f"finished moving {record['source']} to {record['target']}")
+        elif not os.path.lexists(src):
+            os.link(taken, src)
+            done.append(f"put back another program's save of {record['source']}")
+        os.unlink(taken)
     if src is not None and dst is not None and _same_file(src, dst):  # both names linked: finish the move
         os.unlink(src)
         done.append(f"finished moving {record['source']} to {record['target']}")
     if done:
         fsync_dir((tmp or dst or root).parent)
     return done
+
+
+def _is_temp(path: Path) -> bool:
+    """Whether ``path`` is there and has the form of the server's own temporary names."""
+    return _TEMP_NAME.match(path.name) is not None and os.path.lexists(path)
 
 
 def _drop_temp(tmp: Path | None) -> bool:
@@ -309,13 +324,26 @@ def _finish_move(root: Path, record: dict[str, object]) -> list[str]:
         folders.add(path.parent)
     src, dst = _plain(root, _inside(root, record.get("source"))), _plain(root, _inside(root, record.get("target")))
     staged = _plain(root, _inside(root, record.get("staged")))
+    taken = _plain(root, _inside(root, record.get("taken")))
+    if src is not None and taken is not None and _is_temp(taken):
+        # killed while dropping the old name (decision 979): the source's bytes are the move's and
+        # go (the target holds them); another program's save goes back under its name
+        if _sha_of(taken) != record.get("sourceSha256") and not os.path.lexists(src):
+            os.link(taken, src)
+            done.append(f"put back another program's save of {record['source']}")
+        elif not os.path.lexists(src) and dst is not None and not os.path.lexists(dst):
+            os.link(taken, src)  # the target is not linked yet: the source back, the move finishes below
+        os.unlink(taken)
     if src is not None and dst is not None and src != dst:
         if not os.path.lexists(dst) and _sha_of(src) == record.get("sourceSha256"):
             if staged is not None and _sha_of(staged) == record.get("targetSha256"):
                 os.link(staged, dst)
             elif record.get("staged") is None:
                 os.link(src, dst)
-        if os.path.lexists(src) and (_same_file(src, dst) or _sha_of(dst) == record.get("targetSha256")):
+        # the old name goes when it still holds the source: a save another program made over it is kept
+        if _same_file(src, dst) or (
+            _sha_of(src) == record.get("sourceSha256") and _sha_of(dst) == record.get("targetSha256")
+        ):
             os.unlink(src)
             done.append(f"finished moving {record['source']} to {record['target']}")
         folders |= {src.parent, dst.parent}
@@ -788,8 +816,9 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
         except KbError:  # one folder made, the next refused (a full disk)
             _remove_empty(made)
             raise
+        taken = temp_path(src)
         try:
-            intent.note(source=src, target=dst)
+            intent.note(source=src, target=dst, taken=taken)
             os.link(src, dst)  # no-overwrite rename: link, then drop the old name
         except FileExistsError:
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.") from None
@@ -797,10 +826,11 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
             _remove_empty(made)
             raise _gone_or_os_error(exc, src_rel) from None
         try:
-            os.unlink(src)
-        except OSError as exc:
-            with contextlib.suppress(OSError):  # undo: a failed move leaves one name, not two
-                os.unlink(dst)
+            _drop_source(src, taken, dst, lambda held: _same_file(held, dst) and _read(held) == current)
+        except SourceChanged:
+            _remove_empty(made)
+            raise _moved_meanwhile(src_rel) from None
+        except OSError as exc:  # the target is gone again: a failed move leaves one name, not two
             _remove_empty(made)
             raise _gone_or_os_error(exc, src_rel) from None
         fsync_dir(dst.parent)
@@ -860,7 +890,8 @@ def move_with_rewrites(
             dst = _pin_new(pins, dst, dst_rel)
             staged = _stage(intent, rewrites, (dst, moved_data, os.stat(src).st_mode))
             # From here a crash rolls forward: recovery puts every staged file in place (decision 687).
-            plan = _note_commit(intent, rewrites, staged, src, dst, current, moved_data)
+            taken = temp_path(src)
+            plan = _note_commit(intent, rewrites, staged, src, dst, current, moved_data, taken)
             for rel, (path, old, new) in sorted(rewrites.items()):
                 if _read(path) != old:
                     raise SourceChanged(rel)
@@ -872,12 +903,9 @@ def move_with_rewrites(
                 del staged[""]
                 with contextlib.suppress(OSError):
                     os.unlink(moved)
-            try:
-                os.unlink(src)
-            except OSError:
-                with contextlib.suppress(OSError):
-                    os.unlink(dst)
-                raise
+                _drop_source(src, taken, dst, lambda held: _read(held) == current, src_rel)
+            else:  # the file linked must be the revision checked: a save before the link moved along
+                _drop_source(src, taken, dst, lambda held: _same_file(held, dst) and _read(held) == current, src_rel)
         except (SourceChanged, OSError, KbError) as exc:
             _roll_back(intent, done, staged, made, plan)
             if isinstance(exc, SourceChanged):
@@ -900,6 +928,47 @@ def move_with_rewrites(
             fsync_dir(folder)  # once per folder: a hundred rewritten notes often share a few
         intent.clear()
     return sha256_hex(current if moved_data is None else moved_data)
+
+
+def _drop_source(src: Path, taken: Path, dst: Path, ours: Callable[[Path], bool], rel: str | None = None) -> None:
+    """Remove a move's old name once its target is linked, never another program's save made over
+    it since it was checked (decision 979). Unlinking the name deleted an editor's save made in the
+    milliseconds a move with rewrites takes to stage and swap them (a vim-style save renames a new
+    file over the name). The name is renamed away to ``taken`` first, atomically: a save lands
+    before (in what was renamed, which ``ours`` then refuses) or after (at the old name, kept). What
+    was renamed is removed when ``ours``; else it goes back under its name (unless a newer save is
+    there: the newest stays, as decision 930 has it), the target goes, and SourceChanged(``rel``)
+    says the move was undone. When the rename fails the target goes too: one name, not two."""
+    try:
+        os.rename(src, taken)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(dst)
+        raise
+    failure: OSError | None = None
+    if ours(taken):
+        try:
+            os.unlink(taken)
+            return
+        except OSError as exc:  # the old name cannot go (an I/O error, a full disk): undone below
+            failure = exc
+    with contextlib.suppress(FileExistsError):
+        os.link(taken, src)
+    with contextlib.suppress(OSError):  # else left for recovery, which finds it noted
+        os.unlink(taken)
+    with contextlib.suppress(OSError):
+        os.unlink(dst)
+    if failure is not None:
+        raise failure
+    raise SourceChanged(rel if rel is not None else str(src))
+
+
+def _moved_meanwhile(rel: str) -> Conflict:
+    return Conflict(
+        f"{rel!r} was saved by another program while it was moved; the move was undone and the save kept. "
+        "Re-read it and retry the move.",
+        ConflictReason.SOURCE_CHANGED,
+    )
 
 
 def _missing_folders(root: Path, target: Path) -> list[Path]:
@@ -961,9 +1030,11 @@ def _note_commit(
     dst: Path,
     current: bytes,
     moved_data: bytes | None,
+    taken: Path | None = None,
 ) -> dict[str, object]:
     """The move as recovery finishes it: each file, its staged bytes and the hashes of its bytes
-    before and after; the source and target with theirs. Returns the record."""
+    before and after; the source and target with theirs, and the name the source is renamed to
+    before it goes (:func:`_drop_source`). Returns the record."""
     record: dict[str, object] = {
         "commit": [
             [intent.place(path), intent.place(staged[rel]), sha256_hex(old), sha256_hex(new)]
@@ -972,6 +1043,7 @@ def _note_commit(
         "source": intent.place(src),
         "target": intent.place(dst),
         "staged": intent.place(staged[""]) if "" in staged else None,
+        "taken": None if taken is None else intent.place(taken),
         "sourceSha256": sha256_hex(current),
         "targetSha256": sha256_hex(current if moved_data is None else moved_data),
     }
