@@ -636,7 +636,6 @@ def test_recovery_after_a_kill_while_the_old_name_was_renamed_away(ws: Workspace
     """Decision 979: killed between renaming the source away and removing it, recovery removes the
     renamed source when the target holds it, and puts another program's save back under its name."""
     import local_vector_search_mcp.writer as writer
-
     from local_vector_search_mcp.writer import recover
 
     # the move's own bytes renamed away, the target linked: the move finishes
