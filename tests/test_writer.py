@@ -652,3 +652,47 @@ def test_recovery_after_a_kill_while_the_old_name_was_renamed_away(ws: Workspace
         intent.note(source=ws.root / "a.md", target=ws.root / "b.md", taken=taken)
     assert "put back another program's save of a.md" in recover(ws)
     assert (ws.root / "a.md").read_bytes() == b"# A saved\n" and not taken.exists()
+
+
+def test_a_document_made_a_folder_under_a_move_or_a_delete_is_named_a_folder(ws: Workspace) -> None:
+    """Decision 930 for moves and deletes (session 28 sweep): the source made a folder after the
+    handler checked it reached the agent as INTERNAL_ERROR (IsADirectoryError reading it under
+    the lock)."""
+    target = ws.root / "a.md"
+    target.mkdir()  # checked as a file by the handler a moment before
+    sha = sha256_hex(b"# A\n")
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        move_file(ws, "a.md", target, "b.md", ws.root / "b.md", sha)
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        move_with_rewrites(ws, ("a.md", target, "b.md", ws.root / "b.md", sha), None, {})
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        delete_file(ws, "a.md", target, sha)
+    assert target.is_dir() and not (ws.root / "b.md").exists() and _litter(ws.root) == []
+
+
+def test_a_document_made_a_folder_right_before_the_swap_is_replanned_not_a_write_failure(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-read right before the swap met the folder: PERMISSION_DENIED "(Is a directory)"."""
+    import local_vector_search_mcp.writer as writer
+
+    target = ws.root / "a.md"
+    target.write_bytes(b"v1")
+
+    class FolderBeforeSwap:
+        made = False
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(os, name)
+
+        def fsync(self, fd: int) -> None:
+            os.fsync(fd)
+            if not self.made:  # the temporary file is written: another program makes a folder there
+                self.made = True
+                target.unlink()
+                target.mkdir()
+
+    monkeypatch.setattr(writer, "os", FolderBeforeSwap())
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
+    assert target.is_dir() and _litter(ws.root) == []

@@ -539,6 +539,10 @@ def _umask() -> int:
     return mask
 
 
+def _made_a_folder(rel: str) -> InvalidArgument:
+    return InvalidArgument(f"{rel!r} is a folder now, not a file; nothing was changed.")
+
+
 def _read(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -564,8 +568,8 @@ def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str
             _replace(intent, target, data, os.stat(target).st_mode, expect=current)
         except SourceChanged:  # saved by another program while the new bytes were written
             raise SourceChanged(rel) from None
-        except FileNotFoundError:  # moved or deleted by another program just now: re-read (decision 325)
-            raise SourceChanged(rel) from None
+        except (FileNotFoundError, IsADirectoryError):  # moved, deleted or made a folder just now: re-read
+            raise SourceChanged(rel) from None  # (decisions 325, 930)
         except OSError as exc:
             raise _os_error(exc, rel) from None
         fsync_dir(target.parent)
@@ -700,7 +704,10 @@ def _taken(pins: Pins, target: Path, rel: str) -> bool:
 def _pinned_bytes(pins: Pins, target: Path, rel: str) -> tuple[Path, bytes] | None:
     """``target`` pinned and its bytes; None when it (or one of its folders) is not there."""
     pinned = _pin_existing(pins, target, rel)
-    current = None if pinned is None else _read(pinned)
+    try:
+        current = None if pinned is None else _read(pinned)
+    except IsADirectoryError:  # made a folder since it was checked: named as kb_read names one (930)
+        raise _made_a_folder(rel) from None
     return None if pinned is None or current is None else (pinned, current)
 
 
@@ -764,7 +771,10 @@ def replace_with_staged(ws: Workspace, rel: str, target: Path, staged: Path) -> 
 
 
 def _check_hash(rel: str, path: Path, expected_sha: str) -> bytes:
-    current = _read(path)
+    try:
+        current = _read(path)
+    except IsADirectoryError:  # made a folder since the handler checked it (decision 930)
+        raise _made_a_folder(rel) from None
     if current is None:
         raise NotFound(f"Document {rel!r} was not found.")
     match_hash(rel, current, expected_sha)
@@ -824,6 +834,8 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.") from None
         except OSError as exc:
             _remove_empty(made)
+            if os.path.isdir(src):  # made a folder since it was read: a link of a folder is EPERM
+                raise _made_a_folder(src_rel) from None
             raise _gone_or_os_error(exc, src_rel) from None
         try:
             _drop_source(src, taken, dst, lambda held: _same_file(held, dst) and _read(held) == current)
@@ -922,6 +934,8 @@ def move_with_rewrites(
                     ConflictReason.SOURCE_CHANGED,
                 ) from None
             if isinstance(exc, OSError):
+                if os.path.isdir(src):  # made a folder since it was read: a link of a folder is EPERM
+                    raise _made_a_folder(src_rel) from None
                 raise _os_error(exc, src_rel) from None
             raise
         for folder in sorted({dst.parent, src.parent} | {path.parent for _, path, _, _ in done}):
