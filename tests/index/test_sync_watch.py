@@ -542,3 +542,30 @@ def test_watchdogs_stopping_race_is_not_logged_as_an_error(tmp_path, caplog):
         watcher.stop()
         queue.stop()
     assert [r.getMessage() for r in caplog.records if r.name == EMITTER_LOGGER] == ["some other inotify failure"]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the crash made here
+def test_a_watcher_whose_reader_thread_died_is_restarted_and_compares(kb, caplog):
+    """Decision 981 (session 28 sweep): watchdog's inotify reader thread died on a KeyError when a
+    watched file was swapped for a folder and back, while the observer's threads lived on; the
+    server never heard of another edit and kb_status said nothing."""
+    svc = client(kb)
+    svc.reindex()
+    svc.start_watching()
+    try:
+        reader = svc.ws.indexing.watcher._observer._inotify_fd  # the thread every watch's events come through
+
+        def crash(event: object) -> None:
+            raise KeyError(b"/a/watch/that/was/never/there")  # as _remove_watch_internally raised
+
+        reader.handle_event = crash
+        (kb / "wake.txt").write_text("an event the reader dies on", encoding="utf-8")
+        reader.join(5)
+        assert not reader.is_alive()  # dead: every event is lost from here
+        (kb / "notes" / "after.md").write_text("# After\n\nwalrus tusks\n", encoding="utf-8")
+        assert _searchable_within(svc, "walrus", 10) == ["notes/after.md"]
+        assert "restarting it" in caplog.text
+        (kb / "notes" / "later.md").write_text("# Later\n\nnarwhal horns\n", encoding="utf-8")
+        assert _searchable_within(svc, "narwhal", 5) == ["notes/later.md"]  # the new observer hears
+    finally:
+        svc.shutdown()

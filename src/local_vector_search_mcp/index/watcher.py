@@ -32,6 +32,7 @@ __all__ = ["DEBOUNCE_SECONDS", "LOST_EVENTS_LOGGER", "MarkdownWatcher"]
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.4
 TICK_SECONDS = 0.15
+MAX_RESTARTS = 3  # dead observers replaced within a minute before the watcher gives up and says so
 BULK_HOLD_SECONDS = 5.0  # the longest a burst of many paths is held for its end (decision 741)
 # A folder tree made at once (`mkdir -p a/b/c`, a checkout, an unzip) is registered twice by
 # watchdog's inotify observer: the walk of the new folder `a` adds `b` and `c`, then the create
@@ -105,6 +106,7 @@ class MarkdownWatcher:
         self._lost_at: float | None = None
         self._last_event = 0.0
         self._lost_listener = _LostEvents(self._events_lost)
+        self._restarts: list[float] = []  # when a dead observer was replaced (decision 981)
         queue.waiting = self.waiting  # kb_status counts what waits for its debounce (decision 740)
 
     def waiting(self) -> list[str]:
@@ -112,28 +114,64 @@ class MarkdownWatcher:
         with self._lock:
             return list(self._pending)
 
+    def _observe(self) -> Any:
+        """A started watchdog observer of the root, reporting to :meth:`_on_event`."""
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                try:
+                    watcher._on_event(event)
+                except Exception as exc:  # pragma: no cover - defensive
+                    watcher.queue.report_error(WATCHER_PATH, f"watcher event failed: {watcher.queue.describe(exc)}")
+
+        observer = Observer()
+        observer.schedule(Handler(), str(self.root), recursive=True)
+        observer.daemon = True
+        observer.start()
+        return observer
+
+    def _watching(self) -> bool:
+        """Whether the observer and every thread it reads events through still run. watchdog's
+        inotify reader thread can die on its own (7.1: a KeyError in ``_remove_watch_internally``
+        when a watched file is swapped for a folder and back) while the observer's threads live
+        on, and then no event ever came again (decision 981)."""
+        observer = self._observer
+        # watchdog's inotify observer reads every watch through one thread of its own (``_inotify_fd``)
+        threads = [observer, getattr(observer, "_inotify_fd", None), *getattr(observer, "emitters", ())]
+        return all(thread.is_alive() for thread in threads if thread is not None)
+
+    def _restart(self) -> bool:
+        """Replace an observer a thread of which died, and compare every file (events were lost
+        meanwhile); False after ``MAX_RESTARTS`` within a minute (something keeps killing it)."""
+        now = time.monotonic()
+        self._restarts = [t for t in self._restarts if now - t < 60.0] + [now]
+        if len(self._restarts) > MAX_RESTARTS:
+            return False
+        log.warning("the file watcher stopped unexpectedly; restarting it and comparing the files with the index")
+        old, self._observer = self._observer, None
+        try:
+            old.stop()
+            old.join(timeout=1)
+        except Exception:  # pragma: no cover - a dead thread's observer may not stop cleanly
+            pass
+        try:
+            self._observer = self._observe()
+        except Exception as exc:
+            log.warning("file watcher could not restart: %s", exc)
+            return False
+        self._events_lost()  # the compare runs once the tree is quiet, as after a queue overflow
+        return True
+
     def start(self) -> None:
         try:
-            from watchdog.events import FileSystemEventHandler
-            from watchdog.observers import Observer
-
-            watcher = self
-
-            class Handler(FileSystemEventHandler):
-                def on_any_event(self, event: Any) -> None:
-                    try:
-                        watcher._on_event(event)
-                    except Exception as exc:  # pragma: no cover - defensive
-                        watcher.queue.report_error(WATCHER_PATH, f"watcher event failed: {watcher.queue.describe(exc)}")
-
             logging.getLogger(LOST_EVENTS_LOGGER).addHandler(self._lost_listener)
             logging.getLogger(EMITTER_LOGGER).addFilter(_STOPPING_RACE)  # a logger keeps a filter once
             warnings.filterwarnings("ignore", _REREGISTERED, RuntimeWarning, r"watchdog\.observers\.inotify")
-            observer = Observer()
-            observer.schedule(Handler(), str(self.root), recursive=True)
-            observer.daemon = True
-            observer.start()
-            self._observer = observer
+            self._observer = self._observe()
         except Exception as exc:
             log.warning("file watcher could not start: %s", exc)
             self.queue.report_error(WATCHER_PATH, f"file watcher could not start: {self.queue.describe(exc)}")
@@ -296,6 +334,6 @@ class MarkdownWatcher:
                     del self._pending[p]
             self._after_lost_events(now)
             self._idle(now)
-            if self._observer is not None and not self._observer.is_alive() and not self._stop.is_set():
+            if self._observer is not None and not self._stop.is_set() and not self._watching() and not self._restart():
                 self.queue.report_error(WATCHER_PATH, "file watcher stopped unexpectedly")
                 return
