@@ -696,3 +696,41 @@ def test_a_document_made_a_folder_right_before_the_swap_is_replanned_not_a_write
     with pytest.raises(InvalidArgument, match="is a folder"):
         mutate(ws, "a.md", target, lambda raw: raw + b"+edit")
     assert target.is_dir() and _litter(ws.root) == []
+
+
+@pytest.mark.parametrize("own_links", [False, True], ids=["same bytes", "own links rewritten"])
+def test_a_folder_made_at_the_source_while_it_is_moved_stays_where_it_was_made(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, own_links: bool
+) -> None:
+    """Review of 979: the old name renamed away could be a folder another program made there
+    meanwhile; it was hidden under a temporary name, could not be linked back, and the move was
+    left half done. It goes back under its name and the move answers that it is a folder."""
+    import local_vector_search_mcp.writer as writer
+
+    source = ws.root / "a.md"
+    source.write_bytes(b"# A\n\n[c](c.md)\n")
+    note = ws.root / "n.md"
+    note.write_bytes(b"[a](a.md)\n")
+    (ws.root / "sub").mkdir()
+
+    class FolderBeforeRename:
+        made = False
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(os, name)
+
+        def rename(self, a: object, b: object) -> None:
+            if not self.made and str(a).endswith("a.md"):
+                self.made = True
+                os.unlink(source)
+                source.mkdir()
+                (source / "inside.md").write_bytes(b"# kept\n")
+            os.rename(a, b)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer, "os", FolderBeforeRename())
+    move = ("a.md", source, "sub/a.md", ws.root / "sub" / "a.md", sha256_hex(b"# A\n\n[c](c.md)\n"))
+    moved = b"# A\n\n[c](../c.md)\n" if own_links else None
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        writer.move_with_rewrites(ws, move, moved, {"n.md": (note, b"[a](a.md)\n", b"[a](sub/a.md)\n")})
+    assert (source / "inside.md").read_bytes() == b"# kept\n" and note.read_bytes() == b"[a](a.md)\n"
+    assert not (ws.root / "sub" / "a.md").exists() and _litter(ws.root) == []

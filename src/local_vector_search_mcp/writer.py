@@ -38,6 +38,7 @@ import logging
 import os
 import re
 import secrets
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -245,12 +246,13 @@ def _undo(root: Path, record: dict[str, object]) -> list[str]:
     if src is not None and dst is not None and taken is not None and _is_temp(taken):
         # killed while dropping the old name (decision 979): the moved file's is removed; another
         # program's save renamed away with it goes back under its name
-        if _same_file(taken, dst):
+        if _is_regular(taken) and _same_file(taken, dst):
+            os.unlink(taken)
             done.append(f"finished moving {record['source']} to {record['target']}")
-        elif not os.path.lexists(src):
-            os.link(taken, src)
+        elif _rename_new(taken, src):
             done.append(f"put back another program's save of {record['source']}")
-        os.unlink(taken)
+        elif _is_regular(taken):  # a newer save holds the name: the newest stays
+            os.unlink(taken)
     if src is not None and dst is not None and _same_file(src, dst):  # both names linked: finish the move
         os.unlink(src)
         done.append(f"finished moving {record['source']} to {record['target']}")
@@ -328,12 +330,13 @@ def _finish_move(root: Path, record: dict[str, object]) -> list[str]:
     if src is not None and taken is not None and _is_temp(taken):
         # killed while dropping the old name (decision 979): the source's bytes are the move's and
         # go (the target holds them); another program's save goes back under its name
-        if _sha_of(taken) != record.get("sourceSha256") and not os.path.lexists(src):
-            os.link(taken, src)
+        ours = _is_regular(taken) and _sha_of(taken) == record.get("sourceSha256")
+        if not ours and _rename_new(taken, src):
             done.append(f"put back another program's save of {record['source']}")
-        elif not os.path.lexists(src) and dst is not None and not os.path.lexists(dst):
-            os.link(taken, src)  # the target is not linked yet: the source back, the move finishes below
-        os.unlink(taken)
+        elif ours and dst is not None and not os.path.lexists(dst):
+            _rename_new(taken, src)  # the target is not linked yet: the source back, the move finishes below
+        if _is_regular(taken):  # the source's bytes (the target holds them), or an older save
+            os.unlink(taken)
     if src is not None and dst is not None and src != dst:
         if not os.path.lexists(dst) and _sha_of(src) == record.get("sourceSha256"):
             if staged is not None and _sha_of(staged) == record.get("targetSha256"):
@@ -842,6 +845,9 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
         except SourceChanged:
             _remove_empty(made)
             raise _moved_meanwhile(src_rel) from None
+        except KbError:  # a folder made at its name meanwhile
+            _remove_empty(made)
+            raise
         except OSError as exc:  # the target is gone again: a failed move leaves one name, not two
             _remove_empty(made)
             raise _gone_or_os_error(exc, src_rel) from None
@@ -950,31 +956,56 @@ def _drop_source(src: Path, taken: Path, dst: Path, ours: Callable[[Path], bool]
     milliseconds a move with rewrites takes to stage and swap them (a vim-style save renames a new
     file over the name). The name is renamed away to ``taken`` first, atomically: a save lands
     before (in what was renamed, which ``ours`` then refuses) or after (at the old name, kept). What
-    was renamed is removed when ``ours``; else it goes back under its name (unless a newer save is
-    there: the newest stays, as decision 930 has it), the target goes, and SourceChanged(``rel``)
-    says the move was undone. When the rename fails the target goes too: one name, not two."""
+    was renamed is removed when it is a file and ``ours``; else it goes back under its name unless
+    something newer is there (a file that goes back behind a newer save goes: the newest save stays,
+    decision 930's rule; a folder never goes), the target goes, and the move is undone:
+    SourceChanged(``rel``), or "is a folder" for a folder another program made there (980). When
+    the rename fails the target goes too: one name, not two."""
+    shown = rel if rel is not None else str(src)
     try:
         os.rename(src, taken)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(dst)
         raise
+    is_file = _is_regular(taken)
     failure: OSError | None = None
-    if ours(taken):
+    if is_file:
         try:
-            os.unlink(taken)
-            return
-        except OSError as exc:  # the old name cannot go (an I/O error, a full disk): undone below
-            failure = exc
-    with contextlib.suppress(FileExistsError):
-        os.link(taken, src)
-    with contextlib.suppress(OSError):  # else left for recovery, which finds it noted
-        os.unlink(taken)
+            mine = ours(taken)
+        except OSError:  # it cannot be read: not known to be the revision checked
+            mine = False
+        if mine:
+            try:
+                os.unlink(taken)
+                return
+            except OSError as exc:  # the old name cannot go (an I/O error, a full disk): undone below
+                failure = exc
+    try:
+        back = _rename_new(taken, src)
+    except OSError:
+        log.error("%s could not be put back under its name after a move was undone; it is kept at %s", shown, taken)
+        raise
+    if not back:
+        if is_file:
+            with contextlib.suppress(OSError):
+                os.unlink(taken)
+        else:
+            log.warning("a folder another program made at %s is kept at %s: a file took the name since", shown, taken)
     with contextlib.suppress(OSError):
         os.unlink(dst)
     if failure is not None:
         raise failure
-    raise SourceChanged(rel if rel is not None else str(src))
+    if not is_file:
+        raise _made_a_folder(shown)
+    raise SourceChanged(shown)
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _moved_meanwhile(rel: str) -> Conflict:
@@ -1199,6 +1230,7 @@ def _file_bytes(path: Path) -> bytes | None:
 
 # renameat2(2) flag: swap the two names atomically (Linux 3.15; ext4, XFS, Btrfs, tmpfs, ...)
 _RENAME_EXCHANGE = 2
+_RENAME_NOREPLACE = 1  # rename only if the new name is free
 _AT_FDCWD = -100
 _renameat2: Callable[..., int] | None = None
 _no_renameat2 = False
@@ -1207,6 +1239,26 @@ _no_renameat2 = False
 def _exchange(a: Path, b: Path) -> bool:
     """Swap the files named ``a`` and ``b`` in one step; False where the system or the file
     system cannot (then nothing happened and the caller renames)."""
+    return _renameat2_with(a, b, _RENAME_EXCHANGE)
+
+
+def _rename_new(a: Path, b: Path) -> bool:
+    """Rename ``a`` to ``b`` only if nothing is at ``b``; False (``a`` left as it is) when something
+    is. Without renameat2 a check and a rename: the instant between them is the case left."""
+    try:
+        if _renameat2_with(a, b, _RENAME_NOREPLACE):
+            return True
+    except FileExistsError:
+        return False
+    if os.path.lexists(b):
+        return False
+    os.rename(a, b)
+    return True
+
+
+def _renameat2_with(a: Path, b: Path, flags: int) -> bool:
+    """renameat2(2) of ``a`` to ``b`` with ``flags``: True once done, False where the system or the
+    file system cannot (nothing happened); any other failure raises its OSError."""
     global _renameat2, _no_renameat2
     if _no_renameat2:
         return False
@@ -1221,7 +1273,7 @@ def _exchange(a: Path, b: Path) -> bool:
         function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
         function.restype = ctypes.c_int
         _renameat2 = function
-    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), flags) == 0:
         return True
     import ctypes
 

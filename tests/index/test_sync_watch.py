@@ -569,3 +569,38 @@ def test_a_watcher_whose_reader_thread_died_is_restarted_and_compares(kb, caplog
         assert _searchable_within(svc, "narwhal", 5) == ["notes/later.md"]  # the new observer hears
     finally:
         svc.shutdown()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the crash made here
+def test_a_watcher_stopped_while_it_restarts_leaves_no_observer_running(tmp_path):
+    """Review of 981: stop() (the server shutting down) while the watcher replaced a dead observer
+    skipped the new one, which then ran on with its reader thread and inotify descriptor."""
+    from local_vector_search_mcp.index.watcher import MarkdownWatcher
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text("x", encoding="utf-8")
+    watcher = MarkdownWatcher(root, SyncQueue(lambda path: None), lambda rel: True, lambda prefix: [])
+    watcher.start()
+    old = watcher._observer
+    real_stop, in_restart = old.stop, threading.Event()
+
+    def slow_stop() -> None:  # stopping a dead observer takes a moment: the shutdown comes then
+        in_restart.set()
+        time.sleep(0.5)
+        real_stop()
+
+    old.stop = slow_stop
+    reader = old._inotify_fd
+
+    def crash(event: object) -> None:
+        raise KeyError(b"x")
+
+    reader.handle_event = crash
+    (root / "wake.txt").write_text("x", encoding="utf-8")
+    reader.join(5)
+    assert in_restart.wait(5)
+    watcher.stop()
+    time.sleep(1.0)
+    observers = [t for t in threading.enumerate() if type(t).__name__ in ("InotifyObserver", "InotifyFD")]
+    assert not [t for t in observers if t.is_alive() and t is not reader], observers

@@ -15,6 +15,7 @@ compares every file with the index now and then (decision 655).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -107,6 +108,8 @@ class MarkdownWatcher:
         self._last_event = 0.0
         self._lost_listener = _LostEvents(self._events_lost)
         self._restarts: list[float] = []  # when a dead observer was replaced (decision 981)
+        self._observer_lock = threading.Lock()  # the observer swapped by a restart, taken by stop()
+        self._lost_reason = "lost events (kernel queue overflow)"
         queue.waiting = self.waiting  # kb_status counts what waits for its debounce (decision 740)
 
     def waiting(self) -> list[str]:
@@ -128,10 +131,16 @@ class MarkdownWatcher:
                 except Exception as exc:  # pragma: no cover - defensive
                     watcher.queue.report_error(WATCHER_PATH, f"watcher event failed: {watcher.queue.describe(exc)}")
 
-        observer = Observer()
-        observer.schedule(Handler(), str(self.root), recursive=True)
-        observer.daemon = True
-        observer.start()
+        observer = Observer()  # watchdog's inotify observer starts its reader thread here
+        try:
+            observer.schedule(Handler(), str(self.root), recursive=True)
+            observer.daemon = True
+            observer.start()
+        except BaseException:
+            with contextlib.suppress(Exception):  # its reader thread and descriptor, not leaked
+                observer.stop()
+                observer.join(timeout=1)
+            raise
         return observer
 
     def _watching(self) -> bool:
@@ -152,18 +161,27 @@ class MarkdownWatcher:
         if len(self._restarts) > MAX_RESTARTS:
             return False
         log.warning("the file watcher stopped unexpectedly; restarting it and comparing the files with the index")
-        old, self._observer = self._observer, None
+        with self._observer_lock:  # stop() must never miss an observer (it takes it under this lock)
+            if self._stop.is_set():
+                return True
+            old = self._observer
         try:
             old.stop()
             old.join(timeout=1)
         except Exception:  # pragma: no cover - a dead thread's observer may not stop cleanly
             pass
         try:
-            self._observer = self._observe()
+            new = self._observe()
         except Exception as exc:
             log.warning("file watcher could not restart: %s", exc)
             return False
-        self._events_lost()  # the compare runs once the tree is quiet, as after a queue overflow
+        with self._observer_lock:
+            if self._stop.is_set():  # stopped while the new one was started: it goes too
+                new.stop()
+                new.join(timeout=5)
+                return True
+            self._observer = new
+        self._events_lost(restarted=True)  # compared once the tree is quiet, as after a queue overflow
         return True
 
     def start(self) -> None:
@@ -182,12 +200,14 @@ class MarkdownWatcher:
         self._ticker.start()
 
     def stop(self) -> None:
-        self._stop.set()
+        with self._observer_lock:
+            self._stop.set()
+            observer = self._observer
         logging.getLogger(LOST_EVENTS_LOGGER).removeHandler(self._lost_listener)
-        if self._observer is not None:
+        if observer is not None:
             try:
-                self._observer.stop()
-                self._observer.join(timeout=5)
+                observer.stop()
+                observer.join(timeout=5)
             except Exception:  # pragma: no cover
                 pass
 
@@ -255,9 +275,10 @@ class MarkdownWatcher:
                 if rel.lower().endswith(".md") and self.path_filter(rel):
                     self._pending[rel] = now
 
-    def _events_lost(self) -> None:
+    def _events_lost(self, restarted: bool = False) -> None:
         with self._lock:
             self._lost_at = time.monotonic()
+            self._lost_reason = "was restarted" if restarted else "lost events (kernel queue overflow)"
 
     def _after_lost_events(self, now: float) -> None:
         """Once no event arrived for the debounce time after an overflow, compare the files."""
@@ -266,7 +287,7 @@ class MarkdownWatcher:
             if lost is None or now - max(lost, self._last_event) < self.debounce:
                 return
             self._lost_at = None
-        log.warning("the file watcher lost events (kernel queue overflow); comparing the files with the index")
+        log.warning("the file watcher %s; comparing the files with the index", self._lost_reason)
         if self.on_lost_events is not None:
             try:
                 self.on_lost_events()
@@ -336,4 +357,11 @@ class MarkdownWatcher:
             self._idle(now)
             if self._observer is not None and not self._stop.is_set() and not self._watching() and not self._restart():
                 self.queue.report_error(WATCHER_PATH, "file watcher stopped unexpectedly")
-                return
+                # no events from here, but the periodic compare still finds what changed (decision 655),
+                # as when the watcher could not start
+                with self._observer_lock:
+                    dead, self._observer = self._observer, None
+                with contextlib.suppress(Exception):
+                    dead.stop()
+                if self.on_idle is None:
+                    return
