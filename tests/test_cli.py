@@ -82,7 +82,7 @@ def test_status_flag(kb: Path) -> None:
         (["--root", "--status"], "--root requires a value."),
         (["--status", "stray"], "Unexpected argument: stray"),
         (["stray"], "Unexpected argument: stray (commands: serve, call, notion, index)"),
-        # argparse took the unknown option's value for the command and named the value (decision 683)
+        # argparse took the unknown option's value for the command and named the value (decision 985)
         (["--storage-backend", "postgresql", "--status"], "Unknown option: --storage-backend\n"),
         (["--root", ".", "--storage-backend=pg", "x"], "Unknown option: --storage-backend\n"),
         (["--verbos", "serv"], "Unexpected argument: serv (commands:"),  # an abbreviation argparse takes

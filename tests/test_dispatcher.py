@@ -235,7 +235,7 @@ def test_a_wrong_envelope_is_named_with_the_right_one(tool: str, arguments: dict
     its call; the message now also shows the shape the tool takes. The code stays INVALID_ARGUMENT."""
     with pytest.raises(InvalidArgument) as raised:
         dispatch.validate_arguments(BY_NAME[tool], arguments)
-    assert raised.value.message.endswith(f". {hint}.")  # a sentence of its own (decision 681)
+    assert raised.value.message.endswith(f". {hint}.")  # a sentence of its own (decision 983)
 
 
 @pytest.mark.parametrize(

@@ -199,7 +199,7 @@ def test_the_readme_copy_of_a_project_runs_as_written(tmp_path: Path) -> None:
 def test_make_demo_runs_again_on_another_folder_with_spaces_and_quotes(tmp_path: Path) -> None:
     """The README's second demo line after its first: the demo kept one index file for every
     DEMO_ROOT, so the second run was refused as another knowledge base's (decision 535), and an
-    unquoted DEMO_ROOT with a space split into two arguments (decision 681). Run in a scratch folder
+    unquoted DEMO_ROOT with a space split into two arguments (decision 983). Run in a scratch folder
     with the Makefile of the clone (`-o setup`: the venv is this one, nothing is written into it)."""
     shutil.copytree(ROOT / "examples" / "demo", tmp_path / "examples" / "demo")
     notes = tmp_path / "my notes"

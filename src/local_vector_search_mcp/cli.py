@@ -50,7 +50,7 @@ class _HideUrlPasswords(logging.Filter):
 
 
 class _Parser(argparse.ArgumentParser):
-    given: Sequence[str] = ()  # the words parsed, set by main: what an error names (decision 683)
+    given: Sequence[str] = ()  # the words parsed, set by main: what an error names (decision 985)
 
     def error(self, message: str) -> NoReturn:
         # argparse exits 2 with a usage dump; the contract wants one message and exit 1, in the
@@ -60,7 +60,7 @@ class _Parser(argparse.ArgumentParser):
 
     def _unknown_option(self) -> str | None:
         """`--storage-backend postgresql`: argparse takes the unknown option's value for the command
-        and names that ("Unexpected argument: postgresql"); the option is what is wrong (decision 683)."""
+        and names that ("Unexpected argument: postgresql"); the option is what is wrong (decision 985)."""
         for word in self.given:
             if word == "--":
                 return None

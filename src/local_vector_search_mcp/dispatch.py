@@ -325,7 +325,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
             raise InvalidPath(
                 _format_validation(exc, schema).replace("Invalid arguments", "Path not permitted")
             ) from None
-        hint = _envelope_hint(spec, given, schema)  # its own sentence after pydantic's list (decision 681)
+        hint = _envelope_hint(spec, given, schema)  # its own sentence after pydantic's list (decision 983)
         raise InvalidArgument(_format_validation(exc, schema) + (f".{hint}" if hint else "")) from None
     if spec.request_model is None:
         return None

@@ -287,7 +287,7 @@ def test_store_names_on_the_command_line(tmp_path: Path, monkeypatch: pytest.Mon
     note = tmp_path / "notes" / "a.MD"
     note.parent.mkdir()
     note.write_text("# A\n", "utf-8")
-    with pytest.raises(ConfigError, match="names a Markdown document"):  # as storage.path (decision 683)
+    with pytest.raises(ConfigError, match="names a Markdown document"):  # as storage.path (decision 985)
         open_store_spec("sqlite:notes/a.MD", settings)
     assert note.read_text("utf-8") == "# A\n"
 

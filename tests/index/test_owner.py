@@ -287,7 +287,7 @@ def test_a_changed_root_on_the_same_index_file_is_still_refused_and_named_apart(
 
 
 def test_the_whole_project_opening_the_index_of_its_root_docs_is_refused(tmp_path: Path) -> None:
-    """Decision 680: with `root: docs` the index lies in the project root's state folder, so one
+    """Decision 982: with `root: docs` the index lies in the project root's state folder, so one
     `--status` typed without `--config` (its root the whole project) found the file inside its root
     and adopted it (536's copy rule). The index then belonged to the project root, and every later
     run with the configuration was refused for good. A file still at its recorded place is the

@@ -28,7 +28,7 @@ from local_vector_search_mcp.markdown import parse_document
 
 
 def reference_literal(text: str, heading: str | None) -> str:
-    """The literal as the adapter wrote it before decision 565 (verbatim, but for 682's folding)."""
+    """The literal as the adapter wrote it before decision 565 (verbatim, but for 984's folding)."""
     positions: dict[str, list[str]] = {}
     pos = 0
     language = text_language(heading or "", text)
@@ -37,7 +37,7 @@ def reference_literal(text: str, heading: str | None) -> str:
         start = pos
         for token in index_tokens(part):
             pos = min(pos + 1, 16383)
-            # decision 682: a token past 500 characters is folded, no longer left out
+            # decision 984: a token past 500 characters is folded, no longer left out
             positions.setdefault(lexeme(token), []).append(f"{pos}{weight}")
         for i, word in enumerate(stem_index_text(part, language=language).split()):
             positions.setdefault(lexeme(STEM_MARK + word), []).append(f"{min(start + 1 + i, 16383)}C")

@@ -67,7 +67,7 @@ CORPUS = {
     # the same passage in two versions (collapsed, the other copy in alsoIn)
     "v1/upgrade.md": "# Upgrade\n\nStop every node, replace the binaries, then start the nodes again.\n",
     "v2/upgrade.md": "# Upgrade\n\nStop every node, replace the binaries, then start the nodes again.\n",
-    # tokens past PostgreSQL's 2 KB lexeme and past the 500 characters it is given (decision 682)
+    # tokens past PostgreSQL's 2 KB lexeme and past the 500 characters it is given (decision 984)
     "keys/fingerprint.md": f"# Signing key\n\nThe key's fingerprint is {FINGERPRINT}.\n",
     "keys/blob.md": f"# Blob\n\nAn inline blob {BLOB} ends here.\n",
 }

@@ -281,7 +281,7 @@ def verify_copy(source: IndexStore, target: IndexStore, result: CopyResult) -> d
         lexical += 1
         try:
             found = [{(h.path, h.anchor) for h in store.lexical(query, limit, None)} for store in (source, target)]
-        except Exception as exc:  # a query one engine refuses is a difference to report, not a traceback (682)
+        except Exception as exc:  # a query one engine refuses is a difference to report, not a traceback (984)
             mismatches.append(f"lexical query {query!r} failed: {type(exc).__name__}: {exc}")
             continue
         if found[0] != found[1] or not found[0]:

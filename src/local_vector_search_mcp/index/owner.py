@@ -82,7 +82,7 @@ def verdict(recorded: str | None, owner: Owner, recorded_file: str | None = None
         return Verdict.ADOPT
     if owner.holds_file and not _at_recorded_place(recorded_file, owner):
         # 536's copy. A file still at its recorded place is the recorded folder's even when it lies
-        # inside this root: `root: docs` keeps it beside docs/, so inside the project root (decision 680).
+        # inside this root: `root: docs` keeps it beside docs/, so inside the project root (decision 982).
         return Verdict.ADOPT
     if _travelled_with_root(recorded, recorded_file, owner):
         return Verdict.ADOPT

@@ -62,7 +62,7 @@ def lexeme(word: str) -> str:
     """The lexeme PostgreSQL holds for an index token or a ``~stem`` (``STEM_MARK`` included): the word
     itself, or past :data:`MAX_LEXEME` characters its start, "…" and the XxHash64 of the whole word.
     Index and query fold alike, so a 768-character fingerprint is found as on SQLite, whose FTS5
-    keeps tokens of any length; "…" is never part of a token, so no other word folds to it (decision 682)."""
+    keeps tokens of any length; "…" is never part of a token, so no other word folds to it (decision 984)."""
     if len(word) <= MAX_LEXEME:
         return word
     return f"{word[:_FOLD_KEPT]}\u2026{xxhash.xxh64_hexdigest(word.encode('utf-8', 'surrogatepass'))}"

@@ -1314,7 +1314,7 @@ class PostgresStore:
             " cross join unnest(cast(%(l)s as text[]), cast(%(q)s as tsquery[]), cast(%(p)s as boolean[]))"
             " with ordinality u(l, q, priced, i) left join term_stats s on s.lexeme = u.l order by u.i",
             {
-                "l": [lexeme(t) for t in (*tokens, *lexemes)],  # as term_stats holds them (folded, 682)
+                "l": [lexeme(t) for t in (*tokens, *lexemes)],  # as term_stats holds them (folded, 984)
                 "q": [_lexeme(t) for t in (*tokens, *lexemes)],
                 "p": [True] * len(tokens) + [False] * len(lexemes),
                 "common": COMMON_TERM_MIN_CHUNKS,
