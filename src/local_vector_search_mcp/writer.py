@@ -241,8 +241,9 @@ def _undo(root: Path, record: dict[str, object]) -> list[str]:
     tmp = _inside(root, record.get("tmp"))
     if _drop_temp(tmp):
         done.append(f"removed the temporary file {record['tmp']}")
-    src, dst = _inside(root, record.get("source")), _inside(root, record.get("target"))
-    taken = _inside(root, record.get("taken"))
+    # never through a folder swapped for a link since (as _finish_move, decision 687)
+    src, dst = _plain(root, _inside(root, record.get("source"))), _plain(root, _inside(root, record.get("target")))
+    taken = _plain(root, _inside(root, record.get("taken")))
     if src is not None and dst is not None and taken is not None and _is_temp(taken):
         # killed while dropping the old name (decision 979): the moved file's is removed; another
         # program's save renamed away with it goes back under its name

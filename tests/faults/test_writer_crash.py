@@ -428,3 +428,15 @@ def test_a_folder_made_before_the_disk_filled_is_removed(tmp_path: Path, monkeyp
         with pytest.raises(PermissionDenied):
             write()
         assert not (root / "x").exists() and _tree(root) == BEFORE
+
+
+def test_recovery_of_a_plain_move_never_follows_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    """Review of 979: the plain move's note was read without 687's check, so with the target's
+    folder swapped for a link to the source's folder, "the target" was the source itself and
+    recovery removed the page as a finished move."""
+    root, ws, _ = _relink_fixture(tmp_path)
+    with writer.write_lock(ws) as intent:
+        intent.note(source=root / "a.md", target=root / "moved" / "a.md")
+    (root / "moved").symlink_to(root, target_is_directory=True)
+    writer.recover(ws)
+    assert (root / "a.md").read_bytes() == OLD
