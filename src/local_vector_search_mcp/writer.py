@@ -270,7 +270,7 @@ def _is_temp(path: Path) -> bool:
 def _drop_temp(tmp: Path | None) -> bool:
     """Remove ``tmp`` if it is there and has the form of the server's own temporary names (never a
     user's file); whether it was removed."""
-    if tmp is None or not _TEMP_NAME.match(tmp.name) or not os.path.lexists(tmp):
+    if tmp is None or not _is_temp(tmp):
         return False
     os.unlink(tmp)
     return True
@@ -842,7 +842,7 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
                 raise _made_a_folder(src_rel) from None
             raise _gone_or_os_error(exc, src_rel) from None
         try:
-            _drop_source(src, taken, dst, lambda held: _same_file(held, dst) and _read(held) == current)
+            _drop_source(src, taken, dst, _linked_as_checked(dst, current))
         except SourceChanged:
             _remove_empty(made)
             raise _moved_meanwhile(src_rel) from None
@@ -924,7 +924,7 @@ def move_with_rewrites(
                     os.unlink(moved)
                 _drop_source(src, taken, dst, lambda held: _read(held) == current, src_rel)
             else:  # the file linked must be the revision checked: a save before the link moved along
-                _drop_source(src, taken, dst, lambda held: _same_file(held, dst) and _read(held) == current, src_rel)
+                _drop_source(src, taken, dst, _linked_as_checked(dst, current), src_rel)
         except (SourceChanged, OSError, KbError) as exc:
             _roll_back(intent, done, staged, made, plan)
             if isinstance(exc, SourceChanged):
@@ -1000,6 +1000,12 @@ def _drop_source(src: Path, taken: Path, dst: Path, ours: Callable[[Path], bool]
     if not is_file:
         raise _made_a_folder(shown)
     raise SourceChanged(shown)
+
+
+def _linked_as_checked(dst: Path, current: bytes) -> Callable[[Path], bool]:
+    """For :func:`_drop_source`: the old name renamed away is the file linked as ``dst`` and still
+    the revision checked (a save before the link would otherwise move along under the old hash)."""
+    return lambda held: _same_file(held, dst) and _read(held) == current
 
 
 def _is_regular(path: Path) -> bool:

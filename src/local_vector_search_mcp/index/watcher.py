@@ -33,6 +33,7 @@ __all__ = ["DEBOUNCE_SECONDS", "LOST_EVENTS_LOGGER", "MarkdownWatcher"]
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.4
 TICK_SECONDS = 0.15
+_OVERFLOWED = "lost events (kernel queue overflow)"  # what the log says before its compare (and 981's restart)
 MAX_RESTARTS = 3  # dead observers replaced within a minute before the watcher gives up and says so
 BULK_HOLD_SECONDS = 5.0  # the longest a burst of many paths is held for its end (decision 741)
 # A folder tree made at once (`mkdir -p a/b/c`, a checkout, an unzip) is registered twice by
@@ -109,7 +110,7 @@ class MarkdownWatcher:
         self._lost_listener = _LostEvents(self._events_lost)
         self._restarts: list[float] = []  # when a dead observer was replaced (decision 981)
         self._observer_lock = threading.Lock()  # the observer swapped by a restart, taken by stop()
-        self._lost_reason = "lost events (kernel queue overflow)"
+        self._lost_reason = _OVERFLOWED
         queue.waiting = self.waiting  # kb_status counts what waits for its debounce (decision 740)
 
     def waiting(self) -> list[str]:
@@ -278,7 +279,7 @@ class MarkdownWatcher:
     def _events_lost(self, restarted: bool = False) -> None:
         with self._lock:
             self._lost_at = time.monotonic()
-            self._lost_reason = "was restarted" if restarted else "lost events (kernel queue overflow)"
+            self._lost_reason = "was restarted" if restarted else _OVERFLOWED
 
     def _after_lost_events(self, now: float) -> None:
         """Once no event arrived for the debounce time after an overflow, compare the files."""
