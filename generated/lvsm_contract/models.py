@@ -2104,6 +2104,10 @@ class StatusSynchronization(BaseModel):
     """
     The first 20 failed paths in path order, each with its reason.
     """
+    comparing: bool
+    """
+    True while the server compares every file with the index to find what changed without it hearing (at start; while it watches, every 5 minutes and after the watcher lost events): the files that compare finds changed are not in `pendingFiles` yet. On a large tree or a slow disk it can outlast kb_status's 5 s wait; poll until it is false (decision 986).
+    """
 
 
 class TableCellUpdate(BaseModel):
@@ -2371,7 +2375,7 @@ class KbStatusResult(BaseModel):
     project: StatusProject
     synchronization: StatusSynchronization | None
     """
-    Targeted re-indexing queued by edits and the file watcher, counting the files the watcher saw change and holds until they have been quiet for 0.4 s; null when nothing is pending and nothing failed. A path whose re-index failed and that nothing retries by itself (a FIFO or a file it may not read named `.md`, text that is not UTF-8; also in `project.unreadable`) is in `failed`, not counted in `pendingFiles`, until it changes again. More than 200 files settling at once (a folder renamed, a checkout) are re-indexed by one `changed` reindex, shown in `indexing`, instead; so once this is null or its `pendingFiles` is 0, and `indexing.isRunning` is false, search reflects every change the server has heard of (minus the `failed` paths). A server hears of what changed while none ran by comparing every file with the index after its first call; a kb_status call starts that compare if it has not started and waits for it (up to 5 s), so the changes it finds are counted here (decision 698).
+    Targeted re-indexing queued by edits and the file watcher, counting the files the watcher saw change and holds until they have been quiet for 0.4 s; null when nothing is pending and nothing failed. A path whose re-index failed and that nothing retries by itself (a FIFO or a file it may not read named `.md`, text that is not UTF-8; also in `project.unreadable`) is in `failed`, not counted in `pendingFiles`, until it changes again. More than 200 files settling at once (a folder renamed, a checkout) are re-indexed by one `changed` reindex, shown in `indexing`, instead; so once this is null, or its `pendingFiles` is 0 and `comparing` false, and `indexing.isRunning` is false, search reflects every change the server has heard of (minus the `failed` paths). A server hears of what changed while none ran by comparing every file with the index after its first call; a kb_status call starts that compare if it has not started and waits for it (up to 5 s), so the changes it finds are counted here (decision 698); one still running after that shows as `comparing` (decision 986).
     """
     indexing: StatusIndexing
     vectors: StatusVectors | None

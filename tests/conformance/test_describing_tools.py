@@ -21,7 +21,9 @@ async def _settled(conn: Connection) -> dict[str, Any]:
         while True:
             status: dict[str, Any] = (await conn.call("kb_status", {})).structured
             sync = status["synchronization"]
-            if not status["indexing"]["isRunning"] and (sync is None or not sync["pendingFiles"]):
+            if not status["indexing"]["isRunning"] and (
+                sync is None or not (sync["pendingFiles"] or sync.get("comparing"))
+            ):
                 return status
             await anyio.sleep(0.1)
 

@@ -73,7 +73,11 @@ def test_a_server_without_embeddings_uses_the_models_index_and_leaves_its_edits_
             )
             assert not made.is_error, made.texts
             waiting = await _status_until(
-                lexical, lambda s: not s["synchronization"] or not s["synchronization"]["pendingFiles"]
+                lexical,
+                lambda s: (
+                    not s["synchronization"]
+                    or not (s["synchronization"]["pendingFiles"] or s["synchronization"].get("comparing"))
+                ),
             )
             assert waiting["vectors"]["pendingChunks"] == 1
             assert waiting["vectors"]["embeddedChunks"] == chunks

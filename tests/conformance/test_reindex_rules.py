@@ -43,6 +43,7 @@ async def _finished(conn: Connection, timeout: float = 120) -> dict[str, Any]:
                 idle
                 and status["indexing"]["last"] is not None
                 and not (status["synchronization"] or {}).get("pendingFiles")
+                and not (status["synchronization"] or {}).get("comparing")
             ):
                 return status
             await anyio.sleep(0.1)

@@ -176,3 +176,45 @@ def test_status_does_not_wait_for_the_watchers_periodic_compare(
     finally:
         ws.indexing.wait_catch_up(10)
         ws.close()
+
+
+def test_a_compare_outlasting_the_wait_shows_as_comparing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision 986: a start-up compare longer than kb_status's wait (a large tree, a slow disk)
+    answered `synchronization: null` and no reindex running, which reads as settled, while the
+    file changed behind the index was still to be found; a client polling until settled searched
+    the old text."""
+    from local_vector_search_mcp.handlers import status as status_module
+
+    root = make_kb(tmp_path)
+    first = make_workspace(root)
+    first.indexing.reindex()
+    first.close()
+    (root / "guide.md").write_text("# Guide\n\nInstall the walrus with pip.\n", "utf-8")
+    ws = make_workspace(root)
+    ws.start_serving()
+    indexer = ws.indexing.indexer
+    compare = indexer.changed_paths
+    release = __import__("threading").Event()
+    monkeypatch.setattr(indexer, "changed_paths", lambda: (release.wait(10), compare())[1])
+    monkeypatch.setattr(status_module, "CATCH_UP_WAIT_SECONDS", 0.1)
+    try:
+        status = dispatch.invoke(ws, "kb_status", None)
+        assert status["synchronization"] is not None, status
+        assert status["synchronization"]["comparing"] is True
+        assert status["synchronization"]["pendingFiles"] == 0
+        release.set()
+        deadline = time.monotonic() + 20
+        while True:
+            status = dispatch.invoke(ws, "kb_status", None)
+            sync = status["synchronization"]
+            if not status["indexing"]["isRunning"] and (
+                sync is None or not (sync["pendingFiles"] or sync["comparing"])
+            ):
+                break
+            assert time.monotonic() < deadline, status
+            time.sleep(0.05)
+        found = dispatch.invoke(ws, "kb_search", {"request": {"query": "walrus", "mode": "lexical"}})
+        assert [hit["path"] for hit in found["results"]] == ["guide.md"]
+    finally:
+        release.set()
+        ws.close()

@@ -26,6 +26,7 @@ from ..index.indexer import MAX_LISTED_UNREADABLE
 from ..index.indexing import VectorState
 from ..index.manifest import SCHEMA_VERSION, index_problems
 from ..index.port import StoreCounts
+from ..index.sync import SyncState
 from ..workspace import Workspace
 from .indexing import progress_model, reindex_result_model
 
@@ -47,6 +48,7 @@ def kb_status(ws: Workspace) -> KbStatusResult:
     # then reads the documents in the same answer).
     current, last = activity.current, activity.last
     sync = indexing.sync.status()
+    comparing = indexing.comparing  # after the queue: a compare that ends now has queued its findings
     # A damaged or busy database is part of the answer, not an error (decision 285).
     unusable: str | None = None
     exists = False
@@ -106,15 +108,7 @@ def kb_status(ws: Workspace) -> KbStatusResult:
                 for path in sorted(unreadable, key=lambda p: (p.lower(), p))[:MAX_LISTED_UNREADABLE]
             ],
         ),
-        synchronization=None
-        if sync is None
-        else StatusSynchronization(
-            pending_files=sync.pending_files,
-            paths=sync.paths,
-            last_error=sync.last_error,
-            failed_files=len(sync.failed),
-            failed=[UnreadableFile(path=p, reason=r) for p, r in list(sync.failed.items())[:MAX_LISTED_UNREADABLE]],
-        ),
+        synchronization=_synchronization(sync, comparing),
         indexing=StatusIndexing(
             is_running=current is not None,
             current=None if current is None else progress_model(current),
@@ -145,4 +139,19 @@ def kb_status(ws: Workspace) -> KbStatusResult:
             ],
         ),
         compatibility=StatusCompatibility(is_compatible=not problems, problems=problems),
+    )
+
+
+def _synchronization(sync: SyncState | None, comparing: bool) -> StatusSynchronization | None:
+    """Null only when nothing is queued, failed or still to be found by a compare (decision 986)."""
+    if sync is None and not comparing:
+        return None
+    state = sync if sync is not None else SyncState(0, [], None)
+    return StatusSynchronization(
+        pending_files=state.pending_files,
+        paths=state.paths,
+        last_error=state.last_error,
+        failed_files=len(state.failed),
+        failed=[UnreadableFile(path=p, reason=r) for p, r in list(state.failed.items())[:MAX_LISTED_UNREADABLE]],
+        comparing=comparing,
     )

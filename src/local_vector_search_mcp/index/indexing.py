@@ -553,6 +553,14 @@ class IndexingService:
         if thread is not None:
             thread.join(timeout)
 
+    @property
+    def comparing(self) -> bool:
+        """Whether a compare of every file with the index runs (the start's catch-up or the
+        watcher's): what it will find changed is not queued yet (kb_status, decision 986). The
+        thread ends after queueing its findings, so no moment reads as settled in between."""
+        thread = self._catch_up_thread
+        return thread is not None and thread.is_alive()
+
     def wait_start_compare(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for the start-up catch-up's compare (kb_status, decision
         698); not for the watcher's periodic audit, which a status call has no reason to wait for."""
