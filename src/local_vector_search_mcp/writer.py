@@ -166,6 +166,20 @@ def _open_lock_file(lock_path: Path) -> int:
 @contextlib.contextmanager
 def write_lock(ws: Workspace) -> Iterator[Intent]:
     """Serialise mutations across threads and across server processes of this project."""
+    with _locked(ws) as fd:
+        done = _take_over(fd, ws.root)
+        if done:
+            _after_take_over(ws, done)
+        # A call its client cancelled before its first write (while it planned, or while
+        # another write held the lock) writes nothing: MCP sends no answer to a cancelled
+        # call, so a change made after it would be one the client never hears of (decision 706).
+        progress.check()
+        yield Intent(fd, ws.root)
+
+
+@contextlib.contextmanager
+def _locked(ws: Workspace) -> Iterator[int]:
+    """The lock file, open and flocked (with the project folder's lock, decision 525)."""
     lock_path = _lock_path(ws)
     with _thread_lock:
         folder_fd = _hold_project_folder(lock_path.parent.parent)
@@ -180,16 +194,42 @@ def write_lock(ws: Workspace) -> Iterator[Intent]:
                     break
                 os.close(fd)
             try:
-                # A call its client cancelled before its first write (while it planned, or while
-                # another write held the lock) writes nothing: MCP sends no answer to a cancelled
-                # call, so a change made after it would be one the client never hears of (decision 706).
-                progress.check()
-                yield Intent(fd, ws.root)
+                yield fd
             finally:
                 os.close(fd)  # closing releases the flock
         finally:
             if folder_fd is not None:
                 os.close(folder_fd)
+
+
+def _take_over(fd: int, root: Path) -> list[str]:
+    """Finish or undo the step noted in the lock file, which its writer left there: killed
+    mid-write (a note outlives only a process that never reached its ``clear``), or a move whose
+    roll back found no room (:func:`_roll_back`). Whoever takes the lock next does it, a running
+    server as a starting one (decision 989): otherwise that server's own first note wrote over it
+    and the killed move stayed half done for good. Returns what was done; never raises."""
+    try:
+        raw = os.pread(fd, os.fstat(fd).st_size, 0).split(b"\n", 1)[0]  # a longer note's tail may follow
+        if not raw.strip():
+            return []
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            record = {}  # a note torn by the crash itself: its step had not started
+        done = _undo(root, record) if isinstance(record, dict) else []
+        os.ftruncate(fd, 0)
+    except OSError as exc:
+        log.warning("could not finish an interrupted write: %s", exc.strerror or exc)
+        return []
+    return done
+
+
+def _after_take_over(ws: Workspace, done: list[str]) -> None:
+    """A running server finished another process's write: say so, and have the index compare
+    the files it rewrote (the watcher may be off)."""
+    log.warning("finished a write another process left interrupted: %s", "; ".join(done))
+    if ws.indexing_started:
+        ws.indexing.start_catch_up()
 
 
 def recover(ws: Workspace) -> list[str]:
@@ -199,25 +239,16 @@ def recover(ws: Workspace) -> list[str]:
     removed, a move that had linked its target but not yet dropped its source
     is finished. Never raises: a start must not fail because of litter.
     """
-    lock_path = _lock_path(ws)
-    if not lock_path.exists():
+    if not _lock_path(ws).exists():
         return []
-    done: list[str] = []
     try:
-        with write_lock(ws) as intent:
-            raw = lock_path.read_bytes().split(b"\n", 1)[0]  # the note; a longer one's tail may follow
-            try:
-                record = json.loads(raw) if raw.strip() else {}
-            except ValueError:
-                record = {}  # a note torn by the crash itself: its step had not started
-            if isinstance(record, dict):
-                done = _undo(ws.root, record)
-            intent.clear()
+        with _locked(ws) as fd:
+            return _take_over(fd, ws.root)
     except OSError as exc:
         log.warning("could not check for interrupted writes: %s", exc.strerror or exc)
     except PermissionDenied as exc:  # the lock cannot be opened: edits will say so, a start goes on
         log.warning("could not check for interrupted writes: %s", exc.message)
-    return done
+    return []
 
 
 def _inside(root: Path, rel: object) -> Path | None:

@@ -440,3 +440,38 @@ def test_recovery_of_a_plain_move_never_follows_a_folder_swapped_for_a_link(tmp_
     (root / "moved").symlink_to(root, target_is_directory=True)
     writer.recover(ws)
     assert (root / "a.md").read_bytes() == OLD
+
+
+def test_a_running_server_finishes_a_move_another_process_left_killed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Decision 989: a server killed mid-move leaves the move's plan in the lock file for the next
+    start, but a second server still running on the project took the lock first for its own write,
+    and its note wrote over the plan: the move stayed half done for good (links to a target that
+    was never made, temporary files in the tree). Whoever takes the lock next now finishes it, and
+    has the index compare the files it rewrote."""
+    from local_vector_search_mcp import dispatch
+
+    root, _, rewrites = _relink_fixture(tmp_path)
+    running = _workspace(root)  # the other server, already serving and indexed
+    running.indexing.reindex()
+    killed = _workspace(root)
+    with writer.write_lock(killed) as intent:  # what a move killed right after noting its commit leaves
+        (root / "moved").mkdir()
+        staged = {
+            rel: path.parent / f".{path.name}.{i:012x}.tmp" for i, (rel, (path, _, _)) in enumerate(rewrites.items())
+        }
+        for rel, tmp in staged.items():
+            tmp.write_bytes(LINKED[rel])
+        writer._note_commit(intent, rewrites, staged, root / "a.md", root / "moved" / "b.md", OLD, None)
+    try:
+        writer.create_new(running, "n.md", root / "n.md", NEW)  # the running server's next write
+        assert _tree(root) == {"moved/b.md": OLD, "bystander.md": BYSTANDER, **LINKED, "n.md": NEW}
+        assert "finished moving a.md to moved/b.md" in caplog.text
+        running.indexing.wait_catch_up(10)
+        assert running.indexing.sync.wait_idle(10)
+        found = dispatch.invoke(running, "kb_search", {"request": {"query": "CRLF", "mode": "lexical"}})
+        assert [hit["path"] for hit in found["results"]] == ["moved/b.md"], found
+    finally:
+        running.close()
+        killed.close()
