@@ -604,3 +604,29 @@ def test_a_watcher_stopped_while_it_restarts_leaves_no_observer_running(tmp_path
     time.sleep(1.0)
     observers = [t for t in threading.enumerate() if type(t).__name__ in ("InotifyObserver", "InotifyFD")]
     assert not [t for t in observers if t.is_alive() and t is not reader], observers
+
+
+def test_the_periodic_compare_blames_lost_events_only_for_changes_no_event_announced(kb, monkeypatch, caplog):
+    """Decision 991: a file saved while the periodic compare ran is changed on disk and waits in
+    the watcher's quiet period, so it was heard; counted in the warning, a busy folder on a local
+    disk logged "changed without a file event (a network share ...)" every five minutes."""
+    import logging
+
+    from local_vector_search_mcp.index import indexing
+
+    ws = make_workspace(kb)
+    try:
+        ws.indexing.reindex()
+        caplog.set_level(logging.WARNING, logger=indexing.__name__)
+        (kb / "notes" / "heard.md").write_text("# Heard\n\nsaved during the compare\n", encoding="utf-8")
+        monkeypatch.setattr(ws.indexing.sync, "pending", lambda: ["notes/heard.md"])  # its event waits
+        ws.indexing.start_catch_up(audit=True)
+        ws.indexing.wait_catch_up(10)
+        assert not [r for r in caplog.records if "without a file event" in r.getMessage()]
+        (kb / "notes" / "unheard.md").write_text("# Unheard\n\nno event came\n", encoding="utf-8")
+        ws.indexing.start_catch_up(audit=True)
+        ws.indexing.wait_catch_up(10)
+        warned = [r.getMessage() for r in caplog.records if "without a file event" in r.getMessage()]
+        assert len(warned) == 1 and warned[0].startswith("1 file(s)"), warned
+    finally:
+        ws.close()
