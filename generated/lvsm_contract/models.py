@@ -74,9 +74,9 @@ class ChunkSearchHit(BaseModel):
     chunk_index: Annotated[int, Field(alias='chunkIndex', ge=0)]
     content: str
     metadata: ChunkMetadata
-    score: float
+    score: Annotated[float, Field(ge=-1.0, le=1.0)]
     """
-    Cosine similarity between the query vector and the stored vector (1 = same direction).
+    Cosine similarity between the query vector and the stored vector (1 = same direction), rounded to 6 decimals.
     """
 
 

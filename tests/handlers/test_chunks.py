@@ -363,3 +363,20 @@ def test_index_note_refuses_what_the_index_never_holds(ws: Workspace, tmp_path: 
     for path in (".obsidian/h.md", "guide/.#lock.md"):
         with pytest.raises(InvalidArgument, match="never indexed"):
             invoke(ws, "index_note", {"path": path})
+
+
+def test_a_vector_found_by_itself_scores_one_not_more(tmp_path: Path) -> None:
+    """Decision 992: a cosine is at most 1, and the score's description says 1 is the same
+    direction; float32 rounding in the scan answered 1.000001 for a vector searched by itself
+    (a constant 384-d vector: the bundled model's size)."""
+    dims = 384
+    ws = make_workspace(tmp_path, "local", embedder=HashEmbedder(dims), server__toolsets=["kb", "chunks"])
+    try:
+        for value in (1.0, 0.1, 3.0):
+            call(
+                ws, "upsert_vector", id="same", sourcePath="s.txt", chunkIndex=0, content="c", embedding=[value] * dims
+            )
+            top = call(ws, "search_vectors", embedding=[value] * dims, topK=1)["results"][0]
+            assert (top["id"], top["score"]) == ("same", 1.0)
+    finally:
+        ws.close()

@@ -104,7 +104,8 @@ def _hits(found: list[tuple[StoredChunk, float]]) -> list[ChunkSearchHit]:
                 "chunkIndex": c.chunk_index,
                 "content": c.content,
                 "metadata": c.metadata,
-                "score": round(score, 6),
+                # a cosine: float32 rounding gave 1.000001 for the same direction on SQLite (decision 992)
+                "score": round(min(max(score, -1.0), 1.0), 6),
             }
         )
         for c, score in found
