@@ -525,6 +525,31 @@ def test_a_null_metadata_filter_matches_an_absent_field(store: IndexStore) -> No
     assert sorted(c.id for c, _ in found) == ["md:open.md#0", "md:plain.md#0", "without"]
 
 
+def test_a_metadata_filter_on_a_large_whole_float_matches_as_python_compares(store: IndexStore) -> None:
+    """Decision 987: PostgreSQL stores a whole float past 1e16 as its exact digits (733) but read
+    the filter's ``1e+23`` as exactly 10^23, so 1e23, 1e308 and float(2^63) never matched."""
+    from dataclasses import replace
+
+    from local_vector_search_mcp.index.chunks import ChunkFilterSpec
+
+    store.ensure_schema(DIMS, "float32")
+    store.write_manifest({"embedding_dimensions": str(DIMS)})
+    stored = {"x": 1e23, "ts": 2**63, "top": 1e308}
+    store.replace_document(replace(doc("big.md"), properties=stored), [chunk(0, "a", None, vec(0))])
+    store.put_external(_external("flt", 0, **stored))
+
+    def ids(key: str, value: object) -> list[str]:
+        return sorted(c.id for c, _ in store.nearest_chunks(vec(0), 10, ChunkFilterSpec(metadata=((key, value),))))
+
+    both = ["flt", "md:big.md#0"]
+    assert ids("x", 1e23) == both
+    assert ids("x", int(1e23)) == both  # 99999999999999991611392, the float's exact value
+    assert ids("x", 10**23) == []  # 1e23 != 10**23 in Python
+    assert ids("ts", float(2**63)) == both and ids("ts", 2**63) == both
+    assert ids("top", 1e308) == both
+    assert ids("x", 1e20) == []
+
+
 # ---------------------------------------------------------------------------- moving an index (index copy)
 def test_export_then_import_gives_every_row_back(store: IndexStore) -> None:
     from dataclasses import replace

@@ -280,13 +280,15 @@ def jsonb_text(value: Any) -> str:
 
 def _json_alternatives(value: Any) -> list[str]:
     """JSON texts equal to ``value`` the way Python compares (``True == 1 == 1.0``); jsonb compares
-    numbers by value already (``1 = 1.0``) but never a boolean with a number."""
+    numbers by value already (``1 = 1.0``) but never a boolean with a number. Written as the stored
+    values are (``jsonb_text``, decision 987): a whole float past 1e16 as its exact digits, since
+    json.dumps's ``1e+23`` is read as exactly 10^23, which neither the stored 1e23 nor 2^63 equals."""
     alternatives = [value]
     if isinstance(value, bool):
         alternatives.append(int(value))
     elif isinstance(value, int | float) and value in (0, 1):
         alternatives.append(bool(value))
-    return [json.dumps(v) for v in alternatives]
+    return [jsonb_text(v) for v in alternatives]
 
 
 def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str, utf8: bool = True) -> tuple[str, dict[str, Any]]:
