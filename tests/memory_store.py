@@ -26,6 +26,7 @@ from local_vector_search_mcp.index.chunks import (
     MARKDOWN,
     ChunkFilterSpec,
     ExternalChunk,
+    OtherCollection,
     StoredChunk,
     markdown_chunk_id,
     markdown_metadata,
@@ -451,11 +452,15 @@ class MemoryStore:
                         break
             return out
 
-    def put_external(self, chunk: ExternalChunk) -> bool:
-        with self._lock:
-            created = chunk.id not in self._external
+    def put_external(self, chunk: ExternalChunk, keep_collection: bool = False) -> bool:
+        with self._lock:  # the check and the write under one lock, as the engines' one write
+            current = self._external.get(chunk.id)
+            if current is not None:
+                if current.collection != chunk.collection and not keep_collection:
+                    raise OtherCollection(current.collection)
+                chunk = replace(chunk, collection=current.collection)
             self._external[chunk.id] = chunk
-            return created
+            return current is None
 
     def update_external(
         self,

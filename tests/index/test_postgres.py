@@ -273,14 +273,13 @@ def _other_server_holds(pg_server: PgServer, statement: str, schema: str):  # ty
     return other
 
 
-def _update_waiting_for_the_row(control, deadline: float) -> None:  # type: ignore[no-untyped-def]
+def _update_waiting_for_the_row(control, deadline: float, opening: str = "update external_chunks") -> None:  # type: ignore[no-untyped-def]
+    """Until one statement beginning ``opening`` waits for a lock (the other server's row)."""
     import time
 
-    waiting = (
-        "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like 'update external_chunks%%'"
-    )
-    while control.execute(waiting).fetchone() != (1,):
-        assert time.monotonic() < deadline, "the update never waited for the other server's row"
+    waiting = "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and query like %s"
+    while control.execute(waiting, (opening + "%",)).fetchone() != (1,):
+        assert time.monotonic() < deadline, f"{opening} never waited for the other server's row"
         time.sleep(0.02)
 
 
@@ -328,4 +327,58 @@ def test_an_update_waits_for_another_servers_write_of_the_row_and_builds_on_it(
         assert outcome == [None] and stored is None
     else:
         assert stored is not None and (stored.content, stored.metadata, stored.stale) == ("new", expected, True)
+    store.close()
+
+
+@pytest.mark.parametrize(("collection", "refused"), [("c2", True), (None, False)], ids=["another", "none named"])
+def test_an_upsert_waits_for_another_servers_insert_of_the_id_and_keeps_its_collection(
+    pg_server: PgServer, collection: str | None, refused: bool
+) -> None:
+    """Decision 988, across servers of one schema: an upsert of an id another server is inserting
+    waits for that insert, then is refused if it named another collection (it moved the chunk
+    there), or replaces the chunk in the stored collection when it named none (it moved it to
+    `external`); it is never told ``created``."""
+    import threading
+    import time
+
+    import psycopg
+    from test_store_port import _chunk_api
+
+    from local_vector_search_mcp.errors import InvalidArgument
+
+    schema = pg_server.fresh_schema()
+    store = PostgresStore(pg_server.url, schema)
+    store.ensure_schema(None, "float32")
+    other = _other_server_holds(
+        pg_server,
+        "insert into {}.external_chunks (id, collection, source_path, chunk_index, content, metadata, embedding)"
+        " values ('x', 'c1', 'a.txt', 0, 'A', '{{}}', '[0.5, 0.5, 0.5, 0.5]')",
+        schema,
+    )
+    control = psycopg.connect(pg_server.url, autocommit=True)
+    outcome: list[object] = []
+
+    def upsert() -> None:
+        try:
+            outcome.append(_chunk_api(store).upsert("x", "b.txt", 1, "B", [0, 0, 0, 1], None, collection))
+        except InvalidArgument as refusal:
+            outcome.append(refusal.message)
+
+    upserting = threading.Thread(target=upsert)
+    try:
+        upserting.start()
+        _update_waiting_for_the_row(control, time.monotonic() + 30, "insert into external_chunks")
+        other.commit()
+        upserting.join(30)
+    finally:
+        other.close()
+        control.close()
+    assert not upserting.is_alive()
+    stored = store.external_chunk("x")
+    assert stored is not None and stored.collection == "c1"
+    if refused:
+        assert outcome == ["Chunk 'x' is in collection 'c1'; delete it first to move it to 'c2'."]
+        assert stored.content == "A"
+    else:
+        assert outcome == [("x", False)] and stored.content == "B"
     store.close()

@@ -745,12 +745,14 @@ def test_titled_gives_the_first_chunk_of_each_document_whose_heading_path_begins
 
 class _Interleaved:
     """The store as one update_chunk call sees it, with another client's call run right after the
-    update's first store call returns: the moment a read-then-write update is most exposed.
+    update's first store call returns: the moment a read-then-write update is most exposed; or,
+    given ``before``, right before the first call of that store method (an upsert's write).
     Deterministic, and the same store serves both (as one HTTP server serves many sessions)."""
 
-    def __init__(self, store: IndexStore, other: Callable[[IndexStore], object]) -> None:
+    def __init__(self, store: IndexStore, other: Callable[[IndexStore], object], before: str | None = None) -> None:
         self._store = store
         self._other: Callable[[IndexStore], object] | None = other
+        self._before = before
 
     def __getattr__(self, name: str) -> object:
         found = getattr(self._store, name)
@@ -758,13 +760,19 @@ class _Interleaved:
             return found
 
         def call(*args: object, **kwargs: object) -> object:
+            if name == self._before:
+                self._run_other()
             result = found(*args, **kwargs)
-            other, self._other = self._other, None
-            if other is not None:
-                other(self._store)
+            if self._before is None:
+                self._run_other()
             return result
 
         return call
+
+    def _run_other(self) -> None:
+        other, self._other = self._other, None
+        if other is not None:
+            other(self._store)
 
 
 def _chunk_api(store: object):
@@ -804,6 +812,51 @@ def test_two_updates_of_different_fields_both_survive(store: IndexStore) -> None
     final = store.external_chunk("x", with_vector=True)
     assert final is not None and final.content == "changed text" and final.metadata == {"owner": "b"}
     assert final.stale is True and final.vector is not None and np.allclose(final.vector, vec(1))
+
+
+def test_an_upsert_racing_one_of_the_same_new_id_in_another_collection_is_refused(store: IndexStore) -> None:
+    """Decision 988: upsert_vector read the id, then wrote the chunk with the collection it named,
+    so another client's upsert of the same new id into another collection between the two was
+    overwritten: both were told the chunk was stored, and the first one's had moved."""
+    from local_vector_search_mcp.errors import InvalidArgument
+
+    store.ensure_schema(None, "float32")
+    first: list[tuple[str, bool]] = []
+    api = _chunk_api(
+        _Interleaved(
+            store,
+            lambda other: first.append(_chunk_api(other).upsert("x", "a.txt", 0, "A", list(vec(1)), None, "c1")),
+            before="put_external",
+        )
+    )
+    with pytest.raises(InvalidArgument) as refused:
+        api.upsert("x", "a.txt", 0, "B", list(vec(2)), None, "c2")
+    assert refused.value.message == "Chunk 'x' is in collection 'c1'; delete it first to move it to 'c2'."
+    assert first == [("x", True)]
+    stored = store.external_chunk("x", with_vector=True)
+    assert stored is not None and (stored.collection, stored.content) == ("c1", "A")
+    assert stored.vector is not None and np.allclose(stored.vector, vec(1))
+
+
+def test_an_upsert_naming_no_collection_keeps_the_one_a_racing_upsert_stored(store: IndexStore) -> None:
+    """Decision 988: no collection means "keep the stored one" as the write finds the row, not as
+    a read before it did: the chunk went to `external` and left the collection the other client
+    named. Only the first writer is told ``created``."""
+    store.ensure_schema(None, "float32")
+    first: list[tuple[str, bool]] = []
+    api = _chunk_api(
+        _Interleaved(
+            store,
+            lambda other: first.append(_chunk_api(other).upsert("x", "a.txt", 0, "A", list(vec(1)), None, "c1")),
+            before="put_external",
+        )
+    )
+    assert api.upsert("x", "b.txt", 1, "B", list(vec(2)), {"k": 1}, None) == ("x", False)
+    assert first == [("x", True)]
+    stored = store.external_chunk("x")
+    assert stored is not None and (stored.collection, stored.source_path, stored.content) == ("c1", "b.txt", "B")
+    assert _chunk_api(store).upsert("x", "b.txt", 1, "C", list(vec(3)), None, "c1") == ("x", False)
+    assert [c.id for c in store.external_chunks("c1", None, None, 10)] == ["x"]
 
 
 def test_an_update_keeps_the_stale_rule_of_the_stored_row(store: IndexStore) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "MARKDOWN",
     "ChunkFilterSpec",
     "ExternalChunk",
+    "OtherCollection",
     "StoredChunk",
     "document_properties",
     "markdown_chunk_id",
@@ -82,6 +83,15 @@ class ExternalChunk:
     metadata: dict[str, Any]
     vector: npt.NDArray[np.float32]  # unit length
     stale: bool = False
+
+
+class OtherCollection(Exception):
+    """``put_external`` found the id stored in another collection than the one named and wrote
+    nothing (decision 988): a chunk moves only by delete and create. ``collection`` is the stored one."""
+
+    def __init__(self, collection: str) -> None:
+        super().__init__(collection)
+        self.collection = collection
 
 
 def _tags(value: Any) -> list[str]:

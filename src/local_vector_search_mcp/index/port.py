@@ -457,8 +457,13 @@ class IndexStore(Protocol):
         ``path`` when given."""
         ...
 
-    def put_external(self, chunk: ExternalChunk) -> bool:
-        """Insert or replace an external chunk (its vector unless ``stale``); True when created."""
+    def put_external(self, chunk: ExternalChunk, keep_collection: bool = False) -> bool:
+        """Insert or replace an external chunk (its vector unless ``stale``); True when created.
+        A replaced chunk keeps its collection: one stored in another than ``chunk.collection``
+        raises :class:`OtherCollection` and nothing is written, unless ``keep_collection`` (the
+        caller named none), when ``chunk.collection`` is only a new chunk's. The check is part of
+        the write, never a read before it, which let a concurrent upsert of the same id move the
+        chunk (decision 988)."""
         ...
 
     def update_external(

@@ -56,6 +56,7 @@ from .chunks import (
     MARKDOWN,
     ChunkFilterSpec,
     ExternalChunk,
+    OtherCollection,
     StoredChunk,
     markdown_chunk_id,
     markdown_metadata,
@@ -1604,33 +1605,42 @@ class PostgresStore:
 
     _EXT_COLUMNS = "id, collection, source_path, chunk_index, content, metadata, embedding, stale"
 
-    def put_external(self, chunk: ExternalChunk) -> bool:
+    def put_external(self, chunk: ExternalChunk, keep_collection: bool = False) -> bool:
         with self._lock, self._conn().transaction():
             if not self.exists():
                 self._create(None)
+            # The collection is compared by the statement itself (decision 988): an insert racing
+            # another server's insert of the id waits for it, then updates only a row of the same
+            # collection (or any, when none was named) and keeps the stored collection.
             row = (
                 self._conn()
                 .execute(
                     b"insert into external_chunks (id, collection, source_path, chunk_index, content, metadata,"
-                    b" embedding, stale) values (%s, %s, %s, %s, %s, %s, %s, %s)"
-                    b" on conflict (id) do update set collection = excluded.collection,"
+                    b" embedding, stale) values (%(id)s, %(c)s, %(s)s, %(i)s, %(t)s, %(m)s, %(v)s, %(stale)s)"
+                    b" on conflict (id) do update set"
                     b" source_path = excluded.source_path, chunk_index = excluded.chunk_index,"
                     b" content = excluded.content, metadata = excluded.metadata, embedding = excluded.embedding,"
-                    b" stale = excluded.stale returning (xmax = 0)",
-                    (
-                        chunk.id,
-                        chunk.collection,
-                        chunk.source_path,
-                        chunk.chunk_index,
-                        chunk.content,
-                        jsonb_text(chunk.metadata),
-                        np.asarray(chunk.vector, dtype=np.float32),
-                        chunk.stale,
-                    ),
+                    b" stale = excluded.stale"
+                    b" where cast(%(keep)s as boolean) or external_chunks.collection = excluded.collection"
+                    b" returning (xmax = 0)",
+                    {
+                        "id": chunk.id,
+                        "c": chunk.collection,
+                        "s": chunk.source_path,
+                        "i": chunk.chunk_index,
+                        "t": chunk.content,
+                        "m": jsonb_text(chunk.metadata),
+                        "v": np.asarray(chunk.vector, dtype=np.float32),
+                        "stale": chunk.stale,
+                        "keep": keep_collection,
+                    },
                 )
                 .fetchone()
             )
-        return bool(row and row[0])
+            if row is None:  # refused; the row stays locked until this transaction ends, so it is still there
+                stored = self._rows("select collection from external_chunks where id = %s", (chunk.id,))
+                raise OtherCollection(stored[0][0])
+        return bool(row[0])
 
     def update_external(
         self,

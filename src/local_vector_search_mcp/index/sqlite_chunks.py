@@ -30,6 +30,7 @@ from .chunks import (
     MARKDOWN,
     ChunkFilterSpec,
     ExternalChunk,
+    OtherCollection,
     StoredChunk,
     markdown_chunk_id,
     markdown_metadata,
@@ -404,12 +405,11 @@ class ChunkTables:
         "FROM external_chunks"
     )
 
-    def put_external(self, chunk: ExternalChunk) -> bool:
+    def put_external(self, chunk: ExternalChunk, keep_collection: bool = False) -> bool:
         vector = np.ascontiguousarray(chunk.vector, dtype=np.float32)
         with self._write() as c:
             self._create_chunk_tables(c)
             row = (
-                chunk.collection,
                 chunk.source_path,
                 chunk.chunk_index,
                 chunk.content,
@@ -418,23 +418,25 @@ class ChunkTables:
                 len(vector),
                 int(chunk.stale),
             )
-            rid = self._one("SELECT rid FROM external_chunks WHERE id = ?", (chunk.id,))
-            created = rid is None
-            if rid is None:
+            # read under the write lock: no other upsert of the id runs between this and the write
+            stored = c.execute("SELECT rid, collection FROM external_chunks WHERE id = ?", (chunk.id,)).fetchone()
+            if stored is None:
                 c.execute(
                     "INSERT INTO external_chunks(collection, source_path, chunk_index, body, metadata, embedding, "
                     "dims, stale, id) VALUES(?,?,?,?,?,?,?,?,?)",
-                    (*row, chunk.id),
+                    (chunk.collection, *row, chunk.id),
                 )
-                rid = c.last_insert_rowid()
             else:
+                rid, collection = stored
+                if collection != chunk.collection and not keep_collection:
+                    raise OtherCollection(collection)
                 c.execute(
-                    "UPDATE external_chunks SET collection = ?, source_path = ?, chunk_index = ?, body = ?, "
+                    "UPDATE external_chunks SET source_path = ?, chunk_index = ?, body = ?, "
                     "metadata = ?, embedding = ?, dims = ?, stale = ? WHERE rid = ?",
                     (*row, rid),
                 )
             self._bump(c)
-            return created
+            return stored is None
 
     def update_external(
         self,

@@ -26,6 +26,7 @@ from ..index.chunks import (
     MARKDOWN,
     ChunkFilterSpec,
     ExternalChunk,
+    OtherCollection,
     StoredChunk,
     is_markdown_id,
     parse_markdown_chunk_id,
@@ -281,17 +282,20 @@ class ChunkApi:
             raise InvalidArgument("The collection name `markdown` is reserved for chunks derived from the Markdown.")
         _refuse_nul(id=chunk_id, sourcePath=source_path, content=content, metadata=metadata)
         vector = self.vector(embedding)
-        existing = self.store.external_chunk(chunk_id) if chunk_id else None
-        if existing is not None and collection is not None and collection != existing.collection:
-            raise InvalidArgument(
-                f"Chunk {chunk_id!r} is in collection {existing.collection!r}; delete it first to move it to "
-                f"{collection!r}."
-            )
         final_id = chunk_id or f"ext_{uuid.uuid4().hex}"
-        final_collection = existing.collection if existing is not None else collection or DEFAULT_COLLECTION
-        created = self.store.put_external(
-            ExternalChunk(final_id, final_collection, source_path, chunk_index, content, dict(metadata or {}), vector)
+        chunk = ExternalChunk(
+            final_id, collection or DEFAULT_COLLECTION, source_path, chunk_index, content, dict(metadata or {}), vector
         )
+        # The store checks the collection inside its write, never a read before it (decision 988):
+        # another session's upsert of the same new id between the two was overwritten, and its
+        # chunk moved to this call's collection.
+        try:
+            created = self.store.put_external(chunk, keep_collection=collection is None)
+        except OtherCollection as other:
+            raise InvalidArgument(
+                f"Chunk {final_id!r} is in collection {other.collection!r}; delete it first to move it to "
+                f"{collection!r}."
+            ) from None
         return final_id, created
 
     def update(
