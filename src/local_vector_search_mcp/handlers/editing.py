@@ -8,6 +8,7 @@ the current file is not written.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from lvsm_contract.models import (
@@ -27,6 +28,7 @@ from ..markdown.table_edit import CellUpdate, RowMatch, TableEdit, edit_table
 from ..sourcefile import require_regular_file
 from ..workspace import Workspace
 from ..writer import mutate, sha256_hex
+from .changed_elements import ChangedElements
 from .markdown_text import require_text
 from .sync import mutation_result, unchanged_result
 
@@ -57,11 +59,15 @@ def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
     for i, operation in enumerate(operations):  # before the file is read: the request is malformed
         require_text(operation.markdown, f"operations[{i}].markdown")
 
+    changed = ws.service(ChangedElements)
+    planned: list[Document] = []  # the last plan's document before and after
+
     def plan(raw: bytes) -> bytes:
         doc = parse_document(raw)
-        text, _ = patch_text(doc, rel, operations)
+        text, new = patch_text(doc, rel, operations, changed.of(rel))
         if text == doc.text:
             raise _Unchanged(raw, doc)
+        planned[:] = [doc, new]
         # patch_text already left the parsed result in the cache (keyed by the
         # sourceHash of exactly these bytes), so the re-read that follows is free.
         return _encode(doc, text)
@@ -71,6 +77,7 @@ def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
     except _Unchanged as same:
         sha = sha256_hex(same.raw)
         return unchanged_result(KbPatchResult, ws, rel, sha)
+    changed.record(rel, *planned)
     return mutation_result(KbPatchResult, ws, rel, sha)
 
 
@@ -113,11 +120,11 @@ def _match(where: TableRowMatch | None) -> RowMatch | None:
     return RowMatch(column=where.column, column_index=where.column_index, equals=where.equals)
 
 
-def _resolve_table(doc: Document, rel: str, pointer: str) -> Element:
+def _resolve_table(doc: Document, rel: str, pointer: str, changed: Collection[tuple[ElementKind, str]]) -> Element:
     anchor = parse_anchor(pointer)
     if anchor.is_document or anchor.kind is not ElementKind.TABLE:
         raise InvalidArgument(f"kb_edit_table needs the anchor of a standalone table (`tN~...`); got '{pointer}'.")
-    element = resolve_for_mutation(doc, anchor, rel, MutationScope.SELF)
+    element = resolve_for_mutation(doc, anchor, rel, MutationScope.SELF, changed)
     if element is None or element.kind is not ElementKind.TABLE:  # pragma: no cover - kinds are checked above
         raise InvalidArgument(f"'{pointer}' does not name a table.")
     return element
@@ -127,20 +134,24 @@ def kb_edit_table(ws: Workspace, request: KbEditTableArguments) -> KbEditTableRe
     rel, target = _target(ws, request.path)
     edit = _table_request(request)
     planned_start: list[int] = []
+    changed = ws.service(ChangedElements)
+    planned: list[Document] = []  # the last plan's document before the edit
 
     def plan(raw: bytes) -> bytes:
         doc = parse_document(raw)
-        element = _resolve_table(doc, rel, request.pointer)
+        element = _resolve_table(doc, rel, request.pointer, changed.of(rel))
         text = edit_table(doc, element, edit)
         planned_start[:] = [element.start]
         if text == doc.text:
             raise _Unchanged(raw, doc)
+        planned[:] = [doc]
         data = _encode(doc, text)
         return data
 
     try:
         data, sha = mutate(ws, rel, target, plan)
         committed = parse_document(data)
+        changed.record(rel, planned[0], committed)
         result = mutation_result(KbPatchResult, ws, rel, sha)
     except _Unchanged as same:
         committed = same.doc

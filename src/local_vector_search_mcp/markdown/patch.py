@@ -11,10 +11,11 @@ writes nothing. The BOM is the caller's business (it is not part of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from .document import parse_edited
 from .edits import Edit, Op, PatchOperation, normalize_eol
+from .kinds import ElementKind
 from .list_markers import list_marker
 from .model import Document
 from .planning import apply_edits, plan_edits, seal_joins
@@ -35,9 +36,14 @@ __all__ = [
 ]
 
 
-def patch_text(doc: Document, path: str, operations: Sequence[PatchOperation]) -> tuple[str, Document]:
+def patch_text(
+    doc: Document,
+    path: str,
+    operations: Sequence[PatchOperation],
+    changed: Collection[tuple[ElementKind, str]] = (),
+) -> tuple[str, Document]:
     """Plan, apply and validate; return the new text and its parsed document."""
-    edits = seal_joins(doc.text, plan_edits(doc, path, operations))
+    edits = seal_joins(doc.text, plan_edits(doc, path, operations, changed))
     text = apply_edits(doc.text, edits)
     text.encode("utf-8")  # the text must be writable as UTF-8 (raises on a lone surrogate)
     # Only the region around the edits is re-parsed; the result lands in the

@@ -9,7 +9,7 @@ outside the splices survives and replacement text takes the document's EOL.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from local_vector_search_mcp.errors import InvalidArgument
@@ -261,8 +261,14 @@ def _plan_one(doc: Document, kind: str, target: Element | None, markdown: str) -
     return _block_edit(doc, kind, target, markdown)
 
 
-def plan_edits(doc: Document, path: str, operations: Sequence[PatchOperation]) -> list[Edit]:
-    """Resolve and plan every operation against ``doc``; sorted, overlap-free splices."""
+def plan_edits(
+    doc: Document,
+    path: str,
+    operations: Sequence[PatchOperation],
+    changed: Collection[tuple[ElementKind, str]] = (),
+) -> list[Edit]:
+    """Resolve and plan every operation against ``doc``; sorted, overlap-free splices (``changed``:
+    elements changed in place, never relocated to, :func:`resolve`)."""
     if not operations:
         raise InvalidArgument("At least one operation is required.")
     # Every anchor is resolved before any fragment is checked (§5.1 steps 3 and 4): a stale
@@ -276,7 +282,7 @@ def plan_edits(doc: Document, path: str, operations: Sequence[PatchOperation]) -
         _check_arguments(kind, anchor, op.markdown)
         if kind == REPLACE:
             kind = REPLACE_ELEMENT
-        target = resolve_for_mutation(doc, anchor, path, _scope(kind, anchor.kind))
+        target = resolve_for_mutation(doc, anchor, path, _scope(kind, anchor.kind), changed)
         key = DOCUMENT if target is None else target.pointer
         if key in seen:
             raise InvalidArgument(

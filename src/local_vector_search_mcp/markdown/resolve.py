@@ -8,6 +8,7 @@ it). Anything else is a conflict: the caller must read the document again.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from enum import StrEnum
 
 from local_vector_search_mcp.errors import Conflict, ConflictReason, InvalidArgument
@@ -36,11 +37,15 @@ def _not_found(pointer: str, path: str) -> InvalidArgument:
     return InvalidArgument(f"Pointer '{pointer}' was not found in document '{path}'.")
 
 
-def resolve(doc: Document, anchor: Anchor, path: str) -> Element | None:
+def resolve(
+    doc: Document, anchor: Anchor, path: str, changed: Collection[tuple[ElementKind, str]] = ()
+) -> Element | None:
     """The element an anchor designates now; ``None`` for ``document``.
 
     Unhashed pointers resolve positionally (navigation). Hashed ones follow
-    §3.4; the subtree hash never takes part in finding the element.
+    §3.4; the subtree hash never takes part in finding the element. ``changed``: the
+    (kind, self hash) pairs an edit changed in place in this document, never relocated to
+    (decision 993: the element left with that hash may be a twin of the one the pointer named).
     """
     if anchor.is_document:
         return None
@@ -55,6 +60,18 @@ def resolve(doc: Document, anchor: Anchor, path: str) -> Element | None:
         return current
     matches = [e for e in doc.elements if e.kind is kind and e.self_hash == anchor.self_hash]
     reserved = doc.is_reserved(logical)
+    if len(matches) == 1 and (kind, anchor.self_hash) in changed:
+        if current is not None and current.kind is kind:
+            raise Conflict(
+                f"The element at '{logical}' changed since it was read (self hash mismatch); an identical "
+                f"element elsewhere is not taken for it; {_REREAD}.",
+                ConflictReason.SELF_HASH_MISMATCH,
+            )
+        raise Conflict(
+            f"Pointer '{logical}' is ambiguous: an element identical to it was changed since it was read, "
+            f"and the one left may not be the one read; {_REREAD}.",
+            ConflictReason.AMBIGUOUS,
+        )
     if len(matches) == 1 and not (reserved and _also_in_a_container(doc, matches[0])):
         return matches[0]
     if reserved:
@@ -119,7 +136,13 @@ def check_subtree(element: Element, anchor: Anchor) -> None:
         )
 
 
-def resolve_for_mutation(doc: Document, anchor: Anchor, path: str, scope: MutationScope) -> Element | None:
+def resolve_for_mutation(
+    doc: Document,
+    anchor: Anchor,
+    path: str,
+    scope: MutationScope,
+    changed: Collection[tuple[ElementKind, str]] = (),
+) -> Element | None:
     """Resolve a mutation target: concrete elements need a self hash (§3.5, item 5)."""
     if anchor.is_document:
         return None
@@ -130,7 +153,7 @@ def resolve_for_mutation(doc: Document, anchor: Anchor, path: str, scope: Mutati
             f"Pointer '{anchor.logical}' has no subtree hash, which this operation requires; {_REREAD}.",
             ConflictReason.MISSING_SUBTREE_HASH,
         )
-    element = resolve(doc, anchor, path)
+    element = resolve(doc, anchor, path, changed)
     if element is not None and scope is MutationScope.SUBTREE:
         check_subtree(element, anchor)
     return element
