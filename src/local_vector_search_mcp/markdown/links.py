@@ -19,6 +19,7 @@ can rewrite exactly those bytes (``rewrite``) and nothing else.
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
 from urllib.parse import unquote
+from weakref import WeakKeyDictionary
 
 from markdown_it import MarkdownIt
 from markdown_it import helpers as _helpers
@@ -39,7 +41,7 @@ from markdown_it.token import Token
 from .front_matter import front_matter_plugin
 from .html_images import IMG_OPEN, HtmlImageSource, HtmlRun, html_image_sources
 from .model import Document, Element
-from .scan import MAX_NESTING
+from .scan import MAX_NESTING, PARSER_HEAD
 
 __all__ = [
     "DocumentLinks",
@@ -47,9 +49,11 @@ __all__ = [
     "LinkKind",
     "LinkSource",
     "autolink_rule",
+    "document_link_source",
     "extract_links",
     "graph_links",
     "link_source",
+    "links_through",
     "load_yaml",
     "normalize_label",
     "rewrite",
@@ -142,6 +146,52 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
         elif token.type in _TABLE_EDGES:
             in_table = token.type == "table_open"
     return LinkSource(dict(env.get("references", {})), tuple(runs), front_matter, tuple(code), tuple(html))
+
+
+# Block parses of documents re-parsed incrementally (their state holds no link source), kept while
+# the document lives: the check of an edit that touched a reference definition (decision 990) and
+# the indexing of the result that follows read the same one (the parse cache hands both the same
+# object), so the check costs no parse the edit did not already pay.
+_parsed: WeakKeyDictionary[Document, LinkSource] = WeakKeyDictionary()
+_parsed_lock = threading.Lock()
+
+
+def document_link_source(doc: Document) -> LinkSource:
+    """What :func:`link_source` collects of ``doc``: its full parse's, else a block parse made once."""
+    source = _known_source(doc)
+    if source is None:
+        env: dict[str, Any] = {}
+        source = link_source(PARSER_HEAD.parse(doc.text, env), env)
+        with _parsed_lock:
+            _parsed[doc] = source
+    return source
+
+
+def _known_source(doc: Document) -> LinkSource | None:
+    source = getattr(doc._state, "link_source", None)
+    if isinstance(source, LinkSource):
+        return source
+    with _parsed_lock:
+        return _parsed.get(doc)
+
+
+def links_through(content: str, references: dict[str, Any], label: str) -> bool:
+    """Whether the inline run ``content`` holds a link or image through the reference ``label``
+    (a key of ``references``), read with those definitions."""
+    # Keys are case-folded the way markdown-it does it (lower, then upper) with runs of spaces as
+    # one: a run where the words do not even appear is not parsed.
+    words = r"\s+".join(map(re.escape, label.split()))
+    if not re.search(words, content.lower().upper()):
+        return False
+    children: list[Token] = []
+    _MD_INLINE.inline.parse(content, _MD_INLINE, {"references": references}, children)
+    pending = deque(children)
+    while pending:
+        token = pending.popleft()
+        if token.meta.get("label") == label:
+            return True
+        pending.extend(token.children or ())
+    return False
 
 
 _CODE = frozenset({"fence", "code_block"})
@@ -456,17 +506,14 @@ def _element_at(doc: Document, starts: list[int], offset: int) -> Element | None
 def extract_links(doc: Document) -> DocumentLinks:
     """Links, tags, aliases, headings and block ids of ``doc``."""
     text = doc.text
-    source = getattr(doc._state, "link_source", None)
-    if not isinstance(source, LinkSource):  # a document re-parsed incrementally: parse its blocks here
-        env: dict[str, Any] = {}
-        source = link_source(_MD.parse(text, env), env)
+    source = document_link_source(doc)
     # code blocks (nested ones too): neither a ``%%`` nor a ``^id`` in them is one (decision 507)
     code = _code_offsets(doc, source.code) if source.code and ("%%" in text or "^" in text) else []
     comments = _obsidian_comments(doc, code) if "%%" in text else []
     if comments:  # read as blanks of the same length: offsets and lines stay, nothing inside counts
         text = _blank(text, comments)
-        env = {}
-        source = link_source(_MD.parse(text, env), env)
+        blanked: dict[str, Any] = {}
+        source = link_source(_MD.parse(text, blanked), blanked)
     env = {"references": source.references}
     definitions = _Definitions(text, doc, source.references)
     cursors: dict[int, int] = {}  # per table row: where the last placed cell ended
@@ -503,11 +550,9 @@ def graph_links(doc: Document, links: Sequence[Link]) -> list[Link]:
     sees the pictures a move with ``updateLinks`` rewrites (decision 761), by the same rule
     (``html_image_sources``: never in code or an HTML comment). A link whose place is unknown
     (span -1) keeps its order among the others; a tag comes before the first located link after it."""
-    source = getattr(doc._state, "link_source", None)
-    if isinstance(source, LinkSource):  # a full parse's blocks: nothing is parsed again
-        sources = html_image_sources(doc, source.html, source.references)
-    else:  # a document re-parsed incrementally: its blocks are parsed there if it holds "<img"
-        sources = html_image_sources(doc)
+    # blocks parsed already: nothing is parsed again; else they are parsed there if it holds "<img"
+    source = _known_source(doc)
+    sources = html_image_sources(doc) if source is None else html_image_sources(doc, source.html, source.references)
     if not sources:
         return list(links)
     starts = [e.start for e in doc.elements]

@@ -6,7 +6,9 @@ splices. Every old element no edit touches must reappear as itself at its
 mapped offset, with the same parent and depth; every new element must start
 and end inside one edit's new text; list and quote edits must yield exactly
 one root element of the right shape; list containers map one to one; untouched
-HTML blocks and thematic breaks (not elements) survive byte for byte.
+HTML blocks and thematic breaks (not elements) survive byte for byte, and
+untouched links keep the targets their reference definitions give them
+(``references.py``).
 
 When the new document was re-parsed incrementally only the window between the
 reused runs is compared (:func:`_window`); the outcome and message equal those
@@ -24,6 +26,7 @@ from .kinds import ElementKind
 from .list_markers import item_depth, item_marker, marker_style
 from .model import Document, Element
 from .pointers import containing_section
+from .references import check_references
 
 __all__ = ["OffsetMapper", "validate_structure"]
 
@@ -265,6 +268,7 @@ def validate_structure(old: Document, new: Document, edits: Sequence[Edit]) -> N
     allowed = _check_structured(old, new, mapper, created, survivors, old_containers, new_containers)
     _check_containers(old, new, mapper, survivors, old_containers, new_containers, allowed)
     _check_raw_blocks(old, new, mapper)
+    check_references(old, new, mapper)
 
 
 def _check_structured(
