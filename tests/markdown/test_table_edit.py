@@ -173,3 +173,16 @@ def test_section_table_and_crlf() -> None:
     text = "# S\r\n\r\n| a | b |\r\n|---|---|\r\n| 1 | 2 |\r\n"
     out = run(text, TableEdit("insert_row", values=["3", "4"]), "1.t1")
     assert out == text + "| 3 | 4 |\r\n"
+
+
+def test_setting_a_columns_own_alignment_writes_nothing() -> None:
+    """Decision 994: a delimiter cell of one or two dashes (`:--`, `-:`, `:-:`, the common forms)
+    set to the alignment it already has was rewritten to three dashes: the file written, the
+    table's pointer moved, another agent's pointer made stale, for no visible change."""
+    table = "| a | b | c | d |\n| - | :-- | :-: | -: |\n| 1 | 2 | 3 | 4 |\n"
+    for index, alignment in enumerate(("none", "left", "center", "right")):
+        assert run(table, TableEdit("set_alignment", column_index=index, alignment=alignment)) == table
+    assert (
+        run(table, TableEdit("set_alignment", column_index=1, alignment="right")).splitlines()[1]
+        == "| - | ---: | :-: | -: |"
+    )

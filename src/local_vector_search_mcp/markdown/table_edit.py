@@ -417,7 +417,10 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
             raise InvalidArgument(f"set_alignment requires alignment: one of {', '.join(_ALIGNMENTS)}.")
         delim = source.delimiter
         current = delim.cells[c].raw if c < len(delim.cells) else ""
-        set_cell(delim, c, _delimiter(edit.alignment, current.count("-")))
+        # the alignment it has already: a no-op writes nothing, as for a cell set to its value
+        # (decision 77); rewritten, `:--` became `:---` and the table's pointer moved (decision 994)
+        if grid.alignments[c] != edit.alignment:
+            set_cell(delim, c, _delimiter(edit.alignment, current.count("-")))
         expected.alignments[c] = edit.alignment
     elif action == "insert_column":
         if edit.name is None or not edit.name.strip():
