@@ -60,17 +60,13 @@ def resolve(
         return current
     matches = [e for e in doc.elements if e.kind is kind and e.self_hash == anchor.self_hash]
     reserved = doc.is_reserved(logical)
-    if len(matches) == 1 and (kind, anchor.self_hash) in changed:
-        if current is not None and current.kind is kind:
-            raise Conflict(
-                f"The element at '{logical}' changed since it was read (self hash mismatch); an identical "
-                f"element elsewhere is not taken for it; {_REREAD}.",
-                ConflictReason.SELF_HASH_MISMATCH,
-            )
+    if len(matches) == 1 and current is not None and current.kind is kind and (kind, anchor.self_hash) in changed:
+        # its place holds an element of its kind with another text, and an edit changed or removed
+        # an element of this text: the one left may be its twin (decision 993)
         raise Conflict(
-            f"Pointer '{logical}' is ambiguous: an element identical to it was changed since it was read, "
-            f"and the one left may not be the one read; {_REREAD}.",
-            ConflictReason.AMBIGUOUS,
+            f"The element at '{logical}' changed since it was read (self hash mismatch); an identical "
+            f"element elsewhere is not taken for it; {_REREAD}.",
+            ConflictReason.SELF_HASH_MISMATCH,
         )
     if len(matches) == 1 and not (reserved and _also_in_a_container(doc, matches[0])):
         return matches[0]
