@@ -282,6 +282,8 @@ def test_a_changed_root_on_the_same_index_file_is_still_refused_and_named_apart(
     assert "it indexes the project root itself" in message and "knowledge base is the folder 'docs'" in message
     assert "'.local-vector-search-mcp/index.db'" in message  # which file, as the project knows it
     assert "index copy --from sqlite:" in message and "--reindex --force does not take it over" in message
+    # decision 996: one project indexed with one root and served with another, said first
+    assert "started with another knowledge-base root than the one the index was built with" in message
     assert str(tmp_path) not in message
     assert _documents(project / ".local-vector-search-mcp" / "index.db") == ["apple.md", "docs/banana.md"]
 

@@ -128,6 +128,13 @@ def _name(path: Path, other: Path, project_root: Path | None) -> str:
     return f"the folder {_tail(path, other)!r}"
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
+
+
 def refusal(recorded: str, owner: Owner, logged: bool = True, label: str | None = None) -> IndexOfAnotherProject:
     """INDEX_NOT_READY naming both folders so that a user can tell them apart, relative to the
     project root (messages never carry absolute paths, errors.py), and what to do; the full paths
@@ -143,11 +150,21 @@ def refusal(recorded: str, owner: Owner, logged: bool = True, label: str | None 
     where = owner.project_root
     other, this = _name(Path(recorded), owner.root, where), _name(owner.root, Path(recorded), where)
     relative = "folders relative to the project root; " if where is not None else ""
+    # both inside one project: the likely cause is a root given one way when indexing and another
+    # when serving (`--root docs` against a config's root, decision 996), not two projects
+    same_project = where is not None and all(_inside(Path(p), where) for p in (recorded, owner.root))
+    mixed_up = (
+        "If both are meant to be the same, this server was started with another knowledge-base root than "
+        "the one the index was built with (--root, knowledgeBase.root or the config file differ): start it "
+        "as you indexed, or delete the index file and reindex with the options you serve with. "
+        if same_project
+        else ""
+    )
     return IndexOfAnotherProject(
         f"The index file {label or 'at the configured storage.path'} belongs to another knowledge base: it "
         f"indexes {other}, which still exists, while this project's knowledge base is {this} ({relative}the "
-        "full paths of both are in the server's log). Nothing in it was used or changed. Give this project its "
-        "own storage.path (CLI: --storage-path) and reindex; if this project is a copy of that one, "
+        f"full paths of both are in the server's log). Nothing in it was used or changed. {mixed_up}"
+        "Give this project its own storage.path (CLI: --storage-path) and reindex; if this project is a copy of that one, "
         "`local-vector-search-mcp index copy --from sqlite:<this index file> --to sqlite:<its new file>` "
         "fills the new file without reindexing. If that folder no longer uses this index (a knowledge-base "
         "root changed, a project replaced), delete the index file and reindex; --reindex --force does not "
