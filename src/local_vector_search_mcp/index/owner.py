@@ -166,7 +166,7 @@ def refusal(recorded: str, owner: Owner, logged: bool = True, label: str | None 
         f"full paths of both are in the server's log). Nothing in it was used or changed. {mixed_up}"
         "Give this project its own storage.path (CLI: --storage-path) and reindex; if this project is a "
         "copy of that one, `local-vector-search-mcp index copy --from sqlite:<this index file> "
-        "--to sqlite:<its new file>` fills the new file without reindexing. If that folder no longer uses this index (a knowledge-base "
-        "root changed, a project replaced), delete the index file and reindex; --reindex --force does not "
-        "take it over."
+        "--to sqlite:<its new file>` fills the new file without reindexing. If that folder no longer "
+        "uses this index (a knowledge-base root changed, a project replaced), delete the index file and "
+        "reindex; --reindex --force does not take it over."
     )
