@@ -18,9 +18,10 @@ A process killed in the middle of a write leaves the target wholly old or
 wholly new (the rename is the only step that changes it), but it can leave a
 temporary file behind, or, in a move, both names linked to the file. Each step
 that could leave such litter is first noted in the lock file (an intent, one
-JSON line, overwritten by the next write); :func:`recover` runs at start-up,
-reads the note under the lock and finishes or undoes the step. Nothing else
-is ever deleted, so recovery cannot touch a user's file.
+JSON line, cleared when the write ends). Whoever takes the lock next and finds
+a note finishes or undoes that step before anything else: :func:`recover` at
+start-up, and every write of a running server (:func:`write_lock`, decision 989).
+Nothing else is ever deleted, so recovery cannot touch a user's file.
 
 Every step names its files through their folders opened once from the root
 without following a link (``pinning.Pins``): a folder another program swaps for
@@ -165,9 +166,16 @@ def _open_lock_file(lock_path: Path) -> int:
 
 @contextlib.contextmanager
 def write_lock(ws: Workspace) -> Iterator[Intent]:
-    """Serialise mutations across threads and across server processes of this project."""
+    """Serialise mutations across threads and across server processes of this project; first
+    finish a write another process left interrupted (:func:`_take_over`)."""
     with _locked(ws) as fd:
         done = _take_over(fd, ws.root)
+        if done is None:  # the note stays for the next writer or start: this write would write over it
+            raise PermissionDenied(
+                "A write another server process left interrupted (killed mid-write) could not be finished "
+                "(see the server's log: a full disk, an I/O error); nothing was changed. Free space or fix "
+                "the file system, then retry: the next write or start finishes it."
+            )
         if done:
             _after_take_over(ws, done)
         # A call its client cancelled before its first write (while it planned, or while
@@ -202,12 +210,13 @@ def _locked(ws: Workspace) -> Iterator[int]:
                 os.close(folder_fd)
 
 
-def _take_over(fd: int, root: Path) -> list[str]:
+def _take_over(fd: int, root: Path) -> list[str] | None:
     """Finish or undo the step noted in the lock file, which its writer left there: killed
     mid-write (a note outlives only a process that never reached its ``clear``), or a move whose
     roll back found no room (:func:`_roll_back`). Whoever takes the lock next does it, a running
     server as a starting one (decision 989): otherwise that server's own first note wrote over it
-    and the killed move stayed half done for good. Returns what was done; never raises."""
+    and the killed move stayed half done for good. Returns what was done, or ``None`` when it
+    could not be done (the note is left as it was); never raises."""
     try:
         raw = os.pread(fd, os.fstat(fd).st_size, 0).split(b"\n", 1)[0]  # a longer note's tail may follow
         if not raw.strip():
@@ -220,7 +229,7 @@ def _take_over(fd: int, root: Path) -> list[str]:
         os.ftruncate(fd, 0)
     except OSError as exc:
         log.warning("could not finish an interrupted write: %s", exc.strerror or exc)
-        return []
+        return None
     return done
 
 
@@ -243,7 +252,7 @@ def recover(ws: Workspace) -> list[str]:
         return []
     try:
         with _locked(ws) as fd:
-            return _take_over(fd, ws.root)
+            return _take_over(fd, ws.root) or []
     except OSError as exc:
         log.warning("could not check for interrupted writes: %s", exc.strerror or exc)
     except PermissionDenied as exc:  # the lock cannot be opened: edits will say so, a start goes on

@@ -475,3 +475,36 @@ def test_a_running_server_finishes_a_move_another_process_left_killed(
     finally:
         running.close()
         killed.close()
+
+
+def test_a_take_over_that_fails_refuses_the_write_and_keeps_the_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of 989: a take-over that failed (an I/O error, a full disk) was logged and the write
+    went on; its own note then wrote over the dead writer's plan, which was lost for good. The
+    write is now refused, nothing changed, and the next write or start finishes the move."""
+    root, _, rewrites = _relink_fixture(tmp_path)
+    killed = _workspace(root)
+    with writer.write_lock(killed) as intent:  # a move killed right after noting its commit
+        (root / "moved").mkdir()
+        staged = {rel: p.parent / f".{p.name}.{i:012x}.tmp" for i, (rel, (p, _, _)) in enumerate(rewrites.items())}
+        for rel, tmp in staged.items():
+            tmp.write_bytes(LINKED[rel])
+        writer._note_commit(intent, rewrites, staged, root / "a.md", root / "moved" / "b.md", OLD, None)
+    killed.close()
+    real_replace = os.replace
+
+    def failing(a: Any, b: Any) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(writer.os, "replace", failing)
+    running = _workspace(root)
+    try:
+        with pytest.raises(PermissionDenied) as refused:
+            writer.create_new(running, "n.md", root / "n.md", NEW)
+        assert "nothing was changed" in refused.value.message and "n.md" not in _tree(root)
+        monkeypatch.setattr(writer.os, "replace", real_replace)
+        assert "finished moving a.md to moved/b.md" in writer.recover(_workspace(root))
+        assert _tree(root) == {"moved/b.md": OLD, "bystander.md": BYSTANDER, **LINKED}
+    finally:
+        running.close()

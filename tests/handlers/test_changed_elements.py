@@ -116,14 +116,93 @@ def test_a_pointer_shifted_by_an_unrelated_edit_is_still_followed(ws: Workspace)
     assert doc.read_text("utf-8") == "# S\n\nZero.\n\nUno.\n\nTwo.\n\nTres.\n"
 
 
-def test_only_hashes_that_lost_an_instance_are_recorded() -> None:
+def test_one_read_dedupe_deletes_a_copy_then_edits_the_one_kept(ws: Workspace) -> None:
+    """Review of 993: kb_patch returns no new pointers, so an agent edits from one read. Removing
+    the first of two identical paragraphs and then fixing the second was refused when any hash
+    that lost an instance was noted; only the removed one's place is noted now."""
+    doc = ws.root / "d.md"
+    doc.write_text("# D\n\nExample.\n\nA.\n\nExample.\n\nB.\n", encoding="utf-8")
+    p1, _, p3, _ = _pointers(ws, "d.md", "paragraph")
+    invoke(ws, "kb_patch", {"request": {"path": "d.md", "operations": [{"kind": "delete", "pointer": p1}]}})
+    invoke(
+        ws,
+        "kb_patch",
+        {"request": {"path": "d.md", "operations": [{"kind": "replace_element", "pointer": p3, "markdown": "Fixed."}]}},
+    )
+    assert doc.read_text("utf-8").endswith("A.\n\nFixed.\n\nB.\n")
+
+
+def test_a_stale_edit_planned_while_the_edit_is_written_sees_its_note(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of 993: the note was taken after the write returned, outside the file's edit lock, so
+    another session's stale edit planned in between was still relocated to the twin."""
+    import threading
+
+    from local_vector_search_mcp import writer
+
+    doc = ws.root / "n.md"
+    doc.write_text("# N\n\nSee also the guide.\n\nMiddle.\n\nSee also the guide.\n", encoding="utf-8")
+    _, _, third = _pointers(ws, "n.md", "paragraph")
+    real_commit = writer.commit
+    outcome: list[object] = []
+
+    def stale_delete() -> None:
+        try:
+            invoke(ws, "kb_patch", {"request": {"path": "n.md", "operations": [{"kind": "delete", "pointer": third}]}})
+            outcome.append("accepted")
+        except Conflict:
+            outcome.append("conflict")
+
+    other = threading.Thread(target=stale_delete)
+
+    def commit_while_another_session_plans(*args: Any) -> str:
+        if not other.is_alive() and not outcome:
+            other.start()  # agent A plans its stale edit while agent B's edit is being written
+            other.join(0.3)
+        return real_commit(*args)
+
+    monkeypatch.setattr(writer, "commit", commit_while_another_session_plans)
+    invoke(
+        ws,
+        "kb_patch",
+        {
+            "request": {
+                "path": "n.md",
+                "operations": [{"kind": "replace_element", "pointer": third, "markdown": "Done."}],
+            }
+        },
+    )
+    other.join(10)
+    assert outcome == ["conflict"] and doc.read_text("utf-8").count("See also") == 1
+
+
+def test_only_changed_elements_whose_hash_lost_an_instance_are_noted() -> None:
     changed = ChangedElements()
     before = parse_document(b"# T\n\nA.\n\nB.\n\nA.\n")
-    shifted = parse_document(b"# T\n\nNew.\n\nA.\n\nB.\n\nA.\n")
-    changed.record("t.md", before, shifted)
+    changed.record("t.md", before, parse_document(b"# T\n\nNew.\n\nA.\n\nB.\n\nA.\n"))  # a shift
     assert changed.of("t.md") == frozenset()
-    edited = parse_document(b"# T\n\nA.\n\nB.\n\nC.\n")
-    changed.record("t.md", before, edited)
-    (kind, _), *rest = changed.of("t.md")
-    assert kind is ElementKind.PARAGRAPH and rest == []
+    changed.record("t.md", before, parse_document(b"# T\n\nA.\n\nB.\n\nC.\n"))  # the second A changed
+    ((kind, _, pointer),) = changed.of("t.md")
+    assert (kind, pointer) == (ElementKind.PARAGRAPH, "1.p3")
     assert changed.of("other.md") == frozenset()
+
+
+def test_the_notes_are_bounded_in_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    from local_vector_search_mcp.handlers import changed_elements
+
+    monkeypatch.setattr(changed_elements, "MAX_KEYS", 3)
+    changed = ChangedElements()
+    before = parse_document(b"# T\n\nA.\n\nA.\n")
+    for i in range(5):
+        changed.record(f"d{i}.md", before, parse_document(b"# T\n\nA.\n\nC.\n"))
+    assert [changed.of(f"d{i}.md") != frozenset() for i in range(5)] == [False, False, True, True, True]
+
+
+def test_the_changed_span_is_found_by_blocks() -> None:
+    from local_vector_search_mcp.handlers.changed_elements import changed_span
+
+    old = "x" * 10_000 + "middle" + "y" * 9_000
+    assert changed_span(old, old.replace("middle", "MID")) == (10_000, 10_006)
+    assert changed_span("abc", "abc") == (3, 3)
+    assert changed_span("abXc", "abc") == (2, 3)

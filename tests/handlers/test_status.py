@@ -218,3 +218,38 @@ def test_a_compare_outlasting_the_wait_shows_as_comparing(tmp_path: Path, monkey
     finally:
         release.set()
         ws.close()
+
+
+def test_a_compare_ending_between_the_two_reads_is_not_settled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of 986: kb_status read the queue before `comparing`; a compare that queued its finding
+    and ended between the two reads answered the settled state while the file still waited."""
+    import threading
+
+    from local_vector_search_mcp.handlers import status as status_module
+
+    root = make_kb(tmp_path)
+    first = make_workspace(root)
+    first.indexing.reindex()
+    first.close()
+    (root / "guide.md").write_text("# Guide\n\nInstall the walrus with pip.\n", "utf-8")
+    ws = make_workspace(root)
+    ws.start_serving()
+    indexer, sync = ws.indexing.indexer, ws.indexing.sync
+    compare, real_status = indexer.changed_paths, sync.status
+    release = threading.Event()
+    monkeypatch.setattr(indexer, "changed_paths", lambda: (release.wait(10), compare())[1])
+    monkeypatch.setattr(status_module, "CATCH_UP_WAIT_SECONDS", 0.1)
+
+    def status_then_the_compare_ends() -> object:  # the interleaving: the compare finishes right after this read
+        state = real_status()
+        release.set()
+        ws.indexing.wait_catch_up(10)
+        return state
+
+    monkeypatch.setattr(sync, "status", status_then_the_compare_ends)
+    try:
+        answer = dispatch.invoke(ws, "kb_status", None)
+        assert answer["synchronization"] is not None or answer["indexing"]["isRunning"], "read as settled"
+    finally:
+        release.set()
+        ws.close()

@@ -91,10 +91,14 @@ def test_removing_a_definition_may_not_hand_its_label_to_a_later_duplicate() -> 
 # -- a new label -------------------------------------------------------------------------------
 
 
-def test_a_new_definition_may_not_turn_untouched_text_into_a_link() -> None:
-    text = "# Top\n\nSee [lbl] here.\n\nLast para.\n"
-    message = refusal(text, "insert_after", "1.p2", "[lbl]: target.md")
-    assert "untouched text [lbl] at line 3" in message and "'target.md'" in message
+def test_a_new_definition_completes_the_links_written_before_it() -> None:
+    """Review of 990: an agent writes the link first and its definition in a second call (a
+    reference link, a footnote); refused, the advice to pick another label was wrong too."""
+    for use in ("See the [install guide][install] here.", "See [install] here.", "A claim.[^install]"):
+        text = f"# Top\n\n{use}\n\nLast para.\n"
+        label = "^install" if "^" in use else "install"
+        new = edit(text, "insert_after", "1.p2", f"[{label}]: install.md")
+        assert targets(new) == ["install.md"], use
     # Untouched text that names the label in an inline link stays what it was; the edit's own
     # text may link through its new label.
     text = "# Top\n\nSee [lbl](inline.md) here.\n\nLast para.\n"

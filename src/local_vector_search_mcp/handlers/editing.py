@@ -60,14 +60,15 @@ def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
         require_text(operation.markdown, f"operations[{i}].markdown")
 
     changed = ws.service(ChangedElements)
-    planned: list[Document] = []  # the last plan's document before and after
 
     def plan(raw: bytes) -> bytes:
         doc = parse_document(raw)
         text, new = patch_text(doc, rel, operations, changed.of(rel))
         if text == doc.text:
             raise _Unchanged(raw, doc)
-        planned[:] = [doc, new]
+        # noted under the file's edit lock, before the write: an edit planned after this one
+        # never relocates to a twin of what it changes (a write that fails only adds caution)
+        changed.record(rel, doc, new)
         # patch_text already left the parsed result in the cache (keyed by the
         # sourceHash of exactly these bytes), so the re-read that follows is free.
         return _encode(doc, text)
@@ -77,7 +78,6 @@ def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
     except _Unchanged as same:
         sha = sha256_hex(same.raw)
         return unchanged_result(KbPatchResult, ws, rel, sha)
-    changed.record(rel, *planned)
     return mutation_result(KbPatchResult, ws, rel, sha)
 
 
@@ -120,7 +120,7 @@ def _match(where: TableRowMatch | None) -> RowMatch | None:
     return RowMatch(column=where.column, column_index=where.column_index, equals=where.equals)
 
 
-def _resolve_table(doc: Document, rel: str, pointer: str, changed: Collection[tuple[ElementKind, str]]) -> Element:
+def _resolve_table(doc: Document, rel: str, pointer: str, changed: Collection[tuple[ElementKind, str, str]]) -> Element:
     anchor = parse_anchor(pointer)
     if anchor.is_document or anchor.kind is not ElementKind.TABLE:
         raise InvalidArgument(f"kb_edit_table needs the anchor of a standalone table (`tN~...`); got '{pointer}'.")
@@ -135,7 +135,6 @@ def kb_edit_table(ws: Workspace, request: KbEditTableArguments) -> KbEditTableRe
     edit = _table_request(request)
     planned_start: list[int] = []
     changed = ws.service(ChangedElements)
-    planned: list[Document] = []  # the last plan's document before the edit
 
     def plan(raw: bytes) -> bytes:
         doc = parse_document(raw)
@@ -144,14 +143,13 @@ def kb_edit_table(ws: Workspace, request: KbEditTableArguments) -> KbEditTableRe
         planned_start[:] = [element.start]
         if text == doc.text:
             raise _Unchanged(raw, doc)
-        planned[:] = [doc]
         data = _encode(doc, text)
+        changed.record(rel, doc, parse_document(data))  # under the edit lock, as kb_patch notes it
         return data
 
     try:
         data, sha = mutate(ws, rel, target, plan)
-        committed = parse_document(data)
-        changed.record(rel, planned[0], committed)
+        committed = parse_document(data)  # parsed in the plan: from the cache
         result = mutation_result(KbPatchResult, ws, rel, sha)
     except _Unchanged as same:
         committed = same.doc

@@ -46,9 +46,11 @@ def kb_status(ws: Workspace) -> KbStatusResult:
     # ends while this call reads the index is then shown running with the counts it has reached,
     # never as done beside the counts from before it (a client polls until isRunning is false,
     # then reads the documents in the same answer).
+    # A compare first (decision 986): one seen ended has queued what it found (or started the
+    # reindex) before this reads the queue; read after, one ending in between read as settled.
+    comparing = indexing.comparing
     current, last = activity.current, activity.last
     sync = indexing.sync.status()
-    comparing = indexing.comparing  # after the queue: a compare that ends now has queued its findings
     # A damaged or busy database is part of the answer, not an error (decision 285).
     unusable: str | None = None
     exists = False

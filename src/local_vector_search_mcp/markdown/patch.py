@@ -40,7 +40,7 @@ def patch_text(
     doc: Document,
     path: str,
     operations: Sequence[PatchOperation],
-    changed: Collection[tuple[ElementKind, str]] = (),
+    changed: Collection[tuple[ElementKind, str, str]] = (),
 ) -> tuple[str, Document]:
     """Plan, apply and validate; return the new text and its parsed document."""
     edits = seal_joins(doc.text, plan_edits(doc, path, operations, changed))

@@ -265,7 +265,7 @@ def plan_edits(
     doc: Document,
     path: str,
     operations: Sequence[PatchOperation],
-    changed: Collection[tuple[ElementKind, str]] = (),
+    changed: Collection[tuple[ElementKind, str, str]] = (),
 ) -> list[Edit]:
     """Resolve and plan every operation against ``doc``; sorted, overlap-free splices (``changed``:
     elements changed in place, never relocated to, :func:`resolve`)."""

@@ -12,7 +12,8 @@ title) differs after the edit:
 * a definition the edit itself replaced or deleted may be redefined by the
   edit's own text, but may not vanish, or hand the label to a later untouched
   duplicate, while untouched text still links through it;
-* a new label may not turn untouched plain text ``[lbl]`` into a link.
+* a new label may be defined freely: untouched ``[text][lbl]`` or ``[lbl]`` written before
+  their definition become the links they were waiting to be.
 
 Only edits whose old or new text holds ``]:`` can add, remove or reorder a
 definition (every other change of untouched text is refused by the element
@@ -62,7 +63,7 @@ def check_references(old: Document, new: Document, mapper: OffsetMapper) -> None
     for key in dict.fromkeys([*was, *now]):  # in document order: the first change is the one named
         if _resolution(was.get(key)) != _resolution(now.get(key)):
             before, after = _definition(old, key, was.get(key)), _definition(new, key, now.get(key))
-            _check_label(old, new, mapper, (old_source, new_source), key, before, after)
+            _check_label(old, mapper, old_source, key, before, after)
 
 
 def _resolution(ref: Any) -> tuple[str, str] | None:
@@ -88,24 +89,20 @@ def _definition(doc: Document, key: str, ref: Any) -> _Definition | None:
 
 def _check_label(
     old: Document,
-    new: Document,
     mapper: OffsetMapper,
-    sources: tuple[LinkSource, LinkSource],
+    old_source: LinkSource,
     key: str,
     before: _Definition | None,
     after: _Definition | None,
 ) -> None:
     """Refuse the change of label ``key``'s resolution unless the edit owns it and no untouched text sees it."""
-    old_source, new_source = sources
     written_by = _edit_writing(mapper, after) if after is not None else None
     if before is not None and mapper.touching(before.start, before.end) is None:
         blame = mapper.edits[written_by] if written_by is not None else mapper.nearest(before.start)
         raise unsupported(blame.pointer, _taken_over(before, after))
     if before is None:
-        assert after is not None  # a label is in at least one of the maps
-        line = _untouched_use(new, new_source, key, _outside_new_text(mapper))
-        if line is not None:
-            raise unsupported(_pointer(mapper, written_by), _new_link(after, line))
+        # a new label: the links waiting for it (`[text][lbl]`, `[^1]`, written before their
+        # definition, the order an agent writes in) are what adding it is for (review of 990)
         return
     if written_by is not None:
         return  # the edit replaced the definition it targeted with one of its own
@@ -123,17 +120,8 @@ def _edit_writing(mapper: OffsetMapper, definition: _Definition) -> int | None:
     return None
 
 
-def _pointer(mapper: OffsetMapper, index: int | None) -> str:
-    return mapper.edits[index if index is not None else 0].pointer
-
-
 def _outside_old_edits(mapper: OffsetMapper) -> Untouched:
     return lambda start, end: mapper.touching(start, end) is None
-
-
-def _outside_new_text(mapper: OffsetMapper) -> Untouched:
-    ranges = [mapper.new_range(index) for index in range(len(mapper.edits))]
-    return lambda start, end: all(end <= new_start or start >= new_end for new_start, new_end in ranges)
 
 
 def _untouched_use(doc: Document, source: LinkSource, key: str, untouched: Untouched) -> int | None:
@@ -159,13 +147,6 @@ def _taken_over(before: _Definition, after: _Definition | None) -> str:
         f"the edit would change where the untouched definition [{before.label}] at line {before.line} "
         f"sends its links, from {_shown(before)} to {_shown(after)} (the first definition of a label "
         "wins); nothing was changed: give the new definition a label of its own"
-    )
-
-
-def _new_link(after: _Definition, line: int) -> str:
-    return (
-        f"the new definition [{after.label}] would make the untouched text [{after.label}] at line {line} "
-        f"a link to {_shown(after)}; nothing was changed: give the new definition a label of its own"
     )
 
 

@@ -38,14 +38,14 @@ def _not_found(pointer: str, path: str) -> InvalidArgument:
 
 
 def resolve(
-    doc: Document, anchor: Anchor, path: str, changed: Collection[tuple[ElementKind, str]] = ()
+    doc: Document, anchor: Anchor, path: str, changed: Collection[tuple[ElementKind, str, str]] = ()
 ) -> Element | None:
     """The element an anchor designates now; ``None`` for ``document``.
 
     Unhashed pointers resolve positionally (navigation). Hashed ones follow
-    §3.4; the subtree hash never takes part in finding the element. ``changed``: the
-    (kind, self hash) pairs an edit changed in place in this document, never relocated to
-    (decision 993: the element left with that hash may be a twin of the one the pointer named).
+    §3.4; the subtree hash never takes part in finding the element. ``changed``: the elements
+    (kind, self hash, pointer) an edit changed or removed in this document; a pointer naming one
+    is not relocated (decision 993: the element left with that hash may be its twin).
     """
     if anchor.is_document:
         return None
@@ -60,9 +60,14 @@ def resolve(
         return current
     matches = [e for e in doc.elements if e.kind is kind and e.self_hash == anchor.self_hash]
     reserved = doc.is_reserved(logical)
-    if len(matches) == 1 and current is not None and current.kind is kind and (kind, anchor.self_hash) in changed:
-        # its place holds an element of its kind with another text, and an edit changed or removed
-        # an element of this text: the one left may be its twin (decision 993)
+    if (
+        len(matches) == 1
+        and current is not None
+        and current.kind is kind
+        and (kind, anchor.self_hash, logical) in changed
+    ):
+        # an edit changed or removed the element of this text at this place, and its place holds
+        # another of its kind: the one left with its hash is a twin, not the one read (decision 993)
         raise Conflict(
             f"The element at '{logical}' changed since it was read (self hash mismatch); an identical "
             f"element elsewhere is not taken for it; {_REREAD}.",
@@ -137,7 +142,7 @@ def resolve_for_mutation(
     anchor: Anchor,
     path: str,
     scope: MutationScope,
-    changed: Collection[tuple[ElementKind, str]] = (),
+    changed: Collection[tuple[ElementKind, str, str]] = (),
 ) -> Element | None:
     """Resolve a mutation target: concrete elements need a self hash (§3.5, item 5)."""
     if anchor.is_document:
