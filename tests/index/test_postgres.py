@@ -105,6 +105,21 @@ def test_a_workspace_indexes_and_searches_on_postgresql(tmp_path: Path, pg_serve
         ws.store.close()
 
 
+def test_every_session_gives_up_on_a_silent_server(tmp_path: Path, pg_server: PgServer) -> None:
+    """Decision 998: a PostgreSQL that stops answering held a call for as long as the kernel's
+    TCP defaults (about 15 minutes with a query sent, 2 hours idle); every session now carries
+    keepalives and a TCP user timeout, so a cut network ends the call in about 30 s."""
+    schema = pg_server.fresh_schema()
+    ws = make_workspace(tmp_path, storage__backend="postgresql", storage__url=pg_server.url, storage__schema=schema)
+    try:
+        ws.store.ensure_schema(None, "float32")
+        parameters = ws.store._conn().info.get_parameters()  # type: ignore[attr-defined]
+        assert parameters["keepalives_idle"] == "10" and parameters["keepalives_count"] == "3"
+        assert parameters["tcp_user_timeout"] == "30000" and parameters["connect_timeout"] == "10"
+    finally:
+        ws.store.close()
+
+
 def test_a_reindex_analyzes_only_when_autovacuum_would(tmp_path: Path, pg_server: PgServer) -> None:
     """Decision 567: the planner statistics of ``chunks`` are made after a reindex that wrote a
     new index or changed more rows than autovacuum waits for, not after one that rewrote a file."""

@@ -251,23 +251,6 @@ def test_a_query_naming_a_file_finds_that_file_first(tmp_path):
     assert kb_search(ws, {"query": "setup", "mode": "lexical"})["results"][0]["path"] == "SUMMARY.md"
 
 
-def test_a_file_name_without_md_joined_by_dashes_finds_that_file_first(tmp_path):
-    """Decision 995: `ch08-02-strings` (a file name as a reader sees it in a link or a URL, without
-    `.md`) ranked the table of contents that names it in every line; the README promises the file."""
-    (tmp_path / "SUMMARY.md").write_text(
-        "# Contents\n\n" + "".join(f"- [Strings {i}](ch08-02-strings.md) strings ch08 02\n" for i in range(12)), "utf-8"
-    )
-    (tmp_path / "ch08-02-strings.md").write_text(
-        "# Storing UTF-8 Encoded Text with Strings\n\nA String is text.\n", "utf-8"
-    )
-    (tmp_path / "snake_case_names.md").write_text("# Names\n\nWords joined by underscores.\n", "utf-8")
-    ws, svc = ready(tmp_path)
-    for query in ("ch08-02-strings", "CH08-02-Strings", "snake_case_names"):
-        results = kb_search(ws, {"query": query, "mode": "lexical"})["results"]
-        assert results[0]["path"] == query.lower() + ".md", (query, results[0]["path"])
-    assert named_paths(svc.store, "strings", None) == []  # a plain word still names no file
-
-
 def test_rrf_ties_broken_by_chunk_id():
     def hit(i):
         return ChunkHit(i, "a.md", "p1~0~0", None, "", "h")

@@ -5,11 +5,10 @@ Agents paste what they see: a link target, a path from a listing, an error that 
 text is indexed, so such a query ranked the pages that link to the file (a table of contents, an
 index page) and never the file itself. A query without whitespace that is a document's
 root-relative path as written (with or without ``.md``, a leading ``./`` or ``/``) or a file name
-with ``.md`` in any folder and any case (``bulk.md``), or without it when a ``-`` or ``_`` joins
-its words (``ch08-02-strings``, ``point-in-time``, decision 995) names those documents: the best chunk of
+with ``.md`` in any folder and any case (``bulk.md``) names those documents: the best chunk of
 each for the words of its file name goes ahead of the other hits, as a title's does
 (``titles.py``). A name shared by more than :data:`NAMED_MAX` documents (``index.md``) names
-none of them. A plain word alone never names a file: it needs a ``/``, the ``.md`` or a joiner.
+none of them. A word alone never names a file: it needs a ``/`` or the ``.md``.
 """
 
 from __future__ import annotations
@@ -38,9 +37,6 @@ def named_paths(store: IndexStore, query: str, scope: PathScope | None) -> list[
     if "/" in name:  # a path: looked up as written (two keys), never by a scan of every document
         paths = list(store.document_states_of([name] if low.endswith(".md") else [name, name + ".md"]))
     elif low.endswith(".md"):  # a file name: in any folder, any case
-        paths = [p for p in store.document_states() if p.lower() == low or p.lower().endswith("/" + low)]
-    elif "-" in low or "_" in low:  # a file name without `.md`, told from a word by its joiners (decision 995)
-        low += ".md"
         paths = [p for p in store.document_states() if p.lower() == low or p.lower().endswith("/" + low)]
     else:
         return []
