@@ -98,7 +98,7 @@ log = logging.getLogger(__name__)
 # cut, a host gone) is given up after about 30 s, where the kernel's defaults held a call for about
 # 15 minutes (a query sent) or 2 hours (an idle session). Keepalive probes are answered by the
 # server's kernel even while a long query (an HNSW build) runs, so that is never cut.
-CONNECT_OPTIONS: dict[str, int] = {
+CONNECT_OPTIONS: dict[str, Any] = {  # libpq conninfo keys, passed through to the connection string
     "connect_timeout": 10,
     "keepalives": 1,
     "keepalives_idle": 10,
