@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -95,12 +96,8 @@ def test_status_answers_when_the_local_provider_could_not_be_built(tmp_path: Pat
     assert status["embeddingDimensions"] is None
 
 
-def test_status_as_a_restarted_servers_first_call_counts_what_changed_while_none_ran(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Decision 698: the start-up catch-up began only after the first call, so a kb_status that
-    was the first call read as settled (nothing pending, nothing running) while a file changed
-    behind the index's back still searched as before; a client polling until settled took that."""
+def _restarted_after_a_change(tmp_path: Path) -> Any:
+    """A served workspace whose index is older than ``guide.md``: changed while no server ran."""
     root = make_kb(tmp_path)
     first = make_workspace(root)
     first.indexing.reindex()
@@ -108,6 +105,16 @@ def test_status_as_a_restarted_servers_first_call_counts_what_changed_while_none
     (root / "guide.md").write_text("# Guide\n\nInstall the walrus with pip.\n", "utf-8")
     ws = make_workspace(root)
     ws.start_serving()
+    return ws
+
+
+def test_status_as_a_restarted_servers_first_call_counts_what_changed_while_none_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 698: the start-up catch-up began only after the first call, so a kb_status that
+    was the first call read as settled (nothing pending, nothing running) while a file changed
+    behind the index's back still searched as before; a client polling until settled took that."""
+    ws = _restarted_after_a_change(tmp_path)
     indexer = ws.indexing.indexer
     compare = indexer.changed_paths
 
@@ -135,7 +142,6 @@ def test_status_never_joins_a_catch_up_thread_before_it_started(
     """kb_status waits for the catch-up (decision 698) from its own thread; the thread was
     published before it was started, so a status call landing in between raised "cannot join
     thread before it is started" (INTERNAL_ERROR; seen with a first call's catch-up starting)."""
-    import threading
 
     from local_vector_search_mcp.index import indexing as indexing_module
 
@@ -185,16 +191,10 @@ def test_a_compare_outlasting_the_wait_shows_as_comparing(tmp_path: Path, monkey
     the old text."""
     from local_vector_search_mcp.handlers import status as status_module
 
-    root = make_kb(tmp_path)
-    first = make_workspace(root)
-    first.indexing.reindex()
-    first.close()
-    (root / "guide.md").write_text("# Guide\n\nInstall the walrus with pip.\n", "utf-8")
-    ws = make_workspace(root)
-    ws.start_serving()
+    ws = _restarted_after_a_change(tmp_path)
     indexer = ws.indexing.indexer
     compare = indexer.changed_paths
-    release = __import__("threading").Event()
+    release = threading.Event()
     monkeypatch.setattr(indexer, "changed_paths", lambda: (release.wait(10), compare())[1])
     monkeypatch.setattr(status_module, "CATCH_UP_WAIT_SECONDS", 0.1)
     try:
@@ -223,17 +223,9 @@ def test_a_compare_outlasting_the_wait_shows_as_comparing(tmp_path: Path, monkey
 def test_a_compare_ending_between_the_two_reads_is_not_settled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Review of 986: kb_status read the queue before `comparing`; a compare that queued its finding
     and ended between the two reads answered the settled state while the file still waited."""
-    import threading
-
     from local_vector_search_mcp.handlers import status as status_module
 
-    root = make_kb(tmp_path)
-    first = make_workspace(root)
-    first.indexing.reindex()
-    first.close()
-    (root / "guide.md").write_text("# Guide\n\nInstall the walrus with pip.\n", "utf-8")
-    ws = make_workspace(root)
-    ws.start_serving()
+    ws = _restarted_after_a_change(tmp_path)
     indexer, sync = ws.indexing.indexer, ws.indexing.sync
     compare, real_status = indexer.changed_paths, sync.status
     release = threading.Event()
