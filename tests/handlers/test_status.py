@@ -245,3 +245,34 @@ def test_a_compare_ending_between_the_two_reads_is_not_settled(tmp_path: Path, m
     finally:
         release.set()
         ws.close()
+
+
+def test_comparing_holds_while_any_compare_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of 986: `comparing` looked at the latest compare only; a second one started meanwhile
+    (a write finishing another process's move starts one, decision 989) that ended first read as
+    no compare running while the first still had files to find."""
+    ws = make_workspace(make_kb(tmp_path))
+    ws.indexing.reindex()
+    indexer = ws.indexing.indexer
+    compare = indexer.changed_paths
+    first_may_end, calls = threading.Event(), []
+
+    def slow_then_quick() -> list[str]:
+        calls.append(1)
+        if len(calls) == 1:
+            first_may_end.wait(10)
+        return compare()
+
+    monkeypatch.setattr(indexer, "changed_paths", slow_then_quick)
+    try:
+        ws.indexing.start_catch_up()
+        ws.indexing.start_catch_up()
+        ws.indexing.wait_catch_up(10)  # the second, quick one
+        assert ws.indexing.comparing
+    finally:
+        first_may_end.set()
+        deadline = time.monotonic() + 10
+        while ws.indexing.comparing and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not ws.indexing.comparing
+        ws.close()

@@ -181,6 +181,7 @@ class IndexingService:
         self._retry_timer: threading.Timer | None = None
         self._pass_rate = PassRate()  # kb_status.vectors.etaSeconds (decision 804)
         self._catch_up_thread: threading.Thread | None = None
+        self._compares: list[threading.Thread] = []  # every catch-up started, the ended ones pruned
         self._start_compare: threading.Thread | None = None  # the server's start-up catch-up (decision 698)
         self._next_audit = 0.0  # set when watching starts
         self._compare_seconds = 0.0  # the last catch-up's compare of every file with the index
@@ -505,6 +506,7 @@ class IndexingService:
         # published once started: kb_status joins it from another thread (decision 698), and joining
         # a thread not yet started raises
         self._catch_up_thread = thread
+        self._compares = [t for t in self._compares if t.is_alive()] + [thread]
         if at_start:
             self._start_compare = thread
 
@@ -566,9 +568,9 @@ class IndexingService:
     def comparing(self) -> bool:
         """Whether a compare of every file with the index runs (the start's catch-up or the
         watcher's): what it will find changed is not queued yet (kb_status, decision 986). The
-        thread ends after queueing its findings, so no moment reads as settled in between."""
-        thread = self._catch_up_thread
-        return thread is not None and thread.is_alive()
+        thread ends after queueing its findings, so no moment reads as settled in between. Any of
+        them: a second one started meanwhile (a write's take-over, decision 989) may end first."""
+        return any(thread.is_alive() for thread in self._compares)
 
     def wait_start_compare(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for the start-up catch-up's compare (kb_status, decision
