@@ -19,11 +19,10 @@ from __future__ import annotations
 import threading
 from collections import Counter, OrderedDict
 
-from ..markdown import Document, ElementKind
+from ..markdown import Document
+from ..markdown.resolve import ChangedKey
 
 __all__ = ["ChangedElements", "changed_span"]
-
-Key = tuple[ElementKind, str, str]  # kind, self hash, logical pointer
 
 MAX_KEYS = 65_536  # over every document: about 13 MB at most
 _BLOCK = 4096  # characters compared at once while looking for the changed span
@@ -32,10 +31,10 @@ _BLOCK = 4096  # characters compared at once while looking for the changed span
 class ChangedElements:
     def __init__(self, _ws: object = None) -> None:  # ``Workspace.service`` passes the workspace
         self._lock = threading.Lock()
-        self._changed: OrderedDict[str, frozenset[Key]] = OrderedDict()  # least recently edited first
+        self._changed: OrderedDict[str, frozenset[ChangedKey]] = OrderedDict()  # least recently edited first
         self._count = 0
 
-    def of(self, rel: str) -> frozenset[Key]:
+    def of(self, rel: str) -> frozenset[ChangedKey]:
         """The elements of ``rel`` an edit changed or removed: (kind, self hash, pointer)."""
         with self._lock:
             return self._changed.get(rel, frozenset())
@@ -54,7 +53,7 @@ class ChangedElements:
                 self._count -= len(self._changed.popitem(last=False)[1])
 
 
-def changed_keys(before: Document, after: Document) -> frozenset[Key]:
+def changed_keys(before: Document, after: Document) -> frozenset[ChangedKey]:
     old = Counter((e.kind, e.self_hash) for e in before.elements)
     lost = old - Counter((e.kind, e.self_hash) for e in after.elements)
     if not lost:

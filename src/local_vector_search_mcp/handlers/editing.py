@@ -22,7 +22,7 @@ from lvsm_contract.models import (
 from ..errors import InvalidArgument
 from ..markdown import Document, Element, ElementKind, parse_anchor, parse_document, resolve_for_mutation
 from ..markdown.patch import patch_text
-from ..markdown.resolve import MutationScope
+from ..markdown.resolve import ChangedKey, MutationScope
 from ..markdown.source import BOM
 from ..markdown.table_edit import CellUpdate, RowMatch, TableEdit, edit_table
 from ..sourcefile import require_regular_file
@@ -120,7 +120,7 @@ def _match(where: TableRowMatch | None) -> RowMatch | None:
     return RowMatch(column=where.column, column_index=where.column_index, equals=where.equals)
 
 
-def _resolve_table(doc: Document, rel: str, pointer: str, changed: Collection[tuple[ElementKind, str, str]]) -> Element:
+def _resolve_table(doc: Document, rel: str, pointer: str, changed: Collection[ChangedKey]) -> Element:
     anchor = parse_anchor(pointer)
     if anchor.is_document or anchor.kind is not ElementKind.TABLE:
         raise InvalidArgument(f"kb_edit_table needs the anchor of a standalone table (`tN~...`); got '{pointer}'.")

@@ -15,10 +15,10 @@ from collections.abc import Collection, Sequence
 
 from .document import parse_edited
 from .edits import Edit, Op, PatchOperation, normalize_eol
-from .kinds import ElementKind
 from .list_markers import list_marker
 from .model import Document
 from .planning import apply_edits, plan_edits, seal_joins
+from .resolve import ChangedKey
 from .validate import validate_structure
 
 __all__ = [
@@ -40,7 +40,7 @@ def patch_text(
     doc: Document,
     path: str,
     operations: Sequence[PatchOperation],
-    changed: Collection[tuple[ElementKind, str, str]] = (),
+    changed: Collection[ChangedKey] = (),
 ) -> tuple[str, Document]:
     """Plan, apply and validate; return the new text and its parsed document."""
     edits = seal_joins(doc.text, plan_edits(doc, path, operations, changed))

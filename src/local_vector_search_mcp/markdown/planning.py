@@ -37,7 +37,7 @@ from .kinds import ElementKind
 from .list_markers import item_marker
 from .model import Document, Element
 from .pointers import DOCUMENT, Anchor, parse_anchor
-from .resolve import MutationScope, resolve_for_mutation
+from .resolve import ChangedKey, MutationScope, resolve_for_mutation
 from .source import detect_eol
 
 __all__ = ["apply_edits", "plan_edits"]
@@ -265,7 +265,7 @@ def plan_edits(
     doc: Document,
     path: str,
     operations: Sequence[PatchOperation],
-    changed: Collection[tuple[ElementKind, str, str]] = (),
+    changed: Collection[ChangedKey] = (),
 ) -> list[Edit]:
     """Resolve and plan every operation against ``doc``; sorted, overlap-free splices (``changed``:
     elements changed in place, never relocated to, :func:`resolve`)."""

@@ -18,6 +18,7 @@ from .model import Document, Element
 from .pointers import Anchor, parse_anchor
 
 __all__ = [
+    "ChangedKey",
     "MutationScope",
     "check_subtree",
     "resolve",
@@ -26,6 +27,9 @@ __all__ = [
 ]
 
 _REREAD = "read the document again to get current pointers"
+
+# An element an edit changed or removed: its kind, self hash and logical pointer (decision 993).
+ChangedKey = tuple[ElementKind, str, str]
 
 
 class MutationScope(StrEnum):
@@ -37,9 +41,7 @@ def _not_found(pointer: str, path: str) -> InvalidArgument:
     return InvalidArgument(f"Pointer '{pointer}' was not found in document '{path}'.")
 
 
-def resolve(
-    doc: Document, anchor: Anchor, path: str, changed: Collection[tuple[ElementKind, str, str]] = ()
-) -> Element | None:
+def resolve(doc: Document, anchor: Anchor, path: str, changed: Collection[ChangedKey] = ()) -> Element | None:
     """The element an anchor designates now; ``None`` for ``document``.
 
     Unhashed pointers resolve positionally (navigation). Hashed ones follow
@@ -142,7 +144,7 @@ def resolve_for_mutation(
     anchor: Anchor,
     path: str,
     scope: MutationScope,
-    changed: Collection[tuple[ElementKind, str, str]] = (),
+    changed: Collection[ChangedKey] = (),
 ) -> Element | None:
     """Resolve a mutation target: concrete elements need a self hash (§3.5, item 5)."""
     if anchor.is_document:
