@@ -29,6 +29,12 @@ def _pointers(ws: Workspace, path: str, kind: str) -> list[str]:
     return [e["pointer"] for e in read["elements"] if e["kind"] == kind]
 
 
+def _patch(ws: Workspace, path: str, kind: str, pointer: str, markdown: str | None = None) -> Any:
+    """One kb_patch operation, as an agent sends it."""
+    operation = {"kind": kind, "pointer": pointer, **({} if markdown is None else {"markdown": markdown})}
+    return invoke(ws, "kb_patch", {"request": {"path": path, "operations": [operation]}})
+
+
 def test_a_stale_table_edit_never_lands_on_the_identical_table(ws: Workspace) -> None:
     """Two identical tables; agent B edits the second, then agent A's delete_row with the pointer
     it read before lands on the first, untouched one (its hash is now the only one left)."""
@@ -59,26 +65,13 @@ def test_a_stale_patch_never_lands_on_the_identical_paragraph(ws: Workspace) -> 
     doc = ws.root / "n.md"
     doc.write_text("# N\n\nSee also the guide.\n\nMiddle.\n\nSee also the guide.\n", encoding="utf-8")
     first, _, third = _pointers(ws, "n.md", "paragraph")
-    invoke(
-        ws,
-        "kb_patch",
-        {
-            "request": {
-                "path": "n.md",
-                "operations": [{"kind": "replace_element", "pointer": third, "markdown": "Done."}],
-            }
-        },
-    )
+    _patch(ws, "n.md", "replace_element", third, "Done.")
     before = doc.read_bytes()
     for kind, markdown in (("delete", None), ("replace_element", "Other.")):
         with pytest.raises(Conflict):
-            invoke(
-                ws,
-                "kb_patch",
-                {"request": {"path": "n.md", "operations": [{"kind": kind, "pointer": third, "markdown": markdown}]}},
-            )
+            _patch(ws, "n.md", kind, third, markdown)
         assert doc.read_bytes() == before
-    invoke(ws, "kb_patch", {"request": {"path": "n.md", "operations": [{"kind": "delete", "pointer": first}]}})
+    _patch(ws, "n.md", "delete", first)
     text = doc.read_text("utf-8")
     assert "See also" not in text and text.endswith("Middle.\n\nDone.\n")
 
@@ -88,31 +81,9 @@ def test_a_pointer_shifted_by_an_unrelated_edit_is_still_followed(ws: Workspace)
     doc = ws.root / "s.md"
     doc.write_text("# S\n\nOne.\n\nTwo.\n\nThree.\n", encoding="utf-8")
     first, _, third = _pointers(ws, "s.md", "paragraph")
-    invoke(
-        ws,
-        "kb_patch",
-        {"request": {"path": "s.md", "operations": [{"kind": "insert_before", "pointer": first, "markdown": "Zero."}]}},
-    )
-    invoke(
-        ws,
-        "kb_patch",
-        {
-            "request": {
-                "path": "s.md",
-                "operations": [{"kind": "replace_element", "pointer": first, "markdown": "Uno."}],
-            }
-        },
-    )
-    invoke(
-        ws,
-        "kb_patch",
-        {
-            "request": {
-                "path": "s.md",
-                "operations": [{"kind": "replace_element", "pointer": third, "markdown": "Tres."}],
-            }
-        },
-    )
+    _patch(ws, "s.md", "insert_before", first, "Zero.")
+    _patch(ws, "s.md", "replace_element", first, "Uno.")
+    _patch(ws, "s.md", "replace_element", third, "Tres.")
     assert doc.read_text("utf-8") == "# S\n\nZero.\n\nUno.\n\nTwo.\n\nTres.\n"
 
 
@@ -123,12 +94,8 @@ def test_one_read_dedupe_deletes_a_copy_then_edits_the_one_kept(ws: Workspace) -
     doc = ws.root / "d.md"
     doc.write_text("# D\n\nExample.\n\nA.\n\nExample.\n\nB.\n", encoding="utf-8")
     p1, _, p3, _ = _pointers(ws, "d.md", "paragraph")
-    invoke(ws, "kb_patch", {"request": {"path": "d.md", "operations": [{"kind": "delete", "pointer": p1}]}})
-    invoke(
-        ws,
-        "kb_patch",
-        {"request": {"path": "d.md", "operations": [{"kind": "replace_element", "pointer": p3, "markdown": "Fixed."}]}},
-    )
+    _patch(ws, "d.md", "delete", p1)
+    _patch(ws, "d.md", "replace_element", p3, "Fixed.")
     assert doc.read_text("utf-8").endswith("A.\n\nFixed.\n\nB.\n")
 
 
@@ -149,7 +116,7 @@ def test_a_stale_edit_planned_while_the_edit_is_written_sees_its_note(
 
     def stale_delete() -> None:
         try:
-            invoke(ws, "kb_patch", {"request": {"path": "n.md", "operations": [{"kind": "delete", "pointer": third}]}})
+            _patch(ws, "n.md", "delete", third)
             outcome.append("accepted")
         except Conflict:
             outcome.append("conflict")
@@ -163,16 +130,7 @@ def test_a_stale_edit_planned_while_the_edit_is_written_sees_its_note(
         return real_commit(*args)
 
     monkeypatch.setattr(writer, "commit", commit_while_another_session_plans)
-    invoke(
-        ws,
-        "kb_patch",
-        {
-            "request": {
-                "path": "n.md",
-                "operations": [{"kind": "replace_element", "pointer": third, "markdown": "Done."}],
-            }
-        },
-    )
+    _patch(ws, "n.md", "replace_element", third, "Done.")
     other.join(10)
     assert outcome == ["conflict"] and doc.read_text("utf-8").count("See also") == 1
 

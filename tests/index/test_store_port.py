@@ -23,6 +23,7 @@ from local_vector_search_mcp.index.port import (
     PendingChunk,
 )
 from local_vector_search_mcp.index.query import AllOf, AnyOf, CjkRun, PathScope, Phrase, Prefix, Term
+from local_vector_search_mcp.search.chunks import ChunkApi
 
 
 def _sqlite(tmp_path: Path) -> IndexStore:
@@ -775,12 +776,11 @@ class _Interleaved:
             other(self._store)
 
 
-def _chunk_api(store: object):
+def _chunk_api(store: object) -> ChunkApi:
     from types import SimpleNamespace
 
     from local_vector_search_mcp.embeddings.slot import EmbedderSlot
     from local_vector_search_mcp.index.activity import IndexActivity
-    from local_vector_search_mcp.search.chunks import ChunkApi
 
     config = SimpleNamespace(embedding=SimpleNamespace(dimensions=None, provider="none"))
     return ChunkApi(config, store, EmbedderSlot(config.embedding), IndexActivity())  # type: ignore[arg-type]
@@ -814,21 +814,27 @@ def test_two_updates_of_different_fields_both_survive(store: IndexStore) -> None
     assert final.stale is True and final.vector is not None and np.allclose(final.vector, vec(1))
 
 
-def test_an_upsert_racing_one_of_the_same_new_id_in_another_collection_is_refused(store: IndexStore) -> None:
-    """Decision 988: upsert_vector read the id, then wrote the chunk with the collection it named,
-    so another client's upsert of the same new id into another collection between the two was
-    overwritten: both were told the chunk was stored, and the first one's had moved."""
-    from local_vector_search_mcp.errors import InvalidArgument
-
+def _racing_an_upsert_into_c1(store: IndexStore, first: list[tuple[str, bool]]) -> ChunkApi:
+    """A chunk API whose write of an external chunk is preceded by another client's upsert of
+    the same new id ``x`` into ``c1`` (its answer appended to ``first``)."""
     store.ensure_schema(None, "float32")
-    first: list[tuple[str, bool]] = []
-    api = _chunk_api(
+    return _chunk_api(
         _Interleaved(
             store,
             lambda other: first.append(_chunk_api(other).upsert("x", "a.txt", 0, "A", list(vec(1)), None, "c1")),
             before="put_external",
         )
     )
+
+
+def test_an_upsert_racing_one_of_the_same_new_id_in_another_collection_is_refused(store: IndexStore) -> None:
+    """Decision 988: upsert_vector read the id, then wrote the chunk with the collection it named,
+    so another client's upsert of the same new id into another collection between the two was
+    overwritten: both were told the chunk was stored, and the first one's had moved."""
+    from local_vector_search_mcp.errors import InvalidArgument
+
+    first: list[tuple[str, bool]] = []
+    api = _racing_an_upsert_into_c1(store, first)
     with pytest.raises(InvalidArgument) as refused:
         api.upsert("x", "a.txt", 0, "B", list(vec(2)), None, "c2")
     assert refused.value.message == "Chunk 'x' is in collection 'c1'; delete it first to move it to 'c2'."
@@ -842,15 +848,8 @@ def test_an_upsert_naming_no_collection_keeps_the_one_a_racing_upsert_stored(sto
     """Decision 988: no collection means "keep the stored one" as the write finds the row, not as
     a read before it did: the chunk went to `external` and left the collection the other client
     named. Only the first writer is told ``created``."""
-    store.ensure_schema(None, "float32")
     first: list[tuple[str, bool]] = []
-    api = _chunk_api(
-        _Interleaved(
-            store,
-            lambda other: first.append(_chunk_api(other).upsert("x", "a.txt", 0, "A", list(vec(1)), None, "c1")),
-            before="put_external",
-        )
-    )
+    api = _racing_an_upsert_into_c1(store, first)
     assert api.upsert("x", "b.txt", 1, "B", list(vec(2)), {"k": 1}, None) == ("x", False)
     assert first == [("x", True)]
     stored = store.external_chunk("x")
