@@ -60,10 +60,14 @@ def check_references(old: Document, new: Document, mapper: OffsetMapper) -> None
         return
     old_source, new_source = document_link_source(old), document_link_source(new)
     was, now = old_source.references, new_source.references
-    for key in dict.fromkeys([*was, *now]):  # in document order: the first change is the one named
-        if _resolution(was.get(key)) != _resolution(now.get(key)):
-            before, after = _definition(old, key, was.get(key)), _definition(new, key, now.get(key))
-            _check_label(old, mapper, old_source, key, before, after)
+    # a label new to the document is always accepted: the links waiting for it (`[text][lbl]`,
+    # `[^1]`, written before their definition, the order an agent writes in) are what adding it
+    # is for (review of 990); in document order, so the first change is the one named
+    for key in was:
+        if _resolution(was[key]) != _resolution(now.get(key)):
+            before = _definition(old, key, was[key])
+            assert before is not None  # a label of the map has a resolution
+            _check_label(old, mapper, old_source, key, before, _definition(new, key, now.get(key)))
 
 
 def _resolution(ref: Any) -> tuple[str, str] | None:
@@ -92,18 +96,14 @@ def _check_label(
     mapper: OffsetMapper,
     old_source: LinkSource,
     key: str,
-    before: _Definition | None,
+    before: _Definition,
     after: _Definition | None,
 ) -> None:
     """Refuse the change of label ``key``'s resolution unless the edit owns it and no untouched text sees it."""
     written_by = _edit_writing(mapper, after) if after is not None else None
-    if before is not None and mapper.touching(before.start, before.end) is None:
+    if mapper.touching(before.start, before.end) is None:
         blame = mapper.edits[written_by] if written_by is not None else mapper.nearest(before.start)
         raise unsupported(blame.pointer, _taken_over(before, after))
-    if before is None:
-        # a new label: the links waiting for it (`[text][lbl]`, `[^1]`, written before their
-        # definition, the order an agent writes in) are what adding it is for (review of 990)
-        return
     if written_by is not None:
         return  # the edit replaced the definition it targeted with one of its own
     line = _untouched_use(old, old_source, key, _outside_old_edits(mapper))
