@@ -404,10 +404,12 @@ def print_content(result: ContentResult) -> None:
 def _recover_interrupted_writes(ws: Workspace) -> None:
     # A process killed mid-write may have left a temporary file or a half-done move;
     # every start (server, call, reindex) cleans that up before anything reads the tree.
+    # A warning, as a running server's take-over logs it: a user should see that a file
+    # was put back or a move finished, not only the debug log.
     from .writer import recover, recover_staging
 
     for action in [*recover(ws), *recover_staging(ws)]:
-        logging.getLogger("local_vector_search_mcp").info("interrupted write: %s", action)
+        logging.getLogger("local_vector_search_mcp").warning("finished an interrupted write: %s", action)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ PERMISSION_DENIED with a message that says what happened.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import subprocess
 import sys
@@ -223,7 +224,9 @@ def test_kill_at_every_step_leaves_the_file_wholly_old_or_wholly_new(tmp_path: P
     assert kills >= {"edit": 25, "create": 25, "move": 20, "delete": 8, "relink": 60, "undo": 80}[op]  # all hit
 
 
-def test_the_next_cli_start_removes_a_temporary_file_left_by_a_killed_write(tmp_path: Path) -> None:
+def test_the_next_cli_start_removes_a_temporary_file_left_by_a_killed_write(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     root = _fresh(tmp_path, 0, "edit")
     ws = _workspace(root)
     with writer.write_lock(ws) as intent:  # what a killed write leaves: the note and its temp file
@@ -232,9 +235,14 @@ def test_the_next_cli_start_removes_a_temporary_file_left_by_a_killed_write(tmp_
         tmp.write_bytes(NEW[:100])
     user_file = root / ".notes.md.fedcba987654.tmp"  # same shape, but not ours: never deleted
     user_file.write_bytes(b"mine")
-    assert cli_main(["--root", str(root), "--project-root", str(root), "--status"]) == 0
+    with caplog.at_level(logging.WARNING, logger="local_vector_search_mcp"):
+        assert cli_main(["--root", str(root), "--project-root", str(root), "--status"]) == 0
     assert not tmp.exists() and user_file.read_bytes() == b"mine"
     assert (root / "a.md").read_bytes() == OLD
+    # The user is told what the start repaired, at the level a running server's take-over uses.
+    assert [r.getMessage() for r in caplog.records if "interrupted write" in r.getMessage()] == [
+        "finished an interrupted write: removed the temporary file .a.md.0123456789ab.tmp"
+    ]
 
 
 def test_a_torn_intent_note_is_ignored(tmp_path: Path) -> None:
