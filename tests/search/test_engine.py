@@ -282,6 +282,17 @@ def test_lexical_scores_every_word_and_never_returns_nothing_when_words_exist(tm
     assert "[the]" not in out["results"][0]["snippet"]
 
 
+def test_a_name_written_as_words_with_a_stop_word_finds_its_page(tmp_path):
+    # `search after` is `search_after` written as words: `after` is a stop word, and searching
+    # `search` alone ranked the pages that say "search" most above the one about the parameter
+    (tmp_path / "paginate.md").write_text("# Paginate\n\nUse the search_after parameter to page.\n", "utf-8")
+    for i in range(3):
+        (tmp_path / f"s{i}.md").write_text(f"# Search {i}\n\nSearch, search and search again.\n", "utf-8")
+    ws, _ = ready(tmp_path)
+    out = kb_search(ws, {"query": "search after", "mode": "lexical"})
+    assert out["results"][0]["path"] == "paginate.md"
+
+
 def test_the_same_passage_in_several_files_is_one_result_with_also_in(tmp_path):
     page = "# Install\n\nRun the installer with the --quiet flag to skip prompts.\n"
     for version in ("1.0", "2.0", "latest"):

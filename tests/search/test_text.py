@@ -149,6 +149,19 @@ def test_adjacent_content_words_add_a_phrase_for_proximity():
     assert build_lexical_query("pip").ranked() == Term("pip")  # one word: no group at all
 
 
+def test_stop_words_of_a_name_written_as_words_stay_in_a_phrase():
+    # one word besides stop words: the stop words are part of a name (search_after, if let)
+    assert [p.words for p in build_lexical_query("search after").pairs] == [("search", "after")]
+    assert [p.words for p in build_lexical_query("if let syntax").pairs] == [("if", "let"), ("let", "syntax")]
+    no_stats = lambda tokens: {}  # noqa: E731
+    assert render_match(build_lexical_query("search after").ranked(), no_stats) == '"search" OR "search after"'
+    # a question's stop words are its phrasing; two other words: as before (decision 181)
+    assert build_lexical_query("what is sharding").pairs == ()
+    assert build_lexical_query("sharding after?").pairs == ()
+    assert build_lexical_query("learning to rank").pairs == ()
+    assert build_lexical_query("if let").pairs == ()  # only stop words: every word is kept as it is
+
+
 def test_stems_query_mirrors_the_tree_with_english_words_stemmed():
     no_stats = lambda tokens: {}  # noqa: E731
     parsed = build_lexical_query("echoing Rc::strong_count 机器 indexes")

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from ..index.cjk import CJK_RUN
 from ..index.port import ChunkHit
-from .stopwords import asks_in_chinese, is_stop_word, query_stop_words
+from .stopwords import asks_in_chinese, is_stop_word, query_stop_words, reads_as_question
 
 __all__ = [
     "CJK_CLAUSE",
@@ -75,41 +75,6 @@ def is_prose(query: str) -> bool:
     return asks_in_chinese(query) or any(len(m) >= CJK_CLAUSE for m in CJK_RUN.findall(query))
 
 
-_INTERROGATIVES = frozenset(
-    (
-        "how",
-        "what",
-        "why",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "can",
-        "could",
-        "should",
-        "shall",
-        "is",
-        "are",
-        "am",
-        "was",
-        "were",
-        "do",
-        "does",
-        "did",
-        "will",
-        "would",
-        "may",
-        "might",
-        "must",
-        "has",
-        "have",
-        "had",
-    )
-)
-
-
 def is_question(query: str) -> bool:
     """Whether ``query`` is an English question: prose (:func:`is_prose`) that ends with a
     question mark or opens with an interrogative or auxiliary word (``How do I ...``,
@@ -118,10 +83,7 @@ def is_question(query: str) -> bool:
     a question."""
     if not is_prose(query):
         return False
-    pieces = query.split()
-    if query.rstrip().endswith(("?", "\uff1f")) or pieces[0].lower().strip("\"'") in _INTERROGATIVES:
-        return True
-    return asks_in_chinese(query)
+    return reads_as_question(query) or asks_in_chinese(query)
 
 
 def semantic_weight(query: str, configured: float) -> float:

@@ -150,6 +150,51 @@ def query_language(pieces: Iterable[str]) -> str:
     return max(readings, key=readings.__getitem__, default="en")
 
 
+# English words that open a question (interrogatives and auxiliaries: ``How do I ...``, ``Can I ...``).
+INTERROGATIVES = frozenset(
+    (
+        "how",
+        "what",
+        "why",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "can",
+        "could",
+        "should",
+        "shall",
+        "is",
+        "are",
+        "am",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "may",
+        "might",
+        "must",
+        "has",
+        "have",
+        "had",
+    )
+)
+
+
+def reads_as_question(query: str) -> bool:
+    """Whether ``query`` is phrased as an English question: a question mark at its end, or an
+    interrogative or auxiliary word first (``fusion.is_question`` adds that it reads as prose)."""
+    pieces = query.split()
+    if not pieces:
+        return False
+    return query.rstrip().endswith(("?", "\uff1f")) or pieces[0].lower().strip("\"'") in INTERROGATIVES
+
+
 def is_stop_word(piece: str, stop_words: frozenset[str] = EVERY_QUERY) -> bool:
     """Whether a whitespace-free query piece is one of ``stop_words`` (those of its query,
     :func:`query_stop_words`; by default :data:`EVERY_QUERY`'s, which apply to every query):

@@ -28,7 +28,15 @@ from itertools import pairwise
 from ..index.cjk import CJK_CHARS, CJK_RUN, bigrams, word_spans, word_tokens
 from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
 from ..index.stem import is_stemmable, stem
-from .stopwords import EVERY_QUERY, asks_in_chinese, chinese_phrasing, is_stop_word, query_language, query_stop_words
+from .stopwords import (
+    EVERY_QUERY,
+    asks_in_chinese,
+    chinese_phrasing,
+    is_stop_word,
+    query_language,
+    query_stop_words,
+    reads_as_question,
+)
 
 __all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
 
@@ -63,7 +71,7 @@ class ParsedQuery:
         query word takes part in scoring (an AND first would put chunks that happen
         to hold every word of a long question above the ones about its topic).
         ``row_budget`` and ``coverage``: the hints of :class:`AnyOf`."""
-        if self.is_single_term:
+        if self.is_single_term and not self.pairs:
             return self.leaves[0]
         return AnyOf((*self.leaves, *self.pairs), row_budget, coverage=coverage)
 
@@ -113,7 +121,9 @@ def build_lexical_query(query: str) -> ParsedQuery:
     leaves: dict[object, LexicalLeaf] = {}
     for leaf, _, _ in content:
         leaves.setdefault(_tokens_of(leaf), leaf)
-    return ParsedQuery(tuple(leaves.values()), tuple(text for _, text, _ in content), _pairs(found), stop)
+    return ParsedQuery(
+        tuple(leaves.values()), tuple(text for _, text, _ in content), _pairs(found, not reads_as_question(query)), stop
+    )
 
 
 # A French or Italian elided article, pronoun or preposition before a word (``l'index``,
@@ -142,13 +152,17 @@ _TRIM = "\"'()[]{}<>"  # quotes and brackets around a word
 _CLAUSE_END = ".,;:?!"
 
 
-def _pairs(found: list[tuple[LexicalLeaf, str, bool]]) -> tuple[Phrase, ...]:
+def _pairs(found: list[tuple[LexicalLeaf, str, bool]], names: bool) -> tuple[Phrase, ...]:
     """Adjacent two-word phrases of the query (proximity boost): two plain words written next
-    to each other, neither a stop word nor punctuated inside, not across a clause break
-    (``S3 bucket?`` -> ``"S3 bucket"``; ``file, bucket`` -> nothing)."""
+    to each other, not punctuated inside, not across a clause break (``S3 bucket?`` ->
+    ``"S3 bucket"``; ``file, bucket`` -> nothing), and neither a stop word, unless ``names`` (the
+    query is not a question) and one word of the query is not a stop word: its stop words are then
+    part of a name written as words (``search after`` for ``search_after``, ``if let syntax``), and
+    the phrase is all that keeps them (decision 1003)."""
     out: list[Phrase] = []
+    names = names and sum(not stop for _, _, stop in found) == 1
     for (a, ta, stop_a), (b, tb, stop_b) in pairwise(found):
-        if not isinstance(a, Term) or not isinstance(b, Term) or stop_a or stop_b:
+        if not isinstance(a, Term) or not isinstance(b, Term) or ((stop_a or stop_b) and not names):
             continue
         wa, wb = ta.strip(_TRIM), tb.strip(_TRIM).rstrip(_CLAUSE_END)
         if _WORDS.fullmatch(wa) and _WORDS.fullmatch(wb):
