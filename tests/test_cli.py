@@ -46,6 +46,16 @@ def test_call_with_json_and_stdin(kb: Path) -> None:
     assert json.loads(result.stdout) == {"files": [], "skippedFolders": 0, "skipped": [], "nextCursor": None}
 
 
+def test_a_tool_without_arguments_takes_an_empty_json_object(kb: Path) -> None:
+    # A script that passes --json to every tool works for kb_status too; anything but {} is
+    # refused as over MCP (decision 1004).
+    result = run("call", "kb_status", "--json", "{}", cwd=kb)
+    assert result.returncode == 0, result.stderr
+    assert "indexExists" in json.loads(result.stdout)
+    result = run("call", "kb_status", "--json", '{"x": 1}', cwd=kb)
+    assert result.returncode == 1 and json.loads(result.stderr)["code"] == "INVALID_ARGUMENT"
+
+
 def test_call_error_is_json_on_stderr_exit_1(kb: Path) -> None:
     result = run("call", "kb_list_files", "--path-prefix", "../x", cwd=kb)
     assert result.returncode == 1

@@ -221,3 +221,12 @@ def test_make_demo_runs_again_on_another_folder_with_spaces_and_quotes(tmp_path:
 
     assert demo()  # examples/demo
     assert [hit["path"] for hit in demo(f"DEMO_ROOT={notes}")] == ["garden.md"]
+
+
+def test_every_generated_path_the_reference_names_exists() -> None:
+    # docs/reference pointed at `generated/schemas/`, a folder that never existed (decision 1004)
+    named = set()
+    for page in (ROOT / "docs" / "reference").glob("*.md"):
+        named |= set(re.findall(r"`(generated/[^`{}<>]+?)`", page.read_text("utf-8")))
+    assert named, "the reference names no generated file: the check would pass vacuously"
+    assert [path for path in sorted(named) if not (ROOT / path).exists()] == []

@@ -192,6 +192,7 @@ def add_tool_parsers(subparsers: Any) -> None:
         description="Report the server's configuration and the state of the search index: where the index lives, which\nembedding provider and model are active, how many documents and chunks are indexed (and which files\ncould not be indexed, with the reason), whether a reindex\nis running (and how the last one ended), pending targeted re-indexing after edits, and whether the\nstored index is compatible with the current configuration. Call it first to orient yourself, and\nafter kb_reindex to follow progress. Takes no arguments (send `{}`); never fails because the index is\nmissing, empty, damaged or busy: a database that cannot be used is named in `compatibility.problems`.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--json", dest="json_input", metavar="JSON", help="the arguments as JSON, @file or - for stdin: `{}` (the tool takes none; a script that passes --json to every tool works here too)")
     parser.set_defaults(tool='kb_status')
     parser = subparsers.add_parser(
         'kb_reindex',

@@ -261,13 +261,13 @@ def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
     from lvsm_contract.cli import ENVELOPES, FIELDS
 
     envelope = ENVELOPES[ns.tool]
-    if envelope == "none":
-        return {}
     body: dict[str, Any] = {}
     if getattr(ns, "json_input", None):
         body = _read_json_arg(ns.json_input)
         if not isinstance(body, dict):
             raise ConfigError("--json must be a JSON object.")
+    if envelope == "none":  # `{}`, or the refusal MCP gives arguments the tool does not take
+        return body
     for prop, dest, _kind in FIELDS[ns.tool]:
         value = getattr(ns, dest, None)
         if value is not None:

@@ -201,7 +201,9 @@ _ITEM_CONSTRAINTS = frozenset({"minLength", "maxLength", "pattern", "minimum", "
 
 
 # A malformed value in one of these fields is a path refusal, not an argument error
-# (spec/decisions.md): `notes.txt` where a `.md` document is required is INVALID_PATH.
+# (spec/decisions.md): `notes.txt` where a `.md` document is required is INVALID_PATH. Only for a
+# tool that lists INVALID_PATH: the chunk tools' `sourcePath` and `pathPrefix` are free-form
+# strings, whose malformed values are INVALID_ARGUMENT (decision 1004).
 _PATH_FIELDS = {"path", "pathPrefix", "sourcePath", "targetPath", "outputPath"}
 _PATH_ERRORS = {"string_pattern_mismatch", "string_too_short", "string_too_long"}
 
@@ -321,7 +323,7 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
         # spelling the schemas do not publish and the checks above do not see (decision 855)
         parsed = _model(spec.arguments_model).model_validate(arguments, by_alias=True, by_name=False)
     except ValidationError as exc:
-        if _is_path_error(exc):
+        if "INVALID_PATH" in spec.errors and _is_path_error(exc):
             raise InvalidPath(
                 _format_validation(exc, schema).replace("Invalid arguments", "Path not permitted")
             ) from None

@@ -380,3 +380,19 @@ def test_a_vector_found_by_itself_scores_one_not_more(tmp_path: Path) -> None:
             assert (top["id"], top["score"]) == ("same", 1.0)
     finally:
         ws.close()
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("list_chunks", {"sourcePath": ""}),
+        ("upsert_vector", {"id": "x", "sourcePath": "s" * 1025, "text": "t", "embedding": [1.0] * DIMS}),
+        ("search_vectors", {"embedding": [1.0] * DIMS, "filter": {"pathPrefix": "p" * 5000}}),
+        ("search_knowledge", {"query": "pip", "filter": {"pathPrefix": "p" * 5000}}),
+    ],
+)
+def test_a_malformed_source_path_is_an_argument_error(ws: Workspace, tool: str, arguments: dict[str, Any]) -> None:
+    # The chunk tools' sourcePath and pathPrefix are free-form strings, not knowledge-base paths:
+    # INVALID_PATH is not among their errors (decision 1004).
+    with pytest.raises(InvalidArgument, match="Invalid arguments"):
+        invoke(ws, tool, arguments)
