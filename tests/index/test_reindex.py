@@ -653,3 +653,11 @@ def test_a_reindex_names_the_files_it_left_out_for_their_names(kb):
     assert "'notes/caf\\xe9.md'" in warning and "'tab\there.md'" in warning and "odd" not in warning
     assert "'c:notes.md'" in warning
     assert svc.reindex()["warning"] == warning  # every pass says it again until they are renamed
+
+
+def test_a_file_whose_front_matter_is_nested_too_deep_is_indexed_without_it(kb):
+    # 1,000 levels of `[`: the file was unreadable (RecursionError) and its body never searchable
+    (kb / "deep.md").write_text("---\na: " + "[" * 1_000 + "]" * 1_000 + "\n---\n# Deep\n\nquokka\n", "utf-8")
+    result = service(kb).reindex()
+    assert result["unreadable"] == []
+    assert [r["path"] for r in service(kb).search(query="quokka", mode="lexical")["results"]] == ["deep.md"]

@@ -212,6 +212,17 @@ def test_front_matter_aliases_that_expand_far_beyond_the_text_are_broken_front_m
         links.load_yaml('a: &a ["x", "x"]\nb: &b [*a, *a, *a]\nc: [' + ", ".join(["*b"] * 2_000) + "]")
 
 
+def test_front_matter_nested_past_the_stack_is_broken_front_matter() -> None:
+    """libyaml refuses 1,000 levels, and the pure-Python loader it falls back to ran out of stack:
+    a RecursionError made the file unreadable and kb_move / the PDF export INTERNAL_ERROR
+    (decision 1005). Such a header reads as broken front matter; the body's links still count."""
+    for header in ("a: " + "[" * 1_000 + "]" * 1_000, "a: " + "{b: " * 1_000 + "c" + "}" * 1_000):
+        with pytest.raises(ValueError, match=r"nested too deep|nesting depth"):
+            links.load_yaml(header)
+        found = extract_links(parse_document(f"---\n{header}\n---\n# T\n\nsee [[y]]\n".encode()))
+        assert [ln.destination for ln in found.links] == ["y"]
+
+
 def test_plain_front_matter_is_never_too_large() -> None:
     """The bound counts every value and its characters against twice the text: plain YAML (keys
     without values, one-character lists, long strings) stays under it, and so do ordinary

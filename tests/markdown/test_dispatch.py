@@ -123,7 +123,7 @@ def test_line_tables_equal_markdown_its(src: str) -> None:
     assert line_tables(src) == (stock.bMarks, stock.eMarks, stock.tShift, stock.sCount)
 
 
-@given(st.text(alphabet="ab|\\ ", max_size=30))
+@given(st.text(alphabet="ab|\\ ", max_size=60))
 def test_table_cells_split_as_markdown_it_splits_them(row: str) -> None:
     assert scan._escaped_split(row) == escapedSplit(row)
 

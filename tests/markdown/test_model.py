@@ -13,7 +13,7 @@ import pytest
 import xxhash
 
 from local_vector_search_mcp.errors import UnsupportedFormat
-from local_vector_search_mcp.markdown import ElementKind, parse_document, parse_text
+from local_vector_search_mcp.markdown import ElementKind, document, parse_document, parse_text
 from local_vector_search_mcp.markdown.document import clear_cache
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "markdown"
@@ -258,6 +258,21 @@ def test_keep_false_reuses_a_cached_document_and_keeps_no_new_one() -> None:
     swept = parse_document(other, keep=False)
     assert parse_document(other, keep=False) is not swept  # parsed again: it was never kept
     assert parse_document(raw) is held
+
+
+def test_the_cache_holds_a_bounded_amount_of_text_but_always_the_newest_document(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Decision 1005: 32 documents near the size limit pinned gigabytes (a parsed document weighs
+    up to ~90x its text). The cache now also stays under CACHE_CHARS of text in all."""
+    monkeypatch.setattr(document, "CACHE_CHARS", 1_000)
+    clear_cache()
+    small = [parse_document(f"# {i}\n\n{'x' * 300}\n".encode()) for i in range(3)]
+    assert all(parse_document(d.text.encode()) is d for d in small)  # 3 x ~310 characters fit
+    big = parse_document(b"# Big\n\n" + b"y" * 5_000 + b"\n")
+    assert parse_document(big.text.encode()) is big  # over the budget alone, and still kept
+    assert all(parse_document(d.text.encode()) is not d for d in small)  # evicted for it
+    assert document._cached_chars == sum(len(d.text) for d in document._cache.values())
 
 
 def test_html_blocks_and_definitions_are_not_addressable() -> None:

@@ -12,14 +12,18 @@ from .incremental import BlockState, build_state, reparse
 from .model import Document
 from .source import BOM, LineIndex, decode_markdown, detect_eol
 
-__all__ = ["CACHE_SIZE", "clear_cache", "parse_document", "parse_edited", "parse_text"]
+__all__ = ["CACHE_CHARS", "CACHE_SIZE", "clear_cache", "parse_document", "parse_edited", "parse_text"]
 
-# A parsed 5 MB file holds tens of thousands of elements; a few dozen
-# documents is plenty for read-page-edit loops and bounds memory.
+# A few dozen documents is plenty for read-page-edit loops. Memory is bounded by their text too:
+# a parsed document weighs up to about 90 times its text (200,000 list items in 2.7 MB kept
+# 250 MB), so 32 large files held many gigabytes (decision 1005). The newest document is kept
+# whatever its size, so an agent paging through one file at the size limit still parses it once.
 CACHE_SIZE = 32
+CACHE_CHARS = 8 * 1024 * 1024  # characters of text, all cached documents together
 LARGE_TEXT = 256 * 1024  # characters: a text this long is parsed with the cyclic collector paused
 
 _cache: OrderedDict[str, Document] = OrderedDict()
+_cached_chars = 0
 _lock = threading.Lock()
 
 
@@ -32,16 +36,22 @@ def _cached(key: str) -> Document | None:
 
 
 def _store(key: str, doc: Document) -> None:
+    global _cached_chars
     with _lock:
+        old = _cache.pop(key, None)
+        _cached_chars -= len(old.text) if old is not None else 0
         _cache[key] = doc
-        _cache.move_to_end(key)
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+        _cached_chars += len(doc.text)
+        while len(_cache) > 1 and (len(_cache) > CACHE_SIZE or _cached_chars > CACHE_CHARS):
+            _, evicted = _cache.popitem(last=False)
+            _cached_chars -= len(evicted.text)
 
 
 def clear_cache() -> None:
+    global _cached_chars
     with _lock:
         _cache.clear()
+        _cached_chars = 0
 
 
 def _collector_paused(text: str) -> AbstractContextManager[None]:

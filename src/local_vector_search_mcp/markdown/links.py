@@ -779,7 +779,7 @@ def _property_places(doc: Document, holder: Element) -> list[tuple[str, int]] | 
     except yaml.YAMLError:
         try:
             root = yaml.compose(body, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):  # nested too deep for the stack (_parse_yaml)
             return None
     if not isinstance(root, yaml.MappingNode):
         return None
@@ -873,10 +873,17 @@ def _parse_yaml(source: str) -> Any:
             return yaml.load(source, Loader=fast)  # the C build of SafeLoader
         except yaml.YAMLError:
             pass
+        except RecursionError:  # its constructor is Python: see below
+            raise ValueError("front matter nested too deep") from None
     try:
         return yaml.safe_load(source)
     except yaml.YAMLError as exc:
         raise ValueError(str(exc)) from None
+    except RecursionError:
+        # libyaml refuses nesting 1,000 deep; the pure-Python loader recurses once per level and
+        # ran out of stack there, which is not a YAMLError: one such header made its whole file
+        # unreadable and kb_move / the PDF export an INTERNAL_ERROR (decision 1005)
+        raise ValueError("front matter nested too deep") from None
 
 
 # What a front matter's values may weigh beyond twice its own text (decision 404).

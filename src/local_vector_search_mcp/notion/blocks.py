@@ -35,6 +35,7 @@ from markdown_it.token import Token
 from markdown_it.tree import SyntaxTreeNode
 
 from local_vector_search_mcp.markdown.front_matter import front_matter_plugin
+from local_vector_search_mcp.markdown.links import load_yaml
 
 __all__ = [
     "MAX_RICH_TEXT_ITEMS",
@@ -483,11 +484,9 @@ class _Converter:
 
 
 def _front_matter_title(content: str) -> str | None:
-    import yaml
-
     try:
-        data = yaml.safe_load(content)
-    except yaml.YAMLError:
+        data = load_yaml(content)  # the indexer's reading: aliases and nesting bounded (decision 1005)
+    except ValueError:
         return None
     title = data.get("title") if isinstance(data, dict) else None
     # A scalar only: str() of a list or mapping is Python's text, and of nested YAML aliases (a
