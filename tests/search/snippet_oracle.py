@@ -7,6 +7,7 @@ of the snippet rules (then change both, and say so in ``spec/decisions.md``)."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +20,18 @@ from local_vector_search_mcp.search.stopwords import is_stop_word
 _CJK = CJK_CHARS
 _CJK_RUN = CJK_RUN
 
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+", re.UNICODE)
+
+# Combining marks go with the character before them in a token and at a cut (decision 1002). Those
+# of plane 0 and the others apart: ``re`` looks the first up in a bitmap, tries the second range by
+# range (one class for all made this oracle three times slower).
+def _marks(codes: range) -> str:
+    return "".join(re.escape(chr(c)) for c in codes if unicodedata.category(chr(c))[0] == "M")
+
+
+_PLANE_0, _OTHERS = _marks(range(0x10000)), _marks(range(0x10000, 0x20000)) + _marks(range(0xE0100, 0xE01F0))
+_M = rf"(?:[{_PLANE_0}]|(?=[^\x00-\uffff])[{_OTHERS}])"
+_TOKEN = re.compile(rf"[{_CJK}]{_M}*+|[^\W_]++(?:{_M}++[^\W_]*+)*+", re.UNICODE)
+_JOINED = re.compile(rf"{_M}|[\u200d\U0001f3fb-\U0001f3ff]")  # marks, skin tones, zero-width joiners
 
 
 def highlight_terms(terms: tuple[str, ...]) -> list[str]:
@@ -189,16 +201,28 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
         hi = min(len(tokens), lo + width)
         lo = max(0, min(lo, hi - width))
         first_char, last_char = (tokens[lo].start(), tokens[hi - 1].end()) if tokens else (0, len(flat))
-        inside = {_word_key(flat[a:b]) for a, b in hits if first_char <= a and b <= last_char}
+        inside = {k for a, b in hits if first_char <= a and b <= last_char for k in _word_keys(flat[a:b])}
         return (-len(inside), lo, hi, hit)
 
     _, lo, hi, anchor = min(map(window, hits))
+    budget = max(width, 1) * 16  # characters (decision 1002)
+    # outer tokens dropped, the one farther from the anchor first, until the span fits the budget
+    while hi - lo > 1:
+        first_char, last_char = min(tokens[lo].start(), anchor[0]), max(tokens[hi - 1].end(), anchor[1])
+        if last_char - first_char <= budget:
+            break
+        if last_char - anchor[1] >= anchor[0] - first_char:
+            hi -= 1
+        else:
+            lo += 1
     start = min(tokens[lo].start(), anchor[0]) if tokens else 0
     end = max(tokens[hi - 1].end(), anchor[1]) if tokens else len(flat)
-    if _TOKEN.search(flat, 0, start) is None:  # only punctuation cut off: no cut (no "...")
+    # only punctuation cut off, and the whole fits: no cut (no "...")
+    if _TOKEN.search(flat, 0, start) is None and end <= budget:
         start = 0
-    if _TOKEN.search(flat, end) is None:
-        end = len(flat)
+    while start > 0 and (_JOINED.match(flat, start) or flat[start - 1] == "\u200d"):
+        start -= 1
+    end = _end(flat, start, end, budget)
     spans = sorted({*light.ascii_spans(flat, start, end), *(s for s in others if start <= s[0] < end)})
     body: list[str] = []
     at = start
@@ -209,7 +233,7 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
             while b < len(flat) and light.cjk.fullmatch(flat, b - 1, b + 1):
                 b += 1
             if b > end:  # past the window's last token: the window ends with the word
-                end = b if _TOKEN.search(flat, b) else len(flat)
+                end = _end(flat, start, b, budget)
         body += [flat[at:a], "[", flat[a:b], "]"]
         at = b
     body.append(flat[at:end])
@@ -221,11 +245,25 @@ _SNIPPET_SPAN_CHARS = 600  # how far after the first match other anchors are tri
 _SNIPPET_MAX_HITS = 16
 
 
-def _word_key(word: str) -> str:
-    """Matches of one query word count once in a window: ``edit`` and ``editing`` are one word."""
+def _end(flat: str, start: int, end: int, budget: int) -> int:
+    if _TOKEN.search(flat, end) is None and len(flat) - start <= budget:
+        return len(flat)
+    while end < len(flat) and (_JOINED.match(flat, end) or flat[end - 1] == "\u200d"):
+        end += 1
+    return end
+
+
+def _word_keys(word: str) -> list[str]:
+    """Matches of one query word count once in a window: ``edit`` and ``editing`` are one word; a
+    CJK stretch counts the bigrams it holds (decision 1002)."""
+    if _CJK_RUN.fullmatch(word):
+        return bigrams(word)
     token = word.lower()
-    return stem(token) if is_stemmable(token) else token
+    return [stem(token) if is_stemmable(token) else token]
 
 
 def _head(flat: str) -> str:
-    return flat if len(flat) <= 240 else flat[:240] + "..."
+    if len(flat) <= 240:
+        return flat
+    end = _end(flat, 0, 240, -1)  # the cut keeps a mark with its letter
+    return flat[:end] + ("..." if end < len(flat) else "")

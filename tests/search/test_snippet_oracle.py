@@ -11,7 +11,10 @@ characters, accents in both normal forms, CJK runs and the CJK-range characters 
 word characters (``・ ゠``), emoji and characters newer than Unicode 6.1 that the tokenizer joins
 into words, the 21 recent letters it splits, underscores, digits, Markdown punctuation, odd
 whitespace, words longer than the scan reaches, and query words sharing a stem (``iing`` stems
-to ``i``, whose prefix is empty: a pattern that also matches nothing).
+to ``i``, whose prefix is empty: a pattern that also matches nothing). And for decision 1002's
+rules: combining marks in decomposed, Thai and Devanagari words, zero-width-joiner sequences,
+variation selectors and skin tones (no cut between them and their character), runs of symbols
+and emoji longer than the character budget, CJK query runs found whole and in pieces.
 """
 
 from __future__ import annotations
@@ -38,10 +41,14 @@ _WORDS = [
     "robot", "robot🤖", "🤖", "👍🏽", "\ue000x", "we’ll", "don’t", "Damerau–Levenshtein", "±0",
     "共享", "共享状态", "状态", "组件", "Vue组件", "vue", "Vue", "学习", "机器学习很有趣", "東京",
     "の", "カタカナ", "ｶﾀｶﾅ", "・", "゠", "ア・イ", "한국어", "Ωmega", "ΣΑΣ", "straße",
+    "東京都", "京都", "京都大学", "ข้อมูล", "การสำรองข้อมูล", "สำรอง", "élève", "e\u0301le\u0300ve", "हिन्दी",
+    "🧑\u200d💻", "❤\ufe0f", "葛\U000e0100",
 ]  # fmt: skip
-_ODD = ["\u0130", "\u0131", "\u017f", "\u212a", "\u19b0", "\u1cf2", "\u00b7", "\u200b", "_", "é", "e\u0301"]
+_ODD = ["\u0130", "\u0131", "\u017f", "\u212a", "\u19b0", "\u1cf2", "\u00b7", "\u200b", "_", "é", "e\u0301",
+        "\u0301", "\u0e49", "\u200d", "\ufe0f", "\U0001f3fd"]  # fmt: skip
 _PUNCT = [" ", " ", " ", "  ", "\n", "\t", "\u00a0", "\u3000", ". ", ", ", "，", "。", "：", "“", "”", "—", "-",
-          "*", "**", "`", "[", "](", ")", "#", "> ", "|", "::", "/", "'", '"', "...", "!", "?"]  # fmt: skip
+          "*", "**", "`", "[", "](", ")", "#", "> ", "|", "::", "/", "'", '"', "...", "!", "?",
+          " │ ├── ─── ═══ ▶" * 20, "═" * 90, "🎉" * 40]  # fmt: skip
 
 _word = st.one_of(
     st.sampled_from(_WORDS),
@@ -65,6 +72,10 @@ _query = st.lists(st.sampled_from(_WORDS + _ODD + ["(the)", "`a`", "edits?", "ti
 @example(text="edit2 edit", query="edit2 edits", width=16)  # a shorter alternative wins, then fails
 @example(text="x" * 700 + " edit " + "edit " * 5, query="edit", width=16)
 @example(text="ſkip \u212aelvin \u0130s \u0131s iing", query="skip kelvin is iings", width=16)
+@example(text="Layout of the project: " + "│ ├── ─── ═══ ▶ " * 150 + "end", query="project", width=16)  # budget
+@example(text="京都大学は有名です。たくさんの学生がいます。そして東京都庁舎で", query="東京都", width=16)  # whole run
+@example(text="word 🧑\u200d💻" + " │ ├── ─── ═══ ▶" * 20, query="🧑", width=16)  # a cut after a joined emoji
+@example(text="ข้" * 10 + "กก" + "ข้" * 20, query="กก", width=20)  # a mark goes with its letter
 def test_snippet_equals_the_oracle(text: str, query: str, width: int) -> None:
     terms = build_lexical_query(query).terms
     assert make_snippet(text, terms, width) == snippet_oracle.make_snippet(text, terms, width)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import unicodedata
+
 import apsw
 from hypothesis import given
 from hypothesis import strategies as st
@@ -210,6 +212,48 @@ def test_a_cjk_match_lights_the_whole_stretch_it_shares_with_the_query():
     sharing = build_lexical_query("组件之间如何共享状态").terms
     assert make_snippet("们有多个组件共享一个共同的状态时", sharing) == "们有多个[组件][共享]一个共同的[状态]时"
     assert make_snippet("共享状态", build_lexical_query("共享 状态").terms) == "[共享][状态]"
+
+
+def test_a_snippet_stays_within_its_character_budget_when_symbols_surround_the_match():
+    # a box-drawing tree holds no token: the window, or the "no cut for punctuation" rule, ran
+    # over all of it (2,433 characters where about 16 tokens are promised)
+    tree = " │ ├── ─── ═══ ▶" * 150
+    project = build_lexical_query("project").terms
+    assert make_snippet("# Layout\n\nLayout of the project:" + tree, project) == "# Layout Layout of the [project]..."
+    assert make_snippet(tree + " the project layout", project) == "...the [project] layout"  # the start side
+    assert make_snippet("Layout of the project:" + tree + " end of the tree", project) == "Layout of the [project]..."
+    # a short punctuation tail is still shown whole, not cut behind "..."
+    assert make_snippet("Un café crème.", build_lexical_query("CAFE creme").terms) == "Un [café] [crème]."
+    code = "handler: (err) => { /* ... */ } } }) ```"
+    assert make_snippet(code, build_lexical_query("handler").terms) == "[handler]: (err) => { /* ... */ } } }) ```"
+
+
+def test_a_cjk_window_holding_the_whole_query_run_beats_an_earlier_fragment():
+    # each hit counted one word: 京都 of 京都大学 (another word) tied with 東京都 and came first
+    kyoto = "京都大学は有名です。たくさんの学生がいます。そして東京都庁舎で会議を開催しました。"
+    assert make_snippet(kyoto, build_lexical_query("東京都").terms) == "...す。そして[東京都]庁舎で会議を開催し..."
+    database = "数据库很好用。我们在这里讨论很多其他的事情，然后说到检索数据库的方法。"
+    assert make_snippet(database, build_lexical_query("检索数据").terms) == "...他的事情，然后说到[检索数据]库的方法。"
+    thai = "ข้อมูลสำคัญมากสำหรับเรา และเรามีเรื่องอื่นๆ อีกมากมายที่จะพูดถึง การสำรองข้อมูล"
+    assert make_snippet(thai, build_lexical_query("การสำรองข้อมูล").terms).endswith(" [การสำรองข้อมูล]")
+
+
+def test_a_cut_never_separates_a_mark_or_a_joined_character_from_its_letter():
+    nfd = unicodedata.normalize("NFD", "Résumé élève café naïve " * 8 + "keyword " + "Résumé élève café naïve " * 8)
+    snippet = make_snippet(nfd, build_lexical_query("keyword").terms)
+    assert snippet.startswith("...R") and snippet.endswith("e\u0301...")  # the window's edges: whole words
+    assert unicodedata.normalize("NFC", snippet) == "...Résumé élève café naïve [keyword] " + (
+        "Résumé élève café naïve " * 2 + "Résumé élève café..."
+    )
+    # a Thai vowel goes with its letter: a window counts ข้ as one token and never begins on ้
+    thai = make_snippet("ข้" * 10 + "กก" + "ข้" * 20, build_lexical_query("กก").terms, 20)
+    assert thai == "..." + "ข้" * 5 + "[กก]" + "ข้" * 13 + "..."
+    # the first 240 characters of a text without a match end after a whole emoji
+    assert make_snippet("x" * 239 + "👩\u200d💻 and more", ("zzz",)) == "x" * 239 + "👩\u200d💻..."
+    assert make_snippet("x" * 239 + "❤\ufe0f and more", ("zzz",)) == "x" * 239 + "❤\ufe0f..."
+    # a lit emoji inside a zero-width-joiner sequence: the cut after it keeps the sequence whole
+    tree = " │ ├── ─── ═══ ▶" * 150
+    assert make_snippet("word 🧑\u200d💻" + tree, build_lexical_query("🧑").terms) == "word [🧑]\u200d💻..."
 
 
 def test_the_end_of_a_contraction_never_lights_up():

@@ -19,6 +19,7 @@ folds them (``cafe`` lights up ``café``).
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -173,8 +174,37 @@ def _pairs(found: list[tuple[LexicalLeaf, str, bool]], names: bool) -> tuple[Phr
     return tuple(kept.values())
 
 
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W_]+", re.UNICODE)
-_SEGMENT = re.compile(rf"([{_CJK}]+)|[^\W_]+", re.UNICODE)  # _TOKEN's tokens, CJK runs whole (_Tokens)
+def _marks(low: int, high: int) -> str:
+    """The combining marks (Unicode Mn, Mc, Me; the variation selectors are Mn) from ``low`` up to
+    ``high`` as a character-class body of ranges. Python's ``\\w`` holds none of them, so a word in
+    decomposed text (``e\\u0301le\\u0300ve``) or an Indic one (``हिन्दी``) read as several tokens."""
+    ranges: list[list[int]] = []
+    for c in range(low, high):
+        if unicodedata.category(chr(c))[0] != "M":
+            continue
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
+
+
+# Every mark is in planes 0 and 1 or among the variation selectors supplement (a scan: ~15 ms).
+# The plane-0 class is a bitmap to ``re``, a lookup; a class holding other characters is a list of
+# ranges it tries one by one (reading the tokens took twice as long with one class for all).
+_BMP_MARKS, _OTHER_MARKS = _marks(0, 0x10000), _marks(0x10000, 0x20000) + _marks(0xE0100, 0xE01F0)
+_A_MARK = rf"(?:[{_BMP_MARKS}]|(?=[^\x00-\uffff])[{_OTHER_MARKS}])"
+# The tokens a snippet window counts: a CJK character, or a run of letters and digits, either with
+# the marks written on it, so that no cut falls between a letter and its accent (``e`` + U+0301) or
+# a Thai letter and its vowel; a CJK run comes as one match (with its marks), spread by _Tokens.
+_SEGMENT = re.compile(rf"([{_CJK}](?:[{_CJK}]++|{_A_MARK}++)*+)|[^\W_]++(?:{_A_MARK}++[^\W_]*+)*+", re.UNICODE)
+# Where such a token starts: whether any is left before or after a cut
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W_]", re.UNICODE)
+_MARK = re.compile(_A_MARK)
+# What goes on a character without a space between: a mark or variation selector, an emoji skin
+# tone, and both sides of a zero-width joiner (``👩‍💻``). A cut never falls before one.
+_JOINED = re.compile(rf"{_A_MARK}|[\u200d\U0001f3fb-\U0001f3ff]")
+_ZWJ = "\u200d"
 
 
 def highlight_terms(terms: tuple[str, ...]) -> list[str]:
@@ -361,6 +391,12 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     sharing one's stem (``stem.py``), never stop words. Without any match, the
     first 240 characters of the text (+ ``...``).
 
+    A snippet spans at most ``width`` x 16 characters but for a lit word longer than that: a window
+    whose tokens lie further apart (a box-drawing tree, a row of emoji between words) drops its
+    outer tokens, and punctuation between the window and the text's start or end is shown whole
+    only when it fits too. No cut separates a character from the marks written on it, an emoji
+    from its skin tone, or the parts of a ``👩‍💻`` (decision 1002).
+
     Each lit word is found once (:class:`_LitAscii` scans the text once, only as far as the
     windows reach) and each candidate window counts precomputed word keys; the answer is the
     one of the frozen oracle ``tests/search/snippet_oracle.py``, which re-scanned the text for
@@ -381,18 +417,17 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     reach = first[0] + _SNIPPET_SPAN_CHARS
     later = sorted({*ascii_lit.within(first[0], reach), *(o for o in others if first[0] <= o[0] < reach)})
     hits = [first, *[h for h in later if h != first][: _SNIPPET_MAX_HITS - 1]]
-    keys = [_word_key(flat[a:b]) for a, b in hits]  # once per hit, not once per hit and window
+    keys = [_word_keys(flat[a:b]) for a, b in hits]  # once per hit, not once per hit and window
     # tokenise only around them (chunks run to 4 KB; snippets to ~16 tokens)
     lo_char = max(0, first[0] - _SNIPPET_CONTEXT_CHARS)
     if lo_char:
         space = flat.find(" ", lo_char, first[0])
         lo_char = space + 1 if space >= 0 else first[0]
-    found = _best_window(hits, keys, _Tokens(flat, lo_char, hits[-1][1] + _SNIPPET_CONTEXT_CHARS), width)
+    budget = max(width, 1) * _CHARS_PER_TOKEN
+    found = _best_window(hits, keys, _Tokens(flat, lo_char, hits[-1][1] + _SNIPPET_CONTEXT_CHARS), width, budget)
     start, end = (0, len(flat)) if found is None else found
-    if _TOKEN.search(flat, 0, start) is None:  # only punctuation cut off: no cut (no "...")
-        start = 0
-    if _TOKEN.search(flat, end) is None:
-        end = len(flat)
+    start = _cut_start(flat, start, end, budget)
+    end = _cut_end(flat, start, end, budget)
     spans = sorted({*ascii_lit.within(start, end), *(s for s in others if start <= s[0] < end)})
     body: list[str] = []
     at = start
@@ -403,17 +438,20 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
             while b < len(flat) and light.cjk.fullmatch(flat, b - 1, b + 1):
                 b += 1
             if b > end:  # past the window's last token: the window ends with the word
-                end = b if _TOKEN.search(flat, b) else len(flat)
+                end = _cut_end(flat, start, b, budget)
         body += [flat[at:a], "[", flat[a:b], "]"]
         at = b
     body.append(flat[at:end])
     return ("..." if start > 0 else "") + "".join(body) + ("..." if end < len(flat) else "")
 
 
-def _best_window(hits: list[Span], keys: list[str], tokens: _Tokens, width: int) -> tuple[int, int] | None:
+def _best_window(
+    hits: list[Span], keys: list[tuple[str, ...]], tokens: _Tokens, width: int, budget: int
+) -> tuple[int, int] | None:
     """Where the snippet runs (its first character, its end): of the windows of ``width`` tokens
     starting a quarter of that before each hit, the one holding the most different words
-    (``keys``), the earliest on a tie, widened to hold its own hit; ``None`` when there is no
+    (``keys``: a CJK hit holds a word per bigram), the earliest on a tie, widened to hold its own
+    hit and narrowed to ``budget`` characters (:func:`_within_budget`); ``None`` when there is no
     token at all."""
     starts, ends = tokens.starts, tokens.ends
 
@@ -428,7 +466,7 @@ def _best_window(hits: list[Span], keys: list[str], tokens: _Tokens, width: int)
         hi = min(len(ends), lo + width)
         lo = max(0, min(lo, hi - width))
         first_char, last_char = (starts[lo], ends[hi - 1]) if ends else (0, -1)
-        inside = {k for (a, b), k in zip(hits, keys, strict=True) if first_char <= a and b <= last_char}
+        inside = {k for (a, b), ks in zip(hits, keys, strict=True) if first_char <= a and b <= last_char for k in ks}
         return (-len(inside), lo, hi, hit)
 
     # A window's lo never falls as its anchor moves on: an earlier window wins every tie, and a
@@ -437,14 +475,56 @@ def _best_window(hits: list[Span], keys: list[str], tokens: _Tokens, width: int)
     best = last = window(hits[0])
     for hit in hits[1:]:
         from_char = starts[last[1]] if ends else 0
-        if len({k for (a, _), k in zip(hits, keys, strict=True) if a >= from_char}) <= -best[0]:
+        if len({k for (a, _), ks in zip(hits, keys, strict=True) if a >= from_char for k in ks}) <= -best[0]:
             break
         last = window(hit)
         best = min(best, last)
     if not ends:
         return None
     _, lo, hi, anchor = best
+    lo, hi = _within_budget(starts, ends, lo, hi, anchor, budget)
     return min(starts[lo], anchor[0]), max(ends[hi - 1], anchor[1])
+
+
+def _within_budget(starts: list[int], ends: list[int], lo: int, hi: int, anchor: Span, budget: int) -> tuple[int, int]:
+    """The tokens ``lo:hi`` less the outer ones, the one farther from ``anchor`` first, until they
+    and the anchor span at most ``budget`` characters or one token is left: sixteen tokens of
+    text read as ~100 characters, but symbols between them (a ``tree`` listing's lines, emoji,
+    ``═══``) are no token, and the window ran over all of them."""
+    while hi - lo > 1:
+        first, last = min(starts[lo], anchor[0]), max(ends[hi - 1], anchor[1])
+        if last - first <= budget:
+            break
+        if last - anchor[1] >= anchor[0] - first:
+            hi -= 1
+        else:
+            lo += 1
+    return lo, hi
+
+
+def _cut_start(flat: str, start: int, end: int, budget: int) -> int:
+    """Where a snippet of ``flat[start:end]`` begins: at the text's start when only punctuation lies
+    before and the whole still fits the budget (no ``...`` for a cut of no word, decision 371);
+    else at ``start``, moved back onto the character that a mark or a joiner there belongs to."""
+    if _TOKEN.search(flat, 0, start) is None and end <= budget:
+        return 0
+    while start > 0 and (_JOINED.match(flat, start) or flat[start - 1] == _ZWJ):
+        start -= 1
+    return start
+
+
+def _cut_end(flat: str, start: int, end: int, budget: int) -> int:
+    """Where a snippet of ``flat[start:end]`` ends: :func:`_cut_start`'s rule at the other end."""
+    if _TOKEN.search(flat, end) is None and len(flat) - start <= budget:
+        return len(flat)
+    return _past_joined(flat, end)
+
+
+def _past_joined(flat: str, end: int) -> int:
+    """``end`` moved on past the marks, skin tones and joined characters that go with the one before."""
+    while end < len(flat) and (_JOINED.match(flat, end) or flat[end - 1] == _ZWJ):
+        end += 1
+    return end
 
 
 @lru_cache(maxsize=256)
@@ -454,14 +534,13 @@ def _snippet_words(terms: tuple[str, ...]) -> tuple[str, ...]:
 
 
 class _Tokens:
-    """The tokens of ``flat[lo:hi]`` as :data:`_TOKEN` finds them (a CJK character is one),
-    read only as far as a window needs: the first of the lists of every token's ``starts`` and
-    ``ends``.
+    """The tokens of ``flat[lo:hi]`` (a CJK character is one, a word or character takes the marks
+    after it), read only as far as a window needs: the first of the lists of every token's
+    ``starts`` and ``ends``.
 
-    They are read by :data:`_SEGMENT`, which finds the same tokens except that a run of CJK
-    characters, which :data:`_TOKEN` takes one by one (each is its first alternative), comes as
-    one match, spread here into its characters: a CJK text has a token per character, and this
-    reads many times fewer matches there."""
+    They are read by :data:`_SEGMENT`, where a run of CJK characters comes as one match, spread
+    here into its characters (each with the marks after it): a CJK text has a token per
+    character, and this reads many times fewer matches there."""
 
     __slots__ = ("_scan", "done", "ends", "starts")
 
@@ -483,8 +562,13 @@ class _Tokens:
                 self.done = True
             elif m.lastindex:  # a CJK run
                 a, b = m.span()
-                starts.extend(range(a, b))
-                ends.extend(range(a + 1, b + 1))
+                if _MARK.search(m.string, a + 1, b) is None:
+                    starts.extend(range(a, b))
+                    ends.extend(range(a + 1, b + 1))
+                else:  # a mark goes with the character before it (Thai vowels and tones)
+                    run = [a, *(i for i in range(a + 1, b) if not _MARK.match(m.string, i))]
+                    starts.extend(run)
+                    ends.extend([*run[1:], b])
             else:
                 a, b = m.span()
                 starts.append(a)
@@ -533,13 +617,24 @@ class _LitAscii:
 _SNIPPET_CONTEXT_CHARS = 300
 _SNIPPET_SPAN_CHARS = 600  # how far after the first match other anchors are tried
 _SNIPPET_MAX_HITS = 16
+# A snippet's characters per token of its width: 256 for 16 tokens (the longest of the 1,191 snippets
+# of the labelled sets' top-10 lexical hits ran to 236)
+_CHARS_PER_TOKEN = 16
+_HEAD_CHARS = 240
 
 
-def _word_key(word: str) -> str:
-    """Matches of one query word count once in a window: ``edit`` and ``editing`` are one word."""
+@lru_cache(maxsize=4096)
+def _word_keys(word: str) -> tuple[str, ...]:
+    """The query words a hit stands for, each counted once in a window: ``edit`` and ``editing``
+    are one word; a CJK stretch is the bigrams it holds, as the index searches it, so the window
+    holding ``東京都`` (two) beats an earlier one holding ``京都`` of ``京都大学`` (one) where each
+    counted one and the earlier won."""
+    if _CJK_RUN.fullmatch(word):
+        return tuple(bigrams(word))
     token = word.lower()
-    return stem(token) if is_stemmable(token) else token
+    return (stem(token) if is_stemmable(token) else token,)
 
 
 def _head(flat: str) -> str:
-    return flat if len(flat) <= 240 else flat[:240] + "..."
+    end = _past_joined(flat, _HEAD_CHARS)
+    return flat[:end] + ("..." if end < len(flat) else "")
