@@ -1,7 +1,8 @@
-"""Search in languages other than English and Chinese (H60, decisions 515-519), as a user types it.
+"""Search in languages other than English and Chinese (H60, decisions 515-519, 1001), as a user types it.
 
 ``tests/fixtures/multilingual/`` holds a few short documentation pages per language (German,
-French, Spanish, Russian, Japanese, Korean, Thai) written as real docs are: headings, lists, code,
+French, Spanish, Russian, Japanese, Korean, Thai, Hindi, Tamil, Greek; a Chinese page in full-width
+Latin) written as real docs are: headings, lists, code,
 inline identifiers. ``tests/fixtures/multilingual.jsonl`` labels natural questions with the page
 that answers them; each must come in the first three lexical results on SQLite and on PostgreSQL.
 The other tests pin each failure the audit found."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,13 +21,14 @@ from kb_fakes import KbClient, make_workspace
 from pg_server import PgServer
 
 from local_vector_search_mcp.errors import IndexNotReady
-from local_vector_search_mcp.index.cjk import bigrams, cjk_index_text, index_tokens
+from local_vector_search_mcp.index import cjk
+from local_vector_search_mcp.index.cjk import bigrams, cjk_index_text, fold, index_tokens, word_spans, word_tokens
 from local_vector_search_mcp.index.manifest import LEXICAL_TOKENIZER, index_problems
 from local_vector_search_mcp.index.query import CjkRun, Term
 from local_vector_search_mcp.index.stem import is_stemmable, query_stems, stem, stem_index_text, text_language
 from local_vector_search_mcp.search.fusion import is_prose
 from local_vector_search_mcp.search.stopwords import is_stop_word, query_stop_words
-from local_vector_search_mcp.search.text import build_lexical_query
+from local_vector_search_mcp.search.text import build_lexical_query, composed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LABELLED = [json.loads(line) for line in (FIXTURES / "multilingual.jsonl").read_text("utf-8").splitlines() if line]
@@ -256,10 +259,80 @@ def test_a_thai_word_inside_a_run_is_found_and_lit_whole(lite: KbClient, pg: KbC
             _results(client, query, 3)
 
 
-# An index of an earlier tokenizer (decisions 518-519) -----------------------------------------------
+# Indic marks, Greek accents, full-width forms, decomposed queries (decision 1001) --------------------
+
+
+def test_indic_words_keep_their_vowel_signs_on_both_sides() -> None:
+    # unicode61 took every vowel sign, virama and nukta for a separator: खोज ("search") and खाज
+    # ("itch") were both ख ज, தேடல் ("search") and தொடல் ("touch") both த டல
+    for one, other in (("खोज", "खाज"), ("தேடல்", "தொடல்")):
+        assert len(word_tokens(one)) == 1 and word_tokens(one) != word_tokens(other)
+        assert index_tokens(one) == word_tokens(one)  # what PostgreSQL indexes is what a query asks
+    assert len(index_tokens("हिन्दी पन्ने")) == 2
+    names = "ਪੰਜਾਬੀ বাংলা ગુજરાતી తెలుగు ಕನ್ನಡ മലയാളം සිංහල ଓଡ଼ିଆ"  # every Indic block: a word each
+    assert index_tokens(names) == word_tokens(names) and len(word_tokens(names)) == 8
+    text = "यह हिन्दी पन्ना"  # offsets in the text as written: the rewrite is one character for one
+    assert [text[a:b] for a, b, _ in word_spans(text)] == ["यह", "हिन्दी", "पन्ना"]
+
+
+def test_greek_accents_and_full_width_forms_fold_on_both_sides() -> None:
+    assert word_tokens("αναζήτηση") == word_tokens("αναζητηση") == word_tokens("ΑΝΑΖΗΤΗΣΗ") == ["αναζητηση"]
+    assert word_tokens("Ὀδυσσεύς ΟΔΥΣΣΕΥΣ") == index_tokens("Ὀδυσσεύς ΟΔΥΣΣΕΥΣ") == ["οδυσσευσ", "οδυσσευσ"]
+    assert index_tokens("Μοῦσα ᾄδω") == ["μουσα", "αδω"]
+    assert word_tokens("ＰｏｓｔｇｒｅＳＱＬ １６") == index_tokens("ＰｏｓｔｇｒｅＳＱＬ １６") == ["postgresql", "16"]
+    assert cjk_index_text("版本１６。").split() == ["版本", "本", "16。"]
+    assert fold("（ａ１）") == "（a1）"  # full-width punctuation is a separator either way: left as it is
+
+
+def test_a_decomposed_query_is_composed_and_nothing_else_is() -> None:
+    nfd = unicodedata.normalize
+    assert composed(nfd("NFD", "검색")) == "검색"
+    assert composed(nfd("NFD", "ガイド")) == "ガイド"
+    assert build_lexical_query(nfd("NFD", "バックアップ 검색을")).leaves == (CjkRun("バックアップ"), CjkRun("검색을"))
+    # a compatibility ideograph and the ohm sign, which NFC would map to other characters, stay
+    assert composed("\uf900\u2126 " + nfd("NFD", "が")) == "\uf900\u2126 が"
+    assert composed("cafe\u0301 x") == "café x"
+
+
+def test_an_indic_word_finds_its_page_alone_and_lights_whole(lite: KbClient, pg: KbClient) -> None:
+    for client in (lite, pg):
+        found = _results(client, "खोज", 10)  # hi/troubleshooting.md writes खाज and ख ज: matched before
+        assert {r["path"] for r in found} == {"hi/search.md"}
+        assert "[खोज]" in found[0]["snippet"]
+        assert set(_paths(client, "हिन्दी", 10)) == {"hi/search.md"}
+        assert _paths(client, "தேடல்", 10) == ["ta/search.md"]
+        assert _paths(client, "தொடல்", 10) == ["ta/install.md"]
+
+
+def test_a_greek_word_is_found_without_its_accents_or_in_capitals(lite: KbClient, pg: KbClient) -> None:
+    for client in (lite, pg):
+        for query in ("αναζητηση", "ΑΝΑΖΗΤΗΣΗ", "μουσα", "ΟΔΥΣΣΕΥΣ", "Ὀδυσσεύς"):
+            assert set(_paths(client, query, 10)) == {"el/search.md"}, query
+        assert "[αναζήτηση]" in _results(client, "ΑΝΑΖΗΤΗΣΗ", 1)[0]["snippet"]
+
+
+def test_full_width_latin_is_found_by_its_ascii_spelling_and_back(lite: KbClient, pg: KbClient) -> None:
+    for client in (lite, pg):
+        found = _results(client, "PostgreSQL 16", 10)
+        zh = [r for r in found if r["path"] == "zh/database.md"]
+        assert zh and "[ＰｏｓｔｇｒｅＳＱＬ] [１６]" in zh[0]["snippet"]
+        wide = _paths(client, "ＰｏｓｔｇｒｅＳＱＬ １６", 10)
+        assert {"zh/database.md", "de/installation.md"} <= set(wide)
+
+
+def test_a_decomposed_query_finds_what_the_composed_one_finds(lite: KbClient, pg: KbClient) -> None:
+    for client in (lite, pg):
+        for query in ("검색", "バックアップ", "αναζήτηση"):
+            decomposed = unicodedata.normalize("NFD", query)
+            assert decomposed != query
+            assert _results(client, decomposed, 10) == _results(client, query, 10), query
+
+
+# An index of an earlier tokenizer (decisions 518-519, 1001) ------------------------------------------
 
 BEFORE_H60, HANGUL_AND_RUSSIAN = "unicode61+cjk-bigram-1+stems-1", "unicode61+cjk-bigram-2+stems-2"
 SEA_SCRIPTS = "unicode61+cjk-bigram-3+stems-2"  # before the stems of other Latin-script languages
+OTHER_LANGUAGE_STEMS = "unicode61+cjk-bigram-3+stems-3"  # before decision 1001's folds
 
 
 def _written_by(client: KbClient, tokenizer: str) -> list[str]:
@@ -268,7 +341,7 @@ def _written_by(client: KbClient, tokenizer: str) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-@pytest.mark.parametrize("tokenizer", [BEFORE_H60, HANGUL_AND_RUSSIAN, SEA_SCRIPTS])
+@pytest.mark.parametrize("tokenizer", [BEFORE_H60, HANGUL_AND_RUSSIAN, SEA_SCRIPTS, OTHER_LANGUAGE_STEMS])
 def test_an_old_index_without_the_changed_scripts_is_used_as_it_is(
     tmp_path: Path, pg_server: PgServer, backend: str, tokenizer: str
 ) -> None:
@@ -321,16 +394,32 @@ def test_an_old_index_used_as_it_is_records_the_current_name_once(
         (HANGUL_AND_RUSSIAN, "ru", False),
         (SEA_SCRIPTS, "th", False),
         (SEA_SCRIPTS, "de", False),
+        (BEFORE_H60, "hi", True),
+        (SEA_SCRIPTS, "el", True),
+        (OTHER_LANGUAGE_STEMS, "hi", True),
+        (OTHER_LANGUAGE_STEMS, "ta", True),
+        (OTHER_LANGUAGE_STEMS, "el", True),
+        (OTHER_LANGUAGE_STEMS, "zh", True),
+        (OTHER_LANGUAGE_STEMS, "th", False),
+        (OTHER_LANGUAGE_STEMS, "ja", False),
     ],
 )
 def test_an_old_index_holding_a_changed_script_asks_for_a_rebuild(
-    tmp_path: Path, pg_server: PgServer, backend: str, tokenizer: str, folder: str, rebuild: bool
+    tmp_path: Path,
+    pg_server: PgServer,
+    monkeypatch: pytest.MonkeyPatch,
+    backend: str,
+    tokenizer: str,
+    folder: str,
+    rebuild: bool,
 ) -> None:
     root = tmp_path / "kb"
     shutil.copytree(FIXTURES / "multilingual" / folder, root / folder)
     client = _client(root, backend, pg_server)
     try:
-        client.reindex()
+        with monkeypatch.context() as patch:  # no earlier tokenizer folded a letter (decision 1001)
+            patch.setattr(cjk, "fold", lambda text: text)
+            client.reindex()
         problems = _written_by(client, tokenizer)
         if not rebuild:
             assert problems == []

@@ -21,6 +21,14 @@ CJK runs before their tokenizer sees them, the same way on both sides:
 
 Latin text is untouched. The engine never bigrams anything: it hands runs to
 the adapter as :class:`~.query.CjkRun` leaves.
+
+A few letters unicode61 reads otherwise than a reader are rewritten one character for
+one before it sees them, on both sides (:func:`fold`, decision 1001): the vowel signs,
+virama and other marks of the Indic scripts (Devanagari to Sinhala), which it takes
+for separators (``खोज`` -> ``ख``, ``ज``), become private-use stand-ins, which it
+joins into words; accented Greek letters become their base letter (it folds Latin
+accents only); full-width Latin letters and digits become ASCII. One for one, so a
+token's offsets in the rewritten text are its offsets in the text as written.
 """
 
 from __future__ import annotations
@@ -28,14 +36,19 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 __all__ = [
     "CJK_CHARS",
     "CJK_RUN",
+    "FOLDED_CHARS",
+    "FOLDS",
     "bare",
     "bigrams",
     "cjk_index_text",
+    "fold",
     "index_terms",
     "index_tokens",
     "word_spans",
@@ -51,10 +64,18 @@ _CJK_LETTERS = (
 )
 
 
+def _code_points(blocks: list[tuple[int, int]], categories: tuple[str, ...]) -> list[int]:
+    """The code points of ``blocks`` in ``categories``."""
+    return [c for lo, hi in blocks for c in range(lo, hi + 1) if unicodedata.category(chr(c)) in categories]
+
+
+def _class_body(code_points: Iterable[int]) -> str:
+    return "".join(re.escape(chr(c)) for c in code_points)
+
+
 def _chars_of(blocks: list[tuple[int, int]], categories: tuple[str, ...]) -> str:
     """The characters of ``blocks`` in ``categories``, as a character-class body."""
-    chars = [chr(c) for lo, hi in blocks for c in range(lo, hi + 1) if unicodedata.category(chr(c)) in categories]
-    return "".join(re.escape(c) for c in chars)
+    return _class_body(_code_points(blocks, categories))
 
 
 # Thai, Lao, Myanmar, Khmer: their letters and the marks written on them (not digits or punctuation)
@@ -65,6 +86,42 @@ _SEA_MARK = re.compile(f"[{_chars_of(_SEA_BLOCKS, ('Mn', 'Mc'))}]+")
 CJK_CHARS = _CJK_LETTERS + _SEA_CHARS
 CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # a unicode61 token (approximately)
+
+# Indic scripts (Devanagari, Bengali, Gurmukhi, Gujarati, Oriya, Tamil, Telugu, Kannada, Malayalam,
+# Sinhala) are spaced, and their vowel signs carry meaning (खोज "search", खाज "itch"), so their marks
+# are kept, not dropped as 519 drops Thai ones: each becomes a character of the Supplementary
+# Private Use Area-B (U+10xxxx for U+0xxxx), which unicode61 joins into words (decision 370) and
+# which no text is expected to hold (icon fonts use the BMP's and plane 15's private-use areas).
+_INDIC_BLOCKS = [(0x0900, 0x0DFF)]
+_MARK_STAND_IN = 0x100000
+_INDIC_MARKS = {c: _MARK_STAND_IN + c for c in _code_points(_INDIC_BLOCKS, ("Mn", "Mc"))}
+# Precomposed Greek letters with an accent, breathing or iota subscript -> the base letter (the first
+# character of their NFD), as unicode61 folds Latin accents (``ά`` -> ``α``; ``ς`` it folds itself).
+_GREEK_BLOCKS = [(0x0370, 0x03FF), (0x1F00, 0x1FFF)]
+_GREEK_BASES = {
+    c: ord(base)
+    for c in _code_points(_GREEK_BLOCKS, ("Lu", "Ll", "Lt"))
+    if (base := unicodedata.normalize("NFD", chr(c))[0]) != chr(c) and "\u0370" <= base <= "\u03ff"
+}
+# Full-width letters and digits -> ASCII; full-width punctuation is a separator either way, and is
+# left out so that the full-width commas and brackets of every Chinese text cost no rewrite.
+_FULL_WIDTH = {c: c - 0xFEE0 for c in [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B)]}
+_FOLDS = {**_INDIC_MARKS, **_GREEK_BASES, **_FULL_WIDTH}
+FOLDS: Mapping[int, int] = MappingProxyType(_FOLDS)  # code point -> the one it is rewritten to
+FOLDED_CHARS = _class_body(sorted(_FOLDS))  # the characters :func:`fold` rewrites (a class body)
+_FOLDED = re.compile(f"[{FOLDED_CHARS}]")
+# a character that either rewrite changes: the one scan a text without any pays
+_REWRITTEN = re.compile(f"[{CJK_CHARS}{FOLDED_CHARS}]")
+
+
+def fold(text: str) -> str:
+    """``text`` with the letters unicode61 would misread rewritten, one character for one: Indic
+    marks to their private-use stand-ins, accented Greek letters to their base letter, full-width
+    letters and digits to ASCII (decision 1001). What the index holds of those letters, and what a
+    query must be written as to meet it (``fts5.quote_phrase``)."""
+    if text.isascii() or not _FOLDED.search(text):
+        return text
+    return text.translate(_FOLDS)
 
 
 def bare(run: str) -> str:
@@ -91,10 +148,12 @@ def _segmented(run: str) -> str:
 
 
 def cjk_index_text(text: str) -> str:
-    """Text as handed to a space-splitting tokenizer: runs replaced by bigrams + final letter."""
-    if text.isascii() or not CJK_RUN.search(text):  # isascii: a C scan, no regex (decision 273)
+    """Text as handed to a space-splitting tokenizer: :func:`fold`-ed, runs replaced by bigrams +
+    final letter."""
+    if text.isascii() or not _REWRITTEN.search(text):  # isascii: a C scan, no regex (decision 273)
         return text
-    return CJK_RUN.sub(lambda m: _segmented(m.group()), text)
+    text = fold(text)
+    return CJK_RUN.sub(lambda m: _segmented(m.group()), text) if CJK_RUN.search(text) else text
 
 
 _LOCAL = threading.local()
@@ -117,7 +176,8 @@ def _unicode61(data: bytes, offsets: bool) -> Any:
 def index_tokens(text: str) -> list[str]:
     """The tokens of ``cjk_index_text(text)`` exactly as the SQLite adapter's FTS5 tokenizer makes
     them (``unicode61 remove_diacritics 2``, run through apsw): lower-cased, Latin diacritics
-    folded (``café`` -> ``cafe``), combining marks inside a word dropped. What an adapter without
+    folded (``café`` -> ``cafe``), combining marks inside a word dropped, the letters of
+    :func:`fold` rewritten. What an adapter without
     FTS5 indexes and queries (PostgreSQL, decision 311), so both engines see the same words."""
     if not text:
         return []
@@ -141,13 +201,16 @@ def index_terms(text: str) -> set[str]:
 
 
 def word_tokens(text: str) -> list[str]:
-    """unicode61's tokens of ``text`` as written, without the CJK rewrite (a CJK run is one token):
-    what the index makes of a spaced-script word, so the query side agrees with it on what is a
-    word and how it folds. unicode61 joins more than letters and digits into words: marks,
+    """unicode61's tokens of ``text`` :func:`fold`-ed, without the CJK rewrite (a CJK run is one
+    token): what the index makes of a spaced-script word, so the query side agrees with it on what
+    is a word and how it folds. unicode61 joins more than letters and digits into words: marks,
     private-use characters and every character Unicode 6.1 had not assigned (``🤖``, a skin-tone
-    modifier) are word characters to it, and a few recent letters are not (decision 370)."""
+    modifier) are word characters to it, and a few recent letters are not (decision 370). An
+    Indic token holds the private-use stand-ins of its marks: compare it, never show it (the
+    text at its :func:`word_spans` is what was written)."""
     if not text:
         return []
+    text = fold(text)
     if text.isascii():
         return [t.lower() for t in _WORD.findall(text)]
     tokens: list[str] = _unicode61(text.encode("utf-8"), False)
@@ -155,7 +218,9 @@ def word_tokens(text: str) -> list[str]:
 
 
 def word_spans(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, token)`` of each of :func:`word_tokens`, ``start``/``end`` in characters."""
+    """``(start, end, token)`` of each of :func:`word_tokens`, ``start``/``end`` in characters of
+    ``text`` as written (:func:`fold` keeps every offset)."""
+    text = fold(text)
     if text.isascii():
         return [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
     data = text.encode("utf-8")

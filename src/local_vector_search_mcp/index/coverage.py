@@ -14,7 +14,7 @@ substring of the lower-cased text (most misses end there), then confirmed on
 a whole token whose exact form or stem is the word's. Words are the index's
 folded tokens (``cjk.word_tokens``), and a text holding accented Latin letters
 is compared by its folded tokens too, so ``creme`` counts ``Crème`` as FTS5
-matched it (decision 372).
+matched it (decision 372), as is one holding a letter ``cjk.fold`` rewrites (decision 1001).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
-from .cjk import word_tokens
+from .cjk import FOLDED_CHARS, word_tokens
 from .query import AnyOf, LexicalQuery, Term
 from .stem import is_stemmable, stem
 
@@ -34,8 +34,9 @@ __all__ = ["COVERAGE_DEPTH", "CoverageWords", "coverage", "coverage_words", "rer
 COVERAGE_DEPTH = 100  # the best rows a coverage query rescores (decision 220)
 R = TypeVar("R")
 
-# Latin letters with a diacritic and combining marks: a text holding one is compared by its folded tokens
-_ACCENTED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")
+# Latin letters with a diacritic, combining marks and the letters cjk.fold rewrites (decision 1001): a
+# text holding one is compared by its folded tokens
+_ACCENTED = re.compile(f"[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f{FOLDED_CHARS}]")
 
 
 @dataclass(frozen=True, slots=True)

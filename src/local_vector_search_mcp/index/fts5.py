@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from .cjk import bare, bigrams, word_tokens
+from .cjk import bare, bigrams, fold, word_tokens
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import is_stemmable, query_stems, stem
 
@@ -58,8 +58,9 @@ Frequencies = Callable[[list[str]], dict[str, int]]
 
 
 def quote_phrase(text: str) -> str:
-    """``text`` as one FTS5 string (a phrase of its tokens)."""
-    return '"' + text.replace('"', '""') + '"'
+    """``text`` as one FTS5 string (a phrase of its tokens), its letters rewritten as the indexed
+    text's were (``cjk.fold``: FTS5 tokenizes the string itself, without that rewrite)."""
+    return '"' + fold(text).replace('"', '""') + '"'
 
 
 def _tokens(text: str) -> tuple[str, ...]:

@@ -17,10 +17,12 @@ as it is (decision 518).
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from ..embeddings import Embedder
 from .chunker import CHUNKER_VERSION, CONTRACT_CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
+from .cjk import FOLDS
 from .port import IndexStore
 from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 
@@ -43,17 +45,25 @@ __all__ = [
 SCHEMA_VERSION = "5"
 # cjk-bigram-2: Hangul as bigrams; stems-2: Russian stems; cjk-bigram-3: Thai, Lao, Myanmar, Khmer
 # as bigrams of their letters; stems-3: German, French, Spanish, Portuguese, Italian stems of the
-# chunks in those languages (decisions 517-519)
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-3"
+# chunks in those languages (decisions 517-519); folds-1: Indic marks kept in their words, Greek
+# accents and full-width letters and digits folded (``cjk.fold``, decision 1001)
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-3+folds-1"
 _SEA_LETTERS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+# Every letter of the Indic blocks (an earlier index holds their words cut at each mark, the letters
+# alone, so the letters are what its vocabulary shows), and the letters ``cjk.fold`` rewrites of Greek
+# and the full-width forms (their other letters are indexed as they were).
+_FOLDED_LETTERS = "\u0900-\u0dff" + "".join(re.escape(chr(c)) for c in sorted(FOLDS) if not 0x0900 <= c <= 0x0DFF)
 # Earlier tokenizers, and the letters each indexed otherwise: an index of one whose chunks hold none
 # of them holds what this one writes, and is used as it is (decision 518). Stems of other Latin-script
 # languages change nothing it holds: they are added beside the English ones, and a query ORs both,
 # so an index without them answers as it did (decision 518).
 CHANGED_LETTERS = {
-    "unicode61+cjk-bigram-1+stems-1": "\uac00-\ud7a3\u0430-\u044f\u0451\u0410-\u042f\u0401" + _SEA_LETTERS,
-    "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS,
-    "unicode61+cjk-bigram-3+stems-2": "",
+    "unicode61+cjk-bigram-1+stems-1": "\uac00-\ud7a3\u0430-\u044f\u0451\u0410-\u042f\u0401"
+    + _SEA_LETTERS
+    + _FOLDED_LETTERS,
+    "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS + _FOLDED_LETTERS,
+    "unicode61+cjk-bigram-3+stems-2": _FOLDED_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3": _FOLDED_LETTERS,
 }
 log = logging.getLogger(__name__)
 

@@ -71,7 +71,7 @@ from .meaning import semantic_worthy
 from .names import named_hits
 from .no_match import no_match_note
 from .query_vectors import QueryVectors
-from .text import build_lexical_query, make_snippet
+from .text import build_lexical_query, composed, make_snippet
 from .titles import promote_headed, promote_titles, titled_hits
 
 __all__ = [
@@ -154,7 +154,7 @@ class SearchEngine:
     on_model_changed: Callable[[ModelChanged], None] | None = None
 
     def lexical_hits(self, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
-        return self._lexical(query, limit, scope)[0]
+        return self._lexical(composed(query), limit, scope)[0]
 
     def _lexical(self, query: str, limit: int, scope: PathScope | None) -> tuple[list[ChunkHit], bool]:
         """The lexical hits, and whether ``query`` names a document (its title or file name) or a
@@ -258,7 +258,8 @@ class SearchEngine:
         return manifest.get("embedding_model") if manifest.get("index_mode") == "vector-enabled" else None
 
     def search(self, request: SearchRequest) -> SearchOutcome:
-        query, mode, top_k, scope = request.query, request.mode, request.top_k, request.scope
+        # composed once for every side: titles, headings and file names are matched against it too
+        query, mode, top_k, scope = composed(request.query), request.mode, request.top_k, request.scope
         cfg = self.search_config
         embedder = self.embedder_provider()
         warning: str | None = None

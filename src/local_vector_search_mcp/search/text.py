@@ -39,7 +39,7 @@ from .stopwords import (
     reads_as_question,
 )
 
-__all__ = ["ParsedQuery", "build_lexical_query", "highlight_terms", "make_snippet"]
+__all__ = ["ParsedQuery", "build_lexical_query", "composed", "highlight_terms", "make_snippet"]
 
 _CJK = CJK_CHARS
 _CJK_RUN = CJK_RUN
@@ -103,8 +103,30 @@ class ParsedQuery:
         return len(self.leaves) == 1 and isinstance(self.leaves[0], Term)
 
 
+def composed(query: str) -> str:
+    """``query`` with its decomposed letters composed (NFC), every other character as typed.
+
+    macOS input and text copied from some applications write a letter as its base and a combining
+    mark (``カ`` + U+3099 for ``ガ``) or Korean as conjoining jamo (``ᄀ ᅥ ᆷ`` for ``검``), and the
+    index holds text as written, nearly always composed: the mark split a CJK bigram and the jamo
+    were no syllable, so such a query found a wrong page or nothing (decision 1001). Only a letter
+    followed by marks or by a vowel or final jamo is composed: NFC also maps a lone character to
+    another (a CJK compatibility ideograph, U+F900-U+FAFF, to its unified one; the ohm sign to
+    omega), which would then miss the text written with it."""
+    if query.isascii() or unicodedata.is_normalized("NFC", query):  # both C scans
+        return query
+    clusters: list[str] = []
+    for ch in query:
+        if clusters and (unicodedata.combining(ch) or "\u1160" <= ch <= "\u11ff"):
+            clusters[-1] += ch
+        else:
+            clusters.append(ch)
+    return "".join(unicodedata.normalize("NFC", c) if len(c) > 1 else c for c in clusters)
+
+
 def build_lexical_query(query: str) -> ParsedQuery:
-    """The structured query for arbitrary user text."""
+    """The structured query for arbitrary user text (:func:`composed` first)."""
+    query = composed(query)
     found: list[tuple[LexicalLeaf, str, bool]] = []  # leaf, its text, whether it is a stop word
     pieces = [_ELISION.sub("", piece) for piece in _CONTROL.sub(" ", query).split()]
     stop = query_stop_words(pieces)
