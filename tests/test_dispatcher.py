@@ -225,6 +225,12 @@ def test_a_lone_surrogate_in_a_list_is_refused_with_its_place(arguments: Any, wh
             {"request": {"path": "a.png"}},
             'kb_load_image takes its arguments directly, not inside a `request` object: {"path": ...}',
         ),
+        # the envelope with nothing in it, to a flat tool whose fields are all optional (decision 1007)
+        (
+            "kb_list_images",
+            {"request": {}},
+            "kb_list_images takes its arguments directly, not inside a `request` object: {}",
+        ),
         # anything sent to the tool that takes none
         ("kb_status", {"request": {}}, "kb_status takes no arguments: send {}"),
     ],

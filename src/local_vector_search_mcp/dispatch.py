@@ -298,10 +298,9 @@ def _envelope_hint(spec: ToolSpec, arguments: dict[str, Any], schema: dict[str, 
     inner = arguments.get("request")
     if "request" in props or not isinstance(inner, dict):
         return ""
-    sent = [key for key in inner if key in props]
-    if not sent:
-        return ""
-    shape = ", ".join(f'"{key}": ...' for key in sent)
+    # the fields it meant, or none: `{"request": {}}` to kb_list_images was only "request: unknown
+    # field", where a `request` tool's habit is the cause (decision 1007)
+    shape = ", ".join(f'"{key}": ...' for key in inner if key in props)
     return f" {spec.name} takes its arguments directly, not inside a `request` object: {{{shape}}}."
 
 
