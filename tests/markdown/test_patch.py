@@ -187,6 +187,8 @@ def test_list_fragment_refusals() -> None:
     assert "marker style" in refused(LIST, ("replace_element", "li2", "* B")).message
     assert "nested items" in refused(LIST, ("replace_element", "li2", "- B\n  - n")).message
     assert "exactly one list item" in refused(LIST, ("insert_after", "li2", "para")).message
+    # its requirements as a list: "item not indented with a '-' marker" read as a marker refused
+    assert "one list item, not indented, with a '-' marker" in refused(LIST, ("insert_after", "li2", "para")).message
     assert "exactly one list item" in refused(LIST, ("insert_after", "li1", "- x\n\nPara")).message
     assert "indented by 2" in refused(LIST, ("replace_element", "li2.li1", "- c2")).message
     assert "exactly one list item" in refused(LIST, ("insert_after", "li1", "- x\n- y")).message

@@ -122,7 +122,7 @@ def check_list_fragment(doc: Document, target: Element, markdown: str, kind: str
     if own is None or own[1] != indent:
         lead = doc.text[target.start : target.start + indent]
         raise InvalidArgument(
-            f"{what} must be exactly one list item {_indent_hint(lead)} with a '{_style_hint(style)}' marker."
+            f"{what} must be exactly one list item, {_indent_hint(lead)}, with a '{_style_hint(style)}' marker."
         )
     if own[0] != style:
         raise InvalidArgument(
