@@ -130,9 +130,10 @@ async def hybrid(servers: dict[str, list[str]], cwd: Path, queries: list[str]) -
             )  # loads the model
             sessions[name] = session
         for round_ in range(ROUNDS):
-            # each round's own trailing spaces: the server keeps recent query vectors (decision 659),
-            # and a repeated question would be timed without its embedding
-            for q in (query + " " * (round_ + 1) for query in queries):
+            # each round's own trailing dots: the server keeps recent query vectors (decision 659),
+            # and a repeated question would be timed without its embedding (trailing spaces no
+            # longer differ: the query's whitespace is collapsed before embedding, decision 1008)
+            for q in (f"{query} {'.' * (round_ + 1)}" for query in queries):
                 for name, session in sessions.items():
                     t0 = time.perf_counter()
                     result = await session.call_tool("kb_search", {"request": {"query": q, "mode": "hybrid"}})

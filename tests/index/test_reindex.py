@@ -248,6 +248,10 @@ def test_embedding_failure_stops_cleanly_with_warning(kb):
     emb.fail = False  # queries work again; the failed pass is not retried by every search
     out = svc.search(query="Changed", mode="hybrid")
     assert "1 of 4 chunks do not have vectors yet (embedding failed: provider down)" in out["warning"]
+    # a semantic answer has no lexical list to cover the rest (decision 1008)
+    out = svc.search(query="Install", mode="semantic")
+    assert out["results"] and out["warning"].endswith("; semantic search covers only the embedded chunks.")
+    assert "lexical" not in out["warning"]
     assert svc.reindex()["warning"] is None  # the next reindex embeds what is pending
     assert svc.store.counts().pending_vectors == 0
     assert svc.search(query="Changed", mode="hybrid")["warning"] is None
@@ -419,6 +423,7 @@ def test_pending_vectors_left_by_a_dead_process_are_filled_after_restart(kb):
     restarted = service(kb, embedder=HashEmbedder())
     out = restarted.search(query="Install the tool with pip", mode="hybrid")
     assert out["results"][0]["path"] == "guide.md" and "5 of 5 chunks do not have vectors yet" in out["warning"]
+    assert "lexical matches cover every chunk" in out["warning"]
     restarted.wait_vectors(10)  # the search started a background pass
     assert restarted.store.counts().pending_vectors == 0
     assert restarted.search(query="Install the tool with pip", mode="hybrid")["warning"] is None

@@ -34,6 +34,15 @@ def test_a_query_asked_again_is_not_embedded_again() -> None:
     assert len(model.queries) == 3
 
 
+def test_a_query_is_embedded_with_its_whitespace_collapsed() -> None:
+    # the model read a trailing newline as a token: seven of ten semantic results moved (decision 1008)
+    kept, model = QueryVectors(), Counting()
+    first = kept.get(model, "what is a trait object")
+    assert kept.get(model, "what is a trait object\n") is first
+    assert kept.get(model, "  what is a\ttrait  object ") is first
+    assert model.queries == ["what is a trait object"]
+
+
 def test_another_embedder_starts_afresh_and_the_oldest_go_first() -> None:
     kept, old, new = QueryVectors(kept=2), Counting(), Counting()
     kept.get(old, "a")

@@ -34,7 +34,13 @@ class QueryVectors:
 
     def get(self, embedder: Embedder, query: str) -> Vectors:
         """``embedder.embed_query(query)``, from the kept vectors when it was asked before.
-        The vector is read-only: it is handed to every search that asks the same."""
+        The vector is read-only: it is handed to every search that asks the same.
+
+        The query is embedded with its whitespace collapsed: the model's tokenizer reads a
+        trailing space or newline (an agent's query often ends with one) as a token of its own,
+        and `what is a trait object\n` ranked seven of the ten results differently from the same
+        words without it (decision 1008); the words' order and case are the query's."""
+        query = " ".join(query.split())
         with self._lock:
             if embedder is self._embedder and query in self._vectors:
                 self._vectors.move_to_end(query)

@@ -69,16 +69,18 @@ class SearchService:
             return outcome
         counts = self.store.counts()
         missing = f"{counts.pending_vectors} of {counts.chunks} chunks do not have vectors yet"
-        if counts.pending_vectors and outcome.items and outcome.effective_mode != "lexical":
+        if counts.pending_vectors and request.mode == "semantic":
+            # no lexical list in this answer: "lexical matches cover every chunk" told a semantic
+            # search's caller the rest was covered (decision 1008)
+            note = f"{missing} ({self.activity.vector_note()}); semantic search covers only the embedded chunks."
+            if outcome.items or not outcome.warning:
+                outcome.warning = f"{outcome.warning} {note}" if outcome.warning else note
+        elif counts.pending_vectors and outcome.items and outcome.effective_mode != "lexical":
             note = (
                 f"{missing} ({self.activity.vector_note()}); semantic matches cover only the embedded chunks, "
                 "lexical matches cover every chunk."
             )
             outcome.warning = f"{outcome.warning} {note}" if outcome.warning else note
-        elif counts.pending_vectors and request.mode == "semantic" and not outcome.warning:
-            outcome.warning = (
-                f"{missing} ({self.activity.vector_note()}); semantic search covers only the embedded chunks."
-            )
         if counts.pending_vectors:
             self.on_pending_vectors()
         return outcome
