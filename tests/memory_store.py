@@ -301,9 +301,14 @@ class MemoryStore:
     def has_chunks(self) -> bool:
         return bool(self._chunks)
 
-    def holds_letters(self, letters: str) -> bool:
+    def documents_holding_letters(self, letters: str) -> list[str]:
         found = re.compile(f"[{letters}]").search
-        return any(found(c.record.text) or found(c.record.heading_path or "") for c in self._chunks.values())
+        with self._lock:
+            by_doc = self._paths_by_doc()
+            held = {
+                c.doc_id for c in self._chunks.values() if found(c.record.text) or found(c.record.heading_path or "")
+            }
+            return sorted(by_doc[doc_id] for doc_id in held)
 
     def mark_all_vectors_pending(self) -> None:
         pass  # the memory store has no separate vector table

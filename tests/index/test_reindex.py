@@ -11,6 +11,7 @@ from kb_fakes import HashEmbedder, client
 
 from local_vector_search_mcp.errors import IndexNotReady
 from local_vector_search_mcp.index.indexer import Progress
+from local_vector_search_mcp.index.manifest import LEXICAL_TOKENIZER
 from local_vector_search_mcp.index.sqlite import SqliteStore
 
 
@@ -613,6 +614,48 @@ def test_a_v6_index_is_brought_to_v7_in_place_by_the_next_reindex(kb):
     assert [h["path"] for h in older.search(query="walrus", mode="lexical")["results"]] == ["outline.md"]
     assert older.store.read_manifest()["chunker_version"] == "7" and older.store.documents_without_own_chunks() == []
     assert older.reindex()["skippedFiles"] == 4
+
+
+def test_the_first_start_after_an_upgrade_brings_an_earlier_tokenizers_index_up_to_date(kb, monkeypatch):
+    """Decision 1006: the server's start-up catch-up runs the reindex that upgrades an index in place
+    (here one written before decision 1001's folds), though no file changed: nobody has to ask."""
+    from local_vector_search_mcp.index import cjk
+
+    (kb / "el.md").write_text("# Αναζήτηση\n\nΗ αναζήτηση βρίσκει τις σελίδες.\n", encoding="utf-8")
+    older = service(kb)
+    with monkeypatch.context() as patch:  # what the earlier release wrote: no letter folded
+        patch.setattr(cjk, "fold", lambda text: text)
+        older.reindex()
+    older.store.write_manifest({**older.store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3"})
+    older.shutdown()
+    server = service(kb)
+    try:
+        assert "el.md" not in [h["path"] for h in server.search(query="αναζητηση", mode="lexical")["results"]]
+        server.ws.start_serving()
+        server.ws.settle_catch_up(30)
+        server.wait_reindex(30)
+        last = server.indexing_status()["last"]
+        assert (last["outcome"], last["result"]["indexedFiles"]) == ("succeeded", 1)
+        assert server.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        assert [h["path"] for h in server.search(query="αναζητηση", mode="lexical")["results"]] == ["el.md"]
+    finally:
+        server.shutdown()
+
+
+def test_a_run_without_embeddings_records_the_upgrade_and_keeps_the_vectors_manifest(kb):
+    """Decisions 630, 1006: a run without the model writes no manifest of its own, but records the
+    in-place upgrades it made (else every start would run the pass again)."""
+    with_model = service(kb, "local", embedder=HashEmbedder())
+    with_model.reindex()
+    stored = with_model.store.read_manifest()
+    earlier = {**stored, "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3", "chunker_version": "6"}
+    with_model.store.write_manifest(earlier)
+    with_model.shutdown()
+    without = service(kb)
+    assert without.indexer.upgrade_pending()
+    without.reindex()
+    assert without.store.read_manifest() == stored
+    assert not without.indexer.upgrade_pending()
 
 
 def test_an_index_of_another_chunker_than_v6_still_needs_a_rebuild(kb):

@@ -894,3 +894,15 @@ def test_documents_without_own_chunks_are_those_of_front_matter_at_most(store: I
     store.replace_document(doc("body.md"), [front, replace(chunk(1, "words"), ordinal=1)])
     store.replace_document(doc("plain.md"), [chunk(0, "words")])
     assert sorted(store.documents_without_own_chunks()) == ["empty.md", "front.md"]
+
+
+def test_documents_holding_letters_are_those_a_chunk_text_or_heading_of_which_holds_one(store: IndexStore) -> None:
+    """Decision 1006: the documents an earlier tokenizer's index is upgraded in place by re-reading."""
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("greek.md"), [chunk(0, "plain words"), chunk(1, "Η αναζήτηση βρίσκει")])
+    store.replace_document(doc("heading.md"), [chunk(0, "plain words", heading="Ἄνδρα μοι")])
+    store.replace_document(doc("hindi.md"), [chunk(0, "खोज and more")])
+    store.replace_document(doc("plain.md"), [chunk(0, "words alone, café crème")])
+    assert store.documents_holding_letters("\u0370-\u03ff\u1f00-\u1fff") == ["greek.md", "heading.md"]
+    assert store.documents_holding_letters("\u0900-\u0dff") == ["hindi.md"]
+    assert store.documents_holding_letters("\uac00-\ud7a3") == []

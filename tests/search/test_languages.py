@@ -10,6 +10,7 @@ The other tests pin each failure the audit found."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import unicodedata
 from collections.abc import Iterator
@@ -17,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kb_fakes import KbClient, make_workspace
+from kb_fakes import HashEmbedder, KbClient, make_workspace
 from pg_server import PgServer
 
-from local_vector_search_mcp.errors import IndexNotReady
 from local_vector_search_mcp.index import cjk
 from local_vector_search_mcp.index.cjk import bigrams, cjk_index_text, fold, index_tokens, word_spans, word_tokens
-from local_vector_search_mcp.index.manifest import LEXICAL_TOKENIZER, index_problems
+from local_vector_search_mcp.index.manifest import CHANGED_LETTERS, LEXICAL_TOKENIZER, index_problems
 from local_vector_search_mcp.index.query import CjkRun, Term
 from local_vector_search_mcp.index.stem import is_stemmable, query_stems, stem, stem_index_text, text_language
 from local_vector_search_mcp.search.fusion import is_prose
@@ -360,31 +360,40 @@ def test_an_old_index_without_the_changed_scripts_is_used_as_it_is(
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_an_old_index_used_as_it_is_records_the_current_name_once(
+def test_an_old_index_records_the_current_name_at_its_next_reindex(
     tmp_path: Path, pg_server: PgServer, backend: str
 ) -> None:
-    """Decision 542: the first check records the current name, so the index is not scanned again at
-    every call, and a note in a changed script that the watcher or an edit adds later (neither writes
-    the manifest) is not taken for the earlier tokenizer's work."""
+    """Decisions 542, 1006: a search or status call scans nothing and writes nothing, and a note in a
+    changed script that the watcher or an edit adds meanwhile (neither writes the manifest) is found
+    at once; the next reindex re-reads it (whoever wrote it) and records the current name."""
     root = tmp_path / "kb"
     shutil.copytree(FIXTURES / "multilingual" / "de", root / "de")
     client = _client(root, backend, pg_server)
     try:
         client.reindex()
         assert _written_by(client, BEFORE_H60) == []
-        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        assert client.store.read_manifest()["lexical_tokenizer"] == BEFORE_H60
         shutil.copytree(FIXTURES / "multilingual" / "ru", root / "ru")
         for path in sorted(p.relative_to(root).as_posix() for p in (root / "ru").glob("*.md")):
             assert client.indexer.reconcile(path) == "indexed"
         assert index_problems(client.config, None, client.store) == []
         assert _paths(client, "шаблоны", 1) == ["ru/shablony.md"]
+        assert client.reindex()["indexedFiles"] == len(list((root / "ru").glob("*.md")))
+        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        assert client.reindex()["indexedFiles"] == 0
     finally:
         client.store.close()
 
 
+def _holding(root: Path, tokenizer: str) -> int:
+    """How many files under ``root`` hold a letter ``tokenizer`` indexed otherwise."""
+    letters = re.compile(f"[{CHANGED_LETTERS[tokenizer]}]")
+    return sum(bool(letters.search(path.read_text("utf-8"))) for path in root.rglob("*.md"))
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @pytest.mark.parametrize(
-    ("tokenizer", "folder", "rebuild"),
+    ("tokenizer", "folder", "reread"),
     [
         (BEFORE_H60, "ko", True),
         (BEFORE_H60, "ru", True),
@@ -404,15 +413,17 @@ def test_an_old_index_used_as_it_is_records_the_current_name_once(
         (OTHER_LANGUAGE_STEMS, "ja", False),
     ],
 )
-def test_an_old_index_holding_a_changed_script_asks_for_a_rebuild(
+def test_an_old_index_holding_a_changed_script_is_upgraded_in_place(
     tmp_path: Path,
     pg_server: PgServer,
     monkeypatch: pytest.MonkeyPatch,
     backend: str,
     tokenizer: str,
     folder: str,
-    rebuild: bool,
+    reread: bool,
 ) -> None:
+    """Decision 1006 (was: a forced rebuild, 518): searched at once, and the next reindex re-reads
+    just the documents holding the letters the earlier tokenizer indexed otherwise."""
     root = tmp_path / "kb"
     shutil.copytree(FIXTURES / "multilingual" / folder, root / folder)
     client = _client(root, backend, pg_server)
@@ -420,27 +431,61 @@ def test_an_old_index_holding_a_changed_script_asks_for_a_rebuild(
         with monkeypatch.context() as patch:  # no earlier tokenizer folded a letter (decision 1001)
             patch.setattr(cjk, "fold", lambda text: text)
             client.reindex()
-        problems = _written_by(client, tokenizer)
-        if not rebuild:
-            assert problems == []
-            return
-        assert problems == [f"lexical_tokenizer: indexed '{tokenizer}', current '{LEXICAL_TOKENIZER}'"]
-        with pytest.raises(IndexNotReady, match="kb_reindex force=true"):
-            client.search(query="검색", mode="lexical")
-        client.reindex(force=True)
-        assert index_problems(client.config, None, client.store) == []
+        assert _written_by(client, tokenizer) == []
+        assert client.status_fields()["compatibility"] == {"isCompatible": True, "problems": []}
+        assert client.search(query="검색", mode="lexical")["results"] is not None  # served, not refused
+        held = _holding(root, tokenizer)
+        assert (held > 0) == reread
+        assert client.reindex()["indexedFiles"] == held
+        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        assert client.reindex()["indexedFiles"] == 0
     finally:
         client.store.close()
 
 
-def _client(root: Path, backend: str, pg_server: PgServer | None) -> KbClient:
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_old_index_is_brought_up_to_date_without_computing_a_vector(
+    tmp_path: Path, pg_server: PgServer, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """Decision 1006: an index written before decision 1001's folds, with vectors, holding Greek and
+    Hindi pages. It answers at once (those pages by their old tokens); the next reindex rewrites their
+    lexical rows from the same chunk texts, reuses every vector, and records the current name."""
+    root = tmp_path / "kb"
+    for folder in ("el", "hi", "de"):
+        shutil.copytree(FIXTURES / "multilingual" / folder, root / folder)
+    embedder = HashEmbedder()
+    client = _client(root, backend, pg_server, embedder)
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(cjk, "fold", lambda text: text)
+            client.reindex()
+        client.store.write_manifest({**client.store.read_manifest(), "lexical_tokenizer": OTHER_LANGUAGE_STEMS})
+        embedded = embedder.calls
+        assert embedded > 0
+        assert client.status_fields()["compatibility"] == {"isCompatible": True, "problems": []}
+        assert "el/search.md" not in _paths(client, "αναζητηση", 10)  # the old tokens, until the reindex
+        assert _paths(client, "Sicherung erstellen", 1) == ["de/sicherung.md"]
+        result = client.reindex()
+        assert (result["indexedFiles"], result["skippedFiles"]) == (3, 8)  # el/search.md, hi/*.md
+        assert embedder.calls == embedded
+        assert client.store.pending_vector_count() == 0
+        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        assert _paths(client, "αναζητηση", 1) == ["el/search.md"]
+        assert _paths(client, "खोज", 1) == ["hi/search.md"]
+    finally:
+        client.store.close()
+
+
+def _client(root: Path, backend: str, pg_server: PgServer | None, embedder: HashEmbedder | None = None) -> KbClient:
+    provider = "none" if embedder is None else "local"
     if backend == "sqlite":
-        return KbClient(make_workspace(root, "none", storage=root.parent / "index.db"))
+        return KbClient(make_workspace(root, provider, storage=root.parent / "index.db", embedder=embedder))
     assert pg_server is not None
     return KbClient(
         make_workspace(
             root,
-            "none",
+            provider,
+            embedder=embedder,
             storage__backend="postgresql",
             storage__url=pg_server.url,
             storage__schema=pg_server.fresh_schema(),

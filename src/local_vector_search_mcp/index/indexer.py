@@ -61,6 +61,7 @@ from ..sourcefile import os_reason
 from .catch_up import Credit
 from .chunker import build_embedding_text
 from .manifest import (
+    DEFERRED_UPGRADES,
     LINK_GRAPH_KEY,
     borrows_vectors,
     current_manifest,
@@ -68,6 +69,7 @@ from .manifest import (
     in_place_upgrades,
     incompatible_message,
     index_problems,
+    relexed_letters,
     upgrades_in_place,
 )
 from .parallel import ParsePool, plan_workers
@@ -224,6 +226,14 @@ class Indexer:
     def compatibility(self, probe: bool = False) -> list[str]:
         return index_problems(self.config, self.embedder, self.store, probe)
 
+    def upgrade_pending(self) -> bool:
+        """Whether an earlier release wrote the index and the next reindex brings it up to date in
+        place (``manifest.UPGRADED_IN_PLACE``: the chunker, the link graph, the lexical tokenizer)."""
+        stored = self.store.read_manifest()
+        if not stored or self.compatibility():
+            return False
+        return bool(in_place_upgrades(stored, self.expected_manifest(probe=False)))
+
     def vector_storage(self) -> str:
         return enum_value(self.config.embedding.vector_storage)
 
@@ -300,11 +310,19 @@ class Indexer:
         rechunk: set[str] = set()
         if not problems and upgrades_in_place(stored, expected):
             rechunk = set(self.store.documents_without_own_chunks())
+        # An earlier tokenizer's index: the documents holding the letters it indexed otherwise are
+        # read again, which rewrites their lexical rows and reuses every vector (decision 1006).
+        letters = None if problems else relexed_letters(stored, expected)
+        if letters:
+            rechunk |= set(self.store.documents_holding_letters(letters))
         # an index without HTML <img> links (or relative autolinks) keeps the old link graph version
-        # in its manifest until this pass has re-read every document that may hold one: a pass cut
-        # short leaves it to the next (decisions 820, 901)
-        relink = not problems and LINK_GRAPH_KEY in in_place_upgrades(stored, expected)
-        written = {k: v for k, v in expected.items() if k != LINK_GRAPH_KEY} if relink else expected
+        # in its manifest until this pass has re-read every document that may hold one, and an earlier
+        # tokenizer's index that tokenizer's name: a pass cut short leaves them to the next (decisions
+        # 820, 901, 1006)
+        upgraded = set() if problems else in_place_upgrades(stored, expected)
+        deferred = upgraded & DEFERRED_UPGRADES
+        relink = LINK_GRAPH_KEY in deferred
+        written = _deferring(expected, stored, deferred)
         credit: dict[str, Credit] = {}
         with self.gate:
             if problems or (force and borrowed):
@@ -420,9 +438,11 @@ class Indexer:
             with self.gate:
                 self.store.refresh_term_stats()
             self._tidy(cancel)
-        if relink and not borrowed:
+        if upgraded:
+            # a run without embeddings keeps the rest of its manifest (decision 630), but records what
+            # it upgraded: otherwise every start would run this pass again (decision 1006)
             with self.gate:
-                self.store.write_manifest(expected)
+                self.store.write_manifest({**self.store.read_manifest(), **{k: expected[k] for k in upgraded}})
         if borrowed and not force and result.indexed_files:
             note = self._borrowed_note()
             if note:
@@ -870,6 +890,13 @@ def _may_hold_new_links(path: Path) -> bool:
         return _NEW_LINKS.search(path.read_bytes()) is not None
     except OSError:
         return True
+
+
+def _deferring(expected: dict[str, str], stored: dict[str, str], deferred: set[str]) -> dict[str, str]:
+    """The manifest a pass writes at its start: ``expected`` but the ``deferred`` keys as stored
+    (left out where the index has none), recorded once the pass has gone through every file."""
+    kept = {key: stored[key] for key in deferred if key in stored}
+    return {**{key: value for key, value in expected.items() if key not in deferred}, **kept}
 
 
 def _maybe_int(value: str | None) -> int | None:

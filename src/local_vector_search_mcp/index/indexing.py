@@ -517,10 +517,17 @@ class IndexingService:
             started = time.monotonic()
             changed = self.indexer.changed_paths()
             self._compare_seconds = time.monotonic() - started
+            # an index an earlier release wrote is brought up to date by a reindex, so the first
+            # start after an upgrade runs one: nobody has to know to ask for it (decision 1006)
+            upgrade = at_start and changed is not None and self.indexer.upgrade_pending()
         except Exception as exc:  # a damaged or busy index: searches and kb_status say so
             log.warning("could not compare the files with the index at start: %s", getattr(exc, "message", exc))
             return
         if self._cancel.is_set():
+            return
+        if upgrade:
+            log.info("the index was written by an earlier release; bringing it up to date in place")
+            self.start_reindex("changed")  # which re-indexes the changed files too
             return
         if not changed:
             if at_start:  # a server killed mid-pass left chunks waiting: the next one embeds them (686)

@@ -10,13 +10,13 @@ mean: ``per-vector`` since decision 425; an int8 index without the key holds the
 scale 1/127 and is rebuilt, never mixed) and, for the local model,
 ``embedding_max_input_tokens`` (the passage cap changes every vector). An index of
 an earlier ``lexical_tokenizer`` whose chunks hold none of the letters that one
-indexed otherwise (:data:`CHANGED_LETTERS`) holds what this one writes and is used
-as it is (decision 518).
+indexed otherwise (:data:`CHANGED_LETTERS`) holds what this one writes; one whose
+chunks hold some is served as it is and brought up to date in place by the next
+reindex, which re-reads the documents holding them (decisions 518, 1006).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
@@ -28,6 +28,7 @@ from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 
 __all__ = [
     "CHANGED_LETTERS",
+    "DEFERRED_UPGRADES",
     "LEXICAL_TOKENIZER",
     "SCHEMA_VERSION",
     "STORAGE_LAYOUT",
@@ -39,6 +40,7 @@ __all__ = [
     "expected_manifest",
     "incompatible_message",
     "index_problems",
+    "relexed_letters",
     "upgrades_in_place",
 ]
 
@@ -54,7 +56,8 @@ _SEA_LETTERS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 # and the full-width forms (their other letters are indexed as they were).
 _FOLDED_LETTERS = "\u0900-\u0dff" + "".join(re.escape(chr(c)) for c in sorted(FOLDS) if not 0x0900 <= c <= 0x0DFF)
 # Earlier tokenizers, and the letters each indexed otherwise: an index of one whose chunks hold none
-# of them holds what this one writes, and is used as it is (decision 518). Stems of other Latin-script
+# of them holds what this one writes (decision 518), and one whose chunks hold some is brought up to
+# date by re-reading just the documents holding them (decision 1006). Stems of other Latin-script
 # languages change nothing it holds: they are added beside the English ones, and a query ORs both,
 # so an index without them answers as it did (decision 518).
 CHANGED_LETTERS = {
@@ -65,7 +68,6 @@ CHANGED_LETTERS = {
     "unicode61+cjk-bigram-3+stems-2": _FOLDED_LETTERS,
     "unicode61+cjk-bigram-3+stems-3": _FOLDED_LETTERS,
 }
-log = logging.getLogger(__name__)
 
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 # 2: the links of a document include the ``src`` of its HTML ``<img>`` tags (kind ``html``,
@@ -140,11 +142,18 @@ def _newer(key: str, stored: str, current: str) -> str:
 # An index from before link graph v2 (no key) lacks the links of HTML ``<img>`` tags, one before v3
 # its relative autolinks: that pass re-reads the documents that may hold either and writes the key
 # only once it has (decisions 820, 901).
+# An earlier lexical tokenizer's index is searched as it is meanwhile (only the documents holding the
+# letters it indexed otherwise answer by its tokens): that pass re-reads those documents, which
+# rewrites their lexical rows from the same chunk texts and keeps every vector, and writes the
+# current name once it has (decision 1006; a forced rebuild re-embedded everything).
 UPGRADED_IN_PLACE: set[tuple[str, str | None, str]] = {
     ("chunker_version", "6", "7"),
     (LINK_GRAPH_KEY, None, LINK_GRAPH_VERSION),
     (LINK_GRAPH_KEY, "2", LINK_GRAPH_VERSION),
+    *(("lexical_tokenizer", earlier, LEXICAL_TOKENIZER) for earlier in CHANGED_LETTERS),
 }
+# The upgrades whose key is written only once a whole pass has re-read what it names
+DEFERRED_UPGRADES = frozenset({LINK_GRAPH_KEY, "lexical_tokenizer"})
 
 
 def in_place_upgrades(stored: dict[str, str], expected: dict[str, str]) -> set[str]:
@@ -155,6 +164,14 @@ def in_place_upgrades(stored: dict[str, str], expected: dict[str, str]) -> set[s
 def upgrades_in_place(stored: dict[str, str], expected: dict[str, str]) -> bool:
     """Whether the stored index is an older chunker's the next reindex brings up to date."""
     return "chunker_version" in in_place_upgrades(stored, expected)
+
+
+def relexed_letters(stored: dict[str, str], expected: dict[str, str]) -> str | None:
+    """The letters whose documents the next reindex re-reads for their lexical rows (a character
+    class body; ``""`` when nothing is to be re-read), or ``None`` when the tokenizer is current."""
+    if "lexical_tokenizer" not in in_place_upgrades(stored, expected):
+        return None
+    return CHANGED_LETTERS[stored["lexical_tokenizer"]]
 
 
 def _shown(key: str, value: str) -> str:
@@ -257,24 +274,9 @@ def index_problems(config: Any, embedder: Embedder | None, store: IndexStore, pr
     expected = current_manifest(config, embedder, store, probe)
     if "embedding_dimensions" not in expected and "embedding_dimensions" in stored:
         expected["embedding_dimensions"] = stored["embedding_dimensions"]
-    changed = CHANGED_LETTERS.get(stored.get("lexical_tokenizer", ""))
-    if changed is not None and not (changed and store.holds_letters(changed)):
-        stored = {**stored, "lexical_tokenizer": LEXICAL_TOKENIZER}
-        _adopt(store, stored)
+    # an earlier tokenizer's index is searched as it is and upgraded in place by the next reindex
+    # (``UPGRADED_IN_PLACE``, decision 1006): nothing here scans it, so a search costs what it did
     if borrows_vectors(stored, embedder) and not compatibility_problems(_lexical_part(stored), _lexical_part(expected)):
         return []  # used as it is, vectors kept (decision 630)
     # otherwise every difference, index_mode's too: its hint says how to use the index as it is
     return compatibility_problems(stored, expected)
-
-
-def _adopt(store: IndexStore, manifest: dict[str, str]) -> None:
-    """Record the current tokenizer's name in an index that holds nothing an earlier one indexed
-    otherwise (decision 542). Until then every search and status call scanned the index for those
-    letters again, and a note in a changed script that an edit or the watcher added (indexed by this
-    release, under the earlier name: neither writes the manifest) made the index look as if the
-    earlier tokenizer had indexed it, refusing every search until a forced rebuild. A store that
-    cannot be written (a reader role, a read-only file) keeps the earlier name and is checked again."""
-    try:
-        store.write_manifest(manifest)
-    except Exception as exc:  # any refusal to write leaves the index as it was, and usable
-        log.debug("the index's tokenizer name could not be recorded (%s); it is checked again next time", exc)

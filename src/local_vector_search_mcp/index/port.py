@@ -437,11 +437,11 @@ class IndexStore(Protocol):
         whether there is more to do. An adapter whose engine tidies its own index returns False."""
         ...
 
-    def holds_letters(self, letters: str) -> bool:
-        """Whether the text or heading of any chunk holds one of ``letters`` (the body of a
-        regular-expression character class naming every case meant: ``a-zA-Z``). Asked of an
-        index written by an earlier lexical tokenizer: one without the letters whose indexing
-        changed holds what this one would write (``manifest.index_problems``, decision 518)."""
+    def documents_holding_letters(self, letters: str) -> list[str]:
+        """Paths of the documents the text or heading of a chunk of which holds one of ``letters``
+        (the body of a regular-expression character class naming every case meant: ``a-zA-Z``).
+        Asked by the reindex of an index written by an earlier lexical tokenizer: it re-reads just
+        these, whose lexical rows that tokenizer wrote otherwise (decisions 518, 1006)."""
         ...
 
     def semantic(self, vector: npt.NDArray[np.float32], limit: int, scope: PathScope | None) -> list[ChunkHit]:

@@ -1037,15 +1037,16 @@ class PostgresStore:
     def has_chunks(self) -> bool:
         return self.exists() and bool(self._rows("select 1 from chunks limit 1"))
 
-    def holds_letters(self, letters: str) -> bool:
-        """A scan of the chunk texts (asked once, of an index an earlier release wrote)."""
+    def documents_holding_letters(self, letters: str) -> list[str]:
+        """A scan of the chunk texts (asked by a reindex of an index an earlier release wrote)."""
         if not self.exists():
-            return False
-        pattern = f"[{letters}]"
+            return []
         rows = self._rows(
-            "select 1 from chunks where text ~ %(p)s or coalesce(heading_path, '') ~ %(p)s limit 1", {"p": pattern}
+            "select distinct d.path from chunks c join documents d on d.id = c.doc_id"
+            " where c.text ~ %(p)s or coalesce(c.heading_path, '') ~ %(p)s order by d.path",
+            {"p": f"[{letters}]"},
         )
-        return bool(rows)
+        return [path for (path,) in rows]
 
     def refuse_vectors(self, refusals: Sequence[tuple[PendingChunk, str]]) -> int:
         """A refused chunk has a row in ``refused_vectors`` (its reason) and none in the pending

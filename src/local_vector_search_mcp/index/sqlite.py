@@ -1339,14 +1339,27 @@ class SqliteStore(ChunkTables):
             return False
         return self._one("SELECT 1 FROM chunks LIMIT 1") is not None
 
-    def holds_letters(self, letters: str) -> bool:
+    def documents_holding_letters(self, letters: str) -> list[str]:
         """Read from the FTS vocabulary (the indexed tokens of every body and heading, lower-cased):
-        one pass over its terms, not over the compressed chunk texts."""
+        one pass over its terms, not over the compressed chunk texts, then the chunks holding the
+        few terms found, by their posting lists."""
         if not self.exists() or not self._table_exists("chunks_fts_vocab"):
-            return False
+            return []
         found = re.compile(f"[{letters}]").search
-        terms = self._conn().execute("SELECT term FROM chunks_fts_vocab")
-        return any(not term.isascii() and found(term) for (term,) in terms)
+        c = self._conn()
+        terms = [
+            term for (term,) in c.execute("SELECT term FROM chunks_fts_vocab") if not term.isascii() and found(term)
+        ]
+        paths: set[str] = set()
+        sql = (
+            "SELECT DISTINCT d.path FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+            "JOIN documents d ON d.id = c.document_id WHERE chunks_fts MATCH ?"
+        )
+        for group in _groups(terms, 200):
+            # a vocabulary term is one token: quoted, it tokenizes to itself
+            match = " OR ".join('"' + term.replace('"', '""') + '"' for term in group)
+            paths.update(path for (path,) in c.execute(sql, (match,)))
+        return sorted(paths)
 
     def pending_vector_count(self, paths: Collection[str] | None = None) -> int:
         if not self.exists() or not self._table_exists("chunks"):
