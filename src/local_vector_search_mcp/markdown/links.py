@@ -22,10 +22,10 @@ import re
 import threading
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import unquote
 from weakref import WeakKeyDictionary
 
@@ -45,6 +45,7 @@ from .scan import MAX_NESTING, PARSER_HEAD
 
 __all__ = [
     "DocumentLinks",
+    "Hidden",
     "Link",
     "LinkKind",
     "LinkSource",
@@ -56,6 +57,7 @@ __all__ = [
     "links_through",
     "load_yaml",
     "normalize_label",
+    "obsidian_hidden",
     "rewrite",
     "separators",
     "wikilink_rule",
@@ -538,10 +540,55 @@ def extract_links(doc: Document) -> DocumentLinks:
                     tags.extend(m.group(1) for m in _TAG.finditer(child.content))
     headings = tuple(e.title or "" for e in doc.headings)
     ids_text = _blank(text, code) if code and "^" in text else text  # ``^id`` in code is code (decision 507)
-    block_ids = tuple(
-        m.group(1) for m in _BLOCK_ID.finditer(ids_text) if m.start() == 0 or ids_text[m.start() - 1] in " \t\r\n"
-    )
+    block_ids = tuple(m.group(1) for m in _block_ids(ids_text))
     return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, block_ids)
+
+
+def _block_ids(text: str) -> Iterator[re.Match[str]]:
+    """The ``^id`` block markers of ``text`` (its code and comments blanked): at a line's end, after
+    a blank or at the start, so ``x^2`` or a footnote's ``[^1]`` is none."""
+    return (m for m in _BLOCK_ID.finditer(text) if m.start() == 0 or text[m.start() - 1] in " \t\r\n")
+
+
+class Hidden(NamedTuple):
+    """What Obsidian's reading view does not show of a document (:func:`obsidian_hidden`)."""
+
+    spans: list[tuple[int, int]]  # sorted and apart
+    unclosed: int | None  # where a ``%%`` no other closes stands: it hides the rest of the document
+
+
+def obsidian_hidden(doc: Document) -> Hidden:
+    """The spans of ``doc`` Obsidian's reading view does not show: its comments, found as the link
+    graph finds them (decision 507), and its block ids, found where the graph finds them but
+    outside the front matter, with the blanks before them (so no hard break is left behind). The
+    PDF export leaves them out (decision 1009)."""
+    text = doc.text
+    if "%%" not in text and "^" not in text:
+        return Hidden([], None)
+    source = document_link_source(doc)
+    code = _code_offsets(doc, source.code) if source.code else []
+    marks = _comment_marks(doc, code) if "%%" in text else []
+    comments = _comment_spans(text, marks)
+    unclosed = marks[-1] if len(marks) % 2 else None
+    if "^" not in text:
+        return Hidden(comments, unclosed)
+    front = doc.get("frontmatter")
+    ids_text = _blank(text, [*code, *comments, *([(0, front.end)] if front is not None else [])])
+    spans = sorted([*comments, *((_blanks_before(ids_text, m.start()), m.end()) for m in _block_ids(ids_text))])
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:  # a block id right after a comment touches it
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return Hidden(merged, unclosed)
+
+
+def _blanks_before(text: str, offset: int) -> int:
+    """Where the run of spaces and tabs that ends at ``offset`` starts."""
+    while offset and text[offset - 1] in " \t":
+        offset -= 1
+    return offset
 
 
 def graph_links(doc: Document, links: Sequence[Link]) -> list[Link]:
@@ -582,7 +629,13 @@ _NEWLINE = re.compile("\n")
 def _obsidian_comments(doc: Document, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The spans of Obsidian's ``%%comments%%`` (decision 507): from a ``%%`` to the next one, within
     a line or across blocks, or to the end of the document when none closes it, as Obsidian hides
-    them. A ``%%`` in a code block or code span, or in the front matter, is text."""
+    them."""
+    return _comment_spans(doc.text, _comment_marks(doc, code))
+
+
+def _comment_marks(doc: Document, code: list[tuple[int, int]]) -> list[int]:
+    """Where each ``%%`` that opens or closes a comment stands. One in a code block or code span, or
+    in the front matter, is text."""
     text = doc.text
     front = doc.get("frontmatter")
     begin = doc.break_after(front.end) if front is not None else 0
@@ -591,6 +644,10 @@ def _obsidian_comments(doc: Document, code: list[tuple[int, int]]) -> list[tuple
         if min(start, len(text)) > begin:
             marks.extend(_marks_outside_code_spans(text, begin, min(start, len(text))))
         begin = max(begin, end)
+    return marks
+
+
+def _comment_spans(text: str, marks: list[int]) -> list[tuple[int, int]]:
     return [(marks[i], marks[i + 1] + 2 if i + 1 < len(marks) else len(text)) for i in range(0, len(marks), 2)]
 
 

@@ -3,11 +3,13 @@ of the tests that need poppler or a CJK font (``tools/system-deps.sh`` installs 
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
+from PIL import Image
 from system import needs
 
 from local_vector_search_mcp.export.pdf.fonts import font_set
@@ -18,6 +20,15 @@ needs_cjk_font = needs(font_set().cjk is not None, "no TrueType CJK font is inst
 
 def _run(*args: str) -> str:
     return subprocess.run(args, capture_output=True, text=True, check=True, timeout=120).stdout
+
+
+def colours(pdf: Path, page: int = 1) -> set[tuple[int, int, int]]:
+    """The colours of a page drawn at 30 dpi: a filled area (a box's background, a highlight)
+    shows in its own colour."""
+    args = ("pdftoppm", "-r", "30", "-f", str(page), "-l", str(page), "-png", str(pdf))
+    png = subprocess.run(args, capture_output=True, check=True, timeout=120).stdout
+    with Image.open(io.BytesIO(png)) as image:
+        return {colour for _, colour in image.convert("RGB").getcolors(1 << 20) or []}
 
 
 def text(pdf: Path, *pages: int) -> str:

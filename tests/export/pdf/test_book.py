@@ -482,3 +482,68 @@ def test_line_endings_print_as_the_same_document(kb: Path, eol: str) -> None:
     printed = poppler.layout(other)
     assert "print('kept')" in printed and "more()" in printed and "Classic Mac notes" in printed
     assert printed == poppler.layout(lf)
+
+
+def test_obsidian_comments_are_left_out_of_the_pdf(kb: Path) -> None:
+    """Decision 1009: Obsidian shows nothing between two ``%%`` (decision 507), but the PDF printed
+    them, so a private remark went out in the file meant to be shared, with ``warnings: []``. The
+    export now leaves out the spans the link graph leaves out: inline, on lines of their own (the
+    paragraph around them stays one) and across blocks; a ``%%`` in code is code."""
+    (kb / "Note.md").write_text(
+        "---\ntitle: Plan %%draft%%\n---\n# Note\n\n"
+        "Public text. %%private inline remark%% and more.\n\n"
+        "%%\nPrivate block: salary 90k, see [[HR]]\n\n- a private item\n%%\n\n"
+        "First line\n%%a private line%%\nsecond line.\n\n"
+        "Code `a %% b` stays, %%cut%% as does\n\n```\nx %% y\n```\n\nEnd.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "Note.md")
+    assert warnings == []
+    text = " ".join(poppler.text(pdf).split())
+    assert "private" not in text.lower() and "salary" not in text and "HR" not in text and "cut" not in text
+    poppler.in_order(
+        text,
+        [
+            "Plan %%draft%%",  # the front matter is YAML, no note text (507)
+            "Public text. and more.",
+            "First line second line.",
+            "Code a %% b stays, as does",
+            "x %% y",
+            "End.",
+        ],
+    )
+
+
+def test_an_unclosed_obsidian_comment_hides_the_rest_and_says_where(kb: Path) -> None:
+    """Obsidian hides a note's rest after a ``%%`` no other closes; the PDF does too (a private tail
+    stays private), and says so: the ``%%`` may be a format string in a page that was never a note."""
+    (kb / "a.md").write_text('# A\n\nKept.\n\n| format |\n|---|\n| `%%` and "%%Y" |\n\nLost.\n', encoding="utf-8")
+    pdf, warnings = export(kb, "a.md")
+    text = poppler.text(pdf)
+    assert "Kept." in text and "Lost." not in text
+    assert warnings == [
+        "a.md: nothing after the %% on line 7 is printed: it opens an Obsidian comment that no other %% "
+        "closes, and Obsidian hides the rest of the note. Close it, or write it as code (`%%`)."
+    ]
+    (kb / "b.md").write_text("# B\n\nNothing follows it %%\n", encoding="utf-8")
+    assert export(kb, "b.md")[1] == []  # it hides nothing
+
+
+def test_obsidian_block_ids_are_not_printed(kb: Path) -> None:
+    """Decision 1009: ``^budget42`` names a block for ``[[Note#^budget42]]`` and Obsidian does not
+    show it; the PDF printed it. A block id where the link graph finds one (a line's end, after a
+    blank, outside code) is left out; ``x^2``, a footnote and ``^id`` in code or front matter stay."""
+    (kb / "Note.md").write_text(
+        "---\ntitle: Plan ^v2\n---\n# Note\n\nBudget is 40k. ^budget42\n\n- an item ^item-1\n- x^2\n\n"
+        "| a |\n|---|\n| 1 |\n\n^table-id\n\nNoted[^1].\n\n[^1]: a note\n\n```\nkept ^in-code\n```\n\n"
+        "See [[Note#^budget42]].\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "Note.md")
+    assert warnings == []
+    text = " ".join(poppler.text(pdf).split())
+    assert "^budget42" not in text and "item-1" not in text and "table-id" not in text
+    poppler.in_order(
+        text,
+        ["Plan ^v2", "Budget is 40k.", "an item", "x^2", "Noted1", "1 a note", "kept ^in-code", "See Note > budget42."],
+    )

@@ -71,3 +71,39 @@ def test_footnotes_are_printed_where_they_are_defined(kb: Path) -> None:
     poppler.in_order(text, ["Claim1 and another", "Two and [^undefined]", "1 single-word-note", "two a note of"])
     poppler.in_order(text, ["several words with a lazy line", "item3", "3 in-a-list"])
     assert "[^1]" not in text and "^1" not in text and "[^two]" not in text
+
+
+_NOTE_PAPER, _CAUTION_PAPER, _TIP_PAPER = (0xEE, 0xF5, 0xFF), (0xFF, 0xEF, 0xEF), (0xEE, 0xFA, 0xF1)
+
+
+@poppler.needs_poppler
+def test_obsidian_callouts_are_drawn_like_alerts_with_their_titles(kb: Path) -> None:
+    """Decision 1009: an Obsidian callout (``> [!info]- Folded``) was printed as a quote reading
+    "[!info]- Folded info Info body.". It is now drawn as a GitHub alert is: its title (else its
+    type's name) heading the box, in its type's colour (a type Obsidian knows by the nearest GitHub
+    one, another as a note), the fold sign left out; GitHub's alerts are drawn as before."""
+    (kb / "a.md").write_text(
+        "# C\n\n> [!note] Obsidian *callout* title\n> Callout body line.\n\n"
+        "> [!info]- Folded info\n> Info body.\n\n> [!tip]+ Open\n> Tip body.\n\n"
+        "> [!custom-type]\n> Custom body.\n\n> [!NOTE]\n> GitHub body.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text,
+        [
+            "Obsidian callout title\nCallout body line.",
+            "Folded info\nInfo body.",
+            "Open\nTip body.",
+            "Custom-type\nCustom body.",
+            "Note\nGitHub body.",
+        ],
+    )
+    assert "[!" not in text and "]-" not in text and "]+" not in text
+    colours = poppler.colours(pdf)
+    assert _NOTE_PAPER in colours and _TIP_PAPER in colours and _CAUTION_PAPER not in colours
+    (kb / "b.md").write_text("# D\n\n> [!danger]\n> Red body.\n", encoding="utf-8")
+    danger, _ = export(kb, "b.md")
+    assert "Danger\nRed body." in poppler.text(danger) and _CAUTION_PAPER in poppler.colours(danger)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from local_vector_search_mcp.export.pdf.fonts import font_set
 from local_vector_search_mcp.export.pdf.inline import InlineRenderer
 
-from .poppler import needs_cjk_font
+from . import poppler
+from .conftest import export
+from .poppler import needs_cjk_font, needs_poppler
+
+YELLOW = "#fff3a3"  # Obsidian's highlight
 
 
 def _renderer() -> InlineRenderer:
@@ -59,3 +65,25 @@ def test_inline_html_images_are_pictures_too() -> None:
     r = _renderer()
     out = r.render('<img src="img/a.png" alt="A &amp; B" class="x"> caption', r.fonts.sans)
     assert out.images[0].src == "img/a.png" and out.images[0].alt == "A & B"
+
+
+def test_obsidian_highlights_are_marked_where_obsidian_marks_them() -> None:
+    """Decision 1009: ``==highlighted==`` printed its markers. A pair of ``==`` with no blank just
+    inside is a highlight (a background on the span); ``a == b`` in prose, and code, are text."""
+    r = _renderer()
+    span = f'<span backColor="{YELLOW}">'
+    assert r.render("Some ==highlighted== words.", r.fonts.sans).markup == f"Some {span}highlighted</span> words."
+    assert r.render("==*em*==", r.fonts.sans).markup == f"{span}<i>em</i></span>"
+    for text in ("a == b and c == d", "== spaced ==", "x === y ===", "==unclosed"):
+        assert r.render(text, r.fonts.sans).markup == text
+    assert "<span" not in r.render("`==code==`", r.fonts.sans).markup
+    assert r.plain("Some ==highlighted== words.") == "Some highlighted words."
+
+
+@needs_poppler
+def test_a_highlight_is_printed_on_obsidians_yellow(kb: Path) -> None:
+    (kb / "a.md").write_text("# H\n\nSome ==highlighted== words, and a == b.\n", encoding="utf-8")
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    assert "Some highlighted words, and a == b." in poppler.text(pdf)
+    assert tuple(int(YELLOW[i : i + 2], 16) for i in (1, 3, 5)) in poppler.colours(pdf)

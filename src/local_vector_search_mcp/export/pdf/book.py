@@ -29,7 +29,7 @@ from reportlab.platypus.tableofcontents import TableOfContents
 from ... import progress
 from ...errors import InvalidArgument, KbError, NotFound
 from ...markdown import Document, ElementKind, parse_document, parse_text
-from ...markdown.links import load_yaml, separators
+from ...markdown.links import load_yaml, obsidian_hidden, rewrite, separators
 from ...paths import PathGuard
 from ...sourcefile import read_source
 from .canvas import BookCanvas, PdfSink
@@ -188,14 +188,20 @@ def front_matter(doc: Document) -> dict[str, Any]:
 
 
 _BREAK = re.compile(r"\r\n?")  # a CRLF or a lone CR (decision 55's line breaks besides LF)
+_BREAK_AT = re.compile(r"\r\n?|\n")  # any one line break
 # An image's inline data (``![x](data:...)``, ``<img src="data:...">``): never drawn (106), and past
 # 20,000 characters it was cut mid-URI into paragraph pieces and printed as text.
 _INLINE_DATA = re.compile(r"""(\]\(\s*<?|\bsrc\s*=\s*["']?)(data:[^\s)"'>]{0,40})[^\s)"'>]{160,}""", re.IGNORECASE)
 
 
-def for_print(doc: Document) -> Document:
-    """``doc`` as the PDF reads it: every line break an LF, and the inline data of its pictures cut
-    to its first characters and an ellipsis.
+def for_print(doc: Document, rel: str, warn: Callable[[str], None]) -> Document:
+    """``doc`` as the PDF reads it: what Obsidian's reading view hides left out, every line break an
+    LF, and the inline data of its pictures cut to its first characters and an ellipsis.
+
+    Obsidian shows nothing of a ``%%comment%%`` nor of a ``^block-id`` (decision 1009): a PDF is
+    made to be shared, and a private remark printed there leaks. They are cut, not blanked as the
+    link graph blanks them: spaces in their place would end a line in a hard break, or split a
+    paragraph where a comment took whole lines.
 
     The layout splits element text at LF (code lines, headings, front matter, quotes); a file whose
     lines end in a lone CR (decision 55 reads it as Markdown like any other) lost its fenced code
@@ -206,11 +212,40 @@ def for_print(doc: Document) -> Document:
     a picture becomes a placeholder named by the short form, as the paragraph around it stays whole.
     """
     text = doc.text
+    hidden = obsidian_hidden(doc)
+    if hidden.spans:
+        text = _cut(text, hidden.spans)
+    if hidden.unclosed is not None and doc.text[hidden.unclosed + 2 :].strip():
+        # Obsidian hides it all too (a private tail stays private), but text lost without a word
+        # is worse when the file was never an Obsidian note (a table cell of a Jekyll page, `"%%Y"`)
+        line = len(_BREAK_AT.findall(doc.text, 0, hidden.unclosed)) + 1
+        warn(
+            f"{rel}: nothing after the %% on line {line} is printed: it opens an Obsidian comment that no "
+            "other %% closes, and Obsidian hides the rest of the note. Close it, or write it as code (`%%`)."
+        )
     if "\r" in text:
         text = _BREAK.sub("\n", text)
     if "data:" in text and _INLINE_DATA.search(text) is not None:
         text = _INLINE_DATA.sub(lambda m: m.group(1) + m.group(2) + "\u2026", text)
     return doc if text is doc.text else parse_text(text, bom=doc.bom)
+
+
+def _cut(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` without ``spans`` (sorted, apart). A span that fills its lines (indentation aside)
+    takes them whole, line break included: a comment on lines of its own inside a paragraph would
+    leave a blank line, and the paragraph would be printed as two."""
+    edits = []
+    at = 0
+    for start, end in spans:
+        line = start
+        while line > at and text[line - 1] in " \t":
+            line -= 1
+        after = _BREAK_AT.match(text, end)
+        if after is not None and (line == 0 or text[line - 1] in "\r\n"):
+            start, end = line, after.end()
+        edits.append((start, end, ""))
+        at = end
+    return rewrite(text, edits)
 
 
 def _plain_heading(title: str) -> str:
@@ -635,7 +670,7 @@ class _Book:
                     "export its parts separately."
                 )
             try:
-                chapter = for_print(parse_document(raw))
+                chapter = for_print(parse_document(raw), rel, self.warnings.add)
             except KbError:
                 parts.append(_Part(title, depth, rel, numbered=numbered, missing="it is not valid UTF-8"))
                 continue
@@ -800,7 +835,7 @@ class _Book:
         self.renderer.chapter = chapter
         doc = part.doc
         if doc is None and part.raw is not None:
-            doc = for_print(parse_document(part.raw))  # as parts() read it
+            doc = for_print(parse_document(part.raw), part.rel, self.warnings.add)  # as parts() read it
         if doc is None:
             if not headings_only:
                 self.warnings.add(f"Chapter {part.rel} ({part.title!r}) was replaced by a placeholder: {part.missing}.")
@@ -850,7 +885,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: PdfSink, options
     characters no installed font could draw.
     """
     book = _Book(guard, rel, options)
-    doc = for_print(doc)
+    doc = for_print(doc, rel, book.warnings.add)
     parts = book.parts(doc)
     story, info, title_page = book.story(doc, parts)
     contents = next((f for f in story if isinstance(f, TableOfContents)), None)

@@ -2,8 +2,8 @@
 
 :class:`BlockRenderer` walks a parsed :class:`~local_vector_search_mcp.markdown.Document`
 in source order. Containers (list items with several blocks, block quotes,
-alerts) are re-parsed with the project's own ``parse_text`` after their markers
-are stripped and rendered recursively. Text between elements (thematic breaks,
+alerts, callouts) are re-parsed with the project's own ``parse_text`` after their
+markers are stripped and rendered recursively. Text between elements (thematic breaks,
 HTML blocks, link reference definitions) is not an element; it is tokenised by
 markdown-it on its own, which is how reference-style links resolve.
 """
@@ -48,7 +48,9 @@ __all__ = ["BlockRenderer", "Heading", "Outline", "slugify"]
 _MARKER = re.compile(r"( *)([-+*]|(\d{1,9})([.)]))([ \t]+|$)")
 _TASK = re.compile(r"\[([ xX])\][ \t]+")
 _QUOTE = re.compile(r"^ {0,3}> ?", re.MULTILINE)
-_ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*$", re.IGNORECASE)
+# A quote's first line that makes it a GitHub alert (``[!NOTE]``, one of five types, alone) or an
+# Obsidian callout (``[!info]- Title``: any type, a fold sign, a title; decision 1009).
+_CALLOUT = re.compile(r"^\[!([\w-]+)\][+-]?[ \t]*(.*?)[ \t]*$")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+|$)|[ \t]+#+[ \t]*$|^#+[ \t]*$")
 _IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE | re.DOTALL)
 _ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*("([^"]*)"|'([^']*)'|([^\s"'>]+))""")
@@ -80,6 +82,13 @@ _ALERT_COLORS = {
     "important": ("#8250df", "#f5f0ff"),
     "warning": ("#9a6700", "#fff8e5"),
     "caution": ("#cf222e", "#ffefef"),
+}
+# Obsidian's other callout types by the GitHub colour nearest theirs; any type not here is a note
+_CALLOUT_COLORS = {
+    **{kind: "tip" for kind in ("hint", "success", "check", "done")},
+    **{kind: "important" for kind in ("example",)},
+    **{kind: "warning" for kind in ("attention", "question", "help", "faq")},
+    **{kind: "caution" for kind in ("danger", "error", "failure", "fail", "missing", "bug")},
 }
 
 
@@ -551,20 +560,23 @@ class BlockRenderer:
     def quote(self, text: str, env: MutableMapping[str, Any], ctx: _Ctx) -> list[Flowable]:
         inner = _QUOTE.sub("", text)
         first, _, rest = inner.partition("\n")
-        alert = _ALERT.match(first.strip())
+        callout = _CALLOUT.match(first.strip())
         pad = self.sheet.body.fontSize * 0.8
-        if alert is not None:
-            kind = alert.group(1).lower()
-            ink, paper = _ALERT_COLORS[kind]
+        if callout is not None:
+            kind, written = callout.group(1).lower(), callout.group(2)
+            ink, paper = _ALERT_COLORS.get(_CALLOUT_COLORS.get(kind, kind), _ALERT_COLORS["note"])
             inner = rest
             title_style = ParagraphStyle(
                 "alert-title",
-                parent=self.style(self.sheet.first, ctx.indent + pad),
+                parent=self.style(self.sheet.first, ctx.indent + pad, None, self.fonts.needs_cjk_wrap(written)),
                 fontName=self.body_family.bold,
                 textColor=colors.HexColor(ink),
                 spaceAfter=2,
             )
-            head: list[Flowable] = [Paragraph(self.fonts.markup(kind.capitalize(), self.body_family), title_style)]
+            # its title, else its type's name; the fold sign is not printed (a PDF shows the body)
+            title = self.inline.render(written, self.body_family, env).markup
+            title = title or self.fonts.markup(kind.capitalize(), self.body_family)
+            head: list[Flowable] = [Paragraph(title, title_style)]
             bg = colors.HexColor(paper)
             stroke: colors.Color | None = colors.HexColor(ink)
         else:

@@ -13,15 +13,63 @@ import html
 import re
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.state_inline import Delimiter
 from markdown_it.token import Token
 
 from ...markdown.links import autolink_rule, wikilink_rule
 from .fonts import Family, FontSet
 
-__all__ = ["FOOTNOTES", "MD", "InlineImage", "InlineRenderer", "Rendered", "html_image", "wikilink_text"]
+__all__ = ["FOOTNOTES", "HIGHLIGHT", "MD", "InlineImage", "InlineRenderer", "Rendered", "html_image", "wikilink_text"]
+
+_EQUALS = 0x3D
+# The background of ``==highlighted==`` text: Obsidian's yellow
+HIGHLIGHT = "#fff3a3"
+
+
+def _highlight_marker(state: StateInline, silent: bool) -> bool:
+    """Obsidian's ``==highlight==``: a run of exactly two ``=`` is a delimiter, paired as ``~~`` is
+    (markdown-it's ``balance_pairs``). Flanking decides, so no blank may follow an opener or precede
+    a closer, as Obsidian requires: ``a == b`` stays text (decision 1009)."""
+    if silent or state.src[state.pos] != "=":
+        return False
+    scanned = state.scanDelims(state.pos, True)
+    if scanned.length != 2:  # ``=`` or ``===``: text, taken whole so no pair is cut out of it
+        state.pending += "=" * scanned.length
+        state.pos += scanned.length
+        return True
+    token = state.push("text", "", 0)
+    token.content = "=="
+    state.delimiters.append(
+        Delimiter(
+            marker=_EQUALS,
+            length=0,  # no "rule of 3", as for ``~~``
+            token=len(state.tokens) - 1,
+            end=-1,
+            open=scanned.can_open,
+            close=scanned.can_close,
+        )
+    )
+    state.pos += 2
+    return True
+
+
+def _highlight_pairs(state: StateInline) -> None:
+    """Paired ``==`` delimiters (top level and inside links) as ``mark_open``/``mark_close``."""
+    lists = [state.delimiters, *(meta["delimiters"] for meta in state.tokens_meta if meta and "delimiters" in meta)]
+    for delimiters in lists:
+        for opener in delimiters:
+            if opener.marker == _EQUALS and opener.end != -1:
+                _mark(state.tokens[opener.token], "mark_open", 1)
+                _mark(state.tokens[delimiters[opener.end].token], "mark_close", -1)
+
+
+def _mark(token: Token, kind: str, nesting: Literal[1, -1]) -> None:
+    token.type, token.tag, token.nesting, token.markup, token.content = kind, "mark", nesting, "==", ""
+
 
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 # markdown-it's validateLink is an HTML renderer's XSS filter: it makes ``![x](file:///etc/passwd)``
@@ -34,6 +82,9 @@ MD.validateLink = lambda url: True  # type: ignore[method-assign]
 MD.inline.ruler.before("link", "wikilink", wikilink_rule)
 # `<page.md>` is a link to that page, as kb_links reads it (decisions 901, 912)
 MD.inline.ruler.at("autolink", autolink_rule)
+# Obsidian's ==highlights== (decision 1009); plain CommonMark has no meaning for a pair of `==`
+MD.inline.ruler.before("emphasis", "highlight", _highlight_marker)
+MD.inline.ruler2.after("strikethrough", "highlight", _highlight_pairs)
 # The env key holding the labels of the document's footnotes (lower case); their references are raised.
 FOOTNOTES = "lvsm_footnotes"
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
@@ -162,6 +213,8 @@ class InlineRenderer:
                 out.append("<b>" if kind.endswith("open") else "</b>")
             elif kind in ("s_open", "s_close"):
                 out.append("<strike>" if kind.endswith("open") else "</strike>")
+            elif kind in ("mark_open", "mark_close"):
+                out.append(f'<span backColor="{HIGHLIGHT}">' if kind.endswith("open") else "</span>")
             elif kind == "link_open":
                 target = self.links(str(tok.attrGet("href") or ""))
                 link_stack.append(target is not None)
