@@ -558,8 +558,8 @@ class Hidden(NamedTuple):
 
 
 def obsidian_hidden(doc: Document) -> Hidden:
-    """The spans of ``doc`` Obsidian's reading view does not show: its comments, found as the link
-    graph finds them (decision 507), and its block ids, found where the graph finds them but
+    """The spans of ``doc`` Obsidian's reading view does not show: its closed comments, found as the
+    link graph finds them (decision 507), and its block ids, found where the graph finds them but
     outside the front matter, with the blanks before them (so no hard break is left behind). The
     PDF export leaves them out (decision 1009)."""
     text = doc.text
@@ -568,8 +568,10 @@ def obsidian_hidden(doc: Document) -> Hidden:
     source = document_link_source(doc)
     code = _code_offsets(doc, source.code) if source.code else []
     marks = _comment_marks(doc, code) if "%%" in text else []
-    comments = _comment_spans(text, marks)
+    # a `%%` no other closes hides nothing here: it is more often a format string in a page that
+    # never was an Obsidian note (`"%%Y"`) than a private tail (decision 1010); the caller warns
     unclosed = marks[-1] if len(marks) % 2 else None
+    comments = _comment_spans(text, marks[: len(marks) - len(marks) % 2])
     if "^" not in text:
         return Hidden(comments, unclosed)
     front = doc.get("frontmatter")

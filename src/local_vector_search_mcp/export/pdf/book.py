@@ -216,12 +216,13 @@ def for_print(doc: Document, rel: str, warn: Callable[[str], None]) -> Document:
     if hidden.spans:
         text = _cut(text, hidden.spans)
     if hidden.unclosed is not None and doc.text[hidden.unclosed + 2 :].strip():
-        # Obsidian hides it all too (a private tail stays private), but text lost without a word
-        # is worse when the file was never an Obsidian note (a table cell of a Jekyll page, `"%%Y"`)
+        # Obsidian would hide the rest of the note; printed here, with a word: such a `%%` is more
+        # often a format string of a page that never was a note (a Jekyll table cell's `"%%Y"`, a
+        # third of its page) than a private tail (decision 1010)
         line = len(_BREAK_AT.findall(doc.text, 0, hidden.unclosed)) + 1
         warn(
-            f"{rel}: nothing after the %% on line {line} is printed: it opens an Obsidian comment that no "
-            "other %% closes, and Obsidian hides the rest of the note. Close it, or write it as code (`%%`)."
+            f"{rel}: the %% on line {line} opens an Obsidian comment that no other %% closes; the rest of the "
+            "note is printed, though Obsidian hides it. Close it to hide it, or write it as code (`%%`)."
         )
     if "\r" in text:
         text = _BREAK.sub("\n", text)
