@@ -396,3 +396,26 @@ def test_a_malformed_source_path_is_an_argument_error(ws: Workspace, tool: str, 
     # INVALID_PATH is not among their errors (decision 1004).
     with pytest.raises(InvalidArgument, match="Invalid arguments"):
         invoke(ws, tool, arguments)
+
+
+def test_search_knowledge_embeds_the_query_as_kb_search_does(tmp_path: Path) -> None:
+    # kb_search collapsed the query's whitespace before embedding (1008); search_knowledge embedded
+    # `what is a trait object\n` as written, a vector of its own (decision 1013)
+    class Recording(HashEmbedder):
+        def __init__(self) -> None:
+            super().__init__(DIMS)
+            self.queries: list[str] = []
+
+        def embed_query(self, text: str) -> np.ndarray:
+            self.queries.append(text)
+            return super().embed_query(text)
+
+    (tmp_path / "a.md").write_text("# A\n\nTrait objects allow dynamic dispatch.\n", encoding="utf-8")
+    model = Recording()
+    ws = make_workspace(tmp_path, "local", embedder=model, server__toolsets=["kb", "chunks"])
+    try:
+        call(ws, "index_note", path="a.md")
+        call(ws, "search_knowledge", query="  what is a\ttrait object\n", topK=1)
+        assert model.queries == ["what is a trait object"]
+    finally:
+        ws.close()

@@ -332,3 +332,11 @@ def test_chinese_fillers_are_cut_only_from_a_question_and_traditional_forms_coun
     assert build_lexical_query("请问 Suspense 是什么").leaves == (Term("Suspense"),)
     assert build_lexical_query("Suspense 是什麼").leaves == (Term("Suspense"),)
     assert build_lexical_query("為什麼要加 key").leaves == (CjkRun("要加"), Term("key"))
+
+
+def test_a_cut_keeps_a_character_whole_within_the_stream_safe_limit():
+    # 20,000 marks after a letter (or 5,000 joined emoji) carried a snippet without bound (decision 1013)
+    marks = "a" * 239 + "\u0301" * 20_000
+    assert len(make_snippet(marks, ("zzz",))) < 300
+    joined = "\U0001f469\u200d" * 5_000
+    assert len(make_snippet("word " * 60 + joined, ("word",))) < 400

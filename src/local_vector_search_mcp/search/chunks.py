@@ -32,6 +32,7 @@ from ..index.chunks import (
     parse_markdown_chunk_id,
 )
 from ..index.port import IndexStore
+from .query_vectors import embedding_query
 
 __all__ = ["DEFAULT_COLLECTION", "ChunkApi", "Page"]
 
@@ -248,7 +249,7 @@ class ChunkApi:
                 "with your own vector, or kb_search for lexical search."
             )
         try:
-            vec = np.asarray(embedder.embed_query(query), dtype=np.float32).reshape(-1)
+            vec = np.asarray(embedder.embed_query(embedding_query(query)), dtype=np.float32).reshape(-1)
         except EmbeddingError as exc:
             raise IndexNotReady(f"The embedding provider failed: {exc}") from None
         dims = self.store.vector_dimensions()

@@ -15,9 +15,16 @@ from collections import OrderedDict
 from ..embeddings import Embedder
 from ..embeddings.base import Vectors
 
-__all__ = ["KEPT", "QueryVectors"]
+__all__ = ["KEPT", "QueryVectors", "embedding_query"]
 
 KEPT = 256  # 384 floats each: 0.4 MB
+
+
+def embedding_query(query: str) -> str:
+    """The text a query is embedded as: its whitespace collapsed. The model's tokenizer reads a
+    trailing space or newline as a token of its own (decision 1008); kb_search and the chunk API's
+    search_knowledge embed the same words alike (decision 1013)."""
+    return " ".join(query.split())
 
 
 class QueryVectors:
@@ -36,11 +43,9 @@ class QueryVectors:
         """``embedder.embed_query(query)``, from the kept vectors when it was asked before.
         The vector is read-only: it is handed to every search that asks the same.
 
-        The query is embedded with its whitespace collapsed: the model's tokenizer reads a
-        trailing space or newline (an agent's query often ends with one) as a token of its own,
-        and `what is a trait object\n` ranked seven of the ten results differently from the same
-        words without it (decision 1008); the words' order and case are the query's."""
-        query = " ".join(query.split())
+        The query is embedded as :func:`embedding_query` writes it: `what is a trait object\n`
+        ranked seven of the ten results differently from the same words without the newline."""
+        query = embedding_query(query)
         with self._lock:
             if embedder is self._embedder and query in self._vectors:
                 self._vectors.move_to_end(query)

@@ -524,13 +524,20 @@ def _within_budget(starts: list[int], ends: list[int], lo: int, hi: int, anchor:
     return lo, hi
 
 
+# Unicode's stream-safe limit on a run of marks (UAX #15): a cut moves at most this far to keep a
+# character whole, so 20,000 marks after a letter (or a chain of 5,000 joined emoji) cannot carry a
+# snippet past its length bound (decision 1013).
+_MOST_JOINED = 30
+
+
 def _cut_start(flat: str, start: int, end: int, budget: int) -> int:
     """Where a snippet of ``flat[start:end]`` begins: at the text's start when only punctuation lies
     before and the whole still fits the budget (no ``...`` for a cut of no word, decision 371);
     else at ``start``, moved back onto the character that a mark or a joiner there belongs to."""
     if _TOKEN.search(flat, 0, start) is None and end <= budget:
         return 0
-    while start > 0 and (_JOINED.match(flat, start) or flat[start - 1] == _ZWJ):
+    stop = max(0, start - _MOST_JOINED)
+    while start > stop and (_JOINED.match(flat, start) or flat[start - 1] == _ZWJ):
         start -= 1
     return start
 
@@ -543,8 +550,10 @@ def _cut_end(flat: str, start: int, end: int, budget: int) -> int:
 
 
 def _past_joined(flat: str, end: int) -> int:
-    """``end`` moved on past the marks, skin tones and joined characters that go with the one before."""
-    while end < len(flat) and (_JOINED.match(flat, end) or flat[end - 1] == _ZWJ):
+    """``end`` moved on past the marks, skin tones and joined characters that go with the one before
+    (at most :data:`_MOST_JOINED` of them)."""
+    stop = min(len(flat), end + _MOST_JOINED)
+    while end < stop and (_JOINED.match(flat, end) or flat[end - 1] == _ZWJ):
         end += 1
     return end
 
