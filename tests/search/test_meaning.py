@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from local_vector_search_mcp.search.meaning import is_markup_only, is_settings_only
+from local_vector_search_mcp.search.meaning import is_markup_only
 
 
 @pytest.mark.parametrize(
@@ -33,19 +33,3 @@ def test_markup_alone_says_nothing(text: str) -> None:
 )
 def test_any_word_outside_the_markup_is_meaning(text: str) -> None:
     assert not is_markup_only(text)
-
-
-@pytest.mark.parametrize(
-    ("text", "settings"),
-    [
-        ("---\naside: false\n---", True),
-        ("---\npage: true\nfooter: false\nnav_order: 20\n---", True),
-        ("+++\ndraft = true\n+++", False),  # TOML front matter is not read as YAML switches
-        ("---\ntitle: API 参考\nsidebar: false\n---", False),
-        ("---\ntags: [a, b]\n---", False),
-        ("---\noutline: deep\n---", False),  # a word: no list of layout keys decides
-        ("aside: false", False),  # not a front matter block
-    ],
-)
-def test_front_matter_of_switches_alone(text: str, settings: bool) -> None:
-    assert is_settings_only(text) is settings

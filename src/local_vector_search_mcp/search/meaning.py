@@ -4,9 +4,11 @@ An embedding of a chunk that holds no prose is not a neighbour of anything in pa
 lands near every query the model understands poorly (a typo, a rare word, a name the model never
 saw): the rust-book's legacy link targets (``<a id="traits-defining-shared-behavior"></a>``,
 19 chunks) filled a third of hybrid's ten for ``borowing``; VitePress pages open with front
-matter of layout switches alone (``aside: false``), which did the same for ``nextTick()``. Such a
-chunk keeps its place in lexical search, where a match on its words is a reason (decisions
-790, 791, 793).
+matter of layout switches alone (``aside: false``), which did the same for ``nextTick()``, and
+front matter of English keys (``outline: deep``, ``pageClass: api``) was the model's nearest
+passage to English questions on Chinese pages. A front matter chunk is the page's metadata: the
+page's other chunks are embedded with its path and heading, and its words stay findable in lexical
+search, where a match on them is a reason (decisions 790, 791, 793, 1014).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import re
 
 from ..index.port import ChunkHit
 
-__all__ = ["is_markup_only", "is_settings_only", "semantic_worthy"]
+__all__ = ["is_markup_only", "semantic_worthy"]
 
 # HTML comments and tags (a tag's attributes are not text a reader sees), as CommonMark's raw HTML.
 _MARKUP = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", re.DOTALL)
@@ -33,22 +35,8 @@ def is_markup_only(text: str) -> bool:
     return not _WORD.search(_MARKUP.sub(" ", text))
 
 
-# One line of front matter that only switches a layout: a key with a boolean, a number or nothing.
-_SETTING = re.compile(r"\s*[\w.-]+\s*:\s*(?:true|false|yes|no|on|off|null|~|[-+]?\d+(?:\.\d+)?)?\s*", re.IGNORECASE)
-_FENCES = frozenset({"---", "...", "+++"})
-
-
-def is_settings_only(text: str) -> bool:
-    """Whether ``text`` is a front matter block of layout switches alone (``aside: false``,
-    ``page: true``, ``nav_order: 3``): no title, no description, no word a reader searches for."""
-    lines = text.strip().splitlines()
-    if len(lines) < 2 or lines[0].strip() not in _FENCES:
-        return False
-    return all(not line.strip() or line.strip() in _FENCES or _SETTING.fullmatch(line) for line in lines[1:])
-
-
 def semantic_worthy(hit: ChunkHit) -> bool:
     """Whether the semantic list may rank ``hit`` (see the module docstring)."""
-    if hit.anchor.startswith("frontmatter~") and is_settings_only(hit.text):
+    if hit.anchor.startswith("frontmatter~"):
         return False
     return not is_markup_only(hit.text)
