@@ -391,6 +391,9 @@ class MemoryStore:
     def refresh_term_stats(self) -> None:
         """Nothing is precomputed: BM25 statistics are counted per query."""
 
+    def forget_term_stats(self) -> None:
+        """Nothing is kept."""
+
     def tidy_lexical(self) -> bool:
         """Nothing to tidy: the postings live in dicts."""
         return False

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pg_server import PgServer
@@ -168,3 +169,34 @@ def test_servers_writing_at_once_keep_it_exact(pg_server: PgServer, few: None) -
     finally:
         for s in stores:
             s.close()
+
+
+def test_an_earlier_tokenizers_index_upgraded_in_place_counts_the_new_tokens(
+    tmp_path: Path, pg_server: PgServer, few: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 1011, as on SQLite: the pass that upgrades an earlier tokenizer's index in place
+    (1006) rewrites chunks whose texts did not change, under the new tokens; the counts follow."""
+    from kb_fakes import client
+
+    from local_vector_search_mcp.index import cjk
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    for i in range(5):
+        (root / f"n{i}.md").write_text(f"# Σημείωση {i}\n\nΚείμενο για την αναζήτηση {i}.\n", encoding="utf-8")
+    kb = client(
+        root, storage__backend="postgresql", storage__url=pg_server.url, storage__schema=pg_server.fresh_schema()
+    )
+    try:
+        with monkeypatch.context() as patch:  # what the earlier release wrote: no letter folded
+            patch.setattr(cjk, "fold", lambda text: text)
+            kb.reindex()
+        store = kb.store
+        assert isinstance(store, PostgresStore)
+        store.write_manifest({**store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3"})
+        assert _kept(store) and ("αναζήτηση", 5) in _snapshot(store)
+        assert kb.reindex()["indexedFiles"] == 5
+        assert ("αναζητηση", 5) in _snapshot(store) and "αναζήτηση" not in dict(_snapshot(store))
+        assert _snapshot(store, 0) == _full_refresh(store, 0) and _kept(store)
+    finally:
+        kb.shutdown()

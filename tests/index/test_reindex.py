@@ -658,6 +658,87 @@ def test_a_run_without_embeddings_records_the_upgrade_and_keeps_the_vectors_mani
     assert not without.indexer.upgrade_pending()
 
 
+def _refusing(indexer: Any, monkeypatch: pytest.MonkeyPatch, refused: str) -> None:
+    """The pass cannot read ``refused``: a moment's EACCES, a file another program holds locked."""
+    from local_vector_search_mcp.index.indexer import UnreadableSource
+
+    real = indexer._write
+
+    def write(prepared: Any) -> Any:
+        if prepared.path == refused:
+            raise UnreadableSource(prepared.path, "Permission denied")
+        return real(prepared)
+
+    monkeypatch.setattr(indexer, "_write", write)
+
+
+def _unlisting(indexer: Any, monkeypatch: pytest.MonkeyPatch, folder: str) -> None:
+    """The pass cannot list ``folder``: its documents keep their entries, unread."""
+    real = indexer.discover
+
+    def discover(unlisted: dict[str, str] | None = None, **options: Any) -> list[str]:
+        if unlisted is not None:
+            unlisted[folder] = "The folder could not be listed (Permission denied)."
+        return [path for path in real(unlisted, **options) if not path.startswith(folder)]
+
+    monkeypatch.setattr(indexer, "discover", discover)
+
+
+@pytest.mark.parametrize("miss", ["unreadable file", "unlisted folder"])
+def test_an_upgrade_pass_that_could_not_read_a_document_leaves_the_upgrade_to_the_next(kb, monkeypatch, miss):
+    """Decision 1011: a document the pass that upgrades an earlier tokenizer's index (1006) could
+    not read kept that tokenizer's rows for good: the pass recorded the new tokenizer anyway, and
+    the next one skipped the file, its size and mtime unchanged. The name is now recorded only by a
+    pass that wrote every document it meant to re-read and listed every folder."""
+    from local_vector_search_mcp.index import cjk
+
+    (kb / "greek").mkdir()
+    (kb / "greek" / "el.md").write_text("# Σελίδα\n\nΗ αναζήτηση βρίσκει τις σελίδες.\n", encoding="utf-8")
+    (kb / "el2.md").write_text("# Άλλη\n\nΜια δεύτερη αναζήτηση.\n", encoding="utf-8")
+    svc = service(kb)
+    with monkeypatch.context() as patch:  # what the earlier release wrote: no letter folded
+        patch.setattr(cjk, "fold", lambda text: text)
+        svc.reindex()
+    svc.store.write_manifest({**svc.store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3"})
+    with monkeypatch.context() as patch:
+        if miss == "unreadable file":
+            _refusing(svc.indexer, patch, "greek/el.md")
+        else:
+            _unlisting(svc.indexer, patch, "greek/")
+        result = svc.reindex()
+    assert result["indexedFiles"] == 1  # el2.md
+    assert svc.store.read_manifest()["lexical_tokenizer"] == "unicode61+cjk-bigram-3+stems-3"
+    assert svc.indexer.upgrade_pending()
+    assert [h["path"] for h in svc.search(query="αναζητηση", mode="lexical")["results"]] == ["el2.md"]
+    again = svc.reindex()  # reads greek/el.md again, though its size and mtime did not change
+    assert again["indexedFiles"] == 1 and svc.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+    hits = svc.search(query="αναζητηση", mode="lexical")["results"]
+    assert sorted(h["path"] for h in hits) == ["el2.md", "greek/el.md"]
+    assert svc.reindex()["indexedFiles"] == 0 and not svc.indexer.upgrade_pending()
+
+
+def test_a_link_graph_upgrade_pass_that_could_not_read_a_document_leaves_it_to_the_next(kb, monkeypatch):
+    """Decision 1011, as for the tokenizer: an index without HTML picture links (820) recorded the
+    current link graph version though a document that may hold one was not read; it never was."""
+    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY
+
+    (kb / "pic.md").write_text('# Pic\n\n<img src="gone.png">\n', encoding="utf-8")
+    svc = service(kb)
+    svc.reindex()
+    store = svc.store
+    with store._write() as c:  # what the earlier release left: no html link rows, no key
+        c.execute("DELETE FROM links WHERE kind = 'html'")
+    current = store.read_manifest()[LINK_GRAPH_KEY]
+    store.write_manifest({k: v for k, v in store.read_manifest().items() if k != LINK_GRAPH_KEY})
+    with monkeypatch.context() as patch:
+        _refusing(svc.indexer, patch, "pic.md")
+        svc.reindex()
+    assert LINK_GRAPH_KEY not in store.read_manifest() and svc.indexer.upgrade_pending()
+    assert svc.reindex()["indexedFiles"] == 1
+    assert store.read_manifest()[LINK_GRAPH_KEY] == current
+    assert [ln.kind for ln in store.links() if ln.source == "pic.md"] == ["html"]
+
+
 def test_an_index_of_another_chunker_than_v6_still_needs_a_rebuild(kb):
     svc = service(kb)
     svc.reindex()

@@ -296,3 +296,31 @@ def test_a_connection_sees_its_own_writes_in_the_counts(store: SqliteStore) -> N
         assert store._document_frequencies(["alpha"]) == {"alpha": n + 1}
     store.delete_document("a.md")
     assert store._document_frequencies(["alpha", "gone"]) == {"alpha": 4}
+
+
+def test_an_earlier_tokenizers_index_upgraded_in_place_counts_the_new_tokens(
+    tmp_path: Path, few: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 1011: the pass that upgrades an earlier tokenizer's index in place (1006) re-reads
+    chunks whose texts did not change, which the write's counting cancels unread (651): the table
+    kept ``αναζήτηση: 5`` as the earlier tokenizer wrote it and lacked ``αναζητηση``. The pass's end
+    rebuilds the counts from the index."""
+    from local_vector_search_mcp.index import cjk
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    for i in range(5):
+        (root / f"n{i}.md").write_text(f"# Σημείωση {i}\n\nΚείμενο για την αναζήτηση {i}.\n", encoding="utf-8")
+    kb = client(root, storage=tmp_path / "index.db")
+    try:
+        with monkeypatch.context() as patch:  # what the earlier release wrote: no letter folded
+            patch.setattr(cjk, "fold", lambda text: text)
+            kb.reindex()
+        store = kb.store
+        store.write_manifest({**store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3"})
+        assert _kept(store) and ("αναζήτηση", 5) in _snapshot(store)
+        assert kb.reindex()["indexedFiles"] == 5
+        assert ("αναζητηση", 5) in _snapshot(store) and "αναζήτηση" not in dict(_snapshot(store))
+        assert _snapshot(store) == _full_refresh(store) and _kept(store)
+    finally:
+        kb.shutdown()

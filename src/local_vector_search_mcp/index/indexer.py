@@ -313,8 +313,11 @@ class Indexer:
         # An earlier tokenizer's index: the documents holding the letters it indexed otherwise are
         # read again, which rewrites their lexical rows and reuses every vector (decision 1006).
         letters = None if problems else relexed_letters(stored, expected)
+        # the paths each deferred upgrade re-reads: its key is recorded only once all were written
+        meant: dict[str, set[str]] = {"lexical_tokenizer": set(), LINK_GRAPH_KEY: set()}
         if letters:
-            rechunk |= set(self.store.documents_holding_letters(letters))
+            meant["lexical_tokenizer"] = set(self.store.documents_holding_letters(letters))
+            rechunk |= meant["lexical_tokenizer"]
         # an index without HTML <img> links (or relative autolinks) keeps the old link graph version
         # in its manifest until this pass has re-read every document that may hold one, and an earlier
         # tokenizer's index that tokenizer's name: a pass cut short leaves them to the next (decisions
@@ -374,7 +377,9 @@ class Indexer:
             if not (path.startswith(hidden) and not path.endswith("/")):
                 self._note_unreadable(path, None, known)
         if relink:
-            rechunk |= {path for path in files if path in states and _may_hold_new_links(self.root / path)}
+            meant[LINK_GRAPH_KEY] = {path for path in files if path in states and _may_hold_new_links(self.root / path)}
+            rechunk |= meant[LINK_GRAPH_KEY]
+        refused: set[str] = set()  # the files this pass could not read
         tasks = []
         for path in files:  # the cheap unchanged check needs no worker
             # a file the start's catch-up re-indexed is indexed (and counted) again by this pass
@@ -411,6 +416,7 @@ class Indexer:
                     outcome: int | None = self._write(prepared)
                 except UnreadableSource as bad:
                     outcome = None
+                    refused.add(path)
                     result.add_unreadable(path, bad.reason)
                     self._note_unreadable(path, bad.reason, known)
                     log.info("not indexed: %s: %s", path, bad.reason)
@@ -436,13 +442,21 @@ class Indexer:
                 raise Cancelled()
         if result.indexed_files or result.deleted_files:
             with self.gate:
+                if letters:
+                    # a re-read chunk whose text did not change keeps its counted terms, the earlier
+                    # tokenizer's: the counts are made anew from the index (decision 1011)
+                    self.store.forget_term_stats()
                 self.store.refresh_term_stats()
             self._tidy(cancel)
-        if upgraded:
+        # A deferred upgrade is recorded only when every document it meant to re-read was written and
+        # every folder listed: one left unread (a moment's EACCES, a locked file) would otherwise keep
+        # what the earlier release wrote for good, as its size and mtime do not change (decision 1011).
+        done = {k for k in upgraded if k not in deferred or not (unlisted or refused & meant.get(k, set()))}
+        if done:
             # a run without embeddings keeps the rest of its manifest (decision 630), but records what
             # it upgraded: otherwise every start would run this pass again (decision 1006)
             with self.gate:
-                self.store.write_manifest({**self.store.read_manifest(), **{k: expected[k] for k in upgraded}})
+                self.store.write_manifest({**self.store.read_manifest(), **{k: expected[k] for k in done}})
         if borrowed and not force and result.indexed_files:
             note = self._borrowed_note()
             if note:

@@ -431,6 +431,12 @@ class IndexStore(Protocol):
         """Recompute whatever statistics lexical search precomputes (after a full reindex)."""
         ...
 
+    def forget_term_stats(self) -> None:
+        """Make the next :meth:`refresh_term_stats` recompute the statistics in full, where the
+        writes' own counting would miss this pass's changes: a pass re-tokenizing chunks whose
+        texts did not change (an earlier tokenizer's index upgraded in place, decision 1011)."""
+        ...
+
     def tidy_lexical(self) -> bool:
         """One short step of tidying the lexical index after a pass wrote to it (SQLite: merging
         FTS5 segments, decision 637), in its own transaction so that edits slip between steps;

@@ -1461,6 +1461,10 @@ class PostgresStore:
                 first[doc_id] = chunk_id
         return self._hits_by_id(sorted(first.values())[:limit])
 
+    def forget_term_stats(self) -> None:
+        """Nothing to forget: each write moves the counts by the stored tsvectors of its chunks, the
+        old ones as the earlier tokenizer wrote them, so they are right after any pass (decision 1011)."""
+
     def tidy_lexical(self) -> bool:
         """Nothing to do: PostgreSQL folds a GIN index's pending entries in itself (vacuum, or a
         full pending list)."""

@@ -1636,6 +1636,13 @@ class SqliteStore(ChunkTables):
             if batch is not None and batch.conn is c:
                 batch.kept = True
 
+    def forget_term_stats(self) -> None:
+        """Drop the marker row: a write counts a chunk stored exactly as before as unchanged, unread
+        (decision 651), which it is not once the tokenizer changed (decision 1011)."""
+        if self._table_exists("term_stats"):
+            with self._write() as c:
+                c.execute("DELETE FROM term_stats WHERE term = ?", (_KEPT_TERM,))
+
     def tidy_lexical(self) -> bool:
         """One merge step (``segments.py``) of the first FTS5 table whose segments are worth
         merging, or, once none is, one step handing free pages back to the file system
