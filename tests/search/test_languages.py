@@ -491,3 +491,84 @@ def _client(root: Path, backend: str, pg_server: PgServer | None, embedder: Hash
             storage__schema=pg_server.fresh_schema(),
         )
     )
+
+
+# Two-part Indic vowel signs typed as their parts (decision 1012) --------------------------------------
+
+# Every vowel sign of U+0900-U+0DFF whose NFD is two or three code points of combining class 0 at its
+# start (Bengali, Oriya, Tamil, Kannada, Malayalam, Sinhala), and Tamil's letter AU.
+TWO_PART_SIGNS = (
+    "\u09cb\u09cc\u0b48\u0b4b\u0b4c\u0bca\u0bcb\u0bcc\u0cc0\u0cc7\u0cc8\u0cca\u0ccb\u0d4a\u0d4b\u0d4c\u0ddc\u0ddd\u0dde"
+)
+_KA = {0x0980: "\u0995", 0x0B00: "\u0b15", 0x0B80: "\u0b95", 0x0C80: "\u0c95", 0x0D00: "\u0d15", 0x0D80: "\u0d9a"}
+
+
+def _two_part_word(sign: str) -> str:
+    """A word holding ``sign`` twice, after the script's KA (a syllable of its own: ``கொகொ``)."""
+    ka = _KA[ord(sign) & ~0x7F]
+    return ka + sign + ka + sign + ka
+
+
+def test_the_two_part_signs_are_every_one_of_their_blocks() -> None:
+    found = {
+        chr(c)
+        for c in range(0x0900, 0x0E00)
+        if unicodedata.category(chr(c)) == "Mc"
+        and len(nfd := unicodedata.normalize("NFD", chr(c))) > 1
+        and not unicodedata.combining(nfd[0])
+        and not unicodedata.combining(nfd[1])
+    }
+    assert found == set(TWO_PART_SIGNS) and len(found) == 19
+
+
+@pytest.mark.parametrize("sign", [*TWO_PART_SIGNS, "\u0b94"], ids=lambda s: f"U+{ord(s):04X}")
+def test_a_two_part_vowel_sign_typed_as_its_parts_is_the_composed_sign(sign: str) -> None:
+    word = _two_part_word(sign) if sign != "\u0b94" else "\u0b94\u0bb5\u0bc8"  # ஔவை
+    forms = {unicodedata.normalize("NFD", word), word}
+    if sign in "\u0ccb\u0ddd":  # a sign made of a two-part sign and a third part: typed either way
+        forms.add(word.replace(sign, _first_level(sign)))
+    assert len(forms) > 1
+    text = " ".join(f"x {form} y" for form in forms)
+    assert len(fold(text)) == len(text)  # one for one: offsets hold
+    assert {tuple(index_tokens(form)) for form in forms} == {tuple(index_tokens(word))}
+    assert {tuple(word_tokens(form)) for form in forms} == {tuple(index_tokens(word))}
+    assert [text[a:b] for a, b, _ in word_spans(text)] == [p for form in forms for p in ("x", form, "y")]
+    assert {composed(form) for form in forms} == {word}
+    assert index_tokens(word) != index_tokens(word.replace(sign, ""))  # the sign is in the token
+
+
+def _first_level(sign: str) -> str:
+    return "".join(chr(int(h, 16)) for h in unicodedata.decomposition(sign).split())
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_page_and_a_query_find_each_other_whichever_form_a_two_part_sign_is_typed_in(
+    tmp_path: Path, pg_server: PgServer, backend: str
+) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    for i, sign in enumerate(TWO_PART_SIGNS):
+        word = _two_part_word(sign)
+        (root / f"nfc{i}.md").write_text(f"# {i}\n\n{word} page.\n", "utf-8")
+        (root / f"nfd{i}.md").write_text(f"# {i}\n\n{unicodedata.normalize('NFD', word)} page.\n", "utf-8")
+    client = _client(root, backend, pg_server)
+    try:
+        client.reindex()
+        for i, sign in enumerate(TWO_PART_SIGNS):
+            word = _two_part_word(sign)
+            for query in (word, unicodedata.normalize("NFD", word)):
+                assert sorted(_paths(client, query, 10)) == [f"nfc{i}.md", f"nfd{i}.md"], (sign, query)
+    finally:
+        client.store.close()
+
+
+def test_an_index_of_folds_1_relexes_the_pages_holding_a_two_part_sign_typed_as_its_parts() -> None:
+    """``CHANGED_LETTERS`` of folds-1 names a letter of every such text, as written and as folds-1
+    indexed it (its stand-in: SQLite matches the vocabulary, PostgreSQL the text)."""
+    letters = re.compile(f"[{CHANGED_LETTERS['unicode61+cjk-bigram-3+stems-3+folds-1']}]")
+    assert LEXICAL_TOKENIZER.endswith("+folds-2")
+    for parts in cjk.SIGNS:
+        assert letters.search(parts), parts
+        old = parts.translate(cjk.FOLDS)  # what folds-1 made of them
+        assert letters.search(old), parts
+    assert not letters.search("\u0dca\U00100dca")  # never the Sinhala virama alone

@@ -340,3 +340,23 @@ def test_a_cut_keeps_a_character_whole_within_the_stream_safe_limit():
     assert len(make_snippet(marks, ("zzz",))) < 300
     joined = "\U0001f469\u200d" * 5_000
     assert len(make_snippet("word " * 60 + joined, ("word",))) < 400
+
+
+def test_the_written_out_marks_are_those_unicodedata_names() -> None:
+    """The mark classes are written out, not scanned at import (decision 1012): a Python whose
+    Unicode assigns other marks fails here until ``_BMP_MARK_RANGES`` is written out again."""
+    import unicodedata
+
+    from local_vector_search_mcp.search import text
+
+    def scanned(low: int, high: int) -> set[int]:
+        return {c for c in range(low, high) if unicodedata.category(chr(c))[0] == "M"}
+
+    def written(ranges: str) -> set[int]:
+        bounds = [[int(code, 16) for code in item.split("-")] for item in ranges.split()]
+        return {c for b in bounds for c in range(b[0], b[-1] + 1)}
+
+    assert unicodedata.unidata_version == text._MARKS_UNICODE
+    assert written(text._BMP_MARK_RANGES) == scanned(0, 0x10000)
+    assert written(text._OTHER_MARK_RANGES) == scanned(0x10000, 0x20000) | scanned(0xE0100, 0xE01F0)
+    assert scanned(0x20000, 0xE0100) | scanned(0xE01F0, 0x110000) == set()

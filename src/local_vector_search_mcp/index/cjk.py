@@ -45,6 +45,8 @@ __all__ = [
     "CJK_RUN",
     "FOLDED_CHARS",
     "FOLDS",
+    "SIGNS",
+    "SIGN_PARTS",
     "bare",
     "bigrams",
     "cjk_index_text",
@@ -107,6 +109,34 @@ _GREEK_BASES = {
 # left out so that the full-width commas and brackets of every Chinese text cost no rewrite.
 _FULL_WIDTH = {c: c - 0xFEE0 for c in [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B)]}
 _FOLDS = {**_INDIC_MARKS, **_GREEK_BASES, **_FULL_WIDTH}
+# Vowel signs written as two code points that both have combining class 0 (Bengali ো = ে + া, Tamil
+# ொ = ெ + ா, Kannada, Malayalam, Oriya, Sinhala; and Tamil's letter ஔ = ஒ + ௗ), as many keyboards
+# type them: each part would get its own stand-in, another token than the composed sign's. Such a
+# sequence (its NFD, or its one-level decomposition when that differs: Sinhala ෝ, Kannada ೋ) becomes
+# the composed sign's stand-in followed by U+0301 for each further part, one character for one,
+# which unicode61 drops inside a word (decision 1012). Built from the block's NFC compositions; a
+# sign whose second part is a mark of class > 0 (Telugu ై, Sinhala ේ, a nukta letter) is composed
+# on the query side only (``search.text.composed``).
+
+
+def _two_part_signs(blocks: list[tuple[int, int]]) -> dict[str, str]:
+    """Each way of typing such a sign as parts -> what :func:`fold` writes for it."""
+    signs: dict[str, str] = {}
+    for c in range(blocks[0][0], blocks[-1][1] + 1):
+        nfd = unicodedata.normalize("NFD", chr(c))
+        if len(nfd) > 1 and not unicodedata.combining(nfd[0]) and not unicodedata.combining(nfd[1]):
+            one = "".join(chr(int(h, 16)) for h in unicodedata.decomposition(chr(c)).split())
+            for parts in {nfd, one}:
+                if unicodedata.normalize("NFC", parts) == chr(c):
+                    signs[parts] = chr(_FOLDS.get(c, c)) + "\u0301" * (len(parts) - 1)
+    return signs
+
+
+_SIGNS = _two_part_signs(_INDIC_BLOCKS)
+SIGNS: Mapping[str, str] = MappingProxyType(_SIGNS)
+_SIGN = re.compile("|".join(re.escape(parts) for parts in sorted(_SIGNS, key=len, reverse=True)))
+# Two adjacent code points of such a sequence: where ``composed`` joins a character to the one before
+SIGN_PARTS = frozenset(parts[i : i + 2] for parts in _SIGNS for i in range(len(parts) - 1))
 FOLDS: Mapping[int, int] = MappingProxyType(_FOLDS)  # code point -> the one it is rewritten to
 FOLDED_CHARS = _class_body(sorted(_FOLDS))  # the characters :func:`fold` rewrites (a class body)
 _FOLDED = re.compile(f"[{FOLDED_CHARS}]")
@@ -117,10 +147,13 @@ _REWRITTEN = re.compile(f"[{CJK_CHARS}{FOLDED_CHARS}]")
 def fold(text: str) -> str:
     """``text`` with the letters unicode61 would misread rewritten, one character for one: Indic
     marks to their private-use stand-ins, accented Greek letters to their base letter, full-width
-    letters and digits to ASCII (decision 1001). What the index holds of those letters, and what a
+    letters and digits to ASCII (decision 1001), a two-part vowel sign typed as its parts to the
+    composed sign's stand-in and U+0301s (decision 1012). What the index holds of those letters, and what a
     query must be written as to meet it (``fts5.quote_phrase``)."""
     if text.isascii() or not _FOLDED.search(text):
         return text
+    if _SIGN.search(text):  # a two-part vowel sign typed as its parts (decision 1012)
+        text = _SIGN.sub(lambda m: _SIGNS[m.group()], text)
     return text.translate(_FOLDS)
 
 

@@ -18,11 +18,12 @@ reindex, which re-reads the documents holding them (decisions 518, 1006).
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from ..embeddings import Embedder
 from .chunker import CHUNKER_VERSION, CONTRACT_CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
-from .cjk import FOLDS
+from .cjk import FOLDS, SIGNS
 from .port import IndexStore
 from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 
@@ -48,13 +49,22 @@ SCHEMA_VERSION = "5"
 # cjk-bigram-2: Hangul as bigrams; stems-2: Russian stems; cjk-bigram-3: Thai, Lao, Myanmar, Khmer
 # as bigrams of their letters; stems-3: German, French, Spanish, Portuguese, Italian stems of the
 # chunks in those languages (decisions 517-519); folds-1: Indic marks kept in their words, Greek
-# accents and full-width letters and digits folded (``cjk.fold``, decision 1001)
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-3+folds-1"
+# accents and full-width letters and digits folded (``cjk.fold``, decision 1001); folds-2: a two-part
+# Indic vowel sign typed as its parts indexed as the composed one (decision 1012)
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-3+folds-2"
 _SEA_LETTERS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 # Every letter of the Indic blocks (an earlier index holds their words cut at each mark, the letters
 # alone, so the letters are what its vocabulary shows), and the letters ``cjk.fold`` rewrites of Greek
 # and the full-width forms (their other letters are indexed as they were).
 _FOLDED_LETTERS = "\u0900-\u0dff" + "".join(re.escape(chr(c)) for c in sorted(FOLDS) if not 0x0900 <= c <= 0x0DFF)
+# A two-part vowel sign typed as its parts: folds-1 indexed each part as its own stand-in (decision
+# 1012). Each such text holds the sequence's first part where that is a sign of its own (Sinhala ො
+# before ්, Kannada ೊ before ೕ), else its second (a vowel or length sign after a bare ে, ெ, ಿ; never
+# the Sinhala virama, which nearly every Sinhala word holds), as written (PostgreSQL scans the chunk
+# texts) and as folds-1's stand-in (SQLite reads its vocabulary): those are the letters. The second
+# part is often a sign of its own too (Tamil ா), so a page holding only composed signs may be re-read.
+_SIGN_CODES = {ord(parts[0] if unicodedata.decomposition(parts[0]) else parts[1]) for parts in SIGNS}
+_SIGN_LETTERS = "".join(re.escape(chr(c)) for c in sorted(_SIGN_CODES | {FOLDS[c] for c in _SIGN_CODES}))
 # Earlier tokenizers, and the letters each indexed otherwise: an index of one whose chunks hold none
 # of them holds what this one writes (decision 518), and one whose chunks hold some is brought up to
 # date by re-reading just the documents holding them (decision 1006). Stems of other Latin-script
@@ -67,6 +77,7 @@ CHANGED_LETTERS = {
     "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS + _FOLDED_LETTERS,
     "unicode61+cjk-bigram-3+stems-2": _FOLDED_LETTERS,
     "unicode61+cjk-bigram-3+stems-3": _FOLDED_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3+folds-1": _SIGN_LETTERS,
 }
 
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
