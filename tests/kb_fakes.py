@@ -136,6 +136,22 @@ def client(root: Path, provider: str = "none", **kwargs: Any) -> KbClient:
     return KbClient(make_workspace(root, provider, **kwargs))
 
 
+# The tokenizer of the release before decision 1001's folds, whose indexes decision 1006 upgrades in place.
+BEFORE_FOLDS = "unicode61+cjk-bigram-3+stems-3"
+
+
+def reindex_before_folds(kb: KbClient, monkeypatch: Any, name: str | None = BEFORE_FOLDS) -> None:
+    """Reindex ``kb`` as the release before decision 1001 did (no letter folded) and record ``name``
+    as its tokenizer (``None``: the manifest as the pass wrote it), as an index that release wrote."""
+    from local_vector_search_mcp.index import cjk
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cjk, "fold", lambda text: text)
+        kb.reindex()
+    if name is not None:
+        kb.store.write_manifest({**kb.store.read_manifest(), "lexical_tokenizer": name})
+
+
 class HashEmbedder:
     """Deterministic bag-of-words vectors: similar word sets -> similar vectors."""
 

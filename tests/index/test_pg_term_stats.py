@@ -176,9 +176,7 @@ def test_an_earlier_tokenizers_index_upgraded_in_place_counts_the_new_tokens(
 ) -> None:
     """Decision 1011, as on SQLite: the pass that upgrades an earlier tokenizer's index in place
     (1006) rewrites chunks whose texts did not change, under the new tokens; the counts follow."""
-    from kb_fakes import client
-
-    from local_vector_search_mcp.index import cjk
+    from kb_fakes import client, reindex_before_folds
 
     root = tmp_path / "kb"
     root.mkdir()
@@ -188,12 +186,9 @@ def test_an_earlier_tokenizers_index_upgraded_in_place_counts_the_new_tokens(
         root, storage__backend="postgresql", storage__url=pg_server.url, storage__schema=pg_server.fresh_schema()
     )
     try:
-        with monkeypatch.context() as patch:  # what the earlier release wrote: no letter folded
-            patch.setattr(cjk, "fold", lambda text: text)
-            kb.reindex()
+        reindex_before_folds(kb, monkeypatch)
         store = kb.store
         assert isinstance(store, PostgresStore)
-        store.write_manifest({**store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3"})
         assert _kept(store) and ("αναζήτηση", 5) in _snapshot(store)
         assert kb.reindex()["indexedFiles"] == 5
         assert ("αναζητηση", 5) in _snapshot(store) and "αναζήτηση" not in dict(_snapshot(store))

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kb_fakes import HashEmbedder, client
+from kb_fakes import BEFORE_FOLDS, HashEmbedder, client, reindex_before_folds
 
 from local_vector_search_mcp.errors import IndexNotReady
 from local_vector_search_mcp.index.indexer import Progress
@@ -619,14 +619,9 @@ def test_a_v6_index_is_brought_to_v7_in_place_by_the_next_reindex(kb):
 def test_the_first_start_after_an_upgrade_brings_an_earlier_tokenizers_index_up_to_date(kb, monkeypatch):
     """Decision 1006: the server's start-up catch-up runs the reindex that upgrades an index in place
     (here one written before decision 1001's folds), though no file changed: nobody has to ask."""
-    from local_vector_search_mcp.index import cjk
-
     (kb / "el.md").write_text("# Αναζήτηση\n\nΗ αναζήτηση βρίσκει τις σελίδες.\n", encoding="utf-8")
     older = service(kb)
-    with monkeypatch.context() as patch:  # what the earlier release wrote: no letter folded
-        patch.setattr(cjk, "fold", lambda text: text)
-        older.reindex()
-    older.store.write_manifest({**older.store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3"})
+    reindex_before_folds(older, monkeypatch)
     older.shutdown()
     server = service(kb)
     try:
@@ -648,7 +643,7 @@ def test_a_run_without_embeddings_records_the_upgrade_and_keeps_the_vectors_mani
     with_model = service(kb, "local", embedder=HashEmbedder())
     with_model.reindex()
     stored = with_model.store.read_manifest()
-    earlier = {**stored, "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3", "chunker_version": "6"}
+    earlier = {**stored, "lexical_tokenizer": BEFORE_FOLDS, "chunker_version": "6"}
     with_model.store.write_manifest(earlier)
     with_model.shutdown()
     without = service(kb)
@@ -690,16 +685,11 @@ def test_an_upgrade_pass_that_could_not_read_a_document_leaves_the_upgrade_to_th
     not read kept that tokenizer's rows for good: the pass recorded the new tokenizer anyway, and
     the next one skipped the file, its size and mtime unchanged. The name is now recorded only by a
     pass that wrote every document it meant to re-read and listed every folder."""
-    from local_vector_search_mcp.index import cjk
-
     (kb / "greek").mkdir()
     (kb / "greek" / "el.md").write_text("# Σελίδα\n\nΗ αναζήτηση βρίσκει τις σελίδες.\n", encoding="utf-8")
     (kb / "el2.md").write_text("# Άλλη\n\nΜια δεύτερη αναζήτηση.\n", encoding="utf-8")
     svc = service(kb)
-    with monkeypatch.context() as patch:  # what the earlier release wrote: no letter folded
-        patch.setattr(cjk, "fold", lambda text: text)
-        svc.reindex()
-    svc.store.write_manifest({**svc.store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3"})
+    reindex_before_folds(svc, monkeypatch)
     with monkeypatch.context() as patch:
         if miss == "unreadable file":
             _refusing(svc.indexer, patch, "greek/el.md")
@@ -707,7 +697,7 @@ def test_an_upgrade_pass_that_could_not_read_a_document_leaves_the_upgrade_to_th
             _unlisting(svc.indexer, patch, "greek/")
         result = svc.reindex()
     assert result["indexedFiles"] == 1  # el2.md
-    assert svc.store.read_manifest()["lexical_tokenizer"] == "unicode61+cjk-bigram-3+stems-3"
+    assert svc.store.read_manifest()["lexical_tokenizer"] == BEFORE_FOLDS
     assert svc.indexer.upgrade_pending()
     assert [h["path"] for h in svc.search(query="αναζητηση", mode="lexical")["results"]] == ["el2.md"]
     again = svc.reindex()  # reads greek/el.md again, though its size and mtime did not change

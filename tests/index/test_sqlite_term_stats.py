@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from kb_fakes import client
+from kb_fakes import client, reindex_before_folds
 
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.index import sqlite
@@ -305,19 +305,14 @@ def test_an_earlier_tokenizers_index_upgraded_in_place_counts_the_new_tokens(
     chunks whose texts did not change, which the write's counting cancels unread (651): the table
     kept ``αναζήτηση: 5`` as the earlier tokenizer wrote it and lacked ``αναζητηση``. The pass's end
     rebuilds the counts from the index."""
-    from local_vector_search_mcp.index import cjk
-
     root = tmp_path / "kb"
     root.mkdir()
     for i in range(5):
         (root / f"n{i}.md").write_text(f"# Σημείωση {i}\n\nΚείμενο για την αναζήτηση {i}.\n", encoding="utf-8")
     kb = client(root, storage=tmp_path / "index.db")
     try:
-        with monkeypatch.context() as patch:  # what the earlier release wrote: no letter folded
-            patch.setattr(cjk, "fold", lambda text: text)
-            kb.reindex()
+        reindex_before_folds(kb, monkeypatch)
         store = kb.store
-        store.write_manifest({**store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3"})
         assert _kept(store) and ("αναζήτηση", 5) in _snapshot(store)
         assert kb.reindex()["indexedFiles"] == 5
         assert ("αναζητηση", 5) in _snapshot(store) and "αναζήτηση" not in dict(_snapshot(store))

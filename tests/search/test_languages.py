@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kb_fakes import HashEmbedder, KbClient, make_workspace
+from kb_fakes import BEFORE_FOLDS, HashEmbedder, KbClient, make_workspace, reindex_before_folds
 from pg_server import PgServer
 
 from local_vector_search_mcp.index import cjk
@@ -332,7 +332,7 @@ def test_a_decomposed_query_finds_what_the_composed_one_finds(lite: KbClient, pg
 
 BEFORE_H60, HANGUL_AND_RUSSIAN = "unicode61+cjk-bigram-1+stems-1", "unicode61+cjk-bigram-2+stems-2"
 SEA_SCRIPTS = "unicode61+cjk-bigram-3+stems-2"  # before the stems of other Latin-script languages
-OTHER_LANGUAGE_STEMS = "unicode61+cjk-bigram-3+stems-3"  # before decision 1001's folds
+OTHER_LANGUAGE_STEMS = BEFORE_FOLDS
 
 
 def _written_by(client: KbClient, tokenizer: str) -> list[str]:
@@ -428,9 +428,7 @@ def test_an_old_index_holding_a_changed_script_is_upgraded_in_place(
     shutil.copytree(FIXTURES / "multilingual" / folder, root / folder)
     client = _client(root, backend, pg_server)
     try:
-        with monkeypatch.context() as patch:  # no earlier tokenizer folded a letter (decision 1001)
-            patch.setattr(cjk, "fold", lambda text: text)
-            client.reindex()
+        reindex_before_folds(client, monkeypatch, name=None)  # no earlier tokenizer folded a letter
         assert _written_by(client, tokenizer) == []
         assert client.status_fields()["compatibility"] == {"isCompatible": True, "problems": []}
         assert client.search(query="검색", mode="lexical")["results"] is not None  # served, not refused
@@ -456,10 +454,7 @@ def test_an_old_index_is_brought_up_to_date_without_computing_a_vector(
     embedder = HashEmbedder()
     client = _client(root, backend, pg_server, embedder)
     try:
-        with monkeypatch.context() as patch:
-            patch.setattr(cjk, "fold", lambda text: text)
-            client.reindex()
-        client.store.write_manifest({**client.store.read_manifest(), "lexical_tokenizer": OTHER_LANGUAGE_STEMS})
+        reindex_before_folds(client, monkeypatch)
         embedded = embedder.calls
         assert embedded > 0
         assert client.status_fields()["compatibility"] == {"isCompatible": True, "problems": []}

@@ -61,6 +61,7 @@ from ..sourcefile import os_reason
 from .catch_up import Credit
 from .chunker import build_embedding_text
 from .manifest import (
+    CHANGED_LETTERS,
     DEFERRED_UPGRADES,
     LINK_GRAPH_KEY,
     borrows_vectors,
@@ -69,8 +70,6 @@ from .manifest import (
     in_place_upgrades,
     incompatible_message,
     index_problems,
-    relexed_letters,
-    upgrades_in_place,
 )
 from .parallel import ParsePool, plan_workers
 from .port import (
@@ -305,14 +304,15 @@ class Indexer:
         # kept for the next run with the model; forced, it is rebuilt as lexical (decision 630)
         stored = self.store.read_manifest()
         borrowed = borrows_vectors(stored, self.embedder)
+        upgraded = set() if problems else in_place_upgrades(stored, expected)
         # An older chunker's index taken as it is: the documents the new one chunks otherwise are
         # read again in this pass, whatever their stat says (decision 781).
         rechunk: set[str] = set()
-        if not problems and upgrades_in_place(stored, expected):
+        if "chunker_version" in upgraded:
             rechunk = set(self.store.documents_without_own_chunks())
         # An earlier tokenizer's index: the documents holding the letters it indexed otherwise are
         # read again, which rewrites their lexical rows and reuses every vector (decision 1006).
-        letters = None if problems else relexed_letters(stored, expected)
+        letters = CHANGED_LETTERS[stored["lexical_tokenizer"]] if "lexical_tokenizer" in upgraded else None
         # the paths each deferred upgrade re-reads: its key is recorded only once all were written
         meant: dict[str, set[str]] = {"lexical_tokenizer": set(), LINK_GRAPH_KEY: set()}
         if letters:
@@ -322,7 +322,6 @@ class Indexer:
         # in its manifest until this pass has re-read every document that may hold one, and an earlier
         # tokenizer's index that tokenizer's name: a pass cut short leaves them to the next (decisions
         # 820, 901, 1006)
-        upgraded = set() if problems else in_place_upgrades(stored, expected)
         deferred = upgraded & DEFERRED_UPGRADES
         relink = LINK_GRAPH_KEY in deferred
         written = _deferring(expected, stored, deferred)

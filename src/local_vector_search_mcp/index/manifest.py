@@ -41,8 +41,6 @@ __all__ = [
     "expected_manifest",
     "incompatible_message",
     "index_problems",
-    "relexed_letters",
-    "upgrades_in_place",
 ]
 
 SCHEMA_VERSION = "5"
@@ -170,19 +168,6 @@ DEFERRED_UPGRADES = frozenset({LINK_GRAPH_KEY, "lexical_tokenizer"})
 def in_place_upgrades(stored: dict[str, str], expected: dict[str, str]) -> set[str]:
     """The keys whose stored value is an older one the next reindex brings up to date."""
     return {key for key, old, new in UPGRADED_IN_PLACE if stored.get(key) == old and expected.get(key) == new}
-
-
-def upgrades_in_place(stored: dict[str, str], expected: dict[str, str]) -> bool:
-    """Whether the stored index is an older chunker's the next reindex brings up to date."""
-    return "chunker_version" in in_place_upgrades(stored, expected)
-
-
-def relexed_letters(stored: dict[str, str], expected: dict[str, str]) -> str | None:
-    """The letters whose documents the next reindex re-reads for their lexical rows (a character
-    class body; ``""`` when nothing is to be re-read), or ``None`` when the tokenizer is current."""
-    if "lexical_tokenizer" not in in_place_upgrades(stored, expected):
-        return None
-    return CHANGED_LETTERS[stored["lexical_tokenizer"]]
 
 
 def _shown(key: str, value: str) -> str:
