@@ -21,6 +21,8 @@
   exactly a document's title puts that document's first chunk ahead
   (``titles.py``, decision 260), and one of two words or more that is exactly a
   section's heading puts that section's best chunk ahead of the other hits (decision 665).
+  An acronym alone (``ISM``) names the page titled with what the hits define it as
+  (``Index State Management (ISM)``; ``acronyms.py``, decision 1018).
 * semantic: k-nearest chunks to the query embedding (the store's vector search).
 * hybrid: weighted reciprocal rank fusion of both candidate pools,
   ``score = sum(weight / (rrfK + rank))`` (lexical weight 1, semantic
@@ -65,6 +67,7 @@ from ..embeddings.base import Vectors
 from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
+from .acronyms import acronym, expansions
 from .duplicates import collapse, passage_key
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
 from .meaning import semantic_worthy
@@ -173,9 +176,22 @@ class SearchEngine:
         headed = False
         if not question:  # a question never names a heading or a title
             hits, headed = promote_headed(hits, query)
-        titled = [] if question else titled_hits(self.store, query, scope)
+        titled = [] if question else self._titled(query, hits, scope)
         named = named_hits(self.store, query, scope)  # a document's path or file name goes first
         return promote_titles(promote_titles(hits, titled, limit), named, limit), bool(titled or named or headed)
+
+    def _titled(self, query: str, hits: Sequence[ChunkHit], scope: PathScope | None) -> list[ChunkHit]:
+        """The first chunk of each document ``query`` names by its title, or, for an acronym
+        alone, by the name ``hits`` define it as (``acronyms.py``)."""
+        titled = titled_hits(self.store, query, scope)
+        short = acronym(query)
+        if short is None:
+            return titled
+        seen = {h.chunk_id for h in titled}
+        for name in expansions(short, hits):
+            titled += [h for h in titled_hits(self.store, name, scope) if h.chunk_id not in seen]
+            seen.update(h.chunk_id for h in titled)
+        return titled
 
     def semantic_hits(self, embedder: Embedder, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         return self.store.semantic(self._query_vector(embedder, query), limit, scope)
