@@ -294,6 +294,22 @@ def test_a_name_written_as_words_with_a_stop_word_finds_its_page(tmp_path):
     assert out["results"][0]["path"] == "paginate.md"
 
 
+def test_two_words_of_a_name_with_a_stop_word_between_find_its_page(tmp_path):
+    # `search after parameter`: the stop word joins the two others in a phrase (decision 1019),
+    # where pages saying "search" and "parameter" often, apart, ranked first
+    (tmp_path / "paginate.md").write_text(
+        "# Paginate\n\nSorted results page on with the search_after parameter, from the last hit's sort values.\n",
+        "utf-8",
+    )
+    for i in range(3):
+        (tmp_path / f"s{i}.md").write_text(
+            f"# Search {i}\n\nEach search parameter: a search parameter after a search parameter.\n", "utf-8"
+        )
+    ws, _ = ready(tmp_path)
+    out = kb_search(ws, {"query": "search after parameter", "mode": "lexical"})
+    assert out["results"][0]["path"] == "paginate.md"
+
+
 def test_the_same_passage_in_several_files_is_one_result_with_also_in(tmp_path):
     page = "# Install\n\nRun the installer with the --quiet flag to skip prompts.\n"
     for version in ("1.0", "2.0", "latest"):

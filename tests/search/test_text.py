@@ -143,8 +143,8 @@ def test_adjacent_content_words_add_a_phrase_for_proximity():
     no_stats = lambda tokens: {}  # noqa: E731
     ranked = render_match(build_lexical_query("keyword field ignore case").ranked(), no_stats)
     assert ranked is not None and ranked.endswith('"keyword field" OR "field ignore" OR "ignore case"')
-    # not across a stop word, a clause break or an identifier; sentence punctuation is trimmed
-    assert build_lexical_query("number of replicas").pairs == ()
+    # not across a clause break or an identifier, nor a stop word in a sentence; punctuation is trimmed
+    assert build_lexical_query("the number of replicas of an index in a cluster").pairs == ()
     assert build_lexical_query("file, bucket").pairs == ()
     assert build_lexical_query("Rc::strong_count docs").pairs == ()
     assert [p.words for p in build_lexical_query("back up to an S3 bucket?").pairs] == [("S3", "bucket")]
@@ -160,8 +160,23 @@ def test_stop_words_of_a_name_written_as_words_stay_in_a_phrase():
     # a question's stop words are its phrasing; two other words: as before (decision 181)
     assert build_lexical_query("what is sharding").pairs == ()
     assert build_lexical_query("sharding after?").pairs == ()
-    assert build_lexical_query("learning to rank").pairs == ()
     assert build_lexical_query("if let").pairs == ()  # only stop words: every word is kept as it is
+
+
+def test_stop_words_between_two_words_of_a_short_query_join_them_in_a_phrase():
+    # a name written as words (decision 1019): search_after, point in time, search-as-you-type
+    def phrases(query: str) -> list[tuple[str, ...]]:
+        return [p.words for p in build_lexical_query(query).pairs]
+
+    assert phrases("search after parameter") == [("search", "after", "parameter")]
+    assert phrases("learning to rank") == [("learning", "to", "rank")]
+    assert phrases("point in time API") == [("time", "API"), ("point", "in", "time")]
+    assert phrases("search as you type") == [("search", "as", "you", "type")]
+    # not over three stop words, a clause break, in a question or a sentence of more than five words
+    assert phrases("index of all of the shards") == []
+    assert phrases("cost of, speed") == []
+    assert phrases("what is point in time?") == []
+    assert phrases("the number of replicas of an index in a cluster") == []
 
 
 def test_stems_query_mirrors_the_tree_with_english_words_stemmed():
