@@ -33,6 +33,7 @@ from local_vector_search_mcp.index.chunks import (
 )
 from local_vector_search_mcp.index.cjk import bigrams, index_tokens
 from local_vector_search_mcp.index.coverage import rerank
+from local_vector_search_mcp.index.fts5 import hyphen_stems
 from local_vector_search_mcp.index.port import (
     ChunkHit,
     ChunkRecord,
@@ -568,7 +569,8 @@ def _leaf_alternatives(leaf: Term | Phrase | Prefix | CjkRun) -> list[Unit]:
         words = tuple(t.lower() for t in _WORD.findall(leaf.text))
         if len(words) == 1 and is_stemmable(words[0]):
             return [words, (STEM_MARK + stem(words[0]),)]  # exactly, or among the stems (either one)
-        return [words]
+        stems, _ = hyphen_stems(leaf.text)  # a hyphenated word: or its parts' stems, adjacent
+        return [words, tuple(STEM_MARK + s for s in stems)] if stems else [words]
     if isinstance(leaf, Phrase):
         return [tuple(t.lower() for w in leaf.words for t in _WORD.findall(w))]
     if isinstance(leaf, Prefix):

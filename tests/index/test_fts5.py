@@ -1,9 +1,14 @@
-"""FTS5 MATCH rendering: row budgets of the exact and the stems queries."""
+"""FTS5 MATCH rendering: row budgets of the exact and the stems queries, stems of hyphenated words."""
 
 from __future__ import annotations
 
+import apsw
+from hypothesis import given
+from hypothesis import strategies as st
+
 from local_vector_search_mcp.index.fts5 import render_match, render_stems
 from local_vector_search_mcp.index.query import AnyOf, Term
+from local_vector_search_mcp.index.stem import stem_index_text
 
 
 def frequencies(counts: dict[str, int]):
@@ -65,3 +70,50 @@ def test_the_stems_query_prices_a_word_by_its_stems_common_forms() -> None:
     question = AnyOf((Term("collect"), Term("map")), row_budget=2_000)
     assert render_stems(question, frequencies({"collect": 567, "map": 40}), 2_000) == '"collect" OR "map"'
     assert render_stems(question, frequencies(prices), 2_000) == '"map"'
+
+
+def test_a_hyphenated_word_is_stemmed_as_the_phrase_of_its_parts() -> None:
+    """``fine-tuned`` meets ``fine-tuning`` through its parts' stems, adjacent (decision 1017); an
+    identifier joined otherwise, or with fewer than two parts long enough to stem, stays exact only."""
+    none = frequencies({})
+    assert render_stems(AnyOf((Term("fine-tuned"), Term("models"))), none) == '"fine tune" OR "model"'
+    assert render_stems(Term("fine-tuned"), none) == '"fine tune"'  # alone: the AND of one term
+    assert render_stems(Term("point-in-time"), none) == '"point time"'  # "in" is in no stems row
+    assert render_stems(Term('"cross-cluster",'), none) == '"cross cluster"'  # quotes and comma around it
+    for identifier in ("k-NN", "re-index", "built-in", "Rc::strong_count", "knn_vector", "title::SHA-512", "a--b"):
+        assert render_stems(Term(identifier), none) is None, identifier
+    # the phrase is priced by its stemmed parts: over the budget, it goes as a word would
+    question = AnyOf((Term("fine-tuned"), Term("echoing")), row_budget=2_000)
+    assert render_stems(question, frequencies({"fine": 3_000, "tuned": 2_500, "echoing": 50}), 2_000) == '"echo"'
+    assert render_stems(question, frequencies({"fine": 3_000, "tuned": 900, "echoing": 50}), 2_000) == (
+        '"fine tune" OR "echo"'
+    )
+
+
+_INFLECTED = [("tune", "tuned", "tuning"), ("index", "indexes", "indexed"), ("model", "models", "modelling")]
+_INFLECTED += [("cluster", "clusters", "clustered"), ("search", "searching", "searches"), ("time", "times", "timed")]
+
+
+@given(
+    st.lists(st.sampled_from(_INFLECTED), min_size=2, max_size=4, unique=True),
+    st.lists(st.integers(0, 2), min_size=4, max_size=4),
+    st.lists(st.integers(0, 2), min_size=4, max_size=4),
+    st.sampled_from(["-", " ", "-in-", " a ", "-k-"]),
+)
+def test_a_hyphenated_query_word_finds_any_inflection_of_its_parts_in_order(
+    parts: list[tuple[str, ...]], asked: list[int], written: list[int], between: str
+) -> None:
+    """The stems expression of a hyphenated query word matches the stems row of a text holding any
+    form of its parts in the same order, whatever short word or hyphen stands between them, and
+    never the parts in the reverse order."""
+    query = "-".join(forms[asked[i]] for i, forms in enumerate(parts))
+    text = between.join(forms[written[i]] for i, forms in enumerate(parts))
+    backwards = between.join(forms[written[i]] for i, forms in reversed(list(enumerate(parts))))
+    c = apsw.Connection(":memory:")
+    c.execute("CREATE VIRTUAL TABLE s USING fts5(stems, tokenize='unicode61 remove_diacritics 2')")
+    c.executemany(
+        "INSERT INTO s(rowid, stems) VALUES(?, ?)", [(1, stem_index_text(text)), (2, stem_index_text(backwards))]
+    )
+    match = render_stems(Term(query), frequencies({}))
+    assert match is not None
+    assert [rowid for (rowid,) in c.execute("SELECT rowid FROM s WHERE s MATCH ?", (match,))] == [1]

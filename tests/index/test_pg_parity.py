@@ -47,6 +47,9 @@ CORPUS = {
     # stems: the exact form first, inflections after
     "shell/echo.md": "# Echo\n\nThe echo command prints its arguments. Echoes go to standard output.\n",
     "shell/echoing.md": "# Terminal\n\nEchoing a password is unsafe: turn echoing off while the user types.\n",
+    # a hyphenated word: the exact form first, its parts' inflections after (decision 1017)
+    "ml/tuned.md": "# Tuned models\n\nA fine-tuned model answers in the house style.\n",
+    "ml/tuning.md": "# Training\n\nFine-tuning a model on your data takes an hour. Models, models.\n",
     # identifiers with punctuation
     "rust/rc.md": "# Reference counting\n\nCall `Rc::strong_count(&a)` to read the count. Rc is not Send.\n",
     "rust/test.md": "# Running tests\n\nRun `cargo test -- --test-threads=1` to run the tests one at a time."
@@ -81,6 +84,8 @@ QUERIES = [
     "index settings",
     "echoing",
     "echo",
+    "fine-tuned models",
+    "fine-tuning",
     "Rc::strong_count",
     "cargo test -- --test-threads=1",
     "共享状态",
@@ -184,6 +189,8 @@ def test_the_exact_form_ranks_before_inflections_and_identifiers_match_as_writte
     for client in pair:
         echoing = [a[0] for a in _answers(client, "echoing", "lexical")]
         assert echoing[0] == "shell/echoing.md" and "shell/echo.md" in echoing  # echoes/echo by stem
+        assert [a[0] for a in _answers(client, "fine-tuned models", "lexical")] == ["ml/tuned.md", "ml/tuning.md"]
+        assert [a[0] for a in _answers(client, "fine-tuning", "lexical")] == ["ml/tuning.md", "ml/tuned.md"]
         assert _answers(client, "Rc::strong_count", "lexical")[0][0] == "rust/rc.md"
         assert _answers(client, "cargo test -- --test-threads=1", "lexical")[0][0] == "rust/test.md"
         assert _answers(client, "共享状态", "lexical")[0][0] == "zh/state.md"

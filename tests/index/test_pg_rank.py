@@ -8,6 +8,7 @@ import numpy as np
 
 from local_vector_search_mcp.index import pg_rank
 from local_vector_search_mcp.index.pg_rank import Matched, Node, matching
+from local_vector_search_mcp.index.query import AnyOf, Term
 
 
 def matches_row(node: Node, freq: list[float]) -> bool:
@@ -112,3 +113,15 @@ def test_maxscore_pruning_keeps_every_list_top_exactly() -> None:
         assert [(i, s.hex()) for i, s in got] == [(i, s.hex()) for i, s in expected], case
         pruned_cases += bool(not held.all())
     assert pruned_cases > 100
+
+
+def test_a_hyphenated_word_ranks_by_its_parts_stems_as_a_phrase() -> None:
+    """As ``fts5.render_stems`` (decision 1017): the stems list holds ``~fine <-> ~tune``, priced by
+    the stemmed parts; an identifier of short parts adds nothing there."""
+    query = AnyOf((Term("fine-tuned"), Term("k-NN"), Term("models")))
+    stems = pg_rank.plan(query, None).stems
+    assert stems is not None
+    assert [(a.tsquery, a.tokens) for a in stems.atoms] == [
+        ("'~fine' <-> '~tune'", ("fine", "tuned")),
+        ("'~model'", ("models",)),
+    ]

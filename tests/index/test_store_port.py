@@ -228,6 +228,23 @@ def test_a_word_meets_its_inflections_and_the_exact_form_ranks_first(filled: Ind
     assert lexical_paths(filled, CjkRun("状态")) == ["zh/state.md"]
 
 
+def test_a_hyphenated_word_meets_its_parts_inflections_and_the_exact_form_ranks_first(store: IndexStore) -> None:
+    """``fine-tuned`` found only ``fine-tuned``, never ``fine-tuning``: a word joined by hyphens got
+    no stems (decision 1017). Its parts' stems now match, adjacent and in order."""
+    store.ensure_schema(None, "float32")
+    store.replace_document(
+        doc("ml/tuning.md"), [chunk(0, "Fine-tuning a model on your data takes an hour.", "Training")]
+    )
+    store.replace_document(doc("ml/tuned.md"), [chunk(0, "A fine-tuned model answers in the house style.", "Models")])
+    store.replace_document(doc("ml/apart.md"), [chunk(0, "Tuned by hand, it is fine as it is.", "Notes")])
+    store.replace_document(doc("ml/knn.md"), [chunk(0, "Approximate k-NN search over knn vectors.", "Search")])
+    assert lexical_paths(store, Term("fine-tuned")) == ["ml/tuned.md", "ml/tuning.md"]  # not the parts apart
+    assert lexical_paths(store, Term("fine-tuning")) == ["ml/tuning.md", "ml/tuned.md"]
+    assert lexical_paths(store, AnyOf((Term("fine-tuned"), Term("answers"))))[0] == "ml/tuned.md"
+    assert lexical_paths(store, Term("k-NN")) == ["ml/knn.md"]  # an identifier as written, as before
+    assert lexical_paths(store, Term("k-NNs")) == []  # one part long enough to stem: exact only
+
+
 def test_groups_combine_leaves(filled: IndexStore) -> None:
     assert lexical_paths(filled, AllOf((Term("count"), Term("references")))) == ["Notes/rc.md"]
     assert sorted(lexical_paths(filled, AnyOf((Term("pip"), Term("backwards"))))) == ["guide.md", "notes/count.md"]

@@ -310,6 +310,18 @@ def test_two_words_of_a_name_with_a_stop_word_between_find_its_page(tmp_path):
     assert out["results"][0]["path"] == "paginate.md"
 
 
+def test_a_hyphenated_query_word_ranks_its_inflected_form_next_to_the_exact_one(tmp_path):
+    # `fine-tuned models` matched `fine-tuning` by `model` alone, below every page repeating
+    # `model`: the hyphenated word had no stems (decision 1017)
+    (tmp_path / "tuned.md").write_text("# Tuned\n\nA fine-tuned model answers in the house style.\n", "utf-8")
+    (tmp_path / "tuning.md").write_text("# Training\n\nFine-tuning a model on your data takes an hour.\n", "utf-8")
+    for i in range(3):
+        (tmp_path / f"serving{i}.md").write_text(f"# Serving {i}\n\nModels, models: the model server.\n", "utf-8")
+    ws, _ = ready(tmp_path)
+    out = kb_search(ws, {"query": "fine-tuned models", "mode": "lexical"})
+    assert [r["path"] for r in out["results"]][:2] == ["tuned.md", "tuning.md"]
+
+
 def test_the_same_passage_in_several_files_is_one_result_with_also_in(tmp_path):
     page = "# Install\n\nRun the installer with the --quiet flag to skip prompts.\n"
     for version in ("1.0", "2.0", "latest"):

@@ -14,7 +14,8 @@ common words near zero anyway.
 
 Stemming (``stem.py``) runs as a second query over the ``chunks_stems`` table
 (the stem of every English word of the chunk):
-:func:`render_stems` ORs the stems of the query's one-word terms, and
+:func:`render_stems` ORs the stems of the query's one-word terms and the stems
+of a hyphenated word's parts as a phrase (:func:`hyphen_stems`), and
 :func:`combine_stemmed` ranks by ``bm25(exact) + STEM_WEIGHT * bm25(stems)``.
 A separate table, not a third column, because FTS5's BM25 normalises by the
 length of the whole row: a stems column made every row longer and cost
@@ -26,8 +27,9 @@ inflection (``echoes`` for ``echoing``) in the stems list alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
 
-from .cjk import bare, bigrams, fold, word_tokens
+from .cjk import bare, bigrams, fold, word_spans, word_tokens
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import is_stemmable, query_stems, stem
 
@@ -37,6 +39,7 @@ __all__ = [
     "STEM_WEIGHT",
     "Atom",
     "combine_stemmed",
+    "hyphen_stems",
     "quote_phrase",
     "rarest_within",
     "render_match",
@@ -50,6 +53,7 @@ STEM_WEIGHT = 0.25  # the stems list's share of the combined BM25 (decision 180)
 STEM_BUDGET = 2_000  # the stems query's row budget (render_stems; decision 180)
 STEM_DEPTH = 100  # rows of each list (exact, stems) combined
 COMMON_TERM_MIN_CHUNKS = 256  # a store's term_stats snapshot keeps the terms found in more chunks than this
+_HYPHENS = frozenset("-\u2010\u2011")  # what joins a hyphenated word: hyphen-minus, hyphen, non-breaking hyphen
 
 
 # One FTS5 operand and the unicode61 tokens whose posting lists it reads (empty: unknown cost).
@@ -67,6 +71,22 @@ def _tokens(text: str) -> tuple[str, ...]:
     """The index's tokens of a leaf (``cjk.word_tokens``, folded as FTS5 folds them): what a row
     budget prices it by and what is stemmed (``café`` is priced as ``cafe``; decision 372)."""
     return tuple(word_tokens(text))
+
+
+def hyphen_stems(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(stems, tokens)`` of a word whose parts are joined by single hyphens (``fine-tuned`` ->
+    ``fine tune``): the English stems of its stemmable parts, which the stems list matches as a
+    phrase, and those parts (what the phrase is priced by). A part too short to stem (``in`` of
+    ``point-in-time``) is not in the stems table, so the phrase skips it there too. Nothing for
+    another punctuated piece (``Rc::strong_count``, ``knn_vector`` stay identifiers, matched as
+    written) or one with fewer than two stemmable parts (``k-NN``, ``re-index``: one common part
+    alone would match every chunk holding it; decision 1017)."""
+    spans = word_spans(text)
+    joints = (text[end:start] for (_, end, _), (start, _, _) in pairwise(spans))
+    if len(spans) < 2 or any(joint not in _HYPHENS for joint in joints):
+        return (), ()
+    parts = tuple(token for _, _, token in spans if is_stemmable(token))
+    return (tuple(stem(t) for t in parts), parts) if len(parts) > 1 else ((), ())
 
 
 def _atoms(node: LexicalQuery, frequencies: Frequencies) -> list[Atom]:
@@ -141,7 +161,8 @@ def render_match(query: LexicalQuery, frequencies: Frequencies) -> str | None:
 
 def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | None = None) -> str | None:
     """The MATCH expression over the stems table: ``query`` with every one-word English term
-    replaced by its stem (``None`` when nothing in it can match by stem). Inside
+    replaced by its stem and every hyphenated one by the phrase of its parts' stems
+    (:func:`hyphen_stems`; ``None`` when nothing in it can match by stem). Inside
     :class:`~.query.AnyOf` other leaves drop out (they match in the exact table only);
     an :class:`~.query.AllOf` holding one makes its group exact-only. ``budget``: as
     :class:`~.query.AnyOf`'s row budget of a top-level OR, counted with the words' exact
@@ -156,7 +177,11 @@ def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | No
                 tokens = _tokens(child.text)
                 # an AND keeps the English stem only (query_stems gives one): a term is one operand there
                 language = child.language if isinstance(query, AnyOf) else "en"
-                rendered = [quote_phrase(s) for s in query_stems(tokens[0], language)] if len(tokens) == 1 else []
+                if len(tokens) == 1:
+                    rendered = [quote_phrase(s) for s in query_stems(tokens[0], language)]
+                else:
+                    stems, tokens = hyphen_stems(child.text)
+                    rendered = [quote_phrase(" ".join(stems))] if stems else []
             else:
                 tokens = ()
                 inner = render_stems(child, frequencies) if isinstance(child, AllOf | AnyOf) else None

@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .cjk import bare, bigrams, index_tokens, word_tokens
-from .fts5 import STEM_WEIGHT, combine_stemmed, quote_phrase, rarest_within
+from .fts5 import STEM_WEIGHT, combine_stemmed, hyphen_stems, quote_phrase, rarest_within
 from .pg_lexemes import quoted_lexeme as _lexeme
 from .query import AllOf, AnyOf, CjkRun, LexicalQuery, Phrase, Prefix, Term
 from .stem import STEM_MARK, query_stems, stem_index_text
@@ -253,8 +253,8 @@ def _exact(node: LexicalQuery, out: _Builder) -> Node | None:
 
 
 def _stems(node: LexicalQuery, out: _Builder) -> Node | None:
-    """As ``fts5.render_stems``: each one-word English term by its stem; in an OR the other
-    leaves drop out, an AND holding one is exact-only."""
+    """As ``fts5.render_stems``: each one-word English term by its stem, a hyphenated one by the
+    phrase of its parts' stems; in an OR the other leaves drop out, an AND holding one is exact-only."""
     if isinstance(node, Term):
         return _stems(AllOf((node,)), out)
     if not isinstance(node, AllOf | AnyOf):
@@ -265,8 +265,11 @@ def _stems(node: LexicalQuery, out: _Builder) -> Node | None:
         if isinstance(child, Term):
             words = _priced(child.text)
             language = child.language if isinstance(node, AnyOf) else "en"  # an AND: the English stem only
-            stems = query_stems(words[0], language) if len(words) == 1 else []
-            subs = [out.add(Atom(_lexeme(STEM_MARK + s), words)) for s in stems]
+            if len(words) == 1:
+                subs = [out.add(Atom(_lexeme(STEM_MARK + s), words)) for s in query_stems(words[0], language)]
+            else:  # a hyphenated word: its parts' stems as a phrase, as fts5.render_stems
+                stems, parts = hyphen_stems(child.text)
+                subs = [out.add(Atom(" <-> ".join(_lexeme(STEM_MARK + s) for s in stems), parts))] if stems else []
         elif isinstance(child, AllOf | AnyOf):
             sub = _stems(child, out)
             subs = [] if sub is None else [sub]

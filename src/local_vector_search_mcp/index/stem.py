@@ -22,7 +22,8 @@ function words) also that language's stem, of the word as the index folds it; a
 query that reads as one of those languages (``search/stopwords.py``) matches the
 English stem or its own (:func:`query_stems`). Identifiers written with
 punctuation (``Rc::strong_count``) are matched as phrases of exact tokens and
-never stemmed on the query side.
+never stemmed on the query side; a word joined by hyphens (``fine-tuned``) also
+matches the phrase of its parts' stems (``fts5.hyphen_stems``, decision 1017).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
   the query has nothing else), plus each pair of adjacent content words as a
   phrase (proximity). English words also match by stem at a quarter weight
   (``index/stem.py``), so ``echoing`` finds ``echo`` while the exact form
-  ranks first; identifiers are never stemmed. Every remaining word takes part in scoring at
+  ranks first; identifiers are never stemmed, but a hyphenated word's parts are, as a phrase
+  (``fine-tuned`` finds ``fine-tuning``). Every remaining word takes part in scoring at
   any index size: an earlier row budget kept only the rarest words of an OR
   and, on a 50k-chunk index, threw away the words that mattered (issue 9).
   The OR carries a cost bound, ``ROW_BUDGET`` rows: an adapter that scores
