@@ -99,3 +99,31 @@ def test_a_query_equal_to_a_section_heading_finds_that_section_first(tmp_path: P
     # a question names no heading: BM25 order, the section that says the words most first
     asked = svc.search(query="where does lifetime elision apply?", mode="lexical", top_k=3)["results"]
     assert asked[0]["headingPath"] == "Lifetimes > Method definitions"
+
+
+def test_a_one_word_identifier_names_the_section_headed_by_it() -> None:
+    """Decision 1022: an identifier is the exception to 665's one-word rule, when the heading is
+    written as code too (an API reference's entry), with or without backticks or a heading id."""
+    hits = [
+        hit(1, "guide.md", "Errors > Handling errors"),
+        hit(2, "server.md", "Server > Methods > setErrorHandler {#set-error-handler}"),
+        hit(3, "reply.md", "Reply > Methods > `.hijack()`"),
+        hit(4, "cli.md", "Options > Verbose"),
+    ]
+    assert headed_hits(hits, "setErrorHandler") == [hits[1]]
+    assert headed_hits(hits, "hijack()") == [hits[2]]
+    assert headed_hits(hits, "--verbose") == []  # a plain-word heading is an aspect, not the flag's entry
+    assert headed_hits(hits, "verbose") == []  # and a plain word still names no section
+
+
+def test_an_identifier_query_finds_its_reference_section_before_the_notes_that_call_it(tmp_path: Path) -> None:
+    reference = (
+        "# Server\n\n## setErrorHandler\n\nSets a function called whenever an error happens; the handler "
+        "receives the error, the request and the reply, and may send any response it chooses.\n\n"
+        "## listen\n\nStarts the server on the given port and host and resolves once it accepts connections.\n"
+    )
+    # a short note that calls the name more densely
+    migration = "# Migration\n\n## Errors\n\nCall `setErrorHandler` once: a second `setErrorHandler` throws.\n"
+    svc = _kb(tmp_path, {"server.md": reference, "migration.md": migration})
+    top = svc.search(query="setErrorHandler", mode="lexical", top_k=3)["results"]
+    assert top[0]["headingPath"] == "Server > setErrorHandler"

@@ -21,7 +21,8 @@
   (``index/coverage.py``, decision 220). Any other query of a few words that is
   exactly a document's title puts that document's first chunk ahead
   (``titles.py``, decision 260), and one of two words or more that is exactly a
-  section's heading puts that section's best chunk ahead of the other hits (decision 665).
+  section's heading puts that section's best chunk ahead of the other hits (decision 665), as
+  does a one-word identifier that is a section's code heading (``setErrorHandler``, decision 1022).
   An acronym alone (``ISM``) names the page titled with what the hits define it as
   (``Index State Management (ISM)``; ``acronyms.py``, decision 1018).
 * semantic: k-nearest chunks to the query embedding (the store's vector search).

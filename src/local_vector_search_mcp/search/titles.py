@@ -25,6 +25,13 @@ for a query of at least :data:`HEADING_MIN_WORDS` words: a one-word heading (``L
 ``Examples``, ``响应式``) is an aspect of the page it sits in, and the page about that word is
 the one whose title it is. Nothing is asked of the store: a section its words name ranks in the
 candidates already (its heading counts twice).
+
+An identifier is the exception (decision 1022): API references give each function, option or
+hook a section headed by its name (``setErrorHandler``, ```trustProxy```, ``.hijack()``), the
+one place that defines it, while BM25 ranked the examples and migration notes that call it more
+densely first. A one-word query that reads as code (``fusion.looks_like_code``: camelCase, a call,
+punctuation between word characters) names a section whose own heading is that word and reads as
+code too; a heading ``Verbose`` is still an aspect for ``--verbose``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from collections.abc import Sequence
 from ..index.cjk import word_tokens
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
+from .fusion import looks_like_code
 
 __all__ = [
     "HEADING_MIN_WORDS",
@@ -80,9 +88,11 @@ def own_heading_words(heading_path: str | None) -> tuple[str, ...]:
 
 def headed_hits(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:
     """The best-ranked chunk among ``hits`` of each section whose own heading is exactly
-    ``query``'s words (``hits`` best first; none for a one-word or a long query)."""
+    ``query``'s words (``hits`` best first; none for a long query, nor for a one-word query
+    unless it is an identifier headed by its name: :func:`_names_identifier`)."""
     words = title_words(query)
-    if not HEADING_MIN_WORDS <= len(words) <= TITLE_MAX_WORDS:
+    identifier = len(words) == 1 and _is_identifier(query)
+    if not (identifier or HEADING_MIN_WORDS <= len(words) <= TITLE_MAX_WORDS):
         return []
     seen: set[tuple[str, str]] = set()
     out = []
@@ -90,10 +100,24 @@ def headed_hits(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:
         section = (h.path, h.heading_path or "")
         if section in seen:
             continue
-        if own_heading_words(h.heading_path) == words:
+        if own_heading_words(h.heading_path) == words and (not identifier or _names_identifier(h.heading_path)):
             seen.add(section)
             out.append(h)
     return out
+
+
+def _is_identifier(query: str) -> bool:
+    """Whether ``query`` is one piece written as code (``setErrorHandler``, ``hijack()``)."""
+    pieces = query.split()
+    return len(pieces) == 1 and looks_like_code(pieces[0])
+
+
+def _names_identifier(heading_path: str | None) -> bool:
+    """Whether the section's own heading is written as code, as an API reference heads the entry
+    of a name (``setErrorHandler``, ``.hijack()``); a plain word there (``Lifecycle``) is an aspect
+    of its page, not a definition (decision 665)."""
+    own = _HEADING_ID.sub(" ", (heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1])
+    return _is_identifier(own)
 
 
 def promote_headed(hits: Sequence[ChunkHit], query: str) -> tuple[list[ChunkHit], bool]:
