@@ -15,6 +15,40 @@ class Models(BaseModel):
     )
 
 
+class BrokenLink(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
+    """
+    Document holding the link (`path` itself for a link inside the edited document).
+    """
+    pointer: Annotated[
+        str | None,
+        Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$'),
+    ]
+    """
+    v2 anchor of the element holding the link (of the indexed revision; of this edit's result for a link in `path`), for kb_patch after kb_read; null when the link sits outside any addressable element.
+    """
+    kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed']
+    """
+    How the link is written (`autolink` is `<page.md>`, `embed` is `![[Note]]`).
+    """
+    destination: str
+    """
+    The destination as written (`setup.md#old-heading`, `Setup#Old heading`, `Setup#^intro`, `#old-heading`).
+    """
+    fragment: str
+    """
+    The fragment without `#` as kb_links gives it (`^id` for a block reference; a Markdown link's percent-decoded).
+    """
+    text: str | None
+    """
+    The link text as plain text; null for an autolink or a wikilink without one.
+    """
+
+
 class ChunkFilter(BaseModel):
     """
     Restricts retrieval before ranking (never applied after the limit). Every given condition must hold.
@@ -789,6 +823,13 @@ class KbOutlineRequest(BaseModel):
     """
 
 
+class BrokenLinks(RootModel[list[BrokenLink]]):
+    root: Annotated[list[BrokenLink], Field(max_length=100)]
+    """
+    The links this edit broke, the first 100 by source path and place: links in indexed documents (this one included, and its own `[x](#frag)` and `[[#Heading]]`) whose fragment named a heading (as kb_links' `fragmentFound` reads it) or a `^id` block marker of this document before the edit and names none after it. A link already broken before is not listed. `[]` when none broke. Null when a heading or block id went away but the links could not be checked: the document is outside the index, or there is no usable index yet. Other documents' links are read from the index, so one written moments ago and not yet indexed is not seen.
+    """
+
+
 class KbPatchResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -802,7 +843,7 @@ class KbPatchResult(BaseModel):
         str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
     ]
     """
-    SHA-256 of the file after the change; null when the file was deleted.
+    SHA-256 of the file after the edit.
     """
     index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
     """
@@ -816,7 +857,17 @@ class KbPatchResult(BaseModel):
         str | None, Field(alias='previousPath', max_length=1024, min_length=1)
     ]
     """
-    The source path of a move; null otherwise.
+    Always null (MutationResult's field, kept so an edit's result reads like the other writes').
+    """
+    broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
+    """
+    The links this edit broke, the first 100 by source path and place: links in indexed documents (this one included, and its own `[x](#frag)` and `[[#Heading]]`) whose fragment named a heading (as kb_links' `fragmentFound` reads it) or a `^id` block marker of this document before the edit and names none after it. A link already broken before is not listed. `[]` when none broke. Null when a heading or block id went away but the links could not be checked: the document is outside the index, or there is no usable index yet. Other documents' links are read from the index, so one written moments ago and not yet indexed is not seen.
+    """
+    broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
+        None
+    )
+    """
+    How many links this edit broke in all (`brokenLinks` holds the first 100); null when `brokenLinks` is.
     """
 
 

@@ -122,6 +122,7 @@ def test_obsidian_comments_hide_links_tags_and_block_ids() -> None:
     ]
     assert found.tags == ("shown",)
     assert found.block_ids == ("kept",)
+    assert links.block_ids(doc) == ("kept",)  # what an edit's check reads without the links (decision 1016)
 
 
 def test_a_block_id_in_code_is_code() -> None:
@@ -132,6 +133,7 @@ def test_a_block_id_in_code_is_code() -> None:
     )
     found = extract_links(parse_document(text.encode()))
     assert found.block_ids == ("real",)
+    assert links.block_ids(parse_document(text.encode())) == ("real",)
     assert [ln.destination for ln in found.links] == ["shown"]  # a %% in a nested fence opens nothing
 
 

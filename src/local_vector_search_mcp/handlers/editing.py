@@ -12,6 +12,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from lvsm_contract.models import (
+    BrokenLinks,
     KbEditTableArguments,
     KbEditTableResult,
     KbPatchRequest,
@@ -29,6 +30,7 @@ from ..sourcefile import require_regular_file
 from ..workspace import Workspace
 from ..writer import mutate, sha256_hex
 from .changed_elements import ChangedElements
+from .link_breaks import NONE_BROKEN, LinkBreaks, broken_links
 from .markdown_text import require_text
 from .sync import mutation_result, unchanged_result
 
@@ -60,6 +62,7 @@ def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
         require_text(operation.markdown, f"operations[{i}].markdown")
 
     changed = ws.service(ChangedElements)
+    planned: list[tuple[Document, Document]] = []  # the revision replaced and its result
 
     def plan(raw: bytes) -> bytes:
         doc = parse_document(raw)
@@ -69,6 +72,7 @@ def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
         # noted under the file's edit lock, before the write: an edit planned after this one
         # never relocates to a twin of what it changes (a write that fails only adds caution)
         changed.record(rel, doc, new)
+        planned[:] = [(doc, new)]
         # patch_text already left the parsed result in the cache (keyed by the
         # sourceHash of exactly these bytes), so the re-read that follows is free.
         return _encode(doc, text)
@@ -77,8 +81,20 @@ def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
         _, sha = mutate(ws, rel, target, plan)
     except _Unchanged as same:
         sha = sha256_hex(same.raw)
-        return unchanged_result(KbPatchResult, ws, rel, sha)
-    return mutation_result(KbPatchResult, ws, rel, sha)
+        return _with_breaks(unchanged_result(KbPatchResult, ws, rel, sha), NONE_BROKEN)  # nothing changed
+    # after the write, which stands whatever the report says (the edit is never refused for it), and
+    # before its re-indexing is queued: a graph read while that commits is built whole and not kept
+    before, after = planned[0]
+    breaks = broken_links(ws, rel, before, after)
+    return _with_breaks(mutation_result(KbPatchResult, ws, rel, sha), breaks)
+
+
+def _with_breaks(result: KbPatchResult, breaks: LinkBreaks | None) -> KbPatchResult:
+    if breaks is None:
+        return result
+    return result.model_copy(
+        update={"broken_links": BrokenLinks(list(breaks.links)), "broken_link_count": breaks.count}
+    )
 
 
 def _table_request(request: KbEditTableArguments) -> TableEdit:

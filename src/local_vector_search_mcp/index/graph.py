@@ -40,7 +40,19 @@ from ..markdown.links import separators
 from ..markdown.tables import cell_display_text
 from .port import DocumentMeta, StoredLink
 
-__all__ = ["ATTACHMENT_EXTENSIONS", "Graph", "ResolvedLink", "Resolver", "name_key", "nearest", "nearest_tier", "slug"]
+__all__ = [
+    "ATTACHMENT_EXTENSIONS",
+    "FragmentTargets",
+    "Graph",
+    "ResolvedLink",
+    "Resolver",
+    "name_key",
+    "nearest",
+    "nearest_tier",
+    "own_fragment",
+    "slug",
+    "written_fragment",
+]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -107,6 +119,50 @@ def _folded(title: str) -> str:
     return " ".join(title.split()).casefold()
 
 
+class FragmentTargets:
+    """What a link's ``#fragment`` can name in one document: a heading (a Markdown fragment by the
+    anchors renderers make, decision 772; a wikilink's by heading text, or a chain of them, 139 and
+    482) or a ``^id`` block marker. The anchors are made on the first heading fragment."""
+
+    __slots__ = ("_known", "block_ids", "headings")
+
+    def __init__(self, headings: Sequence[str], block_ids: Collection[str]) -> None:
+        self.headings = headings
+        self.block_ids = block_ids
+        self._known: tuple[frozenset[str], frozenset[str]] | None = None
+
+    def found(self, fragment: str, wiki: bool) -> bool:
+        """Whether ``fragment``, as the link writes it (:func:`written_fragment`), names one."""
+        if fragment.startswith("^"):
+            return fragment[1:] in self.block_ids
+        wanted = unquote(fragment)
+        if self._known is None:
+            self._known = (heading_anchors(self.headings), frozenset(_folded(h) for h in self.headings))
+        slugs, folded_titles = self._known
+        if wiki:  # a heading whose folded title or slug matches
+            if _folded(wanted) in folded_titles or slug(wanted) in slugs:
+                return True
+            return "#" in wanted and _heading_chain(self.headings, wanted.split("#"))
+        return wanted.lower() in slugs or slug(wanted) in slugs
+
+
+def written_fragment(link: ResolvedLink) -> str:
+    """``link``'s fragment as written, what :meth:`FragmentTargets.found` reads (``link.fragment``
+    is a Markdown link's percent-decoded, decision 911)."""
+    destination = link.destination if link.kind in WIKI_KINDS else link.destination.strip()
+    return destination.partition("#")[2]
+
+
+def own_fragment(link: StoredLink) -> str | None:
+    """The fragment of a link within its own document (``[x](#setup)``, ``[[#Setup]]``), which is no
+    document link and so not in the graph; None for any other link."""
+    if link.kind in WIKI_KINDS:
+        name, _, fragment = link.destination.partition("#")
+        return fragment if fragment and not separators(name.strip()) else None
+    destination = link.destination.strip()
+    return destination[1:] if link.kind in _PLAIN_KINDS and destination.startswith("#") and destination[1:] else None
+
+
 def name_key(name: str) -> str:
     """How wikilink names and aliases compare: case-insensitive and in one Unicode normal form, so
     a name typed NFC finds a file a Mac wrote NFD (they look the same to the author)."""
@@ -130,8 +186,8 @@ class Resolver:
         for path, m in meta.items():
             for alias in m.aliases:
                 self._by_alias[name_key(alias)].append(path)
-        # per target document, built on first use: heading slugs and folded titles (fragments)
-        self._slugs: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        # per target document, built on first use: what its fragments can name
+        self._targets: dict[str, FragmentTargets] = {}
 
     def resolve(self, link: StoredLink, *, files: bool = False) -> ResolvedLink | None:
         """``None`` when the destination is not a link to a document or an image. ``files``: the
@@ -285,22 +341,11 @@ class Resolver:
         return self._by_suffix
 
     def _fragment_found(self, target: str, fragment: str, wiki: bool) -> bool:
-        meta = self.meta.get(target, DocumentMeta())
-        if fragment.startswith("^"):
-            return fragment[1:] in meta.block_ids
-        wanted = unquote(fragment)
-        known = self._slugs.get(target)
-        if known is None:
-            known = self._slugs[target] = (
-                heading_anchors(meta.headings),
-                frozenset(_folded(h) for h in meta.headings),
-            )
-        slugs, folded_titles = known
-        if wiki:  # a heading whose folded title or slug matches
-            if _folded(wanted) in folded_titles or slug(wanted) in slugs:
-                return True
-            return "#" in wanted and _heading_chain(meta.headings, wanted.split("#"))
-        return wanted.lower() in slugs or slug(wanted) in slugs
+        targets = self._targets.get(target)
+        if targets is None:
+            meta = self.meta.get(target, DocumentMeta())
+            targets = self._targets[target] = FragmentTargets(meta.headings, meta.block_ids)
+        return targets.found(fragment, wiki)
 
 
 def _heading_chain(headings: Sequence[str], parts: Sequence[str]) -> bool:

@@ -50,6 +50,7 @@ __all__ = [
     "LinkKind",
     "LinkSource",
     "autolink_rule",
+    "block_ids",
     "document_link_source",
     "extract_links",
     "graph_links",
@@ -539,9 +540,27 @@ def extract_links(doc: Document) -> DocumentLinks:
                 if child.type == "text" and "#" in child.content:
                     tags.extend(m.group(1) for m in _TAG.finditer(child.content))
     headings = tuple(e.title or "" for e in doc.headings)
-    ids_text = _blank(text, code) if code and "^" in text else text  # ``^id`` in code is code (decision 507)
-    block_ids = tuple(m.group(1) for m in _block_ids(ids_text))
-    return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, block_ids)
+    ids = _ids(text, code)
+    return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, ids)
+
+
+def block_ids(doc: Document) -> tuple[str, ...]:
+    """The ``^id`` block markers of ``doc`` as :func:`extract_links` finds them, without reading its
+    links (an edit's check of what it removed, decision 1016)."""
+    text = doc.text
+    if "^" not in text:
+        return ()
+    source = document_link_source(doc)
+    code = _code_offsets(doc, source.code) if source.code else []
+    comments = _obsidian_comments(doc, code) if "%%" in text else []
+    return _ids(_blank(text, comments) if comments else text, code)
+
+
+def _ids(text: str, code: list[tuple[int, int]]) -> tuple[str, ...]:
+    """The block ids of ``text`` (its comments blanked) outside the ``code`` spans: a ``^id`` in code
+    is code (decision 507)."""
+    ids_text = _blank(text, code) if code and "^" in text else text
+    return tuple(m.group(1) for m in _block_ids(ids_text))
 
 
 def _block_ids(text: str) -> Iterator[re.Match[str]]:

@@ -1,0 +1,171 @@
+"""kb_patch names the links its edit broke: fragments that named a heading or block id it renamed
+or removed (decision 1016), on a real SQLite index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kb_fakes import KbClient, client
+
+from local_vector_search_mcp.dispatch import invoke
+from local_vector_search_mcp.handlers import link_breaks
+
+GUIDE = """# Guide
+
+Intro paragraph. Jump to [install](#install) or [[#Configure]].
+
+## Install
+
+Run the installer. ^setup-step
+
+## Configure
+
+Set the options.
+
+## Old section
+
+Text.
+"""
+
+LINKS = """# Links
+
+See [install](guide.md#install) and [[guide#Install]] and [[guide#^setup-step]].
+
+A [configure link](guide.md#configure) and [[guide#Configure]].
+
+Already broken: [nope](guide.md#nope), [[guide#Old sectoin]] and [[guide#^gone]].
+
+Plain [guide](guide.md) link.
+"""
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Iterator[KbClient]:
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "guide.md").write_text(GUIDE, encoding="utf-8")
+    (root / "links.md").write_text(LINKS, encoding="utf-8")
+    (root / "lonely.md").write_text("# Lonely\n\n## Alone\n\nNobody links here.\n", encoding="utf-8")
+    c = client(root, knowledge_base__allow_writes=True)
+    c.reindex()
+    yield c
+    c.shutdown()
+
+
+def pointer(kb: KbClient, path: str, starts: str) -> str:
+    read = invoke(kb.ws, "kb_read", {"request": {"path": path, "maxElements": 100}})
+    return next(str(e["pointer"]) for e in read["elements"] if e["text"].startswith(starts))
+
+
+def patch(kb: KbClient, path: str, kind: str, starts: str, markdown: str | None = None) -> dict[str, Any]:
+    operation = {"kind": kind, "pointer": pointer(kb, path, starts)}
+    if markdown is not None:
+        operation["markdown"] = markdown
+    result: dict[str, Any] = invoke(kb.ws, "kb_patch", {"request": {"path": path, "operations": [operation]}})
+    return result
+
+
+def broken(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    return [(ln["source"], ln["kind"], ln["destination"], ln["fragment"]) for ln in result["brokenLinks"]]
+
+
+def test_a_renamed_heading_names_every_link_that_reached_it(kb: KbClient) -> None:
+    out = patch(kb, "guide.md", "replace_element", "## Install", "## Installation")
+    assert broken(out) == [
+        ("guide.md", "inline", "#install", "install"),  # the document's own link
+        ("links.md", "inline", "guide.md#install", "install"),
+        ("links.md", "wikilink", "guide#Install", "Install"),
+    ]
+    assert out["brokenLinkCount"] == 3 and out["sourceHash"] and out["previousPath"] is None
+    first = out["brokenLinks"][1]
+    assert first["text"] == "install" and first["pointer"] == pointer(kb, "links.md", "See [install]")
+    assert "## Installation" in (kb.ws.root / "guide.md").read_text("utf-8")  # the edit stands
+
+
+def test_a_dropped_block_id_names_the_links_to_it(kb: KbClient) -> None:
+    out = patch(kb, "guide.md", "replace_element", "Run the installer.", "Run the installer.")
+    assert broken(out) == [("links.md", "wikilink", "guide#^setup-step", "^setup-step")]
+    assert out["brokenLinkCount"] == 1
+
+
+def test_a_deleted_section_names_the_links_to_its_heading(kb: KbClient) -> None:
+    out = patch(kb, "guide.md", "delete_section", "## Configure")
+    assert broken(out) == [
+        ("guide.md", "wikilink", "#Configure", "Configure"),
+        ("links.md", "inline", "guide.md#configure", "configure"),
+        ("links.md", "wikilink", "guide#Configure", "Configure"),
+    ]
+
+
+def test_a_link_rewritten_by_the_same_edit_is_not_broken(kb: KbClient) -> None:
+    """The heading renamed and the document's own link to it updated in one patch: only the other
+    document's links are left broken."""
+    operations = [
+        {"kind": "replace_element", "pointer": pointer(kb, "guide.md", "## Install"), "markdown": "## Setup"},
+        {
+            "kind": "replace_element",
+            "pointer": pointer(kb, "guide.md", "Intro paragraph."),
+            "markdown": "Intro paragraph. Jump to [install](#setup) or [[#Configure]].",
+        },
+    ]
+    out = invoke(kb.ws, "kb_patch", {"request": {"path": "guide.md", "operations": operations}})
+    assert [ln["source"] for ln in out["brokenLinks"]] == ["links.md", "links.md"]
+
+
+def test_an_edit_that_keeps_every_heading_and_block_id_reads_no_link(
+    kb: KbClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Most edits, and every edit of a page nobody links to that keeps its headings, cost nothing:
+    the graph is not even loaded."""
+
+    def no_graph(ws: Any) -> None:
+        raise AssertionError("the link graph was read")
+
+    monkeypatch.setattr(link_breaks, "load_graph", no_graph)
+    out = patch(kb, "guide.md", "replace_element", "Set the options.", "Set every option.")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+    out = patch(kb, "guide.md", "insert_after", "Text.", "## Install\n\nA second install section.")
+    assert out["brokenLinks"] == []  # a heading added, even a repeated one, removes no anchor
+    out = patch(kb, "lonely.md", "replace_element", "Nobody links", "Still nobody.")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+
+
+def test_a_link_broken_before_the_edit_is_not_listed(kb: KbClient) -> None:
+    """`[[guide#Old sectoin]]` and `#nope` never found a heading: renaming `Old section` (which
+    nothing reaches) breaks nothing, though the links were read to tell."""
+    out = patch(kb, "guide.md", "replace_element", "## Old section", "## Older section")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+    out = patch(kb, "lonely.md", "replace_element", "## Alone", "## Together")
+    assert out["brokenLinks"] == []
+
+
+def test_a_heading_linked_thousands_of_times_gives_the_first_hundred_and_the_count(kb: KbClient) -> None:
+    lines = "".join(f"Link {i} to [install](guide.md#install).\n\n" for i in range(150))
+    (kb.ws.root / "hub.md").write_text(f"# Hub\n\n{lines}", encoding="utf-8")
+    kb.reindex()
+    out = patch(kb, "guide.md", "delete_section", "## Install")
+    # the section held the block id too: guide.md's own link and links.md's three are broken as well
+    assert len(out["brokenLinks"]) == link_breaks.LIMIT and out["brokenLinkCount"] == 150 + 4
+    assert [ln["source"] for ln in out["brokenLinks"]] == ["guide.md"] + ["hub.md"] * 99
+
+
+def test_an_unchanged_edit_breaks_nothing(kb: KbClient) -> None:
+    out = patch(kb, "guide.md", "replace_element", "## Install", "## Install")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+
+
+def test_a_document_outside_the_index_is_not_checked(tmp_path: Path) -> None:
+    """The index holds no link to a document it excludes: a removed heading gives null (not
+    checked), never an error or a `[]` that would say nothing broke."""
+    (tmp_path / "guide.md").write_text(GUIDE, encoding="utf-8")
+    (tmp_path / "links.md").write_text(LINKS, encoding="utf-8")
+    kb = client(tmp_path, knowledge_base__allow_writes=True, knowledge_base__exclude=["guide.md"])
+    try:
+        kb.reindex()
+        out = patch(kb, "guide.md", "delete_section", "## Install")
+        assert out["brokenLinks"] is None and out["brokenLinkCount"] is None
+    finally:
+        kb.shutdown()
