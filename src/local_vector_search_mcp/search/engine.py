@@ -18,7 +18,9 @@
   than the needed chunks, its words on their own follow. An English question
   of three or more words (``fusion.is_question``) asks the store to rescore its
   best candidates by the share of the question's words each holds
-  (``index/coverage.py``, decision 220). Any other query of a few words that is
+  (``index/coverage.py``, decision 220). A page's table of contents (a list of
+  links to its own sections) goes after that page's other hits (``contents.py``,
+  decision 1021). Any other query of a few words that is
   exactly a document's title puts that document's first chunk ahead
   (``titles.py``, decision 260), and one of two words or more that is exactly a
   section's heading puts that section's best chunk ahead of the other hits (decision 665), as
@@ -70,6 +72,7 @@ from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .acronyms import acronym, expansions
+from .contents import demote_contents
 from .duplicates import collapse, passage_key
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
 from .meaning import semantic_worthy
@@ -175,6 +178,7 @@ class SearchEngine:
             seen = {h.chunk_id for h in hits}
             more = [h for h in self.store.lexical(fallback, limit, scope) if h.chunk_id not in seen]
             hits += more[: limit - len(hits)]
+        hits = demote_contents(hits)
         headed = False
         if not question:  # a question never names a heading or a title
             hits, headed = promote_headed(hits, query)
