@@ -473,3 +473,28 @@ def _read_refusal(kb: KbClient, rel: str) -> str:
     with pytest.raises(UnsupportedFormat) as refused:
         invoke(kb.ws, "kb_read", {"request": {"path": rel}})
     return refused.value.message
+
+
+def test_a_site_generators_template_is_no_path(tmp_path: Path) -> None:
+    # Jekyll docs write `{{site.url}}{{site.baseurl}}/images/a.png` (opensearch-docs: 755 of them),
+    # which kb_links listed as missing images under made-up paths (decision 1024)
+    root = write_files(
+        tmp_path / "kb",
+        {
+            "about.md": (
+                "# About\n\n![Logo]({{site.url}}{{site.baseurl}}/images/logo.png)\n\n"
+                "See [install]({{site.url}}{{site.baseurl}}/install/) and [setup]({% link setup.md %}).\n\n"
+                "![Here](img/gone.png) [Ghost](ghost.md)\n"
+            ),
+            "setup.md": "# Setup\n\nSee [about](about.md).\n",
+        },
+    )
+    kb = client(root)
+    kb.reindex()
+    try:
+        out = links(kb)
+        assert [m["target"] for m in out["missingImages"]] == ["img/gone.png"]
+        assert [m["target"] for m in out["missing"]] == ["ghost.md"]
+        assert {ln["target"] for ln in links(kb, path="about.md", direction="outgoing")["links"]} == {"ghost.md"}
+    finally:
+        kb.shutdown()

@@ -7,7 +7,8 @@ without re-indexing its sources. Rules (spec/decisions.md 43 and 138-140):
 * Markdown links (inline, reference, autolink) and images: a relative path,
   resolved against the source's folder, percent-decoded, ``?query`` dropped and
   ``#fragment`` kept apart. URLs with a scheme, ``//host``, root-absolute
-  ``/...`` and targets escaping the root are not links. A link counts as a
+  ``/...``, targets escaping the root and templates a site generator fills in
+  (``{{site.url}}/images/a.png``, ``{% link a.md %}``) are not links. A link counts as a
   document link when its path ends in ``.md``; an image counts as an image, and so
   do, in the graph (``resolve(..., files=True)``), the ``src`` of an HTML ``<img>``
   (kind ``html``) and a plain link to an attachment (a picture, PDF, audio, video or
@@ -55,6 +56,9 @@ __all__ = [
 ]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# a site generator's template in a destination (Jekyll/Liquid `{{site.url}}/images/a.png`, `{% link a.md %}`,
+# Hugo `{{< ref "a.md" >}}`): filled in when the site is built, so no path here (decision 1024)
+_TEMPLATE = re.compile(r"\{\{|\{%")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 # a heading's own id, written last: `## Title {#id}` (VitePress, Pandoc, kramdown, Hugo), other
 # attributes allowed beside it (`{#id .class}`)
@@ -201,7 +205,7 @@ class Resolver:
 
     def _markdown(self, link: StoredLink, files: bool = False) -> ResolvedLink | None:
         dest = link.destination.strip()
-        if not dest or dest.startswith("#") or _SCHEME.match(dest):
+        if not dest or dest.startswith("#") or _SCHEME.match(dest) or _TEMPLATE.search(dest):
             return None
         path, _, fragment = dest.partition("#")
         # a backslash separates folders, as the path guard reads it and browsers read it in a URL:
