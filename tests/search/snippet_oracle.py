@@ -186,26 +186,24 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     reach = first[0] + _SNIPPET_SPAN_CHARS
     later = sorted({*light.ascii_spans(flat, first[0], reach), *(o for o in others if first[0] <= o[0] < reach)})
     hits = [first, *[h for h in later if h != first][: _SNIPPET_MAX_HITS - 1]]
-    # tokenise only around them (chunks run to 4 KB; snippets to ~16 tokens)
-    lo_char = max(0, first[0] - _SNIPPET_CONTEXT_CHARS)
-    if lo_char:
-        space = flat.find(" ", lo_char, first[0])
-        lo_char = space + 1 if space >= 0 else first[0]
-    tokens = list(_TOKEN.finditer(flat, lo_char, hits[-1][1] + _SNIPPET_CONTEXT_CHARS))
-    ends = [t.end() for t in tokens]
-
-    def window(hit: Span) -> tuple[int, int, int, Span]:
-        """(-different words, lo, hi, anchor) of the window around ``hit``: the smallest wins."""
-        idx = min(bisect_right(ends, hit[0]), max(0, len(tokens) - 1))  # the first token ending after it
-        lo = max(0, idx - width // 4)
-        hi = min(len(tokens), lo + width)
-        lo = max(0, min(lo, hi - width))
-        first_char, last_char = (tokens[lo].start(), tokens[hi - 1].end()) if tokens else (0, len(flat))
-        inside = {k for a, b in hits if first_char <= a and b <= last_char for k in _word_keys(flat[a:b])}
-        return (-len(inside), lo, hi, hit)
-
-    _, lo, hi, anchor = min(map(window, hits))
     budget = max(width, 1) * 16  # characters (decision 1002)
+    wholes = _whole_terms(flat, terms)
+    best, tokens = _best_at(flat, hits, wholes, width)
+    # decision 1020: the windows at every hit starting in the best stretch of `budget` characters
+    # of the whole text win with more different words
+    every = sorted({*light.ascii_spans(flat), *others})
+    if tokens and set(every) != set(hits):  # no token near the first match: shown from the start
+
+        def stretch(h: Span) -> int:
+            keys = {k for a, b in every if h[0] <= a < h[0] + budget for k in _word_keys(flat[a:b])}
+            return len(keys | {k for a, _, k in wholes if h[0] <= a < h[0] + budget})
+
+        at = max(every, key=lambda h: (stretch(h), -h[0]))
+        if at != first and stretch(at) > -best[0]:
+            far, far_tokens = _best_at(flat, [h for h in every if at[0] <= h[0] < at[0] + budget], wholes, width)
+            if far_tokens and far[0] < best[0]:
+                best, tokens = far, far_tokens
+    _, lo, hi, anchor = best
     # outer tokens dropped, the one farther from the anchor first, until the span fits the budget
     while hi - lo > 1:
         first_char, last_char = min(tokens[lo].start(), anchor[0]), max(tokens[hi - 1].end(), anchor[1])
@@ -238,6 +236,47 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
         at = b
     body.append(flat[at:end])
     return ("..." if start > 0 else "") + "".join(body) + ("..." if end < len(flat) else "")
+
+
+def _best_at(flat: str, hits: list[Span], wholes: list[tuple[int, int, str]], width: int) -> tuple[Window, list]:
+    """The best window at ``hits`` and the tokens it indexes."""
+    lo_char = max(0, hits[0][0] - _SNIPPET_CONTEXT_CHARS)
+    if lo_char:
+        space = flat.find(" ", lo_char, hits[0][0])
+        lo_char = space + 1 if space >= 0 else hits[0][0]
+    hi_char = hits[-1][1] + _SNIPPET_CONTEXT_CHARS
+    tokens = list(_TOKEN.finditer(flat, lo_char, hi_char))
+    ends = [t.end() for t in tokens]
+
+    def window(hit: Span) -> Window:
+        """(-different words, lo, hi, anchor) of the window around ``hit``: the smallest wins."""
+        idx = min(bisect_right(ends, hit[0]), max(0, len(tokens) - 1))  # the first token ending after it
+        lo = max(0, idx - width // 4)
+        hi = min(len(tokens), lo + width)
+        lo = max(0, min(lo, hi - width))
+        first_char, last_char = (tokens[lo].start(), tokens[hi - 1].end()) if tokens else (0, len(flat))
+        inside = {k for a, b in hits if first_char <= a and b <= last_char for k in _word_keys(flat[a:b])}
+        # a query term of several words matched whole counts as one more word (decision 1020)
+        inside |= {k for a, b, k in wholes if first_char <= a and b <= last_char and lo_char <= a and b <= hi_char}
+        return (-len(inside), lo, hi, hit)
+
+    return min(map(window, hits)), tokens
+
+
+Window = tuple[int, int, int, Span]
+
+
+def _whole_terms(flat: str, terms: tuple[str, ...]) -> list[tuple[int, int, str]]:
+    """Where a query term of several words occurs as written, its words in order with only
+    non-word characters between, touching no other letter or digit; and its key (decision 1020)."""
+    found = set()
+    for term in terms:
+        pieces = [term[a:b] for a, b, _ in word_spans(term)]
+        if len(pieces) > 1 and not _CJK_RUN.search(term):
+            key = "\x00" + "\x00".join(p.lower() for p in pieces)
+            pattern = r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, pieces)) + r"(?![^\W_])"
+            found |= {(*m.span(), key) for m in re.finditer(pattern, flat, re.IGNORECASE)}
+    return sorted(found)
 
 
 _SNIPPET_CONTEXT_CHARS = 300

@@ -14,7 +14,9 @@ whitespace, words longer than the scan reaches, and query words sharing a stem (
 to ``i``, whose prefix is empty: a pattern that also matches nothing). And for decision 1002's
 rules: combining marks in decomposed, Thai and Devanagari words, zero-width-joiner sequences,
 variation selectors and skin tones (no cut between them and their character), runs of symbols
-and emoji longer than the character budget, CJK query runs found whole and in pieces.
+and emoji longer than the character budget, CJK query runs found whole and in pieces. And for
+decision 1020's: texts far longer than the anchors around the first match reach (words of up to 900
+characters, 120 of them), query terms of several words matched whole.
 """
 
 from __future__ import annotations
@@ -76,6 +78,12 @@ _query = st.lists(st.sampled_from(_WORDS + _ODD + ["(the)", "`a`", "edits?", "ti
 @example(text="京都大学は有名です。たくさんの学生がいます。そして東京都庁舎で", query="東京都", width=16)  # whole run
 @example(text="word 🧑\u200d💻" + " │ ├── ─── ═══ ▶" * 20, query="🧑", width=16)  # a cut after a joined emoji
 @example(text="ข้" * 10 + "กก" + "ข้" * 20, query="กก", width=20)  # a mark goes with its letter
+@example(
+    text="edit " + "x " * 40 + "xedit_edit_edit", query="edit_edit", width=16
+)  # a whole term after a rejected start
+@example(
+    text="fst err plugin timeout " + "x " * 400 + "FST_ERR_PLUGIN_TIMEOUT", query="FST_ERR_PLUGIN_TIMEOUT", width=16
+)
 def test_snippet_equals_the_oracle(text: str, query: str, width: int) -> None:
     terms = build_lexical_query(query).terms
     assert make_snippet(text, terms, width) == snippet_oracle.make_snippet(text, terms, width)

@@ -375,3 +375,54 @@ def test_the_written_out_marks_are_those_unicodedata_names() -> None:
     assert written(text._BMP_MARK_RANGES) == scanned(0, 0x10000)
     assert written(text._OTHER_MARK_RANGES) == scanned(0x10000, 0x20000) | scanned(0xE0100, 0xE01F0)
     assert scanned(0x20000, 0xE0100) | scanned(0xE01F0, 0x110000) == set()
+
+
+def _error_table(rows: int, target: str, at_row: int) -> str:
+    """A Markdown error-code table as decision 873 keeps it, one chunk: every code shares its
+    first words (``FST_ERR``), ``target`` is row ``at_row``."""
+    codes = [f"FST_ERR_{('NOT_FOUND', 'CTP_INVALID', 'HOOK')[i % 3]}_{i}" for i in range(rows)]
+    codes[at_row] = target
+    lines = ["| Code | Description | How to solve | Discussion |", "|---|---|---|---|"]
+    lines += [
+        f'| <a id="{c.lower()}">{c}</a> | Something about {c.split("_")[2].lower()} went wrong. | '
+        f"Read the [manual](./Manual.md#{c.lower()}). | [#1168](https://github.com/fastify/fastify/pull/1168) |"
+        for c in codes
+    ]
+    return "\n".join(lines)
+
+
+def test_a_long_tables_snippet_shows_the_row_that_matched():
+    # decision 1020: the first rows' FST_ERR was all a snippet of a 21 KB table could show
+    table = _error_table(120, "FST_ERR_CTP_BODY_TOO_LARGE", 90)
+    assert len(table) > 20_000 and table.index("FST_ERR_CTP_BODY_TOO_LARGE") > 15_000
+    snippet = make_snippet(table, build_lexical_query("FST_ERR_CTP_BODY_TOO_LARGE").terms)
+    assert "[FST]_[ERR]_[CTP]_[BODY]_TOO_[LARGE]" in snippet
+    assert len(snippet) <= 16 * 16 + 6
+
+
+def test_an_identifier_matched_whole_beats_its_parts_met_earlier():
+    terms = build_lexical_query("FST_ERR_PLUGIN_TIMEOUT").terms
+    parts = "The fst logger writes err lines when a plugin hits its timeout. "
+    # near the first match: a window holding every part loses to the one holding the identifier
+    near = parts + "Then it throws FST_ERR_PLUGIN_TIMEOUT and stops."
+    assert "throws [FST]_[ERR]_[PLUGIN]_[TIMEOUT]" in make_snippet(near, terms)
+    # and far from it, past the anchors tried around the first match
+    far = parts + "Nothing else here. " * 60 + "Then it throws FST_ERR_PLUGIN_TIMEOUT and stops."
+    assert "throws [FST]_[ERR]_[PLUGIN]_[TIMEOUT]" in make_snippet(far, terms)
+    # the parts alone elsewhere in the text, no identifier: the earliest window, as before
+    assert make_snippet(parts + "x " * 300 + parts, terms).startswith("The [fst] logger")
+
+
+def test_a_short_chunks_snippet_is_the_same_as_before():
+    text = (
+        "Every pointer carries two hashes: one of the element itself and one of its subtree. "
+        "When two agents change the same paragraph, the second edit is refused with CONFLICT."
+    )
+    terms = build_lexical_query("how do I keep edits safe when two agents change the same file").terms
+    assert make_snippet(text, terms) == (
+        "...of its subtree. When [two] [agents] [change] the same paragraph, the second [edit] is refused with..."
+    )
+    table = _error_table(3, "FST_ERR_CTP_BODY_TOO_LARGE", 0)
+    assert make_snippet(table, build_lexical_query("manual").terms) == (
+        "...went wrong. | Read the [[manual]](./[Manual].md#fst_err_ctp_body_too_large). | [#1168](https://github..."
+    )

@@ -360,6 +360,7 @@ class _Highlighter:
     exact: frozenset[str]
     stems: frozenset[str]
     prefixes: tuple[str, ...]  # every word sharing a stem starts with one of these
+    keys: frozenset[str]  # the query words' keys (_word_keys): every lit ASCII word's is one of them
     # the lit tokens of each word holding another character met so far (other_spans)
     known: dict[str, tuple[Span, ...]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -393,7 +394,11 @@ class _Highlighter:
             # whole tokens only, as unicode61 sees them: a word must not touch another letter or
             # digit (``i`` never lights up inside ``pointer``); rejecting the longest candidate at
             # a position loses nothing, a shorter one there ends inside the same word
-            if (a and _continues(flat[a - 1])) or (b < n and _continues(flat[b])):
+            # (_continues inlined: this runs for every match of a long text)
+            before, after = flat[a - 1] if a else " ", flat[b] if b < n else " "
+            if before in _ASCII_ALNUM or after in _ASCII_ALNUM:
+                continue
+            if (not before.isascii() and _joins(before)) or (not after.isascii() and _joins(after)):
                 continue
             if b - a == 1 and _contraction_end(flat, a):
                 continue
@@ -462,6 +467,7 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
         frozenset(plain),
         frozenset(stems),
         tuple(prefixes),
+        frozenset(k for w in words for k in _word_keys(w)),
     )
 
 
@@ -484,6 +490,11 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     windows that start a little before one of the first matches, the one holding the most
     different matched words wins, the earliest on a tie (always the first match's window
     showed "carries [two] hashes" where the next line read "When [two] [agents] [change]").
+    A query term of several words matched whole (``FST_ERR_PLUGIN_TIMEOUT``, ``Rc::strong_count``)
+    counts as one more word. A long text's best place may lie far from its first match (a 21 KB
+    table whose first rows share ``FST_ERR``): the whole text's matches are read, and the windows
+    at the stretch of ``width`` x 16 characters holding the most different words are tried too,
+    winning only with more words (decision 1020; :func:`_best_place`).
     Only whole tokens are highlighted, compared as the index folds them (case and
     accents: ``cafe`` lights up ``Café``): the query's words and the English words
     sharing one's stem (``stem.py``), never stop words. Without any match, the
@@ -495,10 +506,9 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     only when it fits too. No cut separates a character from the marks written on it, an emoji
     from its skin tone, or the parts of a ``👩‍💻`` (decision 1002).
 
-    Each lit word is found once (:class:`_LitAscii` scans the text once, only as far as the
-    windows reach) and each candidate window counts precomputed word keys; the answer is the
-    one of the frozen oracle ``tests/search/snippet_oracle.py``, which re-scanned the text for
-    every step (decision 390).
+    Each lit word is found once (:class:`_LitAscii` scans the text once, only as far as needed)
+    and each candidate window counts precomputed word keys; the answer is the one of the oracle
+    ``tests/search/snippet_oracle.py``, which re-scans the text for every step (decision 390).
     """
     flat = " ".join(text.split())
     words = _snippet_words(terms)
@@ -510,19 +520,9 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     first = min(filter(None, (ascii_lit.first(), others[0] if others else None)), default=None)
     if first is None:
         return _head(flat)
-    # the candidate anchors: the matches a few lines on from the first (a whole 4 KB chunk's scan
-    # costs ~0.6 ms; the first match alone was the old rule)
-    reach = first[0] + _SNIPPET_SPAN_CHARS
-    later = sorted({*ascii_lit.within(first[0], reach), *(o for o in others if first[0] <= o[0] < reach)})
-    hits = [first, *[h for h in later if h != first][: _SNIPPET_MAX_HITS - 1]]
-    keys = [_word_keys(flat[a:b]) for a, b in hits]  # once per hit, not once per hit and window
-    # tokenise only around them (chunks run to 4 KB; snippets to ~16 tokens)
-    lo_char = max(0, first[0] - _SNIPPET_CONTEXT_CHARS)
-    if lo_char:
-        space = flat.find(" ", lo_char, first[0])
-        lo_char = space + 1 if space >= 0 else first[0]
     budget = max(width, 1) * _CHARS_PER_TOKEN
-    found = _best_window(hits, keys, _Tokens(flat, lo_char, hits[-1][1] + _SNIPPET_CONTEXT_CHARS), width, budget)
+    wholes = _whole_terms(flat, _term_patterns(terms))
+    found = _best_place(flat, first, ascii_lit, others, wholes, width, budget)
     start, end = (0, len(flat)) if found is None else found
     start = _cut_start(flat, start, end, budget)
     end = _cut_end(flat, start, end, budget)
@@ -543,14 +543,112 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     return ("..." if start > 0 else "") + "".join(body) + ("..." if end < len(flat) else "")
 
 
-def _best_window(
-    hits: list[Span], keys: list[tuple[str, ...]], tokens: _Tokens, width: int, budget: int
+# A query term matched whole: its span and what it counts as in a window (one more word)
+Whole = tuple[int, int, str]
+
+
+def _best_place(
+    flat: str, first: Span, ascii_lit: _LitAscii, others: list[Span], wholes: list[Whole], width: int, budget: int
 ) -> tuple[int, int] | None:
-    """Where the snippet runs (its first character, its end): of the windows of ``width`` tokens
-    starting a quarter of that before each hit, the one holding the most different words
-    (``keys``: a CJK hit holds a word per bigram), the earliest on a tie, widened to hold its own
-    hit and narrowed to ``budget`` characters (:func:`_within_budget`); ``None`` when there is no
-    token at all."""
+    """Where the snippet runs (:func:`_best_window`): at the first match's anchors, unless the
+    windows at the anchors of the whole text's best stretch hold more different words.
+
+    Only the first match's neighbourhood was read (chunks of about 4 KB were assumed; decision
+    873 keeps a table whole, so chunks of 20-100 KB exist), so a table whose first rows share
+    the query's common parts showed them, never the row that matched. The rest of the text is
+    read only when the first best window holds fewer words than any could (:func:`_most_words`);
+    the best stretch is found by one pass over the hits (:func:`_best_stretch`), and a second
+    region is tokenised only when some hit lies past the first anchors and the stretch holds more
+    words than the first best window."""
+    near = _anchors(first, ascii_lit.within(first[0], first[0] + _SNIPPET_SPAN_CHARS), others)
+    best = _best_window(flat, near, wholes, width, budget)
+    if best is None or best[0] >= _most_words(flat, ascii_lit.light, others, wholes):
+        return None if best is None else best[1]
+    hits = sorted({*ascii_lit.all(), *others})
+    if len(hits) == len(near):  # every hit is a first anchor
+        return best[1]
+    at, words = _best_stretch(flat, hits, wholes, budget)
+    if at == first or words <= best[0]:
+        return best[1]
+    # every hit starting in the stretch is an anchor: its words may lie at its far end
+    far = _best_window(flat, [h for h in hits if at[0] <= h[0] < at[0] + budget], wholes, width, budget)
+    return far[1] if far is not None and far[0] > best[0] else best[1]
+
+
+def _anchors(first: Span, later: list[Span], others: list[Span]) -> list[Span]:
+    """``first`` and the hits after it within :data:`_SNIPPET_SPAN_CHARS` (``later``, and those of
+    ``others`` there), at most :data:`_SNIPPET_MAX_HITS` in all, in order."""
+    reach = first[0] + _SNIPPET_SPAN_CHARS
+    found = sorted({*later, *(o for o in others if first[0] <= o[0] < reach)})
+    return [first, *[h for h in found if h != first][: _SNIPPET_MAX_HITS - 1]]
+
+
+def _most_words(flat: str, light: _Highlighter, others: list[Span], wholes: list[Whole]) -> int:
+    """How many different words a window of ``flat`` could hold at most: the query's (a lit ASCII
+    word's key is a query word's, :meth:`_Highlighter.lit`), those of the other lit words (an
+    accented one, ``Café``, counts apart from ``cafe``) and the whole terms found. A window
+    holding that many is the best there is, and the rest of the text is not read."""
+    keys = {*light.keys, *(k for _, _, k in wholes)}
+    for a, b in others:
+        keys.update(_word_keys(flat[a:b]))
+    return len(keys)
+
+
+def _best_stretch(flat: str, hits: list[Span], wholes: list[Whole], budget: int) -> tuple[Span, int]:
+    """The hit starting the stretch of ``budget`` characters whose hits and whole terms (by where
+    they start) hold the most different words, the earliest on a tie, and that count: one
+    sliding pass, each key counted in and out once (a 21 KB table: ~500 hits)."""
+    keys = [_word_keys(flat[a:b]) for a, b in hits]
+    counts: dict[str, int] = {}
+
+    def count(ks: tuple[str, ...], by: int) -> None:
+        for k in ks:
+            n = counts[k] = counts.get(k, 0) + by
+            if not n:
+                del counts[k]
+
+    best, best_words = hits[0], -1
+    left = right = whole_left = whole_right = 0
+    for hit in hits:
+        start, end = hit[0], hit[0] + budget
+        while right < len(hits) and hits[right][0] < end:
+            count(keys[right], 1)
+            right += 1
+        while whole_right < len(wholes) and wholes[whole_right][0] < end:
+            count(wholes[whole_right][2:], 1)
+            whole_right += 1
+        while hits[left][0] < start:
+            count(keys[left], -1)
+            left += 1
+        while whole_left < whole_right and wholes[whole_left][0] < start:
+            count(wholes[whole_left][2:], -1)
+            whole_left += 1
+        if len(counts) > best_words:
+            best, best_words = hit, len(counts)
+    return best, best_words
+
+
+def _best_window(
+    flat: str, hits: list[Span], wholes: list[Whole], width: int, budget: int
+) -> tuple[int, tuple[int, int]] | None:
+    """The best window at ``hits`` (anchors, in order) and how many different words it holds:
+    of the windows of ``width`` tokens starting a quarter of that before each hit, the one
+    holding the most (a hit's keys, :func:`_word_keys`: a CJK hit holds a word per bigram; a
+    query term matched whole inside it, one more), the earliest on a tie, as (its first
+    character, its end), widened to hold its own hit and narrowed to ``budget`` characters
+    (:func:`_within_budget`); ``None`` when there is no token at all."""
+    keys = [_word_keys(flat[a:b]) for a, b in hits]  # once per hit, not once per hit and window
+    # tokenise only around them (snippets run to ~16 tokens)
+    lo_char = max(0, hits[0][0] - _SNIPPET_CONTEXT_CHARS)
+    if lo_char:
+        space = flat.find(" ", lo_char, hits[0][0])
+        lo_char = space + 1 if space >= 0 else hits[0][0]
+    hi_char = hits[-1][1] + _SNIPPET_CONTEXT_CHARS
+    counted = [
+        *zip(hits, keys, strict=True),
+        *(((a, b), (k,)) for a, b, k in wholes if lo_char <= a and b <= hi_char),
+    ]
+    tokens = _Tokens(flat, lo_char, hi_char)
     starts, ends = tokens.starts, tokens.ends
 
     def window(hit: Span) -> tuple[int, int, int, Span]:
@@ -564,7 +662,7 @@ def _best_window(
         hi = min(len(ends), lo + width)
         lo = max(0, min(lo, hi - width))
         first_char, last_char = (starts[lo], ends[hi - 1]) if ends else (0, -1)
-        inside = {k for (a, b), ks in zip(hits, keys, strict=True) if first_char <= a and b <= last_char for k in ks}
+        inside = {k for (a, b), ks in counted if first_char <= a and b <= last_char for k in ks}
         return (-len(inside), lo, hi, hit)
 
     # A window's lo never falls as its anchor moves on: an earlier window wins every tie, and a
@@ -573,15 +671,48 @@ def _best_window(
     best = last = window(hits[0])
     for hit in hits[1:]:
         from_char = starts[last[1]] if ends else 0
-        if len({k for (a, _), ks in zip(hits, keys, strict=True) if a >= from_char for k in ks}) <= -best[0]:
+        if len({k for (a, _), ks in counted if a >= from_char for k in ks}) <= -best[0]:
             break
         last = window(hit)
         best = min(best, last)
     if not ends:
         return None
-    _, lo, hi, anchor = best
+    words, lo, hi, anchor = best
     lo, hi = _within_budget(starts, ends, lo, hi, anchor, budget)
-    return min(starts[lo], anchor[0]), max(ends[hi - 1], anchor[1])
+    return -words, (min(starts[lo], anchor[0]), max(ends[hi - 1], anchor[1]))
+
+
+@lru_cache(maxsize=256)
+def _term_patterns(terms: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """For each query term of several words (``FST_ERR_PLUGIN_TIMEOUT``, ``Rc::strong_count``), a
+    pattern of its words as written, in order, with only non-word characters between them
+    (lexical search matched such a term as a phrase), and the key it counts as in a window."""
+    found: dict[str, re.Pattern[str]] = {}
+    for term in terms:
+        pieces = [term[a:b] for a, b, _ in word_spans(term)]
+        key = "\x00" + "\x00".join(p.lower() for p in pieces)
+        if len(pieces) > 1 and not _CJK_RUN.search(term) and key not in found:
+            found[key] = re.compile(r"[\W_]+".join(map(re.escape, pieces)), re.IGNORECASE)
+    return tuple((pattern, key) for key, pattern in found.items())
+
+
+def _whole_terms(flat: str, patterns: tuple[tuple[re.Pattern[str], str], ...]) -> list[Whole]:
+    """Where each term of ``patterns`` occurs whole in ``flat`` (touching no other letter or
+    digit), in order. Searched from each rejected start's next character, as a pattern with
+    lookarounds would, but starting with a literal, which ``re`` finds without trying the
+    lookarounds at every position."""
+    found: list[Whole] = []
+    n = len(flat)
+    for pattern, key in patterns:
+        at = 0
+        while (m := pattern.search(flat, at)) is not None:
+            a, b = m.span()
+            if (a and flat[a - 1].isalnum()) or (b < n and flat[b].isalnum()):
+                at = a + 1
+            else:
+                found.append((a, b, key))
+                at = b
+    return sorted(found)
 
 
 def _within_budget(starts: list[int], ends: list[int], lo: int, hi: int, anchor: Span, budget: int) -> tuple[int, int]:
@@ -695,9 +826,10 @@ class _LitAscii:
     only cuts a run at ``end``, where nothing it matches is whole. So its lit words are this
     scan's that lie inside ``[start, end)``; the oracle test checks it (decision 390)."""
 
-    __slots__ = ("_found", "_scan", "spans")
+    __slots__ = ("_found", "_scan", "light", "spans")
 
     def __init__(self, light: _Highlighter, flat: str) -> None:
+        self.light = light
         self.spans: list[Span] = []  # found so far, in order, not overlapping
         self._scan = light.ascii_spans(flat)
         self._found = True  # whether the scan may hold more
@@ -712,6 +844,12 @@ class _LitAscii:
         while self._found and (not self.spans or self.spans[-1][1] <= end):
             self._more()
         return [s for s in self.spans if start <= s[0] and s[1] <= end]
+
+    def all(self) -> list[Span]:
+        """Every lit word of the text."""
+        while self._found:
+            self._more()
+        return self.spans
 
     def _more(self) -> None:
         found = next(self._scan, None)
