@@ -44,6 +44,7 @@ FIELDS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ('column', 'opt_column', 'string'),
         ('columnIndex', 'opt_columnIndex', 'integer'),
         ('values', 'opt_values', 'array'),
+        ('valueFormat', 'opt_valueFormat', 'string'),
         ('beforeRowIndex', 'opt_beforeRowIndex', 'integer'),
         ('beforeColumn', 'opt_beforeColumn', 'string'),
         ('beforeColumnIndex', 'opt_beforeColumnIndex', 'integer'),
@@ -243,7 +244,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_edit_table',
         help='Edit a Markdown table',
-        description="Change one GFM pipe table cell-, row- or column-wise without rewriting the rest of the file. Address the\ntable with its current anchor (`tN~selfHash~subtreeHash` from kb_read, whose `table` field shows\nzero-based row and column indexes), pick one `action` and pass only that action's fields (any other\nfield is an error):\n`update_cells` → `updates`; `insert_row` → `values` or `valuesByColumn`, optional `beforeRowIndex`;\n`delete_row` → `rowIndex` or `where`; `insert_column` → `name`, optional `defaultValue`, `alignment`,\n`beforeColumn` or `beforeColumnIndex`; `delete_column` → `column` or `columnIndex`; `rename_column` →\ncolumn selector + `newName`; `set_alignment` → column selector + `alignment`.\nNames and values match exactly (case-sensitive display text). Returns the table's new anchor, so edits\ncan be chained without re-reading. Needs `knowledgeBase.allowWrites`. Delete a whole table with\nkb_patch `delete`.",
+        description="Change one GFM pipe table cell-, row- or column-wise without rewriting the rest of the file. Address the\ntable with its current anchor (`tN~selfHash~subtreeHash` from kb_read, whose `table` field shows\nzero-based row and column indexes), pick one `action` and pass only that action's fields (any other\nfield is an error):\n`update_cells` → `updates`; `insert_row` → `values` or `valuesByColumn`, optional `beforeRowIndex`, `valueFormat`;\n`delete_row` → `rowIndex` or `where`; `insert_column` → `name`, optional `defaultValue`, `alignment`,\n`beforeColumn` or `beforeColumnIndex`; `delete_column` → `column` or `columnIndex`; `rename_column` →\ncolumn selector + `newName`; `set_alignment` → column selector + `alignment`.\nNames and values match exactly (case-sensitive display text). Returns the table's new anchor, so edits\ncan be chained without re-reading. Needs `knowledgeBase.allowWrites`. Delete a whole table with\nkb_patch `delete`.",
         epilog='Fields without an option (`updates`, `where`, `valuesByColumn`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#kb_edit_table',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -254,7 +255,8 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.add_argument('--row-index', dest='opt_rowIndex', type=int, default=None, metavar='ROW_INDEX', help='`delete_row`: zero-based data row to delete (alternative to `where`).')
     parser.add_argument('--column', dest='opt_column', type=str, default=None, metavar='COLUMN', help='`delete_column`, `rename_column`, `set_alignment`: the column by header name (alternative to `columnIndex`; a column with an empty name must be selected by index).')
     parser.add_argument('--column-index', dest='opt_columnIndex', type=int, default=None, metavar='COLUMN_INDEX', help='`delete_column`, `rename_column`, `set_alignment`: zero-based column index (alternative to `column`).')
-    parser.add_argument('--values', dest='opt_values', action="append", type=str, default=None, metavar='VALUES', help="`insert_row`: the new row's cells, exactly one per column, left to right, written as plain text (escaped like `valueFormat: text`). Alternative to `valuesByColumn`. (repeatable)")
+    parser.add_argument('--values', dest='opt_values', action="append", type=str, default=None, metavar='VALUES', help="`insert_row`: the new row's cells, exactly one per column, left to right, written as `valueFormat` says (plain text by default). Alternative to `valuesByColumn`. (repeatable)")
+    parser.add_argument('--value-format', dest='opt_valueFormat', type=str.lower, default=None, choices=['text', 'markdown'], help="`insert_row`: how the new row's cells are written, as for `updates` (default `text`: escaped so they display literally; `markdown`: verbatim, inline Markdown such as `` `code` `` or links allowed, an unescaped `|` refused).")
     parser.add_argument('--before-row-index', dest='opt_beforeRowIndex', type=int, default=None, metavar='BEFORE_ROW_INDEX', help='`insert_row`: insert before this zero-based data row (must be less than the row count). Omit to append after the last row.')
     parser.add_argument('--before-column', dest='opt_beforeColumn', type=str, default=None, metavar='BEFORE_COLUMN', help='`insert_column`: insert before the column with this name. Omit both `beforeColumn` and `beforeColumnIndex` to append a last column.')
     parser.add_argument('--before-column-index', dest='opt_beforeColumnIndex', type=int, default=None, metavar='BEFORE_COLUMN_INDEX', help='`insert_column`: insert before this zero-based column (must be less than the column count).')

@@ -2260,14 +2260,20 @@ class KbEditTableArguments(BaseModel):
     """
     values: Annotated[list[str] | None, Field(max_length=1000)] = None
     """
-    `insert_row`: the new row's cells, exactly one per column, left to right, written as plain text (escaped like `valueFormat: text`). Alternative to `valuesByColumn`.
+    `insert_row`: the new row's cells, exactly one per column, left to right, written as `valueFormat` says (plain text by default). Alternative to `valuesByColumn`.
     """
     values_by_column: Annotated[
         dict[Annotated[str, StringConstraints(min_length=1)], ValuesByColumnAdditionalProperty] | None,
         Field(alias='valuesByColumn'),
     ] = None
     """
-    `insert_row`: the new row's cells by column name, as plain text; columns not named get an empty cell; every name must match exactly one column. Alternative to `values`.
+    `insert_row`: the new row's cells by column name, written as `valueFormat` says (plain text by default); columns not named get an empty cell; every name must match exactly one column. Alternative to `values`.
+    """
+    value_format: Annotated[
+        Literal['text', 'markdown'] | None, Field(alias='valueFormat')
+    ] = None
+    """
+    `insert_row`: how the new row's cells are written, as for `updates` (default `text`: escaped so they display literally; `markdown`: verbatim, inline Markdown such as `` `code` `` or links allowed, an unescaped `|` refused).
     """
     before_row_index: Annotated[int | None, Field(alias='beforeRowIndex', ge=0)] = None
     """

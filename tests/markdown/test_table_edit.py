@@ -71,6 +71,22 @@ def test_insert_row_values_by_column_and_position() -> None:
     assert "|:-----|----:|\n|  | 5 |\n| apple | 1 |" in out
 
 
+def test_insert_row_markdown_format_writes_the_cells_verbatim() -> None:
+    # a settings table's rows hold `code`: as text they came out escaped (decision 1027)
+    out = run(TABLE, TableEdit("insert_row", values=["`plum`", "[2](p.md)"], value_format="markdown"))
+    assert "| pear |  |\n| `plum` | [2](p.md) |\n" in out
+    out = run(
+        TABLE,
+        TableEdit("insert_row", values_by_column={"Name": "**fig**"}, before_row_index=1, value_format="markdown"),
+    )
+    assert "| apple | 1 |\n| **fig** |  |\n| pear |" in out
+    assert "\\`plum\\`" in run(TABLE, TableEdit("insert_row", values=["`plum`", "2"]))  # text: escaped, as before
+    with pytest.raises(InvalidArgument, match="unescaped"):
+        run(TABLE, TableEdit("insert_row", values=["a|b", "1"], value_format="markdown"))
+    with pytest.raises(InvalidArgument, match="valueFormat"):
+        run(TABLE, TableEdit("delete_row", row_index=0, value_format="markdown"))
+
+
 def test_delete_row_by_where() -> None:
     out = run(TABLE, TableEdit("delete_row", where=RowMatch("apple", column_index=0)))
     assert "apple" not in out and "| pear |  |\n\nAfter" in out

@@ -127,6 +127,7 @@ def _table_request(request: KbEditTableArguments) -> TableEdit:
         new_name=request.new_name,
         default_value=request.default_value,
         alignment=request.alignment,
+        value_format=request.value_format,
     )
 
 

@@ -72,6 +72,7 @@ class TableEdit:
     new_name: str | None = None
     default_value: str | None = None
     alignment: str | None = None
+    value_format: str | None = None  # insert_row: how ``values`` / ``values_by_column`` are written
 
 
 _WIRE = {
@@ -89,10 +90,11 @@ _WIRE = {
     "new_name": "newName",
     "default_value": "defaultValue",
     "alignment": "alignment",
+    "value_format": "valueFormat",
 }
 _ALLOWED = {
     "update_cells": {"updates"},
-    "insert_row": {"values", "values_by_column", "before_row_index"},
+    "insert_row": {"values", "values_by_column", "before_row_index", "value_format"},
     "delete_row": {"row_index", "where"},
     "insert_column": {"name", "default_value", "alignment", "before_column", "before_column_index"},
     "delete_column": {"column", "column_index"},
@@ -379,7 +381,11 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
             plain = [""] * grid.width
             for name, value in edit.values_by_column.items():
                 plain[_column(grid, name, None)] = value
-        new_row = [_format(v, "text", f"values[{k}]") for k, v in enumerate(plain)]
+        value_format = edit.value_format or "text"
+        new_row = [_format(v, value_format, f"values[{k}]") for k, v in enumerate(plain)]
+        at_row = len(source.rows) if edit.before_row_index is None else edit.before_row_index
+        if value_format == "markdown":  # what Markdown displays is not predicted: the re-parse checks the shape
+            unknown.update((at_row, c) for c in range(grid.width))
         style = source.rows[0] if source.rows else source.header
         line = _render(new_row, style.leading_pipe, style.trailing_pipe, _indent(text, style))
         eol = _table_eol(doc, source)
