@@ -2273,7 +2273,7 @@ class KbEditTableArguments(BaseModel):
         Literal['text', 'markdown'] | None, Field(alias='valueFormat')
     ] = None
     """
-    `insert_row`: how the new row's cells are written, as for `updates` (default `text`: escaped so they display literally; `markdown`: verbatim, inline Markdown such as `` `code` `` or links allowed, an unescaped `|` refused).
+    Our extension. `insert_row`: how the new row's cells are written, as for `updates` (default `text`: escaped so they display literally; `markdown`: verbatim, inline Markdown such as `` `code` `` or links allowed, an unescaped `|` refused).
     """
     before_row_index: Annotated[int | None, Field(alias='beforeRowIndex', ge=0)] = None
     """

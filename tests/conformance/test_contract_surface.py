@@ -69,6 +69,7 @@ EDIT_TABLE_FIELDS = {
     "defaultValue",
     "alignment",
 }
+EDIT_TABLE_EXTENSIONS = {"valueFormat"}  # ours: insert_row's cells as Markdown (decision 1027)
 
 
 def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +111,7 @@ def test_the_tool_list_keeps_the_reference_names_and_envelopes(tmp_path: Path, r
     assert _resolve(patch, operation["properties"]["kind"])["enum"] == PATCH_KINDS
 
     table = tools["kb_edit_table"].input_schema
-    assert set(table["properties"]) == EDIT_TABLE_FIELDS
+    assert set(table["properties"]) == EDIT_TABLE_FIELDS | EDIT_TABLE_EXTENSIONS
     assert set(table["required"]) == {"path", "pointer", "action"}
 
     search = tools["kb_search"].input_schema
