@@ -20,6 +20,10 @@ from local_vector_search_mcp.search.fusion import (
         "How do I read the whole contents of a file into a String?",
         "guarantee that just one thread at a time can touch a shared piece of data",
         "父组件怎么调用子组件的方法",
+        # hyphenated words and file names are words of a sentence (decision 1029)
+        "How do I turn on two-factor authentication for my npm account?",
+        "How do I install a package without adding it to package.json?",
+        "Which version of Node.js do I need?",
     ],
 )
 def test_prose_fuses_with_the_configured_weight(query):
@@ -34,6 +38,9 @@ def test_prose_fuses_with_the_configured_weight(query):
         "static mut COUNTER",
         "opensearch-benchmark run --test-mode",
         "What does nodePools[].additionalConfig do?",  # prose around code is still about the code
+        "how does reply.send work?",  # a member, not a file name
+        "what is v-if for",  # a one-letter part: a directive
+        "cross-cluster replication setup",  # no stop word: keywords, as before
         "生命周期",
         "KeepAlive 缓存 include exclude",
     ],

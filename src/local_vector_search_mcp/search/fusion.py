@@ -26,7 +26,8 @@ language's when the query reads as that language, decision 515) or a
 CJK run of at least :data:`CJK_CLAUSE` characters (a clause, not a term:
 ``生命周期`` is a term, ``父组件怎么调用子组件`` a question), and no piece
 looks like code (``Rc::strong_count``, ``--test-mode``, ``camelCase``,
-``snake_case``, ``f()``).
+``snake_case``, ``f()``); hyphenated words and file names (``two-factor``,
+``package.json``) are words of a sentence here (decision 1029).
 """
 
 from __future__ import annotations
@@ -64,10 +65,22 @@ def looks_like_code(piece: str) -> bool:
     return _CODE.search(piece) is not None
 
 
+# Pieces code-like only by a hyphen between words or a file name's dot (``two-factor``, ``read-only``,
+# ``package.json``, ``Node.js``): English writes them in sentences, so among words that make the query
+# prose they do not make it code (decision 1029). Parts of two letters or more: ``v-if`` stays code.
+# A dot counts as a file name's only before a common extension: ``reply.send`` is a member, code.
+_FILE_EXTENSIONS = "json|js|ts|md|yml|yaml|toml|lock|txt|py|rs|io|html|css|xml|csv|sh|cfg|ini|conf|env|log"
+_PROSE_COMPOUND = re.compile(
+    r"[A-Za-z]{2,}(?:-[A-Za-z]{2,})+[?.,!:;]*"  # hyphenated words
+    rf"|[A-Za-z][A-Za-z0-9]*\.(?:{_FILE_EXTENSIONS})[?.,!:;]*"  # a file name: package.json, Node.js, crates.io
+    r"|(?:e\.g|i\.e)\.?[,:;]?"  # abbreviations
+)
+
+
 def is_prose(query: str) -> bool:
     """Whether ``query`` is natural-language prose (see the module docstring)."""
     pieces = query.split()
-    if any(looks_like_code(p) for p in pieces):
+    if any(looks_like_code(p) and not _PROSE_COMPOUND.fullmatch(p) for p in pieces):
         return False
     stop = query_stop_words(pieces)
     if any(is_stop_word(p, stop) for p in pieces):
