@@ -16,20 +16,24 @@ class Models(BaseModel):
 
 
 class BrokenLink(BaseModel):
+    """
+    A link in another document (or, for kb_patch, the edited one) that a write left going nowhere (kb_patch, kb_move, kb_delete `brokenLinks`).
+    """
+
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
     source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
-    Document holding the link (`path` itself for a link inside the edited document).
+    Document holding the link (for kb_patch, `path` itself for a link inside the edited document).
     """
     pointer: Annotated[
         str | None,
         Field(pattern='^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$'),
     ]
     """
-    v2 anchor of the element holding the link (of the indexed revision; of this edit's result for a link in `path`), for kb_patch after kb_read; null when the link sits outside any addressable element.
+    v2 anchor of the element holding the link (of the indexed revision; of the write's result for a link in a document the write changed), for kb_patch after kb_read; null when the link sits outside any addressable element.
     """
     kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed']
     """
@@ -37,11 +41,11 @@ class BrokenLink(BaseModel):
     """
     destination: str
     """
-    The destination as written (`setup.md#old-heading`, `Setup#Old heading`, `Setup#^intro`, `#old-heading`).
+    The destination as written (`setup.md#old-heading`, `Setup#Old heading`, `Setup#^intro`, `#old-heading`, `../setup.md`, `Setup`).
     """
-    fragment: str
+    fragment: str | None
     """
-    The fragment without `#` as kb_links gives it (`^id` for a block reference; a Markdown link's percent-decoded).
+    The fragment without `#` as kb_links gives it (`^id` for a block reference; a Markdown link's percent-decoded); null for a link without one (never for kb_patch, whose broken links are broken fragments).
     """
     text: str | None
     """
@@ -541,6 +545,13 @@ class KbDeleteRequest(BaseModel):
     """
 
 
+class BrokenLinks(RootModel[list[BrokenLink]]):
+    root: Annotated[list[BrokenLink], Field(max_length=100)]
+    """
+    The first 100 links a write broke, by source path and place (kb_patch, kb_move, kb_delete).
+    """
+
+
 class KbDeleteResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -554,11 +565,11 @@ class KbDeleteResult(BaseModel):
         str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
     ]
     """
-    SHA-256 of the file after the change; null when the file was deleted.
+    Always null (the file was deleted).
     """
     index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
     """
-    True only when the search index already reflects this change (or the path is not indexed at all); false when re-indexing of the path is queued or failed.
+    True only when the search index already reflects this change (or the path is not indexed at all); false when removal of the path from the index is queued or failed.
     """
     index_error: Annotated[str | None, Field(alias='indexError')]
     """
@@ -568,7 +579,17 @@ class KbDeleteResult(BaseModel):
         str | None, Field(alias='previousPath', max_length=1024, min_length=1)
     ]
     """
-    The source path of a move; null otherwise.
+    Always null (MutationResult's field, kept so a delete's result reads like the other writes').
+    """
+    broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
+    """
+    The links this delete broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, wikilinks and embeds) that reached the deleted document and, without it, reach no document. A wikilink or embed by name that now opens another note of that name (or one carrying it as an alias) still works and is not listed; a link that reached nothing before is not listed either. `[]` when none broke. Null when the links could not be checked: the document is outside the index or not indexed yet, or there is no usable index yet. Links are read from the index, so one written moments ago and not yet indexed is not seen.
+    """
+    broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
+        None
+    )
+    """
+    How many links this delete broke in all (`brokenLinks` holds the first 100); null when `brokenLinks` is.
     """
 
 
@@ -820,13 +841,6 @@ class KbOutlineRequest(BaseModel):
     max_bytes: Annotated[int, Field(alias='maxBytes')] = 100000
     """
     Maximum UTF-8 size of the page's titles and pointers together, clamped to 1..100000; the first heading is always returned even when larger.
-    """
-
-
-class BrokenLinks(RootModel[list[BrokenLink]]):
-    root: Annotated[list[BrokenLink], Field(max_length=100)]
-    """
-    The links this edit broke, the first 100 by source path and place: links in indexed documents (this one included, and its own `[x](#frag)` and `[[#Heading]]`) whose fragment named a heading (as kb_links' `fragmentFound` reads it) or a `^id` block marker of this document before the edit and names none after it. A link already broken before is not listed. `[]` when none broke. Null when a heading or block id went away but the links could not be checked: the document is outside the index, or there is no usable index yet. Other documents' links are read from the index, so one written moments ago and not yet indexed is not seen.
     """
 
 
@@ -1926,6 +1940,16 @@ class KbMoveResult(BaseModel):
     skipped: list[SkippedEntry] | None = None
     """
     With `updateLinks`: the first 100 of those folders and documents in path order (`.` is the root), each with the reason, as in kb_list_files. Null without `updateLinks`.
+    """
+    broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
+    """
+    The links this move broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, wikilinks and embeds) that reached the document at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; a wikilink or embed by name that still finds the document is not listed, one that now opens another note of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: the document was outside the index or not indexed yet, or there is no usable index yet. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen. The moved document's own relative links are not counted here (`updateLinks` rewrites them).
+    """
+    broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
+        None
+    )
+    """
+    How many links this move broke in all (`brokenLinks` holds the first 100); null when `brokenLinks` is.
     """
 
 

@@ -151,7 +151,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='kb_move',
         title='Move or rename a Markdown document',
-        description="Move or rename a Markdown document within the knowledge base, creating missing target folders. Guarded\nby the document's current SHA-256 (`sourceHash` from kb_read or a previous edit): if the file changed\nsince, nothing happens and CONFLICT is returned. Never overwrites (ALREADY_EXISTS). Links in other\ndocuments are left alone unless `updateLinks` is true (find them with kb_links `direction: incoming`). Needs\n`knowledgeBase.allowWrites`. Returns `path` = the new path, `previousPath` = the old one, and the\nunchanged `sourceHash`; both paths are queued for re-indexing.",
+        description="Move or rename a Markdown document within the knowledge base, creating missing target folders. Guarded\nby the document's current SHA-256 (`sourceHash` from kb_read or a previous edit): if the file changed\nsince, nothing happens and CONFLICT is returned. Never overwrites (ALREADY_EXISTS). Links in other\ndocuments are left alone unless `updateLinks` is true; either way `brokenLinks` lists the ones that\nreached the document and no longer do (without `updateLinks`, those by its old path; a wikilink by name\nthat still finds it is not listed): fix them with kb_patch, or move it back and again with `updateLinks`. Needs\n`knowledgeBase.allowWrites`. Returns `path` = the new path, `previousPath` = the old one, and the\nunchanged `sourceHash`; both paths are queued for re-indexing.",
         annotations={'readOnlyHint': False, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
         envelope='request',
         arguments_model='KbMoveArguments',
@@ -164,7 +164,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='kb_delete',
         title='Delete a Markdown document',
-        description='Delete a Markdown document. Guarded by its current SHA-256 (`sourceHash` from kb_read or a previous\nedit): if the file changed since, nothing is deleted and CONFLICT is returned. Folders are left in\nplace. Needs `knowledgeBase.allowWrites`. Returns `sourceHash: null`; the path is queued for removal\nfrom the index. To delete part of a document use kb_patch `delete` / `delete_section`.',
+        description='Delete a Markdown document. Guarded by its current SHA-256 (`sourceHash` from kb_read or a previous\nedit): if the file changed since, nothing is deleted and CONFLICT is returned. Folders are left in\nplace. Needs `knowledgeBase.allowWrites`. Returns `sourceHash: null`; the path is queued for removal\nfrom the index. The delete is never refused for the links it breaks, but `brokenLinks` lists the links\nin other documents that reached the document and now reach none: fix or remove them with kb_patch (a\nwikilink by name that now opens another note of that name is not listed). To delete part of a document\nuse kb_patch `delete` / `delete_section`.',
         annotations={'readOnlyHint': False, 'destructiveHint': True, 'idempotentHint': True, 'openWorldHint': False},
         envelope='request',
         arguments_model='KbDeleteArguments',

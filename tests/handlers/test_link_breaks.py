@@ -169,3 +169,168 @@ def test_a_document_outside_the_index_is_not_checked(tmp_path: Path) -> None:
         assert out["brokenLinks"] is None and out["brokenLinkCount"] is None
     finally:
         kb.shutdown()
+
+
+# ---- kb_delete and kb_move (decision 1023): links that reached the document and no longer do
+
+SETUP = "# Setup\n\n## Install\n\nRun it.\n"
+
+CITES = """# Cites
+
+Inline [setup](guides/setup.md), with a heading [install](guides/setup.md#install), a [ref][s],
+an autolink <guides/setup.md>, [[setup]], [[guides/setup|by path]] and ![[setup#Install]].
+
+Already nowhere: [gone](gone.md).
+
+[s]: guides/setup.md
+"""
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Iterator[KbClient]:
+    root = tmp_path / "vault"
+    for rel, text in {
+        "guides/setup.md": SETUP + "Back to [cites](../cites.md) and [self](setup.md).\n",
+        "cites.md": CITES,
+        "lonely.md": "# Lonely\n\nNobody links here.\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    c = client(root, knowledge_base__allow_writes=True)
+    c.reindex()
+    yield c
+    c.shutdown()
+
+
+def source_hash(kb: KbClient, path: str) -> str:
+    return str(invoke(kb.ws, "kb_read", {"request": {"path": path}})["sourceHash"])
+
+
+def delete(kb: KbClient, path: str) -> dict[str, Any]:
+    request = {"path": path, "expectedSourceHash": source_hash(kb, path)}
+    result: dict[str, Any] = invoke(kb.ws, "kb_delete", {"request": request})
+    return result
+
+
+def move(kb: KbClient, source: str, target: str, update_links: bool = False) -> dict[str, Any]:
+    request = {
+        "sourcePath": source,
+        "targetPath": target,
+        "expectedSourceHash": source_hash(kb, source),
+        "updateLinks": update_links,
+    }
+    result: dict[str, Any] = invoke(kb.ws, "kb_move", {"request": request})
+    return result
+
+
+def written(result: dict[str, Any]) -> list[tuple[str, str, str, str | None]]:
+    return [(ln["source"], ln["kind"], ln["destination"], ln["fragment"]) for ln in result["brokenLinks"]]
+
+
+def test_a_delete_names_every_link_of_every_kind_that_reached_the_document(vault: KbClient) -> None:
+    """Its own links go with it; a link that reached nothing before is not the delete's doing."""
+    out = delete(vault, "guides/setup.md")
+    assert written(out) == [
+        ("cites.md", "inline", "guides/setup.md", None),
+        ("cites.md", "inline", "guides/setup.md#install", "install"),
+        ("cites.md", "reference", "guides/setup.md", None),
+        ("cites.md", "autolink", "guides/setup.md", None),
+        ("cites.md", "wikilink", "setup", None),
+        ("cites.md", "wikilink", "guides/setup", None),
+        ("cites.md", "embed", "setup#Install", "Install"),
+    ]
+    assert out["brokenLinkCount"] == 7 and out["sourceHash"] is None and out["previousPath"] is None
+    first = out["brokenLinks"][0]
+    assert first["text"] == "setup" and first["pointer"] == pointer(vault, "cites.md", "Inline [setup]")
+    assert not (vault.ws.root / "guides/setup.md").exists()  # the delete stands
+
+
+def test_a_wikilink_by_name_that_opens_another_note_after_a_delete_is_not_broken(vault: KbClient) -> None:
+    """`[[setup]]` opened guides/setup.md; with it gone Obsidian opens manual/setup.md: it still works.
+    The links by path, and the one by a path the other note does not have, are broken."""
+    (vault.ws.root / "manual").mkdir()
+    (vault.ws.root / "manual/setup.md").write_text(SETUP, encoding="utf-8")
+    vault.reindex()
+    out = delete(vault, "guides/setup.md")
+    assert ("cites.md", "wikilink", "setup", None) not in written(out)
+    assert ("cites.md", "embed", "setup#Install", "Install") not in written(out)
+    assert ("cites.md", "wikilink", "guides/setup", None) in written(out)
+    assert out["brokenLinkCount"] == 5
+
+
+def test_a_move_breaks_the_links_by_path_and_not_a_wikilink_by_name_that_still_finds_it(vault: KbClient) -> None:
+    out = move(vault, "guides/setup.md", "manual/setup.md")
+    assert written(out) == [
+        ("cites.md", "inline", "guides/setup.md", None),
+        ("cites.md", "inline", "guides/setup.md#install", "install"),
+        ("cites.md", "reference", "guides/setup.md", None),
+        ("cites.md", "autolink", "guides/setup.md", None),
+        ("cites.md", "wikilink", "guides/setup", None),
+    ]  # [[setup]] and ![[setup#Install]] find the note by name in its new folder
+    assert out["brokenLinkCount"] == 5 and out["previousPath"] == "guides/setup.md"
+
+
+def test_a_move_that_makes_a_name_open_another_note_breaks_the_wikilink(vault: KbClient) -> None:
+    """The note moved deeper than another of its name: Obsidian's `[[setup]]` now opens that one."""
+    (vault.ws.root / "old").mkdir()
+    (vault.ws.root / "old/setup.md").write_text(SETUP, encoding="utf-8")
+    vault.reindex()
+    out = move(vault, "guides/setup.md", "deep/er/setup.md")
+    assert ("cites.md", "wikilink", "setup", None) in written(out)
+    assert ("cites.md", "embed", "setup#Install", "Install") in written(out)
+
+
+def test_a_move_with_update_links_breaks_none(vault: KbClient) -> None:
+    out = move(vault, "guides/setup.md", "manual/setup.md", update_links=True)
+    assert out["updatedPaths"] == ["cites.md"]
+    assert "guides/setup" not in (vault.ws.root / "cites.md").read_text("utf-8")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+
+
+def test_what_update_links_could_not_rewrite_is_listed(vault: KbClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewrite that left a link reaching the old path (here the plan is made to skip one) is named:
+    the list says what the rewrite could not keep working."""
+    from local_vector_search_mcp.handlers import documents
+
+    real = documents.plan_move
+
+    def forgetful(*args: Any, **kwargs: Any) -> Any:
+        plan = real(*args, **kwargs)
+        old, new = plan.edits["cites.md"]
+        plan.edits["cites.md"] = (old, new.replace(b"[ref][s]", b"[ref](guides/setup.md)"))
+        return plan
+
+    monkeypatch.setattr(documents, "plan_move", forgetful)
+    out = move(vault, "guides/setup.md", "manual/setup.md", update_links=True)
+    assert written(out) == [("cites.md", "inline", "guides/setup.md", None)]
+
+
+def test_a_page_nobody_links_to_is_deleted_or_moved_without_resolving_a_link(
+    vault: KbClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_resolver(*args: Any) -> None:
+        raise AssertionError("links were resolved again")
+
+    monkeypatch.setattr(link_breaks, "Resolver", no_resolver)
+    out = move(vault, "lonely.md", "alone.md")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+    assert vault.ws.indexing.sync.wait_idle(30)  # the move indexed: the graph holds alone.md
+    out = delete(vault, "alone.md")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+
+
+def test_a_document_the_index_does_not_hold_is_not_checked(vault: KbClient, tmp_path: Path) -> None:
+    """Created moments ago and not indexed yet: no link resolves to it in the index, which would read
+    as "nothing broke". Null says the links were not checked."""
+    made = invoke(vault.ws, "kb_create", {"request": {"path": "new.md", "markdown": "# New\n"}})
+    out = invoke(vault.ws, "kb_delete", {"request": {"path": "new.md", "expectedSourceHash": made["sourceHash"]}})
+    assert out["brokenLinks"] is None and out["brokenLinkCount"] is None
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other/guide.md").write_text(GUIDE, encoding="utf-8")
+    (tmp_path / "other/links.md").write_text(LINKS, encoding="utf-8")
+    kb = client(tmp_path / "other", knowledge_base__allow_writes=True, knowledge_base__exclude=["guide.md"])
+    try:
+        kb.reindex()
+        assert move(kb, "guide.md", "moved.md")["brokenLinks"] is None
+    finally:
+        kb.shutdown()

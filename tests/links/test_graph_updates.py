@@ -4,13 +4,15 @@ sequence of edits, creations, deletions and renames the graph equals one built f
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
-from kb_fakes import KbClient
+from kb_fakes import KbClient, client
 
 from local_vector_search_mcp.handlers import links as links_handler
 from local_vector_search_mcp.handlers.links import load_graph
-from local_vector_search_mcp.index.graph import Graph
+from local_vector_search_mcp.index.graph import Graph, Resolver
+from local_vector_search_mcp.index.port import StoredLink
 
 NAMES = ["Home", "Setup", "Note", "Ghost", "Start", "Other", "deep/Note", "deep/Setup", "x/y/Home"]
 
@@ -119,3 +121,38 @@ def test_edits_that_keep_every_name_resolve_only_what_reaches_them(
         kb.reindex()
         store = kb.ws.store
         _same(load_graph(kb.ws), Graph(store.links(), store.document_states(), store.document_meta()))
+
+
+def test_a_document_gone_resolves_again_only_the_wikilinks_its_names_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document came or went (decision 1023): a wikilink can reach another document only through a
+    name or alias of one that changed, so `[[Other]]` is not resolved again when `Lonely.md` goes,
+    and `[[Lonely]]`, `[[sub/Lonely.md]]` and `[[Loner]]` (its alias) are."""
+    root = tmp_path / "kb"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub/Lonely.md").write_text("---\naliases: [Loner]\n---\n# Lonely\n", encoding="utf-8")
+    (root / "Other.md").write_text("# Other\n", encoding="utf-8")
+    many = "".join(f"[[Other#{i}]] " for i in range(50))
+    (root / "hub.md").write_text(f"# Hub\n\n{many}\n\n[[Lonely]] [[sub/Lonely.md]] [[Loner]] [[./Other]]\n", "utf-8")
+    kb = client(root)
+    try:
+        kb.reindex()
+        load_graph(kb.ws)
+        (root / "sub/Lonely.md").unlink()
+        kb.reindex()
+        resolved: list[str] = []
+        real = Resolver.resolve
+
+        def spy(self: Resolver, link: StoredLink, *, files: bool = False) -> object:
+            resolved.append(link.destination)
+            return real(self, link, files=files)
+
+        monkeypatch.setattr(Resolver, "resolve", spy)
+        graph = load_graph(kb.ws)
+        assert resolved == ["Lonely", "sub/Lonely.md", "Loner", "./Other"]  # a relative name: always
+        store = kb.ws.store
+        monkeypatch.setattr(Resolver, "resolve", real)
+        _same(graph, Graph(store.links(), store.document_states(), store.document_meta()))
+    finally:
+        kb.shutdown()

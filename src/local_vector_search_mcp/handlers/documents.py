@@ -24,6 +24,7 @@ from ..sourcefile import read_source, require_regular_file
 from ..workspace import Workspace
 from ..writer import create_new, delete_file, match_hash, move_file, move_with_rewrites
 from .files import MAX_LISTED_SKIPPED
+from .link_breaks import broken_by_delete, broken_by_move, reported
 from .markdown_text import require_text
 from .sync import mutation_result, queue_sync
 
@@ -46,7 +47,10 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     require_regular_file(src, src_rel)
     if not request.update_links:
         sha = move_file(ws, src_rel, src, dst_rel, dst, request.expected_source_hash)
-        return mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel)
+        # after the move, which stands whatever the report says, and before the index is told: the
+        # graph still holds the document at its old path and every link that reached it there
+        breaks = broken_by_move(ws, src_rel, dst_rel, {})
+        return reported(mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel), breaks)
     # its own links are rewritten too: it must be a document that can be read (not a FIFO, not over
     # the cap) and decoded (decision 701)
     current = read_source(src, src_rel)
@@ -62,12 +66,13 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     rewrites = _rewrites(ws, plan.edits)
     move = (src_rel, src, dst_rel, dst, request.expected_source_hash)
     sha = move_with_rewrites(ws, move, plan.moved, rewrites)
+    breaks = broken_by_move(ws, src_rel, dst_rel, plan.edits)  # what the rewrite left broken: normally none
     queue_sync(ws, sorted(rewrites))
     updated = sorted([*rewrites, *([dst_rel] if plan.moved is not None else [])])
     result = mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel)
     result.updated_paths = updated
     result.skipped_folders, result.skipped = skipped_entries(unlisted)
-    return result
+    return reported(result, breaks)
 
 
 def skipped_entries(unlisted: list[tuple[str, str]]) -> tuple[int, list[SkippedEntry]]:
@@ -143,4 +148,7 @@ def kb_delete(ws: Workspace, request: KbDeleteRequest) -> KbDeleteResult:
     rel, path = ws.guard.resolve(request.path, markdown=True)
     require_regular_file(path, rel)  # decisions 409, 702
     delete_file(ws, rel, path, request.expected_source_hash)
-    return mutation_result(KbDeleteResult, ws, rel, None)
+    # after the delete, which stands whatever the report says, and before the index is told: the
+    # graph still holds the document and every link that reached it
+    breaks = broken_by_delete(ws, rel)
+    return reported(mutation_result(KbDeleteResult, ws, rel, None), breaks)

@@ -12,7 +12,6 @@ from collections.abc import Collection
 from pathlib import Path
 
 from lvsm_contract.models import (
-    BrokenLinks,
     KbEditTableArguments,
     KbEditTableResult,
     KbPatchRequest,
@@ -30,7 +29,7 @@ from ..sourcefile import require_regular_file
 from ..workspace import Workspace
 from ..writer import mutate, sha256_hex
 from .changed_elements import ChangedElements
-from .link_breaks import NONE_BROKEN, LinkBreaks, broken_links
+from .link_breaks import NONE_BROKEN, broken_links, reported
 from .markdown_text import require_text
 from .sync import mutation_result, unchanged_result
 
@@ -81,20 +80,12 @@ def kb_patch(ws: Workspace, request: KbPatchRequest) -> KbPatchResult:
         _, sha = mutate(ws, rel, target, plan)
     except _Unchanged as same:
         sha = sha256_hex(same.raw)
-        return _with_breaks(unchanged_result(KbPatchResult, ws, rel, sha), NONE_BROKEN)  # nothing changed
+        return reported(unchanged_result(KbPatchResult, ws, rel, sha), NONE_BROKEN)  # nothing changed
     # after the write, which stands whatever the report says (the edit is never refused for it), and
     # before its re-indexing is queued: a graph read while that commits is built whole and not kept
     before, after = planned[0]
     breaks = broken_links(ws, rel, before, after)
-    return _with_breaks(mutation_result(KbPatchResult, ws, rel, sha), breaks)
-
-
-def _with_breaks(result: KbPatchResult, breaks: LinkBreaks | None) -> KbPatchResult:
-    if breaks is None:
-        return result
-    return result.model_copy(
-        update={"broken_links": BrokenLinks(list(breaks.links)), "broken_link_count": breaks.count}
-    )
+    return reported(mutation_result(KbPatchResult, ws, rel, sha), breaks)
 
 
 def _table_request(request: KbEditTableArguments) -> TableEdit:

@@ -1,38 +1,47 @@
-"""What an edit broke: the links whose fragment named a heading or block id the edit removed.
+"""What a write broke: the links from other documents that reached what it changed and no longer do.
 
-kb_patch reports them beside its result (decision 1016) instead of leaving the agent to find
-them with kb_links. A link counts when its ``#fragment`` was found in the document before the
-edit and is not after, read by the graph's own rule (``FragmentTargets``, the one behind
-kb_links' ``fragmentFound``), so a link that was broken already is not the edit's doing.
+kb_patch, kb_move and kb_delete report them beside their result instead of leaving the agent to find
+them with kb_links. A link counts only when it reached its target before the write, by the graph's own
+rules, so one that was broken already is not the write's doing:
 
-Cost: an edit that keeps every heading in order and every block id (most edits) reads no link
-at all. Only one that renames, removes or reorders a heading, or drops a block id, reads the
-link graph kb_links keeps (``load_graph``: built once, then updated from the documents that
-changed) for the links reaching the document.
+* kb_patch (decision 1016): links whose ``#fragment`` was found in the document before the edit and
+  is not after (``FragmentTargets``, the rule behind kb_links' ``fragmentFound``).
+* kb_delete and kb_move (decision 1023): links that resolved to the document and, resolved again
+  against the documents as the write leaves them (the graph's ``Resolver``), reach no document (a
+  delete: ``[[Setup]]`` opening another ``Setup.md`` still works) or not the moved one (a move).
+
+Cost: an edit that keeps every heading in order and every block id (most edits) reads no link at
+all. Otherwise, and for every delete and move, the link graph kb_links keeps is read (``load_graph``:
+built once, then updated from the documents that changed); a document nobody links to is then one
+dictionary look-up, and only the links reaching it are resolved again.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import unquote
 
-from lvsm_contract.models import BrokenLink
+from lvsm_contract.models import BrokenLink, BrokenLinks, KbDeleteResult, KbMoveResult, KbPatchResult
 
-from ..index.graph import WIKI_KINDS, FragmentTargets, Graph, own_fragment, written_fragment
+from ..index.graph import WIKI_KINDS, FragmentTargets, Graph, ResolvedLink, Resolver, own_fragment, written_fragment
 from ..index.indexer import indexable
 from ..index.port import StoredLink
-from ..markdown import Document
+from ..markdown import Document, parse_document
 from ..markdown.links import block_ids, extract_links, graph_links
 from ..workspace import Workspace
 from .links import load_graph
 
-__all__ = ["LIMIT", "NONE_BROKEN", "LinkBreaks", "broken_links"]
+__all__ = ["LIMIT", "NONE_BROKEN", "LinkBreaks", "broken_by_delete", "broken_by_move", "broken_links", "reported"]
 
 log = logging.getLogger(__name__)
 
 LIMIT = 100  # a heading linked 5,000 times still gives a small result; the count says the rest
+
+# The results that carry ``brokenLinks`` and ``brokenLinkCount``.
+Reporting = TypeVar("Reporting", KbPatchResult, KbMoveResult, KbDeleteResult)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +53,15 @@ class LinkBreaks:
 NONE_BROKEN = LinkBreaks((), 0)
 
 
+def reported(result: Reporting, breaks: LinkBreaks | None) -> Reporting:
+    """``result`` with the links its write broke; both fields left null when they could not be told."""
+    if breaks is None:
+        return result
+    return result.model_copy(
+        update={"broken_links": BrokenLinks(list(breaks.links)), "broken_link_count": breaks.count}
+    )
+
+
 def broken_links(ws: Workspace, rel: str, before: Document, after: Document) -> LinkBreaks | None:
     """The links to ``rel`` the edit from ``before`` to ``after`` broke; None when a heading or block
     id went away but the links cannot be checked (``rel`` outside the index, no index yet)."""
@@ -51,17 +69,112 @@ def broken_links(ws: Workspace, rel: str, before: Document, after: Document) -> 
     new = _targets(after)
     if not _loses(old, new):
         return NONE_BROKEN
+    graph = _graph(ws, rel)
+    if graph is None:
+        return None
+    return _report(_broken(graph, rel, after, old, new))
+
+
+def broken_by_delete(ws: Workspace, rel: str) -> LinkBreaks | None:
+    """The links from other documents that reached ``rel``, just deleted, and now reach no document;
+    None when they cannot be told (``rel`` outside the index or not in it yet, no index)."""
+    graph = _graph_holding(ws, rel)
+    if graph is None:
+        return None
+    inbound = _inbound(graph, rel)
+    if not inbound:
+        return NONE_BROKEN  # a page nobody links to: nothing is resolved again
+    after = _resolver_after(graph, rel, None)
+    return _report(link for link in inbound if not _opens(after, link, None))
+
+
+def broken_by_move(
+    ws: Workspace, src: str, dst: str, rewritten: Mapping[str, tuple[bytes, bytes]]
+) -> LinkBreaks | None:
+    """The links from other documents that reached ``src``, just moved to ``dst``, and do not reach
+    ``dst``; None when they cannot be told. ``rewritten``: the documents ``updateLinks`` rewrote, their
+    bytes before and after; their links are read from those, since the index still holds them as
+    they were (and what the rewrite left broken is what it reports)."""
+    graph = _graph_holding(ws, src)
+    if graph is None:
+        return None
+    kept = [link for link in _inbound(graph, src) if link.source not in rewritten]
+    checked = sorted(p for p in rewritten if p not in (src, dst) and indexable(p, ws.indexing.path_filter))
+    if not kept and not checked:
+        return NONE_BROKEN  # a page nobody links to: nothing is resolved again
+    after = _resolver_after(graph, src, dst)
+    found = [link for link in kept if not _opens(after, link, dst)]
+    for source in checked:
+        old, new = rewritten[source]
+        found.extend(_left_broken(graph.resolver, after, source, old, new, (src, dst)))
+    return _report(found)
+
+
+def _graph(ws: Workspace, rel: str) -> Graph | None:
+    """The index's link graph; None when the links to ``rel`` cannot be read from it."""
     if not indexable(rel, ws.indexing.path_filter):
         return None  # the graph holds no link to a document it does not index
     try:
         if not ws.store.exists() or ws.activity.rebuild_in_progress:
             return None
-        graph = load_graph(ws)
-    except Exception as exc:  # the edit is committed: a report that cannot be made is no error
-        log.warning("could not read the link graph to check the links an edit broke: %s", exc)
+        return load_graph(ws)
+    except Exception as exc:  # the write is committed: a report that cannot be made is no error
+        log.warning("could not read the link graph to check the links a write broke: %s", exc)
         return None
-    found = sorted(_broken(graph, rel, after, old, new), key=lambda hit: (hit[0].source, hit[0].ordinal))
-    return LinkBreaks(tuple(_wire(link, fragment) for link, fragment in found[:LIMIT]), len(found))
+
+
+def _graph_holding(ws: Workspace, rel: str) -> Graph | None:
+    """The graph when it holds ``rel``: one created moments ago and not indexed yet has no link
+    resolving to it there, which would read as "nothing broke"."""
+    graph = _graph(ws, rel)
+    return graph if graph is not None and rel in graph.documents else None
+
+
+def _inbound(graph: Graph, rel: str) -> list[StoredLink]:
+    """The links from other documents that reach ``rel`` (a link to an ambiguous name reaches none)."""
+    return [_stored(ln) for ln in graph.incoming.get(rel, ()) if ln.source != rel and ln.exists]
+
+
+def _resolver_after(graph: Graph, gone: str, moved_to: str | None) -> Resolver:
+    """The graph's resolver as the write leaves the documents: ``gone`` deleted, or moved to
+    ``moved_to`` with its aliases, headings and block ids."""
+    documents = graph.documents - {gone}
+    meta = {path: m for path, m in graph.resolver.meta.items() if path != gone}
+    if moved_to is not None:
+        documents.add(moved_to)
+        if gone in graph.resolver.meta:
+            meta[moved_to] = graph.resolver.meta[gone]
+    return Resolver(documents, meta)
+
+
+def _opens(resolver: Resolver, link: StoredLink, target: str | None) -> bool:
+    """Whether ``link`` reaches the document ``target`` (any document when None)."""
+    found = resolver.resolve(link, files=True)
+    return found is not None and found.exists and not found.is_image and target in (None, found.target)
+
+
+def _left_broken(
+    before: Resolver, after: Resolver, source: str, old: bytes, new: bytes, move: tuple[str, str]
+) -> Iterable[StoredLink]:
+    """The links of a document the move rewrote that reached the moved one in its old text and, as
+    rewritten, do not reach its new path. A rewrite changes destinations only: the links pair up."""
+    src, dst = move
+    for was, now in zip(_links_of(source, parse_document(old)), _links_of(source, parse_document(new)), strict=False):
+        if _opens(before, was, src) and not _opens(after, now, dst):
+            yield now
+
+
+def _links_of(source: str, doc: Document) -> list[StoredLink]:
+    """A document's links as the index stores them, with the store's ordinals."""
+    return [
+        StoredLink(source, ordinal, ln.kind, ln.destination, ln.text, ln.pointer)
+        for ordinal, ln in enumerate(graph_links(doc, extract_links(doc).links))
+    ]
+
+
+def _report(found: Iterable[StoredLink]) -> LinkBreaks:
+    ordered = sorted(found, key=lambda link: (link.source, link.ordinal))
+    return LinkBreaks(tuple(_wire(link) for link in ordered[:LIMIT]), len(ordered))
 
 
 def _targets(doc: Document) -> FragmentTargets:
@@ -85,26 +198,25 @@ def _in_order(part: Sequence[str], whole: Sequence[str]) -> bool:
 
 def _broken(
     graph: Graph, rel: str, after: Document, old: FragmentTargets, new: FragmentTargets
-) -> Iterable[tuple[StoredLink, str]]:
-    """Each link with its fragment as written that ``old`` finds and ``new`` does not: other
-    documents' links as the index holds them, this document's own from the edited text (the index
-    may not have it yet, and an edit may rewrite a link along with its heading)."""
+) -> Iterable[StoredLink]:
+    """Each link whose fragment as written ``old`` finds and ``new`` does not: other documents' links
+    as the index holds them, this document's own from the edited text (the index may not have it
+    yet, and an edit may rewrite a link along with its heading)."""
     for link, fragment in (*_from_others(graph, rel), *_own(graph, rel, after)):
         if old.found(fragment, link.kind in WIKI_KINDS) and not new.found(fragment, link.kind in WIKI_KINDS):
-            yield link, fragment
+            yield link
 
 
 def _from_others(graph: Graph, rel: str) -> Iterable[tuple[StoredLink, str]]:
     for ln in graph.incoming.get(rel, ()):
         if ln.source != rel and ln.exists and ln.fragment is not None:
-            yield StoredLink(ln.source, ln.ordinal, ln.kind, ln.destination, ln.text, ln.pointer), written_fragment(ln)
+            yield _stored(ln), written_fragment(ln)
 
 
 def _own(graph: Graph, rel: str, after: Document) -> Iterable[tuple[StoredLink, str]]:
     """The edited document's links to itself: by its path or name (resolved as the graph resolves
     them) and within it (``[x](#setup)``, ``[[#Setup]]``, which the graph leaves out)."""
-    for ordinal, ln in enumerate(graph_links(after, extract_links(after).links)):  # the store's ordinals
-        link = StoredLink(rel, ordinal, ln.kind, ln.destination, ln.text, ln.pointer)
+    for link in _links_of(rel, after):
         fragment = own_fragment(link)
         if fragment is not None:
             yield link, fragment
@@ -114,14 +226,18 @@ def _own(graph: Graph, rel: str, after: Document) -> Iterable[tuple[StoredLink, 
             yield link, written_fragment(resolved)
 
 
-def _wire(link: StoredLink, fragment: str) -> BrokenLink:
-    wiki = link.kind in WIKI_KINDS
+def _stored(link: ResolvedLink) -> StoredLink:
+    return StoredLink(link.source, link.ordinal, link.kind, link.destination, link.text, link.pointer)
+
+
+def _wire(link: StoredLink) -> BrokenLink:
+    fragment = written_fragment(link) or None
     return BrokenLink(
         source=link.source,
         pointer=link.anchor,
         kind=link.kind,  # type: ignore[arg-type]  # document links only: the graph's and own_fragment's kinds
         destination=link.destination,
         # as kb_links gives it: a Markdown link's percent-decoded (decision 911)
-        fragment=fragment if wiki else unquote(fragment),
+        fragment=fragment if fragment is None or link.kind in WIKI_KINDS else unquote(fragment),
         text=link.text,
     )

@@ -18,7 +18,7 @@ from ..workspace import Workspace
 
 log = logging.getLogger(__name__)
 
-# The four tools whose result is the spec's MutationResult (one wire shape, four model classes).
+# The four tools whose result is the spec's MutationResult (kb_create) or begins with its five fields.
 MutationModel = TypeVar("MutationModel", KbCreateResult, KbMoveResult, KbDeleteResult, KbPatchResult)
 
 
