@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "config": {"_generated", "errors", "globs"},
     "embeddings": {"errors", "retry_after"},
     "index": {"config", "embeddings", "errors", "globs", "markdown", "paths", "sourcefile"},  # names shown (707)
-    "search": {"embeddings", "errors", "globs", "index"},
+    "search": {"embeddings", "errors", "globs", "index", "markdown"},  # the visible text of HTML (1025)
     "workspace": {"config", "embeddings", "errors", "index", "lazy_imports", "paths", "search"},
     "writer": {"errors", "paths", "pinning", "progress", "sourcefile", "workspace"},  # cancelled calls (706)
     # sourcefile: the racy-clean window (401)

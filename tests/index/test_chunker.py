@@ -117,3 +117,77 @@ def test_a_document_with_any_other_chunk_keeps_its_headings_out():
     chunks = chunk_document(parse_document(b"# A\n\n## Empty\n\n# B\n\nbody\n"))
     assert [(c.pointer, c.text, c.heading_path) for c in chunks] == [("2.p1", "body", "B")]
     assert chunk_document(parse_document(b"   \n")) == []
+
+
+HTML_DOC = b"""# Guide
+
+Intro paragraph.
+
+<Callout type="warning">
+  Never store the zebra token &amp; its key.
+</Callout>
+
+<figure>
+<img src="x.svg" alt="an aardvark diagram">
+<figcaption>Figure 1: a concurrent quokka workflow</figcaption>
+</figure>
+
+<!-- a comment about the platypus -->
+
+<script>const echidna = 1</script>
+
+## Details
+
+<details>
+<summary>Click to expand the wombat notes</summary>
+
+Body about koalas.
+
+</details>
+
+## Figure only
+
+<figure><figcaption>A lonely numbat</figcaption></figure>
+"""
+
+
+def test_the_visible_text_of_an_html_block_joins_its_sections_chunk():
+    """Decision 1025: HTML blocks are no elements, so the words of an MDX callout, a figure caption or
+    a summary were in no chunk. Their visible text now joins the chunk of the section they sit in;
+    comments, scripts and attribute values stay out, and every element keeps its pointer."""
+    doc = parse_document(HTML_DOC)
+    chunks = chunk_document(doc)
+    assert [(c.pointer, c.text, c.heading_path, c.elements) for c in chunks] == [
+        (
+            "1.p1",
+            "Intro paragraph.\n\nNever store the zebra token & its key.\n\nFigure 1: a concurrent quokka workflow",
+            "Guide",
+            ("1.p1",),
+        ),
+        ("1.1.p1", "Click to expand the wombat notes\n\nBody about koalas.", "Guide > Details", ("1.1.p1",)),
+        ("1.2", "A lonely numbat", "Guide > Figure only", ()),  # no element: its section's heading
+    ]
+    assert chunks[2].anchor == doc.get("1.2").anchor
+    assert [e.pointer for e in doc.elements] == ["1", "1.p1", "1.1", "1.1.p1", "1.2"]
+
+
+def test_html_text_at_the_root_points_to_the_next_element_and_never_joins_the_front_matter():
+    source = b'---\ntitle: Home\n---\n<p align="center">A tiny project</p>\n\n# Home\n\nBody.\n'
+    chunks = chunk_document(parse_document(source))
+    assert [(c.pointer, c.text, c.heading_path) for c in chunks] == [
+        ("frontmatter", "---\ntitle: Home\n---", None),
+        ("1", "A tiny project", None),
+        ("1.p1", "Body.", "Home"),
+    ]
+    # a document of headings and HTML: its headings and the HTML's text, in source order (v7)
+    outline = chunk_document(parse_document(b"# Index\n\n<div>Walrus pages</div>\n\n## Later\n"))
+    assert [(c.pointer, c.text, c.heading_path) for c in outline] == [
+        ("1", "# Index\n\nWalrus pages\n\n## Later", "Index")
+    ]
+
+
+def test_html_text_follows_the_chunk_limits_and_documents_without_it_are_chunked_as_before():
+    source = b"# H\n\none\n\n<div>two</div>\n\nthree\n"
+    assert [c.text for c in chunk_document(parse_document(source), max_elements=2)] == ["one\n\ntwo", "three"]
+    plain = b"# H\n\n<!-- only a comment -->\n\n<img src='a.png'>\n\none\n"
+    assert [c.text for c in chunk_document(parse_document(plain))] == ["one"]

@@ -10,6 +10,7 @@ import pytest
 from kb_fakes import BEFORE_FOLDS, HashEmbedder, client, reindex_before_folds
 
 from local_vector_search_mcp.errors import IndexNotReady
+from local_vector_search_mcp.index.chunker import CHUNKER_VERSION
 from local_vector_search_mcp.index.indexer import Progress
 from local_vector_search_mcp.index.manifest import LEXICAL_TOKENIZER
 from local_vector_search_mcp.index.sqlite import SqliteStore
@@ -589,7 +590,7 @@ def test_an_include_that_stops_at_the_root_folder_says_so(kb):
     assert service(kb, knowledge_base__include=["*.md"]).reindex()["warning"] is None
 
 
-def test_a_v6_index_is_brought_to_v7_in_place_by_the_next_reindex(kb):
+def test_a_v6_index_is_brought_to_the_current_chunker_in_place_by_the_next_reindex(kb):
     """Decision 781: chunker v7 gives a document of headings alone a chunk. An index chunker v6
     wrote is still served (no forced rebuild, no vector recomputed) and its next reindex re-reads
     just the documents without a chunk of their own."""
@@ -612,7 +613,10 @@ def test_a_v6_index_is_brought_to_v7_in_place_by_the_next_reindex(kb):
     result = older.reindex()
     assert (result["indexedFiles"], result["skippedFiles"]) == (1, 3)
     assert [h["path"] for h in older.search(query="walrus", mode="lexical")["results"]] == ["outline.md"]
-    assert older.store.read_manifest()["chunker_version"] == "7" and older.store.documents_without_own_chunks() == []
+    assert (
+        older.store.read_manifest()["chunker_version"] == CHUNKER_VERSION
+        and older.store.documents_without_own_chunks() == []
+    )
     assert older.reindex()["skippedFiles"] == 4
 
 
@@ -780,3 +784,43 @@ def test_a_file_whose_front_matter_is_nested_too_deep_is_indexed_without_it(kb):
     result = service(kb).reindex()
     assert result["unreadable"] == []
     assert [r["path"] for r in service(kb).search(query="quokka", mode="lexical")["results"]] == ["deep.md"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_v7_index_gains_the_text_of_html_blocks_in_place_keeping_every_other_vector(
+    kb, request, monkeypatch, backend
+):
+    """Decision 1025: chunker v8 indexes the visible text of HTML blocks. An index v7 wrote is served
+    as it is (no forced rebuild), and its next reindex re-reads only the files that may hold an HTML
+    block, embeds only the chunks whose text changed, and records v8 once it has."""
+    from local_vector_search_mcp.index import chunker
+
+    (kb / "fig.md").write_text(
+        "# Fig\n\nA figure.\n\n<figure><figcaption>Quokka chart</figcaption></figure>\n", "utf-8"
+    )
+    (kb / "link.md").write_text("# Link\n\n<https://example.com>\n", "utf-8")  # may hold one: read again
+    storage = {}
+    if backend == "postgresql":
+        pg = request.getfixturevalue("pg_server")
+        storage = {"storage__backend": "postgresql", "storage__url": pg.url, "storage__schema": pg.fresh_schema()}
+    embedder = HashEmbedder()
+    older = service(kb, "local", embedder=embedder, **storage)
+    with monkeypatch.context() as patch:  # what v7 indexed: no HTML block's text
+        patch.setattr(chunker, "html_block_texts", lambda doc: [])
+        older.reindex()
+    older.store.write_manifest({**older.store.read_manifest(), "chunker_version": "7"})
+    older.shutdown()
+    embedded = embedder.calls
+    svc = service(kb, "local", embedder=embedder, **storage)
+    try:
+        assert svc.status_fields()["compatibility"] == {"isCompatible": True, "problems": []}
+        assert svc.search(query="quokka", mode="lexical")["results"] == []
+        assert svc.indexer.upgrade_pending()
+        result = svc.reindex()
+        assert (result["indexedFiles"], result["skippedFiles"]) == (2, 3)  # fig.md, link.md
+        assert embedder.calls == embedded + 1  # fig.md's one chunk; link.md's text did not change
+        assert [h["path"] for h in svc.search(query="quokka", mode="lexical")["results"]] == ["fig.md"]
+        assert svc.store.read_manifest()["chunker_version"] == CHUNKER_VERSION
+        assert not svc.indexer.upgrade_pending() and svc.reindex()["indexedFiles"] == 0
+    finally:
+        svc.shutdown()

@@ -487,3 +487,52 @@ def test_a_scope_that_selects_no_document_says_so_not_check_the_spelling(kb):
     # a scope that keeps documents, none holding the word: the spelling note, as before (decision 810)
     out = kb_search(ws, {"query": "zzqxj", "mode": "lexical", "includeGlobs": ["notes/**"]})
     assert "spelling" in out["warning"] and "selected by" not in out["warning"]
+
+
+HTML_PAGE = """# Page
+
+<Callout type="warning">
+  Never store the zebra token in source control.
+</Callout>
+
+<figure>
+<img src="x.svg" alt="an aardvark diagram">
+<figcaption>Figure 1: a concurrent quokka workflow</figcaption>
+</figure>
+
+<details>
+<summary>Click to expand the wombat notes</summary>
+
+Body paragraph about koalas.
+
+</details>
+
+<!-- a comment about the platypus -->
+
+<script>const echidna = 1</script>
+"""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_the_words_a_reader_sees_in_an_html_block_are_found(tmp_path, request, backend):
+    """Decision 1025: the words of an MDX callout, a figure caption and a details summary were in no
+    chunk ("No indexed chunk contains any word of the query"). They are found now, in the chunk of
+    their section, and the snippet shows them without tags; a comment's, a script's and an
+    attribute's words are not."""
+    (tmp_path / "page.md").write_text(HTML_PAGE, "utf-8")
+    storage = {}
+    if backend == "postgresql":
+        pg = request.getfixturevalue("pg_server")
+        storage = {"storage__backend": "postgresql", "storage__url": pg.url, "storage__schema": pg.fresh_schema()}
+    ws = make_workspace(tmp_path, "none", **storage)
+    KbClient(ws).reindex()
+    for word in ("zebra", "quokka", "wombat", "koalas"):
+        results = kb_search(ws, {"query": word, "mode": "lexical"})["results"]
+        assert [(r["path"], r["pointer"].split("~")[0], r["headingPath"]) for r in results] == [
+            ("page.md", "1.p1", "Page")
+        ]
+    snippet = kb_search(ws, {"query": "quokka", "mode": "lexical"})["results"][0]["snippet"]
+    assert "quokka" in snippet and "<" not in snippet
+    for word in ("platypus", "echidna", "aardvark", "figcaption", "warning"):
+        out = kb_search(ws, {"query": word, "mode": "lexical"})
+        assert out["results"] == [], word

@@ -1,29 +1,37 @@
-"""Chunker v7 and the embedding text builder v1 (contract §8.1).
+"""Chunker v8 and the embedding text builder v1 (contract §8.1).
 
 * Indexable elements: every element but headings (heading text reaches the
   index through ``headingPath``); front matter only with
   ``chunking.includeFrontMatter``.
 * v7: a document that gives no chunk but front matter gives its headings instead,
   grouped by the same limits (not cut by sections); the first heading is the
-  chunk's pointer and ``headingPath`` (decision 781). Others are v6's exactly.
+  chunk's pointer and ``headingPath`` (decision 781).
+* v8: the visible text of each top-level HTML block (``markdown.html_text``: tags,
+  comments, ``<script>`` and ``<style>`` dropped, character references decoded) is a
+  piece of the chunk its position falls in, as an element's text would be, though
+  it is no element; a chunk of such text alone points to its section's heading (at
+  the document's root: the next element, else the one before) (decision 1025). A
+  document without such a block is chunked as v7 chunked it, byte for byte.
 * Greedy grouping in source order; a new chunk starts when the containing
   section changes (document root and every heading section are separate), when
-  one more element would exceed ``maxElements``, or when the UTF-8 size of the
-  joined text would exceed ``maxChunkBytes``. An oversized element forms its
-  own chunk; code blocks and tables are never split.
-* Chunk text: element texts, each stripped, joined with a blank line. A list
+  one more piece would exceed ``maxElements``, or when the UTF-8 size of the
+  joined text would exceed ``maxChunkBytes``. An oversized piece forms its
+  own chunk; code blocks, tables and an HTML block's text are never split.
+* Chunk text: piece texts, each stripped, joined with a blank line. A list
   item contributes its own text only (nested items are elements of their own).
 * Chunk pointer: the first element (its v2 anchor is stored); ``headingPath``:
-  the last non-null heading path among its elements.
+  the last non-null heading path among its pieces.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..markdown import Document, Element, ElementKind, containing_section
+from ..markdown.html_text import html_block_texts
 
 __all__ = [
     "CHUNKER_VERSION",
@@ -35,10 +43,11 @@ __all__ = [
     "embedding_text_hash",
 ]
 
-CHUNKER_VERSION = "7"
+CHUNKER_VERSION = "8"
 # What kb_status reports as ``chunkerVersion``: the contract's chunk format, v6 (notes §2.1, §8.1).
-# Our revision 7 (decision 781) makes v6's chunks byte for byte and adds chunks only to documents
-# v6 leaves without any; the index manifest keeps the revision, for its in-place upgrade (630).
+# Our revisions 7 and 8 (decisions 781, 1025) make v6's chunks byte for byte for every document
+# without a top-level HTML block showing text, and add chunks only to documents v6 leaves without
+# any; the index manifest keeps the revision, for its in-place upgrade (630).
 CONTRACT_CHUNKER_VERSION = "6"
 EMBEDDING_TEXT_BUILDER_VERSION = "1"
 
@@ -51,6 +60,12 @@ class Chunk:
     text: str
     heading_path: str | None
     elements: tuple[str, ...]
+
+
+# One text a chunk is made of: ``(text, section, heading path, element, host)``, an element's
+# or an HTML block's visible text (element None), which points through its host, the element a
+# chunk of such text alone points to. A plain tuple: a cold pass makes one per element (715).
+_Piece = tuple[str, str | None, str | None, Element | None, Element | None]
 
 
 # The section of a pointer: the same few thousand pointers ("1.2.p3", "1.li4") recur in every
@@ -76,64 +91,107 @@ def _indexable(e: Element, include_front_matter: bool) -> bool:
 def chunk_document(
     doc: Document, *, max_chunk_bytes: int = 4096, max_elements: int = 20, include_front_matter: bool = True
 ) -> list[Chunk]:
-    chunks: list[Chunk] = []
-    group: list[tuple[Element, str]] = []
-    size = 0
-    section: str | None = None
-
-    def flush(headings: bool = False) -> None:
-        nonlocal size
-        if not group:
-            return
-        first = group[0][0]
-        if headings:  # where the chunk starts: its first heading, not the last one listed
-            heading = first.heading_path
-        else:
-            heading = next((e.heading_path for e, _ in reversed(group) if e.heading_path), None)
-        chunks.append(
-            Chunk(
-                ordinal=len(chunks),
-                pointer=first.pointer,
-                anchor=first.anchor,
-                text="\n\n".join(t for _, t in group),
-                heading_path=heading,
-                elements=tuple(e.pointer for e, _ in group),
-            )
-        )
-        group.clear()
-        size = 0
-
-    for e in doc.elements:
-        if not _indexable(e, include_front_matter):
-            continue
-        text = e.text.strip()
-        if not text:
-            continue
-        own_section = None if e.kind is ElementKind.FRONT_MATTER else _section(e.pointer)
-        added = _utf8_size(text) + (2 if group else 0)
-        if group and (own_section != section or len(group) >= max_elements or size + added > max_chunk_bytes):
-            flush()
-            added = _utf8_size(text)
-        section = own_section
-        group.append((e, text))
-        size += added
-    flush()
-    if any(c.elements != (_FRONT_MATTER,) for c in chunks):
+    html = html_block_texts(doc)
+    pieces = _pieces(doc, html, include_front_matter)
+    chunks = _chunks(_groups(pieces, max_chunk_bytes, max_elements, by_section=True), 0, at_start=False)
+    if any(pointer != _FRONT_MATTER for c in chunks for pointer in c.elements):
         return chunks
     # v7: a document with no chunk of its own (an index page, a stub, an outline; beside its front
     # matter at most) is its headings, grouped by the same limits but across sections, so each
-    # of its words is found. Every other document keeps v6's chunks byte for byte (decision 781).
+    # of its words is found; its HTML blocks' texts join them where they sit (decisions 781, 1025).
+    kept = [c for c in chunks if c.elements]  # the front matter's
+    headings = _pieces(doc, html, None)
+    return kept + _chunks(_groups(headings, max_chunk_bytes, max_elements, by_section=False), len(kept), at_start=True)
+
+
+def _pieces(doc: Document, html: list[tuple[int, str]], include_front_matter: bool | None) -> Iterator[_Piece]:
+    """The indexable elements' texts (``include_front_matter`` None: the headings') and the HTML
+    blocks' visible texts, in source order."""
+    blocks = iter(html)
+    block = next(blocks, None)
+    heading: Element | None = None  # the heading of the section being read
+    previous: Element | None = None
     for e in doc.elements:
-        text = e.text.strip() if e.kind is ElementKind.HEADING else ""
-        if not text:
+        while block is not None and block[0] < e.start:
+            yield _html_piece(block[1], heading, heading or e)
+            block = next(blocks, None)
+        if e.kind is ElementKind.HEADING:
+            heading = e
+        previous = e
+        if include_front_matter is None:
+            if e.kind is not ElementKind.HEADING:
+                continue
+        elif not _indexable(e, include_front_matter):
             continue
+        text = e.text.strip()
+        if text:
+            own_section = None if e.kind is ElementKind.FRONT_MATTER else _section(e.pointer)
+            yield (text, own_section, e.heading_path, e, None)
+    while block is not None:
+        if heading is not None or previous is not None:  # a document of HTML alone has no pointer
+            yield _html_piece(block[1], heading, heading or previous)
+        block = next(blocks, None)
+
+
+def _html_piece(text: str, heading: Element | None, host: Element | None) -> _Piece:
+    """An HTML block's text in the section of ``heading`` (the root's without one)."""
+    section = None if heading is None else _section(heading.pointer)
+    return (text, section, None if heading is None else heading.heading_path, None, host)
+
+
+def _groups(
+    pieces: Iterator[_Piece], max_chunk_bytes: int, max_elements: int, by_section: bool
+) -> Iterator[list[_Piece]]:
+    """Greedy grouping in source order (see the module docstring)."""
+    group: list[_Piece] = []
+    size = 0
+    section: str | None = None
+    for piece in pieces:
+        text, own_section = piece[0], piece[1]
         added = _utf8_size(text) + (2 if group else 0)
-        if group and (len(group) >= max_elements or size + added > max_chunk_bytes):
-            flush(headings=True)
-            added = _utf8_size(text)
-        group.append((e, text))
+        if group and (
+            (by_section and own_section != section)
+            or len(group) >= max_elements
+            or size + added > max_chunk_bytes
+            or (piece[3] is None and _is_front_matter(group[0]))
+        ):
+            yield group
+            group = []
+            added -= 2
+            size = 0
+        section = own_section
+        group.append(piece)
         size += added
-    flush(headings=True)
+    if group:
+        yield group
+
+
+def _is_front_matter(piece: _Piece) -> bool:
+    """Whether ``piece`` is the front matter's text. HTML text never joins its chunk, the page's
+    metadata, which the semantic list leaves out (decision 1014), as root paragraphs do (v6)."""
+    element = piece[3]
+    return element is not None and element.kind is ElementKind.FRONT_MATTER
+
+
+def _chunks(groups: Iterator[list[_Piece]], first_ordinal: int, at_start: bool) -> list[Chunk]:
+    """One chunk per group; ``at_start``: its ``headingPath`` is where it starts (a chunk of
+    headings), not the last one listed."""
+    chunks = []
+    for ordinal, group in enumerate(groups, first_ordinal):
+        elements = [element for _, _, _, element, _ in group if element is not None]
+        first = elements[0] if elements else group[0][4]  # else the host of the HTML text it starts with
+        assert first is not None  # a piece without an element always has a host (``_pieces``)
+        paths = [path for _, _, path, _, _ in group if path]
+        chunks.append(
+            Chunk(
+                ordinal=ordinal,
+                pointer=first.pointer,
+                anchor=first.anchor,
+                text="\n\n".join(text for text, *_ in group),
+                heading_path=(paths[0] if at_start else paths[-1]) if paths else None,
+                elements=tuple(e.pointer for e in elements),
+            )
+        )
     return chunks
 
 

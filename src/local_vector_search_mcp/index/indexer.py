@@ -306,15 +306,20 @@ class Indexer:
         borrowed = borrows_vectors(stored, self.embedder)
         upgraded = set() if problems else in_place_upgrades(stored, expected)
         # An older chunker's index taken as it is: the documents the new one chunks otherwise are
-        # read again in this pass, whatever their stat says (decision 781).
+        # read again in this pass, whatever their stat says: v6's documents without a chunk of their
+        # own (decision 781), and those holding an HTML block, found below (decision 1025).
         rechunk: set[str] = set()
-        if "chunker_version" in upgraded:
+        if "chunker_version" in upgraded and stored["chunker_version"] == "6":
             rechunk = set(self.store.documents_without_own_chunks())
         # An earlier tokenizer's index: the documents holding the letters it indexed otherwise are
         # read again, which rewrites their lexical rows and reuses every vector (decision 1006).
         letters = CHANGED_LETTERS[stored["lexical_tokenizer"]] if "lexical_tokenizer" in upgraded else None
         # the paths each deferred upgrade re-reads: its key is recorded only once all were written
-        meant: dict[str, set[str]] = {"lexical_tokenizer": set(), LINK_GRAPH_KEY: set()}
+        meant: dict[str, set[str]] = {
+            "chunker_version": set(rechunk),
+            "lexical_tokenizer": set(),
+            LINK_GRAPH_KEY: set(),
+        }
         if letters:
             meant["lexical_tokenizer"] = set(self.store.documents_holding_letters(letters))
             rechunk |= meant["lexical_tokenizer"]
@@ -376,8 +381,13 @@ class Indexer:
             if not (path.startswith(hidden) and not path.endswith("/")):
                 self._note_unreadable(path, None, known)
         if relink:
-            meant[LINK_GRAPH_KEY] = {path for path in files if path in states and _may_hold_new_links(self.root / path)}
+            meant[LINK_GRAPH_KEY] = {path for path in files if path in states and _holds(self.root / path, _NEW_LINKS)}
             rechunk |= meant[LINK_GRAPH_KEY]
+        if "chunker_version" in upgraded:
+            meant["chunker_version"] |= {
+                path for path in files if path in states and _holds(self.root / path, _HTML_BLOCK)
+            }
+            rechunk |= meant["chunker_version"]
         refused: set[str] = set()  # the files this pass could not read
         tasks = []
         for path in files:  # the cheap unchanged check needs no worker
@@ -894,13 +904,17 @@ def _refusal(exc: Exception) -> str:
 
 # what link graph v2 (``<img``) and v3 (``<page.md>``) read that an older index lacks
 _NEW_LINKS = re.compile(rb"<img|<[^\s<>]*\.md[#?>]", re.IGNORECASE)
+# what chunker v8 reads that v7 did not: a line that may open an HTML block (a tag, a comment or a
+# declaration at most three spaces in, a byte order mark before the first); a line opening with an
+# autolink or inline HTML matches too, and its file is re-read for nothing (every vector is kept)
+_HTML_BLOCK = re.compile(rb"(?:^|[\r\n])(?:\xef\xbb\xbf)? {0,3}<[A-Za-z!?/]")
 
 
-def _may_hold_new_links(path: Path) -> bool:
-    """Whether the file's bytes hold ``<img`` or a ``<...md>`` in any case; a file that cannot be
-    read now is left to the pass, which reports it (decisions 820, 901)."""
+def _holds(path: Path, pattern: re.Pattern[bytes]) -> bool:
+    """Whether the file's bytes match ``pattern``; a file that cannot be read now is left to the
+    pass, which reports it (decisions 820, 901, 1025)."""
     try:
-        return _NEW_LINKS.search(path.read_bytes()) is not None
+        return pattern.search(path.read_bytes()) is not None
     except OSError:
         return True
 

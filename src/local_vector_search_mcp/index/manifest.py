@@ -146,8 +146,11 @@ def _newer(key: str, stored: str, current: str) -> str:
 
 
 # Versions a stored index is brought to in place, by the next reindex (its start-up catch-up):
-# chunker v7 only adds chunks to documents that had none of their own, which that pass re-reads
-# (``IndexStore.documents_without_own_chunks``); every other row is v6's (decision 781).
+# chunker v7 only adds chunks to documents that had none of their own (decision 781), v8 the
+# visible text of HTML blocks to the chunks of the documents holding one (decision 1025); that pass
+# re-reads those (``IndexStore.documents_without_own_chunks``, the files whose bytes may hold an HTML
+# block), keeps the vector of every chunk whose text did not change, and writes the version once it
+# has. Every other row is v6's.
 # An index from before link graph v2 (no key) lacks the links of HTML ``<img>`` tags, one before v3
 # its relative autolinks: that pass re-reads the documents that may hold either and writes the key
 # only once it has (decisions 820, 901).
@@ -156,13 +159,14 @@ def _newer(key: str, stored: str, current: str) -> str:
 # rewrites their lexical rows from the same chunk texts and keeps every vector, and writes the
 # current name once it has (decision 1006; a forced rebuild re-embedded everything).
 UPGRADED_IN_PLACE: set[tuple[str, str | None, str]] = {
-    ("chunker_version", "6", "7"),
+    ("chunker_version", "6", CHUNKER_VERSION),
+    ("chunker_version", "7", CHUNKER_VERSION),
     (LINK_GRAPH_KEY, None, LINK_GRAPH_VERSION),
     (LINK_GRAPH_KEY, "2", LINK_GRAPH_VERSION),
     *(("lexical_tokenizer", earlier, LEXICAL_TOKENIZER) for earlier in CHANGED_LETTERS),
 }
 # The upgrades whose key is written only once a whole pass has re-read what it names
-DEFERRED_UPGRADES = frozenset({LINK_GRAPH_KEY, "lexical_tokenizer"})
+DEFERRED_UPGRADES = frozenset({"chunker_version", LINK_GRAPH_KEY, "lexical_tokenizer"})
 
 
 def in_place_upgrades(stored: dict[str, str], expected: dict[str, str]) -> set[str]:

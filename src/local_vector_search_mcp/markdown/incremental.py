@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .assemble import Assembler, SectionState
@@ -40,7 +40,7 @@ from .numbering import LineRange, historical_ranges, is_chunk_cut
 from .scan import NO_RESTART, PARSER_HEAD, PARSER_REST, BlockRecord, is_blank, scan_blocks
 from .source import LineIndex
 
-__all__ = ["BlockState", "build_state", "reparse", "reused_elements"]
+__all__ = ["BlockState", "build_state", "raw_blocks", "reparse", "reused_elements"]
 
 _BREAK_RE = re.compile(r"\r\n|\r|\n")
 # Widening a region whose seam does not hold is retried this often before the
@@ -70,6 +70,24 @@ class BlockState:
 
 
 Built = tuple[tuple[Element, ...], frozenset[str], BlockState]
+
+
+def raw_blocks(doc: Document, kinds: Collection[str]) -> list[tuple[int, int, str]]:
+    """``(start, end, kind)`` of the document's top-level blocks of ``kinds`` (markdown-it token
+    types: ``html_block``, ``hr``), which are no elements (§4.2), trailing blank lines trimmed."""
+    state = doc._state
+    if not isinstance(state, BlockState):  # pragma: no cover - every parse keeps its block state
+        return []
+    text, lines = doc.text, doc.lines
+    found = []
+    for block_first, record in zip(state.first_lines, state.records, strict=True):
+        if record.kind not in kinds:
+            continue
+        last = block_first + max(record.line_count, 1) - 1
+        while last > block_first and not text[lines.start_of(last) : lines.ends[last]].strip():
+            last -= 1
+        found.append((lines.start_of(block_first), lines.ends[last], record.kind))
+    return found
 
 
 def build_state(text: str, lines: LineIndex) -> Built:

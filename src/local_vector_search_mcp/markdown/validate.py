@@ -21,7 +21,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from .edits import DELETE, Edit, kind_name, unsupported
-from .incremental import BlockState, reused_elements
+from .incremental import raw_blocks, reused_elements
 from .kinds import ElementKind
 from .list_markers import item_depth, item_marker, marker_style
 from .model import Document, Element
@@ -372,31 +372,14 @@ _JOINS_LIST = (
 _RAW_KINDS = {"html_block": "HTML block", "hr": "thematic break"}
 
 
-def _raw_blocks(doc: Document) -> list[tuple[int, int, str]]:
-    """``(start, end, kind)`` of the top-level HTML blocks and thematic breaks, trailing blanks trimmed."""
-    state = doc._state
-    if not isinstance(state, BlockState):  # pragma: no cover - every parse keeps its block state
-        return []
-    text, lines = doc.text, doc.lines
-    found = []
-    for block_first, record in zip(state.first_lines, state.records, strict=True):
-        if record.kind not in _RAW_KINDS:
-            continue
-        last = block_first + max(record.line_count, 1) - 1
-        while last > block_first and not text[lines.start_of(last) : lines.ends[last]].strip():
-            last -= 1
-        found.append((lines.start_of(block_first), lines.ends[last], record.kind))
-    return found
-
-
 def _check_raw_blocks(old: Document, new: Document, mapper: OffsetMapper) -> None:
     """An untouched HTML block or thematic break must reappear as itself at its mapped place.
 
     Elements are checked above; this catches a new block that swallows raw source,
     e.g. an inserted ``<!-- unclosed`` comment running on into an existing comment.
     """
-    kept = set(_raw_blocks(new))
-    for start, end, kind in _raw_blocks(old):
+    kept = set(raw_blocks(new, _RAW_KINDS))
+    for start, end, kind in raw_blocks(old, _RAW_KINDS):
         if mapper.touching(start, end) is not None:
             continue
         mapped = mapper.map(start)

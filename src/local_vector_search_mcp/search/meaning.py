@@ -13,26 +13,22 @@ search, where a match on them is a reason (decisions 790, 791, 793, 1014).
 
 from __future__ import annotations
 
-import re
-
 from ..index.port import ChunkHit
+from ..markdown.html_text import MARKUP, WORD
 
 __all__ = ["is_markup_only", "semantic_worthy"]
 
-# HTML comments and tags (a tag's attributes are not text a reader sees), as CommonMark's raw HTML.
-_MARKUP = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>", re.DOTALL)
-_WORD = re.compile(r"[^\W_]")
-
 
 def is_markup_only(text: str) -> bool:
-    """Whether ``text`` holds no letter or digit outside HTML tags and comments."""
-    word = _WORD.search(text)
+    """Whether ``text`` holds no letter or digit outside HTML markup (tags, comments, scripts:
+    what the index reads of an HTML block, decision 1025)."""
+    word = WORD.search(text)
     if word is None:
         return True
     tag = text.find("<")
     if tag < 0 or word.start() < tag:  # a word before any markup: nearly every chunk stops here
         return False
-    return not _WORD.search(_MARKUP.sub(" ", text))
+    return not WORD.search(MARKUP.sub(" ", text))
 
 
 def semantic_worthy(hit: ChunkHit) -> bool:
