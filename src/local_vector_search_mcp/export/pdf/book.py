@@ -37,6 +37,7 @@ from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ct
 from .fonts import FontSet, font_set
 from .images import ImageStore
 from .inline import MD, wikilink_text
+from .sites import as_the_site_shows, holds_site_markup
 from .styles import PAGE_FORMATS, PROFILES, Sheet, sheet
 
 __all__ = ["MAX_BOOK_BYTES", "MAX_WARNINGS", "BookOptions", "render_book"]
@@ -196,7 +197,8 @@ _INLINE_DATA = re.compile(r"""(\]\(\s*<?|\bsrc\s*=\s*["']?)(data:[^\s)"'>]{0,40}
 
 def for_print(doc: Document, rel: str, warn: Callable[[str], None]) -> Document:
     """``doc`` as the PDF reads it: what Obsidian's reading view hides left out, every line break an
-    LF, and the inline data of its pictures cut to its first characters and an ellipsis.
+    LF, a site generator's markup as its site shows it (``sites.py``), and the inline data of its
+    pictures cut to its first characters and an ellipsis.
 
     Obsidian shows nothing of a ``%%comment%%`` nor of a ``^block-id`` (decision 1009): a PDF is
     made to be shared, and a private remark printed there leaks. They are cut, not blanked as the
@@ -226,6 +228,9 @@ def for_print(doc: Document, rel: str, warn: Callable[[str], None]) -> Document:
         )
     if "\r" in text:
         text = _BREAK.sub("\n", text)
+    # a site generator's markup as the site shows it (decision 1028), read on this text's own parse
+    if holds_site_markup(text):
+        text = as_the_site_shows(doc if text is doc.text else parse_text(text, bom=doc.bom))
     if "data:" in text and _INLINE_DATA.search(text) is not None:
         text = _INLINE_DATA.sub(lambda m: m.group(1) + m.group(2) + "\u2026", text)
     return doc if text is doc.text else parse_text(text, bom=doc.bom)

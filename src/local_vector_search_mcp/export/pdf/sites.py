@@ -1,0 +1,238 @@
+"""A documentation site's own markup as its site shows it, for print (decision 1028).
+
+Docusaurus, VitePress, MDX, Jekyll (Liquid, kramdown) and Hugo pages hold markup their site
+generator consumes: CommonMark reads it as text, so a PDF printed ``:::tip``, ``import Tabs from
+'@theme/Tabs';`` and ``{% include toc.html %}`` as lines of prose. Without the generator only the
+markup whose effect is known is read:
+
+* a ``:::type [title]`` ... ``:::`` container (markdown-it-container, remark-directive) becomes a
+  quote, which the export draws as a GitHub alert or Obsidian callout of that type (1009), or as a
+  plain box headed by its title when the type is no admonition;
+* an MDX ``import``/``export`` statement at the top level is left out, as MDX compiles it away;
+* a kramdown attribute list (``{: .note}``, ``{:toc}``) and a Liquid or Hugo tag standing alone
+  on its lines (``{% include x.html %}``, ``{{< figure ... >}}``, ``{{% notice %}}``) are left out,
+  and so is the body of a Liquid ``comment``, which the page never shows.
+
+Inline tags and ``{{ variables }}`` stay as written: their value is the site's (decision 474).
+Code blocks and the front matter are never read for any of it. Every rewrite is of whole lines,
+so the text is parsed again as any other.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...markdown import Document, ElementKind
+from ...markdown.links import document_link_source
+
+__all__ = ["as_the_site_shows", "holds_site_markup"]
+
+# Any line that could hold such markup.
+_MAYBE = re.compile(r"^[ \t>]*(?::::|\{[%:]|\{\{[<%])|^(?:import|export)\b", re.MULTILINE)
+_OPENER = re.compile(r"^([ \t]*)(:{3,})[ \t]*([A-Za-z][\w-]*)(.*)$")
+_CLOSER = re.compile(r"^([ \t]*)(:{3,})[ \t]*$")
+# A directive's label (``:::danger[Take care]``) and trailing attributes (``{open}``, ``{#id}``).
+_LABEL = re.compile(r"^\[(.*)\]")
+_ATTRIBUTES = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
+# The admonition types of Docusaurus and VitePress as the callout type that draws them and the
+# title a container without one is given; Docusaurus' ``caution`` is its amber ``warning``.
+_ADMONITIONS = {
+    **{kind: (kind, "") for kind in ("note", "info", "tip", "important", "warning", "danger")},
+    "caution": ("warning", "Caution"),
+}
+# VitePress' ``details`` is a plain box that opens on a click; a PDF shows its body.
+_PLAIN_TITLES = {"details": "Details"}
+# A line that is only tags: Liquid (``{% %}``, ``{%- -%}``), Hugo shortcodes (``{{< >}}``,
+# ``{{% %}}``; not ``{{</* */>}}``, which shows the shortcode as text) or kramdown attribute lists.
+_TAG = r"\{%.*?%\}|\{\{<(?!/\*).*?>\}\}|\{\{%(?!/\*).*?%\}\}|\{:[^{}]*\}"
+_TAG_LINE = re.compile(rf"^[ \t>]*(?:(?:{_TAG})[ \t]*)+$")
+_TOC = re.compile(r"^[ \t]*\{:[ \t]*toc[ \t]*\}[ \t]*$")
+_LIST_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
+# A tag opened on a line of its own and closed on a later one (opensearch-docs' ``{% include
+# code-block.html`` with an argument a line); at most this many lines, none blank.
+_TAG_START = re.compile(r"^[ \t>]*(?:\{%|\{\{<(?!/\*)|\{\{%(?!/\*))")
+_TAG_LINES = 20
+# A Liquid comment is never shown (a ``capture``'s body is, where its variable is used: left as
+# written); ``raw`` shows its body as written.
+_COMMENT = re.compile(r"^[ \t]*\{%-?[ \t]*comment[ \t]*-?%\}[ \t]*$")
+_ENDCOMMENT = re.compile(r"^[ \t]*\{%-?[ \t]*endcomment[ \t]*-?%\}[ \t]*$")
+_RAW = re.compile(r"^[ \t]*\{%-?[ \t]*raw[ \t]*-?%\}[ \t]*$")
+_ENDRAW = re.compile(r"^[ \t]*\{%-?[ \t]*endraw[ \t]*-?%\}[ \t]*$")
+# An MDX ESM statement: ``import X from 'm'``, ``import {a, b} from "m"``, ``import 'm'``, ``export
+# const|default|function ...``; ``import the data from ...`` or ``export PATH=...`` are prose.
+_ESM = re.compile(
+    r"^(?:import[ \t]+(?:type[ \t]+)?(?:['\"]|(?:[\w$]+[ \t]*,?[ \t]*)?(?:\{[^}]*\}|\*[ \t]*as[ \t]+[\w$]+)?"
+    r"[ \t]*from[ \t]*['\"])|export[ \t]+(?:default|const|let|var|function|async|class|type|interface)\b"
+    r"|export[ \t]*[{*])"
+)
+
+
+@dataclass(frozen=True)
+class _Box:
+    """An open container: its fence's length and its indentation (in its parent's content)."""
+
+    fence: int
+    indent: str
+
+
+def holds_site_markup(text: str) -> bool:
+    """Whether ``text`` may hold such markup: most pages hold none and are not read again."""
+    return _MAYBE.search(text) is not None
+
+
+def as_the_site_shows(doc: Document) -> str:
+    """``doc``'s text with its site generator's markup read as the site shows it (module docstring),
+    ``doc.text`` itself when nothing changes; its line breaks must be LF."""
+    text = doc.text
+    if not holds_site_markup(text):
+        return text
+    lines = text.split("\n")
+    code = _code_lines(doc)
+    esm = _esm_lines(doc, lines)
+    hidden = _hidden_lines(lines, code)
+    out: list[str | None] = []
+    boxes: list[_Box] = []
+    raw = False
+    for i, line in enumerate(lines):
+        if i in code:
+            out.append(_inside(boxes, line))
+            continue
+        if raw:
+            raw = _ENDRAW.match(line) is None
+            out.append(_inside(boxes, line) if raw else None)
+            continue
+        if i in hidden or (i in esm and not boxes):
+            out.append(None)
+        elif _RAW.match(line):
+            raw = True
+            out.append(None)
+        elif _TAG_LINE.match(line):
+            if _TOC.match(line):
+                _drop_toc_list(out, lines, i)
+            out.append(None)
+        else:
+            out.append(_container_line(boxes, line))
+    shown = "\n".join(line for line in out if line is not None)
+    return text if shown == text else shown
+
+
+def _code_lines(doc: Document) -> set[int]:
+    """The lines of ``doc``'s code blocks, nested ones too, and of its front matter."""
+    lines = {n for first, end in document_link_source(doc).code for n in range(first, end)}
+    front = next((e for e in doc.elements if e.kind is ElementKind.FRONT_MATTER), None)
+    if front is not None:
+        lines.update(range(doc.lines.line_of(front.end) + 1))
+    return lines
+
+
+def _esm_lines(doc: Document, lines: list[str]) -> set[int]:
+    """The lines of each top-level paragraph that starts with an MDX ``import`` or ``export``: MDX
+    reads the paragraph whole as JavaScript (an ``export const`` spans lines up to a blank)."""
+    found: set[int] = set()
+    for element in doc.elements:
+        if element.kind is ElementKind.PARAGRAPH and element.text[:6] in ("import", "export"):
+            first = doc.lines.line_of(element.start)
+            if doc.lines.starts[first] == element.start and _ESM.match(lines[first]):
+                found.update(range(first, doc.lines.line_of(element.end) + 1))
+    return found
+
+
+def _hidden_lines(lines: list[str], code: set[int]) -> set[int]:
+    """The lines of each closed Liquid ``comment`` block, its tags included, and of each tag that
+    stands alone on several lines."""
+    hidden: set[int] = set()
+    i = 0
+    while i < len(lines):
+        end = None if i in code else _block_end(lines, code, i)
+        if end is not None:
+            hidden.update(range(i, end + 1))
+            i = end
+        i += 1
+    return hidden
+
+
+def _block_end(lines: list[str], code: set[int], at: int) -> int | None:
+    """The last line of the comment block or of the tag of several lines that starts at ``at``."""
+    if _COMMENT.match(lines[at]):
+        return next((j for j in range(at + 1, len(lines)) if j not in code and _ENDCOMMENT.match(lines[j])), None)
+    if not _TAG_START.match(lines[at]) or _TAG_LINE.match(lines[at]):
+        return None
+    for j in range(at + 1, min(at + _TAG_LINES, len(lines))):
+        if j in code or not lines[j].strip():
+            return None
+        if _TAG_LINE.match(" ".join(lines[at : j + 1])):
+            return j
+    return None
+
+
+def _drop_toc_list(out: list[str | None], lines: list[str], at: int) -> None:
+    """kramdown replaces the one-item list a ``{:toc}`` follows (``* TOC``) with the page's table of
+    contents; the PDF has its own, so the list is left out with the marker."""
+    before = at - 1
+    alone = before == 0 or (before > 0 and not lines[before - 1].strip())
+    if alone and out[before] is not None and _LIST_LINE.match(lines[before]):
+        out[before] = None
+
+
+def _container_line(boxes: list[_Box], line: str) -> str:
+    """``line`` within the open containers ``boxes`` (changed in place): an opener starts a quote, a
+    closing fence ends the containers it closes and is left blank (so no line after it continues
+    the quote), any other line is a line of the quotes."""
+    content = _content(boxes, line)
+    closer = _CLOSER.match(content)
+    if closer is not None:
+        # as markdown-it-container reads it, a fence closes the outermost container whose fence is
+        # no longer, and every container inside it
+        length = len(closer.group(2))
+        outermost = next((n for n, box in enumerate(boxes) if box.fence <= length), None)
+        if outermost is not None:
+            del boxes[outermost:]
+            return _inside(boxes, "")
+    opener = _OPENER.match(content)
+    if opener is None:
+        return _inside(boxes, line)
+    indent, marker, kind, rest = opener.groups()
+    head = _head(kind.lower(), rest)
+    boxes.append(_Box(len(marker), indent))
+    prefix = _prefix(boxes)
+    return "\n".join(prefix + part if part else prefix.rstrip() for part in head)
+
+
+def _head(kind: str, rest: str) -> list[str]:
+    """The first lines of the quote a ``:::kind rest`` container becomes."""
+    label = _LABEL.match(rest.strip())
+    title = label.group(1) if label is not None else _ATTRIBUTES.sub("", rest)
+    title = title.strip()
+    if kind in _ADMONITIONS:
+        callout, default = _ADMONITIONS[kind]
+        return [f"[!{callout}] {title or default}".rstrip()]
+    title = title or _PLAIN_TITLES.get(kind, "")
+    # a plain box: its title set in bold as a paragraph of its own, so the body is not joined to it
+    return [f"**{title}**", ""] if title else [""]
+
+
+def _content(boxes: list[_Box], line: str) -> str:
+    """``line`` without the indentation of the open containers; a line indented less than one of
+    them (the end of a list item that held it) closes that container and those inside it."""
+    for n, box in enumerate(boxes):
+        if box.indent and line.strip() and not line.startswith(box.indent):
+            del boxes[n:]
+            break
+        line = line[len(box.indent) :] if line.startswith(box.indent) else line.lstrip(" \t")
+    return line
+
+
+def _inside(boxes: list[_Box], line: str) -> str:
+    """``line`` as a line of the quotes the open containers ``boxes`` became."""
+    if not boxes:
+        return line
+    prefix = _prefix(boxes)
+    content = line
+    for box in boxes:
+        content = content[len(box.indent) :] if content.startswith(box.indent) else content.lstrip(" \t")
+    return prefix + content if content else prefix.rstrip()
+
+
+def _prefix(boxes: list[_Box]) -> str:
+    return "".join(f"{box.indent}> " for box in boxes)

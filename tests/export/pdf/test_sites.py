@@ -1,0 +1,168 @@
+"""A documentation site's own markup in the PDF, read back with poppler (decision 1028)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from local_vector_search_mcp.export.pdf.book import for_print
+from local_vector_search_mcp.markdown import parse_text
+
+from . import poppler
+from .conftest import export
+
+pytestmark = poppler.needs_poppler
+
+_NOTE_PAPER, _TIP_PAPER = (0xEE, 0xF5, 0xFF), (0xEE, 0xFA, 0xF1)
+_WARNING_PAPER, _CAUTION_PAPER = (0xFF, 0xF8, 0xE5), (0xFF, 0xEF, 0xEF)
+_PLAIN_PAPER = (0xF2, 0xF2, 0xF2)  # a plain quote's box in the default (sans) style
+
+
+def _flat_text(pdf: Path) -> str:
+    return " ".join(poppler.text(pdf).split())
+
+
+def test_admonition_containers_are_drawn_as_callouts_of_their_type(kb: Path) -> None:
+    """Docusaurus and VitePress write admonitions as ``:::type [title]`` ... ``:::``; the PDF printed
+    the markers as lines of prose ("::: note Custom Title ... :::"). Each is now a box like a GitHub
+    alert of its type, headed by its title or its type's name (Docusaurus' ``caution`` is its amber
+    warning); nested ones are nested boxes, closed as markdown-it-container closes them."""
+    (kb / "a.md").write_text(
+        "# Admonitions\n\n:::note Custom Title\n\nThe **walrus** option.\n\n:::\n\n"
+        ":::tip\n\nUse the `--fast` flag.\n\n:::\n"
+        "Right after the tip.\n\n"
+        ":::danger[Take care]\nDeleting the narwhal database.\n:::\n\n"
+        "::::info Nested\nOuter badger.\n\n:::warning\nInner ferret.\n:::\n\nOuter again.\n::::\n\n"
+        "::: caution\nAmber otter.\n:::\n\nThe capybara paragraph.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text,
+        [
+            "Custom Title\nThe walrus option.",
+            "Tip\nUse the --fast flag.",
+            "Right after the tip.",
+            "Take care\nDeleting the narwhal database.",
+            "Nested\nOuter badger.",
+            "Warning\nInner ferret.",
+            "Outer again.",
+            "Caution\nAmber otter.",
+            "The capybara paragraph.",
+        ],
+    )
+    assert ":::" not in text and "[!" not in text and "[Take care]" not in text
+    colours = poppler.colours(pdf)
+    assert {_NOTE_PAPER, _TIP_PAPER, _WARNING_PAPER, _CAUTION_PAPER} <= colours
+
+
+def test_other_containers_are_plain_boxes_with_their_titles(kb: Path) -> None:
+    """VitePress' ``::: details`` (a box that opens on a click) and a type no site names an
+    admonition are plain boxes headed by their title, ``details`` by "Details" without one; a
+    container in a list item is a box in the item."""
+    (kb / "a.md").write_text(
+        "# Boxes\n\n::: details Click to see {open}\nThe hidden heron.\n:::\n\n"
+        "::: details\nUntitled body.\n:::\n\n:::code-group\n```js\nconst x = 1;\n```\n:::\n\n"
+        "1. Step one\n\n   :::tip In the step\n   Inside the item.\n   :::\n\n2. Step two\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text,
+        [
+            "Click to see\nThe hidden heron.",
+            "Details\nUntitled body.",
+            "const x = 1;",
+            "In the step\nInside the item.",
+            "Step two",
+        ],
+    )
+    assert ":::" not in text and "{open}" not in text and "code-group" not in text.lower()
+    assert _PLAIN_PAPER in poppler.colours(pdf)
+
+
+def test_container_fences_in_code_stay_code(kb: Path) -> None:
+    """A ``:::`` in a code block is code, at the top level as in a container: it neither opens nor
+    closes a box, and a tag line there is printed."""
+    (kb / "a.md").write_text(
+        "# Code\n\n```md\n:::note\nIn the fence.\n:::\n{% include x.html %}\n```\n\n"
+        ":::tip\n```md\n:::\n```\nStill in the tip.\n:::\n\nAfter.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text, [":::note\nIn the fence.\n:::\n{% include x.html %}", "Tip", ":::", "Still in the tip.", "After."]
+    )
+
+
+def test_mdx_import_and_export_statements_are_left_out(kb: Path) -> None:
+    """MDX compiles its top-level ``import``/``export`` statements away; the PDF printed them as
+    paragraphs ("import Tabs from '@theme/Tabs';"), a multi-line ``export const`` whole. Prose that
+    only starts with the word, or a shell ``export``, is no statement and stays."""
+    (kb / "a.md").write_text(
+        "---\ntitle: Widget\n---\nimport Tabs from '@theme/Tabs';\nimport {A, B} from \"./parts\";\n"
+        "export const Highlight = ({children}) => (\n  <span>{children}</span>\n);\n\n"
+        "# Widget\n\nimport the data from 'x.csv' first.\n\nexport PATH=/opt/bin\n\n"
+        "- import Y from 'y'\n\nThe pelican.\n\nexport default ({ children }) => <Layout>{children}</Layout>\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = _flat_text(pdf)
+    poppler.in_order(text, ["Widget", "import the data from", "export PATH=/opt/bin", "import Y from", "The pelican."])
+    assert "@theme" not in text and "./parts" not in text and "Highlight" not in text and "Layout" not in text
+
+
+def test_liquid_and_hugo_tag_lines_and_kramdown_attributes_are_left_out(kb: Path) -> None:
+    """Jekyll and Hugo pages printed ``{% include toc.html %}``, ``{: .lead}``, ``{{% notice %}}``
+    and ``{{< figure ... >}}`` lines as text. A tag alone on its lines is left out, and so is the
+    body of a Liquid ``comment`` (never shown) and the ``* TOC`` list a ``{:toc}`` marks; the body of
+    ``raw`` and of ``capture`` (shown where its variable is used) is printed. Inline tags and
+    ``{{ variables }}`` stay (their value is the site's), as does ``{{</* x */>}}``, Hugo's way to
+    show a shortcode."""
+    (kb / "a.md").write_text(
+        "---\ntitle: Liquid\n---\n{% include toc.html %}\n\n# Start\n\n* TOC\n{:toc}\n\n"
+        'Welcome to {{ site.title }}. See {{< ref "other.md" >}} now.\n{: .lead}\n\n'
+        "> Configure the jaguar.\n{: .note}\n\n{% raw %}\nUse {{ variable }} for the cougar.\n{% endraw %}\n\n"
+        "{% comment %}\nA private puma.\n{% endcomment %}\n\n{%- capture note -%}\nCaptured lynx.\n{%- endcapture -%}\n"
+        "{% include code-block.html\n    rest=note %}\n\n"
+        '{{% notice warning %}}\nFlush the kestrel.\n{{% /notice %}}\n\n{{< figure src="/owl.png" >}}\n\n'
+        '{{</* figure src="x" */>}}\n\nThe albatross.\n',
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = _flat_text(pdf)
+    poppler.in_order(
+        text,
+        [
+            "Start",
+            'Welcome to {{ site.title }}. See {{< ref "other.md" >}} now.',
+            "Configure the jaguar.",
+            "Use {{ variable }} for the cougar.",
+            "Captured lynx.",
+            "Flush the kestrel.",
+            '{{</* figure src="x" */>}}',
+            "The albatross.",
+        ],
+    )
+    for gone in ("{%", "{:", "TOC", "puma", "rest=", "notice", "owl"):
+        assert gone not in text
+
+
+def test_a_page_without_site_markup_is_read_as_before() -> None:
+    """Markup that only looks like a site's is left as it was: a fence in code, a ``{{ variable }}``,
+    prose starting "import", a bare ``:::`` that closes nothing, a tag inside a line."""
+    for page in (
+        "# A\n\nPlain *text*.\n",
+        "# A\n\n```\n:::note\n{% include x %}\nimport X from 'y'\n```\n\n"
+        "Use {{ site.url }} and {% link a.md %} inline.\n\nimport the data from 'x'.\n\n:::\n\n"
+        "{ not: an attribute list }\n",
+    ):
+        doc = parse_text(page)
+        assert for_print(doc, "a.md", print) is doc
