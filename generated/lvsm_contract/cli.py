@@ -227,7 +227,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
     parser.add_argument('--path', dest='opt_path', type=str, default=None, metavar='PATH', help='Root-relative path of the document, e.g. from kb_list_files or a search result.')
-    parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, metavar='POINTER', help='Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.')
+    parser.add_argument('--pointer', dest='opt_pointer', type=str, default=None, metavar='POINTER', help="Where to start: `document` (default, from the top including front matter), `frontmatter` (the file's opening YAML `---` or TOML `+++` block), a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.")
     parser.add_argument('--max-elements', dest='opt_maxElements', type=int, default=None, metavar='MAX_ELEMENTS', help='Maximum number of elements in this page, clamped to 1..100 (0 or less reads one element, more than 100 reads 100).')
     parser.add_argument('--max-bytes', dest='opt_maxBytes', type=int, default=None, metavar='MAX_BYTES', help='Maximum UTF-8 size of `markdown` in bytes, clamped to 1..100000. The first element is always returned even when larger. Does not limit `table`.')
     parser.set_defaults(tool='kb_read')

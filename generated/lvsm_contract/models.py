@@ -898,7 +898,7 @@ class KbReadRequest(BaseModel):
         'document'
     )
     """
-    Where to start: `document` (default, from the top including front matter), `frontmatter`, a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.
+    Where to start: `document` (default, from the top including front matter), `frontmatter` (the file's opening YAML `---` or TOML `+++` block), a logical pointer such as `2.1` or `1.p3`, or a v1/v2 anchor. A hashed anchor whose element changed or moved ambiguously fails with CONFLICT; a stale subtree hash alone does not block reading.
     """
     max_elements: Annotated[int, Field(alias='maxElements')] = 20
     """

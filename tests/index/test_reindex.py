@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -824,3 +825,48 @@ def test_a_v7_index_gains_the_text_of_html_blocks_in_place_keeping_every_other_v
         assert not svc.indexer.upgrade_pending() and svc.reindex()["indexedFiles"] == 0
     finally:
         svc.shutdown()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_index_that_read_toml_front_matter_as_a_paragraph_is_upgraded_in_place(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """Decision 1026: an index written before it holds a Hugo page's ``+++`` front matter as a
+    paragraph (no tags, no fields, the TOML a chunk of body text). Link graph v4 is an in-place
+    upgrade: no rebuild, and the next reindex re-reads only the documents opening with ``+++`` (a
+    BOM before it or none), whatever their stat says; a page with ``<img`` that v2 re-read is not."""
+    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY, LINK_GRAPH_VERSION
+    from local_vector_search_mcp.markdown import front_matter
+    from local_vector_search_mcp.markdown.document import clear_cache
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "hugo.md").write_bytes(b'\xef\xbb\xbf+++\ntags = ["secretword"]\n+++\n\n# Hugo\n\nHugo body text.\n')
+    (root / "plain.md").write_text('# Plain\n\nBody text <img src="a.png">.\n\n+++\na = 1\n+++\n', "utf-8")
+    (root / "yaml.md").write_text("---\ntags: [secretword]\n---\n\n# Yaml\n\nYaml body text.\n", "utf-8")
+    if backend == "sqlite":
+        kb = client(root, storage=tmp_path / "index.db")
+    else:
+        pg = request.getfixturevalue("pg_server")
+        kb = client(root, storage__backend="postgresql", storage__url=pg.url, storage__schema=pg.fresh_schema())
+
+    def tagged() -> list[str]:
+        return sorted(r["path"] for r in kb.search(query="body text", mode="lexical", tags=["secretword"])["results"])
+
+    try:
+        with monkeypatch.context() as patch:  # the release before: no TOML fences
+            never = re.compile(r"(?!)")
+            patch.setattr(front_matter, "_TOML", (never, never))
+            clear_cache()
+            kb.reindex()
+        clear_cache()
+        kb.store.write_manifest({**kb.store.read_manifest(), LINK_GRAPH_KEY: "3"})
+        assert tagged() == ["yaml.md"]
+        assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
+        result = kb.reindex()
+        assert (result["indexedFiles"], result["skippedFiles"]) == (1, 2)  # hugo.md alone re-read
+        assert tagged() == ["hugo.md", "yaml.md"]
+        assert kb.store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION == "4"
+        assert kb.reindex()["indexedFiles"] == 0  # upgraded once
+    finally:
+        kb.store.close()

@@ -400,3 +400,30 @@ def test_an_escaped_pipe_ends_a_wikilink_s_name_outside_a_table_too() -> None:
     ]
     renamed = rewrite(doc.text, [(ln.start, ln.start + len(ln.destination.split("#")[0]), "New") for ln in found])
     assert renamed == "Para [[New\\|shown]] and ![[New\\|300]].\n\n- [[New#Part\\|x]]\n\n| [[New\\|c]] |\n|---|\n"
+
+
+def test_toml_front_matter_gives_tags_aliases_and_property_links() -> None:
+    """Decision 1026: Hugo's ``+++`` front matter was a paragraph, so its ``tags`` and ``aliases``
+    were never read (a tag filter missed the page) and its text was searched for tags and links as
+    body text. It is read as YAML front matter is; a wikilink of a property value counts, with no
+    place (TOML gives none): a move leaves it as written."""
+    text = (
+        '+++\ntitle = "Hugo page"\ntags = ["secretword", "two words"]\naliases = "Old name, Other"\n'
+        'related = "[[Note]]"\n+++\n\n# T\n\nsee [[y]] #inline\n'
+    )
+    doc = parse_document(text.encode())
+    found = extract_links(doc)
+    assert found.tags == ("secretword", "two", "words", "inline")
+    assert found.aliases == ("Old name", "Other")
+    front = doc.get("frontmatter")
+    assert front is not None
+    assert [(ln.destination, ln.pointer, ln.start) for ln in found.links] == [
+        ("Note", front.anchor, -1),
+        ("y", doc.elements[-1].anchor, text.index("[[y]]") + 2),
+    ]
+
+
+def test_broken_toml_front_matter_gives_no_tags_and_the_body_still_counts() -> None:
+    found = extract_links(parse_document(b'+++\ntags = ["a"\n+++\n\n# T\n\nsee [[y]] #b\n'))
+    assert (found.tags, found.aliases) == (("b",), ())
+    assert [ln.destination for ln in found.links] == ["y"]

@@ -276,7 +276,7 @@ def test_html_pictures_and_plain_links_to_attachments_are_checked_like_images(tm
 def test_an_index_without_relative_autolinks_gains_them_in_place(tmp_path: Path) -> None:
     """Decision 901: link graph v3 adds ``<page.md>`` autolinks. An index of v2 is taken as it is;
     the next reindex re-reads the documents that may hold one (and only those), then writes the key."""
-    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY
+    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY, LINK_GRAPH_VERSION
 
     root = tmp_path / "kb"
     root.mkdir()
@@ -286,7 +286,7 @@ def test_an_index_without_relative_autolinks_gains_them_in_place(tmp_path: Path)
     try:
         kb.reindex()
         store = kb.store
-        assert store.read_manifest()[LINK_GRAPH_KEY] == "3"
+        assert store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION
         assert edges(links(kb, path="a.md", direction="outgoing")) == [
             ("a.md", "b.md", "autolink", True),
             ("a.md", "gone.md", "autolink", False),
@@ -298,7 +298,7 @@ def test_an_index_without_relative_autolinks_gains_them_in_place(tmp_path: Path)
         assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
         result = kb.reindex()
         assert result["indexedFiles"] == 1 and result["skippedFiles"] == 1  # a.md re-read, b.md not
-        assert store.read_manifest()[LINK_GRAPH_KEY] == "3"
+        assert store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION
         assert [m["target"] for m in links(kb)["missing"]] == ["gone.md"]
         assert kb.reindex()["indexedFiles"] == 0  # upgraded once
     finally:
@@ -309,7 +309,7 @@ def test_an_index_without_html_picture_links_gains_them_in_place(tmp_path: Path)
     """Decision 820: an index written before link graph v2 holds no ``html`` link and no
     ``link_graph_version``. It is not sent to a forced rebuild: the next reindex re-reads the
     documents whose bytes hold ``<img`` (and only those), and writes the key once it has."""
-    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY
+    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY, LINK_GRAPH_VERSION
 
     root = tmp_path / "kb"
     root.mkdir()
@@ -319,7 +319,7 @@ def test_an_index_without_html_picture_links_gains_them_in_place(tmp_path: Path)
     try:
         kb.reindex()
         store = kb.store
-        assert store.read_manifest()[LINK_GRAPH_KEY] == "3"
+        assert store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION
         # what the previous release left: no html link rows, no key
         with store._write() as c:
             c.execute("DELETE FROM links WHERE kind = 'html'")
@@ -328,7 +328,7 @@ def test_an_index_without_html_picture_links_gains_them_in_place(tmp_path: Path)
         assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
         result = kb.reindex()
         assert result["indexedFiles"] == 1 and result["skippedFiles"] == 1  # a.md re-read, b.md not
-        assert store.read_manifest()[LINK_GRAPH_KEY] == "3"
+        assert store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION
         assert [(m["target"], m["kind"]) for m in links(kb)["missingImages"]] == [("gone.png", "html")]
         assert kb.reindex()["indexedFiles"] == 0  # upgraded once
     finally:

@@ -39,7 +39,8 @@ _MD_CURRENT = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).
 _MD_HISTORICAL = MarkdownIt("commonmark").use(front_matter_plugin).disable(["inline", "text_join"])
 # Without the plugin: it also fires in a list item's nested parse of line 0 (`-    x--` then
 # `title: a` and `---` gave a front matter inside the item), which CommonMark never does. Front
-# matter can only open a document whose text starts with `---` (decision 62).
+# matter can only open a document whose text starts with `---` (decision 62) or `+++` (1026).
+_FENCES = ("---", "+++")
 _MD_CURRENT_PLAIN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _MD_HISTORICAL_PLAIN = MarkdownIt("commonmark").disable(["inline", "text_join"])
 
@@ -430,7 +431,7 @@ class _Builder:
 def build_elements(text: str) -> ParseResult:
     """Parse ``text`` and return its addressable elements and reserved pointers."""
     builder = _Builder(text)
-    builder.walk((_MD_CURRENT if text.startswith("---") else _MD_CURRENT_PLAIN).parse(text))
+    builder.walk((_MD_CURRENT if text.startswith(_FENCES) else _MD_CURRENT_PLAIN).parse(text))
     return builder.finish()
 
 
@@ -440,7 +441,7 @@ def historical_paragraph_ranges(text: str) -> list[tuple[int, int]]:
     builder = _Builder(text)
     found: list[tuple[int, int]] = []
     quotes: list[tuple[int, int] | None] = []  # quote ranges; None for lists and items
-    for tok in (_MD_HISTORICAL if text.startswith("---") else _MD_HISTORICAL_PLAIN).parse(text):
+    for tok in (_MD_HISTORICAL if text.startswith(_FENCES) else _MD_HISTORICAL_PLAIN).parse(text):
         if tok.type == "blockquote_open":
             l0, l1 = builder.map_of(tok)
             quotes.append((l0, builder.trim(l0, l1)))

@@ -74,6 +74,23 @@ def test_code_table_quote_front_matter() -> None:
     assert patch(text, ("insert_after", "q1", "Para")).endswith("> r\n\nPara\n\nEnd\n")
 
 
+TOML = '+++ \r\n# a comment\r\ntitle = "T"  \r\n[params]\r\nnote = """\r\nline\r\n"""\r\n+++\t\r\n'
+
+
+def test_toml_front_matter_keeps_every_byte_and_edits_as_yaml_s_does() -> None:
+    """Decision 1026: Hugo's ``+++`` front matter is the ``frontmatter`` element. Editing other
+    elements keeps its bytes (CRLF, a comment, spaces after a fence, a multi-line string); it is
+    replaced and deleted as YAML front matter is, and nothing is inserted before it."""
+    text = TOML + "\r\n# H\r\n\r\nText.\r\n"
+    assert patch(text, ("replace", "1.p1", "New.")) == TOML + "\r\n# H\r\n\r\nNew.\r\n"
+    assert patch(text, ("insert_before", "document", "Intro")) == TOML + "\r\nIntro\r\n\r\n# H\r\n\r\nText.\r\n"
+    replaced = patch(text, ("replace_element", "frontmatter", '+++\ntitle = "U"\n+++'))
+    assert replaced == '+++\r\ntitle = "U"\r\n+++\r\n\r\n# H\r\n\r\nText.\r\n'
+    assert patch(text, ("delete", "frontmatter", None)) == "\r\n\r\n# H\r\n\r\nText.\r\n"
+    assert isinstance(refused(text, ("replace_element", "frontmatter", "Para")), InvalidArgument)
+    assert isinstance(refused(text, ("insert_before", "frontmatter", "Para")), InvalidArgument)
+
+
 # -- document pointer ---------------------------------------------------------------------
 
 

@@ -31,6 +31,14 @@ def test_title_from_front_matter_then_first_heading() -> None:
     assert convert("just text\n").title is None
 
 
+def test_title_from_toml_front_matter_which_is_never_a_block() -> None:
+    """Decision 1026: Hugo's ``+++`` front matter was a paragraph block and named no title."""
+    converted = convert('+++\ntitle = "Front"\ndraft = true\n+++\n# Head\n')
+    assert converted.title == "Front"
+    assert "draft" not in str(converted.blocks)
+    assert convert('+++\ntitle = "unclosed\n+++\n# Head\n').title == "Head"  # broken TOML: no title
+
+
 def test_a_front_matter_title_that_is_not_a_scalar_is_no_title() -> None:
     """``str()`` of a list printed Python's text as the page title, and of nested YAML aliases (a
     few hundred bytes) ran the push out of memory (decision 404); a date is still a title."""

@@ -381,7 +381,8 @@ class Indexer:
             if not (path.startswith(hidden) and not path.endswith("/")):
                 self._note_unreadable(path, None, known)
         if relink:
-            meant[LINK_GRAPH_KEY] = {path for path in files if path in states and _holds(self.root / path, _NEW_LINKS)}
+            new_links = _new_links(stored.get(LINK_GRAPH_KEY))
+            meant[LINK_GRAPH_KEY] = {path for path in files if path in states and new_links(self.root / path)}
             rechunk |= meant[LINK_GRAPH_KEY]
         if "chunker_version" in upgraded:
             meant["chunker_version"] |= {
@@ -902,8 +903,34 @@ def _refusal(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
 
 
-# what link graph v2 (``<img``) and v3 (``<page.md>``) read that an older index lacks
-_NEW_LINKS = re.compile(rb"<img|<[^\s<>]*\.md[#?>]", re.IGNORECASE)
+# TOML front matter's opening fence, after a BOM or none: what link graph v4 reads (its tags,
+# aliases and fields) that an older index took for a paragraph (decision 1026)
+_TOML_FRONT_MATTER = rb"\A(?:\xef\xbb\xbf)?\+\+\+"
+# what each link graph version reads that the one before it lacks: v2 ``<img`` (decision 820),
+# v3 a ``<page.md>`` autolink (901), v4 TOML front matter
+_NEW_LINKS = ((2, rb"<img"), (3, rb"<[^\s<>]*\.md[#?>]"), (4, _TOML_FRONT_MATTER))
+
+
+def _new_links(stored: str | None) -> Callable[[Path], bool]:
+    """Whether a file's bytes may hold what the link graph versions after ``stored`` (None: before
+    v2) read; a file that cannot be read now is left to the pass, which reports it. Only v4's look
+    reads no more than the file's first six bytes: a file that does not open with ``+++`` keeps
+    its chunks, links and fields, whose rows an index of v3 already holds."""
+    after = int(stored) if stored is not None and stored.isdigit() else 1
+    parts = [pattern for version, pattern in _NEW_LINKS if version > after]
+    found = re.compile(b"|".join(parts), re.IGNORECASE).search
+    size = 6 if parts == [_TOML_FRONT_MATTER] else -1  # -1: the whole file
+
+    def may_hold(path: Path) -> bool:
+        try:
+            with path.open("rb") as file:
+                return found(file.read(size)) is not None
+        except OSError:
+            return True
+
+    return may_hold
+
+
 # what chunker v8 reads that v7 did not: a line that may open an HTML block (a tag, a comment or a
 # declaration at most three spaces in, a byte order mark before the first); a line opening with an
 # autolink or inline HTML matches too, and its file is re-read for nothing (every vector is kept)

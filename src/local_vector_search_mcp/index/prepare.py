@@ -28,7 +28,8 @@ from typing import Any, Literal
 
 from ..errors import KbError, NotFound
 from ..markdown import Document, ElementKind, parse_document
-from ..markdown.links import extract_links, graph_links, load_yaml
+from ..markdown.front_matter import is_toml
+from ..markdown.links import extract_links, graph_links, load_front_matter
 from ..sourcefile import RACY_NS, os_reason, read_source
 from .chunker import build_embedding_text, chunk_document, embedding_text_hash
 from .chunks import document_properties
@@ -262,13 +263,13 @@ def _scrub(value: Any) -> Any:
 
 def front_matter_properties(doc: Document) -> dict[str, Any]:
     """The document's front matter fields for chunk filters (empty without front matter or
-    when it is not a YAML mapping: a bad header never stops indexing)."""
+    when it is not a mapping: a bad header never stops indexing)."""
     first = doc.elements[0] if doc.elements else None
     if first is None or first.kind is not ElementKind.FRONT_MATTER:
         return {}
     lines = first.text.splitlines()[1:-1]
     try:
-        data = load_yaml("\n".join(lines))
+        data = load_front_matter("\n".join(lines), toml=is_toml(first.text))
     except ValueError:
         return {}
     return document_properties(data) if isinstance(data, dict) else {}

@@ -99,10 +99,10 @@ _OPENERS: dict[str, str] = {
     "reference": "[",
     "html_block": "<",
     "heading": "#",
-    "front_matter": "-",
+    "front_matter": "-+",  # YAML's ``---``, TOML's ``+++``
 }
 # Rules gated by a condition instead: a table's header line holds a "|"; an indented code
-# block needs 4 columns of indentation; front matter starts on the first line ("-" too).
+# block needs 4 columns of indentation; front matter starts on the first line ("-" or "+" too).
 _CONDITIONS = {"table": PIPE, "code": INDENTED, "front_matter": FIRST_LINE}
 
 

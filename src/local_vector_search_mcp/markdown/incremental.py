@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from .assemble import Assembler, SectionState
 from .elements import finish_run, shifted, with_section_end
+from .front_matter import TOML_FENCE
 from .links import LinkSource, link_source
 from .model import Document, Element
 from .numbering import LineRange, historical_ranges, is_chunk_cut
@@ -43,6 +44,8 @@ from .source import LineIndex
 __all__ = ["BlockState", "build_state", "raw_blocks", "reparse", "reused_elements"]
 
 _BREAK_RE = re.compile(r"\r\n|\r|\n")
+# What front matter's opening fence starts with, YAML's and TOML's (decisions 830, 1026).
+_FENCES = ("---", TOML_FENCE)
 # Widening a region whose seam does not hold is retried this often before the
 # region simply runs to the end of the text.
 _SEAM_ATTEMPTS = 6
@@ -166,7 +169,7 @@ def _restart_block(old: Document, state: BlockState, new_text: str, edit_start: 
     block = bisect_right(first_lines, lines.line_of(edit_start)) - 1
     while block > 0 and not restartable(block):
         block -= 1
-    if text.startswith("---") and records[0].kind != "front_matter":
+    if text.startswith(_FENCES) and records[0].kind != "front_matter":
         block = 0  # an unclosed front matter opener: a later edit may close it
     return max(block, 0)
 
@@ -226,7 +229,7 @@ def _reparse_window(old: Document, state: BlockState, new_text: str, edit_start:
             resume += 1  # the last re-parsed block might run on into the reused ones
             continue
         front_matter_closed = bool(window_records) and window_records[0].kind == "front_matter"
-        if resume < block_count and window_first_line == 0 and new_text.startswith("---") and not front_matter_closed:
+        if resume < block_count and window_first_line == 0 and new_text.startswith(_FENCES) and not front_matter_closed:
             resume = block_count  # an unclosed front matter opener may close anywhere later
             continue
         return _Window(first_block, resume, new_lines, window_first_lines, window_records, line_shift)

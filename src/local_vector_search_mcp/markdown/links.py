@@ -38,7 +38,7 @@ from markdown_it.rules_inline.image import image as _image_rule
 from markdown_it.rules_inline.link import link as _link_rule
 from markdown_it.token import Token
 
-from .front_matter import front_matter_plugin
+from .front_matter import front_matter_plugin, is_toml, load_toml
 from .html_images import IMG_OPEN, HtmlImageSource, HtmlRun, html_image_sources
 from .model import Document, Element
 from .scan import MAX_NESTING, PARSER_HEAD
@@ -56,6 +56,7 @@ __all__ = [
     "graph_links",
     "link_source",
     "links_through",
+    "load_front_matter",
     "load_yaml",
     "normalize_label",
     "obsidian_hidden",
@@ -525,7 +526,7 @@ def extract_links(doc: Document) -> DocumentLinks:
     tags: list[str] = []
     aliases: list[str] = []
     if source.front_matter is not None:
-        tags, aliases, properties = _front_matter(source.front_matter)
+        tags, aliases, properties = _front_matter(source.front_matter, toml=is_toml(doc.text))
         if properties:
             links.extend(_property_links(doc, properties))
     for first, _end, content, cell in source.runs:
@@ -844,10 +845,14 @@ def _property_places(doc: Document, holder: Element) -> list[tuple[str, int]] | 
     only inside the source of the string scalar that holds it. Searching the whole front matter
     for the first unused spelling put a link at the same spelling in another property (an
     unquoted `up: [[Note]]`, a nested list and no link), and skipped every line starting with `#`
-    as a comment, though inside a block scalar it is text. ``None`` when the YAML does not compose."""
+    as a comment, though inside a block scalar it is text. ``None`` when the YAML does not compose,
+    and for TOML front matter, whose reader gives no places (decision 1026): its links count, and
+    a move leaves them as written."""
+    text = doc.text
+    if is_toml(text):
+        return None
     import yaml
 
-    text = doc.text
     first = doc.line_end(holder.start)  # the opening fence's line
     start = first + (2 if text.startswith("\r\n", first) else 1)
     close = max(text.rfind("\n", start, holder.end), text.rfind("\r", start, holder.end)) + 1
@@ -898,13 +903,13 @@ def _places_in(node: Any, body: str, offset: int) -> Iterable[tuple[str, int]]:
             yield inner, places.popleft() if places else -1
 
 
-def _front_matter(source: str) -> tuple[list[str], list[str], list[str]]:
-    """``tags``/``tag`` and ``aliases``/``alias`` of YAML front matter (lists or comma strings; tags
+def _front_matter(source: str, *, toml: bool) -> tuple[list[str], list[str], list[str]]:
+    """``tags``/``tag`` and ``aliases``/``alias`` of front matter (lists or comma strings; tags
     split on spaces too), and the inner texts of the wikilinks its other properties' values hold."""
     if "tag" not in source and "alias" not in source and "[[" not in source:
         return [], [], []
     try:
-        data = load_yaml(source)
+        data = load_front_matter(source, toml=toml)
     except ValueError:
         return [], [], []  # broken front matter is the author's to fix; the links still count
     if not isinstance(data, dict):
@@ -929,6 +934,12 @@ def _front_matter(source: str) -> tuple[list[str], list[str], list[str]]:
     # a tag holds no space (Obsidian): "alpha beta" is two tags, an alias may hold spaces (decision 483)
     tags = [t.lstrip("#") for v in values("tags", "tag") for t in v.split() if t.lstrip("#")]
     return tags, values("aliases", "alias"), properties
+
+
+def load_front_matter(source: str, *, toml: bool) -> Any:
+    """The front matter between its fences as data: TOML's (``+++``, decision 1026) or YAML's.
+    Raises ``ValueError`` when it does not load; every reader takes that as no front matter data."""
+    return load_toml(source) if toml else load_yaml(source)
 
 
 def load_yaml(source: str) -> Any:

@@ -34,8 +34,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markdown_it.tree import SyntaxTreeNode
 
-from local_vector_search_mcp.markdown.front_matter import front_matter_plugin
-from local_vector_search_mcp.markdown.links import load_yaml
+from local_vector_search_mcp.markdown.front_matter import TOML_FENCE, front_matter_plugin
+from local_vector_search_mcp.markdown.links import load_front_matter
 
 __all__ = [
     "MAX_RICH_TEXT_ITEMS",
@@ -408,7 +408,7 @@ class _Converter:
         if kind == "table":
             return [self.table(node)]
         if kind == "front_matter":
-            self.front_title = _front_matter_title(node.content)
+            self.front_title = _front_matter_title(node.content, toml=node.markup == TOML_FENCE)
             return []
         return self.blocks(node.children)
 
@@ -483,9 +483,10 @@ class _Converter:
         }
 
 
-def _front_matter_title(content: str) -> str | None:
+def _front_matter_title(content: str, *, toml: bool) -> str | None:
     try:
-        data = load_yaml(content)  # the indexer's reading: aliases and nesting bounded (decision 1005)
+        # the indexer's reading: aliases and nesting bounded (decision 1005), TOML too (1026)
+        data = load_front_matter(content, toml=toml)
     except ValueError:
         return None
     title = data.get("title") if isinstance(data, dict) else None

@@ -432,6 +432,22 @@ def test_a_document_with_nothing_to_print_is_said_not_a_silent_blank_page(kb: Pa
     assert warnings == ["empty.md has no content to print (it is empty or holds front matter only)."]
 
 
+def test_toml_front_matter_gives_the_title_page_and_is_never_printed(kb: Path) -> None:
+    """Decision 1026: a Hugo page's ``+++`` front matter was printed as body text and gave no title
+    page; it is read as YAML front matter is. The same page with ``---`` prints the same text."""
+    body = "\n\n# Heading\n\nBody text.\n"
+    toml = '+++\r\ntitle = "Hugo page"\r\nauthor = ["Ann", "Bob"]\r\ndraft = true\r\n+++' + body
+    (kb / "toml.md").write_bytes(b"\xef\xbb\xbf" + toml.encode())  # a BOM and CRLF fences too
+    (kb / "yaml.md").write_text("---\ntitle: Hugo page\nauthor: [Ann, Bob]\ndraft: true\n---" + body, "utf-8")
+    pdf, warnings = export(kb, "toml.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    assert "draft" not in text and "+++" not in text
+    poppler.in_order(text, ["Hugo page", "Ann, Bob", "\f", "Heading", "Body text."])
+    assert (poppler.info(pdf)["Title"], poppler.info(pdf)["Author"]) == ("Hugo page", "Ann, Bob")
+    assert text == poppler.text(export(kb, "yaml.md")[0])
+
+
 _LINK = re.compile(rb"/Dest \[ (\d+) 0 R /XYZ [\d.]+ ([\d.]+) 0 \] /Rect \[ [\d.]+ ([\d.]+)")
 _OUTLINE = re.compile(rb"/Dest \[ (\d+) 0 R /XYZ [\d.]+ ([\d.]+) 0 \][^(]*/Title \(([^)]*)\)")
 

@@ -29,7 +29,8 @@ from reportlab.platypus.tableofcontents import TableOfContents
 from ... import progress
 from ...errors import InvalidArgument, KbError, NotFound
 from ...markdown import Document, ElementKind, parse_document, parse_text
-from ...markdown.links import load_yaml, obsidian_hidden, rewrite, separators
+from ...markdown.front_matter import is_toml
+from ...markdown.links import load_front_matter, obsidian_hidden, rewrite, separators
 from ...paths import PathGuard
 from ...sourcefile import read_source
 from .canvas import BookCanvas, PdfSink
@@ -182,7 +183,7 @@ def front_matter(doc: Document) -> dict[str, Any]:
         return {}
     body = "\n".join(fm.text.split("\n")[1:-1])
     try:
-        data = load_yaml(body)  # the indexer's reading, aliases bounded (decision 404)
+        data = load_front_matter(body, toml=is_toml(fm.text))  # the indexer's reading (decisions 404, 1026)
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
