@@ -314,7 +314,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         request_model='IndexNoteArguments',
         result_model='IndexNoteResult',
         meta=None,
-        errors=('INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'UNSUPPORTED_FORMAT', 'INDEX_NOT_READY', 'INTERNAL_ERROR'),
+        errors=('INVALID_PATH', 'NOT_FOUND', 'INVALID_ARGUMENT', 'UNSUPPORTED_FORMAT', 'INDEX_NOT_READY', 'PERMISSION_DENIED', 'INTERNAL_ERROR'),
         toolset='chunks',
     ),
     ToolSpec(

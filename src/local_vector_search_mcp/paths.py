@@ -18,7 +18,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
-from .errors import InvalidArgument, InvalidPath
+from .errors import InvalidArgument, InvalidPath, PermissionDenied
 
 __all__ = ["PathGuard", "RefusedPath", "not_utf8", "shown_name", "spelled_on_disk"]
 
@@ -207,11 +207,18 @@ class PathGuard:
 
 
 def _lstat(path: Path, rel: str) -> os.stat_result | None:
-    """``os.lstat(path)``, None when it does not exist; any other failure refuses ``rel``."""
+    """``os.lstat(path)``, None when it does not exist; any other failure refuses ``rel``.
+
+    A folder on the way that the operating system will not let us look into is PERMISSION_DENIED,
+    as an unreadable file is: the path is safe, the server lacks the right (decision 1030)."""
     try:
         return os.lstat(path)
     except FileNotFoundError:
         return None
+    except PermissionError as exc:  # EACCES, EPERM
+        raise PermissionDenied(
+            f"The operating system refused to look into a folder on the way to {rel!r} ({exc.strerror})."
+        ) from None
     except OSError as exc:
         raise RefusedPath(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
 

@@ -430,13 +430,14 @@ class StagingNote:
             notes = _notes_dir(ws)
             notes.mkdir(parents=True, exist_ok=True)
             path = notes / f"{secrets.token_hex(6)}.json"
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-            fcntl.flock(fd, fcntl.LOCK_EX)  # held until close(): a live save is never "recovered"
-            os.write(fd, json.dumps(record).encode() + b"\n")
+            self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            self._path = path  # ours to remove only once created
+            fcntl.flock(self._fd, fcntl.LOCK_EX)  # held until close(): a live save is never "recovered"
+            os.write(self._fd, json.dumps(record).encode() + b"\n")
         except OSError as exc:  # the save itself still works; only its crash cleanup is lost
             log.warning("could not note a save in flight: %s", exc.strerror or exc)
-            return
-        self._path, self._fd = path, fd
+            # an empty note, its fd and its lock were kept for the life of the server (decision 1030)
+            self.close()
 
     def close(self) -> None:
         if self._path is not None:
@@ -966,7 +967,10 @@ def move_with_rewrites(
             else:  # the file linked must be the revision checked: a save before the link moved along
                 _drop_source(src, taken, dst, _linked_as_checked(dst, current), src_rel)
         except (SourceChanged, OSError, KbError) as exc:
-            _roll_back(intent, done, staged, made, plan)
+            try:
+                _roll_back(intent, done, staged, made, plan)
+            except (SourceChanged, OSError) as undo:
+                raise _not_undone(src_rel, dst_rel, undo) from None
             if isinstance(exc, SourceChanged):
                 raise Conflict(
                     f"{exc.args[0]!r} changed while the move was applied; every file was restored. Retry the move.",
@@ -989,6 +993,17 @@ def move_with_rewrites(
             fsync_dir(folder)  # once per folder: a hundred rewritten notes often share a few
         intent.clear()
     return sha256_hex(current if moved_data is None else moved_data)
+
+
+def _not_undone(src_rel: str, dst_rel: str, undo: SourceChanged | OSError) -> PermissionDenied:
+    """A move with rewrites that failed part-way and whose undo failed too (a full disk): the move's
+    plan is still noted, so the next write or start finishes it (decision 687)."""
+    reason = os_reason(undo) if isinstance(undo, OSError) else f"{undo.args[0]!r} changed meanwhile"
+    return PermissionDenied(
+        f"Moving {src_rel!r} to {dst_rel!r} failed part-way and could not be undone ({reason}); some links may "
+        "already be rewritten. The next write or server start finishes the move: free space or fix the file "
+        "system, then check the result."
+    )
 
 
 def _drop_source(src: Path, taken: Path, dst: Path, ours: Callable[[Path], bool], rel: str | None = None) -> None:
@@ -1161,19 +1176,29 @@ def _roll_back(
             back = _stage(intent, restore, None, plan)
         except (OSError, KbError):
             # nothing can be staged (a full disk): the move's plan stays, the next start finishes it
-            if plan:
-                intent.record(plan)
+            _keep_plan(intent, plan)
             raise
-    intent.record(
-        {
-            "commit": [
-                [intent.place(path), intent.place(back[rel]), sha256_hex(new), sha256_hex(old)]
-                for rel, (path, new, old) in sorted(restore.items())
-            ],
-            "staging": [intent.place(tmp) for tmp in staged.values()],
-            "folders": [intent.place(folder) for folder in made],
-        }
-    )
+    undo = {
+        "commit": [
+            [intent.place(path), intent.place(back[rel]), sha256_hex(new), sha256_hex(old)]
+            for rel, (path, new, old) in sorted(restore.items())
+        ],
+        "staging": [intent.place(tmp) for tmp in staged.values()],
+        "folders": [intent.place(folder) for folder in made],
+    }
+    try:
+        intent.record(undo)
+    except OSError:
+        if restore:  # files put back without a note a kill could finish: the move's plan stays instead
+            for tmp in back.values():
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+            _keep_plan(intent, plan)
+            raise
+        # Nothing to put back (the disk filled while staging, decision 1030): the plan, if noted, is
+        # dropped, and what was staged or made goes unnoted; a kill now leaves temporary names and
+        # empty folders, never a move the next start would finish.
+        intent.clear()
     for rel, (path, new, old) in sorted(restore.items()):
         if _read(path) == new:
             with contextlib.suppress(OSError, SourceChanged):  # another program's save stands
@@ -1183,6 +1208,15 @@ def _roll_back(
             tmp.unlink()
     _remove_empty(made)
     intent.clear()
+
+
+def _keep_plan(intent: Intent, plan: dict[str, object]) -> None:
+    """Leave the move's ``plan`` in force for the next start to finish, after an undo that cannot
+    be staged or noted. Written again over a longer note (its staging names); if that fails too
+    (short of space), the note still holds the plan."""
+    if plan:
+        with contextlib.suppress(OSError):
+            intent.record(plan)
 
 
 def _put_staged(tmp: Path, path: Path, new: bytes, old: bytes, rel: str) -> None:

@@ -138,3 +138,29 @@ def test_only_a_staging_name_is_ever_removed(tmp_path: Path) -> None:
     assert recover_staging(ws) == []
     assert (root / "keep" / "mine.png").read_bytes() == PNG_HEAD
     assert not list(notes.iterdir())
+
+
+def test_a_note_refused_for_a_full_disk_leaves_no_file_and_no_open_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 1030: every image save or PDF export refused for a full disk kept the empty note
+    open and flock-ed for the life of the server (decision 202: a save's end removes its note)."""
+    import errno
+
+    from local_vector_search_mcp import writer
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    ws = Workspace(load_settings(CliOptions(root=str(root), embedding_provider="none"), cwd=tmp_path, environ={}))
+    (ws.state_dir / "staging").mkdir(parents=True)
+    open_before = len(os.listdir("/proc/self/fd"))
+
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(writer.os, "write", full)
+        note = StagingNote(ws, staging_path(root), [])  # the save goes on without it
+    assert len(os.listdir("/proc/self/fd")) == open_before
+    assert not list((ws.state_dir / "staging").iterdir())
+    note.close()  # as the save's end calls it: nothing left to do

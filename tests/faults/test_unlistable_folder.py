@@ -75,6 +75,24 @@ def test_list_files_skips_and_names_a_folder_it_cannot_list(kb: Path) -> None:
     assert result["skipped"] == [{"path": "secret", "reason": "the folder could not be listed (Permission denied)"}]
 
 
+def test_a_path_in_a_folder_it_cannot_look_into_is_permission_denied(kb: Path) -> None:
+    """Decision 1030: a safe path under a folder without search permission was INVALID_PATH ("it
+    cannot be inspected"), which tells the agent the path is unsafe; an unreadable file already
+    gets PERMISSION_DENIED. kb_list_files, which does not list that code, names the folder skipped."""
+    with _refused(kb / "secret"):
+        read = _unprivileged(_cli(kb, "call", "kb_read", "--path", "secret/sub/c.md"))
+        listed = _unprivileged(_cli(kb, "call", "kb_list_files", "--path-prefix", "secret/sub"))
+    assert read.returncode == 1
+    assert json.loads(read.stderr.strip().splitlines()[-1]) == {
+        "code": "PERMISSION_DENIED",
+        "message": "The operating system refused to look into a folder on the way to 'secret/sub/c.md' "
+        "(Permission denied).",
+    }
+    assert listed.returncode == 0, listed.stderr
+    result = json.loads(listed.stdout)
+    assert result["files"] == [] and result["skipped"] == REFUSED
+
+
 def test_a_reindex_reports_the_folder_and_keeps_its_documents(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(_cli(kb, "--reindex")[2:]) == 0
     capsys.readouterr()

@@ -438,6 +438,59 @@ def test_a_folder_made_before_the_disk_filled_is_removed(tmp_path: Path, monkeyp
         assert not (root / "x").exists() and _tree(root) == BEFORE
 
 
+def _full_note(monkeypatch: pytest.MonkeyPatch, from_call: int) -> None:
+    """The write's note cannot grow from its ``from_call``-th write on: a full disk where the note,
+    cleared after the last write, has no block left to take (tmpfs frees it on truncate)."""
+    real, count = os.pwrite, [0]
+
+    def pwrite(fd: int, data: bytes, offset: int) -> int:
+        count[0] += 1
+        if count[0] >= from_call:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data, offset)
+
+    monkeypatch.setattr(writer.os, "pwrite", pwrite)
+
+
+def test_a_move_with_rewrites_on_a_full_disk_is_refused_and_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 1030: the note of the files to stage could not be written, and the undo's own note
+    failed the same way: INTERNAL_ERROR, and the target's new folder stayed."""
+    root, ws, rewrites = _relink_fixture(tmp_path)
+    _full_note(monkeypatch, 1)
+    with pytest.raises(PermissionDenied) as info:
+        writer.move_with_rewrites(ws, _move(root), NEW, rewrites)
+    assert info.value.message == "No space left to write 'a.md'; nothing was changed."
+    assert _tree(root) == {**BEFORE, **LINKING} and not (root / "moved").exists()
+    monkeypatch.undo()
+    assert writer.recover(ws) == []  # and nothing noted for the next start
+
+
+def test_a_move_whose_undo_cannot_be_noted_is_finished_by_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 1030: links already rewritten when the disk filled, and no room to note putting them
+    back: the move's plan stays noted, the agent is told so (PERMISSION_DENIED, not INTERNAL_ERROR),
+    and the next start finishes the move."""
+    root, ws, rewrites = _relink_fixture(tmp_path)
+    real_link = os.link
+
+    def link(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+        if str(dst).endswith("b.md"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_link(src, dst, *args, **kwargs)
+
+    _full_note(monkeypatch, 3)  # the files to stage and the move's plan are noted, the undo is not
+    monkeypatch.setattr(writer.os, "link", link)
+    with pytest.raises(PermissionDenied) as info:
+        writer.move_with_rewrites(ws, _move(root), NEW, rewrites)
+    assert "could not be undone (No space left on device)" in info.value.message
+    monkeypatch.undo()
+    assert writer.recover(ws)
+    assert _tree(root) == {"moved/b.md": NEW, "bystander.md": BYSTANDER, **LINKED}
+
+
 def test_recovery_of_a_plain_move_never_follows_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
     """Review of 979: the plain move's note was read without 687's check, so with the target's
     folder swapped for a link to the source's folder, "the target" was the source itself and

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import BinaryIO
 
@@ -292,6 +293,39 @@ def test_a_full_disk_is_a_permission_refusal_naming_the_pdf(
     assert info.value.code == "PERMISSION_DENIED" and "No space left to write 'docs/a.pdf'" in info.value.message
     assert (root / "docs" / "a.pdf").read_bytes() == b"old"
     assert _litter(ws, root) == []
+
+
+def test_a_full_disk_under_a_buffered_pdf_is_a_permission_refusal(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 1030: the refused flush left the PDF's bytes buffered, closing the file flushed them
+    again, and that second ENOSPC replaced the refusal (INTERNAL_ERROR). The test above fails every
+    write before anything is buffered, which never showed it."""
+    import errno
+    import io
+
+    ws = _workspace(root, tmp_path)
+    (root / "docs" / "a.pdf").write_bytes(b"old")
+    disks: list[io.RawIOBase] = []
+
+    class FullDisk(io.FileIO):
+        def write(self, data: object) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    real = handler.os.fdopen
+
+    def fdopen(fd: int, mode: str = "r", *args: object, **kwargs: object) -> object:
+        if mode != "wb" or not os.readlink(f"/proc/self/fd/{fd}").endswith(".tmp"):
+            return real(fd, mode, *args, **kwargs)  # type: ignore[call-overload]
+        disks.append(FullDisk(fd, "wb"))
+        return io.BufferedWriter(disks[-1])  # the whole small PDF is buffered until the flush
+
+    monkeypatch.setattr(handler.os, "fdopen", fdopen)
+    with pytest.raises(KbError) as info:
+        _call(ws, path="docs/a.md")
+    assert info.value.code == "PERMISSION_DENIED" and "No space left to write 'docs/a.pdf'" in info.value.message
+    assert (root / "docs" / "a.pdf").read_bytes() == b"old"
+    assert _litter(ws, root) == [] and disks and disks[0].closed
 
 
 @pytest.mark.parametrize("output", ["docs/a.pdf", "exports/2024/a.pdf"])

@@ -114,8 +114,19 @@ def _staging_file(staged: Path, rel: str) -> Iterator[_Output]:
         fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
         raise os_error(exc, rel, "write") from None
-    with os.fdopen(fd, "wb") as file:
+    file = os.fdopen(fd, "wb")
+    try:
         yield _Output(file, rel)
+    except BaseException:
+        # Closing flushes what is still buffered; after a refused write (a full disk) that fails
+        # again, and its OSError replaced the typed refusal (decision 1030). The file goes anyway.
+        with contextlib.suppress(OSError):
+            file.close()
+        raise
+    try:
+        file.close()
+    except OSError as exc:
+        raise os_error(exc, rel, "write") from None
 
 
 def _finish(file: _Output, rel: str) -> int:

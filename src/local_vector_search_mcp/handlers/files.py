@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -11,6 +12,7 @@ from functools import lru_cache
 
 from lvsm_contract.models import FileEntry, KbListFilesRequest, KbListFilesResult, SkippedEntry
 
+from ..errors import PermissionDenied
 from ..globs import compile_glob, nfc, validate_glob
 from ..paths import not_utf8, shown_name
 from ..sourcefile import os_reason, unlisted_folder
@@ -125,7 +127,8 @@ def kb_list_files(ws: Workspace, request: KbListFilesRequest) -> KbListFilesResu
     prefix = ""
     if request.path_prefix is not None and request.path_prefix.strip():
         prefix = ws.guard.normalise(request.path_prefix.rstrip("/\\") or "/", field="pathPrefix")
-        prefix, _ = ws.guard.resolve(prefix, field="pathPrefix")  # a folder a Mac named (NFD) as typed (NFC)
+        with contextlib.suppress(PermissionDenied):  # a folder on the way it cannot look into: named in skipped
+            prefix, _ = ws.guard.resolve(prefix, field="pathPrefix")  # a folder a Mac named (NFD) as typed (NFC)
     limit = max(1, min(MAX_LISTED_FILES, request.max_files))
     # a page starts after the cursor's place in the sort order, not at a position: files created
     # or deleted before it do not shift the rest (decision 774)
