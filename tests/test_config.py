@@ -169,6 +169,36 @@ def test_download_allowance_takes_bare_hosts_only() -> None:
         build_config({"downloads": {"allowHosts": ["x"]}})
 
 
+def test_server_allowed_hosts_are_entries_a_host_header_can_match() -> None:
+    """The guard dropped entries it could not read, so with only such entries every request got
+    421, the configured name's too; a wildcard matched nothing (decision 1031)."""
+    good = ["kb.example.com", "KB.example.com:8080", "10.0.0.5", "[fd00::1]:8443", "my_service:8080", "kb.example."]
+    assert build_config({"server": {"allowedHosts": good}}).server.allowed_hosts == good
+    for bad, words in [
+        ("kb.example.com:8O80", r"with :port \(a number up to 65535\)"),
+        ("wiki.example.com:99999", "a number up to 65535"),
+        (":8080", "must be a host name"),
+        ("*.example.com", "wildcards are not supported"),
+        ("*", "wildcards are not supported"),
+        ("[::1", "must be a host name"),
+        ("[::1]x", "must be a host name"),
+        ("a:b:c", r"IPv6 address in brackets \(\[fd00::1\]:8080\)"),
+        ("fd00::1", "IPv6 address in brackets"),
+        ("http://kb.example.com/", "no scheme or path"),
+        ("kb example.com", "no scheme or path"),
+    ]:
+        with pytest.raises(ConfigError, match=rf"server\.allowedHosts entry {re.escape(repr(bad))} .*{words}"):
+            build_config({"server": {"allowedHosts": [bad]}})
+
+
+def test_server_origins_are_read_as_the_guard_reads_them() -> None:
+    spellings = ["https://ide.example.com/", "https://Other.Example.com", "http://[::1]:3000"]
+    assert build_config({"server": {"corsOrigins": spellings}}).server.cors_origins == spellings
+    for bad in ("ide.example.com", "https://ide.example.com/app", "https://ide.example.com/?", "ftp://x", "null"):
+        with pytest.raises(ConfigError, match="must be an origin"):
+            build_config({"server": {"allowedOrigins": [bad]}})
+
+
 def _config(tmp_path: Path, text: str | bytes) -> Path:
     cfg = tmp_path / "c.yml"
     if isinstance(text, bytes):

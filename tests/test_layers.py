@@ -19,11 +19,12 @@ ALLOWED: dict[str, set[str]] = {
     "lazy_imports": set(),  # the one lock of first-use imports (decision 543)
     "retry_after": set(),  # one reading of the Retry-After header for the embedding and Notion clients
     "globs": {"errors"},
+    "hostnames": set(),  # Host and origin spellings, read alike by the configuration check and the guard (1031)
     "paths": {"errors"},
     "pinning": {"errors", "paths"},  # a write's folders held open, links refused as the guard refuses them (674)
     "sourcefile": {"errors"},
     "markdown": {"errors"},
-    "config": {"_generated", "errors", "globs"},
+    "config": {"_generated", "errors", "globs", "hostnames"},
     "embeddings": {"errors", "retry_after"},
     "index": {"config", "embeddings", "errors", "globs", "markdown", "paths", "sourcefile"},  # names shown (707)
     "search": {"embeddings", "errors", "globs", "index", "markdown"},  # the visible text of HTML (1025)
@@ -51,7 +52,7 @@ ALLOWED: dict[str, set[str]] = {
         "writer",
     },
     "dispatch": {"_generated", "config", "errors", "handlers", "lazy_imports", "workspace"},
-    "server": {"__init__", "config", "dispatch", "errors", "progress", "workspace"},
+    "server": {"__init__", "config", "dispatch", "errors", "hostnames", "progress", "workspace"},
     "cli": {
         "__init__",
         "_generated",

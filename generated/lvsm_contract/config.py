@@ -35,11 +35,11 @@ class ServerConfig(BaseModel):
     """
     token_file: Annotated[str | None, Field(alias='tokenFile')] = None
     """
-    `http` only: file holding the bearer token (surrounding whitespace ignored; relative paths resolve against the project root). The environment variable `LOCAL_VECTOR_SEARCH_MCP_TOKEN` wins when set. With a token, every request needs `Authorization: Bearer <token>` (else 401).
+    `http` only: file holding the bearer token (surrounding whitespace ignored; relative paths resolve against the project root). The environment variable `LOCAL_VECTOR_SEARCH_MCP_TOKEN` wins when set. The token must be at least 16 visible ASCII characters (no spaces, no non-ASCII letters: it travels in a header), else the server does not start. With a token, every request needs `Authorization: Bearer <token>` (else 401).
     """
     allowed_hosts: Annotated[list[str], Field(alias='allowedHosts')] = []
     """
-    `http` only: extra `Host` header values accepted besides the bound address and the loopback names (DNS-rebinding protection; other hosts get 421). `name` accepts any port, `name:port` only that port; e.g. the public name of a reverse proxy.
+    `http` only: extra `Host` header values accepted besides the bound address and the loopback names (DNS-rebinding protection; other hosts get 421). `name` accepts any port, `name:port` only that port, an IPv6 address in brackets (`[fd00::1]:8443`); e.g. the public name of a reverse proxy. Each entry names one host: wildcards (`*.example.com`) are not supported.
     """
     allowed_origins: Annotated[list[str], Field(alias='allowedOrigins')] = []
     """

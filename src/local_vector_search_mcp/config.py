@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from .errors import InvalidArgument
 from .globs import validate_glob
+from .hostnames import normalize_origin, split_host
 
 log = logging.getLogger(__name__)
 
@@ -497,7 +498,7 @@ def _check_semantics(config: Config, source: _Source) -> None:
     server = config.server
     for key, origins in (("allowedOrigins", server.allowed_origins), ("corsOrigins", server.cors_origins)):
         for i, origin in enumerate(origins):
-            if not _is_origin(origin):
+            if normalize_origin(origin) is None:  # what the guard and CORS compare (decision 1031)
                 raise _invalid(
                     source,
                     ("server", key, i),
@@ -505,12 +506,9 @@ def _check_semantics(config: Config, source: _Source) -> None:
                     "(scheme, host and optional port; no path).",
                 )
     for i, host in enumerate(server.allowed_hosts):
-        if not host.strip() or "/" in host or " " in host:
-            raise _invalid(
-                source,
-                ("server", "allowedHosts", i),
-                f"server.allowedHosts entry {host!r} must be a host name, optionally with :port.",
-            )
+        problem = _server_host_problem(host)
+        if problem:
+            raise _invalid(source, ("server", "allowedHosts", i), f"server.allowedHosts entry {host!r} {problem}.")
     for i, item in enumerate(config.downloads.allowed_hosts):
         problem = _allowed_host_problem(item.root)
         if problem:
@@ -571,13 +569,19 @@ def _check_semantics(config: Config, source: _Source) -> None:
             )
 
 
-def _is_origin(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.path in ("", "/") and not parts.query
+def _server_host_problem(entry: str) -> str | None:
+    """Why a ``server.allowedHosts`` entry can match no ``Host`` header, or None. The guard reads
+    each entry as it reads the header (:func:`split_host`); an entry it cannot read was dropped
+    there, and every request got 421, the configured name's too (decision 1031)."""
+    if "*" in entry:
+        return "is a wildcard; wildcards are not supported: list each host name (with :port to allow one port only)"
+    if "/" in entry or any(c.isspace() for c in entry.strip()):
+        return "must be a host name, optionally with :port (no scheme or path)"
+    if entry.strip().count(":") > 1 and not entry.strip().startswith("["):
+        return "must be a host name, optionally with :port; write an IPv6 address in brackets ([fd00::1]:8080)"
+    if split_host(entry, None) is None:
+        return "must be a host name, optionally with :port (a number up to 65535); an IPv6 address as [fd00::1]"
+    return None
 
 
 def load_settings(options: CliOptions, *, cwd: Path | None = None, environ: dict[str, str] | None = None) -> Settings:

@@ -42,6 +42,15 @@ def project(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
     return root
 
 
+def _source_path() -> dict[str, str]:
+    """The tests' own ``PYTHONPATH``, made absolute (the server runs in the project folder): a
+    checkout tested with ``PYTHONPATH=src:generated`` starts its own code, not the installed copy."""
+    value = os.environ.get("PYTHONPATH")
+    if not value:
+        return {}
+    return {"PYTHONPATH": os.pathsep.join(str(Path(p).resolve()) for p in value.split(os.pathsep) if p)}
+
+
 @contextmanager
 def http_server(
     tmp_path: Path,
@@ -56,7 +65,8 @@ def http_server(
         path = tmp_path / "server.config.yml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
         extra += ["--config", str(path)]
-    full_env = {"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    full_env = {"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", **_source_path()}
+    full_env.update(env or {})
     log = tmp_path / f"server-{len(list(tmp_path.glob('server-*.log')))}.log"
     with open(log, "w") as errlog:
         proc, url = start_http_server([*DEFAULT_SERVER, "--project-root", str(root), *extra], root, full_env, errlog)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
+import anyio
 import pytest
+from starlette.types import Message, Receive, Scope, Send
 
 from local_vector_search_mcp.config import CliOptions, ConfigError, Settings, load_settings
-from local_vector_search_mcp.server.guard import HostRule, OriginRule, bearer_matches, is_loopback_host
+from local_vector_search_mcp.server.guard import HostRule, OriginRule, RequestGuard, bearer_matches, is_loopback_host
 from local_vector_search_mcp.server.http import TOKEN_ENV, http_options
 
 TOKEN = "s3cret-token-0123456789"
@@ -127,10 +130,49 @@ def test_token_from_the_environment_wins_over_the_file(tmp_path: Path) -> None:
     assert http_options(settings, {TOKEN_ENV: " "}).token == f"file-{TOKEN}"
 
 
-@pytest.mark.parametrize("token", ["short", "has space inside-0123456789", "ctrl\x01-0123456789abcdef"])
+@pytest.mark.parametrize(
+    "token",
+    [
+        "short",
+        "has space inside-0123456789",
+        "ctrl\x01-0123456789abcdef",
+        "nbsp\xa0inside-0123456789",
+        # Accepted once, then never matched: httpx cannot send it, curl's UTF-8 bytes are read as
+        # Latin-1 (decision 1031).
+        "pässwörd-für-das-team-2024",
+        "token-\u2603-0123456789abcdef",
+    ],
+)
 def test_weak_or_malformed_tokens_refuse_to_start(tmp_path: Path, token: str) -> None:
-    with pytest.raises(ConfigError, match="at least 16 printable"):
+    with pytest.raises(ConfigError, match="at least 16 visible ASCII characters") as refused:
         http_options(_settings(tmp_path), {TOKEN_ENV: token})
+    assert token not in str(refused.value)
+
+
+def test_a_token_of_any_visible_ascii_starts(tmp_path: Path) -> None:
+    token = "!#$%&'*+-.^_`|~0123456789azAZ/=\"<>"
+    assert http_options(_settings(tmp_path), {TOKEN_ENV: token}).token == token
+    assert bearer_matches(f"Bearer {token}", token)
+
+
+def test_a_request_the_application_never_answers_is_logged_500(caplog: pytest.LogCaptureFixture) -> None:
+    """The SDK's transport once returned without starting a response (a GET with Last-Event-ID);
+    uvicorn answered 500 and the guard's line said status 0 (decision 1031)."""
+
+    async def silent(scope: Scope, receive: Receive, send: Send) -> None:
+        return None
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        raise AssertionError(f"nothing should be sent: {message}")
+
+    guard = RequestGuard(silent, hosts=HostRule.build("127.0.0.1", 8081, []), origins=OriginRule.build([]), token=None)
+    scope = {"type": "http", "method": "GET", "path": "/mcp", "headers": [(b"host", b"127.0.0.1:8081")]}
+    with caplog.at_level(logging.INFO, logger="local_vector_search_mcp.http"):
+        anyio.run(guard, scope, receive, send)
+    assert [r.getMessage().split()[3] for r in caplog.records] == ["500"], caplog.text
 
 
 def test_a_missing_token_file_refuses_to_start(tmp_path: Path) -> None:

@@ -97,6 +97,27 @@ def test_no_cors_headers_unless_configured(tmp_path: Path) -> None:
         assert "mcp-session-id" in response.headers["access-control-expose-headers"].lower()
 
 
+def test_cors_origins_in_any_accepted_spelling_get_cors_headers(tmp_path: Path) -> None:
+    """The guard accepted these spellings after normalising them (decision 99) but the CORS
+    middleware compared the browser's serialised origin with the raw strings, so the preflight
+    got 400 and the browser never sent the request (decision 1031)."""
+    spellings = ["https://ide.example.com/", "https://Other.Example.com", "https://third.example.com:443"]
+    with http_server(tmp_path, config={"server": {"corsOrigins": spellings}}) as server:
+        for origin in ("https://ide.example.com", "https://other.example.com", "https://third.example.com"):
+            preflight = httpx.options(
+                server.url,
+                headers={
+                    "origin": origin,
+                    "access-control-request-method": "POST",
+                    "access-control-request-headers": "content-type, mcp-session-id",
+                },
+            )
+            assert preflight.status_code == 200, (origin, preflight.text)
+            assert preflight.headers["access-control-allow-origin"] == origin
+            response = post(server.url, origin=origin)
+            assert response.status_code == 200 and response.headers["access-control-allow-origin"] == origin
+
+
 def _padded_init(size: int) -> bytes:
     body = json.dumps({**INIT, "params": {**INIT["params"], "pad": ""}}).encode()  # type: ignore[dict-item]
     return body.replace(b'"pad": ""', b'"pad": "' + b"x" * (size - len(body)) + b'"')
@@ -228,6 +249,24 @@ def test_a_stateless_server_refuses_get_and_delete_with_405(tmp_path: Path) -> N
             assert "stateless (server.stateless)" in refused.json()["error"]["message"]
         listed = post(server.url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         assert listed.status_code == 200 and '"kb_search"' in listed.text
+
+
+def test_a_get_with_last_event_id_opens_a_fresh_stream(tmp_path: Path) -> None:
+    """This server keeps no event history, so there is nothing to resume: the SDK's transport
+    returned without answering and uvicorn sent a plain-text 500 ("ASGI callable returned without
+    starting response"), logged with status 0. MCP lets such a server ignore Last-Event-ID
+    (decision 1031)."""
+    with http_server(tmp_path) as server:
+        opened = post(server.url)
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        assert post(server.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session).status_code == 202
+        resume = {**session, "accept": "text/event-stream", "last-event-id": "0"}
+        with httpx.stream("GET", server.url, headers=resume, timeout=10) as stream:
+            assert stream.status_code == 200, stream.read()
+            assert stream.headers["content-type"].startswith("text/event-stream")
+        assert post(server.url, {"jsonrpc": "2.0", "id": 2, "method": "ping"}, **session).status_code == 200
+    log = server.log.read_text()
+    assert "without starting response" not in log and " GET /mcp 200 " in log, log
 
 
 def test_a_taken_port_exits_1_with_a_message(tmp_path: Path) -> None:

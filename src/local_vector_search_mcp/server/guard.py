@@ -18,7 +18,9 @@ The body limit (413) and malformed JSON (400) are the SDK transport's, configure
 as a notification, with Invalid Request (decision 475). Each request is logged once, at info
 level, with its method, path, status and duration, never its arguments or document text; a
 request whose client hung up before its body arrived is logged with 499, not the transport's
-500 (decision 677), and a Content-Type is read in any case (``Application/JSON``).
+500 (decision 677), and a Content-Type is read in any case (``Application/JSON``). A GET's
+``Last-Event-ID`` is dropped when the transport keeps no event history, so the GET opens a fresh
+stream (decision 1031).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from urllib.parse import urlsplit
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..hostnames import normalize_origin, split_host
 from .drain import TOO_DEEP, is_request_without_id, request_without_id_reply
 
 __all__ = ["HostRule", "OriginRule", "RequestGuard", "bearer_matches", "is_loopback_host"]
@@ -54,34 +57,6 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # any other name may resolve to a public address
-
-
-def _split_host(value: str, default_port: int | None) -> tuple[str, int | None] | None:
-    """``name[:port]`` or ``[v6][:port]`` -> (lower-case name without brackets, port); None if malformed."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        end = value.find("]")
-        if end < 0:
-            return None
-        name, rest = value[1:end], value[end + 1 :]
-        if rest and not rest.startswith(":"):
-            return None
-        port_text = rest[1:] if rest else ""
-    elif value.count(":") == 1:
-        name, port_text = value.split(":")
-    elif ":" in value:  # a bare IPv6 address is not a valid Host header
-        return None
-    else:
-        name, port_text = value, ""
-    if name.endswith(".") and not name.endswith(".."):
-        name = name[:-1]  # `localhost.`: the fully qualified form of the same name (DNS's root label)
-    if not name:
-        return None
-    if not port_text:
-        return name, default_port
-    if not port_text.isdigit() or int(port_text) > 65535:
-        return None
-    return name, int(port_text)
 
 
 @dataclass(frozen=True)
@@ -107,7 +82,7 @@ class HostRule:
         any_port: set[str] = set()
         exact: set[tuple[str, int]] = set()
         for entry in allowed:
-            parsed = _split_host(entry, None)
+            parsed = split_host(entry, None)
             if parsed is None:
                 continue  # rejected earlier by the configuration check
             name, entry_port = parsed
@@ -120,7 +95,7 @@ class HostRule:
     def allows(self, header: str | None) -> bool:
         if not header:
             return False
-        parsed = _split_host(header, 80)
+        parsed = split_host(header, 80)
         if parsed is None:
             return False
         name, port = parsed
@@ -135,31 +110,18 @@ class OriginRule:
 
     @classmethod
     def build(cls, allowed: Iterable[str]) -> OriginRule:
-        return cls(frozenset(o for o in (_normalize_origin(a) for a in allowed) if o))
+        return cls(frozenset(o for o in (normalize_origin(a) for a in allowed) if o))
 
     def allows(self, header: str | None) -> bool:
         if header is None:
             return True  # not a browser, or a same-origin GET: nothing to protect against
-        origin = _normalize_origin(header)
+        origin = normalize_origin(header)
         if origin is None:
             return False  # includes the opaque origin "null" (sandboxed frames, file:// pages)
         host = urlsplit(origin).hostname or ""
         if host.endswith(".") and not host.endswith(".."):
             host = host[:-1]  # as for Host: `http://localhost.:3000` is the same page's origin
         return host in LOOPBACK_NAMES or origin in self.allowed
-
-
-def _normalize_origin(value: str) -> str | None:
-    try:
-        parts = urlsplit(value.strip().lower().rstrip("/"))
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
-        return None
-    default = 443 if parts.scheme == "https" else 80
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
 
 
 def bearer_matches(header: str | None, token: str) -> bool:
@@ -197,6 +159,15 @@ def _media_type_lowered(scope: Scope) -> Scope:
                 return {**scope, "headers": headers}
             break
     return scope
+
+
+def _without_last_event_id(scope: Scope) -> Scope:
+    """``scope`` without a ``Last-Event-ID`` header: a server that keeps no event history may
+    ignore it and open a fresh stream (MCP, Streamable HTTP, resumability). The SDK's transport,
+    given one and no event store, returned without answering: a plain-text 500 from uvicorn
+    (decision 1031)."""
+    headers = [(key, value) for key, value in scope["headers"] if key != b"last-event-id"]
+    return scope if len(headers) == len(scope["headers"]) else {**scope, "headers": headers}
 
 
 SUPPORTED_PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
@@ -296,6 +267,7 @@ class RequestGuard:
         token: str | None,
         body_limit: int | None = None,
         stateless: bool = False,
+        replays_events: bool = False,
     ) -> None:
         self.app = app
         self.hosts = hosts
@@ -303,6 +275,7 @@ class RequestGuard:
         self.token = token
         self.body_limit = body_limit
         self.stateless = stateless
+        self.replays_events = replays_events  # the transport has an event store to resume a stream from
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -357,6 +330,8 @@ class RequestGuard:
             if refusal is None:
                 if watched:
                     scope = _media_type_lowered(scope)
+                    if scope["method"] == "GET" and not self.replays_events:
+                        scope = _without_last_event_id(scope)
                 await self.app(scope, receive_watching if watched else receive, send_watching)
             else:
                 code, message, extra = refusal
@@ -369,7 +344,7 @@ class RequestGuard:
                 client[0],
                 scope["method"],
                 scope["path"],
-                CLIENT_GONE if gone and status >= 500 else status,  # nobody was answered: not a server error
+                _logged_status(status, gone),
                 (time.perf_counter() - started) * 1000,
                 session,
             )
@@ -400,6 +375,14 @@ class RequestGuard:
             )
             return 405, message, [(b"allow", b"POST")]
         return _unsupported_version(_header(scope, b"mcp-protocol-version"))
+
+
+def _logged_status(status: int, gone: bool) -> int:
+    """The status to log: 499 when the client left before an error answer (nobody was answered:
+    not a server error), 500 when the application started no answer at all (0; uvicorn then sends
+    its own 500, or the exception's traceback follows this line)."""
+    status = status or 500
+    return CLIENT_GONE if gone and status >= 500 else status
 
 
 def _unsupported_version(header: str | None) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:

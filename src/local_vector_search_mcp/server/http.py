@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import progress
 from ..config import ConfigError, Settings
+from ..hostnames import normalize_origin
 from ..workspace import Workspace
 from .answer_form import JSON_ANSWERS, AnswerForm
 from .deadline import DeadlineH11Protocol
@@ -81,12 +82,22 @@ def _read_token(settings: Settings, environ: Mapping[str, str]) -> str | None:
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
             log.warning("%s is readable by other users; chmod 600 it.", source)
     token = token.strip()
-    if len(token) < MIN_TOKEN_LENGTH or any(c.isspace() or not c.isprintable() for c in token):
+    if len(token) < MIN_TOKEN_LENGTH or not all(_is_token_character(c) for c in token):
         raise ConfigError(
-            f"The bearer token from {source} must be at least {MIN_TOKEN_LENGTH} printable characters without "
-            "spaces (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)."
+            f"The bearer token from {source} must be at least {MIN_TOKEN_LENGTH} visible ASCII characters: "
+            "letters, digits and punctuation, no spaces and no accented or other non-ASCII letters (an HTTP "
+            "header carries ASCII; clients cannot send the rest). Make one with "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
         )
     return token
+
+
+def _is_token_character(c: str) -> bool:
+    """Visible ASCII (``!`` to ``~``): what every client sends in a header byte for byte. A
+    non-ASCII token was accepted and then matched nothing: httpx refuses to send it, curl sends
+    its UTF-8 bytes, which the guard reads as Latin-1 (decision 1031). RFC 6750's stricter
+    ``b64token`` alphabet would refuse tokens with punctuation such as ``!`` or ``#`` that work."""
+    return "!" <= c <= "~"
 
 
 def http_options(settings: Settings, environ: Mapping[str, str] | None = None) -> HttpOptions:
@@ -152,7 +163,10 @@ def build_app(
         middleware.append(
             Middleware(
                 CORSMiddleware,
-                allow_origins=list(options.cors_origins),
+                # Starlette compares the browser's Origin as sent, which is always the serialised
+                # form (lower case, no default port, no trailing slash); the configuration accepts
+                # any spelling the guard normalises (decision 1031).
+                allow_origins=_cors_allowed(options.cors_origins),
                 allow_methods=["GET", "POST", "DELETE"],
                 allow_headers=[
                     "Authorization",
@@ -172,6 +186,7 @@ def build_app(
             token=options.token,
             body_limit=options.max_request_bytes,
             stateless=options.stateless,
+            replays_events=manager.event_store is not None,
         )
     )
     _quiet_client_disconnects()
@@ -182,6 +197,11 @@ def build_app(
         exception_handlers={404: _elsewhere},
     )
     return app, manager
+
+
+def _cors_allowed(origins: tuple[str, ...]) -> list[str]:
+    """The configured CORS origins as a browser spells them, once each."""
+    return sorted({o for o in (normalize_origin(origin) for origin in origins) if o})
 
 
 class _NotClientDisconnect(logging.Filter):
