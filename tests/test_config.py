@@ -186,6 +186,8 @@ def test_server_allowed_hosts_are_entries_a_host_header_can_match() -> None:
         ("fd00::1", "IPv6 address in brackets"),
         ("http://kb.example.com/", "no scheme or path"),
         ("kb example.com", "no scheme or path"),
+        ("kb.example.com:\u00b2", "a number up to 65535"),  # a digit to str.isdigit, none to int()
+        ("kb.example.com:\u0661\u0662", "a number up to 65535"),  # Arabic-Indic 12: ASCII digits only
     ]:
         with pytest.raises(ConfigError, match=rf"server\.allowedHosts entry {re.escape(repr(bad))} .*{words}"):
             build_config({"server": {"allowedHosts": [bad]}})

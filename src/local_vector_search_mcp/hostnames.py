@@ -35,7 +35,7 @@ def split_host(value: str, default_port: int | None) -> tuple[str, int | None] |
         return None
     if not port_text:
         return name, default_port
-    if not port_text.isdigit() or int(port_text) > 65535:
+    if not (port_text.isascii() and port_text.isdigit()) or int(port_text) > 65535:  # not `²`, `١٢`
         return None
     return name, int(port_text)
 

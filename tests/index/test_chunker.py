@@ -191,3 +191,14 @@ def test_html_text_follows_the_chunk_limits_and_documents_without_it_are_chunked
     assert [c.text for c in chunk_document(parse_document(source), max_elements=2)] == ["one\n\ntwo", "three"]
     plain = b"# H\n\n<!-- only a comment -->\n\n<img src='a.png'>\n\none\n"
     assert [c.text for c in chunk_document(parse_document(plain))] == ["one"]
+
+
+def test_html_after_front_matter_alone_is_no_chunk_of_the_front_matter() -> None:
+    # a landing page (front matter, then an HTML body): its body took the front matter's pointer, a
+    # second `frontmatter` chunk the semantic list skips (decision 1025); it has no pointer of its own
+    doc = parse_document(b'---\ntitle: Home\n---\n<div class="hero">\n<p>Zebra migration tracking</p>\n</div>\n')
+    for include in (True, False):
+        chunks = chunk_document(doc, include_front_matter=include)
+        assert not [c for c in chunks if "Zebra" in c.text], include
+    with_heading = parse_document(b"---\ntitle: Home\n---\n# Home\n\n<p>Zebra migration tracking</p>\n")
+    assert [c.pointer for c in chunk_document(with_heading) if "Zebra" in c.text] == ["1"]

@@ -201,3 +201,10 @@ def test_non_loopback_without_token_refuses_to_start(tmp_path: Path, host: str) 
 def test_invalid_server_keys(tmp_path: Path, key: str, value: object, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         _settings(tmp_path, **{key: value})
+
+
+def test_a_host_header_whose_port_is_not_ascii_digits_is_refused() -> None:
+    # `²` is a digit to str.isdigit but not to int(): the guard raised, and uvicorn answered 500
+    rule = HostRule.build("127.0.0.1", 8765, [])
+    assert rule.allows(b"localhost:\xb2".decode("latin-1")) is False
+    assert rule.allows("localhost:8765") is True

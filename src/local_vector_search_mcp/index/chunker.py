@@ -127,9 +127,12 @@ def _pieces(doc: Document, html: list[tuple[int, str]], include_front_matter: bo
         if text:
             own_section = None if e.kind is ElementKind.FRONT_MATTER else _section(e.pointer)
             yield (text, own_section, e.heading_path, e, None)
+    host = heading or (previous if previous is not None and previous.kind is not ElementKind.FRONT_MATTER else None)
     while block is not None:
-        if heading is not None or previous is not None:  # a document of HTML alone has no pointer
-            yield _html_piece(block[1], heading, heading or previous)
+        # a document of HTML alone (front matter aside) has no pointer: its front matter's would put
+        # the page's body in a metadata chunk, which the semantic list skips (decision 1025)
+        if host is not None:
+            yield _html_piece(block[1], heading, host)
         block = next(blocks, None)
 
 

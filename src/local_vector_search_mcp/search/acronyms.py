@@ -44,7 +44,9 @@ def _definitions(acronym: str) -> re.Pattern[str]:
     # up to len + 2 words before "(ACR)" on one line: the name, with a few words of the
     # sentence before it that the initials then cut off
     words = len(acronym) + 2
-    return re.compile(rf"([^\W\d_][\w'\u2019\-]*(?:[ \t]+[\w'\u2019\-]+){{0,{words}}})[ \t]*\({re.escape(acronym)}\)")
+    # the name starts a word (the look-behind): from inside a long run of word characters every
+    # start read to its end and back, quadratic in the run (a 40k-character hash took 53 s)
+    return re.compile(rf"(?<![\w'\u2019\-])([^\W\d_][\w'\u2019\-]*(?:[ \t]+[\w'\u2019\-]+){{0,{words}}})[ \t]*\({re.escape(acronym)}\)")
 
 
 def _named(acronym: str, before: str) -> str | None:

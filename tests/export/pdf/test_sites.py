@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from local_vector_search_mcp.export.pdf.book import for_print
@@ -166,3 +167,15 @@ def test_a_page_without_site_markup_is_read_as_before() -> None:
     ):
         doc = parse_text(page)
         assert for_print(doc, "a.md", print) is doc
+
+
+def test_a_line_of_many_tags_is_read_in_linear_time() -> None:
+    # each tag's body stops at its own closing mark: `.*?` ran past it, and a line of 24 tags then
+    # took seconds (two more tags, four times the time)
+    from local_vector_search_mcp.export.pdf import sites
+
+    started = time.perf_counter()
+    assert sites._TAG_LINE.match("{% x %}" * 40 + " text") is None
+    assert sites._TAG_LINE.match("{% x %}" * 40) is not None
+    assert sites._TAG_LINE.match("{{< a >}} {{% b %}} {: .note}") is not None
+    assert time.perf_counter() - started < 1.0
