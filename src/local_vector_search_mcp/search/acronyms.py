@@ -46,7 +46,9 @@ def _definitions(acronym: str) -> re.Pattern[str]:
     words = len(acronym) + 2
     # the name starts a word (the look-behind): from inside a long run of word characters every
     # start read to its end and back, quadratic in the run (a 40k-character hash took 53 s)
-    return re.compile(rf"(?<![\w'\u2019\-])([^\W\d_][\w'\u2019\-]*(?:[ \t]+[\w'\u2019\-]+){{0,{words}}})[ \t]*\({re.escape(acronym)}\)")
+    word = r"[\w'\u2019\-]"
+    name = rf"(?<!{word})([^\W\d_]{word}*(?:[ \t]+{word}+){{0,{words}}})"
+    return re.compile(rf"{name}[ \t]*\({re.escape(acronym)}\)")
 
 
 def _named(acronym: str, before: str) -> str | None:
