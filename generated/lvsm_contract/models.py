@@ -35,9 +35,9 @@ class BrokenLink(BaseModel):
     """
     v2 anchor of the element holding the link (of the indexed revision; of the write's result for a link in a document the write changed), for kb_patch after kb_read; null when the link sits outside any addressable element.
     """
-    kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed']
+    kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed', 'href']
     """
-    How the link is written (`autolink` is `<page.md>`, `embed` is `![[Note]]`).
+    How the link is written (`autolink` is `<page.md>`, `embed` is `![[Note]]`, `href` is the `href` of an HTML `<a>` tag).
     """
     destination: str
     """
@@ -49,7 +49,7 @@ class BrokenLink(BaseModel):
     """
     text: str | None
     """
-    The link text as plain text; null for an autolink or a wikilink without one.
+    The link text as plain text; null for an autolink, an HTML `<a>` or a wikilink without one.
     """
 
 
@@ -157,9 +157,9 @@ class DocumentLink(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
-    kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed']
+    kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed', 'href']
     """
-    How the link is written (`autolink` is `<page.md>`, `embed` is `![[Note]]`).
+    How the link is written (`autolink` is `<page.md>`, `embed` is `![[Note]]`, `href` is the `href` of an HTML `<a>` tag).
     """
     source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
@@ -194,7 +194,7 @@ class DocumentLink(BaseModel):
     """
     text: str | None
     """
-    The link text as plain text; null for an autolink.
+    The link text as plain text; null for an autolink or an HTML `<a>`.
     """
     depth: Annotated[int, Field(ge=1, le=5)]
     """
@@ -583,7 +583,7 @@ class KbDeleteResult(BaseModel):
     """
     broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
     """
-    The links this delete broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, wikilinks and embeds) that reached the deleted document and, without it, reach no document. A wikilink or embed by name that now opens another note of that name (or one carrying it as an alias) still works and is not listed; a link that reached nothing before is not listed either. `[]` when none broke. Null when the links could not be checked: the document is outside the index or not indexed yet, or there is no usable index yet. Links are read from the index, so one written moments ago and not yet indexed is not seen.
+    The links this delete broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, HTML `<a href>`, wikilinks and embeds) that reached the deleted document and, without it, reach no document. A wikilink or embed by name that now opens another note of that name (or one carrying it as an alias) still works and is not listed; a link that reached nothing before is not listed either. `[]` when none broke. Null when the links could not be checked: the document is outside the index or not indexed yet, or there is no usable index yet. Links are read from the index, so one written moments ago and not yet indexed is not seen.
     """
     broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
         None
@@ -875,7 +875,7 @@ class KbPatchResult(BaseModel):
     """
     broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
     """
-    The links this edit broke, the first 100 by source path and place: links in indexed documents (this one included, and its own `[x](#frag)` and `[[#Heading]]`) whose fragment named a heading (as kb_links' `fragmentFound` reads it) or a `^id` block marker of this document before the edit and names none after it. A link already broken before is not listed. `[]` when none broke. Null when a heading or block id went away but the links could not be checked: the document is outside the index, or there is no usable index yet. Other documents' links are read from the index, so one written moments ago and not yet indexed is not seen.
+    The links this edit broke, the first 100 by source path and place: links in indexed documents (this one included, and its own `[x](#frag)`, `<a href=
     """
     broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
         None
@@ -1079,9 +1079,9 @@ class MissingImage(BaseModel):
     """
     v2 anchor (indexed revision) of the element holding the reference; null when outside any addressable element.
     """
-    kind: Literal['image', 'embed', 'wikilink', 'link', 'html']
+    kind: Literal['image', 'embed', 'wikilink', 'link', 'html', 'href']
     """
-    `image` for `![alt](path)`, `embed` for `![[file]]`, `wikilink` for `[[file.pdf]]` (a link, not an embed, to a file that is not a note), `link` for a plain `[text](file.pdf)` to an attachment, `html` for the `src` of an `<img>` tag.
+    `image` for `![alt](path)`, `embed` for `![[file]]`, `wikilink` for `[[file.pdf]]` (a link, not an embed, to a file that is not a note), `link` for a plain `[text](file.pdf)` to an attachment, `html` for the `src` of an `<img>` tag, `href` for the `href` of an `<a>` tag to an attachment.
     """
 
 
@@ -1943,7 +1943,7 @@ class KbMoveResult(BaseModel):
     """
     broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
     """
-    The links this move broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, wikilinks and embeds) that reached the document at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; a wikilink or embed by name that still finds the document is not listed, one that now opens another note of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: the document was outside the index or not indexed yet, or there is no usable index yet. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen. The moved document's own relative links are not counted here (`updateLinks` rewrites them).
+    The links this move broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, HTML `<a href>`, wikilinks and embeds) that reached the document at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; a wikilink or embed by name that still finds the document is not listed, one that now opens another note of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: the document was outside the index or not indexed yet, or there is no usable index yet. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen. The moved document's own relative links are not counted here (`updateLinks` rewrites them).
     """
     broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
         None

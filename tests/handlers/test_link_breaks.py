@@ -334,3 +334,27 @@ def test_a_document_the_index_does_not_hold_is_not_checked(vault: KbClient, tmp_
         assert move(kb, "guide.md", "moved.md")["brokenLinks"] is None
     finally:
         kb.shutdown()
+
+
+def test_an_html_a_href_breaks_as_a_markdown_link_does(vault: KbClient) -> None:
+    """Decision 1032: an ``<a href>`` is a link of the graph, so a heading renamed under its fragment
+    (1016, its own document's ``#top`` too), its page moved without updateLinks or deleted (1023)
+    name it, as a Markdown link; moved with updateLinks, it is rewritten and nothing breaks."""
+    (vault.ws.root / "html.md").write_text(
+        '# Html\n\n<a href="guides/setup.md#install">install</a> <a href=own.md>own</a>\n', encoding="utf-8"
+    )
+    (vault.ws.root / "own.md").write_text("# Top\n\n<a href='#top'>up</a>\n", encoding="utf-8")
+    vault.reindex()
+    renamed = patch(vault, "guides/setup.md", "replace_element", "## Install", "## Installation")
+    assert ("html.md", "href", "guides/setup.md#install", "install") in written(renamed)
+    assert written(patch(vault, "own.md", "replace_element", "# Top", "# Summit")) == [
+        ("own.md", "href", "#top", "top")
+    ]
+    assert vault.ws.indexing.sync.wait_idle(30)
+    kept = move(vault, "guides/setup.md", "manual/setup.md", update_links=True)
+    assert kept["brokenLinks"] == [] and 'href="manual/setup.md#install"' in (vault.ws.root / "html.md").read_text()
+    assert vault.ws.indexing.sync.wait_idle(30)
+    moved = move(vault, "manual/setup.md", "guides/setup.md")
+    assert ("html.md", "href", "manual/setup.md#install", "install") in written(moved)
+    assert vault.ws.indexing.sync.wait_idle(30)
+    assert written(delete(vault, "own.md")) == [("html.md", "href", "own.md", None)]

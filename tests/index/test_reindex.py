@@ -866,7 +866,53 @@ def test_an_index_that_read_toml_front_matter_as_a_paragraph_is_upgraded_in_plac
         result = kb.reindex()
         assert (result["indexedFiles"], result["skippedFiles"]) == (1, 2)  # hugo.md alone re-read
         assert tagged() == ["hugo.md", "yaml.md"]
-        assert kb.store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION == "4"
+        assert kb.store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION
         assert kb.reindex()["indexedFiles"] == 0  # upgraded once
     finally:
         kb.store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_index_without_html_a_links_gains_them_in_place(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """Decision 1032: an index of link graph v4 holds no ``href`` link. It is served as it is (no
+    rebuild), and the next reindex re-reads, whatever their stat says, only the documents whose
+    bytes hold an ``<a`` tag with ``href`` (not a page of ``<img``, ``<abbr>`` or ``<a id>`` anchors
+    alone), writes v5 once it has, and reads nothing the time after."""
+    from local_vector_search_mcp.dispatch import invoke
+    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY, LINK_GRAPH_VERSION
+    from local_vector_search_mcp.markdown import html_references
+    from local_vector_search_mcp.markdown.document import clear_cache
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text('# A\n\n<p><A class="x" HREF="b.md#b">b</A></p>\n', "utf-8")
+    (root / "b.md").write_text("# B\n\nText.\n", "utf-8")
+    (root / "c.md").write_text('# C\n\n<a id="c"></a><img src="pic.png"> and <abbr title="b.md">B</abbr>\n', "utf-8")
+    if backend == "sqlite":
+        kb = client(root, storage=tmp_path / "index.db")
+    else:
+        pg = request.getfixturevalue("pg_server")
+        kb = client(root, storage__backend="postgresql", storage__url=pg.url, storage__schema=pg.fresh_schema())
+
+    def incoming() -> list[tuple[str, str]]:
+        out = invoke(kb.ws, "kb_links", {"request": {"path": "b.md", "direction": "incoming"}})
+        return [(ln["source"], ln["kind"]) for ln in out["links"]]
+
+    try:
+        with monkeypatch.context() as patch:  # the release before: an <img>'s src alone
+            patch.setattr(html_references, "_OPENING", re.compile(r"<(img\b)", re.IGNORECASE))
+            clear_cache()
+            kb.reindex()
+        clear_cache()
+        kb.store.write_manifest({**kb.store.read_manifest(), LINK_GRAPH_KEY: "4"})
+        assert incoming() == []
+        assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
+        result = kb.reindex()
+        assert (result["indexedFiles"], result["skippedFiles"]) == (1, 2)  # a.md alone re-read
+        assert incoming() == [("a.md", "href")]
+        assert kb.store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION == "5"
+        assert kb.reindex()["indexedFiles"] == 0  # upgraded once
+    finally:
+        kb.shutdown()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -351,16 +353,16 @@ HTML_PICTURES = (
 def test_the_link_graph_reads_html_pictures_from_the_documents_own_parse(monkeypatch: pytest.MonkeyPatch) -> None:
     """A fully parsed document's ``<img>`` tags come from the blocks its parse kept (decision 627):
     the same sources as a parse of their own, with none made."""
-    from local_vector_search_mcp.markdown import html_images
+    from local_vector_search_mcp.markdown import html_references
 
     doc = parse_document(HTML_PICTURES.encode("utf-8"))
-    by_own_parse = html_images.html_image_sources(doc)
+    by_own_parse = html_references.html_references(doc)
     assert [s.value for s in by_own_parse] == ["a.png", "b c.png", "quoted.png", "cell.png"]
 
     def no_second_parse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the document was parsed again")
 
-    monkeypatch.setattr(html_images._BLOCKS, "parse", no_second_parse)
+    monkeypatch.setattr(html_references._BLOCKS, "parse", no_second_parse)
     graph = links.graph_links(doc, extract_links(doc).links)
     assert [(ln.kind, ln.destination, ln.start, ln.end) for ln in graph if ln.kind == "html"] == [
         ("html", s.value, s.start, s.end) for s in by_own_parse
@@ -370,17 +372,89 @@ def test_the_link_graph_reads_html_pictures_from_the_documents_own_parse(monkeyp
 def test_html_pictures_from_the_parse_equal_a_parse_of_their_own_on_the_shared_corpora() -> None:
     from shared_data import CORPORA
 
-    from local_vector_search_mcp.markdown import html_images
+    from local_vector_search_mcp.markdown import html_references
 
-    files = sorted(p for p in CORPORA.rglob("*.md") if b"<img" in p.read_bytes().lower())
+    files = sorted(p for p in CORPORA.rglob("*.md") if re.search(rb"<(?:img|a[\s/])", p.read_bytes(), re.IGNORECASE))
     if not files:
         pytest.skip("shared corpora not found")
     for path in files:
         doc = parse_document(path.read_bytes())
         source = doc._state.link_source  # type: ignore[attr-defined]
-        assert html_images.html_image_sources(doc, source.html, source.references) == html_images.html_image_sources(
+        assert html_references.html_references(doc, source.html, source.references) == html_references.html_references(
             doc
         ), path
+
+
+HTML_LINKS = (
+    '# P\n\n<p class="nav"><a class="btn" href="setup.md">Setup</a>\n'
+    "<A TARGET=_blank HREF='../guide/setup.md#intro'>Intro</A> <a\nhref=plain.md>p</a></p>\n\n"
+    'Inline <a title="x.md" data-href="no.md" href="b%20c.md">b</a>, [md](m.md), <abbr title="a.md">A</abbr>,\n'
+    '`<a href="code.md">` and <!-- <a href="comment.md"> --> <a name="top">no href</a>.\n\n'
+    '```\n<a href="fence.md">f</a>\n```\n\n'
+    '    <a href="indented.md">i</a>\n\n'
+    '<!--\n<a href="block-comment.md">c</a>\n-->\n'
+)
+
+
+def test_the_href_of_an_html_a_tag_is_a_link_where_an_img_src_would_be() -> None:
+    """Decision 1032. MDX and HTML-heavy docs link with ``<a href="page.md">``, which the graph and a
+    move did not see while an ``<img src>`` beside it was followed (820). The ``href`` of each
+    ``<a>`` tag in an HTML block or inline HTML is a link of kind ``href`` with its exact span (any
+    attribute order, case, quoting; character references resolved), in text order, no text; in a
+    code span, a fence, indented code or an HTML comment it is text, and ``<abbr>`` or an ``<a>``
+    without ``href`` is none."""
+    doc = parse_document(HTML_LINKS.encode("utf-8"))
+    found = links.graph_links(doc, extract_links(doc).links)
+    assert [(ln.kind, ln.destination, doc.text[ln.start : ln.end], ln.text) for ln in found] == [
+        ("href", "setup.md", "setup.md", None),
+        ("href", "../guide/setup.md#intro", "../guide/setup.md#intro", None),
+        ("href", "plain.md", "plain.md", None),
+        ("href", "b%20c.md", "b%20c.md", None),
+        ("inline", "m.md", "m.md", "md"),
+    ]
+    inline = next(e for e in doc.elements if doc.text.startswith("Inline", e.start))
+    assert found[0].pointer is None and found[3].pointer == inline.anchor  # HTML blocks are not addressable
+    escaped = parse_document(b'<a href="a&amp;b.md">x</a>\n')
+    (only,) = links.graph_links(escaped, extract_links(escaped).links)
+    assert (only.destination, escaped.text[only.start : only.end]) == ("a&b.md", "a&amp;b.md")
+
+
+@pytest.mark.parametrize(
+    ("unit", "found"),
+    [
+        ("<img ", 0),  # unclosed, in an HTML block
+        ("<a href ", 0),
+        ('<a href="p.md">p</a> ', 1),  # closed, in one paragraph
+        ('<img src="p.png"> ', 1),
+    ],
+)
+def test_html_tags_are_read_in_time_linear_in_their_number(unit: str, found: int) -> None:
+    """Decision 1032: each unclosed ``<img`` of an HTML block was scanned to the block's end (40,000
+    on one line took 3 s), and each tag of a paragraph counted in the whole paragraph (20,000
+    ``<img>`` took 8.5 s); ``<a href>``, common by the thousand on an index page, would have done
+    the same. Four times the tags must cost about four times the time, not sixteen."""
+    import gc
+    import time
+
+    from local_vector_search_mcp.markdown import html_references
+
+    def seconds(n: int) -> float:
+        text = ("<div>\n" if found == 0 else "Text ") + unit * n + "\n"
+        doc = parse_document(text.encode("utf-8"))
+        best = float("inf")
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(3):
+                started = time.process_time()
+                assert len(html_references.html_references(doc)) == found * n
+                best = min(best, time.process_time() - started)
+        finally:
+            gc.enable()
+        return best
+
+    small, large = seconds(5_000), seconds(20_000)
+    assert large < max(small, 0.005) * _LINEAR, (small, large)
 
 
 def test_an_escaped_pipe_ends_a_wikilink_s_name_outside_a_table_too() -> None:

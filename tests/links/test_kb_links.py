@@ -273,6 +273,46 @@ def test_html_pictures_and_plain_links_to_attachments_are_checked_like_images(tm
         kb.shutdown()
 
 
+def test_an_html_a_href_is_a_document_link_or_an_attachment_as_a_plain_link_is(tmp_path: Path) -> None:
+    """Decision 1032: ``<a href="x.md">`` and ``<a href="../guide/setup.md#intro">`` were in no
+    kb_links answer while an ``<img src>`` beside them was checked (820). An ``<a>``'s ``href`` now
+    reads as a plain link: to a ``.md`` a document link (incoming, missing, ``fragmentFound``), to
+    an attachment a file reference (``missingImages``, kind ``href``); a URL, ``mailto:``, a bare
+    ``#fragment``, a root-absolute path, a template, a page the site makes and a folder are nothing,
+    and neither is an ``<a>`` in code or a comment."""
+    root = tmp_path / "kb"
+    (root / "guide").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "guide" / "setup.md").write_text("# Setup\n\n## Intro\n\nText.\n", encoding="utf-8")
+    (root / "docs" / "page.md").write_text(
+        "# Page\n\n"
+        "<nav>\n<a href=\"../guide/setup.md#intro\">Intro</a> <a href='../guide/setup.md#nowhere'>x</a>\n"
+        '<A HREF=gone.md>gone</A> <a href="files/gone.pdf">pdf</a></nav>\n\n'
+        'Also <a href="https://example.org/a.md">u</a> <a href="mailto:me@x.md">m</a> <a href="#page">f</a>'
+        ' <a href="/abs.md">r</a> <a href="{{site.url}}/t.md">t</a> <a href="page.html">h</a> <a href="files/">d</a>'
+        ' `<a href="code.md">` <!-- <a href="comment.md"> -->.\n',
+        encoding="utf-8",
+    )
+    (root / "docs" / "files").mkdir()
+    kb = client(root)
+    try:
+        kb.reindex()
+        out = links(kb, path="docs/page.md", direction="outgoing")
+        assert [(ln["target"], ln["kind"], ln["fragment"], ln["fragmentFound"], ln["text"]) for ln in out["links"]] == [
+            ("guide/setup.md", "href", "intro", True, None),
+            ("guide/setup.md", "href", "nowhere", False, None),
+            ("docs/gone.md", "href", None, None, None),
+        ]
+        assert out["missing"] == [{"source": "docs/page.md", "target": "docs/gone.md", "pointer": None}]
+        incoming = links(kb, path="guide/setup.md", direction="incoming")
+        assert edges(incoming) == [("docs/page.md", "guide/setup.md", "href", True)] * 2
+        whole = links(kb)
+        assert [(m["target"], m["kind"]) for m in whole["missingImages"]] == [("docs/files/gone.pdf", "href")]
+        assert whole["orphans"] == ["docs/page.md"]
+    finally:
+        kb.shutdown()
+
+
 def test_an_index_without_relative_autolinks_gains_them_in_place(tmp_path: Path) -> None:
     """Decision 901: link graph v3 adds ``<page.md>`` autolinks. An index of v2 is taken as it is;
     the next reindex re-reads the documents that may hold one (and only those), then writes the key."""

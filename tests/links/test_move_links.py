@@ -334,6 +334,77 @@ def test_moving_a_document_keeps_its_own_links_to_attachments_and_html_images(tm
         kb.shutdown()
 
 
+HTML_INDEX = """# Index
+
+<p align="center"><a class="btn" href="../guide/setup.md" target="_blank">Setup</a> \
+<A HREF='../guide/setup.md#intro' title="x">Intro</A> <a href=../guide/setup.md?v=2#intro>v2</a></p>
+
+Inline <a data-x="1" href="../guide/set%75p.md">encoded</a>, <a href="https://example.org/guide/setup.md">web</a>,
+`<a href="../guide/setup.md">code</a>` and <!-- <a href="../guide/setup.md"> -->.
+"""
+
+HTML_SETUP = """# Setup
+
+## Intro
+
+<a href="../docs/index.md">back</a> <a href='files/spec.pdf'>spec</a> <a href="page.html">site page</a>
+<a href="files/">all files</a> <a href="#intro">here</a> <a href="mailto:me@example.org">mail</a>
+"""
+
+
+def test_moving_a_document_rewrites_the_href_of_html_a_tags_byte_exactly(tmp_path: Path) -> None:
+    """Decision 1032: a move with updateLinks left every ``<a href>`` to the moved page pointing at
+    its old path. The value alone is rewritten (quotes, attribute order, case and every other byte
+    kept), as an ``<img src>`` is: spaces stay inside quotes, an unquoted value gets ``%20``, an
+    encoded one stays encoded, ``?query`` and ``#fragment`` stay. The moved page's own ``<a href>``
+    to a document or a file follows it; to a page the site makes, a folder, a URL or its own
+    fragment it is left as written, as a plain link is."""
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    (root / "guide" / "files").mkdir(parents=True)
+    (root / "guide/files/spec.pdf").write_bytes(b"%PDF-1.4\n")
+    (root / "docs/index.md").write_text(HTML_INDEX, encoding="utf-8")
+    (root / "guide/setup.md").write_text(HTML_SETUP, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        kb.reindex()
+        out = move(kb, "guide/setup.md", "manual/v2/Set up.md", updateLinks=True)
+        assert out["updatedPaths"] == ["docs/index.md", "manual/v2/Set up.md"]
+        assert out["brokenLinks"] == []
+        assert (root / "docs/index.md").read_text(encoding="utf-8") == (
+            HTML_INDEX.replace('href="../guide/setup.md" target', 'href="../manual/v2/Set up.md" target')
+            .replace("HREF='../guide/setup.md#intro'", "HREF='../manual/v2/Set up.md#intro'")
+            .replace("href=../guide/setup.md?v=2#intro>", "href=../manual/v2/Set%20up.md?v=2#intro>")
+            .replace('href="../guide/set%75p.md"', 'href="../manual/v2/Set%20up.md"')
+        )
+        assert (root / "manual/v2/Set up.md").read_text(encoding="utf-8") == HTML_SETUP.replace(
+            '"../docs/index.md"', '"../../docs/index.md"'
+        ).replace("'files/spec.pdf'", "'../../guide/files/spec.pdf'")
+        kb.reindex()
+        edges = invoke(kb.ws, "kb_links", {"request": {"path": "manual/v2/Set up.md", "direction": "incoming"}})
+        assert [(ln["source"], ln["kind"], ln["targetExists"]) for ln in edges["links"]] == [
+            ("docs/index.md", "href", True)
+        ] * 4
+    finally:
+        kb.shutdown()
+
+
+def test_a_moved_document_s_html_values_holding_a_template_are_left_as_written(tmp_path: Path) -> None:
+    """Decision 1024 made a site generator's template no path, and a Markdown link holding one was
+    left alone by a move; an ``<img src>`` holding one was rewritten as a relative path
+    (``../../docs/{{site.url}}/x.png``), and so would an ``<a href>`` have been (1032)."""
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    text = '# T\n\n<img src="{{site.url}}/x.png"> <a href="{{site.baseurl}}/y.md">y</a> [z]({{site.url}}/z.md)\n'
+    (root / "docs/t.md").write_text(text, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        out = move(kb, "docs/t.md", "a/b/t.md", updateLinks=True)
+        assert out["updatedPaths"] == [] and (root / "a/b/t.md").read_text(encoding="utf-8") == text
+    finally:
+        kb.shutdown()
+
+
 def test_a_moved_document_s_link_to_a_folder_is_left_as_written(tmp_path: Path) -> None:
     # decision 761 follows plain links to files; a folder link (`[all files](files/)`) is no file's
     # and was rewritten without its trailing slash

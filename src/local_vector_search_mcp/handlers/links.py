@@ -180,8 +180,8 @@ class _OnDisk:
         return rel if path.is_file() else None
 
 
-def _missing_kind(ln: ResolvedLink) -> Literal["image", "embed", "wikilink", "link", "html"]:
-    if ln.kind in ("embed", "wikilink", "html"):
+def _missing_kind(ln: ResolvedLink) -> Literal["image", "embed", "wikilink", "link", "html", "href"]:
+    if ln.kind in ("embed", "wikilink", "html", "href"):
         return ln.kind  # type: ignore[return-value]  # the literal itself
     return "image" if ln.kind == "image" else "link"
 

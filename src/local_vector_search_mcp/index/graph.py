@@ -12,7 +12,8 @@ without re-indexing its sources. Rules (spec/decisions.md 43 and 138-140):
   document link when its path ends in ``.md``; an image counts as an image, and so
   do, in the graph (``resolve(..., files=True)``), the ``src`` of an HTML ``<img>``
   (kind ``html``) and a plain link to an attachment (a picture, PDF, audio, video or
-  office file: decision 820). A
+  office file: decision 820). The ``href`` of an HTML ``<a>`` (kind ``href``) is a plain
+  link (decision 1032). A
   path that names no document as written reaches the one document whose path
   is the same after NFC normalisation, as the tools' paths do (decision 505).
 * Wikilinks and embeds resolve like Obsidian: a name starting ``./`` or ``../``
@@ -48,6 +49,7 @@ __all__ = [
     "Graph",
     "ResolvedLink",
     "Resolver",
+    "has_template",
     "name_key",
     "nearest",
     "nearest_tier",
@@ -76,7 +78,9 @@ ATTACHMENT_EXTENSIONS = frozenset(
         *(".docx", ".xlsx", ".pptx", ".odt", ".ods", ".odp", ".csv", ".zip"),
     }
 )
-_PLAIN_KINDS = frozenset({"inline", "reference"})
+# links written as a plain link reads: to a document, an attachment, or a fragment of their own
+# document; an HTML ``<a href>`` is one (decision 1032), an ``<img src>`` is always a picture
+_PLAIN_KINDS = frozenset({"inline", "reference", "href"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +155,11 @@ class FragmentTargets:
         return wanted.lower() in slugs or slug(wanted) in slugs
 
 
+def has_template(destination: str) -> bool:
+    """Whether a destination holds a site generator's template, which makes it no path (decision 1024)."""
+    return _TEMPLATE.search(destination) is not None
+
+
 def written_fragment(link: ResolvedLink | StoredLink) -> str:
     """``link``'s fragment as written, what :meth:`FragmentTargets.found` reads (``link.fragment``
     is a Markdown link's percent-decoded, decision 911)."""
@@ -206,7 +215,7 @@ class Resolver:
 
     def _markdown(self, link: StoredLink, files: bool = False) -> ResolvedLink | None:
         dest = link.destination.strip()
-        if not dest or dest.startswith("#") or _SCHEME.match(dest) or _TEMPLATE.search(dest):
+        if not dest or dest.startswith("#") or _SCHEME.match(dest) or has_template(dest):
             return None
         path, _, fragment = dest.partition("#")
         # a backslash separates folders, as the path guard reads it and browsers read it in a URL:

@@ -907,24 +907,24 @@ def _refusal(exc: Exception) -> str:
 # aliases and fields) that an older index took for a paragraph (decision 1026)
 _TOML_FRONT_MATTER = rb"\A(?:\xef\xbb\xbf)?\+\+\+"
 # what each link graph version reads that the one before it lacks: v2 ``<img`` (decision 820),
-# v3 a ``<page.md>`` autolink (901), v4 TOML front matter
-_NEW_LINKS = ((2, rb"<img"), (3, rb"<[^\s<>]*\.md[#?>]"), (4, _TOML_FRONT_MATTER))
+# v3 a ``<page.md>`` autolink (901), v4 TOML front matter, v5 an ``<a`` tag holding ``href`` (1032;
+# the rust book's 63 files of ``<a id="...">`` anchors, ``<abbr>`` and ``<aside>`` are not read again;
+# no ``<`` before ``href``, so no two openings' scans overlap: a file of unclosed ``<a `` is read once)
+_NEW_LINKS = ((2, rb"<img"), (3, rb"<[^\s<>]*\.md[#?>]"), (4, _TOML_FRONT_MATTER), (5, rb"<a[\s/][^<>]*href"))
 
 
 def _new_links(stored: str | None) -> Callable[[Path], bool]:
     """Whether a file's bytes may hold what the link graph versions after ``stored`` (None: before
-    v2) read; a file that cannot be read now is left to the pass, which reports it. Only v4's look
-    reads no more than the file's first six bytes: a file that does not open with ``+++`` keeps
-    its chunks, links and fields, whose rows an index of v3 already holds."""
+    v2) read; a file that cannot be read now is left to the pass, which reports it. Every version
+    since v5 looks for ``<a`` anywhere, so each file is read whole once (v4's look alone read six
+    bytes)."""
     after = int(stored) if stored is not None and stored.isdigit() else 1
     parts = [pattern for version, pattern in _NEW_LINKS if version > after]
     found = re.compile(b"|".join(parts), re.IGNORECASE).search
-    size = 6 if parts == [_TOML_FRONT_MATTER] else -1  # -1: the whole file
 
     def may_hold(path: Path) -> bool:
         try:
-            with path.open("rb") as file:
-                return found(file.read(size)) is not None
+            return found(path.read_bytes()) is not None
         except OSError:
             return True
 

@@ -16,7 +16,8 @@ Writing the plan, all or nothing, is the writer's job (``writer.commit_many``).
 * The moved document's own relative Markdown links are rewritten against its
   new folder so they still reach their targets.
 * Plain links to files that are no documents (``[full size](pic.png)``, ``[spec](a.pdf)``) and
-  the ``src`` of HTML ``<img>`` tags are followed the same way (decision 761).
+  the ``src`` of HTML ``<img>`` tags are followed the same way (decision 761), and the ``href``
+  of HTML ``<a>`` tags as plain links are (decision 1032).
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ from markdown_it.common.utils import unescapeAll
 
 from ..errors import InvalidArgument, KbError, NotFound
 from ..markdown import parse_document
-from ..markdown.html_images import HtmlImageSource, html_image_sources
+from ..markdown.html_references import HtmlReference, html_references
 from ..markdown.links import Link, extract_links, rewrite, separators
 from ..markdown.source import BOM
 from ..paths import spelled_on_disk
 from ..sourcefile import read_source, unlisted_folder
-from .graph import WIKI_KINDS, Resolver, name_key, nearest, nearest_tier
+from .graph import WIKI_KINDS, Resolver, has_template, name_key, nearest, nearest_tier
 from .port import DocumentMeta, StoredLink
 
 __all__ = ["RelinkPlan", "markdown_files", "plan_move"]
@@ -148,8 +149,8 @@ def _needles(src: str, dst: str) -> list[str]:
 
 # the inside of a wikilink or embed as markdown.links' rule reads it: no bracket, no line break
 _WIKI_INNER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
-# what may stand right before a written destination: `](`, `](<`, `]: `, `]:`, `src="`, `src=` (an
-# unquoted `<img>` value, decision 717), or a line start
+# what may stand right before a written destination: `](`, `](<`, `]: `, `]:`, `src="`, `href='`, `src=`
+# (an unquoted `<img>` or `<a>` value, decision 717), or a line start
 _DESTINATION_START = re.compile(r"[ \t(<>\[\]:'\"=]")
 
 
@@ -283,9 +284,9 @@ def _relink_file(
             changes.add(change)
         if link.in_properties:
             properties.append(link.destination if change is None else _replaced(link, change))
-    for image in html_image_sources(doc):
-        written = doc.text[image.start : image.end]
-        change = _new_html_source(image, written, (source_before, source_after), (src, dst), files)
+    for tag in html_references(doc):
+        written = doc.text[tag.start : tag.end]
+        change = _new_html_value(tag, written, (source_before, source_after), (src, dst), files)
         if change is not None:
             changes.add(change)
     if not changes:
@@ -381,16 +382,17 @@ def _new_destination(
     return link.start, link.start + len(written), new_path
 
 
-def _new_html_source(
-    image: HtmlImageSource, written: str, sources: tuple[str, str], moved: tuple[str, str], files: _Files
+def _new_html_value(
+    tag: HtmlReference, written: str, sources: tuple[str, str], moved: tuple[str, str], files: _Files
 ) -> tuple[int, int, str] | None:
-    """The new ``src`` of an ``<img>`` tag that the move would break, as a browser reads it:
-    percent-decoded, relative to the document's folder (``sources``: its path before and after the
-    move of ``moved``); None when it still reaches its picture."""
+    """The new ``src`` of an ``<img>`` tag or ``href`` of an ``<a>`` tag that the move would break,
+    as a browser reads it: percent-decoded, relative to the document's folder (``sources``: its path
+    before and after the move of ``moved``); None when it still reaches its file."""
     source_before, source_after = sources
     src, dst = moved
-    value = image.value.strip()
-    if not value or value.startswith(("#", "/", "\\")) or _SCHEME.match(value):
+    value = tag.value.strip()
+    # a template the site fills in is no path: left as written, as a Markdown link's (1024)
+    if not value or value.startswith(("#", "/", "\\")) or _SCHEME.match(value) or has_template(value):
         return None
     path_part = re.split(r"[?#]", value, maxsplit=1)[0]
     if not path_part:
@@ -400,7 +402,11 @@ def _new_html_source(
     if target == ".." or target.startswith(("../", "/")):
         return None
     if target != src:
-        target = files.reached(target) or target  # typed in another normal form than on disk (505)
+        on_disk = files.reached(target)  # typed in another normal form than on disk (505)
+        if on_disk is None and tag.tag == "a" and not target.lower().endswith(".md"):
+            # as a plain link's: a folder, a page the site generator makes, nothing (761)
+            return None
+        target = on_disk or target
     if target == src:
         target = dst
     elif source_before == source_after:
@@ -414,10 +420,10 @@ def _new_html_source(
     if path_part.startswith("./") and not relative.startswith("../"):
         relative = f"./{relative}"
     # a quoted value holds spaces; an unquoted one ends at one; the quote itself and "&" are encoded
-    new_path = _written(relative, path_part, angled=bool(image.quote))
-    for char in f"&{image.quote}":
+    new_path = _written(relative, path_part, angled=bool(tag.quote))
+    for char in f"&{tag.quote}":
         new_path = new_path.replace(char, quote(char, safe=""))
-    return image.start, image.start + len(path_part), new_path
+    return tag.start, tag.start + len(path_part), new_path
 
 
 def _still_reaches(path: str, target: str, moved: tuple[str, str], files: _Files) -> bool:

@@ -39,7 +39,7 @@ from markdown_it.rules_inline.link import link as _link_rule
 from markdown_it.token import Token
 
 from .front_matter import front_matter_plugin, is_toml, load_toml
-from .html_images import IMG_OPEN, HtmlImageSource, HtmlRun, html_image_sources
+from .html_references import HtmlReference, HtmlRun, html_references, may_hold_reference
 from .model import Document, Element
 from .scan import MAX_NESTING, PARSER_HEAD
 
@@ -65,7 +65,7 @@ __all__ = [
     "wikilink_rule",
 ]
 
-LinkKind = Literal["inline", "reference", "autolink", "image", "wikilink", "embed", "html"]
+LinkKind = Literal["inline", "reference", "autolink", "image", "wikilink", "embed", "html", "href"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,8 @@ class Link:
 
     ``destination`` is the target as the author wrote it (backslash escapes and
     entities resolved; for a wikilink the part before ``|``, fragment included; for ``html``,
-    the ``src`` of an ``<img>`` tag, character references resolved).
+    the ``src`` of an ``<img>`` tag, for ``href`` the ``href`` of an ``<a>`` tag, character
+    references resolved).
     ``start``/``end`` is its span in ``Document.text`` (``-1`` when it could not be
     located exactly, e.g. written with escapes; such a link is never rewritten).
     ``pointer`` is the v2 anchor of the innermost element holding the link. ``in_properties``:
@@ -110,8 +111,9 @@ class LinkSource:
     runs: tuple[tuple[int, int, str, bool], ...]  # first line, end line, content, is a table cell
     front_matter: str | None
     code: tuple[tuple[int, int], ...] = ()  # first and end line of each code block, nested ones too
-    # the blocks that may hold an ``<img>`` tag (``html_images.HtmlRun``): an HTML block, or an
-    # inline run with its content; read by the link graph so it never parses a document again
+    # the blocks that may hold an ``<img>`` or ``<a>`` tag (``html_references.HtmlRun``): an HTML
+    # block, or an inline run with its content; read by the link graph so it never parses a
+    # document again
     html: tuple[HtmlRun, ...] = ()
 
 
@@ -139,9 +141,9 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
                 and maybe(content)
             ):
                 runs.append((token.map[0], token.map[1], content, in_table))
-            if token.map is not None and "<" in content and _IMG_OPEN(content):
+            if token.map is not None and "<" in content and may_hold_reference(content):
                 html.append(HtmlRun(token.map[0], token.map[1], content))
-        elif token.type == "html_block" and token.map is not None and _IMG_OPEN(token.content):
+        elif token.type == "html_block" and token.map is not None and may_hold_reference(token.content):
             html.append(HtmlRun(token.map[0], token.map[1], None))
         elif token.type in _CODE and token.map is not None:
             code.append((token.map[0], token.map[1]))
@@ -199,7 +201,6 @@ def links_through(content: str, references: dict[str, Any], label: str) -> bool:
 
 
 _CODE = frozenset({"fence", "code_block"})
-_IMG_OPEN = IMG_OPEN.search
 
 
 _TABLE_EDGES = frozenset({"table_open", "table_close"})
@@ -615,17 +616,18 @@ def _blanks_before(text: str, offset: int) -> int:
 
 def graph_links(doc: Document, links: Sequence[Link]) -> list[Link]:
     """``links`` (what :func:`extract_links` found) with the ``src`` of each ``<img>`` tag in the
-    document's HTML as a link of kind ``html`` (decision 820), in text order: the link graph
-    sees the pictures a move with ``updateLinks`` rewrites (decision 761), by the same rule
-    (``html_image_sources``: never in code or an HTML comment). A link whose place is unknown
-    (span -1) keeps its order among the others; a tag comes before the first located link after it."""
-    # blocks parsed already: nothing is parsed again; else they are parsed there if it holds "<img"
+    document's HTML as a link of kind ``html`` (decision 820) and the ``href`` of each ``<a>`` tag
+    as one of kind ``href`` (decision 1032), in text order: the link graph sees the tags a move
+    with ``updateLinks`` rewrites (decision 761), by the same rule (``html_references``: never in
+    code or an HTML comment). A link whose place is unknown (span -1) keeps its order among the
+    others; a tag comes before the first located link after it."""
+    # blocks parsed already: nothing is parsed again; else they are parsed there if it holds a tag
     source = _known_source(doc)
-    sources = html_image_sources(doc) if source is None else html_image_sources(doc, source.html, source.references)
-    if not sources:
+    found = html_references(doc) if source is None else html_references(doc, source.html, source.references)
+    if not found:
         return list(links)
     starts = [e.start for e in doc.elements]
-    tags = deque(sources)
+    tags = deque(found)
     out: list[Link] = []
     for link in links:
         while tags and link.start >= 0 and tags[0].start < link.start:
@@ -635,10 +637,11 @@ def graph_links(doc: Document, links: Sequence[Link]) -> list[Link]:
     return out
 
 
-def _html_link(doc: Document, starts: list[int], tag: HtmlImageSource) -> Link:
+def _html_link(doc: Document, starts: list[int], tag: HtmlReference) -> Link:
     anchor = _element_at(doc, starts, tag.start)
     pointer = anchor.anchor if anchor is not None else None
-    return Link("html", tag.value, None, pointer, tag.start, tag.end)
+    # an <a>'s text is HTML the graph does not read: none, as an autolink's
+    return Link("html" if tag.tag == "img" else "href", tag.value, None, pointer, tag.start, tag.end)
 
 
 # Backtick runs (code spans open and close with runs of one length), ``%%`` and blank lines (no
