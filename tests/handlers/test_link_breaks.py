@@ -85,6 +85,23 @@ def test_a_renamed_heading_names_every_link_that_reached_it(kb: KbClient) -> Non
     assert "## Installation" in (kb.ws.root / "guide.md").read_text("utf-8")  # the edit stands
 
 
+def test_a_source_written_and_not_indexed_yet_counts_as_its_file_holds_it(
+    kb: KbClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another client removed the wikilink from links.md and moved its inline link down a paragraph
+    # moments ago; the index still holds the old text (its sync is queued): the rename named the
+    # removed link, by a pointer gone stale (found on PostgreSQL, whose sync takes longer)
+    text = LINKS.replace(" and [[guide#Install]]", "").replace("See [install](guide.md#install)", "See it")
+    (kb.ws.root / "links.md").write_text("New first paragraph.\n\n" + text + "\n[install](guide.md#install)\n", "utf-8")
+    monkeypatch.setattr(kb.ws.indexing.sync, "pending", lambda: ["links.md"])
+    out = patch(kb, "guide.md", "replace_element", "## Install", "## Installation")
+    assert broken(out) == [
+        ("guide.md", "inline", "#install", "install"),
+        ("links.md", "inline", "guide.md#install", "install"),
+    ]
+    assert out["brokenLinks"][1]["pointer"] == pointer(kb, "links.md", "[install](guide.md#install)")
+
+
 def test_a_dropped_block_id_names_the_links_to_it(kb: KbClient) -> None:
     out = patch(kb, "guide.md", "replace_element", "Run the installer.", "Run the installer.")
     assert broken(out) == [("links.md", "wikilink", "guide#^setup-step", "^setup-step")]

@@ -33,6 +33,7 @@ from ..markdown import Document, parse_document
 from ..markdown.links import block_ids, extract_links, graph_links
 from ..workspace import Workspace
 from .links import load_graph
+from .reading import load_document
 
 __all__ = ["LIMIT", "NONE_BROKEN", "LinkBreaks", "broken_by_delete", "broken_by_move", "broken_links", "reported"]
 
@@ -72,7 +73,7 @@ def broken_links(ws: Workspace, rel: str, before: Document, after: Document) -> 
     graph = _graph(ws, rel)
     if graph is None:
         return None
-    return _report(_broken(graph, rel, after, old, new))
+    return _report(_as_written(ws, _broken(graph, rel, after, old, new), skip=rel))
 
 
 def broken_by_delete(ws: Workspace, rel: str) -> LinkBreaks | None:
@@ -85,7 +86,7 @@ def broken_by_delete(ws: Workspace, rel: str) -> LinkBreaks | None:
     if not inbound:
         return NONE_BROKEN  # a page nobody links to: nothing is resolved again
     after = _resolver_after(graph, rel, None)
-    return _report(link for link in inbound if not _opens(after, link, None))
+    return _report(_as_written(ws, [link for link in inbound if not _opens(after, link, None)]))
 
 
 def broken_by_move(
@@ -104,6 +105,7 @@ def broken_by_move(
         return NONE_BROKEN  # a page nobody links to: nothing is resolved again
     after = _resolver_after(graph, src, dst)
     found = [link for link in kept if not _opens(after, link, dst)]
+    found = _as_written(ws, found, skip=dst)
     for source in checked:
         old, new = rewritten[source]
         found.extend(_left_broken(graph.resolver, after, source, old, new, (src, dst)))
@@ -162,6 +164,44 @@ def _left_broken(
     for was, now in zip(_links_of(source, parse_document(old)), _links_of(source, parse_document(new)), strict=False):
         if _opens(before, was, src) and not _opens(after, now, dst):
             yield now
+
+
+def _as_written(ws: Workspace, links: Iterable[StoredLink], skip: str | None = None) -> list[StoredLink]:
+    """``links`` from the index, checked against the files this server has written or heard of and
+    not indexed yet (its sync queue): such a file's link counts only if its text still holds it (the
+    same kind, destination and text), with the pointer it has now; a file gone holds none. Another
+    client's write moments earlier removed the link on disk while the index still held it, and the
+    report named a link that no longer existed by a pointer that had gone stale (found on
+    PostgreSQL, whose sync takes longer). ``skip``: the written document itself, read already."""
+    links = list(links)
+    pending = set(ws.indexing.sync.pending()) - {skip}
+    stale = {link.source for link in links} & pending
+    if not stale:
+        return links
+    now = {source: _links_on_disk(ws, source) for source in stale}
+    out = []
+    for link in links:
+        if link.source not in stale:
+            out.append(link)
+            continue
+        same = next((ln for ln in now[link.source] if _same_link(ln, link)), None)
+        if same is not None:
+            now[link.source].remove(same)  # two equal links are two links, each matched once
+            out.append(same)
+    return out
+
+
+def _same_link(a: StoredLink, b: StoredLink) -> bool:
+    return (a.kind, a.destination, a.text) == (b.kind, b.destination, b.text)
+
+
+def _links_on_disk(ws: Workspace, source: str) -> list[StoredLink]:
+    """``source``'s links as its file holds them now; none when it cannot be read (gone, moved)."""
+    try:
+        rel, document = load_document(ws, source)
+    except Exception:  # gone, moved or unreadable since: no link of it stands
+        return []
+    return _links_of(rel, document)
 
 
 def _links_of(source: str, doc: Document) -> list[StoredLink]:
