@@ -192,7 +192,8 @@ def make_snippet(text: str, terms: tuple[str, ...], width: int = 16) -> str:
     # decision 1020: the windows at every hit starting in the best stretch of `budget` characters
     # of the whole text win with more different words
     every = sorted({*light.ascii_spans(flat), *others})
-    if tokens and set(every) != set(hits):  # no token near the first match: shown from the start
+    # only a text longer than a chunk's usual size (decision 1035)
+    if tokens and len(flat) > _SNIPPET_FAR_CHARS and set(every) != set(hits):
 
         def stretch(h: Span) -> int:
             keys = {k for a, b in every if h[0] <= a < h[0] + budget for k in _word_keys(flat[a:b])}
@@ -282,6 +283,7 @@ def _whole_terms(flat: str, terms: tuple[str, ...]) -> list[tuple[int, int, str]
 _SNIPPET_CONTEXT_CHARS = 300
 _SNIPPET_SPAN_CHARS = 600  # how far after the first match other anchors are tried
 _SNIPPET_MAX_HITS = 16
+_SNIPPET_FAR_CHARS = 4096  # a longer text is read whole for its best stretch (decisions 1020, 1035)
 
 
 def _end(flat: str, start: int, end: int, budget: int) -> int:

@@ -406,9 +406,14 @@ def test_an_identifier_matched_whole_beats_its_parts_met_earlier():
     # near the first match: a window holding every part loses to the one holding the identifier
     near = parts + "Then it throws FST_ERR_PLUGIN_TIMEOUT and stops."
     assert "throws [FST]_[ERR]_[PLUGIN]_[TIMEOUT]" in make_snippet(near, terms)
-    # and far from it, past the anchors tried around the first match
-    far = parts + "Nothing else here. " * 60 + "Then it throws FST_ERR_PLUGIN_TIMEOUT and stops."
-    assert "throws [FST]_[ERR]_[PLUGIN]_[TIMEOUT]" in make_snippet(far, terms)
+    # and far from it, past the anchors tried around the first match, in a text longer than a chunk's
+    # usual size (a table kept whole)
+    far = parts + "Nothing else here. " * 230 + "Then it throws FST_ERR_PLUGIN_TIMEOUT and stops."
+    assert len(far) > 4096 and "throws [FST]_[ERR]_[PLUGIN]_[TIMEOUT]" in make_snippet(far, terms)
+    # a chunk of the usual size keeps its first match's neighbourhood (decision 1035: the whole
+    # text's pass cost every search ~3 ms at 50k chunks)
+    usual = parts + "Nothing else here. " * 60 + "Then it throws FST_ERR_PLUGIN_TIMEOUT and stops."
+    assert make_snippet(usual, terms).startswith("The [fst] logger")
     # the parts alone elsewhere in the text, no identifier: the earliest window, as before
     assert make_snippet(parts + "x " * 300 + parts, terms).startswith("The [fst] logger")
 

@@ -25,6 +25,8 @@ _OWN_LINK_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\(#[^)\s]*\)\s*")
 
 def is_contents(text: str) -> bool:
     """Whether ``text`` is mostly a list of links to its own page's sections."""
+    if text.count("](#") < CONTENTS_MIN_LINKS:  # most chunks: no line is split (every search asks of every hit)
+        return False
     lines = [line for line in text.splitlines() if line.strip()]
     links = sum(1 for line in lines if _OWN_LINK_ITEM.fullmatch(line))
     return links >= CONTENTS_MIN_LINKS and links >= CONTENTS_SHARE * len(lines)
