@@ -13,6 +13,7 @@ from pg_server import PgServer
 
 from local_vector_search_mcp.config import ConfigError
 from local_vector_search_mcp.errors import IndexNotReady
+from local_vector_search_mcp.index.chunks import unit
 from local_vector_search_mcp.index.pg_vectors import VectorLayout, int8_codes
 from local_vector_search_mcp.index.port import ChunkRecord, DocumentRecord
 from local_vector_search_mcp.index.postgres import PostgresStore
@@ -104,6 +105,27 @@ def test_each_layout_stores_its_own_type_and_finds_the_exact_neighbours(pg_serve
         assert float(np.dot(first.vector, vectors[0])) > {"int8": 0.999, "float16": 0.9999}.get(storage, 0.99999)
         reuse = store.vectors_by_text_hash("d00.md")
         assert len(reuse) == 20 and float(np.dot(reuse["h1"], vectors[1])) > 0.999
+    finally:
+        store.close()
+
+
+def test_a_chunk_stored_again_with_its_own_vector_keeps_it_bit_for_bit(pg_server: PgServer) -> None:
+    # a re-index hands an unchanged chunk its stored vector back (vectors_by_text_hash); dividing
+    # it by its float32 norm again moved its last bits on every re-index (decision 1036)
+    vectors = _vectors(40)
+    store = _filled(pg_server, "float32", vectors)
+    try:
+        before = store.vectors_by_text_hash("d00.md")
+        chunks = [ChunkRecord(i, f"p{i}", f"a{i}", f"chunk {i}", None, f"h{i}", before[f"h{i}"]) for i in range(20)]
+        for _ in range(3):
+            store.replace_document(DocumentRecord("d00.md", "t" * 64, 1, 1, "2026-12-01T00:00:01Z"), chunks)
+        after = store.vectors_by_text_hash("d00.md")
+        assert {h: v.tobytes() for h, v in after.items()} == {h: v.tobytes() for h, v in before.items()}
+        # the same for any stored unit vector (a third of these moved a bit when divided again)
+        layout = VectorLayout.new("float32", DIMS)
+        stored = [unit(v) for v in np.random.default_rng(0).standard_normal((300, DIMS))]
+        assert all(layout.row(v)[0].tobytes() == v.tobytes() for v in stored)
+        assert abs(float(np.linalg.norm(layout.row(3 * vectors[0])[0])) - 1) < 1e-6  # others made unit
     finally:
         store.close()
 

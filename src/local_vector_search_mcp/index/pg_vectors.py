@@ -108,6 +108,9 @@ CENTRE_TABLE = (
 )
 
 
+_UNIT_SLACK = 1e-6  # how far from 1 a stored unit vector's float32 norm may be (about 1e-7)
+
+
 @dataclass(frozen=True)
 class VectorLayout:
     storage: str
@@ -218,7 +221,12 @@ class VectorLayout:
     def row(self, vector: npt.NDArray[np.float32], normalise: bool = True) -> tuple[Any, ...]:
         """The stored values of one vector, normalised to unit length first unless it comes
         from another index as it was stored (a copy between engines keeps float32 bit for bit)."""
-        v = unit(vector) if normalise else np.asarray(vector, dtype=np.float32)
+        v = np.asarray(vector, dtype=np.float32)
+        # a vector already of unit length is kept as it is: a chunk re-indexed with its text unchanged
+        # gets its stored vector back, and dividing by its float32 norm again moved its last bits on
+        # every re-index (decision 1036)
+        if normalise and abs(float(np.linalg.norm(v)) - 1.0) > _UNIT_SLACK:
+            v = unit(v)
         if self.storage == "float16":
             return (HalfVector(v),)
         if self.storage == "int8":
