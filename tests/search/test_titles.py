@@ -7,7 +7,13 @@ from pathlib import Path
 from kb_fakes import KbClient, make_workspace
 
 from local_vector_search_mcp.index.port import ChunkHit
-from local_vector_search_mcp.search.titles import headed_hits, promote_headed, promote_titles, title_words
+from local_vector_search_mcp.search.titles import (
+    content_words,
+    headed_hits,
+    promote_headed,
+    promote_titles,
+    title_words,
+)
 
 
 def hit(cid: int, path: str, heading: str = "H") -> ChunkHit:
@@ -77,7 +83,7 @@ def test_the_best_chunk_of_each_section_whose_own_heading_is_the_query_goes_firs
     assert [h.chunk_id for h in headed_hits(hits, "lifetime elision")] == [2, 5]
     promoted, named = promote_headed(hits, "Lifetime Elision")
     assert [h.chunk_id for h in promoted] == [2, 5, 1, 3, 4] and named
-    assert promote_headed(hits, "method definitions") == (hits, False)  # not exactly the words
+    assert promote_headed(hits, "method signatures") == (hits, False)  # not the words of any heading
 
 
 def test_a_one_word_or_a_long_query_names_no_section() -> None:
@@ -99,6 +105,40 @@ def test_a_query_equal_to_a_section_heading_finds_that_section_first(tmp_path: P
     # a question names no heading: BM25 order, the section that says the words most first
     asked = svc.search(query="where does lifetime elision apply?", mode="lexical", top_k=3)["results"]
     assert asked[0]["headingPath"] == "Lifetimes > Method definitions"
+
+
+def test_a_heading_with_the_query_words_inflected_or_between_stop_words_names_its_section() -> None:
+    """Decision 1039: compared as content words (stop words out, English stems), the same ones in
+    the same order, at least two; never by stem for CJK or code, and a heading with a content word
+    more, fewer or turned round is not named."""
+    hits = [
+        hit(1, "deps.md", "Dependencies > Tarball URLs"),
+        hit(2, "package-json.md", "dependencies > Git URLs as Dependencies {#git-urls}"),
+        hit(3, "a.md", "Guide > Configuring the server"),
+        hit(6, "d.md", "Types > Structs and Tuples"),  # the words turned round: another topic
+        hit(4, "b.md", "Guide > Server configuration for production"),  # a word more
+        hit(5, "c.md", "Guide > Git dependencies"),  # a word fewer
+    ]
+    assert headed_hits(hits, "git url dependencies") == [hits[1]]
+    assert headed_hits(hits, "configure a server") == [hits[2]]
+    assert headed_hits(hits, "server configuration") == []
+    assert headed_hits(hits, "tuple structs") == []
+    assert headed_hits(hits, "the server") == []  # one content word names no section
+    assert content_words("Git URLs as Dependencies {#git-urls}") == content_words("git url dependencies")
+    assert content_words("响应式 基础") is None  # CJK is named only exactly
+    assert content_words("npm_lifecycle_event values") is None  # nor is code
+
+
+def test_an_inflected_heading_finds_its_section_before_one_that_says_the_words_more_often(tmp_path: Path) -> None:
+    package = (
+        "# package.json\n\n## dependencies\n\nDependencies are given as a range, a tarball URL, a git URL "
+        "or a local path; git url dependencies and tarball url dependencies are fetched at install time.\n\n"
+        "## Git URLs as Dependencies\n\nA Git URL names a repository and, after a hash, the commit, tag or "
+        "branch to install; npm clones it and runs its prepare script before packing it.\n"
+    )
+    svc = _kb(tmp_path, {"package-json.md": package})
+    top = svc.search(query="git url dependencies", mode="lexical", top_k=3)["results"]
+    assert top[0]["headingPath"] == "package.json > Git URLs as Dependencies"
 
 
 def test_a_one_word_identifier_names_the_section_headed_by_it() -> None:

@@ -32,6 +32,15 @@ one place that defines it, while BM25 ranked the examples and migration notes th
 densely first. A one-word query that reads as code (``fusion.looks_like_code``: camelCase, a call,
 punctuation between word characters) names a section whose own heading is that word and reads as
 code too; a heading ``Verbose`` is still an aspect for ``--verbose``.
+
+A heading also names its section when it says the query's words inflected or with stop words
+between them (decision 1039): ``git url dependencies`` names ``Git URLs as Dependencies``. Both
+sides are then compared as their content words (:func:`content_words`: English stop words left
+out, each word by its English stem), which must be the same, in the same order, and at least
+:data:`HEADING_MIN_WORDS`: a heading with a word more is about something narrower, and one with
+the words turned round often about something else (``tuple structs`` is not ``Structs and
+Tuples``, ``string slices`` not ``Slicing Strings``). Only for ASCII words on both sides; a CJK
+run, another script, or a piece written as code is only ever named exactly.
 """
 
 from __future__ import annotations
@@ -42,12 +51,15 @@ from collections.abc import Sequence
 from ..index.cjk import word_tokens
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
+from ..index.stem import stem
 from .fusion import looks_like_code
+from .stopwords import ENGLISH
 
 __all__ = [
     "HEADING_MIN_WORDS",
     "TITLE_DEPTH",
     "TITLE_MAX_WORDS",
+    "content_words",
     "headed_hits",
     "own_heading_words",
     "promote_headed",
@@ -86,24 +98,48 @@ def own_heading_words(heading_path: str | None) -> tuple[str, ...]:
     return title_words((heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1])
 
 
+def content_words(text: str) -> tuple[str, ...] | None:
+    """The English stems of ``text``'s words other than stop words (``Git URLs as Dependencies``
+    -> ``git``, ``url``, ``depend``), in order, heading ids left out; ``None`` unless every word
+    is ASCII (once folded) and no piece reads as code: a stem means nothing for a CJK run or
+    another script, and an identifier is spelled, not inflected."""
+    text = _HEADING_ID.sub(" ", text)
+    words = title_words(text)
+    if not words or not all(w.isascii() for w in words) or any(looks_like_code(p) for p in text.split()):
+        return None
+    return tuple(stem(w) for w in words if w not in ENGLISH)
+
+
 def headed_hits(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:
     """The best-ranked chunk among ``hits`` of each section whose own heading is exactly
-    ``query``'s words (``hits`` best first; none for a long query, nor for a one-word query
-    unless it is an identifier headed by its name: :func:`_names_identifier`)."""
+    ``query``'s words, or the same :func:`content_words` (``hits`` best first; none for a long
+    query, nor for a one-word query unless it is an identifier headed by its name:
+    :func:`_names_identifier`)."""
     words = title_words(query)
     identifier = len(words) == 1 and _is_identifier(query)
     if not (identifier or HEADING_MIN_WORDS <= len(words) <= TITLE_MAX_WORDS):
         return []
+    content = None if identifier else content_words(query)
+    if content is not None and len(content) < HEADING_MIN_WORDS:
+        content = None
     seen: set[tuple[str, str]] = set()
     out = []
     for h in hits:
         section = (h.path, h.heading_path or "")
         if section in seen:
             continue
-        if own_heading_words(h.heading_path) == words and (not identifier or _names_identifier(h.heading_path)):
+        if _heading_names(h.heading_path, words, content) and (not identifier or _names_identifier(h.heading_path)):
             seen.add(section)
             out.append(h)
     return out
+
+
+def _heading_names(heading_path: str | None, words: tuple[str, ...], content: tuple[str, ...] | None) -> bool:
+    """Whether the section's own heading has exactly ``words``, or its content words are
+    ``content`` (when the query has some worth comparing)."""
+    if own_heading_words(heading_path) == words:
+        return True
+    return content is not None and content_words((heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1]) == content
 
 
 def _is_identifier(query: str) -> bool:
