@@ -666,7 +666,11 @@ class KbLinksRequest(BaseModel):
     """
     offset: Annotated[int, Field(ge=0)] = 0
     """
-    Where to start in the walk's links (and, without `path`, in each of `links`, `orphans` and `missingImages`): pass the `nextOffset` of the previous answer to read on past the 1000-item limit. The order is fixed for an unchanged index; a re-index between pages can shift it.
+    Where to start in the walk's links (and, without `path`, in each of `links`, `orphans` and `missingImages`): pass the `nextOffset` of the previous answer to read on past the `limit`. The order is fixed for an unchanged index; a re-index between pages can shift it.
+    """
+    limit: Annotated[int, Field(ge=1, le=1000)] = 1000
+    """
+    Most items in each list of this answer (`links`, `missing`, `orphans`, `missingImages`), from `offset` on; `truncated` and `nextOffset` say when more follow. A small limit keeps a large knowledge base's check within an agent's context (`counts` still gives the totals).
     """
 
 
@@ -1002,6 +1006,25 @@ class KbStatusArguments(BaseModel):
         extra='forbid',
         populate_by_name=True,
     )
+
+
+class LinkCounts(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    links: Annotated[int, Field(ge=0)]
+    """
+    Broken document links in all (`missing` repeats them; 0 when `includeMissing` is false).
+    """
+    orphans: Annotated[int, Field(ge=0)]
+    """
+    Orphan documents in all.
+    """
+    missing_images: Annotated[int, Field(alias='missingImages', ge=0)]
+    """
+    Missing image and attachment references in all.
+    """
 
 
 class ListChunksArguments(BaseModel):
@@ -1773,7 +1796,7 @@ class KbLinksResult(BaseModel):
     """
     links: list[DocumentLink]
     """
-    Every link found by the walk, once each, ordered by `depth`, then `source`, then position in the source; at most 1000, from `offset` on.
+    Every link found by the walk, once each, ordered by `depth`, then `source`, then position in the source; at most `limit`, from `offset` on.
     """
     missing: list[MissingLink]
     """
@@ -1781,7 +1804,7 @@ class KbLinksResult(BaseModel):
     """
     truncated: bool
     """
-    True when the walk (or a whole-knowledge-base list) stopped at the 1000-item limit; read on with `nextOffset`, or narrow `depth` or `direction`.
+    True when the walk (or a whole-knowledge-base list) stopped at `limit` items; read on with `nextOffset`, or narrow `depth` or `direction`.
     """
     next_offset: Annotated[int | None, Field(alias='nextOffset', ge=1)]
     """
@@ -1789,13 +1812,21 @@ class KbLinksResult(BaseModel):
     """
     orphans: list[str] | None = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — indexed documents no other document links to, sorted; at most 1000, from `offset` on.
+    Whole-knowledge-base check (no `path`) only, else null — indexed documents no other document links to, sorted; at most `limit`, from `offset` on.
     """
     missing_images: Annotated[
         list[MissingImage] | None, Field(alias='missingImages')
     ] = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — image references (Markdown and HTML `<img>`), plain links to attachments, file embeds and wikilinks to files that are not notes, whose file does not exist under the root; at most 1000, from `offset` on.
+    Whole-knowledge-base check (no `path`) only, else null — image references (Markdown and HTML `<img>`), plain links to attachments, file embeds and wikilinks to files that are not notes, whose file does not exist under the root; at most `limit`, from `offset` on.
+    """
+    counts: LinkCounts | None = None
+    """
+    Whole-knowledge-base check (no `path`) only, else null — how many items each list holds in all, whatever `offset` and `limit` are.
+    """
+    ignored_links: Annotated[int, Field(alias='ignoredLinks', ge=0)]
+    """
+    How many links and image references written in `path` (without `path`: in the whole knowledge base) kb_links did not follow because they are site URLs: root-absolute (`/docs/install/`) or holding a site generator's template (`{{site.url}}/docs/install/`, `{% link install.md %}`). The site resolves them when it is built, so they may well reach documents here; web URLs with a scheme are not counted.
     """
     skipped_folders: Annotated[int | None, Field(alias='skippedFolders', ge=0)] = None
     """

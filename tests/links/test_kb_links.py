@@ -9,7 +9,7 @@ import pytest
 from kb_fakes import KbClient, client
 
 from local_vector_search_mcp.dispatch import invoke
-from local_vector_search_mcp.errors import NotFound, UnsupportedFormat
+from local_vector_search_mcp.errors import InvalidArgument, NotFound, UnsupportedFormat
 
 from .vault import write_files
 
@@ -536,5 +536,73 @@ def test_a_site_generators_template_is_no_path(tmp_path: Path) -> None:
         assert [m["target"] for m in out["missingImages"]] == ["img/gone.png"]
         assert [m["target"] for m in out["missing"]] == ["ghost.md"]
         assert {ln["target"] for ln in links(kb, path="about.md", direction="outgoing")["links"]} == {"ghost.md"}
+    finally:
+        kb.shutdown()
+
+
+def test_a_large_bases_check_fits_a_small_limit_with_the_totals_beside_it(tmp_path: Path) -> None:
+    """Decision 1038: the whole-base check of opensearch-docs answered 265 KB (1,000 orphans at the
+    fixed limit) with no way to take less. `limit` caps every list; `counts` keeps the totals."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "hub.md").write_text("# Hub\n", "utf-8")
+    for i in range(30):
+        (root / f"n{i:02}.md").write_text(f"# N{i}\n\n[hub](hub.md) [[gone {i}]] ![x](img/{i}.png)\n", "utf-8")
+    kb = client(root)
+    try:
+        kb.reindex()
+        first = links(kb, limit=10)
+        assert (len(first["links"]), len(first["missing"]), len(first["orphans"]), len(first["missingImages"])) == (
+            10, 10, 10, 10,
+        )  # fmt: skip
+        assert first["truncated"] is True and first["nextOffset"] == 10
+        assert first["counts"] == {"links": 30, "orphans": 30, "missingImages": 30}
+        orphans, offset = [], 0
+        while offset is not None:
+            page = links(kb, offset=offset, limit=12)
+            assert page["counts"] == first["counts"]
+            orphans += page["orphans"]
+            offset = page["nextOffset"]
+        assert orphans == [f"n{i:02}.md" for i in range(30)]
+        hub = links(kb, path="hub.md", direction="incoming", limit=7)
+        assert [ln["source"] for ln in hub["links"]] == [f"n{i:02}.md" for i in range(7)]
+        assert hub["nextOffset"] == 7 and hub["counts"] is None
+        for bad in (0, 1001):
+            with pytest.raises(InvalidArgument):
+                links(kb, limit=bad)
+    finally:
+        kb.shutdown()
+
+
+def test_links_written_as_site_urls_are_counted_as_left_out(tmp_path: Path) -> None:
+    """Decision 1038: on a Jekyll site every page links by site URL (`{{site.url}}/docs/...`,
+    `/docs/...`), so kb_links answered empty `links` with nothing saying why and the agent took
+    the pages for unlinked. `ignoredLinks` counts what was left out, per page or for the base;
+    web URLs, `//host` and wikilinks written `/name` (a root-relative name) are not counted."""
+    root = write_files(
+        tmp_path / "kb",
+        {
+            "about.md": (
+                "# About\n\nSee [install]({{site.url}}{{site.baseurl}}/install/), [setup](/docs/setup/),"
+                " [ref](<{% link setup.md %}>) and ![logo](/images/logo.png).\n\n"
+                '<a href="/docs/faq/">FAQ</a> [web](https://example.org/a.md) [cdn](//cdn.example.org/x.png)'
+                " [[/setup]] [next](setup.md)\n"
+            ),
+            "setup.md": "# Setup\n\nBack to [about](/about/).\n",
+            "plain.md": "# Plain\n\n[web](https://example.org/)\n",
+        },
+    )
+    kb = client(root)
+    kb.reindex()
+    try:
+        about = links(kb, path="about.md", direction="outgoing")
+        assert {ln["target"] for ln in about["links"]} == {"setup.md"}
+        assert about["ignoredLinks"] == 5
+        assert links(kb, path="setup.md", direction="outgoing") | {"path": None} == {
+            "path": None, "links": [], "missing": [], "truncated": False, "nextOffset": None, "ignoredLinks": 1,
+            "orphans": None, "missingImages": None, "counts": None, "skippedFolders": None, "skipped": None,
+        }  # fmt: skip
+        assert links(kb, path="plain.md")["ignoredLinks"] == 0
+        assert links(kb)["ignoredLinks"] == 6
     finally:
         kb.shutdown()

@@ -1,5 +1,5 @@
 """kb_links: the link graph around one document, or the whole knowledge base's broken links,
-orphans and missing images (spec/tools/kb_links.yaml, decisions 42-46, 138-140)."""
+orphans and missing images (spec/tools/kb_links.yaml, decisions 42-46, 138-140, 773, 1038)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from lvsm_contract.models import (
     DocumentLink,
     KbLinksRequest,
     KbLinksResult,
+    LinkCounts,
     MissingImage,
     MissingLink,
     SkippedEntry,
@@ -29,9 +30,8 @@ from ..sourcefile import read_source, unlisted_folder
 from ..workspace import Workspace
 from .files import MAX_LISTED_SKIPPED
 
-__all__ = ["LIMIT", "kb_links", "load_graph"]
+__all__ = ["kb_links", "load_graph"]
 
-LIMIT = 1000
 IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif"})
 
 
@@ -91,7 +91,7 @@ def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
     ws.search.check_ready(need_chunks=False)  # links need indexed documents, not text
     graph = load_graph(ws)
     if request.path is None:
-        return _whole(ws, graph, request.include_missing, request.offset)
+        return _whole(ws, graph, request.include_missing, request.offset, request.limit)
     rel, target = ws.guard.resolve(request.path, markdown=True)
     if rel not in graph.documents and rel not in graph.incoming:
         _why_not_indexed(rel, target)
@@ -100,7 +100,8 @@ def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
         raise InvalidArgument("direction must be outgoing, incoming or both.")
     # a page is a stretch of the walk's links (decision 773): the walk is deterministic for one
     # index snapshot, so it is run to the page's end and the stretch before `offset` dropped
-    walked, truncated = graph.walk(rel, request.direction, request.depth, request.offset + LIMIT)
+    end = request.offset + request.limit
+    walked, truncated = graph.walk(rel, request.direction, request.depth, end)
     on_disk = _OnDisk(ws)
     links = [(hop, on_disk(ln)) for hop, ln in walked[request.offset :]]
     links = [(hop, ln) for hop, ln in links if request.include_missing or ln.exists]
@@ -109,11 +110,12 @@ def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
         links=[_link(ln, hop) for hop, ln in links],
         missing=[_missing(ln) for _, ln in links if not ln.exists] if request.include_missing else [],
         truncated=truncated,
-        next_offset=request.offset + LIMIT if truncated else None,
+        next_offset=end if truncated else None,
+        ignored_links=graph.site_links(rel),
     )
 
 
-def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int) -> KbLinksResult:
+def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int, limit: int) -> KbLinksResult:
     # the disk is looked at only for the links the index calls missing, and only when they are asked for
     on_disk = _OnDisk(ws)
     unreached = (on_disk(ln) for ln in graph.document_links() if not ln.exists) if include_missing else ()
@@ -127,7 +129,7 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int) -> K
     by_name = _files_by_name(ws, unlisted) if unlisted is not None else {}
     missing_images = [ln for ln in images if not _image_exists(ws, ln, by_name)]
     # each list paged by the same offset (decision 773): one nextOffset reads on in all three
-    end = offset + LIMIT
+    end = offset + limit
     truncated = max(len(broken), len(orphans), len(missing_images)) > end
     return KbLinksResult(
         path=None,
@@ -140,6 +142,9 @@ def _whole(ws: Workspace, graph: Graph, include_missing: bool, offset: int) -> K
             MissingImage(source=ln.source, target=ln.target, pointer=ln.pointer, kind=_missing_kind(ln))
             for ln in missing_images[offset:end]
         ],
+        # the lists are whole before they are paged, so their lengths cost nothing (decision 1038)
+        counts=LinkCounts(links=len(broken), orphans=len(orphans), missing_images=len(missing_images)),
+        ignored_links=graph.site_links(),
         skipped_folders=None if unlisted is None else len(unlisted),
         skipped=None
         if unlisted is None

@@ -50,6 +50,7 @@ __all__ = [
     "ResolvedLink",
     "Resolver",
     "has_template",
+    "is_site_link",
     "name_key",
     "nearest",
     "nearest_tier",
@@ -158,6 +159,21 @@ class FragmentTargets:
 def has_template(destination: str) -> bool:
     """Whether a destination holds a site generator's template, which makes it no path (decision 1024)."""
     return _TEMPLATE.search(destination) is not None
+
+
+def is_site_link(link: StoredLink) -> bool:
+    """Whether a Markdown link, image or HTML reference is written as the site's own URL, which the
+    graph does not follow: root-absolute (``/docs/install/``) or holding a template
+    (``{{site.url}}/docs/install/``). The site generator resolves those when it builds, so they may
+    reach documents here, and kb_links says how many it left out (decision 1038). A URL with a
+    scheme or ``//host`` is another site's, and a wikilink's leading ``/`` is a root-relative name."""
+    if link.kind in WIKI_KINDS:
+        return False
+    dest = link.destination.strip()
+    if has_template(dest):
+        return True
+    path = separators(dest.partition("#")[0].partition("?")[0])
+    return path.startswith("/") and not path.startswith("//")
 
 
 def written_fragment(link: ResolvedLink | StoredLink) -> str:
@@ -455,6 +471,10 @@ def _looks_like_note(ext: str) -> bool:
     return not (1 < len(ext) <= 6 and ext[1:].isalnum() and not ext[1:].isdigit())
 
 
+def _site_link_count(stored: Sequence[StoredLink], resolved: Sequence[ResolvedLink | None]) -> int:
+    return sum(1 for ln, got in zip(stored, resolved, strict=True) if got is None and is_site_link(ln))
+
+
 class Graph:
     """Every resolved link of the index, with incoming and outgoing adjacency. Read-only once
     built (kb_links keeps one across calls); :meth:`updated` derives the next one."""
@@ -491,6 +511,15 @@ class Graph:
                     incoming[link.target].append(link)
         self.outgoing: dict[str, list[ResolvedLink]] = dict(outgoing)  # plain dicts: no default entries
         self.incoming: dict[str, list[ResolvedLink]] = dict(incoming)
+        # counted on first use, then kept with the graph (kb_links keeps one across calls)
+        self._site_links: dict[str, int] | None = None
+
+    def site_links(self, source: str | None = None) -> int:
+        """How many links written in ``source`` (None: in every document) are site URLs the graph
+        left out (:func:`is_site_link`)."""
+        if self._site_links is None:
+            self._site_links = {src: _site_link_count(lst, self._resolved[src]) for src, lst in self._stored.items()}
+        return sum(self._site_links.values()) if source is None else self._site_links.get(source, 0)
 
     def updated(
         self,
