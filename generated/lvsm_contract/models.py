@@ -17,7 +17,7 @@ class Models(BaseModel):
 
 class BrokenLink(BaseModel):
     """
-    A link in another document (or, for kb_patch, the edited one) that a write left going nowhere (kb_patch, kb_move, kb_delete `brokenLinks`).
+    A link in another document (or, for kb_patch, the edited one; for kb_move, the moved one at its new path) that a write left going nowhere (kb_patch, kb_move, kb_delete `brokenLinks`).
     """
 
     model_config = ConfigDict(
@@ -26,7 +26,7 @@ class BrokenLink(BaseModel):
     )
     source: Annotated[str, Field(max_length=1024, min_length=1, pattern='\\.[mM][dD]$')]
     """
-    Document holding the link (for kb_patch, `path` itself for a link inside the edited document).
+    Document holding the link (for kb_patch, `path` itself for a link inside the edited document; for kb_move, `path` for a link of the moved document).
     """
     pointer: Annotated[
         str | None,
@@ -45,7 +45,7 @@ class BrokenLink(BaseModel):
     """
     fragment: str | None
     """
-    The fragment without `#` as kb_links gives it (`^id` for a block reference; a Markdown link's percent-decoded); null for a link without one (never for kb_patch, whose broken links are broken fragments).
+    The fragment without `#` as kb_links gives it (`^id` for a block reference; a Markdown link's percent-decoded); null for a link without one (for kb_patch, only a wikilink broken by an alias it took away; its other broken links are broken fragments).
     """
     text: str | None
     """
@@ -1974,7 +1974,7 @@ class KbMoveResult(BaseModel):
     """
     broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
     """
-    The links this move broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, HTML `<a href>`, wikilinks and embeds) that reached the document at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; a wikilink or embed by name that still finds the document is not listed, one that now opens another note of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: the document was outside the index or not indexed yet, or there is no usable index yet. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen. The moved document's own relative links are not counted here (`updateLinks` rewrites them).
+    The links this move broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, HTML `<a href>`, wikilinks and embeds) that reached the document at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; a wikilink or embed by name that still finds the document is not listed, one that now opens another note of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: the document was outside the index or not indexed yet, or there is no usable index yet. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen. Without `updateLinks`, a move to another folder also lists the moved document's own links (Markdown links, reference definitions, autolinks, HTML `<a href>`, wikilinks and embeds, to documents only: a picture is no document link) that reached a document from its old folder and do not reach it from the new one (a link to itself must reach it at `path`), with `source` = `path`, read from the moved file; with `updateLinks` they are rewritten and not checked.
     """
     broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
         None

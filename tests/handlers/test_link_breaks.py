@@ -375,3 +375,103 @@ def test_an_html_a_href_breaks_as_a_markdown_link_does(vault: KbClient) -> None:
     assert ("html.md", "href", "manual/setup.md#install", "install") in written(moved)
     assert vault.ws.indexing.sync.wait_idle(30)
     assert written(delete(vault, "own.md")) == [("html.md", "href", "own.md", None)]
+
+
+# ---- decision 1037: an alias taken away, and a moved document's own links
+
+
+ALIASED = """---
+title: Setup
+aliases: [Old name, Install guide]
+---
+# Setup
+
+## Install
+
+Run it. See [[Install guide]].
+"""
+
+ALIASED_TOML = '+++\ntitle = "Setup"\naliases = ["Old name"]\n+++\n\n# Setup\n\n## Install\n\nRun it.\n'
+
+BY_ALIAS = """# By alias
+
+[[Old name]], [[Old name#Install]] and [[Install guide]]; by name [[setup]], by path [setup](guides/setup.md).
+"""
+
+
+def frontmatter(kb: KbClient, path: str, markdown: str) -> dict[str, Any]:
+    operation = {"kind": "replace_element", "pointer": pointer(kb, path, markdown[:3]), "markdown": markdown}
+    result: dict[str, Any] = invoke(kb.ws, "kb_patch", {"request": {"path": path, "operations": [operation]}})
+    return result
+
+
+def test_an_alias_taken_away_breaks_the_wikilinks_that_reached_the_page_by_it(vault: KbClient) -> None:
+    """Renamed `Old name` to `New name` and dropped `Install guide`: every wikilink by them is listed,
+    the page's own `[[Install guide]]` too; those by file name or path still reach it."""
+    (vault.ws.root / "guides/setup.md").write_text(ALIASED, encoding="utf-8")
+    (vault.ws.root / "by-alias.md").write_text(BY_ALIAS, encoding="utf-8")
+    vault.reindex()
+    out = frontmatter(vault, "guides/setup.md", "---\ntitle: Setup\naliases: [New name]\n---")
+    assert written(out) == [
+        ("by-alias.md", "wikilink", "Old name", None),
+        ("by-alias.md", "wikilink", "Old name#Install", "Install"),
+        ("by-alias.md", "wikilink", "Install guide", None),
+        ("guides/setup.md", "wikilink", "Install guide", None),
+    ]
+    assert out["brokenLinkCount"] == 4
+    assert out["brokenLinks"][0]["pointer"] == pointer(vault, "by-alias.md", "[[Old name]]")
+
+
+def test_an_alias_taken_away_from_toml_front_matter_breaks_its_wikilinks(vault: KbClient) -> None:
+    """Hugo's `+++` front matter carries aliases as YAML's does (decision 1026); `[[Install guide]]`,
+    which no note carried, reached nothing before and is not listed."""
+    (vault.ws.root / "guides/setup.md").write_text(ALIASED_TOML, encoding="utf-8")
+    (vault.ws.root / "by-alias.md").write_text(BY_ALIAS, encoding="utf-8")
+    vault.reindex()
+    out = frontmatter(vault, "guides/setup.md", '+++\ntitle = "Setup"\n+++')
+    assert written(out) == [
+        ("by-alias.md", "wikilink", "Old name", None),
+        ("by-alias.md", "wikilink", "Old name#Install", "Install"),
+    ]
+
+
+def test_an_edit_that_keeps_the_aliases_reads_no_link(vault: KbClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body changed, or the front matter without taking an alias away (one added, another field
+    changed, the same alias respelled in another case): the graph is not even loaded."""
+    (vault.ws.root / "guides/setup.md").write_text(ALIASED, encoding="utf-8")
+    (vault.ws.root / "by-alias.md").write_text(BY_ALIAS, encoding="utf-8")
+    vault.reindex()
+
+    def no_graph(ws: Any) -> None:
+        raise AssertionError("the link graph was read")
+
+    monkeypatch.setattr(link_breaks, "load_graph", no_graph)
+    out = patch(vault, "guides/setup.md", "replace_element", "Run it.", "Run it twice. See [[Install guide]].")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+    out = frontmatter(vault, "guides/setup.md", "---\ntitle: Set up\naliases: [old NAME, Install guide, More]\n---")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+
+
+def test_a_move_to_another_folder_breaks_the_documents_own_relative_links(vault: KbClient) -> None:
+    """guides/setup.md's `../cites.md` reached cites.md; from deep/er/ it reaches deep/cites.md, no
+    document: listed, with the new path as its source. Its link to itself by path finds it in its new
+    folder and is not listed, nor is a link that reached nothing before, nor a picture (brokenLinks
+    lists document links)."""
+    text = SETUP + "Back to [cites](../cites.md), [self](setup.md), ![pic](../pic.png) and [none](none.md).\n"
+    (vault.ws.root / "guides/setup.md").write_text(text, encoding="utf-8")
+    vault.reindex()
+    out = move(vault, "guides/setup.md", "deep/er/setup.md")
+    assert ("deep/er/setup.md", "inline", "../cites.md", None) in written(out)
+    assert [ln for ln in written(out) if ln[0] == "deep/er/setup.md"] == [
+        ("deep/er/setup.md", "inline", "../cites.md", None)
+    ]
+    own = next(ln for ln in out["brokenLinks"] if ln["source"] == "deep/er/setup.md")
+    assert own["pointer"] == pointer(vault, "deep/er/setup.md", "Run it.")
+
+
+def test_a_move_in_the_same_folder_breaks_none_of_the_documents_own_links(vault: KbClient) -> None:
+    out = move(vault, "guides/setup.md", "guides/install.md")
+    assert [ln for ln in written(out) if ln[0] == "guides/install.md"] == []
+    assert vault.ws.indexing.sync.wait_idle(30)
+    moved = move(vault, "guides/install.md", "manual/setup.md")  # another folder at the same depth
+    assert [ln for ln in written(moved) if ln[0] == "manual/setup.md"] == []

@@ -501,3 +501,20 @@ def test_broken_toml_front_matter_gives_no_tags_and_the_body_still_counts() -> N
     found = extract_links(parse_document(b'+++\ntags = ["a"\n+++\n\n# T\n\nsee [[y]] #b\n'))
     assert (found.tags, found.aliases) == (("b",), ())
     assert [ln.destination for ln in found.links] == ["y"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\r\ntitle: T\r\naliases: [Old name, Other]\r\n---\r\n# T\r\n",
+        '+++\ntitle = "T"\naliases = "Old name, Other"\n+++\n\nsee [[y]]\n',
+        "---\nalias: Old name\n---\n",
+        "---\n---\n# T\n",
+        "# No front matter\n\naliases: [x]\n",
+    ],
+)
+def test_front_matter_aliases_are_the_aliases_extract_links_reads(text: str) -> None:
+    """Decision 1037: kb_patch compares the aliases before and after an edit from the front matter
+    alone; they must be the ones the link graph resolves wikilinks by."""
+    doc = parse_document(text.encode())
+    assert links.front_matter_aliases(doc) == extract_links(doc).aliases

@@ -49,7 +49,7 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
         sha = move_file(ws, src_rel, src, dst_rel, dst, request.expected_source_hash)
         # after the move, which stands whatever the report says, and before the index is told: the
         # graph still holds the document at its old path and every link that reached it there
-        breaks = broken_by_move(ws, src_rel, dst_rel, {})
+        breaks = broken_by_move(ws, src_rel, dst_rel, {}, own_links_kept=True)
         return reported(mutation_result(KbMoveResult, ws, dst_rel, sha, previous=src_rel), breaks)
     # its own links are rewritten too: it must be a document that can be read (not a FIFO, not over
     # the cap) and decoded (decision 701)

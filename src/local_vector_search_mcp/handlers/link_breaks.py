@@ -5,20 +5,26 @@ them with kb_links. A link counts only when it reached its target before the wri
 rules, so one that was broken already is not the write's doing:
 
 * kb_patch (decision 1016): links whose ``#fragment`` was found in the document before the edit and
-  is not after (``FragmentTargets``, the rule behind kb_links' ``fragmentFound``).
+  is not after (``FragmentTargets``, the rule behind kb_links' ``fragmentFound``); and (decision
+  1037) wikilinks that reached it by a front-matter alias the edit took away and, resolved again with
+  its aliases as they are after it, reach no document or another.
 * kb_delete and kb_move (decision 1023): links that resolved to the document and, resolved again
   against the documents as the write leaves them (the graph's ``Resolver``), reach no document (a
   delete: ``[[Setup]]`` opening another ``Setup.md`` still works) or not the moved one (a move).
+  A move to another folder without ``updateLinks`` also breaks the moved document's own links that
+  reached a document from its old folder and not from its new one (decision 1037).
 
-Cost: an edit that keeps every heading in order and every block id (most edits) reads no link at
-all. Otherwise, and for every delete and move, the link graph kb_links keeps is read (``load_graph``:
-built once, then updated from the documents that changed); a document nobody links to is then one
-dictionary look-up, and only the links reaching it are resolved again.
+Cost: an edit that keeps every heading in order, every block id and its front matter's aliases (most
+edits) reads no link at all. Otherwise, and for every delete and move, the link graph kb_links keeps
+is read (``load_graph``: built once, then updated from the documents that changed); a document nobody
+links to is then one dictionary look-up, and only the links reaching it are resolved again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -26,11 +32,21 @@ from urllib.parse import unquote
 
 from lvsm_contract.models import BrokenLink, BrokenLinks, KbDeleteResult, KbMoveResult, KbPatchResult
 
-from ..index.graph import WIKI_KINDS, FragmentTargets, Graph, ResolvedLink, Resolver, own_fragment, written_fragment
+from ..index.graph import (
+    WIKI_KINDS,
+    FragmentTargets,
+    Graph,
+    ResolvedLink,
+    Resolver,
+    name_key,
+    own_fragment,
+    written_fragment,
+)
 from ..index.indexer import indexable
-from ..index.port import StoredLink
+from ..index.port import DocumentMeta, StoredLink
 from ..markdown import Document, parse_document
-from ..markdown.links import block_ids, extract_links, graph_links
+from ..markdown.kinds import ElementKind
+from ..markdown.links import block_ids, extract_links, front_matter_aliases, graph_links
 from ..workspace import Workspace
 from .links import load_graph
 from .reading import load_document
@@ -64,16 +80,21 @@ def reported(result: Reporting, breaks: LinkBreaks | None) -> Reporting:
 
 
 def broken_links(ws: Workspace, rel: str, before: Document, after: Document) -> LinkBreaks | None:
-    """The links to ``rel`` the edit from ``before`` to ``after`` broke; None when a heading or block
-    id went away but the links cannot be checked (``rel`` outside the index, no index yet)."""
+    """The links to ``rel`` the edit from ``before`` to ``after`` broke; None when a heading, block
+    id or alias went away but the links cannot be checked (``rel`` outside the index, no index yet)."""
     old = _targets(before)
     new = _targets(after)
-    if not _loses(old, new):
+    lost_fragment = _loses(old, new)
+    aliases = _aliases_if_lost(before, after)
+    if not lost_fragment and aliases is None:
         return NONE_BROKEN
     graph = _graph(ws, rel)
     if graph is None:
         return None
-    return _report(_as_written(ws, _broken(graph, rel, after, old, new), skip=rel))
+    found = {(ln.source, ln.ordinal): ln for ln in _broken(graph, rel, after, old, new)} if lost_fragment else {}
+    if aliases is not None:  # a link by a lost alias to a lost heading is one broken link, listed once
+        found.update({(ln.source, ln.ordinal): ln for ln in _unaliased(graph, rel, after, aliases)})
+    return _report(_as_written(ws, found.values(), skip=rel))
 
 
 def broken_by_delete(ws: Workspace, rel: str) -> LinkBreaks | None:
@@ -90,22 +111,31 @@ def broken_by_delete(ws: Workspace, rel: str) -> LinkBreaks | None:
 
 
 def broken_by_move(
-    ws: Workspace, src: str, dst: str, rewritten: Mapping[str, tuple[bytes, bytes]]
+    ws: Workspace,
+    src: str,
+    dst: str,
+    rewritten: Mapping[str, tuple[bytes, bytes]],
+    *,
+    own_links_kept: bool = False,
 ) -> LinkBreaks | None:
     """The links from other documents that reached ``src``, just moved to ``dst``, and do not reach
     ``dst``; None when they cannot be told. ``rewritten``: the documents ``updateLinks`` rewrote, their
     bytes before and after; their links are read from those, since the index still holds them as
-    they were (and what the rewrite left broken is what it reports)."""
+    they were (and what the rewrite left broken is what it reports). ``own_links_kept``: the moved
+    document's own links were left as written (no ``updateLinks``), so those it had from ``src``'s
+    folder and lost in ``dst``'s are listed too, with ``dst`` as their source."""
     graph = _graph_holding(ws, src)
     if graph is None:
         return None
     kept = [link for link in _inbound(graph, src) if link.source not in rewritten]
     checked = sorted(p for p in rewritten if p not in (src, dst) and indexable(p, ws.indexing.path_filter))
-    if not kept and not checked:
-        return NONE_BROKEN  # a page nobody links to: nothing is resolved again
+    own = _own_reaching(ws, graph.resolver, src, dst) if own_links_kept else []
+    if not kept and not checked and not own:
+        return NONE_BROKEN  # a page nobody links to and linking nowhere: nothing is resolved again
     after = _resolver_after(graph, src, dst)
     found = [link for link in kept if not _opens(after, link, dst)]
     found = _as_written(ws, found, skip=dst)
+    found.extend(link for link, target in own if not _opens(after, link, target))
     for source in checked:
         old, new = rewritten[source]
         found.extend(_left_broken(graph.resolver, after, source, old, new, (src, dst)))
@@ -147,6 +177,21 @@ def _resolver_after(graph: Graph, gone: str, moved_to: str | None) -> Resolver:
         if gone in graph.resolver.meta:
             meta[moved_to] = graph.resolver.meta[gone]
     return Resolver(documents, meta)
+
+
+def _own_reaching(ws: Workspace, before: Resolver, src: str, dst: str) -> list[tuple[StoredLink, str]]:
+    """The document links of the document moved from ``src`` to ``dst``, read from its file, that
+    reached a document from ``src``, each with the document it must reach from ``dst`` (``dst`` for a
+    link to itself). None in the same folder: a link resolves from its document's folder, and that
+    did not change (its name did: a link to itself by its old name is left out, as it was before)."""
+    if posixpath.dirname(src) == posixpath.dirname(dst):
+        return []
+    out = []
+    for link in _links_on_disk(ws, dst):
+        found = before.resolve(dataclasses.replace(link, source=src), files=True)
+        if found is not None and found.exists and not found.is_image:
+            out.append((link, dst if found.target == src else found.target))
+    return out
 
 
 def _opens(resolver: Resolver, link: StoredLink, target: str | None) -> bool:
@@ -219,6 +264,34 @@ def _report(found: Iterable[StoredLink]) -> LinkBreaks:
 
 def _targets(doc: Document) -> FragmentTargets:
     return FragmentTargets(tuple(e.title or "" for e in doc.headings), frozenset(block_ids(doc)))
+
+
+def _front_matter(doc: Document) -> str:
+    first = doc.elements[0] if doc.elements else None
+    return first.text if first is not None and first.kind == ElementKind.FRONT_MATTER else ""
+
+
+def _aliases_if_lost(before: Document, after: Document) -> tuple[str, ...] | None:
+    """``after``'s front-matter aliases when the edit took away one of ``before``'s (a wikilink by it
+    may now reach no page, or another); None when it kept them all. An edit that leaves the front
+    matter as it was (most) reads no YAML; aliases only added break no link that reached this page."""
+    if _front_matter(before) == _front_matter(after):
+        return None
+    aliases = front_matter_aliases(after)
+    kept = {name_key(alias) for alias in aliases}
+    return aliases if any(name_key(alias) not in kept for alias in front_matter_aliases(before)) else None
+
+
+def _unaliased(graph: Graph, rel: str, after: Document, aliases: tuple[str, ...]) -> Iterable[StoredLink]:
+    """The wikilinks and embeds that reached ``rel`` (other documents' as the index holds them, its
+    own from the edited text) and, with ``rel`` carrying ``aliases`` now, reach no document or
+    another. Markdown links reach it by path, which an alias does not change."""
+    meta = dict(graph.resolver.meta)
+    meta[rel] = dataclasses.replace(meta.get(rel, DocumentMeta()), aliases=aliases)
+    now = Resolver(graph.documents, meta)
+    others = [link for link in _inbound(graph, rel) if link.kind in WIKI_KINDS]
+    own = [link for link in _links_of(rel, after) if link.kind in WIKI_KINDS and _opens(graph.resolver, link, rel)]
+    return [link for link in (*others, *own) if not _opens(now, link, rel)]
 
 
 def _loses(old: FragmentTargets, new: FragmentTargets) -> bool:

@@ -40,6 +40,7 @@ from markdown_it.token import Token
 
 from .front_matter import front_matter_plugin, is_toml, load_toml
 from .html_references import HtmlReference, HtmlRun, html_references, may_hold_reference
+from .kinds import ElementKind
 from .model import Document, Element
 from .scan import MAX_NESTING, PARSER_HEAD
 
@@ -53,6 +54,7 @@ __all__ = [
     "block_ids",
     "document_link_source",
     "extract_links",
+    "front_matter_aliases",
     "graph_links",
     "link_source",
     "links_through",
@@ -407,6 +409,7 @@ _MAYBE_WITH_REFERENCES = re.compile(r"\[|" + _MAYBE_AUTOLINK + r"|(?:^|\s)#[^\s#
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w/-]*[^\W\d][\w/-]*)", re.UNICODE)
 _BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*(?=\r|\n|\Z)")
 _WS = re.compile(r"\s+")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def separators(path: str) -> str:
@@ -556,6 +559,17 @@ def block_ids(doc: Document) -> tuple[str, ...]:
     code = _code_offsets(doc, source.code) if source.code else []
     comments = _obsidian_comments(doc, code) if "%%" in text else []
     return _ids(_blank(text, comments) if comments else text, code)
+
+
+def front_matter_aliases(doc: Document) -> tuple[str, ...]:
+    """The ``aliases``/``alias`` of ``doc``'s front matter as :func:`extract_links` reads them, from
+    the front matter alone (an edit's check of the names it took away, decision 1037)."""
+    first = doc.elements[0] if doc.elements else None
+    if first is None or first.kind != ElementKind.FRONT_MATTER:
+        return ()
+    # the text between the fences, as markdown-it gives it (its line breaks made ``\n``)
+    inner = "\n".join(_LINE_BREAK.split(first.text)[1:-1])
+    return tuple(dict.fromkeys(_front_matter(inner, toml=is_toml(doc.text))[1]))
 
 
 def _ids(text: str, code: list[tuple[int, int]]) -> tuple[str, ...]:
