@@ -190,6 +190,17 @@ class HashEmbedder:
         return self._vec(text)
 
 
+def indexed_kb(tmp_path: Path, files: dict[str, str]) -> KbClient:
+    """A lexical index of ``files`` (name -> text) under ``tmp_path / "kb"``."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text, "utf-8")
+    svc = KbClient(make_workspace(root))
+    svc.reindex()
+    return svc
+
+
 def make_kb(tmp_path: Path) -> Path:
     root = tmp_path / "kb"
     (root / "notes").mkdir(parents=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from kb_fakes import KbClient, make_workspace
+from kb_fakes import indexed_kb
 
 from local_vector_search_mcp.index.port import ChunkHit
 from local_vector_search_mcp.search.acronyms import acronym, expansions
@@ -44,16 +44,6 @@ def test_definitions_are_read_in_linear_time_in_a_long_word() -> None:
     assert time.perf_counter() - started < 1.0
 
 
-def _kb(tmp_path: Path, files: dict[str, str]) -> KbClient:
-    root = tmp_path / "kb"
-    root.mkdir()
-    for name, text in files.items():
-        (root / name).write_text(text, "utf-8")
-    svc = KbClient(make_workspace(root))
-    svc.reindex()
-    return svc
-
-
 def test_an_acronym_alone_finds_the_page_titled_with_its_name_before_pages_dense_with_it(tmp_path: Path) -> None:
     overview = (
         "# Index State Management\n\nAutomate periodic administrative operations on your indexes: "
@@ -63,7 +53,7 @@ def test_an_acronym_alone_finds_the_page_titled_with_its_name_before_pages_dense
         f"ism{i}.md": f"# ISM part {i}\n\nThe ISM API: ISM policies, ISM jobs and ISM states (ISM).\n" for i in range(4)
     }
     intro = "# Plugins\n\nIndex State Management (ISM) manages indexes for you.\n"
-    svc = _kb(tmp_path, {"overview.md": overview, "intro.md": intro, **parts})
+    svc = indexed_kb(tmp_path, {"overview.md": overview, "intro.md": intro, **parts})
     top = svc.search(query="ISM", mode="lexical", top_k=3)["results"]
     assert top[0]["path"] == "overview.md"
     # the same word not written as an acronym is plain BM25: the pages that say it most

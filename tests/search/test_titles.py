@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kb_fakes import KbClient, make_workspace
+from kb_fakes import indexed_kb
 
 from local_vector_search_mcp.index.port import ChunkHit
 from local_vector_search_mcp.search.titles import (
@@ -33,17 +33,6 @@ def test_titled_documents_go_first_in_the_order_of_their_best_lexical_hit() -> N
     assert promote_titles(hits, [], 3) == hits[:3]
 
 
-def _kb(tmp_path: Path, files: dict[str, str]) -> KbClient:
-    """A lexical index of ``files`` (name -> text) under ``tmp_path / "kb"``."""
-    root = tmp_path / "kb"
-    root.mkdir()
-    for name, text in files.items():
-        (root / name).write_text(text, "utf-8")
-    svc = KbClient(make_workspace(root))
-    svc.reindex()
-    return svc
-
-
 def test_a_query_equal_to_a_title_finds_that_page_before_pages_that_mention_it_in_passing(tmp_path: Path) -> None:
     replication = (
         "# Segment replication\n\nCopies segment files between nodes instead of re-indexing documents on every "
@@ -53,7 +42,7 @@ def test_a_query_equal_to_a_title_finds_that_page_before_pages_that_mention_it_i
     settings = {
         f"settings{i}.md": f"# Settings {i}\n\n## Segment replication\n\nSegment replication: on.\n" for i in range(3)
     }
-    svc = _kb(tmp_path, {"replication.md": replication, **settings})
+    svc = indexed_kb(tmp_path, {"replication.md": replication, **settings})
     top = svc.search(query="segment replication", mode="lexical", top_k=3)["results"]
     assert top[0]["path"] == "replication.md"
     # a question is not a title: plain BM25 order
@@ -99,7 +88,7 @@ def test_a_query_equal_to_a_section_heading_finds_that_section_first(tmp_path: P
         "## Lifetime elision\n\nThe compiler fills in the lifetimes of references in common patterns, so "
         "writing them by hand is not needed; three rules say how, and a lifetime it cannot infer is an error.\n"
     )
-    svc = _kb(tmp_path, {"lifetimes.md": lifetimes})
+    svc = indexed_kb(tmp_path, {"lifetimes.md": lifetimes})
     top = svc.search(query="lifetime elision", mode="lexical", top_k=3)["results"]
     assert top[0]["headingPath"] == "Lifetimes > Lifetime elision"
     # a question names no heading: BM25 order, the section that says the words most first
@@ -136,7 +125,7 @@ def test_an_inflected_heading_finds_its_section_before_one_that_says_the_words_m
         "## Git URLs as Dependencies\n\nA Git URL names a repository and, after a hash, the commit, tag or "
         "branch to install; npm clones it and runs its prepare script before packing it.\n"
     )
-    svc = _kb(tmp_path, {"package-json.md": package})
+    svc = indexed_kb(tmp_path, {"package-json.md": package})
     top = svc.search(query="git url dependencies", mode="lexical", top_k=3)["results"]
     assert top[0]["headingPath"] == "package.json > Git URLs as Dependencies"
 
@@ -164,6 +153,6 @@ def test_an_identifier_query_finds_its_reference_section_before_the_notes_that_c
     )
     # a short note that calls the name more densely
     migration = "# Migration\n\n## Errors\n\nCall `setErrorHandler` once: a second `setErrorHandler` throws.\n"
-    svc = _kb(tmp_path, {"server.md": reference, "migration.md": migration})
+    svc = indexed_kb(tmp_path, {"server.md": reference, "migration.md": migration})
     top = svc.search(query="setErrorHandler", mode="lexical", top_k=3)["results"]
     assert top[0]["headingPath"] == "Server > setErrorHandler"
