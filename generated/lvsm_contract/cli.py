@@ -379,7 +379,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_delete_image',
         help='Delete an image',
-        description='Delete one image file (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`) from the knowledge base. Markdown\nthat links to it is not changed (find such documents with kb_search or kb_read), folders are left in\nplace and nothing is re-indexed. Needs `knowledgeBase.allowWrites`. Returns `{path, deleted: true}`.',
+        description='Delete one image file (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`) from the knowledge base. Markdown\nthat links to it is not changed, folders are left in place and nothing is re-indexed. The delete is\nnever refused for the links it breaks, but `brokenLinks` lists the links in indexed documents that\nreached the image and now reach no file: fix or remove them with kb_patch (an `![[name]]` embed that\nnow opens another file of that name is not listed). Needs `knowledgeBase.allowWrites`. Returns\n`{path, deleted: true, brokenLinks, brokenLinkCount}`.',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole argument object as JSON, @file or - for stdin")
@@ -388,7 +388,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_move_image',
         help='Move or rename an image',
-        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown references to the image are left alone\nunless `updateLinks` is true. Needs `knowledgeBase.allowWrites`.",
+        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown references to the image are left alone\nunless `updateLinks` is true; either way `brokenLinks` lists the ones that reached the image and no\nlonger do (without `updateLinks`, those by its old path; an `![[name]]` embed that still finds it by\nname is not listed): fix them with kb_patch, or move it back and again with `updateLinks`. Needs\n`knowledgeBase.allowWrites`.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")

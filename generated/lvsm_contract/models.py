@@ -17,7 +17,7 @@ class Models(BaseModel):
 
 class BrokenLink(BaseModel):
     """
-    A link in another document (or, for kb_patch, the edited one; for kb_move, the moved one at its new path) that a write left going nowhere (kb_patch, kb_move, kb_delete `brokenLinks`).
+    A link in another document (or, for kb_patch, the edited one; for kb_move, the moved one at its new path) that a write left going nowhere (kb_patch, kb_move, kb_delete, kb_move_image, kb_delete_image `brokenLinks`).
     """
 
     model_config = ConfigDict(
@@ -35,13 +35,13 @@ class BrokenLink(BaseModel):
     """
     v2 anchor of the element holding the link (of the indexed revision; of the write's result for a link in a document the write changed), for kb_patch after kb_read; null when the link sits outside any addressable element.
     """
-    kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed', 'href']
+    kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed', 'href', 'image', 'html']
     """
-    How the link is written (`autolink` is `<page.md>`, `embed` is `![[Note]]`, `href` is the `href` of an HTML `<a>` tag).
+    How the link is written, as kb_links' `kind` (`autolink` is `<page.md>`, `embed` is `![[Note]]` or `![[pic.png]]`, `href` is the `href` of an HTML `<a>` tag); links to a picture (kb_move_image, kb_delete_image) may also be `image` (`![alt](pic.png)`, `![alt][ref]`) or `html` (the `src` of an HTML `<img>` tag).
     """
     destination: str
     """
-    The destination as written (`setup.md#old-heading`, `Setup#Old heading`, `Setup#^intro`, `#old-heading`, `../setup.md`, `Setup`).
+    The destination as written (`setup.md#old-heading`, `Setup#Old heading`, `Setup#^intro`, `#old-heading`, `../setup.md`, `Setup`, `img/a.png`, `a.png`).
     """
     fragment: str | None
     """
@@ -505,6 +505,13 @@ class KbDeleteImageArguments(BaseModel):
     """
 
 
+class BrokenLinks(RootModel[list[BrokenLink]]):
+    root: Annotated[list[BrokenLink], Field(max_length=100)]
+    """
+    The first 100 links a write broke, by source path and place (kb_patch, kb_move, kb_delete, kb_move_image, kb_delete_image).
+    """
+
+
 class KbDeleteImageResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -525,6 +532,16 @@ class KbDeleteImageResult(BaseModel):
     """
     Always true; failures are errors.
     """
+    broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
+    """
+    Our extension: the links this delete broke, the first 100 by source path and place: links in indexed documents (Markdown images `![alt](path)` and `![alt][ref]`, plain links `[text](path)` and reference definitions used, HTML `<img src>` and `<a href>`, `![[file]]` embeds and `[[file]]` wikilinks) that reached the image and now reach no file, as kb_links resolves them. An embed or wikilink by bare name that now opens another file of that name still works and is not listed; a link that reached nothing before is not listed either. `[]` when none broke (nobody linked the image). Null when the links could not be checked: there is no usable index yet (or a forced rebuild is running) or its link graph could not be read. Links are read from the index, so one written moments ago and not yet indexed is not seen, and documents outside the index are not read.
+    """
+    broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
+        None
+    )
+    """
+    How many links this delete broke in all (`brokenLinks` holds the first 100); null when `brokenLinks` is.
+    """
 
 
 class KbDeleteRequest(BaseModel):
@@ -542,13 +559,6 @@ class KbDeleteRequest(BaseModel):
     ]
     """
     The document's current `sourceHash` (SHA-256 hex, any case).
-    """
-
-
-class BrokenLinks(RootModel[list[BrokenLink]]):
-    root: Annotated[list[BrokenLink], Field(max_length=100)]
-    """
-    The first 100 links a write broke, by source path and place (kb_patch, kb_move, kb_delete).
     """
 
 
@@ -1928,6 +1938,16 @@ class KbMoveImageResult(BaseModel):
     sha256: Annotated[str, Field(pattern='^[0-9a-fA-F]{64}$')]
     """
     SHA-256 of the moved file (unchanged by the move, lowercase hex).
+    """
+    broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
+    """
+    Our extension: the links this move broke, the first 100 by source path and place: links in indexed documents (Markdown images `![alt](path)` and `![alt][ref]`, plain links `[text](path)` and reference definitions used, HTML `<img src>` and `<a href>`, `![[file]]` embeds and `[[file]]` wikilinks) that reached the image at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; an embed or wikilink by bare name that still finds the image is not listed, one that now opens another file of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: there is no usable index yet (or a forced rebuild is running) or its link graph could not be read. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen, and documents outside the index are not read.
+    """
+    broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
+        None
+    )
+    """
+    How many links this move broke in all (`brokenLinks` holds the first 100); null when `brokenLinks` is.
     """
 
 

@@ -268,7 +268,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='kb_delete_image',
         title='Delete an image',
-        description='Delete one image file (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`) from the knowledge base. Markdown\nthat links to it is not changed (find such documents with kb_search or kb_read), folders are left in\nplace and nothing is re-indexed. Needs `knowledgeBase.allowWrites`. Returns `{path, deleted: true}`.',
+        description='Delete one image file (`.png`, `.jpg`, `.jpeg`, `.webp`, `.gif`) from the knowledge base. Markdown\nthat links to it is not changed, folders are left in place and nothing is re-indexed. The delete is\nnever refused for the links it breaks, but `brokenLinks` lists the links in indexed documents that\nreached the image and now reach no file: fix or remove them with kb_patch (an `![[name]]` embed that\nnow opens another file of that name is not listed). Needs `knowledgeBase.allowWrites`. Returns\n`{path, deleted: true, brokenLinks, brokenLinkCount}`.',
         annotations={'readOnlyHint': False, 'destructiveHint': True, 'idempotentHint': True, 'openWorldHint': False},
         envelope='flat',
         arguments_model='KbDeleteImageArguments',
@@ -281,7 +281,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='kb_move_image',
         title='Move or rename an image',
-        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown references to the image are left alone\nunless `updateLinks` is true. Needs `knowledgeBase.allowWrites`.",
+        description="Move or rename one image file within the knowledge base, creating missing target folders. Never\noverwrites (ALREADY_EXISTS) and never copies: it is a rename. The image's content must match both\nextensions (`.jpg` and `.jpeg` are interchangeable, so a PNG cannot become `x.jpg`). Optionally guarded\nby `expectedSha256` (CONFLICT if the file changed). Markdown references to the image are left alone\nunless `updateLinks` is true; either way `brokenLinks` lists the ones that reached the image and no\nlonger do (without `updateLinks`, those by its old path; an `![[name]]` embed that still finds it by\nname is not listed): fix them with kb_patch, or move it back and again with `updateLinks`. Needs\n`knowledgeBase.allowWrites`.",
         annotations={'readOnlyHint': False, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
         envelope='request',
         arguments_model='KbMoveImageArguments',

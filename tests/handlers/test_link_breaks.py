@@ -475,3 +475,160 @@ def test_a_move_in_the_same_folder_breaks_none_of_the_documents_own_links(vault:
     assert vault.ws.indexing.sync.wait_idle(30)
     moved = move(vault, "guides/install.md", "manual/setup.md")  # another folder at the same depth
     assert [ln for ln in written(moved) if ln[0] == "manual/setup.md"] == []
+
+
+# ---- decision 1041: kb_delete_image and kb_move_image, the links to a picture
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(24)
+
+EMBEDS = """# Embeds
+
+An image ![chart](../img/pic.png) and a [full size](../img/pic.png) link.
+"""
+
+MORE_EMBEDS = """# More
+
+By name ![[pic.png]], as HTML <img src="img/pic.png" alt="chart">, by reference ![chart][p] and [the file][p].
+
+Already nowhere: ![gone](img/gone.png).
+
+[p]: img/pic.png
+"""
+
+
+@pytest.fixture
+def gallery(tmp_path: Path) -> Iterator[KbClient]:
+    root = tmp_path / "gallery"
+    for rel, text in {
+        "pages/embeds.md": EMBEDS,
+        "more.md": MORE_EMBEDS,
+        "anchor.md": '# Anchor\n\n<a href="img/pic.png">open it</a> and ![[img/pic.png|200]].\n',
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    (root / "img").mkdir()
+    (root / "img/pic.png").write_bytes(PNG)
+    (root / "img/lonely.png").write_bytes(PNG)
+    c = client(root, knowledge_base__allow_writes=True)
+    c.reindex()
+    yield c
+    c.shutdown()
+
+
+def delete_image(kb: KbClient, path: str) -> dict[str, Any]:
+    result: dict[str, Any] = invoke(kb.ws, "kb_delete_image", {"path": path})
+    return result
+
+
+def move_image(kb: KbClient, source: str, target: str, update_links: bool = False) -> dict[str, Any]:
+    request = {"sourcePath": source, "targetPath": target, "updateLinks": update_links}
+    result: dict[str, Any] = invoke(kb.ws, "kb_move_image", {"request": request})
+    return result
+
+
+EVERY_LINK_TO_PIC = [
+    ("anchor.md", "href", "img/pic.png", None),
+    ("anchor.md", "embed", "img/pic.png", None),
+    ("more.md", "embed", "pic.png", None),
+    ("more.md", "html", "img/pic.png", None),
+    ("more.md", "image", "img/pic.png", None),
+    ("more.md", "reference", "img/pic.png", None),
+    ("pages/embeds.md", "image", "../img/pic.png", None),
+    ("pages/embeds.md", "inline", "../img/pic.png", None),
+]
+
+
+def test_a_deleted_picture_names_every_link_of_every_kind_that_reached_it(gallery: KbClient) -> None:
+    """Markdown image, plain link, reference, `<img src>`, `<a href>`, embeds by path and by name:
+    each is one entry, with the pointer to fix it by; a link that reached nothing before is not listed."""
+    out = delete_image(gallery, "img/pic.png")
+    assert written(out) == EVERY_LINK_TO_PIC
+    assert out["brokenLinkCount"] == 8 and out["deleted"] is True
+    first = out["brokenLinks"][-2]
+    assert first["text"] == "chart" and first["pointer"] == pointer(gallery, "pages/embeds.md", "An image")
+    assert not (gallery.ws.root / "img/pic.png").exists()  # the delete stands
+
+
+def test_a_picture_nobody_links_to_breaks_nothing(gallery: KbClient) -> None:
+    moved = move_image(gallery, "img/lonely.png", "media/alone.png")
+    assert moved["brokenLinks"] == [] and moved["brokenLinkCount"] == 0
+    out = delete_image(gallery, "media/alone.png")
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+
+
+def test_an_embed_by_name_that_opens_another_picture_after_a_delete_is_not_broken(gallery: KbClient) -> None:
+    """`![[pic.png]]` opened img/pic.png; with it gone Obsidian opens other/pic.png: it still shows one."""
+    (gallery.ws.root / "other").mkdir()
+    (gallery.ws.root / "other/pic.png").write_bytes(PNG)
+    out = delete_image(gallery, "img/pic.png")
+    assert written(out) == [ln for ln in EVERY_LINK_TO_PIC if ln[2] != "pic.png"]
+
+
+def test_a_picture_moved_with_update_links_breaks_none(gallery: KbClient) -> None:
+    out = move_image(gallery, "img/pic.png", "media/photo.png", update_links=True)
+    assert out["updatedPaths"] == ["anchor.md", "more.md", "pages/embeds.md"]
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+
+
+def test_a_picture_moved_without_update_links_names_the_links_by_its_old_path(gallery: KbClient) -> None:
+    """Renamed, the picture is found by no link: the embed by name too."""
+    out = move_image(gallery, "img/pic.png", "media/photo.png")
+    assert written(out) == EVERY_LINK_TO_PIC and out["brokenLinkCount"] == 8
+    assert out["previousPath"] == "img/pic.png" and (gallery.ws.root / "media/photo.png").is_file()
+
+
+def test_an_embed_by_name_that_still_finds_a_moved_picture_is_not_broken(gallery: KbClient) -> None:
+    out = move_image(gallery, "img/pic.png", "media/pic.png")
+    assert written(out) == [ln for ln in EVERY_LINK_TO_PIC if ln[2] != "pic.png"]
+
+
+def test_a_move_that_makes_a_name_open_another_picture_breaks_the_embed(gallery: KbClient) -> None:
+    """Moved deeper than another picture of its name, `![[pic.png]]` in a root page now opens that one."""
+    (gallery.ws.root / "a/b").mkdir(parents=True)
+    (gallery.ws.root / "a/b/pic.png").write_bytes(PNG)
+    out = move_image(gallery, "img/pic.png", "x/y/z/pic.png")
+    assert written(out) == EVERY_LINK_TO_PIC
+
+
+def test_what_update_links_could_not_rewrite_in_a_picture_link_is_listed(
+    gallery: KbClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rewritten pages' links are read from their new bytes (the index still holds the old)."""
+    from local_vector_search_mcp.handlers import documents
+
+    real = documents.plan_move
+
+    def forgetful(*args: Any, **kwargs: Any) -> Any:
+        plan = real(*args, **kwargs)
+        old, new = plan.edits["more.md"]
+        plan.edits["more.md"] = (old, new.replace(b'<img src="media/pic.png"', b'<img src="img/pic.png"'))
+        return plan
+
+    monkeypatch.setattr(documents, "plan_move", forgetful)
+    out = move_image(gallery, "img/pic.png", "media/pic.png", update_links=True)
+    assert written(out) == [("more.md", "html", "img/pic.png", None)]
+
+
+def test_a_picture_linked_hundreds_of_times_gives_the_first_hundred_and_the_count(gallery: KbClient) -> None:
+    lines = "".join(f"Figure {i}: ![f{i}](img/pic.png)\n\n" for i in range(150))
+    (gallery.ws.root / "figures.md").write_text(f"# Figures\n\n{lines}", encoding="utf-8")
+    gallery.reindex()
+    out = delete_image(gallery, "img/pic.png")
+    assert len(out["brokenLinks"]) == link_breaks.LIMIT and out["brokenLinkCount"] == 150 + 8
+    assert [ln["source"] for ln in out["brokenLinks"]] == ["anchor.md"] * 2 + ["figures.md"] * 98
+
+
+def test_picture_links_are_not_checked_without_an_index(tmp_path: Path) -> None:
+    """No index yet: null says the links were not checked; the write is done all the same."""
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img/pic.png").write_bytes(PNG)
+    (tmp_path / "img/two.png").write_bytes(PNG)
+    (tmp_path / "page.md").write_text("![x](img/pic.png) ![y](img/two.png)\n", encoding="utf-8")
+    kb = client(tmp_path, knowledge_base__allow_writes=True)
+    try:
+        out = delete_image(kb, "img/pic.png")
+        assert out["brokenLinks"] is None and out["brokenLinkCount"] is None
+        moved = move_image(kb, "img/two.png", "img/three.png")
+        assert moved["brokenLinks"] is None and (tmp_path / "img/three.png").is_file()
+    finally:
+        kb.shutdown()

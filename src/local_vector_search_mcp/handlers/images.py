@@ -31,6 +31,7 @@ from ..workspace import Workspace
 from ..writer import move_with_rewrites
 from .documents import relink_rewrites, skipped_entries
 from .files import utc_iso
+from .link_breaks import broken_by_image_delete, broken_by_image_move, reported
 from .sync import queue_sync
 
 ImageMime = Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
@@ -113,22 +114,30 @@ def kb_load_image(ws: Workspace, request: KbLoadImageArguments) -> ContentResult
 
 
 def kb_delete_image(ws: Workspace, request: KbDeleteImageArguments) -> KbDeleteImageResult:
-    return KbDeleteImageResult(path=images.delete_image(ws, request.path), deleted=True)
+    rel = images.delete_image(ws, request.path)
+    # after the delete, which stands whatever the report says (decision 1041)
+    return reported(KbDeleteImageResult(path=rel, deleted=True), broken_by_image_delete(ws, rel))
 
 
 def kb_move_image(ws: Workspace, request: KbMoveImageRequest) -> KbMoveImageResult:
     if not request.update_links:
         moved = images.move_image(ws, request.source_path, request.target_path, request.expected_sha256)
-        return KbMoveImageResult(previous_path=moved.previous_path, path=moved.path, sha256=moved.sha256)
+        breaks = broken_by_image_move(ws, moved.previous_path, moved.path, {})
+        return reported(
+            KbMoveImageResult(previous_path=moved.previous_path, path=moved.path, sha256=moved.sha256), breaks
+        )
     move = images.check_move(ws, request.source_path, request.target_path, request.expected_sha256)
     unlisted: list[tuple[str, str]] = []
     rewrites = relink_rewrites(ws, move.src_rel, move.dst_rel, is_document=False, unlisted=unlisted)
     sha = move_with_rewrites(
         ws, (move.src_rel, move.src, move.dst_rel, move.dst, move.sha256), None, rewrites, guard_document=False
     )
+    # what the rewrite left broken (normally none), read before the index re-reads the rewritten pages
+    texts = {rel: (old, new) for rel, (_, old, new) in rewrites.items()}
+    breaks = broken_by_image_move(ws, move.src_rel, move.dst_rel, texts)
     queue_sync(ws, sorted(rewrites))
     count, entries = skipped_entries(unlisted)
-    return KbMoveImageResult(
+    result = KbMoveImageResult(
         previous_path=move.src_rel,
         path=move.dst_rel,
         sha256=sha,
@@ -136,3 +145,4 @@ def kb_move_image(ws: Workspace, request: KbMoveImageRequest) -> KbMoveImageResu
         skipped_folders=count,
         skipped=entries,
     )
+    return reported(result, breaks)

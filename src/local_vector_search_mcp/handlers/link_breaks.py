@@ -13,6 +13,10 @@ rules, so one that was broken already is not the write's doing:
   delete: ``[[Setup]]`` opening another ``Setup.md`` still works) or not the moved one (a move).
   A move to another folder without ``updateLinks`` also breaks the moved document's own links that
   reached a document from its old folder and not from its new one (decision 1037).
+* kb_delete_image and kb_move_image (decision 1041): links to a picture that opened it and, with the
+  files as the write leaves them, open no file (a delete) or not the moved one (a move), read by the
+  rules a move with ``updateLinks`` keeps them working by (``relink.Files``): a path as written, a
+  bare ``![[name]]`` the nearest file of that name.
 
 Cost: an edit that keeps every heading in order, every block id and its front matter's aliases (most
 edits) reads no link at all. Otherwise, and for every delete and move, the link graph kb_links keeps
@@ -25,12 +29,22 @@ from __future__ import annotations
 import dataclasses
 import logging
 import posixpath
-from collections.abc import Iterable, Mapping, Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 from urllib.parse import unquote
 
-from lvsm_contract.models import BrokenLink, BrokenLinks, KbDeleteResult, KbMoveResult, KbPatchResult
+from lvsm_contract.models import (
+    BrokenLink,
+    BrokenLinks,
+    KbDeleteImageResult,
+    KbDeleteResult,
+    KbMoveImageResult,
+    KbMoveResult,
+    KbPatchResult,
+)
 
 from ..index.graph import (
     WIKI_KINDS,
@@ -44,21 +58,32 @@ from ..index.graph import (
 )
 from ..index.indexer import indexable
 from ..index.port import DocumentMeta, StoredLink
+from ..index.relink import Files
 from ..markdown import Document, parse_document
 from ..markdown.kinds import ElementKind
-from ..markdown.links import block_ids, extract_links, front_matter_aliases, graph_links
+from ..markdown.links import block_ids, extract_links, front_matter_aliases, graph_links, separators
 from ..workspace import Workspace
 from .links import load_graph
 from .reading import load_document
 
-__all__ = ["LIMIT", "NONE_BROKEN", "LinkBreaks", "broken_by_delete", "broken_by_move", "broken_links", "reported"]
+__all__ = [
+    "LIMIT",
+    "NONE_BROKEN",
+    "LinkBreaks",
+    "broken_by_delete",
+    "broken_by_image_delete",
+    "broken_by_image_move",
+    "broken_by_move",
+    "broken_links",
+    "reported",
+]
 
 log = logging.getLogger(__name__)
 
 LIMIT = 100  # a heading linked 5,000 times still gives a small result; the count says the rest
 
 # The results that carry ``brokenLinks`` and ``brokenLinkCount``.
-Reporting = TypeVar("Reporting", KbPatchResult, KbMoveResult, KbDeleteResult)
+Reporting = TypeVar("Reporting", KbPatchResult, KbMoveResult, KbDeleteResult, KbMoveImageResult, KbDeleteImageResult)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,16 +161,112 @@ def broken_by_move(
     found = [link for link in kept if not _opens(after, link, dst)]
     found = _as_written(ws, found, skip=dst)
     found.extend(link for link, target in own if not _opens(after, link, target))
+    reached, reaches = partial(_opens, graph.resolver, target=src), partial(_opens, after, target=dst)
     for source in checked:
-        old, new = rewritten[source]
-        found.extend(_left_broken(graph.resolver, after, source, old, new, (src, dst)))
+        found.extend(_left_broken(reached, reaches, source, rewritten[source]))
     return _report(found)
+
+
+def broken_by_image_delete(ws: Workspace, rel: str) -> LinkBreaks | None:
+    """The links in indexed documents that reached the picture ``rel``, just deleted, and now reach no
+    file; None when they cannot be told (no index, the graph unreadable)."""
+    return _picture_breaks(ws, rel, None, {})
+
+
+def broken_by_image_move(
+    ws: Workspace, src: str, dst: str, rewritten: Mapping[str, tuple[bytes, bytes]]
+) -> LinkBreaks | None:
+    """The links in indexed documents that reached the picture ``src``, just moved to ``dst``, and do
+    not reach ``dst``; None when they cannot be told. ``rewritten`` as for :func:`broken_by_move`."""
+    return _picture_breaks(ws, src, dst, rewritten)
+
+
+def _picture_breaks(
+    ws: Workspace, image: str, moved_to: str | None, rewritten: Mapping[str, tuple[bytes, bytes]]
+) -> LinkBreaks | None:
+    """A picture is no document, so the graph keeps no ``incoming`` for it: its links are the graph's
+    file links whose target bears its name, and only those are read again."""
+    graph = _read_graph(ws)
+    if graph is None:
+        return None
+    opened = _PictureLinks(ws, graph.resolver, image, moved_to)
+    kept = [
+        _stored(ln) for ln in graph.links if ln.is_image and ln.source not in rewritten and opened.named_like(ln.target)
+    ]
+    found = _as_written(ws, [link for link in kept if opened.before(link) and not opened.after(link)])
+    for source in sorted(p for p in rewritten if indexable(p, ws.indexing.path_filter)):
+        found.extend(_left_broken(opened.before, opened.after, source, rewritten[source]))
+    return _report(found)
+
+
+class _PictureLinks:
+    """Which links open the picture ``image`` before its delete (``moved_to`` None) or its move to
+    ``moved_to``, and after it, read when the write is done. The rules are the ones a move with
+    ``updateLinks`` keeps links working by (``relink.Files``), so what it rewrote reads as kept: a path
+    reaches the file it names (or the one file equal to it in another Unicode normal form, decision
+    505); a bare ``![[name]]`` opens the file of that name Obsidian opens (the root's, else the nearest,
+    decision 915). The tree before the write is the one after it with the move undone, or the deleted
+    picture back."""
+
+    def __init__(self, ws: Workspace, resolver: Resolver, image: str, moved_to: str | None) -> None:
+        self.resolver = resolver
+        self.files = Files(ws.root)
+        self.image = image
+        self.moved_to = moved_to
+        self._undone = (moved_to or "", image)  # ``Files``' (src, dst): what reads the tree as it was
+        self._name = name_key(posixpath.basename(image))
+
+    def named_like(self, target: str) -> bool:
+        """Whether a link resolved to ``target`` may open the picture: it bears its file name."""
+        return name_key(posixpath.basename(target)) == self._name
+
+    def before(self, link: StoredLink) -> bool:
+        """Whether ``link`` opened the picture before the write."""
+        found = self._file_link(link)
+        if found is None:
+            return False
+        target, bare = found
+        if bare:
+            return self.files.opened(target, link.source, self._undone) == self.image
+        return _same_path(target, self.image)
+
+    def after(self, link: StoredLink) -> bool:
+        """Whether ``link`` opens, as the write leaves the files, the moved picture (any file after a
+        delete: ``![[name]]`` finding another file of that name still shows a picture)."""
+        found = self._file_link(link)
+        if found is None:
+            return False
+        target, bare = found
+        now = self.files.opened(target, link.source) if bare else self.files.reached(target)
+        return now is not None and self.moved_to in (None, now)
+
+    def _file_link(self, link: StoredLink) -> tuple[str, bool] | None:
+        """The path (or bare name) ``link`` names as a file, and whether it is a bare name an embed or
+        wikilink finds anywhere; None when it names no file (a note, a URL, nothing)."""
+        found = self.resolver.resolve(link, files=True)
+        if found is None or not found.is_image:
+            return None
+        name = link.destination.split("#", 1)[0].strip()
+        return found.target, link.kind in WIKI_KINDS and "/" not in separators(name)
+
+
+def _same_path(target: str, image: str) -> bool:
+    """A link's path names ``image``: spelled so, or in another Unicode normal form (505)."""
+    return target == image or (
+        not target.isascii() and unicodedata.normalize("NFC", target) == unicodedata.normalize("NFC", image)
+    )
 
 
 def _graph(ws: Workspace, rel: str) -> Graph | None:
     """The index's link graph; None when the links to ``rel`` cannot be read from it."""
     if not indexable(rel, ws.indexing.path_filter):
         return None  # the graph holds no link to a document it does not index
+    return _read_graph(ws)
+
+
+def _read_graph(ws: Workspace) -> Graph | None:
+    """The index's link graph; None when there is none to read (no index, a forced rebuild) or it
+    cannot be read (logged)."""
     try:
         if not ws.store.exists() or ws.activity.rebuild_in_progress:
             return None
@@ -201,13 +322,16 @@ def _opens(resolver: Resolver, link: StoredLink, target: str | None) -> bool:
 
 
 def _left_broken(
-    before: Resolver, after: Resolver, source: str, old: bytes, new: bytes, move: tuple[str, str]
+    reached: Callable[[StoredLink], bool],
+    reaches: Callable[[StoredLink], bool],
+    source: str,
+    texts: tuple[bytes, bytes],
 ) -> Iterable[StoredLink]:
-    """The links of a document the move rewrote that reached the moved one in its old text and, as
+    """The links of a document the move rewrote that reached the moved file in its old text and, as
     rewritten, do not reach its new path. A rewrite changes destinations only: the links pair up."""
-    src, dst = move
+    old, new = texts
     for was, now in zip(_links_of(source, parse_document(old)), _links_of(source, parse_document(new)), strict=False):
-        if _opens(before, was, src) and not _opens(after, now, dst):
+        if reached(was) and not reaches(now):
             yield now
 
 
@@ -348,7 +472,7 @@ def _wire(link: StoredLink) -> BrokenLink:
     return BrokenLink(
         source=link.source,
         pointer=link.anchor,
-        kind=link.kind,  # type: ignore[arg-type]  # document links only: the graph's and own_fragment's kinds
+        kind=link.kind,  # type: ignore[arg-type]  # the graph's and own_fragment's kinds, all in BrokenLinkKind
         destination=link.destination,
         # as kb_links gives it: a Markdown link's percent-decoded (decision 911)
         fragment=fragment if fragment is None or link.kind in WIKI_KINDS else unquote(fragment),

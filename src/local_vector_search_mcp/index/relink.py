@@ -44,7 +44,7 @@ from ..sourcefile import read_source, unlisted_folder
 from .graph import WIKI_KINDS, Resolver, has_template, name_key, nearest, nearest_tier
 from .port import DocumentMeta, StoredLink
 
-__all__ = ["RelinkPlan", "markdown_files", "plan_move"]
+__all__ = ["Files", "RelinkPlan", "markdown_files", "plan_move"]
 
 # what a plain destination cannot hold as written; in ``<...>`` only what would change its meaning
 _NEEDS_ENCODING = frozenset(" ()<>%#?")
@@ -110,7 +110,7 @@ def plan_move(
     before = Resolver(documents, meta)
     after = Resolver(after_docs, after_meta)
     names = _needles(src, dst)
-    files = _Files(root)
+    files = Files(root)
     edits: dict[str, tuple[bytes, bytes]] = {}
     moved: bytes | None = None
     unchecked: list[tuple[str, str]] = []
@@ -262,7 +262,7 @@ def _lines_with(text: AnyStr, needles: tuple[AnyStr, ...]) -> list[tuple[int, in
 
 
 def _relink_file(
-    raw: bytes, rel: str, src: str, dst: str, before: Resolver, after: Resolver, own: bool, files: _Files
+    raw: bytes, rel: str, src: str, dst: str, before: Resolver, after: Resolver, own: bool, files: Files
 ) -> bytes | None:
     try:
         doc = parse_document(raw, keep=False)  # a move sweeps many files: keep the agent's (decision 639)
@@ -333,7 +333,7 @@ def _new_destination(
     dst: str,
     before: Resolver,
     after: Resolver,
-    files: _Files,
+    files: Files,
     text: str,
 ) -> tuple[int, int, str] | None:
     resolved = before.resolve(_stored(link, source_before))
@@ -383,7 +383,7 @@ def _new_destination(
 
 
 def _new_html_value(
-    tag: HtmlReference, written: str, sources: tuple[str, str], moved: tuple[str, str], files: _Files
+    tag: HtmlReference, written: str, sources: tuple[str, str], moved: tuple[str, str], files: Files
 ) -> tuple[int, int, str] | None:
     """The new ``src`` of an ``<img>`` tag or ``href`` of an ``<a>`` tag that the move would break,
     as a browser reads it: percent-decoded, relative to the document's folder (``sources``: its path
@@ -426,7 +426,7 @@ def _new_html_value(
     return tag.start, tag.start + len(path_part), new_path
 
 
-def _still_reaches(path: str, target: str, moved: tuple[str, str], files: _Files) -> bool:
+def _still_reaches(path: str, target: str, moved: tuple[str, str], files: Files) -> bool:
     """Whether a destination that reads as ``path`` after the move of ``moved`` = (src, dst) still
     reaches ``target``: spelled so, or a file that stays, spelled in another normal form (decision
     505), so a moved note's link typed NFD to ``café.pdf`` is not respelled when it need not change."""
@@ -471,7 +471,7 @@ def _written(path: str, old: str, angled: bool) -> str:
     return "".join(out)
 
 
-class _Files:
+class Files:
     """Which files exist, for links to files that are no documents: by root-relative path (as
     written, or in another Unicode normal form), and (built on first use) by file name anywhere,
     case-insensitive and in one normal form, as a bare ``![[name]]`` finds them."""
@@ -536,7 +536,7 @@ class _Files:
 
 
 def _file_embed_change(
-    link: Link, target: str, src: str, dst: str, files: _Files, source_before: str, source_after: str
+    link: Link, target: str, src: str, dst: str, files: Files, source_before: str, source_after: str
 ) -> tuple[int, int, str] | None:
     """An embed or wikilink of a file that is no note: by its path, else (a bare name) the file
     Obsidian opens, which a move can change (decision 915): it keeps opening the same file, by its
