@@ -9,8 +9,9 @@ included) hide links, because markdown-it's own rules consume them first: the
 wikilink rule is one more inline rule of the same parser, not a second parser.
 
 Cost: the block pass collects reference definitions; only inline runs that
-could hold a link or a tag (a ``[``, ``<`` or ``#``) are parsed inline, which
-keeps indexing within a few percent of the block-only parse.
+could hold a link or a tag (a ``[``, ``<`` or ``#``) are read, most of them by
+``simple_runs`` (the same links without markdown-it's tokenizer, decision 1040),
+the rest by the inline parser.
 
 Every link carries the span of its destination in ``Document.text``, so a move
 can rewrite exactly those bytes (``rewrite``) and nothing else.
@@ -43,6 +44,7 @@ from .html_references import HtmlReference, HtmlRun, html_references, may_hold_r
 from .kinds import ElementKind
 from .model import Document, Element
 from .scan import MAX_NESTING, PARSER_HEAD
+from .simple_runs import Found, read_simple, read_wikilink
 
 __all__ = [
     "DocumentLinks",
@@ -208,40 +210,16 @@ _CODE = frozenset({"fence", "code_block"})
 _TABLE_EDGES = frozenset({"table_open", "table_close"})
 
 
-_WIKILINK_INNER = re.compile(r"[^\[\]\n]*")
-
-
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
-    """``[[target|alias]]`` and ``![[target]]`` on one line, no brackets inside."""
-    src, pos = state.src, state.pos
-    embed = src.startswith("![[", pos)
-    if not embed and not src.startswith("[[", pos):
+    """``[[target|alias]]`` and ``![[target]]`` on one line, no brackets inside (``read_wikilink``)."""
+    found = read_wikilink(state.src, state.pos)
+    if found is None:
         return False
-    begin = pos + (3 if embed else 2)
-    # the inner text stops at the first bracket or line end, which must start "]]": a search for
-    # "]]" alone ran to the end of the run from every "[[" (a square in a run of brackets)
-    match = _WIKILINK_INNER.match(src, begin)
-    close = match.end() if match else begin
-    if not src.startswith("]]", close):
-        return False
-    inner = src[begin:close]
-    if not inner.strip():
-        return False
-    if not embed and src.startswith("(", close + 2):
-        return False  # `[[1]](#note-1)`: a link whose text is `[1]`, as every renderer but Obsidian reads it
-    if not embed and inner.strip().lower() == "toc" and not src[:pos].strip() and not src[close + 2 :].strip():
-        return False  # a paragraph of `[[toc]]` alone: the table-of-contents marker (VitePress, markdown-it-toc)
     if not silent:
-        target, pipe, alias = inner.partition("|")
-        if pipe and target.endswith("\\"):
-            # `[[Note\|alias]]`: the pipe Obsidian writes escaped in a table, read the same anywhere
-            # (Obsidian does; decision 913), so the name is `Note`, not `Note\`
-            target = target[:-1]
         token = state.push("wikilink", "", 0)
-        at = begin + len(target) - len(target.lstrip())
-        token.meta = {"target": target.strip(), "alias": alias.strip() or None, "embed": embed, "at": at}
-        token.content = inner
-    state.pos = close + 2
+        token.meta = {"target": found.target, "alias": found.alias, "embed": found.embed, "at": found.at}
+        token.content = found.inner
+    state.pos = found.end
     return True
 
 
@@ -483,6 +461,10 @@ class _Run:
         entities, decision 451); (-1, -1) if the written bytes are not found there exactly."""
         at = token.meta.get("at", -1) if token.meta else -1
         end = token.meta.get("end", at + len(value)) if token.meta else -1
+        return self.span_at(at, end, value)
+
+    def span_at(self, at: int, end: int, value: str) -> tuple[int, int]:
+        """:meth:`span` of a destination written at ``content[at:end]`` (-1: unknown)."""
         start = self.source(at) if at >= 0 else -1
         if start < 0:
             return -1, -1
@@ -516,8 +498,10 @@ def extract_links(doc: Document) -> DocumentLinks:
     text = doc.text
     source = document_link_source(doc)
     # code blocks (nested ones too): neither a ``%%`` nor a ``^id`` in them is one (decision 507)
-    code = _code_offsets(doc, source.code) if source.code and ("%%" in text or "^" in text) else []
-    comments = _obsidian_comments(doc, code) if "%%" in text else []
+    # looked for once, after the single character: a search for "%%" alone took 5 % of extraction
+    marks = "%" in text and "%%" in text
+    code = _code_offsets(doc, source.code) if source.code and (marks or "^" in text) else []
+    comments = _obsidian_comments(doc, code) if marks else []
     if comments:  # read as blanks of the same length: offsets and lines stay, nothing inside counts
         text = _blank(text, comments)
         blanked: dict[str, Any] = {}
@@ -534,16 +518,23 @@ def extract_links(doc: Document) -> DocumentLinks:
         if properties:
             links.extend(_property_links(doc, properties))
     for first, _end, content, cell in source.runs:
-        children: list[Token] = []
-        _MD_INLINE.inline.parse(content, _MD_INLINE, env, children)
         anchor = _element_at(doc, starts, doc.lines.start_of(first))
         pointer = anchor.anchor if anchor is not None else None
         run = _Run(text, doc, first, content, cell, cursors)
-        links.extend(_inline_links(children, run, definitions, pointer))
+        # most runs are read without the inline parser, to the same links and text (decision 1040)
+        simple = read_simple(content, _MD_INLINE, env)
+        if simple is not None:
+            links.extend(_simple_link(found, run, definitions, pointer) for found in simple.links)
+            texts: Iterable[str] = simple.texts
+        else:
+            children: list[Token] = []
+            _MD_INLINE.inline.parse(content, _MD_INLINE, env, children)
+            links.extend(_inline_links(children, run, definitions, pointer))
+            texts = (child.content for child in children if child.type == "text")
         if "#" in content:
-            for child in children:
-                if child.type == "text" and "#" in child.content:
-                    tags.extend(m.group(1) for m in _TAG.finditer(child.content))
+            for piece in texts:
+                if "#" in piece:
+                    tags.extend(m.group(1) for m in _TAG.finditer(piece))
     headings = tuple(e.title or "" for e in doc.headings)
     ids = _ids(text, code)
     return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, ids)
@@ -575,8 +566,10 @@ def front_matter_aliases(doc: Document) -> tuple[str, ...]:
 def _ids(text: str, code: list[tuple[int, int]]) -> tuple[str, ...]:
     """The block ids of ``text`` (its comments blanked) outside the ``code`` spans: a ``^id`` in code
     is code (decision 507)."""
-    ids_text = _blank(text, code) if code and "^" in text else text
-    return tuple(m.group(1) for m in _block_ids(ids_text))
+    found = tuple(m.group(1) for m in _block_ids(text))
+    # blanking code only takes markers away (a code block holds whole lines), so a text with none
+    # is not blanked: most texts with a "^" hold it in code (a regex, a power)
+    return tuple(m.group(1) for m in _block_ids(_blank(text, code))) if found and code else found
 
 
 def _block_ids(text: str) -> Iterator[re.Match[str]]:
@@ -661,7 +654,7 @@ def _html_link(doc: Document, starts: list[int], tag: HtmlReference) -> Link:
 # Backtick runs (code spans open and close with runs of one length), ``%%`` and blank lines (no
 # code span crosses one): what the comment scan below looks at.
 _TICKS_MARK_OR_BLANK = re.compile(r"`+|%%|(?:\r\n|\r|\n)[ \t]*(?=\r|\n)")
-_NOT_A_BREAK = re.compile(r"[^\r\n]")
+_NOT_A_BREAK = re.compile(r"[^\r\n]+")  # a line's characters at once: one substitution per character was slow
 _NEWLINE = re.compile("\n")
 
 
@@ -731,6 +724,10 @@ def _code_offsets(doc: Document, code: tuple[tuple[int, int], ...]) -> list[tupl
     return [(lines.starts[a], lines.ends[min(b, lines.count) - 1]) for a, b in code if a < min(b, lines.count)]
 
 
+def _spaces(match: re.Match[str]) -> str:
+    return " " * (match.end() - match.start())
+
+
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:
     """``text`` with every character of ``spans`` but line breaks made a space."""
     parts: list[str] = []
@@ -740,7 +737,7 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
             start = at
         if end <= start:
             continue
-        parts += [text[at:start], _NOT_A_BREAK.sub(" ", text[start:end])]
+        parts += [text[at:start], _NOT_A_BREAK.sub(_spaces, text[start:end])]
         at = end
     parts.append(text[at:])
     return "".join(parts)
@@ -775,6 +772,15 @@ def _inline_links(children: list[Token], run: _Run, definitions: _Definitions, p
             target = str(tok.meta["target"])
             kind: LinkKind = "embed" if tok.meta["embed"] else "wikilink"
             yield Link(kind, target, tok.meta["alias"], pointer, *run.span(tok, target))
+
+
+def _simple_link(found: Found, run: _Run, definitions: _Definitions, pointer: str | None) -> Link:
+    """The link :func:`_inline_links` gives for the same link read from the parser's tokens."""
+    if found.label is None:
+        start, end = run.span_at(found.at, found.end, found.destination)
+        return Link(found.kind, found.destination, found.text, pointer, start, end)
+    start, end = definitions.span(found.label, found.destination)
+    return Link(found.kind, definitions.written(start, end, found.destination), found.text, pointer, start, end)
 
 
 # A definition's first line: container markers (quotes, list items), the label, ":", the destination
