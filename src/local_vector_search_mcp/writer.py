@@ -57,10 +57,12 @@ __all__ = [
     "create_new",
     "delete_file",
     "fsync_dir",
+    "is_read_only",
     "match_hash",
     "move_file",
     "move_with_rewrites",
     "mutate",
+    "read_only_refusal",
     "recover",
     "recover_staging",
     "replace_with_staged",
@@ -528,6 +530,44 @@ def _os_error(exc: OSError, rel: str) -> KbError:
     return PermissionDenied(f"The file system failed to write {rel!r} ({reason}); nothing was changed.")
 
 
+def is_read_only(path: Path) -> bool:
+    """Whether ``path`` is a file whose mode gives no one write permission (``chmod a-w``, a
+    protected checkout): the user's "do not change this", which vim and VS Code ask about before
+    writing (decision 1046). The mode bits are the signal, not ``os.access``: root may write
+    anything, and replacing a file by a rename needs only its folder's permission."""
+    try:
+        st = os.stat(path)
+    except OSError:  # gone or unreadable: the write that follows names what is wrong
+        return False
+    return stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) & 0o222 == 0
+
+
+def read_only_refusal(rel: str, outcome: str = "nothing was changed", instead: str = "") -> PermissionDenied:
+    """The PERMISSION_DENIED for rewriting the read-only ``rel``: what was (not) done, and how to allow it."""
+    return PermissionDenied(
+        f"{rel!r} is read-only (its mode gives no one write permission); {outcome}. "
+        f"Make it writable (chmod u+w) and retry{instead}."
+    )
+
+
+_READ_ONLY_NAMED = 20
+"""How many read-only documents a refused move names (the count says the rest)."""
+
+
+def _read_only_rewrites(names: list[str]) -> PermissionDenied:
+    """A move's ``updateLinks`` would rewrite read-only files: refused before anything moves (all or none)."""
+    shown = ", ".join(repr(rel) for rel in names[:_READ_ONLY_NAMED])
+    if len(names) > _READ_ONLY_NAMED:
+        shown += f" and {len(names) - _READ_ONLY_NAMED} more"
+    one = len(names) == 1
+    files, them, their = ("a read-only document", "it", "its") if one else ("read-only documents", "them", "their")
+    return PermissionDenied(
+        f"updateLinks would rewrite links in {files} ({shown}; {their} mode gives no one write permission); "
+        f"nothing was moved or rewritten. Make {them} writable (chmod u+w) and retry, or move without "
+        "updateLinks (links are then left as they are)."
+    )
+
+
 def _gone_or_os_error(exc: OSError, rel: str) -> KbError:
     """A document another program moved or deleted while we changed it is NOT_FOUND (it is not
     there any more: re-list and retry), not a file system failure (decision 325)."""
@@ -609,6 +649,8 @@ def commit(ws: Workspace, rel: str, target: Path, data: bytes, expected_sha: str
             raise SourceChanged(rel)
         if sha256_hex(current) != expected_sha.lower():
             raise SourceChanged(rel)
+        if is_read_only(target):  # checked under the lock, on the file about to be replaced
+            raise read_only_refusal(rel)
         try:
             _replace(intent, target, data, os.stat(target).st_mode, expect=current)
         except SourceChanged:  # saved by another program while the new bytes were written
@@ -805,6 +847,8 @@ def replace_with_staged(ws: Workspace, rel: str, target: Path, staged: Path) -> 
         try:
             target = pins.pin(target, rel)
             staged = target.parent / staged.name  # beside the target: through the same open folder
+            if is_read_only(target):  # an earlier export the user protected (decision 1046)
+                raise read_only_refusal(rel, "it was not replaced", ", or write to another file")
             mode = os.stat(target).st_mode & 0o7777 if os.path.isfile(target) else 0o666
             os.chmod(staged, mode & ~_umask())
             intent.note(tmp=staged)
@@ -942,6 +986,13 @@ def move_with_rewrites(
                 )
             pinned_rewrites[rel] = (at, old, new)
         rewrites = pinned_rewrites
+        # all or none: a file that may not be rewritten refuses the whole move before anything is
+        # written; the moved file itself only if its own links change (a rename leaves its bytes)
+        protected = [rel for rel, (path, _, _) in rewrites.items() if is_read_only(path)]
+        if moved_data is not None and is_read_only(src):
+            protected.append(src_rel)
+        if protected:
+            raise _read_only_rewrites(sorted(protected))
         done: list[tuple[str, Path, bytes, bytes]] = []
         staged: dict[str, Path] = {}  # path -> its new bytes, written beside it before anything changes
         plan: dict[str, object] = {}

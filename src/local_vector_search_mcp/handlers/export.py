@@ -26,7 +26,7 @@ from ..export.pdf import MAX_BOOK_BYTES, BookOptions, render_book
 from ..markdown import parse_document
 from ..sourcefile import read_source
 from ..workspace import Workspace
-from ..writer import StagingNote, replace_with_staged, temp_path
+from ..writer import StagingNote, is_read_only, read_only_refusal, replace_with_staged, temp_path
 
 
 def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCreatePdfBookResult:
@@ -42,6 +42,8 @@ def kb_create_pdf_book(ws: Workspace, request: KbCreatePdfBookRequest) -> KbCrea
         raise InvalidArgument(
             f"outputPath {out_rel!r} is not a regular file (a pipe, socket or device); name another .pdf file."
         )
+    if is_read_only(out):  # said before the layout, which can take minutes; the writer checks again
+        raise read_only_refusal(out_rel, "it was not replaced", ", or name another outputPath")
     raw = read_source(path, rel)  # a FIFO, link or folder is refused, never waited on; capped at 8 MiB
     if len(raw) > MAX_BOOK_BYTES:
         raise InvalidArgument(
