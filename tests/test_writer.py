@@ -39,6 +39,23 @@ def test_mutate_replaces_atomically_and_keeps_the_mode(ws: Workspace) -> None:
     assert _litter(ws.root) == []
 
 
+@pytest.mark.parametrize("mode", [0o664, 0o666, 0o464, 0o620])
+def test_an_edit_keeps_the_group_and_other_write_bits_whatever_the_umask(ws: Workspace, mode: int) -> None:
+    # a shared folder's 0664 notes came back 0644 after every edit under the usual umask 022 (the
+    # temporary file was created with the mode, which the umask reduces), so teammates lost write
+    # access, and a 0464 file came back 0444: read-only, refused from then on (decision 1047)
+    target = ws.root / "a.md"
+    target.write_bytes(b"old\n")
+    os.chmod(target, mode)
+    previous = os.umask(0o022)
+    try:
+        mutate(ws, "a.md", target, lambda raw: raw.replace(b"old", b"new"))
+    finally:
+        os.umask(previous)
+    assert target.read_bytes() == b"new\n"
+    assert stat.S_IMODE(target.stat().st_mode) == mode
+
+
 def test_a_refused_plan_leaves_the_file_byte_identical(ws: Workspace) -> None:
     target = ws.root / "a.md"
     target.write_bytes(b"\xef\xbb\xbfkeep\r\n")

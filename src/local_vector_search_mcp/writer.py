@@ -607,6 +607,10 @@ def _fill_temp(tmp: Path, data: bytes, mode: int | None) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode & 0o7777)
     try:
         with os.fdopen(fd, "wb") as f:
+            if mode is not None:
+                # the umask took bits off the mode os.open was given: a shared folder's 0664 note
+                # came back 0644 after every edit, and a 0464 one 0444, read-only (decision 1047)
+                os.fchmod(f.fileno(), mode & 0o7777)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
