@@ -20,8 +20,10 @@
   best candidates by the share of the question's words each holds
   (``index/coverage.py``, decision 220). A page's table of contents (a list of
   links to its own sections) goes after that page's other hits (``contents.py``,
-  decision 1021). Any other query of a few words that is
-  exactly a document's title puts that document's first chunk ahead
+  decision 1021), and a change log's entries (chunks under a release heading such as
+  ``## 1.2.0 (2024-01-01)``) after the other hits that hold as many of the query's words,
+  unless the query asks about versions or changes (``changelog.py``, decision 1044). Any
+  other query of a few words that is exactly a document's title puts that document's first chunk ahead
   (``titles.py``, decision 260), and one of two words or more that is exactly a
   section's heading puts that section's best chunk ahead of the other hits (decision 665), as
   does a one-word identifier that is a section's code heading (``setErrorHandler``, decision 1022).
@@ -62,7 +64,7 @@ hybrid's results are then the model's alone, lexical's are none.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -72,6 +74,7 @@ from ..errors import IndexNotReady, InvalidArgument
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .acronyms import acronym, expansions
+from .changelog import ChangeLogPages, demote_changelog
 from .contents import demote_contents
 from .duplicates import collapse, passage_key
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
@@ -160,6 +163,7 @@ class SearchEngine:
     query_vectors: QueryVectors = field(default_factory=QueryVectors)
     # told when the provider's query vector is another size than the index's (decision 977)
     on_model_changed: Callable[[ModelChanged], None] | None = None
+    changelogs: ChangeLogPages = field(default_factory=ChangeLogPages)  # which pages are change logs (1044)
 
     def lexical_hits(self, query: str, limit: int, scope: PathScope | None) -> list[ChunkHit]:
         return self._lexical(composed(query), limit, scope)[0]
@@ -178,13 +182,16 @@ class SearchEngine:
             seen = {h.chunk_id for h in hits}
             more = [h for h in self.store.lexical(fallback, limit, scope) if h.chunk_id not in seen]
             hits += more[: limit - len(hits)]
-        hits = demote_contents(hits)
+        hits = demote_changelog(demote_contents(hits), query, parsed, self.changelogs, self._page_headings)
         headed = False
         if not question:  # a question never names a heading or a title
             hits, headed = promote_headed(hits, query)
         titled = [] if question else self._titled(query, hits, scope)
         named = named_hits(self.store, query, scope)  # a document's path or file name goes first
         return promote_titles(promote_titles(hits, titled, limit), named, limit), bool(titled or named or headed)
+
+    def _page_headings(self, paths: Collection[str]) -> dict[str, tuple[str, ...]]:
+        return {path: meta.headings for path, meta in self.store.document_meta(paths).items()}
 
     def _titled(self, query: str, hits: Sequence[ChunkHit], scope: PathScope | None) -> list[ChunkHit]:
         """The first chunk of each document ``query`` names by its title, or, for an acronym
