@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
@@ -117,6 +118,17 @@ def test_release_headings_are_told_from_numbered_sections() -> None:
         "3.0.0 Highlights",
     )
     assert not any(is_version_heading(title) for title in others)
+
+
+def test_a_long_heading_is_judged_in_linear_time() -> None:
+    """Review of decision 1044: the version's parts overlapped its tag, and blanks were taken on
+    both sides of an optional separator, so a 16 KB heading of ``1.1.1...`` took 12 s to judge (and
+    ``1.1`` then 4000 blanks 1.2 s), on every search whose hits sat under it."""
+    headings = ("1" + ".1" * 8000 + " x", "1.1" + " " * 8000 + "x", "1.1" + "-1" * 8000 + "!")
+    started = time.perf_counter()
+    assert not any(is_version_heading(title) for title in headings)
+    assert time.perf_counter() - started < 1.0
+    assert is_version_heading("1.1" + " " * 50 + "- 2024-01-01")
 
 
 def test_a_change_log_is_a_page_of_releases_or_one_named_so() -> None:

@@ -45,12 +45,15 @@ PAGE_MIN_VERSIONS = 3  # version headings that make a page a change log without 
 # "yanked") or a separator before either, and perhaps a colon: ``[1.2.0] - 2024-01-01``, ``v2.3.1``,
 # ``1.0.0 / 2023-05-01``, ``0.43.0 (December 25, 2024)``, ``v6.9.2 (2019-06-27):``. A title after
 # the number (``4.2 Continue a conversation``, ``3.0.0 Highlights``) is a numbered section, not a release.
-_VERSION = r"(?:v|version\s*|release\s+)?\d+(?:\.\d+)+(?:[-+.]?[0-9a-z]+(?:[.-][0-9a-z]+)*)?"
+# The number's parts are taken whole (``++``) and one run of blanks goes around the separator: the parts
+# shared with the tag, and blanks on both sides of an optional separator, made a long heading
+# (``1.1.1...`` or ``1.1`` and many blanks, 16 KB) take seconds to judge on every search meeting it.
+_VERSION = r"(?:v|version\s*|release\s+)?\d+(?:\.\d+)++(?:[-+.]?[0-9a-z]+(?:[.-][0-9a-z]+)*)?"
 _DATE = (
     r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/. ]\w+[-/.,]? \d{4}|[a-z]+\.? \d{1,2}(?:st|nd|rd|th)?,? \d{4}|\d{4})"
 )
 _VERSION_HEADING = re.compile(
-    rf"(?:\[?{_VERSION}\]?(?:\s*[-\u2013\u2014/:|,]?\s*(?:\(.*\)|\[.*\]|{_DATE}.*|unreleased|yanked))?|\[?unreleased\]?):?",
+    rf"(?:\[?{_VERSION}\]?(?:\s*(?:[-\u2013\u2014/:|,]\s*)?(?:\(.*\)|\[.*\]|{_DATE}.*|unreleased|yanked))?|\[?unreleased\]?):?",
     re.IGNORECASE,
 )
 # A file name that says change log: CHANGELOG, CHANGES, HISTORY, NEWS, RELEASES, release-notes, whats-new.
