@@ -129,14 +129,18 @@ def corpus(name: str) -> Path | None:
             return None
         archive.parent.mkdir(parents=True, exist_ok=True)
         archive.write_bytes(data)
-    with tarfile.open(fileobj=io.BytesIO(archive.read_bytes())) as tar:
+    data = archive.read_bytes()
+    if hashlib.sha256(data).hexdigest() != source.sha256:  # a cached archive is the pinned one too
+        print(f"{name}: the cached archive is not the pinned one (SHA-256 differs); skipped")
+        return None
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         for member in tar.getmembers():
             if not (member.isfile() and member.name.endswith(".md")):
                 continue
             for prefix, folder in source.take:
                 if member.name == prefix or (prefix.endswith("/") and member.name.startswith(prefix)):
                     rel = folder if prefix.endswith(".md") else folder + member.name[len(prefix) :]
-                    if ".." in Path(rel).parts:
+                    if ".." in Path(rel).parts or Path(rel).is_absolute():  # never outside the folder
                         continue
                     target = root / rel
                     target.parent.mkdir(parents=True, exist_ok=True)
