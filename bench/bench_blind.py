@@ -121,7 +121,7 @@ def corpus(name: str) -> Path | None:
         try:
             with httpx.Client(timeout=60, follow_redirects=True) as client:
                 data = client.get(archive_url(source, client)).raise_for_status().content
-        except (httpx.HTTPError, StopIteration, KeyError) as exc:
+        except (httpx.HTTPError, StopIteration, KeyError, ValueError) as exc:  # ValueError: not JSON (a captive portal)
             print(f"{name}: not cached and not fetchable ({exc}); skipped")
             return None
         if hashlib.sha256(data).hexdigest() != source.sha256:

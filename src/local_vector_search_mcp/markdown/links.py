@@ -476,9 +476,13 @@ class _Run:
         return -1, -1
 
 
+_TEXT_TOKENS = ("text", "text_special", "code_inline", "image")
+
+
 def _plain_text(children: Sequence[Token]) -> str:
-    # a picture's plain text is its description, as CommonMark renders it in ``alt`` (decision 902)
-    return " ".join("".join(t.content for t in children if t.type in ("text", "code_inline", "image")).split())
+    # a picture's plain text is its description, as CommonMark renders it in ``alt`` (decision 902);
+    # an escaped character (``my\_note``) is a ``text_special`` token of its own (decision 1048)
+    return " ".join("".join(t.content for t in children if t.type in _TEXT_TOKENS).split())
 
 
 def _element_at(doc: Document, starts: list[int], offset: int) -> Element | None:
