@@ -853,8 +853,10 @@ def replace_with_staged(ws: Workspace, rel: str, target: Path, staged: Path) -> 
             staged = target.parent / staged.name  # beside the target: through the same open folder
             if is_read_only(target):  # an earlier export the user protected (decision 1046)
                 raise read_only_refusal(rel, "it was not replaced", ", or write to another file")
-            mode = os.stat(target).st_mode & 0o7777 if os.path.isfile(target) else 0o666
-            os.chmod(staged, mode & ~_umask())
+            # an existing file keeps its mode exactly, as a document does (decision 1047); a new one
+            # gets 0666 less the umask
+            mode = os.stat(target).st_mode & 0o7777 if os.path.isfile(target) else 0o666 & ~_umask()
+            os.chmod(staged, mode)
             intent.note(tmp=staged)
             os.replace(staged, target)
         except OSError as exc:

@@ -379,3 +379,18 @@ def test_an_export_killed_mid_layout_leaves_nothing_after_the_next_start(tmp_pat
     assert (root / "docs" / "a.pdf").read_bytes() == b"%PDF- the old export"
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == ["docs", "docs/a.md", "docs/a.pdf"]
     assert not list((tmp_path / ".local-vector-search-mcp" / "staging").iterdir())
+
+
+def test_a_pdf_written_over_a_group_writable_one_keeps_its_mode_whatever_the_umask(root: Path, tmp_path: Path) -> None:
+    # the umask took the group's write bit off (0664 -> 0644), as it did for documents (decision 1047)
+    ws = _workspace(root, tmp_path)
+    target = root / "docs" / "a.pdf"
+    target.write_bytes(b"old")
+    target.chmod(0o664)
+    previous = os.umask(0o022)
+    try:
+        _call(ws, path="docs/a.md")
+    finally:
+        os.umask(previous)
+    assert target.read_bytes().startswith(b"%PDF-")
+    assert target.stat().st_mode & 0o777 == 0o664
