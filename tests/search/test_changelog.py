@@ -120,6 +120,19 @@ def test_release_headings_are_told_from_numbered_sections() -> None:
     assert not any(is_version_heading(title) for title in others)
 
 
+def test_a_number_with_a_remark_in_parentheses_is_a_section_not_a_release() -> None:
+    # a specification's `5.1 (continued)` read as a release: anything in parentheses passed (review)
+    releases = (
+        "[1.2.3](https://github.com/o/r/compare/v1.2.2...v1.2.3) (2024-01-01)",  # conventional-changelog
+        "2.0.0 (LTS)",
+        "1.2.3 - 2024-01-01 [YANKED]",
+        "1.2.3 (unreleased)",
+    )
+    assert all(is_version_heading(title) for title in releases)
+    sections = ("5.1 (continued)", "3.2 [Informative]", "1.4 (see below)")
+    assert not any(is_version_heading(title) for title in sections)
+
+
 def test_a_long_heading_is_judged_in_linear_time() -> None:
     """Review of decision 1044: the version's parts overlapped its tag, and blanks were taken on
     both sides of an optional separator, so a 16 KB heading of ``1.1.1...`` took 12 s to judge (and

@@ -52,8 +52,15 @@ _VERSION = r"(?:v|version\s*|release\s+)?\d+(?:\.\d+)++(?:[-+.]?[0-9a-z]+(?:[.-]
 _DATE = (
     r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/. ]\w+[-/.,]? \d{4}|[a-z]+\.? \d{1,2}(?:st|nd|rd|th)?,? \d{4}|\d{4})"
 )
+# What a release heading may hold in parentheses or brackets: a date or a release's state
+# (``(December 25, 2024)``, ``[YANKED]``, ``(LTS)``); anything else (``5.1 (continued)``, ``3.2
+# [Informative]``) is a numbered section of a specification (the 1044 review).
+_STATE = rf"(?:{_DATE}|unreleased|yanked|lts|latest|current|beta|alpha|draft|pre-?release)"
+# conventional-changelog links the version to its comparison: ``[1.2.3](https://.../v1.2.2...v1.2.3)``
+_COMPARE_LINK = r"(?:\((?:https?://|\.{0,2}/|#)[^()\s]*\))?"
 _VERSION_HEADING = re.compile(
-    rf"(?:\[?{_VERSION}\]?(?:\s*(?:[-\u2013\u2014/:|,]\s*)?(?:\(.*\)|\[.*\]|{_DATE}.*|unreleased|yanked))?|\[?unreleased\]?):?",
+    rf"(?:\[?{_VERSION}\]?{_COMPARE_LINK}(?:\s*(?:[-\u2013\u2014/:|,]\s*)?"
+    rf"(?:\({_STATE}[^()]*\)|\[{_STATE}[^\[\]]*\]|{_DATE}.*|unreleased|yanked))?|\[?unreleased\]?):?",
     re.IGNORECASE,
 )
 # A file name that says change log: CHANGELOG, CHANGES, HISTORY, NEWS, RELEASES, release-notes, whats-new.
