@@ -69,4 +69,4 @@ def kb(tmp_path: Path) -> Path:
     return make_kb(tmp_path)
 
 
-from pg_server import pg_server  # noqa: E402,F401  (session PostgreSQL for the tests that ask for it)
+from pg_server import engine_storage, pg_server  # noqa: E402,F401  (PostgreSQL for the tests that ask for it)

@@ -190,13 +190,14 @@ class HashEmbedder:
         return self._vec(text)
 
 
-def indexed_kb(tmp_path: Path, files: dict[str, str]) -> KbClient:
-    """A lexical index of ``files`` (name -> text) under ``tmp_path / "kb"``."""
+def indexed_kb(tmp_path: Path, files: dict[str, str], **overrides: Any) -> KbClient:
+    """A lexical index of ``files`` (name -> text) under ``tmp_path / "kb"``; ``overrides`` as
+    :func:`make_workspace` takes them (``engine_storage`` puts the index in PostgreSQL)."""
     root = tmp_path / "kb"
     root.mkdir()
     for name, text in files.items():
         (root / name).write_text(text, "utf-8")
-    svc = KbClient(make_workspace(root))
+    svc = KbClient(make_workspace(root, **overrides))
     svc.reindex()
     return svc
 

@@ -18,6 +18,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,3 +134,13 @@ def pg_server() -> Iterator[PgServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine_storage(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The ``make_workspace`` overrides that put a test's index on each engine in turn: none for
+    SQLite (the default), a fresh schema of the session's server for PostgreSQL."""
+    if request.param == "sqlite":
+        return {}
+    pg: PgServer = request.getfixturevalue("pg_server")
+    return {"storage__backend": "postgresql", "storage__url": pg.url, "storage__schema": pg.fresh_schema()}

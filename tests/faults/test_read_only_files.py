@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kb_fakes import make_workspace
+from kb_fakes import KbClient, make_workspace
 
 from local_vector_search_mcp import writer
 from local_vector_search_mcp.dispatch import invoke
@@ -32,12 +32,14 @@ FILES: dict[str, bytes] = {
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Iterator[Workspace]:
+def ws(tmp_path: Path, engine_storage: dict[str, Any]) -> Iterator[Workspace]:
+    """``FILES``, writable and indexed (the link graph and the aliases a move reads), on each engine in turn."""
     root = tmp_path / "kb"
     for rel, data in FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
-    workspace = make_workspace(root, knowledge_base__allow_writes=True)
+    workspace = make_workspace(root, knowledge_base__allow_writes=True, **engine_storage)
+    KbClient(workspace).reindex()
     yield workspace
     workspace.close()
 

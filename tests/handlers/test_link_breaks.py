@@ -1,5 +1,5 @@
 """kb_patch names the links its edit broke: fragments that named a heading or block id it renamed
-or removed (decision 1016), on a real SQLite index."""
+or removed (decision 1016), on a real SQLite index; the picture tools (decision 1041) on PostgreSQL too."""
 
 from __future__ import annotations
 
@@ -477,7 +477,7 @@ def test_a_move_in_the_same_folder_breaks_none_of_the_documents_own_links(vault:
     assert [ln for ln in written(moved) if ln[0] == "manual/setup.md"] == []
 
 
-# ---- decision 1041: kb_delete_image and kb_move_image, the links to a picture
+# ---- decision 1041: kb_delete_image and kb_move_image, the links to a picture, on both engines
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(24)
 
@@ -497,7 +497,8 @@ Already nowhere: ![gone](img/gone.png).
 
 
 @pytest.fixture
-def gallery(tmp_path: Path) -> Iterator[KbClient]:
+def gallery(tmp_path: Path, engine_storage: dict[str, Any]) -> Iterator[KbClient]:
+    """Pages linking to img/pic.png in every way, indexed on each engine in turn."""
     root = tmp_path / "gallery"
     for rel, text in {
         "pages/embeds.md": EMBEDS,
@@ -509,7 +510,7 @@ def gallery(tmp_path: Path) -> Iterator[KbClient]:
     (root / "img").mkdir()
     (root / "img/pic.png").write_bytes(PNG)
     (root / "img/lonely.png").write_bytes(PNG)
-    c = client(root, knowledge_base__allow_writes=True)
+    c = client(root, knowledge_base__allow_writes=True, **engine_storage)
     c.reindex()
     yield c
     c.shutdown()
@@ -618,13 +619,14 @@ def test_a_picture_linked_hundreds_of_times_gives_the_first_hundred_and_the_coun
     assert [ln["source"] for ln in out["brokenLinks"]] == ["anchor.md"] * 2 + ["figures.md"] * 98
 
 
-def test_picture_links_are_not_checked_without_an_index(tmp_path: Path) -> None:
-    """No index yet: null says the links were not checked; the write is done all the same."""
+def test_picture_links_are_not_checked_without_an_index(tmp_path: Path, engine_storage: dict[str, Any]) -> None:
+    """No index yet (on PostgreSQL, an empty schema): null says the links were not checked; the
+    write is done all the same."""
     (tmp_path / "img").mkdir()
     (tmp_path / "img/pic.png").write_bytes(PNG)
     (tmp_path / "img/two.png").write_bytes(PNG)
     (tmp_path / "page.md").write_text("![x](img/pic.png) ![y](img/two.png)\n", encoding="utf-8")
-    kb = client(tmp_path, knowledge_base__allow_writes=True)
+    kb = client(tmp_path, knowledge_base__allow_writes=True, **engine_storage)
     try:
         out = delete_image(kb, "img/pic.png")
         assert out["brokenLinks"] is None and out["brokenLinkCount"] is None

@@ -1,11 +1,14 @@
-"""Change-log entries rank after the reference hits that match as well (decision 1044)."""
+"""Change-log entries rank after the reference hits that match as well (decision 1044), on both
+engines: the pages' headings come from the store's ``document_meta``."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+import pytest
 from kb_fakes import KbClient, indexed_kb
 
 from local_vector_search_mcp.index.port import ChunkHit
@@ -69,19 +72,36 @@ These notes help you move an application between major versions.
 """
 
 
+Index = Callable[[dict[str, str]], KbClient]
+
+
+@pytest.fixture
+def index(tmp_path: Path, engine_storage: dict[str, Any]) -> Iterator[Index]:
+    """``index(files)``: a lexical index of ``files`` (name -> text), on each engine in turn."""
+    opened: list[KbClient] = []
+
+    def make(files: dict[str, str]) -> KbClient:
+        opened.append(indexed_kb(tmp_path, files, **engine_storage))
+        return opened[-1]
+
+    yield make
+    for svc in opened:
+        svc.shutdown()
+
+
 def paths(svc: KbClient, query: str) -> list[tuple[str, str]]:
     return [(r["path"], r["headingPath"]) for r in svc.search(query=query, mode="lexical", top_k=10)["results"]]
 
 
-def test_an_identifier_finds_the_reference_section_before_the_change_log_entries(tmp_path: Path) -> None:
-    svc = indexed_kb(tmp_path, {"routing.md": ROUTING, "release-notes.md": RELEASE_NOTES})
+def test_an_identifier_finds_the_reference_section_before_the_change_log_entries(index: Index) -> None:
+    svc = index({"routing.md": ROUTING, "release-notes.md": RELEASE_NOTES})
     found = paths(svc, "url_path_for")
     assert found[0] == ("routing.md", "Routing > Reverse URL lookups")
     assert sum(path == "release-notes.md" for path, _ in found) == 4  # demoted, not removed
 
 
-def test_a_query_about_a_version_still_finds_the_change_log_entry_first(tmp_path: Path) -> None:
-    svc = indexed_kb(tmp_path, {"routing.md": ROUTING, "release-notes.md": RELEASE_NOTES})
+def test_a_query_about_a_version_still_finds_the_change_log_entry_first(index: Index) -> None:
+    svc = index({"routing.md": ROUTING, "release-notes.md": RELEASE_NOTES})
     assert paths(svc, "url_path_for NoMatchFound in 0.26")[0] == (
         "release-notes.md",
         "Release Notes > 0.26.0 (March 9, 2023) > Fixed",
@@ -89,8 +109,8 @@ def test_a_query_about_a_version_still_finds_the_change_log_entry_first(tmp_path
     assert paths(svc, "url_path_for changelog")[0][0] == "release-notes.md"
 
 
-def test_a_page_with_a_single_version_heading_is_not_a_change_log(tmp_path: Path) -> None:
-    svc = indexed_kb(tmp_path, {"routing.md": ROUTING, "migration.md": MIGRATION})
+def test_a_page_with_a_single_version_heading_is_not_a_change_log(index: Index) -> None:
+    svc = index({"routing.md": ROUTING, "migration.md": MIGRATION})
     assert paths(svc, "url_path_for")[0] == ("migration.md", "Migrating > 2.0")
 
 
