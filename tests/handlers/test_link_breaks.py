@@ -304,20 +304,25 @@ def test_a_move_with_update_links_breaks_none(vault: KbClient) -> None:
     assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
 
 
-def test_what_update_links_could_not_rewrite_is_listed(vault: KbClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A rewrite that left a link reaching the old path (here the plan is made to skip one) is named:
-    the list says what the rewrite could not keep working."""
+def _forget_rewrite(monkeypatch: pytest.MonkeyPatch, page: str, rewritten: bytes, left: bytes) -> None:
+    """Make a move's rewrite plan leave ``left`` in ``page`` where it wrote ``rewritten``."""
     from local_vector_search_mcp.handlers import documents
 
     real = documents.plan_move
 
     def forgetful(*args: Any, **kwargs: Any) -> Any:
         plan = real(*args, **kwargs)
-        old, new = plan.edits["cites.md"]
-        plan.edits["cites.md"] = (old, new.replace(b"[ref][s]", b"[ref](guides/setup.md)"))
+        old, new = plan.edits[page]
+        plan.edits[page] = (old, new.replace(rewritten, left))
         return plan
 
     monkeypatch.setattr(documents, "plan_move", forgetful)
+
+
+def test_what_update_links_could_not_rewrite_is_listed(vault: KbClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewrite that left a link reaching the old path (here the plan is made to skip one) is named:
+    the list says what the rewrite could not keep working."""
+    _forget_rewrite(monkeypatch, "cites.md", b"[ref][s]", b"[ref](guides/setup.md)")
     out = move(vault, "guides/setup.md", "manual/setup.md", update_links=True)
     assert written(out) == [("cites.md", "inline", "guides/setup.md", None)]
 
@@ -595,17 +600,7 @@ def test_what_update_links_could_not_rewrite_in_a_picture_link_is_listed(
     gallery: KbClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The rewritten pages' links are read from their new bytes (the index still holds the old)."""
-    from local_vector_search_mcp.handlers import documents
-
-    real = documents.plan_move
-
-    def forgetful(*args: Any, **kwargs: Any) -> Any:
-        plan = real(*args, **kwargs)
-        old, new = plan.edits["more.md"]
-        plan.edits["more.md"] = (old, new.replace(b'<img src="media/pic.png"', b'<img src="img/pic.png"'))
-        return plan
-
-    monkeypatch.setattr(documents, "plan_move", forgetful)
+    _forget_rewrite(monkeypatch, "more.md", b'<img src="media/pic.png"', b'<img src="img/pic.png"')
     out = move_image(gallery, "img/pic.png", "media/pic.png", update_links=True)
     assert written(out) == [("more.md", "html", "img/pic.png", None)]
 

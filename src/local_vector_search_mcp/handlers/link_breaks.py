@@ -29,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import posixpath
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -46,6 +45,7 @@ from lvsm_contract.models import (
     KbPatchResult,
 )
 
+from ..globs import nfc
 from ..index.graph import (
     WIKI_KINDS,
     FragmentTargets,
@@ -252,9 +252,7 @@ class _PictureLinks:
 
 def _same_path(target: str, image: str) -> bool:
     """A link's path names ``image``: spelled so, or in another Unicode normal form (505)."""
-    return target == image or (
-        not target.isascii() and unicodedata.normalize("NFC", target) == unicodedata.normalize("NFC", image)
-    )
+    return target == image or (not target.isascii() and nfc(target) == nfc(image))
 
 
 def _graph(ws: Workspace, rel: str) -> Graph | None:
