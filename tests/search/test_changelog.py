@@ -100,6 +100,15 @@ def test_an_identifier_finds_the_reference_section_before_the_change_log_entries
     assert sum(path == "release-notes.md" for path, _ in found) == 4  # demoted, not removed
 
 
+def test_a_change_log_entry_headed_by_the_name_is_not_its_definition(index: Index) -> None:
+    """Decision 1049: the entry is named by its heading (``app.url_path_for()``) as the reference
+    section is not, but it is news about the name, so it still goes behind the reference."""
+    notes = RELEASE_NOTES + "\n### `app.url_path_for()`\n\nThe application gains `url_path_for` too.\n"
+    svc = index({"routing.md": ROUTING, "release-notes.md": notes})
+    assert paths(svc, "url_path_for")[0] == ("routing.md", "Routing > Reverse URL lookups")
+    assert paths(svc, "app.url_path_for")[0] == ("routing.md", "Routing > Reverse URL lookups")
+
+
 def test_a_query_about_a_version_still_finds_the_change_log_entry_first(index: Index) -> None:
     svc = index({"routing.md": ROUTING, "release-notes.md": RELEASE_NOTES})
     assert paths(svc, "url_path_for NoMatchFound in 0.26")[0] == (

@@ -8,6 +8,7 @@ from kb_fakes import indexed_kb
 
 from local_vector_search_mcp.index.port import ChunkHit
 from local_vector_search_mcp.search.titles import (
+    code_name,
     content_words,
     headed_hits,
     promote_headed,
@@ -145,6 +146,37 @@ def test_a_one_word_identifier_names_the_section_headed_by_it() -> None:
     assert headed_hits(hits, "verbose") == []  # and a plain word still names no section
 
 
+def test_code_name_is_the_parts_of_the_one_name_a_piece_of_code_is() -> None:
+    assert code_name("undici.setGlobalDispatcher(dispatcher)") == ("undici", "setglobaldispatcher")
+    assert code_name("`new Client(url[, options])`") == ("client",)
+    assert code_name("Static method: `Response.redirect(url[, status])`") == ("response", "redirect")
+    assert code_name("Rc::strong_count") == ("rc", "strong count")  # a part stays whole
+    assert code_name("Foo#bar()") == ("foo", "bar") and code_name(".bar()") == ("bar",)
+    assert code_name("Client") is None  # a plain word is no code
+    assert code_name("Event: `'drain'`") is None and code_name("Foo.bar and baz()") is None
+
+
+def test_an_identifier_names_the_entry_headed_by_it_qualified_or_called() -> None:
+    """Decision 1049: API references head an entry by the name qualified and with its signature."""
+    hits = [
+        hit(1, "proxy.md", "ProxyAgent > Example - proxy request with the global dispatcher"),
+        hit(2, "index.md", "undici > `undici.setGlobalDispatcher(dispatcher)`"),
+        hit(3, "index.md", "undici > `undici.getGlobalDispatcher()`"),
+        hit(4, "client.md", "Client > `new Client(url[, options])`"),
+        hit(5, "pool.md", "Pool > `pool.close([callback])`"),
+        hit(6, "client.md", "Client > `client.close([callback])`"),
+        hit(7, "rc.md", "Rc > `Rc::strong_max_count`"),
+    ]
+    assert headed_hits(hits, "setGlobalDispatcher") == [hits[1]]
+    assert headed_hits(hits, "undici.setGlobalDispatcher()") == [hits[1]]
+    assert headed_hits(hits, "`undici.setGlobalDispatcher`") == [hits[1]]
+    assert headed_hits(hits, "client.close") == [hits[5]]  # the qualifier must agree
+    assert headed_hits(hits, "close()") == [hits[4], hits[5]]
+    assert headed_hits(hits, "new Client()") == []  # two pieces: a phrase, not one name
+    assert headed_hits(hits, "max_count") == []  # parts match whole, not their words' tail
+    assert headed_hits(hits, "getGlobal") == []
+
+
 def test_an_identifier_query_finds_its_reference_section_before_the_notes_that_call_it(tmp_path: Path) -> None:
     reference = (
         "# Server\n\n## setErrorHandler\n\nSets a function called whenever an error happens; the handler "
@@ -156,3 +188,18 @@ def test_an_identifier_query_finds_its_reference_section_before_the_notes_that_c
     svc = indexed_kb(tmp_path, {"server.md": reference, "migration.md": migration})
     top = svc.search(query="setErrorHandler", mode="lexical", top_k=3)["results"]
     assert top[0]["headingPath"] == "Server > setErrorHandler"
+
+
+def test_a_qualified_entry_goes_before_the_examples_that_call_the_name(tmp_path: Path) -> None:
+    index = (
+        "# undici\n\n## `undici.setGlobalDispatcher(dispatcher)`\n\n* `dispatcher` {Dispatcher}\n\nSets the "
+        "global dispatcher used by the common API methods; it is shared among compatible modules, including "
+        "the copy bundled with Node.js, and stored under a well-known symbol.\n"
+    )
+    mock = (
+        "# MockAgent\n\n## `mockAgent.deactivate()`\n\nDisables mocking.\n\n```js\nimport { MockAgent, "
+        "setGlobalDispatcher } from 'undici'\nsetGlobalDispatcher(mockAgent)\nmockAgent.deactivate()\n```\n"
+    )
+    svc = indexed_kb(tmp_path, {"index.md": index, "mock.md": mock})
+    top = svc.search(query="setGlobalDispatcher", mode="lexical", top_k=3)["results"]
+    assert top[0]["headingPath"] == "undici > `undici.setGlobalDispatcher(dispatcher)`"

@@ -182,10 +182,12 @@ class SearchEngine:
             seen = {h.chunk_id for h in hits}
             more = [h for h in self.store.lexical(fallback, limit, scope) if h.chunk_id not in seen]
             hits += more[: limit - len(hits)]
-        hits = demote_changelog(demote_contents(hits), query, parsed, self.changelogs, self._page_headings)
         headed = False
         if not question:  # a question never names a heading or a title
             hits, headed = promote_headed(hits, query)
+        # after the headings: a change-log entry headed by a name (``app.url_path_for()`` under
+        # ``0.6.0``) is news about it, not its definition, and goes behind it (decision 1049)
+        hits = demote_changelog(demote_contents(hits), query, parsed, self.changelogs, self._page_headings)
         titled = [] if question else self._titled(query, hits, scope)
         named = named_hits(self.store, query, scope)  # a document's path or file name goes first
         return promote_titles(promote_titles(hits, titled, limit), named, limit), bool(titled or named or headed)

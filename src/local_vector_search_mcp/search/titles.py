@@ -31,7 +31,12 @@ hook a section headed by its name (``setErrorHandler``, ```trustProxy```, ``.hij
 one place that defines it, while BM25 ranked the examples and migration notes that call it more
 densely first. A one-word query that reads as code (``fusion.looks_like_code``: camelCase, a call,
 punctuation between word characters) names a section whose own heading is that word and reads as
-code too; a heading ``Verbose`` is still an aspect for ``--verbose``.
+code too; a heading ``Verbose`` is still an aspect for ``--verbose``. The entry may be headed by
+the name qualified and with its signature (decision 1049): ``undici.setGlobalDispatcher(dispatcher)``,
+``new Client(url[, options])``, ``Static method: Response.redirect(url[, status])`` are the entries
+of ``setGlobalDispatcher``, ``Client`` and ``Response.redirect``: a heading that is one name written
+as code (dotted, with an optional call signature, ``new`` or a ``Label:`` before it) names a query
+that is that name or its last parts (:func:`code_name`).
 
 A heading also names its section when it says the query's words inflected or with stop words
 between them (decision 1039): ``git url dependencies`` names ``Git URLs as Dependencies``. Both
@@ -59,6 +64,7 @@ __all__ = [
     "HEADING_MIN_WORDS",
     "TITLE_DEPTH",
     "TITLE_MAX_WORDS",
+    "code_name",
     "content_words",
     "headed_hits",
     "own_heading_words",
@@ -74,6 +80,14 @@ TITLE_DEPTH = 200  # documents whose heading path begins with the words, looked 
 
 HEADING_SEPARATOR = " > "  # between the headings of a heading path
 _HEADING_ID = re.compile(r"\{#[^}]*\}")
+# One name written as code, as an API reference heads its entry: an optional label (``Class:``,
+# ``Static method:``) or ``new``, a dotted, ``#`` or ``::`` qualified name, an optional call signature.
+_CODE_NAME = re.compile(
+    r"(?:[A-Z][a-z]+(?: [a-z]+)?:\s*)?(?:new\s+)?\.?"
+    r"(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|#|::)[A-Za-z_$][\w$]*)*)"
+    r"\s*(?:\(.*\))?"
+)
+_NAME_SEPARATOR = re.compile(r"\.|#|::")
 
 
 def title_words(text: str) -> tuple[str, ...]:
@@ -110,6 +124,19 @@ def content_words(text: str) -> tuple[str, ...] | None:
     return tuple(stem(w) for w in words if w not in ENGLISH)
 
 
+def code_name(text: str) -> tuple[str, ...] | None:
+    """The parts of the one name ``text`` is, written as code (see :data:`_CODE_NAME`), folded as
+    the index's tokens: ``undici.setGlobalDispatcher(d)`` -> ``undici``, ``setglobaldispatcher``;
+    ``Rc::strong_count`` -> ``rc``, ``strong count``. ``None`` when ``text`` is anything else
+    (prose, two names, a bare word, which is no code)."""
+    text = _HEADING_ID.sub(" ", text).replace("`", "").strip()
+    match = _CODE_NAME.fullmatch(text)
+    if match is None or not any(looks_like_code(p) for p in text.split()):
+        return None
+    # each part whole (``strong_count`` one part): a query's parts must be the heading's last ones
+    return tuple(" ".join(title_words(part)) for part in _NAME_SEPARATOR.split(match["name"]))
+
+
 def headed_hits(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:
     """The best-ranked chunk among ``hits`` of each section whose own heading is exactly
     ``query``'s words, or the same :func:`content_words` (``hits`` best first; none for a long
@@ -117,7 +144,8 @@ def headed_hits(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:
     :func:`_names_identifier`)."""
     words = title_words(query)
     identifier = len(words) == 1 and _is_identifier(query)
-    if not (identifier or HEADING_MIN_WORDS <= len(words) <= TITLE_MAX_WORDS):
+    asked = code_name(query) if _is_identifier(query) else None
+    if not (identifier or asked or HEADING_MIN_WORDS <= len(words) <= TITLE_MAX_WORDS):
         return []
     content = None if identifier else content_words(query)
     if content is not None and len(content) < HEADING_MIN_WORDS:
@@ -128,7 +156,9 @@ def headed_hits(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:
         section = (h.path, h.heading_path or "")
         if section in seen:
             continue
-        if _heading_names(h.heading_path, words, content) and (not identifier or _names_identifier(h.heading_path)):
+        if (
+            _heading_names(h.heading_path, words, content) and (not identifier or _names_identifier(h.heading_path))
+        ) or (asked is not None and _defines(h.heading_path, asked)):
             seen.add(section)
             out.append(h)
     return out
@@ -152,8 +182,19 @@ def _names_identifier(heading_path: str | None) -> bool:
     """Whether the section's own heading is written as code, as an API reference heads the entry
     of a name (``setErrorHandler``, ``.hijack()``); a plain word there (``Lifecycle``) is an aspect
     of its page, not a definition (decision 665)."""
-    own = _HEADING_ID.sub(" ", (heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1])
-    return _is_identifier(own)
+    return _is_identifier(_own_heading(heading_path))
+
+
+def _defines(heading_path: str | None, asked: tuple[str, ...]) -> bool:
+    """Whether the section's own heading is the entry of the name whose parts are ``asked``: one
+    name written as code ending with those parts (``undici.setGlobalDispatcher(dispatcher)`` for
+    ``setGlobalDispatcher`` or ``undici.setGlobalDispatcher()``; decision 1049)."""
+    defined = code_name(_own_heading(heading_path))
+    return defined is not None and len(defined) >= len(asked) and defined[len(defined) - len(asked) :] == asked
+
+
+def _own_heading(heading_path: str | None) -> str:
+    return _HEADING_ID.sub(" ", (heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1])
 
 
 def promote_headed(hits: Sequence[ChunkHit], query: str) -> tuple[list[ChunkHit], bool]:
