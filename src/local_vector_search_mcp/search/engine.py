@@ -76,6 +76,7 @@ from ..index.query import PathScope
 from .acronyms import acronym, expansions
 from .changelog import ChangeLogPages, demote_changelog
 from .contents import demote_contents
+from .definitions import promote_defined
 from .duplicates import collapse, passage_key
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
 from .meaning import semantic_worthy
@@ -184,7 +185,7 @@ class SearchEngine:
             hits += more[: limit - len(hits)]
         headed = False
         if not question:  # a question never names a heading or a title
-            hits, headed = promote_headed(hits, query)
+            hits, headed = promote_headed(promote_defined(hits, query), query)
         # after the headings: a change-log entry headed by a name (``app.url_path_for()`` under
         # ``0.6.0``) is news about it, not its definition, and goes behind it (decision 1049)
         hits = demote_changelog(demote_contents(hits), query, parsed, self.changelogs, self._page_headings)
