@@ -200,6 +200,17 @@ def test_ordered_list_numbers_may_differ_but_delimiter_must_match() -> None:
     assert "marker style" in refused(text, ("replace_element", "li2", "2) B")).message
 
 
+def test_an_ordered_list_refusal_names_the_item_s_own_number() -> None:
+    """Decision 1051: the hint said "with a '1.' marker" for a list numbered from 3; an agent that
+    followed it replaced `3. three` with `1. ...`, which is accepted and renumbers the whole list."""
+    text = "3. three\n4. four\n"
+    message = refused(text, ("replace_element", "li1", " 3. THREE")).message
+    assert "with a '3.' marker (ordered numbers may differ; keep '.')" in message
+    assert "uses marker style '4)'; the list uses '4.'" in refused(text, ("replace_element", "li2", "4) FOUR")).message
+    assert "with a '12)' marker" in refused("  12) a\n", ("insert_after", "li1", "13) b")).message
+    assert "with a '-' marker." in refused(LIST, ("insert_after", "li2", "para")).message
+
+
 def test_list_fragment_refusals() -> None:
     assert "marker style" in refused(LIST, ("replace_element", "li2", "* B")).message
     assert "nested items" in refused(LIST, ("replace_element", "li2", "- B\n  - n")).message

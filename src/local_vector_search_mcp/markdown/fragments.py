@@ -122,12 +122,13 @@ def check_list_fragment(doc: Document, target: Element, markdown: str, kind: str
     if own is None or own[1] != indent:
         lead = doc.text[target.start : target.start + indent]
         raise InvalidArgument(
-            f"{what} must be exactly one list item, {_indent_hint(lead)}, with a '{_style_hint(style)}' marker."
+            f"{what} must be exactly one list item, {_indent_hint(lead)}, with a "
+            f"{_marker_hint(doc, target, indent, style)}."
         )
     if own[0] != style:
         raise InvalidArgument(
-            f"{what} uses marker style '{_style_hint(own[0])}'; the list uses '{_style_hint(style)}' "
-            "(ordered numbers may differ)."
+            f"{what} uses marker style '{_as_written(stripped, 0, own[1], own[0])}'; the list uses "
+            f"'{_as_written(doc.text, target.start, indent, style)}' (ordered numbers may differ)."
         )
     # Parse the fragment as if it stood at column 0 (an item indented by four
     # spaces would otherwise read as indented code).
@@ -167,6 +168,20 @@ def _indent_hint(lead: str) -> str:
     return f"indented exactly as {lead!r}"
 
 
-def _style_hint(style: str) -> str:
-    """A marker as a user would type it: ``1.`` for ``ordered:.``."""
-    return "1" + style[-1] if style.startswith("ordered:") else style
+def _as_written(text: str, line_start: int, indent: int, style: str) -> str:
+    """The marker of the item whose line starts at ``line_start`` as written (``3.``, ``-``).
+
+    Hints name the item's own number: ``1.`` for a list numbered from 3 led agents to
+    renumber its first item, which renumbers the whole list (decision 1051)."""
+    if not style.startswith("ordered:"):
+        return style
+    start = line_start + indent
+    return text[start : text.index(style[-1], start) + 1]
+
+
+def _marker_hint(doc: Document, target: Element, indent: int, style: str) -> str:
+    """The marker the fragment needs, in words: ordered numbers are free, the delimiter is not."""
+    marker = _as_written(doc.text, target.start, indent, style)
+    if style.startswith("ordered:"):
+        return f"'{marker}' marker (ordered numbers may differ; keep '{style[-1]}')"
+    return f"'{marker}' marker"
