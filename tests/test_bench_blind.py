@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
+import json
 import sys
 import tarfile
 from pathlib import Path
@@ -44,3 +45,37 @@ def test_a_member_named_by_an_absolute_path_is_not_written_outside_the_corpus(
     assert root is not None
     assert sorted(p.name for p in root.rglob("*.md")) == ["ok.md"]
     assert not outside.exists()
+
+
+def test_a_member_ending_in_a_skipped_suffix_is_not_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mand-mobile ships each component page twice, ``README.md`` in Chinese beside
+    ``README.en-US.md``; its set is the Chinese pages alone (decision 1050)."""
+    data = _archive(
+        {
+            "package/components/button/README.md": b"# \xe6\x8c\x89\xe9\x92\xae\n",
+            "package/components/button/README.en-US.md": b"# Button\n",
+        }
+    )
+    source = bench_blind.Source(
+        "npm", "demo", "1.0.0", hashlib.sha256(data).hexdigest(), (("package/components/", "c/"),), skip=(".en-US.md",)
+    )
+    monkeypatch.setattr(bench_blind, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(bench_blind, "SETS", {"demo": source})
+    archive = tmp_path / "cache" / "demo" / "demo-1.0.0.tgz"
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(data)
+    root = bench_blind.corpus("demo")
+    assert root is not None
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md")) == ["c/button/README.md"]
+
+
+def test_every_set_has_its_queries_and_every_query_file_a_set() -> None:
+    """``evaluate`` reads ``bench/blind/<set>.jsonl`` for each entry of ``SETS``: a set added
+    without its queries stops the bench, a query file without its set is never scored."""
+    files = {path.stem for path in (bench_blind.HERE / "blind").glob("*.jsonl")}
+    assert files == set(bench_blind.SETS)
+    for name in files:
+        for line in (bench_blind.HERE / "blind" / f"{name}.jsonl").read_text("utf-8").splitlines():
+            query = json.loads(line)
+            assert query["kind"] in {"nl", "kw", "para", "ident"}, (name, query["id"])
+            assert query["rel"] and any(grade > 0 for _, _, grade in query["rel"]), (name, query["id"])
