@@ -159,6 +159,43 @@ def test_an_embed_that_leaves_the_root_is_not_a_link(tmp_path: Path) -> None:
         kb.shutdown()
 
 
+def test_a_picture_no_tool_may_open_is_a_missing_image(tmp_path: Path) -> None:
+    """Decision 1054: a picture reached through a symbolic link (one leaving the root, one to a file
+    inside it, a linked folder, a bare ``![[name]]`` found by name) or kept in ``.git`` was left out
+    of ``missingImages``, though kb_load_image refuses it and the PDF export prints a placeholder
+    ("its path is not permitted"): the broken-image check passed pictures no reader of the
+    knowledge base can show. They go through the path guard now, as document links do (904)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "p.png").write_bytes(b"png")
+    root = tmp_path / "kb"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "r.png").write_bytes(b"png")
+    (root / ".git").mkdir()
+    (root / ".git" / "x.png").write_bytes(b"png")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "away.png").symlink_to(outside / "p.png")
+    (root / "inside.png").symlink_to(root / "real" / "r.png")
+    (root / "a.md").write_text(
+        "# A\n\n![o](away.png) ![i](inside.png) ![l](linked/p.png) ![g](.git/x.png) ![[away.png]]"
+        " ![ok](real/r.png) ![[r.png]] [file](real/r.png)\n",
+        encoding="utf-8",
+    )
+    kb = client(root)
+    try:
+        kb.reindex()
+        out = links(kb)
+        assert [(m["target"], m["kind"]) for m in out["missingImages"]] == [
+            ("away.png", "image"),
+            ("inside.png", "image"),
+            ("linked/p.png", "image"),
+            (".git/x.png", "image"),
+            ("away.png", "embed"),
+        ]
+    finally:
+        kb.shutdown()
+
+
 def test_markdown_fragments_follow_the_anchors_renderers_make(tmp_path: Path) -> None:
     """Decision 772. GitHub numbers repeated headings (`#install-1`), slugs the rendered text (no
     `_` of emphasis, no link destination), and VitePress, Pandoc, kramdown and Hugo docs give a

@@ -220,20 +220,28 @@ def _files_by_name(ws: Workspace, unlisted: list[tuple[str, str]]) -> dict[str, 
 
 
 def _image_exists(ws: Workspace, link: ResolvedLink, by_name: dict[str, list[str]]) -> bool:
-    if (ws.root / link.target).is_file():
+    """Whether a tool may open the file ``link`` names: through the path guard, so a picture reached
+    through a symbolic link or kept in ``.git`` is missing, as kb_load_image and the PDF export refuse
+    it (decision 1054), and a Mac's NFD file name linked as typed (NFC), or back, is found (505)."""
+    path = _guarded(ws, link.target)
+    if path is not None and path.is_file():
         return True
-    if link.kind not in WIKI_KINDS and link.kind != "image" and (ws.root / link.target).is_dir():
+    if link.kind not in WIKI_KINDS and link.kind != "image" and path is not None and path.is_dir():
         return True  # a plain link or an <img> naming a folder is left alone, as a move leaves it (761)
-    if not link.target.isascii():  # a Mac's NFD file name linked as typed (NFC), or back (decision 505)
-        try:
-            _, path = ws.guard.resolve(link.target)
-        except KbError:  # a name the tools refuse, or two files it could mean
-            pass
-        else:
-            if path.is_file():
-                return True
     # an embed or wikilink resolves like a note: by path, else by a file name found anywhere (Obsidian)
-    return link.kind in WIKI_KINDS and "/" not in link.target and bool(by_name.get(name_key(link.target)))
+    if link.kind not in WIKI_KINDS or "/" in link.target:
+        return False
+    named = by_name.get(name_key(link.target), ())
+    return any((found := _guarded(ws, path)) is not None and found.is_file() for path in named)
+
+
+def _guarded(ws: Workspace, target: str) -> Path | None:
+    """``target`` on disk as the tools reach it; None for a name they refuse (``.git``, the index, a
+    symbolic link on the way, two files it could mean)."""
+    try:
+        return ws.guard.resolve(target)[1]
+    except KbError:
+        return None
 
 
 def _link(ln: ResolvedLink, hop: int) -> DocumentLink:
