@@ -9,7 +9,7 @@ import pytest
 from lvsm_contract.registry import BY_NAME
 
 from local_vector_search_mcp import dispatch
-from local_vector_search_mcp.errors import InvalidArgument
+from local_vector_search_mcp.errors import InvalidArgument, InvalidPath, KbError
 
 # A valid value for every required property the cases below need.
 REQUIRED: dict[str, dict[str, Any]] = {
@@ -306,3 +306,50 @@ def test_a_field_in_another_spelling_is_named_with_the_published_one(
     with pytest.raises(InvalidArgument) as raised:
         dispatch.validate_arguments(BY_NAME[tool], arguments)
     assert expected in raised.value.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "error", "expected"),
+    [
+        ("kb_read", {"request": {"path": "notes.txt"}}, InvalidPath, "request.path: should name a Markdown document"),
+        ("kb_load_image", {"path": "doc.md"}, InvalidPath, "path: should name an image ending in .png, .jpg"),
+        (
+            "kb_create_pdf_book",
+            {"request": {"path": "a.md", "outputPath": "a.md"}},
+            InvalidPath,
+            "request.outputPath: should name a PDF ending in .pdf",
+        ),
+        ("kb_search", {"request": {"query": " \n\t"}}, InvalidArgument, "request.query: should hold a character other"),
+        (
+            "kb_move_image",
+            {"request": {"sourcePath": "a.png", "targetPath": "b.png", "expectedSha256": "xyz"}},
+            InvalidArgument,
+            "request.expectedSha256: should be a SHA-256 as 64 hex digits",
+        ),
+        ("upsert_vector", {**UPSERT, "collection": "-x"}, InvalidArgument, "collection: should start with a letter"),
+        ("get_chunk", {"id": "  "}, InvalidArgument, "id: should hold a character other than whitespace"),
+    ],
+)
+def test_a_value_off_its_pattern_is_told_in_words(
+    tool: str, arguments: dict[str, Any], error: type[KbError], expected: str
+) -> None:
+    """Decision 1055: `notes.txt` to kb_read was "String should match pattern '\\.[mM][dD]$'", and a
+    blank query "should match pattern '\\S'": a regular expression to decode for what was wrong."""
+    with pytest.raises(error) as raised:
+        dispatch.validate_arguments(BY_NAME[tool], arguments)
+    assert expected in raised.value.message and "pattern" not in raised.value.message
+
+
+def _patterns(node: object) -> set[str]:
+    if isinstance(node, dict):
+        own = {node["pattern"]} if isinstance(node.get("pattern"), str) else set()
+        return own.union(*(_patterns(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_patterns(value) for value in node))
+    return set()
+
+
+def test_every_published_pattern_has_words() -> None:
+    """A pattern added to spec/ without words would be reported as the bare expression again."""
+    published = set().union(*(_patterns(spec.input_schema()) for spec in BY_NAME.values()))
+    assert published and published <= set(dispatch.PATTERN_WORDS)

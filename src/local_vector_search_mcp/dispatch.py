@@ -128,6 +128,31 @@ def _normalise(value: object, schema: dict[str, Any], defs: dict[str, Any]) -> o
 _CHANGEABLE = frozenset({"enum", "properties", "items"})
 
 
+# What each published pattern asks for, in words (decision 1055): "String should match pattern
+# '\\.[mM][dD]$'" left the caller to decode a regular expression to learn that `notes.txt` is no
+# Markdown document. tests/test_dispatcher.py holds every pattern in spec/ to having words here.
+PATTERN_WORDS = {
+    r"\.[mM][dD]$": "should name a Markdown document (a path ending in .md)",
+    r"\.[pP][dD][fF]$": "should name a PDF ending in .pdf",
+    r"\.([pP][nN][gG]|[jJ][pP][eE]?[gG]|[wW][eE][bB][pP]|[gG][iI][fF])$": (
+        "should name an image ending in .png, .jpg, .jpeg, .webp or .gif"
+    ),
+    r"\S": "should hold a character other than whitespace",
+    r"^[0-9a-fA-F]{64}$": "should be a SHA-256 as 64 hex digits",
+    r"^[0-9a-f]{16}$": "should be 16 lowercase hex digits",
+    r"^(frontmatter|[0-9a-z.]+)~[0-9a-f]{16}~[0-9a-f]{16}$": (
+        "should be an anchor `logical~selfHash~subtreeHash` as kb_read and kb_search return it"
+    ),
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]*$": (
+        "should start with a letter or digit and hold only letters, digits, `_`, `.` and `-`"
+    ),
+}
+
+
+def _pattern_problem(pattern: str) -> str:
+    return PATTERN_WORDS.get(pattern) or f"String should match pattern {pattern!r}"
+
+
 def _item_problem(item: object, schema: dict[str, Any]) -> str | None:
     """What a scalar array item breaks of its published constraints, if anything."""
     if isinstance(item, str):
@@ -136,7 +161,7 @@ def _item_problem(item: object, schema: dict[str, Any]) -> str | None:
         if "maxLength" in schema and len(item) > schema["maxLength"]:
             return f"String should have at most {schema['maxLength']} characters"
         if "pattern" in schema and not re.search(schema["pattern"], item):
-            return f"String should match pattern {schema['pattern']!r}"
+            return _pattern_problem(schema["pattern"])
     elif isinstance(item, int | float) and not isinstance(item, bool):
         if "minimum" in schema and item < schema["minimum"]:
             return f"Input should be greater than or equal to {schema['minimum']}"
@@ -245,6 +270,8 @@ def _format_validation(exc: ValidationError, schema: dict[str, Any] | None = Non
                     msg += f" (did you mean {meant[0]!r}?)"
         elif err["type"] in ("model_type", "model_attributes_type", "dict_type"):
             msg = "Input should be a JSON object"
+        elif err["type"] == "string_pattern_mismatch":
+            msg = _pattern_problem(err.get("ctx", {}).get("pattern", ""))
         else:
             msg = err["msg"]
         problems.append(f"{loc}: {msg}")
