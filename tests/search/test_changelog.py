@@ -135,6 +135,8 @@ def test_release_headings_are_told_from_numbered_sections() -> None:
         "v7.0.0-beta.0 (2020-08-04)",
         "Version 2.0.0",
         "[Unreleased]",
+        "1.2.0 {#v120}",  # a heading id is no part of the name (decision 1062)
+        "[1.3.0](https://github.com/o/r/releases/tag/v1.3.0) - 2022-07-10 {: #v1.3.0 }",
     )
     assert all(is_version_heading(title) for title in releases)
     others = (

@@ -24,6 +24,9 @@ def hit(cid: int, path: str, heading: str = "H") -> ChunkHit:
 def test_title_words_ignore_case_punctuation_and_heading_ids() -> None:
     assert title_words("Point in Time") == ("point", "in", "time")
     assert title_words("处理 `v-model` 修饰符 {#handling-v-model-modifiers}") == ("处理", "v", "model", "修饰符")
+    # MkDocs' attr_list writes the id with a colon and blanks, or beside a class (decision 1062)
+    assert title_words("Dependencies {: #target-dependencies }") == ("dependencies",)
+    assert title_words("Lock filename { #lock-filename .new }") == ("lock", "filename")
 
 
 def test_titled_documents_go_first_in_the_order_of_their_best_lexical_hit() -> None:

@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 from ..index.coverage import CoverageWords, coverage, coverage_words
 from ..index.port import ChunkHit
 from .text import ParsedQuery
-from .titles import HEADING_SEPARATOR
+from .titles import HEADING_ID, HEADING_SEPARATOR
 
 __all__ = [
     "PAGE_MIN_VERSIONS",
@@ -77,7 +77,8 @@ _CHANGE_INTENT = re.compile(
 
 def is_version_heading(title: str) -> bool:
     """Whether ``title`` heads a release in a change log (see ``_VERSION_HEADING``)."""
-    return bool(title) and title.lstrip()[:1] in "[vVrRuU0123456789" and bool(_VERSION_HEADING.fullmatch(title.strip()))
+    title = HEADING_ID.sub("", title).strip()  # ``## 1.2.0 {#v120}``: the id is no part of the release's name
+    return bool(title) and title[:1] in "[vVrRuU0123456789" and bool(_VERSION_HEADING.fullmatch(title))
 
 
 def is_changelog_name(path: str) -> bool:

@@ -61,6 +61,7 @@ from .fusion import looks_like_code
 from .stopwords import ENGLISH
 
 __all__ = [
+    "HEADING_ID",
     "HEADING_MIN_WORDS",
     "TITLE_DEPTH",
     "TITLE_MAX_WORDS",
@@ -79,7 +80,9 @@ HEADING_MIN_WORDS = 2  # a section heading of one word names an aspect, not a to
 TITLE_DEPTH = 200  # documents whose heading path begins with the words, looked at per query
 
 HEADING_SEPARATOR = " > "  # between the headings of a heading path
-_HEADING_ID = re.compile(r"\{#[^}]*\}")
+# a heading's own id in an attribute block: ``{#id}`` (VitePress, Pandoc), ``{: #id }`` and ``{ #id .class }``
+# (Python-Markdown's attr_list, MkDocs); the same blocks graph.py reads the id from (decision 1062)
+HEADING_ID = re.compile(r"\{[^{}]*?#[^\s{}#]+[^{}]*\}")
 # One name written as code, as an API reference heads its entry: an optional label (``Class:``,
 # ``Static method:``) or ``new``, a dotted, ``#`` or ``::`` qualified name, an optional call signature.
 _CODE_NAME = re.compile(
@@ -92,7 +95,7 @@ _NAME_SEPARATOR = re.compile(r"\.|#|::")
 
 def title_words(text: str) -> tuple[str, ...]:
     """The words a title match compares: the index's folded tokens, heading ids left out."""
-    return tuple(word_tokens(_HEADING_ID.sub(" ", text)))
+    return tuple(word_tokens(HEADING_ID.sub(" ", text)))
 
 
 def titled_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[ChunkHit]:
@@ -117,7 +120,7 @@ def content_words(text: str) -> tuple[str, ...] | None:
     -> ``git``, ``url``, ``depend``), in order, heading ids left out; ``None`` unless every word
     is ASCII (once folded) and no piece reads as code: a stem means nothing for a CJK run or
     another script, and an identifier is spelled, not inflected."""
-    text = _HEADING_ID.sub(" ", text)
+    text = HEADING_ID.sub(" ", text)
     words = title_words(text)
     if not words or not all(w.isascii() for w in words) or any(looks_like_code(p) for p in text.split()):
         return None
@@ -129,7 +132,7 @@ def code_name(text: str) -> tuple[str, ...] | None:
     the index's tokens: ``undici.setGlobalDispatcher(d)`` -> ``undici``, ``setglobaldispatcher``;
     ``Rc::strong_count`` -> ``rc``, ``strong count``. ``None`` when ``text`` is anything else
     (prose, two names, a bare word, which is no code)."""
-    text = _HEADING_ID.sub(" ", text).replace("`", "").strip()
+    text = HEADING_ID.sub(" ", text).replace("`", "").strip()
     match = _CODE_NAME.fullmatch(text)
     if match is None or not any(looks_like_code(p) for p in text.split()):
         return None
@@ -194,7 +197,7 @@ def _defines(heading_path: str | None, asked: tuple[str, ...]) -> bool:
 
 
 def _own_heading(heading_path: str | None) -> str:
-    return _HEADING_ID.sub(" ", (heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1])
+    return HEADING_ID.sub(" ", (heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1])
 
 
 def promote_headed(hits: Sequence[ChunkHit], query: str) -> tuple[list[ChunkHit], bool]:
