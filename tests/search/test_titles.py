@@ -52,8 +52,8 @@ def test_a_query_equal_to_a_title_finds_that_page_before_pages_that_mention_it_i
     # a question is not a title: plain BM25 order
     asked = svc.search(query="how is segment replication configured?", mode="lexical", top_k=3)["results"]
     assert asked[0]["path"].startswith("settings")
-    # a title with other words is not a title match either
-    more = svc.search(query="segment replication on", mode="lexical", top_k=3)["results"]
+    # a title with another content word is not a title match either (a stop word more is: decision 1063)
+    more = svc.search(query="segment replication settings", mode="lexical", top_k=3)["results"]
     assert more[0]["path"].startswith("settings")
 
 
@@ -206,3 +206,18 @@ def test_a_qualified_entry_goes_before_the_examples_that_call_the_name(tmp_path:
     svc = indexed_kb(tmp_path, {"index.md": index, "mock.md": mock})
     top = svc.search(query="setGlobalDispatcher", mode="lexical", top_k=3)["results"]
     assert top[0]["headingPath"] == "undici > `undici.setGlobalDispatcher(dispatcher)`"
+
+
+def test_a_query_with_a_title_s_words_inflected_finds_that_page_first(tmp_path: Path) -> None:
+    """Decision 1063: a page title is named by the query's content words in order, as 1039 names
+    a section (``configure environments`` -> ``Configuring Environments``)."""
+    filler = " ".join(["Each project declares its own dependencies, scripts and interpreter in its project file."] * 12)
+    page = f"# Configuring Environments\n\n{filler}\n"
+    note = (
+        "# Hooks\n\nConfigure environments early: a hook may configure environments or configure environments lazily.\n"
+    )
+    svc = indexed_kb(tmp_path, {"environments.md": page, "plugins.md": note})
+    top = svc.search(query="configure environments", mode="lexical", top_k=3)["results"]
+    assert top[0]["path"] == "environments.md"
+    # the words turned round name nothing (1039's order rule)
+    assert svc.search(query="environments configure", mode="lexical", top_k=3)["results"][0]["path"] == "plugins.md"

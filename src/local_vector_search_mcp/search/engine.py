@@ -84,7 +84,7 @@ from .names import named_hits
 from .no_match import no_match_note
 from .query_vectors import QueryVectors
 from .text import build_lexical_query, composed, make_snippet
-from .titles import promote_headed, promote_titles, titled_hits
+from .titles import promote_headed, promote_titles, titled_by_content, titled_hits
 
 __all__ = [
     "MAX_TOP_K",
@@ -200,6 +200,8 @@ class SearchEngine:
         """The first chunk of each document ``query`` names by its title, or, for an acronym
         alone, by the name ``hits`` define it as (``acronyms.py``)."""
         titled = titled_hits(self.store, query, scope)
+        seen = {h.chunk_id for h in titled}
+        titled += [h for h in titled_by_content(self.store, query, hits, scope) if h.chunk_id not in seen]
         short = acronym(query)
         if short is None:
             return titled

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..index.cjk import word_tokens
 from ..index.port import ChunkHit, IndexStore
@@ -72,6 +73,7 @@ __all__ = [
     "promote_headed",
     "promote_titles",
     "title_words",
+    "titled_by_content",
     "titled_hits",
 ]
 
@@ -110,11 +112,42 @@ def titled_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[
     ]
 
 
+def titled_by_content(
+    store: IndexStore, query: str, hits: Sequence[ChunkHit], scope: PathScope | None
+) -> list[ChunkHit]:
+    """The first chunk of each document among ``hits`` whose title has ``query``'s content words
+    in the same order, at least :data:`HEADING_MIN_WORDS` (``configure environments`` names
+    ``Configuring Environments``; decision 1063), as 1039 names a section; the exact titles
+    (:func:`titled_hits`) are the caller's. One store look-up per such document: its title's own
+    words, within its path."""
+    content = content_words(query) if len(title_words(query)) <= TITLE_MAX_WORDS else None
+    if content is None or len(content) < HEADING_MIN_WORDS:
+        return []
+    out: list[ChunkHit] = []
+    seen: set[str] = set()
+    for h in hits:
+        if h.path in seen:
+            continue
+        seen.add(h.path)
+        title = (h.heading_path or "").split(HEADING_SEPARATOR, 1)[0]
+        if content_words(title) != content:
+            continue
+        own = PathScope(
+            scope.include if scope else (),
+            scope.exclude if scope else (),
+            frozenset({h.path}) if scope is None or scope.paths is None else scope.paths & {h.path},
+        )
+        words = title_words(title)
+        out += [hit for hit in store.titled(words, 1, own) if hit.path == h.path][:1]
+    return out
+
+
 def own_heading_words(heading_path: str | None) -> tuple[str, ...]:
     """The :func:`title_words` of the last heading of ``heading_path`` (the section's own)."""
     return title_words((heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1])
 
 
+@lru_cache(maxsize=8192)  # titles and headings recur from query to query; stemming them is most of the cost
 def content_words(text: str) -> tuple[str, ...] | None:
     """The English stems of ``text``'s words other than stop words (``Git URLs as Dependencies``
     -> ``git``, ``url``, ``depend``), in order, heading ids left out; ``None`` unless every word
