@@ -267,6 +267,41 @@ def test_a_relative_autolink_follows_its_document_and_stays_an_autolink(tmp_path
         kb.shutdown()
 
 
+def test_a_link_keeps_its_own_style_and_a_relative_wikilink_stays_relative(tmp_path: Path) -> None:
+    """Decision 1052: Markdown links already kept `./`, `<...>`, titles, percent-encoding and
+    anchors (452, 705); a wikilink or embed written in Obsidian's "relative path" format lost it
+    (`[[./x]]` became `[[x]]`, `![[./p.png]]` a root path), and a moved note's own `![[./p.png]]`
+    was left reaching a picture beside its new place that does not exist."""
+    root = tmp_path / "kb"
+    (root / "s").mkdir(parents=True)
+    (root / "s/x.md").write_bytes(b"# X\n\n## h\n")
+    (root / "s/p.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(24))
+    links = (
+        b"[dot](./x.md) [t](./x.md 'title') [a](<./x.md#h>) [e](./x.md#h) [r][x]\n\n"
+        b"[[./x]] [[./x.md#h|alias]] [[../s/x]] ![[./p.png]]\n\n[x]: ./x.md\n"
+    )
+    (root / "s/a.md").write_bytes(links)
+    (root / "s/own.md").write_bytes(b"![[./p.png]] [[./x]]\n")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        move(kb, "s/x.md", "s/moved/x y.md", updateLinks=True)
+        request = {"sourcePath": "s/p.png", "targetPath": "s/img/p.png", "updateLinks": True}
+        invoke(kb.ws, "kb_move_image", {"request": request})
+        assert (root / "s/a.md").read_bytes() == (
+            b"[dot](./moved/x%20y.md) [t](./moved/x%20y.md 'title') [a](<./moved/x y.md#h>) "
+            b"[e](./moved/x%20y.md#h) [r][x]\n\n"
+            b"[[./moved/x y]] [[./moved/x y.md#h|alias]] [[./moved/x y]] ![[./img/p.png]]\n\n"
+            b"[x]: ./moved/x%20y.md\n"
+        )
+        move(kb, "s/own.md", "own.md", updateLinks=True)
+        assert (root / "own.md").read_bytes() == b"![[./s/img/p.png]] [[./s/moved/x y]]\n"
+        move(kb, "own.md", "deep/er/own.md", updateLinks=True)
+        assert (root / "deep/er/own.md").read_bytes() == b"![[../../s/img/p.png]] [[../../s/moved/x y]]\n"
+        assert broken(kb) == []
+    finally:
+        kb.shutdown()
+
+
 PAGE = """# Page
 
 [full size](../img/pic.png) and [![thumb](../img/pic.png)](../img/pic.png), [sheet][s].

@@ -12,7 +12,8 @@ Writing the plan, all or nothing, is the writer's job (``writer.commit_many``).
 * Wikilinks and embeds are rewritten only when they would no longer open the
   same file after the move (a bare name shared by several opens the nearest,
   decisions 914 and 915): the new name is the file name when that opens it,
-  else the root-relative path, with ``.md`` kept if the author wrote it.
+  else the root-relative path, with ``.md`` kept if the author wrote it; one written ``./`` or
+  ``../`` (Obsidian's "relative path" format) stays relative to its document (decision 1052).
 * The moved document's own relative Markdown links are rewritten against its
   new folder so they still reach their targets.
 * Plain links to files that are no documents (``[full size](pic.png)``, ``[spec](a.pdf)``) and
@@ -542,9 +543,8 @@ def _file_embed_change(
     Obsidian opens, which a move can change (decision 915): it keeps opening the same file, by its
     name when that name opens it after the move, else by its root-relative path."""
     name = link.destination.split("#", 1)[0].rstrip()
-    if "/" in separators(name):  # a path (``target``, resolved as written): it follows only the moved file
-        reached = target if target == src else files.reached(target)  # or in another normal form (505)
-        return None if reached != src else (link.start, link.start + len(name), _wiki_name(link, dst))
+    if "/" in separators(name):  # a path (``target``, resolved as written)
+        return _file_path_change(link, name, target, (src, dst), files, (source_before, source_after))
     wanted = files.opened(name, source_before)
     if wanted is None:
         return None  # missing before: nothing to keep
@@ -566,6 +566,40 @@ def _file_embed_change(
     base = posixpath.basename(wanted)
     new = base if files.opened(base, source_after, moved, decisive=True) == wanted else wanted
     return link.start, link.start + len(name), _wiki_name(link, new)
+
+
+def _file_path_change(
+    link: Link, name: str, target: str, moved: tuple[str, str], files: Files, sources: tuple[str, str]
+) -> tuple[int, int, str] | None:
+    """An embed or wikilink naming a file that is no note by its path: a root-relative path follows
+    only the moved file; one written ``./`` or ``../`` also follows its own document (decision 1052)."""
+    src, dst = moved
+    source_before, source_after = sources
+    reached = target if target == src else files.reached(target)  # or in another normal form (505)
+    relative = _is_relative(name)
+    if reached == src:
+        wanted = dst
+    elif relative and source_before != source_after and reached is not None:
+        still = posixpath.normpath(posixpath.join(posixpath.dirname(source_after), separators(name).strip()))
+        if files.reached(still) == reached:
+            return None
+        wanted = reached
+    else:
+        return None
+    new = _relative_name(wanted, source_after) if relative else wanted
+    return link.start, link.start + len(name), _wiki_name(link, new)
+
+
+def _is_relative(name: str) -> bool:
+    """Whether a wikilink or embed name is written in Obsidian's "relative path" format (480)."""
+    return separators(name).strip().startswith(("./", "../"))
+
+
+def _relative_name(target: str, source: str) -> str:
+    """``target`` named from ``source``'s folder in the "relative path" format: ``./`` unless it goes
+    up, so a name the author wrote relative stays relative (decision 1052)."""
+    relative = posixpath.relpath(target, posixpath.dirname(source) or ".")
+    return relative if relative.startswith("../") else f"./{relative}"
 
 
 def _wiki_change(
@@ -593,7 +627,10 @@ def _wiki_change(
         or after.tier(name, source) == before.tier(name, source_before)
     ):
         return None
-    forms = [posixpath.basename(wanted)[:-3], wanted[:-3]]
+    if _is_relative(name):  # the author's "relative path" format stays: it names one note (1052)
+        forms = [_relative_name(wanted, source)[:-3]]
+    else:
+        forms = [posixpath.basename(wanted)[:-3], wanted[:-3]]
     if name.lower().endswith(".md"):
         forms = [f + wanted[-3:] for f in forms]
     new = next((f for f in forms if after.note_for(f, source, decisive=True) == wanted), forms[-1])
