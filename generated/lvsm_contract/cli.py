@@ -223,7 +223,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_read',
         help='Read a Markdown document',
-        description="Read the current source of a Markdown document (never the index), whole or from one element on, in\npages. Returns the exact Markdown slice, the addressable elements it contains with their v2 anchors\n(`logical~selfHash~subtreeHash`, the pointers kb_patch needs), `nextPointer` for the next page (null\nat the end; consecutive pages concatenate to exactly the file) and the file's `sourceHash` (what\nkb_move / kb_delete expect). `pointer` defaults to `document`; a hashed anchor from kb_search or an\nearlier read is relocated if the element moved. When the first element read is a table, `table` holds\nits rows and columns for kb_edit_table. Fails with NOT_FOUND for a missing file, INVALID_ARGUMENT for\na malformed or absent pointer and CONFLICT when a hashed anchor no longer matches (re-read from\n`document`).",
+        description="Read the current source of a Markdown document (never the index), whole or from one element on, in\npages. Returns the exact Markdown slice, the addressable elements it contains with their v2 anchors\n(`logical~selfHash~subtreeHash`, the pointers kb_patch needs), `nextPointer` for the next page (null\nat the end; consecutive pages concatenate to exactly the file's text: a leading UTF-8 BOM is no\npart of it, never sent, and kept by every edit) and the file's `sourceHash` (what kb_move /\nkb_delete expect; it covers the BOM). `pointer` defaults to `document`; a hashed anchor from kb_search or an\nearlier read is relocated if the element moved. When the first element read is a table, `table` holds\nits rows and columns for kb_edit_table. Fails with NOT_FOUND for a missing file, INVALID_ARGUMENT for\na malformed or absent pointer and CONFLICT when a hashed anchor no longer matches (re-read from\n`document`).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")
@@ -269,7 +269,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'kb_create',
         help='Create a Markdown document',
-        description="Create a new Markdown document with the given content (UTF-8 without BOM, written as given), creating\nmissing parent folders. Never overwrites: an existing file at `path` fails with ALREADY_EXISTS. Needs\n`knowledgeBase.allowWrites`. Returns the new file's `sourceHash`; the document is queued for\nindexing (`indexSynchronized` false until then). Use kb_read afterwards to get element anchors.",
+        description="Create a new Markdown document with the given content (written as given in UTF-8: no BOM is added,\nand a `markdown` starting with U+FEFF gives the file a BOM, which kb_read leaves out), creating\nmissing parent folders. Never overwrites: an existing file at `path` fails with ALREADY_EXISTS. Needs\n`knowledgeBase.allowWrites`. Returns the new file's `sourceHash`; the document is queued for\nindexing (`indexSynchronized` false until then). Use kb_read afterwards to get element anchors.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", dest="json_input", metavar="JSON", help="the whole request object as JSON, @file or - for stdin")

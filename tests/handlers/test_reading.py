@@ -235,3 +235,35 @@ def test_outline_pages_follow_the_byte_budget_and_start_anywhere(tmp_path: Path)
     (root / "a.md").write_text(text.replace("## Three", "## Trois"), "utf-8")
     with pytest.raises(Conflict):
         invoke(ws, "kb_outline", {"request": {"path": "a.md", "pointer": heads[2].anchor}})
+
+
+def test_a_bom_is_no_part_of_the_pages_and_both_descriptions_say_so(tmp_path: Path) -> None:
+    """Decision 1053: kb_read promised pages that "concatenate to exactly the file" while a BOM is
+    never sent (an agent would copy a U+FEFF into its edits), and kb_create promised a file "without
+    BOM" while a `markdown` starting with U+FEFF is written as given (892). The words now say what
+    happens; the behaviour stays."""
+    import hashlib
+
+    from kb_fakes import client
+    from lvsm_contract.registry import BY_NAME
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    kb = client(root, knowledge_base__allow_writes=True)
+    ws = kb.ws
+    text = "# T\r\n\r\nOne.\r\n\r\nTwo.\r\n"
+    created = invoke(ws, "kb_create", {"request": {"path": "b.md", "markdown": "\ufeff" + text}})
+    raw = (root / "b.md").read_bytes()
+    assert raw == b"\xef\xbb\xbf" + text.encode() and created["sourceHash"] == hashlib.sha256(raw).hexdigest()
+    pages, pointer = [], "document"
+    while pointer is not None:
+        page = invoke(ws, "kb_read", {"request": {"path": "b.md", "pointer": pointer, "maxElements": 1}})
+        pages.append(page["markdown"])
+        assert page["sourceHash"] == created["sourceHash"]
+        pointer = page["nextPointer"]
+    assert len(pages) == 3 and "".join(pages) == text
+    read = BY_NAME["kb_read"].description
+    assert "concatenate to exactly the file's text: a leading UTF-8 BOM is no" in read
+    create = " ".join(BY_NAME["kb_create"].description.split())
+    assert "without BOM" not in create and "starting with U+FEFF gives the file a BOM" in create
+    kb.shutdown()
