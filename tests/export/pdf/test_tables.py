@@ -8,7 +8,7 @@ from pathlib import Path
 from local_vector_search_mcp.export.pdf.flowables import KEY_COLUMN_SHARE, column_groups, fit_widths
 
 from .conftest import export
-from .poppler import needs_poppler, text
+from .poppler import layout, needs_cjk_font, needs_poppler, text
 
 
 def _table(columns: int, rows: int, header: str = "c{}", cell: str = "v{}") -> bytes:
@@ -97,3 +97,21 @@ def test_pictures_in_cells_are_drawn_or_replaced_by_placeholders(kb: Path) -> No
     poppler.in_order(flat, ["shown-row", "before", "gone-row", "two-row", "after"])
     assert "Image not available: gone" in flat
     assert len(poppler.images(pdf)) == 3
+
+
+@needs_poppler
+@needs_cjk_font
+def test_a_short_cjk_cell_beside_a_long_one_keeps_its_characters_on_one_line(kb: Path) -> None:
+    """Decision 1056: a table's columns were sized by measuring CJK text in the body face, which
+    lacks it, so `中文` counted as two narrow missing glyphs and its column was left too narrow for
+    it: beside a line-long cell it was printed one character a line, and so was a CJK header."""
+    long = "This cell goes on for a whole line and more, describing something at length so that it wraps"
+    (kb / "t.md").write_text(
+        f"| a | b |\n|---|---|\n| {long} | 中文 |\n\n"
+        f"| 说明 | 语言 | c |\n|---|---|---|\n| {long} | 日本語 | `代码` |\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "t.md")
+    assert warnings == []
+    lines = layout(pdf).splitlines()
+    assert all(any(word in line for line in lines) for word in ("中文", "说明", "语言", "日本語", "代码"))

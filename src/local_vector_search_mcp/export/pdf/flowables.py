@@ -22,7 +22,6 @@ from urllib.parse import quote
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_CENTER, TA_LEFT, TA_RIGHT
 from reportlab.lib.styles import ParagraphStyle
-from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.platypus import (
     CondPageBreak,
     Flowable,
@@ -681,29 +680,29 @@ class BlockRenderer:
         return table
 
     def _measure(self, raw: list[list[str]], available: float) -> tuple[list[float], list[float]]:
-        """Each column's natural width (its longest cell on one line) and minimum (its longest word)."""
-        font, size = self.body_family.regular, self.sheet.cell.fontSize
+        """Each column's natural width (its longest cell on one line) and minimum (its longest word),
+        every run measured in the face it is set in (CJK in the CJK face, decision 1056)."""
+        size = self.sheet.cell.fontSize
         pad = CELL_PADDING
         columns = len(raw[0])
         natural = [0.0] * columns
         minimum = [0.0] * columns
-        mono = self.fonts.mono.regular
+        body, mono = self.body_family, self.fonts.mono
         for r, row in enumerate(raw):
-            face = self.body_family.bold if r == 0 else font  # the header row is set in bold
+            face = body.bold if r == 0 else body.regular  # the header row is set in bold
             for c, text in enumerate(row):
                 # code spans are set in the (wider) monospace face: measure them in it
-                runs = (
-                    [
-                        (self.inline.plain(part) if i % 2 == 0 else part, mono if i % 2 else face)
-                        for i, part in enumerate(text.split("`"))
-                        if part
-                    ]
-                    if text
-                    else []
+                runs = [
+                    (part, mono, mono.regular) if i % 2 else (self.inline.plain(part), body, face)
+                    for i, part in enumerate(text.split("`"))
+                    if part
+                ]
+                plain = "".join(part for part, _, _ in runs)
+                line = sum(self.fonts.width(t, family, f, size) for t, family, f in runs)
+                natural[c] = max(natural[c], min(line * 1.05, available) + pad)
+                longest = max(
+                    (self.fonts.width(w, family, f, size) for t, family, f in runs for w in t.split()), default=0.0
                 )
-                plain = "".join(part for part, _ in runs)
-                natural[c] = max(natural[c], min(sum(_width(t, f, size) for t, f in runs) * 1.05, available) + pad)
-                longest = max((_width(w, f, size) for t, f in runs for w in t.split()), default=0.0)
                 if self.fonts.needs_cjk_wrap(plain):
                     longest = min(longest, size * 4)  # CJK text breaks between any two characters
                 minimum[c] = max(minimum[c], min(longest, available / 2) + pad)
@@ -862,10 +861,3 @@ def _wrap(line: str, columns: int, mark: str) -> list[str]:
         used += need
     out.append("".join(current))
     return out
-
-
-def _width(text: str, font: str, size: float) -> float:
-    try:
-        return float(stringWidth(text, font, size))
-    except (KeyError, ValueError):
-        return len(text) * size * 0.55
