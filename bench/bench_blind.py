@@ -4,7 +4,7 @@ The shared sets (``../shared/eval``) have been looked at query by query for thir
 ranking rule that helps only them would show nowhere else. These sets were written blind: a
 helper read each corpus's Markdown and wrote the queries and their graded sections before anyone
 ran a search over it (sessions 31 to 33; undici and axios were added at the end of session 32,
-mand-mobile and hatch in session 33, each not yet looked at query by query when added). Each
+mand-mobile, hatch and pip in session 33, each not yet looked at query by query when added). Each
 corpus is a pinned release from a public package registry, fetched once into
 ``bench/.cache/blind`` and checked against its SHA-256:
 
@@ -18,7 +18,11 @@ corpus is a pinned release from a public package registry, fetched once into
 * mand-mobile 2.7.0 (npm): a Chinese Vue component library's 49 component pages (Chinese only, the
   ``.en-US.md`` twins skipped), its Chinese README and change log, 51 files; queries in Chinese;
 * hatch 1.18.2 (PyPI sdist): its mkdocs ``docs/``, 82 files four folders deep: guides, how-tos,
-  near-identical plugin pages (``## Configuration``, ``## Options`` in each) and release posts.
+  near-identical plugin pages (``## Configuration``, ``## Options`` in each) and release posts;
+* pip 26.3 (PyPI sdist): the MyST pages of ``docs/html`` (its command reference is reST, not
+  taken), 40 files: topic guides and references written with Sphinx directives (``{pip-cli}``,
+  ``{tab}``, ``(label)=``) and 16 pages of UX research, 11 of them survey write-ups headed alike
+  (``## Problem``, ``## Research``, ``## Results``, ``## Recommendations``).
 
 Queries (``bench/blind/<set>.jsonl``): ``{"id", "kind", "query", "rel": [[file, heading, grade]]}``,
 grade 2 answers, 1 helps; ``heading`` ``""`` is the text before a page's first heading. Scored at
@@ -139,6 +143,13 @@ SETS = {
         "1.18.2",
         "7f365f1a5b8f1a8162813daed9bf9fce83f15dc933fc99c6d04cbb942e64f4d0",
         (("hatch-1.18.2/docs/", ""),),
+    ),
+    "pip": Source(
+        "pypi",
+        "pip",
+        "26.3",
+        "6c36ae7da8695be67e3cd9f7d87919667ced53f57ce2ede75d89b5912ed2bc4c",
+        (("pip-26.3/docs/html/", ""),),
     ),
 }
 
