@@ -46,7 +46,7 @@ MOVE_GOAL_S = 1.0
 ROUNDS = 9  # after a discarded warm-up pass of each: imports and per-process caches fill once
 
 
-def _no_links(doc: object) -> DocumentLinks:
+def _no_links(doc: object, **options: object) -> DocumentLinks:
     return DocumentLinks((), (), (), (), ())
 
 

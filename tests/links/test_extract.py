@@ -369,6 +369,35 @@ def test_the_link_graph_reads_html_pictures_from_the_documents_own_parse(monkeyp
     ]
 
 
+def test_the_index_s_links_are_placed_only_where_html_tags_are_ordered_among_them() -> None:
+    """The index keeps no span (decision 1060): with ``spans=False`` a link read without the inline
+    parser is left unplaced, everything else it holds unchanged; a reference link's definition is
+    still found (its destination is given as written there). A document holding HTML keeps every
+    span, so the graph orders its tags among its links as before."""
+    plain = parse_document(b"# T\n\nSee [a](a.md), [[W]] and ![i](i.png), [r][R].\n\n[R]: <r%20r.md>\n")
+    placed, unplaced = extract_links(plain).links, extract_links(plain, spans=False).links
+    assert [(ln.kind, ln.destination, ln.text, ln.pointer) for ln in unplaced] == [
+        (ln.kind, ln.destination, ln.text, ln.pointer) for ln in placed
+    ]
+    assert [(ln.kind, ln.start, ln.end) for ln in unplaced] == [
+        ("inline", -1, -1),
+        ("wikilink", -1, -1),
+        ("image", -1, -1),
+        ("reference", placed[3].start, placed[3].end),
+    ]
+    assert placed[3].start > 0
+
+    html = parse_document(b'# T\n\n[a](a.md) <img src="p.png"> [b](b.md) <a href="c.md">c</a>\n')
+    graph = links.graph_links(html, extract_links(html, spans=False).links)
+    assert graph == links.graph_links(html, extract_links(html).links)
+    assert [(ln.kind, ln.destination) for ln in graph] == [
+        ("inline", "a.md"),
+        ("html", "p.png"),
+        ("inline", "b.md"),
+        ("href", "c.md"),
+    ]
+
+
 def test_html_pictures_from_the_parse_equal_a_parse_of_their_own_on_the_shared_corpora() -> None:
     from shared_data import CORPORA
 

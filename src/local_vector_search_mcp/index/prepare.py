@@ -228,7 +228,7 @@ def _parse(
                 **derived(text, heading),
             )
         )
-    graph = extract_links(doc)
+    graph = extract_links(doc, spans=False)  # the index keeps no span
     links = [
         LinkRecord(ln.kind, scrub(ln.destination), scrub(ln.text), ln.pointer) for ln in graph_links(doc, graph.links)
     ]

@@ -497,10 +497,17 @@ def _element_at(doc: Document, starts: list[int], offset: int) -> Element | None
     return None
 
 
-def extract_links(doc: Document) -> DocumentLinks:
-    """Links, tags, aliases, headings and block ids of ``doc``."""
+def extract_links(doc: Document, *, spans: bool = True) -> DocumentLinks:
+    """Links, tags, aliases, headings and block ids of ``doc``.
+
+    ``spans=False`` is for the index, which keeps no span: a link read without the inline parser is
+    then left unplaced (span -1, as one written with escapes) unless the document holds HTML whose
+    tags :func:`graph_links` orders among its links by their spans. Placing every link was a tenth
+    of extraction (decision 1060). A reference link's definition is found either way: its
+    destination is given as written there."""
     text = doc.text
     source = document_link_source(doc)
+    place = spans or bool(source.html)
     # code blocks (nested ones too): neither a ``%%`` nor a ``^id`` in them is one (decision 507)
     # looked for once, after the single character: a search for "%%" alone took 5 % of extraction
     marks = "%" in text and "%%" in text
@@ -528,7 +535,7 @@ def extract_links(doc: Document) -> DocumentLinks:
         # most runs are read without the inline parser, to the same links and text (decision 1040)
         simple = read_simple(content, _MD_INLINE, env)
         if simple is not None:
-            links.extend(_simple_link(found, run, definitions, pointer) for found in simple.links)
+            links.extend(_simple_link(found, run, definitions, pointer, place) for found in simple.links)
             texts: Iterable[str] = simple.texts
         else:
             children: list[Token] = []
@@ -540,7 +547,7 @@ def extract_links(doc: Document) -> DocumentLinks:
                 if "#" in piece:
                     tags.extend(m.group(1) for m in _TAG.finditer(piece))
     headings = tuple(e.title or "" for e in doc.headings)
-    ids = _ids(text, code)
+    ids = _ids(text, code) if "^" in text else ()  # a block id starts with one; most texts hold none
     return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, ids)
 
 
@@ -778,10 +785,11 @@ def _inline_links(children: list[Token], run: _Run, definitions: _Definitions, p
             yield Link(kind, target, tok.meta["alias"], pointer, *run.span(tok, target))
 
 
-def _simple_link(found: Found, run: _Run, definitions: _Definitions, pointer: str | None) -> Link:
-    """The link :func:`_inline_links` gives for the same link read from the parser's tokens."""
+def _simple_link(found: Found, run: _Run, definitions: _Definitions, pointer: str | None, place: bool) -> Link:
+    """The link :func:`_inline_links` gives for the same link read from the parser's tokens
+    (``place``: with its span, else unplaced)."""
     if found.label is None:
-        start, end = run.span_at(found.at, found.end, found.destination)
+        start, end = run.span_at(found.at, found.end, found.destination) if place else (-1, -1)
         return Link(found.kind, found.destination, found.text, pointer, start, end)
     start, end = definitions.span(found.label, found.destination)
     return Link(found.kind, definitions.written(start, end, found.destination), found.text, pointer, start, end)
