@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from kb_fakes import indexed_kb
@@ -27,6 +28,17 @@ def test_title_words_ignore_case_punctuation_and_heading_ids() -> None:
     # MkDocs' attr_list writes the id with a colon and blanks, or beside a class (decision 1062)
     assert title_words("Dependencies {: #target-dependencies }") == ("dependencies",)
     assert title_words("Lock filename { #lock-filename .new }") == ("lock", "filename")
+
+
+def test_a_long_heading_s_id_blocks_are_read_in_linear_time() -> None:
+    """Review of decision 1062: in a block never closed, every ``#`` was read to the heading's end
+    and back, so a 16 KB heading ``{#aaa...`` took 0.35 s (64 KB 5.6 s) each time a search's hits
+    sat under it; the lookahead now checks the block closes first."""
+    headings = ("Title {#" + "a" * 64_000, "Title {" + "#a" * 32_000, "{#a}" + " {#a" * 16_000)
+    started = time.perf_counter()
+    assert [title_words(h)[:2] for h in headings] == [("title", "a" * 64_000), ("title", "a"), ("a", "a")]
+    assert time.perf_counter() - started < 1.0
+    assert title_words("A {#x} B {: #y .c } C {.c} {#}") == ("a", "b", "c", "c")  # only blocks holding an id go
 
 
 def test_titled_documents_go_first_in_the_order_of_their_best_lexical_hit() -> None:

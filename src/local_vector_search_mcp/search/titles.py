@@ -83,8 +83,10 @@ TITLE_DEPTH = 200  # documents whose heading path begins with the words, looked 
 
 HEADING_SEPARATOR = " > "  # between the headings of a heading path
 # a heading's own id in an attribute block: ``{#id}`` (VitePress, Pandoc), ``{: #id }`` and ``{ #id .class }``
-# (Python-Markdown's attr_list, MkDocs); the same blocks graph.py reads the id from (decision 1062)
-HEADING_ID = re.compile(r"\{[^{}]*?#[^\s{}#]+[^{}]*\}")
+# (Python-Markdown's attr_list, MkDocs); the same blocks graph.py reads the id from (decision 1062).
+# The lookahead first makes sure the block closes: without it, every ``#`` of an unclosed block was
+# read to the heading's end and back (a 16 KB ``{#aaa...`` heading took 0.35 s, on every search).
+HEADING_ID = re.compile(r"\{(?=[^{}]*\})[^{}]*?#[^\s{}#][^{}]*\}")
 # One name written as code, as an API reference heads its entry: an optional label (``Class:``,
 # ``Static method:``) or ``new``, a dotted, ``#`` or ``::`` qualified name, an optional call signature.
 _CODE_NAME = re.compile(
