@@ -40,6 +40,10 @@ def test_a_mention_is_not_a_definition() -> None:
     assert not defines("* `keepAliveTimeoutThreshold` - the margin", "keepAliveTimeout")  # another name
     assert not defines("* `index.knn.space_type` - the space", "index.knn")
     assert not defines("* keepAliveTimeout is how long", "keepAliveTimeout")  # bare, no separator: prose
+    # a key set in a code example is a use (review of 1057)
+    assert not defines("Set it:\n\n```yaml\ncluster.name: my-cluster\n```\n", "cluster.name")
+    assert not defines("~~~js\nconst agent = new Agent({\n  keepAliveTimeout: 10\n})\n", "keepAliveTimeout")
+    assert defines("```sh\nnpm i\n```\n\n- `keepAliveTimeout`: idle time\n", "keepAliveTimeout")
 
 
 def test_defining_hits_go_first_in_their_own_order() -> None:

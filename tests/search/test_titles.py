@@ -169,6 +169,8 @@ def test_code_name_is_the_parts_of_the_one_name_a_piece_of_code_is() -> None:
     assert code_name("Foo#bar()") == ("foo", "bar") and code_name(".bar()") == ("bar",)
     assert code_name("Client") is None  # a plain word is no code
     assert code_name("Event: `'drain'`") is None and code_name("Foo.bar and baz()") is None
+    assert code_name("Toast({content, icon})") == ("toast",)  # a signature's parentheses nest once
+    assert code_name("setTimeout() and clearTimeout()") is None  # two names (review of 1049)
 
 
 def test_an_identifier_names_the_entry_headed_by_it_qualified_or_called() -> None:

@@ -49,9 +49,18 @@ def _opening(name: str) -> re.Pattern[str]:
     return re.compile(rf"^(?:{item}|{line})(?![\w.$])", re.MULTILINE)
 
 
+# a fenced code block: its lines are code (a YAML example's ``cluster.name: my-cluster`` sets the name,
+# it does not define it)
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+
+
 def defines(text: str, name: str) -> bool:
-    """Whether ``text`` has a line that opens with ``name`` (see :func:`_opening`)."""
-    return name in text and _opening(name).search(text) is not None
+    """Whether ``text`` has a line outside code that opens with ``name`` (see :func:`_opening`)."""
+    if name not in text:
+        return False
+    if "```" in text or "~~~" in text:
+        text = _FENCE.sub("", text)
+    return _opening(name).search(text) is not None
 
 
 def promote_defined(hits: Sequence[ChunkHit], query: str) -> list[ChunkHit]:

@@ -88,11 +88,13 @@ HEADING_SEPARATOR = " > "  # between the headings of a heading path
 # read to the heading's end and back (a 16 KB ``{#aaa...`` heading took 0.35 s, on every search).
 HEADING_ID = re.compile(r"\{(?=[^{}]*\})[^{}]*?#[^\s{}#][^{}]*\}")
 # One name written as code, as an API reference heads its entry: an optional label (``Class:``,
-# ``Static method:``) or ``new``, a dotted, ``#`` or ``::`` qualified name, an optional call signature.
+# ``Static method:``) or ``new``, a dotted, ``#`` or ``::`` qualified name, an optional call signature
+# whose parentheses nest at most once (``fetch(input[, init])``, ``Toast({content, icon})``), so that
+# ``setTimeout() and clearTimeout()`` is two names, not one with a long signature.
 _CODE_NAME = re.compile(
     r"(?:[A-Z][a-z]+(?: [a-z]+)?:\s*)?(?:new\s+)?\.?"
     r"(?P<name>[A-Za-z_$][\w$]*(?:(?:\.|#|::)[A-Za-z_$][\w$]*)*)"
-    r"\s*(?:\(.*\))?"
+    r"\s*(?:\((?:[^()]|\([^()]*\))*\))?"
 )
 _NAME_SEPARATOR = re.compile(r"\.|#|::")
 
@@ -149,17 +151,28 @@ def own_heading_words(heading_path: str | None) -> tuple[str, ...]:
     return title_words((heading_path or "").rsplit(HEADING_SEPARATOR, 1)[-1])
 
 
-@lru_cache(maxsize=8192)  # titles and headings recur from query to query; stemming them is most of the cost
 def content_words(text: str) -> tuple[str, ...] | None:
     """The English stems of ``text``'s words other than stop words (``Git URLs as Dependencies``
     -> ``git``, ``url``, ``depend``), in order, heading ids left out; ``None`` unless every word
     is ASCII (once folded) and no piece reads as code: a stem means nothing for a CJK run or
     another script, and an identifier is spelled, not inflected."""
+    # titles and headings recur from query to query and stemming them is most of the cost; a long
+    # one is rare and would hold its text in the cache
+    return _cached_content_words(text) if len(text) <= _CACHED_MAX else _content_words(text)
+
+
+_CACHED_MAX = 300  # characters of a heading whose content words are cached
+
+
+def _content_words(text: str) -> tuple[str, ...] | None:
     text = HEADING_ID.sub(" ", text)
     words = title_words(text)
     if not words or not all(w.isascii() for w in words) or any(looks_like_code(p) for p in text.split()):
         return None
     return tuple(stem(w) for w in words if w not in ENGLISH)
+
+
+_cached_content_words = lru_cache(maxsize=8192)(_content_words)
 
 
 def code_name(text: str) -> tuple[str, ...] | None:
