@@ -7,8 +7,6 @@ decoding a pixel: a PNG's every chunk and its CRC up to ``IEND``, a JPEG's marke
 a WebP's RIFF chunks, a GIF's header and first image descriptor. The plugin classes are used
 directly rather than ``Image.open``, so the decompression-bomb check, which weighs a picture's
 pixel count, plays no part: nothing is decoded, and a picture's size was never a reason to refuse it.
-The WebP plugin runs that check itself (libwebp's demuxer allocates the canvas); a WebP past it
-is taken unchecked, as every picture was before.
 """
 
 from __future__ import annotations
@@ -24,31 +22,24 @@ __all__ = ["damage"]
 
 
 def damage(source: bytes | Path, fmt: ImageFormat) -> str | None:
-    """Why ``source`` (bytes, or a file) is not a well-formed ``fmt`` picture; None when it is, or
-    when Pillow declines to read it for its pixel count (its structure then goes unchecked)."""
-    plugin, too_large = _plugin(fmt)
+    """Why ``source`` (bytes, or a file) is not a well-formed ``fmt`` picture; None when it is."""
+    plugin = _plugin(fmt)
     try:
         with source.open("rb") if isinstance(source, Path) else io.BytesIO(source) as fp:
             image = plugin(fp)
             image.verify()
-    except too_large:
-        # the WebP plugin weighs the pixel count itself, before libwebp allocates the canvas: a
-        # picture's size is no damage, and reading it past its header would cost that canvas
-        return None
     except Exception as exc:  # a plugin reading garbage fails in many ways; each means damage
         return str(exc) or type(exc).__name__
     return None
 
 
-def _plugin(fmt: ImageFormat) -> tuple[Any, type[Exception]]:
-    """The Pillow class that reads ``fmt``, and the error Pillow raises for a picture of too many pixels."""
+def _plugin(fmt: ImageFormat) -> Any:
     with IMPORT_LOCK:  # imported on first use (pillow costs start-up time), one thread at a time
-        from PIL import GifImagePlugin, Image, JpegImagePlugin, PngImagePlugin, WebPImagePlugin
+        from PIL import GifImagePlugin, JpegImagePlugin, PngImagePlugin, WebPImagePlugin
 
-    plugin = {
+    return {
         ImageFormat.PNG: PngImagePlugin.PngImageFile,
         ImageFormat.JPEG: JpegImagePlugin.JpegImageFile,
         ImageFormat.WEBP: WebPImagePlugin.WebPImageFile,
         ImageFormat.GIF: GifImagePlugin.GifImageFile,
     }[fmt]
-    return plugin, Image.DecompressionBombError
