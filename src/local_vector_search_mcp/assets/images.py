@@ -38,7 +38,6 @@ from ..writer import StagingNote, fsync_dir, write_lock
 from .download import DownloadPolicy, Resolver, fetch_to_file, system_resolver
 from .files import read_capped, stat_regular
 from .formats import MAX_BYTES, ImageFormat, detect, format_for_path
-from .integrity import damage
 from .naming import (
     DEFAULT_FOLDER,
     check_file_name,
@@ -196,17 +195,6 @@ def _check_content(fmt: ImageFormat | None, declared_mime: str | None, plan: _Pl
     return fmt
 
 
-def _check_structure(source: bytes | Path, fmt: ImageFormat) -> None:
-    """A picture whose bytes break down past the signature is refused before it is published: a
-    model handed it by kb_load_image could not read it (decision 1059)."""
-    why = damage(source, fmt)
-    if why is not None:
-        raise UnsupportedFormat(
-            f"The bytes carry the {fmt.mime} signature but are damaged past it (Pillow reads: {why}); "
-            "nothing was saved. Send the complete, unaltered file."
-        )
-
-
 def save_image(
     ws: Workspace,
     source: RemoteImage | InlineImage,
@@ -224,7 +212,6 @@ def save_image(
     if isinstance(source, InlineImage):
         # Checked before any folder is created: a refused inline image leaves no trace at all.
         inline_format = _check_content(detect(source.data[:12]), source.declared_mime, plan)
-        _check_structure(source.data, inline_format)
     folders = CreatedFolders(ws)
     staged: Path | None = None
     note: StagingNote | None = None
@@ -246,7 +233,6 @@ def save_image(
                 source.url, staged, policy or DownloadPolicy(), resolver=resolver, on_head=on_head
             )
             fmt, sha, size = found[0], downloaded.sha256, downloaded.size
-            _check_structure(staged, fmt)
         names: Iterable[str]
         if plan.names is not None:
             names = plan.names
