@@ -112,6 +112,16 @@ class PathScope:
     def is_everything(self) -> bool:
         return not self.include and not self.exclude and self.paths is None
 
+    @staticmethod
+    def within(scope: PathScope | None, path: str) -> PathScope:
+        """``scope`` (everything when ``None``) narrowed to the one document ``path``: a look-up
+        inside a document the engine already picked must still honour the caller's globs and tags."""
+        if scope is None:
+            return PathScope(paths=frozenset({path}))
+        return PathScope(
+            scope.include, scope.exclude, frozenset({path}) if scope.paths is None else scope.paths & {path}
+        )
+
     def matcher(self) -> Callable[[str], bool]:
         """The predicate over paths (validates the patterns: InvalidArgument on a bad one)."""
         include = [compile_glob(p, "includeGlobs") for p in self.include] or [compile_glob("**/*.md")]

@@ -54,10 +54,5 @@ def named_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[C
         words = parsed.words() or (parsed.ranked() if parsed.leaves else None)
         if words is None:
             continue
-        own = PathScope(
-            scope.include if scope else (),
-            scope.exclude if scope else (),
-            frozenset({path}) if scope is None or scope.paths is None else scope.paths & {path},
-        )
-        hits += store.lexical(words, 1, own)
+        hits += store.lexical(words, 1, PathScope.within(scope, path))
     return hits

@@ -136,13 +136,8 @@ def titled_by_content(
         title = (h.heading_path or "").split(HEADING_SEPARATOR, 1)[0]
         if content_words(title) != content:
             continue
-        own = PathScope(
-            scope.include if scope else (),
-            scope.exclude if scope else (),
-            frozenset({h.path}) if scope is None or scope.paths is None else scope.paths & {h.path},
-        )
-        words = title_words(title)
-        out += [hit for hit in store.titled(words, 1, own) if hit.path == h.path][:1]
+        first = store.titled(title_words(title), 1, PathScope.within(scope, h.path))
+        out += [hit for hit in first if hit.path == h.path][:1]
     return out
 
 
@@ -240,8 +235,8 @@ def _defines(heading_path: str | None, asked: tuple[str, ...]) -> bool:
     """Whether the section's own heading is the entry of the name whose parts are ``asked``: one
     name written as code ending with those parts (``undici.setGlobalDispatcher(dispatcher)`` for
     ``setGlobalDispatcher`` or ``undici.setGlobalDispatcher()``; decision 1049)."""
-    defined = code_name(_own_heading(heading_path))
-    return defined is not None and len(defined) >= len(asked) and defined[len(defined) - len(asked) :] == asked
+    defined = code_name(_own_heading(heading_path))  # ``asked`` is never empty: a name has a part
+    return defined is not None and defined[-len(asked) :] == asked
 
 
 def _own_heading(heading_path: str | None) -> str:
