@@ -3,10 +3,10 @@
 The shared sets (``../shared/eval``) have been looked at query by query for thirty sessions; a
 ranking rule that helps only them would show nowhere else. These sets were written blind: a
 helper read each corpus's Markdown and wrote the queries and their graded sections before anyone
-ran a search over it (sessions 31 to 33; undici and axios were added at the end of session 32,
-mand-mobile, hatch and pip in session 33, each not yet looked at query by query when added). Each
-corpus is a pinned release from a public package registry, fetched once into
-``bench/.cache/blind`` and checked against its SHA-256:
+ran a search over it (sessions 31 to 34; undici and axios were added at the end of session 32,
+mand-mobile, hatch and pip in session 33, sard-uniapp in session 34, each not yet looked at query
+by query when added). Each corpus is a pinned release from a public package registry, fetched
+once into ``bench/.cache/blind`` and checked against its SHA-256:
 
 * fastify 5.12.8 (npm): its docs folder and four top-level pages, 45 files;
 * npm 11.21.3 (npm): the CLI's ``docs/content``, 91 files, option sections copied into many pages;
@@ -22,7 +22,12 @@ corpus is a pinned release from a public package registry, fetched once into
 * pip 26.3 (PyPI sdist): the MyST pages of ``docs/html`` (its command reference is reST, not
   taken), 40 files: topic guides and references written with Sphinx directives (``{pip-cli}``,
   ``{tab}``, ``(label)=``) and 16 pages of UX research, 11 of them survey write-ups headed alike
-  (``## Problem``, ``## Research``, ``## Results``, ``## Recommendations``).
+  (``## Problem``, ``## Research``, ``## Results``, ``## Recommendations``);
+* sard-uniapp 1.30.6 (npm): a Chinese uni-app component library's 117 component pages and their
+  index, its README and change log, 120 files (decision 1065): sibling pages nearly alike (``picker``,
+  ``picker-input``, ``picker-popout``), every page headed ``介绍``, ``引入``, ``代码演示``, ``API``,
+  ``CSS 变量``, versions in headings (``懒加载 <sup>1.25.5+</sup>``); 34 queries in Chinese. First
+  run, section nDCG@10 lexical / hybrid / semantic / FTS5: 0.650 / 0.697 / 0.653 / 0.300.
 
 Queries (``bench/blind/<set>.jsonl``): ``{"id", "kind", "query", "rel": [[file, heading, grade]]}``,
 grade 2 answers, 1 helps; ``heading`` ``""`` is the text before a page's first heading. Scored at
@@ -150,6 +155,13 @@ SETS = {
         "26.3",
         "6c36ae7da8695be67e3cd9f7d87919667ced53f57ce2ede75d89b5912ed2bc4c",
         (("pip-26.3/docs/html/", ""),),
+    ),
+    "sard-uniapp": Source(
+        "npm",
+        "sard-uniapp",
+        "1.30.6",
+        "316521fdf588c709899c6d64704219e0e95879f6d795cbc9761330d5e788ce6c",
+        (("package/", ""),),
     ),
 }
 
