@@ -374,7 +374,14 @@ class MemoryStore:
                     scored.append((-sum(w * scorer.score(u, chunk) for u, w in units), chunk.id, chunk))
             scored.sort(key=lambda t: (t[0], t[1]))
             scored = rerank(
-                query, scored, lambda t: t[0], lambda t: f"{t[2].record.heading_path or ''}\n{t[2].record.text}"
+                query,
+                scored,
+                lambda t: t[0],
+                lambda t: f"{t[2].record.heading_path or ''}\n{t[2].record.text}",
+                lambda tokens: (
+                    {t: n for t in tokens if (n := sum(t in c.fields[0] or t in c.fields[1] for c in scorer.chunks))},
+                    scorer.n,
+                ),
             )
             return [self._hit(chunk) for _, _, chunk in scored[:limit]]
 

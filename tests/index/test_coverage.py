@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from local_vector_search_mcp.index.coverage import coverage, coverage_words, rescore
+import math
+
+from local_vector_search_mcp.index.coverage import coverage, coverage_words, rarity_weights, rescore
 from local_vector_search_mcp.index.query import AnyOf, CjkRun, Phrase, Term
 
 
@@ -41,3 +43,23 @@ def test_words_and_texts_are_folded_as_the_index_folds_them():
     for typed in (("creme", "brulee", "order"), ("CRÈME", "Brûlée", "order"), ("crème", "brûlée", "order")):
         assert coverage(words(*typed), "Un café crème. Crème brûlée au dessert.") == 2 / 3, typed
     assert coverage(words("noel"), "Noe\u0308l") == 1.0  # a decomposed accent
+
+
+def test_a_share_by_rarity_weighs_each_word_by_its_idf():
+    """Decision 1070: a word in 1 of 100 chunks counts far more than one in 90 of them; a word
+    the index does not hold counts as the rarest; a term of several tokens adds theirs."""
+    w = words("cron", "old", "read-only", "zzz")
+    seen: list[str] = []
+
+    def frequencies(tokens):
+        seen.extend(tokens)
+        return {"cron": 1, "old": 90, "read": 9, "only": 9}, 100
+
+    weights = rarity_weights(w, frequencies)
+    assert seen == ["cron", "old", "read", "only", "zzz"]
+    idf = [math.log1p(100 / 2), math.log1p(100 / 91), 2 * math.log1p(100 / 10), math.log1p(100 / 1)]
+    assert weights == tuple(idf)
+    assert coverage(w, "Run it from cron.", weights) == idf[0] / sum(idf)
+    assert coverage(w, "Old data, read only.", weights) == (idf[1] + idf[2]) / sum(idf)
+    assert coverage(w, "Run it from cron.") == 1 / 4  # without weights every word counts once
+    assert coverage(w, "nothing", weights) == 0.0

@@ -740,6 +740,28 @@ def test_a_coverage_query_ranks_the_chunk_holding_more_of_its_words_first(store:
     assert ranked.index("most.md") < ranked.index("rare.md")
 
 
+def test_a_coverage_by_rarity_counts_the_rare_word_above_the_common_ones(store: IndexStore) -> None:
+    """Decision 1070: a task told in common words (``get rid of old log data ... cron``): the chunk
+    holding the rare word the task is about goes above one holding more of the common words,
+    which a plain share (every word once) puts first. Not the test fake: its BM25 idf (Lucene's,
+    never below zero) weighs words on most pages several times what FTS5's and PostgreSQL's do,
+    so no one corpus has the plain share and the share by rarity disagree on all three."""
+    if isinstance(store, MemoryStore):
+        pytest.skip("the fake's idf keeps common words heavy; the weights are tested in test_coverage.py")
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("cron.md"), [chunk(0, "Schedule it with cron: a cron expression.")])
+    store.replace_document(doc("common.md"), [chunk(0, "Get rid of the old log data.")])
+    for i in range(12):  # the common words are on many pages
+        store.replace_document(doc(f"f{i}.md"), [chunk(0, f"get rid of old log data on page {i} of many")])
+    for i in range(16):
+        store.replace_document(doc(f"u{i}.md"), [chunk(0, f"unrelated text {i}")])
+    words = (Term("get"), Term("rid"), Term("old"), Term("log"), Term("data"), Term("cron"))
+    plain = lexical_paths(store, AnyOf(words, coverage=1.0), limit=40)
+    rare = lexical_paths(store, AnyOf(words, coverage=1.0, by_rarity=True), limit=40)
+    assert plain.index("common.md") < plain.index("cron.md")
+    assert rare.index("cron.md") < rare.index("common.md")
+
+
 def test_titled_gives_the_first_chunk_of_each_document_whose_heading_path_begins_with_the_words(
     store: IndexStore,
 ) -> None:

@@ -1,4 +1,4 @@
-"""Tables of contents rank below the sections they list (decision 1021)."""
+"""Tables of contents rank below the sections they list (decisions 1021, 1071)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from kb_fakes import KbClient, make_workspace
 
 from local_vector_search_mcp.index.port import ChunkHit
-from local_vector_search_mcp.search.contents import demote_contents, is_contents
+from local_vector_search_mcp.search.contents import demote_contents, demote_navigation, is_contents, navigation_targets
 
 CODES = ("FSTDEP005", "FSTDEP007", "FSTDEP010", "FSTDEP012", "FSTDEP013", "FSTDEP019", "FSTDEP022")
 CONTENTS = "\n".join(f"- [{code}](#{code.lower()})" for code in CODES)
@@ -48,3 +48,60 @@ def test_a_code_finds_the_section_that_lists_it_before_the_table_of_contents(tmp
     svc.reindex()
     top = svc.search(query="FSTDEP022", mode="lexical", top_k=3)["results"]
     assert top[0]["headingPath"] == "Warnings > Fastify Deprecation Codes"
+
+
+SUMMARY = """# Summary
+
+- [Patterns](ch19-00-patterns.md)
+  - [All the Places](ch19-01-places.md)
+  - [Refutability](ch19-02-refutability.md#top)
+  - [Pattern Syntax](<ch19-03-pattern%20syntax.md>)
+- [Advanced Features](../more/ch20-00-advanced.md)
+- [The Rust site](https://www.rust-lang.org/)
+"""
+
+
+def test_a_list_of_links_to_other_documents_names_them_relative_to_its_own_folder() -> None:
+    assert navigation_targets("book/SUMMARY.md", SUMMARY) == {
+        "book/ch19-00-patterns.md",
+        "book/ch19-01-places.md",
+        "book/ch19-02-refutability.md",
+        "book/ch19-03-pattern syntax.md",
+        "more/ch20-00-advanced.md",
+    }
+    assert navigation_targets("a.md", "See [x](x.md) and [y](y.md).") == frozenset()  # prose, not a list
+    assert navigation_targets("a.md", "Some prose.\n" * 8 + SUMMARY) == frozenset()  # a list inside a section
+    assert navigation_targets("a.md", CONTENTS) == frozenset()  # its own sections: a table of contents
+
+
+def test_a_navigation_list_goes_right_after_the_last_hit_of_a_document_it_lists() -> None:
+    hits = [
+        hit(1, "book/SUMMARY.md", SUMMARY),
+        hit(2, "other.md"),
+        hit(3, "book/ch19-02-refutability.md"),
+        hit(4, "book/ch19-00-patterns.md"),
+        hit(5, "zzz.md"),
+    ]
+    assert [h.chunk_id for h in demote_navigation(hits)] == [2, 3, 4, 1, 5]
+    alone = [hit(1, "book/SUMMARY.md", SUMMARY), hit(2, "other.md")]
+    assert demote_navigation(alone) == alone  # none of its documents found: it stays
+
+
+def test_a_word_finds_its_chapter_before_the_summary_listing_it(tmp_path: Path) -> None:
+    """rust-book's ``Refutability``: the summary's list ranked above the chapter, headed at level 2
+    (no page title to name) and long (its BM25 shared out over 4 KB)."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "SUMMARY.md").write_text(SUMMARY, "utf-8")
+    body = 12 * "Patterns come in two forms, and each place where a pattern is used accepts only one of them. "
+    (root / "ch19-02-refutability.md").write_text(
+        f"## Refutability: Whether a Pattern Might Fail to Match\n\n{body}\n", "utf-8"
+    )
+    for name in ("ch19-00-patterns.md", "ch19-01-places.md"):
+        (root / name).write_text(f"## {name}\n\nPatterns are a special syntax for matching values.\n", "utf-8")
+    for i in range(30):  # a book's worth of chapters: the word is rare, as in rust-book
+        (root / f"ch{i:02}.md").write_text(f"## Chapter {i}\n\nText of chapter {i} about other things.\n", "utf-8")
+    svc = KbClient(make_workspace(root))
+    svc.reindex()
+    top = svc.search(query="Refutability", mode="lexical", top_k=3)["results"]
+    assert [r["path"] for r in top][:2] == ["ch19-02-refutability.md", "SUMMARY.md"]

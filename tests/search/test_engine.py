@@ -438,6 +438,33 @@ def test_coverage_is_a_hint_the_store_applies_to_an_or_query(tmp_path):
     assert len(many) == len({h.chunk_id for h in many}) == len(svc.store.lexical(parsed.ranked(20_000), 50, None))
 
 
+@pytest.mark.parametrize(
+    ("query", "coverage", "by_rarity"),
+    [
+        ("How do I get rid of old log data?", 1.0, False),  # a question: every word once (decision 220)
+        ("get rid of old log data without a cron job", 1.0, True),  # other prose: by rarity (1070)
+        ("old log data cron", 0.0, False),  # keywords: plain BM25
+        ("delete the logs", 0.0, False),  # two plain words: too few to count shares of
+    ],
+)
+def test_prose_that_is_no_question_asks_for_the_share_by_rarity(kb, monkeypatch, query, coverage, by_rarity):
+    from local_vector_search_mcp.index.query import AnyOf
+
+    ws, _ = ready(kb)
+    asked = []
+    real = ws.store.lexical
+
+    def recording(q, limit, scope):
+        asked.append(q)
+        return real(q, limit, scope)
+
+    monkeypatch.setattr(ws.store, "lexical", recording)
+    kb_search(ws, {"query": query, "mode": "lexical"})
+    first = asked[0]
+    assert isinstance(first, AnyOf)
+    assert (first.coverage, first.by_rarity) == (coverage, by_rarity)
+
+
 def test_a_reindex_committing_between_the_readiness_reads_is_not_reported_as_no_text(kb, monkeypatch):
     """The readiness check reads "any chunk?" and then the document count: a reindex committing
     between them made a search answer "holds 1 document(s) but no searchable text" while the index

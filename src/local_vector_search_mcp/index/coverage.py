@@ -8,6 +8,13 @@ store may rescore its best candidates as ``bm25 * coverage ** exponent``
 query's words the chunk holds, each exactly or by English stem (``stem.py``),
 heading path included. BM25 keeps deciding between chunks that cover as much.
 
+A task described in other words than the documentation's (``get rid of old
+logs without a cron job``) holds common words beside the few that name its
+topic; there a chunk holding ``old``, ``logs`` and ``job`` would cover more
+than the one holding ``cron``. So a query may ask for the share by rarity
+(``AnyOf.by_rarity``, decision 1070): each word then counts by its idf in the
+index, ``ln(1 + N / (1 + n))`` for a word ``n`` of the ``N`` chunks hold.
+
 Matching is textual, over the chunk text the store already holds: a word's
 stem (or the word, when it is not stemmable) is first looked for as a plain
 substring of the lower-cased text (most misses end there), then confirmed on
@@ -19,8 +26,9 @@ matched it (decision 372), as is one holding a letter ``cjk.fold`` rewrites (dec
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
@@ -29,7 +37,17 @@ from .cjk import FOLDED_CHARS, word_tokens
 from .query import AnyOf, LexicalQuery, Term
 from .stem import is_stemmable, stem
 
-__all__ = ["COVERAGE_DEPTH", "CoverageWords", "coverage", "coverage_words", "rerank", "rescore", "wants_coverage"]
+__all__ = [
+    "COVERAGE_DEPTH",
+    "CoverageWords",
+    "Frequencies",
+    "coverage",
+    "coverage_words",
+    "rarity_weights",
+    "rerank",
+    "rescore",
+    "wants_coverage",
+]
 
 COVERAGE_DEPTH = 100  # the best rows a coverage query rescores (decision 220)
 R = TypeVar("R")
@@ -47,6 +65,8 @@ class _Word:
 
 
 CoverageWords = tuple[tuple[_Word, ...], ...]  # per query term: the tokens it is made of (all must be found)
+# (the chunks holding each token, absent ones left out; the chunks in the index) for given tokens
+Frequencies = Callable[[Sequence[str]], tuple[Mapping[str, int], int]]
 
 
 @lru_cache(maxsize=1024)
@@ -86,8 +106,15 @@ def _holds(word: _Word, lowered: str) -> bool:
     return False
 
 
-def coverage(words: CoverageWords, text: str) -> float:
-    """The share of ``words`` (a term counts when all its tokens occur) that ``text`` holds."""
+def rarity_weights(words: CoverageWords, frequencies: Frequencies) -> tuple[float, ...]:
+    """Each term's weight in a share by rarity: the idf of its tokens, summed."""
+    counts, total = frequencies([w.token for term in words for w in term])
+    return tuple(sum(math.log1p(total / (1 + counts.get(w.token, 0))) for w in term) for term in words)
+
+
+def coverage(words: CoverageWords, text: str, weights: Sequence[float] | None = None) -> float:
+    """The share of ``words`` (a term counts when all its tokens occur) that ``text`` holds;
+    with ``weights`` (one per term), the share of their sum."""
     if not words:
         return 1.0
     lowered = text.lower()
@@ -96,7 +123,9 @@ def coverage(words: CoverageWords, text: str) -> float:
         # only now: the accent class scanned a 4 KB chunk in 70 us, a third of a question's coverage
         folded = " ".join(word_tokens(text))
         held = [found or all(_holds(w, folded) for w in term) for found, term in zip(held, words, strict=True)]
-    return sum(held) / len(words)
+    if weights is None:
+        return sum(held) / len(words)
+    return sum(w for w, found in zip(weights, held, strict=True) if found) / (sum(weights) or 1.0)
 
 
 def rescore(scored: Sequence[tuple[int, float]], covered: Sequence[float], exponent: float) -> list[tuple[int, float]]:
@@ -111,16 +140,24 @@ def wants_coverage(query: LexicalQuery) -> CoverageWords:
     return coverage_words(query) if isinstance(query, AnyOf) and query.coverage > 0 else ()
 
 
-def rerank(query: LexicalQuery, rows: Sequence[R], score: Callable[[R], float], text: Callable[[R], str]) -> list[R]:
+def rerank(
+    query: LexicalQuery,
+    rows: Sequence[R],
+    score: Callable[[R], float],
+    text: Callable[[R], str],
+    frequencies: Frequencies,
+) -> list[R]:
     """``rows`` in a store's order (best first), the first :data:`COVERAGE_DEPTH` re-sorted by
     ``score(row) * share ** query.coverage`` (``score``: lower is better, e.g. FTS5's negative
     bm25 or a negated ``ts_rank``; ties keep the store's order), the rest after them unchanged.
-    Every adapter applies the hint through this one function."""
+    ``frequencies``: the store's chunk counts, read only for a share by rarity. Every adapter
+    applies the hint through this one function."""
     words = wants_coverage(query)
     if not words or not rows:
         return list(rows)
     assert isinstance(query, AnyOf)
     top = rows[:COVERAGE_DEPTH]
-    shares = [coverage(words, text(row)) for row in top]
+    weights = rarity_weights(words, frequencies) if query.by_rarity else None
+    shares = [coverage(words, text(row), weights) for row in top]
     order = rescore([(i, score(row)) for i, row in enumerate(top)], shares, query.coverage)
     return [top[i] for i, _ in order] + list(rows[COVERAGE_DEPTH:])

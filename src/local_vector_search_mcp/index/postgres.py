@@ -1209,7 +1209,13 @@ class PostgresStore:
         if wants_coverage(query):  # a question: its best rows by the share of its words they hold
             bm25 = dict(scored[:COVERAGE_DEPTH])
             top = self._hits_by_id([rid for rid, _ in scored[:COVERAGE_DEPTH]])
-            ranked = rerank(query, top, lambda h: bm25[h.chunk_id], lambda h: f"{h.heading_path or ''}\n{h.text}")
+            ranked = rerank(
+                query,
+                top,
+                lambda h: bm25[h.chunk_id],
+                lambda h: f"{h.heading_path or ''}\n{h.text}",
+                lambda tokens: (self._token_frequencies(tokens).counts, self._corpus_stats().rows),
+            )
             return ranked[:limit] + self._hits_by_id([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
         return self._hits_by_id([rid for rid, _ in scored[:limit]])
 

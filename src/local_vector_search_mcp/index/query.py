@@ -78,12 +78,14 @@ class AnyOf:
     ``coverage`` > 0 asks the store to rescore its best candidates by how many
     of the plain-word children each holds, ``score * share ** coverage``
     (``coverage.py``: every adapter applies it with ``coverage.rerank`` over its
-    own score)."""
+    own score). ``by_rarity`` weighs each word of that share by its rarity in the
+    index (idf) instead of counting every word once (decision 1070)."""
 
     children: tuple[LexicalQuery, ...]
     row_budget: int | None = None
     keep_at_least: int = 2
     coverage: float = 0.0
+    by_rarity: bool = False
 
 
 LexicalQuery = LexicalLeaf | AllOf | AnyOf

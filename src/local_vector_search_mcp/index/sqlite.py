@@ -1485,7 +1485,9 @@ class SqliteStore(ChunkTables):
         if wants_coverage(query):  # a question: its best rows by the share of its words they hold (decision 220)
             bm25 = dict(scored[:COVERAGE_DEPTH])
             top = self._hits([rid for rid, _ in scored[:COVERAGE_DEPTH]])
-            ranked = rerank(query, top, lambda h: bm25[h.chunk_id], lambda h: f"{h.heading_path or ''}\n{h.text}")
+            ranked = rerank(
+                query, top, lambda h: bm25[h.chunk_id], lambda h: f"{h.heading_path or ''}\n{h.text}", self._frequencies
+            )
             return ranked[:limit] + self._hits([rid for rid, _ in scored[COVERAGE_DEPTH:limit]])
         return self._hits([rid for rid, _ in scored[:limit]])
 
@@ -1743,6 +1745,16 @@ class SqliteStore(ChunkTables):
         c.executemany("UPDATE term_stats SET doc = ? WHERE term = ?", update)
         c.executemany("DELETE FROM term_stats WHERE term = ?", gone)
         c.executemany("INSERT INTO term_stats(term, doc) VALUES(?, ?)", new)
+
+    def _frequencies(self, tokens: Sequence[str]) -> tuple[dict[str, int], int]:
+        """Each token's chunk count and the chunks in the index (``coverage.Frequencies``): the
+        total is counted once per snapshot, as the token counts are cached."""
+        counts = self._document_frequencies(tokens)
+        version = getattr(self._local, "df_version", None)
+        cached = getattr(self._local, "chunk_total", None)
+        if cached is None or version is None or cached[0] != version:
+            cached = self._local.chunk_total = (version, int(self._one("SELECT count(*) FROM chunks")))
+        return counts, cached[1]
 
     def _document_frequencies(self, tokens: Sequence[str]) -> dict[str, int]:
         """How many chunks hold each unicode61 token (absent tokens are left out): the

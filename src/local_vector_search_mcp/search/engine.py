@@ -18,11 +18,14 @@
   than the needed chunks, its words on their own follow. An English question
   of three or more words (``fusion.is_question``) asks the store to rescore its
   best candidates by the share of the question's words each holds
-  (``index/coverage.py``, decision 220). A page's table of contents (a list of
+  (``index/coverage.py``, decision 220); other prose of as many words (a task told in
+  other words than the documentation's) by that share with each word weighed by its
+  rarity, so common words count little (decision 1070). A page's table of contents (a list of
   links to its own sections) goes after that page's other hits (``contents.py``,
-  decision 1021), and a change log's entries (chunks under a release heading such as
-  ``## 1.2.0 (2024-01-01)``) after the other hits that hold as many of the query's words,
-  unless the query asks about versions or changes (``changelog.py``, decision 1044). Any
+  decision 1021), as does a list of links to other documents (a book's summary) after
+  the last hit of a document it lists (decision 1071), and a change log's entries (chunks
+  under a release heading such as ``## 1.2.0 (2024-01-01)``) after the other hits that hold
+  as many of the query's words, unless the query asks about versions or changes (``changelog.py``, decision 1044). Any
   other query of a few words that is exactly a document's title puts that document's first chunk ahead
   (``titles.py``, decision 260), and one of two words or more that is exactly a
   section's heading puts that section's best chunk ahead of the other hits (decision 665), as
@@ -75,7 +78,7 @@ from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .acronyms import acronym, expansions
 from .changelog import ChangeLogPages, demote_changelog
-from .contents import demote_contents
+from .contents import demote_contents, demote_navigation
 from .definitions import promote_defined
 from .duplicates import collapse, passage_key
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
@@ -108,6 +111,8 @@ POOL_CEILING = 1000  # a list grown past its pool for copies stops here, the lar
 ROW_BUDGET = 20_000  # rows an OR query may score (see the module docstring); the 2 rarest words always stay
 QUESTION_COVERAGE = 1.0  # a question's candidates: bm25 * (share of its words held) ** this (decision 220)
 QUESTION_MIN_WORDS = 3  # ... when it has at least this many plain words
+# other prose of as many words (a task in other words than the docs'): the share by rarity (decision 1070)
+PROSE_COVERAGE = 1.0
 
 
 def rrf_fuse(
@@ -176,8 +181,12 @@ class SearchEngine:
         if not parsed.leaves:
             return [], False
         question = is_question(query)
-        cover = QUESTION_COVERAGE if parsed.word_count >= QUESTION_MIN_WORDS and question else 0.0
-        hits = self.store.lexical(parsed.ranked(ROW_BUDGET, cover), limit, scope)
+        cover, by_rarity = 0.0, False
+        if parsed.word_count >= QUESTION_MIN_WORDS and question:
+            cover = QUESTION_COVERAGE
+        elif parsed.word_count >= QUESTION_MIN_WORDS and is_prose(query):
+            cover, by_rarity = PROSE_COVERAGE, True
+        hits = self.store.lexical(parsed.ranked(ROW_BUDGET, cover, by_rarity), limit, scope)
         fallback = parsed.words() if len(hits) < limit else None
         if fallback is not None:
             seen = {h.chunk_id for h in hits}
@@ -188,7 +197,9 @@ class SearchEngine:
             hits, headed = promote_headed(promote_defined(hits, query), query)
         # after the headings: a change-log entry headed by a name (``app.url_path_for()`` under
         # ``0.6.0``) is news about it, not its definition, and goes behind it (decision 1049)
-        hits = demote_changelog(demote_contents(hits), query, parsed, self.changelogs, self._page_headings)
+        hits = demote_changelog(
+            demote_navigation(demote_contents(hits)), query, parsed, self.changelogs, self._page_headings
+        )
         titled = [] if question else self._titled(query, hits, scope)
         named = named_hits(self.store, query, scope)  # a document's path or file name goes first
         return promote_titles(promote_titles(hits, titled, limit), named, limit), bool(titled or named or headed)

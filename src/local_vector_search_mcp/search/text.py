@@ -67,14 +67,14 @@ class ParsedQuery:
         """Any leaf may match (see :class:`AnyOf` for the row budget)."""
         return AnyOf(self.leaves, row_budget, keep_at_least)
 
-    def ranked(self, row_budget: int | None = None, coverage: float = 0.0) -> LexicalQuery:
+    def ranked(self, row_budget: int | None = None, coverage: float = 0.0, by_rarity: bool = False) -> LexicalQuery:
         """What lexical search runs: any leaf may match and BM25 ranks, so every
         query word takes part in scoring (an AND first would put chunks that happen
         to hold every word of a long question above the ones about its topic).
-        ``row_budget`` and ``coverage``: the hints of :class:`AnyOf`."""
+        ``row_budget``, ``coverage`` and ``by_rarity``: the hints of :class:`AnyOf`."""
         if self.is_single_term and not self.pairs:
             return self.leaves[0]
-        return AnyOf((*self.leaves, *self.pairs), row_budget, coverage=coverage)
+        return AnyOf((*self.leaves, *self.pairs), row_budget, coverage=coverage, by_rarity=by_rarity)
 
     @property
     def word_count(self) -> int:
