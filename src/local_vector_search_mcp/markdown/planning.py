@@ -292,14 +292,41 @@ def plan_edits(
         seen[key] = op_index
         resolved.append((op_index, kind, target, normalize_eol(op.markdown or "", doc.eol)))
     edits = [(op_index, _plan_one(doc, kind, target, markdown)) for op_index, kind, target, markdown in resolved]
-    edits.sort(key=lambda pair: (pair[1].claim_start, pair[1].claim_end))
+    # At one offset an insertion after the element ending there goes first (decision 1067).
+    edits.sort(key=lambda pair: (pair[1].claim_start, pair[1].claim_end, pair[1].kind != INSERT_AFTER))
     for (prev_index, prev), (next_index, nxt) in itertools.pairwise(edits):
-        if nxt.claim_start < prev.claim_end or nxt.claim_start == prev.claim_start or _in_section(prev, nxt):
+        if (
+            nxt.claim_start < prev.claim_end
+            or (nxt.claim_start == prev.claim_start and not _inserted_between(prev, nxt))
+            or _in_section(prev, nxt)
+        ):
             raise InvalidArgument(
                 f"Operations {min(prev_index, next_index) + 1} and {max(prev_index, next_index) + 1} overlap "
                 f"('{prev.pointer}' and '{nxt.pointer}'); {_overlap_reason(prev, nxt)}. Split the patch."
             )
     return [edit for _, edit in edits]
+
+
+def _inserted_between(prev: Edit, nxt: Edit) -> bool:
+    """Whether ``prev`` only inserts after the element that ends where ``nxt``'s target starts.
+
+    A list item's ``insert_after`` lands after its line break (§5.2), where the next item or
+    block starts, so with any edit of that next element both claims start at one offset and
+    were refused as an overlap, while the same pair on paragraphs (whose insertion point is
+    before the line break) was accepted (decision 1067). Nothing is removed by ``prev`` and
+    the order is the document's: what follows an element comes before what replaces, precedes
+    or deletes the next one, so ``prev`` is spliced first. Two insertions after elements ending
+    at one offset (a parent and its last nested item, the document's end and a last paragraph)
+    stay refused: which goes first is not said.
+    """
+    return (
+        prev.kind == INSERT_AFTER
+        and prev.target is not None
+        and prev.start == prev.end == nxt.claim_start
+        and nxt.kind != INSERT_AFTER
+        and nxt.target is not None
+        and nxt.target.start == nxt.claim_start
+    )
 
 
 def _in_section(section: Edit, other: Edit) -> bool:
