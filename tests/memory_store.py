@@ -145,6 +145,15 @@ class MemoryStore:
     def document_states_of(self, paths: Collection[str]) -> dict[str, DocumentState]:
         return {path: self._docs[path][0] for path in paths if path in self._docs}
 
+    def chunk_counts(self, paths: Collection[str]) -> dict[str, int]:
+        with self._lock:
+            by_doc = self._paths_by_doc()
+            counts = {path: 0 for path in paths if path in self._docs}
+            for chunk in self._chunks.values():
+                if by_doc.get(chunk.doc_id) in counts:
+                    counts[by_doc[chunk.doc_id]] += 1
+            return counts
+
     def document_states_under(self, prefix: str) -> dict[str, DocumentState]:
         return {path: state for path, (state, _) in self._docs.items() if path.startswith(prefix)}
 

@@ -1435,7 +1435,7 @@ class SearchResult(BaseModel):
     """
     also_in: Annotated[list[SearchDuplicate], Field(alias='alsoIn')]
     """
-    Our extension: other chunks with exactly the same text (leading and trailing whitespace aside) among the candidates the search ranked (at least 3 x `topK` chunks, more when copies crowd them), best ranked first; empty when the passage is found once. They take no place among the `topK` results: copies never leave out a distinct passage that matches.
+    Our extension: other chunks with exactly the same text (leading and trailing whitespace aside) among the candidates the search ranked (at least 3 x `topK` chunks, more when copies crowd them), best ranked first; the result itself is the copy in the largest file (a reference page rather than a page quoting part of it; among equally large files the best ranked); empty when the passage is found once. They take no place among the `topK` results: copies never leave out a distinct passage that matches.
     """
 
 

@@ -160,6 +160,20 @@ def test_removing_a_document_stamps_the_removal_time(store: IndexStore) -> None:
     assert store.counts().last_indexed_at_utc == last  # nothing removed: nothing changed
 
 
+def test_chunk_counts_count_each_documents_own_chunks(store: IndexStore) -> None:
+    """What search compares copies of a passage by (decision 1080)."""
+    assert store.chunk_counts(["a.md"]) == {}  # no schema yet: nothing, no failure
+    store.ensure_schema(None, "float32")
+    store.replace_document(doc("a.md"), [chunk(i, f"text {i}") for i in range(3)])
+    store.replace_document(doc("A.md"), [chunk(0, "one")])
+    store.replace_document(doc("b/c.md"), [chunk(0, "x"), chunk(1, "y")])
+    assert store.chunk_counts(["a.md", "A.md", "b/c.md", "missing.md", "b"]) == {"a.md": 3, "A.md": 1, "b/c.md": 2}
+    store.replace_document(doc("a.md"), [chunk(0, "shorter now")])
+    store.delete_document("A.md")
+    assert store.chunk_counts(("a.md", "a.md", "A.md")) == {"a.md": 1}
+    assert store.chunk_counts(set()) == {}
+
+
 def test_the_states_of_a_few_paths_match_the_full_read(store: IndexStore) -> None:
     assert store.document_states_of(["a.md"]) == {}  # no schema yet: nothing, no failure
     store.ensure_schema(None, "float32")

@@ -319,6 +319,11 @@ class IndexStore(Protocol):
         a targeted sync looks up one document instead of reading every one (decision 340)."""
         ...
 
+    def chunk_counts(self, paths: Collection[str]) -> dict[str, int]:
+        """How many chunks each of ``paths`` has in the index (exact, case-sensitive; a path not
+        indexed is left out): the size search compares copies of a passage by (decision 1080)."""
+        ...
+
     def document_states_under(self, prefix: str) -> dict[str, DocumentState]:
         """The states of the documents whose path starts with ``prefix`` (a folder's ``a/b/``;
         exact and case-sensitive, ``%`` and ``_`` are plain characters; ``""``: every document):

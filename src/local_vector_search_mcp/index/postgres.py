@@ -588,6 +588,16 @@ class PostgresStore:
         )
         return {r[1]: DocumentState(*r) for r in rows}
 
+    def chunk_counts(self, paths: Collection[str]) -> dict[str, int]:
+        if not paths or not self.exists():
+            return {}
+        rows = self._rows(
+            "select d.path, (select count(*) from chunks c where c.doc_id = d.id) from documents d"
+            " where d.path = any(%s)",
+            (sorted(set(paths)),),
+        )
+        return {str(path): int(n) for path, n in rows}
+
     def document_states_under(self, prefix: str) -> dict[str, DocumentState]:
         if not self.exists():
             return {}

@@ -906,6 +906,16 @@ class SqliteStore(ChunkTables):
         )
         return {r[1]: DocumentState(*r) for r in rows}
 
+    def chunk_counts(self, paths: Collection[str]) -> dict[str, int]:
+        if not paths or not self.exists() or not self._table_exists("documents"):
+            return {}
+        rows = self._conn().execute(
+            "SELECT d.path, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) FROM documents d"
+            " WHERE d.path IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(paths))),),
+        )
+        return {path: int(n) for path, n in rows}
+
     def document_states_under(self, prefix: str) -> dict[str, DocumentState]:
         if not self.exists() or not self._table_exists("documents"):
             return {}

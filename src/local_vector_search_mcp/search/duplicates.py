@@ -12,18 +12,24 @@ whitespace first cost 20x that, 4 ms a query over a 50-chunk pool, for copies
 that differ in nothing else in practice), and never merges two passages that
 differ in a word or a number (ignoring digits was tried and merged pages that
 differ only in a status code or a counter: different answers).
+
+Which copy is shown (decision 1080): the one in the largest document holding it
+(by its chunks), the best-ranked among equally large ones. A reference page is copied from in
+part (npm's ``config.md`` holds every option; each command's page repeats the
+sections of the options it takes), and the agent that reads on should land on
+the page holding them all; BM25 ranked the shorter command page's copy first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import xxhash
 
 from ..index.port import ChunkHit
 
-__all__ = ["Collapsed", "collapse", "passage_key"]
+__all__ = ["Collapsed", "collapse", "passage_key", "shown_from_largest"]
 
 
 def passage_key(text: str) -> bytes:
@@ -53,3 +59,16 @@ def collapse(ranked: Sequence[tuple[ChunkHit, float]], limit: int) -> list[Colla
         elif len(kept) < limit:
             kept[key] = Collapsed(hit, score)
     return list(kept.values())
+
+
+def shown_from_largest(kept: Sequence[Collapsed], sizes: Mapping[str, int]) -> None:
+    """Each passage of ``kept`` shown from the largest document holding a copy (``sizes``: its
+    chunks by path; a path not in it counts as empty), the best-ranked first among equally large ones;
+    the others stay in ``also_in``, in rank order. The passage keeps its rank and score."""
+    for c in kept:
+        if not c.also_in:
+            continue
+        copies = [c.hit, *c.also_in]
+        shown = max(copies, key=lambda h: sizes.get(h.path, 0))  # the first of the largest
+        if shown is not c.hit:
+            c.hit, c.also_in = shown, [h for h in copies if h is not shown]

@@ -47,7 +47,8 @@
 Every mode collapses duplicate passages (``duplicates.py``): it ranks a pool
 larger than ``topK`` (hybrid: the fusion pools; a single mode: ``3 x topK``,
 at most the configured pool) and keeps the first ``topK`` distinct passages,
-the other copies in ``alsoIn``. A candidate list that came back full while
+each shown from the largest document holding it (decision 1080), the other copies
+in ``alsoIn``. A candidate list that came back full while
 holding fewer than ``topK`` distinct passages (many copies of one page ranked
 first) is fetched again, twice as long, up to ``POOL_CEILING`` (decision 690):
 copies never cost results that exist.
@@ -80,7 +81,7 @@ from .acronyms import acronym, expansions
 from .changelog import ChangeLogPages, demote_changelog
 from .contents import demote_contents, demote_navigation
 from .definitions import promote_defined
-from .duplicates import collapse, passage_key
+from .duplicates import collapse, passage_key, shown_from_largest
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
 from .meaning import semantic_worthy
 from .names import named_hits
@@ -389,6 +390,9 @@ class SearchEngine:
                 if prose and is_question(query):  # the model's best keep the last fifth of topK (decision 416)
                     scored = seat_semantic(scored, semantic, top_k)
         kept = collapse(scored, top_k)
+        copied = {h.path for c in kept if c.also_in for h in (c.hit, *c.also_in)}
+        if copied:  # a passage in several documents is shown from the largest (decision 1080)
+            shown_from_largest(kept, self.store.chunk_counts(copied))
         if (lexical_found is False or not kept) and scope is not None and not self._selects_any(scope):
             # nothing was searched: "check the spelling" would send the agent after the wrong cause (719)
             note = SCOPE_SELECTS_NOTHING
