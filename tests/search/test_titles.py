@@ -11,6 +11,7 @@ from local_vector_search_mcp.index.port import ChunkHit
 from local_vector_search_mcp.search.titles import (
     code_name,
     content_words,
+    front_matter_titled,
     headed_hits,
     promote_headed,
     promote_titles,
@@ -235,3 +236,52 @@ def test_a_query_with_a_title_s_words_inflected_finds_that_page_first(tmp_path: 
     assert top[0]["path"] == "environments.md"
     # the words turned round name nothing (1039's order rule)
     assert svc.search(query="environments configure", mode="lexical", top_k=3)["results"][0]["path"] == "plugins.md"
+
+
+LOCKFILE = """---
+title: package-lock.json
+section: 5
+description: A manifestation of the manifest
+---
+
+### Description
+
+The lockfile records the exact tree that was installed.
+
+### Hidden Lockfiles
+
+A copy of the lockfile is kept inside the modules folder.
+
+### File Format
+
+Its fields, one by one.
+"""
+
+
+def test_a_query_equal_to_a_front_matter_title_finds_that_page_from_its_start(tmp_path: Path) -> None:
+    """Decision 1081: npm's pages are titled in their front matter and open with ``### Description``;
+    pages that say ``package-lock.json`` more often ranked first."""
+    mentions = {
+        f"cmd{i}.md": f"# npm cmd{i}\n\n## Description\n\nReads package-lock.json; writes package-lock.json.\n"
+        for i in range(3)
+    }
+    svc = indexed_kb(tmp_path, {"package-lock-json.md": LOCKFILE, **mentions})
+    top = svc.search(query="package-lock.json", mode="lexical", top_k=3)["results"]
+    assert (top[0]["path"], top[0]["headingPath"]) == ("package-lock-json.md", "Description")
+    quoted = LOCKFILE.replace("title: package-lock.json", 'title: "package-lock.json"')
+    (tmp_path / "kb" / "package-lock-json.md").write_text(quoted, "utf-8")
+    svc.reindex()
+    first = svc.search(query="package-lock.json", mode="lexical", top_k=1)["results"][0]
+    assert first["path"] == "package-lock-json.md"
+
+
+def test_a_page_under_one_heading_is_titled_by_it_not_by_its_front_matter(tmp_path: Path) -> None:
+    """opensearch-docs: ``title: Point in Time`` in the front matter of the page headed ``Point in
+    Time API`` is the navigation's label; the query names the page headed ``Point in Time``."""
+    api = "---\ntitle: Point in Time\n---\n\n# Point in Time API\n\n## Create a PIT\n\nThe request.\n"
+    svc = indexed_kb(tmp_path, {"api.md": api, "lock.md": LOCKFILE})
+    assert front_matter_titled(svc.ws.store, "Point in Time", None) == []
+    found = front_matter_titled(svc.ws.store, "package-lock.json", None)
+    assert [(h.path, h.heading_path) for h in found] == [("lock.md", "Description")]
+    assert front_matter_titled(svc.ws.store, "package-lock.json", None, {"lock.md"}) == []  # already named
+    assert front_matter_titled(svc.ws.store, "package lock", None) == []  # the whole title, not a part

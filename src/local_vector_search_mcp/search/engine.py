@@ -88,7 +88,7 @@ from .names import named_hits
 from .no_match import no_match_note
 from .query_vectors import QueryVectors
 from .text import build_lexical_query, composed, make_snippet
-from .titles import promote_headed, promote_titles, titled_by_content, titled_hits
+from .titles import front_matter_titled, promote_headed, promote_titles, titled_by_content, titled_hits
 
 __all__ = [
     "MAX_TOP_K",
@@ -202,8 +202,12 @@ class SearchEngine:
             demote_navigation(demote_contents(hits)), query, parsed, self.changelogs, self._page_headings
         )
         titled = [] if question else self._titled(query, hits, scope)
+        # a title given only in the front matter: after the visible titles (decision 1081)
+        fronted = [] if question else front_matter_titled(self.store, query, scope, {h.path for h in titled})
+        hits = promote_titles(hits, fronted, limit)
         named = named_hits(self.store, query, scope)  # a document's path or file name goes first
-        return promote_titles(promote_titles(hits, titled, limit), named, limit), bool(titled or named or headed)
+        named_any = bool(titled or fronted or named or headed)
+        return promote_titles(promote_titles(hits, titled, limit), named, limit), named_any
 
     def _page_headings(self, paths: Collection[str]) -> dict[str, tuple[str, ...]]:
         return {path: meta.headings for path, meta in self.store.document_meta(paths).items()}

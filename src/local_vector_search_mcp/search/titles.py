@@ -51,12 +51,12 @@ run, another script, or a piece written as code is only ever named exactly.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 
 from ..index.cjk import word_tokens
 from ..index.port import ChunkHit, IndexStore
-from ..index.query import PathScope
+from ..index.query import PathScope, Phrase
 from ..index.stem import stem
 from .fusion import looks_like_code
 from .stopwords import ENGLISH
@@ -68,6 +68,7 @@ __all__ = [
     "TITLE_MAX_WORDS",
     "code_name",
     "content_words",
+    "front_matter_titled",
     "headed_hits",
     "own_heading_words",
     "promote_headed",
@@ -114,6 +115,63 @@ def titled_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[
         for hit in store.titled(words, TITLE_DEPTH, scope)
         if title_words((hit.heading_path or "").split(HEADING_SEPARATOR, 1)[0]) == words
     ]
+
+
+# A front matter's ``title:`` line (YAML: a plain, single- or double-quoted scalar on one line).
+_FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+
+
+def front_matter_titled(
+    store: IndexStore, query: str, scope: PathScope | None, seen: Collection[str] = ()
+) -> list[ChunkHit]:
+    """The best chunk, for the title's words, of each document (not in ``seen``) whose front matter
+    says ``title:`` exactly ``query``'s words (decision 1081). Jekyll, Hugo, Docusaurus and the npm
+    CLI's docs title a page there and open its text with a lower heading (``### Description``), so
+    :func:`titled_hits` never sees the title; the front matter is its own chunk, found by the
+    phrase ``title <words>``. A page under one top-level heading has that heading for its title,
+    whatever its front matter says (opensearch-docs' ``Point in Time API`` and ``Model guardrails
+    tutorials`` are ``Point in Time`` and ``Model guardrails`` there, the navigation's labels), so
+    only a page with several top-level sections or none is named by its front matter; the caller
+    ranks these after :func:`titled_hits`'."""
+    words = title_words(query)
+    if not words or len(words) > TITLE_MAX_WORDS:
+        return []
+    seen = set(seen)
+    out: list[ChunkHit] = []
+    for hit in store.lexical(Phrase(("title", *words)), TITLE_DEPTH, scope):
+        if hit.path in seen or not hit.text.startswith("---"):
+            continue
+        values = (v.strip("'\"") for v in _FRONT_MATTER_TITLE.findall(hit.text))
+        if any(title_words(v) == words for v in values):
+            seen.add(hit.path)
+            out += _page_start(store, hit.path, scope)
+    return out
+
+
+def _page_start(store: IndexStore, path: str, scope: PathScope | None) -> list[ChunkHit]:
+    """The first chunk of ``path``'s first section, or nothing when every section of it is under
+    one top-level heading (its chunks' pointers start with one section number: ``1.p1``,
+    ``1.2.li3``; text before it, ``p1``, aside), which is then its title."""
+    tops: dict[str, str] = {}  # section number -> its heading, in order
+    after = None
+    while len(tops) < 2:
+        chunks = store.markdown_chunks(path, after, _CHUNK_PAGE)
+        for c in chunks:
+            top = str(c.metadata.get("pointer") or "").split("~", 1)[0].split(".", 1)[0]
+            if top.isdigit():
+                tops.setdefault(top, str(c.metadata.get("headingPath") or "").split(HEADING_SEPARATOR, 1)[0])
+        if len(chunks) < _CHUNK_PAGE:
+            break
+        after = (path, chunks[-1].chunk_index)
+    if len(tops) == 1:
+        return []
+    first = next(iter(tops.values()), "")
+    words = title_words(first)
+    hits = store.titled(words, 1, PathScope.within(scope, path)) if words else []
+    return [h for h in hits if h.path == path][:1]
+
+
+_CHUNK_PAGE = 200
 
 
 def titled_by_content(
