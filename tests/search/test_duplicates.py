@@ -5,7 +5,7 @@ from pathlib import Path
 from kb_fakes import KbClient, make_workspace
 
 from local_vector_search_mcp.index.port import ChunkHit
-from local_vector_search_mcp.search.duplicates import collapse, passage_key, shown_from_largest
+from local_vector_search_mcp.search.duplicates import collapse, passage_key, sections_first, shown_from_largest
 
 
 def hit(cid: int, path: str, text: str) -> ChunkHit:
@@ -66,3 +66,38 @@ def test_an_option_copied_into_a_command_page_is_found_on_the_reference_page(tmp
     top = svc.search(query="save exact version", mode="lexical", top_k=3)["results"]
     assert top[0]["path"] == "config.md" and top[0]["headingPath"] == "config > Config Settings > `save-exact`"
     assert [d["path"] for d in top[0]["alsoIn"]] == ["commands/npm-install.md"]
+
+
+def test_each_sections_best_chunk_goes_before_any_sections_second():
+    """Decision 1082: ten results are ten places; scores stay non-increasing."""
+
+    def sec(cid: int, path: str, heading: str | None) -> ChunkHit:
+        return ChunkHit(cid, path, f"1.p{cid}~0~0", heading, f"text {cid}", "0" * 64)
+
+    ranked = [
+        (sec(1, "a.md", "A > Setup"), 0.9),
+        (sec(2, "a.md", "A > Setup"), 0.8),  # the same section's next chunk
+        (sec(3, "b.md", "A > Setup"), 0.7),  # the same heading in another file: another section
+        (sec(4, "a.md", "A"), 0.6),
+        (sec(5, "a.md", None), 0.5),
+        (sec(6, "a.md", None), 0.4),
+        (sec(7, "c.md", "C"), 0.3),
+    ]
+    out = sections_first(ranked)
+    assert [h.chunk_id for h, _ in out] == [1, 3, 4, 5, 7, 2, 6]
+    assert [s for _, s in out] == [0.9, 0.7, 0.6, 0.5, 0.3, 0.3, 0.3]
+
+
+def test_a_section_in_two_chunks_takes_one_place_ahead_of_the_next_section(tmp_path: Path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    one, two = (
+        " ".join(f"Shadowing lets you reuse the name {i} of a variable." for i in r)
+        for r in (range(99), range(99, 198))
+    )
+    (root / "vars.md").write_text(f"# Variables\n\n## Shadowing\n\n{one}\n\n{two}\n", "utf-8")
+    (root / "other.md").write_text("# Other\n\n## Names\n\nEvery name is a label.\n", "utf-8")
+    svc = KbClient(make_workspace(root))
+    svc.reindex()
+    top = svc.search(query="shadowing variable name", mode="lexical", top_k=3)["results"]
+    assert [r["headingPath"] for r in top][:2] == ["Variables > Shadowing", "Other > Names"]

@@ -29,7 +29,7 @@ import xxhash
 
 from ..index.port import ChunkHit
 
-__all__ = ["Collapsed", "collapse", "passage_key", "shown_from_largest"]
+__all__ = ["Collapsed", "collapse", "passage_key", "sections_first", "shown_from_largest"]
 
 
 def passage_key(text: str) -> bytes:
@@ -72,3 +72,22 @@ def shown_from_largest(kept: Sequence[Collapsed], sizes: Mapping[str, int]) -> N
         shown = max(copies, key=lambda h: sizes.get(h.path, 0))  # the first of the largest
         if shown is not c.hit:
             c.hit, c.also_in = shown, [h for h in copies if h is not shown]
+
+
+def sections_first(ranked: Sequence[tuple[ChunkHit, float]]) -> list[tuple[ChunkHit, float]]:
+    """``ranked`` (best first) with each section's best chunk (a section: a path and a heading
+    path) ahead of any section's second: a section split into several chunks took several of the
+    places, one answer said twice, while reading on from its first (``readHint``) reaches the rest
+    (decision 1082). Orders kept within each part; a chunk moved down takes the score of the one
+    before it, so scores stay non-increasing."""
+    seen: set[tuple[str, str | None]] = set()
+    first: list[tuple[ChunkHit, float]] = []
+    again: list[tuple[ChunkHit, float]] = []
+    for hit, score in ranked:
+        key = (hit.path, hit.heading_path)
+        (again if key in seen else first).append((hit, score))
+        seen.add(key)
+    out: list[tuple[ChunkHit, float]] = []
+    for hit, score in first + again:
+        out.append((hit, min(score, out[-1][1]) if out else score))
+    return out

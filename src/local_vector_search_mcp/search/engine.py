@@ -48,7 +48,8 @@ Every mode collapses duplicate passages (``duplicates.py``): it ranks a pool
 larger than ``topK`` (hybrid: the fusion pools; a single mode: ``3 x topK``,
 at most the configured pool) and keeps the first ``topK`` distinct passages,
 each shown from the largest document holding it (decision 1080), the other copies
-in ``alsoIn``. A candidate list that came back full while
+in ``alsoIn``; a section's second chunk comes after every section's first (decision
+1082). A candidate list that came back full while
 holding fewer than ``topK`` distinct passages (many copies of one page ranked
 first) is fetched again, twice as long, up to ``POOL_CEILING`` (decision 690):
 copies never cost results that exist.
@@ -81,7 +82,7 @@ from .acronyms import acronym, expansions
 from .changelog import ChangeLogPages, demote_changelog
 from .contents import demote_contents, demote_navigation
 from .definitions import promote_defined
-from .duplicates import collapse, passage_key, shown_from_largest
+from .duplicates import collapse, passage_key, sections_first, shown_from_largest
 from .fusion import KEYWORD_SHARE, is_prose, is_question, seat_semantic, semantic_weight
 from .meaning import semantic_worthy
 from .names import named_hits
@@ -393,7 +394,7 @@ class SearchEngine:
                 scored = rrf_fuse([semantic, lexical], int(cfg.rrf_k), [weight, 1.0])
                 if prose and is_question(query):  # the model's best keep the last fifth of topK (decision 416)
                     scored = seat_semantic(scored, semantic, top_k)
-        kept = collapse(scored, top_k)
+        kept = collapse(sections_first(scored), top_k)
         copied = {h.path for c in kept if c.also_in for h in (c.hit, *c.also_in)}
         if copied:  # a passage in several documents is shown from the largest (decision 1080)
             shown_from_largest(kept, self.store.chunk_counts(copied))
