@@ -372,6 +372,10 @@ class IndexingService:
                 worker_nice=worker_nice,
                 caught_up=self._caught_up.take,
             )
+        # Every file is in the tables again: a forced rebuild throws nothing away any more, so
+        # searches and targeted syncs go on while the vectors are made, as after any reindex
+        # (decisions 80, 1072); kb_status says it is no longer destructive.
+        progress.is_destructive_rebuild = False
         self.activity.vector_error = None  # a reindex retries a provider that failed before
         with self.activity.embedding, self.store.exclusive_pass("embedding", wait=True):
             # waits for a background pass of this process, or of another server, already running
