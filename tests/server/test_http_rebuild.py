@@ -1,4 +1,4 @@
-"""A forced rebuild seen by a team over Streamable HTTP (decision 1072).
+"""A forced rebuild seen by a team over Streamable HTTP (decisions 1072, 1073).
 
 An operator restarts the team's server with embeddings on an index built without them; the index
 is then incompatible and one agent starts the forced rebuild while the others keep working. The
@@ -62,7 +62,9 @@ def test_search_answers_once_a_forced_rebuild_has_indexed_every_file(tmp_path: P
                 async with sdk_client(server.url) as one, sdk_client(server.url) as two:
                     assert not (await _status(one))["compatibility"]["isCompatible"]
                     started = (await one.call("kb_reindex", {"request": {"scope": "all", "force": True}})).structured
+                    # the agent that asked is told at once that the index is being thrown away
                     assert started["started"] is True
+                    assert started["current"]["isDestructiveRebuild"] is True, started
                     try:
                         # every file is indexed again; the endpoint holds the first vectors
                         assert await anyio.to_thread.run_sync(held.wait, 60), "no vector was asked for"
@@ -92,5 +94,9 @@ def test_search_answers_once_a_forced_rebuild_has_indexed_every_file(tmp_path: P
                     assert status["indexing"]["last"]["outcome"] == "succeeded", status["indexing"]["last"]
                     assert status["compatibility"]["isCompatible"] is True
                     assert status["vectors"]["pendingChunks"] == 0
+                    # forced again, the index it built is compatible: nothing is thrown away
+                    again = (await two.call("kb_reindex", {"request": {"force": True}})).structured
+                    assert again["started"] is True and again["current"]["isDestructiveRebuild"] is False
+                    assert (await _idle(two))["project"]["documents"] == len(FILES) + 1
 
         anyio.run(rebuild)

@@ -225,6 +225,18 @@ class Indexer:
     def compatibility(self, probe: bool = False) -> list[str]:
         return index_problems(self.config, self.embedder, self.store, probe)
 
+    def forced_pass_rebuilds(self) -> bool:
+        """Whether a forced reindex started now throws the index away and builds it anew: an index
+        built with other settings, one built with embeddings under a run without them (decision
+        630), a damaged one. kb_reindex tells its caller at once (decision 1073); the pass itself
+        decides again when it starts."""
+        try:
+            return bool(self.compatibility()) or borrows_vectors(self.store.read_manifest(), self.embedder)
+        except IndexDamaged:
+            return True
+        except Exception:  # the pass runs into it too, and kb_status says what happened
+            return False
+
     def upgrade_pending(self) -> bool:
         """Whether an earlier release wrote the index and the next reindex brings it up to date in
         place (``manifest.UPGRADED_IN_PLACE``: the chunker, the link graph, the lexical tokenizer)."""
@@ -341,6 +353,7 @@ class Indexer:
                 self.store.reset(dims, self.vector_storage())
                 self.store.write_manifest(expected)
             else:
+                progress.is_destructive_rebuild = False  # kb_reindex may have foreseen otherwise
                 # Taken under the gate a catch-up sync holds while it runs and records (decision 870).
                 credit = caught_up() if caught_up is not None else {}
                 self.store.ensure_schema(dims, self.vector_storage())

@@ -403,6 +403,8 @@ class IndexingService:
             if self.activity.current is not None:
                 return ReindexStart(False, self.activity.current)
             progress = Progress(resolved, bool(force))
+            # said at once to the agent that asked, and searches refuse from now on (decision 1073)
+            progress.is_destructive_rebuild = progress.force and self.indexer.forced_pass_rebuilds()
             self.activity.current = progress
             self._thread = threading.Thread(target=self._background, args=(progress,), name="kb-reindex", daemon=True)
             self._thread.start()
