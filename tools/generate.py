@@ -622,11 +622,21 @@ def generate(out_root: Path) -> list[Path]:
 
 
 def config_sections(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    sections = []
-    for key, prop in schema["properties"].items():
-        target = schema["$defs"][REF.match(prop["$ref"]).group(1)]  # type: ignore[union-attr]
-        rows = []
-        for name, sub in target["properties"].items():
+    """One table per top-level section, one row per setting. A setting that is itself a section
+    (`export.pdf`) is not a row: its own settings are, under their dotted names
+    (`export.pdf.cjkFont`), so every key a file may hold is documented (decision 1076)."""
+
+    def target(prop: dict[str, Any]) -> dict[str, Any] | None:
+        ref = prop.get("$ref")
+        return schema["$defs"][REF.match(ref).group(1)] if ref else None  # type: ignore[union-attr]
+
+    def rows(section: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+        out = []
+        for name, sub in section["properties"].items():
+            nested = target(sub)
+            if nested is not None and nested.get("type") == "object":
+                out.extend(rows(nested, f"{prefix}{name}."))
+                continue
             kind = sub.get("type", "")
             if isinstance(kind, list):
                 kind = " or ".join(kind)
@@ -641,16 +651,22 @@ def config_sections(schema: dict[str, Any]) -> list[dict[str, Any]]:
             ):
                 if bound in sub:
                     bounds.append(f"{sign} {sub[bound]}")
-            rows.append(
+            out.append(
                 {
-                    "name": name,
+                    "name": prefix + name,
                     "type": kind,
                     "default": json.dumps(sub.get("default"), ensure_ascii=False),
                     "bounds": ", ".join(bounds),
                     "description": sub.get("description", ""),
                 }
             )
-        sections.append({"key": key, "rows": rows})
+        return out
+
+    sections = []
+    for key, prop in schema["properties"].items():
+        section = target(prop)
+        assert section is not None, f"config section {key} is not a $ref"
+        sections.append({"key": key, "rows": rows(section, "")})
     return sections
 
 

