@@ -108,6 +108,21 @@ def test_status_flag(kb: Path) -> None:
         (["--status", "notion", "push"], "--status and notion cannot be combined"),
         (["--status", "serve"], "--status and serve cannot be combined"),
         (["serve", "extra"], "Unexpected argument: extra"),
+        # the program's own options after a command: say to move them (decision 1078)
+        (
+            ["call", "kb_search", "--query", "x", "--root", "docs"],
+            "Unknown option: --root (--root is an option of local-vector-search-mcp itself: give it before "
+            "`call kb_search`, as in `local-vector-search-mcp --root DIR call kb_search ...`)",
+        ),
+        (["call", "--root", "docs", "kb_search"], "Unknown option: --root (--root is an option of"),
+        (["call", "kb_patch", "--allow-writes"], "give it before `call kb_patch`"),
+        (["serve", "--watch-files"], "Unexpected argument: --watch-files (--watch-files is an option of"),
+        (["notion", "push", "--config=kb.yml"], "Unknown option: --config (--config is an option of"),
+        # any other option a tool does not take: its options are named
+        (
+            ["call", "kb_create", "--content", "x"],
+            "Unknown option: --content (kb_create takes --json, --path, --markdown;",
+        ),
         (["call", "kb_nope"], "invalid choice"),
         (["--transport", "pigeon"], "server.transport"),
         (["--port", "8082"], "--host and --port only apply with --transport http"),

@@ -21,7 +21,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -51,12 +51,37 @@ class _HideUrlPasswords(logging.Filter):
 
 class _Parser(argparse.ArgumentParser):
     given: Sequence[str] = ()  # the words parsed, set by main: what an error names (decision 985)
+    tools: Mapping[str, argparse.ArgumentParser] = {}  # `call`'s parser: each tool's own (decision 1078)
 
     def error(self, message: str) -> NoReturn:
         # argparse exits 2 with a usage dump; the contract wants one message and exit 1, in the
         # reference's words where it quotes them (decision 544).
         unknown = self._unknown_option() if _NO_COMMAND.match(message) else None
-        self.exit(EXIT_ERROR, f"{self.prog}: {unknown or _contract_words(message)}\n(see --help)\n")
+        if self.tools and self.given and self.given[0].startswith("-") and message.startswith("argument <tool>"):
+            # `call --root docs kb_search`: argparse skips the option and names `docs` as the tool
+            unknown = f"Unknown option: {self.given[0].split('=', 1)[0]}"
+        text = unknown or _contract_words(message)
+        self.exit(EXIT_ERROR, f"{self.prog}: {text}{self._hint(text)}\n(see --help)\n")
+
+    def _hint(self, text: str) -> str:
+        """What to do about an option a command does not take (decision 1078): one of the
+        program's own options given after the command (`call kb_search --root docs ...`) is to
+        go before it; any other option of `call <tool>` gets the tool's options named."""
+        m = _UNKNOWN.match(text)
+        if m is None or self.prog == PROG:
+            return ""
+        name = m.group(1)
+        command = self.prog.removeprefix(PROG).strip()
+        if command == "call" and self.given and self.given[0] in self.tools:
+            command = f"call {self.given[0]}"
+        misplaced = misplaced_option_hint(name, command)
+        if misplaced:
+            return misplaced
+        tool = self.tools.get(self.given[0]) if command.startswith("call ") else None
+        if tool is None:
+            return ""
+        options = [o for a in tool._actions for o in a.option_strings if o.startswith("--") and o != "--help"]
+        return f" ({self.given[0]} takes {', '.join(options)}; `call {self.given[0]} --help` says what each is)"
 
     def _unknown_option(self) -> str | None:
         """`--storage-backend postgresql`: argparse takes the unknown option's value for the command
@@ -75,6 +100,26 @@ class _Parser(argparse.ArgumentParser):
 
 
 _COMMANDS = ("serve", "call", "notion", "index")
+PROG = "local-vector-search-mcp"
+_UNKNOWN = re.compile(r"(?:Unknown option|Unexpected argument): (-[^\s=]+)$")
+# the program's options that are a run of their own or need another one: no hint moves them
+_NOT_MOVED = {"-h", "--help", "--version", "--status", "--reindex", "--force"}
+
+
+def misplaced_option_hint(name: str, command: str) -> str:
+    """`` (... give it before `call kb_search`: ...)`` when ``name`` is one of the program's own
+    options given after a command, which takes only its own options; else ``""``."""
+    program = build_parser()
+    action = program._option_string_actions.get(name)  # argparse keeps no public index of them
+    if action is None or name in _NOT_MOVED:
+        return ""
+    value = f" {action.metavar}" if action.nargs is None and action.metavar else ""
+    return (
+        f" ({name} is an option of {PROG} itself: give it before `{command}`, "
+        f"as in `{PROG} {name}{value} {command} ...`)"
+    )
+
+
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (\S+)")
 _NO_VALUE = re.compile(r"argument (--[\w-]+)(?:/[^:]*)?: expected one argument")
 _NO_COMMAND = re.compile(r"argument command: invalid choice: '([^']*)' \(choose from (.*)\)")
@@ -297,6 +342,7 @@ def _command_arguments(command: str, rest: list[str]) -> argparse.Namespace:
         parser = _Parser(prog="local-vector-search-mcp call", description="Call one tool and print its JSON result.")
         tools = parser.add_subparsers(dest="tool", required=True, metavar="<tool>")
         add_tool_parsers(tools)
+        parser.given, parser.tools = rest, tools.choices
         tool_parser = tools.choices.get(rest[0]) if rest else None
         if tool_parser is not None:
             rest = [rest[0], *_dash_values(tool_parser, rest[1:])]
@@ -439,7 +485,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()  # `serve` takes the top-level options; they are its help
         return 0
     if args.command not in ("call", "notion", "index") and args.rest:
-        print(f"local-vector-search-mcp: Unexpected argument: {args.rest[0]}", file=sys.stderr)
+        hint = misplaced_option_hint(args.rest[0].split("=", 1)[0], args.command) if args.command else ""
+        print(f"local-vector-search-mcp: Unexpected argument: {args.rest[0]}{hint}", file=sys.stderr)
         return EXIT_ERROR
     from .workspace import Workspace
 
