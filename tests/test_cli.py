@@ -544,3 +544,30 @@ def test_a_foreign_configuration_key_is_warned_of_on_stderr_and_the_command_runs
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["embeddingProvider"] == "none"
     assert "telemetry" in result.stderr and "is not a setting of this server; ignored" in result.stderr
+
+
+def test_the_tools_a_default_server_does_not_list_are_marked(tmp_path: Path) -> None:
+    """`call --help` and docs/reference/tools.md listed all 27 tools alike, and `call
+    search_knowledge` then answered that its tool set is not enabled (decision 1079)."""
+    from lvsm_contract.registry import TOOLS
+
+    result = run("call", "--help", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Tools marked [chunks] need server.toolsets: [kb, chunks]" in " ".join(result.stdout.split())
+    lines = result.stdout.splitlines()
+    names = {t.name for t in TOOLS}
+    listed = {}
+    for i, line in enumerate(lines):
+        words = line.split()
+        if words and words[0] in names:  # a long name has its title on the next line
+            listed[words[0]] = line if len(words) > 1 else lines[i + 1]
+    assert set(listed) == names
+    for tool in TOOLS:
+        assert listed[tool.name].endswith("[chunks]") == (tool.toolset == "chunks"), listed[tool.name]
+    reference = Path(__file__).resolve().parents[1] / "docs" / "reference" / "tools.md"
+    rows = {
+        cells[1].split("`")[1]: cells[3].strip()
+        for line in reference.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| [`") and len(cells := line.split("|")) > 4
+    }
+    assert rows == {t.name: t.toolset for t in TOOLS}

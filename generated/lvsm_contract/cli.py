@@ -413,7 +413,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.set_defaults(tool='kb_links')
     parser = subparsers.add_parser(
         'index_note',
-        help='Index one note now',
+        help='Index one note now [chunks]',
         description="Index one Markdown document immediately (lexical and vectors) and wait until its chunks have their\nvectors, then return the ids of its chunks (`md:<path>#<chunkIndex>`), their count, the embedding\ndimensions and the quantization bits of the stored vectors (32 float, 8 int8, 1 binary; null without\nembeddings). A document outside the indexed set (include/exclude globs) is refused. Part of the\n`chunks` tool set (NoteHarbor's API; enable with `server.toolsets: [kb, chunks]`).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -422,7 +422,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.set_defaults(tool='index_note')
     parser = subparsers.add_parser(
         'upsert_vector',
-        help='Store an external chunk and its embedding',
+        help='Store an external chunk and its embedding [chunks]',
         description="Store a chunk produced outside this server (your own text and embedding) in its own collection\n(default `external`), which reindexing never touches. With the `id` of an existing external chunk\nit replaces that chunk; without `id` a new one is created (`ext_<32 hex>`). The embedding must have\nthe index's dimensions (kb_status `embeddingDimensions`; without embeddings, the first external\nvector fixes the size). Ids of Markdown chunks (`md:...`) are refused: change the Markdown with\nkb_patch. Part of the `chunks` tool set.",
         epilog='Fields without an option (`embedding`, `metadata`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#upsert_vector',
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -436,7 +436,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.set_defaults(tool='upsert_vector')
     parser = subparsers.add_parser(
         'search_vectors',
-        help='Nearest chunks to a vector',
+        help='Nearest chunks to a vector [chunks]',
         description="Return the `topK` chunks (Markdown and external) whose stored vectors are closest to `embedding`,\nbest first, with `score` = cosine similarity. `filter` narrows by source path prefix or globs,\ntags, metadata equality and collections inside retrieval, before the limit. The vector must have\nthe index's dimensions (kb_status `embeddingDimensions`). Chunks still waiting for their vector and\nexternal chunks marked `embeddingStale` are not found. Part of the `chunks` tool set.",
         epilog='Fields without an option (`embedding`, `filter`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#search_vectors',
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -446,7 +446,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.set_defaults(tool='search_vectors')
     parser = subparsers.add_parser(
         'search_knowledge',
-        help='Semantic search returning chunks',
+        help='Semantic search returning chunks [chunks]',
         description="Embed `query` with the configured embedding provider and return the `topK` nearest chunks (Markdown\nand external), best first, with `score` = cosine similarity; when vectors are stored as int8 it is\nthe query's cosine with the stored codes (decision 381). `filter` narrows by path, tags, metadata and\ncollections before the limit. For ranked passages with snippets and read hints use kb_search.\nPart of the `chunks` tool set.",
         epilog='Fields without an option (`filter`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#search_knowledge',
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -457,7 +457,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.set_defaults(tool='search_knowledge')
     parser = subparsers.add_parser(
         'get_chunk',
-        help='Read one chunk',
+        help='Read one chunk [chunks]',
         description='Return one chunk by id: its text, source, metadata and the size of its vector; the vector itself\nonly with `includeEmbedding: true`. Part of the `chunks` tool set.',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -467,7 +467,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.set_defaults(tool='get_chunk')
     parser = subparsers.add_parser(
         'list_chunks',
-        help='List chunks page by page',
+        help='List chunks page by page [chunks]',
         description='List chunks in a stable order (Markdown chunks by path and index, then external chunks by collection\nand id), `limit` per page; pass `nextCursor` back as `cursor` for the next page (null on the last).\nNarrow with `sourcePath` (exact) and `collection` (`markdown` for chunks derived from the Markdown).\nVectors are never included. Part of the `chunks` tool set.',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -479,7 +479,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.set_defaults(tool='list_chunks')
     parser = subparsers.add_parser(
         'update_chunk',
-        help='Change an external chunk',
+        help='Change an external chunk [chunks]',
         description='Change the content, embedding and/or metadata of an external chunk (given fields replace the stored\nones; `metadata` replaces the whole object). Changing `content` without a new `embedding` keeps the\nold vector but marks the chunk `embeddingStale`, which leaves it out of vector search until an\nembedding is given. Markdown chunks are read-only: edit the Markdown with kb_patch. Part of the\n`chunks` tool set.',
         epilog='Fields without an option (`embedding`, `metadata`) go in --json; options override its fields.\nEvery field: docs/reference/tools.md#update_chunk',
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -490,7 +490,7 @@ def add_tool_parsers(subparsers: Any) -> None:
     parser.set_defaults(tool='update_chunk')
     parser = subparsers.add_parser(
         'delete_chunk',
-        help='Delete an external chunk',
+        help='Delete an external chunk [chunks]',
         description='Delete an external chunk and its vector. Markdown chunks are refused: they disappear when the\nMarkdown changes (kb_patch, kb_delete). Part of the `chunks` tool set.',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

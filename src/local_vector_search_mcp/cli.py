@@ -339,7 +339,11 @@ def _command_arguments(command: str, rest: list[str]) -> argparse.Namespace:
     if command == "call":
         from lvsm_contract.cli import add_tool_parsers
 
-        parser = _Parser(prog="local-vector-search-mcp call", description="Call one tool and print its JSON result.")
+        parser = _Parser(
+            prog="local-vector-search-mcp call",
+            description="Call one tool and print its JSON result. Tools marked [chunks] need "
+            "server.toolsets: [kb, chunks] in the --config file.",
+        )
         tools = parser.add_subparsers(dest="tool", required=True, metavar="<tool>")
         add_tool_parsers(tools)
         parser.given, parser.tools = rest, tools.choices
