@@ -285,3 +285,8 @@ def test_a_page_under_one_heading_is_titled_by_it_not_by_its_front_matter(tmp_pa
     assert [(h.path, h.heading_path) for h in found] == [("lock.md", "Description")]
     assert front_matter_titled(svc.ws.store, "package-lock.json", None, {"lock.md"}) == []  # already named
     assert front_matter_titled(svc.ws.store, "package lock", None) == []  # the whole title, not a part
+    plain = "---\ntitle: Release notes\n---\n\nEverything that changed in this release, notes first.\n"
+    (tmp_path / "kb" / "notes.md").write_text(plain, "utf-8")  # a page without headings: its text
+    svc.reindex()
+    found = front_matter_titled(svc.ws.store, "release notes", None)
+    assert [h.path for h in found] == ["notes.md"]

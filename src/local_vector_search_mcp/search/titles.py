@@ -56,8 +56,9 @@ from functools import lru_cache
 
 from ..index.cjk import word_tokens
 from ..index.port import ChunkHit, IndexStore
-from ..index.query import PathScope, Phrase
+from ..index.query import AnyOf, PathScope, Phrase, Term
 from ..index.stem import stem
+from ..markdown.pointers import FRONT_MATTER
 from .fusion import looks_like_code
 from .stopwords import ENGLISH
 
@@ -117,6 +118,7 @@ def titled_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[
     ]
 
 
+_CHUNK_PAGE = 200  # a page's chunks read at a time to find its top-level sections
 # A front matter's ``title:`` line (YAML: a plain, single- or double-quoted scalar on one line).
 _FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 
@@ -124,8 +126,8 @@ _FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:[ \t]*(.*?)[ \t]*$", re.MULTILIN
 def front_matter_titled(
     store: IndexStore, query: str, scope: PathScope | None, seen: Collection[str] = ()
 ) -> list[ChunkHit]:
-    """The best chunk, for the title's words, of each document (not in ``seen``) whose front matter
-    says ``title:`` exactly ``query``'s words (decision 1081). Jekyll, Hugo, Docusaurus and the npm
+    """The first chunk of the text of each document (not in ``seen``) whose front matter says
+    ``title:`` exactly ``query``'s words (decision 1081). Jekyll, Hugo, Docusaurus and the npm
     CLI's docs title a page there and open its text with a lower heading (``### Description``), so
     :func:`titled_hits` never sees the title; the front matter is its own chunk, found by the
     phrase ``title <words>``. A page under one top-level heading has that heading for its title,
@@ -144,14 +146,15 @@ def front_matter_titled(
         values = (v.strip("'\"") for v in _FRONT_MATTER_TITLE.findall(hit.text))
         if any(title_words(v) == words for v in values):
             seen.add(hit.path)
-            out += _page_start(store, hit.path, scope)
+            out += _page_start(store, hit.path, words, scope)
     return out
 
 
-def _page_start(store: IndexStore, path: str, scope: PathScope | None) -> list[ChunkHit]:
-    """The first chunk of ``path``'s first section, or nothing when every section of it is under
-    one top-level heading (its chunks' pointers start with one section number: ``1.p1``,
-    ``1.2.li3``; text before it, ``p1``, aside), which is then its title."""
+def _page_start(store: IndexStore, path: str, words: tuple[str, ...], scope: PathScope | None) -> list[ChunkHit]:
+    """The first chunk of ``path``'s first section (of a page without headings, its best chunk
+    for ``words``, its front matter only when that holds all its text), or nothing when every
+    section of it is under one top-level heading (its chunks' pointers start with one section
+    number: ``1.p1``, ``1.2.li3``; text before it, ``p1``, aside), which is then its title."""
     tops: dict[str, str] = {}  # section number -> its heading, in order
     after = None
     while len(tops) < 2:
@@ -163,15 +166,14 @@ def _page_start(store: IndexStore, path: str, scope: PathScope | None) -> list[C
         if len(chunks) < _CHUNK_PAGE:
             break
         after = (path, chunks[-1].chunk_index)
+    within = PathScope.within(scope, path)
+    if not tops:
+        best = store.lexical(AnyOf(tuple(Term(w) for w in words)), 2, within)
+        return [h for h in best if h.anchor.split("~", 1)[0] != FRONT_MATTER][:1] or best[:1]
     if len(tops) == 1:
         return []
-    first = next(iter(tops.values()), "")
-    words = title_words(first)
-    hits = store.titled(words, 1, PathScope.within(scope, path)) if words else []
-    return [h for h in hits if h.path == path][:1]
-
-
-_CHUNK_PAGE = 200
+    heading = title_words(next(iter(tops.values())))
+    return [h for h in store.titled(heading, 1, within) if h.path == path][:1] if heading else []
 
 
 def titled_by_content(
