@@ -792,6 +792,15 @@ def _taken(pins: Pins, target: Path, rel: str) -> bool:
     return there is not None and os.path.lexists(there)
 
 
+def _occupied(pins: Pins, target: Path, rel: str) -> str:
+    """What kb_create says of a path something stands at: a folder is named so (an agent told that
+    `notes.md` "already exists" reads it next and is told it is a folder, decision 1083)."""
+    there = _pin_existing(pins, target, rel)
+    if there is not None and os.path.isdir(there) and not os.path.islink(there):
+        return f"{rel!r} is a folder, not a document; kb_create never overwrites: name a free path."
+    return f"Document {rel!r} already exists; kb_create never overwrites."
+
+
 def _pinned_bytes(pins: Pins, target: Path, rel: str) -> tuple[Path, bytes] | None:
     """``target`` pinned and its bytes; None when it (or one of its folders) is not there."""
     pinned = _pin_existing(pins, target, rel)
@@ -807,7 +816,7 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
     with write_lock(ws) as intent:
         with Pins(ws.root) as pins:
             if _taken(pins, target, rel):
-                raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.")
+                raise AlreadyExists(_occupied(pins, target, rel))
         # kb_create makes missing folders, so a folder another program removes between that
         # step and the write (a `git clean`, an editor tidying empty folders) is made again
         # (decision 345); one that keeps going is a CONFLICT, not a file system failure.

@@ -53,3 +53,13 @@ def test_a_fifo_named_like_a_document_is_not_a_regular_file_to_every_tool(ws: Wo
     assert refused.value.code == "UNSUPPORTED_FORMAT"
     assert "'pipe.md' is not a regular file" in refused.value.message
     assert stat.S_ISFIFO(os.lstat(ws.root / "pipe.md").st_mode) and not (ws.root / "moved.md").exists()
+
+
+def test_kb_create_on_a_folder_named_like_a_document_says_it_is_a_folder(ws: Workspace) -> None:
+    """Decision 1083: it said "Document 'notes.md' already exists", and kb_read then said it is a folder."""
+    (ws.root / "notes.md").mkdir()
+    with pytest.raises(KbError) as refused:
+        invoke(ws, "kb_create", {"request": {"path": "notes.md", "markdown": "# Notes\n"}})
+    assert refused.value.code == "ALREADY_EXISTS"
+    assert "'notes.md' is a folder, not a document" in refused.value.message
+    assert (ws.root / "notes.md").is_dir() and not any((ws.root / "notes.md").iterdir())
