@@ -534,8 +534,10 @@ def test_a_search_after_a_reindex_that_found_nothing_does_not_send_the_agent_bac
     # answered "The index is empty. Run kb_reindex": an agent that follows it loops
     svc = service(tmp_path)
     try:
-        with pytest.raises(IndexNotReady, match="Run kb_reindex"):  # nothing ran yet: that is the advice
+        with pytest.raises(IndexNotReady, match="Run kb_reindex") as before:  # nothing ran yet: that is the advice
             svc.search("anything")
+        # ... unless one ran in another process (`--reindex`, then `call kb_search`): said (decision 1084)
+        assert "If a reindex already ran and indexed nothing, the knowledge-base root holds no" in before.value.message
         assert svc.start_reindex()["started"] is True
         svc.wait_reindex(30)
         with pytest.raises(IndexNotReady) as empty:

@@ -125,8 +125,13 @@ class SearchService:
                     "what to fix). Fix that, then run kb_reindex again."
                 )
             if not documents:
+                # a reindex run by another process (`--reindex`, then `call kb_search`) left no record
+                # here: say what an empty result of it means, or the agent runs it again (decision 1084)
                 raise IndexNotReady(
-                    "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status."
+                    "The index is empty. Run kb_reindex (CLI: --reindex) and follow progress with kb_status. "
+                    "If a reindex already ran and indexed nothing, the knowledge-base root holds no Markdown "
+                    "file (`.md`) that knowledgeBase.include matches: its warning says which, and another "
+                    "reindex finds nothing until that changes."
                 )
             if need_chunks:  # a reindex ran: sending the agent back to it would loop
                 raise IndexNotReady(
