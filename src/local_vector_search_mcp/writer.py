@@ -786,17 +786,18 @@ def _pin_existing(pins: Pins, target: Path, rel: str) -> Path | None:
         return None
 
 
-def _taken(pins: Pins, target: Path, rel: str) -> bool:
-    """Whether something stands at ``target`` (a file, a folder, a link), looked at through its pinned folder."""
+def _taken(pins: Pins, target: Path, rel: str) -> Path | None:
+    """What stands at ``target`` (a file, a folder, a link), looked at through its pinned folder: its
+    pinned path, or None when nothing does."""
     there = _pin_existing(pins, target, rel)
-    return there is not None and os.path.lexists(there)
+    return there if there is not None and os.path.lexists(there) else None
 
 
-def _occupied(pins: Pins, target: Path, rel: str) -> str:
-    """What kb_create says of a path something stands at: a folder is named so (an agent told that
-    `notes.md` "already exists" reads it next and is told it is a folder, decision 1083)."""
-    there = _pin_existing(pins, target, rel)
-    if there is not None and os.path.isdir(there) and not os.path.islink(there):
+def _occupied(there: Path, rel: str) -> str:
+    """What kb_create says of the path ``rel`` something stands at (``there``, pinned): a folder is
+    named so (an agent told that `notes.md` "already exists" reads it next and is told it is a
+    folder, decision 1083)."""
+    if os.path.isdir(there) and not os.path.islink(there):
         return f"{rel!r} is a folder, not a document; kb_create never overwrites: name a free path."
     return f"Document {rel!r} already exists; kb_create never overwrites."
 
@@ -815,8 +816,9 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
     """Create ``target`` with ``data``; never overwrites (create-new semantics)."""
     with write_lock(ws) as intent:
         with Pins(ws.root) as pins:
-            if _taken(pins, target, rel):
-                raise AlreadyExists(_occupied(pins, target, rel))
+            there = _taken(pins, target, rel)
+            if there is not None:
+                raise AlreadyExists(_occupied(there, rel))
         # kb_create makes missing folders, so a folder another program removes between that
         # step and the write (a `git clean`, an editor tidying empty folders) is made again
         # (decision 345); one that keeps going is a CONFLICT, not a file system failure.

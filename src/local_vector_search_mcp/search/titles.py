@@ -141,7 +141,7 @@ def front_matter_titled(
     seen = set(seen)
     out: list[ChunkHit] = []
     for hit in store.lexical(Phrase(("title", *words)), TITLE_DEPTH, scope):
-        if hit.path in seen or not hit.text.startswith("---"):
+        if hit.path in seen or hit.anchor.split("~", 1)[0] != FRONT_MATTER:
             continue
         values = (v.strip("'\"") for v in _FRONT_MATTER_TITLE.findall(hit.text))
         if any(title_words(v) == words for v in values):
