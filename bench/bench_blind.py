@@ -3,10 +3,10 @@
 The shared sets (``../shared/eval``) have been looked at query by query for thirty sessions; a
 ranking rule that helps only them would show nowhere else. These sets were written blind: a
 helper read each corpus's Markdown and wrote the queries and their graded sections before anyone
-ran a search over it (sessions 31 to 34; undici and axios were added at the end of session 32,
-mand-mobile, hatch and pip in session 33, sard-uniapp in session 34, each not yet looked at query
-by query when added). Each corpus is a pinned release from a public package registry, fetched
-once into ``bench/.cache/blind`` and checked against its SHA-256:
+ran a search over it (sessions 31 to 35; undici and axios were added at the end of session 32,
+mand-mobile, hatch and pip in session 33, sard-uniapp in session 34, foundation-sites in session
+35, each not yet looked at query by query when added). Each corpus is a pinned release from a
+public package registry, fetched once into ``bench/.cache/blind`` and checked against its SHA-256:
 
 * fastify 5.12.8 (npm): its docs folder and four top-level pages, 45 files;
 * npm 11.21.3 (npm): the CLI's ``docs/content``, 91 files, option sections copied into many pages;
@@ -27,7 +27,15 @@ once into ``bench/.cache/blind`` and checked against its SHA-256:
   index, its README and change log, 120 files (decision 1065): sibling pages nearly alike (``picker``,
   ``picker-input``, ``picker-popout``), every page headed ``介绍``, ``引入``, ``代码演示``, ``API``,
   ``CSS 变量``, versions in headings (``懒加载 <sup>1.25.5+</sup>``); 34 queries in Chinese. First
-  run, section nDCG@10 lexical / hybrid / semantic / FTS5: 0.650 / 0.697 / 0.653 / 0.300.
+  run, section nDCG@10 lexical / hybrid / semantic / FTS5: 0.650 / 0.697 / 0.653 / 0.300;
+* foundation-sites 6.9.0 (npm): the CSS framework's ``docs/pages``, 66 files (decision 1085), each
+  titled in YAML front matter (``title:``, ``description:``, ``sass:``/``js:`` source paths, ``tags:``)
+  and without an H1: sections start at ``##``, many pages are a ``## Basics`` and a demo, 12 have
+  text before their first heading (one an ``####`` heading before any ``##``); much of each page is
+  HTML (``html_example`` fences, callout ``<div>``s), one page (``kitchen-sink.md``) is 40 ``##``
+  headings over demos only, and sibling pages share headings (``Custom Colors``, ``Deep linking``,
+  ``Browser support``); 40 queries, 3 of them a page's front-matter title. First run, section
+  nDCG@10 lexical / hybrid / semantic / FTS5: 0.814 / 0.798 / 0.679 / 0.792.
 
 Queries (``bench/blind/<set>.jsonl``): ``{"id", "kind", "query", "rel": [[file, heading, grade]]}``,
 grade 2 answers, 1 helps; ``heading`` ``""`` is the text before a page's first heading. Scored at
@@ -162,6 +170,13 @@ SETS = {
         "1.30.6",
         "316521fdf588c709899c6d64704219e0e95879f6d795cbc9761330d5e788ce6c",
         (("package/", ""),),
+    ),
+    "foundation-sites": Source(
+        "npm",
+        "foundation-sites",
+        "6.9.0",
+        "947855ed0db6ee70ea7904d428a599fb1b010d9a2fbb8a981cc5bf762f53aad5",
+        (("package/docs/pages/", ""),),
     ),
 }
 
