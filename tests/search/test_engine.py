@@ -419,9 +419,10 @@ def test_a_question_ranks_the_section_holding_most_of_its_words_first(tmp_path):
     question = "How do I change the number of replicas on an index that already exists?"
     out = kb_search(ws, {"query": question, "mode": "lexical", "topK": 3})
     assert [r["path"] for r in out["results"]][:2] == ["settings.md", "exists.md"]
-    # the same words as keywords (not a question): plain BM25, where the rare word decides
+    # the same words as keywords: rescored by rarity (decision 1090), where plain BM25 let the rare
+    # word decide (exists.md first): the section holding most of them comes first
     out = kb_search(ws, {"query": "change number replicas index already exists", "mode": "lexical", "topK": 3})
-    assert out["results"][0]["path"] == "exists.md"
+    assert [r["path"] for r in out["results"]][:2] == ["settings.md", "exists.md"]
 
 
 def test_coverage_is_a_hint_the_store_applies_to_an_or_query(tmp_path):
@@ -443,11 +444,16 @@ def test_coverage_is_a_hint_the_store_applies_to_an_or_query(tmp_path):
     [
         ("How do I get rid of old log data?", 1.0, False),  # a question: every word once (decision 220)
         ("get rid of old log data without a cron job", 1.0, True),  # other prose: by rarity (1070)
-        ("old log data cron", 0.0, False),  # keywords: plain BM25
+        ("old log data cron", 1.0, True),  # keywords: by rarity too (1090)
+        ("restore snapshot rename_pattern index name conflict", 1.0, True),  # keywords holding code (1090)
+        ("When should I use Arc<T> instead of Rc<T>?", 0.0, False),  # a question holding code: plain BM25
         ("delete the logs", 0.0, False),  # two plain words: too few to count shares of
+        ("rename_pattern conflict", 0.0, False),
     ],
 )
-def test_prose_that_is_no_question_asks_for_the_share_by_rarity(kb, monkeypatch, query, coverage, by_rarity):
+def test_every_query_of_three_words_but_a_question_asks_for_the_share_by_rarity(
+    kb, monkeypatch, query, coverage, by_rarity
+):
     from local_vector_search_mcp.index.query import AnyOf
 
     ws, _ = ready(kb)

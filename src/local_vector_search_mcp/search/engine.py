@@ -20,7 +20,8 @@
   best candidates by the share of the question's words each holds
   (``index/coverage.py``, decision 220); other prose of as many words (a task told in
   other words than the documentation's) by that share with each word weighed by its
-  rarity, so common words count little (decision 1070). A page's table of contents (a list of
+  rarity, so common words count little (decision 1070), and so is a list of as many keywords
+  (decision 1090; :func:`coverage_hint`). A page's table of contents (a list of
   links to its own sections) goes after that page's other hits (``contents.py``,
   decision 1021), as does a list of links to other documents (a book's summary) after
   the last hit of a document it lists (decision 1071), and a change log's entries (chunks
@@ -88,6 +89,7 @@ from .meaning import semantic_worthy
 from .names import named_hits
 from .no_match import no_match_note
 from .query_vectors import QueryVectors
+from .stopwords import reads_as_question
 from .text import build_lexical_query, composed, make_snippet
 from .titles import front_matter_titled, promote_headed, promote_titles, titled_by_content, titled_hits
 
@@ -113,8 +115,26 @@ POOL_CEILING = 1000  # a list grown past its pool for copies stops here, the lar
 ROW_BUDGET = 20_000  # rows an OR query may score (see the module docstring); the 2 rarest words always stay
 QUESTION_COVERAGE = 1.0  # a question's candidates: bm25 * (share of its words held) ** this (decision 220)
 QUESTION_MIN_WORDS = 3  # ... when it has at least this many plain words
-# other prose of as many words (a task in other words than the docs'): the share by rarity (decision 1070)
+# any other query of as many words but a question holding code: the share by rarity (decisions 1070, 1090)
 PROSE_COVERAGE = 1.0
+
+
+def coverage_hint(query: str, word_count: int, question: bool) -> tuple[float, bool]:
+    """How lexical search rescores the best candidates of ``query`` (``AnyOf.coverage``,
+    ``AnyOf.by_rarity``): a question of :data:`QUESTION_MIN_WORDS` plain words or more by the share
+    of its words a chunk holds (decision 220); any other query of as many words by that share
+    with each word weighed by its rarity (decision 1070: a task told in other words; decision
+    1090: a list of keywords, ``restore snapshot rename_pattern index name conflict``, whose best
+    chunk holds its rare words together, where summed BM25 let one rare word carry a chunk); no
+    rescoring for shorter queries, nor for a question holding code (``When should I use Arc<T>
+    instead of Rc<T>?``, not prose for the fusion), where either share ranked worse."""
+    if word_count < QUESTION_MIN_WORDS:
+        return 0.0, False
+    if question:
+        return QUESTION_COVERAGE, False
+    if is_prose(query) or not reads_as_question(query):
+        return PROSE_COVERAGE, True
+    return 0.0, False
 
 
 def rrf_fuse(
@@ -183,11 +203,7 @@ class SearchEngine:
         if not parsed.leaves:
             return [], False
         question = is_question(query)
-        cover, by_rarity = 0.0, False
-        if parsed.word_count >= QUESTION_MIN_WORDS and question:
-            cover = QUESTION_COVERAGE
-        elif parsed.word_count >= QUESTION_MIN_WORDS and is_prose(query):
-            cover, by_rarity = PROSE_COVERAGE, True
+        cover, by_rarity = coverage_hint(query, parsed.word_count, question)
         hits = self.store.lexical(parsed.ranked(ROW_BUDGET, cover, by_rarity), limit, scope)
         fallback = parsed.words() if len(hits) < limit else None
         if fallback is not None:
