@@ -158,9 +158,33 @@ def test_sigterm_and_sigint_stop_cleanly_with_clients_connected(tmp_path: Path) 
     assert [hit["path"] for hit in json.loads(search.stdout)["results"]] == ["a.md"], search.stderr
 
 
+def test_a_session_the_server_does_not_know_is_refused_with_the_cause_and_the_fix(tmp_path: Path) -> None:
+    """Decision 1094: a request with an Mcp-Session-Id the server holds no session for (closed by
+    DELETE, or opened before a restart) keeps the SDK's 404 and JSON-RPC error, and its message,
+    which read only "Session not found", now says why and to send initialize without the header."""
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    with http_server(tmp_path) as server:
+        opened = httpx.post(server.url, json=INIT, headers=HEADERS)
+        session = opened.headers["mcp-session-id"]
+        closed = httpx.delete(server.url, headers={**HEADERS, "mcp-session-id": session})
+        assert closed.status_code == 200
+        for sid in (session, "no-such-session"):
+            answer = httpx.post(server.url, json=listing, headers={**HEADERS, "mcp-session-id": sid})
+            assert answer.status_code == 404
+            assert int(answer.headers["content-length"]) == len(answer.content)
+            error = answer.json()["error"]
+            assert error["code"] == -32600
+            assert error["message"].startswith("Session not found: this server holds no session")
+            assert "send initialize without an Mcp-Session-Id header" in error["message"]
+        # a new session is then opened as the message says
+        reopened = httpx.post(server.url, json=INIT, headers=HEADERS)
+        assert reopened.status_code == 200 and reopened.headers["mcp-session-id"] != session
+
+
 def test_any_other_path_says_where_the_endpoint_is(tmp_path: Path) -> None:
     """Decision 556: GET / (the printed address without /mcp, opened in a browser) answered a bare
-    "Not Found"; it now names the endpoint. A closed session's 404 on /mcp is the SDK's own."""
+    "Not Found"; it now names the endpoint. A closed session's 404 on /mcp is the SDK's, with a hint
+    (decision 1094, the test above)."""
     with http_server(tmp_path) as server:
         base = server.url.rsplit("/mcp", 1)[0]
         for path in ("/", "/sse", "/mcp/extra"):

@@ -33,6 +33,7 @@ from ..workspace import Workspace
 from .answer_form import JSON_ANSWERS, AnswerForm
 from .deadline import DeadlineH11Protocol
 from .guard import ENDPOINT, HostRule, OriginRule, RequestGuard, is_loopback_host
+from .unknown_session import UnknownSessionHint
 
 __all__ = ["TOKEN_ENV", "HttpOptions", "build_app", "http_options", "serve_http", "uvicorn_config"]
 
@@ -191,7 +192,7 @@ def build_app(
     )
     _quiet_client_disconnects()
     app = Starlette(
-        routes=[Route(ENDPOINT, endpoint=AnswerForm(StreamableHTTPASGIApp(manager)))],
+        routes=[Route(ENDPOINT, endpoint=AnswerForm(UnknownSessionHint(StreamableHTTPASGIApp(manager))))],
         middleware=middleware,
         lifespan=lifespan,
         exception_handlers={404: _elsewhere},
