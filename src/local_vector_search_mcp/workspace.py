@@ -114,6 +114,7 @@ class Workspace:
                     self.activity,
                     addressable=lambda rel: not self.guard.refuses(rel),
                     misnamed=self._misnamed,
+                    serving=lambda: self._serving,
                 )
             return self._indexing
 

@@ -149,11 +149,14 @@ class IndexingService:
         activity: IndexActivity,
         addressable: Callable[[str], bool] | None = None,
         misnamed: Callable[[str], bool] | None = None,
+        serving: Callable[[], bool] | None = None,
     ) -> None:
         """``addressable``: whether the tools accept a root-relative path at all (the path guard);
         a file they refuse is not indexed either, so no search result names it (decision 283).
         ``misnamed``: whether the guard refuses a user's file for its name, which a reindex then
-        names in its warning (decision 707)."""
+        names in its warning (decision 707). ``serving``: whether this process is a server (not
+        the CLI's one-shot ``call``), whose edit that creates the index catches up with the
+        other files at once (decision 1086)."""
         self.root = root
         self.config = config
         self.store = store
@@ -167,6 +170,7 @@ class IndexingService:
         self._misnamed: Callable[[str], bool] | None = (
             None if misnamed is None else (lambda rel: globs(rel) and misnamed(rel))
         )
+        self._serving: Callable[[], bool] = serving if serving is not None else (lambda: False)
         self.gate = threading.RLock()
         self._indexer: Indexer | None = None
         self._indexer_generation = -1
@@ -495,7 +499,14 @@ class IndexingService:
                 was_indexed = path in self.store.document_states_of([path])
                 self._caught_up.record(path, self.indexer.reconcile(path), was_indexed)
         else:
+            first = not self.store.exists()
             self.indexer.reconcile(path)
+            if first and self._serving() and self.store.exists():
+                # This edit made the index of a knowledge base never indexed: alone in it, its file
+                # answered every search as if the base held nothing else ("no indexed chunk holds
+                # it" for words on every other page) until a restart's catch-up (decision 205)
+                # brought the rest in. Catch up now, as that start would (decision 1086).
+                self.start_catch_up()
         if self.activity.one_shot:
             with self._written_lock:
                 self._written.add(path)
