@@ -851,10 +851,13 @@ class Indexer:
             if outcome is not None:
                 self._note_unreadable(path, None, known)
                 return "unchanged" if outcome < 0 else "indexed"
+        if not self.store.exists():
+            # No index: it holds nothing to remove. Opening one here made an empty database file
+            # whose missing tables failed this sync on every retry (decision 1087).
+            return "deleted"
         with self.gate:
             self.store.delete_document(path)
-        if self.store.exists():
-            self._note_unreadable(path, None, self.store.unreadable_files())
+        self._note_unreadable(path, None, self.store.unreadable_files())
         return "deleted"
 
 

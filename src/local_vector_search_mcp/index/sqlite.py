@@ -1207,6 +1207,8 @@ class SqliteStore(ChunkTables):
         return count, [RefusedChunk(path, int(ordinal), heading, reason) for path, ordinal, heading, reason in rows]
 
     def delete_document(self, path: str) -> bool:
+        if not self.exists() or not self._table_exists("documents"):
+            return False  # no index, or a file without its tables: nothing to remove (decision 1087)
         with self._write() as c:
             row = c.execute("SELECT id, indexed_at_utc FROM documents WHERE path = ?", (path,)).fetchone()
             if row is None:
