@@ -499,9 +499,10 @@ class IndexingService:
                 was_indexed = path in self.store.document_states_of([path])
                 self._caught_up.record(path, self.indexer.reconcile(path), was_indexed)
         else:
-            first = not self.store.exists()
+            # no index yet, or a database file without one (an empty file): the sync sets it up
+            first = self._serving() and not self.store.read_manifest()
             self.indexer.reconcile(path)
-            if first and self._serving() and self.store.exists():
+            if first and self.store.read_manifest():
                 # This edit made the index of a knowledge base never indexed: alone in it, its file
                 # answered every search as if the base held nothing else ("no indexed chunk holds
                 # it" for words on every other page) until a restart's catch-up (decision 205)
