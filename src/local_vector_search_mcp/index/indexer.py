@@ -827,7 +827,15 @@ class Indexer:
                 _maybe_int(self.store.read_manifest().get("embedding_dimensions")), self.vector_storage()
             )
             if not self.store.read_manifest():
-                self.store.write_manifest(self.expected_manifest(probe=True))
+                try:
+                    manifest = self.expected_manifest(probe=True)
+                except EmbeddingError as exc:
+                    # The provider is down: as in a reindex, lexical indexing never waits for it and
+                    # the vector pass sizes the vector table once it answers; probing here failed the
+                    # first edit's sync for as long as the provider was down (decision 1088).
+                    log.warning("embedding provider unavailable, indexing lexically: %s", exc)
+                    manifest = self.expected_manifest(probe=False)
+                self.store.write_manifest(manifest)
             known = self.store.unreadable_files()
             try:
                 outcome = self._update_file(path, state)
