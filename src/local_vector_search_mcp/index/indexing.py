@@ -506,8 +506,10 @@ class IndexingService:
                 # This edit made the index of a knowledge base never indexed: alone in it, its file
                 # answered every search as if the base held nothing else ("no indexed chunk holds
                 # it" for words on every other page) until a restart's catch-up (decision 205)
-                # brought the rest in. Catch up now, as that start would (decision 1086).
-                self.start_catch_up()
+                # brought the rest in. Catch up now, as that start would (decision 1086): as its
+                # catch-up, so the next kb_reindex counts the files it brings in (decision 870) and
+                # kb_status waits for its compare (decision 698).
+                self.start_catch_up(at_start=True)
         if self.activity.one_shot:
             with self._written_lock:
                 self._written.add(path)
