@@ -46,7 +46,7 @@ from .indexer import (
     UnreadableSource,
     utc_now,
 )
-from .manifest import enum_value
+from .manifest import enum_value, index_problems
 from .pass_rate import PassRate
 from .port import IndexStore, IndexUnavailable, RefusedChunk
 from .sync import SyncQueue
@@ -513,8 +513,22 @@ class IndexingService:
         if self.activity.one_shot:
             with self._written_lock:
                 self._written.add(path)
-        elif self.store.pending_vector_count():
+        elif self._vectors_wait():
             self.kick_vectors()
+
+    def _vectors_wait(self) -> bool:
+        """Whether chunks wait for vectors this run can make: those marked pending, or every chunk
+        of an index whose vector table does not exist yet because the provider never answered
+        (kb_status counts them so). Their rows are not marked (a table to mark them for comes with
+        the provider's vector size), so counting only marked rows never started the pass that
+        sizes the table: a restart, or an edit of a base first indexed while the provider was
+        down, left them waiting for good (decision 1089). An index built without embeddings is no
+        such index: it is incompatible with this run, and a pass would convert it silently."""
+        if self.embedder() is None:
+            return False
+        if self.store.has_vectors():
+            return bool(self.store.pending_vector_count())
+        return self.store.has_chunks() and not index_problems(self.config, self.embedder(), self.store)
 
     def start_catch_up(self, at_start: bool = False, audit: bool = False) -> None:
         """Catch up in the background with what changed while no server ran, or what a killed
@@ -579,7 +593,7 @@ class IndexingService:
 
     def _resume_vectors(self) -> None:
         try:
-            pending = self.store.pending_vector_count() if self.embedder() is not None else 0
+            pending = self._vectors_wait()
         except Exception as exc:  # the index said why at the compare; a search will say it again
             log.warning("could not count the chunks waiting for vectors: %s", getattr(exc, "message", exc))
             return

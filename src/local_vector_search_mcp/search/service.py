@@ -60,10 +60,12 @@ class SearchService:
             scope = request.scope or PathScope()
             tagged = frozenset(self.store.paths_with_tags(tags))
             request = replace(request, scope=replace(scope, paths=tagged))
-        outcome = self.engine.search(request)
         if self.embedders.get() is not None and not self.store.has_vectors():
-            self.on_pending_vectors()  # no vector table yet: the provider has not answered; try again
-            return outcome
+            # no vector table yet: the provider has not answered; try again, before a semantic
+            # search refuses for want of vectors too (it said they come, and nothing asked: 1089)
+            self.on_pending_vectors()
+            return self.engine.search(request)
+        outcome = self.engine.search(request)
         pending = self.store.pending_vector_count() if self.embedders.get() is not None else 0
         if not pending:
             return outcome
