@@ -46,3 +46,22 @@ def test_insert_row_writes_markdown_cells_as_given_when_asked(ws: Workspace) -> 
                 "valueFormat": "text",
             },
         )
+
+
+def test_a_search_results_full_pointer_sent_as_pointer_is_refused_with_what_to_send(ws: Workspace) -> None:
+    """Decision 1095: an agent passing kb_search's ``fullPointer`` to kb_read or kb_patch read only
+    "Invalid semantic pointer: ..." and repeated the call; the message now names the path and the
+    pointer to send. The file is untouched."""
+    (ws.root / "settings.md").write_text(SETTINGS, "utf-8")
+    invoke(ws, "kb_reindex", {"request": {}})
+    hit = invoke(ws, "kb_search", {"request": {"query": "refresh_interval", "mode": "lexical"}})["results"][0]
+    hint = f"send path `settings.md` and pointer `{hit['pointer']}`"
+    with pytest.raises(InvalidArgument, match=f"^Invalid semantic pointer: .*{hint}"):
+        invoke(ws, "kb_read", {"request": {"path": "settings.md", "pointer": hit["fullPointer"]}})
+    edit = {"kind": "delete", "pointer": hit["fullPointer"]}
+    with pytest.raises(InvalidArgument, match=hint):
+        invoke(ws, "kb_patch", {"request": {"path": "settings.md", "operations": [edit]}})
+    assert (ws.root / "settings.md").read_text("utf-8") == SETTINGS
+    # what the message says to send works
+    read = invoke(ws, "kb_read", {"request": {"path": hit["path"], "pointer": hit["pointer"]}})
+    assert read["elements"]

@@ -32,6 +32,25 @@ def test_invalid_pointers(value: str) -> None:
         parse_anchor(value)
 
 
+def test_a_search_results_full_pointer_is_refused_with_what_to_send() -> None:
+    """Decision 1095: kb_search's ``fullPointer`` (``<path>::<pointer>``) passed as a pointer keeps
+    the contract's message and is told which path and pointer to send; other invalid pointers keep
+    the message alone (the conformance suite compares it whole)."""
+    hashed = "docs/a b.md::1.p2~0123456789abcdef~fedcba9876543210"
+    with pytest.raises(InvalidArgument) as caught:
+        parse_anchor(hashed)
+    assert str(caught.value) == (
+        f"Invalid semantic pointer: {hashed} (a search result's fullPointer, `<path>::<pointer>`, is no "
+        "pointer: send path `docs/a b.md` and pointer `1.p2~0123456789abcdef~fedcba9876543210`)"
+    )
+    with pytest.raises(InvalidArgument, match=r"send path `a.md` and pointer `li1`\)$"):
+        parse_anchor("a.md::li1")
+    for value in ("a.md::p0", "::1.p1", "x::", "a.md:1.p1"):  # no pointer after `::`, no path, one colon
+        with pytest.raises(InvalidArgument) as caught:
+            parse_anchor(value)
+        assert str(caught.value) == f"Invalid semantic pointer: {value}"
+
+
 @pytest.mark.parametrize(
     ("pointer", "kind"),
     [

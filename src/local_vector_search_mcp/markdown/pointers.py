@@ -120,6 +120,19 @@ def format_anchor(pointer: str, self_hash: str, subtree_hash: str) -> str:
     return f"{pointer}~{self_hash}~{subtree_hash}"
 
 
+def _full_pointer_hint(value: str) -> str:
+    """What to send instead when ``value`` is a search result's ``fullPointer`` (``<path>::<pointer>``),
+    which agents pass as the pointer: the contract's message alone sent them back to the same call
+    (decision 1095)."""
+    path, sep, pointer = value.rpartition("::")
+    if not sep or not path.strip() or not is_valid_pointer(pointer.split("~")[0]):
+        return ""
+    return (
+        f" (a search result's fullPointer, `<path>::<pointer>`, is no pointer: send path `{path}` and "
+        f"pointer `{pointer}`)"
+    )
+
+
 def parse_anchor(value: str) -> Anchor:
     """Parse a pointer argument; raise ``InvalidArgument`` with the contract messages."""
     parts = value.split("~")
@@ -130,7 +143,7 @@ def parse_anchor(value: str) -> Anchor:
         raise InvalidArgument(_FINGERPRINT_ERROR)
     if not is_valid_pointer(logical) or (hashes and logical == DOCUMENT):
         # ``document`` is synthetic and never carries hashes.
-        raise InvalidArgument(f"Invalid semantic pointer: {value}")
+        raise InvalidArgument(f"Invalid semantic pointer: {value}{_full_pointer_hint(value)}")
     lowered = [h.lower() for h in hashes]
     return Anchor(
         logical,
