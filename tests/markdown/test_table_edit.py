@@ -202,3 +202,32 @@ def test_setting_a_columns_own_alignment_writes_nothing() -> None:
         run(table, TableEdit("set_alignment", column_index=1, alignment="right")).splitlines()[1]
         == "| - | ---: | :-: | -: |"
     )
+
+
+def test_a_cell_or_name_set_to_the_text_it_shows_writes_nothing() -> None:
+    """Decision 1091, from the real-corpus sweep: a cell's or a header's own display text written
+    back as text (the default) was escaped (`[0, 29]` -> `\\[0, 29\\]`, `compile!` -> `compile\\!`,
+    `total_logs` -> `total\\_logs`) and written: the file changed, the table's pointer moved and
+    other agents' pointers went stale, for nothing a reader sees (as 994 for alignments)."""
+    table = (  # opensearch-docs geotile-grid.md and ppl appendcol.md, rust-book ch00-00-introduction.md
+        "| total_logs | Description |\n| --- | --- |\n"
+        "| `precision` | Valid values are in the [0, 29] range. |\n| x | This code does not compile! |\n"
+    )
+    updates = [
+        CellUpdate("Valid values are in the [0, 29] range.", row_index=0, column_index=1),
+        CellUpdate("This code does not compile!", row_index=1, column_index=1),
+    ]
+    assert run(table, TableEdit("update_cells", updates=updates)) == table
+    assert run(table, TableEdit("rename_column", column_index=0, new_name="total_logs")) == table
+    # what shows differently is still written: markup the text drops, a literal the source lacks
+    assert "| precision |" in run(
+        table, TableEdit("update_cells", updates=[CellUpdate("precision", row_index=0, column_index=0)])
+    )
+    assert "| x\\_y |" in run(
+        table, TableEdit("update_cells", updates=[CellUpdate("x_y", row_index=1, column_index=0)])
+    )
+    # one cell kept as written, the other changed: only the changed one is spliced
+    both = [updates[0], CellUpdate("It compiles.", row_index=1, column_index=1)]
+    assert run(table, TableEdit("update_cells", updates=both)) == table.replace(
+        "This code does not compile!", "It compiles."
+    )

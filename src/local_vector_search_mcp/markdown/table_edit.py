@@ -19,7 +19,7 @@ from local_vector_search_mcp.errors import Conflict, ConflictReason, InvalidArgu
 from .document import parse_text
 from .kinds import ElementKind
 from .model import Document, Element
-from .tables import TableRow, TableSource, cell_display_text, table_source
+from .tables import TableRow, TableSource, cell_display_text, renders_alike, table_source
 
 __all__ = ["CellUpdate", "RowMatch", "TableEdit", "edit_table", "escape_cell_text"]
 
@@ -257,6 +257,15 @@ def _needs_render(row: TableRow, col: int, content: str) -> bool:
     return not content and col == len(row.cells) - 1 and not row.trailing_pipe
 
 
+def _kept(row: TableRow, col: int, content: str) -> str:
+    """``content``, or the cell's own source when that shows the same: text values are escaped
+    (`[` -> `\\[`), so a cell's display text written back would rewrite `[0, 29]` as `\\[0, 29\\]`,
+    move the table's pointer and stale others' for nothing a reader sees (decision 1091)."""
+    if col < len(row.cells) and renders_alike(row.cells[col].raw, content):
+        return row.cells[col].raw
+    return content
+
+
 def _raw_cells(row: TableRow, width: int) -> list[str]:
     cells = [c.raw for c in row.cells[:width]]
     return cells + [""] * (width - len(cells))
@@ -351,7 +360,7 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
             if (r, c) in seen:
                 raise InvalidArgument(f"Updates {seen[(r, c)] + 1} and {n + 1} both set row {r}, column {c}.")
             seen[(r, c)] = n
-            content = _format(update.value, update.value_format, f"updates[{n}].value")
+            content = _kept(source.rows[r], c, _format(update.value, update.value_format, f"updates[{n}].value"))
             per_row.setdefault(r, {})[c] = content
             if update.value_format == "text":
                 expected.rows[r][c] = update.value.strip()
@@ -415,7 +424,7 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
         c = _column(grid, edit.column, edit.column_index)
         if edit.new_name is None or not edit.new_name.strip():
             raise InvalidArgument("rename_column requires a non-blank newName.")
-        set_cell(source.header, c, _format(edit.new_name, "text", "newName"))
+        set_cell(source.header, c, _kept(source.header, c, _format(edit.new_name, "text", "newName")))
         expected.names[c] = edit.new_name.strip()
     elif action == "set_alignment":
         c = _column(grid, edit.column, edit.column_index)

@@ -25,6 +25,7 @@ __all__ = [
     "TableRow",
     "TableSource",
     "cell_display_text",
+    "renders_alike",
     "table_projection",
     "table_source",
 ]
@@ -151,6 +152,16 @@ def cell_display_text(raw: str) -> str:
     if _INLINE_SYNTAX.search(unescaped) is None:  # most cells: no parse (decision 704)
         return unescaped.strip()
     return _parsed_display_text(unescaped)
+
+
+def renders_alike(raw: str, other: str) -> bool:
+    """Whether two cell sources show the same: equal, or the same HTML when each is parsed alone as
+    a cell is (``\\|`` read as ``|``), e.g. ``[0, 29]`` and ``\\[0, 29\\]`` (decision 1091)."""
+    if raw == other:
+        return True
+    a, b = raw.replace("\\|", "|"), other.replace("\\|", "|")
+    shown: str = _MD_INLINE.renderInline(a)
+    return shown.strip() == str(_MD_INLINE.renderInline(b)).strip()
 
 
 @lru_cache(maxsize=8192)
