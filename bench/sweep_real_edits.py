@@ -37,10 +37,10 @@ def corpora(blind: Path) -> dict[str, Path]:
     return found
 
 
-def run(name: str, folder: Path, files: int, seed: int, others: int) -> Tally:
+def run(name: str, folder: Path, files: int, seed: int, others: int, crlf: bool = False, bom: bool = False) -> Tally:
     with tempfile.TemporaryDirectory(prefix="lvsm-sweep-") as tmp:
         root = Path(tmp)
-        names = copy_sample(sample_files(folder, files, seed), folder, root)
+        names = copy_sample(sample_files(folder, files, seed), folder, root, crlf=crlf, bom=bom)
         # the sample is not indexed: every edit still runs the handler's whole path, and no
         # background re-index of each write loads the shared machine (the sync queue is not the subject)
         ws = make_workspace(root, knowledge_base__allow_writes=True, knowledge_base__exclude=["**"])
@@ -62,6 +62,8 @@ def main() -> None:
         "--others", type=int, default=6, help="untouched elements read after each edit, besides neighbours"
     )
     parser.add_argument("--blind", type=Path, default=HERE / ".cache" / "blind")
+    parser.add_argument("--crlf", action="store_true", help="the copies' line breaks written as CRLF")
+    parser.add_argument("--bom", action="store_true", help="the copies written with a UTF-8 BOM")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--limit", type=int, default=40, help="divergences printed per corpus")
     args = parser.parse_args()
@@ -70,7 +72,7 @@ def main() -> None:
     report: dict[str, object] = {}
     for name in names:
         started = time.process_time()
-        tally = run(name, found[name], args.files, args.seed, args.others)
+        tally = run(name, found[name], args.files, args.seed, args.others, args.crlf, args.bom)
         summary = tally.summary()
         summary["cpuSeconds"] = round(time.process_time() - started, 1)
         print(name, json.dumps(summary))

@@ -113,14 +113,21 @@ def sample_files(folder: Path, count: int, seed: int) -> list[Path]:
     return sorted(rng.sample(files, min(count, len(files))))
 
 
-def copy_sample(files: list[Path], source: Path, root: Path) -> list[str]:
-    """Copy ``files`` (under ``source``) into ``root``; the root-relative names."""
+def copy_sample(files: list[Path], source: Path, root: Path, *, crlf: bool = False, bom: bool = False) -> list[str]:
+    """Copy ``files`` (under ``source``) into ``root``; the root-relative names. ``crlf``: every line
+    break written as CRLF; ``bom``: a UTF-8 BOM put in front (the same pages as Windows editors save them)."""
     names = []
     for path in files:
         rel = path.relative_to(source).as_posix()
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+        if crlf or bom:
+            raw = path.read_bytes()
+            if crlf:
+                raw = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+            target.write_bytes((b"\xef\xbb\xbf" if bom and not raw.startswith(b"\xef\xbb\xbf") else b"") + raw)
+        else:
+            shutil.copyfile(path, target)
         names.append(rel)
     return names
 
