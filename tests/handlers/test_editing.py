@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kb_fakes import make_workspace
+from kb_fakes import KbClient, make_workspace
 
 from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import InvalidArgument
@@ -53,7 +53,7 @@ def test_a_search_results_full_pointer_sent_as_pointer_is_refused_with_what_to_s
     "Invalid semantic pointer: ..." and repeated the call; the message now names the path and the
     pointer to send. The file is untouched."""
     (ws.root / "settings.md").write_text(SETTINGS, "utf-8")
-    invoke(ws, "kb_reindex", {"request": {}})
+    KbClient(ws).reindex()  # waits for the pass: a search while it runs is refused as not ready
     hit = invoke(ws, "kb_search", {"request": {"query": "refresh_interval", "mode": "lexical"}})["results"][0]
     hint = f"send path `settings.md` and pointer `{hit['pointer']}`"
     with pytest.raises(InvalidArgument, match=f"^Invalid semantic pointer: .*{hint}"):
