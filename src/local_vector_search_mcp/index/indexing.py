@@ -524,11 +524,12 @@ class IndexingService:
         sizes the table: a restart, or an edit of a base first indexed while the provider was
         down, left them waiting for good (decision 1089). An index built without embeddings is no
         such index: it is incompatible with this run, and a pass would convert it silently."""
-        if self.embedder() is None:
+        embedder = self.embedder()
+        if embedder is None:
             return False
         if self.store.has_vectors():
             return bool(self.store.pending_vector_count())
-        return self.store.has_chunks() and not index_problems(self.config, self.embedder(), self.store)
+        return self.store.has_chunks() and not index_problems(self.config, embedder, self.store)
 
     def start_catch_up(self, at_start: bool = False, audit: bool = False) -> None:
         """Catch up in the background with what changed while no server ran, or what a killed

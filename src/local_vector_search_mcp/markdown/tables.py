@@ -159,9 +159,12 @@ def renders_alike(raw: str, other: str) -> bool:
     a cell is (``\\|`` read as ``|``), e.g. ``[0, 29]`` and ``\\[0, 29\\]`` (decision 1091)."""
     if raw == other:
         return True
-    a, b = raw.replace("\\|", "|"), other.replace("\\|", "|")
-    shown: str = _MD_INLINE.renderInline(a)
-    return shown.strip() == str(_MD_INLINE.renderInline(b)).strip()
+    return _shown(raw) == _shown(other)
+
+
+def _shown(cell: str) -> str:
+    """A cell source's HTML, parsed alone as a cell is (``\\|`` read as ``|``)."""
+    return str(_MD_INLINE.renderInline(cell.replace("\\|", "|"))).strip()
 
 
 @lru_cache(maxsize=8192)

@@ -101,6 +101,7 @@ __all__ = [
     "SearchItem",
     "SearchOutcome",
     "SearchRequest",
+    "coverage_hint",
     "rrf_fuse",
 ]
 
