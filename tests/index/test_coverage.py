@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import math
 
-from local_vector_search_mcp.index.coverage import coverage, coverage_words, rarity_weights, rescore
+from hypothesis import given
+from hypothesis import strategies as st
+
+from local_vector_search_mcp.index.cjk import word_tokens
+from local_vector_search_mcp.index.coverage import _holds, coverage, coverage_words, rarity_weights, rescore
 from local_vector_search_mcp.index.query import AnyOf, CjkRun, Phrase, Term
 
 
@@ -63,3 +67,29 @@ def test_a_share_by_rarity_weighs_each_word_by_its_idf():
     assert coverage(w, "Old data, read only.", weights) == (idf[1] + idf[2]) / sum(idf)
     assert coverage(w, "Run it from cron.") == 1 / 4  # without weights every word counts once
     assert coverage(w, "nothing", weights) == 0.0
+
+
+def _reference_coverage(words, text: str) -> float:
+    """Coverage as decision 220 defines it, without the shortcuts: the whole text lower-cased by
+    ``str.lower()``, the folded tokens compared whenever a word is missing."""
+    lowered, folded = text.lower(), " ".join(word_tokens(text))
+    held = [all(_holds(w, lowered) for w in term) or all(_holds(w, folded) for w in term) for term in words]
+    return sum(held) / len(words)
+
+
+# letters whose case str.lower() and bytes.lower() fold differently (É, Σ, Ж, the Kelvin sign, İ),
+# accents, a curly quote, and the pieces of the words looked for
+_PIECES = ["replica", "REPLICAS", "index", "Echo", "try", "tries", "trying", "café", "crème", "CRÈME", "Crème"]
+_CHARS = ["É", "Σ", "Ж", "ж", "\u212a", "\u0130", "\u0301", "’", " ", "-", "_", "x", "9", "\n"]
+
+
+@given(
+    st.lists(st.sampled_from(_PIECES + _CHARS), max_size=30),
+    st.lists(st.sampled_from([*_PIECES, "k", "i"]), min_size=1, max_size=5),
+)
+def test_the_shortcuts_give_the_share_the_plain_rule_gives(pieces, typed):
+    """The non-ASCII text lowered through its bytes for ASCII words and the accent scan over its
+    bytes are shortcuts: every share equals the plain rule's."""
+    w = words(*typed)
+    text = "".join(pieces)
+    assert coverage(w, text) == _reference_coverage(w, text)

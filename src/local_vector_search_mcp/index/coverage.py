@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
-from .cjk import FOLDED_CHARS, word_tokens
+from .cjk import FOLDED_CHARS, FOLDS, word_tokens
 from .query import AnyOf, LexicalQuery, Term
 from .stem import is_stemmable, stem
 
@@ -55,6 +55,14 @@ R = TypeVar("R")
 # Latin letters with a diacritic, combining marks and the letters cjk.fold rewrites (decision 1001): a
 # text holding one is compared by its folded tokens
 _ACCENTED = re.compile(f"[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f{FOLDED_CHARS}]")
+_ACCENTED_CODES = (*range(0xC0, 0x250), *range(0x1E00, 0x1F00), *range(0x300, 0x370), *FOLDS)
+# 1 at the first UTF-8 byte of each of them: a text whose bytes hold none of those bytes holds none
+# of those characters, which one C pass over the bytes tells (7 us for a 2 KB chunk; the class
+# scanned over its characters takes 17)
+_LEAD_BYTES = frozenset(chr(c).encode()[0] for c in _ACCENTED_CODES)
+_ACCENT_LEADS = bytes(int(i in _LEAD_BYTES) for i in range(256))  # a bytes.translate table
+# the characters whose lower case holds an ASCII letter (İ -> i + U+0307, the Kelvin sign -> k)
+_LOWERS_TO_ASCII = ("\u0130", "\u212a")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,10 @@ class _Word:
     token: str  # lower-cased
     stem: str  # its stem, or the token when it is not stemmable
     pattern: re.Pattern[str]  # the stem's stable prefix and the rest of its token (a literal first: fast)
+    # whether a text may hold the token without its stem (Snowball's "tri" for "try"): else a text
+    # without the stem holds neither
+    probe_token: bool
+    ascii: bool  # token and stem are ASCII: a text is compared on its A-Z folded alone
 
 
 CoverageWords = tuple[tuple[_Word, ...], ...]  # per query term: the tokens it is made of (all must be found)
@@ -73,7 +85,8 @@ Frequencies = Callable[[Sequence[str]], tuple[Mapping[str, int], int]]
 def _word(token: str) -> _Word:
     s = stem(token) if is_stemmable(token) else token
     prefix = s[:-1] if is_stemmable(token) and s.endswith("i") else s  # Snowball's "happi" stands for "happy"
-    return _Word(token, s, re.compile(re.escape(prefix) + r"[^\W_]*"))
+    pattern = re.compile(re.escape(prefix) + r"[^\W_]*")
+    return _Word(token, s, pattern, not token.startswith(s), token.isascii() and s.isascii())
 
 
 def coverage_words(query: AnyOf) -> CoverageWords:
@@ -94,7 +107,7 @@ def _token_stem(token: str) -> str:
 
 
 def _holds(word: _Word, lowered: str) -> bool:
-    if word.stem not in lowered and word.token not in lowered:
+    if word.stem not in lowered and (not word.probe_token or word.token not in lowered):
         return False
     for m in word.pattern.finditer(lowered):
         start = m.start()
@@ -104,6 +117,12 @@ def _holds(word: _Word, lowered: str) -> bool:
         if token == word.token or _token_stem(token) == word.stem:
             return True
     return False
+
+
+def _accented(text: str, raw: bytes | None) -> bool:
+    if raw is None:
+        raw = text.encode("utf-8", "surrogatepass")
+    return b"\x01" in raw.translate(_ACCENT_LEADS) and _ACCENTED.search(text) is not None
 
 
 def rarity_weights(words: CoverageWords, frequencies: Frequencies) -> tuple[float, ...]:
@@ -117,9 +136,18 @@ def coverage(words: CoverageWords, text: str, weights: Sequence[float] | None = 
     with ``weights`` (one per term), the share of their sum."""
     if not words:
         return 1.0
-    lowered = text.lower()
-    held = [all(_holds(w, lowered) for w in term) for term in words]
-    if not all(held) and not text.isascii() and _ACCENTED.search(text):
+    ascii_text = text.isascii()
+    if ascii_text or not all(w.ascii for term in words for w in term) or any(c in text for c in _LOWERS_TO_ASCII):
+        lowered, raw = text.lower(), None
+    else:
+        # str.lower() walks a text holding one non-ASCII character (a curly quote) code point by
+        # code point through Unicode's tables, 20 us for a 2 KB chunk; an ASCII word is compared
+        # on A-Z only, which the bytes' lower() folds, round trip in half that. Other letters keep
+        # their case, which neither a token's bounds nor its (ASCII) stem sees.
+        raw = text.encode("utf-8", "surrogatepass")
+        lowered = raw.lower().decode("utf-8", "surrogatepass")
+    held = [_holds(term[0], lowered) if len(term) == 1 else all(_holds(w, lowered) for w in term) for term in words]
+    if not all(held) and not ascii_text and _accented(text, raw):
         # only now: the accent class scanned a 4 KB chunk in 70 us, a third of a question's coverage
         folded = " ".join(word_tokens(text))
         held = [found or all(_holds(w, folded) for w in term) for found, term in zip(held, words, strict=True)]
