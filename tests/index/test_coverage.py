@@ -6,7 +6,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from local_vector_search_mcp.index.cjk import word_tokens
-from local_vector_search_mcp.index.coverage import _holds, coverage, coverage_words, rarity_weights, rescore
+from local_vector_search_mcp.index.coverage import (
+    _ACCENT_LEADS,
+    _ACCENTED,
+    _holds,
+    coverage,
+    coverage_words,
+    rarity_weights,
+    rescore,
+)
 from local_vector_search_mcp.index.query import AnyOf, CjkRun, Phrase, Term
 
 
@@ -93,3 +101,12 @@ def test_the_shortcuts_give_the_share_the_plain_rule_gives(pieces, typed):
     w = words(*typed)
     text = "".join(pieces)
     assert coverage(w, text) == _reference_coverage(w, text)
+
+
+def test_the_byte_scan_flags_every_character_the_accent_class_holds():
+    """The byte table is derived from its own list of code points: whatever the class holds (a
+    letter added to ``cjk.fold``'s rewrites included) must start with a flagged byte."""
+    for code in range(0x110000):
+        if 0xD800 <= code < 0xE000 or not _ACCENTED.match(chr(code)):
+            continue
+        assert _ACCENT_LEADS[chr(code).encode()[0]], hex(code)
