@@ -3,10 +3,11 @@
 The shared sets (``../shared/eval``) have been looked at query by query for thirty sessions; a
 ranking rule that helps only them would show nowhere else. These sets were written blind: a
 helper read each corpus's Markdown and wrote the queries and their graded sections before anyone
-ran a search over it (sessions 31 to 35; undici and axios were added at the end of session 32,
+ran a search over it (sessions 31 to 36; undici and axios were added at the end of session 32,
 mand-mobile, hatch and pip in session 33, sard-uniapp in session 34, foundation-sites in session
-35, each not yet looked at query by query when added). Each corpus is a pinned release from a
-public package registry, fetched once into ``bench/.cache/blind`` and checked against its SHA-256:
+35, scientific-python in session 36, each not yet looked at query by query when added). Each
+corpus is a pinned release from a public package registry, fetched once into
+``bench/.cache/blind`` and checked against its SHA-256:
 
 * fastify 5.12.8 (npm): its docs folder and four top-level pages, 45 files;
 * npm 11.21.3 (npm): the CLI's ``docs/content``, 91 files, option sections copied into many pages;
@@ -35,7 +36,15 @@ public package registry, fetched once into ``bench/.cache/blind`` and checked ag
   HTML (``html_example`` fences, callout ``<div>``s), one page (``kitchen-sink.md``) is 40 ``##``
   headings over demos only, and sibling pages share headings (``Custom Colors``, ``Deep linking``,
   ``Browser support``); 40 queries, 3 of them a page's front-matter title. First run, section
-  nDCG@10 lexical / hybrid / semantic / FTS5: 0.814 / 0.798 / 0.679 / 0.792.
+  nDCG@10 lexical / hybrid / semantic / FTS5: 0.814 / 0.798 / 0.679 / 0.792;
+* scientific-python: sp_repo_review 2026.8.14 (PyPI sdist), whose ``docs/`` is the Scientific
+  Python Library Development Guide, 34 files (decision 1096): a guide read as prose (tutorials,
+  topical guides, essays on testing and design principles, patterns) more than a reference, in
+  MyST (``::::{tab-set}``, ``{rr}`PY001``` check badges, ``(label)=`` targets, cog comments),
+  headings inside tab sets and dropdowns, sibling sections alike (``Package structure``,
+  ``Versioning``, ``Including/excluding files in the SDist`` in the three packaging pages); 40
+  queries, 24 of them questions and paraphrases. First run, section nDCG@10 lexical / hybrid /
+  semantic / FTS5: 0.933 / 0.929 / 0.701 / 0.923.
 
 Queries (``bench/blind/<set>.jsonl``): ``{"id", "kind", "query", "rel": [[file, heading, grade]]}``,
 grade 2 answers, 1 helps; ``heading`` ``""`` is the text before a page's first heading. Scored at
@@ -177,6 +186,13 @@ SETS = {
         "6.9.0",
         "947855ed0db6ee70ea7904d428a599fb1b010d9a2fbb8a981cc5bf762f53aad5",
         (("package/docs/pages/", ""),),
+    ),
+    "scientific-python": Source(
+        "pypi",
+        "sp_repo_review",
+        "2026.8.14",
+        "8548cf930141593c82fb869e0a80333da9651bd252efb5b0bd679c2ec409175b",
+        (("sp_repo_review-2026.8.14/docs/", ""),),
     ),
 }
 
