@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..globs import compile_glob
+from ..globs import compile_glob, nfc
 
 if TYPE_CHECKING:  # numpy is imported where vectors are made: a parse worker never needs it
     import numpy as np
@@ -150,19 +150,21 @@ class ChunkFilterSpec:
     def prefixes(self) -> tuple[str, ...]:
         """What ``path_prefix`` may mean; empty when it filters nothing. Without its slashes, a
         folder of the root (Markdown paths are root-relative); with a leading slash also as
-        given, since an external ``sourcePath`` is any string, `/data/crm.txt` too (decision 736)."""
-        raw = self.path_prefix or ""
+        given, since an external ``sourcePath`` is any string, `/data/crm.txt` too (decision 736).
+        In NFC, as a glob is (decision 1100)."""
+        raw = nfc(self.path_prefix or "")
         relative = raw.strip("/")
         literal = raw.rstrip("/") if raw.startswith("/") else ""
         return tuple(p for p in dict.fromkeys((relative, literal)) if p)
 
     def path_ok(self, path: str) -> bool:
-        """The prefix is the path or a folder of it, compared case-insensitively as globs are
-        (``re.IGNORECASE``, which SQL engines spell out: ``globs.posix_regex_literal``)."""
+        """The prefix is the path or a folder of it, compared case-insensitively and in NFC as globs
+        are (``re.IGNORECASE``, which SQL engines spell out: ``globs.posix_regex_literal``; a folder a
+        Mac named decomposed is the one typed composed, decision 1100)."""
         prefixes = self.prefixes
         if prefixes:
             alternatives = "|".join(re.escape(p) for p in prefixes)
-            if not re.fullmatch(f"(?:{alternatives})(?:/.*)?", path, re.IGNORECASE | re.DOTALL):
+            if not re.fullmatch(f"(?:{alternatives})(?:/.*)?", nfc(path), re.IGNORECASE | re.DOTALL):
                 return False
         return not self._globs or any(m(path) for m in self._globs)
 

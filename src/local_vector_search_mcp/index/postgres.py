@@ -308,12 +308,12 @@ def _json_alternatives(value: Any) -> list[str]:
 def chunk_filter_sql(spec: ChunkFilterSpec, path: str, fields: str, utf8: bool = True) -> tuple[str, dict[str, Any]]:
     """``spec``'s path, tag and metadata conditions as `` and ...`` clauses over the text column
     ``path`` and the jsonb column ``fields``; the rows ``ChunkFilterSpec.path_ok`` and ``fields_ok``
-    admit (tags as ``chunks._tags`` reads them: a string or the scalars of a list). Globs compare the
-    path in NFC (``nfc_sql``)."""
+    admit (tags as ``chunks._tags`` reads them: a string or the scalars of a list). Globs and the
+    prefix compare the path in NFC (``nfc_sql``, decisions 529 and 1100)."""
     clauses: list[str] = []
     params: dict[str, Any] = {}
     if spec.prefixes:
-        clauses.append(f"{path} ~ %(prefix)s")
+        clauses.append(f"{nfc_sql(path, utf8)} ~ %(prefix)s")
         params["prefix"] = "^(?:" + "|".join(posix_regex_literal(p) for p in spec.prefixes) + ")(?:/.*)?$"
     if spec.path_globs:
         clauses.append(f"{nfc_sql(path, utf8)} ~ any(cast(%(globs)s as text[]))")
