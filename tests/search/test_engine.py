@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import unicodedata
 from itertools import pairwise
 
 import numpy as np
@@ -250,6 +251,25 @@ def test_a_query_naming_a_file_finds_that_file_first(tmp_path):
     # twelve index.md files: the name means no one page; a word alone names no file
     assert named_paths(svc.store, "index.md", None) == [] and named_paths(svc.store, "index0/index", None)
     assert kb_search(ws, {"query": "setup", "mode": "lexical"})["results"][0]["path"] == "SUMMARY.md"
+
+
+def test_a_query_naming_a_file_a_mac_named_decomposed_finds_it_first(tmp_path):
+    # decision 1101: ガイド/ブック.md written NFD (dakuten as U+3099), as a Mac names it; the page
+    # with its name as its title says the word more often, the named file once
+    nfd = unicodedata.normalize("NFD", "ガイド/ブック.md")
+    (tmp_path / nfd).parent.mkdir()
+    (tmp_path / nfd).write_text("# 本\n\n本のブックです。\n", "utf-8")
+    (tmp_path / "其他.md").write_text("# ブック\n\nブック ブック ブック の一覧。\n", "utf-8")
+    korean = unicodedata.normalize("NFD", "한글/설치.md")
+    (tmp_path / korean).parent.mkdir()
+    (tmp_path / korean).write_text("# 안내\n\n설치 방법.\n", "utf-8")
+    (tmp_path / "기타.md").write_text("# 설치\n\n설치 설치 설치.\n", "utf-8")
+    ws, svc = ready(tmp_path)
+    for query in ("ガイド/ブック.md", "ガイド/ブック", "ブック.md", unicodedata.normalize("NFD", "ブック.md")):
+        assert kb_search(ws, {"query": query, "mode": "lexical"})["results"][0]["path"] == nfd, query
+    assert named_paths(svc.store, "ガイド/ブック", None) == [nfd]
+    for query in ("한글/설치.md", "설치.md"):
+        assert kb_search(ws, {"query": query, "mode": "lexical"})["results"][0]["path"] == korean, query
 
 
 def test_rrf_ties_broken_by_chunk_id():

@@ -8,13 +8,16 @@ root-relative path as written (with or without ``.md``, a leading ``./`` or ``/`
 with ``.md`` in any folder and any case (``bulk.md``) names those documents: the best chunk of
 each for the words of its file name goes ahead of the other hits, as a title's does
 (``titles.py``). A name shared by more than :data:`NAMED_MAX` documents (``index.md``) names
-none of them. A word alone never names a file: it needs a ``/`` or the ``.md``.
+none of them. A word alone never names a file: it needs a ``/`` or the ``.md``. A name a Mac wrote
+decomposed (NFD) is the one typed composed, as the path guard reads it (decisions 505, 1101).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import PurePosixPath
 
+from ..globs import nfc
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .text import build_lexical_query
@@ -33,11 +36,14 @@ def named_paths(store: IndexStore, query: str, scope: PathScope | None) -> list[
     if name.startswith("./"):
         name = name[2:]
     name = name.lstrip("/")
-    low = name.lower()
-    if "/" in name:  # a path: looked up as written (two keys), never by a scan of every document
-        paths = list(store.document_states_of([name] if low.endswith(".md") else [name, name + ".md"]))
-    elif low.endswith(".md"):  # a file name: in any folder, any case
-        paths = [p for p in store.document_states() if p.lower() == low or p.lower().endswith("/" + low)]
+    low = nfc(name).lower()
+    if "/" in name:  # a path: looked up as written (two keys, four when not ASCII), never by a scan
+        keys = [name] if low.endswith(".md") else [name, name + ".md"]
+        if not name.isascii():  # and as a Mac names it, decomposed (decision 1101)
+            keys += [unicodedata.normalize("NFD", key) for key in keys]
+        paths = list(store.document_states_of(keys))
+    elif low.endswith(".md"):  # a file name: in any folder, any case, either normal form (1101)
+        paths = [p for p in store.document_states() if (q := nfc(p).lower()) == low or q.endswith("/" + low)]
     else:
         return []
     keep = None if scope is None else scope.matcher()
