@@ -561,9 +561,84 @@ def test_an_index_of_folds_1_relexes_the_pages_holding_a_two_part_sign_typed_as_
     """``CHANGED_LETTERS`` of folds-1 names a letter of every such text, as written and as folds-1
     indexed it (its stand-in: SQLite matches the vocabulary, PostgreSQL the text)."""
     letters = re.compile(f"[{CHANGED_LETTERS['unicode61+cjk-bigram-3+stems-3+folds-1']}]")
-    assert LEXICAL_TOKENIZER.endswith("+folds-2")
+    assert LEXICAL_TOKENIZER.endswith("+folds-3")
     for parts in cjk.SIGNS:
         assert letters.search(parts), parts
         old = parts.translate(cjk.FOLDS)  # what folds-1 made of them
         assert letters.search(old), parts
     assert not letters.search("\u0dca\U00100dca")  # never the Sinhala virama alone
+
+
+# Kana and Hangul written decomposed (decision 1102) ----------------------------------------------------
+
+# A Japanese word with voiced and semi-voiced kana, and Korean words with and without final consonants
+DECOMPOSED_WORDS = ("ガイドブック", "ぱぴぷ", "컴포넌트", "한국어")
+FOLDS_2 = "unicode61+cjk-bigram-3+stems-3+folds-2"
+
+
+def test_kana_and_hangul_written_decomposed_are_the_composed_letters() -> None:
+    for word in DECOMPOSED_WORDS:
+        apart = unicodedata.normalize("NFD", word)
+        assert apart != word
+        text = f"x {apart} y {word}"
+        assert len(fold(text)) == len(text)  # one for one: offsets hold
+        assert index_tokens(apart) == index_tokens(word)
+        assert cjk_index_text(apart).split() == cjk_index_text(word).split()
+        assert word_tokens(apart) == word_tokens(word) == [word]
+        assert [text[a:b] for a, b, _ in word_spans(text)] == ["x", apart, "y", word]
+    # NFC leaves ア + U+3099 apart: so does the index; a compatibility ideograph stays itself
+    assert fold("ア\u3099 \uf900") == "ア\u3099 \uf900"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_page_written_decomposed_is_found_by_either_form_and_lit_whole(
+    tmp_path: Path, pg_server: PgServer, backend: str
+) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    for i, word in enumerate(DECOMPOSED_WORDS):
+        (root / f"nfc{i}.md").write_text(f"# {i}\n\n说明 {word} 页。\n", "utf-8")
+        (root / f"nfd{i}.md").write_text(f"# {i}\n\n说明 {unicodedata.normalize('NFD', word)} 页。\n", "utf-8")
+    client = _client(root, backend, pg_server)
+    try:
+        client.reindex()
+        for i, word in enumerate(DECOMPOSED_WORDS):
+            apart = unicodedata.normalize("NFD", word)
+            for query in (word, apart, word[1:]):
+                found = {r["path"]: r["snippet"] for r in _results(client, query, 10)}
+                assert sorted(found) == [f"nfc{i}.md", f"nfd{i}.md"], (word, query)
+                # the whole letters lit, their marks and jamo included
+                rest = unicodedata.normalize("NFD", word[1:])
+                lit = f"[{apart}]" if query != word[1:] else f"{apart[: len(apart) - len(rest)]}[{rest}]"
+                assert f"说明 {lit} 页" in found[f"nfd{i}.md"], (query, found)
+    finally:
+        client.store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_index_of_folds_2_relexes_the_pages_holding_hangul_jamo(
+    tmp_path: Path, pg_server: PgServer, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """An index folds-2 wrote answers at once (the jamo page by its old tokens) and the next reindex
+    re-reads the page holding jamo, as written (PostgreSQL) and in the vocabulary (SQLite), and
+    records the current name. Decomposed kana are re-read on PostgreSQL only (SQLite's vocabulary
+    never held the mark), which the letters say."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "jamo.md").write_text(f"# 안내\n\n{unicodedata.normalize('NFD', '컴포넌트')} 설명.\n", "utf-8")
+    (root / "kana.md").write_text(f"# 案内\n\n{unicodedata.normalize('NFD', 'ガイドブック')}。\n", "utf-8")
+    (root / "plain.md").write_text("# 안내\n\n컴포넌트 ガイドブック.\n", "utf-8")
+    client = _client(root, backend, pg_server)
+    try:
+        with monkeypatch.context() as patch:  # what folds-2 made of the decomposed letters
+            patch.setattr(cjk, "_DECOMPOSED", re.compile("(?!)"))
+            client.reindex()
+        client.store.write_manifest({**client.store.read_manifest(), "lexical_tokenizer": FOLDS_2})
+        assert index_problems(client.config, None, client.store) == []
+        assert _paths(client, "컴포넌트", 10) == ["plain.md"]  # the old tokens, until the reindex
+        reread = client.reindex()["indexedFiles"]
+        assert reread == (1 if backend == "sqlite" else 2)
+        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        assert sorted(_paths(client, "컴포넌트", 10)) == ["jamo.md", "plain.md"]
+    finally:
+        client.store.close()

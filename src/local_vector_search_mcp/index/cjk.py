@@ -43,6 +43,7 @@ from typing import Any
 __all__ = [
     "CJK_CHARS",
     "CJK_RUN",
+    "DECOMPOSED_MARKS",
     "FOLDED_CHARS",
     "FOLDS",
     "SIGNS",
@@ -139,21 +140,42 @@ _SIGN = re.compile("|".join(re.escape(parts) for parts in sorted(_SIGNS, key=len
 SIGN_PARTS = frozenset(parts[i : i + 2] for parts in _SIGNS for i in range(len(parts) - 1))
 FOLDS: Mapping[int, int] = MappingProxyType(_FOLDS)  # code point -> the one it is rewritten to
 FOLDED_CHARS = _class_body(sorted(_FOLDS))  # the characters :func:`fold` rewrites (a class body)
-_FOLDED = re.compile(f"[{FOLDED_CHARS}]")
+# A kana written as its base and the combining voiced or semi-voiced mark (U+3099, U+309A), or a Hangul
+# syllable written as its conjoining jamo (leading consonant, vowel, optional final), as macOS writes
+# file names and text copied from them: the mark was a separator to unicode61 and split a bigram, and
+# the jamo were no syllable, so such a page was found by no query, a composed one or (composed by
+# ``search.text.composed``) a decomposed one. Such a sequence becomes its composed letter followed by
+# U+0301 for each further code point, one character for one as a two-part Indic sign (decision 1012):
+# unicode61 drops the U+0301 inside a word, and :func:`cjk_index_text` before it cuts a run into
+# bigrams (decision 1102). A sequence NFC leaves apart (``ア`` + U+3099) stays as written.
+DECOMPOSED_MARKS = "\u3099\u309a\u1161-\u1175"  # what such a sequence holds (a class body)
+_DECOMPOSED = re.compile("[\u3041-\u30ff][\u3099\u309a]|[\u1100-\u1112][\u1161-\u1175][\u11a8-\u11c2]?")
+_FILLER = "\u0301"
+_FILLED = re.compile(f"(?<=[{_CJK_LETTERS}]){_FILLER}+")
+_FOLDED = re.compile(f"[{FOLDED_CHARS}{DECOMPOSED_MARKS}]")
 # a character that either rewrite changes: the one scan a text without any pays
-_REWRITTEN = re.compile(f"[{CJK_CHARS}{FOLDED_CHARS}]")
+_REWRITTEN = re.compile(f"[{CJK_CHARS}{FOLDED_CHARS}{DECOMPOSED_MARKS}]")
+
+
+def _composed(m: re.Match[str]) -> str:
+    parts = m.group()
+    one = unicodedata.normalize("NFC", parts)
+    return one + _FILLER * (len(parts) - 1) if len(one) == 1 else parts
 
 
 def fold(text: str) -> str:
     """``text`` with the letters unicode61 would misread rewritten, one character for one: Indic
     marks to their private-use stand-ins, accented Greek letters to their base letter, full-width
     letters and digits to ASCII (decision 1001), a two-part vowel sign typed as its parts to the
-    composed sign's stand-in and U+0301s (decision 1012). What the index holds of those letters, and what a
-    query must be written as to meet it (``fts5.quote_phrase``)."""
+    composed sign's stand-in and U+0301s (decision 1012), a kana and its voiced mark or a Hangul syllable's
+    jamo to the composed letter and U+0301s (decision 1102). What the index holds of those letters, and
+    what a query must be written as to meet it (``fts5.quote_phrase``)."""
     if text.isascii() or not _FOLDED.search(text):
         return text
     if _SIGN.search(text):  # a two-part vowel sign typed as its parts (decision 1012)
         text = _SIGN.sub(lambda m: _SIGNS[m.group()], text)
+    if _DECOMPOSED.search(text):  # kana or Hangul written decomposed (decision 1102)
+        text = _DECOMPOSED.sub(_composed, text)
     return text.translate(_FOLDS)
 
 
@@ -182,10 +204,12 @@ def _segmented(run: str) -> str:
 
 def cjk_index_text(text: str) -> str:
     """Text as handed to a space-splitting tokenizer: :func:`fold`-ed, runs replaced by bigrams +
-    final letter."""
+    final letter (the U+0301s after a letter :func:`fold` composed left out: they would cut its run)."""
     if text.isascii() or not _REWRITTEN.search(text):  # isascii: a C scan, no regex (decision 273)
         return text
     text = fold(text)
+    if _FILLER in text:
+        text = _FILLED.sub("", text)
     return CJK_RUN.sub(lambda m: _segmented(m.group()), text) if CJK_RUN.search(text) else text
 
 

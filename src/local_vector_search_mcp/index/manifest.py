@@ -48,8 +48,9 @@ SCHEMA_VERSION = "5"
 # as bigrams of their letters; stems-3: German, French, Spanish, Portuguese, Italian stems of the
 # chunks in those languages (decisions 517-519); folds-1: Indic marks kept in their words, Greek
 # accents and full-width letters and digits folded (``cjk.fold``, decision 1001); folds-2: a two-part
-# Indic vowel sign typed as its parts indexed as the composed one (decision 1012)
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-3+folds-2"
+# Indic vowel sign typed as its parts indexed as the composed one (decision 1012); folds-3: a kana and its
+# voiced mark, or a Hangul syllable's conjoining jamo, indexed as the composed letter (decision 1102)
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-3+folds-3"
 _SEA_LETTERS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 # Every letter of the Indic blocks (an earlier index holds their words cut at each mark, the letters
 # alone, so the letters are what its vocabulary shows), and the letters ``cjk.fold`` rewrites of Greek
@@ -63,6 +64,12 @@ _FOLDED_LETTERS = "\u0900-\u0dff" + "".join(re.escape(chr(c)) for c in sorted(FO
 # part is often a sign of its own too (Tamil ா), so a page holding only composed signs may be re-read.
 _SIGN_CODES = {ord(parts[0] if unicodedata.decomposition(parts[0]) else parts[1]) for parts in SIGNS}
 _SIGN_LETTERS = "".join(re.escape(chr(c)) for c in sorted(_SIGN_CODES | {FOLDS[c] for c in _SIGN_CODES}))
+# Kana with their voiced marks apart and Hangul as conjoining jamo (decision 1102): every earlier
+# tokenizer indexed them otherwise. As written, the marks and the jamo (PostgreSQL scans the chunk
+# texts); SQLite's vocabulary holds the jamo (unicode61 read a jamo word as one token) but never the
+# marks (separators to it), so a page holding decomposed kana and no jamo is read again only when it
+# changes or by a forced reindex, and is found as before meanwhile.
+_DECOMPOSED_LETTERS = "\u3099\u309a\u1100-\u11ff"
 # Earlier tokenizers, and the letters each indexed otherwise: an index of one whose chunks hold none
 # of them holds what this one writes (decision 518), and one whose chunks hold some is brought up to
 # date by re-reading just the documents holding them (decision 1006). Stems of other Latin-script
@@ -71,11 +78,13 @@ _SIGN_LETTERS = "".join(re.escape(chr(c)) for c in sorted(_SIGN_CODES | {FOLDS[c
 CHANGED_LETTERS = {
     "unicode61+cjk-bigram-1+stems-1": "\uac00-\ud7a3\u0430-\u044f\u0451\u0410-\u042f\u0401"
     + _SEA_LETTERS
-    + _FOLDED_LETTERS,
-    "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS + _FOLDED_LETTERS,
-    "unicode61+cjk-bigram-3+stems-2": _FOLDED_LETTERS,
-    "unicode61+cjk-bigram-3+stems-3": _FOLDED_LETTERS,
-    "unicode61+cjk-bigram-3+stems-3+folds-1": _SIGN_LETTERS,
+    + _FOLDED_LETTERS
+    + _DECOMPOSED_LETTERS,
+    "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS + _FOLDED_LETTERS + _DECOMPOSED_LETTERS,
+    "unicode61+cjk-bigram-3+stems-2": _FOLDED_LETTERS + _DECOMPOSED_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3": _FOLDED_LETTERS + _DECOMPOSED_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3+folds-1": _SIGN_LETTERS + _DECOMPOSED_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3+folds-2": _DECOMPOSED_LETTERS,
 }
 
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)

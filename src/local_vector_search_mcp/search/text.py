@@ -463,12 +463,23 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
     return _Highlighter(
         re.compile(alternation, re.IGNORECASE),
         re.compile(alternation) if all(_FOLDED_LITERAL.fullmatch(w) for w in literals) else None,
-        re.compile("|".join(map(re.escape, pieces))) if pieces else None,
+        re.compile("|".join(map(_as_written, pieces))) if pieces else None,
         frozenset(plain),
         frozenset(stems),
         tuple(prefixes),
         frozenset(k for w in words for k in _word_keys(w)),
     )
+
+
+def _as_written(piece: str) -> str:
+    """A CJK piece of the query as a pattern that also matches its kana and Hangul written decomposed
+    (a kana and its voiced mark, a syllable's jamo), as the index reads them (``cjk.fold``, decision
+    1102), so such a page lights its whole letters, never a base without its mark."""
+    out: list[str] = []
+    for ch in piece:
+        apart = unicodedata.normalize("NFD", ch) if "\u3041" <= ch <= "\u30ff" or "\uac00" <= ch <= "\ud7a3" else ch
+        out.append(re.escape(ch) if apart == ch else f"(?:{re.escape(ch)}|{re.escape(apart)})")
+    return "".join(out)
 
 
 def _continues(ch: str) -> bool:
