@@ -135,11 +135,25 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
     parts = [re.escape(p) + "[a-z]*" for p in prefixes] + [re.escape(w) for w in plain if w.isascii()]
     return _Highlighter(
         re.compile("|".join(parts) or "(?!)", re.IGNORECASE),
-        re.compile("|".join(map(re.escape, pieces))) if pieces else None,
+        re.compile("|".join(map(_written, pieces))) if pieces else None,
         frozenset(plain),
         frozenset(stems),
         tuple(prefixes),
     )
+
+
+def _written(piece: str) -> str:
+    """A CJK piece, each of its kana and Hangul syllables also as written decomposed, each letter with
+    the variation selectors written on it (decisions 1102, 1103)."""
+    out = ""
+    for ch in piece:
+        apart = unicodedata.normalize("NFD", ch)
+        if apart != ch and ("\u3041" <= ch <= "\u30ff" or "\uac00" <= ch <= "\ud7a3"):
+            out += f"(?:{re.escape(ch)}|{re.escape(apart)})"
+        else:
+            out += re.escape(ch)
+        out += "[\ufe00-\ufe0f\U000e0100-\U000e01ef]*"
+    return out
 
 
 def _whole(m: re.Match[str]) -> bool:

@@ -561,7 +561,7 @@ def test_an_index_of_folds_1_relexes_the_pages_holding_a_two_part_sign_typed_as_
     """``CHANGED_LETTERS`` of folds-1 names a letter of every such text, as written and as folds-1
     indexed it (its stand-in: SQLite matches the vocabulary, PostgreSQL the text)."""
     letters = re.compile(f"[{CHANGED_LETTERS['unicode61+cjk-bigram-3+stems-3+folds-1']}]")
-    assert LEXICAL_TOKENIZER.endswith("+folds-3")
+    assert LEXICAL_TOKENIZER.endswith("+stems-3+folds-3")
     for parts in cjk.SIGNS:
         assert letters.search(parts), parts
         old = parts.translate(cjk.FOLDS)  # what folds-1 made of them
@@ -640,5 +640,84 @@ def test_an_index_of_folds_2_relexes_the_pages_holding_hangul_jamo(
         assert reread == (1 if backend == "sqlite" else 2)
         assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
         assert sorted(_paths(client, "컴포넌트", 10)) == ["jamo.md", "plain.md"]
+    finally:
+        client.store.close()
+
+
+# The letters of the CJK symbols block and variation selectors inside a run (decision 1103) ------------
+
+IVS = "\U000e0100"  # an ideographic variation selector: 葛󠄀 as the ward of Katsushika writes its name
+RUN_PAGES = {
+    "marks.md": "# 踊り字\n\n人々は様々な時々に集まった。〆切は二〇二四年。\n",
+    "plain.md": "# 対照\n\n人と様子と時に。切手は二四年。\n",
+    "variant.md": f"# 地名\n\n東京都葛{IVS}飾区の資料。彅\ufe00剛の記録。\n",
+    "kanji.md": "# 漢字\n\n飾区と葛の話。剛。\n",
+}
+
+
+def test_cjk_symbol_letters_and_variation_selectors_stay_in_their_run() -> None:
+    text = RUN_PAGES["marks.md"] + RUN_PAGES["variant.md"]
+    assert len(fold(text)) == len(text)  # one for one: offsets hold
+    for word in ("様々", "人々", "〆切", "二〇二四年"):
+        assert any(word in token for token in word_tokens(text)), word  # one token with its run
+        assert set(bigrams(word)) <= set(index_tokens(text)), word
+    assert index_tokens(f"葛{IVS}飾区") == index_tokens("葛飾区") and word_tokens(f"葛{IVS}飾区") == ["葛飾区"]
+    assert cjk_index_text("彅\ufe00剛").split() == ["彅剛", "剛"]
+    spans = word_spans(f"x 葛{IVS}飾区 y")
+    assert [f"x 葛{IVS}飾区 y"[a:b] for a, b, _ in spans] == ["x", f"葛{IVS}飾区", "y"]  # the selector inside
+    assert fold("❤\ufe0f a\ufe0f") == "❤\ufe0f a\ufe0f"  # a selector on anything else is left as it is
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_word_holding_an_iteration_mark_or_a_variation_selector_is_found_and_lit_whole(
+    tmp_path: Path, pg_server: PgServer, backend: str
+) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    for name, text in RUN_PAGES.items():
+        (root / name).write_text(text, "utf-8")
+    client = _client(root, backend, pg_server)
+    try:
+        client.reindex()
+        for query, page, lit in [
+            ("様々", "marks.md", "は[様々]な"),
+            ("二〇二四年", "marks.md", "は[二〇二四年]。"),
+            ("〆切", "marks.md", "。[〆切]は"),
+            ("葛飾区", "variant.md", f"都[葛{IVS}飾区]の"),
+            (f"葛{IVS}飾区", "variant.md", f"都[葛{IVS}飾区]の"),
+            ("彅剛", "variant.md", "。[彅\ufe00剛]の"),
+        ]:
+            found = _results(client, query, 10)
+            assert found[0]["path"] == page, (query, found)
+            assert lit in found[0]["snippet"], (query, found[0]["snippet"])
+    finally:
+        client.store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_index_of_folds_3_relexes_the_pages_holding_a_symbol_letter_or_a_variation_selector(
+    tmp_path: Path, pg_server: PgServer, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """The pages holding a letter of the CJK symbols block are read again on both engines (SQLite's
+    vocabulary holds it); those holding a variation selector only on PostgreSQL (a separator to
+    unicode61, it never reached the vocabulary)."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    for name, text in RUN_PAGES.items():
+        (root / name).write_text(text, "utf-8")
+    client = _client(root, backend, pg_server)
+    try:
+        with monkeypatch.context() as patch:  # what folds-3 made of them
+            patch.setattr(cjk, "CJK_RUN", re.compile(f"[{cjk.CJK_CHARS.replace(cjk.SYMBOL_LETTERS, '')}]+"))
+            patch.setattr(cjk, "_VARIANT", re.compile("(?!)"))
+            client.reindex()
+        client.store.write_manifest(
+            {**client.store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-3+stems-3+folds-3"}
+        )
+        assert index_problems(client.config, None, client.store) == []
+        assert _paths(client, "様々", 10) != ["marks.md"]  # the old tokens, until the reindex
+        assert client.reindex()["indexedFiles"] == (1 if backend == "sqlite" else 2)
+        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        assert _paths(client, "様々", 10) == ["marks.md"]
     finally:
         client.store.close()

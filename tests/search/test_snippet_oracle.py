@@ -44,7 +44,8 @@ _WORDS = [
     "共享", "共享状态", "状态", "组件", "Vue组件", "vue", "Vue", "学习", "机器学习很有趣", "東京",
     "の", "カタカナ", "ｶﾀｶﾅ", "・", "゠", "ア・イ", "한국어", "Ωmega", "ΣΑΣ", "straße",
     "東京都", "京都", "京都大学", "ข้อมูล", "การสำรองข้อมูล", "สำรอง", "élève", "e\u0301le\u0300ve", "हिन्दी",
-    "🧑\u200d💻", "❤\ufe0f", "葛\U000e0100",
+    "🧑\u200d💻", "❤\ufe0f", "葛\U000e0100", "葛\U000e0100飾区", "様々", "\u30ab\u3099\u30a4\u30c8\u3099", "ガイド",
+    "\u1112\u1161\u11ab\u1100\u1173\u11af", "한글",
 ]  # fmt: skip
 _ODD = ["\u0130", "\u0131", "\u017f", "\u212a", "\u19b0", "\u1cf2", "\u00b7", "\u200b", "_", "é", "e\u0301",
         "\u0301", "\u0e49", "\u200d", "\ufe0f", "\U0001f3fd"]  # fmt: skip
@@ -78,6 +79,8 @@ _query = st.lists(st.sampled_from(_WORDS + _ODD + ["(the)", "`a`", "edits?", "ti
 @example(text="京都大学は有名です。たくさんの学生がいます。そして東京都庁舎で", query="東京都", width=16)  # whole run
 @example(text="word 🧑\u200d💻" + " │ ├── ─── ═══ ▶" * 20, query="🧑", width=16)  # a cut after a joined emoji
 @example(text="ข้" * 10 + "กก" + "ข้" * 20, query="กก", width=20)  # a mark goes with its letter
+@example(text="東京都\ufe0fedit 葛\U000e0100飾区", query="東京都 葛飾区", width=16)  # a selector in the light (1103)
+@example(text="\u30ab\u3099\u30a4\u30c8\u3099 \u1112\u1161\u11ab", query="ガイド 한", width=16)  # decomposed (1102)
 @example(
     text="edit " + "x " * 40 + "xedit_edit_edit", query="edit_edit", width=16
 )  # a whole term after a rejected start

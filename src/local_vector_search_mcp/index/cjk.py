@@ -48,6 +48,8 @@ __all__ = [
     "FOLDS",
     "SIGNS",
     "SIGN_PARTS",
+    "SYMBOL_LETTERS",
+    "VARIATION_SELECTORS",
     "bare",
     "bigrams",
     "cjk_index_text",
@@ -59,11 +61,14 @@ __all__ = [
 ]
 
 # Han (incl. ext. A and compatibility), Hiragana, Katakana (+ phonetic ext.,
-# half-width), Hangul syllables; CJK symbols excluded, and the conjoining Hangul jamo
-# too (decomposed text; a pair of jamo is not a syllable).
+# half-width), Hangul syllables, and the letters of the CJK symbols block, written inside words
+# (``様々``, ``〆切``, ``二〇二四年``; Hangzhou numerals, kana repeat marks; decision 1103); its
+# punctuation and symbols excluded, and the conjoining Hangul jamo too (decomposed text; a pair of
+# jamo is not a syllable: ``fold`` composes them).
+SYMBOL_LETTERS = "\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c"
 _CJK_LETTERS = (
     "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uf900-\ufaff"
-    "\uff66-\uff9f\U00020000-\U0002fa1f"
+    "\uff66-\uff9f\U00020000-\U0002fa1f" + SYMBOL_LETTERS
 )
 
 
@@ -152,7 +157,13 @@ DECOMPOSED_MARKS = "\u3099\u309a\u1161-\u1175"  # what such a sequence holds (a 
 _DECOMPOSED = re.compile("[\u3041-\u30ff][\u3099\u309a]|[\u1100-\u1112][\u1161-\u1175][\u11a8-\u11c2]?")
 _FILLER = "\u0301"
 _FILLED = re.compile(f"(?<=[{_CJK_LETTERS}]){_FILLER}+")
-_FOLDED = re.compile(f"[{FOLDED_CHARS}{DECOMPOSED_MARKS}]")
+# A variation selector on a CJK letter (U+FE00-U+FE0F, and the ideographic ones U+E0100-U+E01EF with
+# which Japanese names are written: ``葛󠄀飾区``) picks a glyph, not another letter, but unicode61 took it
+# for a separator, which cut the word and its run (``葛飾区`` found only ``飾区``). It becomes U+0301
+# too, one for one: dropped inside a word and before the bigrams, as a composed letter's (decision 1103).
+VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"  # a class body
+_VARIANT = re.compile(f"(?<=[{_CJK_LETTERS}{_FILLER}])[{VARIATION_SELECTORS}]+")
+_FOLDED = re.compile(f"[{FOLDED_CHARS}{DECOMPOSED_MARKS}{VARIATION_SELECTORS}]")
 # a character that either rewrite changes: the one scan a text without any pays
 _REWRITTEN = re.compile(f"[{CJK_CHARS}{FOLDED_CHARS}{DECOMPOSED_MARKS}]")
 
@@ -168,14 +179,17 @@ def fold(text: str) -> str:
     marks to their private-use stand-ins, accented Greek letters to their base letter, full-width
     letters and digits to ASCII (decision 1001), a two-part vowel sign typed as its parts to the
     composed sign's stand-in and U+0301s (decision 1012), a kana and its voiced mark or a Hangul syllable's
-    jamo to the composed letter and U+0301s (decision 1102). What the index holds of those letters, and
-    what a query must be written as to meet it (``fts5.quote_phrase``)."""
+    jamo to the composed letter and U+0301s (decision 1102), a variation selector on a CJK letter to
+    U+0301 (decision 1103). What the index holds of those letters, and what a query must be written as
+    to meet it (``fts5.quote_phrase``)."""
     if text.isascii() or not _FOLDED.search(text):
         return text
     if _SIGN.search(text):  # a two-part vowel sign typed as its parts (decision 1012)
         text = _SIGN.sub(lambda m: _SIGNS[m.group()], text)
     if _DECOMPOSED.search(text):  # kana or Hangul written decomposed (decision 1102)
         text = _DECOMPOSED.sub(_composed, text)
+    if _VARIANT.search(text):  # a glyph variant of a CJK letter (decision 1103)
+        text = _VARIANT.sub(lambda m: _FILLER * len(m.group()), text)
     return text.translate(_FOLDS)
 
 

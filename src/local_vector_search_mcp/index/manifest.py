@@ -23,7 +23,7 @@ from typing import Any
 
 from ..embeddings import Embedder
 from .chunker import CHUNKER_VERSION, CONTRACT_CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
-from .cjk import FOLDS, SIGNS
+from .cjk import FOLDS, SIGNS, SYMBOL_LETTERS, VARIATION_SELECTORS
 from .port import IndexStore
 from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 
@@ -49,8 +49,10 @@ SCHEMA_VERSION = "5"
 # chunks in those languages (decisions 517-519); folds-1: Indic marks kept in their words, Greek
 # accents and full-width letters and digits folded (``cjk.fold``, decision 1001); folds-2: a two-part
 # Indic vowel sign typed as its parts indexed as the composed one (decision 1012); folds-3: a kana and its
-# voiced mark, or a Hangul syllable's conjoining jamo, indexed as the composed letter (decision 1102)
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-3+stems-3+folds-3"
+# voiced mark, or a Hangul syllable's conjoining jamo, indexed as the composed letter (decision 1102);
+# cjk-bigram-4: the letters of the CJK symbols block (``々``, ``〇``) in their runs, and a CJK letter's
+# variation selector read as part of it (decision 1103)
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-4+stems-3+folds-3"
 _SEA_LETTERS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 # Every letter of the Indic blocks (an earlier index holds their words cut at each mark, the letters
 # alone, so the letters are what its vocabulary shows), and the letters ``cjk.fold`` rewrites of Greek
@@ -70,6 +72,11 @@ _SIGN_LETTERS = "".join(re.escape(chr(c)) for c in sorted(_SIGN_CODES | {FOLDS[c
 # marks (separators to it), so a page holding decomposed kana and no jamo is read again only when it
 # changes or by a forced reindex, and is found as before meanwhile.
 _DECOMPOSED_LETTERS = "\u3099\u309a\u1100-\u11ff"
+# The letters of the CJK symbols block, cut off their runs by every earlier tokenizer (SQLite's vocabulary
+# holds them: unicode61 reads them as letters), and the variation selectors, separators to unicode61 (as
+# written: PostgreSQL finds them; a page whose only change is one is read again on SQLite when it changes
+# or by a forced reindex, as 1102 says of the kana marks) (decision 1103).
+_RUN_LETTERS = SYMBOL_LETTERS + VARIATION_SELECTORS
 # Earlier tokenizers, and the letters each indexed otherwise: an index of one whose chunks hold none
 # of them holds what this one writes (decision 518), and one whose chunks hold some is brought up to
 # date by re-reading just the documents holding them (decision 1006). Stems of other Latin-script
@@ -79,12 +86,14 @@ CHANGED_LETTERS = {
     "unicode61+cjk-bigram-1+stems-1": "\uac00-\ud7a3\u0430-\u044f\u0451\u0410-\u042f\u0401"
     + _SEA_LETTERS
     + _FOLDED_LETTERS
-    + _DECOMPOSED_LETTERS,
-    "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS + _FOLDED_LETTERS + _DECOMPOSED_LETTERS,
-    "unicode61+cjk-bigram-3+stems-2": _FOLDED_LETTERS + _DECOMPOSED_LETTERS,
-    "unicode61+cjk-bigram-3+stems-3": _FOLDED_LETTERS + _DECOMPOSED_LETTERS,
-    "unicode61+cjk-bigram-3+stems-3+folds-1": _SIGN_LETTERS + _DECOMPOSED_LETTERS,
-    "unicode61+cjk-bigram-3+stems-3+folds-2": _DECOMPOSED_LETTERS,
+    + _DECOMPOSED_LETTERS
+    + _RUN_LETTERS,
+    "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS + _FOLDED_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS,
+    "unicode61+cjk-bigram-3+stems-2": _FOLDED_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3": _FOLDED_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3+folds-1": _SIGN_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3+folds-2": _DECOMPOSED_LETTERS + _RUN_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3+folds-3": _RUN_LETTERS,
 }
 
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
 
-from ..index.cjk import CJK_CHARS, CJK_RUN, SIGN_PARTS, bigrams, word_spans, word_tokens
+from ..index.cjk import CJK_CHARS, CJK_RUN, SIGN_PARTS, VARIATION_SELECTORS, bigrams, word_spans, word_tokens
 from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
 from ..index.stem import is_stemmable, stem
 from .stopwords import (
@@ -46,6 +46,9 @@ _CJK_RUN = CJK_RUN
 _SPLIT = re.compile(rf"([{_CJK}]+)")
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)  # word pieces as unicode61 splits them (approximately)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+# A variation selector on a CJK letter: the index reads the letter alone (``cjk.fold``, decision 1103)
+_CJK_VARIANT = re.compile(f"(?<=[{_CJK}])[{VARIATION_SELECTORS}]+")
+_VARIANT_AFTER = f"[{VARIATION_SELECTORS}]*+"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +131,11 @@ def composed(query: str) -> str:
 
 
 def build_lexical_query(query: str) -> ParsedQuery:
-    """The structured query for arbitrary user text (:func:`composed` first)."""
+    """The structured query for arbitrary user text (:func:`composed` first, a CJK letter's variation
+    selector left out)."""
     query = composed(query)
+    if not query.isascii():
+        query = _CJK_VARIANT.sub("", query)
     found: list[tuple[LexicalLeaf, str, bool]] = []  # leaf, its text, whether it is a stop word
     pieces = [_ELISION.sub("", piece) for piece in _CONTROL.sub(" ", query).split()]
     stop = query_stop_words(pieces)
@@ -473,12 +479,13 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
 
 def _as_written(piece: str) -> str:
     """A CJK piece of the query as a pattern that also matches its kana and Hangul written decomposed
-    (a kana and its voiced mark, a syllable's jamo), as the index reads them (``cjk.fold``, decision
-    1102), so such a page lights its whole letters, never a base without its mark."""
+    (a kana and its voiced mark, a syllable's jamo) and its letters with a variation selector, as the
+    index reads them (``cjk.fold``, decisions 1102, 1103), so such a page lights its whole letters,
+    never a base without its mark or its selector."""
     out: list[str] = []
     for ch in piece:
         apart = unicodedata.normalize("NFD", ch) if "\u3041" <= ch <= "\u30ff" or "\uac00" <= ch <= "\ud7a3" else ch
-        out.append(re.escape(ch) if apart == ch else f"(?:{re.escape(ch)}|{re.escape(apart)})")
+        out.append((re.escape(ch) if apart == ch else f"(?:{re.escape(ch)}|{re.escape(apart)})") + _VARIANT_AFTER)
     return "".join(out)
 
 
