@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -373,6 +374,23 @@ def test_right_to_left_text_is_reported_not_silently_mirrored(kb: Path) -> None:
     assert [w for w in warnings if w.startswith("Right-to-left text (Hebrew, Arabic, ...) is set left to right")]
     _, warnings = export(kb, "ltr.md")
     assert not [w for w in warnings if "Right-to-left" in w], warnings
+
+
+@poppler.needs_cjk_font
+def test_letters_written_decomposed_and_variation_selectors_are_drawn_as_the_letters(kb: Path) -> None:
+    """Decision 1104: reportlab draws one glyph per character. Korean written as conjoining jamo (as
+    macOS writes names) came out as boxes, named in the warnings; a kana's voiced mark U+3099 beside
+    it (``カ ゛``); the ideographic variation selector of ``葛󠄀飾区`` as a box no warning named; and a
+    lone right-to-left mark warned of right-to-left text."""
+    nfd = unicodedata.normalize
+    text = f"# {nfd('NFD', '한국어 안내')}\n\n{nfd('NFD', '컴포넌트를 등록합니다')}, {nfd('NFD', 'ガイドブック')}, "
+    text += "葛\U000e0100飾区, 彅\ufe00剛, mark\u200fhere, \uf900.\n"
+    (kb / "a.md").write_text(text, encoding="utf-8")
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    flat = poppler.flat(pdf)
+    for word in ("한국어안내", "컴포넌트를등록합니다", "ガイドブック", "葛飾区", "彅剛", "\uf900"):
+        assert word in flat, (word, flat)  # a compatibility ideograph stays itself
 
 
 @poppler.needs_cjk_font

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import shutil
 import subprocess
 import unicodedata
@@ -233,6 +234,36 @@ def _wide(ch: str) -> bool:
     return unicodedata.east_asian_width(ch) in ("W", "F")
 
 
+# reportlab draws one glyph per character, side by side: it places no mark on its letter, joins no
+# jamo into a syllable and looks up no variation sequence. A letter written decomposed (macOS: a kana
+# and its voiced mark U+3099, a Hangul syllable as its conjoining jamo, a Latin letter and its accent)
+# came out as a letter with its mark beside it, or as boxes (no CJK face draws conjoining jamo); a
+# variation selector (the ideographic ones with which Japanese names are written: 葛󠄀) as a box no
+# warning named (decision 1104).
+_SELECTOR = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+
+
+def _drawn(text: str) -> str:
+    """``text`` as it is drawn: each letter followed by combining marks or by the vowel and final
+    jamo of its syllable composed where NFC makes them one character (only there: NFC also maps a
+    lone character to another, a CJK compatibility ideograph to its unified one, whose glyph may
+    differ), and variation selectors left out (the base letter is drawn, as a font without the
+    variant shows it)."""
+    if text.isascii():
+        return text
+    if _SELECTOR.search(text):
+        text = _SELECTOR.sub("", text)
+    if unicodedata.is_normalized("NFC", text):
+        return text
+    clusters: list[str] = []
+    for ch in text:
+        if clusters and (unicodedata.combining(ch) or "\u1160" <= ch <= "\u11ff"):
+            clusters[-1] += ch
+        else:
+            clusters.append(ch)
+    return "".join(unicodedata.normalize("NFC", c) if len(c) > 1 else c for c in clusters)
+
+
 @dataclass
 class FontSet:
     """The families of one export and the characters none of them could draw."""
@@ -250,9 +281,11 @@ class FontSet:
         return {"sans": self.sans, "serif": self.serif, "mono": self.mono}[role]
 
     def markup(self, text: str, base: Family) -> str:
-        """``text`` escaped for a reportlab paragraph set in ``base``, with fallback runs."""
+        """``text`` escaped for a reportlab paragraph set in ``base``, with fallback runs, as drawn
+        (:func:`_drawn`)."""
         if text.isascii():
             return xml_escape(text)
+        text = _drawn(text)
         out: list[str] = []
         run: list[str] = []
         fallback = False
@@ -265,7 +298,12 @@ class FontSet:
             fallback = use_cjk
             if not covered and not use_cjk and unicodedata.category(ch) not in ("Cf", "Mn", "Zs", "Cc"):
                 self.missing.add(ch)
-            if not self.right_to_left and unicodedata.bidirectional(ch) in ("R", "AL"):
+            # a letter: a right-to-left mark (U+200F, Cf) alone reverses nothing (decision 1104)
+            if (
+                not self.right_to_left
+                and unicodedata.bidirectional(ch) in ("R", "AL")
+                and unicodedata.category(ch) != "Cf"
+            ):
                 self.right_to_left = True
             run.append(ch)
         if run:
@@ -284,6 +322,7 @@ class FontSet:
         draw in the CJK face. Measured in ``face`` alone, ``中文`` took the width of two missing
         glyphs, half its own, and a table column sized by it wrapped one character a line (1056)."""
         cjk = self.cjk
+        text = _drawn(text)
         if text.isascii() or cjk is None:
             return string_width(text, face, size)
         runs = itertools.groupby(text, lambda ch: not base.covers(ch) and cjk.covers(ch))
