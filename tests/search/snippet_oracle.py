@@ -31,7 +31,8 @@ def _marks(codes: range) -> str:
 _PLANE_0, _OTHERS = _marks(range(0x10000)), _marks(range(0x10000, 0x20000)) + _marks(range(0xE0100, 0xE01F0))
 _M = rf"(?:[{_PLANE_0}]|(?=[^\x00-\uffff])[{_OTHERS}])"
 _TOKEN = re.compile(rf"[{_CJK}]{_M}*+|[^\W_]++(?:{_M}++[^\W_]*+)*+", re.UNICODE)
-_JOINED = re.compile(rf"{_M}|[\u200d\U0001f3fb-\U0001f3ff]")  # marks, skin tones, zero-width joiners
+# marks, skin tones, zero-width joiners, the vowel and final jamo of a syllable (decision 1105)
+_JOINED = re.compile(rf"{_M}|[\u200d\U0001f3fb-\U0001f3ff\u1160-\u11ff]")
 
 
 def highlight_terms(terms: tuple[str, ...]) -> list[str]:

@@ -266,6 +266,13 @@ def test_a_cut_never_separates_a_mark_or_a_joined_character_from_its_letter():
     # the first 240 characters of a text without a match end after a whole emoji
     assert make_snippet("x" * 239 + "👩\u200d💻 and more", ("zzz",)) == "x" * 239 + "👩\u200d💻..."
     assert make_snippet("x" * 239 + "❤\ufe0f and more", ("zzz",)) == "x" * 239 + "❤\ufe0f..."
+    # a Hangul syllable written as its jamo (macOS) is one character to a cut too (decision 1105)
+    korean = unicodedata.normalize("NFD", "컴포넌트를 등록합니다 " * 60)
+    for lead in range(4):
+        head = make_snippet("가" * lead + korean, ("zzz",))[:-3].rstrip()
+        assert "\u1160" <= head[-1] <= "\u11ff", head[-3:]  # a syllable ends on its vowel or final
+        window = make_snippet("가" * lead + korean + " 끝", build_lexical_query("끝").terms, 4)
+        assert not "\u1160" <= window[3] <= "\u11ff", window[:6]
     # a lit emoji inside a zero-width-joiner sequence: the cut after it keeps the sequence whole
     tree = " │ ├── ─── ═══ ▶" * 150
     assert make_snippet("word 🧑\u200d💻" + tree, build_lexical_query("🧑").terms) == "word [🧑]\u200d💻..."

@@ -306,8 +306,9 @@ _SEGMENT = re.compile(rf"([{_CJK}](?:[{_CJK}]++|{_A_MARK}++)*+)|[^\W_]++(?:{_A_M
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_]", re.UNICODE)
 _MARK = re.compile(_A_MARK)
 # What goes on a character without a space between: a mark or variation selector, an emoji skin
-# tone, and both sides of a zero-width joiner (``👩‍💻``). A cut never falls before one.
-_JOINED = re.compile(rf"{_A_MARK}|[\u200d\U0001f3fb-\U0001f3ff]")
+# tone, both sides of a zero-width joiner (``👩‍💻``), and the vowel and final jamo of a Hangul
+# syllable written decomposed (letters, not marks, decision 1105). A cut never falls before one.
+_JOINED = re.compile(rf"{_A_MARK}|[\u200d\U0001f3fb-\U0001f3ff\u1160-\u11ff]")
 _ZWJ = "\u200d"
 
 
