@@ -353,3 +353,68 @@ def test_every_published_pattern_has_words() -> None:
     """A pattern added to spec/ without words would be reported as the bare expression again."""
     published = set().union(*(_patterns(spec.input_schema()) for spec in BY_NAME.values()))
     assert published and published <= set(dispatch.PATTERN_WORDS)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        (
+            "kb_search",
+            {"request": {"query": "x", "topK": 0}},
+            "request.topK: Input should be greater than or equal to 1 (got 0)",
+        ),
+        ("kb_search", {"request": {"query": "x", "mode": "fuzzy"}}, "request.mode: Input should be 'lexical', "),
+        ("kb_search", {"request": {"query": "x", "mode": "fuzzy"}}, "'hybrid' (got 'fuzzy')"),
+        (
+            "kb_links",
+            {"request": {"path": "a.md", "depth": 9}},
+            "request.depth: Input should be less than or equal to 5 (got 9)",
+        ),
+        (
+            "kb_read",
+            {"request": {"path": "a.md", "maxBytes": True}},
+            "request.maxBytes: Input should be a valid integer (got true)",
+        ),
+        ("kb_read", {"request": {"path": None}}, "request.path: Input should be a valid string (got null)"),
+        ("kb_read", {"request": "a.md"}, "request: Input should be a JSON object (got 'a.md')"),
+        (
+            "kb_search",
+            {"request": {"query": "x", "tags": ["a", ""]}},
+            "request.tags.1: String should have at least 1 character(s) (got '')",
+        ),
+        (
+            "kb_search",
+            {"request": {"query": "q" * 5000}},
+            "request.query: String should have at most 4096 characters (got 5000 characters)",
+        ),
+        ("kb_read", {"request": {"path": "notes.txt"}}, "(a path ending in .md) (got 'notes.txt')"),
+        (
+            "kb_reindex",
+            {"request": {"force": "yes"}},
+            "request.force: Input should be a valid boolean (true or false) (got 'yes')",
+        ),
+    ],
+)
+def test_a_refused_value_is_named_after_what_was_wrong_with_it(
+    tool: str, arguments: dict[str, Any], expected: str
+) -> None:
+    """Decision 1115: "topK: Input should be greater than or equal to 1" named the argument and the
+    bound, not the value sent; an agent that computed it from a list could not see which one was
+    wrong. A string is trimmed, a long one counted."""
+    with pytest.raises(KbError) as raised:
+        dispatch.validate_arguments(BY_NAME[tool], arguments)
+    assert expected in raised.value.message
+
+
+def test_a_shown_value_is_trimmed_and_an_absolute_path_is_not_repeated() -> None:
+    with pytest.raises(InvalidArgument) as raised:
+        dispatch.validate_arguments(BY_NAME["kb_read"], {"request": {"path": "a.md", "maxBytes": "z" * 500}})
+    assert f"(got '{'z' * dispatch.SHOWN_CHARS}...')" in raised.value.message
+    with pytest.raises(InvalidPath) as refused:
+        dispatch.validate_arguments(BY_NAME["kb_read"], {"request": {"path": "/home/someone/notes.txt"}})
+    assert "(got an absolute path)" in refused.value.message and "/home" not in refused.value.message
+    with pytest.raises(InvalidPath) as drive:
+        dispatch.validate_arguments(
+            BY_NAME["kb_create_pdf_book"], {"request": {"path": "a.md", "outputPath": "C:\\x.txt"}}
+        )
+    assert "(got an absolute path)" in drive.value.message and "x.txt" not in drive.value.message

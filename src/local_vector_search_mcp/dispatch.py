@@ -199,7 +199,7 @@ def _check_items(value: object, schema: dict[str, Any], defs: dict[str, Any], wh
     schema = _resolve(schema, defs)
     problem = _type_problem(value, _kinds(schema)) if where else None
     if problem is not None:
-        raise InvalidArgument(f"Invalid arguments: {where}: {problem}")
+        raise InvalidArgument(f"Invalid arguments: {where}: {problem} (got {shown_value(value)})")
     if isinstance(value, dict):
         props = schema.get("properties", {})
         for key, sub in value.items():
@@ -217,7 +217,7 @@ def _check_items(value: object, schema: dict[str, Any], defs: dict[str, Any], wh
                 continue  # nothing below can refuse it
             problem = (_item_problem(item, items) if constrained else None) or _type_problem(item, kinds)
             if problem is not None:
-                raise InvalidArgument(f"Invalid arguments: {where}.{i}: {problem}")
+                raise InvalidArgument(f"Invalid arguments: {where}.{i}: {problem} (got {shown_value(item)})")
             if isinstance(item, dict | list):
                 _check_items(item, items, defs, f"{where}.{i}")
 
@@ -254,10 +254,54 @@ def _spelling(name: str) -> str:
     return name.replace("_", "").replace("-", "").lower()
 
 
+# How long a value sent may be when a refusal shows it (decision 1115): enough to recognise it.
+SHOWN_CHARS = 60
+
+
+def shown_value(value: object, field: str | int | None = None) -> str:
+    """``value`` as a refusal names it (decision 1115), trimmed: a string in quotes, cut after
+    ``SHOWN_CHARS`` characters, JSON's words for booleans and null, what an object or a list is
+    rather than its content. An absolute path in a path field is not repeated: it names folders
+    outside the knowledge base, which no message does (decision 9)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        if field in _PATH_FIELDS and (value.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", value)):
+            return "an absolute path"
+        return repr(value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + "...")
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, list | tuple):
+        return f"a list of {len(value)} item(s)"
+    return type(value).__name__
+
+
+# pydantic error types whose message needs no value after it: the field is absent or not ours, or
+# the message says the size already ("List should have at least 1 item after validation, not 0")
+_NO_VALUE = {"missing", "extra_forbidden", "too_short", "too_long"}
+
+
+def _got(err: Any) -> str:
+    """What was sent, after a problem pydantic reports (decision 1115): `topK: Input should be
+    greater than or equal to 1` left an agent that sent a computed value to guess which one."""
+    if err["type"] in _NO_VALUE or "input" not in err:
+        return ""
+    value = err["input"]
+    if err["type"] == "string_too_long" and isinstance(value, str):
+        return f" (got {len(value)} characters)"
+    name = err["loc"][-1] if err["loc"] else None
+    return f" (got {shown_value(value, name)})"
+
+
 def _format_validation(exc: ValidationError, schema: dict[str, Any] | None = None) -> str:
     """pydantic's errors in the published names (decision 855): an unknown field written in another
     case or in snake_case (`topk`, `top_k`) is named with the property it meant (`topK`), and a
-    value that should be an object is called a JSON object, not by our generated class's name."""
+    value that should be an object is called a JSON object, not by our generated class's name.
+    Each problem ends with the value sent, trimmed (decision 1115)."""
     problems = []
     for err in exc.errors()[:5]:
         loc = ".".join(str(p) for p in err["loc"]) or "arguments"
@@ -274,7 +318,7 @@ def _format_validation(exc: ValidationError, schema: dict[str, Any] | None = Non
             msg = _pattern_problem(err.get("ctx", {}).get("pattern", ""))
         else:
             msg = err["msg"]
-        problems.append(f"{loc}: {msg}")
+        problems.append(f"{loc}: {msg}{_got(err)}")
     return "Invalid arguments: " + "; ".join(problems)
 
 
