@@ -28,6 +28,9 @@ from __future__ import annotations
 from enum import StrEnum
 
 __all__ = [
+    "LIST_DOCUMENTS",
+    "LIST_FILES",
+    "LIST_IMAGES",
     "AlreadyExists",
     "Conflict",
     "ConflictReason",
@@ -39,7 +42,20 @@ __all__ = [
     "PartialFailure",
     "PermissionDenied",
     "UnsupportedFormat",
+    "folder_given",
 ]
+
+
+# The next call of a refusal that names something missing (decision 1116): a message stating only
+# that 'notes.md' was not found left an agent to guess where the documents are.
+LIST_DOCUMENTS = "kb_list_files lists the documents that exist"
+LIST_FILES = "kb_list_files lists the files that exist"
+LIST_IMAGES = "kb_list_images lists the images that exist"
+
+
+def folder_given(rel: str, wanted: str) -> str:
+    """The words for a folder sent where a file belongs: what it is and how to see what it holds."""
+    return f"{rel!r} is a folder, not {wanted}; kb_list_files with pathPrefix {rel!r} lists what it holds."
 
 
 class KbError(Exception):

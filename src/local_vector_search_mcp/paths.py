@@ -178,13 +178,13 @@ class PathGuard:
         parts = rel.split("/")
         current = self.root
         for i, part in enumerate(parts):
-            st = _lstat(current / part, rel)
+            st = _lstat(current / part, rel, self.root)
             if st is None:
                 spelled = _spelled_on_disk(current, part, rel)
                 if spelled is None:
                     break  # the rest does not exist yet: nothing to follow
                 parts[i] = part = spelled
-                st = _lstat(current / part, rel)
+                st = _lstat(current / part, rel, self.root)
                 if st is None:
                     break  # removed meanwhile: as if it had never been there
             current = current / part
@@ -206,7 +206,7 @@ class PathGuard:
         return rel, self.root.joinpath(*rel.split("/"))
 
 
-def _lstat(path: Path, rel: str) -> os.stat_result | None:
+def _lstat(path: Path, rel: str, root: Path | None = None) -> os.stat_result | None:
     """``os.lstat(path)``, None when it does not exist; any other failure refuses ``rel``.
 
     A folder on the way that the operating system will not let us look into is PERMISSION_DENIED,
@@ -219,6 +219,11 @@ def _lstat(path: Path, rel: str) -> os.stat_result | None:
         raise PermissionDenied(
             f"The operating system refused to look into a folder on the way to {rel!r} ({exc.strerror})."
         ) from None
+    except NotADirectoryError:
+        # `notes.md/x.md`: a file stands where the path needs a folder (decision 1116)
+        file = rel.split("/")[: len(path.relative_to(root).parts) - 1] if root is not None else []
+        above = f"{'/'.join(file)!r} is a file" if file else "a component on the way is a file"
+        raise RefusedPath(repr(rel), f"{above}, not a folder, so nothing can be under it") from None
     except OSError as exc:
         raise RefusedPath(repr(rel), f"it cannot be inspected ({exc.strerror})") from None
 

@@ -19,7 +19,15 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import InvalidArgument, KbError, NotFound, PermissionDenied, UnsupportedFormat
+from .errors import (
+    LIST_DOCUMENTS,
+    InvalidArgument,
+    KbError,
+    NotFound,
+    PermissionDenied,
+    UnsupportedFormat,
+    folder_given,
+)
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -103,7 +111,7 @@ def require_regular_file(path: Path, rel: str) -> None:
 
 def _regular(info: os.stat_result, rel: str) -> None:
     if stat.S_ISDIR(info.st_mode):
-        raise InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
+        raise InvalidArgument(folder_given(rel, "a Markdown document"))
     if not stat.S_ISREG(info.st_mode):
         raise UnsupportedFormat(f"{rel!r} is not a regular file (a pipe, socket or device); it cannot be read.")
 
@@ -128,11 +136,11 @@ def unlisted_folder(exc: OSError) -> str:
 
 def _error(exc: OSError, rel: str) -> KbError:
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return NotFound(f"Document {rel!r} was not found.")
+        return NotFound(f"Document {rel!r} was not found. {LIST_DOCUMENTS}.")
     if exc.errno == errno.ELOOP:
         return UnsupportedFormat(f"{rel!r} is a symbolic link; links are not followed.")
     if exc.errno == errno.EISDIR:
-        return InvalidArgument(f"{rel!r} is a folder, not a Markdown document.")
+        return InvalidArgument(folder_given(rel, "a Markdown document"))
     if exc.errno in (errno.EACCES, errno.EPERM):
         return PermissionDenied(f"The operating system refused to read {rel!r}.")
     return PermissionDenied(f"The file system failed to read {rel!r} ({os_reason(exc)}).")

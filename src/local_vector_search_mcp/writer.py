@@ -45,7 +45,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from . import progress
-from .errors import AlreadyExists, Conflict, ConflictReason, InvalidArgument, KbError, NotFound, PermissionDenied
+from .errors import (
+    LIST_DOCUMENTS,
+    LIST_FILES,
+    AlreadyExists,
+    Conflict,
+    ConflictReason,
+    InvalidArgument,
+    KbError,
+    NotFound,
+    PermissionDenied,
+)
 from .pinning import Pins, unpinned
 from .sourcefile import MAX_DOCUMENT_BYTES, check_size, os_reason, require_regular_file
 from .workspace import Workspace
@@ -572,7 +582,10 @@ def _gone_or_os_error(exc: OSError, rel: str) -> KbError:
     """A document another program moved or deleted while we changed it is NOT_FOUND (it is not
     there any more: re-list and retry), not a file system failure (decision 325)."""
     if isinstance(exc, FileNotFoundError):
-        return NotFound(f"Document {rel!r} was not found (it was moved or deleted meanwhile); nothing was changed.")
+        return NotFound(
+            f"Document {rel!r} was not found (it was moved or deleted meanwhile); nothing was changed. "
+            f"{LIST_DOCUMENTS}."
+        )
     return _os_error(exc, rel)
 
 
@@ -747,7 +760,7 @@ def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]
                 require_regular_file(target, rel)
                 raise
             if raw is None:
-                raise NotFound(f"Document {rel!r} was not found.")
+                raise NotFound(f"Document {rel!r} was not found. {LIST_DOCUMENTS}.")
             check_size(len(raw), rel)
             data = plan(raw)
             if len(data) > MAX_DOCUMENT_BYTES:
@@ -882,7 +895,7 @@ def _check_hash(rel: str, path: Path, expected_sha: str) -> bytes:
     except IsADirectoryError:  # made a folder since the handler checked it (decision 930)
         raise _made_a_folder(rel) from None
     if current is None:
-        raise NotFound(f"Document {rel!r} was not found.")
+        raise NotFound(f"Document {rel!r} was not found. {LIST_DOCUMENTS}.")
     match_hash(rel, current, expected_sha)
     return current
 
@@ -918,7 +931,7 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
         # the reference and kb_move_image (decisions 119, 891)
         found = _pinned_bytes(pins, src, src_rel)
         if found is None:
-            raise NotFound(f"Document {src_rel!r} was not found.")
+            raise NotFound(f"Document {src_rel!r} was not found. {LIST_DOCUMENTS}.")
         src, current = found
         if _taken(pins, dst, dst_rel):
             raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.")
@@ -984,7 +997,10 @@ def move_with_rewrites(
     with write_lock(ws) as intent, Pins(ws.root) as pins:
         found = _pinned_bytes(pins, src, src_rel)
         if found is None:
-            raise NotFound(f"{'Document' if guard_document else 'File'} {src_rel!r} was not found.")
+            raise NotFound(
+                f"{'Document' if guard_document else 'File'} {src_rel!r} was not found. "
+                f"{LIST_DOCUMENTS if guard_document else LIST_FILES}."
+            )
         src, current = found
         if _taken(pins, dst, dst_rel):  # before the hash (decision 891)
             raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
@@ -1449,7 +1465,7 @@ def delete_file(ws: Workspace, rel: str, path: Path, expected_sha: str) -> None:
     with write_lock(ws), Pins(ws.root) as pins:
         pinned = _pin_existing(pins, path, rel)
         if pinned is None:
-            raise NotFound(f"Document {rel!r} was not found.")
+            raise NotFound(f"Document {rel!r} was not found. {LIST_DOCUMENTS}.")
         path = pinned
         _check_hash(rel, path, expected_sha)
         try:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from ..errors import InvalidArgument, InvalidPath, NotFound, PermissionDenied
+from ..errors import LIST_FILES, LIST_IMAGES, InvalidArgument, InvalidPath, NotFound, PermissionDenied, folder_given
 from ..workspace import Workspace
 from .formats import MAX_BYTES
 
@@ -83,18 +83,21 @@ class FileBytes:
     sha256: str
 
 
+_LISTS = {"File": LIST_FILES, "Image": LIST_IMAGES}
+
+
 def stat_regular(rel: str, path: Path, what: str = "File") -> os.stat_result:
     """The ``lstat`` of an existing regular file, or the contract's refusal."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        raise NotFound(f"{what} {rel!r} was not found.") from None
+        raise NotFound(f"{what} {rel!r} was not found. {_LISTS[what]}.") from None
     except NotADirectoryError:
-        raise NotFound(f"{what} {rel!r} was not found.") from None
+        raise NotFound(f"{what} {rel!r} was not found. {_LISTS[what]}.") from None
     except PermissionError:
         raise PermissionDenied(f"The operating system refused to read {rel!r}.") from None
     if stat.S_ISDIR(st.st_mode):
-        raise InvalidArgument(f"{rel!r} is a folder, not a file.")
+        raise InvalidArgument(folder_given(rel, "a file"))
     if stat.S_ISLNK(st.st_mode):
         raise InvalidPath(f"Path not permitted: {rel!r}: symbolic links are not followed.")
     if not stat.S_ISREG(st.st_mode):
@@ -114,7 +117,7 @@ def read_capped(rel: str, path: Path, what: str = "File") -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        raise NotFound(f"{what} {rel!r} was not found.") from None
+        raise NotFound(f"{what} {rel!r} was not found. {_LISTS[what]}.") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise InvalidPath(f"Path not permitted: {rel!r}: symbolic links are not followed.") from None

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import (
+    LIST_IMAGES,
     AlreadyExists,
     Conflict,
     ConflictReason,
@@ -503,7 +504,7 @@ def delete_image(ws: Workspace, path: str) -> str:
             target = pins.pin(target, rel)  # through its folder as checked (decision 674)
             os.unlink(target)
         except FileNotFoundError:
-            raise NotFound(f"Image {rel!r} was not found.") from None
+            raise NotFound(f"Image {rel!r} was not found. {LIST_IMAGES}.") from None
         except OSError as exc:
             raise os_error(exc, rel, "delete") from None
         fsync_dir(target.parent)
@@ -584,7 +585,7 @@ def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | N
             try:  # both named through their folders as checked from here on (decision 674)
                 src = pins.pin(src, src_rel)
             except FileNotFoundError:
-                raise NotFound(f"Image {src_rel!r} was not found.") from None
+                raise NotFound(f"Image {src_rel!r} was not found. {LIST_IMAGES}.") from None
             try:
                 dst = pins.pin(dst, dst_rel)
             except FileNotFoundError as exc:  # its folder, made just above, removed again at once

@@ -22,7 +22,7 @@ from lvsm_contract.models import (
     SkippedEntry,
 )
 
-from ..errors import InvalidArgument, KbError, NotFound
+from ..errors import LIST_DOCUMENTS, InvalidArgument, KbError, NotFound
 from ..index.graph import WIKI_KINDS, Graph, ResolvedLink, name_key, nearest
 from ..index.port import DocumentState
 from ..markdown import parse_document
@@ -95,7 +95,10 @@ def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
     rel, target = ws.guard.resolve(request.path, markdown=True)
     if rel not in graph.documents and rel not in graph.incoming:
         _why_not_indexed(rel, target)
-        raise NotFound(f"{rel!r} is neither an indexed document nor the target of an indexed link.")
+        raise NotFound(
+            f"{rel!r} is neither an indexed document nor the target of an indexed link. {LIST_DOCUMENTS}; "
+            "one added since the last reindex is indexed by kb_reindex."
+        )
     if request.direction not in ("outgoing", "incoming", "both"):  # pragma: no cover - the model refuses it
         raise InvalidArgument("direction must be outgoing, incoming or both.")
     # a page is a stretch of the walk's links (decision 773): the walk is deterministic for one

@@ -1,0 +1,138 @@
+"""Refusals as an agent meets them, through the dispatcher (the MCP and CLI code path): each names
+what was wrong with which argument and what to send or call instead (decisions 1115-1124)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local_vector_search_mcp.config import CliOptions, load_settings
+from local_vector_search_mcp.dispatch import invoke
+from local_vector_search_mcp.errors import KbError
+from local_vector_search_mcp.workspace import Workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    (root / "a.md").write_text("# A\n\nalpha para.\n\n| Name | Age |\n| --- | --- |\n| Bo | 3 |\n", "utf-8")
+    (root / "taken.md").write_text("# Taken\n", "utf-8")
+    (root / "folder.md").mkdir()
+    (root / "dir.png").mkdir()
+    settings = load_settings(
+        CliOptions(
+            root=str(root), storage_path=str(tmp_path / "index.db"), embedding_provider="none", allow_writes=True
+        ),
+        cwd=tmp_path,
+        environ={},
+    )
+    workspace = Workspace(settings)
+    yield workspace
+    workspace.close()
+
+
+def _files(root: Path) -> dict[str, bytes | None]:
+    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+
+
+def refused(ws: Workspace, tool: str, arguments: dict[str, Any], code: str) -> str:
+    """The message of the refusal ``tool`` gives ``arguments``, checked to be ``code`` and to leave
+    every file as it was."""
+    before = _files(ws.root)
+    with pytest.raises(KbError) as caught:
+        invoke(ws, tool, arguments)
+    assert caught.value.code == code, caught.value.message
+    assert _files(ws.root) == before
+    return caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named", "lister"),
+    [
+        ("kb_read", {"request": {"path": "docs/nope.md"}}, "Document 'docs/nope.md' was not found.", "kb_list_files"),
+        ("kb_outline", {"request": {"path": "nope.md"}}, "Document 'nope.md' was not found.", "kb_list_files"),
+        (
+            "kb_patch",
+            {
+                "request": {
+                    "path": "nope.md",
+                    "operations": [{"kind": "insert_after", "pointer": "document", "markdown": "x"}],
+                }
+            },
+            "Document 'nope.md' was not found.",
+            "kb_list_files",
+        ),
+        (
+            "kb_delete",
+            {"request": {"path": "nope.md", "expectedSourceHash": "0" * 64}},
+            "Document 'nope.md' was not found.",
+            "kb_list_files",
+        ),
+        (
+            "kb_move",
+            {"request": {"sourcePath": "nope.md", "targetPath": "b.md", "expectedSourceHash": "0" * 64}},
+            "Document 'nope.md' was not found.",
+            "kb_list_files",
+        ),
+        ("kb_create_pdf_book", {"request": {"path": "nope.md"}}, "Document 'nope.md' was not found.", "kb_list_files"),
+        ("kb_download_file", {"request": {"path": "nope.bin"}}, "File 'nope.bin' was not found.", "kb_list_files"),
+        ("kb_load_image", {"path": "nope.png"}, "Image 'nope.png' was not found.", "kb_list_images"),
+        ("kb_delete_image", {"path": "nope.png"}, "Image 'nope.png' was not found.", "kb_list_images"),
+        (
+            "kb_move_image",
+            {"request": {"sourcePath": "nope.png", "targetPath": "b.png"}},
+            "Image 'nope.png' was not found.",
+            "kb_list_images",
+        ),
+    ],
+)
+def test_a_missing_document_or_file_is_refused_with_the_tool_that_lists_what_exists(
+    ws: Workspace, tool: str, arguments: dict[str, Any], named: str, lister: str
+) -> None:
+    """Decision 1116: "Document 'nope.md' was not found." (the notes' words, kept first) said what
+    was wrong but not where an agent finds the right path."""
+    message = refused(ws, tool, arguments, "NOT_FOUND")
+    assert message.startswith(named) and f"{lister} lists the" in message
+
+
+def test_a_document_unknown_to_the_link_graph_names_kb_list_files_and_kb_reindex(ws: Workspace) -> None:
+    ws.indexing.reindex("changed", False)  # synchronously, as kb_reindex's background pass does
+    message = refused(ws, "kb_links", {"request": {"path": "nope.md"}}, "NOT_FOUND")
+    assert "'nope.md'" in message and "kb_list_files" in message and "kb_reindex" in message
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "path"),
+    [
+        ("kb_read", {"request": {"path": "folder.md"}}, "folder.md"),
+        ("kb_delete", {"request": {"path": "folder.md", "expectedSourceHash": "0" * 64}}, "folder.md"),
+        ("kb_load_image", {"path": "dir.png"}, "dir.png"),
+        ("kb_download_file", {"request": {"path": "docs"}}, "docs"),
+    ],
+)
+def test_a_folder_sent_as_a_file_is_refused_with_how_to_list_it(
+    ws: Workspace, tool: str, arguments: dict[str, Any], path: str
+) -> None:
+    message = refused(ws, tool, arguments, "INVALID_ARGUMENT")
+    assert f"{path!r} is a folder" in message and f"kb_list_files with pathPrefix {path!r}" in message
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "code"),
+    [
+        ("kb_read", {"request": {"path": "taken.md/x.md"}}, "INVALID_PATH"),
+        ("kb_create", {"request": {"path": "taken.md/sub/x.md", "markdown": "# X\n"}}, "INVALID_PATH"),
+    ],
+)
+def test_a_path_under_a_file_names_the_file_that_is_no_folder(
+    ws: Workspace, tool: str, arguments: dict[str, Any], code: str
+) -> None:
+    """Decision 1116: `taken.md/x.md` was "it cannot be inspected (Not a directory)", the operating
+    system's words for a path whose folder is a file."""
+    message = refused(ws, tool, arguments, code)
+    assert "'taken.md' is a file, not a folder" in message and "Not a directory" not in message
+    assert not (ws.root / "taken.md" / "sub").exists() and os.path.isfile(ws.root / "taken.md")
