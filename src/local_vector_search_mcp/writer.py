@@ -775,7 +775,8 @@ def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]
             except SourceChanged:
                 continue
     raise Conflict(
-        f"Document {rel!r} kept changing while the edit was applied ({MAX_ATTEMPTS} attempts); re-read it and retry.",
+        f"Document {rel!r} kept changing while the edit was applied ({MAX_ATTEMPTS} attempts); re-read it "
+        "with kb_read and retry.",
         ConflictReason.SOURCE_CHANGED,
     )
 
@@ -1006,7 +1007,12 @@ def move_with_rewrites(
             raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
         if expected_sha and sha256_hex(current) != expected_sha.lower():
             raise Conflict(
-                f"{src_rel!r} changed since it was read (hash differs); re-read it and retry.",
+                f"{src_rel!r} changed since it was read (hash differs); "
+                + (
+                    "re-read it with kb_read and retry with the sourceHash it returns."
+                    if guard_document
+                    else "kb_load_image gives its current sha256: retry with that."
+                ),
                 ConflictReason.SOURCE_CHANGED,
             )
         pinned_rewrites: dict[str, tuple[Path, bytes, bytes]] = {}
@@ -1157,7 +1163,7 @@ def _is_regular(path: Path) -> bool:
 def _moved_meanwhile(rel: str) -> Conflict:
     return Conflict(
         f"{rel!r} was saved by another program while it was moved; the move was undone and the save kept. "
-        "Re-read it and retry the move.",
+        "Re-read it with kb_read and retry the move with the sourceHash it returns.",
         ConflictReason.SOURCE_CHANGED,
     )
 

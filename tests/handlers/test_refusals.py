@@ -14,6 +14,13 @@ from local_vector_search_mcp.dispatch import invoke
 from local_vector_search_mcp.errors import KbError
 from local_vector_search_mcp.workspace import Workspace
 
+# a 1x1 PNG
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8cfc0f01f0005000201"
+    "a5bd3c8e0000000049454e44ae426082"
+)
+STALE = "0123456789abcdef"
+
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
@@ -23,6 +30,7 @@ def ws(tmp_path: Path) -> Workspace:
     (root / "taken.md").write_text("# Taken\n", "utf-8")
     (root / "folder.md").mkdir()
     (root / "dir.png").mkdir()
+    (root / "img.png").write_bytes(PNG)
     settings = load_settings(
         CliOptions(
             root=str(root), storage_path=str(tmp_path / "index.db"), embedding_provider="none", allow_writes=True
@@ -136,3 +144,31 @@ def test_a_path_under_a_file_names_the_file_that_is_no_folder(
     message = refused(ws, tool, arguments, code)
     assert "'taken.md' is a file, not a folder" in message and "Not a directory" not in message
     assert not (ws.root / "taken.md" / "sub").exists() and os.path.isfile(ws.root / "taken.md")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("kb_read", {"request": {"path": "a.md", "pointer": f"1.p1~{STALE}~{STALE}"}}),
+        ("kb_outline", {"request": {"path": "a.md", "pointer": f"1~{STALE}~{STALE}"}}),
+        (
+            "kb_patch",
+            {"request": {"path": "a.md", "operations": [{"kind": "delete", "pointer": f"1.p1~{STALE}~{STALE}"}]}},
+        ),
+        ("kb_edit_table", {"path": "a.md", "pointer": f"1.t1~{STALE}~{STALE}", "action": "delete_row", "rowIndex": 0}),
+    ],
+)
+def test_a_stale_anchor_is_refused_with_the_read_that_gives_a_fresh_one(
+    ws: Workspace, tool: str, arguments: dict[str, Any]
+) -> None:
+    """Decision 1117: "read the document again to get current pointers" (the notes' words, kept)
+    named no tool, and re-reading from the stale anchor fails the same way."""
+    message = refused(ws, tool, arguments, "CONFLICT")
+    assert "read the document again with kb_read (from pointer `document`)" in message
+
+
+def test_a_stale_image_hash_is_refused_with_the_tool_that_gives_the_current_one(ws: Workspace) -> None:
+    arguments = {"request": {"sourcePath": "img.png", "targetPath": "b.png", "expectedSha256": "0" * 64}}
+    message = refused(ws, "kb_move_image", arguments, "CONFLICT")
+    assert "'img.png'" in message and "kb_load_image gives its current sha256" in message
+    assert "expectedSha256" in message

@@ -52,6 +52,9 @@ from .naming import (
 from .preview import gif_preview_png
 from .store import CreatedFolders, os_error, publish, staging_path
 
+# After a stale expectedSha256 (decision 1117): where the current one comes from.
+_FRESH_SHA = "kb_load_image gives its current sha256: retry with that as expectedSha256"
+
 __all__ = [
     "ImageCatalog",
     "ImageEntry",
@@ -530,7 +533,7 @@ def _hash_and_head(rel: str, path: Path) -> tuple[str, bytes]:
                 head = head or block[:12]
                 digest.update(block)
     except FileNotFoundError:
-        raise Conflict(f"Image {rel!r} disappeared during the move; list the images again.") from None
+        raise Conflict(f"Image {rel!r} disappeared during the move; {LIST_IMAGES}.") from None
     except OSError as exc:
         raise os_error(exc, rel, "read") from None
     return digest.hexdigest(), head
@@ -563,8 +566,7 @@ def check_move(ws: Workspace, source: str, target: str, expected_sha256: str | N
     sha, head = _hash_and_head(src_rel, src)
     if expected_sha256 is not None and sha != expected_sha256.lower():
         raise Conflict(
-            f"Image {src_rel!r} changed since it was read (its SHA-256 differs from expectedSha256); "
-            "load it again and retry.",
+            f"Image {src_rel!r} changed since it was read (its SHA-256 differs from expectedSha256); {_FRESH_SHA}.",
             ConflictReason.SOURCE_CHANGED,
         )
     _check_signature(src_rel, head, src_fmt)
@@ -592,7 +594,7 @@ def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | N
                 raise os_error(exc, dst_rel, "move") from None
             stat_regular(src_rel, src, "Image")
             if _hash_and_head(src_rel, src)[0] != sha:
-                raise Conflict(f"Image {src_rel!r} changed during the move; load it again and retry.")
+                raise Conflict(f"Image {src_rel!r} changed during the move; {_FRESH_SHA}.")
             intent.note(source=src, target=dst)  # a crash after the link is finished at the next start
             try:
                 os.link(src, dst)  # fails instead of overwriting; then drop the old name

@@ -26,7 +26,9 @@ __all__ = [
     "resolve_pointer",
 ]
 
-_REREAD = "read the document again to get current pointers"
+# What to do after an anchor conflict (decision 1117): the notes' "read the document again", then
+# the tool and where to start, since re-reading from the stale anchor fails the same way.
+_REREAD = "read the document again with kb_read (from pointer `document`) to get current pointers"
 
 # An element an edit changed or removed: its kind, self hash and logical pointer (decision 993).
 ChangedKey = tuple[ElementKind, str, str]
