@@ -231,3 +231,39 @@ def test_a_cell_or_name_set_to_the_text_it_shows_writes_nothing() -> None:
     assert run(table, TableEdit("update_cells", updates=both)) == table.replace(
         "This code does not compile!", "It compiles."
     )
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (TableEdit("delete_column", column="name"), "The columns are 'Name', 'Qty'; or select one by columnIndex."),
+        (TableEdit("insert_row", values_by_column={"qty": "1"}), "No column is named 'qty'; names match exactly"),
+        (TableEdit("insert_row", values_by_column={"qty": "1"}), "The columns are 'Name', 'Qty'."),
+        (
+            TableEdit("delete_row", where=RowMatch("Apple", column="Name")),
+            "kb_read from the table's anchor lists its rows",
+        ),
+        (
+            TableEdit("set_alignment", column_index=1, alignment="right", row_index=1),
+            "rowIndex is not valid for action set_alignment: omit it (set_alignment takes column, columnIndex, "
+            "alignment)",
+        ),
+        (
+            TableEdit("update_cells", updates=[CellUpdate("x", row_index=0, column_index=0)], value_format="markdown"),
+            "(update_cells takes updates; each update carries its own valueFormat)",
+        ),
+    ],
+)
+def test_a_selector_or_field_that_does_not_fit_is_refused_with_what_does(edit: TableEdit, named: str) -> None:
+    """Decision 1119: "No column is named 'name'" left an agent to guess the names (case matters), and
+    "Field rowIndex is not valid for action set_alignment" to guess which fields the action takes."""
+    with pytest.raises(InvalidArgument) as refused:
+        run(TABLE, edit)
+    assert named in refused.value.message
+
+
+def test_a_wide_table_lists_its_first_twelve_column_names() -> None:
+    header = "| " + " | ".join(f"c{i}" for i in range(15)) + " |\n|" + "---|" * 15 + "\n"
+    with pytest.raises(InvalidArgument) as refused:
+        run(header, TableEdit("delete_column", column="C0"))
+    assert "'c0', 'c1'" in refused.value.message and "'c11' and 3 more" in refused.value.message

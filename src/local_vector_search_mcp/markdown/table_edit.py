@@ -172,7 +172,7 @@ def _grid(source: TableSource) -> _Grid:
     return _Grid(source, names, aligns, rows)
 
 
-def _column(grid: _Grid, name: str | None, index: int | None, what: str = "column") -> int:
+def _column(grid: _Grid, name: str | None, index: int | None, what: str = "column", *, by_index: bool = True) -> int:
     if (name is None) == (index is None):
         raise InvalidArgument(f"Give exactly one of {what} (name) and {what}Index.")
     if index is not None:
@@ -181,7 +181,10 @@ def _column(grid: _Grid, name: str | None, index: int | None, what: str = "colum
         return index
     hits = [i for i, n in enumerate(grid.names) if n == name]
     if not hits:
-        raise InvalidArgument(f"No column is named {name!r}; names match exactly (case-sensitive display text).")
+        raise InvalidArgument(
+            f"No column is named {name!r}; names match exactly (case-sensitive display text). The columns "
+            f"are {_names(grid.names)}{f'; or select one by {what}Index' if by_index else ''}."
+        )
     if len(hits) > 1:
         raise Conflict(
             f"{len(hits)} columns are named {name!r}; select the column by {what}Index.",
@@ -201,7 +204,10 @@ def _row(grid: _Grid, index: int | None, where: RowMatch | None) -> int:
     col = _column(grid, where.column, where.column_index)
     hits = [i for i, cells in enumerate(grid.rows) if cells[col] == where.equals]
     if not hits:
-        raise InvalidArgument(f"No row has {where.equals!r} in column {grid.names[col]!r}.")
+        raise InvalidArgument(
+            f"No row has {where.equals!r} in column {grid.names[col]!r} (where.equals matches a cell's whole "
+            "display text, case-sensitive); kb_read from the table's anchor lists its rows."
+        )
     if len(hits) > 1:
         raise Conflict(
             f"{len(hits)} rows have {where.equals!r} in column {grid.names[col]!r}; select the row by rowIndex.",
@@ -291,6 +297,19 @@ def _apply(text: str, splices: list[_Splice]) -> str:
     return "".join(out)
 
 
+def _takes(action: str) -> str:
+    """The fields ``action`` takes, in the published names (decision 1119)."""
+    taken = ", ".join(wire for name, wire in _WIRE.items() if name in _ALLOWED[action])
+    extra = "; each update carries its own valueFormat" if action == "update_cells" else ""
+    return f"{action} takes {taken}{extra}"
+
+
+def _names(names: list[str], most: int = 12) -> str:
+    """Column names as a refusal lists them (decision 1119): quoted, the first ``most``."""
+    shown = ", ".join(repr(n) for n in names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 def _check_fields(edit: TableEdit) -> None:
     if edit.action not in _ALLOWED:
         raise InvalidArgument(f"Unknown action {edit.action!r}; expected one of: {', '.join(ACTIONS)}.")
@@ -299,7 +318,9 @@ def _check_fields(edit: TableEdit) -> None:
         if f.name == "action":
             continue
         if getattr(edit, f.name) is not None and f.name not in allowed:
-            raise InvalidArgument(f"Field {_WIRE[f.name]} is not valid for action {edit.action}.")
+            raise InvalidArgument(
+                f"Field {_WIRE[f.name]} is not valid for action {edit.action}: omit it ({_takes(edit.action)})."
+            )
 
 
 def _table_eol(doc: Document, source: TableSource) -> str:
@@ -389,7 +410,7 @@ def edit_table(doc: Document, element: Element, edit: TableEdit) -> str:
             assert edit.values_by_column is not None
             plain = [""] * grid.width
             for name, value in edit.values_by_column.items():
-                plain[_column(grid, name, None)] = value
+                plain[_column(grid, name, None, by_index=False)] = value
         value_format = edit.value_format or "text"
         new_row = [_format(v, value_format, f"values[{k}]") for k, v in enumerate(plain)]
         at_row = len(source.rows) if edit.before_row_index is None else edit.before_row_index
