@@ -90,7 +90,7 @@ class PathGuard:
         if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
             raise InvalidPath(
                 f"Path not permitted: {field} must be relative to the knowledge-base root; "
-                "absolute paths are not allowed."
+                f"absolute paths are not allowed. {self._relative_form(path, field)}"
             )
         shown = repr(text)
         parts = text.split("/")
@@ -109,6 +109,18 @@ class PathGuard:
         if internal is not None:
             raise internal
         return text
+
+    def _relative_form(self, path: str, field: str) -> str:
+        """What to send instead of the absolute ``path`` (decision 1120): its root-relative form when it
+        lies under the root (agents often send the full path they saw in a terminal), else the shape
+        of one. The root itself is never shown (decision 9)."""
+        if path.startswith("/"):
+            full = os.path.normpath(path)
+            for root in dict.fromkeys((str(self.root), os.path.realpath(self.root))):
+                if full.startswith(root.rstrip("/") + "/"):
+                    rel = full[len(root.rstrip("/")) + 1 :]
+                    return f"Under the root it is {rel!r}: send {field} {rel!r}."
+        return f"Send {field} as kb_list_files lists paths (e.g. 'docs/notes.md')."
 
     def _internal(self, text: str, shown: str) -> RefusedPath | None:
         """The refusal of ``text`` (normalised) when it is one of the server's own files, else None."""

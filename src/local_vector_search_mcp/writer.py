@@ -807,13 +807,17 @@ def _taken(pins: Pins, target: Path, rel: str) -> Path | None:
     return there if there is not None and os.path.lexists(there) else None
 
 
+# What to do instead of creating over a document (decision 1120).
+_CREATE_INSTEAD = "Choose another path, or change this one with kb_read and kb_patch."
+
+
 def _occupied(there: Path, rel: str) -> str:
     """What kb_create says of the path ``rel`` something stands at (``there``, pinned): a folder is
     named so (an agent told that `notes.md` "already exists" reads it next and is told it is a
     folder, decision 1083)."""
     if os.path.isdir(there) and not os.path.islink(there):
         return f"{rel!r} is a folder, not a document; kb_create never overwrites: name a free path."
-    return f"Document {rel!r} already exists; kb_create never overwrites."
+    return f"Document {rel!r} already exists; kb_create never overwrites. {_CREATE_INSTEAD}"
 
 
 def _pinned_bytes(pins: Pins, target: Path, rel: str) -> tuple[Path, bytes] | None:
@@ -843,7 +847,9 @@ def create_new(ws: Workspace, rel: str, target: Path, data: bytes) -> str:
                     pinned = _pin_new(pins, target, rel)
                     _link_new(intent, pinned, data, None)
                 except FileExistsError:
-                    raise AlreadyExists(f"Document {rel!r} already exists; kb_create never overwrites.") from None
+                    raise AlreadyExists(
+                        f"Document {rel!r} already exists; kb_create never overwrites. {_CREATE_INSTEAD}"
+                    ) from None
                 except FileNotFoundError:
                     continue
                 except OSError as exc:  # a full disk, a read-only folder: "nothing was changed" holds for folders too
@@ -935,7 +941,9 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
             raise NotFound(f"Document {src_rel!r} was not found. {LIST_DOCUMENTS}.")
         src, current = found
         if _taken(pins, dst, dst_rel):
-            raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.")
+            raise AlreadyExists(
+                f"Target {dst_rel!r} already exists; kb_move never overwrites. Choose another targetPath."
+            )
         match_hash(src_rel, current, expected_sha)
         made = _missing_folders(ws.root, dst)  # removed again if the move fails (decision 688)
         try:
@@ -951,7 +959,9 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
             intent.note(source=src, target=dst, taken=taken)
             os.link(src, dst)  # no-overwrite rename: link, then drop the old name
         except FileExistsError:
-            raise AlreadyExists(f"Target {dst_rel!r} already exists; kb_move never overwrites.") from None
+            raise AlreadyExists(
+                f"Target {dst_rel!r} already exists; kb_move never overwrites. Choose another targetPath."
+            ) from None
         except OSError as exc:
             _remove_empty(made)
             if os.path.isdir(src):  # made a folder since it was read: a link of a folder is EPERM
@@ -1004,7 +1014,9 @@ def move_with_rewrites(
             )
         src, current = found
         if _taken(pins, dst, dst_rel):  # before the hash (decision 891)
-            raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
+            raise AlreadyExists(
+                f"Target {dst_rel!r} already exists; a move never overwrites. Choose another targetPath."
+            )
         if expected_sha and sha256_hex(current) != expected_sha.lower():
             raise Conflict(
                 f"{src_rel!r} changed since it was read (hash differs); "
@@ -1067,7 +1079,9 @@ def move_with_rewrites(
                     ConflictReason.SOURCE_CHANGED,
                 ) from None
             if isinstance(exc, FileExistsError):
-                raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.") from None
+                raise AlreadyExists(
+                    f"Target {dst_rel!r} already exists; a move never overwrites. Choose another targetPath."
+                ) from None
             if isinstance(exc, FileNotFoundError):  # the source, or the target's folder, went meanwhile
                 raise Conflict(
                     f"{src_rel!r} or the folder of {dst_rel!r} was moved or deleted while the move was applied; "

@@ -3,6 +3,7 @@ what was wrong with which argument and what to send or call instead (decisions 1
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ def ws(tmp_path: Path) -> Workspace:
     (root / "folder.md").mkdir()
     (root / "dir.png").mkdir()
     (root / "img.png").write_bytes(PNG)
+    (root / "other.png").write_bytes(PNG)
     settings = load_settings(
         CliOptions(
             root=str(root), storage_path=str(tmp_path / "index.db"), embedding_provider="none", allow_writes=True
@@ -197,3 +199,53 @@ def test_a_pointer_the_document_does_not_have_is_refused_with_where_its_pointers
     message = refused(ws, tool, {"request": {"path": "a.md", "pointer": "1.p9"}}, "INVALID_ARGUMENT")
     assert message.startswith("Pointer '1.p9' was not found in document 'a.md'.")
     assert "kb_outline" in message and "kb_read from pointer `document`" in message
+
+
+@pytest.mark.parametrize(
+    ("tool", "field"),
+    [("kb_read", "path"), ("kb_outline", "path"), ("kb_list_files", "pathPrefix")],
+)
+def test_an_absolute_path_under_the_root_is_refused_with_its_relative_form(
+    ws: Workspace, tool: str, field: str
+) -> None:
+    """Decision 1120: agents send the full path they saw in a terminal; "absolute paths are not
+    allowed" told them what not to send. The relative form is named, the root never."""
+    message = refused(ws, tool, {"request": {field: f"{ws.root}/docs/a.md"}}, "INVALID_PATH")
+    assert f"send {field} 'docs/a.md'" in message and str(ws.root) not in message
+
+
+def test_an_absolute_path_elsewhere_is_refused_with_the_shape_to_send(ws: Workspace) -> None:
+    message = refused(ws, "kb_read", {"request": {"path": "/etc/secret/notes.md"}}, "INVALID_PATH")
+    assert "Send path as kb_list_files lists paths" in message and "/etc" not in message
+    outside = refused(ws, "kb_read", {"request": {"path": f"{ws.root}/../x.md"}}, "INVALID_PATH")
+    assert "kb_list_files" in outside and str(ws.root.parent) not in outside
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "instead"),
+    [
+        ("kb_create", {"request": {"path": "taken.md", "markdown": "x"}}, "Choose another path, or change this one"),
+        (
+            "kb_move",
+            {"request": {"sourcePath": "a.md", "targetPath": "taken.md", "expectedSourceHash": "0" * 64}},
+            "Choose another targetPath.",
+        ),
+        (
+            "kb_move_image",
+            {"request": {"sourcePath": "other.png", "targetPath": "img.png"}},
+            "Choose another targetPath.",
+        ),
+        (
+            "kb_save_image",
+            {"data": base64.b64encode(PNG).decode(), "targetPath": "img.png"},
+            "Choose another targetPath, or leave it out",
+        ),
+    ],
+)
+def test_a_taken_target_is_refused_with_what_to_choose_instead(
+    ws: Workspace, tool: str, arguments: dict[str, Any], instead: str
+) -> None:
+    """Decision 1120: "already exists; kb_move never overwrites" (the notes' words, kept) said what
+    does not happen, not what to send."""
+    message = refused(ws, tool, arguments, "ALREADY_EXISTS")
+    assert "already exists" in message and instead in message

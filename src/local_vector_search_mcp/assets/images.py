@@ -53,6 +53,7 @@ from .preview import gif_preview_png
 from .store import CreatedFolders, os_error, publish, staging_path
 
 # After a stale expectedSha256 (decision 1117): where the current one comes from.
+_ANOTHER_TARGET = "Choose another targetPath."  # after ALREADY_EXISTS (decision 1120)
 _FRESH_SHA = "kb_load_image gives its current sha256: retry with that as expectedSha256"
 
 __all__ = [
@@ -163,7 +164,10 @@ def _plan(ws: Workspace, source: RemoteImage | InlineImage, file_name: str | Non
         if fmt is None:
             raise InvalidPath(f"targetPath {rel!r} must end in .png, .jpg, .jpeg, .webp or .gif.")
         if os.path.lexists(target):
-            raise AlreadyExists(f"{rel!r} already exists; kb_save_image never overwrites a targetPath.")
+            raise AlreadyExists(
+                f"{rel!r} already exists; kb_save_image never overwrites a targetPath. "
+                "Choose another targetPath, or leave it out to get a free name."
+            )
         folder, _, name = rel.rpartition("/")
         return _Plan(folder, [name], None, fmt, True, None)
     if file_name is not None:
@@ -562,7 +566,7 @@ def check_move(ws: Workspace, source: str, target: str, expected_sha256: str | N
         raise InvalidArgument("expectedSha256 must be 64 hexadecimal digits.")
     stat_regular(src_rel, src, "Image")
     if os.path.lexists(dst):
-        raise AlreadyExists(f"{dst_rel!r} already exists; kb_move_image never overwrites.")
+        raise AlreadyExists(f"{dst_rel!r} already exists; kb_move_image never overwrites. {_ANOTHER_TARGET}")
     sha, head = _hash_and_head(src_rel, src)
     if expected_sha256 is not None and sha != expected_sha256.lower():
         raise Conflict(
@@ -599,7 +603,9 @@ def move_image(ws: Workspace, source: str, target: str, expected_sha256: str | N
             try:
                 os.link(src, dst)  # fails instead of overwriting; then drop the old name
             except FileExistsError:
-                raise AlreadyExists(f"{dst_rel!r} already exists; kb_move_image never overwrites.") from None
+                raise AlreadyExists(
+                    f"{dst_rel!r} already exists; kb_move_image never overwrites. {_ANOTHER_TARGET}"
+                ) from None
             except OSError as exc:
                 raise os_error(exc, src_rel, "move") from None
             try:

@@ -125,4 +125,4 @@ def publish(ws: Workspace, staged: Path, folder_rel: str, names: Iterable[str], 
             intent.clear()
             fsync_dir(target.parent)
             return rel
-    raise AlreadyExists(f"{what} already exists; the image was not saved.")
+    raise AlreadyExists(f"{what} already exists; the image was not saved. Choose another targetPath or fileName.")

@@ -57,7 +57,7 @@ def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:
     # a taken target is the answer before the hash (decision 891) and before planning: not a link it
     # cannot rewrite
     if os.path.lexists(dst):
-        raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites.")
+        raise AlreadyExists(f"Target {dst_rel!r} already exists; a move never overwrites. Choose another targetPath.")
     _must_be_text(current, src_rel)
     match_hash(src_rel, current, request.expected_source_hash)
     unlisted: list[tuple[str, str]] = []
