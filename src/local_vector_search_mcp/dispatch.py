@@ -9,6 +9,7 @@ outputSchema) or, for a content-only tool, a :class:`~lvsm_contract.content.Cont
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import logging
 import math
@@ -408,11 +409,20 @@ def validate_arguments(spec: ToolSpec, arguments: object) -> BaseModel | None:
     return parsed
 
 
+def _tool_hint(ws: Workspace, name: str) -> str:
+    """The tools an unknown name may have meant (decision 1121): a client that guessed `kb_get` or
+    `search` was told only that the name is unknown."""
+    offered = [spec.name for spec in available_tools(ws.config.server.toolsets)]
+    close = difflib.get_close_matches(str(name), offered, n=3, cutoff=0.5)
+    meant = f" Did you mean {', '.join(repr(n) for n in close)}?" if close else ""
+    return f"{meant} tools/list names the {len(offered)} tools this server offers."
+
+
 def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOutput:
     """Run tool ``name``; return its structured result or content, or raise :class:`KbError`."""
     spec = BY_NAME.get(name)
     if spec is None or name not in BINDINGS:
-        raise InvalidArgument(f"Unknown tool {name!r}.")
+        raise InvalidArgument(f"Unknown tool {name!r}.{_tool_hint(ws, name)}")
     if spec.toolset not in ws.config.server.toolsets:
         raise InvalidArgument(
             f"Tool {name!r} belongs to the {spec.toolset!r} tool set, which is not enabled "

@@ -419,3 +419,33 @@ def test_search_knowledge_embeds_the_query_as_kb_search_does(tmp_path: Path) -> 
         assert model.queries == ["what is a trait object"]
     finally:
         ws.close()
+
+
+def test_a_failing_provider_is_refused_with_the_searches_that_still_answer(tmp_path: Path) -> None:
+    """Decision 1121: search_knowledge said "The embedding provider failed: provider down" and
+    nothing an agent could call instead; kb_search lexical and search_vectors still answer."""
+    (tmp_path / "a.md").write_text("# A\n\nalpha beta\n", encoding="utf-8")
+    embedder = HashEmbedder(DIMS)
+    ws = make_workspace(tmp_path, "local", embedder=embedder, server__toolsets=["kb", "chunks"])
+    try:
+        ws.indexing.reindex("all", force=True)
+        embedder.fail = True
+        with pytest.raises(IndexNotReady) as refused:
+            invoke(ws, "search_knowledge", {"query": "alpha"})
+    finally:
+        ws.close()
+    message = refused.value.message
+    assert message.startswith("The embedding provider failed: provider down")
+    assert "kb_search with mode lexical" in message and "search_vectors takes your own vector" in message
+
+
+def test_a_collection_refusal_names_the_collection_to_send(ws: Workspace) -> None:
+    chunk = {"sourcePath": "x.txt", "chunkIndex": 0, "content": "c", "embedding": vec("c")}
+    with pytest.raises(InvalidArgument) as reserved:
+        invoke(ws, "upsert_vector", {**chunk, "collection": "markdown"})
+    assert "choose another collection, or leave it out for `external`" in reserved.value.message
+    call(ws, "upsert_vector", id="e1", **chunk)
+    with pytest.raises(InvalidArgument) as moved:
+        invoke(ws, "upsert_vector", {**chunk, "id": "e1", "collection": "other"})
+    assert "delete it first (delete_chunk)" in moved.value.message
+    assert "or send collection 'external'" in moved.value.message

@@ -249,3 +249,41 @@ def test_a_taken_target_is_refused_with_what_to_choose_instead(
     does not happen, not what to send."""
     message = refused(ws, tool, arguments, "ALREADY_EXISTS")
     assert "already exists" in message and instead in message
+
+
+def test_an_unknown_tool_is_refused_with_the_tools_it_may_have_meant(ws: Workspace) -> None:
+    """Decision 1121: "Unknown tool 'kb_reed'." named no tool to call instead."""
+    message = refused(ws, "kb_reed", {}, "INVALID_ARGUMENT")
+    assert message.startswith("Unknown tool 'kb_reed'.") and "Did you mean 'kb_read'" in message
+    assert "tools/list names the" in message
+    assert "Did you mean" not in refused(ws, "zzzz", {}, "INVALID_ARGUMENT")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "code", "said"),
+    [
+        ("kb_save_image", {"data": "data:image/png;base64,"}, "INVALID_ARGUMENT", "send the image's bytes as base64"),
+        (
+            "kb_save_image",
+            {"data": "data:image/jpeg;base64," + base64.b64encode(PNG).decode()},
+            "INVALID_ARGUMENT",
+            "Declare image/png, or leave the type out.",
+        ),
+        (
+            "kb_move_image",
+            {"request": {"sourcePath": "img.png", "targetPath": "img2.jpg"}},
+            "UNSUPPORTED_FORMAT",
+            "give targetPath the extension .png",
+        ),
+    ],
+)
+def test_an_image_refusal_says_what_to_send(
+    ws: Workspace, tool: str, arguments: dict[str, Any], code: str, said: str
+) -> None:
+    assert said in refused(ws, tool, arguments, code)
+
+
+def test_a_document_that_is_not_utf8_is_refused_with_where_and_what_to_do(ws: Workspace) -> None:
+    (ws.root / "latin.md").write_bytes("# Notes\n\nCaf\u00e9\n".encode("latin-1"))
+    message = refused(ws, "kb_read", {"request": {"path": "latin.md"}}, "UNSUPPORTED_FORMAT")
+    assert "byte 0xE9 on line 3" in message and message.endswith("Save it as UTF-8.")

@@ -392,7 +392,10 @@ def test_an_upsert_waits_for_another_servers_insert_of_the_id_and_keeps_its_coll
     stored = store.external_chunk("x")
     assert stored is not None and stored.collection == "c1"
     if refused:
-        assert outcome == ["Chunk 'x' is in collection 'c1'; delete it first to move it to 'c2'."]
+        assert outcome == [
+            "Chunk 'x' is in collection 'c1'; delete it first (delete_chunk) to move it to 'c2', "
+            "or send collection 'c1'."
+        ]
         assert stored.content == "A"
     else:
         assert outcome == [("x", False)] and stored.content == "B"

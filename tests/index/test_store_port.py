@@ -890,7 +890,10 @@ def test_an_upsert_racing_one_of_the_same_new_id_in_another_collection_is_refuse
     api = _racing_an_upsert_into_c1(store, first)
     with pytest.raises(InvalidArgument) as refused:
         api.upsert("x", "a.txt", 0, "B", list(vec(2)), None, "c2")
-    assert refused.value.message == "Chunk 'x' is in collection 'c1'; delete it first to move it to 'c2'."
+    assert (
+        refused.value.message == "Chunk 'x' is in collection 'c1'; delete it first (delete_chunk) to move it to 'c2', "
+        "or send collection 'c1'."
+    )
     assert first == [("x", True)]
     stored = store.external_chunk("x", with_vector=True)
     assert stored is not None and (stored.collection, stored.content) == ("c1", "A")

@@ -54,6 +54,10 @@ def test_a_file_in_another_encoding_is_named_when_its_byte_order_mark_says_so(ra
     message = refused.value.message
     assert message.startswith("The file is not valid UTF-8 text")
     if named is None:
-        assert message == "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."
+        # the first byte that is not UTF-8 and its line, then what to do (decision 1121)
+        assert message == (
+            "The file is not valid UTF-8 text (byte 0xE9 on line 1 is not); only UTF-8 Markdown can be read or "
+            "edited. Save it as UTF-8."
+        )
     else:
         assert named in message and message.endswith("Save it as UTF-8.")

@@ -134,7 +134,7 @@ def decode_image_data(text: str) -> InlineImage:
             "data is not valid standard base64 (A-Z a-z 0-9 + / with = padding) nor a base64 data URI."
         ) from None
     if not raw:
-        raise InvalidArgument("data is empty.")
+        raise InvalidArgument("data is empty: send the image's bytes as base64, or as data:image/png;base64,<base64>.")
     if len(raw) > MAX_BYTES:
         raise InvalidArgument(f"The image in data is larger than 25 MiB ({MAX_BYTES} bytes).")
     return InlineImage(raw, declared)
@@ -185,7 +185,10 @@ def _check_content(fmt: ImageFormat | None, declared_mime: str | None, plan: _Pl
         raise UnsupportedFormat("The bytes are not a PNG, JPEG, WebP or GIF image; nothing was saved.")
     named = ImageFormat.from_mime(declared_mime)
     if named is not None and named is not fmt:
-        raise InvalidArgument(f"The file is declared as {named.mime} but its bytes are {fmt.mime}; nothing was saved.")
+        raise InvalidArgument(
+            f"The image is declared as {named.mime} (the `data:` URI's type or file.mime_type) but its bytes are "
+            f"{fmt.mime}; nothing was saved. Declare {fmt.mime}, or leave the type out."
+        )
     if plan.extension_format is not None and plan.extension_format is not fmt:
         if plan.explicit:
             raise UnsupportedFormat(
@@ -470,11 +473,14 @@ def _claimed(rel: str) -> ImageFormat:
     return fmt
 
 
-def _check_signature(rel: str, head: bytes, claimed: ImageFormat) -> ImageFormat:
+def _check_signature(rel: str, head: bytes, claimed: ImageFormat, field: str | None = None) -> ImageFormat:
+    """The format of ``head``, which must be the one ``rel``'s extension names; a path the agent
+    chose (``field``) is told the extension to give it (decision 1121)."""
     actual = detect(head)
     if actual is not claimed:
         what = actual.mime if actual else "not a PNG, JPEG, WebP or GIF image"
-        raise UnsupportedFormat(f"{rel!r} is named as {claimed.mime} but its bytes are {what}.")
+        fix = f"; give {field} the extension {actual.canonical}" if field and actual else ""
+        raise UnsupportedFormat(f"{rel!r} is named as {claimed.mime} but its bytes are {what}{fix}.")
     return actual
 
 
@@ -574,7 +580,7 @@ def check_move(ws: Workspace, source: str, target: str, expected_sha256: str | N
             ConflictReason.SOURCE_CHANGED,
         )
     _check_signature(src_rel, head, src_fmt)
-    _check_signature(dst_rel, head, dst_fmt)
+    _check_signature(dst_rel, head, dst_fmt, "targetPath")
     return ImageMove(src_rel, src, dst_rel, dst, sha)
 
 

@@ -28,8 +28,8 @@ def decode_markdown(raw: bytes) -> tuple[str, bool]:
     body = raw[len(BOM) :] if bom else raw
     try:
         return body.decode("utf-8", "strict"), bom
-    except UnicodeDecodeError:
-        raise UnsupportedFormat(_not_utf8(body)) from None
+    except UnicodeDecodeError as exc:
+        raise UnsupportedFormat(_not_utf8(body, exc.start)) from None
 
 
 # Byte order marks of the encodings Windows tools write Markdown in besides UTF-8 (PowerShell 5's
@@ -42,15 +42,20 @@ _OTHER_BOMS = (
 )
 
 
-def _not_utf8(body: bytes) -> str:
-    """Why the file cannot be read; a file that announces its encoding gets it named (decision 924)."""
+def _not_utf8(body: bytes, at: int) -> str:
+    """Why the file cannot be read; a file that announces its encoding gets it named (decision 924),
+    any other the first byte that is not UTF-8 and its line (decision 1121), ``at`` its offset."""
     for mark, encoding in _OTHER_BOMS:
         if body.startswith(mark):
             return (
                 f"The file is not valid UTF-8 text: it starts with a {encoding} byte order mark ({encoding} "
                 "text, as some Windows tools write it); only UTF-8 Markdown can be read or edited. Save it as UTF-8."
             )
-    return "The file is not valid UTF-8 text; only UTF-8 Markdown can be read or edited."
+    line = body.count(b"\n", 0, at) + 1
+    return (
+        f"The file is not valid UTF-8 text (byte 0x{body[at]:02X} on line {line} is not); only UTF-8 Markdown "
+        "can be read or edited. Save it as UTF-8."
+    )
 
 
 def split_lines(text: str) -> list[str]:

@@ -251,7 +251,11 @@ class ChunkApi:
         try:
             vec = np.asarray(embedder.embed_query(embedding_query(query)), dtype=np.float32).reshape(-1)
         except EmbeddingError as exc:
-            raise IndexNotReady(f"The embedding provider failed: {exc}") from None
+            # what the agent can do meanwhile (decision 1121): the text and its own vectors are still searchable
+            raise IndexNotReady(
+                f"The embedding provider failed: {exc} Until it answers, kb_search with mode lexical searches "
+                "the text and search_vectors takes your own vector."
+            ) from None
         dims = self.store.vector_dimensions()
         if dims is not None and vec.shape[0] != dims:  # another model's query: never compared (decision 512)
             # More than ModelChanged's advice: a forced rebuild re-embeds the Markdown but keeps external chunks,
@@ -280,7 +284,10 @@ class ChunkApi:
         if chunk_id is not None and is_markdown_id(chunk_id):
             raise read_only(chunk_id, "replaced")
         if collection == MARKDOWN:
-            raise InvalidArgument("The collection name `markdown` is reserved for chunks derived from the Markdown.")
+            raise InvalidArgument(
+                "The collection name `markdown` is reserved for chunks derived from the Markdown; choose another "
+                f"collection, or leave it out for `{DEFAULT_COLLECTION}`."
+            )
         _refuse_nul(id=chunk_id, sourcePath=source_path, content=content, metadata=metadata)
         vector = self.vector(embedding)
         final_id = chunk_id or f"ext_{uuid.uuid4().hex}"
@@ -294,8 +301,8 @@ class ChunkApi:
             created = self.store.put_external(chunk, keep_collection=collection is None)
         except OtherCollection as other:
             raise InvalidArgument(
-                f"Chunk {final_id!r} is in collection {other.collection!r}; delete it first to move it to "
-                f"{collection!r}."
+                f"Chunk {final_id!r} is in collection {other.collection!r}; delete it first (delete_chunk) to "
+                f"move it to {collection!r}, or send collection {other.collection!r}."
             ) from None
         return final_id, created
 
