@@ -257,7 +257,9 @@ def test_no_operations() -> None:
 
 
 def test_markdown_required_and_forbidden() -> None:
-    assert "requires markdown" in refused(DOC, ("replace_element", "1.p1", None)).message
+    # the operation's pointer names which of a batch (decision 1122)
+    assert "'replace_element' at '1.p1' requires markdown" in refused(DOC, ("replace_element", "1.p1", None)).message
+    assert "'delete' at '1.p1' does not take markdown" in refused(DOC, ("delete", "1.p1", "x")).message
     assert "does not take markdown" in refused(DOC, ("delete", "1.p1", "x")).message
     assert "does not take markdown" in refused(DOC, ("delete_section", "1", "x")).message
 

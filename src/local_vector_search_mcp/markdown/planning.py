@@ -54,9 +54,12 @@ def _check_arguments(kind: str, anchor: Anchor, markdown: str | None) -> None:
     if kind not in KINDS:
         raise InvalidArgument(f"Unknown operation kind '{kind}'; expected one of: {', '.join(KINDS)}.")
     if kind in NO_MARKDOWN and markdown is not None:
-        raise InvalidArgument(f"Operation '{kind}' does not take markdown; omit it.")
+        raise InvalidArgument(f"Operation '{kind}' at '{anchor.logical}' does not take markdown; omit it.")
     if kind not in NO_MARKDOWN and markdown is None:
-        raise InvalidArgument(f"Operation '{kind}' requires markdown.")
+        raise InvalidArgument(
+            f"Operation '{kind}' at '{anchor.logical}' requires markdown (the new Markdown text); send it in the "
+            "operation's `markdown`."
+        )
     if kind in (INSERT_BEFORE, INSERT_AFTER) and markdown is not None and not markdown.strip(" \t\r\n"):
         # Decision 406: an insert of nothing would only add blank lines.
         raise InvalidArgument(f"The markdown for {kind} is empty or blank; there is nothing to insert.")

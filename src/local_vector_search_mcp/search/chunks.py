@@ -253,7 +253,7 @@ class ChunkApi:
         except EmbeddingError as exc:
             # what the agent can do meanwhile (decision 1121): the text and its own vectors are still searchable
             raise IndexNotReady(
-                f"The embedding provider failed: {exc} Until it answers, kb_search with mode lexical searches "
+                f"The embedding provider failed: {exc} Meanwhile, kb_search with mode lexical searches "
                 "the text and search_vectors takes your own vector."
             ) from None
         dims = self.store.vector_dimensions()
