@@ -516,6 +516,20 @@ def test_a_refused_field_names_its_option(kb: Path) -> None:
     assert json.loads(unknown.stderr)["message"] == "Invalid arguments: request.bogus: unknown field"
 
 
+def test_json_in_the_mcp_envelope_is_refused_with_the_object_to_send(kb: Path) -> None:
+    """Decision 1123: `call kb_read --json '{"request": {...}}'` (the arguments as an MCP client sends
+    them) said "request.path: Field required; request.request: unknown field", the wrapper's name,
+    not that --json takes the request object itself."""
+    wrapped = run("call", "kb_read", "--json", '{"request": {"path": "docs/a.md", "maxBytes": 10}}', cwd=kb)
+    assert wrapped.returncode == 1
+    assert "--json takes kb_read's request object itself" in wrapped.stderr
+    assert """--json '{"path": ..., "maxBytes": ...}'""" in wrapped.stderr
+    inner = run("call", "kb_read", "--json", '{"path": "docs/a.md", "maxBytes": 10}', cwd=kb)
+    assert inner.returncode == 0, inner.stderr
+    flat = run("call", "kb_load_image", "--json", '{"request": {"path": "a.png"}}', cwd=kb)  # a flat tool: MCP's shape
+    assert "request: unknown field" in json.loads(flat.stderr)["message"]
+
+
 def test_a_value_that_starts_with_one_dash_is_a_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Decision 883: contract 10.4 (the reference's parser) refuses a value option only when
     nothing or another `--option` follows; argparse took any word starting with `-` for an option,

@@ -313,6 +313,14 @@ def tool_arguments(ns: argparse.Namespace) -> dict[str, Any]:
             raise ConfigError("--json must be a JSON object.")
     if envelope == "none":  # `{}`, or the refusal MCP gives arguments the tool does not take
         return body
+    if envelope == "request" and list(body) == ["request"] and isinstance(body["request"], dict):
+        # the arguments as an MCP client sends them (decision 1123): "request.request: unknown field"
+        # named the wrapper, not that --json takes what is inside it
+        shape = ", ".join(f'"{key}": ...' for key in body["request"])
+        raise ConfigError(
+            f"--json takes {ns.tool}'s request object itself, not the MCP arguments around it: send the "
+            f"object inside \"request\", --json '{{{shape}}}'."
+        )
     for prop, dest, _kind in FIELDS[ns.tool]:
         value = getattr(ns, dest, None)
         if value is not None:
