@@ -177,31 +177,6 @@ def test_a_stale_image_hash_is_refused_with_the_tool_that_gives_the_current_one(
 
 
 @pytest.mark.parametrize(
-    ("tool", "arguments"),
-    [
-        ("kb_patch", {"request": {"path": "a.md", "operations": [{"kind": "delete", "pointer": "1.p1"}]}}),
-        ("kb_edit_table", {"path": "a.md", "pointer": "1.t1", "action": "delete_row", "rowIndex": 0}),
-    ],
-)
-def test_an_unhashed_pointer_to_change_is_refused_with_the_read_that_gives_its_anchor(
-    ws: Workspace, tool: str, arguments: dict[str, Any]
-) -> None:
-    """Decision 1118: the notes' "A fingerprint is required when mutating a concrete semantic
-    element." (kept first, whole) named neither the pointer nor where a fingerprint comes from."""
-    message = refused(ws, tool, arguments, "INVALID_ARGUMENT")
-    pointer = arguments.get("pointer") or arguments["request"]["operations"][0]["pointer"]
-    assert message.startswith("A fingerprint is required when mutating a concrete semantic element. ")
-    assert f"kb_read (pointer '{pointer}')" in message and "`logical~selfHash~subtreeHash`" in message
-
-
-@pytest.mark.parametrize("tool", ["kb_read", "kb_outline"])
-def test_a_pointer_the_document_does_not_have_is_refused_with_where_its_pointers_are(ws: Workspace, tool: str) -> None:
-    message = refused(ws, tool, {"request": {"path": "a.md", "pointer": "1.p9"}}, "INVALID_ARGUMENT")
-    assert message.startswith("Pointer '1.p9' was not found in document 'a.md'.")
-    assert "kb_outline" in message and "kb_read from pointer `document`" in message
-
-
-@pytest.mark.parametrize(
     ("tool", "field"),
     [("kb_read", "path"), ("kb_outline", "path"), ("kb_list_files", "pathPrefix")],
 )

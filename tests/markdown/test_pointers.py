@@ -90,18 +90,8 @@ def test_anchor_forms() -> None:
     [f"1~{H}~{H}~{H}", "1~abc", f"~{H}", f" ~{H}", f"1~{H}~zzzzzzzzzzzzzzzz", "1~", f"1~{H}0"],
 )
 def test_bad_fingerprints(value: str) -> None:
-    """The notes' sentence first, whole (§3.2); then the value and the shape to send (decision 1118)."""
-    with pytest.raises(InvalidArgument) as caught:
+    with pytest.raises(InvalidArgument, match=r"^Invalid semantic pointer fingerprint\.$"):
         parse_anchor(value)
-    message = caught.value.message
-    assert message.startswith("Invalid semantic pointer fingerprint. ")
-    assert f"Got '{value}'" in message and "`logical~selfHash~subtreeHash`" in message and "kb_read" in message
-
-
-def test_a_long_bad_fingerprint_is_shown_trimmed() -> None:
-    with pytest.raises(InvalidArgument) as caught:
-        parse_anchor("1~" + "z" * 500)
-    assert "Got '1~" + "z" * 78 + "...'" in caught.value.message and len(caught.value.message) < 300
 
 
 def test_document_never_hashed() -> None:

@@ -133,27 +133,14 @@ def _full_pointer_hint(value: str) -> str:
     )
 
 
-def _bad_fingerprint(value: str) -> InvalidArgument:
-    """The contract's sentence (notes §3.2), then the value and the shape to send (decision 1118):
-    the sentence alone named neither the pointer nor what a fingerprint looks like."""
-    shown = value if len(value) <= _SHOWN else value[:_SHOWN] + "..."
-    return InvalidArgument(
-        f"{_FINGERPRINT_ERROR} Got '{shown}'; send an anchor as kb_read or kb_search returns it: "
-        "`logical~selfHash~subtreeHash`, each hash 16 hex digits."
-    )
-
-
-_SHOWN = 80  # characters of a refused pointer repeated in the message
-
-
 def parse_anchor(value: str) -> Anchor:
     """Parse a pointer argument; raise ``InvalidArgument`` with the contract messages."""
     parts = value.split("~")
     if len(parts) > 3:
-        raise _bad_fingerprint(value)
+        raise InvalidArgument(_FINGERPRINT_ERROR)
     logical, hashes = parts[0], parts[1:]
     if hashes and (not logical.strip() or not all(_HASH_RE.fullmatch(h) for h in hashes)):
-        raise _bad_fingerprint(value)
+        raise InvalidArgument(_FINGERPRINT_ERROR)
     if not is_valid_pointer(logical) or (hashes and logical == DOCUMENT):
         # ``document`` is synthetic and never carries hashes.
         raise InvalidArgument(f"Invalid semantic pointer: {value}{_full_pointer_hint(value)}")

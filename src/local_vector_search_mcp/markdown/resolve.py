@@ -40,10 +40,7 @@ class MutationScope(StrEnum):
 
 
 def _not_found(pointer: str, path: str) -> InvalidArgument:
-    return InvalidArgument(
-        f"Pointer '{pointer}' was not found in document '{path}'. kb_outline (headings) or kb_read from "
-        "pointer `document` lists the pointers it has."
-    )
+    return InvalidArgument(f"Pointer '{pointer}' was not found in document '{path}'.")
 
 
 def resolve(doc: Document, anchor: Anchor, path: str, changed: Collection[ChangedKey] = ()) -> Element | None:
@@ -155,12 +152,7 @@ def resolve_for_mutation(
     if anchor.is_document:
         return None
     if anchor.self_hash is None:
-        # the notes' sentence (§3.5), then what to send (decision 1118)
-        raise InvalidArgument(
-            "A fingerprint is required when mutating a concrete semantic element. Pointer "
-            f"'{anchor.logical}' has no hashes: read it with kb_read (pointer '{anchor.logical}') and send "
-            "the anchor it returns (`logical~selfHash~subtreeHash`)."
-        )
+        raise InvalidArgument("A fingerprint is required when mutating a concrete semantic element.")
     if scope is MutationScope.SUBTREE and anchor.subtree_hash is None:
         raise Conflict(
             f"Pointer '{anchor.logical}' has no subtree hash, which this operation requires; {_REREAD}.",
