@@ -50,6 +50,7 @@ from common import KbClient, bench_service, host_speed  # noqa: E402
 
 from local_vector_search_mcp.dispatch import invoke  # noqa: E402
 from local_vector_search_mcp.index.sqlite import _bits, _i8  # noqa: E402
+from local_vector_search_mcp.markdown import clear_cache  # noqa: E402
 
 CACHE = HERE / ".cache"
 RESULTS = HERE / "results"
@@ -292,10 +293,24 @@ def make_corpus(target: Path, min_bytes: int = 0, min_files: int = 0) -> int:
     return total
 
 
-def cold_lexical(root: Path, db: Path) -> dict[str, Any]:
+def cold_lexical(root: Path, db: Path, passes: int = 1) -> dict[str, Any]:
+    """A cold lexical index of ``root``; with ``passes`` > 1 the fastest of that many, each into a
+    fresh index with the parse cache cleared (one pass of the both-dev-sets row moved by a quarter
+    between passes of one build, decision 1112)."""
+    best: Clock | None = None
+    for i in range(passes - 1):
+        trial = bench_service(root, db.with_name(f"{db.stem}-{i}{db.suffix}"))
+        clear_cache()
+        with Clock() as clock:
+            trial.reindex()
+        trial.store.close()
+        best = clock if best is None or clock.cpu < best.cpu else best
     svc = bench_service(root, db)
+    clear_cache()
     with Clock() as cold:
         result = svc.reindex()
+    if best is not None and best.cpu < cold.cpu:
+        cold = best
     size = md_bytes(root)
     noops = []
     for _ in range(3):
@@ -606,7 +621,7 @@ def main() -> None:
         both = tmp / "both"
         for corpus, root in evalkit.CORPORA.items():
             shutil.copytree(root, both / corpus)
-        report["cold"] = cold_lexical(both, tmp / "lex.db")
+        report["cold"] = cold_lexical(both, tmp / "lex.db", passes=3)
         report["cold_rust"] = cold_lexical(evalkit.CORPORA["rust-book"], tmp / "lex-rust.db")
         thousand = tmp / "thousand"
         make_corpus(thousand, min_files=1000)
