@@ -361,8 +361,8 @@ class _Highlighter:
     sharing the stem of one of them (``edits`` -> ``edit``, ``editing``), as lexical search
     matched them, and its CJK pieces anywhere inside a CJK run."""
 
-    pattern: re.Pattern[str]  # stems as prefixes, then the ASCII words, longest first
-    folded: re.Pattern[str] | None  # the same alternation without IGNORECASE, for lower-cased text
+    alternation: str  # stems as prefixes, then the ASCII words, longest first
+    folded: re.Pattern[str] | None  # the alternation, for lower-cased text (None: not all literals are [a-z0-9])
     cjk: re.Pattern[str] | None  # the CJK pieces, longest first
     exact: frozenset[str]
     stems: frozenset[str]
@@ -384,17 +384,18 @@ class _Highlighter:
         """The lit ASCII words of ``flat``, in order: the matches of :attr:`pattern` that are whole
         tokens matched for a reason (:meth:`lit`).
 
-        :attr:`pattern` matches ASCII letters and digits ignoring case, which in Python's ``re``
-        also takes ``İ ı ſ K`` for ``i i s k``. Scanning ``flat.lower()`` with :attr:`folded`
-        (its literals are all ``[a-z0-9]``) finds the same matches about five times faster,
-        when lower-casing keeps every offset (only ``İ`` grows) and neither ``ı`` nor ``ſ``,
-        which ``lower()`` leaves alone, is there; otherwise ``flat`` is scanned with
-        :attr:`pattern` (decision 390)."""
+        :attr:`alternation` ignoring case matches ASCII letters and digits, which in Python's
+        ``re`` also takes ``İ ı ſ K`` for ``i i s k``. Scanning ``flat.lower()`` with
+        :attr:`folded` (its literals are all ``[a-z0-9]``) finds the same matches about five
+        times faster, when lower-casing keeps every offset (only ``İ`` grows) and neither ``ı``
+        nor ``ſ``, which ``lower()`` leaves alone, is there; otherwise ``flat`` is scanned with
+        the alternation ignoring case (decision 390), compiled only then: compiling it costs
+        about four times the plain one, most of a new query's highlighter (decision 1097)."""
         lowered = flat.lower()
         if self.folded is not None and len(lowered) == len(flat) and "\u0131" not in flat and "\u017f" not in flat:
             matches = self.folded.finditer(lowered)
         else:
-            matches = self.pattern.finditer(flat)
+            matches = _ignoring_case(self.alternation).finditer(flat)
         n = len(flat)
         for m in matches:
             a, b = m.span()
@@ -468,7 +469,7 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
     literals = [*ascii_prefixes, *(w for w in plain if w.isascii())]
     alternation = "|".join(parts) or "(?!)"
     return _Highlighter(
-        re.compile(alternation, re.IGNORECASE),
+        alternation,
         re.compile(alternation) if all(_FOLDED_LITERAL.fullmatch(w) for w in literals) else None,
         re.compile("|".join(map(_as_written, pieces))) if pieces else None,
         frozenset(plain),
@@ -476,6 +477,11 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
         tuple(prefixes),
         frozenset(k for w in words for k in _word_keys(w)),
     )
+
+
+@lru_cache(maxsize=64)
+def _ignoring_case(alternation: str) -> re.Pattern[str]:
+    return re.compile(alternation, re.IGNORECASE)
 
 
 def _as_written(piece: str) -> str:
