@@ -112,3 +112,39 @@ def test_the_workspace_imports_its_services_under_the_import_lock(
     with pytest.raises(ImportError):
         _ = ws.activity
     assert seen and all(seen)
+
+
+LINKS_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+
+    from kb_fakes import make_workspace
+    from local_vector_search_mcp.dispatch import invoke
+
+    root = Path(sys.argv[1])
+    ws = make_workspace(root, "none")
+    ws.indexing.reindex("changed", False)
+    before = set(sys.modules)
+    links = invoke(ws, "kb_links", {"request": {"path": "a.md"}})
+    assert [link["target"] for link in links["links"]] == ["b.md"], links
+    print(" ".join(sorted(m for m in set(sys.modules) - before if m.startswith("local_vector_search_mcp.search"))))
+    """
+)
+
+
+def test_kb_links_answers_without_importing_the_search_stack(tmp_path: Path) -> None:
+    # the search stack (ranking engine, its regular expressions, numpy) took ~50 ms of a first
+    # kb_links on opensearch-docs, which needs only the readiness check and the graph (decision 1098)
+    (tmp_path / "a.md").write_text("# A\n\nSee [b](b.md).\n", "utf-8")
+    (tmp_path / "b.md").write_text("# B\n\nText.\n", "utf-8")
+    tests = str(Path(__file__).parent)
+    done = subprocess.run(
+        [sys.executable, "-c", LINKS_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "PYTHONPATH": tests},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == ""

@@ -128,6 +128,14 @@ class Workspace:
                 self._search = SearchService(self.config, self.store, self.embedders, self.activity, self._kick_vectors)
             return self._search
 
+    def check_ready(self, need_chunks: bool = True) -> None:
+        """IndexNotReady unless the index can answer (:func:`.index.readiness.check_ready`), without
+        importing the search stack: kb_links asks this alone (decision 1098)."""
+        with IMPORT_LOCK:
+            from .index.readiness import check_ready
+
+        check_ready(self.config, self.embedders, self.store, self.activity, need_chunks)
+
     def start_serving(self) -> None:
         """A server starts: the watcher starts now (when configured); the catch-up with what
         changed while no server ran starts with the first tool call (:meth:`catch_up_once`), so

@@ -88,7 +88,7 @@ def _why_not_indexed(rel: str, target: Path) -> None:
 
 
 def kb_links(ws: Workspace, request: KbLinksRequest) -> KbLinksResult:
-    ws.search.check_ready(need_chunks=False)  # links need indexed documents, not text
+    ws.check_ready(need_chunks=False)  # links need indexed documents, not text
     graph = load_graph(ws)
     if request.path is None:
         return _whole(ws, graph, request.include_missing, request.offset, request.limit)
