@@ -1419,7 +1419,8 @@ class SqliteStore(ChunkTables):
             rows = []
             for group in _groups(sorted(paths)):
                 rows += self._conn().execute(sql + f" WHERE d.path IN ({','.join('?' * len(group))})", group)
-        return {path: DocumentMeta(*(tuple(json.loads(v)) for v in rest)) for path, *rest in rows}
+        # most lists are empty ("[]" for 5,274 of opensearch-docs' 7,032): not worth a JSON parse
+        return {path: DocumentMeta(*(() if v == "[]" else tuple(json.loads(v)) for v in rest)) for path, *rest in rows}
 
     def snapshot_key(self) -> tuple[int, int, int] | None:
         """(this thread's connection, ``PRAGMA data_version``, its ``total_changes()``): the pragma
