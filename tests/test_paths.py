@@ -290,3 +290,49 @@ def test_a_plain_name_is_not_checked_component_by_component(monkeypatch: pytest.
     assert guard.refusal_in("", ".local-vector-search-mcp") is not None
     assert seen == []
     assert guard.refusal_in("docs", "nul.md") is not None and seen == ["docs/nul.md"]
+
+
+def test_close_paths_name_what_an_agent_may_have_meant() -> None:
+    from local_vector_search_mcp.paths import close_paths
+
+    paths = ["docs/guide/install.md", "api/install.md", "docs/other.md", "Café/notes.md"]
+    assert close_paths("docs/guide/instal.md", paths) == ["docs/guide/install.md"]  # a typo
+    # its name in other folders, the one sharing a folder first; in another case
+    assert close_paths("guide/install.md", paths)[:2] == ["docs/guide/install.md", "api/install.md"]
+    assert close_paths("Docs/Guide/Install.md", paths)[0] == "docs/guide/install.md"
+    assert close_paths("cafe\u0301/NOTES.md", paths) == ["Café/notes.md"]  # another Unicode form and case
+    assert close_paths("nothing/here.md", paths) == []
+    assert len(close_paths("install.md", [f"f{i}/install.md" for i in range(9)])) == 3
+
+
+def test_a_missing_document_names_the_indexed_ones_close_to_it(tmp_path: Path) -> None:
+    from kb_fakes import make_workspace
+
+    from local_vector_search_mcp.dispatch import invoke
+    from local_vector_search_mcp.errors import NotFound
+
+    (tmp_path / "docs" / "guide").mkdir(parents=True)
+    (tmp_path / "docs" / "guide" / "install.md").write_text("# Install\n\nSteps.\n", "utf-8")
+    (tmp_path / "docs" / "gone.md").write_text("# Gone\n\nSoon.\n", "utf-8")
+    ws = make_workspace(tmp_path, knowledge_base__allow_writes=True)
+    ws.indexing.reindex("changed", False)
+    (tmp_path / "docs" / "gone.md").unlink()  # indexed but no longer there: never suggested
+    calls = [
+        ("kb_read", {"path": "docs/guide/instal.md"}),
+        ("kb_outline", {"path": "guide/install.md"}),
+        ("kb_delete", {"path": "docs/install.md", "expectedSourceHash": "0" * 64}),
+        ("kb_move", {"sourcePath": "Docs/Guide/Install.md", "targetPath": "x.md", "expectedSourceHash": "0" * 64}),
+    ]
+    for tool, request in calls:
+        with pytest.raises(NotFound) as refused:
+            invoke(ws, tool, {"request": request})
+        sent = request.get("path") or request["sourcePath"]
+        assert refused.value.message == (
+            f"Document {sent!r} was not found. Did you mean 'docs/guide/install.md'? "
+            "kb_list_files lists the documents that exist."
+        ), tool
+    with pytest.raises(NotFound) as refused:
+        invoke(ws, "kb_read", {"request": {"path": "docs/gon.md"}})
+    assert (
+        refused.value.message == "Document 'docs/gon.md' was not found. kb_list_files lists the documents that exist."
+    )

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 from lvsm_contract.content import ContentResult
 from lvsm_contract.registry import BY_NAME, ToolSpec
 
-from .errors import InvalidArgument, InvalidPath, KbError
+from .errors import InvalidArgument, InvalidPath, KbError, NotFound, missing_document
 from .handlers import BINDINGS
 from .lazy_imports import IMPORT_LOCK
+from .paths import close_paths
 from .workspace import Workspace
 
 if TYPE_CHECKING:
@@ -418,6 +419,16 @@ def _tool_hint(ws: Workspace, name: str) -> str:
     return f"{meant} tools/list names the {len(offered)} tools this server offers."
 
 
+def _close_documents(ws: Workspace, rel: str) -> list[str]:
+    """The indexed documents, still on disk, an agent that sent ``rel`` may have meant (decision 1099)."""
+    try:
+        indexed = ws.store.document_states()
+    except Exception:  # a suggestion never replaces the refusal it decorates
+        log.debug("no close paths for %r: the index could not be read", rel, exc_info=True)
+        return []
+    return [p for p in close_paths(rel, indexed) if (ws.root / p).is_file()]
+
+
 def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOutput:
     """Run tool ``name``; return its structured result or content, or raise :class:`KbError`."""
     spec = BY_NAME.get(name)
@@ -433,6 +444,10 @@ def invoke(ws: Workspace, name: str, arguments: dict[str, Any] | None) -> ToolOu
         request = validate_arguments(spec, arguments)
         handler = _handler(name)
         result = handler(ws) if request is None else handler(ws, request)
+    except NotFound as exc:
+        if exc.document is None:
+            raise
+        raise missing_document(exc.document, _close_documents(ws, exc.document)) from None
     finally:
         # A server's first call starts the catch-up with the files (decision 205), once it is
         # done: the catch-up's walk ran beside it and made it several times slower (decision 644)

@@ -25,6 +25,7 @@ to do next, never include absolute paths, document text or secrets.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "PermissionDenied",
     "UnsupportedFormat",
     "folder_given",
+    "missing_document",
 ]
 
 
@@ -81,6 +83,18 @@ class InvalidPath(KbError):
 
 class NotFound(KbError):
     code = "NOT_FOUND"
+
+    def __init__(self, message: str, document: str | None = None) -> None:
+        super().__init__(message)
+        self.document = document  # the missing Markdown document's path: close ones may be named
+
+
+def missing_document(rel: str, close: Sequence[str] = ()) -> NotFound:
+    """The refusal for a Markdown document that does not exist, in the contract's words, then the
+    existing documents an agent may have meant (``close``: the dispatcher looks them up, decision
+    1099) and where the documents are listed."""
+    meant = f" Did you mean {', '.join(repr(p) for p in close)}?" if close else ""
+    return NotFound(f"Document {rel!r} was not found.{meant} {LIST_DOCUMENTS}.", document=rel)
 
 
 class AlreadyExists(KbError):

@@ -12,15 +12,17 @@ or written. Messages never contain absolute paths.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
 import unicodedata
+from collections.abc import Collection
 from pathlib import Path
 
 from .errors import InvalidArgument, InvalidPath, PermissionDenied
 
-__all__ = ["PathGuard", "RefusedPath", "not_utf8", "shown_name", "spelled_on_disk"]
+__all__ = ["PathGuard", "RefusedPath", "close_paths", "not_utf8", "shown_name", "spelled_on_disk"]
 
 _RESERVED_CHARS = set('<>:"|?*')
 _DEVICE = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
@@ -283,3 +285,26 @@ def _spelled_on_disk(folder: Path, part: str, rel: str) -> str | None:
             "name one exactly as kb_list_files spells it",
         )
     return found[0] if found else None
+
+
+CLOSE_SPELLING_MAX_PATHS = 20_000  # beyond this many, only names are compared (difflib is ~5 us a path)
+
+
+def close_paths(rel: str, paths: Collection[str], limit: int = 3) -> list[str]:
+    """The paths of ``paths`` an agent that sent ``rel``, which does not exist, may have meant, at
+    most ``limit``: ``rel`` in another case or Unicode form, then its file name in other folders
+    (those sharing more of its folders first), then paths spelled nearly like it (difflib's ratio
+    0.8: ``guide/instal.md``, ``guide/install.md`` without its ``docs/``). Decision 1099."""
+    want = unicodedata.normalize("NFC", rel).casefold()
+    name = want.rsplit("/", 1)[-1]
+    folded = {p: unicodedata.normalize("NFC", p).casefold() for p in paths}
+    same = [p for p, f in folded.items() if f == want]
+    folders = set(want.split("/")[:-1])
+    named = sorted(
+        (p for p, f in folded.items() if f != want and f.rsplit("/", 1)[-1] == name),
+        key=lambda p: (-len(folders.intersection(folded[p].split("/")[:-1])), p),
+    )
+    spelled: list[str] = []
+    if len(folded) <= CLOSE_SPELLING_MAX_PATHS:
+        spelled = difflib.get_close_matches(rel, sorted(folded), n=limit, cutoff=0.8)
+    return list(dict.fromkeys([*sorted(same), *named, *spelled]))[:limit]

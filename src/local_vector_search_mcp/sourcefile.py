@@ -20,13 +20,12 @@ import stat
 from pathlib import Path
 
 from .errors import (
-    LIST_DOCUMENTS,
     InvalidArgument,
     KbError,
-    NotFound,
     PermissionDenied,
     UnsupportedFormat,
     folder_given,
+    missing_document,
 )
 
 __all__ = [
@@ -136,7 +135,7 @@ def unlisted_folder(exc: OSError) -> str:
 
 def _error(exc: OSError, rel: str) -> KbError:
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return NotFound(f"Document {rel!r} was not found. {LIST_DOCUMENTS}.")
+        return missing_document(rel)
     if exc.errno == errno.ELOOP:
         return UnsupportedFormat(f"{rel!r} is a symbolic link; links are not followed.")
     if exc.errno == errno.EISDIR:

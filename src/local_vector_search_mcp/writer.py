@@ -55,6 +55,7 @@ from .errors import (
     KbError,
     NotFound,
     PermissionDenied,
+    missing_document,
 )
 from .pinning import Pins, unpinned
 from .sourcefile import MAX_DOCUMENT_BYTES, check_size, os_reason, require_regular_file
@@ -760,7 +761,7 @@ def mutate(ws: Workspace, rel: str, target: Path, plan: Callable[[bytes], bytes]
                 require_regular_file(target, rel)
                 raise
             if raw is None:
-                raise NotFound(f"Document {rel!r} was not found. {LIST_DOCUMENTS}.")
+                raise missing_document(rel)
             check_size(len(raw), rel)
             data = plan(raw)
             if len(data) > MAX_DOCUMENT_BYTES:
@@ -902,7 +903,7 @@ def _check_hash(rel: str, path: Path, expected_sha: str) -> bytes:
     except IsADirectoryError:  # made a folder since the handler checked it (decision 930)
         raise _made_a_folder(rel) from None
     if current is None:
-        raise NotFound(f"Document {rel!r} was not found. {LIST_DOCUMENTS}.")
+        raise missing_document(rel)
     match_hash(rel, current, expected_sha)
     return current
 
@@ -938,7 +939,7 @@ def move_file(ws: Workspace, src_rel: str, src: Path, dst_rel: str, dst: Path, e
         # the reference and kb_move_image (decisions 119, 891)
         found = _pinned_bytes(pins, src, src_rel)
         if found is None:
-            raise NotFound(f"Document {src_rel!r} was not found. {LIST_DOCUMENTS}.")
+            raise missing_document(src_rel)
         src, current = found
         if _taken(pins, dst, dst_rel):
             raise AlreadyExists(
@@ -1485,7 +1486,7 @@ def delete_file(ws: Workspace, rel: str, path: Path, expected_sha: str) -> None:
     with write_lock(ws), Pins(ws.root) as pins:
         pinned = _pin_existing(pins, path, rel)
         if pinned is None:
-            raise NotFound(f"Document {rel!r} was not found. {LIST_DOCUMENTS}.")
+            raise missing_document(rel)
         path = pinned
         _check_hash(rel, path, expected_sha)
         try:

@@ -113,6 +113,8 @@ def test_wrong_dimension_names_both_sizes(ws: Workspace) -> None:
     call(ws, "index_note", path="notes.md")
     with pytest.raises(InvalidArgument, match=r"3 dimensions.*64-dimensional"):
         invoke(ws, "search_vectors", {"embedding": [1.0, 0.0, 0.0]})
+    with pytest.raises(InvalidArgument, match=r"embedding has 1 dimension but"):  # not "1 dimensions"
+        invoke(ws, "search_vectors", {"embedding": [1.0]})
     with pytest.raises(InvalidArgument, match="all zeros"):
         invoke(ws, "search_vectors", {"embedding": [0.0] * DIMS})
 

@@ -29,7 +29,7 @@ from lvsm_contract.models import (
 from pydantic import BaseModel
 
 from .. import progress
-from ..errors import LIST_DOCUMENTS, IndexNotReady, InvalidArgument, NotFound, UnsupportedFormat
+from ..errors import IndexNotReady, InvalidArgument, UnsupportedFormat, missing_document
 from ..index.chunks import StoredChunk
 from ..search.chunks import ChunkApi, filter_spec
 from ..workspace import Workspace
@@ -181,7 +181,7 @@ def _index_note(ws: Workspace, path: str) -> IndexedNote:
 
     rel, full = ws.guard.resolve(path, markdown=True)
     if not full.is_file():
-        raise NotFound(f"Document {rel!r} was not found. {LIST_DOCUMENTS}.")
+        raise missing_document(rel)
     indexing = ws.indexing
     if not indexable(rel, indexing.path_filter):  # as the indexer decides: dot names too (decision 676)
         raise InvalidArgument(

@@ -147,7 +147,8 @@ class ChunkApi:
         expected = self.expected_dimensions()
         if expected is not None and len(values) != expected:
             raise InvalidArgument(
-                f"{field} has {len(values)} dimensions but the index stores {expected}-dimensional vectors."
+                f"{field} has {len(values)} dimension{'' if len(values) == 1 else 's'} but the index stores "
+                f"{expected}-dimensional vectors."
             )
         vec = np.asarray(values, dtype=np.float64)
         if not np.isfinite(vec).all():
