@@ -51,7 +51,7 @@ ALLOWED: dict[str, set[str]] = {
         "workspace",
         "writer",
     },
-    "dispatch": {"_generated", "config", "errors", "handlers", "lazy_imports", "workspace"},
+    "dispatch": {"_generated", "config", "errors", "handlers", "lazy_imports", "paths", "workspace"},  # close paths (1099)
     "server": {"__init__", "config", "dispatch", "errors", "hostnames", "progress", "workspace"},
     "cli": {
         "__init__",

@@ -32,7 +32,7 @@ _PLANE_0, _OTHERS = _marks(range(0x10000)), _marks(range(0x10000, 0x20000)) + _m
 _M = rf"(?:[{_PLANE_0}]|(?=[^\x00-\uffff])[{_OTHERS}])"
 _TOKEN = re.compile(rf"[{_CJK}]{_M}*+|[^\W_]++(?:{_M}++[^\W_]*+)*+", re.UNICODE)
 # marks, skin tones, zero-width joiners, the vowel and final jamo of a syllable (decision 1105)
-_JOINED = re.compile(rf"{_M}|[\u200d\U0001f3fb-\U0001f3ff\u1160-\u11ff]")
+_JOINED = re.compile(rf"{_M}|[\u200d\U0001f3fb-\U0001f3ff\u1160-\u11ff\uff9e\uff9f]")  # 1105, 1113
 
 
 def highlight_terms(terms: tuple[str, ...]) -> list[str]:
@@ -144,15 +144,19 @@ def _highlighter(words: tuple[str, ...]) -> _Highlighter:
 
 
 def _written(piece: str) -> str:
-    """A CJK piece, each of its kana and Hangul syllables also as written decomposed, each letter with
-    the variation selectors written on it (decisions 1102, 1103)."""
+    """A CJK piece, each of its kana and Hangul syllables also as written decomposed, each katakana
+    also as written half-width (NFKC's inverse: ``ガ`` as ``ｶﾞ``), each letter with the variation
+    selectors written on it (decisions 1102, 1103, 1113)."""
+    halves = {unicodedata.normalize("NFKC", chr(c)): chr(c) for c in range(0xFF66, 0xFFA0)}
     out = ""
     for ch in piece:
+        forms = [ch]
         apart = unicodedata.normalize("NFD", ch)
         if apart != ch and ("\u3041" <= ch <= "\u30ff" or "\uac00" <= ch <= "\ud7a3"):
-            out += f"(?:{re.escape(ch)}|{re.escape(apart)})"
-        else:
-            out += re.escape(ch)
+            forms.append(apart)
+        if "\u30a1" <= ch <= "\u30ff" and all(p in halves for p in apart):
+            forms.append("".join(halves[p] for p in apart))
+        out += f"(?:{'|'.join(map(re.escape, forms))})" if len(forms) > 1 else re.escape(ch)
         out += "[\ufe00-\ufe0f\U000e0100-\U000e01ef]*"
     return out
 

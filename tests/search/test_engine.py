@@ -272,6 +272,16 @@ def test_a_query_naming_a_file_a_mac_named_decomposed_finds_it_first(tmp_path):
         assert kb_search(ws, {"query": query, "mode": "lexical"})["results"][0]["path"] == korean, query
 
 
+def test_a_query_naming_a_file_written_in_half_width_katakana_finds_it_first(tmp_path):
+    # decision 1113: the query is composed full-width, the name compared as the query reads it
+    (tmp_path / "ﾏﾆｭｱﾙ").mkdir()
+    (tmp_path / "ﾏﾆｭｱﾙ" / "ｶﾞｲﾄﾞ.md").write_text("# 本\n\n本のｶﾞｲﾄﾞです。\n", "utf-8")
+    (tmp_path / "其他.md").write_text("# ガイド\n\nガイド ガイド ガイド の一覧。\n", "utf-8")
+    ws, _svc = ready(tmp_path)
+    for query in ("ｶﾞｲﾄﾞ.md", "ガイド.md", "ﾏﾆｭｱﾙ/ｶﾞｲﾄﾞ.md", "マニュアル/ガイド"):
+        assert kb_search(ws, {"query": query, "mode": "lexical"})["results"][0]["path"] == "ﾏﾆｭｱﾙ/ｶﾞｲﾄﾞ.md", query
+
+
 def test_rrf_ties_broken_by_chunk_id():
     def hit(i):
         return ChunkHit(i, "a.md", "p1~0~0", None, "", "h")

@@ -561,7 +561,7 @@ def test_an_index_of_folds_1_relexes_the_pages_holding_a_two_part_sign_typed_as_
     """``CHANGED_LETTERS`` of folds-1 names a letter of every such text, as written and as folds-1
     indexed it (its stand-in: SQLite matches the vocabulary, PostgreSQL the text)."""
     letters = re.compile(f"[{CHANGED_LETTERS['unicode61+cjk-bigram-3+stems-3+folds-1']}]")
-    assert LEXICAL_TOKENIZER.endswith("+stems-3+folds-3")
+    assert LEXICAL_TOKENIZER.endswith("+stems-3+folds-4")
     for parts in cjk.SIGNS:
         assert letters.search(parts), parts
         old = parts.translate(cjk.FOLDS)  # what folds-1 made of them
@@ -719,5 +719,69 @@ def test_an_index_of_folds_3_relexes_the_pages_holding_a_symbol_letter_or_a_vari
         assert client.reindex()["indexedFiles"] == (1 if backend == "sqlite" else 2)
         assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
         assert _paths(client, "様々", 10) == ["marks.md"]
+    finally:
+        client.store.close()
+
+
+# Half-width katakana (decision 1113) ----------------------------------------------------------------
+
+HALF_PAGES = {
+    "half.md": "# 案内\n\nこの ｶﾞｲﾄﾞﾌﾞｯｸ は ﾊﾟｿｺﾝ の説明。\n",
+    "full.md": "# 案内\n\nこの ガイドブック は パソコン の説明。\n",
+    "other.md": "# 別\n\nカタログ と ソース の話。\n",
+}
+
+
+def test_half_width_katakana_are_the_full_width_letters() -> None:
+    for half, full in (("ｶﾞｲﾄﾞﾌﾞｯｸ", "ガイドブック"), ("ﾊﾟｿｺﾝ", "パソコン"), ("ｦｧｰｯ", "ヲァーッ")):
+        text = f"x {half} y {full}"
+        assert len(fold(text)) == len(text)  # one for one: offsets hold
+        assert index_tokens(half) == index_tokens(full)
+        assert cjk_index_text(half).split() == cjk_index_text(full).split()
+    assert build_lexical_query("ｶﾞｲﾄﾞ").terms == build_lexical_query("ガイド").terms
+    assert fold("\uff9e alone") == "\u3099 alone"  # a voiced mark after no kana stays a mark
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_page_written_half_width_is_found_by_either_form_and_lit_whole(
+    tmp_path: Path, pg_server: PgServer, backend: str
+) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    for name, text in HALF_PAGES.items():
+        (root / name).write_text(text, "utf-8")
+    client = _client(root, backend, pg_server)
+    try:
+        client.reindex()
+        for query in ("ガイドブック", "ｶﾞｲﾄﾞﾌﾞｯｸ", "パソコン", "ﾊﾟｿｺﾝ"):
+            found = {r["path"]: r["snippet"] for r in _results(client, query, 10)}
+            assert sorted(found) == ["full.md", "half.md"], (query, found)
+            lit = "[ｶﾞｲﾄﾞﾌﾞｯｸ]" if "ﾌﾞ" in query or "ブ" in query else "[ﾊﾟｿｺﾝ]"
+            assert lit in found["half.md"], (query, found)
+    finally:
+        client.store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_index_of_folds_3_relexes_the_pages_holding_half_width_katakana(
+    tmp_path: Path, pg_server: PgServer, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    for name, text in HALF_PAGES.items():
+        (root / name).write_text(text, "utf-8")
+    client = _client(root, backend, pg_server)
+    try:
+        with monkeypatch.context() as patch:  # what folds-3 made of them: letters of their own
+            patch.setattr(cjk, "_HALF_KANA_ON", re.compile("(?!)"))
+            client.reindex()
+        client.store.write_manifest(
+            {**client.store.read_manifest(), "lexical_tokenizer": "unicode61+cjk-bigram-4+stems-3+folds-3"}
+        )
+        assert index_problems(client.config, None, client.store) == []
+        assert _paths(client, "パソコン", 10) == ["full.md"]  # the old tokens, until the reindex
+        assert client.reindex()["indexedFiles"] == 1  # half.md alone, on both engines
+        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        assert sorted(_paths(client, "パソコン", 10)) == ["full.md", "half.md"]
     finally:
         client.store.close()

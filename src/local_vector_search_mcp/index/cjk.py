@@ -46,6 +46,7 @@ __all__ = [
     "DECOMPOSED_MARKS",
     "FOLDED_CHARS",
     "FOLDS",
+    "HALF_WIDTH_KANA",
     "SIGNS",
     "SIGN_PARTS",
     "SYMBOL_LETTERS",
@@ -54,6 +55,7 @@ __all__ = [
     "bigrams",
     "cjk_index_text",
     "fold",
+    "full_width_kana",
     "index_terms",
     "index_tokens",
     "word_spans",
@@ -163,7 +165,15 @@ _FILLED = re.compile(f"(?<=[{_CJK_LETTERS}]){_FILLER}+")
 # too, one for one: dropped inside a word and before the bigrams, as a composed letter's (decision 1103).
 VARIATION_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"  # a class body
 _VARIANT = re.compile(f"(?<=[{_CJK_LETTERS}{_FILLER}])[{VARIATION_SELECTORS}]+")
-_FOLDED = re.compile(f"[{FOLDED_CHARS}{DECOMPOSED_MARKS}{VARIATION_SELECTORS}]")
+# Half-width katakana (U+FF66-U+FF9D, the prolonged sound mark U+FF70 among them) are their
+# full-width letters (NFKC, one for one), and the half-width voiced marks U+FF9E-U+FF9F the combining
+# ones, which the kana rule above then composes (``ｶﾞｲﾄﾞ`` -> ``ガ\u0301イド\u0301``): ``ｶﾀｶﾅ`` and
+# ``カタカナ`` were different bigrams, so a page written in one form was found by no query in the other
+# (decision 1113).
+HALF_WIDTH_KANA = "\uff66-\uff9f"  # a class body
+_HALF_KANA = {c: ord(unicodedata.normalize("NFKC", chr(c))) for c in range(0xFF66, 0xFFA0)}
+_HALF_KANA_ON = re.compile(f"[{HALF_WIDTH_KANA}]")
+_FOLDED = re.compile(f"[{FOLDED_CHARS}{DECOMPOSED_MARKS}{VARIATION_SELECTORS}{HALF_WIDTH_KANA}]")
 # a character that either rewrite changes: the one scan a text without any pays
 _REWRITTEN = re.compile(f"[{CJK_CHARS}{FOLDED_CHARS}{DECOMPOSED_MARKS}]")
 
@@ -174,16 +184,24 @@ def _composed(m: re.Match[str]) -> str:
     return one + _FILLER * (len(parts) - 1) if len(one) == 1 else parts
 
 
+def full_width_kana(text: str) -> str:
+    """``text`` with its half-width katakana as full-width ones and their voiced marks as the combining
+    ones (left apart: :func:`fold` and the query's ``composed`` compose them), one for one (decision 1113)."""
+    return text.translate(_HALF_KANA) if _HALF_KANA_ON.search(text) else text
+
+
 def fold(text: str) -> str:
     """``text`` with the letters unicode61 would misread rewritten, one character for one: Indic
     marks to their private-use stand-ins, accented Greek letters to their base letter, full-width
     letters and digits to ASCII (decision 1001), a two-part vowel sign typed as its parts to the
     composed sign's stand-in and U+0301s (decision 1012), a kana and its voiced mark or a Hangul syllable's
     jamo to the composed letter and U+0301s (decision 1102), a variation selector on a CJK letter to
-    U+0301 (decision 1103). What the index holds of those letters, and what a query must be written as
+    U+0301 (decision 1103), half-width katakana to full-width ones (decision 1113). What the index
+    holds of those letters, and what a query must be written as
     to meet it (``fts5.quote_phrase``)."""
     if text.isascii() or not _FOLDED.search(text):
         return text
+    text = full_width_kana(text)  # before the kana rule, which composes their voiced marks
     if _SIGN.search(text):  # a two-part vowel sign typed as its parts (decision 1012)
         text = _SIGN.sub(lambda m: _SIGNS[m.group()], text)
     if _DECOMPOSED.search(text):  # kana or Hangul written decomposed (decision 1102)

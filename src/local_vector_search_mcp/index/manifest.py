@@ -23,7 +23,7 @@ from typing import Any
 
 from ..embeddings import Embedder
 from .chunker import CHUNKER_VERSION, CONTRACT_CHUNKER_VERSION, EMBEDDING_TEXT_BUILDER_VERSION
-from .cjk import FOLDS, SIGNS, SYMBOL_LETTERS, VARIATION_SELECTORS
+from .cjk import FOLDS, HALF_WIDTH_KANA, SIGNS, SYMBOL_LETTERS, VARIATION_SELECTORS
 from .port import IndexStore
 from .quantized import INT8_SCALE_KEY, INT8_SCALE_PER_VECTOR
 
@@ -51,8 +51,9 @@ SCHEMA_VERSION = "5"
 # Indic vowel sign typed as its parts indexed as the composed one (decision 1012); folds-3: a kana and its
 # voiced mark, or a Hangul syllable's conjoining jamo, indexed as the composed letter (decision 1102);
 # cjk-bigram-4: the letters of the CJK symbols block (``々``, ``〇``) in their runs, and a CJK letter's
-# variation selector read as part of it (decision 1103)
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-4+stems-3+folds-3"
+# variation selector read as part of it (decision 1103); folds-4: half-width katakana indexed as the
+# full-width letters (decision 1113)
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-4+stems-3+folds-4"
 _SEA_LETTERS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 # Every letter of the Indic blocks (an earlier index holds their words cut at each mark, the letters
 # alone, so the letters are what its vocabulary shows), and the letters ``cjk.fold`` rewrites of Greek
@@ -77,6 +78,9 @@ _DECOMPOSED_LETTERS = "\u3099\u309a\u1100-\u11ff"
 # written: PostgreSQL finds them; a page whose only change is one is read again on SQLite when it changes
 # or by a forced reindex, as 1102 says of the kana marks) (decision 1103).
 _RUN_LETTERS = SYMBOL_LETTERS + VARIATION_SELECTORS
+# Half-width katakana, which every earlier tokenizer indexed as letters of their own (decision 1113):
+# as written (PostgreSQL) and in SQLite's vocabulary, whose CJK bigrams hold them
+_HALF_LETTERS = HALF_WIDTH_KANA
 # Earlier tokenizers, and the letters each indexed otherwise: an index of one whose chunks hold none
 # of them holds what this one writes (decision 518), and one whose chunks hold some is brought up to
 # date by re-reading just the documents holding them (decision 1006). Stems of other Latin-script
@@ -87,13 +91,19 @@ CHANGED_LETTERS = {
     + _SEA_LETTERS
     + _FOLDED_LETTERS
     + _DECOMPOSED_LETTERS
-    + _RUN_LETTERS,
-    "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS + _FOLDED_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS,
-    "unicode61+cjk-bigram-3+stems-2": _FOLDED_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS,
-    "unicode61+cjk-bigram-3+stems-3": _FOLDED_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS,
-    "unicode61+cjk-bigram-3+stems-3+folds-1": _SIGN_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS,
-    "unicode61+cjk-bigram-3+stems-3+folds-2": _DECOMPOSED_LETTERS + _RUN_LETTERS,
-    "unicode61+cjk-bigram-3+stems-3+folds-3": _RUN_LETTERS,
+    + _RUN_LETTERS
+    + _HALF_LETTERS,
+    "unicode61+cjk-bigram-2+stems-2": _SEA_LETTERS
+    + _FOLDED_LETTERS
+    + _DECOMPOSED_LETTERS
+    + _RUN_LETTERS
+    + _HALF_LETTERS,
+    "unicode61+cjk-bigram-3+stems-2": _FOLDED_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS + _HALF_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3": _FOLDED_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS + _HALF_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3+folds-1": _SIGN_LETTERS + _DECOMPOSED_LETTERS + _RUN_LETTERS + _HALF_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3+folds-2": _DECOMPOSED_LETTERS + _RUN_LETTERS + _HALF_LETTERS,
+    "unicode61+cjk-bigram-3+stems-3+folds-3": _RUN_LETTERS + _HALF_LETTERS,
+    "unicode61+cjk-bigram-4+stems-3+folds-3": _HALF_LETTERS,
 }
 
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)

@@ -9,7 +9,8 @@ with ``.md`` in any folder and any case (``bulk.md``) names those documents: the
 each for the words of its file name goes ahead of the other hits, as a title's does
 (``titles.py``). A name shared by more than :data:`NAMED_MAX` documents (``index.md``) names
 none of them. A word alone never names a file: it needs a ``/`` or the ``.md``. A name a Mac wrote
-decomposed (NFD) is the one typed composed, as the path guard reads it (decisions 505, 1101).
+decomposed (NFD) is the one typed composed, as the path guard reads it (decisions 505, 1101), and
+one written in half-width katakana the one typed full-width, as the query is (decision 1113).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import unicodedata
 from pathlib import PurePosixPath
 
 from ..globs import nfc
+from ..index.cjk import full_width_kana
 from ..index.port import ChunkHit, IndexStore
 from ..index.query import PathScope
 from .text import build_lexical_query
@@ -42,13 +44,20 @@ def named_paths(store: IndexStore, query: str, scope: PathScope | None) -> list[
         if not name.isascii():  # and as a Mac names it, decomposed (decision 1101)
             keys += [unicodedata.normalize("NFD", key) for key in keys]
         paths = list(store.document_states_of(keys))
+        if not paths and not name.isascii():  # a path holding half-width katakana (1113): a scan
+            paths = [p for p in store.document_states() if _key(p) in (low, low + ".md")]
     elif low.endswith(".md"):  # a file name: in any folder, any case, either normal form (1101)
-        paths = [p for p in store.document_states() if (q := nfc(p).lower()) == low or q.endswith("/" + low)]
+        paths = [p for p in store.document_states() if (q := _key(p)) == low or q.endswith("/" + low)]
     else:
         return []
     keep = None if scope is None else scope.matcher()
     found = sorted(p for p in paths if keep is None or keep(p))
     return found if len(found) <= NAMED_MAX else []
+
+
+def _key(path: str) -> str:
+    """A path as a composed query reads it: NFC, katakana full-width (1101, 1113), lower case."""
+    return nfc(full_width_kana(path)).lower()
 
 
 def named_hits(store: IndexStore, query: str, scope: PathScope | None) -> list[ChunkHit]:

@@ -26,7 +26,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
 
-from ..index.cjk import CJK_CHARS, CJK_RUN, SIGN_PARTS, VARIATION_SELECTORS, bigrams, word_spans, word_tokens
+from ..index.cjk import (
+    CJK_CHARS,
+    CJK_RUN,
+    SIGN_PARTS,
+    VARIATION_SELECTORS,
+    bigrams,
+    full_width_kana,
+    word_spans,
+    word_tokens,
+)
 from ..index.query import AllOf, AnyOf, CjkRun, LexicalLeaf, LexicalQuery, Phrase, Term
 from ..index.stem import is_stemmable, stem
 from .stopwords import (
@@ -116,8 +125,12 @@ def composed(query: str) -> str:
     followed by marks, by a vowel or final jamo, or by the parts of a two-part Indic vowel sign
     (Tamil ``ெ`` + ``ா`` for ``ொ``, ``cjk.SIGN_PARTS``, decision 1012) is composed: NFC also maps
     a lone character to another (a CJK compatibility ideograph, U+F900-U+FAFF, to its unified one; the ohm sign to
-    omega), which would then miss the text written with it."""
-    if query.isascii() or unicodedata.is_normalized("NFC", query):  # both C scans
+    omega), which would then miss the text written with it. Half-width katakana are written full-width
+    (decision 1113)."""
+    if query.isascii():
+        return query
+    query = full_width_kana(query)  # ``ｶﾞｲﾄﾞ`` as ``ガイド``, as the index reads it (decision 1113)
+    if unicodedata.is_normalized("NFC", query):  # a C scan
         return query
     clusters: list[str] = []
     for ch in query:
@@ -308,7 +321,7 @@ _MARK = re.compile(_A_MARK)
 # What goes on a character without a space between: a mark or variation selector, an emoji skin
 # tone, both sides of a zero-width joiner (``👩‍💻``), and the vowel and final jamo of a Hangul
 # syllable written decomposed (letters, not marks, decision 1105). A cut never falls before one.
-_JOINED = re.compile(rf"{_A_MARK}|[\u200d\U0001f3fb-\U0001f3ff\u1160-\u11ff]")
+_JOINED = re.compile(rf"{_A_MARK}|[\u200d\U0001f3fb-\U0001f3ff\u1160-\u11ff\uff9e\uff9f]")
 _ZWJ = "\u200d"
 
 
@@ -486,14 +499,26 @@ def _ignoring_case(alternation: str) -> re.Pattern[str]:
 
 def _as_written(piece: str) -> str:
     """A CJK piece of the query as a pattern that also matches its kana and Hangul written decomposed
-    (a kana and its voiced mark, a syllable's jamo) and its letters with a variation selector, as the
-    index reads them (``cjk.fold``, decisions 1102, 1103), so such a page lights its whole letters,
-    never a base without its mark or its selector."""
+    (a kana and its voiced mark, a syllable's jamo), its katakana written half-width and its letters
+    with a variation selector, as the index reads them (``cjk.fold``, decisions 1102, 1103, 1113), so
+    such a page lights its whole letters, never a base without its mark or its selector."""
     out: list[str] = []
     for ch in piece:
         apart = unicodedata.normalize("NFD", ch) if "\u3041" <= ch <= "\u30ff" or "\uac00" <= ch <= "\ud7a3" else ch
-        out.append((re.escape(ch) if apart == ch else f"(?:{re.escape(ch)}|{re.escape(apart)})") + _VARIANT_AFTER)
+        half = _HALF_WIDTH_OF.get(apart) if "\u30a1" <= ch <= "\u30ff" else None
+        forms = [re.escape(f) for f in dict.fromkeys((ch, apart, half)) if f]
+        out.append((forms[0] if len(forms) == 1 else f"(?:{'|'.join(forms)})") + _VARIANT_AFTER)
     return "".join(out)
+
+
+# A full-width katakana (decomposed) as written half-width, ``カ`` + U+3099 as ``ｶﾞ``: a page written so
+# lights its whole letters for a query written either way (decision 1113)
+_HALF_WIDTH_OF = {
+    unicodedata.normalize("NFD", base + mark): half + half_mark
+    for base, half in ((full_width_kana(chr(c)), chr(c)) for c in range(0xFF66, 0xFF9E))
+    for mark, half_mark in (("", ""), ("\u3099", "\uff9e"), ("\u309a", "\uff9f"))
+    if mark == "" or len(unicodedata.normalize("NFC", base + mark)) == 1
+}
 
 
 def _continues(ch: str) -> bool:
