@@ -5,7 +5,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from local_vector_search_mcp.export.pdf.flowables import KEY_COLUMN_SHARE, column_groups, fit_widths
+from local_vector_search_mcp.export.pdf.flowables import (
+    BROKEN_WORD_SHARE,
+    KEY_COLUMN_SHARE,
+    break_long_words,
+    column_groups,
+    fit_widths,
+)
 
 from .conftest import export
 from .poppler import layout, needs_cjk_font, needs_poppler, text
@@ -42,6 +48,34 @@ def test_widths_never_fall_below_the_minimum_when_the_minimums_fit() -> None:
     widths = fit_widths([500.0, 20.0, 300.0], [50.0, 20.0, 40.0], 200.0)
     assert abs(sum(widths) - 200.0) < 1e-6
     assert all(w >= m for w, m in zip(widths, [50.0, 20.0, 40.0], strict=True))
+
+
+def test_long_words_are_capped_so_that_a_few_columns_fit() -> None:
+    """Decision 1135: the widest columns give way down to a shared cap when the cap stays readable."""
+    capped = break_long_words([170.0, 50.0, 80.0, 170.0], 340.0)
+    assert capped == [105.0, 50.0, 80.0, 105.0] and abs(sum(capped) - 340.0) < 1e-6
+    assert break_long_words([30.0, 40.0], 400.0) == [30.0, 40.0]  # fits: unchanged
+    many = [100.0] * 12  # each would get 340 / 12, under the readable share: left for the parts
+    assert 340.0 * BROKEN_WORD_SHARE > 340.0 / 12 and break_long_words(many, 340.0) == many
+
+
+@needs_poppler
+def test_a_two_column_table_of_long_words_stays_one_table(kb: Path) -> None:
+    """Decision 1135: opensearch-docs' `Setting | Description` tables (a dotted setting name, a
+    path in the description) were printed as two one-column tables, "Columns 1-1 of 2" then
+    "Columns 2-2 of 2", each description pages away from the setting it describes."""
+    rows = "".join(
+        f"| `opensearch_security.session.keepalive_number_{i}` | Uses the file "
+        f"`/usr/share/opensearch-dashboards-1.0.0/config/my-client-certificate-{i}.pem` row-{i} |\n"
+        for i in range(3)
+    )
+    (kb / "t.md").write_text(f"Setting | Description\n:--- | :---\n{rows}", encoding="utf-8")
+    pdf, warnings = export(kb, "t.md")
+    assert warnings == []
+    assert "Columns" not in text(pdf)
+    lines = layout(pdf).splitlines()  # each setting begins on the line where its description begins
+    assert sum("opensearch_security" in line and "Uses the file" in line for line in lines) == 3
+    assert all(f"row-{i}" in text(pdf) for i in range(3))
 
 
 @needs_poppler
@@ -115,3 +149,27 @@ def test_a_short_cjk_cell_beside_a_long_one_keeps_its_characters_on_one_line(kb:
     assert warnings == []
     lines = layout(pdf).splitlines()
     assert all(any(word in line for line in lines) for word in ("中文", "说明", "语言", "日本語", "代码"))
+
+
+@needs_poppler
+def test_a_picture_column_is_wide_enough_for_the_picture_and_its_placeholder(kb: Path) -> None:
+    """Decision 1136: a cell holding only a picture measured no width, so beside a long description
+    its column was a sliver: the rust book's Ferris placeholders broke every word between letters
+    ("av ailable", "questi on") and a picture there was drawn a few points wide."""
+    from PIL import Image
+
+    from . import poppler
+
+    Image.new("RGB", (400, 300), "red").save(kb / "shot.png")
+    long = "This code does not compile, and this cell goes on to describe at length why it does not"
+    (kb / "a.md").write_text(
+        f'| F | Meaning |\n|---|---|\n| <img src="gone.svg" alt="Ferris with a question mark"/> | {long} |\n'
+        f'| <img src="shot.png" alt="shot"/> | {long} |\n',
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert len(warnings) == 1 and "gone.svg" in warnings[0]
+    words = text(pdf).split()
+    assert {"available:", "Ferris", "question", "mark"} <= set(words)  # each word whole
+    [picture] = poppler.images(pdf)
+    assert int(picture["width"]) / float(picture["x-ppi"]) * 72 > 50  # drawn 99 pt wide (5 before)

@@ -75,6 +75,12 @@ MAX_INDENT_SHARE = 0.5
 MAX_PARAGRAPH_CHARS = 20_000
 MAX_TABLE_CELLS = 20_000
 KEY_COLUMN_SHARE = 0.25
+# A column whose longest word is wider than its share of the width has that word broken across
+# lines, down to this share of the width, before the table is printed in parts (decision 1135).
+BROKEN_WORD_SHARE = 0.25
+# A picture in a cell takes at least this share of the width, unless it asks for less (1136).
+PICTURE_SHARE = 0.2
+_PICTURE = re.compile(r"<img\b|!\[", re.IGNORECASE)
 _ALERT_COLORS = {
     "note": ("#0969da", "#eef5ff"),
     "tip": ("#1a7f37", "#eefaf1"),
@@ -439,7 +445,7 @@ class BlockRenderer:
             # name it as the reader wrote it
             written = MD.normalizeLinkText(image.src)
             self.warn(f"Image {written!r} in {self.chapter.rel} was replaced by a placeholder: {loaded.reason}.")
-            return [self.placeholder(f"Image not available: {image.alt or written}", ctx)]
+            return [self.placeholder(f"Image not available: {image.alt or written}", ctx, in_cell=box is not None)]
         return [self._image(loaded, ctx, image.alt)]
 
     def _image(self, picture: Picture, ctx: _Ctx, alt: str) -> Flowable:
@@ -449,16 +455,18 @@ class BlockRenderer:
         flow.spaceBefore = flow.spaceAfter = self.sheet.body.fontSize * 0.5
         return flow
 
-    def placeholder(self, text: str, ctx: _Ctx) -> Flowable:
+    def placeholder(self, text: str, ctx: _Ctx, in_cell: bool = False) -> Flowable:
+        # in a table cell its border stays within the cell's 4 pt padding (decision 1136)
+        pad = 2.5 if in_cell else 6
         style = ParagraphStyle(
             "placeholder",
             parent=self.style(self.sheet.small, ctx.indent, TA_CENTER),
             borderWidth=0.6,
             borderColor=colors.HexColor("#b0b0b0"),
-            borderPadding=6,
+            borderPadding=pad,
             backColor=colors.HexColor("#f4f4f4"),
-            spaceBefore=8,
-            spaceAfter=12,
+            spaceBefore=pad + 1 if in_cell else 8,
+            spaceAfter=pad + 1 if in_cell else 12,
         )
         return Paragraph(f"<i>{self.fonts.markup(text, self.body_family)}</i>", style)
 
@@ -616,6 +624,7 @@ class BlockRenderer:
         raw = [[c.raw for c in row.cells[:columns]] + [""] * (columns - len(row.cells)) for row in rows]
         available = self.width(ctx) - 2
         natural, minimum = self._measure(raw, available)
+        minimum = break_long_words(minimum, available)
         groups = column_groups(minimum, available)
         out: list[Flowable] = [Spacer(1, 3)]
         # Too wide for the page even at the narrowest readable widths: printed as several tables
@@ -706,6 +715,13 @@ class BlockRenderer:
                 if self.fonts.needs_cjk_wrap(plain):
                     longest = min(longest, size * 4)  # CJK text breaks between any two characters
                 minimum[c] = max(minimum[c], min(longest, available / 2) + pad)
+                if _PICTURE.search(text):
+                    # a picture (or its placeholder) measured no width: the column was left a
+                    # sliver and the placeholder broke its words between letters (decision 1136)
+                    for image in self.inline.render(text, body).images:
+                        asked = image.size[0] if image.size is not None and image.size[0] else None
+                        natural[c] = max(natural[c], min(asked or available / 3, available / 2) + pad)
+                        minimum[c] = max(minimum[c], min(asked or available, available * PICTURE_SHARE) + pad)
         return natural, minimum
 
     def html_block(self, content: str, ctx: _Ctx) -> list[Flowable]:
@@ -729,6 +745,28 @@ class BlockRenderer:
         if visible:
             out.append(self.para(self.fonts.markup(visible, self.body_family), self.sheet.small, ctx, visible))
         return out
+
+
+def break_long_words(minimum: list[float], available: float) -> list[float]:
+    """The minimum widths with the widest capped so that the columns fit ``available``, when the
+    cap leaves each capped column at least ``BROKEN_WORD_SHARE`` of it (reportlab breaks a word
+    wider than its cell between characters); else unchanged, and the table is printed in parts.
+
+    A setting or a URL in a two-column table made it two one-column tables, each cell apart from
+    the row it describes (decision 1135).
+    """
+    if sum(minimum) <= available:
+        return minimum
+    rest, left = available, len(minimum)
+    for width in sorted(minimum):
+        cap = rest / left
+        if width >= cap:
+            break
+        rest -= width
+        left -= 1
+    if cap < available * BROKEN_WORD_SHARE:
+        return minimum
+    return [min(width, cap) for width in minimum]
 
 
 def column_groups(minimum: list[float], available: float) -> list[list[int]]:
