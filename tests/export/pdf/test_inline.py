@@ -87,3 +87,38 @@ def test_a_highlight_is_printed_on_obsidians_yellow(kb: Path) -> None:
     assert warnings == []
     assert "Some highlighted words, and a == b." in poppler.text(pdf)
     assert tuple(int(YELLOW[i : i + 2], 16) for i in (1, 3, 5)) in poppler.colours(pdf)
+
+
+def test_inline_html_formatting_tags_are_kept_well_nested() -> None:
+    """Decision 1137: `<sub>`, `<sup>`, `<kbd>` and their kind were dropped with their look; and
+    HTML that crosses Markdown's emphasis must still be markup reportlab can parse."""
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.platypus import Paragraph
+
+    r = _renderer()
+    assert r.render("H<sub>2</sub>O x<sup>2</sup>", r.fonts.sans).markup == "H<sub>2</sub>O x<super>2</super>"
+    assert r.render("<kbd>Ctrl</kbd>", r.fonts.sans).markup == f'<font face="{r.fonts.mono.regular}">Ctrl</font>'
+    assert r.render("<b><i>x</b></i> y", r.fonts.sans).markup == "<b><i>x</i></b> y"
+    assert r.render('a <sup class="badge" data-text="3.5+" /> <span>b</span>', r.fonts.sans).markup == "a  b"
+    for crossing in ("*a<sup>b*</sup>c", "<sup>*a</sup>*b", "<u>open", "</sup>stray", "[<sub>1</sub>](x.md) **<b>y**"):
+        Paragraph(r.render(crossing, r.fonts.sans).markup, ParagraphStyle("p"))  # parses
+
+
+@needs_poppler
+def test_subscripts_and_superscripts_are_lowered_and_raised(kb: Path) -> None:
+    """Decision 1137: `x<sup>2</sup>` was printed "x2", the same size on the same line."""
+    import re
+    import subprocess
+
+    (kb / "a.md").write_text("Water is H<sub>2</sub>O and area x<sup>2</sup> here.\n", encoding="utf-8")
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    page = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    words = [
+        (w, float(top), float(bottom))
+        for top, bottom, w in re.findall(r'yMin="([\d.]+)".*?yMax="([\d.]+)">([^<]*)<', page)
+    ]
+    top = {w: t for w, t, _ in words}
+    twos = [t for w, t, _ in words if w == "2"]
+    assert len(twos) == 2  # each a word of its own, one below the line, one above
+    assert max(twos) > top["H"] and min(twos) < top["x"]

@@ -88,6 +88,19 @@ MD.inline.ruler2.after("strikethrough", "highlight", _highlight_pairs)
 # The env key holding the labels of the document's footnotes (lower case); their references are raised.
 FOOTNOTES = "lvsm_footnotes"
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
+# Inline HTML whose look a paragraph can show (decision 1137): the tag and reportlab's markup
+# opening and closing it; ``{mono}`` is the monospace face. Other tags are dropped, their text kept.
+_HTML_INLINE = {
+    **dict.fromkeys(("b", "strong"), ("<b>", "</b>")),
+    **dict.fromkeys(("i", "em", "cite", "var", "dfn"), ("<i>", "</i>")),
+    **dict.fromkeys(("s", "del", "strike"), ("<strike>", "</strike>")),
+    **dict.fromkeys(("u", "ins"), ("<u>", "</u>")),
+    **dict.fromkeys(("code", "kbd", "samp", "tt"), ('<font face="{mono}">', "</font>")),
+    "sub": ("<sub>", "</sub>"),
+    "sup": ("<super>", "</super>"),
+    "mark": (f'<span backColor="{HIGHLIGHT}">', "</span>"),
+}
+_HTML_TAG = re.compile(r"^<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*?(/?)>$")
 _HTML_ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
 
 
@@ -193,8 +206,11 @@ class InlineRenderer:
         images: list[InlineImage] = []
         visible = False
         link_stack: list[bool] = []
+        tags = _HtmlTags(out, self.fonts.mono.regular)
         for tok in children:
             kind = tok.type
+            if kind in _MARKDOWN_SPANS or (kind == "link_close" and link_stack and link_stack[-1]):
+                tags.markdown(kind)
             if kind == "text":
                 out.append(self._text(tok.content, base, env))
                 visible = visible or bool(tok.content.strip())
@@ -219,6 +235,7 @@ class InlineRenderer:
                 target = self.links(str(tok.attrGet("href") or ""))
                 link_stack.append(target is not None)
                 if target is not None:
+                    tags.markdown(kind)
                     out.append(f'<a href="{_attr(target)}" color="{self.link_color}">')
             elif kind == "link_close":
                 if link_stack and link_stack.pop():
@@ -243,7 +260,10 @@ class InlineRenderer:
                 picture = html_image(tok.content)
                 if picture is not None:
                     images.append(picture)
+            elif kind == "html_inline":
+                tags.html(tok.content)
             # other inline HTML tags are dropped; the text between them stays
+        tags.close_all()
         return Rendered("".join(out).strip(), images, bool(images) and not visible)
 
     def _text(self, text: str, base: Family, env: MutableMapping[str, Any] | None) -> str:
@@ -264,6 +284,57 @@ class InlineRenderer:
         """The visible text of inline Markdown (for outlines and the TOC)."""
         tokens = MD.parseInline(text, {})
         return _plain(tokens[0].children or [] if tokens else []).strip()
+
+
+_MARKDOWN_SPANS = {"em_open", "strong_open", "s_open", "mark_open", "em_close", "strong_close", "s_close", "mark_close"}
+
+
+class _HtmlTags:
+    """The inline HTML tags open in a paragraph's markup, kept well nested with Markdown's own.
+
+    reportlab refuses markup whose tags cross (``<super><i>a</super></i>``), and HTML in Markdown
+    may cross Markdown's emphasis: a tag is closed where Markdown's span around it closes, a
+    closing tag that would cross a Markdown span is dropped, and what is still open at the end is
+    closed there.
+    """
+
+    def __init__(self, out: list[str], mono: str) -> None:
+        self.out = out
+        self.mono = mono
+        self.depth = 0  # Markdown spans open
+        self.open: list[tuple[str, str, int]] = []  # (closing markup, tag, depth it was opened at)
+
+    def markdown(self, kind: str) -> None:
+        if kind.endswith("_open"):
+            self.depth += 1
+            return
+        while self.open and self.open[-1][2] >= self.depth:
+            self.out.append(self.open.pop()[0])
+        self.depth -= 1
+
+    def html(self, content: str) -> None:
+        match = _HTML_TAG.match(content.strip())
+        if match is None or match.group(3):  # a comment, not a tag, or self-closing
+            return
+        closing, tag = match.group(1), match.group(2).lower()
+        if tag not in _HTML_INLINE:
+            return
+        markup, end = _HTML_INLINE[tag]
+        if not closing:
+            self.out.append(markup.format(mono=self.mono))
+            self.open.append((end, tag, self.depth))
+            return
+        for at in range(len(self.open) - 1, -1, -1):
+            if self.open[at][2] != self.depth:
+                return
+            if self.open[at][1] == tag:
+                while len(self.open) > at:
+                    self.out.append(self.open.pop()[0])
+                return
+
+    def close_all(self) -> None:
+        while self.open:
+            self.out.append(self.open.pop()[0])
 
 
 def _plain(children: list[Token]) -> str:
