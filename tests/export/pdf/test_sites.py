@@ -85,6 +85,39 @@ def test_other_containers_are_plain_boxes_with_their_titles(kb: Path) -> None:
     assert _PLAIN_PAPER in poppler.colours(pdf)
 
 
+def test_myst_colon_directives_are_boxes_without_their_markers_and_options(kb: Path) -> None:
+    """Decision 1138: mystmd and MyST name a colon fence's directive in braces (``:::{note} Title``,
+    ``::::{tab-set}`` around ``:::{tab-item} Linux``): the scientific-python guide printed
+    ":::{note} Optional Alternative", ":::{tab-item} Linux/macOS :sync: linux" and lone ":::" as prose.
+    An admonition is drawn as its callout (MyST's ``hint``, ``error`` ... as the nearest), another
+    directive as a plain box headed by its argument, a tab set as no box, options are not shown."""
+    (kb / "a.md").write_text(
+        "# MyST\n\n:::{note} Optional Alternative\nUse the walrus.\n:::\n\n"
+        "::::{tab-set}\n:::{tab-item} Linux/macOS\n:sync: linux\n\n```bash\n. .venv/bin/activate\n```\n:::\n"
+        ":::{tab-item} Windows\n:sync: windows\nRun the batch file.\n:::\n::::\n\n"
+        ":::{hint}\nA heron hint.\n:::\n\n:::{dropdown} Setuptools-specific instructions\n:open:\nThe otter.\n:::\n\n"
+        "After the boxes.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text,
+        [
+            "Optional Alternative\nUse the walrus.",
+            "Linux/macOS",
+            ". .venv/bin/activate",
+            "Windows\nRun the batch file.",
+            "Hint\nA heron hint.",
+            "Setuptools-specific instructions\nThe otter.",
+            "After the boxes.",
+        ],
+    )
+    assert ":::" not in text and "{" not in text and ":sync:" not in text and ":open:" not in text
+    assert {_NOTE_PAPER, _TIP_PAPER, _PLAIN_PAPER} <= poppler.colours(pdf)
+
+
 def test_container_fences_in_code_stay_code(kb: Path) -> None:
     """A ``:::`` in a code block is code, at the top level as in a container: it neither opens nor
     closes a box, and a tag line there is printed."""

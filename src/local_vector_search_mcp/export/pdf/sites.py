@@ -30,7 +30,9 @@ __all__ = ["as_the_site_shows", "holds_site_markup"]
 
 # Any line that could hold such markup.
 _MAYBE = re.compile(r"^[ \t>]*(?::::|\{[%:]|\{\{[<%])|^(?:import|export)\b", re.MULTILINE)
-_OPENER = re.compile(r"^([ \t]*)(:{3,})[ \t]*([A-Za-z][\w-]*)(.*)$")
+_OPENER = re.compile(r"^([ \t]*)(:{3,})[ \t]*([A-Za-z][\w-]*|\{[A-Za-z][\w:-]*\})(.*)$")
+# A MyST directive's options, the first lines of its body (``:sync: linux``, ``:open:``).
+_OPTION = re.compile(r"^[ \t]*:[A-Za-z][\w-]*:(?:[ \t].*)?$")
 _CLOSER = re.compile(r"^([ \t]*)(:{3,})[ \t]*$")
 # A directive's label (``:::danger[Take care]``) and trailing attributes (``{open}``, ``{#id}``).
 _LABEL = re.compile(r"^\[(.*)\]")
@@ -41,8 +43,17 @@ _ADMONITIONS = {
     **{kind: (kind, "") for kind in ("note", "info", "tip", "important", "warning", "danger")},
     "caution": ("warning", "Caution"),
 }
+# MyST's own admonitions (``:::{hint}``), as the callout that draws them and their default title.
+_MYST_ADMONITIONS = {
+    "hint": ("tip", "Hint"),
+    "attention": ("warning", "Attention"),
+    "error": ("danger", "Error"),
+    "seealso": ("note", "See also"),
+}
 # VitePress' ``details`` is a plain box that opens on a click; a PDF shows its body.
 _PLAIN_TITLES = {"details": "Details"}
+# MyST containers that only group others (``::::{tab-set}`` around its ``:::{tab-item}``s): no box.
+_MYST_GROUPS = {"tab-set", "grid", "card-carousel"}
 # A line that is only tags: Liquid (``{% %}``, ``{%- -%}``), Hugo shortcodes (``{{< >}}``,
 # ``{{% %}}``; not ``{{</* */>}}``, which shows the shortcode as text) or kramdown attribute lists.
 # Each body stops at its own closing mark: ``.*?`` could run past it, and a line of many tags then
@@ -76,6 +87,10 @@ class _Box:
 
     fence: int
     indent: str
+    quoted: bool = True
+    """False for a MyST group: its lines are not set in a box of its own (decision 1138)."""
+    options: bool = False
+    """A MyST directive whose option lines (``:key: value``) may still come: they are not shown."""
 
 
 def holds_site_markup(text: str) -> bool:
@@ -113,7 +128,11 @@ def as_the_site_shows(doc: Document) -> str:
             if _TOC.match(line):
                 _drop_toc_list(out, lines, i)
             out.append(None)
+        elif boxes and boxes[-1].options and _OPTION.match(_content(list(boxes), line)):
+            out.append(None)
         else:
+            if boxes and boxes[-1].options:
+                boxes[-1] = _Box(boxes[-1].fence, boxes[-1].indent, boxes[-1].quoted)
             out.append(_container_line(boxes, line))
     shown = "\n".join(line for line in out if line is not None)
     return text if shown == text else shown
@@ -195,19 +214,25 @@ def _container_line(boxes: list[_Box], line: str) -> str:
     if opener is None:
         return _inside(boxes, line)
     indent, marker, kind, rest = opener.groups()
-    head = _head(kind.lower(), rest)
-    boxes.append(_Box(len(marker), indent))
+    # MyST (Sphinx, mystmd) names its directive in braces: ``:::{note} Title``, ``::::{tab-set}``
+    myst = kind.startswith("{")
+    kind = kind.strip("{}").lower()
+    if myst and kind in _MYST_GROUPS:
+        boxes.append(_Box(len(marker), indent, quoted=False, options=True))
+        return _inside(boxes, "")
+    head = _head(kind, rest, myst)
+    boxes.append(_Box(len(marker), indent, options=myst))
     prefix = _prefix(boxes)
     return "\n".join(prefix + part if part else prefix.rstrip() for part in head)
 
 
-def _head(kind: str, rest: str) -> list[str]:
+def _head(kind: str, rest: str, myst: bool = False) -> list[str]:
     """The first lines of the quote a ``:::kind rest`` container becomes."""
     label = _LABEL.match(rest.strip())
     title = label.group(1) if label is not None else _ATTRIBUTES.sub("", rest)
     title = title.strip()
-    if kind in _ADMONITIONS:
-        callout, default = _ADMONITIONS[kind]
+    if kind in _ADMONITIONS or (myst and kind in _MYST_ADMONITIONS):
+        callout, default = _ADMONITIONS.get(kind) or _MYST_ADMONITIONS[kind]
         return [f"[!{callout}] {title or default}".rstrip()]
     title = title or _PLAIN_TITLES.get(kind, "")
     # a plain box: its title set in bold as a paragraph of its own, so the body is not joined to it
@@ -237,4 +262,4 @@ def _inside(boxes: list[_Box], line: str) -> str:
 
 
 def _prefix(boxes: list[_Box]) -> str:
-    return "".join(f"{box.indent}> " for box in boxes)
+    return "".join(f"{box.indent}> " if box.quoted else box.indent for box in boxes)
