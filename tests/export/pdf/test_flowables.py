@@ -107,3 +107,21 @@ def test_obsidian_callouts_are_drawn_like_alerts_with_their_titles(kb: Path) -> 
     (kb / "b.md").write_text("# D\n\n> [!danger]\n> Red body.\n", encoding="utf-8")
     danger, _ = export(kb, "b.md")
     assert "Danger\nRed body." in poppler.text(danger) and _CAUTION_PAPER in poppler.colours(danger)
+
+
+@poppler.needs_poppler
+def test_an_mdbook_listing_caption_holding_a_type_is_printed_whole(kb: Path) -> None:
+    """Decision 1139: the `<Listing ... caption="Using `RefCell<T>` to ...">` tag was taken to end at
+    the `>` of `RefCell<T>`: 26 of the rust book's captions were lost, "Listing 15-22:" printed
+    alone and the caption's end (`` ` to mutate ... immutable"> ``) as a line of prose."""
+    (kb / "a.md").write_text(
+        'Before.\n\n<Listing number="15-22" file-name="src/lib.rs" caption="Using `RefCell<T>` to mutate '
+        'an inner value">\n\nThe body.\n\n</Listing>\n\n<div title="a>b">visible div text</div>\n',
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    flat = " ".join(poppler.text(pdf).split())
+    poppler.in_order(flat, ["Before.", "Listing 15-22: Using RefCell<T> to mutate an inner value", "The body."])
+    assert '">' not in flat and "`" not in flat and 'b">' not in flat and "visible div text" in flat
+    assert any("Mono" in row["name"] for row in poppler.fonts(pdf))  # the caption's code span

@@ -51,9 +51,14 @@ _QUOTE = re.compile(r"^ {0,3}> ?", re.MULTILINE)
 # Obsidian callout (``[!info]- Title``: any type, a fold sign, a title; decision 1009).
 _CALLOUT = re.compile(r"^\[!([\w-]+)\][+-]?[ \t]*(.*?)[ \t]*$")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+|$)|[ \t]+#+[ \t]*$|^#+[ \t]*$")
-_IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE | re.DOTALL)
+# An HTML tag ends at the first ``>`` outside its quoted attribute values: mdBook's captions hold
+# types (``caption="Using `RefCell<T>` to ..."``, decision 1139); a tag whose quote never closes
+# ends at its first ``>``, as before.
+_QUOTED_TAG = r"""(?:[^>"']|"[^"]*"|'[^']*')*>"""
+_IMG_TAG = re.compile(rf"<img\b{_QUOTED_TAG}|<img\b[^>]*>", re.IGNORECASE | re.DOTALL)
+_LISTING_TAG = re.compile(rf"<Listing\b{_QUOTED_TAG}|<Listing\b[^>]*>")
 _ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*("([^"]*)"|'([^']*)'|([^\s"'>]+))""")
-_TAG = re.compile(r"<[^>]*>", re.DOTALL)
+_TAG = re.compile(rf"<[A-Za-z/!]{_QUOTED_TAG}|<[^>]*>", re.DOTALL)
 _SCRIPT = re.compile(r"<(script|style)\b.*?(</\1\s*>|$)", re.DOTALL | re.IGNORECASE)
 # A footnote's definition on a line of its own (GFM).
 _FOOTNOTE_DEF = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]*(.*)$", re.MULTILINE)
@@ -728,14 +733,15 @@ class BlockRenderer:
         """Raw HTML: its pictures and its visible text; comments vanish."""
         text = _SCRIPT.sub("", re.sub(r"<!--.*?(-->|$)", "", content, flags=re.DOTALL))
         out: list[Flowable] = []
-        caption = re.search(r"<Listing\b[^>]*>", text)
+        caption = _LISTING_TAG.search(text)
         if caption is not None:
             attrs = _attrs(caption.group(0))
-            label = " ".join(filter(None, [f"Listing {attrs.get('number', '')}".strip() + ":", attrs.get("caption")]))
+            number = f"Listing {attrs.get('number', '')}".strip() + ":"
             if attrs.get("caption") or attrs.get("number"):
-                out.append(
-                    self.para(f"<i>{self.fonts.markup(label, self.body_family)}</i>", self.sheet.small, ctx, label)
-                )
+                # mdBook renders the caption as Markdown: its code spans are code
+                said = self.inline.render(attrs.get("caption", ""), self.body_family).markup
+                markup = f"<i>{self.fonts.markup(number, self.body_family)} {said}</i>"
+                out.append(self.para(markup, self.sheet.small, ctx, f"{number} {attrs.get('caption', '')}"))
         for tag in _IMG_TAG.findall(text):
             picture = html_image(tag)
             if picture is not None:
