@@ -32,3 +32,19 @@ def test_characters_beyond_the_bmp_are_extracted_as_written(kb: Path) -> None:
     (kb / "a.md").write_text(f"# Faces\n\nsmile {' '.join(drawn)} done\n", encoding="utf-8")
     pdf, _ = export(kb, "a.md")
     assert f"smile {' '.join(drawn)} done" in poppler.text(pdf)
+
+
+@poppler.needs_poppler
+def test_a_serif_export_draws_in_the_sans_face_what_the_serif_face_lacks(kb: Path) -> None:
+    """Decision 1140: the serif and monospace faces fell back to the CJK face only, so an academic or
+    classic export printed Hebrew, Arabic and symbols such as ⚠ as boxes, and its warning named
+    them missing, while the sans face the export had loaded could draw them."""
+    fonts = font_set()
+    lacking = [ch for ch in "שלוםمرحبا⚠" if not fonts.serif.covers(ch) and fonts.sans.covers(ch)]
+    if not lacking:
+        pytest.skip("the serif face draws these characters, or the sans face does not")
+    word = "".join(lacking)
+    (kb / "a.md").write_text(f"# T\n\nSerif text {word} here, and `code {word}`.\n", encoding="utf-8")
+    pdf, warnings = export(kb, "a.md", style="academic")
+    assert not any("could not be rendered" in w for w in warnings)
+    assert all(ch in poppler.flat(pdf) for ch in lacking)

@@ -280,6 +280,19 @@ class FontSet:
     def family(self, role: str) -> Family:
         return {"sans": self.sans, "serif": self.serif, "mono": self.mono}[role]
 
+    def face_of(self, ch: str, base: Family) -> Family | None:
+        """The family that draws ``ch`` in text set in ``base``: ``base``, else the sans family, else
+        the CJK one; None when none has it. The serif and monospace faces lack scripts and symbols
+        the sans face has (Hebrew, Arabic, ⚠ in DejaVu Serif): a classic or academic export
+        printed them as boxes and named them missing while the sans face could draw them (1140)."""
+        if base.covers(ch) or ch in "\n\t":
+            return base
+        if base is not self.sans and self.sans.covers(ch):
+            return self.sans
+        if self.cjk is not None and self.cjk.covers(ch):
+            return self.cjk
+        return None
+
     def markup(self, text: str, base: Family) -> str:
         """``text`` escaped for a reportlab paragraph set in ``base``, with fallback runs, as drawn
         (:func:`_drawn`)."""
@@ -288,16 +301,16 @@ class FontSet:
         text = _drawn(text)
         out: list[str] = []
         run: list[str] = []
-        fallback = False
+        face: Family = base
         for ch in text:
-            covered = base.covers(ch) or ch in "\n\t"
-            use_cjk = not covered and self.cjk is not None and self.cjk.covers(ch)
-            if use_cjk != fallback and run:
-                out.append(self._run("".join(run), fallback))
-                run = []
-            fallback = use_cjk
-            if not covered and not use_cjk and unicodedata.category(ch) not in ("Cf", "Mn", "Zs", "Cc"):
+            found = self.face_of(ch, base)
+            if found is None and unicodedata.category(ch) not in ("Cf", "Mn", "Zs", "Cc"):
                 self.missing.add(ch)
+            found = found or base
+            if found is not face and run:
+                out.append(self._run("".join(run), face, base))
+                run = []
+            face = found
             # a letter: a right-to-left mark (U+200F, Cf) alone reverses nothing (decision 1104)
             if (
                 not self.right_to_left
@@ -307,33 +320,33 @@ class FontSet:
                 self.right_to_left = True
             run.append(ch)
         if run:
-            out.append(self._run("".join(run), fallback))
+            out.append(self._run("".join(run), face, base))
         return "".join(out)
 
-    def _run(self, text: str, fallback: bool) -> str:
+    def _run(self, text: str, face: Family, base: Family) -> str:
         escaped = xml_escape(text)
-        if fallback and self.cjk is not None:
+        if face is base:
+            return escaped
+        if face is self.cjk:
             self.cjk_set = True
-            return f'<font face="{self.cjk.regular}">{escaped}</font>'
-        return escaped
+        return f'<font face="{face.regular}">{escaped}</font>'
 
     def width(self, text: str, base: Family, face: str, size: float) -> float:
         """``text``'s width as ``markup`` sets it in ``face`` of ``base``: each run ``base`` cannot
         draw in the CJK face. Measured in ``face`` alone, ``中文`` took the width of two missing
         glyphs, half its own, and a table column sized by it wrapped one character a line (1056)."""
-        cjk = self.cjk
         text = _drawn(text)
-        if text.isascii() or cjk is None:
+        if text.isascii():
             return string_width(text, face, size)
-        runs = itertools.groupby(text, lambda ch: not base.covers(ch) and cjk.covers(ch))
-        return sum(string_width("".join(run), cjk.regular if fallback else face, size) for fallback, run in runs)
+        runs = itertools.groupby(text, lambda ch: self.face_of(ch, base) or base)
+        return sum(string_width("".join(run), face if family is base else family.regular, size) for family, run in runs)
 
     def needs_cjk_wrap(self, text: str) -> bool:
         """True when ``text`` has wide characters (line breaks between any two of them)."""
         return not text.isascii() and any(_wide(ch) for ch in text)
 
     def drawable(self, chars: Iterable[str], base: Family) -> bool:
-        return all(base.covers(ch) or (self.cjk is not None and self.cjk.covers(ch)) for ch in chars)
+        return all(self.face_of(ch, base) is not None for ch in chars)
 
 
 @functools.cache
