@@ -31,6 +31,15 @@ def colours(pdf: Path, page: int = 1) -> set[tuple[int, int, int]]:
         return {colour for _, colour in image.convert("RGB").getcolors(1 << 20) or []}
 
 
+def area(pdf: Path, colour: tuple[int, int, int], page: int = 1, dpi: int = 72) -> int:
+    """How many pixels of a page drawn at ``dpi`` are exactly ``colour``: a filled box counts all
+    its pixels, anti-aliased text in that grey a handful."""
+    args = ("pdftoppm", "-r", str(dpi), "-f", str(page), "-l", str(page), "-png", str(pdf))
+    png = subprocess.run(args, capture_output=True, check=True, timeout=120).stdout
+    with Image.open(io.BytesIO(png)) as image:
+        return dict((c, n) for n, c in image.convert("RGB").getcolors(1 << 20) or []).get(colour, 0)
+
+
 def text(pdf: Path, *pages: int) -> str:
     span = ["-f", str(pages[0]), "-l", str(pages[-1])] if pages else []
     return _run("pdftotext", *span, str(pdf), "-")

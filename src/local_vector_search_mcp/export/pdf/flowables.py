@@ -501,6 +501,9 @@ class BlockRenderer:
         if not wrapped:
             wrapped = [""]
         out: list[Flowable] = [
+            # room for its first lines (all of a short block), else it starts the next page: its box
+            # was begun as an empty sliver at the foot of a page (decision 1141)
+            CondPageBreak(style.fontSize * 0.3 + pad * 1.2 + style.leading * min(len(wrapped), 3)),
             Spacer(1, style.fontSize * 0.3),
             FrameBG(
                 color=self.theme.code_bg,
@@ -599,7 +602,11 @@ class BlockRenderer:
         # deeper containers are shown as their Markdown text
         deep = inside.depth > MAX_NESTING
         body = self.code(inner, inside) if deep else self.document(parse_text(inner), env, inside)
+        # room for its title and two lines, else it starts the next page: an alert's title was
+        # left alone at the foot of a page, its body on the next (decision 1141)
+        lines = (3 if head else 2) * self.sheet.body.leading
         return [
+            CondPageBreak(2 + pad * 0.8 + lines),
             Spacer(1, 2),
             FrameBG(color=bg, left=ctx.indent, strokeWidth=0.6 if stroke else None, strokeColor=stroke),
             Spacer(1, pad * 0.5),
