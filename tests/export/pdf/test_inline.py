@@ -122,3 +122,32 @@ def test_subscripts_and_superscripts_are_lowered_and_raised(kb: Path) -> None:
     twos = [t for w, t, _ in words if w == "2"]
     assert len(twos) == 2  # each a word of its own, one below the line, one above
     assert max(twos) > top["H"] and min(twos) < top["x"]
+
+
+def test_a_kramdown_span_attribute_list_after_a_link_or_picture_is_applied_not_printed() -> None:
+    """Decision 1142: opensearch-docs writes `[page](url){:target='_blank'}` and
+    `![x](a.png){: width="700" }` (99 pages); the PDF printed "page{:target='_blank'}" and the
+    list as a line of its own, and drew the picture at its full size."""
+    r = _renderer()
+    out = r.render("the [page](https://x.org){:target='\\_blank'} and `code`{: .x} {: .y}", r.fonts.sans)
+    assert "{:target" not in out.markup and "page</a> and" in out.markup
+    assert out.markup.endswith("{: .x} {: .y}")  # elsewhere it is text, as written
+    pixels = r.render('![a](a.png){: width="700" }', r.fonts.sans)
+    assert pixels.markup == "" and pixels.only_images and pixels.images[0].size == (525.0, None)
+    share = r.render('![a](a.png){: width="50%" } after', r.fonts.sans)
+    assert share.images[0].share == 0.5 and share.markup == "after"
+
+
+@needs_poppler
+def test_a_picture_sized_by_a_kramdown_attribute_list_is_drawn_at_that_size(kb: Path) -> None:
+    """Decision 1142: the width a kramdown attribute list gives a picture bounds it, as an <img>'s."""
+    from PIL import Image
+
+    Image.new("RGB", (1200, 600), "red").save(kb / "wide.png")
+    (kb / "a.md").write_text('Intro.\n\n![wide](wide.png){: width="200" }\n\nOutro.\n', encoding="utf-8")
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    assert "{:" not in poppler.text(pdf)
+    [picture] = poppler.images(pdf)
+    drawn = int(picture["width"]) / float(picture["x-ppi"]) * 72
+    assert abs(drawn - 150) < 2  # 200 CSS pixels; the frame's width before

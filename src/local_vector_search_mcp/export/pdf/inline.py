@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
@@ -100,6 +100,9 @@ _HTML_INLINE = {
     "sup": ("<super>", "</super>"),
     "mark": (f'<span backColor="{HIGHLIGHT}">', "</span>"),
 }
+# A kramdown span attribute list right after a link or picture (``![x](a.png){: width="700" }``,
+# ``[x](url){:target='_blank'}``): the site applies it and never shows it (decision 1142).
+_SPAN_IAL = re.compile(r"^\{:[^{}\n]*\}")
 _HTML_TAG = re.compile(r"^<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*?(/?)>$")
 _HTML_ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
 
@@ -207,8 +210,18 @@ class InlineRenderer:
         visible = False
         link_stack: list[bool] = []
         tags = _HtmlTags(out, self.fonts.mono.regular)
+        previous = ""
         for tok in children:
             kind = tok.type
+            if kind == "text" and previous in ("link_close", "image") and tok.content.startswith("{:"):
+                ial = _SPAN_IAL.match(tok.content)
+                if ial is not None:
+                    tok = tok.copy(content=tok.content[ial.end() :])
+                    if previous == "image" and images:  # its width and height bound the picture
+                        sized = html_image(f'<img src="x" {ial.group(0)[2:-1]}>')
+                        if sized is not None and (sized.size or sized.share):
+                            images[-1] = replace(images[-1], size=sized.size, share=sized.share)
+            previous = kind
             if kind in _MARKDOWN_SPANS or (kind == "link_close" and link_stack and link_stack[-1]):
                 tags.markdown(kind)
             if kind == "text":
