@@ -173,3 +173,32 @@ def test_a_picture_column_is_wide_enough_for_the_picture_and_its_placeholder(kb:
     assert {"available:", "Ferris", "question", "mark"} <= set(words)  # each word whole
     [picture] = poppler.images(pdf)
     assert int(picture["width"]) / float(picture["x-ppi"]) * 72 > 50  # drawn 99 pt wide (5 before)
+
+
+@needs_poppler
+def test_an_html_table_is_printed_as_a_table(kb: Path) -> None:
+    """Decision 1143: an HTML `<table>` (pip's survey results, foundation-sites, vue, axios) was
+    printed as its text run together: "I am a Python software user Number of responses I agree 50
+    I disagree 4 ...". Its rows and cells now make a table like a GFM one, a first row of `<th>`
+    its header, inline HTML in cells kept (`<strong>`); text around the table in the same HTML
+    block stays, and a table holding another is still its text."""
+    (kb / "a.md").write_text(
+        "Before.\n\n<p>Lead-in text.</p>\n<table>\n  <thead>\n    <tr>\n     <th>I am a user</th>\n"
+        "     <th>Number of responses</th>\n    </tr>\n  </thead>\n  <tbody>\n"
+        "    <tr>\n      <td>I agree</td>\n      <td>50</td>\n    </tr>\n"
+        "    <tr><td>I disagree<td>4</tr>\n"
+        "    <tr>\n      <td><strong>Grand Total</strong></td>\n      <td><strong>140</strong></td>\n    </tr>\n"
+        "  </tbody>\n</table>\n<p>Trailing text.</p>\n\n"
+        "<table><tr><td>outer <table><tr><td>inner</td></tr></table></td></tr></table>\n\nAfter.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    lines = [" ".join(line.split()) for line in layout(pdf).splitlines() if line.strip()]
+    for row in ("I am a user Number of responses", "I agree 50", "I disagree 4", "Grand Total 140"):
+        assert row in lines, row  # a row a line, each cell in its column
+    flat = " ".join(text(pdf).split())
+    from . import poppler
+
+    poppler.in_order(flat, ["Before.", "Lead-in text.", "I am a user", "Grand Total", "Trailing text.", "outer inner"])
+    assert any("Bold" in row["name"] for row in poppler.fonts(pdf))  # the header and <strong>

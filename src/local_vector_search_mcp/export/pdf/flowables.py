@@ -59,6 +59,12 @@ _IMG_TAG = re.compile(rf"<img\b{_QUOTED_TAG}|<img\b[^>]*>", re.IGNORECASE | re.D
 _LISTING_TAG = re.compile(rf"<Listing\b{_QUOTED_TAG}|<Listing\b[^>]*>")
 _ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*("([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _TAG = re.compile(rf"<[A-Za-z/!]{_QUOTED_TAG}|<[^>]*>", re.DOTALL)
+# An HTML table (decision 1143): its rows and cells, each closed by its end tag or the next one.
+_HTML_TABLE = re.compile(r"<table\b.*?</table\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_TABLE_OPEN = re.compile(r"<table\b", re.IGNORECASE)
+_HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)(?=<tr\b|</tr\s*>|</table\s*>)", re.IGNORECASE | re.DOTALL)
+_HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)(?=<t[hd]\b|</t[hd]\s*>|$)", re.IGNORECASE | re.DOTALL)
+_HTML_PARAGRAPH = re.compile(r"</p\s*>\s*<p\b[^>]*>", re.IGNORECASE)
 _SCRIPT = re.compile(r"<(script|style)\b.*?(</\1\s*>|$)", re.DOTALL | re.IGNORECASE)
 # A footnote's definition on a line of its own (GFM).
 _FOOTNOTE_DEF = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]*(.*)$", re.MULTILINE)
@@ -361,7 +367,7 @@ class BlockRenderer:
                     )
                 )
             elif tok.type == "html_block":
-                out += self.html_block(tok.content, ctx)
+                out += self.html_block(tok.content, ctx, env)
             elif tok.type == "inline" and i and tokens[i - 1].type == "paragraph_open":
                 out += self.paragraph(tok.content, env, ctx)  # never lose text a gap happened to hold
             elif tok.type in ("fence", "code_block"):
@@ -634,6 +640,18 @@ class BlockRenderer:
             TA_LEFT
         ] * columns
         raw = [[c.raw for c in row.cells[:columns]] + [""] * (columns - len(row.cells)) for row in rows]
+        return self.grid(raw, aligns, env, ctx)
+
+    def grid(
+        self,
+        raw: list[list[str]],
+        aligns: list[int],
+        env: MutableMapping[str, Any],
+        ctx: _Ctx,
+        header: bool = True,
+    ) -> list[Flowable]:
+        """Rows of inline Markdown cells (as many in each row) as a table, or as parts of it."""
+        columns = len(raw[0])
         available = self.width(ctx) - 2
         natural, minimum = self._measure(raw, available)
         minimum = break_long_words(minimum, available)
@@ -650,7 +668,7 @@ class BlockRenderer:
                 out.append(self.para(f"<i>{self.fonts.markup(label, self.body_family)}</i>", self.sheet.small, ctx))
             widths = fit_widths([natural[c] for c in group], [minimum[c] for c in group], available)
             cells = [[row[c] for c in group] for row in raw]
-            table = self._table(cells, [aligns[c] for c in group], widths, env)
+            table = self._table(cells, [aligns[c] for c in group], widths, env, header)
             if ctx.indent:
                 out += [Indenter(left=ctx.indent), table, Indenter(left=-ctx.indent)]
             else:
@@ -659,7 +677,12 @@ class BlockRenderer:
         return out
 
     def _table(
-        self, raw: list[list[str]], aligns: list[int], widths: list[float], env: MutableMapping[str, Any]
+        self,
+        raw: list[list[str]],
+        aligns: list[int],
+        widths: list[float],
+        env: MutableMapping[str, Any],
+        header: bool = True,
     ) -> Table:
         family = self.body_family
         cell, head = self.sheet.cell, self.sheet.cell_head
@@ -667,7 +690,7 @@ class BlockRenderer:
         for r, cells in enumerate(raw):
             line = []
             for c, text in enumerate(cells):
-                base = head if r == 0 else cell
+                base = head if r == 0 and header else cell
                 style = self.style(base, 0, aligns[c], self.fonts.needs_cjk_wrap(text))
                 rendered = self.inline.render(text.replace("\\|", "|"), family, env)
                 cell_flowables: list[Flowable] = [Paragraph(rendered.markup, style)]
@@ -680,23 +703,26 @@ class BlockRenderer:
                         cell_flowables += self.picture(image, _Ctx(), box)
                 line.append(cell_flowables if rendered.images else cell_flowables[0])
             data.append(line)
-        table = Table(data, colWidths=widths, repeatRows=1, splitInRow=1, hAlign="LEFT")
+        table = Table(data, colWidths=widths, repeatRows=1 if header else 0, splitInRow=1, hAlign="LEFT")
         grid = colors.HexColor("#bbbbbb")
         commands: list[tuple[Any, ...]] = [
             ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ("FONT", (0, 0), (-1, -1), family.regular),  # reportlab's default would be unembedded Helvetica
-            ("LINEBELOW", (0, 0), (-1, 0), 0.9, self.theme.heading_color),
             ("LEFTPADDING", (0, 0), (-1, -1), 4),
             ("RIGHTPADDING", (0, 0), (-1, -1), 4),
             ("TOPPADDING", (0, 0), (-1, -1), 2.5),
             ("BOTTOMPADDING", (0, 0), (-1, -1), 3),
         ]
+        if header:
+            commands.append(("LINEBELOW", (0, 0), (-1, 0), 0.9, self.theme.heading_color))
+        body = 1 if header else 0
         if self.theme.code_border:
             commands.append(("GRID", (0, 0), (-1, -1), 0.4, grid))
-            commands.append(("BACKGROUND", (0, 0), (-1, 0), self.theme.code_bg))
+            if header:
+                commands.append(("BACKGROUND", (0, 0), (-1, 0), self.theme.code_bg))
         else:
-            commands.append(("LINEBELOW", (0, 1), (-1, -1), 0.3, grid))
-            commands.append(("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, colors.HexColor("#f8f8f8")]))
+            commands.append(("LINEBELOW", (0, body), (-1, -1), 0.3, grid))
+            commands.append(("ROWBACKGROUNDS", (0, body), (-1, -1), [colors.white, colors.HexColor("#f8f8f8")]))
         table.setStyle(TableStyle(commands))
         return table
 
@@ -736,9 +762,22 @@ class BlockRenderer:
                         minimum[c] = max(minimum[c], min(asked or available, available * PICTURE_SHARE) + pad)
         return natural, minimum
 
-    def html_block(self, content: str, ctx: _Ctx) -> list[Flowable]:
-        """Raw HTML: its pictures and its visible text; comments vanish."""
+    def html_block(self, content: str, ctx: _Ctx, env: MutableMapping[str, Any] | None = None) -> list[Flowable]:
+        """Raw HTML: its tables, its pictures and its visible text; comments vanish."""
         text = _SCRIPT.sub("", re.sub(r"<!--.*?(-->|$)", "", content, flags=re.DOTALL))
+        out: list[Flowable] = []
+        done = 0
+        for match in _HTML_TABLE.finditer(text):
+            rows, header = _html_rows(match.group(0))
+            if not rows or len(rows) * len(rows[0]) > MAX_TABLE_CELLS:
+                continue  # a nested or empty table, or a huge one: its text, as before
+            out += self._html_text(text[done : match.start()], ctx)
+            out += self.grid(rows, [TA_LEFT] * len(rows[0]), env if env is not None else {}, ctx, header)
+            done = match.end()
+        return out + self._html_text(text[done:], ctx)
+
+    def _html_text(self, text: str, ctx: _Ctx) -> list[Flowable]:
+        """HTML's pictures and visible text (and an mdBook listing's caption)."""
         out: list[Flowable] = []
         caption = _LISTING_TAG.search(text)
         if caption is not None:
@@ -780,6 +819,25 @@ def break_long_words(minimum: list[float], available: float) -> list[float]:
     if cap < available * BROKEN_WORD_SHARE:
         return minimum
     return [min(width, cap) for width in minimum]
+
+
+def _html_rows(table: str) -> tuple[list[list[str]], bool]:
+    """An HTML ``<table>``'s rows of cells (each cell's inner HTML on one line, paragraphs as line
+    breaks), as many in each row, and whether its first row is all ``<th>``: ([], False) for a
+    table holding another."""
+    if len(_HTML_TABLE_OPEN.findall(table)) > 1:
+        return [], False
+    rows: list[list[str]] = []
+    header = False
+    for n, row in enumerate(_HTML_ROW.finditer(table)):
+        cells = _HTML_CELL.findall(row.group(1))
+        if not cells:
+            continue
+        if n == 0 or not rows:
+            header = all(kind.lower() == "th" for kind, _ in cells)
+        rows.append([" ".join(_HTML_PARAGRAPH.sub("<br>", inner).split()) for _, inner in cells])
+    width = max((len(row) for row in rows), default=0)
+    return [row + [""] * (width - len(row)) for row in rows], header
 
 
 def column_groups(minimum: list[float], available: float) -> list[list[int]]:
