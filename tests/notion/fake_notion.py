@@ -232,6 +232,7 @@ class FakeNotion:
         self.pages: dict[str, dict[str, Any]] = {}  # id -> {title, parent, archived}
         self.nodes: dict[str, Node] = {}
         self.page_children: dict[str, list[str]] = {PARENT: []}  # the page shared with the integration
+        self.unshared: set[str] = set()  # pages whose connection to the integration was removed (see unshare)
         self.faults: list[Fault] = []
         self.rate_limit, self.burst, self.clock = rate_limit, burst, clock
         self.page_limit = page_limit  # answer at most this many results per list page (fewer than asked)
@@ -386,6 +387,8 @@ class FakeNotion:
         if segments[:1] != ["v1"]:
             raise Problem(400, "invalid_request_url", "Invalid request URL.")
         rest = segments[1:]
+        if len(rest) >= 2 and rest[0] in ("pages", "blocks") and self._hidden(rest[1]):
+            raise _not_shared(rest[1])
         if method == "POST" and rest == ["pages"]:
             return 200, self.create_page(_object(body))
         if method == "GET" and len(rest) == 2 and rest[0] == "pages":
@@ -427,6 +430,8 @@ class FakeNotion:
         parent = body.get("parent", {}).get("page_id")
         if not parent:
             raise invalid("body.parent.page_id should be defined, instead was `undefined`.")
+        if parent not in self.page_children or self._hidden(parent):  # status-codes: not shared, or no page
+            raise _not_shared(parent)
         title = self._title(body)
         children = body.get("children", [])
         if self._validate(children, 0, "body.children", None) > MAX_ELEMENTS:
@@ -436,8 +441,7 @@ class FakeNotion:
         page_id = str(uuid.uuid4())
         self.pages[page_id] = {"title": title, "parent": parent, "archived": False}
         self.page_children[page_id] = []
-        # block#child_page: the new page is also a block of its parent (a parent page the
-        # fake does not know is taken as shared with the integration)
+        # block#child_page: the new page is also a block of its parent
         plain = "".join(str(t.get("text", {}).get("content", "")) for t in title)
         self.nodes[page_id] = Node(page_id, "child_page", {"title": plain}, parent)
         self.page_children.setdefault(parent, []).append(page_id)
@@ -463,6 +467,25 @@ class FakeNotion:
             self.pages[page_id]["title"] = self._title(body)
             self.nodes[page_id].body = {"title": "".join(t["text"]["content"] for t in self.pages[page_id]["title"])}
         return self._page(page_id)
+
+    def unshare(self, page_id: str) -> None:
+        """The page's connection to the integration is removed: it and everything under it answer 404."""
+        self.unshared.add(page_id)
+
+    def _hidden(self, object_id: str) -> bool:
+        """status-codes, object_not_found: a page or block not shared with the integration is not found."""
+        seen: set[str] = set()
+        while object_id and object_id not in seen:
+            if object_id in self.unshared:
+                return True
+            seen.add(object_id)
+            if object_id in self.pages:
+                object_id = self.pages[object_id]["parent"]
+            elif object_id in self.nodes:
+                object_id = self.nodes[object_id].parent
+            else:
+                return False
+        return False
 
     def _kids(self, block_id: str) -> list[str]:
         if block_id in self.page_children:
@@ -618,6 +641,15 @@ def _error(status: int, code: str, message: str) -> dict[str, Any]:
 def _archived() -> Problem:
     return Problem(
         400, "validation_error", "Can't edit block that is archived. You must unarchive the block before editing."
+    )
+
+
+def _not_shared(object_id: str) -> Problem:
+    return Problem(
+        404,
+        "object_not_found",
+        f"Could not find page with ID: {object_id}. Make sure the relevant pages and databases are shared with "
+        "your integration.",
     )
 
 

@@ -259,3 +259,25 @@ def test_the_client_surfaces_validation_errors(notion: FakeNotion) -> None:
         client.append_children(pid, [para("a" * 2001)])
     assert info.value.status == 400 and info.value.code == "validation_error"
     client.close()
+
+
+def test_a_page_not_shared_with_the_integration_is_not_found(notion: FakeNotion) -> None:
+    """status-codes, object_not_found: "the resource has not been shared with owner of the bearer token".
+    A parent the integration was never given, or whose connection was removed, answers 404 to a new
+    page under it, and everything under a removed page answers 404 too."""
+    elsewhere = "99999999-2222-3333-4444-555555555555"
+    status, body = call(
+        notion, "POST", "/v1/pages", {"parent": {"page_id": elsewhere}, "properties": {"title": {"title": []}}}
+    )
+    assert status == 404 and body["code"] == "object_not_found" and "shared with your integration" in body["message"]
+    pid = page(notion)
+    assert append(notion, pid, [para("kept")])[0] == 200
+    notion.unshare(PARENT)
+    assert call(notion, "GET", f"/v1/blocks/{pid}/children")[0] == 404
+    assert call(notion, "GET", f"/v1/pages/{pid}")[0] == 404
+    assert (
+        call(notion, "POST", "/v1/pages", {"parent": {"page_id": PARENT}, "properties": {"title": {"title": []}}})[0]
+        == 404
+    )
+    notion.unshared.clear()
+    assert call(notion, "GET", f"/v1/blocks/{pid}/children")[0] == 200

@@ -567,3 +567,44 @@ def test_a_damaged_mapping_is_one_line_and_exit_1(
     )
     assert "move it away to start over" in line and str(kb.parent) not in line
     assert notion.requests == [] and path.read_bytes() == content
+
+
+def test_a_parent_no_longer_shared_stops_the_push_and_forgets_no_page(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decision 1145: a page Notion answers 404 for was taken as deleted, its entry dropped for a pending
+    one, and when the new page's parent answered 404 too (its connection to the integration removed)
+    the push stopped with the old page forgotten: the push after sharing it again made a second page."""
+    for name in ("a", "b"):
+        (kb / f"{name}.md").write_text(f"# {name}\n\nfirst\n", encoding="utf-8")
+    assert push(kb, capsys)[0] == 0
+    state = kb.parent / ".local-vector-search-mcp" / "notion-pages.json"
+    before = json.loads(state.read_text(encoding="utf-8"))
+    for name in ("a", "b"):
+        (kb / f"{name}.md").write_text(f"# {name}\n\nsecond\n", encoding="utf-8")
+    notion.unshare(PARENT)
+    code, report, err = push(kb, capsys)
+    assert code == 1 and report["created"] == [] and report["failed"] == []
+    assert f"The parent page {PARENT} was not found in Notion: share it with the integration" in err
+    assert json.loads(state.read_text(encoding="utf-8")) == before  # every page still known
+    notion.unshared.clear()
+    code, report, err = push(kb, capsys)
+    assert code == 0 and report["updated"] == ["a.md", "b.md"] and report["created"] == [], err
+    assert len(notion.live_pages()) == 2
+    for path, entry in json.loads(state.read_text(encoding="utf-8"))["parents"][PARENT].items():
+        assert notion.tree(entry["pageId"]) == convert((kb / path).read_text(encoding="utf-8")).blocks
+
+
+def test_a_parent_never_shared_is_named_and_nothing_is_left_pending(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decision 1145: the 404 of the first page creation ended the push with the raw refusal, and left a
+    pending entry (decision 861) although Notion made no page, which the next push then looked for."""
+    (kb / "a.md").write_text("# a\n", encoding="utf-8")
+    elsewhere = "99999999-2222-3333-4444-555555555555"
+    code, report, err = push(kb, capsys, "--parent", elsewhere)
+    assert code == 1 and report["created"] == []
+    assert f"The parent page {elsewhere} was not found in Notion: share it with the integration" in err
+    state = json.loads((kb.parent / ".local-vector-search-mcp" / "notion-pages.json").read_text(encoding="utf-8"))
+    assert state["parents"].get(elsewhere, {}) == {}
+

@@ -554,13 +554,14 @@ class Pusher:
     ) -> None:
         hashes = [block_hash(b) for b in blocks]
         pending = entry is not None and not entry.page_id  # an earlier creation's answer was lost
+        lost: PageEntry | None = None  # the page Notion no longer shows us
         if entry is not None and not pending:
             try:
                 actual = self.port.list_children(entry.page_id)
             except NotionError as exc:
                 if exc.status != 404:
                     raise
-                entry = None  # the page was deleted in Notion: create it again
+                lost, entry = entry, None  # the page was deleted in Notion (or is not shared): create it again
         if entry is None or pending:
             if not pending:
                 # Journaled before it is asked for: a push killed after Notion made the page but
@@ -568,7 +569,14 @@ class Pusher:
                 # that page instead of making a second one (decision 861).
                 self.pages[path] = PageEntry("", title, "", [])
                 self.mapping.record(self.parent, path)
-            page_id = self._create(path, title, look_first=pending)
+            try:
+                page_id = self._create(path, title, look_first=pending)
+            except NotionError as exc:
+                if lost is not None and not exc.ambiguous:
+                    # No page was made: the old one stays recorded. A 404 on it and on the parent
+                    # is a parent no longer shared, and the page comes back with it (decision 1145).
+                    self.pages[path] = lost
+                raise
             entry = PageEntry(page_id, title, "", [])
             self.pages[path] = entry
             self.mapping.record(self.parent, path)
@@ -625,11 +633,16 @@ class Pusher:
             try:
                 return self.port.create_page(self.parent, title)
             except NotionError as exc:
+                if not exc.ambiguous and self.pages.get(path) == PageEntry("", title, "", []):
+                    del self.pages[path]  # refused outright: no page was made, none to look for
                 if exc.status == 404 and exc.code == "object_not_found":
-                    raise NotionError(str(exc), exc.status, "parent_not_found") from None
+                    raise NotionError(
+                        f"The parent page {self.parent} was not found in Notion: share it with the integration "
+                        f"(the page's ••• menu, Connections) or give another --parent ({exc}).",
+                        exc.status,
+                        "parent_not_found",
+                    ) from None
                 if not exc.ambiguous:
-                    if self.pages.get(path) == PageEntry("", title, "", []):
-                        del self.pages[path]  # refused outright: no page was made, none to look for
                     raise
                 if attempt == MAX_RESENDS:
                     self.pages[path] = PageEntry("", title, "", [])
