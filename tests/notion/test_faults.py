@@ -241,3 +241,20 @@ def test_an_append_applied_after_its_timeout_is_repaired_by_the_next_push(
     assert code == 0 and report["updated"] == ["big.md"]
     assert notion.tree(page_id) == convert(BIG).blocks
     assert push(kb, capsys)[1]["unchanged"] == ["big.md"]
+
+
+def test_a_document_put_back_after_a_failed_update_is_pushed_again(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decision 1148: a failed update kept the last push's hash, its page half replaced; the document
+    put back to those bytes was then "unchanged" and the partial page stayed, exit 0."""
+    (kb / "big.md").write_text(BIG, encoding="utf-8")
+    assert push(kb, capsys)[0] == 0
+    (kb / "big.md").write_text(BIG.replace("Paragraph 3.", "Paragraph three."), encoding="utf-8")
+    notion.faults.append(Fault(400, when=nth(2, appends)))  # refused after the old tail went and 100 came
+    code, report, _ = push(kb, capsys)
+    assert code == 1 and [f["path"] for f in report["failed"]] == ["big.md"]  # type: ignore[index]
+    (kb / "big.md").write_text(BIG, encoding="utf-8")  # the edit undone (git checkout)
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["updated"] == ["big.md"]
+    assert notion.tree(pages_of(kb)["big.md"]) == convert(BIG).blocks

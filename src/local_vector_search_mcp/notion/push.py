@@ -584,6 +584,12 @@ class Pusher:
             if path not in report.created:
                 report.created.append(path)
         else:
+            if entry.source_hash:
+                # The page stops matching any bytes before its first block is deleted: a push that
+                # fails or is killed past here leaves the document to be pushed again, even when
+                # its bytes go back to those of the last push (decision 1148).
+                entry.source_hash = ""
+                self.mapping.record(self.parent, path)
             keep = 0
             limit = min(len(actual), len(entry.blocks), len(blocks))
             while keep < limit and actual[keep] == entry.blocks[keep][0] and entry.blocks[keep][1] == hashes[keep]:
