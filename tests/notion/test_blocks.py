@@ -76,3 +76,45 @@ def test_images_inside_paragraphs_follow_them() -> None:
     blocks = convert("See ![a](http://h/x.png) here\n").blocks
     assert [b["type"] for b in blocks] == ["paragraph", "image"]
     assert blocks[1]["image"]["caption"][0]["text"]["content"] == "a"
+
+
+def test_a_task_or_alert_keeps_its_reference_links_and_images() -> None:
+    """Decision 1146: the text after ``[ ]`` or ``[!NOTE]`` was parsed again without the document's
+    link definitions and with its images thrown away."""
+    text = (
+        "- [x] done, see [the spec][s] ![shot](https://example.com/shot.png)\n\n"
+        "> [!NOTE]\n> read [the spec][s] ![d](https://example.com/d.png)\n\n"
+        "[s]: https://example.com/spec\n"
+    )
+    task, callout = convert(text).blocks
+    for block in (task, callout):
+        body = block[block["type"]]
+        links = [i["text"].get("link") for i in body["rich_text"] if i["text"]["content"] == "the spec"]
+        assert links == [{"url": "https://example.com/spec"}], block
+        assert "[s]" not in str(body["rich_text"])
+        (image,) = body["children"]
+        assert image["type"] == "image" and image["image"]["external"]["url"].startswith("https://example.com/")
+
+
+def test_a_link_or_image_url_without_a_host_is_not_sent_as_one() -> None:
+    """Decision 1147: Notion refuses ``http://`` or ``https:///x`` ("Invalid URL for link") and with it
+    the whole append, so the document failed at every push."""
+    (para, local) = convert("[x](http://) [y](https:///path) [z](https://ok.example/p)\n\n![i](https://)\n").blocks
+    assert [i["text"].get("link") for i in para["paragraph"]["rich_text"]] == [
+        None,
+        {"url": "https://ok.example/p"},
+    ]
+    assert (
+        local["type"] == "paragraph" and "Image not uploaded" in local["paragraph"]["rich_text"][0]["text"]["content"]
+    )
+
+
+def test_an_image_in_a_table_cell_stays_as_text_and_images_alone_make_no_blank_paragraph() -> None:
+    """Decision 1150: a cell's image vanished; a paragraph of images only left a one-space paragraph."""
+    (table,) = convert("| a | b |\n|---|---|\n| ![x](https://e.example/x.png) | ![y](img/y.png) |\n").blocks
+    cells = table["table"]["children"][1]["table_row"]["cells"]
+    assert cells[0] == [{"type": "text", "text": {"content": "x", "link": {"url": "https://e.example/x.png"}}}]
+    assert cells[1] == [{"type": "text", "text": {"content": "y (img/y.png)"}}]
+    blocks = convert("![a](https://e.example/a.png) ![b](https://e.example/b.png)\n").blocks
+    assert [b["type"] for b in blocks] == ["image", "image"]
+    assert [b["type"] for b in convert("see ![a](https://e.example/a.png)\n").blocks] == ["paragraph", "image"]

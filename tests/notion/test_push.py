@@ -422,6 +422,7 @@ HOSTILE = {
     "images.md": "![local](img/a.png)\n\n![data](data:image/png;base64,AA)\n\n!["
     + "alt😀" * 600
     + "](https://h.example/c.png)\n",
+    "hostless.md": "[x](http://) [y](https:///p) and ![i](https://)\n",  # decision 1147
     "nested-quote.md": "- a\n  > quote\n  >\n  > - inner\n  >   - deeper\n"
     + "  >     | a | b |\n  >     |---|---|\n  >     | 1 | 2 |\n",
 }
@@ -607,4 +608,3 @@ def test_a_parent_never_shared_is_named_and_nothing_is_left_pending(
     assert f"The parent page {elsewhere} was not found in Notion: share it with the integration" in err
     state = json.loads((kb.parent / ".local-vector-search-mcp" / "notion-pages.json").read_text(encoding="utf-8"))
     assert state["parents"].get(elsewhere, {}) == {}
-

@@ -47,6 +47,7 @@ __all__ = [
     "rich_text",
     "truncate",
     "utf16_len",
+    "web_url",
 ]
 
 Block = dict[str, Any]
@@ -65,8 +66,7 @@ _ALERTS = {
     "warning": ("⚠️", "yellow_background"),
     "caution": ("🛑", "red_background"),
 }
-_ABSOLUTE = re.compile(r"^https?://", re.IGNORECASE)  # Notion links only http(s) (decision 465)
-_IMAGE_URL = re.compile(r"^https?://", re.IGNORECASE)
+_ABSOLUTE = re.compile(r"^https?://[^\s/?#\\]+[^\s]*$", re.IGNORECASE)  # http(s) with a host (decisions 465, 1147)
 
 # Notion's code-block languages (the API refuses any other value) and common Markdown aliases.
 _LANGUAGES = frozenset(
@@ -176,6 +176,16 @@ _ALIASES = {
 }
 
 
+def web_url(url: str) -> bool:
+    """Whether Notion takes ``url`` as a link or an external image: http(s), a host, at most 2,000 units.
+
+    Notion refuses the whole request over one link it calls invalid ("Invalid URL for link"):
+    another scheme (decision 465), and also ``http://`` or ``https:///path`` with no host
+    (decision 1147), which the document then failed with at every push.
+    """
+    return bool(_ABSOLUTE.match(url)) and utf16_len(url) <= MAX_TEXT
+
+
 def utf16_len(text: str) -> int:
     """Length as Notion counts it: UTF-16 code units (a character outside the BMP, most emoji, weighs 2)."""
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
@@ -264,7 +274,12 @@ def _plain(tokens: Sequence[Token]) -> str:
     return "".join(t.content if t.type in ("text", "code_inline") else " " if "break" in t.type else "" for t in tokens)
 
 
-def _inline(tokens: Sequence[Token], runs: _Runs, images: list[_Image]) -> None:
+def _inline(tokens: Sequence[Token], runs: _Runs, images: list[_Image] | None) -> None:
+    """Add the runs of ``tokens``; images go to ``images``, or stay in the text where no block can hold them.
+
+    With ``images`` None (a table cell, which holds rich text only) an image is its alt text linked
+    to its URL, or ``alt (source)`` (decision 1150): it used to vanish without a trace.
+    """
     bold = italic = strike = False
     links: list[str | None] = []
     for tok in tokens:
@@ -287,12 +302,18 @@ def _inline(tokens: Sequence[Token], runs: _Runs, images: list[_Image]) -> None:
             strike = kind == "s_open"
         elif kind == "link_open":
             href = str(tok.attrGet("href") or "")
-            links.append(href if _ABSOLUTE.match(href) and utf16_len(href) <= MAX_TEXT else None)
+            links.append(href if web_url(href) else None)
         elif kind == "link_close":
             if links:
                 links.pop()
         elif kind == "image":
-            images.append(_Image(str(tok.attrGet("src") or ""), _plain(tok.children or [])))
+            image = _Image(str(tok.attrGet("src") or ""), _plain(tok.children or []))
+            if images is not None:
+                images.append(image)
+            elif web_url(image.src):
+                runs.add(image.alt.strip() or "image", (bold, italic, strike, False, image.src))
+            else:
+                runs.add(f"{image.alt.strip() or 'image'} ({image.src or 'no source'})", style)
         elif kind == "html_inline" and tok.content.lower().startswith("<br"):
             runs.add("\n", style)
         # other inline HTML tags are dropped; the text between them stays
@@ -349,7 +370,7 @@ def _with_children(block: Block, children: list[Block]) -> Block:
 
 
 def image_block(image: _Image) -> Block:
-    if _IMAGE_URL.match(image.src) and utf16_len(image.src) <= MAX_TEXT:
+    if web_url(image.src):
         body: dict[str, Any] = {"type": "external", "external": {"url": image.src}}
         if image.alt.strip():
             body["caption"] = [_item(truncate(image.alt.strip()), False, False, False, False, None)]
@@ -359,15 +380,30 @@ def image_block(image: _Image) -> Block:
 
 
 class _Converter:
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, Any]) -> None:
         self.first_heading: str | None = None
         self.front_title: str | None = None
+        self.env = env  # the document's parse environment: its link reference definitions
 
-    def inline(self, node: SyntaxTreeNode | None) -> tuple[list[dict[str, Any]], list[_Image]]:
+    def reparse(self, source: str) -> tuple[list[dict[str, Any]], list[_Image]]:
+        """Rich text and images of inline Markdown cut from a block (a task's text after ``[ ]``, an alert's).
+
+        Parsed with the document's environment, so ``[text][ref]`` finds the definition written
+        elsewhere in the document, and the images it holds are kept (decision 1146).
+        """
+        tokens = MD.parseInline(source, self.env)
+        runs = _Runs()
+        images: list[_Image] = []
+        _inline(tokens[0].children or [] if tokens else [], runs, images)
+        return runs.items(), images
+
+    def inline(
+        self, node: SyntaxTreeNode | None, *, blocks_for_images: bool = True
+    ) -> tuple[list[dict[str, Any]], list[_Image]]:
         runs = _Runs()
         images: list[_Image] = []
         if node is not None and node.type == "inline":
-            _inline(node.token.children or [] if node.token else [], runs, images)
+            _inline(node.token.children or [] if node.token else [], runs, images if blocks_for_images else None)
         return runs.items(), images
 
     def blocks(self, nodes: Sequence[SyntaxTreeNode]) -> list[Block]:
@@ -380,7 +416,9 @@ class _Converter:
         kind = node.type
         if kind == "paragraph":
             items, images = self.inline(node.children[0] if node.children else None)
-            head = _text_block("paragraph", items) if items else []
+            # a paragraph of images only is its image blocks, without a paragraph of the blanks between them
+            blank = images and not "".join(i["text"]["content"] for i in items).strip()
+            head = _text_block("paragraph", items) if items and not blank else []
             return head + [image_block(i) for i in images]
         if kind == "heading":
             level = int(node.tag[1:]) if node.tag[1:].isdigit() else 1
@@ -429,8 +467,7 @@ class _Converter:
             task = _TASK.match(source)
             if task:
                 kind, body = "to_do", {"checked": task.group(1) in "xX"}
-                items = rich_text(source[task.end() :]) if inline is not None else []
-                images: list[_Image] = []
+                items, images = self.reparse(source[task.end() :])
             else:
                 items, images = self.inline(inline)
             extra = [image_block(i) for i in images]
@@ -452,7 +489,8 @@ class _Converter:
             if match:
                 alert = match.group(1).lower()
                 children.pop(0)
-                items = rich_text(rest)
+                items, images = self.reparse(rest)
+                extra = [image_block(i) for i in images]
             else:
                 children.pop(0)
                 items, images = self.inline(inline)
@@ -472,7 +510,7 @@ class _Converter:
             for tr in section.children:
                 cells = []
                 for cell in tr.children:
-                    items, _ = self.inline(cell.children[0] if cell.children else None)
+                    items, _ = self.inline(cell.children[0] if cell.children else None, blocks_for_images=False)
                     cells.append(_fit(items))
                 rows.append(cells)
         width = max((len(r) for r in rows), default=1) or 1
@@ -499,7 +537,8 @@ def _front_matter_title(content: str, *, toml: bool) -> str | None:
 
 def convert(markdown: str) -> Converted:
     """The Notion blocks of one Markdown document, and the title it names for itself."""
-    tree = SyntaxTreeNode(MD.parse(markdown))
-    converter = _Converter()
+    env: dict[str, Any] = {}
+    tree = SyntaxTreeNode(MD.parse(markdown, env))
+    converter = _Converter(env)
     blocks = converter.blocks(tree.children)
     return Converted(converter.front_title or converter.first_heading, blocks)
