@@ -608,3 +608,23 @@ def test_a_parent_never_shared_is_named_and_nothing_is_left_pending(
     assert f"The parent page {elsewhere} was not found in Notion: share it with the integration" in err
     state = json.loads((kb.parent / ".local-vector-search-mcp" / "notion-pages.json").read_text(encoding="utf-8"))
     assert state["parents"].get(elsewhere, {}) == {}
+
+
+def test_a_second_push_of_the_project_while_one_runs_is_refused(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decision 1149: two pushes at once each read the mapping before the other wrote it: 20 new
+    documents made 39 pages, and the mapping kept 20. A push holds notion-push.lock; a dry run needs none."""
+    import fcntl
+
+    (kb / "a.md").write_text("# a\n", encoding="utf-8")
+    lock = kb.parent / ".local-vector-search-mcp" / "notion-push.lock"
+    lock.parent.mkdir()
+    with open(lock, "w") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # another push of the project, running
+        code, report, err = push(kb, capsys)
+        assert code == 1 and report == {} and notion.requests == []
+        assert "Another notion push of this project is running" in err
+        assert push(kb, capsys, "--dry-run")[0] == 0
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["created"] == ["a.md"]

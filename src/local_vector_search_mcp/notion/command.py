@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import ipaddress
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -29,6 +31,7 @@ from .push import DryRunPort, Mapping, Pusher, PushReport
 __all__ = ["MAPPING_FILE", "discover", "mapping_path", "run"]
 
 MAPPING_FILE = "notion-pages.json"
+LOCK_FILE = "notion-push.lock"
 
 
 def mapping_path(settings: Settings) -> Path:
@@ -81,6 +84,36 @@ def _parent(given: str | None, configured: str | None) -> str | None:
     if parent is None:
         raise ConfigError(f"{source} {value!r} is not a Notion page: give {ACCEPTED_FORMS}.")
     return parent
+
+
+@contextlib.contextmanager
+def _one_push_at_a_time(settings: Settings) -> Iterator[None]:
+    """Hold ``notion-push.lock`` in the state folder for the whole push; refuse if another push holds it.
+
+    Two pushes of one project each read the page mapping before the other wrote it, so both
+    created a page for every new document and the last snapshot written forgot one of each pair
+    (decision 1149). A dry run writes nothing and takes no lock.
+    """
+    path = settings.state_dir / LOCK_FILE
+    shown = f"{path.parent.name}/{path.name}"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ConfigError(f"The Notion push lock {shown} cannot be opened ({os_reason(exc)}).") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(
+                f"Another notion push of this project is running (it holds {shown}); nothing was sent: "
+                "push again when it has ended."
+            ) from None
+        except OSError:
+            pass  # a file system without flock: as before, unguarded
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _mapping(settings: Settings, dry_run: bool) -> Mapping:
@@ -139,6 +172,19 @@ def run(
         paths = [rel for rel, _ in resolved]
     else:
         paths = discover(settings.root, globs, report.skipped)
+    token = "" if ns.dry_run else os.environ.get(cfg.token_env, "").strip()
+    if not ns.dry_run and not token:
+        raise ConfigError(f"notion push needs the integration token in the environment variable {cfg.token_env}.")
+    with contextlib.ExitStack() as stack:
+        if not ns.dry_run:
+            stack.enter_context(_one_push_at_a_time(settings))
+        return _push(settings, ns, parent, paths, report, token)
+
+
+def _push(
+    settings: Settings, ns: argparse.Namespace, parent: str | None, paths: list[str], report: PushReport, token: str
+) -> int:
+    cfg = settings.config.notion
     mapping = _mapping(settings, ns.dry_run)
     parent_id = parent or "dry-run-parent"
     port: NotionPort
@@ -148,9 +194,6 @@ def run(
         pages = {e.page_id: [b for b, _ in e.blocks] for e in mapping.pages(parent_id).values()}
         port = dry = DryRunPort(lambda block_id: pages.get(block_id, []))
     else:
-        token = os.environ.get(cfg.token_env, "").strip()
-        if not token:
-            raise ConfigError(f"notion push needs the integration token in the environment variable {cfg.token_env}.")
         port = client = NotionClient(
             token, base_url=_api_url(cfg.api_url), requests_per_second=float(cfg.requests_per_second)
         )
