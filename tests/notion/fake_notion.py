@@ -13,7 +13,8 @@ names its page (``developers.notion.com/reference/...``):
   (only when ``rate_limit`` is set: the tests of the limiter turn it on);
 * ``patch-block-children``: at most 100 children per array, at most two levels of nesting
   below the appended blocks (``....children should be not present``), children only under a
-  block type that takes them, rows of a table only under it and as wide as it;
+  block type that takes them, rows of a table only under it and as wide as it; ``after``
+  (a child of the block) inserts the new blocks just after it;
 * ``block``: the block types and their required fields, code languages from Notion's list,
   a table created with its rows (``table_width`` cells each), images by external URL;
 * ``get-block-children`` / ``intro#pagination``: ``page_size`` 1-100, ``start_cursor`` one
@@ -566,14 +567,17 @@ class FakeNotion:
             count += 1
         return count
 
-    def _create_children(self, parent: str, children: list[dict[str, Any]]) -> list[Node]:
+    def _create_children(self, parent: str, children: list[dict[str, Any]], after: str | None = None) -> list[Node]:
         created = []
+        kids = self._kids(parent)
+        at = kids.index(after) + 1 if after is not None else len(kids)
         for child in children:
             kind = child["type"]
             body = {k: v for k, v in child[kind].items() if k != "children"}
             node = Node(str(uuid.uuid4()), kind, body, parent)
             self.nodes[node.id] = node
-            self._kids(parent).append(node.id)
+            kids.insert(at, node.id)
+            at += 1
             self._create_children(node.id, child[kind].get("children", []))
             created.append(node)
         return created
@@ -591,7 +595,10 @@ class FakeNotion:
             raise invalid(f"Block type {parent['type']} does not support children.")
         if self._validate(children, 0, "body.children", parent) > MAX_ELEMENTS:
             raise invalid(f"body.children has more than {MAX_ELEMENTS} block elements.")
-        created = self._create_children(block_id, children)
+        after = body.get("after")  # patch-block-children: "the ID of the existing block that the new block
+        if after is not None and after not in self._kids(block_id):  # should be appended after"
+            raise invalid(f"body.after should be the id of a child of block {block_id}, instead was `{after}`.")
+        created = self._create_children(block_id, children, after)
         return {
             "object": "list",
             "results": [self._block(n) for n in created],

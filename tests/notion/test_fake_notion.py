@@ -281,3 +281,17 @@ def test_a_page_not_shared_with_the_integration_is_not_found(notion: FakeNotion)
     )
     notion.unshared.clear()
     assert call(notion, "GET", f"/v1/blocks/{pid}/children")[0] == 200
+
+
+def test_after_inserts_just_after_a_child_of_the_block(notion: FakeNotion) -> None:
+    """patch-block-children: ``after``, "the ID of the existing block that the new block should be
+    appended after"; the id of a block that is not a child of this one is refused."""
+    pid = page(notion)
+    assert append(notion, pid, [para("a"), para("c")])[0] == 200
+    first, last = notion.page_children[pid]
+    status, body = call(notion, "PATCH", f"/v1/blocks/{pid}/children", {"children": [para("b")], "after": first})
+    assert status == 200 and notion.page_children[pid][0] == first and notion.page_children[pid][2] == last
+    assert [b["paragraph"]["rich_text"][0]["text"]["content"] for b in notion.tree(pid)] == ["a", "b", "c"]
+    assert body["results"][0]["id"] == notion.page_children[pid][1]
+    other = page(notion)
+    assert refused(call(notion, "PATCH", f"/v1/blocks/{other}/children", {"children": [para("x")], "after": first}))

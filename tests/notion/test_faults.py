@@ -251,10 +251,31 @@ def test_a_document_put_back_after_a_failed_update_is_pushed_again(
     (kb / "big.md").write_text(BIG, encoding="utf-8")
     assert push(kb, capsys)[0] == 0
     (kb / "big.md").write_text(BIG.replace("Paragraph 3.", "Paragraph three."), encoding="utf-8")
-    notion.faults.append(Fault(400, when=nth(2, appends)))  # refused after the old tail went and 100 came
+    notion.faults.append(Fault(400, when=appends))  # refused after the old paragraph was deleted
     code, report, _ = push(kb, capsys)
     assert code == 1 and [f["path"] for f in report["failed"]] == ["big.md"]  # type: ignore[index]
     (kb / "big.md").write_text(BIG, encoding="utf-8")  # the edit undone (git checkout)
     code, report, _ = push(kb, capsys)
     assert code == 0 and report["updated"] == ["big.md"]
     assert notion.tree(pages_of(kb)["big.md"]) == convert(BIG).blocks
+
+
+@pytest.mark.parametrize("fault", [Fault(504, applied=True), Fault(502)], ids=["applied", "not-applied"])
+def test_a_lost_answer_to_an_insert_inside_the_page_is_adopted_or_resent(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str], fault: Fault
+) -> None:
+    """Decision 1151: blocks inserted after a kept block are found where they went, not at the end."""
+    (kb / "big.md").write_text(BIG, encoding="utf-8")
+    assert push(kb, capsys)[0] == 0
+    notion.requests.clear()
+    edited = BIG.replace("Paragraph 3.", "Paragraph three.\n\nAnd four.")
+    (kb / "big.md").write_text(edited, encoding="utf-8")
+    fault.when = appends
+    notion.faults.append(fault)
+    code, report, err = push(kb, capsys)
+    assert code == 0 and report["updated"] == ["big.md"], err
+    assert notion.tree(pages_of(kb)["big.md"]) == convert(edited).blocks
+    assert all("after" in r.body for r in notion.requests if r.method == "PATCH")  # inserted, the end kept
+    notion.requests.clear()
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and notion.tree(pages_of(kb)["big.md"]) == convert(edited).blocks

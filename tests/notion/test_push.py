@@ -162,6 +162,7 @@ def test_second_push_updates_the_same_page(kb: Path, notion: FakeNotion, capsys:
     assert push(kb, capsys)[0] == 0
     page_id = page_of(notion)
     kept = notion.page_children[page_id][:8]
+    ends = notion.page_children[page_id][9:]
     notion.requests.clear()
 
     edited = text.replace("Paragraph 7.", "Paragraph seven, edited.").replace("# Doc", "# Doc")
@@ -170,11 +171,11 @@ def test_second_push_updates_the_same_page(kb: Path, notion: FakeNotion, capsys:
     assert code == 0 and report["updated"] == ["doc.md"] and report["created"] == []
     assert list(notion.pages) == [page_id]  # no second page
     old_tail = [r for r in notion.requests if r.method == "DELETE"]
-    assert len(old_tail) == 3  # paragraphs 7, 8, 9 replaced; heading and 0-6 kept
+    assert len(old_tail) == 1  # paragraph 7 replaced; heading, 0-6 and 8-9 kept (decision 1151)
     assert notion.calls()[0] == ("GET", f"/v1/blocks/{page_id}/children")
     assert notion.calls()[-1] == ("PATCH", f"/v1/blocks/{page_id}/children")
-    assert len(notion.requests[-1].body["children"]) == 3
-    assert notion.page_children[page_id][:8] == kept
+    assert len(notion.requests[-1].body["children"]) == 1 and notion.requests[-1].body["after"] == kept[-1]
+    assert notion.page_children[page_id][:8] == kept and notion.page_children[page_id][9:] == ends
     assert notion.tree(page_id) == convert(edited).blocks
 
     notion.requests.clear()
@@ -628,3 +629,43 @@ def test_a_second_push_of_the_project_while_one_runs_is_refused(
         assert push(kb, capsys, "--dry-run")[0] == 0
     code, report, _ = push(kb, capsys)
     assert code == 0 and report["created"] == ["a.md"]
+
+
+def test_an_edit_keeps_the_unchanged_end_of_the_page(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decision 1151: only the unchanged start was kept, so an edit near the top of a long page sent a
+    DELETE for every later block and all of them again (2,506 requests for one paragraph of 5,000)."""
+    text = "# Long\n\n" + "".join(f"Paragraph {i}.\n\n" for i in range(300))
+    (kb / "long.md").write_text(text, encoding="utf-8")
+    assert push(kb, capsys)[0] == 0
+    page_id = page_of(notion)
+    edits = [
+        text.replace("Paragraph 2.", "Paragraph two."),  # one block replaced
+        text.replace("Paragraph 150.", "Paragraph 150.\n\nA new one."),  # one block inserted
+        text.replace("Paragraph 150.\n\n", ""),  # one block removed
+        text.replace("# Long", "# Longer"),  # the first block: nothing to insert after, the old way
+    ]
+    requests = []
+    for edited in edits:
+        before = notion.page_children[page_id][:]
+        (kb / "long.md").write_text(edited, encoding="utf-8")
+        notion.requests.clear()
+        code, report, err = push(kb, capsys)
+        assert code == 0 and report["updated"] == ["long.md"], err
+        assert notion.tree(page_id) == convert(edited).blocks
+        requests.append(
+            [
+                (r.method, len(r.body["children"]) if r.body and "children" in r.body else 0)
+                for r in notion.requests
+                if r.method != "GET"
+            ]
+        )
+        if edited is not edits[-1]:
+            assert notion.page_children[page_id][-100:] == before[-100:]  # the end was not sent again
+        notion.requests.clear()
+        assert push(kb, capsys)[1]["unchanged"] == ["long.md"] and notion.requests == []
+        (kb / "long.md").write_text(text, encoding="utf-8")
+        assert push(kb, capsys)[0] == 0 and notion.tree(page_id) == convert(text).blocks
+    assert requests[:3] == [[("DELETE", 0), ("PATCH", 1)], [("PATCH", 1)], [("DELETE", 0)]]
+    assert len(requests[3]) > 300

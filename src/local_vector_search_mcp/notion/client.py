@@ -18,7 +18,7 @@ Endpoints used (request -> response shapes from Notion's API reference):
 ``PATCH /v1/pages/{id}``               ``{properties}`` or ``{archived: true}`` -> page
 ``GET /v1/pages/{id}``                 -> page (``archived``)
 ``GET /v1/blocks/{id}/children``       ``?page_size=100&start_cursor=`` -> ``{results, has_more, next_cursor}``
-``PATCH /v1/blocks/{id}/children``     ``{children: [...]}`` -> ``{results: [created first-level blocks]}``
+``PATCH /v1/blocks/{id}/children``     ``{children: [...], after?}`` -> ``{results: [created first-level blocks]}``
 ``DELETE /v1/blocks/{id}``             -> the block, archived
 =====================================  ===============================================
 """
@@ -93,8 +93,8 @@ class NotionPort(Protocol):
     def child_pages(self, page_id: str) -> list[tuple[str, str, bool]]:
         """(id, title, has children) of the pages directly under ``page_id``."""
 
-    def append_children(self, block_id: str, children: list[dict[str, Any]]) -> list[str]:
-        """Append at most 100 blocks; the ids of the created first-level blocks, in order."""
+    def append_children(self, block_id: str, children: list[dict[str, Any]], after: str | None = None) -> list[str]:
+        """Append at most 100 blocks (at the end, or just after the child ``after``); the created first-level ids."""
 
     def delete_block(self, block_id: str) -> None: ...
 
@@ -177,10 +177,11 @@ class NotionClient:
             if not page.get("has_more") or not cursor:
                 return blocks
 
-    def append_children(self, block_id: str, children: list[dict[str, Any]]) -> list[str]:
+    def append_children(self, block_id: str, children: list[dict[str, Any]], after: str | None = None) -> list[str]:
         if len(children) > 100:
             raise ValueError("Notion appends at most 100 children per request")
-        page = self._request("PATCH", f"blocks/{block_id}/children", {"children": children}, idempotent=False)
+        body: dict[str, Any] = {"children": children} | ({"after": after} if after else {})
+        page = self._request("PATCH", f"blocks/{block_id}/children", body, idempotent=False)
         return [str(block["id"]) for block in page.get("results", [])]
 
     def delete_block(self, block_id: str) -> None:

@@ -3,8 +3,9 @@
 One page per document under the configured parent page. The page id of each
 document and the id and hash of each first-level block pushed are kept in
 ``notion-pages.json`` in the state folder (decision 130), so a later push updates
-the same page in place: it keeps the leading blocks that are unchanged (same hash,
-still there in Notion), deletes every block after them, and appends the new tail.
+the same page in place: it keeps the leading and the trailing blocks that are unchanged
+(same hash, still there in Notion), deletes the blocks between them, and inserts the new
+ones there (decision 1151).
 A document whose bytes did not change since its last push costs no request. A
 document that left the knowledge base has its page archived (Notion's trash).
 
@@ -269,14 +270,18 @@ class DryRunPort:
         self._count("listChildren", 1 + max(0, (len(known) - 1) // 100))
         return list(known)
 
-    def append_children(self, block_id: str, children: list[dict[str, Any]]) -> list[str]:
+    def append_children(self, block_id: str, children: list[dict[str, Any]], after: str | None = None) -> list[str]:
         self._count("appendChildren")
         ids = []
         for child in children:
             child_id = self._id()
             self._children[child_id] = [self._id() for _ in _children(child)]
             ids.append(child_id)
-        self._children.setdefault(block_id, []).extend(ids)
+        known = self._children.get(block_id)
+        if known is None:
+            known = self._children[block_id] = list(self._known(block_id))
+        at = known.index(after) + 1 if after in known else len(known)
+        known[at:at] = ids
         return ids
 
     def delete_block(self, block_id: str) -> None:
@@ -364,8 +369,10 @@ def _batches(blocks: Sequence[Block]) -> Iterable[list[Block]]:
 MAX_RESENDS = 3  # an append that failed without being applied is sent again at most this often
 
 
-def _append(port: NotionPort, parent_id: str, children: list[Block], existing: int, resent: list[str]) -> list[str]:
-    """Append ``children`` under ``parent_id``, which has ``existing`` children; the created ids.
+def _append(
+    port: NotionPort, parent_id: str, children: list[Block], existing: int, resent: list[str], after: str | None
+) -> list[str]:
+    """Append ``children`` under ``parent_id``, which has ``existing`` children, at the end or after ``after``.
 
     An append whose answer was lost (5xx, no answer) may have been applied: the children are
     listed, and the blocks it made are adopted if they are there, or it is sent again if the
@@ -374,13 +381,14 @@ def _append(port: NotionPort, parent_id: str, children: list[Block], existing: i
     """
     for attempt in range(MAX_RESENDS + 1):
         try:
-            return port.append_children(parent_id, children)
+            return port.append_children(parent_id, children, after)
         except NotionError as exc:
             if not exc.ambiguous or attempt == MAX_RESENDS:
                 raise
             now = port.list_children(parent_id)
-            if len(now) == existing + len(children):
-                return now[existing:]  # applied: its answer was lost
+            at = existing if after is None else now.index(after) + 1 if after in now else -1
+            if len(now) == existing + len(children) and at >= 0:
+                return now[at : at + len(children)]  # applied: its answer was lost
             if len(now) == existing:
                 resent.append(parent_id)
                 continue
@@ -394,20 +402,27 @@ def _append(port: NotionPort, parent_id: str, children: list[Block], existing: i
 
 
 def append_blocks(
-    port: NotionPort, parent_id: str, blocks: Sequence[Block], existing: int = 0, resent: list[str] | None = None
+    port: NotionPort,
+    parent_id: str,
+    blocks: Sequence[Block],
+    existing: int = 0,
+    resent: list[str] | None = None,
+    after: str | None = None,
 ) -> list[str]:
     """Append ``blocks`` (any size, any depth) under ``parent_id``, which has ``existing`` children.
 
-    The ids of the first-level blocks created; ``resent`` collects the blocks an append was
-    sent to again after its answer was lost (see :func:`_append`).
+    At the end, or with ``after`` just after that child, in order (decision 1151). The ids of the
+    first-level blocks created; ``resent`` collects the blocks an append was sent to again after
+    its answer was lost (see :func:`_append`).
     """
     resent = [] if resent is None else resent
     ids: list[str] = []
     for batch in _batches(blocks):
-        created = _append(port, parent_id, [_shallow(b) for b in batch], existing + len(ids), resent)
+        created = _append(port, parent_id, [_shallow(b) for b in batch], existing + len(ids), resent, after)
         if len(created) != len(batch):
             raise NotionError(f"Notion created {len(created)} blocks where {len(batch)} were sent.")
         ids.extend(created)
+        after = created[-1] if after is not None else None
         for block, block_id in zip(batch, created, strict=True):
             kids = _children(block)
             head = _head(block)
@@ -555,6 +570,7 @@ class Pusher:
         hashes = [block_hash(b) for b in blocks]
         pending = entry is not None and not entry.page_id  # an earlier creation's answer was lost
         lost: PageEntry | None = None  # the page Notion no longer shows us
+        last = 0  # blocks kept at the end of the page (decision 1151)
         if entry is not None and not pending:
             try:
                 actual = self.port.list_children(entry.page_id)
@@ -594,7 +610,16 @@ class Pusher:
             limit = min(len(actual), len(entry.blocks), len(blocks))
             while keep < limit and actual[keep] == entry.blocks[keep][0] and entry.blocks[keep][1] == hashes[keep]:
                 keep += 1
-            for block_id in actual[keep:]:
+            # The unchanged end stays too, when there is a kept block to insert the new middle after
+            # (decision 1151): an edit near the top of a long page cost a DELETE per later block.
+            while (
+                keep
+                and last < limit - keep
+                and actual[-1 - last] == entry.blocks[-1 - last][0]
+                and entry.blocks[-1 - last][1] == hashes[-1 - last]
+            ):
+                last += 1
+            for block_id in actual[keep : len(actual) - last]:
                 try:
                     self.port.delete_block(block_id)
                 except NotionError as exc:
@@ -605,16 +630,19 @@ class Pusher:
                 entry.title = title
             if path not in report.updated:
                 report.updated.append(path)
-        tail = blocks[keep:]
+        tail = blocks[keep : len(blocks) - last]
         resent: list[str] = []
-        new_ids = append_blocks(self.port, entry.page_id, tail, keep, resent)
+        after = actual[keep - 1] if last else None
+        new_ids = append_blocks(self.port, entry.page_id, tail, keep + last, resent, after)
         report.blocks_sent += _count_blocks(tail)
+        sent = hashes[keep : len(hashes) - last]
         if resent:
             # Notion may still apply a lost append we sent again: record the blocks sent now as
             # unconfirmed (no hash), so the next push lists them and replaces them (decision 466).
-            hashes[keep:] = [""] * len(tail)
+            sent = [""] * len(tail)
             digest = ""
-        entry.blocks = entry.blocks[:keep] + list(zip(new_ids, hashes[keep:], strict=True))
+        ended = entry.blocks[len(entry.blocks) - last :]
+        entry.blocks = entry.blocks[:keep] + list(zip(new_ids, sent, strict=True)) + ended
         entry.source_hash = digest
         self.mapping.record(self.parent, path)
 
