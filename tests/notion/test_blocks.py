@@ -21,6 +21,8 @@ def test_languages_map_to_notion_names() -> None:
     assert code_language("py") == "python"
     assert code_language("rust,ignore") == "rust"
     assert code_language("console") == "shell"
+    assert code_language("jsonc") == "json" and code_language("patch") == "diff"  # decision 1152
+    assert code_language("tsx") == "typescript" and code_language("none") == "plain text"
     assert code_language("klingon") == "plain text"
     assert code_language("") == "plain text"
 

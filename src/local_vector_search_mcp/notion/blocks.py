@@ -173,6 +173,13 @@ _ALIASES = {
     "txt": "plain text",
     "plaintext": "plain text",
     "toml": "plain text",
+    "jsonc": "json",  # JSON with comments (VS Code settings, tsconfig)
+    "json5": "json",
+    "patch": "diff",
+    "shell-session": "shell",
+    "sh-session": "shell",
+    "make": "makefile",
+    "terminal": "shell",
 }
 
 
