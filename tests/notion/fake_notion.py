@@ -234,6 +234,7 @@ class FakeNotion:
         self.nodes: dict[str, Node] = {}
         self.page_children: dict[str, list[str]] = {PARENT: []}  # the page shared with the integration
         self.unshared: set[str] = set()  # pages whose connection to the integration was removed (see unshare)
+        self.unfetchable: set[str] = set()  # external image URLs Notion will not take ("Invalid image url")
         self.faults: list[Fault] = []
         self.rate_limit, self.burst, self.clock = rate_limit, burst, clock
         self.page_limit = page_limit  # answer at most this many results per list page (fewer than asked)
@@ -556,6 +557,12 @@ class FakeNotion:
             if not isinstance(body, dict):
                 raise invalid(f"{at} should be a block object with its type object.")
             _block_body(kind, body, at, parent)
+            if kind == "image" and body.get("external", {}).get("url") in self.unfetchable:
+                # an image Notion will not take; its reported answer names neither the block nor why
+                # (notion-sdk-js #211, notion-sdk-py #214)
+                raise Problem(
+                    400, "validation_error", "Content creation Failed. Fix the following: \nInvalid image url."
+                )
             kids = body.get("children")
             if kids is not None:
                 toggle_heading = kind.startswith("heading_") and body.get("is_toggleable") is True

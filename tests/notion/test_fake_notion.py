@@ -295,3 +295,14 @@ def test_after_inserts_just_after_a_child_of_the_block(notion: FakeNotion) -> No
     assert body["results"][0]["id"] == notion.page_children[pid][1]
     other = page(notion)
     assert refused(call(notion, "PATCH", f"/v1/blocks/{other}/children", {"children": [para("x")], "after": first}))
+
+
+def test_an_image_notion_will_not_take_refuses_the_append(notion: FakeNotion) -> None:
+    """Reported, not documented (notion-sdk-js #211, notion-sdk-py #214): an external image URL Notion
+    will not take refuses the whole append with neither the block's index nor a reason."""
+    pid = page(notion)
+    url = "https://cdn.example/preview?id=7"
+    notion.unfetchable.add(url)
+    image = {"type": "image", "image": {"type": "external", "external": {"url": url}}}
+    assert refused(append(notion, pid, [para("a"), image]), "Invalid image url.")
+    assert notion.page_children[pid] == []

@@ -669,3 +669,23 @@ def test_an_edit_keeps_the_unchanged_end_of_the_page(
         assert push(kb, capsys)[0] == 0 and notion.tree(page_id) == convert(text).blocks
     assert requests[:3] == [[("DELETE", 0), ("PATCH", 1)], [("PATCH", 1)], [("DELETE", 0)]]
     assert len(requests[3]) > 300
+
+
+def test_an_image_notion_will_not_take_becomes_a_link_to_it(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decision 1153: Notion refuses the whole append over an external image it will not take ("Invalid
+    image url", no index), so the document failed at every push; its batch is sent again with links."""
+    bad, good = "https://cdn.example/preview?id=7", "https://example.com/ok.png"
+    notion.unfetchable.add(bad)
+    text = f"# Doc\n\n![shot]({bad})\n\n- item\n\n  ![nested]({good})\n\ntext\n"
+    (kb / "doc.md").write_text(text, encoding="utf-8")
+    code, report, err = push(kb, capsys)
+    assert code == 0 and report["created"] == ["doc.md"], err
+    tree = notion.tree(page_of(notion))
+    assert [b["type"] for b in tree] == ["heading_1", "paragraph", "bulleted_list_item", "paragraph"]
+    assert tree[1]["paragraph"]["rich_text"][1]["text"] == {"content": "shot", "link": {"url": bad}}
+    (nested,) = tree[2]["bulleted_list_item"]["children"]  # one batch, so its images went as links too
+    assert nested["paragraph"]["rich_text"][1]["text"] == {"content": "nested", "link": {"url": good}}
+    notion.requests.clear()
+    assert push(kb, capsys)[1]["unchanged"] == ["doc.md"] and notion.requests == []

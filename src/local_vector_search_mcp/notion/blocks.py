@@ -48,6 +48,7 @@ __all__ = [
     "truncate",
     "utf16_len",
     "web_url",
+    "without_images",
 ]
 
 Block = dict[str, Any]
@@ -384,6 +385,28 @@ def image_block(image: _Image) -> Block:
         return {"type": "image", "image": body}
     label = f"Image not uploaded: {image.alt.strip() or 'image'} ({image.src or 'no source'})"
     return {"type": "paragraph", "paragraph": {"rich_text": [_item(truncate(label), False, True, False, False, None)]}}
+
+
+def without_images(block: Block) -> Block:
+    """``block`` with every image in it (itself, its children) as a paragraph linking to the image.
+
+    Notion refuses a whole append over an external image it will not take ("Content creation
+    Failed. Fix the following: Invalid image url.", reported for URLs a browser shows), and says
+    neither which one nor why; the pusher then sends the batch again so (decision 1153).
+    """
+    kind = block["type"]
+    if kind == "image":
+        url = block["image"]["external"]["url"]
+        caption = "".join(i["text"]["content"] for i in block["image"].get("caption", []))
+        label = _item("Image Notion did not take: ", False, True, False, False, None)
+        return {
+            "type": "paragraph",
+            "paragraph": {"rich_text": [label, _item(truncate(caption or url), False, True, False, False, url)]},
+        }
+    children = block[kind].get("children")
+    if not isinstance(children, list):
+        return block
+    return {**block, kind: {**block[kind], "children": [without_images(c) for c in children]}}
 
 
 class _Converter:

@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..sourcefile import os_reason
-from .blocks import Block, convert, truncate
+from .blocks import Block, convert, truncate, without_images
 from .client import NotionError, NotionPort, encode_body
 from .ids import page_id
 
@@ -379,10 +379,17 @@ def _append(
     count did not move (decision 466): then ``parent_id`` goes to ``resent``, since Notion may
     still apply the lost request later. Anything else means someone else is editing the page.
     """
+    degraded = False
     for attempt in range(MAX_RESENDS + 1):
         try:
             return port.append_children(parent_id, children, after)
         except NotionError as exc:
+            if exc.status == 400 and "image" in str(exc).lower() and not degraded:
+                # Notion would not take an external image (decision 1153): its link instead
+                plain = [without_images(child) for child in children]
+                if plain != children:
+                    degraded, children = True, plain
+                    continue
             if not exc.ambiguous or attempt == MAX_RESENDS:
                 raise
             now = port.list_children(parent_id)
