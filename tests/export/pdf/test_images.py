@@ -35,7 +35,7 @@ def _photo(path: Path, size: tuple[int, int], fmt: str = "JPEG", **save: object)
         ("data:image/png;base64,AAAA", "never fetched"),
         ("../outside.png", "outside"),
         ("missing.png", "does not exist"),
-        ("pic.svg", "SVG"),
+        ("pic.svg", "the SVG has no size"),
         ("notes.txt", "not a supported picture format"),
         ("broken.png", "cannot be decoded"),
     ],

@@ -38,7 +38,7 @@ from reportlab.platypus.doctemplate import FrameBG
 
 from ...markdown import Document, Element, ElementKind, parse_text, table_source
 from .fonts import FontSet
-from .images import ImageStore, Missing, Picture
+from .images import ImageStore, Missing, Picture, Vector
 from .inline import FOOTNOTES, MD, InlineImage, InlineRenderer, html_image
 from .styles import Sheet
 
@@ -168,6 +168,28 @@ class Heading(Paragraph):  # type: ignore[misc]  # reportlab ships no type hints
             y = -self.style.fontSize * 0.3
             self.canv.line(0, y, self.width, y)
             self.canv.restoreState()
+
+
+class VectorPicture(Flowable):  # type: ignore[misc]  # reportlab ships no type hints
+    """An SVG's drawing scaled to its size on the page; the drawing itself, shared by every use of
+    the same picture, is left unchanged."""
+
+    def __init__(self, vector: Vector) -> None:
+        super().__init__()
+        self.vector = vector
+        self.width, self.height = vector.width, vector.height
+
+    def wrap(self, available_width: float, available_height: float) -> tuple[float, float]:
+        return self.width, self.height
+
+    def draw(self) -> None:
+        from reportlab.graphics import renderPDF
+
+        drawing = self.vector.drawing
+        self.canv.saveState()
+        self.canv.scale(self.width / drawing.width, self.height / drawing.height)
+        renderPDF.draw(drawing, self.canv, 0, 0)
+        self.canv.restoreState()
 
 
 @dataclass
@@ -459,9 +481,13 @@ class BlockRenderer:
             return [self.placeholder(f"Image not available: {image.alt or written}", ctx, in_cell=box is not None)]
         return [self._image(loaded, ctx, image.alt)]
 
-    def _image(self, picture: Picture, ctx: _Ctx, alt: str) -> Flowable:
+    def _image(self, picture: Picture | Vector, ctx: _Ctx, alt: str) -> Flowable:
         # A bare flowable (no group around it), so a heading's keepWithNext can take it along.
-        flow = Image(picture.source, width=picture.width, height=picture.height)
+        flow: Flowable
+        if isinstance(picture, Vector):
+            flow = VectorPicture(picture)
+        else:
+            flow = Image(picture.source, width=picture.width, height=picture.height)
         flow.hAlign = "CENTER"
         flow.spaceBefore = flow.spaceAfter = self.sheet.body.fontSize * 0.5
         return flow

@@ -1,7 +1,8 @@
 """Local pictures: resolved through the path guard, downsampled per profile with Pillow.
 
 Nothing is ever fetched: remote, absolute and ``data:`` references become
-placeholders, like missing, unreadable or oversized files. Pictures are sized
+placeholders, like missing, unreadable or oversized files. SVG pictures are
+drawn as vector graphics (svg.py), or become placeholders when they cannot be. Pictures are sized
 at their physical size (pixels / DPI, 96 DPI when the file does not say),
 shrunk to the frame, and re-encoded only when they carry more pixels than the
 profile's DPI needs at that size (an ICC profile travels along); JPEG and PNG
@@ -23,8 +24,9 @@ from PIL import Image, ImageOps
 from ...errors import KbError
 from ...paths import PathGuard
 from .styles import Profile
+from .svg import Vector, load_svg
 
-__all__ = ["MAX_FILE_BYTES", "MAX_PIXELS", "ImageStore", "Picture"]
+__all__ = ["MAX_FILE_BYTES", "MAX_PIXELS", "ImageStore", "Picture", "Vector"]
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 # Decoding costs 4 bytes a pixel: 40 MP is 160 MB, the most one picture may take.
@@ -52,7 +54,7 @@ class ImageStore:
     def __init__(self, guard: PathGuard, profile: Profile) -> None:
         self.guard = guard
         self.profile = profile
-        self._cache: dict[tuple[str, int, int], Picture | Missing] = {}
+        self._cache: dict[tuple[str, int, int], Picture | Vector | Missing] = {}
         self._names: dict[str, list[str]] | None = None
 
     def resolve(self, src: str, chapter: str) -> tuple[str, Path] | Missing:
@@ -142,7 +144,7 @@ class ImageStore:
 
     def load(
         self, src: str, chapter: str, max_width: float, max_height: float, *, embed: bool = False
-    ) -> Picture | Missing:
+    ) -> Picture | Vector | Missing:
         where = self.resolve_embed(src, chapter) if embed else self.resolve(src, chapter)
         if isinstance(where, Missing):
             return where
@@ -152,10 +154,11 @@ class ImageStore:
             self._cache[key] = self._load(path, max_width, max_height)
         return self._cache[key]
 
-    def _load(self, path: Path, max_width: float, max_height: float) -> Picture | Missing:
+    def _load(self, path: Path, max_width: float, max_height: float) -> Picture | Vector | Missing:
         suffix = path.suffix.lower()
         if suffix == ".svg":
-            return Missing("SVG pictures are not supported in PDF export")
+            drawn = load_svg(path, max_width, max_height)
+            return Missing(drawn.reason) if not isinstance(drawn, Vector) else drawn
         if suffix not in _SUPPORTED:
             return Missing("not a supported picture format (png, jpg, gif, webp)")
         try:
