@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from shared_data import CORPORA
 
-from local_vector_search_mcp.export.pdf import fonts
+from local_vector_search_mcp.export.pdf import book, fonts
 from local_vector_search_mcp.export.pdf.book import PART, _summary_links
 from local_vector_search_mcp.markdown import parse_text
 
@@ -582,3 +582,19 @@ def test_obsidian_block_ids_are_not_printed(kb: Path) -> None:
         text,
         ["Plan ^v2", "Budget is 40k.", "an item", "x^2", "Noted1", "1 a note", "kept ^in-code", "See Note > budget42."],
     )
+
+
+def test_the_contents_page_is_headed_in_the_chapters_language(kb: Path) -> None:
+    # decision 1109: a Chinese book's contents page was headed "Contents"
+    assert book.contents_title(["模板语法", "响应式基础", "Vue 组件"]) == "目录"
+    assert book.contents_title(["ガイド", "はじめに"]) == "目次"
+    assert book.contents_title(["설치", "시작하기"]) == "목차"
+    assert book.contents_title(["Getting started", "The API 参考"]) == "Contents"
+    assert book.contents_title([]) == "Contents"
+    (kb / "SUMMARY.md").write_text("# 手册\n\n- [第一章](one.md)\n- [第二章](two.md)\n", encoding="utf-8")
+    (kb / "one.md").write_text("# 模板语法\n\n正文。\n", encoding="utf-8")
+    (kb / "two.md").write_text("# 响应式基础\n\n正文。\n", encoding="utf-8")
+    pdf, _warnings = export(kb, "SUMMARY.md")
+    flat = poppler.flat(pdf)
+    assert "目录" in flat and "Contents" not in flat
+    poppler.in_order(poppler.text(pdf), ["手册", "目录", "模板语法", "响应式基础"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -253,6 +253,27 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> str:
         edits.append((start, end, ""))
         at = end
     return rewrite(text, edits)
+
+
+_HANGUL = re.compile("[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile("[A-Za-z\u00c0-\u024f]")
+
+
+def contents_title(titles: Iterable[str]) -> str:
+    """The contents page's heading in the language of the chapters' titles: ``목차`` when Korean
+    letters outnumber Latin ones, ``目次`` for Japanese (kana among the Han), ``目录`` for Chinese,
+    else ``Contents`` (decision 1109: a Chinese book opened on an English word)."""
+    text = " ".join(titles)
+    hangul, kana, han, latin = (len(p.findall(text)) for p in (_HANGUL, _KANA, _HAN, _LATIN))
+    if hangul and hangul >= latin and hangul >= han:
+        return "목차"
+    if kana and kana + han >= latin:
+        return "目次"
+    if han and han >= latin:
+        return "目录"
+    return "Contents"
 
 
 def _plain_heading(title: str) -> str:
@@ -771,7 +792,8 @@ class _Book:
             toc = _Contents(dotsMinLevel=0, tableStyle=toc_style)
             toc.levelStyles = list(self.sheet.toc)
             heading = self.sheet.headings[0]
-            story += [Paragraph(self.fonts.markup("Contents", body), heading), toc, PageBreak()]
+            title = contents_title(part.title for part in parts)
+            story += [Paragraph(self.fonts.markup(title, body), heading), toc, PageBreak()]
         self._prepare(parts)
         ahead = self.progress.chapters - len(parts)  # links that named no chapter: done already
         self.progress.parts = len(parts)
