@@ -255,7 +255,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name='kb_load_image',
         title='Look at an image',
-        description='Return an image from the knowledge base so you can see it. The result has two content blocks: the\nimage itself (PNG, JPEG and WebP as stored; a GIF as a PNG preview of its first frame), then a JSON\ntext block `{path, mimeType, bytes, sha256}` describing the original file. Works without write\npermission. Files over 25 MiB, folders and files whose content does not match their extension are\nrefused. Use kb_download_file for the exact bytes of other files.',
+        description='Return an image from the knowledge base so you can see it. The result has two content blocks: the\nimage itself (PNG, JPEG and WebP as stored; a GIF as a PNG preview of its first frame), then a JSON\ntext block `{path, mimeType, bytes, sha256}` describing the original file. Works without write\npermission. Files over 25 MiB, folders, files whose content does not match their extension, and\nimages no client could show (truncated or damaged, or over 8000 pixels a side) are refused. Use\nkb_download_file for the exact bytes of other files.',
         annotations={'readOnlyHint': True, 'destructiveHint': False, 'idempotentHint': True, 'openWorldHint': False},
         envelope='flat',
         arguments_model='KbLoadImageArguments',

@@ -434,3 +434,47 @@ def test_a_save_lands_in_the_checked_folder_when_a_link_takes_its_name_before_pu
     assert saved.path == "sub/x.png" and (swap.real / "x.png").read_bytes() == PNG
     assert sorted(p.name for p in swap.real.iterdir()) == ["x.png"]  # the staged file is gone
     assert swap.outside_names() == []
+
+
+# ------------------------------------------------------------------ what no client could show (decision 1125)
+
+
+def _noise(fmt: str) -> bytes:
+    out = io.BytesIO()
+    Image.effect_noise((64, 48), 60).convert("RGB").save(out, format=fmt)
+    return out.getvalue()
+
+
+def test_load_refuses_a_cut_or_oversized_image_a_client_would_choke_on(ws: Workspace) -> None:
+    wide = io.BytesIO()
+    Image.new("1", (8001, 2)).save(wide, format="PNG")
+    files = {
+        "cut.png": _noise("PNG")[:-200],
+        "cut.jpg": _noise("JPEG")[:-200],
+        "cut.webp": _noise("WEBP")[:-200],
+        "head.png": PNG[:30],  # the signature and part of IHDR
+        "wide.png": wide.getvalue(),
+    }
+    for name, data in files.items():
+        (ws.root / name).write_bytes(data)
+    for name in files:
+        with pytest.raises(UnsupportedFormat, match=f"^'{name}' .*kb_download_file returns its bytes"):
+            load_image(ws, name)
+        assert (ws.root / name).read_bytes() == files[name]
+
+
+def test_save_refuses_a_cut_image_and_leaves_nothing(ws: Workspace) -> None:
+    whole = _noise("JPEG")
+    text = base64.b64encode(whole).decode()
+    with pytest.raises(UnsupportedFormat, match=r"^The image cannot be read as a JPEG: it is truncated"):
+        save_image(ws, decode_image_data(text[: len(text) // 2]), target_path="docs/a.jpg")
+    assert tree(ws.root) == []
+    assert save_image(ws, decode_image_data(text), target_path="docs/a.jpg").size == len(whole)
+
+
+def test_a_download_cut_short_is_refused_and_leaves_nothing(ws: Workspace, server: TlsServer) -> None:
+    server.routes["/f"] = Reply(body=_noise("PNG")[:-100], headers={"Content-Type": "image/png"})
+    policy = DownloadPolicy.from_hosts(["127.0.0.1"])
+    with pytest.raises(UnsupportedFormat, match=r"^The downloaded image cannot be read as a PNG.*Nothing was saved"):
+        save_image(ws, RemoteImage(server.url("/f")), policy=policy)
+    assert tree(ws.root) == []

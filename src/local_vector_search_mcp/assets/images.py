@@ -49,7 +49,7 @@ from .naming import (
     skip_case_variants,
     upload_stem,
 )
-from .preview import gif_preview_png
+from .preview import MAX_SHOWN_SIDE, check_readable, gif_preview_png
 from .store import CreatedFolders, os_error, publish, staging_path
 
 # After a stale expectedSha256 (decision 1117): where the current one comes from.
@@ -206,6 +206,9 @@ def _check_content(fmt: ImageFormat | None, declared_mime: str | None, plan: _Pl
     return fmt
 
 
+_NOT_SAVED = "Nothing was saved; send the whole image again."
+
+
 def save_image(
     ws: Workspace,
     source: RemoteImage | InlineImage,
@@ -223,6 +226,7 @@ def save_image(
     if isinstance(source, InlineImage):
         # Checked before any folder is created: a refused inline image leaves no trace at all.
         inline_format = _check_content(detect(source.data[:12]), source.declared_mime, plan)
+        check_readable(source.data, inline_format, "The image", _NOT_SAVED)
     folders = CreatedFolders(ws)
     staged: Path | None = None
     note: StagingNote | None = None
@@ -244,6 +248,8 @@ def save_image(
                 source.url, staged, policy or DownloadPolicy(), resolver=resolver, on_head=on_head
             )
             fmt, sha, size = found[0], downloaded.sha256, downloaded.size
+            with open(staged, "rb") as bytes_in:
+                check_readable(bytes_in, fmt, "The downloaded image", _NOT_SAVED)
         names: Iterable[str]
         if plan.names is not None:
             names = plan.names
@@ -491,6 +497,8 @@ def load_image(ws: Workspace, path: str) -> LoadedImage:
     data = read_capped(rel, target, "Image")
     fmt = _check_signature(rel, data[:12], claimed)
     if fmt is not ImageFormat.GIF:
+        # A client that cannot decode an image in a tool result fails every later turn (decision 1125).
+        check_readable(data, fmt, repr(rel), "kb_download_file returns its bytes as they are.", MAX_SHOWN_SIDE)
         return LoadedImage(rel, fmt, len(data), hashlib.sha256(data).hexdigest(), data, fmt.mime)
     # hashlib releases the GIL on large inputs: hash the original while pillow decodes the frame.
     digest = hashlib.sha256()
