@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 import math
 import struct
-import warnings
 import zlib
 from typing import BinaryIO
 
@@ -51,28 +50,28 @@ def check_readable(
 
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(stream, formats=[fmt.name]) as image:
-                width, height = image.size
-                if width == 0 or height == 0:
-                    raise UnsupportedFormat(f"{what} declares a zero width or height ({width}x{height}). {hint}")
-                if max_side is not None and max(width, height) > max_side:
-                    raise UnsupportedFormat(
-                        f"{what} is {width}x{height} pixels; clients refuse to show an image over {max_side} "
-                        f"pixels a side. {hint}"
-                    )
-                if fmt is ImageFormat.PNG:
-                    image.verify()
-                elif fmt is ImageFormat.JPEG:
-                    image.draft(None, (math.ceil(width / 8), math.ceil(height / 8)))
+        # No warnings.catch_warnings() around pillow's DecompressionBombWarning (over 89 M pixels): it swaps
+        # the process-wide filters, and calls run on worker threads at once. The warning goes to stderr.
+        with Image.open(stream, formats=[fmt.name]) as image:
+            width, height = image.size
+            if width == 0 or height == 0:
+                raise UnsupportedFormat(f"{what} declares a zero width or height ({width}x{height}). {hint}")
+            if max_side is not None and max(width, height) > max_side:
+                raise UnsupportedFormat(
+                    f"{what} is {width}x{height} pixels; clients refuse to show an image over {max_side} "
+                    f"pixels a side. {hint}"
+                )
+            if fmt is ImageFormat.PNG:
+                image.verify()
+            elif fmt is ImageFormat.JPEG:
+                image.draft(None, (math.ceil(width / 8), math.ceil(height / 8)))
+                image.load()
+            elif fmt is ImageFormat.WEBP:
+                if width * height <= MAX_DECODED_PIXELS:
                     image.load()
-                elif fmt is ImageFormat.WEBP:
-                    if width * height <= MAX_DECODED_PIXELS:
-                        image.load()
-                elif width * height <= MAX_GIF_PIXELS:
-                    image.seek(0)
-                    image.load()
+            elif width * height <= MAX_GIF_PIXELS:
+                image.seek(0)
+                image.load()
     except Image.DecompressionBombError:
         raise UnsupportedFormat(
             f"{what} has more than {2 * (Image.MAX_IMAGE_PIXELS or 0)} pixels, more than any tool here reads "
