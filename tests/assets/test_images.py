@@ -478,3 +478,27 @@ def test_a_download_cut_short_is_refused_and_leaves_nothing(ws: Workspace, serve
     with pytest.raises(UnsupportedFormat, match=r"^The downloaded image cannot be read as a PNG.*Nothing was saved"):
         save_image(ws, RemoteImage(server.url("/f")), policy=policy)
     assert tree(ws.root) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        ("/home/me/Pictures/pic.png", "It looks like a file path: data takes the image's bytes, never a path"),
+        ("file:///home/me/pic.png", "It looks like a file path"),
+        ("C:\\Users\\me\\pic.jpg", "It looks like a file path"),
+        ("img/shot.jpg", "For a file in the knowledge base, kb_move_image moves or renames it"),
+        ("pic.webp", "send its bytes as base64 (the output of `base64 -w0 <file>`)"),
+        ("https://example.com/pic.png?sig=1", "send file: {download_url: <the URL>, file_id: <any name for it>}"),
+    ],
+)
+def test_data_holding_a_path_or_url_says_what_to_send_instead(data: str, words: str) -> None:
+    """Decision 1128: agents pass the path or URL of the image they mean as `data`."""
+    with pytest.raises(InvalidArgument, match=r"^data is not valid standard base64") as refused:
+        decode_image_data(data)
+    assert words in str(refused.value)
+
+
+def test_plain_bad_base64_gets_no_guess() -> None:
+    with pytest.raises(InvalidArgument) as refused:
+        decode_image_data("abc!def")
+    assert "looks like" not in str(refused.value)

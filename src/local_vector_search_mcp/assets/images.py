@@ -132,12 +132,35 @@ def decode_image_data(text: str) -> InlineImage:
     except (binascii.Error, ValueError):
         raise InvalidArgument(
             "data is not valid standard base64 (A-Z a-z 0-9 + / with = padding) nor a base64 data URI."
+            + _not_bytes_hint(text.strip())
         ) from None
     if not raw:
         raise InvalidArgument("data is empty: send the image's bytes as base64, or as data:image/png;base64,<base64>.")
     if len(raw) > MAX_BYTES:
         raise InvalidArgument(f"The image in data is larger than 25 MiB ({MAX_BYTES} bytes).")
     return InlineImage(raw, declared)
+
+
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_PATH_LIKE = re.compile(
+    r"^(?:[a-z]:)?[^\s]*[/\\][^\s]*\.[a-z0-9]{2,5}$|^[^\s/\\]+\.(?:png|jpe?g|webp|gif)$", re.IGNORECASE
+)
+
+
+def _not_bytes_hint(text: str) -> str:
+    """What to send instead when ``data`` holds a URL or a file path rather than the bytes (decision 1128)."""
+    if text[:7].lower() == "file://" or (_PATH_LIKE.match(text) and not _URL.match(text)):
+        return (
+            " It looks like a file path: data takes the image's bytes, never a path. For a file in the knowledge "
+            "base, kb_move_image moves or renames it; for one elsewhere, send its bytes as base64 (the output of "
+            "`base64 -w0 <file>`)."
+        )
+    if _URL.match(text):
+        return (
+            " It looks like a URL: data takes the image's bytes. To download an https:// URL, send "
+            "file: {download_url: <the URL>, file_id: <any name for it>} instead of data."
+        )
+    return ""
 
 
 @dataclass(frozen=True)
