@@ -32,7 +32,8 @@ ALLOWED: dict[str, set[str]] = {
     "writer": {"errors", "paths", "pinning", "progress", "sourcefile", "workspace"},  # cancelled calls (706)
     # sourcefile: the racy-clean window (401)
     "assets": {"errors", "paths", "pinning", "progress", "sourcefile", "workspace", "writer"},
-    "export": {"errors", "markdown", "paths", "progress", "sourcefile"},  # documents read as the indexer reads them
+    # documents read as the indexer reads them; svglib and lxml imported under the import lock (1155)
+    "export": {"errors", "lazy_imports", "markdown", "paths", "progress", "sourcefile"},
     "notion": {"config", "errors", "globs", "markdown", "paths", "retry_after", "sourcefile"},  # front matter (830)
     "handlers": {
         "_generated",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,7 +42,7 @@ from kb_fakes import HashEmbedder, KbClient, make_workspace
 from pg_server import PgServer
 
 from local_vector_search_mcp.errors import InvalidArgument
-from local_vector_search_mcp.index.cjk import CJK_RUN, index_tokens
+from local_vector_search_mcp.index.cjk import CJK_RUN, full_width_kana, index_tokens
 from local_vector_search_mcp.index.copy import copy_index
 from local_vector_search_mcp.index.query import PathScope
 from local_vector_search_mcp.index.stem import is_stemmable, stem
@@ -511,7 +512,10 @@ def test_snippets_light_up_query_words_for_a_reason(lite: KbClient, chunks: list
 def _cjk_lit(word: str, runs: list[str]) -> bool:
     """A lit CJK stretch is part of one query run, or runs on over the query's pieces that overlap
     it (decision 792): each of its character pairs is in some run (`状态变` lit for the pieces
-    `态变` and `...共享状态...`, a case the properties found)."""
+    `态变` and `...共享状态...`, a case the properties found). Half-width katakana are compared as
+    the full-width letters the query is composed into (`ｶﾀｶﾅ` lit for `カタカナ`, decision 1113)."""
+    word = unicodedata.normalize("NFC", full_width_kana(word))
+    runs = [unicodedata.normalize("NFC", full_width_kana(run)) for run in runs]
     if any(word in run for run in runs):
         return True
     return len(word) > 1 and all(any(word[i : i + 2] in run for run in runs) for i in range(len(word) - 1))
