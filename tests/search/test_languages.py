@@ -471,6 +471,15 @@ def test_an_old_index_is_brought_up_to_date_without_computing_a_vector(
         client.store.close()
 
 
+def _pages_client(tmp_path: Path, pages: dict[str, str], backend: str, pg_server: PgServer) -> KbClient:
+    """A knowledge base at ``tmp_path/kb`` holding ``pages`` (name -> text), not yet indexed."""
+    root = tmp_path / "kb"
+    root.mkdir()
+    for name, text in pages.items():
+        (root / name).write_text(text, "utf-8")
+    return _client(root, backend, pg_server)
+
+
 def _client(root: Path, backend: str, pg_server: PgServer | None, embedder: HashEmbedder | None = None) -> KbClient:
     provider = "none" if embedder is None else "local"
     if backend == "sqlite":
@@ -672,11 +681,7 @@ def test_cjk_symbol_letters_and_variation_selectors_stay_in_their_run() -> None:
 def test_a_word_holding_an_iteration_mark_or_a_variation_selector_is_found_and_lit_whole(
     tmp_path: Path, pg_server: PgServer, backend: str
 ) -> None:
-    root = tmp_path / "kb"
-    root.mkdir()
-    for name, text in RUN_PAGES.items():
-        (root / name).write_text(text, "utf-8")
-    client = _client(root, backend, pg_server)
+    client = _pages_client(tmp_path, RUN_PAGES, backend, pg_server)
     try:
         client.reindex()
         for query, page, lit in [
@@ -701,11 +706,7 @@ def test_an_index_of_folds_3_relexes_the_pages_holding_a_symbol_letter_or_a_vari
     """The pages holding a letter of the CJK symbols block are read again on both engines (SQLite's
     vocabulary holds it); those holding a variation selector only on PostgreSQL (a separator to
     unicode61, it never reached the vocabulary)."""
-    root = tmp_path / "kb"
-    root.mkdir()
-    for name, text in RUN_PAGES.items():
-        (root / name).write_text(text, "utf-8")
-    client = _client(root, backend, pg_server)
+    client = _pages_client(tmp_path, RUN_PAGES, backend, pg_server)
     try:
         with monkeypatch.context() as patch:  # what folds-3 made of them
             patch.setattr(cjk, "CJK_RUN", re.compile(f"[{cjk.CJK_CHARS.replace(cjk.SYMBOL_LETTERS, '')}]+"))
@@ -746,11 +747,7 @@ def test_half_width_katakana_are_the_full_width_letters() -> None:
 def test_a_page_written_half_width_is_found_by_either_form_and_lit_whole(
     tmp_path: Path, pg_server: PgServer, backend: str
 ) -> None:
-    root = tmp_path / "kb"
-    root.mkdir()
-    for name, text in HALF_PAGES.items():
-        (root / name).write_text(text, "utf-8")
-    client = _client(root, backend, pg_server)
+    client = _pages_client(tmp_path, HALF_PAGES, backend, pg_server)
     try:
         client.reindex()
         for query in ("ガイドブック", "ｶﾞｲﾄﾞﾌﾞｯｸ", "パソコン", "ﾊﾟｿｺﾝ"):
@@ -766,11 +763,7 @@ def test_a_page_written_half_width_is_found_by_either_form_and_lit_whole(
 def test_an_index_of_folds_3_relexes_the_pages_holding_half_width_katakana(
     tmp_path: Path, pg_server: PgServer, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
-    root = tmp_path / "kb"
-    root.mkdir()
-    for name, text in HALF_PAGES.items():
-        (root / name).write_text(text, "utf-8")
-    client = _client(root, backend, pg_server)
+    client = _pages_client(tmp_path, HALF_PAGES, backend, pg_server)
     try:
         with monkeypatch.context() as patch:  # what folds-3 made of them: letters of their own
             patch.setattr(cjk, "_HALF_KANA_ON", re.compile("(?!)"))
