@@ -117,6 +117,25 @@ def test_search_tag_filter_returns_only_tagged_documents(kb: KbClient) -> None:
     assert paths(tags=["faq"], exclude_globs=["notes/**"]) == set()
 
 
+def test_a_tag_written_decomposed_is_the_tag_typed_composed(tmp_path: Path) -> None:
+    """Decision 1129: tags compare in NFC, whichever form the page or the caller wrote."""
+    decomposed, composed = "cafe\u0301", "caf\u00e9"
+    (tmp_path / "nfd.md").write_text(f"---\ntags: [{decomposed}]\n---\n# Menu\n\nEspresso.\n", encoding="utf-8")
+    (tmp_path / "nfc.md").write_text(f"# Bar\n\nEspresso #{composed}/Gr\u00fcn\n", encoding="utf-8")
+    (tmp_path / "other.md").write_text("# Tea\n\nEspresso.\n", encoding="utf-8")
+    kb = client(tmp_path)
+    try:
+        kb.reindex()
+
+        def paths(tag: str) -> set[str]:
+            return {r["path"] for r in kb.search("espresso", mode="lexical", tags=[tag])["results"]}
+
+        assert paths(composed) == paths(decomposed) == {"nfd.md", "nfc.md"}
+        assert paths("CAFE\u0301/gru\u0308n") == {"nfc.md"}  # a nested tag, any case, any form
+    finally:
+        kb.shutdown()
+
+
 def test_the_graph_is_kept_until_the_index_changes_in_this_or_another_connection(kb: KbClient) -> None:
     """Decision 300: kb_links reuses the resolved graph while the store's snapshot key stays;
     a write by this process (any thread) or by another process's connection moves the key."""

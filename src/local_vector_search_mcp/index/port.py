@@ -13,6 +13,7 @@ glob data (``query.py``); the adapter renders both in its own dialect.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
@@ -159,8 +160,9 @@ class DocumentMeta:
 
 
 def normalize_tag(tag: str) -> str:
-    """Tags compare case-insensitively, without a leading ``#``."""
-    return tag.strip().lstrip("#").casefold()
+    """Tags compare case-insensitively, without a leading ``#``, and in NFC: a tag typed ``café``
+    is the one a page saved by a macOS tool holds as ``cafe`` + U+0301 (decision 1129)."""
+    return unicodedata.normalize("NFC", tag.strip().lstrip("#").casefold())
 
 
 def tag_prefixes(tags: Sequence[str]) -> list[str]:
