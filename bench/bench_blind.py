@@ -3,9 +3,10 @@
 The shared sets (``../shared/eval``) have been looked at query by query for thirty sessions; a
 ranking rule that helps only them would show nowhere else. These sets were written blind: a
 helper read each corpus's Markdown and wrote the queries and their graded sections before anyone
-ran a search over it (sessions 31 to 36; undici and axios were added at the end of session 32,
+ran a search over it (sessions 31 to 38; undici and axios were added at the end of session 32,
 mand-mobile, hatch and pip in session 33, sard-uniapp in session 34, foundation-sites in session
-35, scientific-python in session 36, each not yet looked at query by query when added). Each
+35, scientific-python in session 36, eslint-plugin-smarthr in session 38, each not yet looked at
+query by query when added). Each
 corpus is a pinned release from a public package registry, fetched once into
 ``bench/.cache/blind`` and checked against its SHA-256:
 
@@ -44,7 +45,15 @@ corpus is a pinned release from a public package registry, fetched once into
   headings inside tab sets and dropdowns, sibling sections alike (``Package structure``,
   ``Versioning``, ``Including/excluding files in the SDist`` in the three packaging pages); 40
   queries, 24 of them questions and paraphrases. First run, section nDCG@10 lexical / hybrid /
-  semantic / FTS5: 0.933 / 0.929 / 0.701 / 0.923.
+  semantic / FTS5: 0.933 / 0.929 / 0.701 / 0.923;
+* eslint-plugin-smarthr 6.4.0 (npm): SmartHR's ESLint rules, each documented in Japanese written as
+  such (no English twins), 47 files (decision 1173): 45 ``rules/<rule>/README.md`` pages (why a rule
+  exists, its options, ``## rules`` / ``## ❌ Incorrect`` / ``## ✅ Correct`` in every page, many
+  short pages only bullets under the H1), the README (a list of links) and a change log whose
+  entries are Japanese under English ``Features`` / ``Bug Fixes`` and linked version headings;
+  Japanese prose with identifiers inside unspaced runs (``a要素にhref属性を設定する``); 39 queries in
+  Japanese. First run, section nDCG@10 lexical / hybrid / semantic / FTS5: 0.766 / 0.779 / 0.637 /
+  0.468.
 
 Queries (``bench/blind/<set>.jsonl``): ``{"id", "kind", "query", "rel": [[file, heading, grade]]}``,
 grade 2 answers, 1 helps; ``heading`` ``""`` is the text before a page's first heading. Scored at
@@ -193,6 +202,13 @@ SETS = {
         "2026.8.14",
         "8548cf930141593c82fb869e0a80333da9651bd252efb5b0bd679c2ec409175b",
         (("sp_repo_review-2026.8.14/docs/", ""),),
+    ),
+    "eslint-plugin-smarthr": Source(
+        "npm",
+        "eslint-plugin-smarthr",
+        "6.4.0",
+        "83fdc61a339005fcd256cc8bd4a047ae819f9931caa874de03a41d9e18ea1a2b",
+        (("package/", ""),),
     ),
 }
 
