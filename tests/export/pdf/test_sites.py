@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -212,3 +213,68 @@ def test_a_line_of_many_tags_is_read_in_linear_time() -> None:
     assert sites._TAG_LINE.match("{% x %}" * 40) is not None
     assert sites._TAG_LINE.match("{{< a >}} {{% b %}} {: .note}") is not None
     assert time.perf_counter() - started < 1.0
+
+
+def test_myst_directives_in_code_fences_are_read_as_their_colon_form(kb: Path) -> None:
+    """Decision 1163: MyST writes most directives in backtick fences (pip: 13 ```` ```{note} ````, 21
+    ``{versionadded}``, 15 ``{toctree}``); they printed as code blocks showing ``{note}``. A fenced
+    admonition is now its callout, a version note a box headed "New in version 1.3", a tab a box, a
+    longer fence holding a code block keeps it as code inside the box, ``{code-block}`` a code block
+    without its options, ``{toctree}`` is left out; another directive (``{eval-rst}``) stays code."""
+    (kb / "a.md").write_text(
+        "# Fenced\n\n```{note}\nA heron note with `code`.\n```\n\n```{versionadded} 1.3\nThe otter option.\n```\n\n"
+        "````{warning} Careful\nBody before code.\n```python\nprint('inside')\n```\nAfter code.\n````\n\n"
+        "```{tab} Unix\nThe badger tab.\n```\n\n"
+        "```{code-block} python\n:linenos:\n:caption: Setup\nx = 1\n```\n\n"
+        "```{toctree}\n:maxdepth: 1\n\nauthentication\ncaching\n```\n\n"
+        "```{eval-rst}\n.. note:: stays code\n```\n\nAfter all.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text,
+        [
+            "Note\nA heron note with code.",
+            "New in version 1.3\nThe otter option.",
+            "Careful\nBody before code.",
+            "print('inside')",
+            "After code.",
+            "Unix\nThe badger tab.",
+            "x = 1",
+            ".. note:: stays code",
+            "After all.",
+        ],
+    )
+    for gone in ("{note}", "{versionadded}", "{warning}", "{tab}", "{code-block}", ":linenos:", "```", "caching"):
+        assert gone not in text, gone
+    assert {_NOTE_PAPER, _WARNING_PAPER, _PLAIN_PAPER} <= poppler.colours(pdf)
+
+
+def test_myst_roles_show_their_text_and_targets_label_their_heading(kb: Path) -> None:
+    """Decision 1163: ``{ref}`Install <install>``` printed as written, and so did the ``(install)=``
+    target line above the heading it labels. A cross-reference role now shows its title, or the
+    title of the heading its label targets, linked to it (in another chapter too); ``{pep}`8`` is
+    "PEP 8", ``{sub}`` is lowered, a role of a domain (``{py:func}``, ``{file}``) is code; the
+    target line is left out."""
+    (kb / "SUMMARY.md").write_text("# Book\n\n- [Setup](setup.md)\n- [Usage](usage.md)\n", encoding="utf-8")
+    (kb / "setup.md").write_text("# Setup\n\n(install-pip)=\n\n## Installing the heron\n\nSteps.\n", encoding="utf-8")
+    (kb / "usage.md").write_text(
+        "# Usage\n\nSee {ref}`the install steps <install-pip>`, {ref}`install-pip`, {doc}`setup`, "
+        "{term}`wheel`, {pep}`8`, H{sub}`2`O, {py:func}`~pkg.mod.walrus` and {ref}`Unknown <nowhere>`.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "SUMMARY.md")
+    assert warnings == []
+    text = _flat_text(pdf)
+    assert (
+        "See the install steps, Installing the heron, Setup, wheel, PEP 8, H 2 O, walrus and Unknown." in text
+        or "See the install steps, Installing the heron, Setup, wheel, PEP 8, H2O, walrus and Unknown." in text
+    ), text
+    assert "{" not in text and "(install-pip)=" not in text and "`" not in text
+    usage = (kb / "usage.md").read_text(encoding="utf-8")
+    (kb / "usage.md").write_text(usage.replace("{ref}", "").replace("{doc}", ""), encoding="utf-8")
+    unlinked, _ = export(kb, "SUMMARY.md", out=kb / "plain.pdf")
+    links = len(re.findall(rb"/Subtype\s*/Link", pdf.read_bytes()))
+    assert links == len(re.findall(rb"/Subtype\s*/Link", unlinked.read_bytes())) + 3  # two refs, one doc

@@ -718,9 +718,14 @@ class _Book:
                     key = f"c{i}h{j}"
                     chapter.heading_keys.append(key)
                     custom = HEADING_ID.search(heading.title or "")
+                    plain = self.renderer.inline.plain(HEADING_ID.sub("", heading.title or ""))
                     if custom is not None:
                         chapter.slugs.setdefault(custom.group(1), key)
-                    slug = base = slugify(self.renderer.inline.plain(HEADING_ID.sub("", heading.title or "")))
+                        # a MyST `(label)=` target became the heading's id: `{ref}`label`` shows its title
+                        self.renderer.inline.targets.setdefault(custom.group(1).lower(), (plain, f"#{key}"))
+                    if j == 0:
+                        self.renderer.inline.titles.setdefault(f"#{chapter.key}", part.title or plain)
+                    slug = base = slugify(plain)
                     n = 1
                     while slug in chapter.slugs:
                         slug, n = f"{base}-{n}", n + 1

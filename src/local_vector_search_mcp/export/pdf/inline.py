@@ -19,9 +19,11 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.state_inline import Delimiter
 from markdown_it.token import Token
+from mdit_py_plugins.myst_role import myst_role_plugin
 
 from ...markdown.links import autolink_rule, wikilink_rule
 from .fonts import Family, FontSet
+from .sites import label_id
 
 __all__ = ["FOOTNOTES", "HIGHLIGHT", "MD", "InlineImage", "InlineRenderer", "Rendered", "html_image", "wikilink_text"]
 
@@ -85,6 +87,8 @@ MD.inline.ruler.at("autolink", autolink_rule)
 # Obsidian's ==highlights== (decision 1009); plain CommonMark has no meaning for a pair of `==`
 MD.inline.ruler.before("emphasis", "highlight", _highlight_marker)
 MD.inline.ruler2.after("strikethrough", "highlight", _highlight_pairs)
+# MyST roles, ``{ref}`Install <install>```: printed as the site shows them (decision 1163)
+MD.use(myst_role_plugin)
 # The env key holding the labels of the document's footnotes (lower case); their references are raised.
 FOOTNOTES = "lvsm_footnotes"
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
@@ -105,6 +109,32 @@ _HTML_INLINE = {
 _SPAN_IAL = re.compile(r"^\{:[^{}\n]*\}")
 _HTML_TAG = re.compile(r"^<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*?(/?)>$")
 _HTML_ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
+
+
+# MyST roles that name a target: the text shown is the explicit title (``Title <target>``), else the
+# target's own title where the book has it, else the target as written.
+_CROSS_REFERENCES = {"ref", "numref", "any", "eq", "doc", "term", "keyword", "option", "envvar", "download", "pypi"}
+_EXPLICIT_TITLE = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.DOTALL)
+
+
+def role_text(name: str, content: str, title: Callable[[str, str], str | None] | None = None) -> tuple[str, bool]:
+    """What a MyST role shows, and whether it is set as code (decision 1163). ``title(role,
+    target)`` is the title of a ``ref``/``doc`` target where the book has one."""
+    role = name.lower().rsplit(":", 1)[-1]
+    explicit = _EXPLICIT_TITLE.match(content)
+    shown, target = (explicit.group(1), explicit.group(2)) if explicit and explicit.group(1) else ("", content)
+    if role in _CROSS_REFERENCES:
+        return shown or (title(role, target.strip()) if title else None) or target.strip(), False
+    if role in ("pep", "rfc"):
+        return shown or f"{role.upper()} {target.strip()}", False
+    if role in ("abbr", "guilabel", "menuselection", "dfn", "sub", "sup", "subscript", "superscript"):
+        text = content.replace("&&", "\0").replace("&", "").replace("\0", "&") if role == "guilabel" else content
+        return text.replace("-->", "\u2023") if role == "menuselection" else text, False
+    # a role of a domain or an extension (``{py:func}``, ``{file}``, ``{kbd}``): code, as Sphinx sets most
+    if shown:
+        return shown, True
+    bare = target.strip().lstrip("!")  # ``~a.b.C`` shows ``C``, ``!x`` an unlinked ``x``
+    return (bare[1:].rsplit(".", 1)[-1] if bare.startswith("~") else bare), True
 
 
 @dataclass(frozen=True)
@@ -201,6 +231,10 @@ class InlineRenderer:
         self.link_color = link_color
         self.wikilinks = wikilinks
         """``[[target]]`` -> the href of the note it reaches (then resolved by ``links``), or None."""
+        self.targets: dict[str, tuple[str, str]] = {}
+        """A MyST label (lower case) -> its heading's title and the href of the heading (1163)."""
+        self.titles: dict[str, str] = {}
+        """The href of a chapter -> its title, for ``{doc}`` roles."""
 
     def render(self, text: str, base: Family, env: MutableMapping[str, Any] | None = None) -> Rendered:
         tokens = MD.parseInline(text, env if env is not None else {})
@@ -235,6 +269,9 @@ class InlineRenderer:
                 out.append(
                     f'<font face="{self.fonts.mono.regular}">{self.fonts.markup(tok.content, self.fonts.mono)}</font>'
                 )
+                visible = True
+            elif kind == "myst_role":
+                out.append(self._role(str(tok.meta.get("name", "")), tok.content, base, env))
                 visible = True
             elif kind in ("em_open", "em_close"):
                 out.append("<i>" if kind.endswith("open") else "</i>")
@@ -278,6 +315,36 @@ class InlineRenderer:
             # other inline HTML tags are dropped; the text between them stays
         tags.close_all()
         return Rendered("".join(out).strip(), images, bool(images) and not visible)
+
+    def _href(self, role: str, target: str) -> str | None:
+        if role == "doc":
+            return self.links(target if target.lower().endswith(".md") else f"{target}.md")
+        if role in ("ref", "numref", "any"):
+            found = self.targets.get(label_id(target).lower())
+            return found[1] if found else None
+        return None
+
+    def _title(self, role: str, target: str) -> str | None:
+        href = self._href(role, target)
+        if role == "doc":
+            return self.titles.get(href) if href else None
+        found = self.targets.get(label_id(target).lower()) if role in ("ref", "numref", "any") else None
+        return found[0] if found else None
+
+    def _role(self, name: str, content: str, base: Family, env: MutableMapping[str, Any] | None) -> str:
+        """A MyST role as its site shows it: a cross-reference as its title (linked where the book
+        holds its target), ``{sub}``/``{sup}`` lowered and raised, any other as code (1163)."""
+        text, code = role_text(name, content, self._title)
+        role = name.lower().rsplit(":", 1)[-1]
+        if code:
+            return f'<font face="{self.fonts.mono.regular}">{self.fonts.markup(text, self.fonts.mono)}</font>'
+        markup = self._text(text, base, env)
+        if role in ("sub", "subscript", "sup", "superscript"):
+            tag = "sub" if role.startswith("sub") else "super"
+            return f"<{tag}>{markup}</{tag}>"
+        explicit = _EXPLICIT_TITLE.match(content)
+        href = self._href(role, (explicit.group(2) if explicit and explicit.group(1) else content).strip())
+        return f'<a href="{_attr(href)}" color="{self.link_color}">{markup}</a>' if href else markup
 
     def _text(self, text: str, base: Family, env: MutableMapping[str, Any] | None) -> str:
         notes = env.get(FOOTNOTES) if env is not None else None
@@ -355,6 +422,8 @@ def _plain(children: list[Token]) -> str:
     for tok in children:
         if tok.type in ("text", "code_inline"):
             parts.append(tok.content)
+        elif tok.type == "myst_role":
+            parts.append(role_text(str(tok.meta.get("name", "")), tok.content)[0])
         elif tok.type in ("softbreak", "hardbreak"):
             parts.append(" ")
         elif tok.type == "image":

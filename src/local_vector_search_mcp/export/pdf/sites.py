@@ -8,6 +8,12 @@ markup whose effect is known is read:
 * a ``:::type [title]`` ... ``:::`` container (markdown-it-container, remark-directive) becomes a
   quote, which the export draws as a GitHub alert or Obsidian callout of that type (1009), or as a
   plain box headed by its title when the type is no admonition;
+* a MyST directive in a backtick or tilde fence (```` ```{note} ````) is read as its colon form: an
+  admonition, a ``versionadded``/``versionchanged``/``deprecated`` note or a tab a box, a
+  ``code-block`` a code block of its language without its options, a ``toctree`` left out (the PDF
+  has its own contents); other directives stay code blocks (decision 1163);
+* a MyST target line (``(label)=``) is left out; the heading after it takes the label as its id
+  (``{#label}``), which links and ``{ref}`` roles reach;
 * an MDX ``import``/``export`` statement at the top level is left out, as MDX compiles it away;
 * a kramdown attribute list (``{: .note}``, ``{:toc}``) and a Liquid or Hugo tag standing alone
   on its lines (``{% include x.html %}``, ``{{< figure ... >}}``, ``{{% notice %}}``) are left out,
@@ -26,14 +32,31 @@ from dataclasses import dataclass
 from ...markdown import Document, ElementKind
 from ...markdown.links import document_link_source
 
-__all__ = ["as_the_site_shows", "holds_site_markup"]
+__all__ = ["as_the_site_shows", "holds_site_markup", "label_id"]
 
 # Any line that could hold such markup.
-_MAYBE = re.compile(r"^[ \t>]*(?::::|\{[%:]|\{\{[<%])|^(?:import|export)\b", re.MULTILINE)
+_MAYBE = re.compile(
+    r"^[ \t>]*(?::::|\{[%:]|\{\{[<%]|(?:```|~~~)[`~]*[ \t]*\{|\([^()\n]+\)=[ \t]*$)|^(?:import|export)\b", re.MULTILINE
+)
 _OPENER = re.compile(r"^([ \t]*)(:{3,})[ \t]*([A-Za-z][\w-]*|\{[A-Za-z][\w:-]*\})(.*)$")
 # A MyST directive's options, the first lines of its body (``:sync: linux``, ``:open:``).
 _OPTION = re.compile(r"^[ \t]*:[A-Za-z][\w-]*:(?:[ \t].*)?$")
-_CLOSER = re.compile(r"^([ \t]*)(:{3,})[ \t]*$")
+_CLOSER = re.compile(r"^([ \t]*)(:{3,}|`{3,}|~{3,})[ \t]*$")
+# A MyST directive in a code fence (```` ```{note} Title ````) and a fence of any kind; a target line
+_FENCED = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*\{([A-Za-z][\w:-]*)\}(.*)$")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_TARGET = re.compile(r"^[ \t]{0,3}\(([^()\n]*[^()\s])\)=[ \t]*$")
+_ATX = re.compile(r"^([ \t]{0,3}#{1,6}[ \t]+.*?)(?:[ \t]+#+)?[ \t]*$")
+# Fenced directives read as a box (beside the admonitions), as code of their language, or left out
+_VERSIONS = {
+    "versionadded": "New in version",
+    "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version",
+    "versionremoved": "Removed in version",
+}
+_BOXED = {"admonition", "tab-item", "tab", "dropdown", "card", *_VERSIONS}
+_CODE = {"code-block", "code", "sourcecode", "code-cell"}
+_LEFT_OUT = {"toctree", "tableofcontents", "contents"}
 # A directive's label (``:::danger[Take care]``) and trailing attributes (``{open}``, ``{#id}``).
 _LABEL = re.compile(r"^\[(.*)\]")
 _ATTRIBUTES = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
@@ -88,6 +111,8 @@ class _Box:
     fence: int
     indent: str
     quoted: bool = True
+    char: str = ":"
+    """The fence's character: ``:``, or a backtick or tilde for a MyST directive in a code fence."""
     """False for a MyST group: its lines are not set in a box of its own (decision 1138)."""
     options: bool = False
     """A MyST directive whose option lines (``:key: value``) may still come: they are not shown."""
@@ -106,15 +131,26 @@ def as_the_site_shows(doc: Document) -> str:
         return text
     lines = text.split("\n")
     code = _code_lines(doc)
+    rewritten, openers = _fenced_directives(doc, lines, code)
+    labels = _targets(lines, code)
     esm = _esm_lines(doc, lines)
     hidden = _hidden_lines(lines, code)
     out: list[str | None] = []
     boxes: list[_Box] = []
     raw = False
     for i, line in enumerate(lines):
+        if i in rewritten:
+            shown_line = rewritten[i]
+            out.append(None if shown_line is None else _inside(boxes, shown_line))
+            continue
         if i in code:
             out.append(_inside(boxes, line))
             continue
+        if i in labels:
+            line = labels[i]
+            if not line:
+                out.append(None)
+                continue
         if raw:
             raw = _ENDRAW.match(line) is None
             out.append(_inside(boxes, line) if raw else None)
@@ -132,8 +168,8 @@ def as_the_site_shows(doc: Document) -> str:
             out.append(None)
         else:
             if boxes and boxes[-1].options:
-                boxes[-1] = _Box(boxes[-1].fence, boxes[-1].indent, boxes[-1].quoted)
-            out.append(_container_line(boxes, line))
+                boxes[-1] = _Box(boxes[-1].fence, boxes[-1].indent, boxes[-1].quoted, boxes[-1].char)
+            out.append(_container_line(boxes, line, i in openers))
     shown = "\n".join(line for line in out if line is not None)
     return text if shown == text else shown
 
@@ -145,6 +181,92 @@ def _code_lines(doc: Document) -> set[int]:
     if front is not None:
         lines.update(range(doc.lines.line_of(front.end) + 1))
     return lines
+
+
+def _fenced_directives(doc: Document, lines: list[str], code: set[int]) -> tuple[dict[int, str | None], set[int]]:
+    """MyST directives in code fences (decision 1163): the lines rewritten (None: left out), and
+    the openers of those read as boxes, whose lines are taken out of ``code`` (changed in place)
+    but for the code blocks inside them, which were text of the outer fence to the parser."""
+    rewritten: dict[int, str | None] = {}
+    openers: set[int] = set()
+    for first, end in document_link_source(doc).code:
+        if first in rewritten or first in openers:
+            continue
+        _directive(lines, first, end, code, rewritten, openers)
+    return rewritten, openers
+
+
+def _directive(
+    lines: list[str], first: int, end: int, code: set[int], rewritten: dict[int, str | None], openers: set[int]
+) -> None:
+    """The fenced directive whose fence spans lines ``first`` to ``end`` (exclusive), if it is one."""
+    fenced = _FENCED.match(lines[first])
+    if fenced is None:
+        return
+    indent, fence, kind, rest = fenced.groups()
+    kind = kind.lower()
+    if kind in _LEFT_OUT:
+        rewritten.update(dict.fromkeys(range(first, end)))
+    elif kind in _CODE:
+        rewritten[first] = f"{indent}{fence}{rest.strip()}"
+        n = first + 1
+        while n < end and _OPTION.match(lines[n]):
+            rewritten[n] = None
+            n += 1
+    elif kind in _BOXED or kind in _ADMONITIONS or kind in _MYST_ADMONITIONS or kind in _MYST_GROUPS:
+        openers.add(first)
+        code.difference_update(range(first, end))
+        stop = end - 1 if end - 1 > first and _closes(lines[end - 1], fence) else end
+        # the fences inside its body: code blocks, or directives in turn
+        n = first + 1
+        while n < stop:
+            inner = _FENCE.match(lines[n])
+            if inner is None:
+                n += 1
+                continue
+            mark = inner.group(1)
+            close = next((c for c in range(n + 1, stop) if _closes(lines[c], mark)), stop - 1)
+            if _FENCED.match(lines[n]) is None:
+                code.update(range(n, close + 1))
+            else:
+                _directive(lines, n, close + 1, code, rewritten, openers)
+            n = close + 1
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether ``line`` is a closing fence for an opening ``fence``: the same character, as long or
+    longer, nothing after it."""
+    closing = _FENCE.match(line)
+    return (
+        closing is not None
+        and closing.group(1)[0] == fence[0]
+        and len(closing.group(1)) >= len(fence)
+        and not line.strip().strip(fence[0])
+    )
+
+
+def _targets(lines: list[str], code: set[int]) -> dict[int, str]:
+    """MyST target lines (``(label)=``) as "" (left out), and the ATX heading after each (blank lines
+    between them aside) with the label as its id: ``# Title {#label}`` (decision 1163)."""
+    found: dict[int, str] = {}
+    for i, line in enumerate(lines):
+        target = _TARGET.match(line) if i not in code and line.rstrip().endswith(")=") else None
+        if target is None:
+            continue
+        found[i] = ""
+        n = i + 1
+        while n < len(lines) and (not lines[n].strip() or _TARGET.match(lines[n])):
+            n += 1
+        heading = _ATX.match(lines[n]) if n < len(lines) and n not in code else None
+        if heading is not None and n not in found and "{#" not in lines[n]:
+            found[n] = f"{heading.group(1)} {{#{label_id(target.group(1))}}}"
+    return found
+
+
+def label_id(label: str) -> str:
+    """A MyST label as a heading id: pip's labels hold spaces (``(vcs support)=``), which an id
+    (``{#...}``) cannot; each run of them is written ``%20``."""
+    return re.sub(r"\s+", "%20", label.strip())
 
 
 def _esm_lines(doc: Document, lines: list[str]) -> set[int]:
@@ -196,32 +318,35 @@ def _drop_toc_list(out: list[str | None], lines: list[str], at: int) -> None:
         out[before] = None
 
 
-def _container_line(boxes: list[_Box], line: str) -> str:
+def _container_line(boxes: list[_Box], line: str, fenced: bool = False) -> str:
     """``line`` within the open containers ``boxes`` (changed in place): an opener starts a quote, a
     closing fence ends the containers it closes and is left blank (so no line after it continues
-    the quote), any other line is a line of the quotes."""
+    the quote), any other line is a line of the quotes. ``fenced``: the line opens a MyST
+    directive in a code fence (:func:`_fenced_directives`)."""
     content = _content(boxes, line)
     closer = _CLOSER.match(content)
     if closer is not None:
         # as markdown-it-container reads it, a fence closes the outermost container whose fence is
-        # no longer, and every container inside it
-        length = len(closer.group(2))
-        outermost = next((n for n, box in enumerate(boxes) if box.fence <= length), None)
+        # no longer, and every container inside it; a code fence closes its own directive
+        length, char = len(closer.group(2)), closer.group(2)[0]
+        outermost = next((n for n, box in enumerate(boxes) if box.char == char and box.fence <= length), None)
         if outermost is not None:
             del boxes[outermost:]
             return _inside(boxes, "")
-    opener = _OPENER.match(content)
+    opener = (_FENCED if fenced else _OPENER).match(content)
     if opener is None:
         return _inside(boxes, line)
     indent, marker, kind, rest = opener.groups()
+    if fenced:
+        kind = "{" + kind + "}"
     # MyST (Sphinx, mystmd) names its directive in braces: ``:::{note} Title``, ``::::{tab-set}``
     myst = kind.startswith("{")
     kind = kind.strip("{}").lower()
     if myst and kind in _MYST_GROUPS:
-        boxes.append(_Box(len(marker), indent, quoted=False, options=True))
+        boxes.append(_Box(len(marker), indent, quoted=False, options=True, char=marker[0]))
         return _inside(boxes, "")
     head = _head(kind, rest, myst)
-    boxes.append(_Box(len(marker), indent, options=myst))
+    boxes.append(_Box(len(marker), indent, options=myst, char=marker[0]))
     prefix = _prefix(boxes)
     return "\n".join(prefix + part if part else prefix.rstrip() for part in head)
 
@@ -234,6 +359,8 @@ def _head(kind: str, rest: str, myst: bool = False) -> list[str]:
     if kind in _ADMONITIONS or (myst and kind in _MYST_ADMONITIONS):
         callout, default = _ADMONITIONS.get(kind) or _MYST_ADMONITIONS[kind]
         return [f"[!{callout}] {title or default}".rstrip()]
+    if myst and kind in _VERSIONS:  # Sphinx: "New in version 1.3", "Deprecated since version 2"
+        title = f"{_VERSIONS[kind]} {title}".strip()
     title = title or _PLAIN_TITLES.get(kind, "")
     # a plain box: its title set in bold as a paragraph of its own, so the body is not joined to it
     return [f"**{title}**", ""] if title else [""]
