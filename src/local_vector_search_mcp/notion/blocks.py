@@ -11,8 +11,10 @@ What maps to what (decision 129):
 
 * headings 1-3 -> ``heading_1..3``; 4-6 -> ``heading_3`` (Notion has three levels);
 * paragraphs -> ``paragraph`` with bold/italic/strikethrough/code annotations and
-  links (absolute ``http(s)`` only: Notion refuses relative and other URLs, so a
-  link to another file keeps its text and loses its target);
+  links: absolute ``http(s)`` as written; a relative link is given to the caller's
+  ``resolve`` (the pusher turns a link to a pushed document into its page's URL,
+  decision 1167), and one it does not resolve keeps its text and loses its target
+  (Notion refuses relative and other URLs);
 * bullet / ordered items -> ``bulleted_list_item`` / ``numbered_list_item``; an item
   starting ``[ ]``/``[x]`` -> ``to_do``; the item's later blocks become its children;
 * fenced / indented code -> ``code`` (language mapped to Notion's list, else ``plain text``);
@@ -26,8 +28,9 @@ What maps to what (decision 129):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -43,6 +46,7 @@ __all__ = [
     "Block",
     "Converted",
     "convert",
+    "heading_anchors",
     "pieces",
     "rich_text",
     "truncate",
@@ -220,10 +224,15 @@ def truncate(text: str, limit: int = MAX_TEXT) -> str:
     return pieces(text, limit)[0] if text else text
 
 
+Resolve = Callable[[str], str | None]  # a link's href as written -> the URL Notion is given, or None
+
+
 @dataclass(frozen=True)
 class Converted:
     title: str | None  # front matter ``title``, else the first heading's text
     blocks: list[Block]
+    # (index in ``blocks``, anchor) of each first-level heading: what ``#anchor`` links name (decision 1167)
+    anchors: list[tuple[int, str]] = field(default_factory=list)
 
 
 def code_language(info: str) -> str:
@@ -282,7 +291,7 @@ def _plain(tokens: Sequence[Token]) -> str:
     return "".join(t.content if t.type in ("text", "code_inline") else " " if "break" in t.type else "" for t in tokens)
 
 
-def _inline(tokens: Sequence[Token], runs: _Runs, images: list[_Image] | None) -> None:
+def _inline(tokens: Sequence[Token], runs: _Runs, images: list[_Image] | None, resolve: Resolve | None = None) -> None:
     """Add the runs of ``tokens``; images go to ``images``, or stay in the text where no block can hold them.
 
     With ``images`` None (a table cell, which holds rich text only) an image is its alt text linked
@@ -310,7 +319,8 @@ def _inline(tokens: Sequence[Token], runs: _Runs, images: list[_Image] | None) -
             strike = kind == "s_open"
         elif kind == "link_open":
             href = str(tok.attrGet("href") or "")
-            links.append(href if web_url(href) else None)
+            target = href if web_url(href) else resolve(href) if resolve is not None and href else None
+            links.append(target if target is not None and web_url(target) else None)
         elif kind == "link_close":
             if links:
                 links.pop()
@@ -410,10 +420,11 @@ def without_images(block: Block) -> Block:
 
 
 class _Converter:
-    def __init__(self, env: dict[str, Any]) -> None:
+    def __init__(self, env: dict[str, Any], resolve: Resolve | None = None) -> None:
         self.first_heading: str | None = None
         self.front_title: str | None = None
         self.env = env  # the document's parse environment: its link reference definitions
+        self.resolve = resolve
 
     def reparse(self, source: str) -> tuple[list[dict[str, Any]], list[_Image]]:
         """Rich text and images of inline Markdown cut from a block (a task's text after ``[ ]``, an alert's).
@@ -424,7 +435,7 @@ class _Converter:
         tokens = MD.parseInline(source, self.env)
         runs = _Runs()
         images: list[_Image] = []
-        _inline(tokens[0].children or [] if tokens else [], runs, images)
+        _inline(tokens[0].children or [] if tokens else [], runs, images, self.resolve)
         return runs.items(), images
 
     def inline(
@@ -433,7 +444,12 @@ class _Converter:
         runs = _Runs()
         images: list[_Image] = []
         if node is not None and node.type == "inline":
-            _inline(node.token.children or [] if node.token else [], runs, images if blocks_for_images else None)
+            _inline(
+                node.token.children or [] if node.token else [],
+                runs,
+                images if blocks_for_images else None,
+                self.resolve,
+            )
         return runs.items(), images
 
     def blocks(self, nodes: Sequence[SyntaxTreeNode]) -> list[Block]:
@@ -565,10 +581,46 @@ def _front_matter_title(content: str, *, toml: bool) -> str | None:
     return str(title).strip() or None
 
 
-def convert(markdown: str) -> Converted:
-    """The Notion blocks of one Markdown document, and the title it names for itself."""
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+_OWN_ID = re.compile(r"\{(?=[^{}]*\}\s*$)[^{}]*?#([^\s{}#]+)[^{}]*\}\s*$")
+
+
+def heading_anchors(blocks: Sequence[Block]) -> list[tuple[int, str]]:
+    """(index, anchor) of each first-level heading in ``blocks``, as a Markdown renderer names them.
+
+    GitHub's slug of the heading's text (lowercase, punctuation dropped, spaces to dashes), numbered
+    ``-1``, ``-2``... when repeated, or the heading's own ``{#id}``: the rule of the link checker
+    (index/graph.py, decision 772), which this layer may not import. Headings nested in a list item
+    or a quote are not first-level blocks and have no anchor here (the link goes to the page).
+    """
+    out: list[tuple[int, str]] = []
+    seen: dict[str, int] = {}
+    for i, block in enumerate(blocks):
+        kind = block["type"]
+        if not kind.startswith("heading_"):
+            continue
+        text = "".join(item["text"]["content"] for item in block[kind]["rich_text"])
+        own = _OWN_ID.search(text)
+        if own:
+            out.append((i, own.group(1).lower()))
+            continue
+        base = anchor = _SLUG_DROP.sub("", unicodedata.normalize("NFC", text).strip().lower()).replace(" ", "-")
+        while anchor in seen:
+            seen[base] += 1
+            anchor = f"{base}-{seen[base]}"
+        seen[anchor] = 0
+        out.append((i, anchor))
+    return out
+
+
+def convert(markdown: str, resolve: Resolve | None = None) -> Converted:
+    """The Notion blocks of one Markdown document, and the title it names for itself.
+
+    ``resolve`` is asked for the URL of each link that is not an absolute web URL (``other.md#part``,
+    ``#part``); None keeps the link's text without a target.
+    """
     env: dict[str, Any] = {}
     tree = SyntaxTreeNode(MD.parse(markdown, env))
-    converter = _Converter(env)
+    converter = _Converter(env, resolve)
     blocks = converter.blocks(tree.children)
-    return Converted(converter.front_title or converter.first_heading, blocks)
+    return Converted(converter.front_title or converter.first_heading, blocks, heading_anchors(blocks))

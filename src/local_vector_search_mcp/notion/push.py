@@ -24,18 +24,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from ..sourcefile import os_reason
-from .blocks import Block, convert, truncate, without_images
+from .blocks import Block, Resolve, convert, truncate, without_images
 from .client import NotionError, NotionPort, encode_body
 from .ids import page_id
 
-__all__ = ["DryRunPort", "Mapping", "PageEntry", "PushReport", "Pusher", "block_hash"]
+__all__ = ["DryRunPort", "Mapping", "PageEntry", "PushReport", "Pusher", "block_hash", "link_target", "page_url"]
 
 MAX_CHILDREN = 100
 # Notion's documented ceiling is 1,000 block elements and 500 KB per request; stay below both
@@ -54,6 +56,36 @@ def source_hash(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+def page_url(page_id: str, block_id: str | None = None) -> str:
+    """The URL Notion gives a page (and with ``block_id`` one of its blocks: "Copy link to block")."""
+    url = f"https://www.notion.so/{page_id.replace('-', '')}"
+    return f"{url}#{block_id.replace('-', '')}" if block_id else url
+
+
+def link_target(path: str, href: str) -> str | None:
+    """The document a relative link of ``path`` names, as ``target.md`` or ``target.md#anchor``; else None.
+
+    Resolved against the linking document's folder (a leading ``/`` from the knowledge-base root),
+    percent-escapes undone; ``#anchor`` alone names ``path`` itself. A link with a scheme or a host,
+    to a file that is no ``.md`` document, or out of the root names no document (decision 1167).
+    """
+    parts = urlsplit(href)
+    if parts.scheme or parts.netloc:
+        return None
+    target, anchor = unquote(parts.path), unquote(parts.fragment).strip().lower()
+    if not target:
+        if not anchor:
+            return None
+        target = path
+    elif target.startswith("/"):
+        target = posixpath.normpath(target.lstrip("/"))
+    else:
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    if target == ".." or target.startswith("../") or not target.lower().endswith(".md"):
+        return None
+    return f"{target}#{anchor}" if anchor else target
+
+
 # ----------------------------------------------------------------------------- the mapping file
 @dataclass
 class PageEntry:
@@ -61,14 +93,22 @@ class PageEntry:
     title: str
     source_hash: str
     blocks: list[tuple[str, str]] = field(default_factory=list)  # (block id, block hash), first level
+    # link target (``a.md``, ``a.md#part``) -> the URL it was pushed with, "" when it named no page (1167)
+    links: dict[str, str] = field(default_factory=dict)
+    anchors: dict[str, str] = field(default_factory=dict)  # heading anchor -> its first-level block id
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "pageId": self.page_id,
             "title": self.title,
             "sourceHash": self.source_hash,
             "blocks": [list(b) for b in self.blocks],
         }
+        if self.links:
+            data["links"] = dict(self.links)
+        if self.anchors:
+            data["anchors"] = dict(self.anchors)
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PageEntry:
@@ -77,6 +117,8 @@ class PageEntry:
             str(data.get("title", "")),
             str(data.get("sourceHash", "")),
             [(str(i), str(h)) for i, h in data.get("blocks", [])],
+            {str(k): str(v) for k, v in data.get("links", {}).items()},
+            {str(k): str(v) for k, v in data.get("anchors", {}).items()},
         )
 
 
@@ -480,12 +522,22 @@ def _count_blocks(blocks: Sequence[Block]) -> int:
 DOWN_AFTER = 3  # documents failing in a row without an answer (or with 5xx): Notion is down, stop
 
 
+@dataclass(frozen=True)
+class _Written:
+    """What one document is pushed as: its blocks, its headings' anchors, the links it resolved."""
+
+    blocks: list[Block]
+    anchors: list[tuple[int, str]]
+    links: dict[str, str]
+
+
 class Pusher:
     def __init__(self, port: NotionPort, mapping: Mapping, parent_page_id: str) -> None:
         self.port = port
         self.mapping = mapping
         self.parent = parent_page_id
         self.pages = mapping.pages(parent_page_id)
+        self._down = 0  # documents failed in a row without an answer (see DOWN_AFTER)
 
     def push(self, documents: Iterable[tuple[str, bytes | None]], report: PushReport, *, prune: bool) -> PushReport:
         """Push ``(path, raw bytes)`` documents; with ``prune``, archive pages of documents not among them.
@@ -497,41 +549,87 @@ class Pusher:
         failure no later request can escape (see :meth:`_stops`) ends the push (decision 467).
         """
         seen: set[str] = set()
-        down = 0
+        linking: dict[str, bytes] = {}  # documents with links to documents: looked at again at the end
+        self._down = 0
         for path, raw in documents:
             seen.add(path)
             if raw is None:
                 continue
-            try:
-                self.push_one(path, raw, report)
-                down = 0
-            except NotionError as exc:
-                self.mapping.record(self.parent, path)  # a page created before the failure is known next time
-                down = down + 1 if exc.status == 0 or exc.status >= 500 else 0
-                if self._stops(exc) or down >= DOWN_AFTER:
-                    raise
-                report.failed.append((path, str(exc)))
+            self._push_or_fail(path, raw, report)
+            entry = self.pages.get(path)
+            if entry is not None and entry.links:
+                linking[path] = raw
         if prune:
-            hidden = tuple(path for path, _ in report.skipped if path.endswith("/"))
-            for path in sorted(set(self.pages) - seen):
-                if hidden and (path.startswith(hidden) or "./" in hidden):
-                    continue  # in a folder that could not be listed: not known to be gone
-                entry = self.pages.pop(path)
-                if not entry.page_id:  # its creation was never confirmed: nothing known to archive
-                    self.mapping.record(self.parent, path)
-                    continue
-                try:
-                    self.port.archive_page(entry.page_id)
-                except NotionError as exc:
-                    if exc.status != 404:  # already gone in Notion: nothing to archive
-                        self.pages[path] = entry
-                        if self._stops(exc):
-                            raise
-                        report.failed.append((path, str(exc)))
-                        continue
-                report.archived.append(path)
-                self.mapping.record(self.parent, path)
+            self._prune(seen, report)
+        # Second pass (decision 1167): a link to a document whose page was made later in this push, or
+        # archived by it, or to a heading pushed since, points elsewhere now; only the blocks whose
+        # links changed are sent again (the kept-ends rule of decision 1151).
+        for path, raw in linking.items():
+            entry = self.pages.get(path)
+            if entry is None or not entry.source_hash or not self._links_moved(entry):
+                continue
+            was_unchanged = path in report.unchanged
+            self._push_or_fail(path, raw, report)
+            if was_unchanged and path in report.updated:
+                report.unchanged.remove(path)
+            if path in report.created and path in report.updated:
+                report.updated.remove(path)
         return report
+
+    def _push_or_fail(self, path: str, raw: bytes, report: PushReport) -> None:
+        try:
+            self.push_one(path, raw, report)
+            self._down = 0
+        except NotionError as exc:
+            self.mapping.record(self.parent, path)  # a page created before the failure is known next time
+            self._down = self._down + 1 if exc.status == 0 or exc.status >= 500 else 0
+            if self._stops(exc) or self._down >= DOWN_AFTER:
+                raise
+            report.failed.append((path, str(exc)))
+
+    def _prune(self, seen: set[str], report: PushReport) -> None:
+        hidden = tuple(path for path, _ in report.skipped if path.endswith("/"))
+        for path in sorted(set(self.pages) - seen):
+            if hidden and (path.startswith(hidden) or "./" in hidden):
+                continue  # in a folder that could not be listed: not known to be gone
+            entry = self.pages.pop(path)
+            if not entry.page_id:  # its creation was never confirmed: nothing known to archive
+                self.mapping.record(self.parent, path)
+                continue
+            try:
+                self.port.archive_page(entry.page_id)
+            except NotionError as exc:
+                if exc.status != 404:  # already gone in Notion: nothing to archive
+                    self.pages[path] = entry
+                    if self._stops(exc):
+                        raise
+                    report.failed.append((path, str(exc)))
+                    continue
+            report.archived.append(path)
+            self.mapping.record(self.parent, path)
+
+    def _target_url(self, target: str) -> str | None:
+        """The URL of a link target (see :func:`link_target`): its page, at its heading when known."""
+        doc, _, anchor = target.partition("#")
+        entry = self.pages.get(doc)
+        if entry is None or not entry.page_id:
+            return None
+        return page_url(entry.page_id, entry.anchors.get(anchor) if anchor else None)
+
+    def _links_moved(self, entry: PageEntry) -> bool:
+        """Whether a link the page was pushed with would now point elsewhere (or somewhere, or nowhere)."""
+        return any((self._target_url(target) or "") != url for target, url in entry.links.items())
+
+    def _resolver(self, path: str, links: dict[str, str]) -> Resolve:
+        def resolve(href: str) -> str | None:
+            target = link_target(path, href)
+            if target is None:
+                return None
+            url = self._target_url(target)
+            links[target] = url or ""
+            return url
+
+        return resolve
 
     def _stops(self, exc: NotionError) -> bool:
         """Failures that every later request would meet too: the token, the parent page, Notion itself."""
@@ -540,18 +638,21 @@ class Pusher:
     def push_one(self, path: str, raw: bytes, report: PushReport) -> None:
         digest = source_hash(raw)
         entry = self.pages.get(path)
-        if entry is not None and entry.source_hash == digest:
-            report.unchanged.append(path)
+        if entry is not None and entry.source_hash == digest and not self._links_moved(entry):
+            if path not in report.unchanged:
+                report.unchanged.append(path)
             return
-        converted = convert(raw.decode("utf-8-sig", errors="replace"))
+        links: dict[str, str] = {}
+        converted = convert(raw.decode("utf-8-sig", errors="replace"), self._resolver(path, links))
         title = converted.title or PurePosixPath(path).stem
+        written = _Written(converted.blocks, converted.anchors, links)
         try:
-            self._write(path, entry, title, converted.blocks, digest, report)
+            self._write(path, entry, title, written, digest, report)
         except NotionError as exc:
             # A page in Notion's trash refuses every edit: restore it and push again (decision 468).
             if entry is None or not entry.page_id or exc.status != 400 or not self._restored(entry.page_id):
                 raise
-            self._write(path, entry, title, converted.blocks, digest, report)
+            self._write(path, entry, title, written, digest, report)
 
     def _deleted_already(self, exc: NotionError, page_id: str) -> bool:
         """Whether a refused DELETE means the block is gone already (a lost answer, or deleted by hand).
@@ -572,8 +673,9 @@ class Pusher:
         return True
 
     def _write(
-        self, path: str, entry: PageEntry | None, title: str, blocks: list[Block], digest: str, report: PushReport
+        self, path: str, entry: PageEntry | None, title: str, written: _Written, digest: str, report: PushReport
     ) -> None:
+        blocks = written.blocks
         hashes = [block_hash(b) for b in blocks]
         pending = entry is not None and not entry.page_id  # an earlier creation's answer was lost
         lost: PageEntry | None = None  # the page Notion no longer shows us
@@ -651,6 +753,10 @@ class Pusher:
         ended = entry.blocks[len(entry.blocks) - last :]
         entry.blocks = entry.blocks[:keep] + list(zip(new_ids, sent, strict=True)) + ended
         entry.source_hash = digest
+        entry.links = written.links
+        entry.anchors = {}
+        for index, anchor in written.anchors:
+            entry.anchors.setdefault(anchor, entry.blocks[index][0])
         self.mapping.record(self.parent, path)
 
     def _create(self, path: str, title: str, *, look_first: bool = False) -> str:
