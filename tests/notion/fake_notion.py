@@ -21,7 +21,12 @@ names its page (``developers.notion.com/reference/...``):
   the server issued, ``has_more`` / ``next_cursor``;
 * ``status-codes``: the error object ``{object: "error", status, code, message}`` and its
   codes; an archived (trashed) page or block cannot be edited (``validation_error``);
-* ``versioning``: the ``Notion-Version`` header is required.
+* ``versioning``: the ``Notion-Version`` header is required;
+* ``workspace-block-limits``: a Free workspace of more than one member holds 1,000 blocks in its
+  lifetime (deleting gives none back); the write that first reaches the limit succeeds, later
+  requests that create blocks are refused, reads, deletes and edits that create none go on
+  (only when ``block_limit`` is set). The stored docs do not show the refusal's words: the fake
+  answers 400 ``validation_error`` naming the block limit, which is what the pusher keys on.
 
 Faults are injected with :class:`Fault`: an error answer before the request is handled, or
 after it was applied (the ambiguous case a client must not blindly resend), or no answer at
@@ -238,6 +243,8 @@ class FakeNotion:
         self.faults: list[Fault] = []
         self.rate_limit, self.burst, self.clock = rate_limit, burst, clock
         self.page_limit = page_limit  # answer at most this many results per list page (fewer than asked)
+        self.block_limit: int | None = None  # workspace-block-limits: lifetime blocks of the workspace
+        self.blocks_made = 0  # blocks ever created (pages included), as the limit counts them
         self.limited = 0  # 429 answers given by the rate limiter
         self._late: list[tuple[str, str, dict[str, list[str]], Any, Any]] = []
         self._tokens = float(burst)
@@ -440,6 +447,8 @@ class FakeNotion:
             raise invalid(f"body.children has more than {MAX_ELEMENTS} block elements.")
         if parent in self.pages and self.pages[parent]["archived"]:
             raise _archived()
+        self._check_block_limit()
+        self.blocks_made += 1
         page_id = str(uuid.uuid4())
         self.pages[page_id] = {"title": title, "parent": parent, "archived": False}
         self.page_children[page_id] = []
@@ -574,8 +583,14 @@ class FakeNotion:
             count += 1
         return count
 
+    def _check_block_limit(self) -> None:
+        """workspace-block-limits: once the limit was reached, a request that creates blocks is refused."""
+        if self.block_limit is not None and self.blocks_made >= self.block_limit:
+            raise invalid("This workspace has reached its block limit. Upgrade to a paid plan to keep adding content.")
+
     def _create_children(self, parent: str, children: list[dict[str, Any]], after: str | None = None) -> list[Node]:
         created = []
+        self.blocks_made += len(children)
         kids = self._kids(parent)
         at = kids.index(after) + 1 if after is not None else len(kids)
         for child in children:
@@ -605,6 +620,8 @@ class FakeNotion:
         after = body.get("after")  # patch-block-children: "the ID of the existing block that the new block
         if after is not None and after not in self._kids(block_id):  # should be appended after"
             raise invalid(f"body.after should be the id of a child of block {block_id}, instead was `{after}`.")
+        if children:
+            self._check_block_limit()
         created = self._create_children(block_id, children, after)
         return {
             "object": "list",

@@ -689,3 +689,23 @@ def test_an_image_notion_will_not_take_becomes_a_link_to_it(
     assert nested["paragraph"]["rich_text"][1]["text"] == {"content": "nested", "link": {"url": good}}
     notion.requests.clear()
     assert push(kb, capsys)[1]["unchanged"] == ["doc.md"] and notion.requests == []
+
+
+def test_the_free_plan_block_limit_stops_the_push_and_says_what_to_do(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("a", "b", "c"):
+        (kb / f"{name}.md").write_text(f"# {name}\n\n" + "".join(f"Paragraph {i}.\n\n" for i in range(5)), "utf-8")
+    notion.block_limit = 8  # a.md's page and its 6 blocks fit; b.md's page reaches the limit, its blocks do not
+    code, report, err = push(kb, capsys)
+    assert code == 1
+    assert report["created"] == ["a.md", "b.md"]  # b.md's page was made, its blocks refused
+    assert "block limit" in err and "1,000 blocks" in err and "paid plan" in err and "single member" in err
+    assert "HTTP 400" in err and "validation_error" in err  # Notion's own words stay in the message
+    assert err.count("\n") == 1, err  # one line, not one failure per remaining document
+    # the push stopped at the refusal: c.md was not tried, nothing else was sent
+    assert [c for c in notion.calls() if c == ("POST", "/v1/pages")] == [("POST", "/v1/pages")] * 2
+    assert notion.calls()[-1][0] == "PATCH"
+    notion.block_limit = None  # upgraded: the next push completes b.md and makes c.md
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["updated"] == ["b.md"] and report["created"] == ["c.md"], report

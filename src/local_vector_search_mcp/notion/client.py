@@ -260,6 +260,18 @@ def _error(method: str, path: str, response: httpx.Response, *, ambiguous: bool)
     except ValueError:
         pass
     detail = f"{code}: {message}" if code or message else response.reason_phrase
+    if response.status_code in (400, 403) and "block limit" in message.lower():
+        # Every later request that creates a block meets the same refusal: the push stops (1168).
+        return NotionError(
+            f"Notion's workspace has reached the Free plan's block limit and refuses new blocks "
+            f"({method} /v1/{path}, HTTP {response.status_code}: {detail}). A Free workspace with more "
+            "than one member holds 1,000 blocks in its lifetime, and deleting blocks gives none back. "
+            "To push: upgrade the workspace to a paid plan, or push to a workspace with a single member "
+            "(no limit there). The push stopped; the next one pushes what this one did not reach.",
+            response.status_code,
+            code,
+            fatal=True,
+        )
     return NotionError(
         f"Notion refused {method} /v1/{path} (HTTP {response.status_code}) {detail}",
         response.status_code,

@@ -650,7 +650,9 @@ class Pusher:
             self._write(path, entry, title, written, digest, report)
         except NotionError as exc:
             # A page in Notion's trash refuses every edit: restore it and push again (decision 468).
-            if entry is None or not entry.page_id or exc.status != 400 or not self._restored(entry.page_id):
+            if exc.fatal or entry is None or not entry.page_id or exc.status != 400:
+                raise
+            if not self._restored(entry.page_id):
                 raise
             self._write(path, entry, title, written, digest, report)
 
