@@ -709,3 +709,30 @@ def test_the_free_plan_block_limit_stops_the_push_and_says_what_to_do(
     notion.block_limit = None  # upgraded: the next push completes b.md and makes c.md
     code, report, _ = push(kb, capsys)
     assert code == 0 and report["updated"] == ["b.md"] and report["created"] == ["c.md"], report
+
+
+def test_an_ordered_list_keeps_the_numbers_the_author_wrote(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Decision 1169: Notion numbers every list from 1, so a list from 5 is paragraphs that carry their number."""
+    (kb / "steps.md").write_text(
+        "1. Install\n\n```sh\npip install x\n```\n\n2. Configure\n   - nested detail\n3. [ ] Run\n\n5) Five\n6) Six\n",
+        encoding="utf-8",
+    )
+    code, report, _ = push(kb, capsys)
+    assert code == 0, report
+
+    def shown(block: dict[str, object]) -> tuple[str, str]:
+        body = block[block["type"]]  # type: ignore[index]
+        return block["type"], "".join(i["text"]["content"] for i in body["rich_text"])  # type: ignore[return-value,index]
+
+    tree = notion.tree(page_of(notion))
+    assert [shown(b) for b in tree] == [
+        ("numbered_list_item", "Install"),  # a list from 1 stays Notion's numbered list
+        ("code", "pip install x"),
+        ("paragraph", "2. Configure"),  # the list the code block cut starts at 2: Notion would show 1
+        ("to_do", "Run"),  # a task keeps its checkbox
+        ("paragraph", "5) Five"),
+        ("paragraph", "6) Six"),
+    ]
+    assert [shown(b) for b in tree[2]["paragraph"]["children"]] == [("bulleted_list_item", "nested detail")]

@@ -16,7 +16,9 @@ What maps to what (decision 129):
   decision 1167), and one it does not resolve keeps its text and loses its target
   (Notion refuses relative and other URLs);
 * bullet / ordered items -> ``bulleted_list_item`` / ``numbered_list_item``; an item
-  starting ``[ ]``/``[x]`` -> ``to_do``; the item's later blocks become its children;
+  starting ``[ ]``/``[x]`` -> ``to_do``; the item's later blocks become its children; an
+  ordered list that does not start at 1 -> ``paragraph`` items that begin with their number
+  (Notion numbers every list from 1, decision 1169);
 * fenced / indented code -> ``code`` (language mapped to Notion's list, else ``plain text``);
 * block quotes -> ``quote``; GitHub alerts (``> [!NOTE]`` ...) -> ``callout`` with an icon;
 * tables -> ``table`` with ``table_row`` children, first row as column header;
@@ -475,6 +477,16 @@ class _Converter:
             return [{"type": name, name: {"rich_text": _fit(items)}}] + [image_block(i) for i in images]
         if kind in ("bullet_list", "ordered_list"):
             item_kind = "bulleted_list_item" if kind == "bullet_list" else "numbered_list_item"
+            start = node.attrs.get("start", 1) if kind == "ordered_list" else 1
+            if isinstance(start, int) and start != 1:
+                # Notion numbers every list from 1 and no API version takes a start (decision 1169):
+                # the items are paragraphs that begin with the number the author wrote.
+                delimiter = node.markup or "."
+                return [
+                    b
+                    for i, item in enumerate(node.children)
+                    for b in self.list_item(item, item_kind, number=f"{start + i}{delimiter} ")
+                ]
             return [b for item in node.children for b in self.list_item(item, item_kind)]
         if kind == "blockquote":
             return self.quote(node)
@@ -501,7 +513,7 @@ class _Converter:
         runs.add(text, (False, False, False, False, None))
         return _text_block("code", runs.items() or [], language=language)
 
-    def list_item(self, node: SyntaxTreeNode, item_kind: str) -> list[Block]:
+    def list_item(self, node: SyntaxTreeNode, item_kind: str, number: str | None = None) -> list[Block]:
         children = list(node.children)
         items: list[dict[str, Any]] = []
         extra: list[Block] = []
@@ -517,6 +529,8 @@ class _Converter:
             else:
                 items, images = self.inline(inline)
             extra = [image_block(i) for i in images]
+        if number is not None and kind == item_kind:  # a task keeps its checkbox, not its number
+            kind, items = "paragraph", [_item(number, False, False, False, False, None), *items]
         blocks = _text_block(kind, items, **body)
         _with_children(blocks[-1], extra + self.blocks(children))
         return blocks
