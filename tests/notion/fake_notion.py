@@ -22,6 +22,14 @@ names its page (``developers.notion.com/reference/...``):
 * ``status-codes``: the error object ``{object: "error", status, code, message}`` and its
   codes; an archived (trashed) page or block cannot be edited (``validation_error``);
 * ``versioning``: the ``Notion-Version`` header is required;
+* ``create-a-file-upload`` / ``send-a-file-upload`` / ``file-upload`` (guide "Uploading small
+  files", shown there with ``Notion-Version: 2022-06-28``): ``POST /v1/file_uploads`` makes a
+  ``pending`` upload; ``POST /v1/file_uploads/{id}/send`` takes ``multipart/form-data`` with the
+  bytes under ``file`` (at most 20 MB single part, and the workspace's limit, 5 MiB on the Free
+  plan, ``get-self``: ``bot.workspace_limits.max_file_upload_size_in_bytes``) and makes it
+  ``uploaded``; an ``image`` block of ``type: file_upload`` names an ``uploaded`` one (its
+  ``expiry_time`` is cleared once attached: "upload once, attach many times"); an upload not
+  attached can be made ``expired`` (``expire``), and attaching it is then refused;
 * ``workspace-block-limits``: a Free workspace of more than one member holds 1,000 blocks in its
   lifetime (deleting gives none back); the write that first reaches the limit succeeds, later
   requests that create blocks are refused, reads, deletes and edits that create none go on
@@ -36,6 +44,8 @@ all. Every request is recorded (method, path, query, headers, JSON body) for the
 from __future__ import annotations
 
 import contextlib
+import email.parser
+import email.policy
 import json
 import re
 import threading
@@ -243,6 +253,8 @@ class FakeNotion:
         self.faults: list[Fault] = []
         self.rate_limit, self.burst, self.clock = rate_limit, burst, clock
         self.page_limit = page_limit  # answer at most this many results per list page (fewer than asked)
+        self.uploads: dict[str, dict[str, Any]] = {}  # file upload id -> {status, filename, content_type, data}
+        self.upload_limit = 5 * 1024 * 1024  # the Free plan's per-file limit (bot.workspace_limits)
         self.block_limit: int | None = None  # workspace-block-limits: lifetime blocks of the workspace
         self.blocks_made = 0  # blocks ever created (pages included), as the limit counts them
         self.limited = 0  # 429 answers given by the rate limiter
@@ -250,6 +262,7 @@ class FakeNotion:
         self._tokens = float(burst)
         self._refilled: float | None = None
         self.lock = threading.Lock()
+        self._raw = b""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -361,10 +374,12 @@ class FakeNotion:
                 {"Retry-After": "1"},
             )
         try:
-            if raw and body is None:
+            multipart = str(headers.get("Content-Type") or "").startswith("multipart/form-data")
+            if raw and body is None and not multipart:
                 raise Problem(400, "invalid_json", "Error parsing JSON body.")
-            if len(raw) > MAX_PAYLOAD:
+            if len(raw) > MAX_PAYLOAD and not multipart:
                 raise invalid(f"the request body is {len(raw)} bytes, more than the 500 KB limit.")
+            self._raw = raw  # the bytes of a multipart request (send-a-file-upload), which has no JSON body
             status, answer = self.handle(method, path, query, body, headers)
         except Problem as p:
             return p.status, _error(p.status, p.code, p.message), {}
@@ -411,7 +426,75 @@ class FakeNotion:
                 return 200, self.append(rest[1], _object(body))
         if method == "DELETE" and len(rest) == 2 and rest[0] == "blocks":
             return 200, self.delete(rest[1])
+        if method == "GET" and rest == ["users", "me"]:
+            return 200, {
+                "object": "user",
+                "id": "bot-user",
+                "type": "bot",
+                "bot": {"workspace_limits": {"max_file_upload_size_in_bytes": self.upload_limit}},
+            }
+        if method == "POST" and rest == ["file_uploads"]:
+            return 200, self.create_upload(_object(body or {}))
+        if method == "POST" and len(rest) == 3 and rest[0] == "file_uploads" and rest[2] == "send":
+            return 200, self.send_upload(rest[1], str(headers.get("Content-Type") or ""), self._raw)
         raise Problem(400, "invalid_request", f"Unsupported request: {method} {path}.")
+
+    # ------------------------------------------------------------------ file uploads
+    def _upload(self, upload_id: str) -> dict[str, Any]:
+        upload = self.uploads[upload_id]
+        return {
+            "object": "file_upload",
+            "id": upload_id,
+            "status": upload["status"],
+            "filename": upload["filename"],
+            "content_type": upload["content_type"],
+            "content_length": len(upload["data"]) if upload["status"] == "uploaded" else None,
+            "expiry_time": None if upload["attached"] else "2099-01-01T01:00:00.000Z",
+            "upload_url": f"{self.url}/v1/file_uploads/{upload_id}/send",
+        }
+
+    def create_upload(self, body: dict[str, Any]) -> dict[str, Any]:
+        mode = body.get("mode", "single_part")
+        if mode != "single_part":
+            raise invalid(f"body.mode `{mode}` is not supported here.")
+        filename = body.get("filename")
+        if filename is not None and (not isinstance(filename, str) or len(filename.encode()) > 900):
+            raise invalid("body.filename should be a string of at most 900 bytes.")
+        upload_id = str(uuid.uuid4())
+        self.uploads[upload_id] = {
+            "status": "pending",
+            "filename": filename,
+            "content_type": body.get("content_type"),
+            "data": b"",
+            "attached": False,
+        }
+        return self._upload(upload_id)
+
+    def send_upload(self, upload_id: str, content_type: str, raw: bytes) -> dict[str, Any]:
+        upload = self.uploads.get(upload_id)
+        if upload is None:
+            raise Problem(404, "object_not_found", f"Could not find file upload with ID: {upload_id}.")
+        if upload["status"] != "pending":
+            raise invalid(f"File upload {upload_id} is {upload['status']}, not pending.")
+        if not content_type.startswith("multipart/form-data"):
+            raise invalid("Content-Type should be multipart/form-data.")
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw
+        )
+        parts = [p for p in message.iter_parts() if p.get_param("name", header="content-disposition") == "file"]
+        if len(parts) != 1:
+            raise invalid("body.file should be defined, instead was `undefined`.")
+        data = parts[0].get_payload(decode=True) or b""
+        if len(data) > min(20 * 1024 * 1024, self.upload_limit):
+            raise invalid(f"The file is {len(data)} bytes, more than the workspace's limit of {self.upload_limit}.")
+        upload.update(status="uploaded", data=data)
+        upload["filename"] = upload["filename"] or parts[0].get_filename()
+        return self._upload(upload_id)
+
+    def expire(self, upload_id: str) -> None:
+        """file-upload: an upload not attached within its expiry_time can no longer be used."""
+        if not self.uploads[upload_id]["attached"]:
+            self.uploads[upload_id]["status"] = "expired"
 
     def _known_page(self, page_id: str) -> str:
         if page_id not in self.pages:
@@ -566,6 +649,13 @@ class FakeNotion:
             if not isinstance(body, dict):
                 raise invalid(f"{at} should be a block object with its type object.")
             _block_body(kind, body, at, parent)
+            if kind == "image" and body.get("type") == "file_upload":
+                upload = self.uploads.get(body["file_upload"]["id"])
+                if upload is None or upload["status"] != "uploaded":
+                    raise invalid(
+                        f"{at}.image.file_upload.id should name a file upload with status `uploaded`, instead was "
+                        f"`{'unknown' if upload is None else upload['status']}`."
+                    )
             if kind == "image" and body.get("external", {}).get("url") in self.unfetchable:
                 # an image Notion will not take; its reported answer names neither the block nor why
                 # (notion-sdk-js #211, notion-sdk-py #214)
@@ -596,6 +686,8 @@ class FakeNotion:
         for child in children:
             kind = child["type"]
             body = {k: v for k, v in child[kind].items() if k != "children"}
+            if kind == "image" and body.get("type") == "file_upload":
+                self.uploads[body["file_upload"]["id"]]["attached"] = True  # file-upload: expiry_time cleared
             node = Node(str(uuid.uuid4()), kind, body, parent)
             self.nodes[node.id] = node
             kids.insert(at, node.id)
@@ -748,9 +840,14 @@ def _block_body(kind: str, body: dict[str, Any], at: str, parent: dict[str, Any]
     elif kind == "divider":
         if set(body) - {"children"}:
             raise invalid(f"{at}.divider should be an empty object.")
+    elif kind == "image" and body.get("type") == "file_upload":
+        upload_id = body.get("file_upload", {}).get("id")
+        if not isinstance(upload_id, str):
+            raise invalid(f"{at}.image.file_upload.id should be a string.")
+        _rich_text(body.get("caption", []), f"{at}.image.caption")
     elif kind == "image":
         if body.get("type") != "external":
-            raise invalid(f"{at}.image.type should be `external` (a file upload needs the upload API first).")
+            raise invalid(f"{at}.image.type should be `external` or `file_upload`.")
         url = body.get("external", {}).get("url")
         if not isinstance(url, str) or utf16_len(url) > MAX_TEXT or not _IMAGE_URL.match(url):
             raise invalid(

@@ -306,3 +306,40 @@ def test_an_image_notion_will_not_take_refuses_the_append(notion: FakeNotion) ->
     image = {"type": "image", "image": {"type": "external", "external": {"url": url}}}
     assert refused(append(notion, pid, [para("a"), image]), "Invalid image url.")
     assert notion.page_children[pid] == []
+
+
+def test_file_uploads_follow_the_documented_lifecycle(notion: FakeNotion) -> None:
+    """create-a-file-upload, send-a-file-upload (multipart, ``file``), file-upload (attach only when uploaded)."""
+    status, made = call(notion, "POST", "/v1/file_uploads", {"filename": "a.png", "content_type": "image/png"})
+    assert status == 200 and made["object"] == "file_upload" and made["status"] == "pending"
+    target = page(notion)
+    image = {"type": "image", "image": {"type": "file_upload", "file_upload": {"id": made["id"]}}}
+    assert refused(append(notion, target, [image]), "status `uploaded`")  # not sent yet
+    send = f"/v1/file_uploads/{made['id']}/send"
+    assert refused(call(notion, "POST", send, {"file": "not multipart"}), "multipart")
+    headers = {"Authorization": f"Bearer {TOKEN}", "Notion-Version": VERSION}
+    answer = httpx.post(notion.url + send, files={"file": ("a.png", b"\x89PNG", "image/png")}, headers=headers)
+    assert answer.status_code == 200 and answer.json()["status"] == "uploaded", answer.text
+    assert answer.json()["content_length"] == 4
+    assert append(notion, target, [image])[0] == 200 and append(notion, target, [image])[0] == 200  # attach many
+    assert notion.uploads[made["id"]]["attached"] and call(notion, "GET", "/v1/users/me")[1]["bot"][
+        "workspace_limits"
+    ] == {"max_file_upload_size_in_bytes": 5 * 1024 * 1024}
+    # over the workspace's limit: refused; an upload not attached in time expires and is refused
+    status, big = call(notion, "POST", "/v1/file_uploads", {})
+    notion.upload_limit = 3
+    answer = httpx.post(
+        notion.url + f"/v1/file_uploads/{big['id']}/send",
+        files={"file": ("b.png", b"1234", "image/png")},
+        headers=headers,
+    )
+    assert answer.status_code == 400 and "limit" in answer.json()["message"]
+    status, late = call(notion, "POST", "/v1/file_uploads", {})
+    httpx.post(
+        notion.url + f"/v1/file_uploads/{late['id']}/send",
+        files={"file": ("c.png", b"12", "image/png")},
+        headers=headers,
+    )
+    notion.expire(late["id"])
+    expired = {"type": "image", "image": {"type": "file_upload", "file_upload": {"id": late["id"]}}}
+    assert refused(append(notion, target, [expired]), "expired")

@@ -23,8 +23,9 @@ What maps to what (decision 129):
 * block quotes -> ``quote``; GitHub alerts (``> [!NOTE]`` ...) -> ``callout`` with an icon;
 * tables -> ``table`` with ``table_row`` children, first row as column header;
 * thematic breaks -> ``divider``; HTML blocks -> ``code`` (``html``), comments dropped;
-* images with an absolute ``http(s)`` URL -> ``image`` (external); any other image ->
-  a placeholder paragraph naming it (Notion cannot fetch a local file).
+* images with an absolute ``http(s)`` URL -> ``image`` (external); any other image is given
+  to the caller's ``upload`` (the pusher uploads a local file, decision 1170), else a
+  placeholder paragraph naming it (Notion cannot fetch a local file).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "pieces",
     "rich_text",
     "truncate",
+    "uploaded_image",
     "utf16_len",
     "web_url",
     "without_images",
@@ -227,6 +229,7 @@ def truncate(text: str, limit: int = MAX_TEXT) -> str:
 
 
 Resolve = Callable[[str], str | None]  # a link's href as written -> the URL Notion is given, or None
+Upload = Callable[[str, str], "Block | None"]  # a local image (src, alt) -> its uploaded image block, or None
 
 
 @dataclass(frozen=True)
@@ -389,6 +392,14 @@ def _with_children(block: Block, children: list[Block]) -> Block:
     return block
 
 
+def uploaded_image(upload_id: str, alt: str) -> Block:
+    """An image block of a file uploaded to Notion (file object of type ``file_upload``), the alt as caption."""
+    body: dict[str, Any] = {"type": "file_upload", "file_upload": {"id": upload_id}}
+    if alt:
+        body["caption"] = [_item(truncate(alt), False, False, False, False, None)]
+    return {"type": "image", "image": body}
+
+
 def image_block(image: _Image) -> Block:
     if web_url(image.src):
         body: dict[str, Any] = {"type": "external", "external": {"url": image.src}}
@@ -407,6 +418,8 @@ def without_images(block: Block) -> Block:
     neither which one nor why; the pusher then sends the batch again so (decision 1153).
     """
     kind = block["type"]
+    if kind == "image" and block["image"].get("type") != "external":
+        return block  # an uploaded file: Notion has it already
     if kind == "image":
         url = block["image"]["external"]["url"]
         caption = "".join(i["text"]["content"] for i in block["image"].get("caption", []))
@@ -422,11 +435,19 @@ def without_images(block: Block) -> Block:
 
 
 class _Converter:
-    def __init__(self, env: dict[str, Any], resolve: Resolve | None = None) -> None:
+    def __init__(self, env: dict[str, Any], resolve: Resolve | None = None, upload: Upload | None = None) -> None:
         self.first_heading: str | None = None
         self.front_title: str | None = None
         self.env = env  # the document's parse environment: its link reference definitions
         self.resolve = resolve
+        self.upload = upload
+
+    def image_block(self, image: _Image) -> Block:
+        if self.upload is not None and image.src and not web_url(image.src):
+            uploaded = self.upload(image.src, image.alt.strip())
+            if uploaded is not None:
+                return uploaded
+        return image_block(image)
 
     def reparse(self, source: str) -> tuple[list[dict[str, Any]], list[_Image]]:
         """Rich text and images of inline Markdown cut from a block (a task's text after ``[ ]``, an alert's).
@@ -467,14 +488,14 @@ class _Converter:
             # a paragraph of images only is its image blocks, without a paragraph of the blanks between them
             blank = images and not "".join(i["text"]["content"] for i in items).strip()
             head = _text_block("paragraph", items) if items and not blank else []
-            return head + [image_block(i) for i in images]
+            return head + [self.image_block(i) for i in images]
         if kind == "heading":
             level = int(node.tag[1:]) if node.tag[1:].isdigit() else 1
             items, images = self.inline(node.children[0] if node.children else None)
             if self.first_heading is None:
                 self.first_heading = "".join(i["text"]["content"] for i in items).strip() or None
             name = f"heading_{min(level, 3)}"
-            return [{"type": name, name: {"rich_text": _fit(items)}}] + [image_block(i) for i in images]
+            return [{"type": name, name: {"rich_text": _fit(items)}}] + [self.image_block(i) for i in images]
         if kind in ("bullet_list", "ordered_list"):
             item_kind = "bulleted_list_item" if kind == "bullet_list" else "numbered_list_item"
             start = node.attrs.get("start", 1) if kind == "ordered_list" else 1
@@ -528,7 +549,7 @@ class _Converter:
                 items, images = self.reparse(source[task.end() :])
             else:
                 items, images = self.inline(inline)
-            extra = [image_block(i) for i in images]
+            extra = [self.image_block(i) for i in images]
         if number is not None and kind == item_kind:  # a task keeps its checkbox, not its number
             kind, items = "paragraph", [_item(number, False, False, False, False, None), *items]
         blocks = _text_block(kind, items, **body)
@@ -550,11 +571,11 @@ class _Converter:
                 alert = match.group(1).lower()
                 children.pop(0)
                 items, images = self.reparse(rest)
-                extra = [image_block(i) for i in images]
+                extra = [self.image_block(i) for i in images]
             else:
                 children.pop(0)
                 items, images = self.inline(inline)
-                extra = [image_block(i) for i in images]
+                extra = [self.image_block(i) for i in images]
         if alert is not None:
             emoji, color = _ALERTS[alert]
             icon = {"type": "emoji", "emoji": emoji}
@@ -627,14 +648,15 @@ def heading_anchors(blocks: Sequence[Block]) -> list[tuple[int, str]]:
     return out
 
 
-def convert(markdown: str, resolve: Resolve | None = None) -> Converted:
+def convert(markdown: str, resolve: Resolve | None = None, upload: Upload | None = None) -> Converted:
     """The Notion blocks of one Markdown document, and the title it names for itself.
 
     ``resolve`` is asked for the URL of each link that is not an absolute web URL (``other.md#part``,
-    ``#part``); None keeps the link's text without a target.
+    ``#part``); None keeps the link's text without a target. ``upload`` is asked for the block of
+    each image that is not an absolute web URL; None leaves a placeholder paragraph.
     """
     env: dict[str, Any] = {}
     tree = SyntaxTreeNode(MD.parse(markdown, env))
-    converter = _Converter(env, resolve)
+    converter = _Converter(env, resolve, upload)
     blocks = converter.blocks(tree.children)
     return Converted(converter.front_title or converter.first_heading, blocks, heading_anchors(blocks))

@@ -1,6 +1,6 @@
 """The Notion port and its HTTP adapter over Notion's public REST API (httpx).
 
-:class:`NotionPort` is what the pusher needs from Notion: six endpoints, no more.
+:class:`NotionPort` is what the pusher needs from Notion: nine endpoints, no more.
 :class:`NotionClient` implements it against ``https://api.notion.com/v1`` with the
 ``Notion-Version`` header pinned, the integration token sent as a bearer token
 (never logged, never part of an error message), requests spaced to the documented
@@ -20,6 +20,9 @@ Endpoints used (request -> response shapes from Notion's API reference):
 ``GET /v1/blocks/{id}/children``       ``?page_size=100&start_cursor=`` -> ``{results, has_more, next_cursor}``
 ``PATCH /v1/blocks/{id}/children``     ``{children: [...], after?}`` -> ``{results: [created first-level blocks]}``
 ``DELETE /v1/blocks/{id}``             -> the block, archived
+``GET /v1/users/me``                   -> the bot (``bot.workspace_limits``: the upload size limit)
+``POST /v1/file_uploads``              ``{filename, content_type}`` -> file upload (``pending``)
+``POST /v1/file_uploads/{id}/send``    multipart/form-data, the bytes as ``file`` -> file upload (``uploaded``)
 =====================================  ===============================================
 """
 
@@ -98,6 +101,12 @@ class NotionPort(Protocol):
 
     def delete_block(self, block_id: str) -> None: ...
 
+    def upload_limit(self) -> int | None:
+        """The workspace's largest file upload in bytes, when Notion says it."""
+
+    def upload_file(self, filename: str, content_type: str, data: bytes) -> str:
+        """Upload one file (single part, at most 20 MB); the id of the file upload, status ``uploaded``."""
+
 
 class NotionClient:
     def __init__(
@@ -116,7 +125,6 @@ class NotionClient:
             headers={
                 "Authorization": f"Bearer {token}",
                 "Notion-Version": NOTION_VERSION,
-                "Content-Type": "application/json",
                 "Accept": "application/json",
             },
             timeout=timeout,
@@ -187,6 +195,24 @@ class NotionClient:
     def delete_block(self, block_id: str) -> None:
         self._request("DELETE", f"blocks/{block_id}")
 
+    def upload_limit(self) -> int | None:
+        bot = self._request("GET", "users/me").get("bot")
+        limits = bot.get("workspace_limits") if isinstance(bot, dict) else None
+        size = limits.get("max_file_upload_size_in_bytes") if isinstance(limits, dict) else None
+        return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
+
+    def upload_file(self, filename: str, content_type: str, data: bytes) -> str:
+        # Sent again after a lost answer: a second upload object is harmless, the one not attached
+        # expires within the hour (file-upload: expiry_time).
+        made = self._request("POST", "file_uploads", {"filename": filename, "content_type": content_type})
+        upload_id = str(made["id"])
+        sent = self._request(
+            "POST", f"file_uploads/{upload_id}/send", files={"file": (filename, data, content_type)}, idempotent=False
+        )
+        if sent.get("status") != "uploaded":
+            raise NotionError(f"Notion did not take the upload of {filename} (status {sent.get('status')!r}).")
+        return upload_id
+
     # transport ----------------------------------------------------------------
     def _throttle(self) -> None:
         now = self._clock()
@@ -201,6 +227,7 @@ class NotionClient:
         body: dict[str, Any] | None = None,
         params: dict[str, str] | None = None,
         *,
+        files: dict[str, tuple[str, bytes, str]] | None = None,
         idempotent: bool = True,
     ) -> dict[str, Any]:
         """Send one request; retried while it is safe (see the module docstring)."""
@@ -210,8 +237,12 @@ class NotionClient:
             self._throttle()
             self.requests += 1
             try:
-                content = None if body is None else encode_body(body)
-                response = self._http.request(method, path, content=content, params=params)
+                if files is not None:  # multipart/form-data: httpx writes the header with its boundary
+                    response = self._http.request(method, path, files=files, params=params)
+                else:
+                    content = None if body is None else encode_body(body)
+                    headers = None if body is None else {"Content-Type": "application/json"}
+                    response = self._http.request(method, path, content=content, params=params, headers=headers)
             except httpx.TransportError as exc:
                 sent = not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
                 if sent and idempotent and attempt < self._max_retries:

@@ -201,7 +201,7 @@ def _push(
     code = 0
     try:
         documents = ((p, _read(settings.root, p, report)) for p in paths)
-        Pusher(port, mapping, parent_id).push(documents, report, prune=not ns.paths)
+        Pusher(port, mapping, parent_id, settings.root).push(documents, report, prune=not ns.paths)
     except NotionError as exc:
         print(f"local-vector-search-mcp: {exc}", file=sys.stderr)
         code = 1

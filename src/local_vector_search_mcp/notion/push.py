@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..sourcefile import os_reason
-from .blocks import Block, Resolve, convert, truncate, without_images
+from .blocks import Block, Resolve, Upload, convert, truncate, uploaded_image, without_images
 from .client import NotionError, NotionPort, encode_body
 from .ids import page_id
 
@@ -84,6 +84,28 @@ def link_target(path: str, href: str) -> str | None:
     if target == ".." or target.startswith("../") or not target.lower().endswith(".md"):
         return None
     return f"{target}#{anchor}" if anchor else target
+
+
+def _local_file(root: Path, path: str, src: str) -> Path | None:
+    """The file a relative image source of ``path`` names, if it is a file inside the knowledge base.
+
+    Resolved as links are (:func:`link_target`); symbolic links are followed and must stay inside
+    the root too, so a document cannot make the push upload a file from elsewhere (decision 1170).
+    """
+    parts = urlsplit(src)
+    target = unquote(parts.path)
+    if parts.scheme or parts.netloc or not target:
+        return None
+    rel = posixpath.normpath(
+        target.lstrip("/") if target.startswith("/") else posixpath.join(posixpath.dirname(path), target)
+    )
+    if rel == ".." or rel.startswith("../"):
+        return None
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, *rel.split("/")))
+    if not real.startswith(real_root + os.sep) or not os.path.isfile(real):
+        return None
+    return Path(real)
 
 
 # ----------------------------------------------------------------------------- the mapping file
@@ -140,6 +162,9 @@ class Mapping:
         self.journal = path.with_name(path.name + ".journal")
         self.persist = persist
         self.parents: dict[str, dict[str, PageEntry]] = {}
+        # SHA-256 of an image's bytes -> the file upload attached with them (decision 1170): the
+        # workspace's, whatever the parent, so an unchanged image is not uploaded again
+        self.uploads: dict[str, str] = {}
         if path.is_file():
             self._load()
         self._replay()
@@ -155,6 +180,7 @@ class Mapping:
             raise self._unreadable("it has an unknown format")
         try:
             stored = {str(parent): _entries(pages) for parent, pages in data.get("parents", {}).items()}
+            self.uploads = {str(k): str(v) for k, v in data.get("uploads", {}).items()}
         except (AttributeError, KeyError, TypeError, ValueError):
             raise self._unreadable("it has an unknown format") from None
         self.parents = _merge_spellings(stored)
@@ -178,6 +204,9 @@ class Mapping:
         for line in lines:
             try:
                 change = json.loads(line)
+                if "upload" in change:
+                    self.uploads[str(change["upload"])] = str(change["id"])
+                    continue
                 parent, path, entry = change["parent"], change["path"], change["entry"]
             except (ValueError, KeyError, TypeError):
                 continue  # the torn end of a line written when the push was killed
@@ -208,6 +237,21 @@ class Mapping:
             out.flush()
             os.fsync(out.fileno())
 
+    def record_upload(self, digest: str, upload_id: str) -> None:
+        """Keep (and journal) the file upload attached with the image bytes of SHA-256 ``digest``."""
+        self.uploads[digest] = upload_id
+        if not self.persist:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.journal, "a", encoding="utf-8") as out:
+            out.write("\n" + json.dumps({"upload": digest, "id": upload_id}) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+    def forget_upload(self, upload_id: str) -> None:
+        for digest in [d for d, i in self.uploads.items() if i == upload_id]:
+            del self.uploads[digest]
+
     def compact(self) -> None:
         """Write the snapshot atomically (temporary file + rename), then drop the journal it holds."""
         if not self.persist:
@@ -218,6 +262,8 @@ class Mapping:
                 parent: {p: e.to_json() for p, e in sorted(pages.items())} for parent, pages in self.parents.items()
             },
         }
+        if self.uploads:
+            data["uploads"] = dict(sorted(self.uploads.items()))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".notion-pages.", suffix=".tmp", dir=self.path.parent)
         try:
@@ -328,6 +374,15 @@ class DryRunPort:
 
     def delete_block(self, block_id: str) -> None:
         self._count("deleteBlock")
+
+    def upload_limit(self) -> int | None:
+        self._count("retrieveBotUser")
+        return None
+
+    def upload_file(self, filename: str, content_type: str, data: bytes) -> str:
+        self._count("createFileUpload")
+        self._count("sendFileUpload")
+        return self._id()
 
 
 # ----------------------------------------------------------------------------- appending a tree
@@ -529,14 +584,35 @@ class _Written:
     blocks: list[Block]
     anchors: list[tuple[int, str]]
     links: dict[str, str]
+    uploads: list[tuple[str, str]] = field(default_factory=list)  # (SHA-256 of the image, file upload id)
+    incomplete: bool = False  # an image could not be uploaded now: the document is pushed again next time
+
+
+# Notion's image types (working-with-files-and-media, "Supported file types") by extension.
+IMAGE_TYPES = {
+    ".gif": "image/gif",
+    ".heic": "image/heic",
+    ".jpeg": "image/jpeg",
+    ".jpg": "image/jpeg",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+    ".tif": "image/tiff",
+    ".tiff": "image/tiff",
+    ".webp": "image/webp",
+    ".ico": "image/vnd.microsoft.icon",
+}
+MAX_SINGLE_PART = 20 * 1024 * 1024  # uploading-small-files: a single-part upload holds at most 20 MB
 
 
 class Pusher:
-    def __init__(self, port: NotionPort, mapping: Mapping, parent_page_id: str) -> None:
+    def __init__(self, port: NotionPort, mapping: Mapping, parent_page_id: str, root: Path | None = None) -> None:
         self.port = port
         self.mapping = mapping
         self.parent = parent_page_id
         self.pages = mapping.pages(parent_page_id)
+        self.root = root  # the knowledge base: local images under it are uploaded (decision 1170)
+        self._uploaded: dict[str, str] = {}  # image SHA-256 -> file upload made in this push, not yet attached
+        self._limit: int | None = None
         self._down = 0  # documents failed in a row without an answer (see DOWN_AFTER)
 
     def push(self, documents: Iterable[tuple[str, bytes | None]], report: PushReport, *, prune: bool) -> PushReport:
@@ -642,10 +718,26 @@ class Pusher:
             if path not in report.unchanged:
                 report.unchanged.append(path)
             return
-        links: dict[str, str] = {}
-        converted = convert(raw.decode("utf-8-sig", errors="replace"), self._resolver(path, links))
-        title = converted.title or PurePosixPath(path).stem
-        written = _Written(converted.blocks, converted.anchors, links)
+        text = raw.decode("utf-8-sig", errors="replace")
+        written, title = self._convert(path, text)
+        for attempt in range(2):
+            try:
+                self._write_restoring(path, entry, title, written, digest, report)
+                return
+            except NotionError as exc:
+                # A file upload kept from an earlier push that Notion no longer takes (expired before
+                # it was attached, or of another workspace): forget it, upload the image again, once.
+                if attempt or exc.status != 400 or "file_upload" not in str(exc) or not written.uploads:
+                    raise
+                for _, upload_id in written.uploads:
+                    self.mapping.forget_upload(upload_id)
+                    self._uploaded = {d: i for d, i in self._uploaded.items() if i != upload_id}
+                entry = self.pages.get(path)
+                written, title = self._convert(path, text)
+
+    def _write_restoring(
+        self, path: str, entry: PageEntry | None, title: str, written: _Written, digest: str, report: PushReport
+    ) -> None:
         try:
             self._write(path, entry, title, written, digest, report)
         except NotionError as exc:
@@ -655,6 +747,66 @@ class Pusher:
             if not self._restored(entry.page_id):
                 raise
             self._write(path, entry, title, written, digest, report)
+
+    def _convert(self, path: str, text: str) -> tuple[_Written, str]:
+        links: dict[str, str] = {}
+        uploads: list[tuple[str, str]] = []
+        failed: list[str] = []
+        converted = convert(text, self._resolver(path, links), self._uploader(path, uploads, failed))
+        written = _Written(converted.blocks, converted.anchors, links, uploads, bool(failed))
+        return written, converted.title or PurePosixPath(path).stem
+
+    def _uploader(self, path: str, used: list[tuple[str, str]], failed: list[str]) -> Upload | None:
+        """The image blocks of ``path``'s local images: each file uploaded once, its upload kept (1170).
+
+        An image outside the knowledge base, missing, of a type Notion does not take or over the
+        size limit stays a placeholder; one whose upload failed too, and the document is pushed
+        again next time (``failed``).
+        """
+        if self.root is None:
+            return None
+        root = self.root
+
+        def upload(src: str, alt: str) -> Block | None:
+            file = _local_file(root, path, src)
+            content_type = IMAGE_TYPES.get(file.suffix.lower()) if file is not None else None
+            if file is None or content_type is None:
+                return None
+            try:
+                if file.stat().st_size > MAX_SINGLE_PART:
+                    return None
+                data = file.read_bytes()
+            except OSError:
+                return None
+            digest = hashlib.sha256(data).hexdigest()
+            upload_id = self.mapping.uploads.get(digest) or self._uploaded.get(digest)
+            if upload_id is None:
+                if len(data) > self._upload_limit():
+                    return None
+                try:
+                    upload_id = self.port.upload_file(file.name, content_type, data)
+                except NotionError as exc:
+                    if self._stops(exc):
+                        raise
+                    failed.append(src)
+                    return None
+                self._uploaded[digest] = upload_id
+            used.append((digest, upload_id))
+            return uploaded_image(upload_id, alt)
+
+        return upload
+
+    def _upload_limit(self) -> int:
+        """The largest file this push uploads: the workspace's limit, within the single-part 20 MB."""
+        if self._limit is None:
+            try:
+                limit = self.port.upload_limit()
+            except NotionError as exc:
+                if self._stops(exc):
+                    raise
+                limit = None
+            self._limit = min(limit or MAX_SINGLE_PART, MAX_SINGLE_PART)
+        return self._limit
 
     def _deleted_already(self, exc: NotionError, page_id: str) -> bool:
         """Whether a refused DELETE means the block is gone already (a lost answer, or deleted by hand).
@@ -754,7 +906,10 @@ class Pusher:
             digest = ""
         ended = entry.blocks[len(entry.blocks) - last :]
         entry.blocks = entry.blocks[:keep] + list(zip(new_ids, sent, strict=True)) + ended
-        entry.source_hash = digest
+        for image, upload_id in written.uploads:  # attached now: kept for the next pushes
+            if self.mapping.uploads.get(image) != upload_id:
+                self.mapping.record_upload(image, upload_id)
+        entry.source_hash = "" if written.incomplete else digest
         entry.links = written.links
         entry.anchors = {}
         for index, anchor in written.anchors:
