@@ -15,6 +15,8 @@ names its page (``developers.notion.com/reference/...``):
   below the appended blocks (``....children should be not present``), children only under a
   block type that takes them, rows of a table only under it and as wide as it; ``after``
   (a child of the block) inserts the new blocks just after it;
+* ``update-a-block``: ``PATCH /v1/blocks/{id}`` replaces the fields given of the block's type
+  object, never its type nor its children;
 * ``block``: the block types and their required fields, code languages from Notion's list,
   a table created with its rows (``table_width`` cells each), images by external URL;
 * ``get-block-children`` / ``intro#pagination``: ``page_size`` 1-100, ``start_cursor`` one
@@ -426,6 +428,8 @@ class FakeNotion:
                 return 200, self.append(rest[1], _object(body))
         if method == "DELETE" and len(rest) == 2 and rest[0] == "blocks":
             return 200, self.delete(rest[1])
+        if method == "PATCH" and len(rest) == 2 and rest[0] == "blocks":
+            return 200, self.update_block(rest[1], _object(body))
         if method == "GET" and rest == ["users", "me"]:
             return 200, {
                 "object": "user",
@@ -723,6 +727,26 @@ class FakeNotion:
             "type": "block",
             "block": {},
         }
+
+    def update_block(self, block_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """update-a-block: the fields given replace those of the block's type object; children cannot be."""
+        node = self.nodes.get(block_id)
+        if node is None or node.type == "child_page":
+            raise Problem(404, "object_not_found", f"Could not find block with ID: {block_id}.")
+        if node.archived or self._archived_target(block_id):
+            raise _archived()
+        fields = body.get(node.type)
+        if body.get("type", node.type) != node.type or set(body) - {node.type, "type", "archived", "in_trash"}:
+            raise invalid(f"body.{node.type} should be defined: a block's type cannot change.")
+        if not isinstance(fields, dict):
+            raise invalid(f"body.{node.type} should be defined: a block's type cannot change.")
+        if "children" in fields:
+            raise invalid(f"body.{node.type}.children should be not present: append block children instead.")
+        merged = {**node.body, **fields}
+        parent = self.nodes.get(node.parent)
+        _block_body(node.type, merged, "body", None if parent is None else {"type": parent.type, **parent.body})
+        node.body = merged
+        return self._block(node)
 
     def delete(self, block_id: str) -> dict[str, Any]:
         node = self.nodes.get(block_id)

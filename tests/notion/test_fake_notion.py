@@ -343,3 +343,20 @@ def test_file_uploads_follow_the_documented_lifecycle(notion: FakeNotion) -> Non
     notion.expire(late["id"])
     expired = {"type": "image", "image": {"type": "file_upload", "file_upload": {"id": late["id"]}}}
     assert refused(append(notion, target, [expired]), "expired")
+
+
+def test_a_block_is_updated_in_place_never_its_type_nor_its_children(notion: FakeNotion) -> None:
+    """update-a-block: the fields given replace the type object's; children go through append only."""
+    target = page(notion)
+    status, made = append(notion, target, [para("old", children=[para("kid")])])
+    assert status == 200
+    block_id = made["results"][0]["id"]
+    assert call(notion, "PATCH", f"/v1/blocks/{block_id}", para("new"))[0] == 200
+    assert notion.tree(target) == [
+        {
+            "type": "paragraph",
+            "paragraph": {"rich_text": para("new")["paragraph"]["rich_text"], "children": [para("kid")]},
+        }
+    ]
+    assert refused(call(notion, "PATCH", f"/v1/blocks/{block_id}", {"quote": {"rich_text": []}}), "type")
+    assert refused(call(notion, "PATCH", f"/v1/blocks/{block_id}", para("x", children=[])), "children")

@@ -87,10 +87,30 @@ def test_links_between_pushed_documents_point_at_their_pages(
     gamma = links_in(notion, c["pageId"])
     assert gamma["Alpha"] == page_url(a["pageId"]) and gamma["Beta"] == page_url(b["pageId"])
 
+    # the second pass updated the blocks in place: no block was deleted, the pages kept their blocks' ids
+    assert not any(method == "DELETE" for method, _ in notion.calls())
+    patched = [path for method, path in notion.calls() if method == "PATCH" and path.count("/") == 3]
+    assert len(patched) == 2  # a.md's paragraph, b.md's "up" paragraph: one request each
+    assert len(notion.requests) == 3 + 3 + 2  # pages, their appends, the two updates
+
     before = len(notion.requests)
     code, report, _ = push(kb, capsys)
     assert code == 0 and sorted(report["unchanged"]) == ["a.md", "b.md", "sub/c.md"]  # type: ignore[call-overload]
     assert len(notion.requests) == before  # settled: nothing is sent again
+
+
+def test_a_table_of_contents_links_to_its_own_headings(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(kb, "toc.md", "# Guide\n\n- [Intro](#intro)\n  - [Deep part](#deep-part)\n\n## Intro\n\n### Deep part\n")
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["created"] == ["toc.md"], report
+    entry = pages(kb)["toc.md"]
+    item = notion.tree(entry["pageId"])[1]["bulleted_list_item"]
+    assert item["rich_text"][0]["text"]["link"]["url"] == page_url(entry["pageId"], entry["anchors"]["intro"])
+    nested = item["children"][0]["bulleted_list_item"]["rich_text"][0]["text"]["link"]["url"]
+    assert nested == page_url(entry["pageId"], entry["anchors"]["deep-part"])
+    assert [b for b, _ in entry["blocks"]] == notion.page_children[entry["pageId"]]  # ids kept by the update
 
 
 def test_a_moved_heading_or_a_removed_page_rewrites_the_links_to_it(

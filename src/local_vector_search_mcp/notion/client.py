@@ -1,6 +1,6 @@
 """The Notion port and its HTTP adapter over Notion's public REST API (httpx).
 
-:class:`NotionPort` is what the pusher needs from Notion: nine endpoints, no more.
+:class:`NotionPort` is what the pusher needs from Notion: ten endpoints, no more.
 :class:`NotionClient` implements it against ``https://api.notion.com/v1`` with the
 ``Notion-Version`` header pinned, the integration token sent as a bearer token
 (never logged, never part of an error message), requests spaced to the documented
@@ -20,6 +20,7 @@ Endpoints used (request -> response shapes from Notion's API reference):
 ``GET /v1/blocks/{id}/children``       ``?page_size=100&start_cursor=`` -> ``{results, has_more, next_cursor}``
 ``PATCH /v1/blocks/{id}/children``     ``{children: [...], after?}`` -> ``{results: [created first-level blocks]}``
 ``DELETE /v1/blocks/{id}``             -> the block, archived
+``PATCH /v1/blocks/{id}``              ``{<type>: {fields}}`` -> the block (children untouched)
 ``GET /v1/users/me``                   -> the bot (``bot.workspace_limits``: the upload size limit)
 ``POST /v1/file_uploads``              ``{filename, content_type}`` -> file upload (``pending``)
 ``POST /v1/file_uploads/{id}/send``    multipart/form-data, the bytes as ``file`` -> file upload (``uploaded``)
@@ -100,6 +101,9 @@ class NotionPort(Protocol):
         """Append at most 100 blocks (at the end, or just after the child ``after``); the created first-level ids."""
 
     def delete_block(self, block_id: str) -> None: ...
+
+    def update_block(self, block_id: str, block: dict[str, Any]) -> None:
+        """Replace the fields of ``block``'s type object (its children are not touched)."""
 
     def upload_limit(self) -> int | None:
         """The workspace's largest file upload in bytes, when Notion says it."""
@@ -194,6 +198,11 @@ class NotionClient:
 
     def delete_block(self, block_id: str) -> None:
         self._request("DELETE", f"blocks/{block_id}")
+
+    def update_block(self, block_id: str, block: dict[str, Any]) -> None:
+        kind = block["type"]
+        body = {k: v for k, v in block[kind].items() if k != "children"}
+        self._request("PATCH", f"blocks/{block_id}", {kind: body})  # the same fields twice: the same block
 
     def upload_limit(self) -> int | None:
         bot = self._request("GET", "users/me").get("bot")

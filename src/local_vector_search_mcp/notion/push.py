@@ -375,6 +375,9 @@ class DryRunPort:
     def delete_block(self, block_id: str) -> None:
         self._count("deleteBlock")
 
+    def update_block(self, block_id: str, block: dict[str, Any]) -> None:
+        self._count("updateBlock")
+
     def upload_limit(self) -> int | None:
         self._count("retrieveBotUser")
         return None
@@ -644,11 +647,10 @@ class Pusher:
             entry = self.pages.get(path)
             if entry is None or not entry.source_hash or not self._links_moved(entry):
                 continue
-            was_unchanged = path in report.unchanged
             self._push_or_fail(path, raw, report)
-            if was_unchanged and path in report.updated:
+            if path in report.updated and path in report.unchanged:
                 report.unchanged.remove(path)
-            if path in report.created and path in report.updated:
+            if path in report.updated and path in report.created:
                 report.updated.remove(path)
         return report
 
@@ -714,11 +716,16 @@ class Pusher:
     def push_one(self, path: str, raw: bytes, report: PushReport) -> None:
         digest = source_hash(raw)
         entry = self.pages.get(path)
-        if entry is not None and entry.source_hash == digest and not self._links_moved(entry):
-            if path not in report.unchanged:
-                report.unchanged.append(path)
-            return
         text = raw.decode("utf-8-sig", errors="replace")
+        if entry is not None and entry.source_hash == digest:
+            if not self._links_moved(entry):
+                if path not in report.unchanged:
+                    report.unchanged.append(path)
+                return
+            if self._relinked(path, entry, text):
+                if path not in report.updated:
+                    report.updated.append(path)
+                return
         written, title = self._convert(path, text)
         for attempt in range(2):
             try:
@@ -748,6 +755,57 @@ class Pusher:
                 raise
             self._write(path, entry, title, written, digest, report)
 
+    def _relinked(self, path: str, entry: PageEntry, text: str) -> bool:
+        """Point the links of an unchanged document at their targets' pages now, block by block (1167).
+
+        The document as pushed is converted again with the URLs its links were pushed with; each
+        block whose text differs only by its links' URLs is updated in place (``PATCH
+        /v1/blocks/{id}``, the children listed only where a nested block changed), so its id,
+        its children and the headings other pages link to stay. False, when the page is not
+        known block by block (an append whose answer was lost, an image owed): then it is pushed
+        whole as any changed document.
+        """
+        pushed = entry.links
+        if any(not h for _, h in entry.blocks):
+            return False
+        kept = self._uploader(path, [], [], send=False)  # the uploads the images were attached with
+        before = convert(text, lambda href: pushed.get(link_target(path, href) or "") or None, kept)
+        if [block_hash(b) for b in before.blocks] != [h for _, h in entry.blocks]:
+            return False  # not the page as the mapping knows it
+        written, _ = self._convert(path, text)
+        if written.incomplete or len(written.blocks) != len(before.blocks):
+            return False
+        # From here the page changes: a push that fails or is killed leaves the document to push again.
+        entry.source_hash, digest = "", entry.source_hash
+        self.mapping.record(self.parent, path)
+        for (block_id, _), old, new in zip(entry.blocks, before.blocks, written.blocks, strict=True):
+            self._update_tree(block_id, old, new)
+        entry.blocks = [
+            (block_id, block_hash(b)) for (block_id, _), b in zip(entry.blocks, written.blocks, strict=True)
+        ]
+        entry.links = written.links
+        entry.source_hash = digest
+        self.mapping.record(self.parent, path)
+        return True
+
+    def _update_tree(self, block_id: str, old: Block, new: Block) -> None:
+        if old == new:
+            return
+        kind = new["type"]
+        if old["type"] != kind:
+            raise NotionError(f"Block {block_id} changed type ({old['type']} -> {kind}); push again.")
+        if {k: v for k, v in old[kind].items() if k != "children"} != {
+            k: v for k, v in new[kind].items() if k != "children"
+        }:
+            self.port.update_block(block_id, new)
+        old_kids, new_kids = _children(old), _children(new)
+        if old_kids != new_kids:
+            kid_ids = self.port.list_children(block_id)
+            if len(kid_ids) != len(new_kids) or len(old_kids) != len(new_kids):
+                raise NotionError(f"Block {block_id} has {len(kid_ids)} children where {len(new_kids)} were pushed.")
+            for kid_id, old_kid, new_kid in zip(kid_ids, old_kids, new_kids, strict=True):
+                self._update_tree(kid_id, old_kid, new_kid)
+
     def _convert(self, path: str, text: str) -> tuple[_Written, str]:
         links: dict[str, str] = {}
         uploads: list[tuple[str, str]] = []
@@ -756,7 +814,9 @@ class Pusher:
         written = _Written(converted.blocks, converted.anchors, links, uploads, bool(failed))
         return written, converted.title or PurePosixPath(path).stem
 
-    def _uploader(self, path: str, used: list[tuple[str, str]], failed: list[str]) -> Upload | None:
+    def _uploader(
+        self, path: str, used: list[tuple[str, str]], failed: list[str], *, send: bool = True
+    ) -> Upload | None:
         """The image blocks of ``path``'s local images: each file uploaded once, its upload kept (1170).
 
         An image outside the knowledge base, missing, of a type Notion does not take or over the
@@ -780,6 +840,8 @@ class Pusher:
                 return None
             digest = hashlib.sha256(data).hexdigest()
             upload_id = self.mapping.uploads.get(digest) or self._uploaded.get(digest)
+            if upload_id is None and not send:
+                return None
             if upload_id is None:
                 if len(data) > self._upload_limit():
                     return None
