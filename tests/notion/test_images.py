@@ -137,3 +137,22 @@ def test_an_upload_that_fails_leaves_a_placeholder_and_is_tried_next_push(
     assert code == 0 and report["updated"] == ["a.md"], report
     assert [i["type"] for i in images(notion, page)] == ["file_upload"] and placeholders(notion, page) == []
     assert push(kb, capsys)[1]["unchanged"] == ["a.md"]
+
+
+def test_a_page_with_an_uploaded_image_is_relinked_in_place(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The second pass (1167) rebuilds the page as pushed with the kept upload: nothing is uploaded again."""
+    (kb / "cat.png").write_bytes(PNG)
+    (kb / "a.md").write_text("# A\n\n![cat](cat.png)\n\nSee [B](b.md).\n", encoding="utf-8")
+    (kb / "b.md").write_text("# B\n", encoding="utf-8")
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and sorted(report["created"]) == ["a.md", "b.md"], report  # type: ignore[call-overload]
+    pages = state(kb)["parents"][PARENT]
+    a = pages["a.md"]["pageId"]
+    assert uploads_sent(notion) == 1 and not any(method == "DELETE" for method, _ in notion.calls())
+    tree = notion.tree(a)
+    assert tree[1]["image"]["type"] == "file_upload"
+    assert tree[2]["paragraph"]["rich_text"][1]["text"]["link"]["url"].endswith(
+        pages["b.md"]["pageId"].replace("-", "")
+    )
