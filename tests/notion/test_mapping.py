@@ -162,3 +162,20 @@ def test_the_spellings_of_one_parent_are_merged_the_normalised_one_first(tmp_pat
     assert mapping.parents[compact] == {"a.md": _entry(1)}
     assert mapping.pages("not-an-id") == {"d.md": _entry(5)}
     assert sorted(Mapping(path).parents) == sorted([PARENT, compact, "not-an-id"])  # as compacted: stable
+
+
+def test_uploads_and_links_survive_a_push_killed_before_the_snapshot(tmp_path: Path) -> None:
+    """Decisions 1167, 1170: what a killed push journaled (uploads, links, anchors) is replayed."""
+    path = tmp_path / "notion-pages.json"
+    mapping = Mapping(path)
+    entry = _entry(1)
+    entry.links = {"b.md#part": "https://www.notion.so/abc#def", "c.md": ""}
+    entry.anchors = {"intro": "block-1-0"}
+    mapping.pages(PARENT)["a.md"] = entry
+    mapping.record(PARENT, "a.md")
+    mapping.record_upload("f" * 64, "upload-1")
+    assert not path.exists()  # killed: no snapshot written, the journal holds it all
+    again = Mapping(path)
+    assert again.uploads == {"f" * 64: "upload-1"}
+    assert again.pages(PARENT)["a.md"] == entry
+    assert json.loads(path.read_text("utf-8"))["uploads"] == {"f" * 64: "upload-1"}  # compacted
