@@ -166,3 +166,35 @@ def test_pushing_one_document_links_to_pages_pushed_before(
 )
 def test_link_targets(path: str, href: str, target: str | None) -> None:
     assert link_target(path, href) == target
+
+
+def test_pages_pushed_before_links_existed_are_relinked_once(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mapping written by an earlier version has no ``links``: its pages are looked at once, in place."""
+    from local_vector_search_mcp.notion.push import Pusher
+
+    write(kb, "a.md", A)
+    write(kb, "b.md", "# Beta\n\n## Setup steps\n\nNo links here.\n")
+    with monkeypatch.context() as old_version:
+        old_version.setattr(Pusher, "_target_url", lambda self, target: None)  # links kept their text only
+        assert push(kb, capsys)[0] == 0
+    state_file = kb.parent / ".local-vector-search-mcp" / "notion-pages.json"
+    state = json.loads(state_file.read_text("utf-8"))
+    for entry in state["parents"][PARENT].values():  # as the earlier version wrote them
+        entry.pop("links"), entry.pop("anchors", None)
+    state_file.write_text(json.dumps(state), encoding="utf-8")
+    before = len(notion.requests)
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["updated"] == ["a.md"] and report["unchanged"] == ["b.md"], report
+    sent = notion.calls()[before:]
+    # a.md's paragraph updated in place, twice: to b.md's page, then (second pass) to its heading, whose
+    # block a.md could not know before b.md was looked at; b.md cost nothing
+    assert [m for m, _ in sent] == ["PATCH", "PATCH"] and sent[0] == sent[1]
+    mapped = pages(kb)
+    assert links_in(notion, mapped["a.md"]["pageId"])["its setup"] == page_url(
+        mapped["b.md"]["pageId"], mapped["b.md"]["anchors"]["setup-steps"]
+    )
+    assert mapped["b.md"]["links"] == {}
+    before = len(notion.requests)
+    assert push(kb, capsys)[0] == 0 and len(notion.requests) == before

@@ -115,8 +115,9 @@ class PageEntry:
     title: str
     source_hash: str
     blocks: list[tuple[str, str]] = field(default_factory=list)  # (block id, block hash), first level
-    # link target (``a.md``, ``a.md#part``) -> the URL it was pushed with, "" when it named no page (1167)
-    links: dict[str, str] = field(default_factory=dict)
+    # link target (``a.md``, ``a.md#part``) -> the URL it was pushed with, "" when it named no page;
+    # None: pushed by a version that did not link documents, to be looked at once (1167)
+    links: dict[str, str] | None = None
     anchors: dict[str, str] = field(default_factory=dict)  # heading anchor -> its first-level block id
 
     def to_json(self) -> dict[str, Any]:
@@ -126,7 +127,7 @@ class PageEntry:
             "sourceHash": self.source_hash,
             "blocks": [list(b) for b in self.blocks],
         }
-        if self.links:
+        if self.links is not None:
             data["links"] = dict(self.links)
         if self.anchors:
             data["anchors"] = dict(self.anchors)
@@ -139,7 +140,7 @@ class PageEntry:
             str(data.get("title", "")),
             str(data.get("sourceHash", "")),
             [(str(i), str(h)) for i, h in data.get("blocks", [])],
-            {str(k): str(v) for k, v in data.get("links", {}).items()},
+            None if "links" not in data else {str(k): str(v) for k, v in data["links"].items()},
             {str(k): str(v) for k, v in data.get("anchors", {}).items()},
         )
 
@@ -696,6 +697,8 @@ class Pusher:
 
     def _links_moved(self, entry: PageEntry) -> bool:
         """Whether a link the page was pushed with would now point elsewhere (or somewhere, or nowhere)."""
+        if entry.links is None:
+            return True  # not known yet: the page is looked at once
         return any((self._target_url(target) or "") != url for target, url in entry.links.items())
 
     def _resolver(self, path: str, links: dict[str, str]) -> Resolve:
@@ -722,9 +725,11 @@ class Pusher:
                 if path not in report.unchanged:
                     report.unchanged.append(path)
                 return
-            if self._relinked(path, entry, text):
-                if path not in report.updated:
-                    report.updated.append(path)
+            relinked = self._relinked(path, entry, text)
+            if relinked is not None:
+                listed = report.updated if relinked else report.unchanged
+                if path not in listed:
+                    listed.append(path)
                 return
         written, title = self._convert(path, text)
         for attempt in range(2):
@@ -755,38 +760,45 @@ class Pusher:
                 raise
             self._write(path, entry, title, written, digest, report)
 
-    def _relinked(self, path: str, entry: PageEntry, text: str) -> bool:
+    def _relinked(self, path: str, entry: PageEntry, text: str) -> bool | None:
         """Point the links of an unchanged document at their targets' pages now, block by block (1167).
 
         The document as pushed is converted again with the URLs its links were pushed with; each
         block whose text differs only by its links' URLs is updated in place (``PATCH
         /v1/blocks/{id}``, the children listed only where a nested block changed), so its id,
-        its children and the headings other pages link to stay. False, when the page is not
-        known block by block (an append whose answer was lost, an image owed): then it is pushed
+        its children and the headings other pages link to stay. True when blocks were updated,
+        False when none had to be (a page pushed by an earlier version whose links name no page:
+        its links and anchors are recorded now); None when the page is not known block by block
+        (an append whose answer was lost, an image owed, another conversion): then it is pushed
         whole as any changed document.
         """
-        pushed = entry.links
+        pushed = entry.links or {}
         if any(not h for _, h in entry.blocks):
-            return False
+            return None
         kept = self._uploader(path, [], [], send=False)  # the uploads the images were attached with
         before = convert(text, lambda href: pushed.get(link_target(path, href) or "") or None, kept)
         if [block_hash(b) for b in before.blocks] != [h for _, h in entry.blocks]:
-            return False  # not the page as the mapping knows it
+            return None  # not the page as the mapping knows it
         written, _ = self._convert(path, text)
         if written.incomplete or len(written.blocks) != len(before.blocks):
-            return False
-        # From here the page changes: a push that fails or is killed leaves the document to push again.
-        entry.source_hash, digest = "", entry.source_hash
-        self.mapping.record(self.parent, path)
+            return None
+        changed = before.blocks != written.blocks
+        digest = entry.source_hash
+        if changed:  # from here the page changes: a push that fails or is killed pushes it again
+            entry.source_hash = ""
+            self.mapping.record(self.parent, path)
         for (block_id, _), old, new in zip(entry.blocks, before.blocks, written.blocks, strict=True):
             self._update_tree(block_id, old, new)
         entry.blocks = [
             (block_id, block_hash(b)) for (block_id, _), b in zip(entry.blocks, written.blocks, strict=True)
         ]
         entry.links = written.links
+        entry.anchors = {}
+        for index, anchor in written.anchors:
+            entry.anchors.setdefault(anchor, entry.blocks[index][0])
         entry.source_hash = digest
         self.mapping.record(self.parent, path)
-        return True
+        return changed
 
     def _update_tree(self, block_id: str, old: Block, new: Block) -> None:
         if old == new:
