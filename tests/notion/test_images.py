@@ -156,3 +156,16 @@ def test_a_page_with_an_uploaded_image_is_relinked_in_place(
     assert tree[2]["paragraph"]["rich_text"][1]["text"]["link"]["url"].endswith(
         pages["b.md"]["pageId"].replace("-", "")
     )
+
+
+def test_an_image_that_appeared_since_makes_the_relink_push_the_page_whole(
+    kb: Path, notion: FakeNotion, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kb / "a.md").write_text("# A\n\n![cat](cat.png)\n\nSee [B](b.md).\n", encoding="utf-8")
+    assert push(kb, capsys)[0] == 0  # cat.png missing: a placeholder; b.md not there: no link
+    (kb / "cat.png").write_bytes(PNG)
+    (kb / "b.md").write_text("# B\n", encoding="utf-8")
+    code, report, _ = push(kb, capsys)
+    assert code == 0 and report["updated"] == ["a.md"] and report["created"] == ["b.md"], report
+    page = state(kb)["parents"][PARENT]["a.md"]["pageId"]
+    assert [i["type"] for i in images(notion, page)] == ["file_upload"] and placeholders(notion, page) == []

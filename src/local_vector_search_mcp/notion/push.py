@@ -442,6 +442,11 @@ def _later(block: Block) -> list[Block]:
     return kids[MAX_CHILDREN:] if block["type"] == "table" else kids
 
 
+def _shape(block: Block) -> tuple[Any, ...]:
+    """A block's type and its children's shapes: what an update in place cannot change."""
+    return (block["type"], *(_shape(kid) for kid in _children(block)))
+
+
 def _count(sent: Block) -> int:
     return 1 + sum(_count(k) for k in _children(sent))
 
@@ -780,8 +785,8 @@ class Pusher:
         if [block_hash(b) for b in before.blocks] != [h for _, h in entry.blocks]:
             return None  # not the page as the mapping knows it
         written, _ = self._convert(path, text)
-        if written.incomplete or len(written.blocks) != len(before.blocks):
-            return None
+        if written.incomplete or [_shape(b) for b in written.blocks] != [_shape(b) for b in before.blocks]:
+            return None  # more than links differ (an image found since its placeholder): push it whole
         changed = before.blocks != written.blocks
         digest = entry.source_hash
         if changed:  # from here the page changes: a push that fails or is killed pushes it again
