@@ -471,6 +471,37 @@ def test_an_old_index_is_brought_up_to_date_without_computing_a_vector(
         client.store.close()
 
 
+# Japanese question phrasing (decision 1174) ------------------------------------------------------
+
+JAPANESE_QUESTION_PAGES = {
+    "disable.md": "# ルールを無効にする\n\n特定のルールを無効にするには、設定ファイルでルールを off にする。"
+    "無効にしたルールは報告されない。\n",
+    "faq.md": "# よくある質問\n\nどうすればいいですか？どうすればいいか分からないときは、どうすれば"
+    "よいかを質問してください。ルールについても聞ける。\n",
+    **{f"rule{i}.md": f"# ルール{i}\n\nこのルールはコードを検査し、無効な値を報告する。\n" for i in range(8)},
+}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_japanese_question_finds_its_subject_not_its_phrasing(
+    tmp_path: Path, pg_server: PgServer, backend: str
+) -> None:
+    """The pairs of どうすればいいですか (``すれ``, ``れば``, ``すか``) are rare, and put a page
+    saying どうすればいい above the page about the question's subject; they are phrasing, dropped
+    and never lit."""
+    client = _pages_client(tmp_path, JAPANESE_QUESTION_PAGES, backend, pg_server)
+    try:
+        client.reindex()
+        for query in ("ルールを無効にするにはどうすればいいですか", "ルールを無効にする方法は何ですか"):
+            found = _results(client, query, 3)
+            assert found[0]["path"] == "disable.md", (query, found)
+            snippets = " ".join(hit["snippet"] for hit in found)
+            assert "[ルールを無効" in found[0]["snippet"], found[0]["snippet"]
+            assert not re.search(r"\[(どう|すれ|れば|いい|です|すか|何)", snippets), snippets
+    finally:
+        client.store.close()
+
+
 def _pages_client(tmp_path: Path, pages: dict[str, str], backend: str, pg_server: PgServer) -> KbClient:
     """A knowledge base at ``tmp_path/kb`` holding ``pages`` (name -> text), not yet indexed."""
     root = tmp_path / "kb"

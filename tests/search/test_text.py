@@ -356,6 +356,37 @@ def test_chinese_fillers_are_cut_only_from_a_question_and_traditional_forms_coun
     assert build_lexical_query("為什麼要加 key").leaves == (CjkRun("要加"), Term("key"))
 
 
+def test_japanese_question_phrasing_is_cut_where_it_ties_nothing():
+    """Decision 1174: a Japanese question keeps its grammar inside the run (``すれ``, ``れば``,
+    ``すか`` counted like the topic's pairs); a function-word stretch at a run's end, before a Latin
+    word, next to 何 or holding an interrogative is phrasing, a particle between two words is not."""
+    from local_vector_search_mcp.search.stopwords import japanese_phrasing
+
+    assert japanese_phrasing("設定を無効にするにはどうすればいい") == [
+        ("設定を無効", False),
+        ("にするにはどうすればいい", True),
+    ]
+    assert japanese_phrasing("ルールとは何ですか") == [("ルール", False), ("とは何ですか", True)]
+    assert japanese_phrasing("使うには") == [("使う", False), ("には", True)]  # okurigana stays
+    assert japanese_phrasing("新しい設定") == [("新しい設定", False)]  # no bare okurigana is listed
+    assert japanese_phrasing("どのルールを使う") == [("どの", True), ("ルールを使う", False)]
+    assert japanese_phrasing("などの設定") == [("などの", True), ("設定", False)]  # など + の, not な + どの
+    assert japanese_phrasing("何を設定") == [("何を", True), ("設定", False)]
+    assert japanese_phrasing("インストール方法") == [("インストール方法", False)]
+    # a letter left alone would search as the prefix of every pair starting with it: it keeps its pair
+    assert japanese_phrasing("型とは") == [("型と", False), ("は", True)]
+    assert japanese_phrasing("色の値は何") == [("色の値", False), ("は何", True)]
+    assert build_lexical_query("ESLintとは何ですか").leaves == (Term("ESLint"),)
+    assert build_lexical_query("a要素にhref属性を設定するには").leaves == (
+        CjkRun("要素"),
+        Term("href"),
+        CjkRun("属性を設定"),
+    )
+    assert build_lexical_query("画像の代替テキストを設定したい").terms == ("画像の代替テキストを設定",)
+    assert build_lexical_query("どうすればいいですか").leaves == (CjkRun("どうすればいいですか"),)  # only phrasing
+    assert build_lexical_query("是什么 组件").leaves == (CjkRun("组件"),)  # no kana: the Chinese rule
+
+
 def test_a_cut_keeps_a_character_whole_within_the_stream_safe_limit():
     # 20,000 marks after a letter (or 5,000 joined emoji) carried a snippet without bound (decision 1013)
     marks = "a" * 239 + "\u0301" * 20_000

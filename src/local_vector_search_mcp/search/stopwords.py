@@ -29,6 +29,18 @@ characters. What a question adds is its phrasing, written inside the run:
 ``什么``) are rare as pairs and outranked the page about the question's subject.
 :func:`chinese_phrasing` cuts those question words and sentence-final particles out of a
 run; the rest of the run is searched as before. Only words no technical term contains.
+
+Japanese (decision 1174): a Japanese question keeps its grammar inside the run as well
+(``設定を無効にするにはどうすればいい``, ``ルールとは何ですか``), and its kana pairs (``すれ``, ``れば``,
+``すか``) counted like the topic's. A run holding kana is Japanese (Chinese has none), and
+:func:`japanese_phrasing` cuts out of it the hiragana stretches that read as a sequence of the
+function words of :data:`JAPANESE_FUNCTION` (particles, endings, the copula, light verbs:
+``には``, ``するには``, ``どうすればいい``, ``ですか``) where they tie nothing: at either end of
+the run (before a Latin word, at the query's end), next to ``何``, or holding an interrogative
+(``どう``, ``なぜ``). A particle between two words (``設定を無効``) stays: the pairs across it are the
+phrase a page writes the same way. A stretch that reads so only from some point on keeps its head
+with the word before it (the okurigana of ``使うには`` stays ``使う``); ``何`` or ``何故`` alone asks.
+Those pieces are phrasing, dropped as Chinese question words are.
 """
 
 from __future__ import annotations
@@ -42,11 +54,14 @@ __all__ = [
     "CHINESE_QUESTION",
     "ENGLISH",
     "EVERY_QUERY",
+    "JAPANESE_FUNCTION",
     "LATIN_LANGUAGES",
     "RUSSIAN",
     "asks_in_chinese",
     "chinese_phrasing",
+    "cjk_phrasing",
     "is_stop_word",
+    "japanese_phrasing",
     "query_language",
     "query_stop_words",
 ]
@@ -245,3 +260,119 @@ def chinese_phrasing(run: str, asks: bool | None = None) -> list[tuple[str, bool
     if at < len(run):
         out.append((run[at:], False))
     return out
+
+
+# Japanese function words, from its grammar (decision 1174): the case and binding particles, the
+# compound particles, the interrogatives written in kana, the copula and the polite endings, the
+# question endings, and the light verbs (する, できる, なる, ある, いる) in the forms a question
+# takes. A hiragana stretch reads as phrasing when it is a sequence of them (``にはどうすればいい`` is
+# に + は + どう + すれば + いい). No bare okurigana (い, し, う, く ...): ``新しい`` must stay whole.
+_JAPANESE_WORDS = """
+    は が を に で と の へ も や か ね よ な ば だ から まで より など だけ しか ほど くらい ぐらい
+    について として による により における において によって ので のに けど けれど けれども でも って
+    という といった ように よう ため こと もの とき
+    なに なぜ どう どうして どうやって どの どこ どれ どんな どのよう どちら いつ いかが
+    です でした でしょう だろう である ではない じゃない ない なく なかった なければ
+    ます ました ません ましょう たい たく たら れば れる られる せる させる
+    する した して しない します しました しません したい したら すれば すると される させ
+    できる でき できます できない できれば なる なり なります なって ある あり あります
+    いる います いない いて いい よい ください
+"""
+JAPANESE_FUNCTION = frozenset(_JAPANESE_WORDS.split())
+_JAPANESE_LONGEST = max(map(len, JAPANESE_FUNCTION))
+_JAPANESE_INTERROGATIVES = frozenset(
+    [
+        "なに",
+        "なぜ",
+        "どう",
+        "どうして",
+        "どうやって",
+        "どの",
+        "どこ",
+        "どれ",
+        "どんな",
+        "どのよう",
+        "どちら",
+        "いつ",
+        "いかが",
+    ]
+)
+_JAPANESE_ASKING = frozenset(("何", "何故"))  # kanji interrogatives, a stretch of their own
+_KANA = re.compile("[\u3041-\u30ff\u31f0-\u31ff\uff66-\uff9f]")  # a run holding one is Japanese
+_HIRAGANA = re.compile("[\u3041-\u309f]")
+_HIRAGANA_STRETCHES = re.compile("[\u3041-\u309f]+|[^\u3041-\u309f]+")
+
+
+def _function_words(stretch: str) -> tuple[int, list[str]]:
+    """Where the longest end of a hiragana ``stretch`` that reads as a sequence of Japanese function
+    words starts (``len(stretch)`` when none does), and those words (the longest first where two
+    readings exist: ``などの`` is など + の, not な + どの)."""
+    n = len(stretch)
+    reads = [False] * n + [True]  # reads[i]: stretch[i:] is a sequence of function words
+    for i in range(n - 1, -1, -1):
+        reads[i] = any(
+            reads[j] and stretch[i:j] in JAPANESE_FUNCTION for j in range(i + 1, min(n, i + _JAPANESE_LONGEST) + 1)
+        )
+    at = next(i for i in range(n + 1) if reads[i])
+    words: list[str] = []
+    i = at
+    while i < n:
+        j = next(
+            j for j in range(min(n, i + _JAPANESE_LONGEST), i, -1) if reads[j] and stretch[i:j] in JAPANESE_FUNCTION
+        )
+        words.append(stretch[i:j])
+        i = j
+    return at, words
+
+
+def japanese_phrasing(run: str) -> list[tuple[str, bool]]:
+    """A Japanese ``run`` cut into its pieces, each with whether it is phrasing (see the module
+    docstring): ``設定を無効にするにはどうすればいい`` -> ``設定を無効``, ``にするにはどうすればいい``
+    (phrasing); in order, none empty, neighbours alike joined."""
+    stretches = [m.group() for m in _HIRAGANA_STRETCHES.finditer(run)]
+    pieces: list[tuple[str, bool]] = []
+    for k, stretch in enumerate(stretches):
+        if not _HIRAGANA.match(stretch):
+            pieces.append((stretch, stretch in _JAPANESE_ASKING))
+            continue
+        at, words = _function_words(stretch)
+        near = stretches[k - 1 : k] + stretches[k + 1 : k + 2]  # the kanji or katakana on each side
+        edge = len(near) < 2 or any(s in _JAPANESE_ASKING for s in near)
+        if at == len(stretch) or not (edge or _JAPANESE_INTERROGATIVES.intersection(words)):
+            pieces.append((stretch, False))  # no function word, or a particle tying two words
+            continue
+        if at:
+            pieces.append((stretch[:at], False))  # okurigana or a word in kana: with the word before
+        pieces.append((stretch[at:], True))
+    out: list[tuple[str, bool]] = []
+    for text, phrasing in pieces:
+        if out and out[-1][1] == phrasing:
+            out[-1] = (out[-1][0] + text, phrasing)
+        else:
+            out.append((text, phrasing))
+    return _no_single_letter(out)
+
+
+def _no_single_letter(pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """``pieces`` without a content piece of one letter next to phrasing, which would search as
+    the prefix of every pair starting with it (``型`` of ``型とは``): it takes the letter after it
+    from the phrasing that follows (else the one before it), the pair the run had there."""
+    out = list(pieces)
+    for i, (text, phrasing) in enumerate(out):
+        if phrasing or len(text) != 1:
+            continue
+        if i + 1 < len(out) and out[i + 1][0]:
+            after = out[i + 1][0]
+            out[i : i + 2] = [(text + after[0], False), (after[1:], True)]
+        elif i and out[i - 1][0]:
+            before = out[i - 1][0]
+            out[i - 1 : i + 1] = [(before[:-1], True), (before[-1] + text, False)]
+    return [(text, phrasing) for text, phrasing in out if text]
+
+
+def cjk_phrasing(run: str, asks: bool | None = None) -> list[tuple[str, bool]]:
+    """A CJK ``run`` cut into its pieces, each with whether it is question phrasing: by
+    :func:`japanese_phrasing` when it holds kana, else by :func:`chinese_phrasing` (``asks``)."""
+    if _KANA.search(run):
+        return japanese_phrasing(run)
+    return chinese_phrasing(run, asks)

@@ -41,7 +41,7 @@ from ..index.stem import is_stemmable, stem
 from .stopwords import (
     EVERY_QUERY,
     asks_in_chinese,
-    chinese_phrasing,
+    cjk_phrasing,
     is_stop_word,
     query_language,
     query_stop_words,
@@ -159,7 +159,7 @@ def build_lexical_query(query: str) -> ParsedQuery:
             if not part:
                 continue
             if _CJK_RUN.fullmatch(part):
-                found += [(CjkRun(text), text, phrasing) for text, phrasing in chinese_phrasing(part, asks)]
+                found += [(CjkRun(text), text, phrasing) for text, phrasing in cjk_phrasing(part, asks)]
             elif word_tokens(part):  # a word as the index sees one (decision 370)
                 found.append((Term(part, language=language), part, is_stop_word(part, stop)))
     content = [f for f in found if not f[2]] or found
