@@ -108,3 +108,16 @@ def test_a_chinese_question_is_prose_and_a_question_however_short() -> None:
         assert is_prose(query) and is_question(query), query
     for query in ("生命周期", "响应式 API", "Suspense", "KeepAlive 怎么用"):  # a code-like piece: not prose
         assert not is_question(query), query
+
+
+def test_a_japanese_question_is_prose_and_a_question_without_its_question_mark() -> None:
+    """Decision 1175: a Japanese question asks with an interrogative or a final か, not always with
+    ``？``; ``Vite とは何`` held no clause of six characters and fused as a keyword query."""
+    from local_vector_search_mcp.search.fusion import is_prose, is_question
+    from local_vector_search_mcp.search.stopwords import asks_in_japanese
+
+    for query in ("ESLint v8 で使えますか", "Vite とは何", "なぜ必要なのか", "どのルール", "設定方法はどうする"):
+        assert asks_in_japanese(query) and is_prose(query) and is_question(query), query
+    for query in ("画像の代替テキスト", "ESLint のルール", "ボタンを押したい", "ルールを追加する 方法", "是什么"):
+        assert not asks_in_japanese(query), query
+    assert not is_question("FormControlを使えますか")  # a code-like piece: not prose, as in English

@@ -24,7 +24,8 @@ ranked them lower, are moved up to those places (:func:`seat_semantic`).
 A query is prose when it holds one of its stop words (``stopwords.py``: English, or another
 language's when the query reads as that language, decision 515) or a
 CJK run of at least :data:`CJK_CLAUSE` characters (a clause, not a term:
-``生命周期`` is a term, ``父组件怎么调用子组件`` a question), and no piece
+``生命周期`` is a term, ``父组件怎么调用子组件`` a question) or asks in Chinese or Japanese
+(``Suspense 是什么``, ``Vite とは何``: decisions 718, 1175), and no piece
 looks like code (``Rc::strong_count``, ``--test-mode``, ``camelCase``,
 ``snake_case``, ``f()``); hyphenated words and file names (``two-factor``,
 ``package.json``) are words of a sentence here (decision 1029).
@@ -37,7 +38,7 @@ from collections.abc import Sequence
 
 from ..index.cjk import CJK_RUN
 from ..index.port import ChunkHit
-from .stopwords import asks_in_chinese, is_stop_word, query_stop_words, reads_as_question
+from .stopwords import asks_in_chinese, asks_in_japanese, is_stop_word, query_stop_words, reads_as_question
 
 __all__ = [
     "CJK_CLAUSE",
@@ -85,18 +86,20 @@ def is_prose(query: str) -> bool:
     stop = query_stop_words(pieces)
     if any(is_stop_word(p, stop) for p in pieces):
         return True
-    return asks_in_chinese(query) or any(len(m) >= CJK_CLAUSE for m in CJK_RUN.findall(query))
+    return (
+        asks_in_chinese(query) or asks_in_japanese(query) or any(len(m) >= CJK_CLAUSE for m in CJK_RUN.findall(query))
+    )
 
 
 def is_question(query: str) -> bool:
-    """Whether ``query`` is an English question: prose (:func:`is_prose`) that ends with a
-    question mark or opens with an interrogative or auxiliary word (``How do I ...``,
-    ``Can I ...``). Lexical search rescores a question's candidates by how many of its
-    words they hold (decision 220); a task description (``get rid of old logs ...``) is not
-    a question."""
+    """Whether ``query`` is a question: prose (:func:`is_prose`) that ends with a question mark
+    or opens with an interrogative or auxiliary word (``How do I ...``, ``Can I ...``), or asks
+    in Chinese or Japanese (decisions 718, 1175). Lexical search rescores a question's candidates
+    by how many of its words they hold (decision 220); a task description (``get rid of old logs
+    ...``) is not a question."""
     if not is_prose(query):
         return False
-    return reads_as_question(query) or asks_in_chinese(query)
+    return reads_as_question(query) or asks_in_chinese(query) or asks_in_japanese(query)
 
 
 def semantic_weight(query: str, configured: float) -> float:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..index.cjk import word_tokens
+from ..index.cjk import CJK_RUN, word_tokens
 
 __all__ = [
     "CHINESE_QUESTION",
@@ -58,6 +58,7 @@ __all__ = [
     "LATIN_LANGUAGES",
     "RUSSIAN",
     "asks_in_chinese",
+    "asks_in_japanese",
     "chinese_phrasing",
     "cjk_phrasing",
     "is_stop_word",
@@ -376,3 +377,24 @@ def cjk_phrasing(run: str, asks: bool | None = None) -> list[tuple[str, bool]]:
     if _KANA.search(run):
         return japanese_phrasing(run)
     return chinese_phrasing(run, asks)
+
+
+_QUESTION_END = re.compile("[\\s?\uff1f!\uff01\u3002.]*$")  # what may follow a question's last word
+
+
+def asks_in_japanese(text: str) -> bool:
+    """Whether ``text`` asks a question in Japanese (decision 1175): a run holding kana holds an
+    interrogative (``何``, ``なぜ``, ``どう``, ``どの`` ...), or ``text`` ends with the question particle
+    ``か`` after function words (``ですか``, ``できますか``, ``でしょうか``, ``のか``)."""
+    runs = [run for run in CJK_RUN.findall(text) if _KANA.search(run)]
+    for run in runs:
+        for stretch in _HIRAGANA_STRETCHES.findall(run):
+            if stretch in _JAPANESE_ASKING:
+                return True
+            if _HIRAGANA.match(stretch) and _JAPANESE_INTERROGATIVES.intersection(_function_words(stretch)[1]):
+                return True
+    if not runs or not text[: _QUESTION_END.search(text).start()].endswith(runs[-1]):  # type: ignore[union-attr]
+        return False
+    last = _HIRAGANA_STRETCHES.findall(runs[-1])[-1]
+    words = _function_words(last)[1] if _HIRAGANA.match(last) else []
+    return bool(words) and words[-1] == "か"
