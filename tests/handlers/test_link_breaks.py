@@ -629,3 +629,27 @@ def test_picture_links_are_not_checked_without_an_index(tmp_path: Path, engine_s
         assert moved["brokenLinks"] is None and (tmp_path / "img/three.png").is_file()
     finally:
         kb.shutdown()
+
+
+SIZES = (
+    '# Sizes\n\n<picture>\n<source srcset="img/pic.png 1x, img/lonely.png 2x">\n'
+    "<img srcset='img/lonely.png 480w,img/pic.png 800w' src=\"img/lonely.png\">\n</picture>\n"
+)
+
+
+def test_each_srcset_candidate_naming_a_picture_is_rewritten_or_broken_as_an_img_src(gallery: KbClient) -> None:
+    """Decision 1156: a ``srcset`` candidate naming the picture is a link to it, as ``<img src>`` is:
+    moved with updateLinks its URL alone is rewritten and the page counted in ``updatedPaths``;
+    moved without, or deleted, each candidate naming it is a broken link of kind ``html``."""
+    (gallery.ws.root / "sizes.md").write_text(SIZES, encoding="utf-8")
+    gallery.reindex()
+    out = move_image(gallery, "img/pic.png", "media/photo.png", update_links=True)
+    assert out["updatedPaths"] == ["anchor.md", "more.md", "pages/embeds.md", "sizes.md"]
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+    assert (gallery.ws.root / "sizes.md").read_text(encoding="utf-8") == SIZES.replace(
+        '"img/pic.png 1x,', '"media/photo.png 1x,'
+    ).replace(",img/pic.png 800w'", ",media/photo.png 800w'")
+    assert gallery.ws.indexing.sync.wait_idle(30)
+    moved = move_image(gallery, "media/photo.png", "img/pic.png")
+    assert [ln for ln in written(moved) if ln[0] == "sizes.md"] == [("sizes.md", "html", "media/photo.png", None)] * 2
+    assert moved["brokenLinkCount"] == 8 + 2

@@ -914,7 +914,54 @@ def test_an_index_without_html_a_links_gains_them_in_place(
         result = kb.reindex()
         assert (result["indexedFiles"], result["skippedFiles"]) == (1, 2)  # a.md alone re-read
         assert incoming() == [("a.md", "href")]
-        assert kb.store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION == "5"
+        assert kb.store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION
+        assert kb.reindex()["indexedFiles"] == 0  # upgraded once
+    finally:
+        kb.shutdown()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_index_without_srcset_links_gains_them_in_place(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """Decision 1156: an index of link graph v5 holds no link of a ``srcset`` candidate. It is served
+    as it is (no rebuild), and the next reindex re-reads, whatever their stat says, only the
+    documents whose bytes hold an ``<img`` or ``<source`` tag with ``srcset`` (not a page of plain
+    ``<img src>`` or ``<a href>``), writes v6 once it has, and reads nothing the time after."""
+    from local_vector_search_mcp.dispatch import invoke
+    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY, LINK_GRAPH_VERSION
+    from local_vector_search_mcp.markdown import html_references
+    from local_vector_search_mcp.markdown.document import clear_cache
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "a.md").write_text('# A\n\n<img src="here.png" SRCSET="here.png 1x, gone@2x.png 2x">\n', "utf-8")
+    (root / "b.md").write_text("# B\n\n<picture>\n<source srcset='dark.png' media=x>\n</picture>\n", "utf-8")
+    (root / "c.md").write_text('# C\n\n<img src="here.png"> <a href="a.md">a</a> srcset in prose\n', "utf-8")
+    (root / "here.png").write_bytes(b"png")
+    if backend == "sqlite":
+        kb = client(root, storage=tmp_path / "index.db")
+    else:
+        pg = request.getfixturevalue("pg_server")
+        kb = client(root, storage__backend="postgresql", storage__url=pg.url, storage__schema=pg.fresh_schema())
+
+    def missing() -> list[tuple[str, str]]:
+        out = invoke(kb.ws, "kb_links", {"request": {}})
+        return [(m["source"], m["target"]) for m in out["missingImages"]]
+
+    try:
+        with monkeypatch.context() as patch:  # the release before: no srcset read
+            patch.setattr(html_references, "srcset_urls", lambda written: [])
+            clear_cache()
+            kb.reindex()
+        clear_cache()
+        kb.store.write_manifest({**kb.store.read_manifest(), LINK_GRAPH_KEY: "5"})
+        assert missing() == []
+        assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
+        result = kb.reindex()
+        assert (result["indexedFiles"], result["skippedFiles"]) == (2, 1)  # a.md and b.md re-read
+        assert missing() == [("a.md", "gone@2x.png"), ("b.md", "dark.png")]
+        assert kb.store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION == "6"
         assert kb.reindex()["indexedFiles"] == 0  # upgraded once
     finally:
         kb.shutdown()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -403,7 +404,9 @@ def test_html_pictures_from_the_parse_equal_a_parse_of_their_own_on_the_shared_c
 
     from local_vector_search_mcp.markdown import html_references
 
-    files = sorted(p for p in CORPORA.rglob("*.md") if re.search(rb"<(?:img|a[\s/])", p.read_bytes(), re.IGNORECASE))
+    files = sorted(
+        p for p in CORPORA.rglob("*.md") if re.search(rb"<(?:img|a[\s/]|source)", p.read_bytes(), re.IGNORECASE)
+    )
     if not files:
         pytest.skip("shared corpora not found")
     for path in files:
@@ -446,6 +449,119 @@ def test_the_href_of_an_html_a_tag_is_a_link_where_an_img_src_would_be() -> None
     escaped = parse_document(b'<a href="a&amp;b.md">x</a>\n')
     (only,) = links.graph_links(escaped, extract_links(escaped).links)
     assert (only.destination, escaped.text[only.start : only.end]) == ("a&b.md", "a&amp;b.md")
+
+
+@pytest.mark.parametrize(
+    ("value", "urls"),
+    [
+        ("a.png 1x, b@2x.png 2x", ["a.png", "b@2x.png"]),
+        ("small.jpg 480w,large.jpg 1080w", ["small.jpg", "large.jpg"]),  # no space after the comma
+        ("  \n\ta.png,\n  b.png  ,, c.png", ["a.png", "b.png", "c.png"]),  # commas ending a URL separate
+        ("a.png,b.png 2x", ["a.png,b.png"]),  # a comma inside a URL is part of it
+        ("a.png,,, b.png", ["a.png", "b.png"]),
+        ("x.png 1x (a, b.png), y.png", ["x.png", "y.png"]),  # a comma in parentheses is the descriptor's
+        ("one.png", ["one.png"]),
+        (" , ,", []),
+        ("a&amp;b.png 1x,&#32;c.png, d.png&#44;e.png 2x", ["a&b.png", "c.png", "d.png,e.png"]),
+        ("d.png&#44; e.png", ["d.png", "e.png"]),  # an encoded comma ends a URL as a written one
+    ],
+)
+def test_srcset_candidates_are_read_as_html_parses_a_srcset(value: str, urls: list[str]) -> None:
+    """Decision 1156, by HTML's "parse a srcset attribute" on the value with its character
+    references resolved: a candidate's URL runs to the next whitespace, the commas that end it
+    separate it from the next, and its descriptors run to the next comma outside parentheses. Each
+    span is the URL as written (an encoded comma or ampersand included)."""
+    from local_vector_search_mcp.markdown.html_references import srcset_urls
+
+    found = srcset_urls(value)
+    assert [url for _, _, url in found] == urls
+    for start, end, url in found:
+        assert html.unescape(value[start:end]) == url
+
+
+def _spec_srcset_urls(value: str) -> list[str]:
+    """HTML's "parse a srcset attribute", transcribed step by step (the URLs only): the oracle."""
+    space, urls, position = "\t\n\f\r ", [], 0
+    while True:
+        while position < len(value) and value[position] in space + ",":
+            position += 1
+        if position >= len(value):
+            return urls
+        start = position
+        while position < len(value) and value[position] not in space:
+            position += 1
+        url = value[start:position]
+        if url.endswith(","):
+            urls.append(url.rstrip(","))
+            continue
+        urls.append(url)
+        state = "start"
+        while position < len(value):
+            c = value[position]
+            if state == "start" and c in space:
+                pass
+            elif state in ("start", "in descriptor") and c == ",":
+                position += 1
+                break
+            elif state == "in parens":
+                state = "in descriptor" if c == ")" else state
+            elif state == "after descriptor":
+                state = "after descriptor" if c in space else "in descriptor"
+                if c not in space:
+                    continue  # reconsumed
+            else:  # start or in descriptor
+                state = "after descriptor" if c in space else "in parens" if c == "(" else "in descriptor"
+            position += 1
+
+
+@given(st.text(alphabet=" \t\n,()ab.x1", max_size=40))
+def test_srcset_candidates_agree_with_the_spec_s_steps(value: str) -> None:
+    from local_vector_search_mcp.markdown.html_references import srcset_urls
+
+    assert [url for _, _, url in srcset_urls(value)] == _spec_srcset_urls(value)
+
+
+SRCSETS = (
+    "# P\n\n<picture>\n"
+    '  <source media="(min-width: 800px)" SRCSET="wide.png 1x, wide@2x.png 2x" type="image/png">\n'
+    "  <source srcset='dark.png' media=\"(prefers-color-scheme: dark)\">\n"
+    '  <img srcset="a.png 480w,\n    b%20c.png 800w" sizes="50vw" src="fallback.png" alt="x">\n'
+    "</picture>\n\n"
+    'Inline <img src="s.png" srcset=u.png> and <img data-srcset="no.png 2x" srcset="https://x.org/a.png 1x, '
+    'data:image/png;base64,AAAA 2x, ./rel.png 3x">, [md](m.md),\n'
+    '`<img srcset="code.png">` <!-- <img srcset="comment.png"> --> <source src="movie.mp4">.\n\n'
+    '```\n<img srcset="fence.png 2x">\n```\n'
+)
+
+
+def test_each_srcset_candidate_is_a_picture_link_where_an_img_src_would_be() -> None:
+    """Decision 1156. ``<img srcset="a.png 1x, b@2x.png 2x">`` and ``<source srcset>`` in a
+    ``<picture>`` name pictures as ``<img src>`` does (820), but the graph and a move saw only the
+    ``src``. Each candidate's URL is a link of kind ``html`` whose span is the URL alone, in text
+    order (a ``srcset`` before the ``src`` of its tag comes first); URLs are kept (the resolver
+    leaves them, as a ``src``'s); in a code span, a fence or a comment it is text, and a
+    ``<source src>`` (audio, video) or a ``data-srcset`` is none."""
+    doc = parse_document(SRCSETS.encode("utf-8"))
+    found = links.graph_links(doc, extract_links(doc).links)
+    assert [(ln.kind, ln.destination, doc.text[ln.start : ln.end]) for ln in found] == [
+        ("html", "wide.png", "wide.png"),
+        ("html", "wide@2x.png", "wide@2x.png"),
+        ("html", "dark.png", "dark.png"),
+        ("html", "a.png", "a.png"),
+        ("html", "b%20c.png", "b%20c.png"),
+        ("html", "fallback.png", "fallback.png"),
+        ("html", "s.png", "s.png"),
+        ("html", "u.png", "u.png"),
+        ("html", "https://x.org/a.png", "https://x.org/a.png"),
+        ("html", "data:image/png;base64,AAAA", "data:image/png;base64,AAAA"),
+        ("html", "./rel.png", "./rel.png"),
+        ("inline", "m.md", "m.md"),
+    ]
+    inline = next(e for e in doc.elements if doc.text.startswith("Inline", e.start))
+    assert found[0].pointer is None and found[6].pointer == inline.anchor == found[8].pointer
+    # a page holding only `<source srcset>` (no `<img`) is read for it too
+    alone = parse_document(b"<picture>\n<source srcset='only.png 2x'>\n</picture>\n")
+    assert [ln.destination for ln in links.graph_links(alone, extract_links(alone).links)] == ["only.png"]
 
 
 @pytest.mark.parametrize(

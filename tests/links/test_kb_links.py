@@ -369,6 +369,41 @@ def test_an_html_a_href_is_a_document_link_or_an_attachment_as_a_plain_link_is(t
         kb.shutdown()
 
 
+def test_each_srcset_candidate_is_checked_as_an_img_src_is(tmp_path: Path) -> None:
+    """Decision 1156: ``<img srcset="a.png 1x, b@2x.png 2x">`` and ``<source srcset>`` in a
+    ``<picture>`` named pictures kb_links never checked, while the ``src`` beside them was (820).
+    Each candidate's URL is now a picture reference: a missing one is in ``missingImages`` (kind
+    ``html``, its element's pointer when inline); a URL, a ``data:`` URL, a path leaving the root and
+    a root-absolute one are not followed, and one in code is text."""
+    root = tmp_path / "kb"
+    (root / "img").mkdir(parents=True)
+    for name in ("here.png", "here@2x.png"):
+        (root / "img" / name).write_bytes(b"png")
+    (root / "a.md").write_text(
+        "# A\n\n<picture>\n"
+        '<source srcset="img/dark.png 1x, img/here@2x.png 2x" media="(prefers-color-scheme: dark)">\n'
+        '<img src="img/here.png" srcset="img/here.png 1x,img/gone@2x.png 2x, https://example.org/x.png 3x">\n'
+        "</picture>\n\n"
+        "Inline <img srcset='img/a%20b.png 480w, ../outside.png 800w, data:image/png;base64,AA== 900w'>"
+        ' `<img srcset="img/code.png">`\n',
+        encoding="utf-8",
+    )
+    kb = client(root)
+    try:
+        kb.reindex()
+        out = links(kb)
+        assert [(m["target"], m["kind"]) for m in out["missingImages"]] == [
+            ("img/dark.png", "html"),
+            ("img/gone@2x.png", "html"),
+            ("img/a b.png", "html"),
+        ]
+        pointers = [m["pointer"] for m in out["missingImages"]]
+        assert pointers[0] is None and pointers[2] is not None and pointers[2].startswith("1.p")
+        assert out["links"] == [] and out["orphans"] == ["a.md"]
+    finally:
+        kb.shutdown()
+
+
 def test_an_index_without_relative_autolinks_gains_them_in_place(tmp_path: Path) -> None:
     """Decision 901: link graph v3 adds ``<page.md>`` autolinks. An index of v2 is taken as it is;
     the next reindex re-reads the documents that may hold one (and only those), then writes the key."""

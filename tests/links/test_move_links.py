@@ -424,6 +424,63 @@ def test_moving_a_document_rewrites_the_href_of_html_a_tags_byte_exactly(tmp_pat
         kb.shutdown()
 
 
+SRCSET_PAGE = """# Page
+
+<picture>
+  <source srcset="../img/logo.png 1x,../img/logo@2x.png   2x" media="(min-width: 800px)">
+  <img src="../img/logo.png" srcset="../img/logo.png 1x, ../img/logo@2x.png 2x, https://example.org/img/logo.png 3x">
+</picture>
+
+Inline <IMG SRCSET='../img/logo.png?v=1#x 480w,\t../img/other.png 800w' alt=x> and `<img srcset="../img/logo.png">`.
+"""
+
+SRCSET_ONLY = '<picture><source srcset=img/logo.png><img src="img/other.png"></picture>\n'
+
+
+def test_a_move_rewrites_each_srcset_candidate_s_url_byte_exactly(tmp_path: Path) -> None:
+    """Decision 1156: a move with updateLinks left every ``srcset`` candidate on its old path while
+    the ``src`` beside it was rewritten (761). Now each candidate's URL alone changes, as a ``src``
+    does: descriptors, spacing, commas, quotes, ``?query#fragment`` and every other byte stay; a
+    URL and a candidate in code are left. A moved page's own candidates follow it (kb_move);
+    moving a picture (kb_move_image) rewrites the candidates naming it and counts the pages holding
+    them in ``updatedPaths``, one that names it in a ``srcset`` alone too. A space in the new path
+    is encoded even inside quotes: it would end the candidate's URL."""
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    (root / "img").mkdir()
+    for name in ("logo.png", "logo@2x.png", "other.png"):
+        (root / "img" / name).write_bytes(b"\x89PNG\r\n\x1a\n" + name.encode())
+    (root / "docs/page.md").write_text(SRCSET_PAGE, encoding="utf-8")
+    (root / "only.md").write_text(SRCSET_ONLY, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        kb.reindex()
+        out = move(kb, "docs/page.md", "deep/er/page.md", updateLinks=True)
+        assert out["updatedPaths"] == ["deep/er/page.md"] and out["brokenLinks"] == []
+        moved = SRCSET_PAGE.replace("../img/", "../../img/").replace(
+            '`<img srcset="../../img/', '`<img srcset="../img/'
+        )
+        assert (root / "deep/er/page.md").read_text(encoding="utf-8") == moved
+        assert "https://example.org/img/logo.png 3x" in moved
+        kb.reindex()
+        data = (root / "img/logo.png").read_bytes()
+        request = {"sourcePath": "img/logo.png", "targetPath": "brand new/logo.png", "updateLinks": True}
+        out = invoke(kb.ws, "kb_move_image", {"request": {**request, "expectedSha256": sha(data)}})
+        assert out["updatedPaths"] == ["deep/er/page.md", "only.md"] and out["brokenLinks"] == []
+        assert (root / "deep/er/page.md").read_text(encoding="utf-8") == (
+            moved.replace('srcset="../../img/logo.png 1x,', 'srcset="../../brand%20new/logo.png 1x,')  # both tags
+            .replace('src="../../img/logo.png"', 'src="../../brand new/logo.png"')  # a src keeps its space
+            .replace("SRCSET='../../img/logo.png?v=1#x 480w", "SRCSET='../../brand%20new/logo.png?v=1#x 480w")
+        )
+        assert (root / "only.md").read_text(encoding="utf-8") == SRCSET_ONLY.replace(
+            "srcset=img/logo.png>", "srcset=brand%20new/logo.png>"
+        )
+        kb.reindex()
+        assert invoke(kb.ws, "kb_links", {"request": {}})["missingImages"] == []
+    finally:
+        kb.shutdown()
+
+
 def test_a_moved_document_s_html_values_holding_a_template_are_left_as_written(tmp_path: Path) -> None:
     """Decision 1024 made a site generator's template no path, and a Markdown link holding one was
     left alone by a move; an ``<img src>`` holding one was rewritten as a relative path

@@ -31,6 +31,8 @@ TRICKY = {
     "mentions.md": "Übersicht.md is mentioned here, and [x](other/Übersicht.md) links elsewhere.\n",
     "code.md": "```\n[a](guides/Übersicht.md)\n```\n",
     "escaped.md": "[a](guides/Übersicht\\.md)\n",
+    # a srcset candidate after a comma and no space (decision 1156)
+    "srcset.md": '<img srcset="a.png 1x,guides/Übersicht.md 2x">\n',
 }
 
 
@@ -71,9 +73,16 @@ def test_the_prefilter_keeps_every_file_a_full_parse_rewrites(
     plan = plan_move(tmp_path, docs, {}, SRC, dst)
     assert plan == _unfiltered(monkeypatch, tmp_path, docs, dst)
     # the names with a capital non-ASCII letter, the encodings and every written form are kept
-    assert {"plain.md", "encoded.md", "dots.md", "refs.md", "nested/up.md", "guides/same.md", "wiki.md"} <= set(
-        plan.edits
-    )
+    assert {
+        "plain.md",
+        "encoded.md",
+        "dots.md",
+        "refs.md",
+        "nested/up.md",
+        "guides/same.md",
+        "wiki.md",
+        "srcset.md",
+    } <= set(plan.edits)
     assert not {"mentions.md", "code.md", "other/Übersicht.md"} & set(plan.edits)
 
 

@@ -933,8 +933,15 @@ _TOML_FRONT_MATTER = rb"\A(?:\xef\xbb\xbf)?\+\+\+"
 # what each link graph version reads that the one before it lacks: v2 ``<img`` (decision 820),
 # v3 a ``<page.md>`` autolink (901), v4 TOML front matter, v5 an ``<a`` tag holding ``href`` (1032;
 # the rust book's 63 files of ``<a id="...">`` anchors, ``<abbr>`` and ``<aside>`` are not read again;
-# no ``<`` before ``href``, so no two openings' scans overlap: a file of unclosed ``<a `` is read once)
-_NEW_LINKS = ((2, rb"<img"), (3, rb"<[^\s<>]*\.md[#?>]"), (4, _TOML_FRONT_MATTER), (5, rb"<a[\s/][^<>]*href"))
+# no ``<`` before ``href``, so no two openings' scans overlap: a file of unclosed ``<a `` is read once),
+# v6 an ``<img`` or ``<source`` tag holding ``srcset`` (1156; a page of plain ``<img src>`` is not)
+_NEW_LINKS = (
+    (2, rb"<img"),
+    (3, rb"<[^\s<>]*\.md[#?>]"),
+    (4, _TOML_FRONT_MATTER),
+    (5, rb"<a[\s/][^<>]*href"),
+    (6, rb"<(?:img|source)\b[^<>]*srcset"),
+)
 
 
 def _new_links(stored: str | None) -> Callable[[Path], bool]:

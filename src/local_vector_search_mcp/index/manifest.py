@@ -113,7 +113,9 @@ STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 # 4: and the tags, aliases and fields of TOML front matter (``+++``, decision 1026), whose documents
 # an index of 3 read as paragraphs: their elements, chunks and links are derived again in place
 # 5: and the ``href`` of its HTML ``<a>`` tags (kind ``href``, decision 1032); brought up in place
-LINK_GRAPH_VERSION = "5"
+# 6: and each candidate URL of the ``srcset`` of ``<img>`` and ``<source>`` tags (kind ``html``,
+# decision 1156); brought up in place
+LINK_GRAPH_VERSION = "6"
 LINK_GRAPH_KEY = "link_graph_version"
 
 
@@ -183,9 +185,9 @@ def _newer(key: str, stored: str, current: str) -> str:
 # block), keeps the vector of every chunk whose text did not change, and writes the version once it
 # has. Every other row is v6's.
 # An index from before link graph v2 (no key) lacks the links of HTML ``<img>`` tags, one before v3
-# its relative autolinks, one before v4 its TOML front matter, one before v5 its HTML ``<a href>``:
-# that pass re-reads the documents that may hold what their version lacks and writes the key only
-# once it has (decisions 820, 901, 1026, 1032).
+# its relative autolinks, one before v4 its TOML front matter, one before v5 its HTML ``<a href>``,
+# one before v6 its ``srcset`` candidates: that pass re-reads the documents that may hold what their
+# version lacks and writes the key only once it has (decisions 820, 901, 1026, 1032, 1156).
 # An earlier lexical tokenizer's index is searched as it is meanwhile (only the documents holding the
 # letters it indexed otherwise answer by its tokens): that pass re-reads those documents, which
 # rewrites their lexical rows from the same chunk texts and keeps every vector, and writes the
@@ -197,6 +199,7 @@ UPGRADED_IN_PLACE: set[tuple[str, str | None, str]] = {
     (LINK_GRAPH_KEY, "2", LINK_GRAPH_VERSION),
     (LINK_GRAPH_KEY, "3", LINK_GRAPH_VERSION),
     (LINK_GRAPH_KEY, "4", LINK_GRAPH_VERSION),
+    (LINK_GRAPH_KEY, "5", LINK_GRAPH_VERSION),
     *(("lexical_tokenizer", earlier, LEXICAL_TOKENIZER) for earlier in CHANGED_LETTERS),
 }
 # The upgrades whose key is written only once a whole pass has re-read what it names

@@ -151,8 +151,9 @@ def _needles(src: str, dst: str) -> list[str]:
 # the inside of a wikilink or embed as markdown.links' rule reads it: no bracket, no line break
 _WIKI_INNER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 # what may stand right before a written destination: `](`, `](<`, `]: `, `]:`, `src="`, `href='`, `src=`
-# (an unquoted `<img>` or `<a>` value, decision 717), or a line start
-_DESTINATION_START = re.compile(r"[ \t(<>\[\]:'\"=]")
+# (an unquoted `<img>` or `<a>` value, decision 717), `, ` or `,` before a `srcset` candidate (1156),
+# or a line start
+_DESTINATION_START = re.compile(r"[ \t(<>\[\]:'\"=,]")
 
 
 def _may_link(raw: bytes, rel: str, src: str, names: list[str]) -> bool:
@@ -386,9 +387,10 @@ def _new_destination(
 def _new_html_value(
     tag: HtmlReference, written: str, sources: tuple[str, str], moved: tuple[str, str], files: Files
 ) -> tuple[int, int, str] | None:
-    """The new ``src`` of an ``<img>`` tag or ``href`` of an ``<a>`` tag that the move would break,
-    as a browser reads it: percent-decoded, relative to the document's folder (``sources``: its path
-    before and after the move of ``moved``); None when it still reaches its file."""
+    """The new ``src`` of an ``<img>`` tag, ``href`` of an ``<a>`` tag or URL of a ``srcset``
+    candidate that the move would break, as a browser reads it: percent-decoded, relative to the
+    document's folder (``sources``: its path before and after the move of ``moved``); None when it
+    still reaches its file."""
     source_before, source_after = sources
     src, dst = moved
     value = tag.value.strip()
@@ -424,7 +426,20 @@ def _new_html_value(
     new_path = _written(relative, path_part, angled=bool(tag.quote))
     for char in f"&{tag.quote}":
         new_path = new_path.replace(char, quote(char, safe=""))
+    if tag.attribute == "srcset":
+        new_path = _candidate_url(new_path)
     return tag.start, tag.start + len(path_part), new_path
+
+
+def _candidate_url(path: str) -> str:
+    """``path`` as the URL of a ``srcset`` candidate (decision 1156): whitespace would end it and a
+    comma at either end would be read as a separator, so those are encoded; the rest is as written."""
+    path = "".join(quote(char, safe="") if char.isspace() else char for char in path)
+    if path.startswith(","):
+        path = "%2C" + path[1:]
+    if path.endswith(","):
+        path = path[:-1] + "%2C"
+    return path
 
 
 def _still_reaches(path: str, target: str, moved: tuple[str, str], files: Files) -> bool:

@@ -1,5 +1,6 @@
-"""Where HTML tags in a document name a file: the ``src`` of ``<img>`` (decision 761) and the
-``href`` of ``<a>`` (decision 1032).
+"""Where HTML tags in a document name a file: the ``src`` of ``<img>`` (decision 761), the
+``href`` of ``<a>`` (decision 1032), and each candidate URL of the ``srcset`` of ``<img>`` and of
+``<source>`` (in ``<picture>``, decision 1156).
 
 Markdown allows raw HTML, and pictures and links are often written with it: mdBook books (the rust
 book draws every figure with ``<img>``), READMEs that size or centre an image, MDX and HTML-heavy
@@ -9,7 +10,8 @@ heading or table cell; the same tag in a code span, a code block or an HTML comm
 never touched.
 
 Each value is returned with its span in ``Document.text`` (the value between the quotes, or the
-unquoted value), so a rewrite changes exactly those characters.
+unquoted value; for a ``srcset`` candidate its URL alone, without the descriptor or the commas), so
+a rewrite changes exactly those characters.
 """
 
 from __future__ import annotations
@@ -27,19 +29,21 @@ from markdown_it.token import Token
 from .front_matter import front_matter_plugin
 from .model import Document
 
-__all__ = ["HtmlReference", "HtmlRun", "html_references", "may_hold_reference"]
+__all__ = ["HtmlReference", "HtmlRun", "html_references", "may_hold_reference", "srcset_urls"]
 
 _MD = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
 # the blocks alone: only a run holding a tag's opening is parsed inline (the graph reads every
 # indexed document's tags, decision 820; a full parse doubled the link extraction of the rust book)
 _BLOCKS = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
 # a tag and its opening; `<a` needs a blank or `/` after it: an attribute must follow, and
-# `<abbr>`, `<aside>` are no links
-_TAG = re.compile(r"<(img\b|a[\s/])[^>]*>", re.IGNORECASE)
-_OPENING = re.compile(r"<(img\b|a[\s/])", re.IGNORECASE)
+# `<abbr>`, `<aside>` are no links; `<source>` names a picture by its `srcset` (in `<picture>`)
+_TAG = re.compile(r"<(img\b|a[\s/]|source\b)[^>]*>", re.IGNORECASE)
+_OPENING = re.compile(r"<(img\b|a[\s/]|source\b)", re.IGNORECASE)
 _IMG_OPEN = re.compile(r"<img", re.IGNORECASE)
 _A_OPEN = re.compile(r"<a[\s/]", re.IGNORECASE)
 _HREF = re.compile(r"href", re.IGNORECASE)
+_SOURCE_OPEN = re.compile(r"<source\b", re.IGNORECASE)
+_SRCSET = re.compile(r"srcset", re.IGNORECASE)
 
 
 # an attribute value: double-quoted, single-quoted or unquoted (HTML's attribute syntax)
@@ -47,7 +51,13 @@ def _attribute(name: str) -> re.Pattern[str]:
     return re.compile(rf"""[\s/]{name}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.IGNORECASE)
 
 
-_ATTRIBUTES = {"img": _attribute("src"), "a": _attribute("href")}
+Attribute = Literal["src", "href", "srcset"]
+# what each tag names a file by; `srcset` holds a list of candidates (``srcset_urls``)
+_ATTRIBUTES: dict[str, tuple[tuple[Attribute, re.Pattern[str]], ...]] = {
+    "img": (("src", _attribute("src")), ("srcset", _attribute("srcset"))),
+    "a": (("href", _attribute("href")),),
+    "source": (("srcset", _attribute("srcset")),),
+}
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 
 
@@ -58,7 +68,9 @@ def may_hold_reference(text: str) -> bool:
     a line of thousands of ``<a `` (every opening scanned to the line's end)."""
     if _IMG_OPEN.search(text) is not None:
         return True
-    return _A_OPEN.search(text) is not None and _HREF.search(text) is not None
+    if _A_OPEN.search(text) is not None and _HREF.search(text) is not None:
+        return True
+    return _SOURCE_OPEN.search(text) is not None and _SRCSET.search(text) is not None
 
 
 class HtmlRun(NamedTuple):
@@ -80,14 +92,17 @@ class HtmlReference:
     quote: str
     """``"``, ``'`` or ``""`` for an unquoted value."""
     tag: Literal["img", "a"]
-    """``img`` for a picture's ``src``, ``a`` for a link's ``href``."""
+    """``img`` for a picture (an ``<img>``'s ``src`` or ``srcset``, a ``<source>``'s ``srcset``),
+    ``a`` for a link's ``href``."""
+    attribute: Attribute = "src"
+    """The attribute that holds it: for ``srcset`` the value is one candidate's URL."""
 
 
 def html_references(
     doc: Document, runs: Sequence[HtmlRun] | None = None, references: dict[str, Any] | None = None
 ) -> list[HtmlReference]:
-    """Every ``src`` of an ``<img>`` tag and ``href`` of an ``<a>`` tag that the document's HTML
-    holds, in text order.
+    """Every ``src`` of an ``<img>`` tag, ``href`` of an ``<a>`` tag and candidate URL of the
+    ``srcset`` of an ``<img>`` or ``<source>`` tag that the document's HTML holds, in text order.
 
     ``runs`` are the blocks of the document's own full parse that may hold a tag (``LinkSource.html``,
     with its reference definitions): the indexer passes them, so a document is not parsed twice
@@ -141,19 +156,86 @@ def _values(text: str, begin: int, end: int, inline_tags: list[str] | None) -> l
         tags = [tag for tag in tags if parsed[tag[1]] == seen[tag[1]]]
     out: list[HtmlReference] = []
     for at, written, name in tags:
-        value = _ATTRIBUTES[name].search(written)
-        if value is None:
-            continue
-        group = next(g for g in (1, 2, 3) if value.group(g) is not None)
-        quote = {1: '"', 2: "'", 3: ""}[group]
-        start = begin + at + value.start(group)
-        found = value.group(group)
-        out.append(HtmlReference(start, start + len(found), html.unescape(found), quote, name))
+        kind: Literal["img", "a"] = "a" if name == "a" else "img"
+        own: list[HtmlReference] = []
+        for attribute, pattern in _ATTRIBUTES[name]:
+            value = pattern.search(written)
+            if value is None:
+                continue
+            group = next(g for g in (1, 2, 3) if value.group(g) is not None)
+            quote = {1: '"', 2: "'", 3: ""}[group]
+            start = begin + at + value.start(group)
+            found = value.group(group)
+            if attribute == "srcset":
+                own.extend(
+                    HtmlReference(start + a, start + b, url, quote, kind, attribute) for a, b, url in srcset_urls(found)
+                )
+            else:
+                own.append(HtmlReference(start, start + len(found), html.unescape(found), quote, kind, attribute))
+        out.extend(sorted(own, key=lambda ref: ref.start))  # `srcset` may stand before `src`
     return out
 
 
-def _tags(region: str) -> Iterator[tuple[int, str, Literal["img", "a"]]]:
-    """Each ``<img>`` and ``<a>`` tag of ``region`` (where it starts, as written, its name), as
+# HTML's ASCII whitespace, which ends a candidate's URL, and a character reference as
+# ``html.unescape`` reads one (its own pattern), so a value is decoded piece by piece
+_SEPARATORS = re.compile(r"[\t\n\f\r ,]*")
+_URL = re.compile(r"[^\t\n\f\r ]+")
+# a candidate's descriptors: to the first comma outside parentheses, that comma included
+_DESCRIPTORS = re.compile(r"(?:[^,(]+|\([^)]*\)?)*,?")
+_CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
+
+
+def srcset_urls(written: str) -> list[tuple[int, int, str]]:
+    """The URL of each image candidate of a ``srcset`` value as written: its span in ``written``
+    and the URL with character references resolved, in order (decision 1156).
+
+    Read as HTML's "parse a srcset attribute" reads the value once its character references are
+    resolved: whitespace and commas before a candidate are skipped; its URL is the run of
+    characters up to the next whitespace, less the commas that end it (``a.png,b.png 2x`` is one
+    URL, ``a.png, b.png`` two); its descriptors (``2x``, ``480w``) run to the next comma outside
+    parentheses. A candidate whose descriptors a browser would reject keeps its URL: the author
+    named that file."""
+    text, at = _decoded(written)
+    found: list[tuple[int, int, str]] = []
+    i = _SEPARATORS.match(text).end()  # type: ignore[union-attr]  # it matches the empty string
+    while i < len(text):
+        url = _URL.match(text, i)
+        assert url is not None  # a separator run stops at a character of a URL
+        start, i = url.span()
+        end = len(url.group(0).rstrip(",")) + start  # its first character is no comma
+        found.append((at[start], at[end], text[start:end]))
+        if end == i:  # not ended by a comma: its descriptors run to the next separating comma
+            i = _DESCRIPTORS.match(text, i).end()  # type: ignore[union-attr]
+        i = _SEPARATORS.match(text, i).end()  # type: ignore[union-attr]
+    return found
+
+
+def _decoded(written: str) -> tuple[str, list[int]]:
+    """``written`` with its character references resolved, and where each of its characters (and
+    its end) stands in ``written``: the characters of a reference all stand at its ``&``."""
+    if "&" not in written:
+        return written, list(range(len(written) + 1))
+    out: list[str] = []
+    at: list[int] = []
+    done = 0
+    for ref in _CHARREF.finditer(written):
+        out.append(written[done : ref.start()])
+        at.extend(range(done, ref.start()))
+        piece = html.unescape(ref.group(0))
+        out.append(piece)
+        at.extend([ref.start()] * len(piece))
+        done = ref.end()
+    out.append(written[done:])
+    at.extend(range(done, len(written) + 1))
+    return "".join(out), at
+
+
+_NAMES = {"i": "img", "a": "a", "s": "source"}
+
+
+def _tags(region: str) -> Iterator[tuple[int, str, str]]:
+    """Each ``<img>``, ``<a>`` and ``<source>`` tag of ``region`` (where it starts, as written, its
+    name: ``img``, ``a`` or ``source``), as
     ``_TAG.finditer`` finds them, but linear: once an opening has no ``>`` after it, no later one
     has (the pattern scanned to the end from each of thousands of unclosed openings)."""
     at = 0
@@ -161,5 +243,5 @@ def _tags(region: str) -> Iterator[tuple[int, str, Literal["img", "a"]]]:
         close = region.find(">", opening.end())
         if close < 0:
             return
-        yield opening.start(), region[opening.start() : close + 1], "img" if opening.group(1).lower() == "img" else "a"
+        yield opening.start(), region[opening.start() : close + 1], _NAMES[opening.group(1)[0].lower()]
         at = close + 1
