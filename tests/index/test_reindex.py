@@ -924,20 +924,22 @@ def test_an_index_without_html_a_links_gains_them_in_place(
 def test_an_index_without_srcset_links_gains_them_in_place(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
-    """Decision 1156: an index of link graph v5 holds no link of a ``srcset`` candidate. It is served
-    as it is (no rebuild), and the next reindex re-reads, whatever their stat says, only the
-    documents whose bytes hold an ``<img`` or ``<source`` tag with ``srcset`` (not a page of plain
-    ``<img src>`` or ``<a href>``), writes v6 once it has, and reads nothing the time after."""
+    """Decisions 1156, 1157: an index of link graph v5 holds no link of a ``srcset`` candidate nor
+    of a footnote read as a reference definition. It is served as it is (no rebuild), and the next
+    reindex re-reads, whatever their stat says, only the documents whose bytes hold an ``<img`` or
+    ``<source`` tag with ``srcset`` or a footnote definition (not a page of plain ``<img src>``,
+    ``<a href>`` or ``[^1]`` alone), writes v6 once it has, and reads nothing the time after."""
     from local_vector_search_mcp.dispatch import invoke
     from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY, LINK_GRAPH_VERSION
-    from local_vector_search_mcp.markdown import html_references
+    from local_vector_search_mcp.markdown import html_references, links
     from local_vector_search_mcp.markdown.document import clear_cache
 
     root = tmp_path / "kb"
     root.mkdir()
     (root / "a.md").write_text('# A\n\n<img src="here.png" SRCSET="here.png 1x, gone@2x.png 2x">\n', "utf-8")
+    (root / "d.md").write_text("# D\n\nSee[^1].\n\n[^1]: ![chart](chart.png)\n", "utf-8")
     (root / "b.md").write_text("# B\n\n<picture>\n<source srcset='dark.png' media=x>\n</picture>\n", "utf-8")
-    (root / "c.md").write_text('# C\n\n<img src="here.png"> <a href="a.md">a</a> srcset in prose\n', "utf-8")
+    (root / "c.md").write_text('# C\n\n<img src="here.png"> <a href="a.md">a</a> srcset in prose[^1]\n', "utf-8")
     (root / "here.png").write_bytes(b"png")
     if backend == "sqlite":
         kb = client(root, storage=tmp_path / "index.db")
@@ -950,8 +952,9 @@ def test_an_index_without_srcset_links_gains_them_in_place(
         return [(m["source"], m["target"]) for m in out["missingImages"]]
 
     try:
-        with monkeypatch.context() as patch:  # the release before: no srcset read
+        with monkeypatch.context() as patch:  # the release before: no srcset read, footnotes as definitions
             patch.setattr(html_references, "srcset_urls", lambda written: [])
+            patch.setattr(links, "_footnote_links", lambda *args: {})
             clear_cache()
             kb.reindex()
         clear_cache()
@@ -959,8 +962,8 @@ def test_an_index_without_srcset_links_gains_them_in_place(
         assert missing() == []
         assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
         result = kb.reindex()
-        assert (result["indexedFiles"], result["skippedFiles"]) == (2, 1)  # a.md and b.md re-read
-        assert missing() == [("a.md", "gone@2x.png"), ("b.md", "dark.png")]
+        assert (result["indexedFiles"], result["skippedFiles"]) == (3, 1)  # a.md, b.md and d.md re-read
+        assert missing() == [("a.md", "gone@2x.png"), ("b.md", "dark.png"), ("d.md", "chart.png")]
         assert kb.store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION == "6"
         assert kb.reindex()["indexedFiles"] == 0  # upgraded once
     finally:

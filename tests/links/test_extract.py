@@ -479,6 +479,43 @@ def test_srcset_candidates_are_read_as_html_parses_a_srcset(value: str, urls: li
         assert html.unescape(value[start:end]) == url
 
 
+FOOTNOTES = (
+    "# T\n\nText[^1] and[^n], [^w][^p][^a] and ![x][^1].\n\n"
+    "[^1]: ![chart](img/a.png)\n"
+    "[^n]: [page](page.md#x)\n"
+    "[^w]: [[Wiki|alias]]\n"
+    "[^p]: page.md\n"
+    "[^a]: <b.md>\n"
+    "> [^q]:\n>   ![quoted](q%20q.png)\n\n"
+    "[^m]: more than one word [here](m.md)\n\n"
+    "See [r].\n\n[r]: ref.md\n"
+)
+
+
+def test_a_footnote_read_as_a_reference_definition_holds_the_links_of_its_body() -> None:
+    """Decision 1157. CommonMark has no footnotes: ``[^1]: ![chart](a.png)`` is a reference
+    definition whose destination is ``![chart](a.png)``, so the picture was no link (not in the
+    graph, not rewritten by a move) and ``Text[^1]`` was a reference link to ``![chart](a.png)``.
+    As GFM and Obsidian read it, the body is the footnote's text: its links are read with their
+    exact spans (no pointer: a definition is no element), in text order, and ``[^1]`` is then no
+    link. A body holding no link (``[^p]: page.md``) is read as before, ``[^p]`` a reference link
+    to it; a body with a blank is a paragraph already."""
+    doc = parse_document(FOOTNOTES.encode("utf-8"))
+    found = links.graph_links(doc, extract_links(doc).links)
+    assert [(ln.kind, ln.destination, doc.text[ln.start : ln.end], ln.pointer is None) for ln in found] == [
+        ("image", "img/a.png", "img/a.png", True),
+        ("inline", "page.md#x", "page.md#x", True),
+        ("wikilink", "Wiki", "Wiki", True),
+        ("reference", "page.md", "page.md", False),  # placed at its definition, as every reference
+        ("autolink", "b.md", "b.md", True),
+        ("image", "q%20q.png", "q%20q.png", True),
+        ("inline", "m.md", "m.md", False),
+        ("reference", "ref.md", "ref.md", False),
+    ]
+    unplaced = extract_links(doc, spans=False).links  # the index's reading: the same links
+    assert sorted((ln.kind, ln.destination) for ln in unplaced) == sorted((ln.kind, ln.destination) for ln in found)
+
+
 def _spec_srcset_urls(value: str) -> list[str]:
     """HTML's "parse a srcset attribute", transcribed step by step (the URLs only): the oracle."""
     space, urls, position = "\t\n\f\r ", [], 0

@@ -481,6 +481,50 @@ def test_a_move_rewrites_each_srcset_candidate_s_url_byte_exactly(tmp_path: Path
         kb.shutdown()
 
 
+FOOTNOTED = """# Notes
+
+A chart[^1], the setup[^2] and its path[^3].
+
+[^1]: ![chart](../img/logo.png)
+[^2]: [setup](../guide/setup.md#intro)
+[^3]: ../guide/setup.md
+"""
+
+
+def test_a_move_rewrites_the_link_a_footnote_s_one_token_body_holds(tmp_path: Path) -> None:
+    """Decision 1157: ``[^1]: ![chart](../img/logo.png)`` is a footnote whose body CommonMark reads
+    as a reference definition's destination: moving the picture or the page left its link on the
+    old path. Now the body's link follows the move (kb_move, kb_move_image); a bare path
+    (``[^3]: ../guide/setup.md``) is followed as before, ``[^3]`` a reference link to it."""
+    root = tmp_path / "kb"
+    for folder in ("docs", "guide", "img"):
+        (root / folder).mkdir(parents=True)
+    (root / "img/logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / "guide/setup.md").write_text("# Setup\n\n## Intro\n", encoding="utf-8")
+    (root / "docs/notes.md").write_text(FOOTNOTED, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        kb.reindex()
+        out = move(kb, "guide/setup.md", "manual/setup.md", updateLinks=True)
+        assert out["updatedPaths"] == ["docs/notes.md"] and out["brokenLinks"] == []
+        moved = FOOTNOTED.replace("../guide/setup.md", "../manual/setup.md")
+        assert (root / "docs/notes.md").read_text(encoding="utf-8") == moved
+        kb.reindex()
+        request = {"sourcePath": "img/logo.png", "targetPath": "pics/logo.png", "updateLinks": True}
+        out = invoke(kb.ws, "kb_move_image", {"request": request})
+        assert out["updatedPaths"] == ["docs/notes.md"] and out["brokenLinks"] == []
+        assert (root / "docs/notes.md").read_text(encoding="utf-8") == moved.replace("../img/", "../pics/")
+        kb.reindex()
+        incoming = invoke(kb.ws, "kb_links", {"request": {"path": "manual/setup.md", "direction": "incoming"}})
+        assert [(ln["source"], ln["kind"], ln["fragmentFound"]) for ln in incoming["links"]] == [
+            ("docs/notes.md", "inline", True),
+            ("docs/notes.md", "reference", None),
+        ]
+        assert invoke(kb.ws, "kb_links", {"request": {}})["missingImages"] == []
+    finally:
+        kb.shutdown()
+
+
 def test_a_moved_document_s_html_values_holding_a_template_are_left_as_written(tmp_path: Path) -> None:
     """Decision 1024 made a site generator's template no path, and a Markdown link holding one was
     left alone by a move; an ``<img src>`` holding one was rewritten as a relative path

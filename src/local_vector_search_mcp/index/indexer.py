@@ -934,13 +934,15 @@ _TOML_FRONT_MATTER = rb"\A(?:\xef\xbb\xbf)?\+\+\+"
 # v3 a ``<page.md>`` autolink (901), v4 TOML front matter, v5 an ``<a`` tag holding ``href`` (1032;
 # the rust book's 63 files of ``<a id="...">`` anchors, ``<abbr>`` and ``<aside>`` are not read again;
 # no ``<`` before ``href``, so no two openings' scans overlap: a file of unclosed ``<a `` is read once),
-# v6 an ``<img`` or ``<source`` tag holding ``srcset`` (1156; a page of plain ``<img src>`` is not)
+# v6 an ``<img`` or ``<source`` tag holding ``srcset`` (1156; a page of plain ``<img src>`` is not) or
+# a footnote's definition ``[^1]:`` (1157; no ``[`` in the label, so no two scans overlap)
 _NEW_LINKS = (
     (2, rb"<img"),
     (3, rb"<[^\s<>]*\.md[#?>]"),
     (4, _TOML_FRONT_MATTER),
     (5, rb"<a[\s/][^<>]*href"),
     (6, rb"<(?:img|source)\b[^<>]*srcset"),
+    (6, rb"\[\^[^\[\]\r\n]*\]:"),
 )
 
 

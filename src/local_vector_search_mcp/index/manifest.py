@@ -114,7 +114,8 @@ STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 # an index of 3 read as paragraphs: their elements, chunks and links are derived again in place
 # 5: and the ``href`` of its HTML ``<a>`` tags (kind ``href``, decision 1032); brought up in place
 # 6: and each candidate URL of the ``srcset`` of ``<img>`` and ``<source>`` tags (kind ``html``,
-# decision 1156); brought up in place
+# decision 1156), and the links in a footnote that CommonMark read as a reference definition
+# (``[^1]: ![x](a.png)``), whose ``[^1]`` is no reference link (decision 1157); brought up in place
 LINK_GRAPH_VERSION = "6"
 LINK_GRAPH_KEY = "link_graph_version"
 
@@ -186,8 +187,9 @@ def _newer(key: str, stored: str, current: str) -> str:
 # has. Every other row is v6's.
 # An index from before link graph v2 (no key) lacks the links of HTML ``<img>`` tags, one before v3
 # its relative autolinks, one before v4 its TOML front matter, one before v5 its HTML ``<a href>``,
-# one before v6 its ``srcset`` candidates: that pass re-reads the documents that may hold what their
-# version lacks and writes the key only once it has (decisions 820, 901, 1026, 1032, 1156).
+# one before v6 its ``srcset`` candidates and footnote links: that pass re-reads the documents that
+# may hold what their version lacks and writes the key only once it has (decisions 820, 901, 1026,
+# 1032, 1156, 1157).
 # An earlier lexical tokenizer's index is searched as it is meanwhile (only the documents holding the
 # letters it indexed otherwise answer by its tokens): that pass re-reads those documents, which
 # rewrites their lexical rows from the same chunk texts and keeps every vector, and writes the

@@ -25,6 +25,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from types import SimpleNamespace
 from typing import Any, Literal, NamedTuple
 from urllib.parse import unquote
@@ -519,6 +520,9 @@ def extract_links(doc: Document, *, spans: bool = True) -> DocumentLinks:
         source = link_source(_MD.parse(text, blanked), blanked)
     env = {"references": source.references}
     definitions = _Definitions(text, doc, source.references)
+    # a footnote whose body CommonMark took for a definition's destination holds links (1157)
+    notes = _footnote_links(text, doc, definitions, env) if any(_is_footnote(k) for k in source.references) else {}
+    definitions.bodies = frozenset(notes)
     cursors: dict[int, int] = {}  # per table row: where the last placed cell ended
     starts = [e.start for e in doc.elements]
     links: list[Link] = []
@@ -535,7 +539,11 @@ def extract_links(doc: Document, *, spans: bool = True) -> DocumentLinks:
         # most runs are read without the inline parser, to the same links and text (decision 1040)
         simple = read_simple(content, _MD_INLINE, env)
         if simple is not None:
-            links.extend(_simple_link(found, run, definitions, pointer, place) for found in simple.links)
+            links.extend(
+                _simple_link(found, run, definitions, pointer, place)
+                for found in simple.links
+                if found.label not in definitions.bodies
+            )
             texts: Iterable[str] = simple.texts
         else:
             children: list[Token] = []
@@ -546,6 +554,8 @@ def extract_links(doc: Document, *, spans: bool = True) -> DocumentLinks:
             for piece in texts:
                 if "#" in piece:
                     tags.extend(m.group(1) for m in _TAG.finditer(piece))
+    if notes:
+        links = _in_text_order(links, sorted(chain(*notes.values()), key=lambda ln: (ln.start < 0, ln.start)))
     headings = tuple(e.title or "" for e in doc.headings)
     ids = _ids(text, code) if "^" in text else ()  # a block id starts with one; most texts hold none
     return DocumentLinks(tuple(links), tuple(dict.fromkeys(tags)), tuple(dict.fromkeys(aliases)), headings, ids)
@@ -767,6 +777,8 @@ def _inline_links(children: list[Token], run: _Run, definitions: _Definitions, p
             elif tok.info == "auto" or tok.markup == "linkify":
                 continue
             elif "label" in tok.meta:
+                if tok.meta["label"] in definitions.bodies:
+                    continue  # `[^1]` names a footnote whose body's links are read (decision 1157)
                 start, end = definitions.span(str(tok.meta["label"]), href)
                 yield Link("reference", definitions.written(start, end, href), label, pointer, start, end)
             else:  # an inline link (written with escapes or entities: counted, never rewritten)
@@ -774,6 +786,8 @@ def _inline_links(children: list[Token], run: _Run, definitions: _Definitions, p
         elif tok.type == "image":
             src = str(tok.attrGet("src") or "")
             if "label" in tok.meta:
+                if tok.meta["label"] in definitions.bodies:
+                    continue
                 start, end = definitions.span(str(tok.meta["label"]), src)
                 src = definitions.written(start, end, src)
             else:
@@ -795,6 +809,61 @@ def _simple_link(found: Found, run: _Run, definitions: _Definitions, pointer: st
     return Link(found.kind, definitions.written(start, end, found.destination), found.text, pointer, start, end)
 
 
+def _is_footnote(label: object) -> bool:
+    """Whether a reference label is a footnote's (``[^1]``, GFM and Obsidian, decision 1157)."""
+    return isinstance(label, str) and label.startswith("^")
+
+
+class _Placed(_Run):
+    """A run written as one stretch of ``text`` at ``offset`` (a footnote's body)."""
+
+    def __init__(self, text: str, doc: Document, offset: int, content: str) -> None:
+        super().__init__(text, doc, 0, content, False, {})
+        self.offset = offset
+
+    def source(self, at: int) -> int:
+        return self.offset + at
+
+
+def _footnote_links(text: str, doc: Document, definitions: _Definitions, env: dict[str, Any]) -> dict[str, list[Link]]:
+    """The links in the body of each footnote that CommonMark read as a reference definition, by
+    label (decision 1157): ``[^1]: ![chart](a.png)``, ``[^2]: [page](page.md)``, ``[^3]: [[Note]]``
+    and ``[^4]: <page.md>`` hold one token, which the block parse took for the destination (a
+    body with a blank in it is a paragraph, whose links are read already). The body is that
+    destination as written (an angle-bracketed one with its brackets), read as inline Markdown; a
+    definition belongs to no element, so its links have no pointer, as an HTML block's. A body
+    holding no link (``[^5]: page.md``) is left to be read as before: ``[^5]`` a reference link."""
+    found: dict[str, list[Link]] = {}
+    for label in definitions.references:
+        if not _is_footnote(label):
+            continue
+        start, end = definitions.find(label)
+        if start < 0:
+            continue
+        if text[start - 1 : start] == "<" and text[end : end + 1] == ">":
+            start, end = start - 1, end + 1
+        body = text[start:end]
+        if "[" not in body and "<" not in body:
+            continue  # `[^1]: https://example.org` or a word: no link
+        children: list[Token] = []
+        _MD_INLINE.inline.parse(body, _MD_INLINE, env, children)
+        if held := list(_inline_links(children, _Placed(text, doc, start, body), definitions, None)):
+            found[label] = held
+    return found
+
+
+def _in_text_order(links: list[Link], more: list[Link]) -> list[Link]:
+    """``links`` with ``more`` (in text order) placed before the first located link after each."""
+    pending = deque(more)
+    out: list[Link] = []
+    for link in links:
+        while pending and pending[0].start >= 0 and link.start >= 0 and pending[0].start < link.start:
+            out.append(pending.popleft())
+        out.append(link)
+    out.extend(pending)
+    return out
+
+
 # A definition's first line: container markers (quotes, list items), the label, ":", the destination
 # (maybe on the next line, after that line's quote markers).
 _DEFINITION = re.compile(
@@ -811,11 +880,11 @@ class _Definitions:
     def __init__(self, text: str, doc: Document, references: dict[str, Any]) -> None:
         self.text, self.lines, self.references = text, doc.lines, references
         self.spans: dict[str, tuple[int, int]] = {}
+        # the footnotes whose body's links are read: a use of their label is no reference link
+        self.bodies: frozenset[str] = frozenset()
 
     def span(self, label: str, href: str) -> tuple[int, int]:
-        if label not in self.spans:
-            self.spans[label] = self._find(label)
-        start, end = self.spans[label]
+        start, end = self.find(label)
         if start < 0 or unquote(unescapeAll(self.text[start:end])) != unquote(href):  # written partly encoded is fine
             return -1, -1
         return start, end
@@ -825,6 +894,12 @@ class _Definitions:
         definition's (``<a b.md>`` gives ``a%20b.md``), and a rewrite replaces exactly the written
         bytes (decision 451)."""
         return unescapeAll(self.text[start:end]) if start >= 0 else href
+
+    def find(self, label: str) -> tuple[int, int]:
+        """The span of ``label``'s destination as written, (-1, -1) when it is not found exactly."""
+        if label not in self.spans:
+            self.spans[label] = self._find(label)
+        return self.spans[label]
 
     def _find(self, label: str) -> tuple[int, int]:
         ref = self.references.get(label)
