@@ -968,3 +968,46 @@ def test_an_index_without_srcset_links_gains_them_in_place(
         assert kb.reindex()["indexedFiles"] == 0  # upgraded once
     finally:
         kb.shutdown()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_index_of_tags_as_written_compares_them_in_nfc_after_the_next_reindex(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """Decision 1129: an index of link graph v5 holds a decomposed tag as written. The next reindex
+    re-reads the documents whose bytes hold a decomposed letter (not the others), so a tag typed
+    composed finds them."""
+    from local_vector_search_mcp.index import port
+    from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY
+    from local_vector_search_mcp.markdown.document import clear_cache
+
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "nfd.md").write_text(
+        "---\ntags: [cafe\u0301, \u30ab\u3099\u30a4\u30c9]\n---\n# Menu\n\nEspresso, short.\n", "utf-8"
+    )
+    (root / "plain.md").write_text("---\ntags: [caf\u00e9]\n---\n# Bar\n\nEspresso, long.\n", "utf-8")
+    if backend == "sqlite":
+        kb = client(root, storage=tmp_path / "index.db")
+    else:
+        pg = request.getfixturevalue("pg_server")
+        kb = client(root, storage__backend="postgresql", storage__url=pg.url, storage__schema=pg.fresh_schema())
+
+    def tagged(tag: str) -> list[str]:
+        return sorted(r["path"] for r in kb.search("espresso", mode="lexical", tags=[tag])["results"])
+
+    try:
+        with monkeypatch.context() as patch:  # the release before: tags case-folded as written
+            patch.setattr(port, "normalize_tag", lambda tag: tag.strip().lstrip("#").casefold())
+            clear_cache()
+            kb.reindex()
+        clear_cache()
+        kb.store.write_manifest({**kb.store.read_manifest(), LINK_GRAPH_KEY: "5"})
+        assert tagged("caf\u00e9") == ["plain.md"]
+        result = kb.reindex()
+        assert (result["indexedFiles"], result["skippedFiles"]) == (1, 1)  # nfd.md alone re-read
+        assert tagged("caf\u00e9") == ["nfd.md", "plain.md"]
+        assert tagged("\u30ac\u30a4\u30c9") == ["nfd.md"]
+        assert kb.reindex()["indexedFiles"] == 0
+    finally:
+        kb.shutdown()

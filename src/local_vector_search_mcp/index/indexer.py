@@ -935,7 +935,10 @@ _TOML_FRONT_MATTER = rb"\A(?:\xef\xbb\xbf)?\+\+\+"
 # the rust book's 63 files of ``<a id="...">`` anchors, ``<abbr>`` and ``<aside>`` are not read again;
 # no ``<`` before ``href``, so no two openings' scans overlap: a file of unclosed ``<a `` is read once),
 # v6 an ``<img`` or ``<source`` tag holding ``srcset`` (1156; a page of plain ``<img src>`` is not) or
-# a footnote's definition ``[^1]:`` (1157; no ``[`` in the label, so no two scans overlap)
+# a footnote's definition ``[^1]:`` (1157; no ``[`` in the label, so no two scans overlap) or text
+# written decomposed, whose tags v6 keeps in NFC (1129): a combining mark (U+0300-U+036F), a Hangul
+# jamo (U+1100-U+11FF) or a kana voicing mark (U+3099, U+309A), as UTF-8
+_DECOMPOSED = rb"\xcc[\x80-\xbf]|\xcd[\x80-\xaf]|\xe1[\x84-\x87][\x80-\xbf]|\xe3\x82[\x99\x9a]"
 _NEW_LINKS = (
     (2, rb"<img"),
     (3, rb"<[^\s<>]*\.md[#?>]"),
@@ -943,6 +946,7 @@ _NEW_LINKS = (
     (5, rb"<a[\s/][^<>]*href"),
     (6, rb"<(?:img|source)\b[^<>]*srcset"),
     (6, rb"\[\^[^\[\]\r\n]*\]:"),
+    (6, _DECOMPOSED),
 )
 
 

@@ -115,7 +115,8 @@ STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 # 5: and the ``href`` of its HTML ``<a>`` tags (kind ``href``, decision 1032); brought up in place
 # 6: and each candidate URL of the ``srcset`` of ``<img>`` and ``<source>`` tags (kind ``html``,
 # decision 1156), and the links in a footnote that CommonMark read as a reference definition
-# (``[^1]: ![x](a.png)``), whose ``[^1]`` is no reference link (decision 1157); brought up in place
+# (``[^1]: ![x](a.png)``), whose ``[^1]`` is no reference link (decision 1157), and its tags in NFC
+# (decision 1129); brought up in place
 LINK_GRAPH_VERSION = "6"
 LINK_GRAPH_KEY = "link_graph_version"
 
