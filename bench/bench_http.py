@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from common import copy_index, free_port, wait_for_port
+from common import copy_index, free_port, wait_for_port, writable_copy
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -100,7 +100,7 @@ def ensure_index(source: Path) -> None:
     if cached_index_is_current():
         return
     shutil.rmtree(CACHE, ignore_errors=True)
-    shutil.copytree(source, CACHE / "kb")
+    writable_copy(source, CACHE / "kb")
     for path in [CACHE / "kb", *(CACHE / "kb").rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     t0 = time.perf_counter()
@@ -114,7 +114,7 @@ def ensure_index(source: Path) -> None:
 
 
 def workspace(tmp: Path, clients: int) -> tuple[Path, Path]:
-    shutil.copytree(CACHE / "kb", tmp / "kb")
+    writable_copy(CACHE / "kb", tmp / "kb")
     for path in [tmp / "kb", *(tmp / "kb").rglob("*")]:  # the shared corpus is read-only
         path.chmod(0o755 if path.is_dir() else 0o644)
     copy_index(CACHE / "index.db", tmp / "index.db", tmp / "kb")

@@ -36,6 +36,7 @@ Run: ``.venv/bin/python bench/bench_tools_scale.py [--quick] [--tree 3000] [--on
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -52,11 +53,13 @@ from typing import Any
 import anyio
 import yaml
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from PIL import Image
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 import evalkit  # noqa: E402
+from common import writable_copy  # noqa: E402
 
 CORPUS = evalkit.LARGE["opensearch-docs"]
 SERVER = [sys.executable, "-m", "local_vector_search_mcp"]
@@ -110,7 +113,7 @@ def _relative_links(text: str, f: Path, sites: dict[str, Path]) -> tuple[str, in
 
 
 def build_tree(target: Path, three_thousand: bool) -> dict[str, Any]:
-    shutil.copytree(CORPUS, target / "docs", ignore=shutil.ignore_patterns(".*"))
+    writable_copy(CORPUS, target / "docs", ignore=shutil.ignore_patterns(".*"))
     docs = target / "docs"
     sites = _permalinks(docs)
     rewritten = 0
@@ -127,10 +130,10 @@ def build_tree(target: Path, three_thousand: bool) -> dict[str, Any]:
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)
     # a few images so kb_list_images has something to page through
-    png = bytes.fromhex(
-        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
-    )
+    # a real 16x16 PNG: kb_load_image refuses a picture pillow cannot read (decision 1125)
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 16), (200, 80, 40)).save(buf, "PNG")
+    png = buf.getvalue()
     for i in range(120):
         p = target / "docs" / "images" / f"img{i // 40}" / f"figure-{i:03d}.png"
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE))
 
 from bench_tools_scale import SITE_LINK, _permalinks  # noqa: E402
-from common import bench_service  # noqa: E402
+from common import bench_service, writable_copy  # noqa: E402
 from shared_data import CORPORA  # noqa: E402
 
 from local_vector_search_mcp.dispatch import invoke  # noqa: E402
@@ -45,7 +45,7 @@ IMAGE = re.compile(r"!\[[^\]\n]*\]\(\{\{site\.url\}\}\{\{site\.baseurl\}\}(/imag
 
 
 def build(target: Path) -> int:
-    shutil.copytree(CORPUS, target, ignore=shutil.ignore_patterns(".*"))
+    writable_copy(CORPUS, target, ignore=shutil.ignore_patterns(".*"))
     sites = _permalinks(target)
     stems = {f: f.relative_to(target).as_posix()[:-3] for f in sites.values()}
     by_name: dict[str, int] = {}

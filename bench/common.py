@@ -4,6 +4,8 @@ through ``config.load_settings``, with only the overrides it names."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -19,6 +21,20 @@ __all__ = ["KbClient", "bench_service", "copy_index", "free_port", "wait_for_por
 def bench_service(root: Path | str, storage: Path | str, provider: str = "none", **overrides: Any) -> KbClient:
     """A workspace over ``root`` with its index at ``storage``; ``overrides`` as in ``make_workspace``."""
     return KbClient(make_workspace(Path(root), provider, storage=Path(storage), **overrides))
+
+
+def writable_copy(source: Path, target: Path, **copytree: Any) -> Path:
+    """``shutil.copytree`` of ``source`` whose files and folders the benchmark may write: the shared
+    corpora are read-only, and a copy keeps their modes, so every edit of it was refused
+    (PERMISSION_DENIED, as the tools refuse a read-only file)."""
+    shutil.copytree(source, target, **copytree)
+    for folder, dirs, files in os.walk(target):
+        for name in (*dirs, *files):
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.stat(path).st_mode | 0o200)
+    os.chmod(target, os.stat(target).st_mode | 0o200)
+    return target
 
 
 def free_port() -> int:

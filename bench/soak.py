@@ -54,7 +54,7 @@ from typing import Any
 
 import anyio
 import httpx
-from common import copy_index, free_port, wait_for_port
+from common import copy_index, free_port, wait_for_port, writable_copy
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -83,7 +83,7 @@ def build_index(corpus: Path, embeddings: str) -> Path:
             if json.loads(out.stdout).get("compatibility", {}).get("isCompatible"):
                 return cache
     shutil.rmtree(cache, ignore_errors=True)
-    shutil.copytree(corpus, cache / "kb")
+    writable_copy(corpus, cache / "kb")
     _writable(cache / "kb")
     config.write_text(_config(embeddings), encoding="utf-8")
     t0 = time.perf_counter()
@@ -104,7 +104,7 @@ def _writable(root: Path) -> None:
 
 def workspace(cache: Path, tmp: Path, clients: int) -> tuple[Path, Path, Path]:
     root = tmp / "kb"
-    shutil.copytree(cache / "kb", root)
+    writable_copy(cache / "kb", root)
     _writable(root)
     copy_index(cache / "index.db", tmp / "index.db", root)
     shutil.copy(cache / "soak.yml", tmp / "soak.yml")
