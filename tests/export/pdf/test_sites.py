@@ -278,3 +278,157 @@ def test_myst_roles_show_their_text_and_targets_label_their_heading(kb: Path) ->
     unlinked, _ = export(kb, "SUMMARY.md", out=kb / "plain.pdf")
     links = len(re.findall(rb"/Subtype\s*/Link", pdf.read_bytes()))
     assert links == len(re.findall(rb"/Subtype\s*/Link", unlinked.read_bytes())) + 3  # two refs, one doc
+
+
+def _png(path: Path, size: tuple[int, int], colour: tuple[int, int, int]) -> None:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, colour).save(path)
+
+
+def test_myst_images_and_figures_are_drawn_with_the_caption_under_the_figure(kb: Path) -> None:
+    """Decision 1176: ```` ```{figure} img/heron.png ```` and ``:::{image}`` printed as code blocks
+    showing the path and options. Now each is the picture, through the same store as a Markdown
+    picture (a path outside the root is refused with its warning), the figure's caption in
+    italics under it and its legend after; the options are not shown."""
+    _png(kb / "img" / "heron.png", (210, 110), (200, 40, 40))
+    _png(kb / "img" / "otter.png", (90, 90), (40, 40, 200))
+    _png(kb.parent / "secret.png", (50, 50), (0, 0, 0))
+    (kb / "a.md").write_text(
+        "# Figures\n\n```{figure} img/heron.png\n:alt: A heron\n:width: 200px\n:name: fig-heron\n\n"
+        "The heron *caption*.\n\nA legend line.\n```\n\n:::{image} img/otter.png\n:alt: An otter\n:::\n\n"
+        "```{image} ../secret.png\n```\n\nAfter all.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert len(warnings) == 1 and "../secret.png" in warnings[0], warnings
+    drawn = sorted((int(row["width"]), int(row["height"])) for row in poppler.images(pdf))
+    assert drawn == [(90, 90), (210, 110)], drawn
+    text = poppler.text(pdf)
+    poppler.in_order(text, ["Figures", "The heron caption.", "A legend line.", "After all."])
+    for gone in ("{figure}", "{image}", ":alt:", ":width:", "img/heron.png", "img/otter.png", "fig-heron"):
+        assert gone not in text, gone
+    # the caption is set in the oblique face (the legend and the rest of the text are not)
+    assert any("Oblique" in font["name"] or "Italic" in font["name"] for font in poppler.fonts(pdf))
+
+
+def test_a_list_table_is_a_table_with_its_header_rows(kb: Path) -> None:
+    """Decision 1176: a ``{list-table}`` (rows as items of a list, cells as the items of each) was
+    printed as a code block. It is now a table: each row's cells side by side, a cell's lines and
+    Markdown joined (code spans as code), a list in a cell one item a line; its ``:header-rows:``
+    set in bold as a table's header is, and no row in bold without it."""
+    table = (
+        "```{list-table}\n:header-rows: 1\n:widths: 1 2\n\n* - Animal\n  - Food\n* - Heron\n  - `fish`, frogs\n"
+        "    and more\n* - Otter\n  - - crabs\n    - clams\n```\n\nAfter the table.\n"
+    )
+    (kb / "a.md").write_text(table, encoding="utf-8")
+    (kb / "b.md").write_text(table.replace(":header-rows: 1", ":header-rows: 0"), encoding="utf-8")
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    rows = [" ".join(line.split()) for line in poppler.layout(pdf).splitlines() if line.strip()]
+    assert rows[:5] == ["Animal Food", "Heron fish, frogs and more", "Otter - crabs", "- clams", "After the table."], (
+        rows
+    )
+    assert any("Bold" in font["name"] for font in poppler.fonts(pdf))
+    assert any("Mono" in font["name"] for font in poppler.fonts(pdf))  # `fish` is code
+    for gone in ("{list-table}", ":header-rows:", "* -", "`"):
+        assert gone not in poppler.text(pdf), gone
+    plain, _ = export(kb, "b.md")
+    assert not any("Bold" in font["name"] for font in poppler.fonts(plain))
+    assert "Animal Food" in " ".join(poppler.layout(plain).split())
+
+
+def test_a_myst_include_prints_the_file_in_place_and_refuses_cycles_and_escapes(kb: Path) -> None:
+    """Decision 1176: ```` ```{include} ../_partials/pyproject.md ```` (scientific-python's guides)
+    printed an empty code block. The included Markdown file is now printed where the directive
+    stands (its path relative to the including file; ``:start-after:``/``:end-before:`` cut it; its
+    own directives read in turn). A file that includes its includer, a path out of the root and a
+    missing file each give a warning and a line naming them in place, and the export goes on."""
+    (kb / "_partials").mkdir()
+    (kb / "_partials" / "part.md").write_text(
+        "Not shown\n<!-- START -->\n## Included heading\n\nThe included **badger**.\n\n"
+        "```{include} ../guides/a.md\n```\n\n```{note}\nA nested note.\n```\n<!-- END -->\nNot shown either\n",
+        encoding="utf-8",
+    )
+    (kb / "guides").mkdir()
+    (kb / "guides" / "a.md").write_text(
+        "# Guide\n\n```{include} ../_partials/part.md\n:start-after: <!-- START -->\n:end-before: <!-- END -->\n```\n\n"
+        "```{include} ../../outside.md\n```\n\n:::{include} missing.md\n:::\n\nAfter all.\n",
+        encoding="utf-8",
+    )
+    (kb.parent / "outside.md").write_text("SECRET outside text\n", encoding="utf-8")
+    pdf, warnings = export(kb, "guides/a.md")
+    assert len(warnings) == 3, warnings
+    assert "includes the file that includes it" in warnings[0]
+    assert "../../outside.md" in warnings[1] and "missing.md" in warnings[2]
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text,
+        [
+            "Guide",
+            "Included heading",
+            "The included badger.",
+            "Not included: ../guides/a.md",
+            "Note\nA nested note.",
+            "Not included: ../../outside.md",
+            "Not included: missing.md (the file does not exist)",
+            "After all.",
+        ],
+    )
+    for gone in ("Not shown", "SECRET", "{include}", "START", "{note}"):
+        assert gone not in text, gone
+
+
+def test_an_html_details_block_is_a_box_headed_by_its_summary(kb: Path) -> None:
+    """Decision 1177: ``<details><summary>See notes</summary>`` printed its summary as a line of
+    small text and the body after it unboxed, and opensearch-docs' ``<details markdown="block">``
+    with its summary on lines of its own the same. Each is now a plain box headed by its summary in
+    bold (nested ones inside it), its Markdown body read as Markdown."""
+    (kb / "a.md").write_text(
+        "# Details\n\n<details><summary>See <b>the notes</b></summary>\n\n### Inside the box\n\nThe heron text.\n\n"
+        '</details>\n\n<details open markdown="block">\n  <summary>\n    YAML template\n  </summary>\n'
+        "  {: .text-delta}\n\n```yaml\nkey: 1\n```\n\n<details>\n\nNested body.\n\n</details>\n</details>\n\n"
+        "After all.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text,
+        [
+            "See the notes\nInside the box\nThe heron text.",
+            "YAML template\nkey: 1",
+            "Details\nNested body.",
+            "After all.",
+        ],
+    )
+    for gone in ("summary", "details", "<", "text-delta"):
+        assert gone not in text, gone
+    assert _PLAIN_PAPER in poppler.colours(pdf)
+
+
+def test_html_blocks_keep_line_breaks_pictures_and_callout_boxes(kb: Path) -> None:
+    """Decision 1177: an HTML block's text was run together into one line (``<br>`` and ``<p>``
+    as spaces) and a Foundation ``<div class="callout warning">`` printed as plain small text. A
+    ``<br>`` now breaks the line, a block's tags (``<p>``, ``<div>``, ``<li>``) start a new
+    paragraph, the ``<img>`` of a centred banner is drawn, a callout ``<div>`` is a box of its
+    colours, and the text of unknown tags is kept."""
+    _png(kb / "img" / "logo.png", (64, 64), (40, 160, 40))
+    (kb / "a.md").write_text(
+        '# Html\n\n<p align="center"><img src="img/logo.png" width="60"><br>Banner line one<br/>Banner line two</p>\n\n'
+        '<div class="callout warning">\n  <p>First callout paragraph.</p>\n'
+        "  <p>Second <x-unknown>kept</x-unknown> one.</p>\n"
+        "</div>\n\nAfter all.\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "a.md")
+    assert warnings == []
+    assert len(poppler.images(pdf)) == 1
+    text = poppler.text(pdf)
+    poppler.in_order(
+        text, ["Banner line one\nBanner line two", "First callout paragraph.\nSecond kept one.", "After all."]
+    )
+    assert "Banner line one Banner" not in text and "paragraph. Second" not in text
+    assert _WARNING_PAPER in poppler.colours(pdf)

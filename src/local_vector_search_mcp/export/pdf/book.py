@@ -10,6 +10,7 @@ become links inside the PDF.
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
@@ -38,7 +39,7 @@ from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ct
 from .fonts import FontSet, font_set
 from .images import ImageStore
 from .inline import MD, wikilink_text
-from .sites import as_the_site_shows, holds_site_markup
+from .sites import Include, as_the_site_shows, holds_site_markup, included_part
 from .styles import PAGE_FORMATS, PROFILES, Sheet, sheet
 
 __all__ = ["MAX_BOOK_BYTES", "MAX_WARNINGS", "BookOptions", "render_book"]
@@ -196,7 +197,7 @@ _BREAK_AT = re.compile(r"\r\n?|\n")  # any one line break
 _INLINE_DATA = re.compile(r"""(\]\(\s*<?|\bsrc\s*=\s*["']?)(data:[^\s)"'>]{0,40})[^\s)"'>]{160,}""", re.IGNORECASE)
 
 
-def for_print(doc: Document, rel: str, warn: Callable[[str], None]) -> Document:
+def for_print(doc: Document, rel: str, warn: Callable[[str], None], include: Include | None = None) -> Document:
     """``doc`` as the PDF reads it: what Obsidian's reading view hides left out, every line break an
     LF, a site generator's markup as its site shows it (``sites.py``), and the inline data of its
     pictures cut to its first characters and an ellipsis.
@@ -210,6 +211,9 @@ def for_print(doc: Document, rel: str, warn: Callable[[str], None]) -> Document:
     lines end in a lone CR (decision 55 reads it as Markdown like any other) lost its fenced code
     and its front matter title, and each CRLF line kept a CR (decision 922). Printing never writes
     the text back, so it may take one line ending.
+
+    ``include`` reads the files a MyST ``include`` names (:func:`includer`); without it the
+    directive is printed as written.
 
     Pasted screenshots are embedded as inline data (Typora, Joplin, exports from web editors); such
     a picture becomes a placeholder named by the short form, as the paragraph around it stays whole.
@@ -231,10 +235,51 @@ def for_print(doc: Document, rel: str, warn: Callable[[str], None]) -> Document:
         text = _BREAK.sub("\n", text)
     # a site generator's markup as the site shows it (decision 1028), read on this text's own parse
     if holds_site_markup(text):
-        text = as_the_site_shows(doc if text is doc.text else parse_text(text, bom=doc.bom))
+        text = as_the_site_shows(doc if text is doc.text else parse_text(text, bom=doc.bom), include)
     if "data:" in text and _INLINE_DATA.search(text) is not None:
         text = _INLINE_DATA.sub(lambda m: m.group(1) + m.group(2) + "\u2026", text)
     return doc if text is doc.text else parse_text(text, bom=doc.bom)
+
+
+# How deep MyST includes may nest (docutils has no limit but a cycle check), and the bytes a book's
+# includes may add to it in all (each counted where it is included).
+INCLUDE_DEPTH = 8
+
+
+def includer(
+    guard: PathGuard, rel: str, warn: Callable[[str], None], budget: list[int], stack: tuple[str, ...] = ()
+) -> Include:
+    """A MyST ``include`` read for ``rel`` (decision 1176): the named Markdown file, its path
+    relative to ``rel``'s folder (``/`` from the root, as Sphinx's source folder), read through
+    ``guard`` as a chapter is (inside the root, no link, no FIFO, within the document cap), cut to
+    the part its options choose and read as the site shows it in turn. A file that cannot be read,
+    one that includes itself (through others too), an include nested deeper than ``INCLUDE_DEPTH``
+    or past the book's byte ``budget`` (its one item is what is left, shared by every include of
+    the book) is said in a warning and a line in italics naming it is printed in its place."""
+
+    def include(target: str, options: dict[str, str]) -> str:
+        written = separators(target.strip())
+        joined = written.lstrip("/") if written.startswith("/") else posixpath.join(posixpath.dirname(rel), written)
+        joined = posixpath.normpath(joined)
+        try:
+            if joined == rel or joined in stack:
+                raise InvalidArgument("it includes the file that includes it")
+            if len(stack) >= INCLUDE_DEPTH:
+                raise InvalidArgument(f"it is nested more than {INCLUDE_DEPTH} includes deep")
+            found, path = guard.resolve(joined, markdown=True)
+            raw = read_source(path, found)
+            budget[0] -= len(raw)
+            if budget[0] < 0:
+                raise InvalidArgument(f"the book's includes come to more than {MAX_BOOK_BYTES // (1024 * 1024)} MiB")
+            doc = parse_document(raw)
+        except KbError as exc:
+            reason = "the file does not exist" if isinstance(exc, NotFound) else _reason(exc.message)
+            warn(f"{rel}: the include of {target!r} was replaced by a placeholder: {reason}.")
+            return f"<em>{html.escape(f'Not included: {target} ({reason})', quote=False)}</em>"
+        part = parse_text(included_part(_BREAK.sub("\n", doc.text), options))
+        return for_print(part, found, warn, includer(guard, found, warn, budget, (*stack, rel))).text
+
+    return include
 
 
 def _cut(text: str, spans: list[tuple[int, int]]) -> str:
@@ -653,6 +698,10 @@ class _Book:
         self._keep_left = KEEP_FOR_NEXT_PASS
         # the book's top-level headings, made ahead of the layout for the contents' entries
         self.headings: list[Flowable] = []
+        self.include_budget = [MAX_BOOK_BYTES]
+
+    def include(self, rel: str) -> Include:
+        return includer(self.guard, rel, self.warnings.add, self.include_budget)
 
     # -------------------------------------------------------------- the book's parts
 
@@ -698,7 +747,7 @@ class _Book:
                     "export its parts separately."
                 )
             try:
-                chapter = for_print(parse_document(raw), rel, self.warnings.add)
+                chapter = for_print(parse_document(raw), rel, self.warnings.add, self.include(rel))
             except KbError:
                 parts.append(_Part(title, depth, rel, numbered=numbered, missing="it is not valid UTF-8"))
                 continue
@@ -919,7 +968,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: PdfSink, options
     characters no installed font could draw.
     """
     book = _Book(guard, rel, options)
-    doc = for_print(doc, rel, book.warnings.add)
+    doc = for_print(doc, rel, book.warnings.add, book.include(rel))
     parts = book.parts(doc)
     story, info, title_page = book.story(doc, parts)
     contents = next((f for f in story if isinstance(f, TableOfContents)), None)

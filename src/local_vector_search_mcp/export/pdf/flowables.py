@@ -65,6 +65,25 @@ _HTML_TABLE_OPEN = re.compile(r"<table\b", re.IGNORECASE)
 _HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)(?=<tr\b|</tr\s*>|</table\s*>)", re.IGNORECASE | re.DOTALL)
 _HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)(?=<t[hd]\b|</t[hd]\s*>|$)", re.IGNORECASE | re.DOTALL)
 _HTML_PARAGRAPH = re.compile(r"</p\s*>\s*<p\b[^>]*>", re.IGNORECASE)
+# An HTML block that is one ``<div>`` a site styles as a callout, and the callout's colours by class
+_HTML_BOX = re.compile(
+    r"""^\s*<div\b[^>]*?\bclass\s*=\s*["']([^"']*\b(?:callout|admonition|alert|warning|note|tip|important|caution|danger)\b[^"']*)["'][^>]*>""",
+    re.IGNORECASE,
+)
+_HTML_BOX_END = re.compile(r"</div\s*>\s*$", re.IGNORECASE)
+_HTML_BOX_KINDS = {
+    **dict.fromkeys(("primary", "info", "note", "seealso"), "note"),
+    **dict.fromkeys(("success", "tip", "hint"), "tip"),
+    "important": "important",
+    **dict.fromkeys(("warning", "attention"), "warning"),
+    **dict.fromkeys(("alert", "danger", "error", "caution"), "caution"),
+}
+_TAG_NAME = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)")
+_BLOCK_TAGS = {
+    *("p", "div", "section", "article", "aside", "header", "footer", "nav", "main", "center", "blockquote"),
+    *("ul", "ol", "li", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "pre", "figure", "figcaption"),
+    *("details", "summary", "table", "tr", "form", "fieldset", "address"),
+}
 _SCRIPT = re.compile(r"<(script|style)\b.*?(</\1\s*>|$)", re.DOTALL | re.IGNORECASE)
 # A footnote's definition on a line of its own (GFM).
 _FOOTNOTE_DEF = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]*(.*)$", re.MULTILINE)
@@ -800,7 +819,38 @@ class BlockRenderer:
             out += self._html_text(text[done : match.start()], ctx)
             out += self.grid(rows, [TA_LEFT] * len(rows[0]), env if env is not None else {}, ctx, header)
             done = match.end()
+        if not out:
+            box = _HTML_BOX.match(text)
+            if box is not None and _HTML_BOX_END.search(text):
+                return self._html_box(text, box.group(1), ctx)
         return out + self._html_text(text[done:], ctx)
+
+    def _html_box(self, text: str, classes: str, ctx: _Ctx) -> list[Flowable]:
+        """A ``<div>`` a site styles as a callout (Foundation's ``callout warning``, an
+        ``admonition note``): its pictures and text in a box of the callout's colours, with no
+        title, as the site shows it (decision 1177)."""
+        words = classes.lower().split()
+        kind = next((_HTML_BOX_KINDS[word] for word in words if word in _HTML_BOX_KINDS), None)
+        pad = self.sheet.body.fontSize * 0.8
+        if kind is not None:
+            ink, paper = _ALERT_COLORS[kind]
+            bg, stroke = colors.HexColor(paper), colors.HexColor(ink)
+        else:
+            bg = colors.HexColor("#f2f2f2") if self.theme.body == "sans" else colors.HexColor("#f7f5ef")
+            stroke = None
+        body = self._html_text(text, self._inner(ctx, pad))
+        if not body:
+            return []
+        return [
+            CondPageBreak(2 + pad * 0.8 + 2 * self.sheet.body.leading),
+            Spacer(1, 2),
+            FrameBG(color=bg, left=ctx.indent, strokeWidth=0.6 if stroke else None, strokeColor=stroke),
+            Spacer(1, pad * 0.5),
+            *body,
+            Spacer(1, pad * 0.3),
+            FrameBG(start=False),
+            Spacer(1, self.sheet.body.fontSize * 0.6),
+        ]
 
     def _html_text(self, text: str, ctx: _Ctx) -> list[Flowable]:
         """HTML's pictures and visible text (and an mdBook listing's caption)."""
@@ -818,11 +868,25 @@ class BlockRenderer:
             picture = html_image(tag)
             if picture is not None:
                 out += self.picture(picture, ctx)
-        visible = html.unescape(_TAG.sub(" ", text))
-        visible = " ".join(visible.split())
-        if visible:
-            out.append(self.para(self.fonts.markup(visible, self.body_family), self.sheet.small, ctx, visible))
+        # a block's tags end its paragraph and ``<br>`` its line, as a browser shows them (decision 1177)
+        visible = html.unescape(_TAG.sub(_tag_break, text))
+        for block in visible.split("\f"):
+            lines = [" ".join(line.split()) for line in block.split("\v")]
+            lines = [line for line in lines if line]
+            if lines:
+                markup = "<br/>".join(self.fonts.markup(line, self.body_family) for line in lines)
+                out.append(self.para(markup, self.sheet.small, ctx, "\n".join(lines)))
         return out
+
+
+def _tag_break(tag: re.Match[str]) -> str:
+    """What an HTML tag leaves in the text: ``\\f`` for a block's start or end (a new paragraph),
+    ``\\v`` for ``<br>`` (a new line), a space for any other."""
+    name = _TAG_NAME.match(tag.group(0))
+    if name is None:
+        return " "
+    name_ = name.group(1).lower()
+    return "\v" if name_ == "br" else "\f" if name_ in _BLOCK_TAGS else " "
 
 
 def break_long_words(minimum: list[float], available: float) -> list[float]:

@@ -12,6 +12,10 @@ markup whose effect is known is read:
   admonition, a ``versionadded``/``versionchanged``/``deprecated`` note or a tab a box, a
   ``code-block`` a code block of its language without its options, a ``toctree`` left out (the PDF
   has its own contents); other directives stay code blocks (decision 1163);
+* a MyST ``image`` or ``figure`` (either form) is a picture, the figure's caption a paragraph in
+  italics under it; a ``list-table`` a table; an ``include`` of a Markdown file the text of that
+  file, read by the caller (decision 1176);
+* an HTML ``<details>`` block is a plain box headed by its ``<summary>`` (decision 1177);
 * a MyST target line (``(label)=``) is left out; the heading after it takes the label as its id
   (``{#label}``), which links and ``{ref}`` roles reach;
 * an MDX ``import``/``export`` statement at the top level is left out, as MDX compiles it away;
@@ -26,17 +30,25 @@ so the text is parsed again as any other.
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...markdown import Document, ElementKind
 from ...markdown.links import document_link_source
 
-__all__ = ["as_the_site_shows", "holds_site_markup", "label_id"]
+__all__ = ["Include", "as_the_site_shows", "holds_site_markup", "included_part", "label_id"]
+
+# Reads a MyST ``include``: the path as written and the directive's options, to the included text as
+# the site shows it; None when it is not read (the caller has said why), and the directive stays code.
+Include = Callable[[str, dict[str, str]], "str | None"]
 
 # Any line that could hold such markup.
 _MAYBE = re.compile(
-    r"^[ \t>]*(?::::|\{[%:]|\{\{[<%]|(?:```|~~~)[`~]*[ \t]*\{|\([^()\n]+\)=[ \t]*$)|^(?:import|export)\b", re.MULTILINE
+    r"^[ \t>]*(?::::|\{[%:]|\{\{[<%]|(?:```|~~~)[`~]*[ \t]*\{|\([^()\n]+\)=[ \t]*$|<[Dd][Ee][Tt][Aa][Ii][Ll][Ss]\b)"
+    r"|^(?:import|export)\b",
+    re.MULTILINE,
 )
 _OPENER = re.compile(r"^([ \t]*)(:{3,})[ \t]*([A-Za-z][\w-]*|\{[A-Za-z][\w:-]*\})(.*)$")
 # A MyST directive's options, the first lines of its body (``:sync: linux``, ``:open:``).
@@ -57,6 +69,17 @@ _VERSIONS = {
 _BOXED = {"admonition", "tab-item", "tab", "dropdown", "card", *_VERSIONS}
 _CODE = {"code-block", "code", "sourcecode", "code-cell"}
 _LEFT_OUT = {"toctree", "tableofcontents", "contents"}
+# Directives rewritten as the Markdown that shows the same (decision 1176), in either form
+_RENDERED = {"image", "figure", "figure-md", "list-table", "include"}
+_OPTION_VALUE = re.compile(r"^[ \t]*:([A-Za-z][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
+_LENGTH = re.compile(r"^\d+(?:\.\d+)?(?:px|%)?$")
+_ROW = re.compile(r"^([*+-])(?:[ \t]+(.*)|[ \t]*)$")
+_MARKDOWN_FILE = re.compile(r"\.(?:md|markdown)$", re.IGNORECASE)
+# An HTML ``<details>`` block: its opening line, its summary and its closing line (decision 1177)
+_DETAILS = re.compile(r"^([ \t]*)<details\b[^>]*>(.*)$", re.IGNORECASE)
+_SUMMARY = re.compile(r"^\s*<summary\b[^>]*>(.*?)</summary\s*>(.*)$", re.IGNORECASE | re.DOTALL)
+_END_DETAILS = re.compile(r"^[ \t]*</details\s*>[ \t]*$", re.IGNORECASE)
+_HTML_TAG = re.compile(r"<[^<>]*>")
 # A directive's label (``:::danger[Take care]``) and trailing attributes (``{open}``, ``{#id}``).
 _LABEL = re.compile(r"^\[(.*)\]")
 _ATTRIBUTES = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
@@ -123,15 +146,17 @@ def holds_site_markup(text: str) -> bool:
     return _MAYBE.search(text) is not None
 
 
-def as_the_site_shows(doc: Document) -> str:
+def as_the_site_shows(doc: Document, include: Include | None = None) -> str:
     """``doc``'s text with its site generator's markup read as the site shows it (module docstring),
-    ``doc.text`` itself when nothing changes; its line breaks must be LF."""
+    ``doc.text`` itself when nothing changes; its line breaks must be LF. ``include`` reads a MyST
+    ``include``'s file; without it the directive stays code."""
     text = doc.text
     if not holds_site_markup(text):
         return text
     lines = text.split("\n")
     code = _code_lines(doc)
-    rewritten, openers = _fenced_directives(doc, lines, code)
+    rewritten, openers = _fenced_directives(doc, lines, code, include)
+    details = _details(lines, code)
     labels = _targets(lines, code)
     esm = _esm_lines(doc, lines)
     hidden = _hidden_lines(lines, code)
@@ -141,7 +166,12 @@ def as_the_site_shows(doc: Document) -> str:
     for i, line in enumerate(lines):
         if i in rewritten:
             shown_line = rewritten[i]
-            out.append(None if shown_line is None else _inside(boxes, shown_line))
+            out.append(
+                None if shown_line is None else "\n".join(_inside(boxes, part) for part in shown_line.split("\n"))
+            )
+            continue
+        if i in details:
+            out.append(_details_line(boxes, line, details[i]))
             continue
         if i in code:
             out.append(_inside(boxes, line))
@@ -183,21 +213,62 @@ def _code_lines(doc: Document) -> set[int]:
     return lines
 
 
-def _fenced_directives(doc: Document, lines: list[str], code: set[int]) -> tuple[dict[int, str | None], set[int]]:
+def _fenced_directives(
+    doc: Document, lines: list[str], code: set[int], include: Include | None = None
+) -> tuple[dict[int, str | None], set[int]]:
     """MyST directives in code fences (decision 1163): the lines rewritten (None: left out), and
     the openers of those read as boxes, whose lines are taken out of ``code`` (changed in place)
-    but for the code blocks inside them, which were text of the outer fence to the parser."""
+    but for the code blocks inside them, which were text of the outer fence to the parser. The
+    directives shown as other Markdown (1176) are read in their colon form too."""
     rewritten: dict[int, str | None] = {}
     openers: set[int] = set()
     for first, end in document_link_source(doc).code:
         if first in rewritten or first in openers:
             continue
-        _directive(lines, first, end, code, rewritten, openers)
+        _directive(lines, first, end, code, rewritten, openers, include)
+    i = 0
+    while i < len(lines):
+        opener = _OPENER.match(lines[i]) if i not in code and i not in rewritten and ":::" in lines[i] else None
+        kind = opener.group(3).lower() if opener is not None else ""
+        if opener is None or kind.strip("{}") not in _RENDERED or not kind.startswith("{"):
+            i += 1
+            continue
+        indent, marker, _, rest = opener.groups()
+        close = next(
+            (n for n in range(i + 1, len(lines)) if re.fullmatch(f":{{{len(marker)},}}", lines[n].strip())), None
+        )
+        if close is None:
+            i += 1
+            continue
+        shown = _rendered(kind.strip("{}"), rest, [_dedent(line, indent) for line in lines[i + 1 : close]], include)
+        if shown is not None:
+            _rewrite(rewritten, i, close + 1, indent, shown)
+            code.difference_update(range(i, close + 1))
+        i = close + 1
     return rewritten, openers
 
 
+def _dedent(line: str, indent: str) -> str:
+    return line[len(indent) :] if line.startswith(indent) else line.lstrip(" \t")
+
+
+def _rewrite(rewritten: dict[int, str | None], first: int, end: int, indent: str, shown: list[str]) -> None:
+    """Lines ``first`` to ``end`` (exclusive) shown as ``shown``, indented as the directive was; the
+    last line blank, so that no text after the directive joins what it became."""
+    rewritten.update(dict.fromkeys(range(first, end)))
+    rewritten[first] = "\n".join(indent + line if line else "" for line in shown)
+    if end - 1 > first:
+        rewritten[end - 1] = ""
+
+
 def _directive(
-    lines: list[str], first: int, end: int, code: set[int], rewritten: dict[int, str | None], openers: set[int]
+    lines: list[str],
+    first: int,
+    end: int,
+    code: set[int],
+    rewritten: dict[int, str | None],
+    openers: set[int],
+    include: Include | None = None,
 ) -> None:
     """The fenced directive whose fence spans lines ``first`` to ``end`` (exclusive), if it is one."""
     fenced = _FENCED.match(lines[first])
@@ -205,7 +276,13 @@ def _directive(
         return
     indent, fence, kind, rest = fenced.groups()
     kind = kind.lower()
-    if kind in _LEFT_OUT:
+    if kind in _RENDERED:
+        stop = end - 1 if end - 1 > first and _closes(lines[end - 1], fence) else end
+        shown = _rendered(kind, rest, [_dedent(line, indent) for line in lines[first + 1 : stop]], include)
+        if shown is not None:
+            _rewrite(rewritten, first, end, indent, shown)
+            code.difference_update(range(first, end))
+    elif kind in _LEFT_OUT:
         rewritten.update(dict.fromkeys(range(first, end)))
     elif kind in _CODE:
         rewritten[first] = f"{indent}{fence}{rest.strip()}"
@@ -229,8 +306,208 @@ def _directive(
             if _FENCED.match(lines[n]) is None:
                 code.update(range(n, close + 1))
             else:
-                _directive(lines, n, close + 1, code, rewritten, openers)
+                _directive(lines, n, close + 1, code, rewritten, openers, include)
             n = close + 1
+
+
+def _rendered(kind: str, argument: str, body: list[str], include: Include | None) -> list[str] | None:
+    """The Markdown lines a directive that has one is shown as (decision 1176), None to keep it as
+    written: ``image`` and ``figure`` a picture (a figure's caption under it in italics, its legend
+    after), ``list-table`` an HTML table (which the export prints as a table; its cells hold
+    Markdown), ``include`` the included text."""
+    options, content = _options(body)
+    argument = argument.strip()
+    if kind in ("image", "figure"):
+        picture = _picture(argument, options)
+        if picture is None:
+            return None
+        if kind == "image" or not "".join(content).strip():
+            return [picture, ""]
+        while content and not content[0].strip():
+            content = content[1:]
+        blank = next((n for n, line in enumerate(content) if not line.strip()), len(content))
+        caption = " ".join(line.strip() for line in content[:blank])
+        return [picture, "", f"<em>{caption}</em>", "", *content[blank:], ""]
+    if kind == "figure-md":
+        return [*content, ""]
+    if kind == "list-table":
+        return _list_table(argument, options, content)
+    if include is None or not argument or not _MARKDOWN_FILE.search(argument.strip("<>")):
+        return None
+    shown = include(argument.strip("<>"), options)
+    return None if shown is None else [*shown.split("\n"), ""]
+
+
+def _options(body: list[str]) -> tuple[dict[str, str], list[str]]:
+    """A MyST directive's options (``:key: value`` lines, or a YAML block between ``---`` lines) and
+    the rest of its body."""
+    options: dict[str, str] = {}
+    n = 0
+    if body and body[0].strip() == "---":
+        end = next((k for k in range(1, len(body)) if body[k].strip() == "---"), None)
+        if end is not None:
+            for line in body[1:end]:
+                key, colon, value = line.partition(":")
+                if colon:
+                    options[key.strip().lower()] = value.strip().strip("\"'")
+            n = end + 1
+    while n < len(body):
+        option = _OPTION_VALUE.match(body[n])
+        if option is None:
+            break
+        options[option.group(1).lower()] = option.group(2) or ""
+        n += 1
+    return options, body[n:]
+
+
+def _picture(path: str, options: dict[str, str]) -> str | None:
+    """An ``image``'s path and options as a Markdown picture: its alt text, and its width and height
+    (pixels or a share) as the kramdown attributes the export applies (decision 1142)."""
+    if not path or any(c in path for c in "<>\n"):
+        return None
+    alt = re.sub(r"([\\\[\]])", r"\\\1", options.get("alt", ""))
+    target = f"<{path}>" if re.search(r"[\s()]", path) else path
+    sizes = [
+        f'{name}="{options[name]}"' for name in ("width", "height") if _LENGTH.match(options.get(name, "").strip())
+    ]
+    return f"![{alt}]({target})" + (f"{{: {' '.join(sizes)}}}" if sizes else "")
+
+
+def _list_table(title: str, options: dict[str, str], body: list[str]) -> list[str] | None:
+    """A ``list-table``'s rows (top-level items) of cells (their items) as an HTML table, its first
+    ``:header-rows:`` rows a header: the first as the table's header row, the others in bold."""
+    rows: list[list[list[str]]] = []
+    for line in body:
+        row = _ROW.match(line)
+        if row is not None:
+            rows.append([])
+            if not row.group(2):
+                continue
+            line = "  " + row.group(2)  # the row's first cell, as its later ones are indented
+        elif not rows:
+            if line.strip():
+                return None  # text before the first row: not a list table
+            continue
+        if not line.strip():
+            if rows[-1]:
+                rows[-1][-1].append("")
+            continue
+        content = line[2:] if line.startswith("  ") else line.lstrip(" \t")
+        cell = _ROW.match(content)
+        if cell is not None:
+            rows[-1].append([cell.group(2) or ""])
+        elif rows[-1]:
+            rows[-1][-1].append(content[2:] if content.startswith("  ") else content.strip())
+        else:
+            return None
+    if not rows or not any(rows):
+        return None
+    try:
+        header = max(0, int(options.get("header-rows", "0").strip() or 0))
+    except ValueError:
+        header = 0
+    out = [f"**{title}**", ""] if title else []
+    out.append("<table>")
+    for n, items in enumerate(rows):
+        cells = [_cell(cell) for cell in items]
+        if n == 0 and header:
+            out.append("<tr>" + "".join(f"<th>{cell}</th>" for cell in cells) + "</tr>")
+        elif n < header:
+            out.append(
+                "<tr>"
+                + "".join(f"<td><strong>{cell}</strong></td>" if cell else "<td></td>" for cell in cells)
+                + "</tr>"
+            )
+        else:
+            out.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    out += ["</table>", ""]
+    return out
+
+
+def _cell(lines: list[str]) -> str:
+    """A list table's cell on one line: its paragraphs (and the items of a list in it) apart by a line
+    break."""
+    parts: list[list[str]] = [[]]
+    for line in lines:
+        if not line.strip() or (_ROW.match(line.strip()) and parts[-1]):
+            if parts[-1]:
+                parts.append([])
+            if not line.strip():
+                continue
+        parts[-1].append(line.strip())
+    return "<br>".join(" ".join(part) for part in parts if part)
+
+
+def included_part(text: str, options: dict[str, str]) -> str:
+    """The part of an included file that a MyST ``include``'s options choose: ``:start-line:`` and
+    ``:end-line:`` (as a Python slice of its lines), then the text after the first ``:start-after:``
+    and before the next ``:end-before:`` (docutils' order). A marker not found leaves the text whole
+    on that side; other options (``:heading-offset:``, ``:relative-images:``) are not applied."""
+    start_line, end_line = _line_number(options.get("start-line")), _line_number(options.get("end-line"))
+    if start_line is not None or end_line is not None:
+        text = "\n".join(text.split("\n")[start_line:end_line])
+    after, before = options.get("start-after", ""), options.get("end-before", "")
+    if after and after in text:
+        text = text[text.index(after) + len(after) :]
+    if before and before in text:
+        text = text[: text.index(before)]
+    return text.strip("\n")
+
+
+def _line_number(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None and value.strip() else None
+    except ValueError:
+        return None
+
+
+def _details(lines: list[str], code: set[int]) -> dict[int, tuple[str, str] | None]:
+    """HTML ``<details>`` blocks (decision 1177): each opening line as ("open", its summary), the
+    other lines up to the summary's end left out (None), each closing line as ("close", ""). Only
+    blocks that close are read; the summary's tags are dropped."""
+    found: dict[int, tuple[str, str] | None] = {}
+    stack: list[tuple[int, dict[int, tuple[str, str] | None]]] = []
+    for i, line in enumerate(lines):
+        if i in code or "details" not in line.lower():
+            continue
+        opener = _DETAILS.match(line)
+        if opener is not None:
+            here: dict[int, tuple[str, str] | None] = {}
+            rest, last = opener.group(2), i
+            while not _SUMMARY.match(rest) and last + 1 < len(lines) and lines[last + 1].strip() and last - i < 10:
+                last += 1
+                rest += "\n" + lines[last]
+            summary = _SUMMARY.match(rest)
+            if summary is None or summary.group(2).strip():
+                last, title = i, ""  # no summary, or text after it: the lines after the tag stay
+                if opener.group(2).strip():
+                    continue
+            else:
+                title = " ".join(html.unescape(_HTML_TAG.sub(" ", summary.group(1))).split())
+            here[i] = ("open", title)
+            here.update(dict.fromkeys(range(i + 1, last + 1)))
+            stack.append((i, here))
+        elif _END_DETAILS.match(line) and stack:
+            _, here = stack.pop()
+            found.update(here)
+            found[i] = ("close", "")
+    return found
+
+
+def _details_line(boxes: list[_Box], line: str, details: tuple[str, str] | None) -> str | None:
+    """A line of a ``<details>`` block: its opening line starts a plain box headed by its summary
+    (the browser's "Details" without one), its closing line ends it, the summary's lines go."""
+    if details is None:
+        return None
+    if details[0] == "close":
+        n = next((k for k in range(len(boxes) - 1, -1, -1) if boxes[k].char == "<"), None)
+        if n is not None:
+            del boxes[n:]
+        return _inside(boxes, "")
+    content = _content(boxes, line)
+    boxes.append(_Box(0, content[: len(content) - len(content.lstrip(" \t"))], char="<"))
+    prefix = _prefix(boxes)
+    return "\n".join(prefix + part if part else prefix.rstrip() for part in _head("details", details[1]))
 
 
 def _closes(line: str, fence: str) -> bool:
