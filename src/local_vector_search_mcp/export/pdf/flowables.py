@@ -66,10 +66,10 @@ _HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)(?=<tr\b|</tr\s*>|</table\s*>)", re.IGN
 _HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)(?=<t[hd]\b|</t[hd]\s*>|$)", re.IGNORECASE | re.DOTALL)
 _HTML_PARAGRAPH = re.compile(r"</p\s*>\s*<p\b[^>]*>", re.IGNORECASE)
 # An HTML block that is one ``<div>`` a site styles as a callout, and the callout's colours by class
-_HTML_BOX = re.compile(
-    r"""^\s*<div\b[^>]*?\bclass\s*=\s*["']([^"']*\b(?:callout|admonition|alert|warning|note|tip|important|caution|danger)\b[^"']*)["'][^>]*>""",
-    re.IGNORECASE,
-)
+# (its class read apart: a pattern that looked for the word inside the value took seconds on a long
+# value that never closed)
+_HTML_BOX = re.compile(r"""^\s*<div\b[^>]{0,300}?\bclass\s*=\s*["']([^"'<>]{0,300})["']""", re.IGNORECASE)
+_HTML_BOX_CLASSES = {"callout", "admonition", "alert", "warning", "note", "tip", "important", "caution", "danger"}
 _HTML_BOX_END = re.compile(r"</div\s*>\s*$", re.IGNORECASE)
 _HTML_BOX_KINDS = {
     **dict.fromkeys(("primary", "info", "note", "seealso"), "note"),
@@ -821,7 +821,11 @@ class BlockRenderer:
             done = match.end()
         if not out:
             box = _HTML_BOX.match(text)
-            if box is not None and _HTML_BOX_END.search(text):
+            if (
+                box is not None
+                and not _HTML_BOX_CLASSES.isdisjoint(box.group(1).lower().split())
+                and _HTML_BOX_END.search(text)
+            ):
                 return self._html_box(text, box.group(1), ctx)
         return out + self._html_text(text[done:], ctx)
 

@@ -80,6 +80,9 @@ _DETAILS = re.compile(r"^([ \t]*)<details\b[^>]*>(.*)$", re.IGNORECASE)
 _SUMMARY = re.compile(r"^\s*<summary\b[^>]*>(.*?)</summary\s*>(.*)$", re.IGNORECASE | re.DOTALL)
 _END_DETAILS = re.compile(r"^[ \t]*</details\s*>[ \t]*$", re.IGNORECASE)
 _HTML_TAG = re.compile(r"<[^<>]*>")
+# How deep ``<details>`` blocks are read as boxes: each line of a box is written with a quote mark a
+# level, so a page of thousands nested took seconds; deeper ones stay HTML, as before.
+_DETAILS_DEPTH = 8
 # A directive's label (``:::danger[Take care]``) and trailing attributes (``{open}``, ``{#id}``).
 _LABEL = re.compile(r"^\[(.*)\]")
 _ATTRIBUTES = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
@@ -467,11 +470,14 @@ def _details(lines: list[str], code: set[int]) -> dict[int, tuple[str, str] | No
     blocks that close are read; the summary's tags are dropped."""
     found: dict[int, tuple[str, str] | None] = {}
     stack: list[tuple[int, dict[int, tuple[str, str] | None]]] = []
+    deeper = 0
     for i, line in enumerate(lines):
         if i in code or "details" not in line.lower():
             continue
         opener = _DETAILS.match(line)
-        if opener is not None:
+        if opener is not None and len(stack) >= _DETAILS_DEPTH:
+            deeper += 1
+        elif opener is not None:
             here: dict[int, tuple[str, str] | None] = {}
             rest, last = opener.group(2), i
             while not _SUMMARY.match(rest) and last + 1 < len(lines) and lines[last + 1].strip() and last - i < 10:
@@ -487,6 +493,8 @@ def _details(lines: list[str], code: set[int]) -> dict[int, tuple[str, str] | No
             here[i] = ("open", title)
             here.update(dict.fromkeys(range(i + 1, last + 1)))
             stack.append((i, here))
+        elif _END_DETAILS.match(line) and deeper:
+            deeper -= 1
         elif _END_DETAILS.match(line) and stack:
             _, here = stack.pop()
             found.update(here)
