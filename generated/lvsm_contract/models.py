@@ -37,7 +37,7 @@ class BrokenLink(BaseModel):
     """
     kind: Literal['inline', 'reference', 'autolink', 'wikilink', 'embed', 'href', 'image', 'html']
     """
-    How the link is written, as kb_links' `kind` (`autolink` is `<page.md>`, `embed` is `![[Note]]` or `![[pic.png]]`, `href` is the `href` of an HTML `<a>` tag); links to a picture (kb_move_image, kb_delete_image) may also be `image` (`![alt](pic.png)`, `![alt][ref]`) or `html` (the `src` of an HTML `<img>` tag, or a URL of the `srcset` of an `<img>` or `<source>` tag).
+    How the link is written, as kb_links' `kind` (`autolink` is `<page.md>`, `embed` is `![[Note]]` or `![[pic.png]]`, `href` is the `href` of an HTML `<a>` tag); links to a picture (kb_move_image, kb_delete_image) may also be `image` (`![alt](pic.png)`, `![alt][ref]`) or `html` (the `src` of an HTML `<img>` tag, a URL of the `srcset` of an `<img>` or `<source>` tag, or the `poster` of a `<video>` or `data` of an `<object>` naming the picture).
     """
     destination: str
     """
@@ -534,7 +534,7 @@ class KbDeleteImageResult(BaseModel):
     """
     broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
     """
-    Our extension: the links this delete broke, the first 100 by source path and place: links in indexed documents (Markdown images `![alt](path)` and `![alt][ref]`, plain links `[text](path)` and reference definitions used, HTML `<img src>`, `srcset` candidates (`<img>`, `<source>`) and `<a href>`, `![[file]]` embeds and `[[file]]` wikilinks) that reached the image and now reach no file, as kb_links resolves them. An embed or wikilink by bare name that now opens another file of that name still works and is not listed; a link that reached nothing before is not listed either. `[]` when none broke (nobody linked the image). Null when the links could not be checked: there is no usable index yet (or a forced rebuild is running) or its link graph could not be read. Links are read from the index, so one written moments ago and not yet indexed is not seen, and documents outside the index are not read.
+    Our extension: the links this delete broke, the first 100 by source path and place: links in indexed documents (Markdown images `![alt](path)` and `![alt][ref]`, plain links `[text](path)` and reference definitions used, HTML `<img src>`, `srcset` candidates (`<img>`, `<source>`), `<video poster>`, the `src` of audio and video tags, `<object data>` and `<a href>`, `![[file]]` embeds and `[[file]]` wikilinks) that reached the image and now reach no file, as kb_links resolves them. An embed or wikilink by bare name that now opens another file of that name still works and is not listed; a link that reached nothing before is not listed either. `[]` when none broke (nobody linked the image). Null when the links could not be checked: there is no usable index yet (or a forced rebuild is running) or its link graph could not be read. Links are read from the index, so one written moments ago and not yet indexed is not seen, and documents outside the index are not read.
     """
     broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
         None
@@ -793,7 +793,7 @@ class KbMoveImageRequest(BaseModel):
     """
     update_links: Annotated[bool, Field(alias='updateLinks')] = False
     """
-    Our extension: also rewrite every reference that reaches the image (`![alt](path)`, plain links `[text](path)`, reference definitions, HTML `<img src>` and each `srcset` candidate of `<img>` and `<source>` (its URL alone; descriptors such as `2x` or `480w` stay) outside code and comments, `![[file]]` embeds that would no longer find it, or whose bare name would then open another file of that name, as in Obsidian), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.
+    Our extension: also rewrite every reference that reaches the image (`![alt](path)`, plain links `[text](path)`, reference definitions, HTML `<img src>` and each `srcset` candidate of `<img>` and `<source>` (its URL alone; descriptors such as `2x` or `480w` stay), `<video poster>` and `<object data>` outside code and comments, `![[file]]` embeds that would no longer find it, or whose bare name would then open another file of that name, as in Obsidian), only the destination bytes, all documents or none, exactly like kb_move `updateLinks`. The rewritten documents are listed in `updatedPaths`.
     """
 
 
@@ -829,7 +829,7 @@ class KbMoveRequest(BaseModel):
     """
     update_links: Annotated[bool, Field(alias='updateLinks')] = False
     """
-    Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve, or that would open another note of the same name, as Obsidian's rename keeps them) and the moved document's own relative links (to documents, images, attachments, HTML `<img src>` and each `srcset` candidate of `<img>` and `<source>`), so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.
+    Our extension: also rewrite every link that reaches the moved document from another document (relative Markdown links, reference definitions, wikilinks and embeds that would no longer resolve, or that would open another note of the same name, as Obsidian's rename keeps them) and the moved document's own relative links (to documents, images, attachments, HTML `<img src>`, each `srcset` candidate of `<img>` and `<source>`, and the files audio and video tags name: the `src` of `<video>`, `<audio>`, `<source>`, `<track>`, `<embed>` and an `<iframe>` to an attachment, `<video poster>`, `<object data>`), so every link keeps working. Only the link destinations change; link text, aliases, fragments and every other byte (BOM, line endings) stay. All files change together or none does: if any of them changed while the move was prepared, nothing is written and CONFLICT names it. The rewritten files are listed in `updatedPaths`.
     """
 
 
@@ -1114,7 +1114,7 @@ class MissingImage(BaseModel):
     """
     kind: Literal['image', 'embed', 'wikilink', 'link', 'html', 'href']
     """
-    `image` for `![alt](path)`, `embed` for `![[file]]`, `wikilink` for `[[file.pdf]]` (a link, not an embed, to a file that is not a note), `link` for a plain `[text](file.pdf)` to an attachment, `html` for the `src` of an `<img>` tag or a URL of the `srcset` of an `<img>` or `<source>` tag, `href` for the `href` of an `<a>` tag to an attachment.
+    `image` for `![alt](path)`, `embed` for `![[file]]`, `wikilink` for `[[file.pdf]]` (a link, not an embed, to a file that is not a note), `link` for a plain `[text](file.pdf)` to an attachment, `html` for the `src` of an `<img>` tag, a URL of the `srcset` of an `<img>` or `<source>` tag, or a file an audio or video tag names (the `src` of `<video>`, `<audio>`, `<source>`, `<track>`, `<embed>` or an `<iframe>` to an attachment, `<video poster>`, `<object data>`), `href` for the `href` of an `<a>` tag to an attachment.
     """
 
 
@@ -1828,7 +1828,7 @@ class KbLinksResult(BaseModel):
         list[MissingImage] | None, Field(alias='missingImages')
     ] = None
     """
-    Whole-knowledge-base check (no `path`) only, else null — image references (Markdown, HTML `<img>` `src` and `srcset`, `<source>` `srcset`), plain links to attachments, file embeds and wikilinks to files that are not notes, whose file does not exist under the root; at most `limit`, from `offset` on.
+    Whole-knowledge-base check (no `path`) only, else null — image references (Markdown, HTML `<img>` `src` and `srcset`, `<source>` `srcset`), files audio and video tags name (`src` of `<video>`, `<audio>`, `<source>`, `<track>`, `<embed>`, `<video poster>`, `<object data>`, an `<iframe src>` to an attachment), plain links to attachments, file embeds and wikilinks to files that are not notes, whose file does not exist under the root; at most `limit`, from `offset` on.
     """
     counts: LinkCounts | None = None
     """
@@ -1941,7 +1941,7 @@ class KbMoveImageResult(BaseModel):
     """
     broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
     """
-    Our extension: the links this move broke, the first 100 by source path and place: links in indexed documents (Markdown images `![alt](path)` and `![alt][ref]`, plain links `[text](path)` and reference definitions used, HTML `<img src>`, `srcset` candidates (`<img>`, `<source>`) and `<a href>`, `![[file]]` embeds and `[[file]]` wikilinks) that reached the image at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; an embed or wikilink by bare name that still finds the image is not listed, one that now opens another file of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: there is no usable index yet (or a forced rebuild is running) or its link graph could not be read. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen, and documents outside the index are not read.
+    Our extension: the links this move broke, the first 100 by source path and place: links in indexed documents (Markdown images `![alt](path)` and `![alt][ref]`, plain links `[text](path)` and reference definitions used, HTML `<img src>`, `srcset` candidates (`<img>`, `<source>`), `<video poster>`, the `src` of audio and video tags, `<object data>` and `<a href>`, `![[file]]` embeds and `[[file]]` wikilinks) that reached the image at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; an embed or wikilink by bare name that still finds the image is not listed, one that now opens another file of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: there is no usable index yet (or a forced rebuild is running) or its link graph could not be read. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen, and documents outside the index are not read.
     """
     broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
         None

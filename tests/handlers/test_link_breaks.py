@@ -653,3 +653,26 @@ def test_each_srcset_candidate_naming_a_picture_is_rewritten_or_broken_as_an_img
     moved = move_image(gallery, "media/photo.png", "img/pic.png")
     assert [ln for ln in written(moved) if ln[0] == "sizes.md"] == [("sizes.md", "html", "media/photo.png", None)] * 2
     assert moved["brokenLinkCount"] == 8 + 2
+
+
+def test_a_video_poster_naming_a_picture_is_rewritten_or_broken_as_an_img_src(gallery: KbClient) -> None:
+    """Decision 1186: the ``poster`` of a ``<video>`` (and an ``<object data>``) naming the picture is
+    a link to it, as ``<img src>`` is: moved with updateLinks its value alone is rewritten and the
+    page counted; moved without, or deleted, each is a broken link of kind ``html``."""
+    page = (
+        '# Clip\n\n<video src="clip.mp4" poster="img/pic.png" controls></video>\n\n<object data=img/pic.png></object>\n'
+    )
+    (gallery.ws.root / "clip.md").write_text(page, encoding="utf-8")
+    gallery.reindex()
+    out = move_image(gallery, "img/pic.png", "media/photo.png", update_links=True)
+    assert out["updatedPaths"] == ["anchor.md", "clip.md", "more.md", "pages/embeds.md"]
+    assert out["brokenLinks"] == [] and out["brokenLinkCount"] == 0
+    assert (gallery.ws.root / "clip.md").read_text(encoding="utf-8") == page.replace("img/pic.png", "media/photo.png")
+    assert gallery.ws.indexing.sync.wait_idle(30)
+    moved = move_image(gallery, "media/photo.png", "img/pic.png")
+    assert [ln for ln in written(moved) if ln[0] == "clip.md"] == [("clip.md", "html", "media/photo.png", None)] * 2
+    assert moved["brokenLinkCount"] == 8 + 2
+    (gallery.ws.root / "clip.md").write_text(page, encoding="utf-8")
+    gallery.reindex()
+    gone = delete_image(gallery, "img/pic.png")
+    assert [ln for ln in written(gone) if ln[0] == "clip.md"] == [("clip.md", "html", "img/pic.png", None)] * 2

@@ -924,11 +924,12 @@ def test_an_index_without_html_a_links_gains_them_in_place(
 def test_an_index_without_srcset_links_gains_them_in_place(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
-    """Decisions 1156, 1157: an index of link graph v5 holds no link of a ``srcset`` candidate nor
-    of a footnote read as a reference definition. It is served as it is (no rebuild), and the next
-    reindex re-reads, whatever their stat says, only the documents whose bytes hold an ``<img`` or
-    ``<source`` tag with ``srcset`` or a footnote definition (not a page of plain ``<img src>``,
-    ``<a href>`` or ``[^1]`` alone), writes v6 once it has, and reads nothing the time after."""
+    """Decisions 1156, 1157, 1186: an index of link graph v5 holds no link of a ``srcset`` candidate,
+    of a footnote read as a reference definition nor of a file an audio or video tag names. It is
+    served as it is (no rebuild), and the next reindex re-reads, whatever their stat says, only the
+    documents whose bytes hold an ``<img`` or ``<source`` tag with ``srcset``, a footnote definition
+    or a media tag with ``src``, ``poster`` or ``data`` (not a page of plain ``<img src>``, ``<a
+    href>`` or ``[^1]`` alone), writes v6 once it has, and reads nothing the time after."""
     from local_vector_search_mcp.dispatch import invoke
     from local_vector_search_mcp.index.manifest import LINK_GRAPH_KEY, LINK_GRAPH_VERSION
     from local_vector_search_mcp.markdown import html_references, links
@@ -940,7 +941,12 @@ def test_an_index_without_srcset_links_gains_them_in_place(
     (root / "d.md").write_text("# D\n\nSee[^1].\n\n[^1]: ![chart](chart.png)\n", "utf-8")
     (root / "b.md").write_text("# B\n\n<picture>\n<source srcset='dark.png' media=x>\n</picture>\n", "utf-8")
     (root / "c.md").write_text('# C\n\n<img src="here.png"> <a href="a.md">a</a> srcset in prose[^1]\n', "utf-8")
+    (root / "e.md").write_text(
+        '# E\n\n<video src="clip.mp4" poster="gone.png">\n<track src=en.vtt>\n</video>\n', "utf-8"
+    )
+    (root / "f.md").write_text("# F\n\nSee <object data='report.pdf'></object>.\n", "utf-8")
     (root / "here.png").write_bytes(b"png")
+    (root / "clip.mp4").write_bytes(b"mp4")
     if backend == "sqlite":
         kb = client(root, storage=tmp_path / "index.db")
     else:
@@ -955,6 +961,12 @@ def test_an_index_without_srcset_links_gains_them_in_place(
         with monkeypatch.context() as patch:  # the release before: no srcset read, footnotes as definitions
             patch.setattr(html_references, "srcset_urls", lambda written: [])
             patch.setattr(links, "_footnote_links", lambda *args: {})
+            srcset = html_references._attribute("srcset")
+            v5 = {
+                "img": (("src", html_references._attribute("src")), ("srcset", srcset)),
+                "source": (("srcset", srcset),),
+            }
+            patch.setattr(html_references, "_ATTRIBUTES", {**v5, "a": html_references._ATTRIBUTES["a"]})
             clear_cache()
             kb.reindex()
         clear_cache()
@@ -962,8 +974,15 @@ def test_an_index_without_srcset_links_gains_them_in_place(
         assert missing() == []
         assert kb.indexer.compatibility() == []  # taken as it is, no rebuild
         result = kb.reindex()
-        assert (result["indexedFiles"], result["skippedFiles"]) == (3, 1)  # a.md, b.md and d.md re-read
-        assert missing() == [("a.md", "gone@2x.png"), ("b.md", "dark.png"), ("d.md", "chart.png")]
+        assert (result["indexedFiles"], result["skippedFiles"]) == (5, 1)  # all but c.md re-read
+        assert missing() == [
+            ("a.md", "gone@2x.png"),
+            ("b.md", "dark.png"),
+            ("d.md", "chart.png"),
+            ("e.md", "gone.png"),
+            ("e.md", "en.vtt"),
+            ("f.md", "report.pdf"),
+        ]
         assert kb.store.read_manifest()[LINK_GRAPH_KEY] == LINK_GRAPH_VERSION == "6"
         assert kb.reindex()["indexedFiles"] == 0  # upgraded once
     finally:

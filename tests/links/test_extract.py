@@ -577,7 +577,7 @@ def test_each_srcset_candidate_is_a_picture_link_where_an_img_src_would_be() -> 
     ``src``. Each candidate's URL is a link of kind ``html`` whose span is the URL alone, in text
     order (a ``srcset`` before the ``src`` of its tag comes first); URLs are kept (the resolver
     leaves them, as a ``src``'s); in a code span, a fence or a comment it is text, and a
-    ``<source src>`` (audio, video) or a ``data-srcset`` is none."""
+    ``data-srcset`` is none. (A ``<source src>`` of audio or video is a link since 1186.)"""
     doc = parse_document(SRCSETS.encode("utf-8"))
     found = links.graph_links(doc, extract_links(doc).links)
     assert [(ln.kind, ln.destination, doc.text[ln.start : ln.end]) for ln in found] == [
@@ -593,12 +593,61 @@ def test_each_srcset_candidate_is_a_picture_link_where_an_img_src_would_be() -> 
         ("html", "data:image/png;base64,AAAA", "data:image/png;base64,AAAA"),
         ("html", "./rel.png", "./rel.png"),
         ("inline", "m.md", "m.md"),
+        ("html", "movie.mp4", "movie.mp4"),
     ]
     inline = next(e for e in doc.elements if doc.text.startswith("Inline", e.start))
     assert found[0].pointer is None and found[6].pointer == inline.anchor == found[8].pointer
     # a page holding only `<source srcset>` (no `<img`) is read for it too
     alone = parse_document(b"<picture>\n<source srcset='only.png 2x'>\n</picture>\n")
     assert [ln.destination for ln in links.graph_links(alone, extract_links(alone).links)] == ["only.png"]
+
+
+MEDIA = (
+    "# M\n\n"
+    "<video src=\"clip.mp4\" POSTER='img/poster.png' controls width=640>\n"
+    '  <source src="clip%20hd.webm" type="video/webm">\n'
+    "  <track kind=subtitles src=subs/en.vtt srclang=en>\n"
+    "</video>\n\n"
+    "Inline <audio controls src='talk.mp3'></audio>, <embed type=application/pdf src=\"docs/r.pdf\">,\n"
+    '<object data="diagram.svg" type="image/svg+xml"></object>, <iframe src="files/slides.pdf#page=2"></iframe>,\n'
+    'and <iframe src="demo.html"></iframe>, <iframe src="https://www.youtube.com/embed/x"></iframe>,\n'
+    '<audio src="https://example.org/a.mp3"></audio>, <video src="data:video/mp4;base64,AA"></video>,\n'
+    '<video data-src="lazy.mp4"></video> <audio data-poster=no.png src=ok.ogg>, <AUDIO SRC=Up.MP3>.\n\n'
+    '`<video src="code.mp4">` <!-- <audio src="comment.mp3"> -->\n\n'
+    '```\n<embed src="fence.swf">\n```\n'
+)
+
+
+def test_the_files_media_tags_play_or_embed_are_links_as_an_img_src_is() -> None:
+    """Decision 1186. ``<video src>``, ``<video poster>``, ``<audio src>``, ``<source src>`` (in
+    ``<video>``/``<audio>``), ``<track src>``, ``<embed src>`` and ``<object data>`` name a file as an
+    ``<img src>`` does, whatever its extension: each is a link of kind ``html`` whose span is the
+    value alone, in text order (``poster`` and ``src`` of one tag by their place). An ``<iframe
+    src>`` counts only when it names an attachment (``slides.pdf``, not ``demo.html``, a page a site
+    may make). URLs and ``data:`` are kept (the resolver leaves them); ``data-src`` and
+    ``data-poster`` are none; in a code span, a comment or a fence a tag is text."""
+    doc = parse_document(MEDIA.encode("utf-8"))
+    found = links.graph_links(doc, extract_links(doc).links)
+    assert [(ln.kind, ln.destination, doc.text[ln.start : ln.end]) for ln in found] == [
+        ("html", "clip.mp4", "clip.mp4"),
+        ("html", "img/poster.png", "img/poster.png"),
+        ("html", "clip%20hd.webm", "clip%20hd.webm"),
+        ("html", "subs/en.vtt", "subs/en.vtt"),
+        ("html", "talk.mp3", "talk.mp3"),
+        ("html", "docs/r.pdf", "docs/r.pdf"),
+        ("html", "diagram.svg", "diagram.svg"),
+        ("html", "files/slides.pdf#page=2", "files/slides.pdf#page=2"),
+        ("html", "https://example.org/a.mp3", "https://example.org/a.mp3"),
+        ("html", "data:video/mp4;base64,AA", "data:video/mp4;base64,AA"),
+        ("html", "ok.ogg", "ok.ogg"),
+        ("html", "Up.MP3", "Up.MP3"),
+    ]
+    inline = next(e for e in doc.elements if doc.text.startswith("Inline", e.start))
+    assert found[0].pointer is None and found[4].pointer == inline.anchor == found[-1].pointer
+    # a page holding only one media tag is read for it (no `<img`, no `srcset`)
+    for alone in (b"<audio src=a.mp3>\n", b"<track src=t.vtt>\n", b"Text <object data=o.pdf></object>\n"):
+        page = parse_document(alone)
+        assert len(links.graph_links(page, extract_links(page).links)) == 1, alone
 
 
 @pytest.mark.parametrize(
@@ -608,6 +657,8 @@ def test_each_srcset_candidate_is_a_picture_link_where_an_img_src_would_be() -> 
         ("<a href ", 0),
         ('<a href="p.md">p</a> ', 1),  # closed, in one paragraph
         ('<img src="p.png"> ', 1),
+        ("<video ", 0),
+        ('<audio src="p.mp3"> ', 1),
     ],
 )
 def test_html_tags_are_read_in_time_linear_in_their_number(unit: str, found: int) -> None:

@@ -404,6 +404,51 @@ def test_each_srcset_candidate_is_checked_as_an_img_src_is(tmp_path: Path) -> No
         kb.shutdown()
 
 
+def test_the_files_audio_and_video_tags_name_are_checked_as_an_img_src_is(tmp_path: Path) -> None:
+    """Decision 1186: ``<video src>``, ``<video poster>``, ``<audio src>``, ``<source src>``,
+    ``<track src>``, ``<embed src>``, ``<object data>`` and an ``<iframe src>`` naming an attachment
+    were reported nowhere when their file was gone. Each is now a file reference of kind ``html``
+    (whatever its extension: ``.vtt`` is no attachment of a plain link), listed in ``missingImages``
+    when missing, never a document link; URLs, ``data:``, paths leaving the root, an iframe's page
+    (``demo.html``) and a tag in code are not followed."""
+    root = tmp_path / "kb"
+    (root / "media").mkdir(parents=True)
+    for name in ("clip.mp4", "talk.mp3", "poster.png"):
+        (root / "media" / name).write_bytes(b"data")
+    (root / "a.md").write_text(
+        "# A\n\n"
+        '<video src="media/clip.mp4" poster="media/gone.png" controls>\n'
+        '  <source src="media/clip.webm" type="video/webm">\n'
+        '  <track src="media/en.vtt" kind="subtitles">\n'
+        "</video>\n\n"
+        "Listen: <audio src='media/talk.mp3'></audio> <audio src=\"media/lost%20talk.ogg\"></audio>"
+        ' <embed src="media/r.pdf"> <object data="media/d.svg"></object> and <iframe src="media/slides.pdf"></iframe>'
+        ' <iframe src="demo.html"></iframe> <video src="https://example.org/v.mp4" poster="../out.png"></video>'
+        ' <audio src="data:audio/mp3;base64,AA"></audio> `<video src="media/code.mp4">`.\n\n'
+        '<video src="media/clip.mp4" poster="media/poster.png"></video>\n',
+        encoding="utf-8",
+    )
+    kb = client(root)
+    try:
+        kb.reindex()
+        out = links(kb)
+        assert [(m["target"], m["kind"]) for m in out["missingImages"]] == [
+            ("media/gone.png", "html"),
+            ("media/clip.webm", "html"),
+            ("media/en.vtt", "html"),
+            ("media/lost talk.ogg", "html"),
+            ("media/r.pdf", "html"),
+            ("media/d.svg", "html"),
+            ("media/slides.pdf", "html"),
+        ]
+        pointers = [m["pointer"] for m in out["missingImages"]]
+        assert pointers[0] is None and pointers[3] is not None and pointers[3].startswith("1.p")
+        assert out["links"] == [] and out["orphans"] == ["a.md"]
+        assert links(kb, path="a.md")["links"] == []  # no document link
+    finally:
+        kb.shutdown()
+
+
 def test_an_index_without_relative_autolinks_gains_them_in_place(tmp_path: Path) -> None:
     """Decision 901: link graph v3 adds ``<page.md>`` autolinks. An index of v2 is taken as it is;
     the next reindex re-reads the documents that may hold one (and only those), then writes the key."""

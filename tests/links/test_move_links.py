@@ -481,6 +481,62 @@ def test_a_move_rewrites_each_srcset_candidate_s_url_byte_exactly(tmp_path: Path
         kb.shutdown()
 
 
+MEDIA_PAGE = """# Clip
+
+<video controls POSTER='../media/poster.png' src="../media/clip.mp4#t=10,20" width=640>
+  <source src="../media/clip.webm?v=2" type="video/webm">
+  <track kind="subtitles" src=../media/en.vtt srclang="en">
+</video>
+
+Inline <audio src = "../media/talk.mp3"></audio>, <embed src="../media/r.pdf">, <object data='../media/d.svg'></object>,
+also <iframe src="../media/slides.pdf#page=2"></iframe> <iframe src="../demo.html"></iframe> <video src="https://example.org/v.mp4"></video>
+and `<audio src="../media/talk.mp3">` <!-- <audio src="../media/talk.mp3"> -->.
+"""
+
+
+def test_a_move_rewrites_the_files_audio_and_video_tags_name_byte_exactly(tmp_path: Path) -> None:
+    """Decision 1186: a move with updateLinks left the files of ``<video>``, ``<audio>``,
+    ``<source>``, ``<track>``, ``<embed>``, ``<object>`` and an ``<iframe>`` naming an attachment on
+    their old path. A moved page's own values now follow it, each value alone (quotes or none, the
+    spaces around ``=``, ``?query`` and the media fragment ``#t=10,20``, the other attributes and
+    every other byte stay); an iframe's page, a URL and a tag in code or a comment are left. Moving
+    the poster (kb_move_image) rewrites the ``poster`` naming it; a space is kept inside quotes,
+    as a ``src``'s."""
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    (root / "media").mkdir()
+    for name in ("clip.mp4", "clip.webm", "en.vtt", "talk.mp3", "r.pdf", "d.svg", "slides.pdf"):
+        (root / "media" / name).write_bytes(b"data")
+    (root / "media/poster.png").write_bytes(b"\x89PNG\r\n\x1a\nposter")
+    (root / "docs/clip.md").write_text(MEDIA_PAGE, encoding="utf-8")
+    kb = client(root, knowledge_base__allow_writes=True)
+    try:
+        kb.reindex()
+        assert invoke(kb.ws, "kb_links", {"request": {}})["missingImages"] == []
+        out = move(kb, "docs/clip.md", "deep/er/clip.md", updateLinks=True)
+        assert out["updatedPaths"] == ["deep/er/clip.md"] and out["brokenLinks"] == []
+        moved = (
+            MEDIA_PAGE.replace("../media/", "../../media/")
+            .replace('`<audio src="../../media/', '`<audio src="../media/')
+            .replace('<!-- <audio src="../../media/', '<!-- <audio src="../media/')
+        )
+        assert (root / "deep/er/clip.md").read_text(encoding="utf-8") == moved
+        assert '<iframe src="../demo.html">' in moved and 'src="../../media/clip.mp4#t=10,20" width' in moved
+        kb.reindex()
+        assert invoke(kb.ws, "kb_links", {"request": {}})["missingImages"] == []
+        data = (root / "media/poster.png").read_bytes()
+        request = {"sourcePath": "media/poster.png", "targetPath": "media/big poster.png", "updateLinks": True}
+        out = invoke(kb.ws, "kb_move_image", {"request": {**request, "expectedSha256": sha(data)}})
+        assert out["updatedPaths"] == ["deep/er/clip.md"] and out["brokenLinks"] == []
+        assert (root / "deep/er/clip.md").read_text(encoding="utf-8") == moved.replace(
+            "POSTER='../../media/poster.png'", "POSTER='../../media/big poster.png'"
+        )
+        kb.reindex()
+        assert invoke(kb.ws, "kb_links", {"request": {}})["missingImages"] == []
+    finally:
+        kb.shutdown()
+
+
 FOOTNOTED = """# Notes
 
 A chart[^1], the setup[^2] and its path[^3].

@@ -39,6 +39,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from ..markdown.html_references import ATTACHMENT_EXTENSIONS
 from ..markdown.links import separators
 from ..markdown.tables import cell_display_text
 from .port import DocumentMeta, StoredLink
@@ -70,17 +71,8 @@ _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 # heading 5.4 s, each time the page's anchors were read).
 _HEADING_ID = re.compile(r"\{(?=[^{}]*\}\s*$)[^{}]*?#([^\s{}#]+)[^{}]*\}\s*$")
 WIKI_KINDS = frozenset({"wikilink", "embed"})
-# What a plain Markdown link (``[the spec](files/spec.pdf)``) reaches as a file the graph checks
-# (decision 820): Obsidian's attachment formats and the office files people attach. A link to
-# anything else that is no ``.md`` (``page.html``, ``../src/main.rs``, a folder) is left alone: it
-# may be a page the site generator makes or a source file, and kb_links never guesses.
-ATTACHMENT_EXTENSIONS = frozenset(
-    {
-        *(".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif"),
-        *(".pdf", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".3gp", ".mp4", ".webm", ".mov", ".mkv", ".ogv"),
-        *(".docx", ".xlsx", ".pptx", ".odt", ".ods", ".odp", ".csv", ".zip"),
-    }
-)
+# ``ATTACHMENT_EXTENSIONS`` (kept with the HTML reader, whose `<iframe src>` needs them too): what a
+# plain link reaches as a file the graph checks (decision 820)
 # links written as a plain link reads: to a document, an attachment, or a fragment of their own
 # document; an HTML ``<a href>`` is one (decision 1032), an ``<img src>`` is always a picture
 _PLAIN_KINDS = frozenset({"inline", "reference", "href"})

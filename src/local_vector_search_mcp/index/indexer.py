@@ -937,7 +937,9 @@ _TOML_FRONT_MATTER = rb"\A(?:\xef\xbb\xbf)?\+\+\+"
 # v6 an ``<img`` or ``<source`` tag holding ``srcset`` (1156; a page of plain ``<img src>`` is not) or
 # a footnote's definition ``[^1]:`` (1157; no ``[`` in the label, so no two scans overlap) or text
 # written decomposed, whose tags v6 keeps in NFC (1129): a combining mark (U+0300-U+036F), a Hangul
-# jamo (U+1100-U+11FF) or a kana voicing mark (U+3099, U+309A), as UTF-8
+# jamo (U+1100-U+11FF) or a kana voicing mark (U+3099, U+309A), as UTF-8; or a media tag naming a
+# file (1186): `<video>`, `<audio>`, `<source>`, `<track>`, `<embed>`, `<iframe>` with `src` (or
+# `srcset`), `<video poster>`, `<object data>` (no `<` between, so no two openings' scans overlap)
 _DECOMPOSED = rb"\xcc[\x80-\xbf]|\xcd[\x80-\xaf]|\xe1[\x84-\x87][\x80-\xbf]|\xe3\x82[\x99\x9a]"
 _NEW_LINKS = (
     (2, rb"<img"),
@@ -947,6 +949,7 @@ _NEW_LINKS = (
     (6, rb"<(?:img|source)\b[^<>]*srcset"),
     (6, rb"\[\^[^\[\]\r\n]*\]:"),
     (6, _DECOMPOSED),
+    (6, rb"<(?:video|audio|source|track|embed|object|iframe)\b[^<>]*(?:src|poster|data)"),
 )
 
 

@@ -1,6 +1,9 @@
 """Where HTML tags in a document name a file: the ``src`` of ``<img>`` (decision 761), the
-``href`` of ``<a>`` (decision 1032), and each candidate URL of the ``srcset`` of ``<img>`` and of
-``<source>`` (in ``<picture>``, decision 1156).
+``href`` of ``<a>`` (decision 1032), each candidate URL of the ``srcset`` of ``<img>`` and of
+``<source>`` (in ``<picture>``, decision 1156), and the files audio and video tags play or embed:
+the ``src`` of ``<video>``, ``<audio>``, ``<source>``, ``<track>`` and ``<embed>``, the ``poster``
+of ``<video>``, the ``data`` of ``<object>``, and the ``src`` of an ``<iframe>`` that names an
+attachment (decision 1186).
 
 Markdown allows raw HTML, and pictures and links are often written with it: mdBook books (the rust
 book draws every figure with ``<img>``), READMEs that size or centre an image, MDX and HTML-heavy
@@ -17,6 +20,7 @@ a rewrite changes exactly those characters.
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -29,7 +33,27 @@ from markdown_it.token import Token
 from .front_matter import front_matter_plugin
 from .model import Document
 
-__all__ = ["HtmlReference", "HtmlRun", "html_references", "may_hold_reference", "srcset_urls"]
+__all__ = [
+    "ATTACHMENT_EXTENSIONS",
+    "HtmlReference",
+    "HtmlRun",
+    "html_references",
+    "may_hold_reference",
+    "srcset_urls",
+]
+
+# What a plain Markdown link (``[the spec](files/spec.pdf)``) reaches as a file the graph checks
+# (decision 820): Obsidian's attachment formats and the office files people attach. A link to
+# anything else that is no ``.md`` (``page.html``, ``../src/main.rs``, a folder) is left alone: it
+# may be a page the site generator makes or a source file, and kb_links never guesses. An
+# ``<iframe src>`` counts only when it names one (decision 1186): a page it shows may be made.
+ATTACHMENT_EXTENSIONS = frozenset(
+    {
+        *(".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif"),
+        *(".pdf", ".mp3", ".wav", ".m4a", ".ogg", ".flac", ".3gp", ".mp4", ".webm", ".mov", ".mkv", ".ogv"),
+        *(".docx", ".xlsx", ".pptx", ".odt", ".ods", ".odp", ".csv", ".zip"),
+    }
+)
 
 _MD = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
 # the blocks alone: only a run holding a tag's opening is parsed inline (the graph reads every
@@ -37,13 +61,15 @@ _MD = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
 _BLOCKS = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
 # a tag and its opening; `<a` needs a blank or `/` after it: an attribute must follow, and
 # `<abbr>`, `<aside>` are no links; `<source>` names a picture by its `srcset` (in `<picture>`)
-_TAG = re.compile(r"<(img\b|a[\s/]|source\b)[^>]*>", re.IGNORECASE)
-_OPENING = re.compile(r"<(img\b|a[\s/]|source\b)", re.IGNORECASE)
+# or a clip by its `src` (in `<video>`, `<audio>`); the media tags name the files they play
+_NAME = r"img\b|a[\s/]|source\b|video\b|audio\b|track\b|embed\b|object\b|iframe\b"
+_TAG = re.compile(rf"<({_NAME})[^>]*>", re.IGNORECASE)
+_OPENING = re.compile(rf"<({_NAME})", re.IGNORECASE)
 _IMG_OPEN = re.compile(r"<img", re.IGNORECASE)
 _A_OPEN = re.compile(r"<a[\s/]", re.IGNORECASE)
 _HREF = re.compile(r"href", re.IGNORECASE)
-_SOURCE_OPEN = re.compile(r"<source\b", re.IGNORECASE)
-_SRCSET = re.compile(r"srcset", re.IGNORECASE)
+# `<source>` (a `srcset` or a clip's `src`) and the media tags, in one scan
+_MEDIA_OPEN = re.compile(r"<(?:source|video|audio|track|embed|object|iframe)\b", re.IGNORECASE)
 
 
 # an attribute value: double-quoted, single-quoted or unquoted (HTML's attribute syntax)
@@ -51,12 +77,21 @@ def _attribute(name: str) -> re.Pattern[str]:
     return re.compile(rf"""[\s/]{name}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.IGNORECASE)
 
 
-Attribute = Literal["src", "href", "srcset"]
+Attribute = Literal["src", "href", "srcset", "poster", "data"]
+_Read = tuple[Attribute, re.Pattern[str]]
+_SRC: _Read = ("src", _attribute("src"))
+_SRCSET_VALUE: _Read = ("srcset", _attribute("srcset"))
 # what each tag names a file by; `srcset` holds a list of candidates (``srcset_urls``)
-_ATTRIBUTES: dict[str, tuple[tuple[Attribute, re.Pattern[str]], ...]] = {
-    "img": (("src", _attribute("src")), ("srcset", _attribute("srcset"))),
+_ATTRIBUTES: dict[str, tuple[_Read, ...]] = {
+    "img": (_SRC, _SRCSET_VALUE),
     "a": (("href", _attribute("href")),),
-    "source": (("srcset", _attribute("srcset")),),
+    "source": (_SRC, _SRCSET_VALUE),
+    "video": (_SRC, ("poster", _attribute("poster"))),
+    "audio": (_SRC,),
+    "track": (_SRC,),
+    "embed": (_SRC,),
+    "object": (("data", _attribute("data")),),
+    "iframe": (_SRC,),
 }
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 
@@ -70,7 +105,7 @@ def may_hold_reference(text: str) -> bool:
         return True
     if _A_OPEN.search(text) is not None and _HREF.search(text) is not None:
         return True
-    return _SOURCE_OPEN.search(text) is not None and _SRCSET.search(text) is not None
+    return _MEDIA_OPEN.search(text) is not None
 
 
 class HtmlRun(NamedTuple):
@@ -92,17 +127,22 @@ class HtmlReference:
     quote: str
     """``"``, ``'`` or ``""`` for an unquoted value."""
     tag: Literal["img", "a"]
-    """``img`` for a picture (an ``<img>``'s ``src`` or ``srcset``, a ``<source>``'s ``srcset``),
-    ``a`` for a link's ``href``."""
+    """``img`` for a file the tag shows, plays or embeds (an ``<img>``'s ``src`` or ``srcset``, a
+    ``<source>``'s ``srcset`` or ``src``, a ``<video>``'s ``src`` or ``poster``, an ``<audio>``,
+    ``<track>``, ``<embed>`` or ``<iframe>``'s ``src``, an ``<object>``'s ``data``): it names a file
+    whatever its extension, as a picture does; ``a`` for a link's ``href``."""
     attribute: Attribute = "src"
     """The attribute that holds it: for ``srcset`` the value is one candidate's URL."""
+    element: str = "img"
+    """The tag's name, lower case (``img``, ``a``, ``source``, ``video``, ...)."""
 
 
 def html_references(
     doc: Document, runs: Sequence[HtmlRun] | None = None, references: dict[str, Any] | None = None
 ) -> list[HtmlReference]:
-    """Every ``src`` of an ``<img>`` tag, ``href`` of an ``<a>`` tag and candidate URL of the
-    ``srcset`` of an ``<img>`` or ``<source>`` tag that the document's HTML holds, in text order.
+    """Every ``src`` of an ``<img>`` tag, ``href`` of an ``<a>`` tag, candidate URL of the
+    ``srcset`` of an ``<img>`` or ``<source>`` tag and file a media tag names (module docstring)
+    that the document's HTML holds, in text order.
 
     ``runs`` are the blocks of the document's own full parse that may hold a tag (``LinkSource.html``,
     with its reference definitions): the indexer passes them, so a document is not parsed twice
@@ -158,7 +198,7 @@ def _values(text: str, begin: int, end: int, inline_tags: list[str] | None) -> l
     for at, written, name in tags:
         kind: Literal["img", "a"] = "a" if name == "a" else "img"
         own: list[HtmlReference] = []
-        for attribute, pattern in _ATTRIBUTES[name]:
+        for attribute, pattern in _ATTRIBUTES.get(name, ()):
             value = pattern.search(written)
             if value is None:
                 continue
@@ -168,12 +208,22 @@ def _values(text: str, begin: int, end: int, inline_tags: list[str] | None) -> l
             found = value.group(group)
             if attribute == "srcset":
                 own.extend(
-                    HtmlReference(start + a, start + b, url, quote, kind, attribute) for a, b, url in srcset_urls(found)
+                    HtmlReference(start + a, start + b, url, quote, kind, attribute, name)
+                    for a, b, url in srcset_urls(found)
                 )
-            else:
-                own.append(HtmlReference(start, start + len(found), html.unescape(found), quote, kind, attribute))
+                continue
+            resolved = html.unescape(found)
+            if name == "iframe" and not _names_attachment(resolved):
+                continue  # a page it shows may be one the site makes (`demo.html`): left alone, as a plain link's
+            own.append(HtmlReference(start, start + len(found), resolved, quote, kind, attribute, name))
         out.extend(sorted(own, key=lambda ref: ref.start))  # `srcset` may stand before `src`
     return out
+
+
+def _names_attachment(value: str) -> bool:
+    """Whether a value's path ends in an attachment's extension (``ATTACHMENT_EXTENSIONS``)."""
+    path = re.split(r"[?#]", value.strip(), maxsplit=1)[0]
+    return posixpath.splitext(path)[1].lower() in ATTACHMENT_EXTENSIONS
 
 
 # HTML's ASCII whitespace, which ends a candidate's URL, and a character reference as
@@ -230,12 +280,9 @@ def _decoded(written: str) -> tuple[str, list[int]]:
     return "".join(out), at
 
 
-_NAMES = {"i": "img", "a": "a", "s": "source"}
-
-
 def _tags(region: str) -> Iterator[tuple[int, str, str]]:
-    """Each ``<img>``, ``<a>`` and ``<source>`` tag of ``region`` (where it starts, as written, its
-    name: ``img``, ``a`` or ``source``), as
+    """Each tag of ``region`` this module reads (where it starts, as written, its name in lower
+    case: ``img``, ``a``, ``source``, ``video``...), as
     ``_TAG.finditer`` finds them, but linear: once an opening has no ``>`` after it, no later one
     has (the pattern scanned to the end from each of thousands of unclosed openings)."""
     at = 0
@@ -243,5 +290,6 @@ def _tags(region: str) -> Iterator[tuple[int, str, str]]:
         close = region.find(">", opening.end())
         if close < 0:
             return
-        yield opening.start(), region[opening.start() : close + 1], _NAMES[opening.group(1)[0].lower()]
+        name = opening.group(1).lower()
+        yield opening.start(), region[opening.start() : close + 1], "a" if len(name) == 2 else name  # `a ` or `a/`
         at = close + 1
