@@ -387,10 +387,10 @@ def _new_destination(
 def _new_html_value(
     tag: HtmlReference, written: str, sources: tuple[str, str], moved: tuple[str, str], files: Files
 ) -> tuple[int, int, str] | None:
-    """The new ``src`` of an ``<img>`` tag, ``href`` of an ``<a>`` tag or URL of a ``srcset``
-    candidate that the move would break, as a browser reads it: percent-decoded, relative to the
-    document's folder (``sources``: its path before and after the move of ``moved``); None when it
-    still reaches its file."""
+    """The new ``src`` of an ``<img>`` tag, ``href`` of an ``<a>`` tag, URL of a ``srcset``
+    candidate or file an audio or video tag names (1186) that the move would break, as a browser
+    reads it: percent-decoded, relative to the document's folder (``sources``: its path before and
+    after the move of ``moved``); None when it still reaches its file."""
     source_before, source_after = sources
     src, dst = moved
     value = tag.value.strip()

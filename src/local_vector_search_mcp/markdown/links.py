@@ -644,8 +644,9 @@ def _blanks_before(text: str, offset: int) -> int:
 
 def graph_links(doc: Document, links: Sequence[Link]) -> list[Link]:
     """``links`` (what :func:`extract_links` found) with the ``src`` of each ``<img>`` tag in the
-    document's HTML as a link of kind ``html`` (decision 820) and the ``href`` of each ``<a>`` tag
-    as one of kind ``href`` (decision 1032), in text order: the link graph sees the tags a move
+    document's HTML as a link of kind ``html`` (decision 820; so are ``srcset`` candidates, 1156, and
+    the files audio and video tags name, 1186) and the ``href`` of each ``<a>`` tag as one of kind
+    ``href`` (decision 1032), in text order: the link graph sees the tags a move
     with ``updateLinks`` rewrites (decision 761), by the same rule (``html_references``: never in
     code or an HTML comment). A link whose place is unknown (span -1) keeps its order among the
     others; a tag comes before the first located link after it."""
