@@ -387,6 +387,20 @@ def test_japanese_question_phrasing_is_cut_where_it_ties_nothing():
     assert build_lexical_query("是什么 组件").leaves == (CjkRun("组件"),)  # no kana: the Chinese rule
 
 
+def test_japanese_phrasing_between_a_words_kana_head_and_the_next_word_ties_them():
+    """Decision 1181: a hiragana stretch opening the run was taken as at the run's edge whole, so
+    its function-word tail was cut although its own head stood before it and a word after it:
+    ``よくある質問`` searched ``よく`` and ``質問`` apart, losing ``くあ``, ``ある``, ``る質``."""
+    from local_vector_search_mcp.search.stopwords import japanese_phrasing
+
+    assert japanese_phrasing("よくある質問") == [("よくある質問", False)]
+    assert japanese_phrasing("いろいろな設定") == [("いろいろな設定", False)]
+    assert build_lexical_query("よくある質問は").terms == ("よくある質問",)
+    # the tail still goes at the run's end, and a stretch of phrasing only at the run's start
+    assert japanese_phrasing("よくある") == [("よく", False), ("ある", True)]
+    assert japanese_phrasing("などの設定") == [("などの", True), ("設定", False)]
+
+
 def test_a_cut_keeps_a_character_whole_within_the_stream_safe_limit():
     # 20,000 marks after a letter (or 5,000 joined emoji) carried a snippet without bound (decision 1013)
     marks = "a" * 239 + "\u0301" * 20_000

@@ -337,7 +337,9 @@ def japanese_phrasing(run: str) -> list[tuple[str, bool]]:
             pieces.append((stretch, stretch in _JAPANESE_ASKING))
             continue
         at, words = _function_words(stretch)
-        near = stretches[k - 1 : k] + stretches[k + 1 : k + 2]  # the kanji or katakana on each side
+        # what the phrasing touches: the kanji or katakana after it, and before it only when the
+        # whole stretch is phrasing (else the stretch's own head is there: `よく` of `よくある質問`)
+        near = (stretches[k - 1 : k] if at == 0 else [stretch[:at]]) + stretches[k + 1 : k + 2]
         edge = len(near) < 2 or any(s in _JAPANESE_ASKING for s in near)
         if at == len(stretch) or not (edge or _JAPANESE_INTERROGATIVES.intersection(words)):
             pieces.append((stretch, False))  # no function word, or a particle tying two words
