@@ -269,3 +269,34 @@ def test_a_bom_is_no_part_of_the_pages_and_both_descriptions_say_so(tmp_path: Pa
     create = " ".join(BY_NAME["kb_create"].description.split())
     assert "without BOM" not in create and "starting with U+FEFF gives the file a BOM" in create
     kb.shutdown()
+
+
+def test_a_links_heading_fragment_passed_as_a_pointer_is_answered_with_the_headings_pointer(tmp_path: Path) -> None:
+    """Decision 1182: an agent following `[...](設定.md#設定方法)` passes the fragment as kb_read's
+    pointer; the refusal named no way on. It now names the heading and its pointer, for the slug
+    GitHub makes (full-width punctuation dropped, `-1` for a repeat), a percent-encoded fragment
+    and a wikilink's heading text, and says when no heading has that anchor."""
+    from local_vector_search_mcp.errors import InvalidArgument
+
+    root = tmp_path / "kb"
+    (root / "ガイド").mkdir(parents=True)
+    (root / "ガイド" / "設定.md").write_text(
+        "# 設定ガイド\n\n## 設定方法\n\n本文。\n\n## よくある質問（FAQ）\n\n答え。\n\n## 設定方法\n\n二つ目。\n",
+        encoding="utf-8",
+    )
+    ws = _workspace(root, tmp_path)
+    outline = invoke(ws, "kb_outline", {"request": {"path": "ガイド/設定.md"}})["headings"][0]
+    first, faq, second = (h["pointer"] for h in outline["children"])
+
+    def refusal(tool: str, pointer: str) -> str:
+        with pytest.raises(InvalidArgument) as caught:
+            invoke(ws, tool, {"request": {"path": "ガイド/設定.md", "pointer": pointer}})
+        return caught.value.message
+
+    assert f"`{first}`" in refusal("kb_read", "#設定方法")
+    assert f"`{second}`" in refusal("kb_read", "#設定方法-1")
+    assert f"`{faq}`" in refusal("kb_read", "#よくある質問faq")
+    assert f"`{faq}`" in refusal("kb_outline", "よくある質問（FAQ）")
+    assert f"`{first}`" in refusal("kb_read", "#%E8%A8%AD%E5%AE%9A%E6%96%B9%E6%B3%95")
+    assert "no heading of 'ガイド/設定.md' has that anchor" in refusal("kb_read", "#存在しない")
+    assert refusal("kb_read", "xyz") == "Invalid semantic pointer: xyz"  # names nothing: as before

@@ -16,9 +16,11 @@ from lvsm_contract.models import (
     TableRow,
 )
 
-from ..errors import NotFound
+from ..errors import InvalidArgument, NotFound
+from ..index.graph import FragmentTargets
 from ..markdown import Document, Element, ElementKind, OutlineNode, outline, parse_document, read_slice
 from ..markdown import TableProjection as Projection
+from ..markdown.pointers import is_valid_pointer
 from ..sourcefile import read_source
 from ..workspace import Workspace
 
@@ -83,9 +85,55 @@ def _table(table: Projection) -> TableProjection:
     )
 
 
+def _named_heading(doc: Document, value: str) -> Element | None:
+    """The heading a link's fragment ``value`` names (``#設定方法``, ``#install-1``, percent-encoded
+    or as a wikilink writes it), as kb_links finds it; ``None`` when it names none or is a pointer.
+    Whether a fragment names one of the first ``n`` headings only turns true as ``n`` grows, so
+    the heading is found by halving, each step one pass over the titles."""
+    fragment = value.removeprefix("#")
+    headings = doc.headings
+    if not fragment.strip() or is_valid_pointer(fragment.split("~")[0]) or not headings:
+        return None
+
+    def names(n: int) -> bool:
+        targets = FragmentTargets(tuple(h.title or "" for h in headings[:n]), ())
+        return targets.found(fragment, wiki=False) or targets.found(fragment, wiki=True)
+
+    if not names(len(headings)):
+        return None
+    low, high = 1, len(headings)
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if names(middle) else (middle + 1, high)
+    return headings[low - 1]
+
+
+def _pointer_hint(exc: InvalidArgument, doc: Document, rel: str, value: str | None) -> InvalidArgument:
+    """``exc`` saying what to send when the pointer was a link's heading fragment (decision 1182):
+    agents following `[...](page.md#設定方法)` pass the fragment, and the message alone named no way on."""
+    if value is None or not exc.message.startswith("Invalid semantic pointer:"):
+        return exc
+    heading = _named_heading(doc, value)
+    if heading is not None:
+        return InvalidArgument(
+            f"{exc.message} (it names the heading {heading.title!r} as a link's #fragment does, but a "
+            f"pointer is what kb_read and kb_outline take: that heading's is `{heading.anchor}`; kb_outline "
+            "lists every heading's pointer)"
+        )
+    if value.startswith("#"):
+        return InvalidArgument(
+            f"{exc.message} (a link's #fragment is no pointer, and no heading of {rel!r} has that anchor; "
+            "kb_outline lists its headings and their pointers)"
+        )
+    return exc
+
+
 def kb_read(ws: Workspace, request: KbReadRequest) -> KbReadResult:
     rel, doc = load_document(ws, request.path)
-    page = read_slice(doc, rel, request.pointer, request.max_elements, request.max_bytes)
+    try:
+        page = read_slice(doc, rel, request.pointer, request.max_elements, request.max_bytes)
+    except InvalidArgument as exc:
+        raise _pointer_hint(exc, doc, rel, request.pointer) from None
     return KbReadResult(
         path=page.path,
         pointer=page.pointer,
@@ -104,7 +152,10 @@ def _heading(node: OutlineNode) -> OutlineHeading:
 
 def kb_outline(ws: Workspace, request: KbOutlineRequest) -> KbOutlineResult:
     rel, doc = load_document(ws, request.path)
-    tree = outline(doc, rel, request.pointer, request.max_headings, request.max_bytes)
+    try:
+        tree = outline(doc, rel, request.pointer, request.max_headings, request.max_bytes)
+    except InvalidArgument as exc:
+        raise _pointer_hint(exc, doc, rel, request.pointer) from None
     return KbOutlineResult(
         path=tree.path,
         source_hash=tree.source_hash,
