@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import unicodedata
@@ -605,3 +606,28 @@ def test_the_contents_page_is_headed_in_the_chapters_language(kb: Path) -> None:
     flat = poppler.flat(pdf)
     assert "目录" in flat and "Contents" not in flat
     poppler.in_order(poppler.text(pdf), ["手册", "目录", "模板语法", "响应式基础"])
+
+
+@poppler.needs_cjk_font
+def test_a_japanese_line_neither_starts_with_a_closing_mark_nor_ends_with_an_opening_one(kb: Path) -> None:
+    """Decision 1183: reportlab hung one letter that cannot start a line and broke anywhere else,
+    so a line started with `ー` or a small kana after a hung one (`ニュ` | `ース`) and `「` ended
+    lines. Each paragraph is shifted by one letter more than the last, so a break falls on every
+    letter of the repeated sentence."""
+    from local_vector_search_mcp.export.pdf.kinsoku import CANNOT_END, CANNOT_START
+
+    sentence = "ニュースの「注意」をちょっと読む、コンポーネント（自動修正）。"
+    paragraphs = ["漢" * k + sentence * 6 for k in range(len(sentence))]
+    (kb / "j.md").write_text("# 禁則\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
+    pdf, warnings = export(kb, "j.md")
+    assert not warnings, warnings
+    lines = [line.strip() for line in poppler.text(pdf).splitlines() if line.strip()]
+    starts = {p[:4] for p in paragraphs}
+    bad = [
+        (before, line)
+        for before, line in itertools.pairwise(lines)
+        if (line[0] in CANNOT_START and line[:4] not in starts) or before[-1] in CANNOT_END
+    ]
+    assert not bad, bad
+    flat = poppler.flat(pdf)
+    assert all(p in flat for p in paragraphs)  # no letter lost or doubled at a moved break

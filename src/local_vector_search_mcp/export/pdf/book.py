@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from reportlab.lib import colors
 from reportlab.lib.units import mm
-from reportlab.platypus import Flowable, PageBreak, Paragraph, Spacer, Table, TableStyle
+from reportlab.platypus import Flowable, PageBreak, Spacer, Table, TableStyle
 from reportlab.platypus.doctemplate import BaseDocTemplate, PageTemplate
 from reportlab.platypus.flowables import AnchorFlowable
 from reportlab.platypus.frames import Frame
@@ -39,6 +39,7 @@ from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ct
 from .fonts import FontSet, font_set
 from .images import ImageStore
 from .inline import MD, wikilink_text
+from .kinsoku import Paragraph
 from .sites import Include, as_the_site_shows, holds_site_markup, included_part
 from .styles import PAGE_FORMATS, PROFILES, Sheet, sheet
 

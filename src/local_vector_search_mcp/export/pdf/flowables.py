@@ -28,7 +28,6 @@ from reportlab.platypus import (
     HRFlowable,
     Image,
     Indenter,
-    Paragraph,
     Spacer,
     Table,
     TableStyle,
@@ -40,6 +39,7 @@ from ...markdown import Document, Element, ElementKind, parse_text, table_source
 from .fonts import FontSet
 from .images import ImageStore, Missing, Picture, Vector
 from .inline import FOOTNOTES, MD, InlineImage, InlineRenderer, html_image
+from .kinsoku import Paragraph
 from .styles import Sheet
 
 __all__ = ["BlockRenderer", "Heading", "Outline", "slugify"]
@@ -143,7 +143,7 @@ class Outline:
     toc: bool
 
 
-class Heading(Paragraph):  # type: ignore[misc]  # reportlab ships no type hints
+class Heading(Paragraph):
     """A heading paragraph that carries its outline entry and, in some styles, a rule below.
 
     The rule is drawn by the heading itself rather than being a flowable of its own, so
