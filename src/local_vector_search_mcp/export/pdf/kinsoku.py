@@ -10,9 +10,10 @@ line ends with one that may end one; a comma or full stop that overflows is hung
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from reportlab.lib.textsplit import ALL_CANNOT_END, ALL_CANNOT_START
+from reportlab.lib.textsplit import ALL_CANNOT_END, ALL_CANNOT_START, getCharWidths
 from reportlab.platypus import Paragraph as _Paragraph
 from reportlab.platypus import paragraph as _rl
 
@@ -36,7 +37,7 @@ def _width(u: Any, max_width: float) -> float:
     return float(w)
 
 
-def _break_at(letters: list[Any], start: int, i: int) -> int:
+def _break_at(letters: Sequence[str], start: int, i: int) -> int:
     """Where the next line starts when ``letters[i - 1]`` overflowed the line begun at ``start``."""
     if i - 1 <= start:
         return i  # a line holds one letter at least
@@ -86,7 +87,31 @@ def split(frags: list[Any], max_widths: list[float], calc_bounds: bool, encoding
     return _rl.ParaLines(kind=1, lines=lines)
 
 
-def _latin_break(letters: list[Any], start: int, i: int) -> int | None:
+def split_text(text: str, widths: list[float], max_widths: list[float]) -> list[list[Any]]:
+    """reportlab's ``dumbSplit`` (one run of one font: ``[extraSpace, text]`` per line) with the
+    break placed by :func:`_break_at`; the letters' widths are summed, not made objects of."""
+    lines: list[list[Any]] = []
+    i = start = 0
+    used = 0.0
+    max_width = max_widths[0]
+    while i < len(text):
+        used += widths[i]
+        i += 1
+        if used > max_width + _rl._FUZZ and used > 0:
+            at = _latin_break(text, start, i) if ord(text[i - 1]) < 0x3000 else None
+            at = _break_at(text, start, i) if at is None else at
+            used -= sum(widths[at:i])
+            i = at
+            lines.append([max_width - used, text[start:i].strip()])
+            max_width = max_widths[min(len(lines), len(max_widths) - 1)]
+            start = i
+            used = 0.0
+    if used > 0:
+        lines.append([max_width - used, text[start:].strip()])
+    return lines
+
+
+def _latin_break(letters: Sequence[str], start: int, i: int) -> int | None:
     """Inside a Latin word that overflowed: after the last space or CJK letter in the line's second
     half, as reportlab does; ``None`` when there is none."""
     for j in range(i - 1, (start + i) >> 1, -1):
@@ -107,5 +132,11 @@ class Paragraph(_Paragraph):  # type: ignore[misc]  # reportlab ships no type hi
             return super().breakLinesCJK(maxWidths)
         self.height = 0
         _rl._handleBulletWidth(self.bulletText, self.style, maxWidths)
+        f = frags[0]
+        if len(frags) == 1 and not hasattr(f, "cbDefn"):  # reportlab's shortcut: one run of one font
+            text = f.text if hasattr(f, "text") else "".join(getattr(f, "words", []))
+            widths = getCharWidths(text, f.fontName, f.fontSize)
+            lines = [(space, [line]) for space, line in split_text(text, widths, list(maxWidths))]
+            return f.clone(kind=0, lines=lines, ascent=f.fontSize, descent=-0.2 * f.fontSize)
         auto = getattr(self, "autoLeading", getattr(self.style, "autoLeading", ""))
         return split(frags, list(maxWidths), auto not in ("", "off"))
