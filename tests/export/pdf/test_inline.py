@@ -151,3 +151,17 @@ def test_a_picture_sized_by_a_kramdown_attribute_list_is_drawn_at_that_size(kb: 
     [picture] = poppler.images(pdf)
     drawn = int(picture["width"]) / float(picture["x-ppi"]) * 72
     assert abs(drawn - 150) < 2  # 200 CSS pixels; the frame's width before
+
+
+@needs_cjk_font
+def test_a_ruby_reading_is_printed_in_brackets_after_its_base(kb: Path) -> None:
+    """Decision 1185: `<ruby>漢字<rt>かんじ</rt></ruby>` printed `漢字かんじ`, the reading run into the
+    word; it is bracketed as a browser without ruby shows a page that writes `<rp>`, and a ruby
+    that writes its own `<rp>` parentheses keeps them alone."""
+    (kb / "r.md").write_text(
+        "<ruby>漢字<rt>かんじ</rt></ruby>の読み方と、<ruby>東京<rp>(</rp><rt>とうきょう</rt><rp>)</rp></ruby>の例。\n",
+        encoding="utf-8",
+    )
+    pdf, warnings = export(kb, "r.md")
+    assert warnings == []
+    assert "漢字（かんじ）の読み方と、東京(とうきょう)の例。" in poppler.flat(pdf)

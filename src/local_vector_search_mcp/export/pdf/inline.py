@@ -108,6 +108,8 @@ _HTML_INLINE = {
 # ``[x](url){:target='_blank'}``): the site applies it and never shows it (decision 1142).
 _SPAN_IAL = re.compile(r"^\{:[^{}\n]*\}")
 _HTML_TAG = re.compile(r"^<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^>]*?(/?)>$")
+_RUBY_RT = re.compile(r"^</?rt\b[^>]*>$", re.IGNORECASE)
+_RUBY_RP = re.compile(r"^<rp\b", re.IGNORECASE)
 _HTML_ATTR = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""")
 
 
@@ -244,6 +246,9 @@ class InlineRenderer:
         visible = False
         link_stack: list[bool] = []
         tags = _HtmlTags(out, self.fonts.mono.regular)
+        # a `<ruby>` reading is printed after its base in brackets, as a browser without ruby shows
+        # it when the page writes `<rp>` parentheses (decision 1185); a page that writes them gets its own
+        bracketed = _unbracketed_readings(children)
         previous = ""
         for tok in children:
             kind = tok.type
@@ -310,6 +315,8 @@ class InlineRenderer:
                 picture = html_image(tok.content)
                 if picture is not None:
                     images.append(picture)
+            elif kind == "html_inline" and id(tok) in bracketed:
+                out.append(self._text("）" if tok.content[1] == "/" else "（", base, env))
             elif kind == "html_inline":
                 tags.html(tok.content)
             # other inline HTML tags are dropped; the text between them stays
@@ -367,6 +374,25 @@ class InlineRenderer:
 
 
 _MARKDOWN_SPANS = {"em_open", "strong_open", "s_open", "mark_open", "em_close", "strong_close", "s_close", "mark_close"}
+
+
+def _unbracketed_readings(children: list[Token]) -> set[int]:
+    """The ``<rt>`` and ``</rt>`` tokens of each ``<ruby>`` in ``children`` that writes no ``<rp>``."""
+    found: set[int] = set()
+    inside: list[Token] | None = None
+    for tok in children:
+        if tok.type != "html_inline":
+            continue
+        tag = _HTML_TAG.match(tok.content.strip())
+        if tag is not None and tag.group(2).lower() == "ruby" and not tag.group(1):
+            inside = []
+        elif tag is not None and tag.group(2).lower() == "ruby" and inside is not None:
+            if not any(_RUBY_RP.match(t.content) for t in inside):
+                found.update(id(t) for t in inside if _RUBY_RT.match(t.content))
+            inside = None
+        elif inside is not None:
+            inside.append(tok)
+    return found
 
 
 class _HtmlTags:
