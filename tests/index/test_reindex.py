@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kb_fakes import BEFORE_FOLDS, HashEmbedder, client, reindex_before_folds
+from kb_fakes import BEFORE_FOLDS, HashEmbedder, KbClient, client, reindex_before_folds
 
 from local_vector_search_mcp.errors import IndexNotReady
 from local_vector_search_mcp.index.chunker import CHUNKER_VERSION
@@ -829,6 +829,14 @@ def test_a_v7_index_gains_the_text_of_html_blocks_in_place_keeping_every_other_v
         svc.shutdown()
 
 
+def _engine_client(root: Path, tmp_path: Path, request: pytest.FixtureRequest, backend: str) -> KbClient:
+    """A client of ``root`` on SQLite in ``tmp_path`` or on a fresh schema of the test PostgreSQL server."""
+    if backend == "sqlite":
+        return client(root, storage=tmp_path / "index.db")
+    pg = request.getfixturevalue("pg_server")
+    return client(root, storage__backend="postgresql", storage__url=pg.url, storage__schema=pg.fresh_schema())
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_an_index_that_read_toml_front_matter_as_a_paragraph_is_upgraded_in_place(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, backend: str
@@ -846,11 +854,7 @@ def test_an_index_that_read_toml_front_matter_as_a_paragraph_is_upgraded_in_plac
     (root / "hugo.md").write_bytes(b'\xef\xbb\xbf+++\ntags = ["secretword"]\n+++\n\n# Hugo\n\nHugo body text.\n')
     (root / "plain.md").write_text('# Plain\n\nBody text <img src="a.png">.\n\n+++\na = 1\n+++\n', "utf-8")
     (root / "yaml.md").write_text("---\ntags: [secretword]\n---\n\n# Yaml\n\nYaml body text.\n", "utf-8")
-    if backend == "sqlite":
-        kb = client(root, storage=tmp_path / "index.db")
-    else:
-        pg = request.getfixturevalue("pg_server")
-        kb = client(root, storage__backend="postgresql", storage__url=pg.url, storage__schema=pg.fresh_schema())
+    kb = _engine_client(root, tmp_path, request, backend)
 
     def tagged() -> list[str]:
         return sorted(r["path"] for r in kb.search(query="body text", mode="lexical", tags=["secretword"])["results"])
@@ -892,11 +896,7 @@ def test_an_index_without_html_a_links_gains_them_in_place(
     (root / "a.md").write_text('# A\n\n<p><A class="x" HREF="b.md#b">b</A></p>\n', "utf-8")
     (root / "b.md").write_text("# B\n\nText.\n", "utf-8")
     (root / "c.md").write_text('# C\n\n<a id="c"></a><img src="pic.png"> and <abbr title="b.md">B</abbr>\n', "utf-8")
-    if backend == "sqlite":
-        kb = client(root, storage=tmp_path / "index.db")
-    else:
-        pg = request.getfixturevalue("pg_server")
-        kb = client(root, storage__backend="postgresql", storage__url=pg.url, storage__schema=pg.fresh_schema())
+    kb = _engine_client(root, tmp_path, request, backend)
 
     def incoming() -> list[tuple[str, str]]:
         out = invoke(kb.ws, "kb_links", {"request": {"path": "b.md", "direction": "incoming"}})
@@ -947,11 +947,7 @@ def test_an_index_without_srcset_links_gains_them_in_place(
     (root / "f.md").write_text("# F\n\nSee <object data='report.pdf'></object>.\n", "utf-8")
     (root / "here.png").write_bytes(b"png")
     (root / "clip.mp4").write_bytes(b"mp4")
-    if backend == "sqlite":
-        kb = client(root, storage=tmp_path / "index.db")
-    else:
-        pg = request.getfixturevalue("pg_server")
-        kb = client(root, storage__backend="postgresql", storage__url=pg.url, storage__schema=pg.fresh_schema())
+    kb = _engine_client(root, tmp_path, request, backend)
 
     def missing() -> list[tuple[str, str]]:
         out = invoke(kb.ws, "kb_links", {"request": {}})
@@ -1006,11 +1002,7 @@ def test_an_index_of_tags_as_written_compares_them_in_nfc_after_the_next_reindex
         "---\ntags: [cafe\u0301, \u30ab\u3099\u30a4\u30c9]\n---\n# Menu\n\nEspresso, short.\n", "utf-8"
     )
     (root / "plain.md").write_text("---\ntags: [caf\u00e9]\n---\n# Bar\n\nEspresso, long.\n", "utf-8")
-    if backend == "sqlite":
-        kb = client(root, storage=tmp_path / "index.db")
-    else:
-        pg = request.getfixturevalue("pg_server")
-        kb = client(root, storage__backend="postgresql", storage__url=pg.url, storage__schema=pg.fresh_schema())
+    kb = _engine_client(root, tmp_path, request, backend)
 
     def tagged(tag: str) -> list[str]:
         return sorted(r["path"] for r in kb.search("espresso", mode="lexical", tags=[tag])["results"])

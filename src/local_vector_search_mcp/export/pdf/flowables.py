@@ -647,7 +647,7 @@ class BlockRenderer:
             stroke: colors.Color | None = colors.HexColor(ink)
         else:
             head = []
-            bg = colors.HexColor("#f2f2f2") if self.theme.body == "sans" else colors.HexColor("#f7f5ef")
+            bg = self._plain_box()
             stroke = None
         inside = self._inner(ctx, pad)
         # deeper containers are shown as their Markdown text
@@ -655,18 +655,27 @@ class BlockRenderer:
         body = self.code(inner, inside) if deep else self.document(parse_text(inner), env, inside)
         # room for its title and two lines, else it starts the next page: an alert's title was
         # left alone at the foot of a page, its body on the next (decision 1141)
-        lines = (3 if head else 2) * self.sheet.body.leading
+        return self._framed([*head, *body], ctx, pad, bg, stroke, 3 if head else 2)
+
+    def _framed(
+        self, content: list[Flowable], ctx: _Ctx, pad: float, bg: colors.Color, stroke: colors.Color | None, lines: int
+    ) -> list[Flowable]:
+        """``content`` in a box of ``bg`` (outlined in ``stroke``), kept from starting at a page's
+        foot with fewer than ``lines`` body lines of room."""
         return [
-            CondPageBreak(2 + pad * 0.8 + lines),
+            CondPageBreak(2 + pad * 0.8 + lines * self.sheet.body.leading),
             Spacer(1, 2),
             FrameBG(color=bg, left=ctx.indent, strokeWidth=0.6 if stroke else None, strokeColor=stroke),
             Spacer(1, pad * 0.5),
-            *head,
-            *body,
+            *content,
             Spacer(1, pad * 0.3),
             FrameBG(start=False),
             Spacer(1, self.sheet.body.fontSize * 0.6),
         ]
+
+    def _plain_box(self) -> colors.Color:
+        """The background of a box without an alert's colours."""
+        return colors.HexColor("#f2f2f2") if self.theme.body == "sans" else colors.HexColor("#f7f5ef")
 
     def table(self, doc: Document, element: Element, env: MutableMapping[str, Any], ctx: _Ctx) -> list[Flowable]:
         try:
@@ -840,21 +849,10 @@ class BlockRenderer:
             ink, paper = _ALERT_COLORS[kind]
             bg, stroke = colors.HexColor(paper), colors.HexColor(ink)
         else:
-            bg = colors.HexColor("#f2f2f2") if self.theme.body == "sans" else colors.HexColor("#f7f5ef")
+            bg = self._plain_box()
             stroke = None
         body = self._html_text(text, self._inner(ctx, pad))
-        if not body:
-            return []
-        return [
-            CondPageBreak(2 + pad * 0.8 + 2 * self.sheet.body.leading),
-            Spacer(1, 2),
-            FrameBG(color=bg, left=ctx.indent, strokeWidth=0.6 if stroke else None, strokeColor=stroke),
-            Spacer(1, pad * 0.5),
-            *body,
-            Spacer(1, pad * 0.3),
-            FrameBG(start=False),
-            Spacer(1, self.sheet.body.fontSize * 0.6),
-        ]
+        return self._framed(body, ctx, pad, bg, stroke, 2) if body else []
 
     def _html_text(self, text: str, ctx: _Ctx) -> list[Flowable]:
         """HTML's pictures and visible text (and an mdBook listing's caption)."""
