@@ -87,25 +87,14 @@ def _table(table: Projection) -> TableProjection:
 
 def _named_heading(doc: Document, value: str) -> Element | None:
     """The heading a link's fragment ``value`` names (``#設定方法``, ``#install-1``, percent-encoded
-    or as a wikilink writes it), as kb_links finds it; ``None`` when it names none or is a pointer.
-    Whether a fragment names one of the first ``n`` headings only turns true as ``n`` grows, so
-    the heading is found by halving, each step one pass over the titles."""
+    or as a wikilink writes it), as kb_links finds it; ``None`` when it names none or is a pointer."""
     fragment = value.removeprefix("#")
     headings = doc.headings
     if not fragment.strip() or is_valid_pointer(fragment.split("~")[0]) or not headings:
         return None
-
-    def names(n: int) -> bool:
-        targets = FragmentTargets(tuple(h.title or "" for h in headings[:n]), ())
-        return targets.found(fragment, wiki=False) or targets.found(fragment, wiki=True)
-
-    if not names(len(headings)):
-        return None
-    low, high = 1, len(headings)
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if names(middle) else (middle + 1, high)
-    return headings[low - 1]
+    targets = FragmentTargets(tuple(h.title or "" for h in headings), ())
+    found = [i for i in (targets.heading(fragment, wiki=False), targets.heading(fragment, wiki=True)) if i is not None]
+    return headings[min(found)] if found else None
 
 
 def _pointer_hint(exc: InvalidArgument, doc: Document, rel: str, value: str | None) -> InvalidArgument:

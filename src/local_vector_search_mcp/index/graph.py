@@ -39,6 +39,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from ..markdown.anchors import Slugger, own_id, slug
 from ..markdown.html_references import ATTACHMENT_EXTENSIONS
 from ..markdown.links import separators
 from ..markdown.tables import cell_display_text
@@ -56,7 +57,6 @@ __all__ = [
     "nearest",
     "nearest_tier",
     "own_fragment",
-    "slug",
     "written_fragment",
 ]
 
@@ -64,12 +64,6 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # a site generator's template in a destination (Jekyll/Liquid `{{site.url}}/images/a.png`, `{% link a.md %}`,
 # Hugo `{{< ref "a.md" >}}`): filled in when the site is built, so no path here (decision 1024)
 _TEMPLATE = re.compile(r"\{\{|\{%")
-_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
-# a heading's own id, written last: `## Title {#id}` (VitePress, Pandoc, kramdown, Hugo), other
-# attributes allowed beside it (`{#id .class}`). The lookahead checks first that the block closes the
-# heading: without it, an unclosed `{#aaa...` read each way of splitting the id from the rest (a 64 KB
-# heading 5.4 s, each time the page's anchors were read).
-_HEADING_ID = re.compile(r"\{(?=[^{}]*\}\s*$)[^{}]*?#([^\s{}#]+)[^{}]*\}\s*$")
 WIKI_KINDS = frozenset({"wikilink", "embed"})
 # ``ATTACHMENT_EXTENSIONS`` (kept with the HTML reader, whose `<iframe src>` needs them too): what a
 # plain link reaches as a file the graph checks (decision 820)
@@ -94,29 +88,24 @@ class ResolvedLink:
     fragment_found: bool | None = None
 
 
-def slug(title: str) -> str:
-    """GitHub-style heading slug: lowercase, punctuation dropped, spaces to dashes."""
-    text = unicodedata.normalize("NFC", title).strip().lower()
-    return _SLUG_DROP.sub("", text).replace(" ", "-")
+def heading_anchor_sets(titles: Sequence[str]) -> list[frozenset[str]]:
+    """Each heading's anchors (decision 772), in order: GitHub's slug of the rendered text,
+    numbered ``-1``, ``-2``... when repeated (github-slugger's rule), the slug of the text as
+    written (what this check compared before), and an explicit ``{#id}``."""
+    slugger = Slugger()
+    out: list[frozenset[str]] = []
+    for title in titles:
+        anchors = {slugger.slug(cell_display_text(title)), slug(title)}  # parses only a title holding markup
+        own = own_id(title)
+        if own is not None:
+            anchors.add(own)
+        out.append(frozenset(anchors))
+    return out
 
 
 def heading_anchors(titles: Sequence[str]) -> frozenset[str]:
-    """Every anchor a renderer gives the headings (decision 772): GitHub's slug of the rendered
-    text, numbered ``-1``, ``-2``... when repeated (github-slugger's rule), the slug of the text
-    as written (what this check compared before), and an explicit ``{#id}``."""
-    anchors: set[str] = set()
-    seen: dict[str, int] = {}
-    for title in titles:
-        own = _HEADING_ID.search(title)
-        if own:
-            anchors.add(own.group(1).lower())
-        base = result = slug(cell_display_text(title))  # parses only a title holding markup
-        while result in seen:
-            seen[base] += 1
-            result = f"{base}-{seen[base]}"
-        seen[result] = 0
-        anchors.update((result, slug(title)))
-    return frozenset(anchors)
+    """Every anchor a renderer gives the headings of one page (:func:`heading_anchor_sets`)."""
+    return frozenset().union(*heading_anchor_sets(titles))
 
 
 def _folded(title: str) -> str:
@@ -146,8 +135,28 @@ class FragmentTargets:
         if wiki:  # a heading whose folded title or slug matches
             if _folded(wanted) in folded_titles or slug(wanted) in slugs:
                 return True
-            return "#" in wanted and _heading_chain(self.headings, wanted.split("#"))
+            return "#" in wanted and _heading_chain(self.headings, wanted.split("#")) is not None
         return wanted.lower() in slugs or slug(wanted) in slugs
+
+    def heading(self, fragment: str, wiki: bool) -> int | None:
+        """The index of the heading ``fragment`` names (the first that :meth:`found` would find; a
+        wikilink chain's last), None when it names none or is a ``^id``. One pass over the titles:
+        it runs for a message (kb_read's hint), where :meth:`found` runs for every link."""
+        if fragment.startswith("^"):
+            return None
+        wanted = unquote(fragment)
+        slugged = slug(wanted)
+        if wiki:
+            folded = _folded(wanted)
+            for i, (title, anchors) in enumerate(zip(self.headings, heading_anchor_sets(self.headings), strict=True)):
+                if _folded(title) == folded or slugged in anchors:
+                    return i
+            return _heading_chain(self.headings, wanted.split("#")) if "#" in wanted else None
+        lowered = wanted.lower()
+        for i, anchors in enumerate(heading_anchor_sets(self.headings)):
+            if lowered in anchors or slugged in anchors:
+                return i
+        return None
 
 
 def has_template(destination: str) -> bool:
@@ -372,18 +381,18 @@ class Resolver:
         return targets.found(fragment, wiki)
 
 
-def _heading_chain(headings: Sequence[str], parts: Sequence[str]) -> bool:
+def _heading_chain(headings: Sequence[str], parts: Sequence[str]) -> int | None:
     """Obsidian's ``[[Note#Chapter#Section]]``: each heading of the chain found after the one
-    before it (decision 482), each by its folded text or its slug."""
-    at = 0
+    before it (decision 482), each by its folded text or its slug. The last one's index, or None."""
+    at = -1
     for part in parts:
         folded, slugged = _folded(part), slug(part)
+        at += 1
         while at < len(headings) and _folded(headings[at]) != folded and slug(headings[at]) != slugged:
             at += 1
         if at == len(headings):
-            return False
-        at += 1
-    return True
+            return None
+    return at
 
 
 def nearest(paths: Sequence[str], source: str, *, decisive: bool = False) -> str | None:

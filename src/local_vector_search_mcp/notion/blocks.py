@@ -31,7 +31,6 @@ What maps to what (decision 129):
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +39,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markdown_it.tree import SyntaxTreeNode
 
+from local_vector_search_mcp.markdown.anchors import Slugger, own_id
 from local_vector_search_mcp.markdown.front_matter import TOML_FENCE, front_matter_plugin
 from local_vector_search_mcp.markdown.links import load_front_matter
 
@@ -616,35 +616,21 @@ def _front_matter_title(content: str, *, toml: bool) -> str | None:
     return str(title).strip() or None
 
 
-_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
-_OWN_ID = re.compile(r"\{(?=[^{}]*\}\s*$)[^{}]*?#([^\s{}#]+)[^{}]*\}\s*$")
-
-
 def heading_anchors(blocks: Sequence[Block]) -> list[tuple[int, str]]:
-    """(index, anchor) of each first-level heading in ``blocks``, as a Markdown renderer names them.
-
-    GitHub's slug of the heading's text (lowercase, punctuation dropped, spaces to dashes), numbered
-    ``-1``, ``-2``... when repeated, or the heading's own ``{#id}``: the rule of the link checker
-    (index/graph.py, decision 772), which this layer may not import. Headings nested in a list item
-    or a quote are not first-level blocks and have no anchor here (the link goes to the page).
+    """(index, anchor) of each first-level heading in ``blocks``, as a Markdown renderer names them
+    (``markdown/anchors.py``, the link checker's rule): the heading's own ``{#id}``, else GitHub's
+    slug of its text, numbered when repeated. Headings nested in a list item or a quote are not
+    first-level blocks and have no anchor here (the link goes to the page).
     """
     out: list[tuple[int, str]] = []
-    seen: dict[str, int] = {}
+    slugger = Slugger()
     for i, block in enumerate(blocks):
         kind = block["type"]
         if not kind.startswith("heading_"):
             continue
         text = "".join(item["text"]["content"] for item in block[kind]["rich_text"])
-        own = _OWN_ID.search(text)
-        if own:
-            out.append((i, own.group(1).lower()))
-            continue
-        base = anchor = _SLUG_DROP.sub("", unicodedata.normalize("NFC", text).strip().lower()).replace(" ", "-")
-        while anchor in seen:
-            seen[base] += 1
-            anchor = f"{base}-{seen[base]}"
-        seen[anchor] = 0
-        out.append((i, anchor))
+        own = own_id(text)
+        out.append((i, own if own is not None else slugger.slug(text)))
     return out
 
 

@@ -1,10 +1,10 @@
-"""The element renderer: code wrapping, slugs, indentation; lists and code read back with poppler."""
+"""The element renderer: code wrapping, indentation; lists and code read back with poppler."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from local_vector_search_mcp.export.pdf.flowables import _dedent, _wrap, slugify
+from local_vector_search_mcp.export.pdf.flowables import _dedent, _wrap
 
 from . import poppler
 from .conftest import export
@@ -18,12 +18,6 @@ def test_code_lines_wrap_at_the_column_count_with_a_mark() -> None:
 def test_wide_characters_take_two_columns() -> None:
     lines = _wrap("中" * 8, 10, "> ")
     assert lines[0] == "中" * 5 and lines[1] == "> " + "中" * 3
-
-
-def test_slugs_follow_github() -> None:
-    assert slugify("Hello, World!") == "hello-world"
-    assert slugify("Using `Box<T>` to Point") == "using-boxt-to-point"
-    assert slugify("模板语法") == "模板语法"
 
 
 def test_indentation_counts_tabs_to_the_next_multiple_of_four() -> None:

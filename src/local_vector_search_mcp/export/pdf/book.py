@@ -30,12 +30,13 @@ from reportlab.platypus.tableofcontents import TableOfContents
 from ... import progress
 from ...errors import InvalidArgument, KbError, NotFound
 from ...markdown import Document, ElementKind, parse_document, parse_text
+from ...markdown.anchors import Slugger, slug
 from ...markdown.front_matter import is_toml
 from ...markdown.links import load_front_matter, obsidian_hidden, rewrite, separators
 from ...paths import PathGuard
 from ...sourcefile import read_source
 from .canvas import BookCanvas, PdfSink
-from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ctx, slugify, wikilink_href
+from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ctx, wikilink_href
 from .fonts import FontSet, font_set
 from .images import ImageStore
 from .inline import MD, wikilink_text
@@ -764,6 +765,7 @@ class _Book:
             if part.doc is not None:
                 headings = part.doc.headings
                 chapter.min_level = min((h.level or 1 for h in headings), default=1)
+                slugger = Slugger()
                 for j, heading in enumerate(headings):
                     key = f"c{i}h{j}"
                     chapter.heading_keys.append(key)
@@ -775,11 +777,8 @@ class _Book:
                         self.renderer.inline.targets.setdefault(custom.group(1).lower(), (plain, f"#{key}"))
                     if j == 0:
                         self.renderer.inline.titles.setdefault(f"#{chapter.key}", part.title or plain)
-                    slug = base = slugify(plain)
-                    n = 1
-                    while slug in chapter.slugs:
-                        slug, n = f"{base}-{n}", n + 1
-                    chapter.slugs[slug] = key
+                    # the link checker's anchor (markdown/anchors.py); an own id above keeps its name
+                    chapter.slugs.setdefault(slugger.slug(plain), key)
             self.chapters.setdefault(part.rel, chapter)
 
     def _link(self, chapter: Chapter, href: str) -> str | None:
@@ -801,7 +800,7 @@ class _Book:
                 return None  # a file outside the book: the link text stays, unlinked
             target = found
         fragment = unquote(split.fragment)
-        key = target.slugs.get(fragment) or target.slugs.get(slugify(fragment)) if fragment else None
+        key = target.slugs.get(fragment) or target.slugs.get(slug(fragment)) if fragment else None
         return f"#{key or target.key}"
 
     # -------------------------------------------------------------- layout

@@ -42,7 +42,7 @@ from .inline import FOOTNOTES, MD, InlineImage, InlineRenderer, html_image
 from .kinsoku import Paragraph
 from .styles import Sheet
 
-__all__ = ["BlockRenderer", "Heading", "Outline", "slugify"]
+__all__ = ["BlockRenderer", "Heading", "Outline"]
 
 _MARKER = re.compile(r"( *)([-+*]|(\d{1,9})([.)]))([ \t]+|$)")
 _TASK = re.compile(r"\[([ xX])\][ \t]+")
@@ -125,12 +125,6 @@ _CALLOUT_COLORS = {
     **{kind: "warning" for kind in ("attention", "question", "help", "faq")},
     **{kind: "caution" for kind in ("danger", "error", "failure", "fail", "missing", "bug")},
 }
-
-
-def slugify(title: str) -> str:
-    """GitHub-style heading slug: lower case, punctuation dropped, spaces to dashes."""
-    kept = [ch for ch in title.strip().lower() if ch in " -_" or unicodedata.category(ch)[0] in "LN"]
-    return "".join(kept).replace(" ", "-")
 
 
 @dataclass(frozen=True)
