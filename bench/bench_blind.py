@@ -3,10 +3,10 @@
 The shared sets (``../shared/eval``) have been looked at query by query for thirty sessions; a
 ranking rule that helps only them would show nowhere else. These sets were written blind: a
 helper read each corpus's Markdown and wrote the queries and their graded sections before anyone
-ran a search over it (sessions 31 to 38; undici and axios were added at the end of session 32,
+ran a search over it (sessions 31 to 39; undici and axios were added at the end of session 32,
 mand-mobile, hatch and pip in session 33, sard-uniapp in session 34, foundation-sites in session
-35, scientific-python in session 36, eslint-plugin-smarthr in session 38, each not yet looked at
-query by query when added). Each
+35, scientific-python in session 36, eslint-plugin-smarthr in session 38, dsfr in session 39, each
+not yet looked at query by query when added). Each
 corpus is a pinned release from a public package registry, fetched once into
 ``bench/.cache/blind`` and checked against its SHA-256:
 
@@ -53,7 +53,15 @@ corpus is a pinned release from a public package registry, fetched once into
   entries are Japanese under English ``Features`` / ``Bug Fixes`` and linked version headings;
   Japanese prose with identifiers inside unspaced runs (``a要素にhref属性を設定する``); 39 queries in
   Japanese. First run, section nDCG@10 lexical / hybrid / semantic / FTS5: 0.766 / 0.779 / 0.637 /
-  0.468.
+  0.468;
+* dsfr: @gouvfr/dsfr 1.15.3 (npm), the French government's design system, documented in French as
+  written (no English twins), every ``.md`` of the package, 393 files (decision 1190): five pages per
+  component (presentation, demo, design, code, accessibility: ``_part/doc/**/index.md``) whose
+  headings repeat from component to component (``Quand utiliser ce composant ?``, ``Variations``,
+  ``Installation du CSS``, ``Critères RGAA applicables``), the fundamentals (grid, spacing, colour,
+  typography, icons), page and form patterns, the analytics API, 102 generated ``dist/**/README.md``
+  usage stubs, a 7,000-line change log with one heading per pull request, the README, contributing
+  guide and legal terms; 40 queries in French.
 
 Queries (``bench/blind/<set>.jsonl``): ``{"id", "kind", "query", "rel": [[file, heading, grade]]}``,
 grade 2 answers, 1 helps; ``heading`` ``""`` is the text before a page's first heading. Scored at
@@ -208,6 +216,13 @@ SETS = {
         "eslint-plugin-smarthr",
         "6.4.0",
         "83fdc61a339005fcd256cc8bd4a047ae819f9931caa874de03a41d9e18ea1a2b",
+        (("package/", ""),),
+    ),
+    "dsfr": Source(
+        "npm",
+        "@gouvfr/dsfr",
+        "1.15.3",
+        "8392703b628ccc29b4048df9fe23fe43fd851c3d40722f1056cb5f674aad3be3",
         (("package/", ""),),
     ),
 }
