@@ -78,10 +78,16 @@ def test_a_share_by_rarity_weighs_each_word_by_its_idf():
 
 
 def _reference_coverage(words, text: str) -> float:
-    """Coverage as decision 220 defines it, without the shortcuts: the whole text lower-cased by
-    ``str.lower()``, the folded tokens compared whenever a word is missing."""
+    """Coverage as decisions 220 and 44fe198f's accent rule define it, without 1110's shortcuts: the
+    whole text lower-cased by ``str.lower()``, the folded tokens compared when a word is missing
+    and the text holds an accented character. (Not for every missing word: the folded tokens also
+    split ``_replica``, which the shipped rule never counts for ``replica`` in a text without
+    accents, so that reference failed whenever Hypothesis drew ``_`` before a word.)"""
     lowered, folded = text.lower(), " ".join(word_tokens(text))
-    held = [all(_holds(w, lowered) for w in term) or all(_holds(w, folded) for w in term) for term in words]
+    accented = _ACCENTED.search(text) is not None
+    held = [
+        all(_holds(w, lowered) for w in term) or (accented and all(_holds(w, folded) for w in term)) for term in words
+    ]
     return sum(held) / len(words)
 
 

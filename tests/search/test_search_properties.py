@@ -679,6 +679,10 @@ def test_a_word_absent_from_the_index_changes_nothing(lite: KbClient, chunks: li
     # nor between two words that stand together (their phrase is the proximity boost, decision 181)
     pairs = build_lexical_query(noisy).pairs
     assume(build_lexical_query(query).pairs == tuple(p for p in pairs if noise not in p.words))
+    # nor where it is the one word that is not a function word: a query of function words only keeps
+    # them all (`a が`: `a` and the particle), beside any other word they are dropped (decisions 1174, 1181)
+    leaves = build_lexical_query(noisy).leaves
+    assume(build_lexical_query(query).leaves == tuple(leaf for leaf in leaves if getattr(leaf, "text", None) != noise))
     # nor where it makes a short question long enough for coverage rescoring (decision 220)
     least = engine.QUESTION_MIN_WORDS
     assume((build_lexical_query(query).word_count >= least) == (build_lexical_query(noisy).word_count >= least))
