@@ -118,7 +118,23 @@ def quote(draw: st.DrawFn) -> str:
 
 raw_block = st.sampled_from(["<div>\nhtml text\n</div>", "---", "***", "[ref]: https://example.com", "<!-- note -->"])
 
-block = st.one_of(heading(), paragraph(), fence(), indented_code(), table(), list_block(), quote(), raw_block)
+# Footnote definitions CommonMark reads as reference definitions: each is a paragraph of the element
+# model (decision 1194), whose ordinal follows its section's other paragraphs; one may run on to a
+# title line, be followed at once by a paragraph or a table, or stand in a list item or a quote.
+footnote = st.sampled_from(
+    [
+        "[^1]: https://example.com/paper",
+        "[^n]: Smith2020\n[^m]: <page.md>",
+        '  [^a]: x.md\n"title"',
+        "[^2]: one\nnext words",
+        "[^3]: ![a](x.png)\n| a | b |\n|---|---|\n| 1 | 2 |",
+        "- [^4]: item.md",
+        "> [^5]: quoted",
+        "[^6]: two words",
+    ]
+)
+
+block = st.one_of(heading(), paragraph(), fence(), indented_code(), table(), list_block(), quote(), raw_block, footnote)
 
 
 @st.composite

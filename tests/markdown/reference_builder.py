@@ -34,14 +34,19 @@ from local_vector_search_mcp.markdown.model import Element
 
 __all__ = ["ParseResult", "build_elements", "historical_paragraph_ranges", "line_spans"]
 
-# Block structure only: spans never need the inline rules.
-_MD_CURRENT = MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
+# Block structure only: spans never need the inline rules. The current parse notes each reference
+# definition as a token (markdown-it's ``inline_definitions``): a top-level one whose label starts
+# with ``^`` is a footnote, a paragraph of the element model (decision 1194).
+_DEFINITIONS = {"inline_definitions": True}
+_MD_CURRENT = (
+    MarkdownIt("commonmark", _DEFINITIONS).enable("table").use(front_matter_plugin).disable(["inline", "text_join"])
+)
 _MD_HISTORICAL = MarkdownIt("commonmark").use(front_matter_plugin).disable(["inline", "text_join"])
 # Without the plugin: it also fires in a list item's nested parse of line 0 (`-    x--` then
 # `title: a` and `---` gave a front matter inside the item), which CommonMark never does. Front
 # matter can only open a document whose text starts with `---` (decision 62) or `+++` (1026).
 _FENCES = ("---", "+++")
-_MD_CURRENT_PLAIN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+_MD_CURRENT_PLAIN = MarkdownIt("commonmark", _DEFINITIONS).enable("table").disable(["inline", "text_join"])
 _MD_HISTORICAL_PLAIN = MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 _LIST_OPEN = ("bullet_list_open", "ordered_list_open")
@@ -170,6 +175,7 @@ class _Builder:
         self.heading_keys: list[str] = []
         # (section, l0, l1, published draft or None) of every counted paragraph.
         self.paragraphs: list[tuple[str, int, int, _Draft | None]] = []
+        self.footnotes: set[int] = set()  # positions in ``paragraphs`` of footnote definitions
         self._heading_path: str | None = None
 
     # -- line helpers -------------------------------------------------------
@@ -252,6 +258,11 @@ class _Builder:
             elif kind == "paragraph_open":
                 self.paragraph(tok, stack)
                 i = self.skip_to(tokens, i, "paragraph_close")
+            elif kind == "definition" and depth == 0 and str(tok.meta.get("label", "")).startswith("^"):
+                l0, l1 = self.map_of(tok)
+                l1 = self.trim(l0, l1)
+                self.footnotes.add(len(self.paragraphs))
+                self.paragraphs.append((self.section, l0, l1, self.add(ElementKind.PARAGRAPH, l0, l1)))
             elif kind in ("fence", "code_block"):
                 self.code(tok, depth)
             elif kind == "table_open":
@@ -356,10 +367,11 @@ class _Builder:
             seen[section] = seen.get(section, 0) + 1
             historical[(l0, l1)] = (section, seen[section])
         taken: dict[str, set[int]] = {}
-        for section, l0, l1, _ in self.paragraphs:
+        counted = [p for k, p in enumerate(self.paragraphs) if k not in self.footnotes]
+        for section, l0, l1, _ in counted:
             if historical.get((l0, l1), ("", 0))[0] == section and (l0, l1) in historical:
                 taken.setdefault(section, set()).add(historical[(l0, l1)][1])
-        for section, l0, l1, draft in self.paragraphs:
+        for section, l0, l1, draft in counted:
             known = historical.get((l0, l1))
             if known is not None and known[0] == section:
                 ordinal = known[1]
@@ -375,6 +387,15 @@ class _Builder:
         for section, ordinal in historical.values():
             if ordinal not in taken.get(section, set()):
                 self.reserved.add(f"{_prefix(section)}p{ordinal}")
+        # A footnote definition, which the historical parse reads as a reference definition, takes
+        # the lowest ordinal of its section that no other paragraph and no historical one holds.
+        for k in sorted(self.footnotes):
+            section, _, _, draft = self.paragraphs[k]
+            held = taken.setdefault(section, set()) | {n for s, n in historical.values() if s == section}
+            ordinal = next(n for n in range(1, len(held) + 2) if n not in held)
+            taken[section].add(ordinal)
+            assert draft is not None
+            draft.pointer = f"{_prefix(section)}p{ordinal}"
 
     # -- finishing ----------------------------------------------------------
 

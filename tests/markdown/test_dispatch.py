@@ -17,6 +17,7 @@ from shared_data import CORPORA
 
 from local_vector_search_mcp.markdown import dispatch, numbering, scan
 from local_vector_search_mcp.markdown.dispatch import line_tables
+from local_vector_search_mcp.markdown.footnotes import footnote_definitions
 from local_vector_search_mcp.markdown.front_matter import front_matter_plugin
 from local_vector_search_mcp.markdown.source import decode_markdown
 
@@ -31,9 +32,11 @@ def _lean(tokens: list[Token]) -> list[Token]:
     return [t for t in tokens if t.type not in dispatch.TABLE_STRUCTURE]
 
 
+# The element model's parsers make a top-level footnote definition a paragraph too (decision 1194):
+# their stock counterparts are given the same reference rule, the shortcuts are what is compared.
 PAIRS = [
-    (scan.PARSER_HEAD, _stock(MarkdownIt("commonmark").enable("table").use(front_matter_plugin))),
-    (scan.PARSER_REST, _stock(MarkdownIt("commonmark").enable("table"))),
+    (scan.PARSER_HEAD, _stock(footnote_definitions(MarkdownIt("commonmark").enable("table").use(front_matter_plugin)))),
+    (scan.PARSER_REST, _stock(footnote_definitions(MarkdownIt("commonmark").enable("table")))),
     (numbering._HISTORICAL_HEAD, _stock(MarkdownIt("commonmark").use(front_matter_plugin))),
     (numbering._HISTORICAL, _stock(MarkdownIt("commonmark"))),
 ]
@@ -76,6 +79,8 @@ _LINES = [
     "<!-- c -->",
     "<span>inline</span>",
     "[ref]: /url",
+    "[^1]: https://example.org",
+    '  [^note]: Smith2020 "t"',
     "[ref]:",
     "[not a ref",
     "    code",

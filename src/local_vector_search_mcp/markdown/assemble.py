@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .kinds import ElementKind
 from .numbering import LineRange, paragraph_pointers, section_prefix
 from .pointers import FRONT_MATTER
-from .scan import OP_CODE, OP_HEADING, OP_ITEM, OP_PARAGRAPH, OP_QUOTE, OP_TABLE, BlockRecord
+from .scan import OP_CODE, OP_HEADING, OP_ITEM, OP_PARAGRAPH, OP_QUOTE, OP_TABLE, PARAGRAPH_FOOTNOTE, BlockRecord
 from .source import LineIndex
 
 __all__ = ["Assembler", "Draft", "SectionState"]
@@ -112,6 +112,7 @@ class Assembler:
         self.reserved: set[str] = set()
         # (section, first line, end line, element or None if hidden) of every counted paragraph.
         self.paragraphs: list[tuple[str, int, int, Draft | None]] = []
+        self.footnotes: list[int] = []  # positions in ``paragraphs`` of footnote definitions (decision 1194)
         self.heading_lines: list[int] = []
         self.heading_keys: list[str] = []
         self.first_elements: list[int] = []  # per block: index of its first draft
@@ -162,6 +163,8 @@ class Assembler:
             if code == OP_PARAGRAPH:
                 end = end_rel + block_first
                 draft = self._new(ElementKind.PARAGRAPH, starts[first], ends[end - 1], "") if arg else None
+                if arg == PARAGRAPH_FOOTNOTE:
+                    self.footnotes.append(len(self.paragraphs))
                 self.paragraphs.append((self.section, first, end, draft))
             elif code == OP_ITEM:
                 items.append(self._add_item(first, end_rel, block_first, items[arg] if arg >= 0 else None))
@@ -210,7 +213,10 @@ class Assembler:
     def assign_paragraphs(self, history: Iterable[LineRange] | None) -> None:
         """§4.6 ordinals for the paragraphs of this run (``history``: its historical ranges)."""
         pointers, reserved = paragraph_pointers(
-            [(section, first, end) for section, first, end, _ in self.paragraphs], history, self._section_at
+            [(section, first, end) for section, first, end, _ in self.paragraphs],
+            history,
+            self._section_at,
+            self.footnotes,
         )
         self.reserved |= reserved
         for (_, _, _, draft), pointer in zip(self.paragraphs, pointers, strict=True):

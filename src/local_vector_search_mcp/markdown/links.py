@@ -40,6 +40,7 @@ from markdown_it.rules_inline.image import image as _image_rule
 from markdown_it.rules_inline.link import link as _link_rule
 from markdown_it.token import Token
 
+from .footnotes import FOOTNOTE
 from .front_matter import front_matter_plugin, is_toml, load_toml
 from .html_references import HtmlReference, HtmlRun, html_references, may_hold_reference
 from .kinds import ElementKind
@@ -133,6 +134,10 @@ def link_source(tokens: Sequence[Token], env: dict[str, Any]) -> LinkSource:
     maybe = (_MAYBE_WITH_REFERENCES if references else _MAYBE_INLINE).search
     for token in tokens:
         if token.type == "inline":
+            if token.info == FOOTNOTE:
+                # a footnote definition's paragraph (decision 1194): its lines are the definition the
+                # references hold, whose body is read as before (decision 1157), not a run of text
+                continue
             content = token.content
             # the pattern cannot match without one of these substrings, and ``in`` finds them
             # at C speed where the pattern tries every position (decision 271)
@@ -521,10 +526,12 @@ def extract_links(doc: Document, *, spans: bool = True) -> DocumentLinks:
     env = {"references": source.references}
     definitions = _Definitions(text, doc, source.references)
     # a footnote whose body CommonMark took for a definition's destination holds links (1157)
-    notes = _footnote_links(text, doc, definitions, env) if any(_is_footnote(k) for k in source.references) else {}
+    starts = [e.start for e in doc.elements]
+    notes = (
+        _footnote_links(text, doc, definitions, env, starts) if any(_is_footnote(k) for k in source.references) else {}
+    )
     definitions.bodies = frozenset(notes)
     cursors: dict[int, int] = {}  # per table row: where the last placed cell ended
-    starts = [e.start for e in doc.elements]
     links: list[Link] = []
     tags: list[str] = []
     aliases: list[str] = []
@@ -826,14 +833,18 @@ class _Placed(_Run):
         return self.offset + at
 
 
-def _footnote_links(text: str, doc: Document, definitions: _Definitions, env: dict[str, Any]) -> dict[str, list[Link]]:
+def _footnote_links(
+    text: str, doc: Document, definitions: _Definitions, env: dict[str, Any], starts: list[int]
+) -> dict[str, list[Link]]:
     """The links in the body of each footnote that CommonMark read as a reference definition, by
     label (decision 1157): ``[^1]: ![chart](a.png)``, ``[^2]: [page](page.md)``, ``[^3]: [[Note]]``
     and ``[^4]: <page.md>`` hold one token, which the block parse took for the destination (a
     body with a blank in it is a paragraph, whose links are read already). The body is that
-    destination as written (an angle-bracketed one with its brackets), read as inline Markdown; a
-    definition belongs to no element, so its links have no pointer, as an HTML block's. A body
-    holding no link (``[^5]: page.md``) is left to be read as before: ``[^5]`` a reference link."""
+    destination as written (an angle-bracketed one with its brackets), read as inline Markdown. A
+    definition at the top level is a paragraph of its own (decision 1194), whose pointer its links
+    have; one in a list item or a quote belongs to no element, so its links have no pointer, as an
+    HTML block's. A body holding no link (``[^5]: page.md``) is left to be read as before: ``[^5]``
+    a reference link."""
     found: dict[str, list[Link]] = {}
     for label in definitions.references:
         if not _is_footnote(label):
@@ -848,7 +859,9 @@ def _footnote_links(text: str, doc: Document, definitions: _Definitions, env: di
             continue  # `[^1]: https://example.org` or a word: no link
         children: list[Token] = []
         _MD_INLINE.inline.parse(body, _MD_INLINE, env, children)
-        if held := list(_inline_links(children, _Placed(text, doc, start, body), definitions, None)):
+        holder = _element_at(doc, starts, start)
+        pointer = holder.anchor if holder is not None and holder.kind is ElementKind.PARAGRAPH else None
+        if held := list(_inline_links(children, _Placed(text, doc, start, body), definitions, pointer)):
             found[label] = held
     return found
 

@@ -4,20 +4,33 @@
 ordinals are those a parse *without* the table extension gives, wherever a
 paragraph's line range is the same in both parses: pointers written before
 tables were recognised keep working. Only the chunks that hold a table are
-re-parsed without it. A chunk is a run of top-level blocks; chunks are cut
-where a block starts after a blank line, where block structure cannot depend
-on earlier lines (:func:`is_chunk_cut`).
+re-parsed without it. The historical parse also reads a footnote definition
+(``[^1]: x``) as the reference definition it was before it became a paragraph
+(``footnotes.py``): such a paragraph takes an ordinal after all others. A
+chunk is a run of top-level blocks; chunks are cut where a block starts after
+a blank line, where block structure cannot depend on earlier lines
+(:func:`is_chunk_cut`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from markdown_it import MarkdownIt
 
 from .front_matter import front_matter_plugin
-from .scan import CONTAINER_CLOSE, CONTINUABLE, LIST_OPEN, OP_PARAGRAPH, BlockRecord, block_only, is_blank, trimmed_end
+from .scan import (
+    CONTAINER_CLOSE,
+    CONTINUABLE,
+    LIST_OPEN,
+    OP_PARAGRAPH,
+    PARAGRAPH_FOOTNOTE,
+    BlockRecord,
+    block_only,
+    is_blank,
+    trimmed_end,
+)
 from .source import LineIndex
 
 __all__ = ["LineRange", "historical_ranges", "is_chunk_cut", "paragraph_pointers", "section_prefix"]
@@ -41,6 +54,7 @@ def paragraph_pointers(
     paragraphs: Sequence[tuple[str, int, int]],
     history: Iterable[LineRange] | None,
     section_at: Callable[[int], str],
+    footnotes: Collection[int] = (),
 ) -> tuple[list[str], set[str]]:
     """The ``pN`` pointer of every counted ``(section, first, end)`` paragraph, in
     order, and the pointers only the historical parse knows (reserved, §4.6).
@@ -48,9 +62,20 @@ def paragraph_pointers(
     Without ``history`` the ordinals simply count the paragraphs per section. With
     it, a paragraph keeps the ordinal of its line range in the historical parse;
     any other takes the lowest ordinal still free in its section.
+
+    ``footnotes`` (positions in ``paragraphs``) are the paragraphs of footnote definitions, which
+    the historical parse reads as reference definitions (decision 1194): they are left out of the
+    rules above, so every other paragraph keeps the ordinal it had before they were elements, and
+    then each takes, in order, the lowest ordinal of its section that neither another paragraph
+    nor the historical parse holds (never a reserved one).
     """
     current: dict[str, list[tuple[int, LineRange]]] = {}
+    notes: dict[str, list[int]] = {}
+    note_positions = set(footnotes)
     for position, (section, first, end) in enumerate(paragraphs):
+        if note_positions and position in note_positions:
+            notes.setdefault(section, []).append(position)
+            continue
         current.setdefault(section, []).append((position, (first, end)))
     historical: dict[str, dict[LineRange, int]] = {}
     if history is None:
@@ -62,7 +87,7 @@ def paragraph_pointers(
             table[(first, end)] = len(table) + 1
     pointers = [""] * len(paragraphs)
     reserved: set[str] = set()
-    for section in current.keys() | historical.keys():
+    for section in current.keys() | historical.keys() | notes.keys():
         known = historical.get(section, {})
         occurrences = current.get(section, [])
         ordinals: list[int | None] = [known.get(line_range) for _, line_range in occurrences]
@@ -78,6 +103,14 @@ def paragraph_pointers(
         for (position, _), ordinal in zip(occurrences, ordinals, strict=True):
             pointers[position] = f"{prefix}p{ordinal}"
         reserved.update(f"{prefix}p{ordinal}" for ordinal in known.values() if ordinal not in used)
+        if section in notes:
+            held = used | set(known.values())
+            lowest_free = 1
+            for position in notes[section]:
+                while lowest_free in held:
+                    lowest_free += 1
+                pointers[position] = f"{prefix}p{lowest_free}"
+                held.add(lowest_free)
     return pointers, reserved
 
 
@@ -193,11 +226,12 @@ class _Chunks:
 def _current_paragraphs(
     first_lines: list[int], records: list[BlockRecord], blocks: range, out: list[LineRange]
 ) -> None:
-    """The current parse's paragraph ranges of ``blocks`` (a part without tables), onto ``out``."""
+    """The current parse's paragraph ranges of ``blocks`` (a part without tables), onto ``out``:
+    a footnote definition's paragraph is none of the historical parse's (decision 1194)."""
     for block in blocks:
         base = first_lines[block]
         for op in records[block].ops:
-            if op[0] == OP_PARAGRAPH:
+            if op[0] == OP_PARAGRAPH and op[3] != PARAGRAPH_FOOTNOTE:
                 out.append((op[1] + base, op[2] + base))
 
 

@@ -19,6 +19,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .dispatch import dispatch_by_first_char, fast_line_tables, fast_normalize, lean_tables, one_pass_paragraphs
+from .footnotes import FOOTNOTE, footnote_definitions
 from .front_matter import front_matter_plugin
 from .source import LineIndex
 
@@ -34,6 +35,7 @@ __all__ = [
     "OP_PARAGRAPH",
     "OP_QUOTE",
     "OP_TABLE",
+    "PARAGRAPH_FOOTNOTE",
     "PARSER_HEAD",
     "PARSER_REST",
     "BlockOp",
@@ -105,11 +107,13 @@ def _quiet_rules(md: MarkdownIt) -> None:
 MAX_NESTING = 100
 
 
-def block_only(md: MarkdownIt) -> MarkdownIt:
+def block_only(md: MarkdownIt, *, footnotes: bool = False) -> MarkdownIt:
     # Spans and hashes need block structure only; the inline rules would double the cost.
     md.options["maxNesting"] = MAX_NESTING
     md.disable(["inline", "text_join"])
     _quiet_rules(md)
+    if footnotes:  # the element model's parsers; the historical ones read definitions as before
+        footnote_definitions(md)
     lean_tables(md)
     one_pass_paragraphs(md)
     fast_normalize(md)
@@ -119,8 +123,8 @@ def block_only(md: MarkdownIt) -> MarkdownIt:
 
 # Front matter is only recognised at the very start of a document, so a region
 # re-parsed from a later line uses the parser without the plugin.
-PARSER_HEAD = block_only(MarkdownIt("commonmark").enable("table").use(front_matter_plugin))
-PARSER_REST = block_only(MarkdownIt("commonmark").enable("table"))
+PARSER_HEAD = block_only(MarkdownIt("commonmark").enable("table").use(front_matter_plugin), footnotes=True)
+PARSER_REST = block_only(MarkdownIt("commonmark").enable("table"), footnotes=True)
 
 LIST_OPEN = frozenset({"bullet_list_open", "ordered_list_open"})
 _LIST_CLOSE = frozenset({"bullet_list_close", "ordered_list_close"})
@@ -134,7 +138,10 @@ NO_RESTART = CONTINUABLE | {"front_matter"}
 # ``[first, end)`` are lines relative to the block's first line (``end`` trimmed of
 # trailing blank lines) and the meaning of ``arg`` depends on the code:
 OP_HEADING = 0  # arg: heading level; title: the heading's title
-OP_PARAGRAPH = 1  # arg: 1 for a top-level paragraph (an element), 0 for a hidden one
+OP_PARAGRAPH = 1  # arg: 1 for a top-level paragraph (an element), 0 for a hidden one, 2 for a footnote's
+# ``arg`` of the paragraph a top-level footnote definition is (``footnotes.py``): an element whose
+# ordinal comes after those of the section's other paragraphs (``numbering.paragraph_pointers``).
+PARAGRAPH_FOOTNOTE = 2
 OP_CODE = 2  # arg: 1 for a top-level code block (an element), 0 for a hidden one
 OP_TABLE = 3
 OP_QUOTE = 4
@@ -239,7 +246,8 @@ def scan_blocks(tokens: Sequence[Token], text: str, lines: LineIndex, base: int)
             parent = frames[-1] if frames else None
             # §4.5 quirk: a paragraph that fills its quote exactly takes no ordinal.
             if not (parent is not None and parent[0] == "quote" and parent[1] == first and parent[2] == end):
-                ops.append((OP_PARAGRAPH, first - block_first, end - block_first, 0 if frames else 1, ""))
+                arg = 0 if frames else PARAGRAPH_FOOTNOTE if token.info == FOOTNOTE else 1
+                ops.append((OP_PARAGRAPH, first - block_first, end - block_first, arg, ""))
             token_index = _skip_to(tokens, token_index, "paragraph_close")
         elif token_type == "fence" or token_type == "code_block":
             first, end = absolute(token)
