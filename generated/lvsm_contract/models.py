@@ -2486,7 +2486,7 @@ class KbStatusResult(BaseModel):
     schema_version: Annotated[str, Field(alias='schemaVersion')]
     chunker_version: Annotated[str, Field(alias='chunkerVersion')]
     """
-    The contract's chunk format: `6`. Our revision of the chunker (decisions 781, 1025: v6's chunks, plus chunks for a document of headings alone and the visible text of HTML blocks) is kept in the index manifest (decision 630).
+    The contract's chunk format: `6`. Our revision of the chunker (decisions 781, 1025, 1195: v6's chunks, plus chunks for a document of headings alone, the visible text of HTML blocks and the text of footnote definitions CommonMark reads as reference definitions) is kept in the index manifest (decision 630).
     """
     embedding_text_builder_version: Annotated[
         str, Field(alias='embeddingTextBuilderVersion')

@@ -829,6 +829,61 @@ def test_a_v7_index_gains_the_text_of_html_blocks_in_place_keeping_every_other_v
         svc.shutdown()
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_v8_index_gains_the_text_of_one_token_footnotes_in_place_keeping_every_other_vector(
+    kb, request, monkeypatch, backend
+):
+    """Decision 1194: chunker v9 indexes a footnote definition CommonMark reads as a reference
+    definition (``[^1]: Smith2020``) as the paragraph it now is. An index v8 wrote is served as it is,
+    and its next reindex re-reads only the files with a line opening with ``[^``, embeds only the
+    chunks whose text changed, and records v9 once it has."""
+    from markdown_it import MarkdownIt
+
+    from local_vector_search_mcp.markdown import incremental, scan
+    from local_vector_search_mcp.markdown.document import clear_cache
+    from local_vector_search_mcp.markdown.front_matter import front_matter_plugin
+
+    (kb / "paper.md").write_text("# Paper\n\nA claim.[^1]\n\n[^1]: Smith2020quokka\n[^2]: [cited](c.md)\n", "utf-8")
+    (kb / "quoted.md").write_text("# Quoted\n\n> [^2]: held by the quote\n", "utf-8")  # not read again
+    (kb / "ref.md").write_text("# Ref\n\nA [ref].\n\n[ref]: https://example.org/quokka\n", "utf-8")
+    storage = {}
+    if backend == "postgresql":
+        pg = request.getfixturevalue("pg_server")
+        storage = {"storage__backend": "postgresql", "storage__url": pg.url, "storage__schema": pg.fresh_schema()}
+    embedder = HashEmbedder()
+    older = service(kb, "local", embedder=embedder, **storage)
+    with monkeypatch.context() as patch:  # what v8 indexed: a footnote definition is no paragraph
+        v8 = scan.block_only(MarkdownIt("commonmark").enable("table").use(front_matter_plugin))
+        patch.setattr(incremental, "PARSER_HEAD", v8)
+        clear_cache()
+        older.reindex()
+    clear_cache()
+    older.store.write_manifest({**older.store.read_manifest(), "chunker_version": "8"})
+    older.shutdown()
+    embedded = embedder.calls
+    svc = service(kb, "local", embedder=embedder, **storage)
+
+    def cited() -> list[str | None]:  # the pointer of the link the footnote's body holds (decision 1157)
+        return [ln.anchor and ln.anchor.split("~")[0] for ln in svc.store.links() if ln.destination == "c.md"]
+
+    try:
+        assert svc.status_fields()["compatibility"] == {"isCompatible": True, "problems": []}
+        assert svc.search(query="Smith2020quokka", mode="lexical")["results"] == []
+        assert cited() == [None]
+        assert svc.indexer.upgrade_pending()
+        files = len(list(kb.rglob("*.md")))
+        result = svc.reindex()
+        assert (result["indexedFiles"], result["skippedFiles"]) == (1, files - 1)  # paper.md alone
+        assert embedder.calls == embedded + 1  # its one chunk
+        hits = svc.search(query="Smith2020quokka", mode="lexical")["results"]
+        assert [(h["path"], h["pointer"].split("~")[0]) for h in hits] == [("paper.md", "1.p1")]
+        assert cited() == ["1.p3"]
+        assert svc.store.read_manifest()["chunker_version"] == CHUNKER_VERSION
+        assert not svc.indexer.upgrade_pending() and svc.reindex()["indexedFiles"] == 0
+    finally:
+        svc.shutdown()
+
+
 def _engine_client(root: Path, tmp_path: Path, request: pytest.FixtureRequest, backend: str) -> KbClient:
     """A client of ``root`` on SQLite in ``tmp_path`` or on a fresh schema of the test PostgreSQL server."""
     if backend == "sqlite":

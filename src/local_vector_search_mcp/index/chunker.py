@@ -1,4 +1,4 @@
-"""Chunker v8 and the embedding text builder v1 (contract §8.1).
+"""Chunker v9 and the embedding text builder v1 (contract §8.1).
 
 * Indexable elements: every element but headings (heading text reaches the
   index through ``headingPath``); front matter only with
@@ -12,6 +12,10 @@
   it is no element; a chunk of such text alone points to its section's heading (at
   the document's root: the next element, else the one before) (decision 1025). A
   document without such a block is chunked as v7 chunked it, byte for byte.
+* v9: the element model makes a top-level footnote definition that CommonMark
+  reads as a reference definition (``[^1]: https://example.org/paper``) a
+  paragraph (``markdown/footnotes.py``, decision 1194), so its text is a piece
+  as any paragraph's. A document without one is chunked as v8 chunked it.
 * Greedy grouping in source order; a new chunk starts when the containing
   section changes (document root and every heading section are separate), when
   one more piece would exceed ``maxElements``, or when the UTF-8 size of the
@@ -43,11 +47,12 @@ __all__ = [
     "embedding_text_hash",
 ]
 
-CHUNKER_VERSION = "8"
+CHUNKER_VERSION = "9"
 # What kb_status reports as ``chunkerVersion``: the contract's chunk format, v6 (notes §2.1, §8.1).
-# Our revisions 7 and 8 (decisions 781, 1025) make v6's chunks byte for byte for every document
-# without a top-level HTML block showing text, and add chunks only to documents v6 leaves without
-# any; the index manifest keeps the revision, for its in-place upgrade (630).
+# Our revisions 7, 8 and 9 (decisions 781, 1025, 1194) make v6's chunks byte for byte for every
+# document without a top-level HTML block showing text or a top-level footnote definition of one
+# token, and add chunks only to documents v6 leaves without any; the index manifest keeps the
+# revision, for its in-place upgrade (630).
 CONTRACT_CHUNKER_VERSION = "6"
 EMBEDDING_TEXT_BUILDER_VERSION = "1"
 

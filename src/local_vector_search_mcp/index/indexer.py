@@ -398,8 +398,9 @@ class Indexer:
             meant[LINK_GRAPH_KEY] = {path for path in files if path in states and new_links(self.root / path)}
             rechunk |= meant[LINK_GRAPH_KEY]
         if "chunker_version" in upgraded:
+            new_pieces = _new_pieces(stored["chunker_version"])
             meant["chunker_version"] |= {
-                path for path in files if path in states and _holds(self.root / path, _HTML_BLOCK)
+                path for path in files if path in states and _holds(self.root / path, new_pieces)
             }
             rechunk |= meant["chunker_version"]
         refused: set[str] = set()  # the files this pass could not read
@@ -975,6 +976,19 @@ def _new_links(stored: str | None) -> Callable[[Path], bool]:
 # declaration at most three spaces in, a byte order mark before the first); a line opening with an
 # autolink or inline HTML matches too, and its file is re-read for nothing (every vector is kept)
 _HTML_BLOCK = re.compile(rb"(?:^|[\r\n])(?:\xef\xbb\xbf)? {0,3}<[A-Za-z!?/]")
+
+
+# what chunker v9 reads that v8 did not: a line that may open a footnote definition at the top level
+# (``[^``, as ``markdown.footnotes`` takes it, after at most three spaces; decision 1194)
+_FOOTNOTE_DEFINITION = rb"(?:^|[\r\n])(?:\xef\xbb\xbf)? {0,3}\[\^"
+# the pieces each chunker version added to a document v6 chunked, by the line that may hold them
+_NEW_PIECES = ((8, _HTML_BLOCK.pattern), (9, _FOOTNOTE_DEFINITION))
+
+
+def _new_pieces(stored: str) -> re.Pattern[bytes]:
+    """What a file's bytes may hold for the chunker versions after ``stored`` to chunk it otherwise."""
+    after = int(stored) if stored.isdigit() else 6
+    return re.compile(b"|".join(pattern for version, pattern in _NEW_PIECES if version > after))
 
 
 def _holds(path: Path, pattern: re.Pattern[bytes]) -> bool:

@@ -182,10 +182,11 @@ def _newer(key: str, stored: str, current: str) -> str:
 
 # Versions a stored index is brought to in place, by the next reindex (its start-up catch-up):
 # chunker v7 only adds chunks to documents that had none of their own (decision 781), v8 the
-# visible text of HTML blocks to the chunks of the documents holding one (decision 1025); that pass
-# re-reads those (``IndexStore.documents_without_own_chunks``, the files whose bytes may hold an HTML
-# block), keeps the vector of every chunk whose text did not change, and writes the version once it
-# has. Every other row is v6's.
+# visible text of HTML blocks to the chunks of the documents holding one (decision 1025), v9 the
+# text of one-token footnote definitions to those holding one (decision 1194); that pass re-reads
+# those (``IndexStore.documents_without_own_chunks``, the files whose bytes may hold an HTML block
+# or a footnote definition, each as its stored version lacks), keeps the vector of every chunk whose
+# text did not change, and writes the version once it has. Every other row is v6's.
 # An index from before link graph v2 (no key) lacks the links of HTML ``<img>`` tags, one before v3
 # its relative autolinks, one before v4 its TOML front matter, one before v5 its HTML ``<a href>``,
 # one before v6 its ``srcset`` candidates and footnote links: that pass re-reads the documents that
@@ -198,6 +199,7 @@ def _newer(key: str, stored: str, current: str) -> str:
 UPGRADED_IN_PLACE: set[tuple[str, str | None, str]] = {
     ("chunker_version", "6", CHUNKER_VERSION),
     ("chunker_version", "7", CHUNKER_VERSION),
+    ("chunker_version", "8", CHUNKER_VERSION),
     (LINK_GRAPH_KEY, None, LINK_GRAPH_VERSION),
     (LINK_GRAPH_KEY, "2", LINK_GRAPH_VERSION),
     (LINK_GRAPH_KEY, "3", LINK_GRAPH_VERSION),
