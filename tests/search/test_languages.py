@@ -22,8 +22,9 @@ from kb_fakes import BEFORE_FOLDS, HashEmbedder, KbClient, make_workspace, reind
 from pg_server import PgServer
 
 from local_vector_search_mcp.index import cjk
+from local_vector_search_mcp.index import stem as stemming
 from local_vector_search_mcp.index.cjk import bigrams, cjk_index_text, fold, index_tokens, word_spans, word_tokens
-from local_vector_search_mcp.index.manifest import CHANGED_LETTERS, LEXICAL_TOKENIZER, index_problems
+from local_vector_search_mcp.index.manifest import CHANGED_LETTERS, LEXICAL_TOKENIZER, RESTEMMED_BYTES, index_problems
 from local_vector_search_mcp.index.query import CjkRun, Term
 from local_vector_search_mcp.index.stem import is_stemmable, query_stems, stem, stem_index_text, text_language
 from local_vector_search_mcp.search.fusion import is_prose
@@ -234,6 +235,82 @@ def test_an_inflected_word_of_a_german_or_spanish_question_finds_its_page(lite: 
         assert _paths(client, "¿Cómo instalo el servidor?", 1) == ["es/instalacion.md"]
 
 
+# Words written with accents (decision 1192) ----------------------------------------------------------
+
+ACCENT_PAGES = {
+    "fenetre.md": "# Fenêtre\n\nLa fenêtre est fermée par défaut. Elle est utilisée dans les formulaires pour cette"
+    " étape qui est désactivée.\n",
+    "bouton.md": "# Bouton\n\nCe bouton ferme le panneau quand on clique dessus, et les options sont utilisables"
+    " dans la barre.\n",
+    "schluessel.md": "# Zugang\n\nDer Schlüssel ist nicht mit den Einstellungen verbunden und wird von der Anwendung"
+    " geprüft.\n",
+    "cafe.md": "# Menu\n\nThe café serves a naïve résumé of the day.\n",
+}
+
+
+def test_a_word_written_with_accents_has_its_stems_as_written_and_folded() -> None:
+    """Each accented word has a stem (stems-3 gave none where its language's stem of the folded
+    word equalled the English one), and the French and Portuguese stems are of the word as
+    written (their suffixes carry accents), folded as the index folds its tokens."""
+    fr = stem_index_text("La fenêtre est fermée par défaut, elle est utilisée dans les formulaires.").split()
+    assert {"fenetr", "ferm", "defaut", "utilis"} <= set(fr), fr
+    de = stem_index_text("Der Schlüssel ist nicht mit den Einstellungen verbunden und wird geprüft.").split()
+    assert {"schlussel", "gepruft"} <= set(de), de
+    assert {"cafe", "naiv", "resum"} <= set(stem_index_text("The café serves a naïve résumé.").split())
+    assert query_stems("fermees", "fr", "fermées") == ["ferme", "ferm"]
+    assert query_stems("desactivee", "fr", "Désactivée")[-1] == query_stems("desactiver", "fr", "désactiver")[-1]
+    assert query_stems("configuracao", "pt", "configuração") == ["configuracao", "configur"]
+    assert query_stems("schlusseln", "de", "Schlüsseln?") == ["schlusseln", "schlussel"]
+    assert query_stems("fermees", "fr") == ["ferme"]  # no word as written: the folded token's stems
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_accented_word_meets_its_other_forms(tmp_path: Path, pg_server: PgServer, backend: str) -> None:
+    """Decision 1191's reproduction: the page writing fermée, utilisée, désactivée is found by the
+    verb and by another inflection; German Schlüsseln meets Schlüssel; résumés meets résumé."""
+    client = _pages_client(tmp_path, ACCENT_PAGES, backend, pg_server)
+    try:
+        client.reindex()
+        for query in ("comment la fermer", "comment les utiliser", "comment la désactiver", "elles sont fermées"):
+            assert "fenetre.md" in _paths(client, query, 5), query
+        assert _paths(client, "Wo sind die Schlüsseln?", 5) == ["schluessel.md"]
+        assert _paths(client, "résumés", 5) == ["cafe.md"]
+    finally:
+        client.store.close()
+
+
+STEMS_3 = "unicode61+cjk-bigram-4+stems-3+folds-4"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_index_of_stems_3_restems_the_pages_holding_accented_letters(
+    tmp_path: Path, pg_server: PgServer, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """Served as it is until the next reindex, which re-reads only the pages holding a letter
+    with an accent (not bouton.md, plain ASCII) and records the current name."""
+    client = _pages_client(tmp_path, ACCENT_PAGES, backend, pg_server)
+    try:
+        with monkeypatch.context() as patch:  # what stems-3 wrote: nothing English for an accented word
+            patch.setattr(stemming, "_index_stem", stemming._stem_word)
+            patch.setattr(stemming, "_INDEX_CACHE", {})
+            patch.setattr(
+                stemming,
+                "language_stem",
+                lambda word, language: str(stemming._STEMMERS[language].stemWord(stemming._folded(word))),
+            )
+            client.reindex()
+        client.store.write_manifest({**client.store.read_manifest(), "lexical_tokenizer": STEMS_3})
+        assert index_problems(client.config, None, client.store) == []
+        assert "fenetre.md" not in _paths(client, "elles sont fermées", 10)  # the old stems, served
+        assert client.reindex()["indexedFiles"] == 3
+        assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
+        assert "fenetre.md" in _paths(client, "elles sont fermées", 10)
+        assert _paths(client, "résumés", 5) == ["cafe.md"]
+        assert client.reindex()["indexedFiles"] == 0
+    finally:
+        client.store.close()
+
+
 # Thai, Lao, Myanmar, Khmer as bigrams of their letters (decision 519) --------------------------------
 
 
@@ -378,7 +455,8 @@ def test_an_old_index_records_the_current_name_at_its_next_reindex(
             assert client.indexer.reconcile(path) == "indexed"
         assert index_problems(client.config, None, client.store) == []
         assert _paths(client, "шаблоны", 1) == ["ru/shablony.md"]
-        assert client.reindex()["indexedFiles"] == len(list((root / "ru").glob("*.md")))
+        # and the German pages, for their accented words (decision 1192)
+        assert client.reindex()["indexedFiles"] == len(list(root.rglob("*.md")))
         assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
         assert client.reindex()["indexedFiles"] == 0
     finally:
@@ -386,9 +464,13 @@ def test_an_old_index_records_the_current_name_at_its_next_reindex(
 
 
 def _holding(root: Path, tokenizer: str) -> int:
-    """How many files under ``root`` hold a letter ``tokenizer`` indexed otherwise."""
-    letters = re.compile(f"[{CHANGED_LETTERS[tokenizer]}]")
-    return sum(bool(letters.search(path.read_text("utf-8"))) for path in root.rglob("*.md"))
+    """How many files under ``root`` hold a letter ``tokenizer`` indexed otherwise, or a Latin
+    letter with an accent, which every earlier tokenizer stemmed otherwise (decision 1192)."""
+    letters = re.compile(f"[{CHANGED_LETTERS[tokenizer]}]" if CHANGED_LETTERS[tokenizer] else "(?!)")
+    return sum(
+        bool(letters.search(path.read_text("utf-8")) or RESTEMMED_BYTES.search(path.read_bytes()))
+        for path in root.rglob("*.md")
+    )
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -402,7 +484,7 @@ def _holding(root: Path, tokenizer: str) -> int:
         (HANGUL_AND_RUSSIAN, "ko", False),
         (HANGUL_AND_RUSSIAN, "ru", False),
         (SEA_SCRIPTS, "th", False),
-        (SEA_SCRIPTS, "de", False),
+        (SEA_SCRIPTS, "de", True),  # its accented words (decision 1192)
         (BEFORE_H60, "hi", True),
         (SEA_SCRIPTS, "el", True),
         (OTHER_LANGUAGE_STEMS, "hi", True),
@@ -411,6 +493,8 @@ def _holding(root: Path, tokenizer: str) -> int:
         (OTHER_LANGUAGE_STEMS, "zh", True),
         (OTHER_LANGUAGE_STEMS, "th", False),
         (OTHER_LANGUAGE_STEMS, "ja", False),
+        ("unicode61+cjk-bigram-4+stems-3+folds-4", "fr", True),
+        ("unicode61+cjk-bigram-4+stems-3+folds-4", "ru", False),
     ],
 )
 def test_an_old_index_holding_a_changed_script_is_upgraded_in_place(
@@ -461,7 +545,8 @@ def test_an_old_index_is_brought_up_to_date_without_computing_a_vector(
         assert "el/search.md" not in _paths(client, "αναζητηση", 10)  # the old tokens, until the reindex
         assert _paths(client, "Sicherung erstellen", 1) == ["de/sicherung.md"]
         result = client.reindex()
-        assert (result["indexedFiles"], result["skippedFiles"]) == (3, 8)  # el/search.md, hi/*.md
+        # el/search.md, hi/*.md, and de/*.md for their accented words (decision 1192)
+        assert (result["indexedFiles"], result["skippedFiles"]) == (11, 0)
         assert embedder.calls == embedded
         assert client.store.pending_vector_count() == 0
         assert client.store.read_manifest()["lexical_tokenizer"] == LEXICAL_TOKENIZER
@@ -601,7 +686,7 @@ def test_an_index_of_folds_1_relexes_the_pages_holding_a_two_part_sign_typed_as_
     """``CHANGED_LETTERS`` of folds-1 names a letter of every such text, as written and as folds-1
     indexed it (its stand-in: SQLite matches the vocabulary, PostgreSQL the text)."""
     letters = re.compile(f"[{CHANGED_LETTERS['unicode61+cjk-bigram-3+stems-3+folds-1']}]")
-    assert LEXICAL_TOKENIZER.endswith("+stems-3+folds-4")
+    assert LEXICAL_TOKENIZER.endswith("+folds-4")
     for parts in cjk.SIGNS:
         assert letters.search(parts), parts
         old = parts.translate(cjk.FOLDS)  # what folds-1 made of them

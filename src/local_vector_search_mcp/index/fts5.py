@@ -178,7 +178,7 @@ def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | No
                 # an AND keeps the English stem only (query_stems gives one): a term is one operand there
                 language = child.language if isinstance(query, AnyOf) else "en"
                 if len(tokens) == 1:
-                    rendered = [quote_phrase(s) for s in query_stems(tokens[0], language)]
+                    rendered = [quote_phrase(s) for s in query_stems(tokens[0], language, child.text)]
                 else:
                     stems, tokens = hyphen_stems(child.text)
                     rendered = [quote_phrase(" ".join(stems))] if stems else []
@@ -200,8 +200,8 @@ def render_stems(query: LexicalQuery, frequencies: Frequencies, budget: int | No
         if budget is not None:
             atoms = _within_budget(atoms, budget, 0, frequencies)
         return " OR ".join(a for a, _ in atoms) if atoms else None
-    if isinstance(query, Term):
-        return render_stems(AllOf((query,)), frequencies)
+    if isinstance(query, Term):  # a query of one word: its English stem OR its language's (decision 1192)
+        return render_stems(AnyOf((query,)), frequencies)
     return None
 
 

@@ -64,6 +64,7 @@ from .manifest import (
     CHANGED_LETTERS,
     DEFERRED_UPGRADES,
     LINK_GRAPH_KEY,
+    RESTEMMED_BYTES,
     borrows_vectors,
     current_manifest,
     enum_value,
@@ -397,6 +398,10 @@ class Indexer:
             new_links = _new_links(stored.get(LINK_GRAPH_KEY))
             meant[LINK_GRAPH_KEY] = {path for path in files if path in states and new_links(self.root / path)}
             rechunk |= meant[LINK_GRAPH_KEY]
+        if letters is not None:  # every earlier tokenizer stemmed accented Latin words otherwise (decision 1192)
+            restem = {path for path in files if path in states and _holds(self.root / path, RESTEMMED_BYTES)}
+            meant["lexical_tokenizer"] |= restem
+            rechunk |= restem
         if "chunker_version" in upgraded:
             new_pieces = _new_pieces(stored["chunker_version"])
             meant["chunker_version"] |= {

@@ -31,6 +31,7 @@ __all__ = [
     "CHANGED_LETTERS",
     "DEFERRED_UPGRADES",
     "LEXICAL_TOKENIZER",
+    "RESTEMMED_BYTES",
     "SCHEMA_VERSION",
     "STORAGE_LAYOUT",
     "VECTOR_KEYS",
@@ -52,8 +53,10 @@ SCHEMA_VERSION = "5"
 # voiced mark, or a Hangul syllable's conjoining jamo, indexed as the composed letter (decision 1102);
 # cjk-bigram-4: the letters of the CJK symbols block (``々``, ``〇``) in their runs, and a CJK letter's
 # variation selector read as part of it (decision 1103); folds-4: half-width katakana indexed as the
-# full-width letters (decision 1113)
-LEXICAL_TOKENIZER = "unicode61+cjk-bigram-4+stems-3+folds-4"
+# full-width letters (decision 1113); stems-4: a Latin word written with accents has the English stem
+# of its folded form, and a German, French, Spanish, Portuguese or Italian chunk's words their
+# language's stems of the word as written, folded (decision 1192)
+LEXICAL_TOKENIZER = "unicode61+cjk-bigram-4+stems-4+folds-4"
 _SEA_LETTERS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 # Every letter of the Indic blocks (an earlier index holds their words cut at each mark, the letters
 # alone, so the letters are what its vocabulary shows), and the letters ``cjk.fold`` rewrites of Greek
@@ -104,7 +107,17 @@ CHANGED_LETTERS = {
     "unicode61+cjk-bigram-3+stems-3+folds-2": _DECOMPOSED_LETTERS + _RUN_LETTERS + _HALF_LETTERS,
     "unicode61+cjk-bigram-3+stems-3+folds-3": _RUN_LETTERS + _HALF_LETTERS,
     "unicode61+cjk-bigram-4+stems-3+folds-3": _HALF_LETTERS,
+    "unicode61+cjk-bigram-4+stems-3+folds-4": "",
 }
+# Every tokenizer above stemmed a Latin word written with accents otherwise than stems-4 (none, or a
+# language's stem of its folded form: decision 1192). SQLite's vocabulary holds such words folded
+# (``fermee``), so the pass looks for them in the files' bytes (as chunker v8 does for HTML blocks)
+# and re-reads those holding a letter of Latin-1, Latin Extended-A/B or Additional, or a combining
+# accent (a decomposed one), but ``×`` and ``÷``; a page without one has the stems stems-4 writes.
+RESTEMMED_BYTES = re.compile(
+    rb"\xc3[\x80-\x96\x98-\xb6\xb8-\xbf]|[\xc4-\xc8][\x80-\xbf]|\xc9[\x80-\x8f]|\xcc[\x80-\xbf]|\xcd[\x80-\xaf]"
+    rb"|\xe1[\xb8-\xbb][\x80-\xbf]"
+)
 
 STORAGE_LAYOUT = "3"  # 3: links, document_meta, document_tags (link graph)
 # 2: the links of a document include the ``src`` of its HTML ``<img>`` tags (kind ``html``,

@@ -255,8 +255,8 @@ def _exact(node: LexicalQuery, out: _Builder) -> Node | None:
 def _stems(node: LexicalQuery, out: _Builder) -> Node | None:
     """As ``fts5.render_stems``: each one-word English term by its stem, a hyphenated one by the
     phrase of its parts' stems; in an OR the other leaves drop out, an AND holding one is exact-only."""
-    if isinstance(node, Term):
-        return _stems(AllOf((node,)), out)
+    if isinstance(node, Term):  # a query of one word: its English stem OR its language's (decision 1192)
+        return _stems(AnyOf((node,)), out)
     if not isinstance(node, AllOf | AnyOf):
         return None
     children: list[Node] = []
@@ -266,7 +266,9 @@ def _stems(node: LexicalQuery, out: _Builder) -> Node | None:
             words = _priced(child.text)
             language = child.language if isinstance(node, AnyOf) else "en"  # an AND: the English stem only
             if len(words) == 1:
-                subs = [out.add(Atom(_lexeme(STEM_MARK + s), words)) for s in query_stems(words[0], language)]
+                subs = [
+                    out.add(Atom(_lexeme(STEM_MARK + s), words)) for s in query_stems(words[0], language, child.text)
+                ]
             else:  # a hyphenated word: its parts' stems as a phrase, as fts5.render_stems
                 stems, parts = hyphen_stems(child.text)
                 subs = [out.add(Atom(" <-> ".join(_lexeme(STEM_MARK + s) for s in stems), parts))] if stems else []

@@ -11,14 +11,16 @@ itself scores in both (the exact-form boost), one holding only ``echoes`` or
 ``echo`` for ``echoing`` in the stems alone.
 
 Only words of 3 to 40 ASCII letters (the Snowball English stemmer,
-``snowballstemmer``) or of 3 to 40 letters of the Russian alphabet (the Snowball
+``snowballstemmer``; a word written with accents by the form the index folds it to, ``café`` as
+``cafe``) or of 3 to 40 letters of the Russian alphabet (the Snowball
 Russian stemmer, which also reads ``ё`` as ``е``: ``ёлку`` meets ``елка``;
 decision 518) are stemmed; tokens with digits, CJK and other scripts are left alone,
 so ``sha512``, ``机器`` or ``v2`` never change. A word's script picks its stemmer:
 a Cyrillic word is never English. A Latin word does not tell its language, its
 text does: every Latin word has its English stem, and the words of a chunk written
 in German, French, Spanish, Portuguese or Italian (:func:`text_language`, by its
-function words) also that language's stem, of the word as the index folds it; a
+function words) also that language's stem, of the word as written and folded as the index folds
+its tokens (decision 1192: the French and Portuguese stemmers read the accents); a
 query that reads as one of those languages (``search/stopwords.py``) matches the
 English stem or its own (:func:`query_stems`). Identifiers written with
 punctuation (``Rc::strong_count``) are matched as phrases of exact tokens and
@@ -44,6 +46,7 @@ __all__ = [
     "stem_index_text",
     "stem_tokens",
     "text_language",
+    "written_word",
 ]
 
 STEM_MARK = "~"  # PostgreSQL: a stem lexeme is "~" + stem, so it never equals an exact token
@@ -115,13 +118,17 @@ def text_language(*texts: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def language_stem(token: str, language: str) -> str:
-    """The ``language`` stem of a folded lower-case token (its English or Russian stem for ``en``);
-    the token itself when it is not a word that language's stemmer takes."""
+def language_stem(word: str, language: str) -> str:
+    """The ``language`` stem of a lower-case word as written, folded as the index folds its tokens
+    (its English or Russian stem for ``en``); the word itself when it is not a word that language's
+    stemmer takes. The French and Portuguese stemmers' suffixes are written with their accents
+    (``fermée`` -> ``ferm``, but ``fermee`` -> ``ferme``), so the word is stemmed as written and
+    its stem folded (``désactivée`` -> ``désactiv`` -> ``desactiv``, as ``désactiver``); a word
+    given folded stems as it folds (decision 1192)."""
     stemmer = _STEMMERS.get(language)
-    if stemmer is None or not _LATIN_WORD.fullmatch(token):
-        return stem(token)
-    return str(stemmer.stemWord(token))
+    if stemmer is None or not _LATIN_WORD.fullmatch(word):
+        return stem(word)
+    return _folded(str(stemmer.stemWord(word)))
 
 
 def _stem_word(word: str) -> str:
@@ -131,6 +138,18 @@ def _stem_word(word: str) -> str:
     if _RUSSIAN_WORD.fullmatch(word):
         return str(_RUSSIAN.stemWord(word))
     return ""
+
+
+def _index_stem(word: str) -> str:
+    """The English (or Russian) stem the index holds for a lower-cased word as written: a Latin
+    word written with accents has the English stem of its folded form, which is what a query's
+    token (folded by unicode61) is stemmed as (``résumés`` meets ``résumé``, decision 1192);
+    "" when it is not stemmable."""
+    out = _stem_word(word)
+    if out or word.isascii():
+        return out
+    folded = _folded(word)
+    return str(_STEMMER.stemWord(folded)) if _ASCII_WORD.fullmatch(folded) else ""
 
 
 def is_stemmable(token: str) -> bool:
@@ -161,11 +180,13 @@ _INDEX_CACHE_MAX = 200_000
 
 
 def stem_index_text(*texts: str, language: str | None = None) -> str:
-    """A chunk's stems as one space-separated text: :func:`stem_tokens` of every text's
-    unicode61-like tokens (empty when none is an English or Russian word); for a chunk in
-    another language (:func:`text_language`), also that language's stem of each of its folded
-    words that differs from the English one. ``language``: the chunk's, when ``texts`` are only
-    a part of it (PostgreSQL stems heading and body apart)."""
+    """A chunk's stems as one space-separated text: the English (or Russian) stem of every text's
+    unicode61-like tokens that are words (:func:`_index_stem`: a word written with accents by its
+    folded form; empty when none is a word); for a chunk in another language
+    (:func:`text_language`), also that language's stem of each of its Latin words, stemmed as
+    written and folded (:func:`language_stem`), where it differs from the English one (decision
+    1192). ``language``: the chunk's, when ``texts`` are only a part of it (PostgreSQL stems
+    heading and body apart)."""
     language = text_language(*texts) if language is None else language
     english = _english_index_text(texts)
     if language == "en":
@@ -173,8 +194,8 @@ def stem_index_text(*texts: str, language: str | None = None) -> str:
     extra = [
         s
         for text in texts
-        for token in map(_folded, _WORD.findall(text))
-        if _LATIN_WORD.fullmatch(token) and (s := language_stem(token, language)) != stem(token)
+        for word in map(str.lower, _WORD.findall(text))
+        if _LATIN_WORD.fullmatch(word) and (s := language_stem(word, language)) != stem(_folded(word))
     ]
     return " ".join(filter(None, [english, *extra]))
 
@@ -193,21 +214,35 @@ def _english_index_text(texts: tuple[str, ...]) -> str:
                 if stems[i] is None:
                     s = cache.get(token)
                     if s is None:
-                        word = token.lower()
-                        s = cache[token] = _stem_word(word)
+                        s = cache[token] = _index_stem(token.lower())
                     stems[i] = s
         out.extend(filter(None, stems))
     return " ".join(out)
 
 
-def query_stems(token: str, language: str = "en") -> list[str]:
+def query_stems(token: str, language: str = "en", written: str = "") -> list[str]:
     """What a one-word query term of ``language`` matches among the stems: its English (or
     Russian) stem, and for a Latin word of another language that language's stem too, when it
     differs (an OR of both: an index written before ``stems-3`` has the English stems only, and
-    a German page's English words are stemmed in English as well)."""
+    a German page's English words are stemmed in English as well). ``token`` is the word as
+    unicode61 folds it, ``written`` the term as the query wrote it: the language stem is of the
+    word as written (:func:`language_stem`), as the index's is (decision 1192)."""
     out = [stem(token)] if is_stemmable(token) else []
-    if language != "en" and _LATIN_WORD.fullmatch(token):
-        other = language_stem(token, language)
-        if other not in out:
-            out.append(other)
+    if language != "en":
+        word = written_word(written, token)
+        if _LATIN_WORD.fullmatch(word):
+            other = language_stem(word, language)
+            if other not in out:
+                out.append(other)
     return out
+
+
+def written_word(text: str, token: str) -> str:
+    """``text``'s one word lower-cased as written, when it folds to the query token ``token``;
+    else ``token`` (a term of several words, or one unicode61 reads otherwise)."""
+    words: list[str] = _WORD.findall(text)
+    if len(words) == 1:
+        word = words[0].lower()
+        if word != token and _folded(word) == token:
+            return word
+    return token
