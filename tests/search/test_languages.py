@@ -262,6 +262,8 @@ def test_a_word_written_with_accents_has_its_stems_as_written_and_folded() -> No
     assert query_stems("configuracao", "pt", "configuração") == ["configuracao", "configur"]
     assert query_stems("schlusseln", "de", "Schlüsseln?") == ["schlusseln", "schlussel"]
     assert query_stems("fermees", "fr") == ["ferme"]  # no word as written: the folded token's stems
+    # a letter past Latin-1 (the stemmers' alphabet): the folded word is stemmed, as before stems-4
+    assert "ubung" in stem_index_text("Die Ūbungen sind nicht mit den Daten verbunden.").split()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])

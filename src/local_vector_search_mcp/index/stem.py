@@ -194,10 +194,22 @@ def stem_index_text(*texts: str, language: str | None = None) -> str:
     extra = [
         s
         for text in texts
-        for word in map(str.lower, _WORD.findall(text))
-        if _LATIN_WORD.fullmatch(word) and (s := language_stem(word, language)) != stem(_folded(word))
+        for word in map(_latin_form, _WORD.findall(text))
+        if word and (s := language_stem(word, language)) != stem(_folded(word))
     ]
     return " ".join(filter(None, [english, *extra]))
+
+
+@lru_cache(maxsize=1 << 16)
+def _latin_form(token: str) -> str:
+    """The form of a word its language's stemmer is given: lower-cased as written when its letters
+    are of Latin-1 (the stemmers' alphabet), else folded when that makes them so (``tiếng`` ->
+    ``tieng``, as every word was before decision 1192); "" when neither."""
+    word = token.lower()
+    if _LATIN_WORD.fullmatch(word):
+        return word
+    folded = _folded(word)
+    return folded if folded != word and _LATIN_WORD.fullmatch(folded) else ""
 
 
 def _english_index_text(texts: tuple[str, ...]) -> str:
@@ -229,8 +241,8 @@ def query_stems(token: str, language: str = "en", written: str = "") -> list[str
     word as written (:func:`language_stem`), as the index's is (decision 1192)."""
     out = [stem(token)] if is_stemmable(token) else []
     if language != "en":
-        word = written_word(written, token)
-        if _LATIN_WORD.fullmatch(word):
+        word = _latin_form(written_word(written, token))
+        if word:
             other = language_stem(word, language)
             if other not in out:
                 out.append(other)
