@@ -300,3 +300,41 @@ def test_a_links_heading_fragment_passed_as_a_pointer_is_answered_with_the_headi
     assert f"`{first}`" in refusal("kb_read", "#%E8%A8%AD%E5%AE%9A%E6%96%B9%E6%B3%95")
     assert "no heading of 'ガイド/設定.md' has that anchor" in refusal("kb_read", "#存在しない")
     assert refusal("kb_read", "xyz") == "Invalid semantic pointer: xyz"  # names nothing: as before
+
+
+def test_an_obsidian_block_reference_passed_as_a_pointer_is_answered_with_the_blocks_pointer(tmp_path: Path) -> None:
+    """Decision 1198: an agent following `[[Quotes#^seneca]]` passes `#^seneca` as the pointer; the
+    refusal said no *heading* had that anchor and sent it to kb_outline, which lists no block. It
+    now names the block the marker marks, as Obsidian reads it: the paragraph or (innermost) list
+    item whose line ends in it, the quote, table or whole list a marker alone on its line follows;
+    a marker in code or a comment marks nothing."""
+    from local_vector_search_mcp.errors import InvalidArgument
+
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "Quotes.md").write_text(
+        "---\nnote: ^front\n---\n# Quotes\n\nWe waste a lot of it. ^seneca\n\n"
+        "> The impediment to action advances action.\n\n^aurelius\n\n"
+        "- first\n- second ^item\n  - nested ^deep\n- third\n\n^whole-list\n\n"
+        "```\ncode ^in-code\n```\n\n%%hidden ^in-comment%%\n",
+        encoding="utf-8",
+    )
+    ws = _workspace(root, tmp_path)
+    elements = invoke(ws, "kb_read", {"request": {"path": "Quotes.md"}})["elements"]
+
+    def pointer(start: str) -> str:
+        return next(e["pointer"] for e in elements if e["text"].startswith(start))
+
+    def refusal(tool: str, value: str) -> str:
+        with pytest.raises(InvalidArgument) as caught:
+            invoke(ws, tool, {"request": {"path": "Quotes.md", "pointer": value}})
+        return caught.value.message
+
+    assert f"the paragraph at `{pointer('We waste')}`" in refusal("kb_read", "#^seneca")
+    assert f"the paragraph at `{pointer('We waste')}`" in refusal("kb_outline", "^seneca")
+    assert f"the quote at `{pointer('> The impediment')}`" in refusal("kb_read", "#^aurelius")
+    assert f"the list item at `{pointer('- second')}`" in refusal("kb_read", "#^item")
+    assert f"the list item at `{pointer('  - nested')}`" in refusal("kb_read", "#^deep")
+    assert f"the list whose first item is at `{pointer('- first')}`" in refusal("kb_read", "#^whole-list")
+    for nothing in ("#^in-code", "#^in-comment", "#^front", "#^nope"):
+        assert "no block of 'Quotes.md' is marked" in refusal("kb_read", nothing), nothing

@@ -20,6 +20,7 @@ from ..errors import InvalidArgument, NotFound
 from ..index.graph import FragmentTargets
 from ..markdown import Document, Element, ElementKind, OutlineNode, outline, parse_document, read_slice
 from ..markdown import TableProjection as Projection
+from ..markdown.links import marked_block
 from ..markdown.pointers import is_valid_pointer
 from ..sourcefile import read_source
 from ..workspace import Workspace
@@ -97,11 +98,37 @@ def _named_heading(doc: Document, value: str) -> Element | None:
     return headings[min(found)] if found else None
 
 
+# what a marked block is called in a hint
+_BLOCK_KINDS = {
+    ElementKind.PARAGRAPH: "the paragraph",
+    ElementKind.LIST_ITEM: "the list item",
+    ElementKind.TABLE: "the table",
+    ElementKind.BLOCK_QUOTE: "the quote",
+    ElementKind.HEADING: "the heading",
+    ElementKind.CODE_BLOCK: "the code block",
+}
+
+
 def _pointer_hint(exc: InvalidArgument, doc: Document, rel: str, value: str | None) -> InvalidArgument:
     """``exc`` saying what to send when the pointer was a link's heading fragment (decision 1182):
     agents following `[...](page.md#設定方法)` pass the fragment, and the message alone named no way on."""
     if value is None or not exc.message.startswith("Invalid semantic pointer:"):
         return exc
+    ident = value.strip().removeprefix("#")
+    if ident.startswith("^") and len(ident) > 1:
+        # an Obsidian block reference (`[[note#^id]]`, decision 1198): the block that carries the marker
+        block = marked_block(doc, ident[1:])
+        if block is not None:
+            whole_list = block.end > block.element.end  # a marker after a list names all of it
+            what = "the list whose first item is" if whole_list else _BLOCK_KINDS.get(block.element.kind, "the block")
+            return InvalidArgument(
+                f"{exc.message} (it names the block marked {ident} as a wikilink's #^fragment does, but a pointer "
+                f"is what kb_read and kb_outline take: that block is {what} at `{block.element.anchor}`)"
+            )
+        return InvalidArgument(
+            f"{exc.message} (a link's #^fragment is no pointer, and no block of {rel!r} is marked {ident}; "
+            "kb_read shows the blocks and their pointers)"
+        )
     heading = _named_heading(doc, value)
     if heading is not None:
         return InvalidArgument(

@@ -54,6 +54,7 @@ __all__ = [
     "Link",
     "LinkKind",
     "LinkSource",
+    "MarkedBlock",
     "autolink_rule",
     "block_ids",
     "document_link_source",
@@ -64,6 +65,7 @@ __all__ = [
     "links_through",
     "load_front_matter",
     "load_yaml",
+    "marked_block",
     "normalize_label",
     "obsidian_hidden",
     "rewrite",
@@ -578,6 +580,56 @@ def block_ids(doc: Document) -> tuple[str, ...]:
     code = _code_offsets(doc, source.code) if source.code else []
     comments = _obsidian_comments(doc, code) if "%%" in text else []
     return _ids(_blank(text, comments) if comments else text, code)
+
+
+class MarkedBlock(NamedTuple):
+    """The block an Obsidian ``^id`` marker names (:func:`marked_block`)."""
+
+    element: Element  # the block, or the first item of the list the marker follows
+    start: int  # its span in ``Document.text``
+    end: int
+
+
+def marked_block(doc: Document, ident: str) -> MarkedBlock | None:
+    """The block ``[[note#^ident]]`` names in ``doc``, as Obsidian reads the marker (decision 1198):
+    the innermost element whose text holds it at a line's end (a nested list item, not its
+    parent), or, for a marker alone in its paragraph, the block just before it: a quote, a table,
+    or the whole list its last item ends. A marker in code, in a comment or in the front matter
+    names nothing (as :func:`block_ids` finds them); None when no marker has that id."""
+    text = doc.text
+    if "^" + ident not in text:
+        return None
+    source = document_link_source(doc)
+    code = _code_offsets(doc, source.code) if source.code else []
+    comments = _obsidian_comments(doc, code) if "%%" in text else []
+    front = doc.get("frontmatter")
+    hidden = [*code, *comments, *([(0, front.end)] if front is not None else [])]
+    at = next((m.start() for m in _block_ids(_blank(text, hidden) if hidden else text) if m.group(1) == ident), None)
+    if at is None:
+        return None
+    holding = [e for e in doc.readable if e.start <= at < e.end and e.kind is not ElementKind.FRONT_MATTER]
+    if not holding:
+        return None
+    block = holding[-1]  # pre-order: the last element holding the marker is the innermost
+    if block.kind is not ElementKind.PARAGRAPH or text[block.start : block.end].strip() != "^" + ident:
+        return MarkedBlock(block, block.start, block.end)
+    before = [e for e in doc.readable if e.end <= block.start and e.kind is not ElementKind.FRONT_MATTER]
+    if not before:
+        return None
+    last = before[-1]
+    if last.kind is not ElementKind.LIST_ITEM:
+        return MarkedBlock(last, last.start, last.end)
+    while last.parent is not None and (up := doc.get(last.parent)) is not None:
+        last = up  # the list's top item
+    first = last
+    for e in reversed(before):  # the items of the same list before it, top level only
+        if e.kind is ElementKind.LIST_ITEM and e.parent is None:
+            if text[e.end : first.start].strip():
+                break
+            first = e
+        elif e.kind is not ElementKind.LIST_ITEM and e.start < first.start:
+            break
+    return MarkedBlock(first, first.start, last.end)
 
 
 def front_matter_aliases(doc: Document) -> tuple[str, ...]:
