@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from shared_data import CORPORA
 
 from local_vector_search_mcp.export.pdf import book, fonts
@@ -633,3 +634,67 @@ def test_a_japanese_line_neither_starts_with_a_closing_mark_nor_ends_with_an_ope
     assert not bad, bad
     flat = poppler.flat(pdf)
     assert all(p in flat for p in paragraphs)  # no letter lost or doubled at a moved break
+
+
+def test_an_obsidian_note_embed_prints_the_note_heading_or_block_it_embeds(kb: Path) -> None:
+    """Decision 1199: ``![[Note]]`` printed only ``Note`` (762 left transclusion out), so a vault's
+    note that embeds a quote, a recipe's section or a whole note lost that text in its PDF. An embed
+    alone on its line now prints what Obsidian shows, framed as a quote (whose headings stay out of
+    the bookmarks): the note without its front matter, a heading's section up to the next heading
+    of its level, or the block a ``^id`` marks; found as a ``[[link]]`` is, its own embeds read in
+    turn, its relative links made from the printing note's folder. One that finds nothing, or
+    embeds the note that embeds it, is its name and a warning."""
+    (kb / "Areas").mkdir()
+    (kb / "Quotes.md").write_text(
+        "# Quotes\n\nWe waste a lot of it. ^seneca\n\n> The impediment to action advances action.\n\n^aurelius\n",
+        encoding="utf-8",
+    )
+    (kb / "Café Menu.md").write_text(
+        "# Café Menu\n\n## Espresso drinks\n\n- Cortado\n- Flat white ^flat\n\n## Pastries\n\nCroissants.\n",
+        encoding="utf-8",
+    )
+    (kb / "Areas" / "Sleep.md").write_text(
+        "---\ntags: [health]\nsecret: front matter value\n---\n# Sleep\n\nAim for eight hours.\n\n"
+        "![Moon](../pics/moon%20phase.png) drawn from its own folder.\n\n"
+        "![[Quotes#^aurelius]]\n\n![[Host]]\n",
+        encoding="utf-8",
+    )
+    (kb / "Host.md").write_text(
+        "# Host\n\nOpening line.\n\n![[Quotes#^seneca]]\n![[café menu#Espresso drinks]]\n\n![[Sleep]]\n\n"
+        "Inline ![[Quotes]] stays a name.\n\n```\n![[Quotes]]\n```\n\n![[Nowhere]]\n\n![[Café Menu#Nope]]\n\n"
+        "Closing line.\n",
+        encoding="utf-8",
+    )
+    (kb / "pics").mkdir()
+    Image.new("RGB", (40, 30), (200, 30, 30)).save(kb / "pics" / "moon phase.png")
+    pdf, warnings = export(kb, "Host.md")
+    text = poppler.text(pdf)
+    assert len(poppler.images(pdf)) == 1  # the embedded note's picture, its link made from the host's folder
+    poppler.in_order(
+        text,
+        [
+            "Opening line.",
+            "We waste a lot of it.",
+            "Espresso drinks",
+            "Cortado",
+            "Flat white",
+            "Sleep",
+            "Aim for eight hours.",
+            "The impediment to action advances action.",
+            "Host",  # Sleep's embed of the note embedding it: its name
+            "Inline Quotes stays a name.",
+            "![[Quotes]]",  # code is code
+            "Nowhere",
+            "Café Menu > Nope",
+            "Closing line.",
+        ],
+    )
+    assert "Croissants" not in text and "Pastries" not in text  # the next section is not embedded
+    assert "front matter value" not in text and "^seneca" not in text
+    assert warnings == [
+        "Areas/Sleep.md: the embed of 'Host' is printed as its name: it embeds the note that embeds it.",
+        "Host.md: the embed of 'Nowhere' is printed as its name: no note of that name exists.",
+        "Host.md: the embed of 'Café Menu#Nope' is printed as its name: Café Menu.md has no such heading or block.",
+    ]
+    raw = pdf.read_bytes()  # the bookmarks: the host's heading, none of the embedded ones
+    assert b"/Title (Host)" in raw and b"/Title (Espresso drinks)" not in raw and b"/Title (Sleep)" not in raw

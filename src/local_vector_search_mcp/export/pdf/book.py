@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+import textwrap
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,14 +33,21 @@ from ...errors import InvalidArgument, KbError, NotFound
 from ...markdown import Document, ElementKind, parse_document, parse_text
 from ...markdown.anchors import Slugger, slug
 from ...markdown.front_matter import is_toml
-from ...markdown.links import load_front_matter, obsidian_hidden, rewrite, separators
+from ...markdown.links import (
+    extract_links,
+    load_front_matter,
+    marked_block,
+    obsidian_hidden,
+    rewrite,
+    separators,
+)
 from ...paths import PathGuard
 from ...sourcefile import read_source
 from .canvas import BookCanvas, PdfSink
 from .flowables import HEADING_ID, BlockRenderer, Chapter, Heading, Outline, _Ctx, wikilink_href
 from .fonts import FontSet, font_set
 from .images import ImageStore
-from .inline import MD, wikilink_text
+from .inline import EMBED_PICTURE, MD, wikilink_text
 from .kinsoku import Paragraph
 from .sites import Include, as_the_site_shows, holds_site_markup, included_part
 from .styles import PAGE_FORMATS, PROFILES, Sheet, sheet
@@ -199,7 +207,9 @@ _BREAK_AT = re.compile(r"\r\n?|\n")  # any one line break
 _INLINE_DATA = re.compile(r"""(\]\(\s*<?|\bsrc\s*=\s*["']?)(data:[^\s)"'>]{0,40})[^\s)"'>]{160,}""", re.IGNORECASE)
 
 
-def for_print(doc: Document, rel: str, warn: Callable[[str], None], include: Include | None = None) -> Document:
+def for_print(
+    doc: Document, rel: str, warn: Callable[[str], None], include: Include | None = None, embed: Embed | None = None
+) -> Document:
     """``doc`` as the PDF reads it: what Obsidian's reading view hides left out, every line break an
     LF, a site generator's markup as its site shows it (``sites.py``), and the inline data of its
     pictures cut to its first characters and an ellipsis.
@@ -215,7 +225,9 @@ def for_print(doc: Document, rel: str, warn: Callable[[str], None], include: Inc
     the text back, so it may take one line ending.
 
     ``include`` reads the files a MyST ``include`` names (:func:`includer`); without it the
-    directive is printed as written.
+    directive is printed as written. ``embed`` reads the note an Obsidian ``![[Note]]`` standing on
+    its own line embeds (:func:`embedder`), printed in its place as a quote; without it the embed is
+    printed as its name.
 
     Pasted screenshots are embedded as inline data (Typora, Joplin, exports from web editors); such
     a picture becomes a placeholder named by the short form, as the paragraph around it stays whole.
@@ -235,6 +247,8 @@ def for_print(doc: Document, rel: str, warn: Callable[[str], None], include: Inc
         )
     if "\r" in text:
         text = _BREAK.sub("\n", text)
+    if embed is not None and "![[" in text:
+        text = _transcluded(doc if text is doc.text else parse_text(text, bom=doc.bom), embed)
     # a site generator's markup as the site shows it (decision 1028), read on this text's own parse
     if holds_site_markup(text):
         text = as_the_site_shows(doc if text is doc.text else parse_text(text, bom=doc.bom), include)
@@ -282,6 +296,146 @@ def includer(
         return for_print(part, found, warn, includer(guard, found, warn, budget, (*stack, rel))).text
 
     return include
+
+
+# ``![[target]]``'s target as written -> the Markdown printed in its place, or None to print its name
+Embed = Callable[[str], "str | None"]
+# a line that is one embed alone: `![[Note]]`, `![[Note#Heading|alias]]`
+_EMBED_LINE = re.compile(r"^[ \t]*!\[\[([^\[\]\n]+)\]\][ \t]*$", re.MULTILINE)
+# a name whose last dot starts a short extension names an attachment unless a note has that name
+_ATTACHMENT = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+
+def embedder(
+    guard: PathGuard,
+    find_note: Callable[[str, str], str | None],
+    rel: str,
+    warn: Callable[[str], None],
+    budget: list[int],
+    stack: tuple[str, ...] = (),
+) -> Embed:
+    """Obsidian's note embed read for ``rel`` (decision 1199): ``![[Note]]`` the note without its
+    front matter, ``![[Note#Heading]]`` (or a chain ``#A#B``) that heading's section,
+    ``![[Note#^id]]`` the block the marker marks (:func:`marked_block`), the note found as a
+    ``[[link]]`` is (``find_note``) and read through ``guard`` as a chapter is, then printed as
+    the PDF prints a note (its own embeds read in turn). A picture's or an attachment's embed is
+    left to the inline parser (None). A note that is missing, cannot be read, embeds itself
+    (through others too), nests deeper than ``INCLUDE_DEPTH``, is past the book's byte ``budget``,
+    or has no such heading or block is said in a warning and printed as its name, as before."""
+
+    def embed(target: str) -> str | None:
+        written = target.partition("|")[0].replace("\\", "")
+        name, _, fragment = written.partition("#")
+        name, fragment = name.strip(), fragment.strip()
+        if EMBED_PICTURE.search(name):
+            return None
+        found = find_note(name, rel) if name else rel
+        if found is None:
+            if not _ATTACHMENT.search(name) or name.lower().endswith(".md"):
+                warn(f"{rel}: the embed of {target!r} is printed as its name: no note of that name exists.")
+            return None
+        try:
+            if (found == rel and not fragment) or found in stack:
+                raise InvalidArgument("it embeds the note that embeds it")
+            if len(stack) >= INCLUDE_DEPTH:
+                raise InvalidArgument(f"it is nested more than {INCLUDE_DEPTH} embeds deep")
+            found, path = guard.resolve(found, markdown=True)
+            raw = read_source(path, found)
+            budget[0] -= len(raw)
+            if budget[0] < 0:
+                raise InvalidArgument(f"the book's embeds come to more than {MAX_BOOK_BYTES // (1024 * 1024)} MiB")
+            doc = parse_document(raw)
+        except KbError as exc:
+            warn(f"{rel}: the embed of {target!r} is printed as its name: {_reason(exc.message)}.")
+            return None
+        part = _embedded_part(doc, fragment)
+        if part is None:
+            warn(f"{rel}: the embed of {target!r} is printed as its name: {found} has no such heading or block.")
+            return None
+        inner = embedder(guard, find_note, found, warn, budget, (*stack, rel))
+        shown = for_print(parse_text(part), found, warn, embed=inner).text
+        folder, home = posixpath.dirname(found), posixpath.dirname(rel)
+        return shown if folder == home else _rebased(shown, folder, home)
+
+    return embed
+
+
+def _embedded_part(doc: Document, fragment: str) -> str | None:
+    """The Markdown of ``doc`` an embed's ``fragment`` names (LF line ends), or None when it names
+    nothing: the whole note but its front matter, a heading's section, or a marked block."""
+    text = _BREAK.sub("\n", doc.text) if "\r" in doc.text else doc.text
+    if "\r" in doc.text:
+        doc = parse_text(text)
+    if not fragment:
+        front = doc.get("frontmatter")
+        return text[front.end :].lstrip("\n") if front is not None else text
+    if fragment.startswith("^"):
+        block = marked_block(doc, fragment[1:])
+        return None if block is None else textwrap.dedent(text[doc.line_start(block.start) : block.end])
+    parts = [(_folded(p), slugify(p)) for p in fragment.split("#") if p.strip()]
+    at = 0
+    heading = None
+    for heading in doc.headings:  # each part of a chain `A#B` after the one before, as kb_links reads it
+        title = heading.title or ""
+        folded, slugged = parts[at]
+        if _folded(title) == folded or (slugged and slugify(title) == slugged):
+            at += 1
+            if at == len(parts):
+                break
+    else:
+        return None
+    assert heading is not None
+    return text[heading.start : heading.section_end if heading.section_end is not None else heading.end].rstrip()
+
+
+_REBASED_KINDS = frozenset({"inline", "reference", "image", "html", "href"})
+
+
+def _rebased(text: str, folder: str, home: str) -> str:
+    """``text``, written in ``folder``, with its relative Markdown links, pictures, reference
+    definitions and HTML ``src``/``href`` made relative to ``home``, where it is printed: an
+    embedded note's ``![x](../pics/a.png)`` still finds its picture. A destination written with
+    escapes, a URL, a root-absolute or a template path, or one leaving the root is left as it is;
+    a percent-encoded one stays encoded."""
+    doc = parse_text(text)
+    edits: list[tuple[int, int, str]] = []
+    for link in extract_links(doc).links:
+        if link.kind not in _REBASED_KINDS or link.start < 0:
+            continue
+        written = text[link.start : link.end]
+        path, mark, rest = written.partition("#")
+        split = urlsplit(path)
+        if not path or split.scheme or split.netloc or path.startswith(("/", "\\")) or "{" in path:
+            continue
+        joined = posixpath.normpath(posixpath.join(folder, separators(unquote(path) if "%" in path else path)))
+        if joined == ".." or joined.startswith("../"):
+            continue
+        moved = posixpath.relpath(joined, home or ".")
+        edits.append((link.start, link.end, (quote(moved) if "%" in path else moved) + mark + rest))
+    return rewrite(text, edits) if edits else text
+
+
+def _folded(title: str) -> str:
+    """A heading's text as a wikilink's fragment names it: case and runs of blanks ignored."""
+    return " ".join(title.split()).casefold()
+
+
+def _transcluded(doc: Document, embed: Embed) -> str:
+    """``doc``'s text with each line of a top-level paragraph that is one note embed alone replaced
+    by the embedded Markdown as a quote (Obsidian frames an embed; a quote keeps its headings out
+    of the book's outline), set apart by blank lines so no line around it joins the quote."""
+    text = doc.text
+    edits: list[tuple[int, int, str]] = []
+    for element in doc.elements:
+        if element.kind is not ElementKind.PARAGRAPH or "![[" not in element.text:
+            continue
+        for line in _EMBED_LINE.finditer(text, element.start, element.end):
+            shown = embed(line.group(1))
+            if shown is None:
+                continue
+            quoted = "\n".join(f"> {row}" if row.strip() else ">" for row in shown.strip("\n").split("\n"))
+            edits.append((line.start(), line.end(), f"\n{quoted}\n"))
+    return rewrite(text, edits) if edits else text
 
 
 def _cut(text: str, spans: list[tuple[int, int]]) -> str:
@@ -705,6 +859,9 @@ class _Book:
     def include(self, rel: str) -> Include:
         return includer(self.guard, rel, self.warnings.add, self.include_budget)
 
+    def embed(self, rel: str) -> Embed:
+        return embedder(self.guard, self.images.find_note, rel, self.warnings.add, self.include_budget)
+
     # -------------------------------------------------------------- the book's parts
 
     def parts(self, doc: Document) -> list[_Part]:
@@ -749,7 +906,7 @@ class _Book:
                     "export its parts separately."
                 )
             try:
-                chapter = for_print(parse_document(raw), rel, self.warnings.add, self.include(rel))
+                chapter = for_print(parse_document(raw), rel, self.warnings.add, self.include(rel), self.embed(rel))
             except KbError:
                 parts.append(_Part(title, depth, rel, numbered=numbered, missing="it is not valid UTF-8"))
                 continue
@@ -968,7 +1125,7 @@ def render_book(guard: PathGuard, rel: str, doc: Document, out: PdfSink, options
     characters no installed font could draw.
     """
     book = _Book(guard, rel, options)
-    doc = for_print(doc, rel, book.warnings.add, book.include(rel))
+    doc = for_print(doc, rel, book.warnings.add, book.include(rel), book.embed(rel))
     parts = book.parts(doc)
     story, info, title_page = book.story(doc, parts)
     contents = next((f for f in story if isinstance(f, TableOfContents)), None)

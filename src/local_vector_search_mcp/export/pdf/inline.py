@@ -152,7 +152,7 @@ class InlineImage:
 
 
 # Obsidian's image extensions: an embed of anything else (a note, a PDF) is shown as its name
-_EMBED_PICTURE = re.compile(r"\.(?:png|jpe?g|gif|webp|bmp|svg|avif)$", re.IGNORECASE)
+EMBED_PICTURE = re.compile(r"\.(?:png|jpe?g|gif|webp|bmp|svg|avif)$", re.IGNORECASE)
 _EMBED_SIZE = re.compile(r"^\s*(\d{1,5})\s*(?:x\s*(\d{1,5}))?\s*$")
 _CSS_PX = 0.75  # points per CSS pixel
 
@@ -160,7 +160,7 @@ _CSS_PX = 0.75  # points per CSS pixel
 def _embed(target: str, alias: str | None) -> InlineImage | None:
     """``![[target|alias]]`` as a picture, or None when it embeds something that is no picture."""
     name = target.split("#", 1)[0].strip()
-    if not _EMBED_PICTURE.search(name):
+    if not EMBED_PICTURE.search(name):
         return None
     size = _EMBED_SIZE.match(alias or "")
     if size is None:
