@@ -17,7 +17,7 @@ class Models(BaseModel):
 
 class BrokenLink(BaseModel):
     """
-    A link in another document (or, for kb_patch, the edited one; for kb_move, the moved one at its new path) that a write left going nowhere (kb_patch, kb_move, kb_delete, kb_move_image, kb_delete_image `brokenLinks`).
+    A link in another document (or, for kb_patch, the edited one; for kb_move, the moved one at its new path) that a write left going nowhere, or to another note than it opened (kb_patch, kb_move, kb_delete, kb_create, kb_move_image, kb_delete_image `brokenLinks`).
     """
 
     model_config = ConfigDict(
@@ -456,6 +456,13 @@ class KbCreateRequest(BaseModel):
     """
 
 
+class BrokenLinks(RootModel[list[BrokenLink]]):
+    root: Annotated[list[BrokenLink], Field(max_length=100)]
+    """
+    The first 100 links a write broke, by source path and place (kb_patch, kb_move, kb_delete, kb_create, kb_move_image, kb_delete_image).
+    """
+
+
 class KbCreateResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -469,11 +476,11 @@ class KbCreateResult(BaseModel):
         str | None, Field(alias='sourceHash', pattern='^[0-9a-fA-F]{64}$')
     ]
     """
-    SHA-256 of the file after the change; null when the file was deleted.
+    SHA-256 of the new file.
     """
     index_synchronized: Annotated[bool, Field(alias='indexSynchronized')]
     """
-    True only when the search index already reflects this change (or the path is not indexed at all); false when re-indexing of the path is queued or failed.
+    True only when the search index already reflects this change (or the path is not indexed at all); false when indexing of the path is queued or failed.
     """
     index_error: Annotated[str | None, Field(alias='indexError')]
     """
@@ -483,7 +490,17 @@ class KbCreateResult(BaseModel):
         str | None, Field(alias='previousPath', max_length=1024, min_length=1)
     ]
     """
-    The source path of a move; null otherwise.
+    Always null (MutationResult's field, kept so a create's result reads like the other writes').
+    """
+    broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
+    """
+    Our extension: the links this create took over, the first 100 by source path and place: wikilinks and embeds in other indexed documents that opened another note and, with the new one there, open it instead (its file name is a nearer match, as kb_links resolves names) or none (an alias of its front matter that another note carries too). Markdown links reach a note by its path and are never taken. `[]` when none was. Null when the links could not be checked: the new document is outside the index, or there is no usable index yet. Links are read from the index, so one written moments ago and not yet indexed is not seen.
+    """
+    broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
+        None
+    )
+    """
+    How many links this create took over in all (`brokenLinks` holds the first 100); null when `brokenLinks` is.
     """
 
 
@@ -502,13 +519,6 @@ class KbDeleteImageArguments(BaseModel):
     ]
     """
     Root-relative path of the image to delete.
-    """
-
-
-class BrokenLinks(RootModel[list[BrokenLink]]):
-    root: Annotated[list[BrokenLink], Field(max_length=100)]
-    """
-    The first 100 links a write broke, by source path and place (kb_patch, kb_move, kb_delete, kb_move_image, kb_delete_image).
     """
 
 
@@ -1994,7 +2004,7 @@ class KbMoveResult(BaseModel):
     """
     broken_links: Annotated[BrokenLinks | None, Field(alias='brokenLinks')] = None
     """
-    The links this move broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, HTML `<a href>`, wikilinks and embeds) that reached the document at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; a wikilink or embed by name that still finds the document is not listed, one that now opens another note of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: the document was outside the index or not indexed yet, or there is no usable index yet. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen. Without `updateLinks`, a move to another folder also lists the moved document's own links (Markdown links, reference definitions, autolinks, HTML `<a href>`, wikilinks and embeds, to documents only: a picture is no document link) that reached a document from its old folder and do not reach it from the new one (a link to itself must reach it at `path`), with `source` = `path`, read from the moved file; with `updateLinks` they are rewritten and not checked.
+    The links this move broke, the first 100 by source path and place: links in other indexed documents (Markdown links, reference definitions, autolinks, HTML `<a href>`, wikilinks and embeds) that reached the document at `previousPath` and do not reach it at `path`, as kb_links resolves them. Without `updateLinks`, every link by its old path; a wikilink or embed by name that still finds the document is not listed, one that now opens another note of that name is. With `updateLinks`, what the rewrite could not keep working (a document it could not read, see `skipped`): normally `[]`. A link that reached nothing before is not listed. `[]` when none broke. Null when the links could not be checked: the document was outside the index or not indexed yet, or there is no usable index yet. Links of documents the move did not rewrite are read from the index, so one written moments ago and not yet indexed is not seen. Without `updateLinks`, a move to another folder also lists the moved document's own links (Markdown links, reference definitions, autolinks, HTML `<a href>`, wikilinks and embeds, to documents only: a picture is no document link) that reached a document from its old folder and do not reach it from the new one (a link to itself must reach it at `path`), with `source` = `path`, read from the moved file; with `updateLinks` they are rewritten and not checked. Either way, wikilinks and embeds of other documents that opened another note and, the moved document's new name and place being a nearer match, open it now (as kb_links resolves names), are listed too; `updateLinks` rewrites them to the note they opened, as it does for the moved document's own.
     """
     broken_link_count: Annotated[int | None, Field(alias='brokenLinkCount', ge=0)] = (
         None

@@ -18,13 +18,14 @@ from lvsm_contract.models import (
 from ..errors import AlreadyExists, InvalidPath, UnsupportedFormat
 from ..index.port import DocumentMeta
 from ..index.relink import markdown_files, plan_move
+from ..markdown import parse_text
 from ..markdown.source import decode_markdown
 from ..paths import shown_name
 from ..sourcefile import read_source, require_regular_file
 from ..workspace import Workspace
 from ..writer import create_new, delete_file, match_hash, move_file, move_with_rewrites
 from .files import MAX_LISTED_SKIPPED
-from .link_breaks import broken_by_delete, broken_by_move, reported
+from .link_breaks import broken_by_create, broken_by_delete, broken_by_move, reported
 from .markdown_text import require_text
 from .sync import mutation_result, queue_sync
 
@@ -34,7 +35,10 @@ def kb_create(ws: Workspace, request: KbCreateRequest) -> KbCreateResult:
     rel, target = ws.guard.resolve(request.path, markdown=True)
     require_text(request.markdown, "markdown")
     sha = create_new(ws, rel, target, request.markdown.encode("utf-8"))
-    return mutation_result(KbCreateResult, ws, rel, sha)
+    # before the index is told: the graph still opens, by their names, the notes the new one may take
+    # wikilinks from (decision 1200)
+    breaks = broken_by_create(ws, rel, parse_text(request.markdown.removeprefix("\ufeff")))
+    return reported(mutation_result(KbCreateResult, ws, rel, sha), breaks)
 
 
 def kb_move(ws: Workspace, request: KbMoveRequest) -> KbMoveResult:

@@ -13,6 +13,9 @@ rules, so one that was broken already is not the write's doing:
   delete: ``[[Setup]]`` opening another ``Setup.md`` still works) or not the moved one (a move).
   A move to another folder without ``updateLinks`` also breaks the moved document's own links that
   reached a document from its old folder and not from its new one (decision 1037).
+* kb_create, kb_move and kb_patch (decision 1200): a note that arrives under a name (a created or
+  moved note's file name, an alias an edit adds) takes over the wikilinks by that name that opened
+  another note: they now open it, or, for an alias two notes carry, none.
 * kb_delete_image and kb_move_image (decision 1041): links to a picture that opened it and, with the
   files as the write leaves them, open no file (a delete) or not the moved one (a move), read by the
   rules a move with ``updateLinks`` keeps them working by (``relink.Files``): a path as written, a
@@ -29,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import posixpath
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
@@ -38,6 +41,7 @@ from urllib.parse import unquote
 from lvsm_contract.models import (
     BrokenLink,
     BrokenLinks,
+    KbCreateResult,
     KbDeleteImageResult,
     KbDeleteResult,
     KbMoveImageResult,
@@ -52,6 +56,7 @@ from ..index.graph import (
     Graph,
     ResolvedLink,
     Resolver,
+    may_answer,
     name_key,
     own_fragment,
     written_fragment,
@@ -70,6 +75,7 @@ __all__ = [
     "LIMIT",
     "NONE_BROKEN",
     "LinkBreaks",
+    "broken_by_create",
     "broken_by_delete",
     "broken_by_image_delete",
     "broken_by_image_move",
@@ -83,7 +89,9 @@ log = logging.getLogger(__name__)
 LIMIT = 100  # a heading linked 5,000 times still gives a small result; the count says the rest
 
 # The results that carry ``brokenLinks`` and ``brokenLinkCount``.
-Reporting = TypeVar("Reporting", KbPatchResult, KbMoveResult, KbDeleteResult, KbMoveImageResult, KbDeleteImageResult)
+Reporting = TypeVar(
+    "Reporting", KbCreateResult, KbPatchResult, KbMoveResult, KbDeleteResult, KbMoveImageResult, KbDeleteImageResult
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +119,8 @@ def broken_links(ws: Workspace, rel: str, before: Document, after: Document) -> 
     new = _targets(after)
     lost_fragment = _loses(old, new)
     aliases = _aliases_if_lost(before, after)
-    if not lost_fragment and aliases is None:
+    gained = _aliases_gained(before, after)
+    if not lost_fragment and aliases is None and not gained:
         return NONE_BROKEN
     graph = _graph(ws, rel)
     if graph is None:
@@ -119,7 +128,28 @@ def broken_links(ws: Workspace, rel: str, before: Document, after: Document) -> 
     found = {(ln.source, ln.ordinal): ln for ln in _broken(graph, rel, after, old, new)} if lost_fragment else {}
     if aliases is not None:  # a link by a lost alias to a lost heading is one broken link, listed once
         found.update({(ln.source, ln.ordinal): ln for ln in _unaliased(graph, rel, after, aliases)})
+    if gained:  # an alias another note carries too: the links by it that opened that note open none
+        meta = dict(graph.resolver.meta)
+        meta[rel] = dataclasses.replace(meta.get(rel, DocumentMeta()), aliases=front_matter_aliases(after))
+        taken = _taken(Resolver(graph.documents, meta), _answered(graph, gained, {rel}))
+        found.update({(ln.source, ln.ordinal): ln for ln in taken})
     return _report(_as_written(ws, found.values(), skip=rel))
+
+
+def broken_by_create(ws: Workspace, rel: str, doc: Document) -> LinkBreaks | None:
+    """The wikilinks and embeds of other documents that opened another note and, with ``rel`` just
+    created (``doc``, its aliases along), open it or none (decision 1200); None when they cannot be
+    told (``rel`` outside the index, no index)."""
+    graph = _graph(ws, rel)
+    if graph is None:
+        return None
+    aliases = front_matter_aliases(doc)
+    answered = _answered(graph, _keys(rel, aliases), {rel})
+    if not answered:
+        return NONE_BROKEN  # no wikilink is written by its names: nothing is resolved again
+    meta = dict(graph.resolver.meta)
+    meta[rel] = DocumentMeta(aliases=aliases)
+    return _report(_as_written(ws, _taken(Resolver(graph.documents | {rel}, meta), answered), skip=rel))
 
 
 def broken_by_delete(ws: Workspace, rel: str) -> LinkBreaks | None:
@@ -155,10 +185,17 @@ def broken_by_move(
     kept = [link for link in _inbound(graph, src) if link.source not in rewritten]
     checked = sorted(p for p in rewritten if p not in (src, dst) and indexable(p, ws.indexing.path_filter))
     own = _own_reaching(ws, graph.resolver, src, dst) if own_links_kept else []
-    if not kept and not checked and not own:
+    # a new name takes over the wikilinks by it that opened another note (decision 1200); the same
+    # name in the same folder answers what it answered
+    answered = []
+    if indexable(dst, ws.indexing.path_filter):
+        keys = _keys(dst, graph.resolver.meta.get(src, DocumentMeta()).aliases)
+        answered = _answered(graph, keys, {src, *rewritten})
+    if not kept and not checked and not own and not answered:
         return NONE_BROKEN  # a page nobody links to and linking nowhere: nothing is resolved again
     after = _resolver_after(graph, src, dst)
     found = [link for link in kept if not _opens(after, link, dst)]
+    found.extend(_taken(after, answered))
     found = _as_written(ws, found, skip=dst)
     found.extend(link for link, target in own if not _opens(after, link, target))
     reached, reaches = partial(_opens, graph.resolver, target=src), partial(_opens, after, target=dst)
@@ -414,6 +451,39 @@ def _unaliased(graph: Graph, rel: str, after: Document, aliases: tuple[str, ...]
     others = [link for link in _inbound(graph, rel) if link.kind in WIKI_KINDS]
     own = [link for link in _links_of(rel, after) if link.kind in WIKI_KINDS and _opens(graph.resolver, link, rel)]
     return [link for link in (*others, *own) if not _opens(now, link, rel)]
+
+
+def _keys(rel: str, aliases: Iterable[str]) -> frozenset[str]:
+    """The names a wikilink reaches the note at ``rel`` by: its file name and its aliases."""
+    return frozenset({name_key(posixpath.basename(rel)[:-3]), *(name_key(alias) for alias in aliases)})
+
+
+def _answered(graph: Graph, keys: frozenset[str], passed: Collection[str]) -> list[tuple[StoredLink, str]]:
+    """The wikilinks and embeds of other documents (not of ``passed``, nor to it) that open a note
+    and whose name ``keys`` answer, each with the note it opens: what a note arriving under those
+    names may take over (decision 1200). No resolving: most arrivals answer no written name."""
+    found = []
+    for link in graph.document_links():
+        if link.kind not in WIKI_KINDS or not link.exists or link.target in passed or link.source in passed:
+            continue
+        stored = _stored(link)
+        if may_answer(stored, keys):
+            found.append((stored, link.target))
+    return found
+
+
+def _taken(after: Resolver, answered: Iterable[tuple[StoredLink, str]]) -> list[StoredLink]:
+    """Of ``answered``, the links that, resolved by ``after``, no longer open their note."""
+    return [link for link, target in answered if not _opens(after, link, target)]
+
+
+def _aliases_gained(before: Document, after: Document) -> frozenset[str]:
+    """The alias keys the edit gave the page (decision 1200); an edit that leaves the front matter
+    as it was (most) reads no YAML."""
+    if _front_matter(before) == _front_matter(after):
+        return frozenset()
+    had = {name_key(alias) for alias in front_matter_aliases(before)}
+    return frozenset(name_key(alias) for alias in front_matter_aliases(after)) - had
 
 
 def _loses(old: FragmentTargets, new: FragmentTargets) -> bool:

@@ -53,6 +53,7 @@ __all__ = [
     "Resolver",
     "has_template",
     "is_site_link",
+    "may_answer",
     "name_key",
     "nearest",
     "nearest_tier",
@@ -442,7 +443,7 @@ def _answering(paths: Collection[str], metas: Iterable[Mapping[str, DocumentMeta
     return frozenset(keys)
 
 
-def _may_answer(link: StoredLink, keys: frozenset[str]) -> bool:
+def may_answer(link: StoredLink, keys: frozenset[str]) -> bool:
     """Whether a document answering ``keys`` can change what wikilink ``link`` reaches. Every rule of
     ``Resolver._match`` compares the name's last segment with a file name (by path, path suffix or
     name), or the whole name with an alias; a name with ``.`` or ``..`` segments or ending in ``/``
@@ -568,7 +569,7 @@ class Graph:
                 continue
             resolved[src] = [
                 resolver.resolve(ln, files=True)
-                if (ln.kind in WIKI_KINDS and not names_kept and _may_answer(ln, answering))
+                if (ln.kind in WIKI_KINDS and not names_kept and may_answer(ln, answering))
                 or (old is not None and (old.target in gone or _nfc_in(old.target, gone_nfc)))
                 else old
                 for ln, old in zip(stored[src], self._resolved[src], strict=True)
