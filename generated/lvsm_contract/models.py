@@ -1017,7 +1017,7 @@ class KbSearchRequest(BaseModel):
     """
     tags: Annotated[list[str] | None, Field(max_length=16)] = None
     """
-    Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs; omitted or empty means no tag filter.
+    Our extension: only documents carrying every one of these tags (front matter `tags` or inline `#tags`, case-insensitive, with or without `#`; `project` also matches the nested tag `project/alpha`). Applied before ranking, like the globs; omitted or empty means no tag filter. When they select no document, `warning` names the tags no indexed document carries (or says none carries them all).
     """
 
 

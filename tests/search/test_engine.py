@@ -540,13 +540,26 @@ def test_a_chinese_what_is_question_finds_the_page_about_its_subject(tmp_path):
 
 def test_a_scope_that_selects_no_document_says_so_not_check_the_spelling(kb):
     """Decision 719: globs or tags that keep no indexed document answered "check the spelling of
-    names", which sends an agent after the wrong cause; the words were never searched."""
+    names", which sends an agent after the wrong cause; the words were never searched. Decision
+    1201: tags that select nothing are named, the agent having no list of the tags there are."""
     ws, _ = ready(kb, embedder=HashEmbedder())
     for mode in ("lexical", "semantic", "hybrid"):
         for scope in ({"includeGlobs": ["{guide,notes}/**"]}, {"tags": ["nonexistent"]}):
             out = kb_search(ws, {"query": "strong_count", "mode": mode, **scope})
             assert out["results"] == [], (mode, scope)
             assert "selected by the includeGlobs" in out["warning"] and "spelling" not in out["warning"], out
+        # decision 1201: which tag no document carries, or that none carries them all
+        assert "No indexed document carries the tag `nonexistent`" in out["warning"], out
+    (kb / "tagged.md").write_text("---\ntags: [café/menü]\n---\n# Tagged\n\nWords. #Other\n", "utf-8")
+    (kb / "alone.md").write_text("# Alone\n\nMore words. #solo\n", "utf-8")
+    ws, _ = ready(kb)
+    out = kb_search(ws, {"query": "words", "mode": "lexical", "tags": ["#Café", "cafe", "menü", "other", "#ghost"]})
+    assert out["results"] == []
+    assert "carries the tags `cafe`, `menü`, `#ghost` (" in out["warning"], out["warning"]
+    out = kb_search(ws, {"query": "words", "mode": "lexical", "tags": ["café", "solo"]})
+    assert out["results"] == [] and "but no document carries them all" in out["warning"], out["warning"]
+    out = kb_search(ws, {"query": "words", "mode": "lexical", "tags": ["CAFÉ", "other"]})
+    assert [r["path"] for r in out["results"]] == ["tagged.md"] and out["warning"] is None
     # a scope that keeps documents, none holding the word: the spelling note, as before (decision 810)
     out = kb_search(ws, {"query": "zzqxj", "mode": "lexical", "includeGlobs": ["notes/**"]})
     assert "spelling" in out["warning"] and "selected by" not in out["warning"]

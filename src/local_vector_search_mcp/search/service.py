@@ -55,16 +55,19 @@ class SearchService:
     ) -> SearchOutcome:
         request = self.engine.validate(query, mode, top_k, include_globs, exclude_globs)
         self.check_ready()
+        tags_note = None
         if tags:  # documents carrying every tag, as exact paths in the scope (filtered before ranking)
             scope = request.scope or PathScope()
             tagged = frozenset(self.store.paths_with_tags(tags))
             request = replace(request, scope=replace(scope, paths=tagged))
+            if not tagged:
+                tags_note = self._tags_note(tags)
         if self.embedders.get() is not None and not self.store.has_vectors():
             # no vector table yet: the provider has not answered; try again, before a semantic
             # search refuses for want of vectors too (it said they come, and nothing asked: 1089)
             self.on_pending_vectors()
-            return self.engine.search(request)
-        outcome = self.engine.search(request)
+            return _noted(self.engine.search(request), tags_note)
+        outcome = _noted(self.engine.search(request), tags_note)
         pending = self.store.pending_vector_count() if self.embedders.get() is not None else 0
         if not pending:
             return outcome
@@ -86,6 +89,27 @@ class SearchService:
             self.on_pending_vectors()
         return outcome
 
+    def _tags_note(self, tags: Sequence[str]) -> str:
+        """Which of ``tags`` no indexed document carries, or that none carries them all (decision
+        1201): the scope's note named globs and tags together, and the agent could not tell which
+        tag was wrong, nor list the ones there are."""
+        unknown = list(dict.fromkeys(t for t in tags if not self.store.paths_with_tags([t])))
+        if not unknown:
+            return "Each of the tags is carried by some document, but no document carries them all."
+        named = ", ".join(f"`{t}`" for t in unknown)
+        return (
+            f"No indexed document carries the tag{'s' if len(unknown) > 1 else ''} {named} (a tag is matched as "
+            "written, case aside and with or without `#`, accents included; a parent `a` also matches the nested "
+            "`a/b`, not the reverse); kb_read shows a document's front matter `tags` and its inline `#tags`."
+        )
+
     def check_ready(self, need_chunks: bool = True) -> None:
         """IndexNotReady unless the index can answer (:func:`~..index.readiness.check_ready`)."""
         check_ready(self.config, self.embedders, self.store, self.activity, need_chunks)
+
+
+def _noted(outcome: SearchOutcome, note: str | None) -> SearchOutcome:
+    """``outcome`` with ``note`` after its warning."""
+    if note is not None:
+        outcome.warning = f"{outcome.warning} {note}" if outcome.warning else note
+    return outcome
