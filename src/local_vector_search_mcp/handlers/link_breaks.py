@@ -462,14 +462,16 @@ def _answered(graph: Graph, keys: frozenset[str], passed: Collection[str]) -> li
     """The wikilinks and embeds of other documents (not of ``passed``, nor to it) that open a note
     and whose name ``keys`` answer, each with the note it opens: what a note arriving under those
     names may take over (decision 1200). No resolving: most arrivals answer no written name."""
-    found = []
-    for link in graph.document_links():
-        if link.kind not in WIKI_KINDS or not link.exists or link.target in passed or link.source in passed:
-            continue
-        stored = _stored(link)
-        if may_answer(stored, keys):
-            found.append((stored, link.target))
-    return found
+    return [
+        (_stored(link), link.target)
+        for link in graph.links
+        if link.kind in WIKI_KINDS
+        and link.exists
+        and not link.is_image
+        and may_answer(link, keys)
+        and link.target not in passed
+        and link.source not in passed
+    ]
 
 
 def _taken(after: Resolver, answered: Iterable[tuple[StoredLink, str]]) -> list[StoredLink]:

@@ -443,7 +443,7 @@ def _answering(paths: Collection[str], metas: Iterable[Mapping[str, DocumentMeta
     return frozenset(keys)
 
 
-def may_answer(link: StoredLink, keys: frozenset[str]) -> bool:
+def may_answer(link: StoredLink | ResolvedLink, keys: frozenset[str]) -> bool:
     """Whether a document answering ``keys`` can change what wikilink ``link`` reaches. Every rule of
     ``Resolver._match`` compares the name's last segment with a file name (by path, path suffix or
     name), or the whole name with an alias; a name with ``.`` or ``..`` segments or ending in ``/``
