@@ -698,3 +698,14 @@ def test_an_obsidian_note_embed_prints_the_note_heading_or_block_it_embeds(kb: P
     ]
     raw = pdf.read_bytes()  # the bookmarks: the host's heading, none of the embedded ones
     assert b"/Title (Host)" in raw and b"/Title (Espresso drinks)" not in raw and b"/Title (Sleep)" not in raw
+
+
+def test_a_note_embed_with_a_backslash_between_folders_finds_the_note(kb: Path) -> None:
+    """Decision 1199: a `\\` separates folders in a wikilink's name as `/` does (H112); only a
+    trailing one, before a table's escaped `|`, is no part of the name."""
+    (kb / "notes").mkdir()
+    (kb / "notes" / "Owl.md").write_text("# Owl\n\nBarn owls are white.\n", encoding="utf-8")
+    (kb / "Host.md").write_text("# Host\n\n![[notes\\Owl]]\n\n![[Owl\\|the owl]]\n", encoding="utf-8")
+    pdf, warnings = export(kb, "Host.md")
+    assert warnings == []
+    assert poppler.text(pdf).count("Barn owls are white.") == 2

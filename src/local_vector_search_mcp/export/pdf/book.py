@@ -324,7 +324,8 @@ def embedder(
     or has no such heading or block is said in a warning and printed as its name, as before."""
 
     def embed(target: str) -> str | None:
-        written = target.partition("|")[0].replace("\\", "")
+        written = target.partition("|")[0]
+        written = written[:-1] if written.endswith("\\") else written  # `![[Note\|alias]]`, as a table writes it
         name, _, fragment = written.partition("#")
         name, fragment = name.strip(), fragment.strip()
         if EMBED_PICTURE.search(name):
