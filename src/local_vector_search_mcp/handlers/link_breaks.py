@@ -131,7 +131,7 @@ def broken_links(ws: Workspace, rel: str, before: Document, after: Document) -> 
     if gained:  # an alias another note carries too: the links by it that opened that note open none
         meta = dict(graph.resolver.meta)
         meta[rel] = dataclasses.replace(meta.get(rel, DocumentMeta()), aliases=front_matter_aliases(after))
-        taken = _taken(Resolver(graph.documents, meta), _answered(graph, gained, {rel}))
+        taken = _taken(Resolver(graph.documents, meta), _answered(graph, gained, rel))
         found.update({(ln.source, ln.ordinal): ln for ln in taken})
     return _report(_as_written(ws, found.values(), skip=rel))
 
@@ -144,7 +144,7 @@ def broken_by_create(ws: Workspace, rel: str, doc: Document) -> LinkBreaks | Non
     if graph is None:
         return None
     aliases = front_matter_aliases(doc)
-    answered = _answered(graph, _keys(rel, aliases), {rel})
+    answered = _answered(graph, _keys(rel, aliases), rel)
     if not answered:
         return NONE_BROKEN  # no wikilink is written by its names: nothing is resolved again
     meta = dict(graph.resolver.meta)
@@ -190,7 +190,7 @@ def broken_by_move(
     answered = []
     if indexable(dst, ws.indexing.path_filter):
         keys = _keys(dst, graph.resolver.meta.get(src, DocumentMeta()).aliases)
-        answered = _answered(graph, keys, {src, *rewritten})
+        answered = _answered(graph, keys, src, rewritten)
     if not kept and not checked and not own and not answered:
         return NONE_BROKEN  # a page nobody links to and linking nowhere: nothing is resolved again
     after = _resolver_after(graph, src, dst)
@@ -458,10 +458,13 @@ def _keys(rel: str, aliases: Iterable[str]) -> frozenset[str]:
     return frozenset({name_key(posixpath.basename(rel)[:-3]), *(name_key(alias) for alias in aliases)})
 
 
-def _answered(graph: Graph, keys: frozenset[str], passed: Collection[str]) -> list[tuple[StoredLink, str]]:
-    """The wikilinks and embeds of other documents (not of ``passed``, nor to it) that open a note
-    and whose name ``keys`` answer, each with the note it opens: what a note arriving under those
-    names may take over (decision 1200). No resolving: most arrivals answer no written name."""
+def _answered(
+    graph: Graph, keys: frozenset[str], arriving: str, skip: Collection[str] = ()
+) -> list[tuple[StoredLink, str]]:
+    """The wikilinks and embeds of other documents than ``arriving`` (and than ``skip``, whose links
+    are read elsewhere) that open a note other than it and whose name ``keys`` answer, each with
+    the note it opens: what a note arriving under those names may take over (decision 1200). No
+    resolving: most arrivals answer no written name."""
     return [
         (_stored(link), link.target)
         for link in graph.links
@@ -469,8 +472,9 @@ def _answered(graph: Graph, keys: frozenset[str], passed: Collection[str]) -> li
         and link.exists
         and not link.is_image
         and may_answer(link, keys)
-        and link.target not in passed
-        and link.source not in passed
+        and link.target != arriving
+        and link.source != arriving
+        and link.source not in skip
     ]
 
 
