@@ -373,13 +373,13 @@ def _embedded_part(doc: Document, fragment: str) -> str | None:
     if fragment.startswith("^"):
         block = marked_block(doc, fragment[1:])
         return None if block is None else textwrap.dedent(text[doc.line_start(block.start) : block.end])
-    parts = [(_folded(p), slugify(p)) for p in fragment.split("#") if p.strip()]
+    parts = [(_folded(p), slug(p)) for p in fragment.split("#") if p.strip()]
     at = 0
     heading = None
     for heading in doc.headings:  # each part of a chain `A#B` after the one before, as kb_links reads it
         title = heading.title or ""
         folded, slugged = parts[at]
-        if _folded(title) == folded or (slugged and slugify(title) == slugged):
+        if _folded(title) == folded or (slugged and slug(title) == slugged):
             at += 1
             if at == len(parts):
                 break
