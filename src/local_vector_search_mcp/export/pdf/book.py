@@ -280,14 +280,7 @@ def includer(
         try:
             if joined == rel or joined in stack:
                 raise InvalidArgument("it includes the file that includes it")
-            if len(stack) >= INCLUDE_DEPTH:
-                raise InvalidArgument(f"it is nested more than {INCLUDE_DEPTH} includes deep")
-            found, path = guard.resolve(joined, markdown=True)
-            raw = read_source(path, found)
-            budget[0] -= len(raw)
-            if budget[0] < 0:
-                raise InvalidArgument(f"the book's includes come to more than {MAX_BOOK_BYTES // (1024 * 1024)} MiB")
-            doc = parse_document(raw)
+            found, doc = _read_nested(guard, joined, len(stack), budget, "include")
         except KbError as exc:
             reason = "the file does not exist" if isinstance(exc, NotFound) else _reason(exc.message)
             warn(f"{rel}: the include of {target!r} was replaced by a placeholder: {reason}.")
@@ -296,6 +289,21 @@ def includer(
         return for_print(part, found, warn, includer(guard, found, warn, budget, (*stack, rel))).text
 
     return include
+
+
+def _read_nested(guard: PathGuard, rel: str, depth: int, budget: list[int], kind: str) -> tuple[str, Document]:
+    """The path and document of ``rel``, which an ``include`` or an ``embed`` (``kind``) nested
+    ``depth`` deep names, read through ``guard`` as a chapter is, its bytes taken from the book's
+    ``budget`` (one item, shared by every include and embed of the book); :class:`KbError` when it
+    is nested too deep, cannot be read or is past the budget."""
+    if depth >= INCLUDE_DEPTH:
+        raise InvalidArgument(f"it is nested more than {INCLUDE_DEPTH} {kind}s deep")
+    found, path = guard.resolve(rel, markdown=True)
+    raw = read_source(path, found)
+    budget[0] -= len(raw)
+    if budget[0] < 0:
+        raise InvalidArgument(f"the book's {kind}s come to more than {MAX_BOOK_BYTES // (1024 * 1024)} MiB")
+    return found, parse_document(raw)
 
 
 # ``![[target]]``'s target as written -> the Markdown printed in its place, or None to print its name
@@ -338,14 +346,7 @@ def embedder(
         try:
             if (found == rel and not fragment) or found in stack:
                 raise InvalidArgument("it embeds the note that embeds it")
-            if len(stack) >= INCLUDE_DEPTH:
-                raise InvalidArgument(f"it is nested more than {INCLUDE_DEPTH} embeds deep")
-            found, path = guard.resolve(found, markdown=True)
-            raw = read_source(path, found)
-            budget[0] -= len(raw)
-            if budget[0] < 0:
-                raise InvalidArgument(f"the book's embeds come to more than {MAX_BOOK_BYTES // (1024 * 1024)} MiB")
-            doc = parse_document(raw)
+            found, doc = _read_nested(guard, found, len(stack), budget, "embed")
         except KbError as exc:
             warn(f"{rel}: the embed of {target!r} is printed as its name: {_reason(exc.message)}.")
             return None
