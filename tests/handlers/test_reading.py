@@ -271,12 +271,20 @@ def test_a_bom_is_no_part_of_the_pages_and_both_descriptions_say_so(tmp_path: Pa
     kb.shutdown()
 
 
+def _refusal(ws: Workspace, tool: str, path: str, pointer: str) -> str:
+    """The message ``tool`` refuses ``pointer`` of ``path`` with."""
+    from local_vector_search_mcp.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument) as caught:
+        invoke(ws, tool, {"request": {"path": path, "pointer": pointer}})
+    return caught.value.message
+
+
 def test_a_links_heading_fragment_passed_as_a_pointer_is_answered_with_the_headings_pointer(tmp_path: Path) -> None:
     """Decision 1182: an agent following `[...](設定.md#設定方法)` passes the fragment as kb_read's
     pointer; the refusal named no way on. It now names the heading and its pointer, for the slug
     GitHub makes (full-width punctuation dropped, `-1` for a repeat), a percent-encoded fragment
     and a wikilink's heading text, and says when no heading has that anchor."""
-    from local_vector_search_mcp.errors import InvalidArgument
 
     root = tmp_path / "kb"
     (root / "ガイド").mkdir(parents=True)
@@ -289,9 +297,7 @@ def test_a_links_heading_fragment_passed_as_a_pointer_is_answered_with_the_headi
     first, faq, second = (h["pointer"] for h in outline["children"])
 
     def refusal(tool: str, pointer: str) -> str:
-        with pytest.raises(InvalidArgument) as caught:
-            invoke(ws, tool, {"request": {"path": "ガイド/設定.md", "pointer": pointer}})
-        return caught.value.message
+        return _refusal(ws, tool, "ガイド/設定.md", pointer)
 
     assert f"`{first}`" in refusal("kb_read", "#設定方法")
     assert f"`{second}`" in refusal("kb_read", "#設定方法-1")
@@ -308,7 +314,6 @@ def test_an_obsidian_block_reference_passed_as_a_pointer_is_answered_with_the_bl
     now names the block the marker marks, as Obsidian reads it: the paragraph or (innermost) list
     item whose line ends in it, the quote, table or whole list a marker alone on its line follows;
     a marker in code or a comment marks nothing."""
-    from local_vector_search_mcp.errors import InvalidArgument
 
     root = tmp_path / "vault"
     root.mkdir()
@@ -326,9 +331,7 @@ def test_an_obsidian_block_reference_passed_as_a_pointer_is_answered_with_the_bl
         return next(e["pointer"] for e in elements if e["text"].startswith(start))
 
     def refusal(tool: str, value: str) -> str:
-        with pytest.raises(InvalidArgument) as caught:
-            invoke(ws, tool, {"request": {"path": "Quotes.md", "pointer": value}})
-        return caught.value.message
+        return _refusal(ws, tool, "Quotes.md", value)
 
     assert f"the paragraph at `{pointer('We waste')}`" in refusal("kb_read", "#^seneca")
     assert f"the paragraph at `{pointer('We waste')}`" in refusal("kb_outline", "^seneca")

@@ -802,10 +802,7 @@ def test_a_v7_index_gains_the_text_of_html_blocks_in_place_keeping_every_other_v
         "# Fig\n\nA figure.\n\n<figure><figcaption>Quokka chart</figcaption></figure>\n", "utf-8"
     )
     (kb / "link.md").write_text("# Link\n\n<https://example.com>\n", "utf-8")  # may hold one: read again
-    storage = {}
-    if backend == "postgresql":
-        pg = request.getfixturevalue("pg_server")
-        storage = {"storage__backend": "postgresql", "storage__url": pg.url, "storage__schema": pg.fresh_schema()}
+    storage = _engine_storage(request, backend)
     embedder = HashEmbedder()
     older = service(kb, "local", embedder=embedder, **storage)
     with monkeypatch.context() as patch:  # what v7 indexed: no HTML block's text
@@ -846,10 +843,7 @@ def test_a_v8_index_gains_the_text_of_one_token_footnotes_in_place_keeping_every
     (kb / "paper.md").write_text("# Paper\n\nA claim.[^1]\n\n[^1]: Smith2020quokka\n[^2]: [cited](c.md)\n", "utf-8")
     (kb / "quoted.md").write_text("# Quoted\n\n> [^2]: held by the quote\n", "utf-8")  # not read again
     (kb / "ref.md").write_text("# Ref\n\nA [ref].\n\n[ref]: https://example.org/quokka\n", "utf-8")
-    storage = {}
-    if backend == "postgresql":
-        pg = request.getfixturevalue("pg_server")
-        storage = {"storage__backend": "postgresql", "storage__url": pg.url, "storage__schema": pg.fresh_schema()}
+    storage = _engine_storage(request, backend)
     embedder = HashEmbedder()
     older = service(kb, "local", embedder=embedder, **storage)
     with monkeypatch.context() as patch:  # what v8 indexed: a footnote definition is no paragraph
@@ -882,6 +876,15 @@ def test_a_v8_index_gains_the_text_of_one_token_footnotes_in_place_keeping_every
         assert not svc.indexer.upgrade_pending() and svc.reindex()["indexedFiles"] == 0
     finally:
         svc.shutdown()
+
+
+def _engine_storage(request: pytest.FixtureRequest, backend: str) -> dict[str, str]:
+    """A service's storage settings: none for SQLite (the default), a fresh schema of the test
+    PostgreSQL server otherwise."""
+    if backend == "sqlite":
+        return {}
+    pg = request.getfixturevalue("pg_server")
+    return {"storage__backend": "postgresql", "storage__url": pg.url, "storage__schema": pg.fresh_schema()}
 
 
 def _engine_client(root: Path, tmp_path: Path, request: pytest.FixtureRequest, backend: str) -> KbClient:
